@@ -1,0 +1,59 @@
+// C++ client of the tuned daemon (proto/tuned/v1/tuner.proto).
+//
+//   tuned::Client client(tuned::DefaultServerAddress());
+//   auto job = client.SubmitSweep(tuned::SgemmProblem(1024, 1024, 1024));
+//   auto best = client.GetBest(tuned::SgemmProblem(1024, 1024, 1024));
+//
+// Every call returns the daemon's gRPC status as an absl::Status with the same
+// code (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, UNAVAILABLE, ...).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.grpc.pb.h"
+
+namespace tuned {
+
+/// "unix:<path>" of the default socket of the daemon owning GPU `gpu`
+/// (see server/paths.h), or $TUNED_SERVER when set.
+std::string DefaultServerAddress(int gpu = 0);
+
+/// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN).
+v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k);
+
+class Client {
+ public:
+  /// `address`: "unix:/path/to.sock" or "host:port". Connects lazily.
+  explicit Client(const std::string& address);
+
+  absl::StatusOr<v1::Job> SubmitSweep(const v1::Problem& problem);
+  absl::StatusOr<v1::Job> GetJob(int64_t id);
+  /// Calls `on_update` with the job on every change until it ends; returns
+  /// the final state.
+  absl::StatusOr<v1::Job> WatchJob(int64_t id, const std::function<void(const v1::Job&)>& on_update);
+  absl::StatusOr<v1::Job> CancelJob(int64_t id);
+  /// Newest first; limit <= 0 means the server's default (50).
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit = 0);
+  /// The tuned kernel: source, cubin, PTX, entry, launch geometry, timings.
+  /// NOT_FOUND if the problem was never tuned on the daemon's device.
+  absl::StatusOr<v1::BestKernel> GetBest(const v1::Problem& problem);
+  /// Measurements of the problem, best first; top = 0 for all.
+  absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(const v1::Problem& problem,
+                                                                int top = 0);
+  absl::StatusOr<v1::Device> DescribeDevice();
+
+  const std::string& address() const { return address_; }
+
+ private:
+  absl::Status Convert(const grpc::Status& status) const;
+  std::string address_;
+  std::unique_ptr<v1::Tuner::Stub> stub_;
+};
+
+}  // namespace tuned

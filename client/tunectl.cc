@@ -1,0 +1,293 @@
+// tunectl: command-line client of the tuned daemon.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/families/family.h"
+#include "tuned/client.h"
+
+namespace {
+
+using tuned::v1::Job;
+
+// Prints rows as columns padded to the widest cell.
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += i + 1 < r.size() ? absl::StrFormat("%-*s  ", width[i], r[i]) : r[i];
+    }
+    std::cout << line << "\n";
+  }
+}
+
+void PrintJson(const google::protobuf::Message& msg) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.always_print_primitive_fields = true;
+  opts.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(msg, &out, opts);
+  std::cout << out;
+}
+
+std::string StateName(tuned::v1::JobState s) {
+  std::string n = tuned::v1::JobState_Name(s);
+  n = n.substr(n.find('_') + 1);
+  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+  return n;
+}
+
+std::string StatusName(tuned::v1::MeasurementStatus s) {
+  std::string n = tuned::v1::MeasurementStatus_Name(s);
+  n = n.substr(n.find('_') + 1);
+  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+  return n;
+}
+
+std::string ProblemString(const tuned::v1::Problem& p) {
+  const tuned::Family* f = tuned::FindFamily(p.family());
+  return absl::StrCat(f != nullptr ? std::string(f->name()) : "?", " f32 ", absl::StrJoin(p.shape(), "x"));
+}
+
+std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f", ms) : "-"; }
+std::string Metric(double v) { return v > 0 ? absl::StrFormat("%.1f", v) : "-"; }
+
+void PrintJob(const Job& j) {
+  const std::string unit = j.best().metric_unit().empty() ? "" : " " + j.best().metric_unit();
+  PrintTable({
+      {"job", absl::StrCat(j.id())},
+      {"problem", ProblemString(j.problem())},
+      {"state", StateName(j.state()) + (j.error().empty() ? "" : ": " + j.error())},
+      {"configs", absl::StrFormat("%d: %d done, %d failed, %d left (%d pruned)", j.total(), j.done(),
+                                  j.failed(), std::max(0, j.total() - j.done() - j.failed()),
+                                  j.pruned())},
+      {"best", j.has_best() ? absl::StrFormat("%s  %s ms  %s%s", j.best().config().name(),
+                                              Ms(j.best().median_ms()), Metric(j.best().metric()), unit)
+                            : "-"},
+      {"baseline", j.baseline_ms() > 0 ? absl::StrFormat("%s  %s ms  %s%s", j.baseline_name(),
+                                                         Ms(j.baseline_ms()),
+                                                         Metric(j.baseline_metric()), unit)
+                                       : "-"},
+  });
+}
+
+// One progress line; on a terminal it redraws in place.
+void PrintProgress(const Job& j, bool tty) {
+  const int finished = j.done() + j.failed();
+  const int pct = j.total() > 0 ? 100 * finished / j.total() : 0;
+  std::string best = j.has_best() ? absl::StrFormat("best %s ms (%s %s)", Ms(j.best().median_ms()),
+                                                    Metric(j.best().metric()), j.best().metric_unit())
+                                  : "best -";
+  if (tty) {
+    constexpr int kBar = 30;
+    const int fill = kBar * pct / 100;
+    std::cout << absl::StrFormat("\r[%s%s] %3d%% %d/%d done %d failed  %s  %s   ",
+                                 std::string(fill, '#'), std::string(kBar - fill, '.'), pct,
+                                 j.done(), j.total(), j.failed(), best, StateName(j.state()))
+              << std::flush;
+  } else {
+    std::cout << absl::StrFormat("job %d %s: %d/%d done, %d failed, %s\n", j.id(),
+                                 StateName(j.state()), j.done(), j.total(), j.failed(), best);
+  }
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "tunectl: " << s.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tunectl: client of the tuned autotuning daemon"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
+  std::string server, family_name = "sgemm";
+  int gpu = 0;
+  bool json = false;
+  app.add_option("--server", server, "daemon address: unix:/path or host:port (default: $TUNED_SERVER "
+                                     "or the local daemon's socket)");
+  app.add_option("--gpu", gpu, "which local daemon (by GPU) when --server is not given");
+  app.add_flag("--json", json, "print JSON instead of tables");
+
+  std::vector<int64_t> dims;
+  bool wait = false;
+  int top = 10, limit = 20;
+  int64_t id = 0;
+  auto add_problem = [&](CLI::App* cmd) {
+    cmd->add_option("--family", family_name, "kernel family: sgemm (M N K) or transpose (ROWS COLS)");
+    cmd->add_option("dims", dims, "shape, e.g. M N K")->required();
+  };
+  auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
+  add_problem(sweep);
+  sweep->add_flag("--wait", wait, "show progress until the job ends, then print the winner");
+  auto* best = app.add_subcommand("best", "print the tuned kernel of a problem");
+  add_problem(best);
+  auto* results = app.add_subcommand("results", "print the measurements of a problem");
+  add_problem(results);
+  results->add_option("--top", top, "show the N best (0: all)")->check(CLI::NonNegativeNumber);
+  auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
+  jobs->add_option("--limit", limit, "at most N jobs")->check(CLI::PositiveNumber);
+  auto* job = app.add_subcommand("job", "show one job");
+  job->add_option("id", id, "job id")->required();
+  auto* watch = app.add_subcommand("watch", "follow a job until it ends");
+  watch->add_option("id", id, "job id")->required();
+  auto* cancel = app.add_subcommand("cancel", "cancel a queued or running job");
+  cancel->add_option("id", id, "job id")->required();
+  auto* device = app.add_subcommand("device", "describe the daemon's GPU");
+  CLI11_PARSE(app, argc, argv);
+
+  tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server);
+  tuned::v1::Problem problem;
+  if (!dims.empty()) {
+    const tuned::Family* family = tuned::FindFamily(family_name);
+    if (family == nullptr) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("unknown family '", family_name, "' (known: sgemm, transpose)")));
+    }
+    problem.set_family(family->id());
+    problem.set_dtype(tuned::v1::DTYPE_F32);
+    for (int64_t d : dims) problem.add_shape(d);
+  }
+
+  auto print_best = [&]() -> int {
+    auto b = client.GetBest(problem);
+    if (!b.ok()) return Fail(b.status());
+    if (json) {
+      PrintJson(*b);
+      return 0;
+    }
+    const auto& m = b->measurement();
+    const auto& g = b->geometry();
+    std::vector<std::vector<std::string>> rows = {
+        {"problem", ProblemString(b->problem()), ""},
+        {"device", b->device().name(), ""},
+        {"kernel", m.config().name(), ""},
+        {"", "time (ms)", m.metric_unit()},
+        {"tuned", Ms(m.median_ms()), Metric(m.metric())},
+        {b->baseline_name().empty() ? "baseline" : b->baseline_name(), Ms(b->baseline_ms()),
+         Metric(b->baseline_metric())},
+    };
+    if (b->baseline_ms() > 0 && m.median_ms() > 0) {
+      rows.push_back({"speedup", absl::StrFormat("%.2fx", b->baseline_ms() / m.median_ms()), ""});
+    }
+    rows.push_back({"geometry", absl::StrFormat("grid %s  block %s  smem %d B", absl::StrJoin(g.grid(), "x"),
+                                                absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes()), ""});
+    rows.push_back({"entry", b->entry(), ""});
+    rows.push_back({"error", absl::StrFormat("%.2e", m.error()), ""});
+    PrintTable(rows);
+    return 0;
+  };
+
+  if (*sweep) {
+    auto j = client.SubmitSweep(problem);
+    if (!j.ok()) return Fail(j.status());
+    if (!wait) {
+      if (json) PrintJson(*j);
+      else std::cout << absl::StrFormat("job %d queued: %s, %d configs (%d pruned)\n", j->id(),
+                                        ProblemString(j->problem()), j->total(), j->pruned());
+      return 0;
+    }
+    const bool tty = !json && isatty(STDOUT_FILENO);
+    auto end = client.WatchJob(j->id(), [&](const Job& u) {
+      if (!json) PrintProgress(u, tty);
+    });
+    if (tty) std::cout << "\n";
+    if (!end.ok()) return Fail(end.status());
+    if (end->state() != tuned::v1::JOB_DONE) {
+      if (json) PrintJson(*end);
+      else PrintJob(*end);
+      return 1;
+    }
+    if (end->has_best()) return print_best();
+    if (json) PrintJson(*end);
+    else PrintJob(*end);
+    return 0;
+  }
+  if (*best) return print_best();
+  if (*results) {
+    auto ms = client.ListMeasurements(problem, top);
+    if (!ms.ok()) return Fail(ms.status());
+    if (json) {
+      tuned::v1::ListMeasurementsResponse r;
+      for (auto& m : *ms) *r.add_measurements() = m;
+      PrintJson(r);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {{"#", "config", "status", "ms", "metric", "error", "regs"}};
+    int rank = 0;
+    for (const auto& m : *ms) {
+      rows.push_back({absl::StrCat(++rank), m.config().name(), StatusName(m.status()), Ms(m.median_ms()),
+                      m.metric() > 0 ? Metric(m.metric()) + " " + m.metric_unit() : "-",
+                      absl::StrFormat("%.1e", m.error()), absl::StrCat(m.registers())});
+    }
+    PrintTable(rows);
+    return 0;
+  }
+  if (*jobs) {
+    auto js = client.ListJobs(limit);
+    if (!js.ok()) return Fail(js.status());
+    if (json) {
+      tuned::v1::ListJobsResponse r;
+      for (auto& j : *js) *r.add_jobs() = j;
+      PrintJson(r);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {{"id", "problem", "state", "done", "failed", "total", "best ms"}};
+    for (const auto& j : *js) {
+      rows.push_back({absl::StrCat(j.id()), ProblemString(j.problem()), StateName(j.state()),
+                      absl::StrCat(j.done()), absl::StrCat(j.failed()), absl::StrCat(j.total()),
+                      j.has_best() ? Ms(j.best().median_ms()) : "-"});
+    }
+    PrintTable(rows);
+    return 0;
+  }
+  if (*job || *cancel) {
+    auto j = *job ? client.GetJob(id) : client.CancelJob(id);
+    if (!j.ok()) return Fail(j.status());
+    if (json) PrintJson(*j);
+    else PrintJob(*j);
+    return 0;
+  }
+  if (*watch) {
+    const bool tty = !json && isatty(STDOUT_FILENO);
+    auto end = client.WatchJob(id, [&](const Job& u) {
+      if (json) PrintJson(u);
+      else PrintProgress(u, tty);
+    });
+    if (tty) std::cout << "\n";
+    if (!end.ok()) return Fail(end.status());
+    return end->state() == tuned::v1::JOB_DONE ? 0 : 1;
+  }
+  if (*device) {
+    auto d = client.DescribeDevice();
+    if (!d.ok()) return Fail(d.status());
+    if (json) {
+      PrintJson(*d);
+      return 0;
+    }
+    PrintTable({{"name", d->name()},
+                {"compute capability", absl::StrCat(d->cc_major(), ".", d->cc_minor())},
+                {"SMs", absl::StrCat(d->sm_count())},
+                {"memory", absl::StrCat(d->total_memory_bytes() >> 20, " MiB")},
+                {"driver", absl::StrCat(d->driver_version())},
+                {"NVRTC", d->nvrtc_version()},
+                {"mode", d->compile_only() ? "compile-only (no GPU)" : "measure"}});
+    return 0;
+  }
+  return 0;
+}

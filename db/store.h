@@ -1,0 +1,95 @@
+// The one store: SQLite, schema in db/schema.sql (PRAGMA user_version).
+// Knows nothing of CUDA or of families: configs are stored by canonical name
+// plus their parameters as "BM=128,BN=64,..." text. Thread-safe (one
+// connection behind a mutex); every write is one transaction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "tuned/v1/tuner.pb.h"
+
+struct sqlite3;
+
+namespace tuned {
+
+/// A compiled kernel as stored with its measurement.
+struct KernelBinary {
+  std::string source;  // CUDA C++ source given to NVRTC
+  std::string entry;   // lowered (mangled) name
+  std::string cubin;   // bytes; empty in compile-only mode if not kept
+  std::string ptx;
+  std::string log;     // NVRTC log
+};
+
+/// The best measurement of a problem, with its binary and the job's baseline.
+struct BestRow {
+  v1::Measurement measurement;
+  KernelBinary binary;
+  double baseline_ms = 0;
+  std::string baseline_name;
+};
+
+class Store {
+ public:
+  /// Schema version this build writes (db/schema.sql's PRAGMA user_version).
+  static constexpr int kSchemaVersion = 1;
+
+  /// Opens or creates the database at `path` (creating parent directories),
+  /// enables WAL and a busy timeout, and applies the schema. Fails with
+  /// FAILED_PRECONDITION if the file's schema version is newer than this build's.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+
+  /// Id of the device row (name, compute capability, driver, NVRTC), inserted if new.
+  absl::StatusOr<int64_t> UpsertDevice(const v1::Device& device);
+
+  /// Inserts a queued job; returns its id. `total` = configs after pruning.
+  absl::StatusOr<int64_t> CreateJob(int64_t device_id, const v1::Problem& problem, int32_t total,
+                                    int32_t pruned);
+  /// The job with done/failed counted from its measurements and its best OK
+  /// measurement (lowest median_ms). NOT_FOUND for an unknown id.
+  absl::StatusOr<v1::Job> GetJob(int64_t id);
+  /// Newest first, at most `limit` (limit <= 0: 50).
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit);
+  /// Sets the state (and started/finished time where it applies) and error text.
+  absl::Status SetJobState(int64_t id, v1::JobState state, std::string_view error = "");
+  /// Records the baseline (cuBLAS or copy) timed in the job.
+  absl::Status SetJobBaseline(int64_t id, double ms, double metric, std::string_view name);
+  /// Oldest queued job of the device, or nullopt.
+  absl::StatusOr<std::optional<int64_t>> NextQueuedJob(int64_t device_id);
+  /// Puts every RUNNING job back to QUEUED (after a daemon restart); returns their ids.
+  absl::StatusOr<std::vector<int64_t>> RequeueRunningJobs();
+
+  /// Stores one measurement of a job (its config's name and params in
+  /// `m.config`) and, if given, its binary, in one transaction. Idempotent:
+  /// a second call for the same (job, config name) changes nothing.
+  absl::Status AddMeasurement(int64_t job_id, const v1::Measurement& m,
+                              const KernelBinary* binary);
+  /// Names of the configs already measured in the job (any status).
+  absl::StatusOr<std::set<std::string>> MeasuredConfigs(int64_t job_id);
+  /// Measurements of the problem on the device over all jobs, OK ones first by
+  /// median_ms ascending, then the failures; at most `top` (0: all).
+  absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,
+                                                                const v1::Problem& problem,
+                                                                int top);
+  /// The fastest OK measurement of the problem on the device, with its binary
+  /// and its job's baseline. NOT_FOUND if none.
+  absl::StatusOr<BestRow> Best(int64_t device_id, const v1::Problem& problem);
+
+ private:
+  explicit Store(sqlite3* db);
+  sqlite3* db_;
+  absl::Mutex mu_;
+};
+
+}  // namespace tuned

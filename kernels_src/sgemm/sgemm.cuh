@@ -1,0 +1,386 @@
+// Row-major fp32 GEMM kernels for tuned (family "sgemm", server/families/sgemm.cc):
+//
+//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N.
+//
+// Compiled at runtime by NVRTC: this file is self-contained (no #include) and
+// every kernel is a template instantiated through a name expression, e.g.
+// "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>". Every kernel takes
+//
+//   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
+//
+// and is correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int indices):
+//  - every global load and store is bounds-checked (out-of-range tile
+//    elements read as 0);
+//  - float4 global accesses happen only on a block-uniform path chosen at run
+//    time (row length % 4 == 0 and 16-byte aligned pointer), else scalar;
+//  - beta == 0 never reads C (BLAS semantics: C may hold NaN), it writes alpha*acc;
+//  - blocks loop over blockIdx.y with stride gridDim.y, so a grid whose y is
+//    capped at 65535 still covers any M (Geometry in sgemm.cc caps it).
+//
+// Grid: x = ceil(N / BN) column blocks, y = ceil(M / BM) row blocks (capped).
+
+namespace sgemm_detail {
+
+__device__ __forceinline__ bool Aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
+// alpha * acc + beta * c, reading c only when beta != 0.
+__device__ __forceinline__ float Blend(float acc, float alpha, float beta, const float* c) {
+  float out = alpha * acc;
+  if (beta != 0.0f) out = fmaf(beta, *c, out);
+  return out;
+}
+
+// One thread's output C[row][col] (none when out of range): a dot product over K.
+__device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
+                                            const float* __restrict__ A,
+                                            const float* __restrict__ B, float beta,
+                                            float* __restrict__ C, int row, int col) {
+  if (row >= M || col >= N) return;
+  const float* a = A + row * K;
+  const float* b = B + col;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc = fmaf(a[k], b[k * N], acc);
+  float* c = C + row * N + col;
+  *c = Blend(acc, alpha, beta, c);
+}
+
+// The tiled kernel's pieces (see sgemm_tiled below), as static members so that
+// the K loop can be instantiated for float4 and for scalar global loads.
+template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB>
+struct Tiled {
+  static constexpr int THREADS = (BM / TM) * (BN / TN);
+  static constexpr int TROWS = BM / TM;          // threads along M
+  static constexpr int TCOLS = BN / TN;          // threads along N
+  static constexpr int WM = TM % 4 == 0 ? 4 : 1;  // contiguous rows per chunk
+  static constexpr int WN = TN % 4 == 0 ? 4 : 1;  // contiguous columns per chunk
+  static constexpr int LDA = BM + PAD;
+  static constexpr int LDB = BN + PAD;
+  static constexpr int NBUF = DB ? 2 : 1;
+  static constexpr int A_PER = BM * BK / THREADS;  // A tile floats per thread
+  static constexpr int B_PER = BN * BK / THREADS;  // B tile floats per thread
+  static_assert(BM % TM == 0 && BN % TN == 0, "tile not divisible by the micro-tile");
+  static_assert(BM % 4 == 0 && BN % 4 == 0 && PAD % 4 == 0,
+                "float4 shared rows need 16-byte alignment");
+  static_assert(VEC == 1 || VEC == 4, "VEC is 1 or 4");
+  static_assert(BK % VEC == 0, "BK must be a multiple of VEC");
+  static_assert((BM * BK) % (THREADS * VEC) == 0 && (BN * BK) % (THREADS * VEC) == 0,
+                "tile loads must divide evenly among the threads");
+
+  // Row (within the block tile) of micro-tile row i of thread row tr; column likewise.
+  static __device__ __forceinline__ int RowOf(int tr, int i) {
+    return MAP ? (i / WM) * (TROWS * WM) + tr * WM + i % WM : tr * TM + i;
+  }
+  static __device__ __forceinline__ int ColOf(int tc, int j) {
+    return MAP ? (j / WN) * (TCOLS * WN) + tc * WN + j % WN : tc * TN + j;
+  }
+
+  // Global -> registers: the K slice at k0 of A's rows bm.. and B's columns
+  // bn..; out-of-range elements read as 0. V: float4 loads (a float4 f of A
+  // covers A[bm + f / (BK/4)][k0 + 4 * (f % (BK/4)) .. +3], of B likewise
+  // along N), else scalar.
+  template <bool V>
+  static __device__ __forceinline__ void Load(const float* __restrict__ A,
+                                              const float* __restrict__ B, int M, int N, int K,
+                                              int bm, int bn, int k0, int tid, float (&ra)[A_PER],
+                                              float (&rb)[B_PER]) {
+    if constexpr (V) {
+#pragma unroll
+      for (int it = 0; it < A_PER / 4; ++it) {
+        const int f = tid + it * THREADS;
+        const int r = bm + f / (BK / 4);
+        const int c = k0 + (f % (BK / 4)) * 4;
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        // K % 4 == 0 and c % 4 == 0: c < K means c + 3 < K.
+        if (r < M && c < K) v = *reinterpret_cast<const float4*>(A + r * K + c);
+        ra[4 * it + 0] = v.x;
+        ra[4 * it + 1] = v.y;
+        ra[4 * it + 2] = v.z;
+        ra[4 * it + 3] = v.w;
+      }
+#pragma unroll
+      for (int it = 0; it < B_PER / 4; ++it) {
+        const int f = tid + it * THREADS;
+        const int r = k0 + f / (BN / 4);
+        const int c = bn + (f % (BN / 4)) * 4;
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (r < K && c < N) v = *reinterpret_cast<const float4*>(B + r * N + c);
+        rb[4 * it + 0] = v.x;
+        rb[4 * it + 1] = v.y;
+        rb[4 * it + 2] = v.z;
+        rb[4 * it + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < A_PER; ++it) {
+        const int e = tid + it * THREADS;
+        const int r = bm + e / BK;
+        const int c = k0 + e % BK;
+        ra[it] = (r < M && c < K) ? A[r * K + c] : 0.0f;
+      }
+#pragma unroll
+      for (int it = 0; it < B_PER; ++it) {
+        const int e = tid + it * THREADS;
+        const int r = k0 + e / BN;
+        const int c = bn + e % BN;
+        rb[it] = (r < K && c < N) ? B[r * N + c] : 0.0f;
+      }
+    }
+  }
+
+  // Registers -> shared tiles (A transposed), with Load<V>'s element mapping.
+  template <bool V>
+  static __device__ __forceinline__ void Store(float (*as)[LDA], float (*bs)[LDB], int tid,
+                                               const float (&ra)[A_PER],
+                                               const float (&rb)[B_PER]) {
+    if constexpr (V) {
+#pragma unroll
+      for (int it = 0; it < A_PER / 4; ++it) {
+        const int f = tid + it * THREADS;
+        const int r = f / (BK / 4);
+        const int c = (f % (BK / 4)) * 4;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) as[c + q][r] = ra[4 * it + q];
+      }
+#pragma unroll
+      for (int it = 0; it < B_PER / 4; ++it) {
+        const int f = tid + it * THREADS;
+        const int r = f / (BN / 4);
+        const int c = (f % (BN / 4)) * 4;
+        *reinterpret_cast<float4*>(&bs[r][c]) =
+            make_float4(rb[4 * it + 0], rb[4 * it + 1], rb[4 * it + 2], rb[4 * it + 3]);
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < A_PER; ++it) {
+        const int e = tid + it * THREADS;
+        as[e % BK][e / BK] = ra[it];
+      }
+#pragma unroll
+      for (int it = 0; it < B_PER; ++it) {
+        const int e = tid + it * THREADS;
+        bs[e / BN][e % BN] = rb[it];
+      }
+    }
+  }
+
+  // acc += as^T * bs over one BK slice.
+  static __device__ __forceinline__ void Compute(const float (*as)[LDA], const float (*bs)[LDB],
+                                                 int tr, int tc, float (&acc)[TM][TN]) {
+    if constexpr (LOOP == 0) {
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        float a[TM];
+        float b[TN];
+#pragma unroll
+        for (int i = 0; i < TM; i += WM) {
+          if constexpr (WM == 4) {
+            const float4 v = *reinterpret_cast<const float4*>(&as[k][RowOf(tr, i)]);
+            a[i + 0] = v.x;
+            a[i + 1] = v.y;
+            a[i + 2] = v.z;
+            a[i + 3] = v.w;
+          } else {
+            a[i] = as[k][RowOf(tr, i)];
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < TN; j += WN) {
+          if constexpr (WN == 4) {
+            const float4 v = *reinterpret_cast<const float4*>(&bs[k][ColOf(tc, j)]);
+            b[j + 0] = v.x;
+            b[j + 1] = v.y;
+            b[j + 2] = v.z;
+            b[j + 3] = v.w;
+          } else {
+            b[j] = bs[k][ColOf(tc, j)];
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+          float s = acc[i][j];
+#pragma unroll
+          for (int k = 0; k < BK; ++k) s = fmaf(as[k][RowOf(tr, i)], bs[k][ColOf(tc, j)], s);
+          acc[i][j] = s;
+        }
+      }
+    }
+  }
+
+  // acc = A[bm.., :] * B[:, bn..] for this thread's micro-tile, loading the
+  // slices with float4 (V) or scalar loads.
+  template <bool V>
+  static __device__ __forceinline__ void KLoop(const float* __restrict__ A,
+                                               const float* __restrict__ B, int M, int N, int K,
+                                               int bm, int bn, int tid, int tr, int tc,
+                                               float (*as)[BK][LDA], float (*bs)[BK][LDB],
+                                               float (&acc)[TM][TN]) {
+    float ra[A_PER];
+    float rb[B_PER];
+    if constexpr (DB != 0) {
+      const int ktiles = (K + BK - 1) / BK;
+      Load<V>(A, B, M, N, K, bm, bn, 0, tid, ra, rb);
+      Store<V>(as[0], bs[0], tid, ra, rb);
+      __syncthreads();
+      for (int t = 0; t < ktiles; ++t) {
+        const int cur = t & 1;
+        const bool more = t + 1 < ktiles;
+        if (more) Load<V>(A, B, M, N, K, bm, bn, (t + 1) * BK, tid, ra, rb);  // in flight
+        Compute(as[cur], bs[cur], tr, tc, acc);
+        // Nobody reads buffer cur ^ 1 now: its last readers (slice t - 1)
+        // passed the barrier that ended slice t - 1.
+        if (more) Store<V>(as[cur ^ 1], bs[cur ^ 1], tid, ra, rb);
+        __syncthreads();
+      }
+    } else {
+      for (int k0 = 0; k0 < K; k0 += BK) {
+        Load<V>(A, B, M, N, K, bm, bn, k0, tid, ra, rb);
+        Store<V>(as[0], bs[0], tid, ra, rb);
+        __syncthreads();
+        Compute(as[0], bs[0], tr, tc, acc);
+        __syncthreads();
+      }
+    }
+  }
+
+  // C[bm.., bn..] = alpha * acc (+ beta * C), bounds-checked; float4 when
+  // VEC == 4, TN % 4 == 0, N % 4 == 0 and C is 16-byte aligned.
+  static __device__ __forceinline__ void Epilogue(int M, int N, float alpha, float beta,
+                                                  float* __restrict__ C, int bm, int bn, int tr,
+                                                  int tc, const float (&acc)[TM][TN]) {
+    const bool vec_c = VEC == 4 && WN == 4 && (N & 3) == 0 && Aligned16(C);
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int row = bm + RowOf(tr, i);
+      if (row >= M) continue;
+      float* crow = C + row * N;
+#pragma unroll
+      for (int j = 0; j < TN; j += WN) {
+        const int col = bn + ColOf(tc, j);
+        if constexpr (WN == 4) {
+          if (vec_c) {
+            // N % 4 == 0 and col % 4 == 0: col < N means col + 3 < N.
+            if (col < N) {
+              float4* p = reinterpret_cast<float4*>(crow + col);
+              float4 out = make_float4(alpha * acc[i][j], alpha * acc[i][j + 1],
+                                       alpha * acc[i][j + 2], alpha * acc[i][j + 3]);
+              if (beta != 0.0f) {
+                const float4 old = *p;
+                out.x = fmaf(beta, old.x, out.x);
+                out.y = fmaf(beta, old.y, out.y);
+                out.z = fmaf(beta, old.z, out.z);
+                out.w = fmaf(beta, old.w, out.w);
+              }
+              *p = out;
+            }
+            continue;
+          }
+        }
+#pragma unroll
+        for (int w = 0; w < WN; ++w) {
+          if (col + w < N) crow[col + w] = Blend(acc[i][j + w], alpha, beta, crow + col + w);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace sgemm_detail
+
+// KIND=0. One thread per output; block = (BM, BN, 1) threads with threadIdx.x
+// along the rows of C, so a warp reads 32 different rows of A and writes a
+// column of C (uncoalesced).
+template <int BM, int BN>
+__global__ void __launch_bounds__(BM * BN)
+    sgemm_naive(int M, int N, int K, float alpha, const float* __restrict__ A,
+                const float* __restrict__ B, float beta, float* __restrict__ C) {
+  const int col = blockIdx.x * BN + threadIdx.y;
+  const int mblocks = (M + BM - 1) / BM;
+  for (int by = blockIdx.y; by < mblocks; by += gridDim.y) {
+    sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM + threadIdx.x, col);
+  }
+}
+
+// KIND=1. As sgemm_naive, but block = (BN, BM, 1) with threadIdx.x along the
+// columns of C: a warp broadcasts one A element and reads/writes consecutive
+// B/C elements (coalesced).
+template <int BM, int BN>
+__global__ void __launch_bounds__(BM * BN)
+    sgemm_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
+                    const float* __restrict__ B, float beta, float* __restrict__ C) {
+  const int col = blockIdx.x * BN + threadIdx.x;
+  const int mblocks = (M + BM - 1) / BM;
+  for (int by = blockIdx.y; by < mblocks; by += gridDim.y) {
+    sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM + threadIdx.y, col);
+  }
+}
+
+// KIND=2. Shared-memory tiled SGEMM (siboehm's kernels 3-6 in one template).
+//
+// A block computes a BM x BN tile of C with THREADS = (BM/TM) * (BN/TN) threads
+// (1-D block); each thread owns a TM x TN micro-tile held in registers. Per
+// BK-deep slice of K the block stages A's BM x BK tile transposed in
+// As[BK][BM + PAD] and B's BK x BN tile in Bs[BK][BN + PAD] (PAD floats of
+// padding against bank conflicts in the transposed A store).
+//
+//  VEC  1: scalar global loads and stores; 4: float4 global loads of A and B
+//       when K % 4 == N % 4 == 0 and both pointers are 16-byte aligned, and
+//       float4 stores of C when TN % 4 == 0, N % 4 == 0 and C is aligned
+//       (decided at run time, block-uniform), else scalar.
+//  LOOP 0: k outermost: TM values of A and TN of B into registers, then their
+//       outer product (TM*TN FMAs per TM+TN shared loads);
+//       1: for each output (i, j), the k loop reads shared memory directly.
+//  MAP  0: a thread owns TM consecutive rows and TN consecutive columns;
+//       1: its rows/columns are strided by BM/TM (BN/TN) in chunks of 4 when
+//       TM (TN) % 4 == 0, else of 1, so neighbouring lanes read neighbouring
+//       shared-memory words (no bank conflicts) and C stores coalesce.
+//  DB   0: one shared buffer, two barriers per K slice;
+//       1: two shared buffers; the next slice's global loads are issued into
+//       registers before computing the current one, one barrier per slice.
+//
+// Shared-memory reads are float4 when TM (TN) % 4 == 0. Requires (checked by
+// sgemm.cc): BM % TM == BN % TN == 0, BM % 4 == BN % 4 == 0, PAD % 4 == 0,
+// BK % VEC == 0, BM*BK and BN*BK multiples of THREADS*VEC.
+template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    sgemm_tiled(int M, int N, int K, float alpha, const float* __restrict__ A,
+                const float* __restrict__ B, float beta, float* __restrict__ C) {
+  using T = sgemm_detail::Tiled<BM, BN, BK, TM, TN, PAD, VEC, LOOP, MAP, DB>;
+  __shared__ __align__(16) float As[T::NBUF][BK][T::LDA];
+  __shared__ __align__(16) float Bs[T::NBUF][BK][T::LDB];
+
+  const int tid = threadIdx.x;
+  const int tr = tid / T::TCOLS;
+  const int tc = tid % T::TCOLS;
+  // float4 loads of A and B rows need K % 4 == N % 4 == 0 and 16-byte aligned
+  // pointers: one decision for both, so that only one K loop is live.
+  const bool vec_ab = VEC == 4 && ((K | N) & 3) == 0 && sgemm_detail::Aligned16(A) &&
+                      sgemm_detail::Aligned16(B);
+  const int bn = blockIdx.x * BN;
+  const int mblocks = (M + BM - 1) / BM;
+  for (int by = blockIdx.y; by < mblocks; by += gridDim.y) {
+    const int bm = by * BM;
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+    }
+    if (VEC == 4 && vec_ab) {
+      T::template KLoop<VEC == 4>(A, B, M, N, K, bm, bn, tid, tr, tc, As, Bs, acc);
+    } else {
+      T::template KLoop<false>(A, B, M, N, K, bm, bn, tid, tr, tc, As, Bs, acc);
+    }
+    T::Epilogue(M, N, alpha, beta, C, bm, bn, tr, tc, acc);
+  }
+}

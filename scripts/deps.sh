@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the build and test dependencies from Debian's packages (CUDA comes
+# from /usr/local/cuda). Safe to re-run; installs only what is missing.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler
+      protobuf-compiler-grpc libabsl-dev libsqlite3-dev sqlite3 libgtest-dev libcli11-dev
+      libspdlog-dev python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+[[ -x /usr/local/cuda/bin/nvcc || -f /usr/local/cuda/include/nvrtc.h ]] ||
+  { echo "deps.sh: the CUDA toolkit is expected at /usr/local/cuda" >&2; exit 1; }

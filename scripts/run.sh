@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job: installs dependencies, builds, starts the daemon on GPU 0 and
+# tunes SGEMM 1024^3 through tunectl. Usage: scripts/run.sh [M N K]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/build.sh
+[[ $# -gt 0 ]] || set -- 1024 1024 1024
+build/bin/tuned --gpu 0 &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
+sleep 2
+build/bin/tunectl sweep "$@" --wait
+build/bin/tunectl best "$@"

@@ -1,0 +1,101 @@
+#include "server/families/family.h"
+
+#include <limits>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace tuned {
+
+absl::Status Family::ValidateShape(const Shape& shape) const {
+  const auto names = dims();
+  if (shape.size() != names.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(name()), " takes ", names.size(), " dimensions (",
+                                                   absl::StrJoin(names, ", "), "), got ", shape.size()));
+  }
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(names[i], " must be at least 1, got ", shape[i]));
+    }
+    if (shape[i] > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(names[i], " = ", shape[i], " does not fit the kernels' 32-bit index"));
+    }
+  }
+  if (MaxBufferElements(shape) >= (int64_t{1} << 31)) {
+    return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeString(shape),
+                                                   " has a buffer of 2^31 or more elements, "
+                                                   "which overflows the kernels' 32-bit index"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Family::ValidateProblem(const Shape& shape, const v1::Device& device) const {
+  if (auto s = ValidateShape(shape); !s.ok()) return s;
+  const int64_t bytes = BufferBytes(shape);
+  if (device.total_memory_bytes() > 0 && bytes > device.total_memory_bytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "shape ", ShapeString(shape), " needs ", bytes / (1 << 20), " MiB of device memory; ",
+        device.name(), " has ", device.total_memory_bytes() / (1 << 20), " MiB"));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned) const {
+  std::vector<Config> valid;
+  for (auto& c : Space()) {
+    if (auto s = Check(c, device); s.ok()) {
+      valid.push_back(std::move(c));
+    } else if (pruned != nullptr) {
+      pruned->push_back({std::move(c), std::string(s.message())});
+    }
+  }
+  return valid;
+}
+
+std::string Family::ConfigKey(const Config& config) const {
+  std::vector<std::string> parts;
+  for (const auto& p : params()) {
+    auto it = config.find(p.name);
+    if (it != config.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+absl::StatusOr<Config> Family::ParseConfigKey(std::string_view key) const {
+  Config config;
+  const std::string text(key);
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, '=');
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(kv.second, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad parameter '", part, "' in '", text, "'"));
+    }
+    config[std::string(kv.first)] = value;
+  }
+  return config;
+}
+
+std::string Family::ShapeString(const Shape& shape) { return absl::StrJoin(shape, "x"); }
+
+v1::Device Sm90ReferenceDevice() {
+  v1::Device d;
+  d.set_name("sm_90 reference (H100 SXM limits)");
+  d.set_cc_major(9);
+  d.set_cc_minor(0);
+  d.set_sm_count(132);
+  d.set_total_memory_bytes(int64_t{80} << 30);
+  d.set_max_threads_per_block(1024);
+  d.set_shared_memory_per_block(48 * 1024);
+  d.set_shared_memory_per_block_optin(227 * 1024);
+  d.set_registers_per_block(64 * 1024);
+  d.set_registers_per_sm(64 * 1024);
+  d.set_max_threads_per_sm(2048);
+  d.set_l2_cache_bytes(50 * 1024 * 1024);
+  return d;
+}
+
+}  // namespace tuned

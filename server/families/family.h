@@ -1,0 +1,118 @@
+// A kernel family: its search space, the constraints that prune it, the CUDA
+// source of each config, its launch geometry and its metric. CPU-only: no
+// CUDA, NVRTC, jobs or store here (the worker side lives in server/worker/).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
+
+namespace tuned {
+
+/// A problem's shape in the family's dimension order (sgemm: M, N, K).
+using Shape = std::vector<int64_t>;
+
+/// One config: named integer parameters (e.g. {"BM", 128}).
+using Config = std::map<std::string, int64_t>;
+
+/// A named parameter and the values the space takes.
+struct Param {
+  std::string name;
+  std::vector<int64_t> values;
+  std::string doc;
+};
+
+/// What NVRTC needs to build one config: the full source, the template
+/// instantiation to lower (Kernel Launcher style), and extra options.
+struct KernelSource {
+  std::string source;
+  std::string name_expression;  // e.g. "sgemm_tiled<128,128,8,8,8,4,4,0,1>"
+  std::vector<std::string> options;
+};
+
+/// A config that was dropped before compiling, and why.
+struct Pruned {
+  Config config;
+  std::string reason;
+};
+
+class Family {
+ public:
+  virtual ~Family() = default;
+
+  virtual v1::Family id() const = 0;
+  /// Lower-case name used by the CLI and the store, e.g. "sgemm".
+  virtual std::string_view name() const = 0;
+  /// Names of the shape's dimensions, e.g. {"M", "N", "K"}.
+  virtual std::vector<std::string> dims() const = 0;
+  /// "GFLOPS" or "GB/s".
+  virtual std::string_view metric_unit() const = 0;
+  /// Name of the baseline timed in the same job, e.g. "cuBLAS".
+  virtual std::string_view baseline_name() const = 0;
+  /// The parameters, in canonical order.
+  virtual const std::vector<Param>& params() const = 0;
+
+  /// Work per run: flops (sgemm: 2*M*N*K) or bytes moved (read + written).
+  /// metric = Work / (median_ms * 1e6).
+  virtual double Work(const Shape& shape) const = 0;
+  /// Device memory a job on this shape allocates, in bytes.
+  virtual int64_t BufferBytes(const Shape& shape) const = 0;
+
+  /// The whole space, before pruning; each config appears once.
+  virtual std::vector<Config> Space() const = 0;
+  /// OK if the config can run on the device for any shape; otherwise
+  /// FAILED_PRECONDITION with the reason (threads, shared memory, registers,
+  /// tile divisibility). Shape-independent: every valid config is correct for
+  /// every shape.
+  virtual absl::Status Check(const Config& config, const v1::Device& device) const = 0;
+  /// Canonical, unique, human-readable name, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1".
+  virtual std::string ConfigName(const Config& config) const = 0;
+  /// Source and instantiation for the config.
+  virtual KernelSource Source(const Config& config) const = 0;
+  /// Grid, block and dynamic shared memory of the config for the shape.
+  virtual v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const = 0;
+  /// The kernel's arguments in order, e.g. {"int M", "int N", ...}.
+  virtual std::vector<std::string> Arguments() const = 0;
+
+  // ---- shared helpers (family.cc) ----
+
+  /// Checks the shape's rank, that every dimension is >= 1, and that no buffer
+  /// has 2^31 or more elements (the kernels index with int). INVALID_ARGUMENT.
+  absl::Status ValidateShape(const Shape& shape) const;
+  /// ValidateShape plus BufferBytes against the device's memory (RESOURCE_EXHAUSTED).
+  absl::Status ValidateProblem(const Shape& shape, const v1::Device& device) const;
+  /// Space() split into the valid configs and the pruned ones with reasons.
+  std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned) const;
+  /// "BM=128,BN=128,..." in canonical order, and back.
+  std::string ConfigKey(const Config& config) const;
+  absl::StatusOr<Config> ParseConfigKey(std::string_view key) const;
+  /// "1024x1024x1024".
+  static std::string ShapeString(const Shape& shape);
+  /// Largest number of elements of one buffer for the shape.
+  virtual int64_t MaxBufferElements(const Shape& shape) const = 0;
+};
+
+/// The family for an id or name; nullptr if unknown. Registered in registry.cc.
+const Family* FindFamily(v1::Family id);
+const Family* FindFamily(std::string_view name);
+std::vector<const Family*> AllFamilies();
+
+}  // namespace tuned
+
+namespace tuned {
+/// Limits of an sm_90 GPU (H100 SXM, CUDA C Programming Guide, compute
+/// capability 9.0 table): used by compile-only mode and by tests.
+v1::Device Sm90ReferenceDevice();
+}  // namespace tuned
+
+namespace tuned {
+/// The families, each defined in its own file (sgemm.cc, transpose.cc).
+const Family& SgemmFamily();
+const Family& TransposeFamily();
+}  // namespace tuned

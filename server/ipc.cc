@@ -1,0 +1,64 @@
+#include "server/ipc.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace tuned {
+namespace {
+
+absl::Status WriteAll(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return absl::UnavailableError(absl::StrCat("pipe write: ", std::strerror(errno)));
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadAll(int fd, char* data, size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::read(fd, data, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) return absl::UnavailableError("pipe closed: the peer exited");
+    if (r < 0) return absl::UnavailableError(absl::StrCat("pipe read: ", std::strerror(errno)));
+    data += r;
+    n -= static_cast<size_t>(r);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteMessage(int fd, const google::protobuf::MessageLite& msg) {
+  std::string body;
+  if (!msg.SerializeToString(&body)) return absl::InternalError("cannot serialize message");
+  if (body.size() > kMaxPipeMessageBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("message of ", body.size(), " bytes"));
+  }
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  const char header[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                          static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
+  if (auto s = WriteAll(fd, header, 4); !s.ok()) return s;
+  return WriteAll(fd, body.data(), body.size());
+}
+
+absl::Status ReadMessage(int fd, google::protobuf::MessageLite* msg) {
+  unsigned char header[4];
+  if (auto s = ReadAll(fd, reinterpret_cast<char*>(header), 4); !s.ok()) return s;
+  const uint32_t n = header[0] | (header[1] << 8) | (header[2] << 16) |
+                     (static_cast<uint32_t>(header[3]) << 24);
+  if (n > kMaxPipeMessageBytes) return absl::DataLossError(absl::StrCat("frame of ", n, " bytes"));
+  std::string body(n, '\0');
+  if (auto s = ReadAll(fd, body.data(), n); !s.ok()) return s;
+  if (!msg->ParseFromString(body)) return absl::DataLossError("cannot parse message");
+  return absl::OkStatus();
+}
+
+}  // namespace tuned

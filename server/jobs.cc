@@ -1,0 +1,251 @@
+#include "server/jobs.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace tuned {
+
+absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
+  const Family* family = FindFamily(problem.family());
+  if (family == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown kernel family ", v1::Family_Name(problem.family()),
+                     " (known: sgemm, transpose)"));
+  }
+  if (problem.dtype() != v1::DTYPE_F32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dtype ", v1::DType_Name(problem.dtype()), " is not supported by ", std::string(family->name()),
+        " (supported: f32)"));
+  }
+  return family;
+}
+
+JobRunner::JobRunner(Store* store, WorkerClient* worker, int64_t device_id)
+    : store_(store), worker_(worker), device_id_(device_id) {}
+
+JobRunner::~JobRunner() { Stop(); }
+
+absl::Status JobRunner::Start() {
+  auto requeued = store_->RequeueRunningJobs();
+  if (!requeued.ok()) return requeued.status();
+  for (int64_t id : *requeued) spdlog::info("job {} was interrupted; it resumes", id);
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void JobRunner::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+    ++version_;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void JobRunner::Bump() {
+  absl::MutexLock lock(&mu_);
+  ++version_;
+}
+
+uint64_t JobRunner::version() {
+  absl::MutexLock lock(&mu_);
+  return version_;
+}
+
+uint64_t JobRunner::WaitForChange(uint64_t seen, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return version_ != seen; };
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
+  return version_;
+}
+
+bool JobRunner::Cancelled(int64_t id) {
+  absl::MutexLock lock(&mu_);
+  return cancelled_.count(id) > 0;
+}
+
+absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem) {
+  auto family = FamilyOf(problem);
+  if (!family.ok()) return family.status();
+  const Shape shape(problem.shape().begin(), problem.shape().end());
+  if (auto s = (*family)->ValidateProblem(shape, device()); !s.ok()) return s;
+  std::vector<Pruned> pruned;
+  const auto valid = (*family)->ValidSpace(device(), &pruned);
+  if (valid.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
+        pruned.empty() ? "" : absl::StrCat("; e.g. ", pruned.front().reason)));
+  }
+  auto id = store_->CreateJob(device_id_, problem, static_cast<int32_t>(valid.size()),
+                              static_cast<int32_t>(pruned.size()));
+  if (!id.ok()) return id.status();
+  spdlog::info("job {} queued: {} {} ({} configs, {} pruned)", *id, (*family)->name(),
+               Family::ShapeString(shape), valid.size(), pruned.size());
+  Bump();
+  return store_->GetJob(*id);
+}
+
+absl::StatusOr<v1::Job> JobRunner::Cancel(int64_t id) {
+  auto job = store_->GetJob(id);
+  if (!job.ok()) return job.status();
+  if (job->state() == v1::JOB_QUEUED || job->state() == v1::JOB_RUNNING) {
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_.insert(id);
+    }
+    // A queued job is cancelled here; a running one by its runner, within one candidate.
+    if (job->state() == v1::JOB_QUEUED) {
+      if (auto s = store_->SetJobState(id, v1::JOB_CANCELLED); !s.ok()) return s;
+    }
+    Bump();
+    spdlog::info("job {} cancelled", id);
+  }
+  return store_->GetJob(id);
+}
+
+void JobRunner::Loop() {
+  uint64_t seen = version();
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) return;
+    }
+    auto next = store_->NextQueuedJob(device_id_);
+    if (!next.ok()) {
+      spdlog::error("job queue: {}", next.status().ToString());
+      seen = WaitForChange(seen, absl::Seconds(1));
+      continue;
+    }
+    if (!next->has_value()) {
+      seen = WaitForChange(seen, absl::Seconds(1));
+      continue;
+    }
+    const int64_t id = **next;
+    if (auto s = RunJob(id); !s.ok()) {
+      spdlog::error("job {} failed: {}", id, s.ToString());
+      if (auto f = store_->SetJobState(id, v1::JOB_FAILED, s.ToString()); !f.ok()) {
+        spdlog::error("job {}: cannot record failure: {}", id, f.ToString());
+      }
+    }
+    Bump();
+  }
+}
+
+absl::Status JobRunner::Prepare(const v1::Job& job) {
+  v1::worker::Request request;
+  request.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()));
+  *request.mutable_prepare()->mutable_problem() = job.problem();
+  auto response = worker_->Call(request);
+  if (!response.ok()) {  // the worker died: one restart and retry
+    if (auto s = worker_->Restart(); !s.ok()) return s;
+    response = worker_->Call(request);
+    if (!response.ok()) return response.status();
+  }
+  if (!response->error().empty()) return absl::InternalError(response->error());
+  const auto& p = response->prepared();
+  if (p.baseline_ms() > 0) {
+    const Family* family = FindFamily(job.problem().family());
+    const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+    spdlog::info("job {}: {} {:.4f} ms", job.id(), p.baseline_name(), p.baseline_ms());
+    return store_->SetJobBaseline(job.id(), p.baseline_ms(),
+                                  family->Work(shape) / (p.baseline_ms() * 1e6), p.baseline_name());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobRunner::RunJob(int64_t id) {
+  auto job = store_->GetJob(id);
+  if (!job.ok()) return job.status();
+  auto family_or = FamilyOf(job->problem());
+  if (!family_or.ok()) return family_or.status();
+  const Family& family = **family_or;
+  const Shape shape(job->problem().shape().begin(), job->problem().shape().end());
+  if (auto s = store_->SetJobState(id, v1::JOB_RUNNING); !s.ok()) return s;
+  Bump();
+
+  std::vector<Pruned> pruned;
+  const auto configs = family.ValidSpace(device(), &pruned);
+  for (const auto& p : pruned) {
+    spdlog::debug("job {}: pruned {}: {}", id, family.ConfigName(p.config), p.reason);
+  }
+  auto measured = store_->MeasuredConfigs(id);
+  if (!measured.ok()) return measured.status();
+  spdlog::info("job {}: {} {}: {} configs ({} already measured), {} pruned", id, family.name(),
+               Family::ShapeString(shape), configs.size(), measured->size(), pruned.size());
+  if (auto s = Prepare(*job); !s.ok()) return s;
+
+  double best_ms = job->has_best() ? job->best().median_ms() : 0;
+  for (const Config& config : configs) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) {  // daemon shutting down: leave the job resumable
+        return store_->SetJobState(id, v1::JOB_QUEUED);
+      }
+    }
+    if (Cancelled(id)) return store_->SetJobState(id, v1::JOB_CANCELLED);
+    const std::string name = family.ConfigName(config);
+    if (measured->count(name) > 0) continue;
+
+    const KernelSource src = family.Source(config);
+    v1::worker::Request request;
+    auto* kernel = request.mutable_measure()->mutable_kernel();
+    kernel->set_name(name);
+    kernel->set_source(src.source);
+    kernel->set_name_expression(src.name_expression);
+    for (const auto& o : src.options) kernel->add_options(o);
+    *kernel->mutable_geometry() = family.Geometry(config, shape);
+    request.mutable_measure()->set_best_ms(best_ms);
+
+    v1::Measurement m;
+    m.mutable_config()->set_name(name);
+    for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
+    m.set_metric_unit(std::string(family.metric_unit()));
+    m.set_job_id(id);
+    KernelBinary binary;
+    bool restart = false;
+    auto response = worker_->Call(request);
+    if (!response.ok()) {
+      m.set_status(v1::MEASUREMENT_WORKER_DIED);
+      m.set_message(std::string(response.status().message()));
+      restart = true;
+    } else {
+      const auto& r = response->measured();
+      m.set_status(r.status());
+      m.set_median_ms(r.median_ms());
+      m.set_error(r.error());
+      m.set_message(r.message());
+      m.set_repetitions(r.repetitions());
+      m.set_registers(r.registers());
+      if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
+        m.set_metric(family.Work(shape) / (r.median_ms() * 1e6));
+        best_ms = best_ms > 0 ? std::min(best_ms, r.median_ms()) : r.median_ms();
+        binary = {src.source, r.entry(), r.cubin(), r.ptx(), ""};
+      }
+      restart = r.worker_exits();
+    }
+    spdlog::debug("job {}: {} {} {:.4f} ms", id, name, v1::MeasurementStatus_Name(m.status()),
+                  m.median_ms());
+    if (auto s = store_->AddMeasurement(id, m, binary.cubin.empty() ? nullptr : &binary); !s.ok()) {
+      return s;
+    }
+    Bump();
+    if (restart) {
+      spdlog::warn("job {}: {} broke the GPU worker: {}", id, name, m.message());
+      if (auto s = worker_->Restart(); !s.ok()) return s;
+      if (auto s = Prepare(*job); !s.ok()) return s;
+    }
+  }
+
+  auto done = store_->GetJob(id);
+  if (!done.ok()) return done.status();
+  if (!done->has_best() && !device().compile_only()) {
+    return store_->SetJobState(id, v1::JOB_FAILED, "no config passed verification");
+  }
+  spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms", id, done->done(), done->failed(),
+               done->best().config().name(), done->best().median_ms());
+  return store_->SetJobState(id, v1::JOB_DONE);
+}
+
+}  // namespace tuned

@@ -1,0 +1,68 @@
+// The sweep job queue and its runner: jobs live in the store; one thread per
+// GPU takes the oldest queued job, prunes the family's space for the device,
+// and sends each remaining config to the GPU worker, storing every result as
+// it arrives. No CUDA here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "db/store.h"
+#include "server/families/family.h"
+#include "server/worker_client.h"
+
+namespace tuned {
+
+class JobRunner {
+ public:
+  /// `store` and `worker` must outlive the runner.
+  JobRunner(Store* store, WorkerClient* worker, int64_t device_id);
+  ~JobRunner();
+
+  /// Starts the runner thread, after putting jobs left RUNNING by an earlier
+  /// daemon back in the queue (they resume where they stopped).
+  absl::Status Start();
+  /// Stops after the current candidate; the running job stays resumable.
+  void Stop();
+
+  /// Validates the problem (INVALID_ARGUMENT, RESOURCE_EXHAUSTED), prunes the
+  /// space (FAILED_PRECONDITION if nothing is left) and queues a job.
+  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem);
+  /// Cancels a queued or running job (NOT_FOUND if unknown; a finished job
+  /// is returned unchanged).
+  absl::StatusOr<v1::Job> Cancel(int64_t id);
+
+  /// Increases whenever a job changes. WaitForChange blocks until it
+  /// differs from `seen` or `timeout` passes, and returns the current value.
+  uint64_t version();
+  uint64_t WaitForChange(uint64_t seen, absl::Duration timeout);
+
+  const v1::Device& device() const { return worker_->device(); }
+
+ private:
+  void Loop();
+  /// Runs one job to its end (or until Stop); errors fail the job.
+  absl::Status RunJob(int64_t id);
+  absl::Status Prepare(const v1::Job& job);
+  void Bump();
+  bool Cancelled(int64_t id);
+
+  Store* store_;
+  WorkerClient* worker_;
+  int64_t device_id_;
+  std::thread thread_;
+  absl::Mutex mu_;
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);
+};
+
+/// Looks up the problem's family; INVALID_ARGUMENT for an unknown family or dtype.
+absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem);
+
+}  // namespace tuned

@@ -1,0 +1,126 @@
+#include "server/service.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tuned {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+namespace {
+bool Finished(v1::JobState s) {
+  return s == v1::JOB_DONE || s == v1::JOB_FAILED || s == v1::JOB_CANCELLED;
+}
+
+absl::Status CheckId(int64_t id) {
+  if (id <= 0) return absl::InvalidArgumentError(absl::StrCat("job id must be positive, got ", id));
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::StatusOr<const Family*> TunerService::Validate(const v1::Problem& problem) const {
+  auto family = FamilyOf(problem);
+  if (!family.ok()) return family.status();
+  const Shape shape(problem.shape().begin(), problem.shape().end());
+  if (auto s = (*family)->ValidateShape(shape); !s.ok()) return s;
+  return family;
+}
+
+grpc::Status TunerService::SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
+                                       v1::Job* job) {
+  auto submitted = runner_->Submit(req->problem());
+  if (!submitted.ok()) return ToGrpc(submitted.status());
+  *job = *submitted;
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::GetJob(grpc::ServerContext*, const v1::GetJobRequest* req, v1::Job* job) {
+  if (auto s = CheckId(req->id()); !s.ok()) return ToGrpc(s);
+  auto got = store_->GetJob(req->id());
+  if (!got.ok()) return ToGrpc(got.status());
+  *job = *got;
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::WatchJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
+                                    grpc::ServerWriter<v1::JobEvent>* writer) {
+  if (auto s = CheckId(req->id()); !s.ok()) return ToGrpc(s);
+  uint64_t seen = runner_->version();
+  std::string last;
+  while (!ctx->IsCancelled()) {
+    auto job = store_->GetJob(req->id());
+    if (!job.ok()) return ToGrpc(job.status());
+    std::string now = job->SerializeAsString();
+    if (now != last) {
+      v1::JobEvent event;
+      *event.mutable_job() = *job;
+      if (!writer->Write(event)) return grpc::Status::OK;  // client went away
+      last = std::move(now);
+    }
+    if (Finished(job->state())) return grpc::Status::OK;
+    seen = runner_->WaitForChange(seen, absl::Milliseconds(500));
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled by the client");
+}
+
+grpc::Status TunerService::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+                                     v1::Job* job) {
+  if (auto s = CheckId(req->id()); !s.ok()) return ToGrpc(s);
+  auto cancelled = runner_->Cancel(req->id());
+  if (!cancelled.ok()) return ToGrpc(cancelled.status());
+  *job = *cancelled;
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
+                                    v1::ListJobsResponse* resp) {
+  auto jobs = store_->ListJobs(req->limit());
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  for (auto& j : *jobs) *resp->add_jobs() = std::move(j);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
+                                   v1::BestKernel* best) {
+  auto family = Validate(req->problem());
+  if (!family.ok()) return ToGrpc(family.status());
+  auto row = store_->Best(device_id_, req->problem());
+  if (!row.ok()) return ToGrpc(row.status());
+  const Shape shape(req->problem().shape().begin(), req->problem().shape().end());
+  const auto& params = row->measurement.config().params();
+  const Config config(params.begin(), params.end());
+  *best->mutable_problem() = req->problem();
+  *best->mutable_measurement() = row->measurement;
+  best->set_source(row->binary.source);
+  best->set_cubin(row->binary.cubin);
+  best->set_ptx(row->binary.ptx);
+  best->set_entry(row->binary.entry);
+  *best->mutable_geometry() = (*family)->Geometry(config, shape);
+  for (const auto& a : (*family)->Arguments()) best->add_arguments(a);
+  best->set_baseline_ms(row->baseline_ms);
+  if (row->baseline_ms > 0) best->set_baseline_metric((*family)->Work(shape) / (row->baseline_ms * 1e6));
+  best->set_baseline_name(row->baseline_name);
+  *best->mutable_device() = runner_->device();
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ListMeasurements(grpc::ServerContext*,
+                                            const v1::ListMeasurementsRequest* req,
+                                            v1::ListMeasurementsResponse* resp) {
+  if (auto family = Validate(req->problem()); !family.ok()) return ToGrpc(family.status());
+  if (req->top() < 0) return ToGrpc(absl::InvalidArgumentError("top must be >= 0"));
+  auto rows = store_->ListMeasurements(device_id_, req->problem(), req->top());
+  if (!rows.ok()) return ToGrpc(rows.status());
+  for (auto& m : *rows) *resp->add_measurements() = std::move(m);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
+                                          v1::Device* device) {
+  *device = runner_->device();
+  return grpc::Status::OK;
+}
+
+}  // namespace tuned

@@ -1,0 +1,44 @@
+// gRPC handlers of tuned.v1.Tuner: validate, call the runner or the store,
+// and convert absl::Status to a gRPC status once, here.
+#pragma once
+
+#include <cstdint>
+
+#include "db/store.h"
+#include "server/jobs.h"
+#include "tuned/v1/tuner.grpc.pb.h"
+
+namespace tuned {
+
+/// absl::Status -> grpc::Status with the same code and message.
+grpc::Status ToGrpc(const absl::Status& status);
+
+class TunerService final : public v1::Tuner::Service {
+ public:
+  /// `store` and `runner` must outlive the service.
+  TunerService(Store* store, JobRunner* runner, int64_t device_id)
+      : store_(store), runner_(runner), device_id_(device_id) {}
+
+  grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*, v1::Job*) override;
+  grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest*, v1::Job*) override;
+  grpc::Status WatchJob(grpc::ServerContext*, const v1::GetJobRequest*,
+                        grpc::ServerWriter<v1::JobEvent>*) override;
+  grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest*, v1::Job*) override;
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+                        v1::ListJobsResponse*) override;
+  grpc::Status GetBest(grpc::ServerContext*, const v1::GetBestRequest*, v1::BestKernel*) override;
+  grpc::Status ListMeasurements(grpc::ServerContext*, const v1::ListMeasurementsRequest*,
+                                v1::ListMeasurementsResponse*) override;
+  grpc::Status DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
+                              v1::Device*) override;
+
+ private:
+  /// The problem's family after checking family, dtype and shape.
+  absl::StatusOr<const Family*> Validate(const v1::Problem& problem) const;
+
+  Store* store_;
+  JobRunner* runner_;
+  int64_t device_id_;
+};
+
+}  // namespace tuned

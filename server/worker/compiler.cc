@@ -1,0 +1,98 @@
+#include "server/worker/compiler.h"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+
+namespace tuned {
+namespace {
+
+absl::Status NvrtcError(nvrtcResult r, std::string_view what) {
+  return absl::InternalError(absl::StrCat(std::string(what), ": ", nvrtcGetErrorString(r)));
+}
+
+#define TUNED_NVRTC(expr)                                                   \
+  do {                                                                      \
+    if (nvrtcResult _r = (expr); _r != NVRTC_SUCCESS) return NvrtcError(_r, #expr); \
+  } while (0)
+
+// Owns an nvrtcProgram.
+struct Program {
+  nvrtcProgram p = nullptr;
+  ~Program() {
+    if (p != nullptr) nvrtcDestroyProgram(&p);
+  }
+};
+
+// First integer captured by `re` in `log`, or `fallback`.
+int ParseInt(const std::string& log, const std::regex& re, int fallback) {
+  std::smatch m;
+  if (std::regex_search(log, m, re)) return std::stoi(m[1].str());
+  return fallback;
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
+                                       const std::vector<std::string>& options,
+                                       std::string_view arch) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Program prog;
+  const std::string src(source), expr(name_expression);
+  TUNED_NVRTC(nvrtcCreateProgram(&prog.p, src.c_str(), "kernel.cu", 0, nullptr, nullptr));
+  TUNED_NVRTC(nvrtcAddNameExpression(prog.p, expr.c_str()));
+
+  std::vector<std::string> opts = {absl::StrCat("--gpu-architecture=", std::string(arch)), "-std=c++17",
+                                   "-Xptxas=-v"};
+  opts.insert(opts.end(), options.begin(), options.end());
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+  const nvrtcResult compiled = nvrtcCompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());
+
+  CompiledKernel out;
+  size_t log_size = 0;
+  TUNED_NVRTC(nvrtcGetProgramLogSize(prog.p, &log_size));
+  out.log.resize(log_size);
+  TUNED_NVRTC(nvrtcGetProgramLog(prog.p, out.log.data()));
+  while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  if (compiled != NVRTC_SUCCESS) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("NVRTC failed to compile ", expr, " (", nvrtcGetErrorString(compiled), "):\n",
+                     out.log));
+  }
+
+  size_t size = 0;
+  TUNED_NVRTC(nvrtcGetCUBINSize(prog.p, &size));
+  out.cubin.resize(size);
+  TUNED_NVRTC(nvrtcGetCUBIN(prog.p, out.cubin.data()));
+  TUNED_NVRTC(nvrtcGetPTXSize(prog.p, &size));
+  out.ptx.resize(size);
+  TUNED_NVRTC(nvrtcGetPTX(prog.p, out.ptx.data()));
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  const char* lowered = nullptr;
+  TUNED_NVRTC(nvrtcGetLoweredName(prog.p, expr.c_str(), &lowered));
+  out.entry = lowered;
+
+  // ptxas -v: "Used 40 registers, used 1 barriers, 8448 bytes smem" and
+  // "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads".
+  static const std::regex kRegs(R"(Used (\d+) registers)");
+  static const std::regex kSpill(R"((\d+) bytes spill stores)");
+  static const std::regex kSmem(R"((\d+) bytes smem)");
+  out.registers = ParseInt(out.log, kRegs, -1);
+  out.spill_bytes = ParseInt(out.log, kSpill, 0);
+  out.static_smem_bytes = ParseInt(out.log, kSmem, 0);
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+std::string NvrtcVersion() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
+  return absl::StrCat(major, ".", minor);
+}
+
+}  // namespace tuned

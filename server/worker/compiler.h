@@ -1,0 +1,35 @@
+// NVRTC compilation of one kernel config. Needs no GPU: CI compiles every
+// config of every family with it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tuned {
+
+/// The result of compiling one template instantiation.
+struct CompiledKernel {
+  std::string cubin;  // machine code for `arch`
+  std::string ptx;
+  std::string entry;  // lowered (mangled) name of the instantiation
+  std::string log;    // NVRTC + ptxas (-v) log
+  int registers = -1;        // per thread, parsed from the ptxas log
+  int spill_bytes = 0;       // spill stores, from the ptxas log
+  int static_smem_bytes = -1;
+  double compile_ms = 0;
+};
+
+/// Compiles `source`, instantiating `name_expression`, for `arch` (e.g.
+/// "sm_90") with `options` added. Errors: FAILED_PRECONDITION with the log
+/// when NVRTC rejects the source; INTERNAL when an NVRTC call itself fails.
+absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
+                                       const std::vector<std::string>& options,
+                                       std::string_view arch);
+
+/// NVRTC's version, "major.minor".
+std::string NvrtcVersion();
+
+}  // namespace tuned

@@ -1,0 +1,202 @@
+#include "server/worker/gpu.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/worker/compiler.h"
+
+namespace tuned {
+
+absl::Status CudaStatus(cudaError_t err, std::string_view what) {
+  if (err == cudaSuccess) return absl::OkStatus();
+  const std::string msg =
+      absl::StrCat(std::string(what), ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+  if (err == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(msg);
+  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
+      err == cudaErrorInvalidDevice) {
+    return absl::FailedPreconditionError(msg);
+  }
+  return absl::InternalError(msg);
+}
+
+// ---- DeviceBuffer ----
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_ != nullptr) cudaFree(ptr_);  // nothing to do on failure in a destructor
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::Alloc(size_t bytes) {
+  DeviceBuffer b;
+  TUNED_CUDA(cudaMalloc(&b.ptr_, std::max<size_t>(bytes, 16)));
+  b.bytes_ = bytes;
+  return b;
+}
+
+absl::Status FillRandom(const DeviceBuffer& buf, size_t count, uint64_t seed) {
+  if (count * sizeof(float) > buf.bytes()) return absl::InvalidArgumentError("FillRandom: overflow");
+  std::vector<float> host(count);
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (auto& x : host) x = dist(gen);
+  TUNED_CUDA(cudaMemcpy(buf.get(), host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> CopyToHost(const DeviceBuffer& buf, size_t count) {
+  if (count * sizeof(float) > buf.bytes()) return absl::InvalidArgumentError("CopyToHost: overflow");
+  std::vector<float> host(count);
+  TUNED_CUDA(cudaMemcpy(host.data(), buf.get(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// ---- device ----
+
+absl::StatusOr<v1::Device> OpenDevice(int ordinal) {
+  int count = 0;
+  if (cudaError_t err = cudaGetDeviceCount(&count); err != cudaSuccess) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no usable CUDA GPU (cudaGetDeviceCount: ", cudaGetErrorName(err), ": ",
+        cudaGetErrorString(err), ")"));
+  }
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("GPU ", ordinal, " does not exist (", count, " GPUs present)"));
+  }
+  TUNED_CUDA(cudaSetDevice(ordinal));
+  TUNED_CUDA(cudaFree(nullptr));  // creates the primary context
+  cudaDeviceProp p{};
+  TUNED_CUDA(cudaGetDeviceProperties(&p, ordinal));
+  int driver = 0;
+  TUNED_CUDA(cudaDriverGetVersion(&driver));
+  v1::Device d;
+  d.set_name(p.name);
+  d.set_cc_major(p.major);
+  d.set_cc_minor(p.minor);
+  d.set_driver_version(driver);
+  d.set_nvrtc_version(NvrtcVersion());
+  d.set_sm_count(p.multiProcessorCount);
+  d.set_total_memory_bytes(static_cast<int64_t>(p.totalGlobalMem));
+  d.set_max_threads_per_block(p.maxThreadsPerBlock);
+  d.set_shared_memory_per_block(static_cast<int32_t>(p.sharedMemPerBlock));
+  d.set_shared_memory_per_block_optin(static_cast<int32_t>(p.sharedMemPerBlockOptin));
+  d.set_registers_per_block(p.regsPerBlock);
+  d.set_registers_per_sm(p.regsPerMultiprocessor);
+  d.set_max_threads_per_sm(p.maxThreadsPerMultiProcessor);
+  d.set_l2_cache_bytes(p.l2CacheSize);
+  return d;
+}
+
+// ---- LoadedKernel ----
+
+LoadedKernel::~LoadedKernel() {
+  if (library_ != nullptr) cudaLibraryUnload(library_);
+}
+
+LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
+    : library_(std::exchange(o.library_, nullptr)),
+      kernel_(std::exchange(o.kernel_, nullptr)),
+      registers_(o.registers_),
+      local_bytes_(o.local_bytes_) {}
+
+LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
+  if (this != &o) {
+    if (library_ != nullptr) cudaLibraryUnload(library_);
+    library_ = std::exchange(o.library_, nullptr);
+    kernel_ = std::exchange(o.kernel_, nullptr);
+    registers_ = o.registers_;
+    local_bytes_ = o.local_bytes_;
+  }
+  return *this;
+}
+
+absl::StatusOr<LoadedKernel> LoadedKernel::Load(const std::string& cubin, const std::string& entry) {
+  LoadedKernel k;
+  TUNED_CUDA(cudaLibraryLoadData(&k.library_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  TUNED_CUDA(cudaLibraryGetKernel(&k.kernel_, k.library_, entry.c_str()));
+  cudaFuncAttributes attr{};
+  TUNED_CUDA(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(k.kernel_)));
+  k.registers_ = attr.numRegs;
+  k.local_bytes_ = static_cast<int>(attr.localSizeBytes);
+  return k;
+}
+
+absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, std::vector<void*>& args,
+                                  cudaStream_t stream) const {
+  if (g.grid_size() != 3 || g.block_size() != 3) {
+    return absl::InvalidArgumentError("launch geometry needs 3 grid and 3 block dimensions");
+  }
+  const void* fn = reinterpret_cast<const void*>(kernel_);
+  if (g.dynamic_shared_bytes() > 48 * 1024) {
+    TUNED_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(g.dynamic_shared_bytes())));
+  }
+  TUNED_CUDA(cudaLaunchKernel(fn, dim3(g.grid(0), g.grid(1), g.grid(2)),
+                              dim3(g.block(0), g.block(1), g.block(2)), args.data(),
+                              g.dynamic_shared_bytes(), stream));
+  return CudaStatus(cudaGetLastError(), "kernel launch");
+}
+
+// ---- timing ----
+
+absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_t)>& run,
+                                    const std::function<absl::Status(cudaStream_t)>& flush,
+                                    int warmup, int reps, cudaStream_t stream) {
+  for (int i = 0; i < warmup; ++i) TUNED_RETURN_IF_ERROR(run(stream));
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+    }
+  };
+  std::vector<Events> ev(static_cast<size_t>(std::max(reps, 1)));
+  for (auto& e : ev) {
+    TUNED_CUDA(cudaEventCreate(&e.start));
+    TUNED_CUDA(cudaEventCreate(&e.stop));
+  }
+  for (auto& e : ev) {
+    if (flush) TUNED_RETURN_IF_ERROR(flush(stream));
+    TUNED_CUDA(cudaEventRecord(e.start, stream));
+    TUNED_RETURN_IF_ERROR(run(stream));
+    TUNED_CUDA(cudaEventRecord(e.stop, stream));
+  }
+  TUNED_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> ms;
+  for (auto& e : ev) {
+    float t = 0;
+    TUNED_CUDA(cudaEventElapsedTime(&t, e.start, e.stop));
+    ms.push_back(t);
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+
+absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {
+  L2Flusher f;
+  auto buf = DeviceBuffer::Alloc(static_cast<size_t>(std::max<int64_t>(2 * l2_bytes, 1 << 20)));
+  if (!buf.ok()) return buf.status();
+  f.scratch_ = *std::move(buf);
+  return f;
+}
+
+absl::Status L2Flusher::Flush(cudaStream_t stream) const {
+  static int value = 0;
+  TUNED_CUDA(cudaMemsetAsync(scratch_.get(), ++value & 0xff, scratch_.bytes(), stream));
+  return absl::OkStatus();
+}
+
+}  // namespace tuned

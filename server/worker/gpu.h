@@ -1,0 +1,110 @@
+// CUDA runtime helpers for the worker: checked calls, device buffers, device
+// description, loading and launching compiled kernels, and timing. Only the
+// worker process (and GPU tests) link this.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
+
+namespace tuned {
+
+/// OK for cudaSuccess, else INTERNAL "<what>: <cudaGetErrorName>: <string>".
+absl::Status CudaStatus(cudaError_t err, std::string_view what);
+
+#define TUNED_CUDA(expr)                                          \
+  do {                                                            \
+    if (absl::Status _s = ::tuned::CudaStatus((expr), #expr); !_s.ok()) return _s; \
+  } while (0)
+
+#define TUNED_RETURN_IF_ERROR(expr)                  \
+  do {                                               \
+    if (absl::Status _s = (expr); !_s.ok()) return _s; \
+  } while (0)
+
+/// Owns one cudaMalloc allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  /// RESOURCE_EXHAUSTED if the device is out of memory.
+  static absl::StatusOr<DeviceBuffer> Alloc(size_t bytes);
+  void* get() const { return ptr_; }
+  float* f32() const { return static_cast<float*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Fills `count` floats of `buf` with uniform random values in [-1, 1)
+/// from a fixed-seed generator (std::mt19937_64).
+absl::Status FillRandom(const DeviceBuffer& buf, size_t count, uint64_t seed);
+
+/// Copies `count` floats to the host.
+absl::StatusOr<std::vector<float>> CopyToHost(const DeviceBuffer& buf, size_t count);
+
+/// Makes `ordinal` current and describes it (name, compute capability,
+/// limits, driver and NVRTC versions). FAILED_PRECONDITION if there is no
+/// such GPU or no driver.
+absl::StatusOr<v1::Device> OpenDevice(int ordinal);
+
+/// A compiled kernel loaded into the current context (cudaLibrary API).
+class LoadedKernel {
+ public:
+  LoadedKernel() = default;
+  ~LoadedKernel();
+  LoadedKernel(LoadedKernel&& o) noexcept;
+  LoadedKernel& operator=(LoadedKernel&& o) noexcept;
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+
+  /// Loads `cubin` and finds `entry` (the lowered name).
+  static absl::StatusOr<LoadedKernel> Load(const std::string& cubin, const std::string& entry);
+  /// Launches with the geometry (dynamic shared memory opted in as needed);
+  /// `args` are pointers to the arguments in the kernel's order.
+  absl::Status Launch(const v1::LaunchGeometry& geometry, std::vector<void*>& args,
+                      cudaStream_t stream) const;
+  /// Registers per thread and local (spill) bytes of the loaded function.
+  int registers() const { return registers_; }
+  int local_bytes() const { return local_bytes_; }
+
+ private:
+  cudaLibrary_t library_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+  int registers_ = 0;
+  int local_bytes_ = 0;
+};
+
+/// Times `run` (one launch on `stream`): `warmup` untimed runs, then `reps`
+/// runs each bracketed by its own CUDA events, with `flush` (e.g. an L2
+/// flush) before each and outside the events. Returns the median in ms.
+absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_t)>& run,
+                                    const std::function<absl::Status(cudaStream_t)>& flush,
+                                    int warmup, int reps, cudaStream_t stream);
+
+/// Writes a scratch buffer of twice the L2 size, evicting earlier data.
+class L2Flusher {
+ public:
+  static absl::StatusOr<L2Flusher> Create(int64_t l2_bytes);
+  absl::Status Flush(cudaStream_t stream) const;
+
+ private:
+  DeviceBuffer scratch_;
+};
+
+}  // namespace tuned

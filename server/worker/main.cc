@@ -1,0 +1,62 @@
+// tuned-worker: the GPU worker process. Started by the daemon, one per GPU;
+// reads framed requests on stdin and writes framed responses on stdout
+// (server/ipc.h). Logs go to stderr. Exits when stdin closes, or with status 3
+// after a CUDA error that leaves the context unusable, so the daemon restarts it.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "CLI/CLI.hpp"
+#include "server/ipc.h"
+#include "server/worker/measure.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tuned GPU worker (started by the tuned daemon)"};
+  int gpu = 0;
+  bool compile_only = false;
+  app.add_option("--gpu", gpu, "CUDA device ordinal");
+  int64_t device_memory_mib = 0;
+  app.add_flag("--compile-only", compile_only, "no GPU: compile candidates, never run them");
+  app.add_option("--device-memory-mib", device_memory_mib,
+                 "with --compile-only: memory of the simulated device (tests)");
+  CLI11_PARSE(app, argc, argv);
+
+  // Keep the protocol on a private descriptor; stray prints go to stderr.
+  const int out = dup(STDOUT_FILENO);
+  if (out < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 1;
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("worker"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e worker[%P] %l: %v");
+
+  auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20);
+  if (!worker.ok()) {
+    // Answer the daemon's hello with the reason, then exit.
+    tuned::v1::worker::Request ignored;
+    (void)tuned::ReadMessage(STDIN_FILENO, &ignored);
+    tuned::v1::worker::Response response;
+    response.set_error(worker.status().ToString());
+    (void)tuned::WriteMessage(out, response);
+    spdlog::error("cannot start: {}", worker.status().ToString());
+    return 2;
+  }
+  spdlog::info("ready on {} (sm_{}{}){}", (*worker)->device().name(), (*worker)->device().cc_major(),
+               (*worker)->device().cc_minor(), compile_only ? ", compile-only" : "");
+  while (true) {
+    tuned::v1::worker::Request request;
+    if (auto s = tuned::ReadMessage(STDIN_FILENO, &request); !s.ok()) {
+      if (!absl::IsUnavailable(s)) spdlog::error("bad request: {}", s.ToString());
+      return absl::IsUnavailable(s) ? 0 : 1;
+    }
+    auto response = (*worker)->Handle(request);
+    if ((*worker)->broken() && response.has_measured()) response.mutable_measured()->set_worker_exits(true);
+    if (auto s = tuned::WriteMessage(out, response); !s.ok()) {
+      spdlog::error("cannot answer: {}", s.ToString());
+      return 1;
+    }
+    if ((*worker)->broken()) {
+      spdlog::error("CUDA context unusable after a fault; exiting for a restart");
+      return 3;
+    }
+  }
+}

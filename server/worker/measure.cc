@@ -1,0 +1,178 @@
+#include "server/worker/measure.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace tuned {
+
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
+                                                           uint64_t seed, const v1::Device& device) {
+  switch (family) {
+    case v1::FAMILY_SGEMM:
+      return MakeSgemmProblem(shape, seed, device);
+    case v1::FAMILY_TRANSPOSE:
+      return MakeTransposeProblem(shape, seed, device);
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown family ", family));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(int gpu, bool compile_only,
+                                                      int64_t memory_bytes) {
+  auto w = std::unique_ptr<Worker>(new Worker());
+  w->compile_only_ = compile_only;
+  if (compile_only) {
+    w->device_ = Sm90ReferenceDevice();
+    w->device_.set_nvrtc_version(NvrtcVersion());
+    w->device_.set_compile_only(true);
+    if (memory_bytes > 0) w->device_.set_total_memory_bytes(memory_bytes);
+    return w;
+  }
+  auto dev = OpenDevice(gpu);
+  if (!dev.ok()) return dev.status();
+  w->device_ = *dev;
+  TUNED_CUDA(cudaStreamCreateWithFlags(&w->stream_, cudaStreamNonBlocking));
+  auto flusher = L2Flusher::Create(w->device_.l2_cache_bytes());
+  if (!flusher.ok()) return flusher.status();
+  w->flusher_ = *std::move(flusher);
+  return w;
+}
+
+Worker::~Worker() {
+  problem_.reset();
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+std::string Worker::Arch() const {
+  return absl::StrCat("sm_", device_.cc_major(), device_.cc_minor());
+}
+
+absl::StatusOr<std::pair<double, int>> Worker::Time(
+    const std::function<absl::Status(cudaStream_t)>& run, double best_ms) {
+  auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
+  auto first = TimeMedianMs(run, flush, /*warmup=*/1, /*reps=*/1, stream_);
+  if (!first.ok()) return first.status();
+  int reps = static_cast<int>(std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), 5.0, 100.0));
+  if (best_ms > 0 && *first > 20 * best_ms) reps = 3;
+  auto median = TimeMedianMs(run, flush, /*warmup=*/0, reps, stream_);
+  if (!median.ok()) return median.status();
+  return std::pair{*median, reps};
+}
+
+absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
+  worker::PrepareResult result;
+  prepared_ = request.problem();
+  problem_.reset();
+  if (compile_only_) {
+    result.set_baseline_name("none (compile-only)");
+    return result;
+  }
+  const Shape shape(request.problem().shape().begin(), request.problem().shape().end());
+  auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_);
+  if (!problem.ok()) {
+    prepared_.reset();
+    return problem.status();
+  }
+  problem_ = *std::move(problem);
+  auto timed = Time([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);
+  if (!timed.ok()) return timed.status();
+  result.set_baseline_ms(timed->first);
+  result.set_baseline_name(problem_->BaselineName());
+  return result;
+}
+
+worker::MeasureResult Worker::Measure(const worker::Measure& request) {
+  const worker::Kernel& k = request.kernel();
+  std::vector<std::string> options(k.options().begin(), k.options().end());
+  auto compiled = Compile(k.source(), k.name_expression(), options, Arch());
+  if (!compiled.ok()) {
+    worker::MeasureResult r;
+    r.set_status(v1::MEASUREMENT_COMPILE_ERROR);
+    r.set_message(std::string(compiled.status().message()));
+    return r;
+  }
+  return MeasureCompiled(*compiled, k.geometry(), request.best_ms());
+}
+
+worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
+                                              const v1::LaunchGeometry& geometry, double best_ms,
+                                              bool time) {
+  worker::MeasureResult r;
+  auto fail = [&r](v1::MeasurementStatus status, const absl::Status& s) {
+    r.set_status(status);
+    r.set_message(std::string(s.message()));
+    return r;
+  };
+  r.set_compile_ms(compiled.compile_ms);
+  r.set_cubin(compiled.cubin);
+  r.set_ptx(compiled.ptx);
+  r.set_entry(compiled.entry);
+  r.set_registers(compiled.registers);
+  r.set_local_bytes(compiled.spill_bytes);
+  if (compile_only_) {
+    r.set_status(v1::MEASUREMENT_COMPILED);
+    r.set_message(compiled.log);
+    return r;
+  }
+  if (!problem_) {
+    return fail(v1::MEASUREMENT_LAUNCH_ERROR, absl::FailedPreconditionError("no problem prepared"));
+  }
+  auto loaded = LoadedKernel::Load(compiled.cubin, compiled.entry);
+  if (!loaded.ok()) return fail(v1::MEASUREMENT_LAUNCH_ERROR, loaded.status());
+  r.set_registers(loaded->registers());
+  r.set_local_bytes(loaded->local_bytes());
+  auto run = [&](cudaStream_t s) { return loaded->Launch(geometry, problem_->KernelArgs(), s); };
+
+  // A launch or kernel failure may leave the context unusable (sticky error).
+  auto launch_failed = [&](const absl::Status& s) {
+    if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
+    return fail(v1::MEASUREMENT_LAUNCH_ERROR, s);
+  };
+  if (auto s = problem_->PoisonOutput(stream_); !s.ok()) return launch_failed(s);
+  if (auto s = run(stream_); !s.ok()) return launch_failed(s);
+  if (auto s = CudaStatus(cudaStreamSynchronize(stream_), "kernel"); !s.ok()) return launch_failed(s);
+  auto error = problem_->CheckOutput(stream_);
+  if (!error.ok()) return launch_failed(error.status());
+  r.set_error(*error);
+  if (!(*error <= problem_->Tolerance())) {
+    r.set_status(v1::MEASUREMENT_WRONG_ANSWER);
+    r.set_message(absl::StrCat("error ", *error, " exceeds tolerance ", problem_->Tolerance()));
+    return r;
+  }
+  r.set_status(v1::MEASUREMENT_OK);
+  if (!time) return r;
+  auto timed = Time(run, best_ms);
+  if (!timed.ok()) return launch_failed(timed.status());
+  r.set_median_ms(timed->first);
+  r.set_repetitions(timed->second);
+  return r;
+}
+
+worker::Response Worker::Handle(const worker::Request& request) {
+  worker::Response response;
+  switch (request.kind_case()) {
+    case worker::Request::kHello:
+      *response.mutable_device() = device_;
+      break;
+    case worker::Request::kPrepare: {
+      auto r = Prepare(request.prepare());
+      if (r.ok()) {
+        *response.mutable_prepared() = *r;
+      } else {
+        response.set_error(r.status().ToString());
+        if (!compile_only_ && cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
+      }
+      break;
+    }
+    case worker::Request::kMeasure:
+      *response.mutable_measured() = Measure(request.measure());
+      break;
+    default:
+      response.set_error("empty request");
+  }
+  return response;
+}
+
+}  // namespace tuned

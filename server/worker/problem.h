@@ -1,0 +1,46 @@
+// The worker side of a family: device buffers with random inputs, the
+// reference output, the check of a candidate's output, and the baseline timed
+// in the same job. One implementation per family (<family>_problem.cc).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/families/family.h"
+
+namespace tuned {
+
+class DeviceProblem {
+ public:
+  virtual ~DeviceProblem() = default;
+  /// Pointers to the kernel's arguments, in the order of Family::Arguments().
+  /// Valid until the problem is destroyed.
+  virtual std::vector<void*>& KernelArgs() = 0;
+  /// Fills the output with NaN so that any element a kernel skips fails the check.
+  virtual absl::Status PoisonOutput(cudaStream_t stream) = 0;
+  /// Error of the output against the reference; passes if <= Tolerance().
+  /// sgemm: relative Frobenius error vs cuBLAS; transpose: mismatched elements.
+  virtual absl::StatusOr<double> CheckOutput(cudaStream_t stream) = 0;
+  virtual double Tolerance() const = 0;
+  /// Runs the baseline once (cuBLAS SGEMM, copy kernel) on `stream`.
+  virtual absl::Status RunBaseline(cudaStream_t stream) = 0;
+  virtual std::string BaselineName() const = 0;
+};
+
+/// Allocates the buffers for the shape, fills inputs with random values from
+/// `seed`, and computes the reference. RESOURCE_EXHAUSTED if it cannot fit.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(const Shape& shape, uint64_t seed,
+                                                                const v1::Device& device);
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeTransposeProblem(const Shape& shape,
+                                                                    uint64_t seed,
+                                                                    const v1::Device& device);
+/// Dispatches on the family.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
+                                                           uint64_t seed, const v1::Device& device);
+
+}  // namespace tuned

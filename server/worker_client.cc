@@ -1,0 +1,119 @@
+#include "server/worker_client.h"
+
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "server/ipc.h"
+#include "spdlog/spdlog.h"
+
+extern char** environ;
+
+namespace tuned {
+
+absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::string& path,
+                                                                  std::vector<std::string> args) {
+  auto w = std::unique_ptr<WorkerClient>(new WorkerClient(path, std::move(args)));
+  if (auto s = w->Spawn(); !s.ok()) return s;
+  return w;
+}
+
+WorkerClient::~WorkerClient() { Stop(); }
+
+absl::Status WorkerClient::Spawn() {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, to[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, from[1], STDOUT_FILENO);
+  std::vector<const char*> argv = {path_.c_str()};
+  for (const auto& a : args_) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  const int err = posix_spawn(&pid_, path_.c_str(), &actions, nullptr,
+                              const_cast<char* const*>(argv.data()), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(to[0]);
+  close(from[1]);
+  if (err != 0) {
+    close(to[1]);
+    close(from[0]);
+    pid_ = -1;
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot start GPU worker ", path_, ": ", std::strerror(err)));
+  }
+  to_worker_ = to[1];
+  from_worker_ = from[0];
+
+  v1::worker::Request hello;
+  hello.mutable_hello();
+  auto response = Call(hello);
+  if (!response.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("GPU worker ", path_, " exited at start: ", response.status().message()));
+  }
+  if (!response->error().empty()) {
+    Stop();
+    return absl::FailedPreconditionError(absl::StrCat("GPU worker: ", response->error()));
+  }
+  device_ = response->device();
+  spdlog::info("GPU worker pid {} ready: {} sm_{}{}{}", pid_, device_.name(), device_.cc_major(),
+               device_.cc_minor(), device_.compile_only() ? " (compile-only)" : "");
+  return absl::OkStatus();
+}
+
+void WorkerClient::Stop() {
+  if (to_worker_ >= 0) close(to_worker_);  // the worker exits on end of input
+  if (from_worker_ >= 0) close(from_worker_);
+  to_worker_ = from_worker_ = -1;
+  if (pid_ <= 0) return;
+  int status = 0;
+  for (int i = 0; i < 50; ++i) {  // up to 5 s for a clean exit
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Request& request) {
+  if (pid_ <= 0) return absl::UnavailableError("GPU worker is not running");
+  v1::worker::Response response;
+  absl::Status s = WriteMessage(to_worker_, request);
+  if (s.ok()) s = ReadMessage(from_worker_, &response);
+  if (!s.ok()) {
+    int status = 0;
+    std::string how = "is gone";
+    if (waitpid(pid_, &status, 0) == pid_) {
+      how = WIFSIGNALED(status) ? absl::StrCat("was killed by signal ", WTERMSIG(status))
+                                : absl::StrCat("exited with status ", WEXITSTATUS(status));
+    }
+    pid_ = -1;
+    Stop();
+    return absl::UnavailableError(absl::StrCat("GPU worker ", how, " (", s.message(), ")"));
+  }
+  return response;
+}
+
+absl::Status WorkerClient::Restart() {
+  Stop();
+  ++restarts_;
+  spdlog::warn("restarting GPU worker (restart {})", restarts_);
+  return Spawn();
+}
+
+}  // namespace tuned

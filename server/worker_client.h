@@ -1,0 +1,49 @@
+// The daemon's handle on its GPU worker process (server/worker/main.cc):
+// starts it with pipes, talks the framed protocol of server/ipc.h, and
+// restarts it when it dies. Not thread-safe: the job runner alone uses it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
+#include "tuned/v1/worker.pb.h"
+
+namespace tuned {
+
+class WorkerClient {
+ public:
+  /// Starts `path args...` (e.g. {"--gpu", "0"}) and asks it for its device.
+  /// FAILED_PRECONDITION with the worker's reason if it cannot start (no GPU).
+  static absl::StatusOr<std::unique_ptr<WorkerClient>> Start(const std::string& path,
+                                                             std::vector<std::string> args);
+  ~WorkerClient();
+
+  const v1::Device& device() const { return device_; }
+  /// Sends one request and waits for its response. UNAVAILABLE if the worker
+  /// died (it is then reaped; call Restart). Response.error is not converted.
+  absl::StatusOr<v1::worker::Response> Call(const v1::worker::Request& request);
+  /// Stops the worker (if alive) and starts a new one.
+  absl::Status Restart();
+  int restarts() const { return restarts_; }
+
+ private:
+  WorkerClient(std::string path, std::vector<std::string> args)
+      : path_(std::move(path)), args_(std::move(args)) {}
+  absl::Status Spawn();
+  void Stop();
+
+  std::string path_;
+  std::vector<std::string> args_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1;
+  int from_worker_ = -1;
+  int restarts_ = 0;
+  v1::Device device_;
+};
+
+}  // namespace tuned

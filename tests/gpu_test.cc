@@ -1,0 +1,138 @@
+// GPU tests (ctest label `gpu`): every config of every family runs and
+// verifies on shapes no tile divides, and timing works. Skipped, with
+// "SKIPPED: no GPU", where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <future>
+#include <thread>
+
+#include "server/worker/compiler.h"
+#include "server/worker/measure.h"
+
+namespace tuned {
+namespace {
+
+std::unique_ptr<Worker>& SharedWorker() {
+  static std::unique_ptr<Worker> worker;
+  return worker;
+}
+
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!SharedWorker()) {
+      auto w = Worker::Create(0, false);
+      if (!w.ok()) GTEST_SKIP() << "SKIPPED: no GPU: " << w.status();
+      SharedWorker() = *std::move(w);
+    }
+    worker_ = SharedWorker().get();
+  }
+
+  absl::Status Prepare(const Family& f, const Shape& shape) {
+    worker::Prepare p;
+    p.mutable_problem()->set_family(f.id());
+    p.mutable_problem()->set_dtype(v1::DTYPE_F32);
+    for (int64_t d : shape) p.mutable_problem()->add_shape(d);
+    p.set_seed(7);
+    auto r = worker_->Prepare(p);
+    if (!r.ok()) return r.status();
+    EXPECT_GT(r->baseline_ms(), 0);
+    return absl::OkStatus();
+  }
+
+  // Compiles every valid config of the family, in parallel on the CPU.
+  static std::vector<std::pair<Config, CompiledKernel>> CompileAll(const Family& f,
+                                                                   const v1::Device& d) {
+    const auto configs = f.ValidSpace(d, nullptr);
+    const std::string arch = "sm_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
+    const size_t chunk = std::max(2u, std::thread::hardware_concurrency());
+    std::vector<std::pair<Config, CompiledKernel>> out;
+    for (size_t begin = 0; begin < configs.size(); begin += chunk) {
+      std::vector<std::future<absl::StatusOr<CompiledKernel>>> futures;
+      for (size_t i = begin; i < std::min(configs.size(), begin + chunk); ++i) {
+        futures.push_back(std::async(std::launch::async, [&f, &c = configs[i], &arch] {
+          const KernelSource src = f.Source(c);
+          return Compile(src.source, src.name_expression, src.options, arch);
+        }));
+      }
+      for (size_t i = 0; i < futures.size(); ++i) {
+        auto k = futures[i].get();
+        EXPECT_TRUE(k.ok()) << f.ConfigName(configs[begin + i]) << ": " << k.status();
+        if (k.ok()) out.emplace_back(configs[begin + i], *std::move(k));
+      }
+    }
+    return out;
+  }
+
+  // Every config verifies on every shape.
+  void VerifyAll(const Family& f, const std::vector<Shape>& shapes) {
+    const auto kernels = CompileAll(f, worker_->device());
+    ASSERT_FALSE(kernels.empty());
+    for (const auto& shape : shapes) {
+      ASSERT_TRUE(Prepare(f, shape).ok()) << Family::ShapeString(shape);
+      int ok = 0;
+      for (const auto& [config, kernel] : kernels) {
+        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape), 0, /*time=*/false);
+        EXPECT_EQ(r.status(), v1::MEASUREMENT_OK)
+            << f.ConfigName(config) << " on " << Family::ShapeString(shape) << ": " << r.message();
+        ok += r.status() == v1::MEASUREMENT_OK;
+        ASSERT_FALSE(worker_->broken()) << f.ConfigName(config);
+      }
+      std::cout << f.name() << " " << Family::ShapeString(shape) << ": " << ok << "/"
+                << kernels.size() << " configs correct\n";
+    }
+  }
+
+  Worker* worker_ = nullptr;
+};
+
+TEST_F(GpuTest, DescribesTheDevice) {
+  const auto& d = worker_->device();
+  EXPECT_FALSE(d.name().empty());
+  EXPECT_GE(d.cc_major(), 7);
+  EXPECT_GT(d.sm_count(), 0);
+  EXPECT_GT(d.total_memory_bytes(), int64_t{1} << 30);
+  EXPECT_GE(d.shared_memory_per_block_optin(), d.shared_memory_per_block());
+  EXPECT_GT(d.driver_version(), 0);
+  EXPECT_FALSE(d.compile_only());
+}
+
+TEST_F(GpuTest, EverySgemmConfigIsCorrectOnShapesNoTileDivides) {
+  VerifyAll(SgemmFamily(), {{17, 33, 65}, {1, 1, 1}, {1000, 1000, 1000}, {16, 515, 300}, {129, 64, 1}});
+}
+
+TEST_F(GpuTest, EveryTransposeConfigIsCorrectOnOddSizes) {
+  VerifyAll(TransposeFamily(), {{8191, 4097}, {1, 1}, {33, 17}, {1, 5000}, {4096, 4096}});
+}
+
+TEST_F(GpuTest, TimingIsPositiveAndStable) {
+  const Family& f = SgemmFamily();
+  ASSERT_TRUE(Prepare(f, {1024, 1024, 1024}).ok());
+  const auto configs = f.ValidSpace(worker_->device(), nullptr);
+  // The largest tiled config: a fast kernel whose time we can bound.
+  const Config* pick = &configs.front();
+  for (const auto& c : configs) {
+    if (c.at("KIND") == 2 && c.at("TM") * c.at("TN") >= 64) pick = &c;
+  }
+  worker::Measure m;
+  const KernelSource src = f.Source(*pick);
+  m.mutable_kernel()->set_source(src.source);
+  m.mutable_kernel()->set_name_expression(src.name_expression);
+  *m.mutable_kernel()->mutable_geometry() = f.Geometry(*pick, {1024, 1024, 1024});
+  auto a = worker_->Measure(m);
+  auto b = worker_->Measure(m);
+  ASSERT_EQ(a.status(), v1::MEASUREMENT_OK) << a.message();
+  ASSERT_EQ(b.status(), v1::MEASUREMENT_OK) << b.message();
+  EXPECT_GE(a.repetitions(), 5);
+  EXPECT_LT(a.error(), 1e-5);
+  // 2*1024^3 flops: between 1 and 70 TFLOPS (fp32 peak of an H200 is 67).
+  EXPECT_GT(a.median_ms(), 2.0 * (1 << 30) / 70e9);
+  EXPECT_LT(a.median_ms(), 2.0 * (1 << 30) / 1e9);
+  EXPECT_NEAR(a.median_ms(), b.median_ms(), 0.2 * a.median_ms());
+  std::cout << f.ConfigName(*pick) << ": " << a.median_ms() << " ms, "
+            << 2.0 * (1 << 30) / (a.median_ms() * 1e6) << " GFLOPS\n";
+}
+
+}  // namespace
+}  // namespace tuned

@@ -1,0 +1,173 @@
+// The gRPC service through a real channel (Unix socket), with the real GPU
+// worker binary in compile-only mode: no GPU needed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "db/store.h"
+#include "grpcpp/grpcpp.h"
+#include "server/jobs.h"
+#include "server/service.h"
+#include "server/worker_client.h"
+#include "tuned/client.h"
+
+namespace tuned {
+namespace {
+
+v1::Problem Transpose(int64_t rows, int64_t cols) {
+  v1::Problem p;
+  p.set_family(v1::FAMILY_TRANSPOSE);
+  p.set_dtype(v1::DTYPE_F32);
+  p.add_shape(rows);
+  p.add_shape(cols);
+  return p;
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("tuned_service_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    auto worker = WorkerClient::Start(TUNED_WORKER_PATH,
+                                      {"--gpu", "0", "--compile-only", "--device-memory-mib", "1024"});
+    ASSERT_TRUE(worker.ok()) << worker.status();
+    worker_ = *std::move(worker);
+    auto store = Store::Open((dir_ / "t.db").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    auto device_id = store_->UpsertDevice(worker_->device());
+    ASSERT_TRUE(device_id.ok());
+    runner_ = std::make_unique<JobRunner>(store_.get(), worker_.get(), *device_id);
+    ASSERT_TRUE(runner_->Start().ok());
+    service_ = std::make_unique<TunerService>(store_.get(), runner_.get(), *device_id);
+    const std::string address = "unix:" + (dir_ / "t.sock").string();
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    client_ = std::make_unique<Client>(address);
+  }
+
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+    runner_.reset();
+    worker_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<WorkerClient> worker_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobRunner> runner_;
+  std::unique_ptr<TunerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ServiceTest, DescribesTheSimulatedDevice) {
+  auto d = client_->DescribeDevice();
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->compile_only());
+  EXPECT_EQ(d->cc_major(), 9);
+  EXPECT_EQ(d->cc_minor(), 0);
+  EXPECT_EQ(d->total_memory_bytes(), int64_t{1024} << 20);
+  EXPECT_FALSE(d->nvrtc_version().empty());
+}
+
+TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
+  struct BadCase {
+    v1::Problem problem;
+    absl::StatusCode code;
+    std::string message;
+  };
+  v1::Problem no_family = SgemmProblem(64, 64, 64);
+  no_family.set_family(v1::FAMILY_UNSPECIFIED);
+  v1::Problem no_dtype = SgemmProblem(64, 64, 64);
+  no_dtype.set_dtype(v1::DTYPE_UNSPECIFIED);
+  v1::Problem rank2 = SgemmProblem(64, 64, 64);
+  rank2.mutable_shape()->RemoveLast();
+  const std::vector<BadCase> cases = {
+      {SgemmProblem(0, 64, 64), absl::StatusCode::kInvalidArgument, "M must be at least 1"},
+      {SgemmProblem(64, -3, 64), absl::StatusCode::kInvalidArgument, "N must be at least 1"},
+      {SgemmProblem(64, 64, int64_t{1} << 40), absl::StatusCode::kInvalidArgument, "32-bit"},
+      {SgemmProblem(65536, 65536, 2), absl::StatusCode::kInvalidArgument, "2^31"},
+      {rank2, absl::StatusCode::kInvalidArgument, "3 dimensions"},
+      {no_family, absl::StatusCode::kInvalidArgument, "unknown kernel family"},
+      {no_dtype, absl::StatusCode::kInvalidArgument, "dtype"},
+      // A, B, C and the reference: 4 * (2*8192*16384 + 2*8192^2) B = 1.5 GiB > 1024 MiB.
+      {SgemmProblem(8192, 8192, 16384), absl::StatusCode::kResourceExhausted, "MiB"},
+  };
+  for (const auto& c : cases) {
+    auto job = client_->SubmitSweep(c.problem);
+    ASSERT_FALSE(job.ok()) << c.problem.ShortDebugString();
+    EXPECT_EQ(job.status().code(), c.code) << job.status();
+    EXPECT_NE(job.status().message().find(c.message), std::string::npos) << job.status();
+  }
+  auto jobs = client_->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE(jobs->empty());
+  // The daemon still answers.
+  EXPECT_TRUE(client_->DescribeDevice().ok());
+}
+
+TEST_F(ServiceTest, UnknownJobsAndUntunedProblemsAreNotFound) {
+  EXPECT_EQ(client_->GetJob(12345).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client_->CancelJob(12345).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client_->GetJob(-1).status().code(), absl::StatusCode::kInvalidArgument);
+  auto best = client_->GetBest(SgemmProblem(1024, 1024, 1024));
+  EXPECT_EQ(best.status().code(), absl::StatusCode::kNotFound) << best.status();
+  EXPECT_EQ(client_->GetBest(SgemmProblem(0, 1, 1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ServiceTest, CompileOnlySweepRunsToTheEndAndRecordsEveryConfig) {
+  auto job = client_->SubmitSweep(Transpose(100, 37));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_QUEUED);
+  EXPECT_GT(job->total(), 10);
+  int updates = 0;
+  auto end = client_->WatchJob(job->id(), [&](const v1::Job&) { ++updates; });
+  ASSERT_TRUE(end.ok()) << end.status();
+  EXPECT_EQ(end->state(), v1::JOB_DONE) << end->error();
+  EXPECT_EQ(end->done(), end->total());
+  EXPECT_EQ(end->failed(), 0);
+  EXPECT_GE(updates, 2);
+  auto ms = client_->ListMeasurements(Transpose(100, 37), 0);
+  ASSERT_TRUE(ms.ok());
+  EXPECT_EQ(static_cast<int>(ms->size()), end->total());
+  for (const auto& m : *ms) {
+    EXPECT_EQ(m.status(), v1::MEASUREMENT_COMPILED) << m.config().name();
+    EXPECT_GT(m.registers(), 0) << m.config().name();
+    EXPECT_EQ(m.job_id(), job->id());
+  }
+  // Compile-only measures nothing, so there is still no best kernel.
+  EXPECT_EQ(client_->GetBest(Transpose(100, 37)).status().code(), absl::StatusCode::kNotFound);
+  auto top = client_->ListMeasurements(Transpose(100, 37), 3);
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(top->size(), 3u);
+}
+
+TEST_F(ServiceTest, CancelStopsAQueuedJob) {
+  auto first = client_->SubmitSweep(Transpose(64, 64));
+  auto second = client_->SubmitSweep(Transpose(128, 64));
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto cancelled = client_->CancelJob(second->id());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_EQ(cancelled->state(), v1::JOB_CANCELLED);
+  auto end = client_->WatchJob(first->id(), [](const v1::Job&) {});
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(end->state(), v1::JOB_DONE);
+  auto second_now = client_->GetJob(second->id());
+  ASSERT_TRUE(second_now.ok());
+  EXPECT_EQ(second_now->state(), v1::JOB_CANCELLED);
+  EXPECT_EQ(second_now->done(), 0);
+  auto jobs = client_->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ(jobs->front().id(), second->id());  // newest first
+}
+
+}  // namespace
+}  // namespace tuned

@@ -1,0 +1,291 @@
+// Unit tests of the sgemm family description (server/families/sgemm.cc): its
+// space, pruning rules, names, keys, geometry and metric. CPU only.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/embedded.h"
+#include "server/families/family.h"
+
+namespace tuned {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const Family& F() { return SgemmFamily(); }
+
+/// A tiled config; the defaults are the classic 128x128x8, 8x8 per thread kernel.
+Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8, int64_t tn = 8,
+             int64_t pad = 4, int64_t vec = 4, int64_t loop = 0, int64_t map = 1, int64_t db = 0) {
+  return {{"KIND", 2}, {"BM", bm},   {"BN", bn},     {"BK", bk},   {"TM", tm}, {"TN", tn},
+          {"PAD", pad}, {"VEC", vec}, {"LOOP", loop}, {"MAP", map}, {"DB", db}};
+}
+
+/// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
+Config Naive(int64_t kind, int64_t bm, int64_t bn) {
+  return {{"KIND", kind}, {"BM", bm},  {"BN", bn},     {"BK", 8},   {"TM", 1}, {"TN", 1},
+          {"PAD", 0},     {"VEC", 1}, {"LOOP", 0}, {"MAP", 0}, {"DB", 0}};
+}
+
+/// Check's status on the sm_90 reference device.
+absl::Status CheckSm90(const Config& c) { return F().Check(c, Sm90ReferenceDevice()); }
+
+/// Expects FAILED_PRECONDITION whose message contains `cause`.
+void ExpectRejected(const Config& c, const std::string& cause) {
+  const absl::Status s = CheckSm90(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << F().ConfigKey(c) << ": " << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(cause)) << F().ConfigKey(c);
+}
+
+TEST(SgemmFamily, Describes) {
+  EXPECT_EQ(F().id(), v1::FAMILY_SGEMM);
+  EXPECT_EQ(F().name(), "sgemm");
+  EXPECT_THAT(F().dims(), ElementsAre("M", "N", "K"));
+  EXPECT_EQ(F().metric_unit(), "GFLOPS");
+  EXPECT_EQ(F().baseline_name(), "cuBLAS");
+  EXPECT_THAT(F().Arguments(), ElementsAre("int M", "int N", "int K", "float alpha", "const float* A",
+                                           "const float* B", "float beta", "float* C"));
+  std::vector<std::string> names;
+  for (const auto& p : F().params()) {
+    names.push_back(p.name);
+    EXPECT_FALSE(p.values.empty()) << p.name;
+    EXPECT_FALSE(p.doc.empty()) << p.name;
+  }
+  EXPECT_THAT(names, ElementsAre("KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC", "LOOP", "MAP",
+                                 "DB"));
+}
+
+TEST(SgemmFamily, IsRegistered) {
+  EXPECT_EQ(FindFamily("sgemm"), &SgemmFamily());
+  EXPECT_EQ(FindFamily(v1::FAMILY_SGEMM), &SgemmFamily());
+}
+
+TEST(SgemmFamily, WorkAndBuffers) {
+  EXPECT_EQ(F().Work({1024, 1024, 1024}), 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(F().Work({16, 4096, 4096}), 2.0 * 16 * 4096 * 4096);
+  EXPECT_EQ(F().Work({17, 33, 65}), 2.0 * 17 * 33 * 65);
+  // A (M*K) + B (K*N) + C and reference (2*M*N), 4 bytes each.
+  EXPECT_EQ(F().BufferBytes({1024, 1024, 1024}), int64_t{4} * 4 * 1024 * 1024);
+  EXPECT_EQ(F().BufferBytes({2, 3, 5}), 4 * (2 * 5 + 5 * 3 + 2 * 2 * 3));
+  EXPECT_EQ(F().MaxBufferElements({2, 3, 5}), 15);        // K*N
+  EXPECT_EQ(F().MaxBufferElements({7, 3, 5}), 35);        // M*K
+  EXPECT_EQ(F().MaxBufferElements({7, 11, 5}), 77);       // M*N
+}
+
+TEST(SgemmFamily, ValidatesShapes) {
+  EXPECT_TRUE(F().ValidateShape({1000, 1000, 1000}).ok());
+  EXPECT_TRUE(F().ValidateShape({1, 1, 1}).ok());
+  EXPECT_EQ(F().ValidateShape({1000, 1000}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(F().ValidateShape({16, 0, 16}).code(), absl::StatusCode::kInvalidArgument);
+  // A would have 2^31 elements: the kernels index with int.
+  EXPECT_EQ(F().ValidateShape({int64_t{1} << 16, 1, int64_t{1} << 15}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SgemmFamily, SpaceSizeAfterPruning) {
+  const auto space = F().Space();
+  std::vector<Pruned> pruned;
+  const auto valid = F().ValidSpace(Sm90ReferenceDevice(), &pruned);
+  EXPECT_EQ(valid.size() + pruned.size(), space.size());
+  EXPECT_GE(valid.size(), 200u);
+  EXPECT_LE(valid.size(), 450u);
+  EXPECT_GT(pruned.size(), 0u);  // the rules do prune
+  for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
+
+  int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0;
+  for (const auto& c : valid) {
+    switch (c.at("KIND")) {
+      case 0: ++naive; break;
+      case 1: ++coalesced; break;
+      default:
+        if (c.at("TM") == 1 && c.at("TN") == 1) {
+          ++classic;
+        } else if (c.at("TN") == 1) {
+          ++one_d;
+        } else {
+          ++two_d;
+        }
+        if (c.at("VEC") == 4 && c.at("TM") * c.at("TN") >= 64) ++fast;
+    }
+  }
+  EXPECT_EQ(naive, 4);
+  EXPECT_EQ(coalesced, 4);
+  EXPECT_GE(classic, 4);
+  EXPECT_GE(one_d, 8);
+  EXPECT_GE(two_d, 150);
+  EXPECT_GE(fast, 50);
+  EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
+}
+
+TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
+  std::set<Config> configs;
+  std::set<std::string> names, expressions;
+  for (const auto& c : F().Space()) {
+    EXPECT_TRUE(configs.insert(c).second) << F().ConfigKey(c);
+    EXPECT_TRUE(names.insert(F().ConfigName(c)).second) << F().ConfigName(c);
+    EXPECT_TRUE(expressions.insert(F().Source(c).name_expression).second) << F().ConfigKey(c);
+    ASSERT_EQ(c.size(), F().params().size()) << F().ConfigKey(c);
+    for (const auto& p : F().params()) {
+      ASSERT_TRUE(c.contains(p.name));
+      EXPECT_NE(std::find(p.values.begin(), p.values.end(), c.at(p.name)), p.values.end())
+          << p.name << "=" << c.at(p.name);
+    }
+    // Irrelevant parameters are fixed: MAP=1 only where it changes the mapping
+    // (TM or TN of 8 or more), LOOP=1 only with a micro-tile.
+    if (c.at("KIND") == 2) {
+      if (c.at("MAP") == 1) EXPECT_TRUE(c.at("TM") >= 8 || c.at("TN") >= 8) << F().ConfigKey(c);
+      if (c.at("LOOP") == 1) EXPECT_GT(c.at("TM") * c.at("TN"), 1) << F().ConfigKey(c);
+    }
+  }
+}
+
+TEST(SgemmFamily, ConfigKeyRoundTrips) {
+  for (const auto& c : F().Space()) {
+    const std::string key = F().ConfigKey(c);
+    auto parsed = F().ParseConfigKey(key);
+    ASSERT_TRUE(parsed.ok()) << key << ": " << parsed.status();
+    EXPECT_EQ(*parsed, c) << key;
+  }
+  EXPECT_EQ(F().ConfigKey(Tiled()),
+            "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0");
+}
+
+TEST(SgemmFamily, ConfigNames) {
+  EXPECT_EQ(F().ConfigName(Naive(0, 16, 16)), "sgemm_naive_16x16");
+  EXPECT_EQ(F().ConfigName(Naive(1, 32, 8)), "sgemm_coalesced_32x8");
+  EXPECT_EQ(F().ConfigName(Tiled()), "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1");
+  EXPECT_EQ(F().ConfigName(Tiled(64, 128, 16, 4, 8, 0, 1, 1, 0, 1)),
+            "sgemm_tiled_64x128x16_4x8_p0_v1_l1_m0_db");
+}
+
+TEST(SgemmFamily, Sources) {
+  const KernelSource naive = F().Source(Naive(0, 16, 32));
+  EXPECT_EQ(naive.name_expression, "sgemm_naive<16,32>");
+  EXPECT_EQ(naive.source, embedded::kSgemmSource);
+  EXPECT_TRUE(naive.options.empty());
+  EXPECT_EQ(F().Source(Naive(1, 32, 32)).name_expression, "sgemm_coalesced<32,32>");
+  EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
+  EXPECT_EQ(F().Source(Tiled(64, 32, 16, 4, 1, 0, 1, 0, 0, 1)).name_expression,
+            "sgemm_tiled<64,32,16,4,1,0,1,0,0,1>");
+  // The embedded text is self-contained and defines the three templates.
+  const std::string src = embedded::kSgemmSource;
+  EXPECT_THAT(src, HasSubstr("sgemm_naive("));
+  EXPECT_THAT(src, HasSubstr("sgemm_coalesced("));
+  EXPECT_THAT(src, HasSubstr("sgemm_tiled("));
+  EXPECT_EQ(src.find("#include"), std::string::npos);
+}
+
+TEST(SgemmFamily, Geometry) {
+  auto expect = [](const Config& c, const Shape& s, std::vector<uint32_t> grid,
+                   std::vector<uint32_t> block) {
+    const v1::LaunchGeometry g = F().Geometry(c, s);
+    EXPECT_THAT(g.grid(), testing::ElementsAreArray(grid)) << F().ConfigName(c);
+    EXPECT_THAT(g.block(), testing::ElementsAreArray(block)) << F().ConfigName(c);
+    EXPECT_EQ(g.dynamic_shared_bytes(), 0u);
+  };
+  // grid = {ceil(N / BN), ceil(M / BM), 1}.
+  expect(Tiled(), {1000, 1000, 1000}, {8, 8, 1}, {256, 1, 1});
+  expect(Tiled(128, 64, 16, 8, 4), {1000, 1000, 1000}, {16, 8, 1}, {256, 1, 1});
+  expect(Tiled(32, 128, 8, 4, 4), {16, 4096, 4096}, {32, 1, 1}, {256, 1, 1});
+  expect(Tiled(128, 128, 8, 8, 8), {16, 4096, 4096}, {32, 1, 1}, {256, 1, 1});
+  expect(Tiled(64, 64, 8, 4, 4), {17, 33, 65}, {1, 1, 1}, {256, 1, 1});
+  expect(Tiled(256, 128, 8, 16, 8), {4097, 4097, 4097}, {33, 17, 1}, {256, 1, 1});
+  expect(Tiled(64, 32, 8, 8, 1), {4096, 4096, 1}, {128, 64, 1}, {256, 1, 1});
+  // Naive: x along rows, block {BM, BN}; coalesced: x along columns, block {BN, BM}.
+  expect(Naive(0, 32, 8), {1000, 1000, 1000}, {125, 32, 1}, {32, 8, 1});
+  expect(Naive(1, 32, 8), {1000, 1000, 1000}, {125, 32, 1}, {8, 32, 1});
+  expect(Naive(1, 16, 16), {17, 33, 65}, {3, 2, 1}, {16, 16, 1});
+  // grid.y is capped at 65535; the kernels loop over the remaining row blocks.
+  expect(Naive(0, 8, 32), {int64_t{1} << 20, 1024, 1024}, {32, 65535, 1}, {8, 32, 1});
+}
+
+TEST(SgemmFamily, ChecksThreads) {
+  // 256x128 with 4x4 per thread: 64*32 = 2048 threads.
+  ExpectRejected(Tiled(256, 128, 8, 4, 4), "2048 threads per block");
+  ExpectRejected(Tiled(256, 128, 8, 4, 4), "limit of 1024");
+  // 32x32 with 8x8 per thread: 16 threads, less than a warp.
+  ExpectRejected(Tiled(32, 32, 8, 8, 8), "16 threads per block");
+  ExpectRejected(Tiled(32, 32, 8, 8, 8), "warp");
+  ExpectRejected(Naive(1, 32, 64), "2048 threads per block");
+  EXPECT_TRUE(CheckSm90(Naive(0, 8, 8)).ok());
+  // A device with a smaller limit.
+  v1::Device small = Sm90ReferenceDevice();
+  small.set_max_threads_per_block(128);
+  const absl::Status s = F().Check(Tiled(), small);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("256 threads per block"));
+}
+
+TEST(SgemmFamily, ChecksDivisibility) {
+  // Only listed values are accepted, so BM % TM != 0 needs BM = 8 with TM = 16.
+  ExpectRejected(Tiled(8, 128, 8, 16, 4), "BM=8 is not a multiple of TM=16");
+  ExpectRejected(Tiled(128, 8, 8, 4, 16), "BN=8 is not a multiple of TN=16");
+  // 64x64x8 with 4x4 per thread: 256 threads, each A/B tile is 512 floats:
+  // 2 scalar loads per thread are fine, float4 loads are not.
+  EXPECT_TRUE(CheckSm90(Tiled(64, 64, 8, 4, 4, 4, 1, 0, 0)).ok());
+  ExpectRejected(Tiled(64, 64, 8, 4, 4, 4, 4, 0, 0), "the A tile (512 floats) does not divide");
+  // 128x32x8 with 4x4 per thread: 256 threads; A = 1024 floats divides, B = 256 does not.
+  ExpectRejected(Tiled(128, 32, 8, 4, 4, 4, 4, 0, 0), "the B tile (256 floats) does not divide");
+}
+
+TEST(SgemmFamily, ChecksSharedMemory) {
+  // Double-buffered 128x128x32, PAD 4: 2 * 32 * (132 + 132) * 4 = 67584 bytes > 48 KiB.
+  ExpectRejected(Tiled(128, 128, 32, 8, 8, 4, 4, 0, 1, 1), "67584 bytes of shared memory");
+  // Single-buffered: 33792 bytes fit.
+  EXPECT_TRUE(CheckSm90(Tiled(128, 128, 32, 8, 8, 4, 4, 0, 1, 0)).ok());
+  v1::Device small = Sm90ReferenceDevice();
+  small.set_shared_memory_per_block(16 * 1024);
+  const absl::Status s = F().Check(Tiled(128, 128, 16, 8, 8), small);  // 16896 bytes
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("16896 bytes of shared memory"));
+}
+
+TEST(SgemmFamily, ChecksRegisters) {
+  // 16x16 per thread: 256 accumulators alone exceed 255 registers.
+  ExpectRejected(Tiled(256, 256, 8, 16, 16), "registers per thread");
+  ExpectRejected(Tiled(256, 256, 8, 16, 16), "limit of 255");
+  // 256x128 with 8x8 per thread: 512 threads of an estimated 64 + 16 + 6 + 32 +
+  // 6 (DB staging) ... registers: fits 255 but not 65536 per block when double-buffered.
+  const absl::Status s = CheckSm90(Tiled(256, 128, 8, 8, 8, 4, 1, 0, 1, 1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("x 512 threads"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("per-block limit of 65536"));
+}
+
+TEST(SgemmFamily, ChecksParameterNames) {
+  Config c = Tiled();
+  c["WARP"] = 1;
+  ExpectRejected(c, "unknown parameter 'WARP'");
+  c = Tiled();
+  c.erase("DB");
+  ExpectRejected(c, "missing parameter 'DB'");
+  c = Tiled();
+  c["BM"] = 96;
+  ExpectRejected(c, "BM=96 is not one of the supported values");
+  // The naive kinds take the fixed values of the parameters they do not use,
+  // so that their names stay unique.
+  c = Naive(0, 16, 16);
+  c["BK"] = 16;
+  ExpectRejected(c, "BK=16 is unused by KIND=0");
+}
+
+TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
+  for (const auto& c : F().ValidSpace(Sm90ReferenceDevice(), nullptr)) {
+    const v1::LaunchGeometry g = F().Geometry(c, {1000, 1000, 1000});
+    ASSERT_EQ(g.block_size(), 3);
+    const int64_t threads = int64_t{g.block(0)} * g.block(1) * g.block(2);
+    EXPECT_GE(threads, 32) << F().ConfigName(c);
+    EXPECT_LE(threads, 1024) << F().ConfigName(c);
+    EXPECT_EQ(threads % 32, 0) << F().ConfigName(c);
+    EXPECT_EQ(g.grid(0), (1000 + c.at("BN") - 1) / c.at("BN")) << F().ConfigName(c);
+    EXPECT_EQ(g.grid(1), (1000 + c.at("BM") - 1) / c.at("BM")) << F().ConfigName(c);
+  }
+}
+
+}  // namespace
+}  // namespace tuned

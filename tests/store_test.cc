@@ -1,0 +1,503 @@
+// Store against :memory: and temporary files: schema versioning, jobs,
+// measurements, best kernels and binaries.
+#include "db/store.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tuned {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t Now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A fresh directory under the test temp dir, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::path(testing::TempDir()) /
+            ("tuned_store_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// Runs one query on a database file directly and returns the first column
+/// of its first row.
+int64_t QueryInt(const fs::path& db_path, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return v;
+}
+
+v1::Device Gpu(std::string nvrtc = "13.0") {
+  v1::Device d;
+  d.set_name("NVIDIA H100 80GB HBM3");
+  d.set_cc_major(9);
+  d.set_cc_minor(0);
+  d.set_driver_version(13000);
+  d.set_nvrtc_version(nvrtc);
+  d.set_sm_count(132);
+  return d;
+}
+
+v1::Problem Sgemm(int64_t m, int64_t n, int64_t k) {
+  v1::Problem p;
+  p.set_family(v1::FAMILY_SGEMM);
+  p.set_dtype(v1::DTYPE_F32);
+  p.add_shape(m);
+  p.add_shape(n);
+  p.add_shape(k);
+  return p;
+}
+
+v1::Measurement Meas(const std::string& name, v1::MeasurementStatus status, double ms) {
+  v1::Measurement m;
+  m.mutable_config()->set_name(name);
+  (*m.mutable_config()->mutable_params())["BM"] = 128;
+  (*m.mutable_config()->mutable_params())["BN"] = 64;
+  (*m.mutable_config()->mutable_params())["BK"] = 8;
+  m.set_status(status);
+  m.set_median_ms(ms);
+  m.set_metric(ms > 0 ? 2.0 * 1024 * 1024 * 1024 / (ms * 1e6) : 0);
+  m.set_metric_unit("GFLOPS");
+  m.set_error(1e-6);
+  m.set_repetitions(20);
+  m.set_registers(96);
+  return m;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = Store::Open(":memory:");
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = *std::move(s);
+    auto dev = store_->UpsertDevice(Gpu());
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    dev_ = *dev;
+  }
+  int64_t NewJob(const v1::Problem& p, int total = 10, int pruned = 2) {
+    auto id = store_->CreateJob(dev_, p, total, pruned);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.value_or(-1);
+  }
+  std::unique_ptr<Store> store_;
+  int64_t dev_ = 0;
+};
+
+TEST(StoreOpenTest, CreatesFileAndParentDirectories) {
+  TempDir dir;
+  fs::path db = dir.path() / "a" / "b" / "tuned.db";
+  {
+    auto s = Store::Open(db.string());
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  EXPECT_TRUE(fs::exists(db));
+  EXPECT_EQ(QueryInt(db, "PRAGMA user_version"), Store::kSchemaVersion);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                     "('devices', 'jobs', 'measurements', 'binaries')"),
+            4);
+  // Opening again keeps the version (the schema is not reapplied destructively).
+  auto again = Store::Open(db.string());
+  ASSERT_TRUE(again.ok()) << again.status();
+}
+
+TEST(StoreOpenTest, RejectsNewerSchemaVersion) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  fs::path db = dir.path() / "future.db";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+
+  auto s = Store::Open(db.string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("schema version 99 is newer than this build's 1"),
+            std::string::npos)
+      << s.status();
+  EXPECT_EQ(QueryInt(db, "PRAGMA user_version"), 99);  // left alone
+}
+
+TEST(StoreOpenTest, RejectsFileThatIsNoDatabase) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  fs::path db = dir.path() / "junk.db";
+  {
+    std::FILE* f = std::fopen(db.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("this is not an sqlite database, just some text of some length......", f);
+    std::fclose(f);
+  }
+  auto s = Store::Open(db.string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("junk.db"), std::string::npos) << s.status();
+}
+
+TEST_F(StoreTest, UpsertDeviceIsIdempotent) {
+  auto again = store_->UpsertDevice(Gpu());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, dev_);
+  v1::Device same = Gpu();
+  same.set_sm_count(114);  // not part of the identity
+  EXPECT_EQ(*store_->UpsertDevice(same), dev_);
+  auto other = store_->UpsertDevice(Gpu("12.8"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*other, dev_);
+  EXPECT_EQ(*store_->UpsertDevice(Gpu("12.8")), *other);
+}
+
+TEST_F(StoreTest, JobLifecycleAndTimestamps) {
+  const int64_t before = Now();
+  int64_t id = NewJob(Sgemm(1024, 512, 256), 120, 30);
+  auto job = store_->GetJob(id);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->id(), id);
+  EXPECT_EQ(job->state(), v1::JOB_QUEUED);
+  EXPECT_EQ(job->problem().family(), v1::FAMILY_SGEMM);
+  EXPECT_EQ(job->problem().dtype(), v1::DTYPE_F32);
+  ASSERT_EQ(job->problem().shape_size(), 3);
+  EXPECT_EQ(job->problem().shape(0), 1024);
+  EXPECT_EQ(job->problem().shape(1), 512);
+  EXPECT_EQ(job->problem().shape(2), 256);
+  EXPECT_EQ(job->total(), 120);
+  EXPECT_EQ(job->pruned(), 30);
+  EXPECT_EQ(job->done(), 0);
+  EXPECT_EQ(job->failed(), 0);
+  EXPECT_FALSE(job->has_best());
+  EXPECT_GE(job->created_unix(), before);
+  EXPECT_LE(job->created_unix(), Now());
+  EXPECT_EQ(job->started_unix(), 0);
+  EXPECT_EQ(job->finished_unix(), 0);
+
+  ASSERT_TRUE(store_->SetJobState(id, v1::JOB_RUNNING).ok());
+  job = store_->GetJob(id);
+  EXPECT_EQ(job->state(), v1::JOB_RUNNING);
+  EXPECT_GE(job->started_unix(), before);
+  EXPECT_EQ(job->finished_unix(), 0);
+
+  ASSERT_TRUE(store_->SetJobBaseline(id, 0.25, 1234.5, "cublasSgemm").ok());
+  ASSERT_TRUE(store_->SetJobState(id, v1::JOB_FAILED, "worker crashed twice").ok());
+  job = store_->GetJob(id);
+  EXPECT_EQ(job->state(), v1::JOB_FAILED);
+  EXPECT_EQ(job->error(), "worker crashed twice");
+  EXPECT_GE(job->finished_unix(), job->started_unix());
+  EXPECT_LE(job->finished_unix(), Now());
+  EXPECT_DOUBLE_EQ(job->baseline_ms(), 0.25);
+  EXPECT_DOUBLE_EQ(job->baseline_metric(), 1234.5);
+  EXPECT_EQ(job->baseline_name(), "cublasSgemm");
+
+  auto missing = store_->GetJob(42);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "job 42 not found");
+  EXPECT_EQ(store_->SetJobState(42, v1::JOB_DONE).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->SetJobBaseline(42, 1, 1, "x").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->SetJobState(id, v1::JOB_STATE_UNSPECIFIED).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, ListJobsNewestFirstWithLimit) {
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(NewJob(Sgemm(64 * (i + 1), 64, 64)));
+  auto all = store_->ListJobs(0);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ((*all)[i].id(), ids[4 - i]);
+  auto two = store_->ListJobs(2);
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].id(), ids[4]);
+  EXPECT_EQ((*two)[0].problem().shape(0), 320);
+  EXPECT_EQ((*two)[1].id(), ids[3]);
+}
+
+TEST_F(StoreTest, AddMeasurementIsIdempotent) {
+  int64_t id = NewJob(Sgemm(1024, 1024, 1024));
+  v1::Measurement m = Meas("sgemm_tiled_128x64x8", v1::MEASUREMENT_OK, 1.5);
+  ASSERT_TRUE(store_->AddMeasurement(id, m, nullptr).ok());
+  m.set_median_ms(0.1);  // a repeat, even with other numbers, changes nothing
+  ASSERT_TRUE(store_->AddMeasurement(id, m, nullptr).ok());
+
+  auto list = store_->ListMeasurements(dev_, Sgemm(1024, 1024, 1024), 0);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_DOUBLE_EQ((*list)[0].median_ms(), 1.5);
+  auto job = store_->GetJob(id);
+  EXPECT_EQ(job->done(), 1);
+  EXPECT_EQ(job->failed(), 0);
+  auto names = store_->MeasuredConfigs(id);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, std::set<std::string>{"sgemm_tiled_128x64x8"});
+
+  EXPECT_EQ(store_->AddMeasurement(999, m, nullptr).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->AddMeasurement(id, v1::Measurement(), nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, CountsAndBestIgnoreFailures) {
+  int64_t id = NewJob(Sgemm(1024, 1024, 1024), 6, 0);
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("a", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  ASSERT_TRUE(
+      store_->AddMeasurement(id, Meas("c", v1::MEASUREMENT_WRONG_ANSWER, 0.5), nullptr).ok());
+  ASSERT_TRUE(
+      store_->AddMeasurement(id, Meas("d", v1::MEASUREMENT_COMPILE_ERROR, 0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("e", v1::MEASUREMENT_WORKER_DIED, 0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("f", v1::MEASUREMENT_COMPILED, 0), nullptr).ok());
+
+  auto job = store_->GetJob(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->done(), 3);  // a, b and the compiled f
+  EXPECT_EQ(job->failed(), 3);
+  ASSERT_TRUE(job->has_best());
+  EXPECT_EQ(job->best().config().name(), "b");
+  EXPECT_DOUBLE_EQ(job->best().median_ms(), 1.0);
+  EXPECT_EQ(job->best().job_id(), id);
+
+  auto best = store_->Best(dev_, Sgemm(1024, 1024, 1024));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->measurement.config().name(), "b");
+  EXPECT_EQ(best->measurement.status(), v1::MEASUREMENT_OK);
+}
+
+TEST_F(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
+  const v1::Problem p = Sgemm(2048, 2048, 2048);
+  int64_t j1 = NewJob(p);
+  int64_t j2 = NewJob(p);
+  int64_t other = NewJob(Sgemm(2048, 2048, 1024));
+  ASSERT_TRUE(store_->AddMeasurement(j1, Meas("slow", v1::MEASUREMENT_OK, 3.0), nullptr).ok());
+  ASSERT_TRUE(
+      store_->AddMeasurement(j1, Meas("broken", v1::MEASUREMENT_LAUNCH_ERROR, 0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j2, Meas("fast", v1::MEASUREMENT_OK, 1.25), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j2, Meas("mid", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
+  ASSERT_TRUE(
+      store_->AddMeasurement(other, Meas("elsewhere", v1::MEASUREMENT_OK, 0.1), nullptr).ok());
+
+  auto all = store_->ListMeasurements(dev_, p, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 4u);
+  EXPECT_EQ((*all)[0].config().name(), "fast");
+  EXPECT_EQ((*all)[1].config().name(), "mid");
+  EXPECT_EQ((*all)[2].config().name(), "slow");
+  EXPECT_EQ((*all)[3].config().name(), "broken");
+  EXPECT_EQ((*all)[0].job_id(), j2);
+  EXPECT_EQ((*all)[2].job_id(), j1);
+
+  const v1::Measurement& m = (*all)[0];
+  EXPECT_EQ(m.status(), v1::MEASUREMENT_OK);
+  EXPECT_EQ(m.config().params_size(), 3);
+  EXPECT_EQ(m.config().params().at("BM"), 128);
+  EXPECT_EQ(m.config().params().at("BN"), 64);
+  EXPECT_EQ(m.config().params().at("BK"), 8);
+  EXPECT_DOUBLE_EQ(m.metric(), 2.0 * 1024 * 1024 * 1024 / (1.25 * 1e6));
+  EXPECT_EQ(m.metric_unit(), "GFLOPS");
+  EXPECT_DOUBLE_EQ(m.error(), 1e-6);
+  EXPECT_EQ(m.repetitions(), 20);
+  EXPECT_EQ(m.registers(), 96);
+  EXPECT_GE(m.created_unix(), Now() - 60);
+
+  auto top2 = store_->ListMeasurements(dev_, p, 2);
+  ASSERT_EQ(top2->size(), 2u);
+  EXPECT_EQ((*top2)[0].config().name(), "fast");
+  EXPECT_EQ((*top2)[1].config().name(), "mid");
+
+  auto other_dev = store_->UpsertDevice(Gpu("12.8"));
+  EXPECT_TRUE(store_->ListMeasurements(*other_dev, p, 0)->empty());
+}
+
+TEST_F(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
+  const v1::Problem p = Sgemm(1024, 1024, 1024);
+  auto none = store_->Best(dev_, p);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(), "no tuned kernel for sgemm f32 1024x1024x1024 on this device");
+
+  int64_t id = NewJob(p);
+  ASSERT_TRUE(
+      store_->AddMeasurement(id, Meas("only_wrong", v1::MEASUREMENT_WRONG_ANSWER, 0.2), nullptr)
+          .ok());
+  EXPECT_EQ(store_->Best(dev_, p).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("ok", v1::MEASUREMENT_OK, 0.9), nullptr).ok());
+  EXPECT_TRUE(store_->Best(dev_, p).ok());
+
+  auto other = store_->UpsertDevice(Gpu("12.8"));
+  EXPECT_EQ(store_->Best(*other, p).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->Best(dev_, Sgemm(1024, 1024, 512)).status().code(),
+            absl::StatusCode::kNotFound);
+
+  v1::Problem t;
+  t.set_family(v1::FAMILY_TRANSPOSE);
+  t.set_dtype(v1::DTYPE_F32);
+  t.add_shape(4096);
+  t.add_shape(8192);
+  EXPECT_EQ(store_->Best(dev_, t).status().message(),
+            "no tuned kernel for transpose f32 4096x8192 on this device");
+}
+
+TEST_F(StoreTest, BinaryRoundTripWithBaseline) {
+  const v1::Problem p = Sgemm(512, 512, 512);
+  int64_t id = NewJob(p);
+  ASSERT_TRUE(store_->SetJobBaseline(id, 0.04, 6710.9, "cublasSgemm").ok());
+  KernelBinary bin;
+  bin.source = "extern \"C\" __global__ void k() {}";
+  bin.entry = "_Z6sgemmILi128EEvv";
+  bin.cubin = std::string(
+      "\x7f"
+      "ELF\0\0\x01\x02\0\xff",
+      10);
+  bin.ptx = ".version 8.0\n.target sm_90\n";
+  bin.log = "";
+  ASSERT_EQ(bin.cubin.size(), 10u);
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("k", v1::MEASUREMENT_OK, 0.05), &bin).ok());
+
+  auto best = store_->Best(dev_, p);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->binary.source, bin.source);
+  EXPECT_EQ(best->binary.entry, bin.entry);
+  EXPECT_EQ(best->binary.cubin, bin.cubin);
+  EXPECT_EQ(best->binary.cubin.size(), 10u);
+  EXPECT_EQ(best->binary.ptx, bin.ptx);
+  EXPECT_EQ(best->binary.log, "");
+  EXPECT_DOUBLE_EQ(best->baseline_ms, 0.04);
+  EXPECT_EQ(best->baseline_name, "cublasSgemm");
+
+  // A faster measurement without a binary wins and comes with an empty one.
+  int64_t id2 = NewJob(p);
+  ASSERT_TRUE(store_->AddMeasurement(id2, Meas("nobin", v1::MEASUREMENT_OK, 0.03), nullptr).ok());
+  best = store_->Best(dev_, p);
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ(best->measurement.config().name(), "nobin");
+  EXPECT_TRUE(best->binary.source.empty());
+  EXPECT_TRUE(best->binary.cubin.empty());
+  EXPECT_DOUBLE_EQ(best->baseline_ms, 0);  // job 2 timed no baseline
+  EXPECT_EQ(best->baseline_name, "");
+}
+
+TEST_F(StoreTest, NextQueuedJobIsFifoPerDevice) {
+  int64_t a = NewJob(Sgemm(128, 128, 128));
+  int64_t b = NewJob(Sgemm(256, 256, 256));
+  int64_t c = NewJob(Sgemm(512, 512, 512));
+  auto other = store_->UpsertDevice(Gpu("12.8"));
+  EXPECT_EQ(store_->NextQueuedJob(*other)->has_value(), false);
+
+  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), a);
+  ASSERT_TRUE(store_->SetJobState(a, v1::JOB_RUNNING).ok());
+  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), b);
+  ASSERT_TRUE(store_->SetJobState(b, v1::JOB_CANCELLED).ok());
+  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), c);
+  ASSERT_TRUE(store_->SetJobState(c, v1::JOB_DONE).ok());
+  EXPECT_FALSE(store_->NextQueuedJob(dev_)->has_value());
+}
+
+TEST_F(StoreTest, RequeueRunningJobs) {
+  int64_t a = NewJob(Sgemm(128, 128, 128));
+  int64_t b = NewJob(Sgemm(256, 256, 256));
+  int64_t c = NewJob(Sgemm(512, 512, 512));
+  int64_t d = NewJob(Sgemm(1024, 1024, 1024));
+  ASSERT_TRUE(store_->SetJobState(a, v1::JOB_RUNNING).ok());
+  ASSERT_TRUE(store_->SetJobState(b, v1::JOB_DONE).ok());
+  ASSERT_TRUE(store_->SetJobState(c, v1::JOB_RUNNING).ok());
+  ASSERT_TRUE(store_->AddMeasurement(c, Meas("kept", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+
+  auto ids = store_->RequeueRunningJobs();
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_EQ(*ids, (std::vector<int64_t>{a, c}));
+  EXPECT_EQ(store_->GetJob(a)->state(), v1::JOB_QUEUED);
+  EXPECT_EQ(store_->GetJob(a)->started_unix(), 0);
+  EXPECT_EQ(store_->GetJob(b)->state(), v1::JOB_DONE);
+  EXPECT_EQ(store_->GetJob(c)->state(), v1::JOB_QUEUED);
+  EXPECT_EQ(store_->GetJob(c)->done(), 1);  // measurements survive: the job resumes
+  EXPECT_EQ(store_->GetJob(d)->state(), v1::JOB_QUEUED);
+  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), a);
+  EXPECT_TRUE(store_->RequeueRunningJobs()->empty());
+}
+
+TEST_F(StoreTest, ConcurrentWritersAllLand) {
+  int64_t id = NewJob(Sgemm(1024, 1024, 1024), 200, 0);
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        auto m = Meas("c" + std::to_string(t) + "_" + std::to_string(i), v1::MEASUREMENT_OK,
+                      1.0 + t + i * 0.01);
+        if (!store_->AddMeasurement(id, m, nullptr).ok()) ++errors;
+        if (!store_->GetJob(id).ok()) ++errors;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  auto job = store_->GetJob(id);
+  EXPECT_EQ(job->done(), 200);
+  EXPECT_EQ(job->best().config().name(), "c0_0");
+}
+
+TEST(StoreFileTest, DataSurvivesReopenAndBinariesAreShared) {
+  TempDir dir;
+  fs::path db = dir.path() / "tuned.db";
+  const v1::Problem p = Sgemm(1024, 1024, 1024);
+  KernelBinary bin{
+      .source = "src", .entry = "k", .cubin = std::string("\0\1\2", 3), .ptx = "ptx", .log = "log"};
+  int64_t dev = 0, job = 0;
+  {
+    auto s = Store::Open(db.string());
+    ASSERT_TRUE(s.ok()) << s.status();
+    dev = *(*s)->UpsertDevice(Gpu());
+    job = *(*s)->CreateJob(dev, p, 3, 1);
+    ASSERT_TRUE((*s)->SetJobState(job, v1::JOB_RUNNING).ok());
+    ASSERT_TRUE((*s)->AddMeasurement(job, Meas("x", v1::MEASUREMENT_OK, 0.7), &bin).ok());
+    ASSERT_TRUE((*s)->AddMeasurement(job, Meas("x", v1::MEASUREMENT_OK, 0.7), &bin).ok());
+    ASSERT_TRUE((*s)->AddMeasurement(job, Meas("y", v1::MEASUREMENT_OK, 0.8), &bin).ok());
+    KernelBinary other = bin;
+    other.cubin[1] = '\7';
+    ASSERT_TRUE((*s)->AddMeasurement(job, Meas("z", v1::MEASUREMENT_OK, 0.9), &other).ok());
+  }
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements"), 3);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM binaries"), 2);  // x and y share one
+
+  auto s = Store::Open(db.string());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)->UpsertDevice(Gpu()), dev);
+  auto j = (*s)->GetJob(job);
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->state(), v1::JOB_RUNNING);
+  EXPECT_EQ(j->total(), 3);
+  EXPECT_EQ(j->pruned(), 1);
+  EXPECT_EQ(j->done(), 3);
+  auto best = (*s)->Best(dev, p);
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ(best->measurement.config().name(), "x");
+  EXPECT_EQ(best->binary.cubin, std::string("\0\1\2", 3));
+  EXPECT_EQ(*(*s)->MeasuredConfigs(job), (std::set<std::string>{"x", "y", "z"}));
+}
+
+}  // namespace
+}  // namespace tuned
