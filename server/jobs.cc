@@ -7,6 +7,11 @@
 
 namespace tuned {
 
+namespace {
+// Candidates compiled per batch (in parallel on the worker's cores) before measuring.
+constexpr size_t kCompileBatch = 64;
+}  // namespace
+
 absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
   const Family* family = FindFamily(problem.family());
   if (family == nullptr) {
@@ -155,6 +160,81 @@ absl::Status JobRunner::Prepare(const v1::Job& job) {
   return absl::OkStatus();
 }
 
+v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape) {
+  const KernelSource src = family.Source(config);
+  v1::worker::Kernel kernel;
+  kernel.set_name(family.ConfigName(config));
+  kernel.set_source(src.source);
+  kernel.set_name_expression(src.name_expression);
+  for (const auto& o : src.options) kernel.add_options(o);
+  *kernel.mutable_geometry() = family.Geometry(config, shape);
+  return kernel;
+}
+
+absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, const Config& config,
+                                   const v1::worker::Kernel& kernel,
+                                   const v1::worker::MeasureResult* precompiled, double* best_ms) {
+  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  v1::Measurement m;
+  m.mutable_config()->set_name(kernel.name());
+  for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
+  m.set_metric_unit(std::string(family.metric_unit()));
+  m.set_job_id(job.id());
+
+  // A compile error, or compile-only mode, ends here; otherwise the GPU measures.
+  absl::StatusOr<v1::worker::MeasureResult> result;
+  if (precompiled != nullptr && (precompiled->status() != v1::MEASUREMENT_COMPILED ||
+                                 device().compile_only())) {
+    result = *precompiled;
+  } else {
+    v1::worker::Request request;
+    *request.mutable_measure()->mutable_kernel() = kernel;
+    request.mutable_measure()->set_best_ms(*best_ms);
+    if (precompiled != nullptr) *request.mutable_measure()->mutable_compiled() = *precompiled;
+    auto response = worker_->Call(request);
+    if (response.ok()) {
+      result = response->measured();
+    } else {
+      result = response.status();
+    }
+  }
+
+  KernelBinary binary;
+  bool restart = false;
+  if (!result.ok()) {
+    m.set_status(v1::MEASUREMENT_WORKER_DIED);
+    m.set_message(std::string(result.status().message()));
+    restart = true;
+  } else {
+    const auto& r = *result;
+    m.set_status(r.status());
+    m.set_median_ms(r.median_ms());
+    m.set_error(r.error());
+    m.set_message(r.status() == v1::MEASUREMENT_OK ? "" : r.message());
+    m.set_repetitions(r.repetitions());
+    m.set_registers(r.registers());
+    if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
+      m.set_metric(family.Work(shape) / (r.median_ms() * 1e6));
+      *best_ms = *best_ms > 0 ? std::min(*best_ms, r.median_ms()) : r.median_ms();
+      binary = {kernel.source(), r.entry(), r.cubin(), r.ptx(), ""};
+    }
+    restart = r.worker_exits();
+  }
+  spdlog::debug("job {}: {} {} {:.4f} ms", job.id(), kernel.name(),
+                v1::MeasurementStatus_Name(m.status()), m.median_ms());
+  if (auto s = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary);
+      !s.ok()) {
+    return s;
+  }
+  Bump();
+  if (restart) {
+    spdlog::warn("job {}: {} broke the GPU worker: {}", job.id(), kernel.name(), m.message());
+    if (auto s = worker_->Restart(); !s.ok()) return s;
+    if (auto s = Prepare(job); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status JobRunner::RunJob(int64_t id) {
   auto job = store_->GetJob(id);
   if (!job.ok()) return job.status();
@@ -176,65 +256,40 @@ absl::Status JobRunner::RunJob(int64_t id) {
                Family::ShapeString(shape), configs.size(), measured->size(), pruned.size());
   if (auto s = Prepare(*job); !s.ok()) return s;
 
+  std::vector<const Config*> pending;
+  for (const Config& c : configs) {
+    if (measured->count(family.ConfigName(c)) == 0) pending.push_back(&c);
+  }
   double best_ms = job->has_best() ? job->best().median_ms() : 0;
-  for (const Config& config : configs) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (stop_) {  // daemon shutting down: leave the job resumable
-        return store_->SetJobState(id, v1::JOB_QUEUED);
-      }
+  for (size_t begin = 0; begin < pending.size(); begin += kCompileBatch) {
+    const size_t end = std::min(pending.size(), begin + kCompileBatch);
+    // Compile the batch in parallel on the worker's CPU cores...
+    std::vector<v1::worker::Kernel> kernels;
+    v1::worker::Request compile;
+    for (size_t i = begin; i < end; ++i) {
+      kernels.push_back(KernelOf(family, *pending[i], shape));
+      *compile.mutable_compile()->add_kernels() = kernels.back();
     }
-    if (Cancelled(id)) return store_->SetJobState(id, v1::JOB_CANCELLED);
-    const std::string name = family.ConfigName(config);
-    if (measured->count(name) > 0) continue;
-
-    const KernelSource src = family.Source(config);
-    v1::worker::Request request;
-    auto* kernel = request.mutable_measure()->mutable_kernel();
-    kernel->set_name(name);
-    kernel->set_source(src.source);
-    kernel->set_name_expression(src.name_expression);
-    for (const auto& o : src.options) kernel->add_options(o);
-    *kernel->mutable_geometry() = family.Geometry(config, shape);
-    request.mutable_measure()->set_best_ms(best_ms);
-
-    v1::Measurement m;
-    m.mutable_config()->set_name(name);
-    for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
-    m.set_metric_unit(std::string(family.metric_unit()));
-    m.set_job_id(id);
-    KernelBinary binary;
-    bool restart = false;
-    auto response = worker_->Call(request);
-    if (!response.ok()) {
-      m.set_status(v1::MEASUREMENT_WORKER_DIED);
-      m.set_message(std::string(response.status().message()));
-      restart = true;
-    } else {
-      const auto& r = response->measured();
-      m.set_status(r.status());
-      m.set_median_ms(r.median_ms());
-      m.set_error(r.error());
-      m.set_message(r.message());
-      m.set_repetitions(r.repetitions());
-      m.set_registers(r.registers());
-      if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
-        m.set_metric(family.Work(shape) / (r.median_ms() * 1e6));
-        best_ms = best_ms > 0 ? std::min(best_ms, r.median_ms()) : r.median_ms();
-        binary = {src.source, r.entry(), r.cubin(), r.ptx(), ""};
-      }
-      restart = r.worker_exits();
-    }
-    spdlog::debug("job {}: {} {} {:.4f} ms", id, name, v1::MeasurementStatus_Name(m.status()),
-                  m.median_ms());
-    if (auto s = store_->AddMeasurement(id, m, binary.cubin.empty() ? nullptr : &binary); !s.ok()) {
-      return s;
-    }
-    Bump();
-    if (restart) {
-      spdlog::warn("job {}: {} broke the GPU worker: {}", id, name, m.message());
+    auto compiled = worker_->Call(compile);
+    if (!compiled.ok()) {  // the worker died compiling: restart; each kernel then compiles alone
       if (auto s = worker_->Restart(); !s.ok()) return s;
       if (auto s = Prepare(*job); !s.ok()) return s;
+    }
+    // ...then verify and time each on the GPU, storing every result.
+    for (size_t i = begin; i < end; ++i) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (stop_) return store_->SetJobState(id, v1::JOB_QUEUED);  // resumes on restart
+      }
+      if (Cancelled(id)) return store_->SetJobState(id, v1::JOB_CANCELLED);
+      const v1::worker::MeasureResult* precompiled =
+          compiled.ok() && compiled->compiled().results_size() == static_cast<int>(end - begin)
+              ? &compiled->compiled().results(static_cast<int>(i - begin))
+              : nullptr;
+      if (auto s = MeasureOne(*job, family, *pending[i], kernels[i - begin], precompiled, &best_ms);
+          !s.ok()) {
+        return s;
+      }
     }
   }
 

@@ -49,6 +49,11 @@ class JobRunner {
   /// Runs one job to its end (or until Stop); errors fail the job.
   absl::Status RunJob(int64_t id);
   absl::Status Prepare(const v1::Job& job);
+  /// Measures one config (compiled already if `precompiled` is given) and
+  /// stores the result; restarts the worker if the config broke it.
+  absl::Status MeasureOne(const v1::Job& job, const Family& family, const Config& config,
+                          const v1::worker::Kernel& kernel,
+                          const v1::worker::MeasureResult* precompiled, double* best_ms);
   void Bump();
   bool Cancelled(int64_t id);
 
@@ -61,6 +66,9 @@ class JobRunner {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);
 };
+
+/// The worker's description of one config's kernel for the shape.
+v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape);
 
 /// Looks up the problem's family; INVALID_ARGUMENT for an unknown family or dtype.
 absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem);

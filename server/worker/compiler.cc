@@ -2,7 +2,9 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
+#include <future>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +88,23 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
   out.static_smem_bytes = ParseInt(out.log, kSmem, 0);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,
+                                                        std::string_view arch, int threads) {
+  std::vector<absl::StatusOr<CompiledKernel>> out;
+  out.reserve(sources.size());
+  const size_t chunk = static_cast<size_t>(std::max(threads, 1));
+  for (size_t begin = 0; begin < sources.size(); begin += chunk) {
+    std::vector<std::future<absl::StatusOr<CompiledKernel>>> running;
+    for (size_t i = begin; i < std::min(sources.size(), begin + chunk); ++i) {
+      running.push_back(std::async(std::launch::async, [&s = sources[i], arch] {
+        return Compile(s.source, s.name_expression, s.options, arch);
+      }));
+    }
+    for (auto& f : running) out.push_back(f.get());
+  }
   return out;
 }
 

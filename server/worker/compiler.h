@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/families/family.h"
 
 namespace tuned {
 
@@ -28,6 +29,11 @@ struct CompiledKernel {
 absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
                                        const std::vector<std::string>& options,
                                        std::string_view arch);
+
+/// Compiles every source (NVRTC is thread-safe), `threads` at a time;
+/// results in the order of `sources`.
+std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,
+                                                        std::string_view arch, int threads);
 
 /// NVRTC's version, "major.minor".
 std::string NvrtcVersion();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -83,17 +84,55 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
   return result;
 }
 
-worker::MeasureResult Worker::Measure(const worker::Measure& request) {
-  const worker::Kernel& k = request.kernel();
-  std::vector<std::string> options(k.options().begin(), k.options().end());
-  auto compiled = Compile(k.source(), k.name_expression(), options, Arch());
-  if (!compiled.ok()) {
-    worker::MeasureResult r;
+namespace {
+
+KernelSource SourceOf(const worker::Kernel& k) {
+  return {k.source(), k.name_expression(), {k.options().begin(), k.options().end()}};
+}
+
+// A compile outcome as a pipe message: COMPILED with the binary, or COMPILE_ERROR.
+worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
+  worker::MeasureResult r;
+  if (!k.ok()) {
     r.set_status(v1::MEASUREMENT_COMPILE_ERROR);
-    r.set_message(std::string(compiled.status().message()));
+    r.set_message(std::string(k.status().message()));
     return r;
   }
-  return MeasureCompiled(*compiled, k.geometry(), request.best_ms());
+  r.set_status(v1::MEASUREMENT_COMPILED);
+  r.set_cubin(k->cubin);
+  r.set_ptx(k->ptx);
+  r.set_entry(k->entry);
+  r.set_registers(k->registers);
+  r.set_local_bytes(k->spill_bytes);
+  r.set_compile_ms(k->compile_ms);
+  r.set_message(k->log);
+  return r;
+}
+
+}  // namespace
+
+worker::CompileResult Worker::CompileBatch(const worker::Compile& request) {
+  std::vector<KernelSource> sources;
+  for (const auto& k : request.kernels()) sources.push_back(SourceOf(k));
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  worker::CompileResult out;
+  for (const auto& k : CompileMany(sources, Arch(), threads)) *out.add_results() = ToResult(k);
+  return out;
+}
+
+worker::MeasureResult Worker::Measure(const worker::Measure& request) {
+  const worker::Kernel& k = request.kernel();
+  CompiledKernel compiled;
+  if (request.compiled().status() == v1::MEASUREMENT_COMPILED) {
+    const auto& c = request.compiled();
+    compiled = {c.cubin(), c.ptx(), c.entry(), c.message(), c.registers(), c.local_bytes(), -1,
+                c.compile_ms()};
+  } else {
+    auto fresh = Compile(k.source(), k.name_expression(), SourceOf(k).options, Arch());
+    if (!fresh.ok()) return ToResult(fresh);
+    compiled = *std::move(fresh);
+  }
+  return MeasureCompiled(compiled, k.geometry(), request.best_ms());
 }
 
 worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
@@ -168,6 +207,9 @@ worker::Response Worker::Handle(const worker::Request& request) {
     }
     case worker::Request::kMeasure:
       *response.mutable_measured() = Measure(request.measure());
+      break;
+    case worker::Request::kCompile:
+      *response.mutable_compiled() = CompileBatch(request.compile());
       break;
     default:
       response.set_error("empty request");

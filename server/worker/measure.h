@@ -43,6 +43,10 @@ class Worker {
   /// over 20x slower than `best_ms`), L2 flushed before each, median of
   /// per-repetition CUDA events. Failures come back as statuses, not errors.
   worker::MeasureResult Measure(const worker::Measure& request);
+  /// Compiles the kernels in parallel on all CPU cores; one result per
+  /// kernel, COMPILED or COMPILE_ERROR.
+  worker::CompileResult CompileBatch(const worker::Compile& request);
+
   /// The part of Measure after compiling; `time` false only verifies.
   worker::MeasureResult MeasureCompiled(const CompiledKernel& compiled,
                                         const v1::LaunchGeometry& geometry, double best_ms,
