@@ -96,9 +96,10 @@ absl::StatusOr<std::vector<v1::Job>> Client::ListJobs(int limit) {
   return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
 }
 
-absl::StatusOr<v1::BestKernel> Client::GetBest(const v1::Problem& problem) {
+absl::StatusOr<v1::BestKernel> Client::GetBest(const v1::Problem& problem, bool tune_if_missing) {
   v1::GetBestRequest req;
   *req.mutable_problem() = problem;
+  req.set_tune_if_missing(tune_if_missing);
   v1::BestKernel best;
   if (auto s = Convert(stub_->GetBest(Context().get(), req, &best)); !s.ok()) return s;
   return best;

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print JSON instead of tables");
 
   std::vector<int64_t> dims;
-  bool wait = false;
+  bool wait = false, tune_if_missing = false;
   int top = 10, limit = 20;
   int64_t id = 0;
   auto add_problem = [&](CLI::App* cmd) {
@@ -137,6 +137,8 @@ int main(int argc, char** argv) {
   sweep->add_flag("--wait", wait, "show progress until the job ends, then print the winner");
   auto* best = app.add_subcommand("best", "print the tuned kernel of a problem");
   add_problem(best);
+  best->add_flag("--tune-if-missing", tune_if_missing,
+                 "if the shape is untuned, also queue a sweep for it");
   auto* results = app.add_subcommand("results", "print the measurements of a problem");
   add_problem(results);
   results->add_option("--top", top, "show the N best (0: all)")->check(CLI::NonNegativeNumber);
@@ -165,8 +167,16 @@ int main(int argc, char** argv) {
   }
 
   auto print_best = [&]() -> int {
-    auto b = client.GetBest(problem);
+    auto b = client.GetBest(problem, tune_if_missing);
     if (!b.ok()) return Fail(b.status());
+    if (b->match() == tuned::v1::MATCH_NEAREST && !json) {
+      std::cout << "NOT TUNED for " << absl::StrJoin(b->problem().shape(), "x")
+                << ": nearest tuned shape " << absl::StrJoin(b->tuned_shape(), "x")
+                << " (times below are for that shape)"
+                << (b->queued_job_id() > 0 ? absl::StrCat("; queued sweep job ", b->queued_job_id())
+                                           : std::string())
+                << "\n";
+    }
     if (json) {
       PrintJson(*b);
       return 0;

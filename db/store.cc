@@ -612,4 +612,27 @@ absl::StatusOr<BestRow> Store::Best(int64_t device_id, const v1::Problem& proble
   return best;
 }
 
+absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
+                                                                     v1::Family family,
+                                                                     v1::DType dtype) {
+  absl::MutexLock lock(&mu_);
+  Stmt q(db_, "SELECT DISTINCT shape FROM measurements "
+              "WHERE device_id = ?1 AND family = ?2 AND dtype = ?3 AND status = ?4 ORDER BY shape");
+  q.Bind(device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk);
+  std::vector<std::vector<int64_t>> out;
+  for (;;) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    std::vector<int64_t>& shape = out.emplace_back();
+    const std::string text = q.Text(0);
+    for (absl::string_view d : absl::StrSplit(text, 'x')) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(d, &v)) return absl::DataLossError(absl::StrCat("bad shape ", text));
+      shape.push_back(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace tuned

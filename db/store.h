@@ -82,6 +82,10 @@ class Store {
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,
                                                                 const v1::Problem& problem,
                                                                 int top);
+  /// Shapes of the family and dtype with at least one OK measurement on the device.
+  absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(int64_t device_id,
+                                                                v1::Family family,
+                                                                v1::DType dtype);
   /// The fastest OK measurement of the problem on the device, with its binary
   /// and its job's baseline. NOT_FOUND if none.
   absl::StatusOr<BestRow> Best(int64_t device_id, const v1::Problem& problem);

@@ -86,21 +86,48 @@ grpc::Status TunerService::GetBest(grpc::ServerContext*, const v1::GetBestReques
                                    v1::BestKernel* best) {
   auto family = Validate(req->problem());
   if (!family.ok()) return ToGrpc(family.status());
-  auto row = store_->Best(device_id_, req->problem());
-  if (!row.ok()) return ToGrpc(row.status());
   const Shape shape(req->problem().shape().begin(), req->problem().shape().end());
+  v1::Problem tuned_problem = req->problem();
+  best->set_match(v1::MATCH_EXACT);
+  auto row = store_->Best(device_id_, tuned_problem);
+  if (absl::IsNotFound(row.status())) {
+    if (req->tune_if_missing()) {
+      auto job = runner_->Submit(req->problem());
+      if (!job.ok()) return ToGrpc(job.status());
+      best->set_queued_job_id(job->id());
+    }
+    auto shapes = store_->TunedShapes(device_id_, req->problem().family(), req->problem().dtype());
+    if (!shapes.ok()) return ToGrpc(shapes.status());
+    const auto nearest = NearestShape(shape, *shapes);
+    if (!nearest) {
+      const std::string queued =
+          best->queued_job_id() > 0 ? absl::StrCat("; queued job ", best->queued_job_id()) : "";
+      return ToGrpc(absl::NotFoundError(absl::StrCat(row.status().message(),
+                                                     ", nor for a shape near it", queued)));
+    }
+    tuned_problem.mutable_shape()->Assign(nearest->begin(), nearest->end());
+    best->set_match(v1::MATCH_NEAREST);
+    row = store_->Best(device_id_, tuned_problem);
+  }
+  if (!row.ok()) return ToGrpc(row.status());
   const auto& params = row->measurement.config().params();
   const Config config(params.begin(), params.end());
   *best->mutable_problem() = req->problem();
+  best->mutable_tuned_shape()->Assign(tuned_problem.shape().begin(), tuned_problem.shape().end());
   *best->mutable_measurement() = row->measurement;
   best->set_source(row->binary.source);
   best->set_cubin(row->binary.cubin);
   best->set_ptx(row->binary.ptx);
   best->set_entry(row->binary.entry);
+  // Every config is correct for every shape: the geometry is the requested shape's.
   *best->mutable_geometry() = (*family)->Geometry(config, shape);
   for (const auto& a : (*family)->Arguments()) best->add_arguments(a);
+  // Timings are those measured on the tuned shape.
+  const Shape timed(tuned_problem.shape().begin(), tuned_problem.shape().end());
   best->set_baseline_ms(row->baseline_ms);
-  if (row->baseline_ms > 0) best->set_baseline_metric((*family)->Work(shape) / (row->baseline_ms * 1e6));
+  if (row->baseline_ms > 0) {
+    best->set_baseline_metric((*family)->Work(timed) / (row->baseline_ms * 1e6));
+  }
   best->set_baseline_name(row->baseline_name);
   *best->mutable_device() = runner_->device();
   return grpc::Status::OK;

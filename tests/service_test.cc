@@ -171,3 +171,62 @@ TEST_F(ServiceTest, CancelStopsAQueuedJob) {
 
 }  // namespace
 }  // namespace tuned
+
+namespace tuned {
+namespace {
+
+// A stored OK measurement (as a GPU sweep would leave) serves its shape exactly
+// and nearby untuned shapes as MATCH_NEAREST, with geometry for the asked shape.
+TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
+  auto device_id = store_->UpsertDevice(worker_->device());
+  ASSERT_TRUE(device_id.ok());
+  auto job = store_->CreateJob(*device_id, SgemmProblem(1024, 1024, 1024), 1, 0);
+  ASSERT_TRUE(job.ok());
+  const Family& f = SgemmFamily();
+  const Config config = f.ValidSpace(worker_->device(), nullptr).back();
+  v1::Measurement m;
+  m.mutable_config()->set_name(f.ConfigName(config));
+  for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
+  m.set_status(v1::MEASUREMENT_OK);
+  m.set_median_ms(0.05);
+  m.set_metric(2.0 * (1 << 30) / (0.05 * 1e6));
+  m.set_metric_unit("GFLOPS");
+  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS").ok());
+
+  auto exact = client_->GetBest(SgemmProblem(1024, 1024, 1024));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->match(), v1::MATCH_EXACT);
+  EXPECT_EQ(exact->cubin(), binary.cubin);
+  EXPECT_EQ(exact->entry(), "_Z5entry");
+  EXPECT_DOUBLE_EQ(exact->baseline_ms(), 0.06);
+  EXPECT_EQ(exact->arguments_size(), 8);
+
+  auto near = client_->GetBest(SgemmProblem(1100, 1000, 900));
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->match(), v1::MATCH_NEAREST);
+  EXPECT_EQ(std::vector<int64_t>(near->tuned_shape().begin(), near->tuned_shape().end()),
+            (std::vector<int64_t>{1024, 1024, 1024}));
+  EXPECT_EQ(near->measurement().config().name(), f.ConfigName(config));
+  const auto want = f.Geometry(config, {1100, 1000, 900});
+  EXPECT_EQ(near->geometry().SerializeAsString(), want.SerializeAsString());
+  EXPECT_EQ(near->queued_job_id(), 0);
+
+  auto far = client_->GetBest(SgemmProblem(16, 4096, 4096));
+  EXPECT_EQ(far.status().code(), absl::StatusCode::kNotFound) << far.status();
+
+  auto queued = client_->GetBest(SgemmProblem(1000, 1000, 1000), /*tune_if_missing=*/true);
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  EXPECT_EQ(queued->match(), v1::MATCH_NEAREST);
+  EXPECT_GT(queued->queued_job_id(), 0);
+  auto queued_job = client_->GetJob(queued->queued_job_id());
+  ASSERT_TRUE(queued_job.ok());
+  EXPECT_EQ(std::vector<int64_t>(queued_job->problem().shape().begin(),
+                                 queued_job->problem().shape().end()),
+            (std::vector<int64_t>{1000, 1000, 1000}));
+  client_->CancelJob(queued->queued_job_id()).IgnoreError();
+}
+
+}  // namespace
+}  // namespace tuned

@@ -288,6 +288,22 @@ TEST_F(StoreTest, CountsAndBestIgnoreFailures) {
   EXPECT_EQ(best->measurement.status(), v1::MEASUREMENT_OK);
 }
 
+TEST_F(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
+  int64_t a = NewJob(Sgemm(1024, 1024, 1024), 2, 0);
+  int64_t b = NewJob(Sgemm(1000, 17, 4097), 2, 0);
+  int64_t c = NewJob(Sgemm(64, 64, 64), 2, 0);
+  ASSERT_TRUE(store_->AddMeasurement(a, Meas("x", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(a, Meas("y", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(b, Meas("x", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(c, Meas("x", v1::MEASUREMENT_WRONG_ANSWER, 1.0), nullptr).ok());
+  auto shapes = store_->TunedShapes(dev_, v1::FAMILY_SGEMM, v1::DTYPE_F32);
+  ASSERT_TRUE(shapes.ok()) << shapes.status();
+  EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{1000, 17, 4097}, {1024, 1024, 1024}}));
+  auto none = store_->TunedShapes(dev_, v1::FAMILY_TRANSPOSE, v1::DTYPE_F32);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_F(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
   const v1::Problem p = Sgemm(2048, 2048, 2048);
   int64_t j1 = NewJob(p);

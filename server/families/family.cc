@@ -1,5 +1,6 @@
 #include "server/families/family.h"
 
+#include <cmath>
 #include <limits>
 
 #include "absl/strings/numbers.h"
@@ -80,6 +81,28 @@ absl::StatusOr<Config> Family::ParseConfigKey(std::string_view key) const {
 }
 
 std::string Family::ShapeString(const Shape& shape) { return absl::StrJoin(shape, "x"); }
+
+double ShapeDistance(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += std::abs(std::log2(static_cast<double>(a[i]) / static_cast<double>(b[i])));
+  }
+  return d;
+}
+
+std::optional<Shape> NearestShape(const Shape& shape, const std::vector<Shape>& tuned) {
+  std::optional<Shape> best;
+  double best_d = kMaxNearestDistance;
+  for (const Shape& t : tuned) {
+    const double d = ShapeDistance(shape, t);
+    if (d < best_d || (d == best_d && !best)) {
+      best = t;
+      best_d = d;
+    }
+  }
+  return best;
+}
 
 v1::Device Sm90ReferenceDevice() {
   v1::Device d;

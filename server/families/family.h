@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,17 @@ class Family {
   /// Largest number of elements of one buffer for the shape.
   virtual int64_t MaxBufferElements(const Shape& shape) const = 0;
 };
+
+/// Distance between two shapes of one family: the sum over dimensions of
+/// |log2(a_i / b_i)|, so doubling one dimension costs 1 whatever its size.
+/// Infinite if the ranks differ.
+double ShapeDistance(const Shape& a, const Shape& b);
+/// A tuned shape serves an untuned one if their distance is at most this
+/// (e.g. 1024^3 serves 1100x1000x900 at 0.32, and 2048x1024x512 at 2).
+inline constexpr double kMaxNearestDistance = 3.0;
+/// The closest of `tuned` to `shape` within kMaxNearestDistance (ties: the
+/// first), or nullopt.
+std::optional<Shape> NearestShape(const Shape& shape, const std::vector<Shape>& tuned);
 
 /// The family for an id or name; nullptr if unknown. Registered in registry.cc.
 const Family* FindFamily(v1::Family id);

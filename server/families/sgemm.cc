@@ -5,7 +5,7 @@
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
 // One searchable space: the parameters a kind does not use take one fixed
-// value (kUnused below), so each distinct kernel appears once.
+// value (Unused() below), so each distinct kernel appears once.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -41,15 +41,17 @@ constexpr const char* KindName(int64_t kind) {
 
 constexpr int64_t kBytesPerElement = 4;  // fp32
 constexpr int64_t kWarp = 32;
-/// Largest gridDim.y of a launch; the kernels loop over blockIdx.y beyond it.
+/// Largest gridDim.y (and z) of a launch; more row blocks spill over to grid.z.
 constexpr int64_t kMaxGridY = 65535;
 /// Registers a thread may use (sm_50 and later).
 constexpr int64_t kMaxRegistersPerThread = 255;
-/// Registers of the tiled kernel besides its arrays and staging: tile
-/// coordinates, M/N/K/alpha/beta, loop counters, the float4 flags, predicates.
-/// With RegisterEstimate() calibrated against ptxas -v on sm_90 (NVRTC 13.0):
-/// no config of Space() that passes Check() spills.
-constexpr int64_t kRegisterOverhead = 32;
+/// Registers of the tiled kernel besides its arrays and staging: block
+/// coordinates and pointers, M/N/K/alpha/beta, loop counters, the float4 flags.
+constexpr int64_t kRegisterOverhead = 24;
+/// Registers per float of a K slice staged by a thread: the value and, on the
+/// scalar-load path, its 64-bit address and bounds predicate kept live across
+/// the K loop.
+constexpr int64_t kRegistersPerStagedFloat = 5;
 
 /// The values that the naive kinds take for the parameters they do not use.
 const Config& Unused() {
@@ -58,15 +60,16 @@ const Config& Unused() {
   return unused;
 }
 
-/// Block tiles {BM, BN, TM, TN} of the 2-D tiled group of Space(): 64 to 256
-/// threads of 4x4 to 16x8 outputs, from 32x32 (small problems, M = 16) to
-/// 256x128 (large ones).
-constexpr std::array<std::array<int64_t, 4>, 21> k2DTiles = {{
-    {128, 128, 8, 8}, {128, 64, 8, 8}, {64, 128, 8, 8}, {64, 64, 4, 4}, {64, 64, 8, 8},
-    {128, 128, 8, 4}, {128, 128, 4, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 8, 4},
-    {64, 64, 4, 8}, {128, 128, 16, 8}, {128, 128, 8, 16}, {256, 128, 16, 8}, {128, 256, 8, 16},
-    {256, 64, 8, 8}, {64, 256, 8, 8}, {32, 128, 4, 4}, {32, 64, 4, 4}, {128, 32, 4, 4},
-    {32, 32, 4, 4},
+/// Block tiles {BM, BN, TM, TN} of the 2-D tiled group of Space(): 64 to 512
+/// threads of 4x4 to 16x8 outputs, from 16x64 (small M, e.g. M = 16) and
+/// 32x32 (small problems) to 256x128 (large ones).
+constexpr std::array<std::array<int64_t, 4>, 26> k2DTiles = {{
+    {128, 128, 8, 8},  {128, 64, 8, 8},   {64, 128, 8, 8},  {64, 64, 4, 4},   {64, 64, 8, 8},
+    {128, 128, 8, 4},  {128, 128, 4, 8},  {128, 64, 8, 4},  {64, 128, 4, 8},  {64, 64, 8, 4},
+    {64, 64, 4, 8},    {128, 128, 16, 8}, {128, 128, 8, 16}, {256, 128, 16, 8}, {128, 256, 8, 16},
+    {256, 128, 8, 16}, {128, 256, 16, 8}, {256, 64, 8, 8},  {64, 256, 8, 8},   {32, 128, 4, 4},
+    {32, 128, 4, 8},   {32, 64, 4, 4},    {128, 32, 4, 4},  {32, 32, 4, 4},    {16, 64, 4, 4},
+    {16, 128, 4, 4},
 }};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
@@ -79,17 +82,19 @@ struct Tiled {
   int64_t Threads() const { return (bm / tm) * (bn / tn); }
   /// Static shared memory in bytes: (DB ? 2 : 1) buffers of As[BK][BM+PAD]
   /// and Bs[BK][BN+PAD] floats.
-  int64_t SharedBytes() const { return (db ? 2 : 1) * bk * ((bm + pad) + (bn + pad)) * kBytesPerElement; }
+  int64_t SharedBytes() const {
+    return (db ? 2 : 1) * bk * ((bm + pad) + (bn + pad)) * kBytesPerElement;
+  }
   /// Floats of one K slice of A and B that each thread stages in registers.
   int64_t Staged() const { return (bm + bn) * bk / Threads(); }
-  /// Estimated registers per thread: TM*TN accumulators (twice that for
-  /// LOOP=1, whose k-innermost order keeps products of the unrolled slice
-  /// live), TM + TN operands of one k step, 3 per staged float (the value and,
-  /// on the scalar-load path, a 64-bit address that the compiler keeps live
-  /// across the K loop), and kRegisterOverhead. An upper bound for the configs
-  /// of Space() (measured 32..255), loose for small micro-tiles.
+  /// Estimated registers per thread: TM*TN accumulators, TM + TN operands of
+  /// one k step, kRegistersPerStagedFloat per staged float and
+  /// kRegisterOverhead. Calibrated with ptxas -v (NVRTC 13.0, sm_90) on every
+  /// tiled config of Space() whose estimate is at most 255: it is an upper
+  /// bound of the registers ptxas allocates (which ranged 32..255), so no
+  /// config that passes Check() spills; loose for LOOP = 1 and small tiles.
   int64_t RegisterEstimate() const {
-    return tm * tn * (loop ? 2 : 1) + tm + tn + 3 * Staged() + kRegisterOverhead;
+    return tm * tn + tm + tn + kRegistersPerStagedFloat * Staged() + kRegisterOverhead;
   }
 };
 
@@ -169,13 +174,15 @@ class SgemmFamilyImpl final : public Family {
   /// the values of Unused() for the naive kinds, LOOP = MAP = 0 where TM = TN = 1,
   /// MAP = 0 where MAP cannot change the mapping):
   ///  - naive and coalesced, blocks 16x16, 32x32, 8x32, 32x8;
-  ///  - classic shared-memory tiling (TM = TN = 1), 16x16 and 32x32 tiles;
-  ///  - 1-D block tiling (TN = 1, TM = 8, 16);
-  ///  - 2-D block tiling, LOOP = 0, VEC = 4: BM, BN in 32..256, BK in 8..32,
-  ///    TM, TN in 4..16, all PAD, MAP, DB;
-  ///  - ablations around the fast tiles: VEC = 1 and LOOP = 1.
-  /// Many points fail Check() on sm_90 (threads, even loads, shared memory,
-  /// registers) and are pruned before compiling.
+  ///  - classic shared-memory tiling (TM = TN = 1), 16x16 and 32x32 tiles,
+  ///    every BK, PAD, VEC, DB;
+  ///  - 1-D block tiling (TN = 1, TM = 8, 16), BM 64..128, BN 32..64, BK 8..16,
+  ///    every VEC and MAP, PAD = 4;
+  ///  - 2-D block tiling, the fast design: the tiles of k2DTiles, BK 8..32,
+  ///    every MAP and DB, PAD = 4, VEC = 4, LOOP = 0;
+  ///  - ablations on four common 2-D tiles: PAD = 0, VEC = 1, LOOP = 1.
+  /// About 45% of the points fail Check() on sm_90 (threads, uneven loads,
+  /// shared memory, registers) and are pruned before compiling.
   std::vector<Config> Space() const override {
     std::vector<Config> space;
     auto add = [&](const Config& c) {
@@ -315,9 +322,10 @@ class SgemmFamilyImpl final : public Family {
     const int64_t regs = t.RegisterEstimate();
     if (regs > kMaxRegistersPerThread) {
       return absl::FailedPreconditionError(
-          absl::StrCat("an estimated ", regs, " registers per thread (", t.tm * t.tn * (t.loop ? 2 : 1),
-                       " accumulators + ", t.tm + t.tn, " operands + 3 x ", t.Staged(),
-                       " staged + ", kRegisterOverhead, ") exceed the limit of ", kMaxRegistersPerThread));
+          absl::StrCat("an estimated ", regs, " registers per thread (", t.tm * t.tn,
+                       " accumulators + ", t.tm + t.tn, " operands + ", kRegistersPerStagedFloat,
+                       " x ", t.Staged(), " staged floats + ", kRegisterOverhead,
+                       ") exceed the limit of ", kMaxRegistersPerThread));
     }
     if (regs * threads > device.registers_per_block()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -361,17 +369,21 @@ class SgemmFamilyImpl final : public Family {
     return {embedded::kSgemmSource, std::move(expr), {}};
   }
 
-  /// grid = {ceil(N / BN), min(ceil(M / BM), 65535), 1} (the kernels loop over
-  /// blockIdx.y, so the cap only matters for M > 65535 * BM); block = {BM, BN, 1}
-  /// for naive (x along rows), {BN, BM, 1} for coalesced (x along columns),
-  /// {(BM/TM)*(BN/TN), 1, 1} for tiled; static shared memory only (0 dynamic).
+  /// grid = {ceil(N / BN), ceil(M / BM), 1}. Where ceil(M / BM) exceeds 65535
+  /// (M > 65535 * BM), grid = {ceil(N / BN), 65535, ceil(ceil(M / BM) / 65535)}:
+  /// the kernels take blockIdx.z * gridDim.y + blockIdx.y as the row block and
+  /// return past the last one. block = {BM, BN, 1} for naive (x along rows),
+  /// {BN, BM, 1} for coalesced (x along columns), {(BM/TM)*(BN/TN), 1, 1} for
+  /// tiled; static shared memory only (0 dynamic).
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
     const int64_t kind = Get(config, "KIND");
     const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
+    const int64_t row_blocks = CeilDiv(shape[0], bm);
+    const int64_t grid_y = std::min(row_blocks, kMaxGridY);
     v1::LaunchGeometry g;
     g.add_grid(static_cast<uint32_t>(CeilDiv(shape[1], bn)));
-    g.add_grid(static_cast<uint32_t>(std::min(CeilDiv(shape[0], bm), kMaxGridY)));
-    g.add_grid(1);
+    g.add_grid(static_cast<uint32_t>(grid_y));
+    g.add_grid(static_cast<uint32_t>(CeilDiv(row_blocks, grid_y)));
     switch (kind) {
       case kNaive:
         g.add_block(static_cast<uint32_t>(bm));

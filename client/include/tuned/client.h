@@ -41,8 +41,10 @@ class Client {
   /// Newest first; limit <= 0 means the server's default (50).
   absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit = 0);
   /// The tuned kernel: source, cubin, PTX, entry, launch geometry, timings.
-  /// NOT_FOUND if the problem was never tuned on the daemon's device.
-  absl::StatusOr<v1::BestKernel> GetBest(const v1::Problem& problem);
+  /// For an untuned shape, the nearest tuned shape's kernel (match =
+  /// MATCH_NEAREST); `tune_if_missing` also queues a sweep for the shape.
+  /// NOT_FOUND if no tuned shape is near (kMaxNearestDistance).
+  absl::StatusOr<v1::BestKernel> GetBest(const v1::Problem& problem, bool tune_if_missing = false);
   /// Measurements of the problem, best first; top = 0 for all.
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(const v1::Problem& problem,
                                                                 int top = 0);

@@ -1,0 +1,59 @@
+// The shared family helpers: shape validation, registry, nearest-shape rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "server/families/family.h"
+
+namespace tuned {
+namespace {
+
+TEST(ShapeDistance, IsTheSumOfLog2Ratios) {
+  EXPECT_DOUBLE_EQ(ShapeDistance({1024, 1024, 1024}, {1024, 1024, 1024}), 0.0);
+  EXPECT_DOUBLE_EQ(ShapeDistance({2048, 1024, 1024}, {1024, 1024, 1024}), 1.0);
+  EXPECT_DOUBLE_EQ(ShapeDistance({1024, 1024, 1024}, {2048, 512, 1024}), 2.0);
+  EXPECT_NEAR(ShapeDistance({1100, 1000, 900}, {1024, 1024, 1024}),
+              std::log2(1100.0 / 1024) + std::log2(1024.0 / 1000) + std::log2(1024.0 / 900), 1e-12);
+  EXPECT_TRUE(std::isinf(ShapeDistance({1, 2}, {1, 2, 3})));
+}
+
+TEST(NearestShape, PicksTheClosestWithinTheLimit) {
+  const std::vector<Shape> tuned = {{512, 512, 512}, {1024, 1024, 1024}, {4096, 4096, 4096}};
+  EXPECT_EQ(NearestShape({1100, 1000, 900}, tuned), (Shape{1024, 1024, 1024}));
+  EXPECT_EQ(NearestShape({600, 600, 600}, tuned), (Shape{512, 512, 512}));
+  EXPECT_EQ(NearestShape({4096, 4096, 4096}, tuned), (Shape{4096, 4096, 4096}));
+  // 2048^3 is 3 from both 1024^3 and 4096^3: the first listed wins the tie.
+  EXPECT_EQ(NearestShape({2048, 2048, 2048}, tuned), (Shape{1024, 1024, 1024}));
+  // 16 x 4096 x 4096 is far from every tuned shape (log2(512/16) = 5 alone).
+  EXPECT_EQ(NearestShape({16, 4096, 4096}, tuned), std::nullopt);
+  EXPECT_EQ(NearestShape({1024, 1024, 1024}, {}), std::nullopt);
+}
+
+TEST(Registry, FindsEveryFamilyByIdAndName) {
+  ASSERT_EQ(AllFamilies().size(), 2u);
+  for (const Family* f : AllFamilies()) {
+    EXPECT_EQ(FindFamily(f->id()), f);
+    EXPECT_EQ(FindFamily(f->name()), f);
+  }
+  EXPECT_EQ(FindFamily(v1::FAMILY_UNSPECIFIED), nullptr);
+  EXPECT_EQ(FindFamily("conv2d"), nullptr);
+}
+
+TEST(ValidateProblem, RejectsBadShapesWithTheRightCode) {
+  const Family& f = SgemmFamily();
+  EXPECT_TRUE(f.ValidateShape({1, 1, 1}).ok());
+  EXPECT_EQ(f.ValidateShape({0, 1, 1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.ValidateShape({1, 1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.ValidateShape({1, 1, int64_t{1} << 31}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.ValidateShape({46341, 46341, 1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(f.ValidateShape({46340, 46340, 1}).ok());
+  v1::Device small = Sm90ReferenceDevice();
+  small.set_total_memory_bytes(int64_t{1} << 30);
+  // 4 * (2 * 8192 * 16384 + 2 * 8192^2) bytes = 1.5 GiB.
+  EXPECT_EQ(f.ValidateProblem({8192, 8192, 16384}, small).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(f.ValidateProblem({8192, 8192, 16384}, Sm90ReferenceDevice()).ok());
+}
+
+}  // namespace
+}  // namespace tuned
