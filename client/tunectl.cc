@@ -99,7 +99,12 @@ void PrintProgress(const Job& j, bool tty) {
                                  std::string(fill, '#'), std::string(kBar - fill, '.'), pct,
                                  j.done(), j.total(), j.failed(), best, StateName(j.state()))
               << std::flush;
-  } else {
+  } else {  // plain lines: one per 10% of progress and one per state change
+    static int last_decile = -1;
+    static tuned::v1::JobState last_state = tuned::v1::JOB_STATE_UNSPECIFIED;
+    if (pct / 10 == last_decile && j.state() == last_state) return;
+    last_decile = pct / 10;
+    last_state = j.state();
     std::cout << absl::StrFormat("job %d %s: %d/%d done, %d failed, %s\n", j.id(),
                                  StateName(j.state()), j.done(), j.total(), j.failed(), best);
   }
@@ -183,22 +188,25 @@ int main(int argc, char** argv) {
     }
     const auto& m = b->measurement();
     const auto& g = b->geometry();
+    PrintTable({
+        {"problem", ProblemString(b->problem())},
+        {"device", b->device().name()},
+        {"kernel", m.config().name()},
+        {"entry", b->entry()},
+        {"geometry", absl::StrFormat("grid %s  block %s  dynamic smem %d B", absl::StrJoin(g.grid(), "x"),
+                                     absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes())},
+        {"error", absl::StrFormat("%.2e (vs %s)", m.error(), b->baseline_name())},
+    });
+    std::cout << "\n";
     std::vector<std::vector<std::string>> rows = {
-        {"problem", ProblemString(b->problem()), ""},
-        {"device", b->device().name(), ""},
-        {"kernel", m.config().name(), ""},
-        {"", "time (ms)", m.metric_unit()},
-        {"tuned", Ms(m.median_ms()), Metric(m.metric())},
+        {"", "time (ms)", m.metric_unit(), "vs " + b->baseline_name()},
+        {"tuned", Ms(m.median_ms()), Metric(m.metric()),
+         b->baseline_ms() > 0 && m.median_ms() > 0
+             ? absl::StrFormat("%.2fx", b->baseline_ms() / m.median_ms())
+             : "-"},
         {b->baseline_name().empty() ? "baseline" : b->baseline_name(), Ms(b->baseline_ms()),
-         Metric(b->baseline_metric())},
+         Metric(b->baseline_metric()), "1.00x"},
     };
-    if (b->baseline_ms() > 0 && m.median_ms() > 0) {
-      rows.push_back({"speedup", absl::StrFormat("%.2fx", b->baseline_ms() / m.median_ms()), ""});
-    }
-    rows.push_back({"geometry", absl::StrFormat("grid %s  block %s  smem %d B", absl::StrJoin(g.grid(), "x"),
-                                                absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes()), ""});
-    rows.push_back({"entry", b->entry(), ""});
-    rows.push_back({"error", absl::StrFormat("%.2e", m.error()), ""});
     PrintTable(rows);
     return 0;
   };

@@ -134,5 +134,57 @@ TEST_F(GpuTest, TimingIsPositiveAndStable) {
             << 2.0 * (1 << 30) / (a.median_ms() * 1e6) << " GFLOPS\n";
 }
 
+// A kernel that writes 1 everywhere: verified wrong, never timed.
+constexpr char kWrongKernel[] = R"(
+template <int X> __global__ void wrong(int M, int N, int K, float alpha, const float* A,
+                                       const float* B, float beta, float* C) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M * N) C[i] = 1.0f;
+})";
+
+// Writes far outside C: an illegal address, a sticky error.
+constexpr char kFaultKernel[] = R"(
+template <int X> __global__ void fault(int M, int N, int K, float alpha, const float* A,
+                                       const float* B, float beta, float* C) {
+  C[threadIdx.x + (1ll << 40)] = 1.0f;
+})";
+
+worker::Measure CustomKernel(const char* source, const char* expr, uint32_t blocks) {
+  worker::Measure m;
+  m.mutable_kernel()->set_source(source);
+  m.mutable_kernel()->set_name_expression(expr);
+  auto* g = m.mutable_kernel()->mutable_geometry();
+  for (uint32_t v : {blocks, 1u, 1u}) g->add_grid(v);
+  for (uint32_t v : {256u, 1u, 1u}) g->add_block(v);
+  return m;
+}
+
+TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
+  ASSERT_TRUE(Prepare(SgemmFamily(), {100, 70, 30}).ok());
+  auto r = worker_->Measure(CustomKernel(kWrongKernel, "wrong<0>", (100 * 70 + 255) / 256));
+  EXPECT_EQ(r.status(), v1::MEASUREMENT_WRONG_ANSWER) << r.message();
+  EXPECT_GT(r.error(), 0.1);
+  EXPECT_EQ(r.median_ms(), 0);
+  EXPECT_FALSE(worker_->broken());
+}
+
+TEST_F(GpuTest, CompileErrorIsRecordedWithTheLog) {
+  auto r = worker_->Measure(CustomKernel("template <int X> __global__ void k() { nope; }", "k<0>", 1));
+  EXPECT_EQ(r.status(), v1::MEASUREMENT_COMPILE_ERROR);
+  EXPECT_NE(r.message().find("nope"), std::string::npos) << r.message();
+}
+
+// In a child process (the fault leaves its CUDA context unusable).
+TEST_F(GpuTest, IllegalAddressIsALaunchErrorAndBreaksTheWorker) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (!Prepare(SgemmFamily(), {64, 64, 64}).ok()) std::exit(2);
+        auto r = worker_->Measure(CustomKernel(kFaultKernel, "fault<0>", 1));
+        std::exit(r.status() == v1::MEASUREMENT_LAUNCH_ERROR && worker_->broken() ? 42 : 1);
+      },
+      ::testing::ExitedWithCode(42), "");
+}
+
 }  // namespace
 }  // namespace tuned
