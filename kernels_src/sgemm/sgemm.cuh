@@ -10,14 +10,18 @@
 //
 // and is correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int indices):
 //  - every global load and store is bounds-checked (out-of-range tile
-//    elements read as 0);
+//    elements read as 0); offsets within a block are relative to the block's
+//    corner and compared with the rows/columns left, so no index exceeds the
+//    buffer sizes even for M, N or K near 2^31;
 //  - float4 global accesses happen only on a block-uniform path chosen at run
 //    time (row length % 4 == 0 and 16-byte aligned pointer), else scalar;
 //  - beta == 0 never reads C (BLAS semantics: C may hold NaN), it writes alpha*acc;
-//  - blocks loop over blockIdx.y with stride gridDim.y, so a grid whose y is
-//    capped at 65535 still covers any M (Geometry in sgemm.cc caps it).
+//  - the block row is blockIdx.z * gridDim.y + blockIdx.y, so that more than
+//    65535 row blocks (M > 65535 * BM) spread over grid.z; blocks past the
+//    last row block return at once.
 //
-// Grid: x = ceil(N / BN) column blocks, y = ceil(M / BM) row blocks (capped).
+// Grid: x = ceil(N / BN) column blocks; y * z >= ceil(M / BM) row blocks,
+// y = ceil(M / BM) and z = 1 unless that exceeds 65535 (Geometry in sgemm.cc).
 
 namespace sgemm_detail {
 
@@ -32,12 +36,22 @@ __device__ __forceinline__ float Blend(float acc, float alpha, float beta, const
   return out;
 }
 
-// One thread's output C[row][col] (none when out of range): a dot product over K.
+// Index of this block's row of blocks (see the file comment).
+__device__ __forceinline__ int BlockRow() { return blockIdx.z * gridDim.y + blockIdx.y; }
+
+// ceil(m / b) without overflow.
+__device__ __forceinline__ int CeilDiv(int m, int b) { return m / b + (m % b != 0); }
+
+// One thread's output C[row0 + dr][col0 + dc] (none when out of range; row0 <
+// M and col0 < N): a dot product over K.
 __device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
                                             const float* __restrict__ A,
                                             const float* __restrict__ B, float beta,
-                                            float* __restrict__ C, int row, int col) {
-  if (row >= M || col >= N) return;
+                                            float* __restrict__ C, int row0, int dr, int col0,
+                                            int dc) {
+  if (dr >= M - row0 || dc >= N - col0) return;
+  const int row = row0 + dr;
+  const int col = col0 + dc;
   const float* a = A + row * K;
   const float* b = B + col;
   float acc = 0.0f;
@@ -50,16 +64,19 @@ __device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
 // the K loop can be instantiated for float4 and for scalar global loads.
 template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB>
 struct Tiled {
-  static constexpr int THREADS = (BM / TM) * (BN / TN);
-  static constexpr int TROWS = BM / TM;          // threads along M
-  static constexpr int TCOLS = BN / TN;          // threads along N
-  static constexpr int WM = TM % 4 == 0 ? 4 : 1;  // contiguous rows per chunk
-  static constexpr int WN = TN % 4 == 0 ? 4 : 1;  // contiguous columns per chunk
-  static constexpr int LDA = BM + PAD;
-  static constexpr int LDB = BN + PAD;
-  static constexpr int NBUF = DB ? 2 : 1;
-  static constexpr int A_PER = BM * BK / THREADS;  // A tile floats per thread
-  static constexpr int B_PER = BN * BK / THREADS;  // B tile floats per thread
+  // Derived sizes (an enum: no storage is emitted for them).
+  enum : int {
+    THREADS = (BM / TM) * (BN / TN),
+    TROWS = BM / TM,             // threads along M
+    TCOLS = BN / TN,             // threads along N
+    WM = TM % 4 == 0 ? 4 : 1,    // contiguous rows per chunk
+    WN = TN % 4 == 0 ? 4 : 1,    // contiguous columns per chunk
+    LDA = BM + PAD,              // shared row strides, in floats
+    LDB = BN + PAD,
+    NBUF = DB ? 2 : 1,           // shared buffers
+    A_PER = BM * BK / THREADS,   // A tile floats per thread
+    B_PER = BN * BK / THREADS,   // B tile floats per thread
+  };
   static_assert(BM % TM == 0 && BN % TN == 0, "tile not divisible by the micro-tile");
   static_assert(BM % 4 == 0 && BN % 4 == 0 && PAD % 4 == 0,
                 "float4 shared rows need 16-byte alignment");
@@ -76,24 +93,26 @@ struct Tiled {
     return MAP ? (j / WN) * (TCOLS * WN) + tc * WN + j % WN : tc * TN + j;
   }
 
-  // Global -> registers: the K slice at k0 of A's rows bm.. and B's columns
-  // bn..; out-of-range elements read as 0. V: float4 loads (a float4 f of A
-  // covers A[bm + f / (BK/4)][k0 + 4 * (f % (BK/4)) .. +3], of B likewise
-  // along N), else scalar.
+  // Global -> registers: the K slice at k0 of the block's rows of A (A points
+  // at its first row, `rows` of them are left) and columns of B (B points at
+  // its first column, `cols` left); out-of-range elements read as 0.
+  // V: float4 loads (float4 f of A covers A[f / (BK/4)][k0 + 4 * (f % (BK/4))
+  // .. +3], of B likewise along N), else scalar.
   template <bool V>
   static __device__ __forceinline__ void Load(const float* __restrict__ A,
-                                              const float* __restrict__ B, int M, int N, int K,
-                                              int bm, int bn, int k0, int tid, float (&ra)[A_PER],
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int N, int K, int k0, int tid, float (&ra)[A_PER],
                                               float (&rb)[B_PER]) {
+    const int kleft = K - k0;  // > 0
     if constexpr (V) {
 #pragma unroll
       for (int it = 0; it < A_PER / 4; ++it) {
         const int f = tid + it * THREADS;
-        const int r = bm + f / (BK / 4);
-        const int c = k0 + (f % (BK / 4)) * 4;
+        const int r = f / (BK / 4);
+        const int c = (f % (BK / 4)) * 4;
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        // K % 4 == 0 and c % 4 == 0: c < K means c + 3 < K.
-        if (r < M && c < K) v = *reinterpret_cast<const float4*>(A + r * K + c);
+        // K % 4 == 0 and c % 4 == 0: c < kleft means c + 3 < kleft.
+        if (r < rows && c < kleft) v = *reinterpret_cast<const float4*>(A + r * K + k0 + c);
         ra[4 * it + 0] = v.x;
         ra[4 * it + 1] = v.y;
         ra[4 * it + 2] = v.z;
@@ -102,10 +121,11 @@ struct Tiled {
 #pragma unroll
       for (int it = 0; it < B_PER / 4; ++it) {
         const int f = tid + it * THREADS;
-        const int r = k0 + f / (BN / 4);
-        const int c = bn + (f % (BN / 4)) * 4;
+        const int r = f / (BN / 4);
+        const int c = (f % (BN / 4)) * 4;
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (r < K && c < N) v = *reinterpret_cast<const float4*>(B + r * N + c);
+        // N % 4 == 0 and the block's first column % 4 == 0: cols % 4 == 0 too.
+        if (r < kleft && c < cols) v = *reinterpret_cast<const float4*>(B + (k0 + r) * N + c);
         rb[4 * it + 0] = v.x;
         rb[4 * it + 1] = v.y;
         rb[4 * it + 2] = v.z;
@@ -115,16 +135,16 @@ struct Tiled {
 #pragma unroll
       for (int it = 0; it < A_PER; ++it) {
         const int e = tid + it * THREADS;
-        const int r = bm + e / BK;
-        const int c = k0 + e % BK;
-        ra[it] = (r < M && c < K) ? A[r * K + c] : 0.0f;
+        const int r = e / BK;
+        const int c = e % BK;
+        ra[it] = (r < rows && c < kleft) ? A[r * K + k0 + c] : 0.0f;
       }
 #pragma unroll
       for (int it = 0; it < B_PER; ++it) {
         const int e = tid + it * THREADS;
-        const int r = k0 + e / BN;
-        const int c = bn + e % BN;
-        rb[it] = (r < K && c < N) ? B[r * N + c] : 0.0f;
+        const int r = e / BN;
+        const int c = e % BN;
+        rb[it] = (r < kleft && c < cols) ? B[(k0 + r) * N + c] : 0.0f;
       }
     }
   }
@@ -217,25 +237,25 @@ struct Tiled {
     }
   }
 
-  // acc = A[bm.., :] * B[:, bn..] for this thread's micro-tile, loading the
-  // slices with float4 (V) or scalar loads.
+  // acc += (the block's rows of A) * (its columns of B) for this thread's
+  // micro-tile, loading the K slices with float4 (V) or scalar loads.
   template <bool V>
   static __device__ __forceinline__ void KLoop(const float* __restrict__ A,
-                                               const float* __restrict__ B, int M, int N, int K,
-                                               int bm, int bn, int tid, int tr, int tc,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int tid, int tr, int tc,
                                                float (*as)[BK][LDA], float (*bs)[BK][LDB],
                                                float (&acc)[TM][TN]) {
     float ra[A_PER];
     float rb[B_PER];
+    const int ktiles = CeilDiv(K, BK);
     if constexpr (DB != 0) {
-      const int ktiles = (K + BK - 1) / BK;
-      Load<V>(A, B, M, N, K, bm, bn, 0, tid, ra, rb);
+      Load<V>(A, B, rows, cols, N, K, 0, tid, ra, rb);
       Store<V>(as[0], bs[0], tid, ra, rb);
       __syncthreads();
       for (int t = 0; t < ktiles; ++t) {
         const int cur = t & 1;
         const bool more = t + 1 < ktiles;
-        if (more) Load<V>(A, B, M, N, K, bm, bn, (t + 1) * BK, tid, ra, rb);  // in flight
+        if (more) Load<V>(A, B, rows, cols, N, K, (t + 1) * BK, tid, ra, rb);  // in flight
         Compute(as[cur], bs[cur], tr, tc, acc);
         // Nobody reads buffer cur ^ 1 now: its last readers (slice t - 1)
         // passed the barrier that ended slice t - 1.
@@ -243,8 +263,8 @@ struct Tiled {
         __syncthreads();
       }
     } else {
-      for (int k0 = 0; k0 < K; k0 += BK) {
-        Load<V>(A, B, M, N, K, bm, bn, k0, tid, ra, rb);
+      for (int t = 0; t < ktiles; ++t) {
+        Load<V>(A, B, rows, cols, N, K, t * BK, tid, ra, rb);
         Store<V>(as[0], bs[0], tid, ra, rb);
         __syncthreads();
         Compute(as[0], bs[0], tr, tc, acc);
@@ -253,24 +273,25 @@ struct Tiled {
     }
   }
 
-  // C[bm.., bn..] = alpha * acc (+ beta * C), bounds-checked; float4 when
-  // VEC == 4, TN % 4 == 0, N % 4 == 0 and C is 16-byte aligned.
-  static __device__ __forceinline__ void Epilogue(int M, int N, float alpha, float beta,
-                                                  float* __restrict__ C, int bm, int bn, int tr,
+  // The block's tile of C (C points at its corner; rows x cols left)
+  // = alpha * acc (+ beta * C), bounds-checked; float4 when VEC == 4,
+  // TN % 4 == 0, N % 4 == 0 and C is 16-byte aligned.
+  static __device__ __forceinline__ void Epilogue(int rows, int cols, int N, float alpha,
+                                                  float beta, float* __restrict__ C, int tr,
                                                   int tc, const float (&acc)[TM][TN]) {
     const bool vec_c = VEC == 4 && WN == 4 && (N & 3) == 0 && Aligned16(C);
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
-      const int row = bm + RowOf(tr, i);
-      if (row >= M) continue;
+      const int row = RowOf(tr, i);
+      if (row >= rows) continue;
       float* crow = C + row * N;
 #pragma unroll
       for (int j = 0; j < TN; j += WN) {
-        const int col = bn + ColOf(tc, j);
+        const int col = ColOf(tc, j);
         if constexpr (WN == 4) {
           if (vec_c) {
-            // N % 4 == 0 and col % 4 == 0: col < N means col + 3 < N.
-            if (col < N) {
+            // cols % 4 == 0 and col % 4 == 0: col < cols means col + 3 < cols.
+            if (col < cols) {
               float4* p = reinterpret_cast<float4*>(crow + col);
               float4 out = make_float4(alpha * acc[i][j], alpha * acc[i][j + 1],
                                        alpha * acc[i][j + 2], alpha * acc[i][j + 3]);
@@ -288,7 +309,7 @@ struct Tiled {
         }
 #pragma unroll
         for (int w = 0; w < WN; ++w) {
-          if (col + w < N) crow[col + w] = Blend(acc[i][j + w], alpha, beta, crow + col + w);
+          if (col + w < cols) crow[col + w] = Blend(acc[i][j + w], alpha, beta, crow + col + w);
         }
       }
     }
@@ -304,11 +325,10 @@ template <int BM, int BN>
 __global__ void __launch_bounds__(BM * BN)
     sgemm_naive(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
-  const int col = blockIdx.x * BN + threadIdx.y;
-  const int mblocks = (M + BM - 1) / BM;
-  for (int by = blockIdx.y; by < mblocks; by += gridDim.y) {
-    sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM + threadIdx.x, col);
-  }
+  const int by = sgemm_detail::BlockRow();
+  if (by >= sgemm_detail::CeilDiv(M, BM)) return;
+  sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM, threadIdx.x, blockIdx.x * BN,
+                            threadIdx.y);
 }
 
 // KIND=1. As sgemm_naive, but block = (BN, BM, 1) with threadIdx.x along the
@@ -318,11 +338,10 @@ template <int BM, int BN>
 __global__ void __launch_bounds__(BM * BN)
     sgemm_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
                     const float* __restrict__ B, float beta, float* __restrict__ C) {
-  const int col = blockIdx.x * BN + threadIdx.x;
-  const int mblocks = (M + BM - 1) / BM;
-  for (int by = blockIdx.y; by < mblocks; by += gridDim.y) {
-    sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM + threadIdx.y, col);
-  }
+  const int by = sgemm_detail::BlockRow();
+  if (by >= sgemm_detail::CeilDiv(M, BM)) return;
+  sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM, threadIdx.y, blockIdx.x * BN,
+                            threadIdx.x);
 }
 
 // KIND=2. Shared-memory tiled SGEMM (siboehm's kernels 3-6 in one template).
@@ -356,6 +375,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     sgemm_tiled(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
   using T = sgemm_detail::Tiled<BM, BN, BK, TM, TN, PAD, VEC, LOOP, MAP, DB>;
+  const int by = sgemm_detail::BlockRow();
+  if (by >= sgemm_detail::CeilDiv(M, BM)) return;  // past the last row block: whole block
   __shared__ __align__(16) float As[T::NBUF][BK][T::LDA];
   __shared__ __align__(16) float Bs[T::NBUF][BK][T::LDB];
 
@@ -366,21 +387,23 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   // pointers: one decision for both, so that only one K loop is live.
   const bool vec_ab = VEC == 4 && ((K | N) & 3) == 0 && sgemm_detail::Aligned16(A) &&
                       sgemm_detail::Aligned16(B);
+  const int bm = by * BM;
   const int bn = blockIdx.x * BN;
-  const int mblocks = (M + BM - 1) / BM;
-  for (int by = blockIdx.y; by < mblocks; by += gridDim.y) {
-    const int bm = by * BM;
-    float acc[TM][TN];
+  const int rows = M - bm;  // rows and columns of C left from the block's corner
+  const int cols = N - bn;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  C += static_cast<long long>(bm) * N + bn;
+  float acc[TM][TN];
 #pragma unroll
-    for (int i = 0; i < TM; ++i) {
+  for (int i = 0; i < TM; ++i) {
 #pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (VEC == 4 && vec_ab) {
-      T::template KLoop<VEC == 4>(A, B, M, N, K, bm, bn, tid, tr, tc, As, Bs, acc);
-    } else {
-      T::template KLoop<false>(A, B, M, N, K, bm, bn, tid, tr, tc, As, Bs, acc);
-    }
-    T::Epilogue(M, N, alpha, beta, C, bm, bn, tr, tc, acc);
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
+  if (VEC == 4 && vec_ab) {
+    T::template KLoop<VEC == 4>(A, B, rows, cols, N, K, tid, tr, tc, As, Bs, acc);
+  } else {
+    T::template KLoop<false>(A, B, rows, cols, N, K, tid, tr, tc, As, Bs, acc);
+  }
+  T::Epilogue(rows, cols, N, alpha, beta, C, tr, tc, acc);
 }

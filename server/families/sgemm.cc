@@ -72,6 +72,10 @@ constexpr std::array<std::array<int64_t, 4>, 26> k2DTiles = {{
     {16, 128, 4, 4},
 }};
 
+/// The first kCore2DTiles of k2DTiles, the classic fast tiles, also get
+/// PAD = 0 and the VEC = 1 and LOOP = 1 ablations.
+constexpr size_t kCore2DTiles = 5;
+
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 /// The tiled kernel's derived sizes (see sgemm_tiled in sgemm.cuh).
@@ -179,8 +183,8 @@ class SgemmFamilyImpl final : public Family {
   ///  - 1-D block tiling (TN = 1, TM = 8, 16), BM 64..128, BN 32..64, BK 8..16,
   ///    every VEC and MAP, PAD = 4;
   ///  - 2-D block tiling, the fast design: the tiles of k2DTiles, BK 8..32,
-  ///    every MAP and DB, PAD = 4, VEC = 4, LOOP = 0;
-  ///  - ablations on four common 2-D tiles: PAD = 0, VEC = 1, LOOP = 1.
+  ///    every MAP and DB, PAD = 4 (and 0 for the core tiles), VEC = 4, LOOP = 0;
+  ///  - ablations on the core 2-D tiles: VEC = 1 and LOOP = 1.
   /// About 45% of the points fail Check() on sm_90 (threads, uneven loads,
   /// shared memory, registers) and are pruned before compiling.
   std::vector<Config> Space() const override {
@@ -227,20 +231,24 @@ class SgemmFamilyImpl final : public Family {
         }
       }
     }
-    // 2-D block tiling, the fast design: float4 loads, padded shared tiles,
-    // registers outer product; every BK, MAP and DB.
-    for (const auto& [bm, bn, tm, tn] : k2DTiles) {
+    // 2-D block tiling, the fast design: float4 loads, registers outer
+    // product; every BK, MAP and DB; PAD = 4, and also 0 for the core tiles.
+    for (size_t i = 0; i < k2DTiles.size(); ++i) {
+      const auto& [bm, bn, tm, tn] = k2DTiles[i];
       for (int64_t bk : {8, 16, 32}) {
-        for (int64_t map : {0, 1}) {
-          for (int64_t db : {0, 1}) tiled(bm, bn, bk, tm, tn, 4, 4, 0, map, db);
+        for (int64_t pad : {4, 0}) {
+          if (pad == 0 && i >= kCore2DTiles) continue;
+          for (int64_t map : {0, 1}) {
+            for (int64_t db : {0, 1}) tiled(bm, bn, bk, tm, tn, pad, 4, 0, map, db);
+          }
         }
       }
     }
-    // Ablations on common tiles: no padding, scalar global loads, k-innermost loop.
-    for (const auto& [bm, bn, tm, tn] : {k2DTiles[0], k2DTiles[1], k2DTiles[3], k2DTiles[4]}) {
+    // Ablations on the core tiles: scalar global loads, k-innermost loop.
+    for (size_t i = 0; i < kCore2DTiles; ++i) {
+      const auto& [bm, bn, tm, tn] = k2DTiles[i];
       for (int64_t bk : {8, 16}) {
         for (int64_t map : {0, 1}) {
-          tiled(bm, bn, bk, tm, tn, 0, 4, 0, map, 0);
           tiled(bm, bn, bk, tm, tn, 4, 1, 0, map, 0);
           tiled(bm, bn, bk, tm, tn, 4, 4, 1, map, 0);
         }
@@ -264,8 +272,9 @@ class SgemmFamilyImpl final : public Family {
         return absl::FailedPreconditionError(absl::StrCat("unknown parameter '", key, "'"));
       }
       if (std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            key, "=", value, " is not one of the supported values ", absl::StrJoin(p->values, ", ")));
+        return absl::FailedPreconditionError(absl::StrCat(key, "=", value,
+                                                          " is not one of the supported values ",
+                                                          absl::StrJoin(p->values, ", ")));
       }
     }
     for (const auto& p : params_) {
@@ -315,9 +324,10 @@ class SgemmFamilyImpl final : public Family {
     }
     const int64_t smem = t.SharedBytes();
     if (smem > device.shared_memory_per_block()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          smem, " bytes of shared memory (", t.db ? 2 : 1, " x BK*(BM+PAD + BN+PAD) floats) exceed ",
-          "the device's per-block limit of ", device.shared_memory_per_block()));
+      return absl::FailedPreconditionError(
+          absl::StrCat(smem, " bytes of shared memory (", t.db ? 2 : 1,
+                       " x BK*(BM+PAD + BN+PAD) floats) exceed the device's per-block limit of ",
+                       device.shared_memory_per_block()));
     }
     const int64_t regs = t.RegisterEstimate();
     if (regs > kMaxRegistersPerThread) {
@@ -431,8 +441,9 @@ class SgemmFamilyImpl final : public Family {
                                                         device.max_threads_per_block()));
     }
     if (threads < kWarp || threads % kWarp != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          threads, " threads per block (", how, ") is not a positive multiple of the warp size 32"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(threads, " threads per block (", how,
+                       ") is not a positive multiple of the warp size 32"));
     }
     return absl::OkStatus();
   }
