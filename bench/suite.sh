@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On the GPU machine: tunes a shape suite through the daemon and prints the
+# tuned-vs-baseline table (bench/tunebench.cc). The database is kept in
+# .devdb/ so that a suite split over several calls resumes where it stopped.
+# Usage: bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
+set -u
+out=$1 family=$2 shapes=$3; shift 3
+export LD_LIBRARY_PATH=$PWD/.bundle/lib:/usr/local/cuda/lib64
+export PATH=$PWD/.bundle/bin:$PATH
+export XDG_RUNTIME_DIR=$(mktemp -d)
+mkdir -p .devdb
+log=$out/suite_$family.log
+{
+  echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
+  echo "# command: tunebench --family $family --shapes $shapes $*"
+} >> "$log"
+tuned --gpu 0 --db .devdb/gpu0.db >> "$out/tuned_$family.log" 2>&1 &
+daemon=$!
+for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; sleep 0.2; done
+start=$(date +%s)
+tunebench --family "$family" --shapes "$shapes" "$@" >> "$log" 2>&1
+echo "# exit $?, $(( $(date +%s) - start )) s wall" >> "$log"
+kill -TERM $daemon; wait $daemon
