@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     const std::string shape = absl::StrJoin(problem.shape(), "x");
     const auto t0 = std::chrono::steady_clock::now();
     auto best = client.GetBest(problem);
-    if (retune || !best.ok()) {
+    if (retune || !best.ok() || best->match() != tuned::v1::MATCH_EXACT) {
       auto job = client.SubmitSweep(problem);
       if (job.ok()) job = client.WatchJob(job->id(), [](const tuned::v1::Job&) {});
       if (!job.ok() || job->state() != tuned::v1::JOB_DONE) {
