@@ -18,7 +18,7 @@ tuned --gpu 0 --db .devdb/gpu0.db >> "$out/tuned_$family.log" 2>&1 &
 daemon=$!
 for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; sleep 0.2; done
 start=$(date +%s)
-tunebench --family "$family" --shapes "$shapes" "$@" >> "$log" 2>&1
+timeout "${SUITE_TIMEOUT:-500}" tunebench --family "$family" --shapes "$shapes" "$@" >> "$log" 2>&1
 echo "# exit $?, $(( $(date +%s) - start )) s wall" >> "$log"
 kill -TERM $daemon; wait $daemon
 cp .devdb/gpu0.db "$out/gpu0.db"  # to carry into a later call: the suite resumes

@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
     ++n;
     std::cout << absl::StrFormat("%-18s %-44s %12.1f %12.1f %6.2fx %9.1e %8.1f\n", shape,
                                  m.config().name(), m.metric(), best->baseline_metric(), ratio,
-                                 m.error(), seconds);
+                                 m.error(), seconds)
+              << std::flush;
   }
   std::cout << absl::StrFormat("SUMMARY geomean_vs_%s=%.2f min_vs_%s=%.2f shapes=%d\n", base,
                                n > 0 ? std::exp(log_sum / n) : 0.0, base, n > 0 ? min_ratio : 0.0,

@@ -39,8 +39,8 @@ class Worker {
 
   /// Compiles the kernel for the device, loads it, runs it once on a poisoned
   /// output and checks it against the reference, then times it: 1 warm-up,
-  /// repetitions = clamp(kTimingBudgetMs / first time, 5, 100) (3 if it is
-  /// over 20x slower than `best_ms`), L2 flushed before each, median of
+  /// repetitions = clamp(kTimingBudgetMs / first time, 5, 100) (just the
+  /// first run if it is over 20x slower than `best_ms`), L2 flushed before each, median of
   /// per-repetition CUDA events. Failures come back as statuses, not errors.
   worker::MeasureResult Measure(const worker::Measure& request);
   /// Compiles the kernels in parallel on all CPU cores; one result per
