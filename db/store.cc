@@ -19,14 +19,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/embedded.h"
+#include "server/status.h"
 
 namespace tuned {
 namespace {
-
-#define TUNED_RETURN_IF_ERROR(expr)                    \
-  do {                                                 \
-    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
-  } while (0)
 
 int64_t NowUnix() {
   return std::chrono::duration_cast<std::chrono::seconds>(

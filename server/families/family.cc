@@ -1,5 +1,6 @@
 #include "server/families/family.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -55,6 +56,26 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
     }
   }
   return valid;
+}
+
+absl::Status Family::CheckParams(const Config& config) const {
+  for (const auto& [key, value] : config) {
+    auto p = std::find_if(params().begin(), params().end(),
+                          [&key = key](const Param& q) { return q.name == key; });
+    if (p == params().end()) {
+      return absl::FailedPreconditionError(absl::StrCat("unknown parameter '", key, "'"));
+    }
+    if (std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          key, "=", value, " is not one of the supported values ", absl::StrJoin(p->values, ", ")));
+    }
+  }
+  for (const auto& p : params()) {
+    if (!config.contains(p.name)) {
+      return absl::FailedPreconditionError(absl::StrCat("missing parameter '", p.name, "'"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string Family::ConfigKey(const Config& config) const {

@@ -95,6 +95,9 @@ class Family {
   absl::StatusOr<Config> ParseConfigKey(std::string_view key) const;
   /// "1024x1024x1024".
   static std::string ShapeString(const Shape& shape);
+  /// FAILED_PRECONDITION unless the config has exactly the family's
+  /// parameters, each with one of its listed values.
+  absl::Status CheckParams(const Config& config) const;
   /// Largest number of elements of one buffer for the shape.
   virtual int64_t MaxBufferElements(const Shape& shape) const = 0;
 };

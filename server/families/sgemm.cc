@@ -266,22 +266,7 @@ class SgemmFamilyImpl final : public Family {
   /// shared memory above shared_memory_per_block; RegisterEstimate() above 255
   /// or, times the threads, above registers_per_block.
   absl::Status Check(const Config& config, const v1::Device& device) const override {
-    for (const auto& [key, value] : config) {
-      const Param* p = FindParam(key);
-      if (p == nullptr) {
-        return absl::FailedPreconditionError(absl::StrCat("unknown parameter '", key, "'"));
-      }
-      if (std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
-        return absl::FailedPreconditionError(absl::StrCat(key, "=", value,
-                                                          " is not one of the supported values ",
-                                                          absl::StrJoin(p->values, ", ")));
-      }
-    }
-    for (const auto& p : params_) {
-      if (!config.contains(p.name)) {
-        return absl::FailedPreconditionError(absl::StrCat("missing parameter '", p.name, "'"));
-      }
-    }
+    if (auto s = CheckParams(config); !s.ok()) return s;
     const int64_t kind = config.at("KIND");
     if (kind != kTiled) {
       for (const auto& [key, value] : Unused()) {
@@ -421,12 +406,6 @@ class SgemmFamilyImpl final : public Family {
   }
 
  private:
-  const Param* FindParam(std::string_view name) const {
-    for (const auto& p : params_) {
-      if (p.name == name) return &p;
-    }
-    return nullptr;
-  }
   /// The parameter's value, 0 when absent (Check() reports missing ones).
   static int64_t Get(const Config& config, const std::string& key) {
     auto it = config.find(key);

@@ -90,21 +90,7 @@ class TransposeFamilyImpl final : public Family {
   }
 
   absl::Status Check(const Config& config, const v1::Device& device) const override {
-    for (const auto& [key, value] : config) {
-      const Param* p = FindParam(key);
-      if (p == nullptr) {
-        return absl::FailedPreconditionError(absl::StrCat("unknown parameter '", key, "'"));
-      }
-      if (std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            key, "=", value, " is not one of the supported values ", absl::StrJoin(p->values, ", ")));
-      }
-    }
-    for (const auto& p : params_) {
-      if (!config.contains(p.name)) {
-        return absl::FailedPreconditionError(absl::StrCat("missing parameter '", p.name, "'"));
-      }
-    }
+    if (auto s = CheckParams(config); !s.ok()) return s;
     const int64_t kind = config.at("KIND");
     const int64_t tile = config.at("TILE");
     const int64_t by = config.at("BY");
@@ -183,12 +169,6 @@ class TransposeFamilyImpl final : public Family {
   }
 
  private:
-  const Param* FindParam(std::string_view name) const {
-    for (const auto& p : params_) {
-      if (p.name == name) return &p;
-    }
-    return nullptr;
-  }
   static int64_t Get(const Config& config, const std::string& key) {
     auto it = config.find(key);
     return it == config.end() ? 0 : it->second;

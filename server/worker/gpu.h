@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/status.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
@@ -23,11 +24,6 @@ absl::Status CudaStatus(cudaError_t err, std::string_view what);
 #define TUNED_CUDA(expr)                                          \
   do {                                                            \
     if (absl::Status _s = ::tuned::CudaStatus((expr), #expr); !_s.ok()) return _s; \
-  } while (0)
-
-#define TUNED_RETURN_IF_ERROR(expr)                  \
-  do {                                               \
-    if (absl::Status _s = (expr); !_s.ok()) return _s; \
   } while (0)
 
 /// Owns one cudaMalloc allocation.
