@@ -2,8 +2,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "server/paths.h"
 
@@ -33,6 +38,64 @@ v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k) {
   p.add_shape(n);
   p.add_shape(k);
   return p;
+}
+
+namespace {
+
+absl::Status WriteFile(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
+  return absl::OkStatus();
+}
+
+// The file's bytes, or nullopt if it does not exist.
+std::optional<std::string> ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+absl::Status ExportKernel(const v1::BestKernel& best, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  const std::filesystem::path d(dir);
+  v1::BestKernel description = best;
+  description.clear_cubin();
+  description.clear_source();
+  description.clear_ptx();
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  if (!google::protobuf::util::MessageToJsonString(description, &json, opts).ok()) {
+    return absl::InternalError("cannot encode kernel.json");
+  }
+  for (const auto& [name, bytes] : {std::pair{"kernel.json", json}, {"kernel.cu", best.source()},
+                                    {"kernel.cubin", best.cubin()}, {"kernel.ptx", best.ptx()}}) {
+    if (auto s = WriteFile(d / name, bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::BestKernel> ImportKernel(const std::string& dir) {
+  const std::filesystem::path d(dir);
+  auto json = ReadFile(d / "kernel.json");
+  if (!json) return absl::NotFoundError(absl::StrCat("no kernel.json in ", dir));
+  v1::BestKernel best;
+  if (auto s = google::protobuf::util::JsonStringToMessage(*json, &best); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, "/kernel.json: ", s.ToString()));
+  }
+  if (auto cubin = ReadFile(d / "kernel.cubin")) best.set_cubin(*cubin);
+  if (auto ptx = ReadFile(d / "kernel.ptx")) best.set_ptx(*ptx);
+  if (auto source = ReadFile(d / "kernel.cu")) best.set_source(*source);
+  return best;
 }
 
 Client::Client(const std::string& address)
@@ -103,6 +166,12 @@ absl::StatusOr<v1::BestKernel> Client::GetBest(const v1::Problem& problem, bool 
   v1::BestKernel best;
   if (auto s = Convert(stub_->GetBest(Context().get(), req, &best)); !s.ok()) return s;
   return best;
+}
+
+absl::StatusOr<TunedKernel> Client::Get(const v1::Problem& problem, bool tune_if_missing) {
+  auto best = GetBest(problem, tune_if_missing);
+  if (!best.ok()) return best.status();
+  return TunedKernel::Load(*best);
 }
 
 absl::StatusOr<std::vector<v1::Measurement>> Client::ListMeasurements(const v1::Problem& problem,

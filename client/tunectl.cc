@@ -156,6 +156,11 @@ int main(int argc, char** argv) {
   auto* cancel = app.add_subcommand("cancel", "cancel a queued or running job");
   cancel->add_option("id", id, "job id")->required();
   auto* device = app.add_subcommand("device", "describe the daemon's GPU");
+  std::string out_dir;
+  auto* export_cmd = app.add_subcommand(
+      "export", "write the tuned kernel (kernel.cu, .cubin, .ptx, .json) to a directory");
+  add_problem(export_cmd);
+  export_cmd->add_option("--out", out_dir, "directory to write")->required();
   CLI11_PARSE(app, argc, argv);
 
   tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server);
@@ -237,6 +242,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*best) return print_best();
+  if (*export_cmd) {
+    auto b = client.GetBest(problem);
+    if (!b.ok()) return Fail(b.status());
+    if (auto s = tuned::ExportKernel(*b, out_dir); !s.ok()) return Fail(s);
+    std::cout << "wrote " << out_dir << "/kernel.{cu,cubin,ptx,json}: " << b->measurement().config().name()
+              << (b->match() == tuned::v1::MATCH_NEAREST
+                      ? " (NOT TUNED for this shape: nearest tuned " + absl::StrJoin(b->tuned_shape(), "x") + ")"
+                      : "")
+              << "\n";
+    return 0;
+  }
   if (*results) {
     auto ms = client.ListMeasurements(problem, top);
     if (!ms.ok()) return Fail(ms.status());

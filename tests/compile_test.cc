@@ -21,6 +21,8 @@ std::vector<Case> AllCases() {
   return cases;
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.family->ConfigName(c.config); }
+
 class CompileTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CompileTest, CompilesForSm90WithoutSpills) {

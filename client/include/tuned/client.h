@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tuned/kernel.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
 namespace tuned {
@@ -26,6 +27,13 @@ std::string DefaultServerAddress(int gpu = 0);
 
 /// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN).
 v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k);
+
+/// Writes `best` to `dir` as `tunectl export` does: kernel.cu (source),
+/// kernel.cubin, kernel.ptx and kernel.json (everything else, protobuf JSON).
+absl::Status ExportKernel(const v1::BestKernel& best, const std::string& dir);
+/// Reads a directory written by ExportKernel; the cubin is optional (without
+/// it the kernel loads from PTX). NOT_FOUND if kernel.json is missing.
+absl::StatusOr<v1::BestKernel> ImportKernel(const std::string& dir);
 
 class Client {
  public:
@@ -46,6 +54,8 @@ class Client {
   /// NOT_FOUND if no tuned shape is near (kMaxNearestDistance).
   absl::StatusOr<v1::BestKernel> GetBest(const v1::Problem& problem, bool tune_if_missing = false);
   /// Measurements of the problem, best first; top = 0 for all.
+  /// GetBest, then loads the kernel on the current GPU, ready to launch.
+  absl::StatusOr<TunedKernel> Get(const v1::Problem& problem, bool tune_if_missing = false);
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(const v1::Problem& problem,
                                                                 int top = 0);
   absl::StatusOr<v1::Device> DescribeDevice();

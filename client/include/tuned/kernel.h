@@ -1,0 +1,62 @@
+// A tuned kernel, loaded and ready to launch on the caller's buffers and stream.
+//
+//   tuned::Client client(tuned::DefaultServerAddress());
+//   auto k = client.Get(tuned::SgemmProblem(1024, 1024, 1024));  // StatusOr<TunedKernel>
+//   k->Sgemm(M, N, K, 1.0f, dA, dB, 0.0f, dC, stream);           // row-major, device pointers
+//
+// Loading uses the CUDA runtime's library API (cudaLibraryLoadData) on the
+// current device: the cubin when it was built for this device's architecture,
+// otherwise the PTX (JIT-compiled by the driver).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
+
+namespace tuned {
+
+class TunedKernel {
+ public:
+  /// Loads the kernel of `best` (from Client::GetBest or a description written
+  /// by `tunectl export`). FAILED_PRECONDITION without a GPU, INVALID_ARGUMENT
+  /// if `best` holds neither a cubin nor PTX.
+  static absl::StatusOr<TunedKernel> Load(const v1::BestKernel& best);
+  ~TunedKernel();
+  TunedKernel(TunedKernel&& o) noexcept;
+  TunedKernel& operator=(TunedKernel&& o) noexcept;
+  TunedKernel(const TunedKernel&) = delete;
+  TunedKernel& operator=(const TunedKernel&) = delete;
+
+  /// Launch geometry for `shape` (the family's rule, server/families/).
+  /// INVALID_ARGUMENT for a bad shape.
+  static absl::StatusOr<v1::LaunchGeometry> GeometryFor(const v1::BestKernel& best,
+                                                        const std::vector<int64_t>& shape);
+
+  /// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream`, device
+  /// pointers. Any M, N, K >= 1 (every config is correct for every shape).
+  /// FAILED_PRECONDITION if this is not an sgemm kernel; INTERNAL on a CUDA error.
+  absl::Status Sgemm(int m, int n, int k, float alpha, const float* a, const float* b, float beta,
+                     float* c, cudaStream_t stream = nullptr) const;
+  /// Row-major out(COLS x ROWS) = in(ROWS x COLS)^T on `stream`.
+  absl::Status Transpose(int rows, int cols, const float* in, float* out,
+                         cudaStream_t stream = nullptr) const;
+
+  const v1::BestKernel& description() const { return best_; }
+  /// True if the kernel was tuned for exactly the shape it was asked for.
+  bool exact() const { return best_.match() == v1::MATCH_EXACT; }
+
+ private:
+  TunedKernel() = default;
+  absl::Status Launch(const std::vector<int64_t>& shape, void** args, cudaStream_t stream) const;
+
+  v1::BestKernel best_;
+  cudaLibrary_t library_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+};
+
+}  // namespace tuned

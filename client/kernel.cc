@@ -1,0 +1,128 @@
+#include "tuned/kernel.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/families/family.h"
+
+namespace tuned {
+namespace {
+
+absl::Status Cuda(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorName(err), ": ",
+                                          cudaGetErrorString(err)));
+}
+
+}  // namespace
+
+absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
+  if (best.cubin().empty() && best.ptx().empty()) {
+    return absl::InvalidArgumentError("the kernel description has neither a cubin nor PTX");
+  }
+  int device = 0;
+  if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no usable CUDA GPU: ", cudaGetErrorString(err)));
+  }
+  cudaDeviceProp prop{};
+  if (auto s = Cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties"); !s.ok()) {
+    return s;
+  }
+  TunedKernel k;
+  k.best_ = best;
+  const bool same_arch = best.device().cc_major() == prop.major &&
+                         best.device().cc_minor() == prop.minor;
+  const std::string& image = same_arch && !best.cubin().empty() ? best.cubin() : best.ptx();
+  if (image.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the cubin is for sm_", best.device().cc_major(), best.device().cc_minor(),
+        ", this GPU is sm_", prop.major, prop.minor, ", and there is no PTX"));
+  }
+  // PTX must be NUL-terminated for the JIT; std::string's buffer is.
+  if (auto s = Cuda(cudaLibraryLoadData(&k.library_, image.c_str(), nullptr, nullptr, 0, nullptr,
+                                        nullptr, 0),
+                    "cudaLibraryLoadData");
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = Cuda(cudaLibraryGetKernel(&k.kernel_, k.library_, best.entry().c_str()),
+                    "cudaLibraryGetKernel");
+      !s.ok()) {
+    return s;
+  }
+  return k;
+}
+
+TunedKernel::~TunedKernel() {
+  if (library_ != nullptr) cudaLibraryUnload(library_);
+}
+
+TunedKernel::TunedKernel(TunedKernel&& o) noexcept
+    : best_(std::move(o.best_)),
+      library_(std::exchange(o.library_, nullptr)),
+      kernel_(std::exchange(o.kernel_, nullptr)) {}
+
+TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
+  if (this != &o) {
+    if (library_ != nullptr) cudaLibraryUnload(library_);
+    best_ = std::move(o.best_);
+    library_ = std::exchange(o.library_, nullptr);
+    kernel_ = std::exchange(o.kernel_, nullptr);
+  }
+  return *this;
+}
+
+absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel& best,
+                                                            const std::vector<int64_t>& shape) {
+  const Family* family = FindFamily(best.problem().family());
+  if (family == nullptr) return absl::InvalidArgumentError("unknown kernel family");
+  if (auto s = family->ValidateShape(shape); !s.ok()) return s;
+  const auto& params = best.measurement().config().params();
+  const Config config(params.begin(), params.end());
+  if (auto s = family->CheckParams(config); !s.ok()) return s;
+  return family->Geometry(config, shape);
+}
+
+absl::Status TunedKernel::Launch(const std::vector<int64_t>& shape, void** args,
+                                 cudaStream_t stream) const {
+  auto g = GeometryFor(best_, shape);
+  if (!g.ok()) return g.status();
+  const void* fn = reinterpret_cast<const void*>(kernel_);
+  if (g->dynamic_shared_bytes() > 48 * 1024) {
+    if (auto s = Cuda(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(g->dynamic_shared_bytes())),
+                      "cudaFuncSetAttribute");
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (auto s = Cuda(cudaLaunchKernel(fn, dim3(g->grid(0), g->grid(1), g->grid(2)),
+                                     dim3(g->block(0), g->block(1), g->block(2)), args,
+                                     g->dynamic_shared_bytes(), stream),
+                    "cudaLaunchKernel");
+      !s.ok()) {
+    return s;
+  }
+  return Cuda(cudaGetLastError(), "kernel launch");
+}
+
+absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a, const float* b,
+                                float beta, float* c, cudaStream_t stream) const {
+  if (best_.problem().family() != v1::FAMILY_SGEMM) {
+    return absl::FailedPreconditionError("not an sgemm kernel");
+  }
+  void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
+  return Launch({m, n, k}, args, stream);
+}
+
+absl::Status TunedKernel::Transpose(int rows, int cols, const float* in, float* out,
+                                    cudaStream_t stream) const {
+  if (best_.problem().family() != v1::FAMILY_TRANSPOSE) {
+    return absl::FailedPreconditionError("not a transpose kernel");
+  }
+  void* args[] = {&rows, &cols, &in, &out};
+  return Launch({rows, cols}, args, stream);
+}
+
+}  // namespace tuned
