@@ -14,6 +14,11 @@ absl::Status Cuda(cudaError_t err, const char* what) {
                                           cudaGetErrorString(err)));
 }
 
+absl::Status Cublas(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cublasGetStatusString(s)));
+}
+
 }  // namespace
 
 absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
@@ -51,24 +56,35 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
       !s.ok()) {
     return s;
   }
+  if (best.use_baseline() && best.problem().family() == v1::FAMILY_SGEMM) {
+    if (auto s = Cublas(cublasCreate(&k.cublas_), "cublasCreate"); !s.ok()) return s;
+    if (auto s = Cublas(cublasSetMathMode(k.cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+        !s.ok()) {
+      return s;
+    }
+  }
   return k;
 }
 
 TunedKernel::~TunedKernel() {
   if (library_ != nullptr) cudaLibraryUnload(library_);
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
 }
 
 TunedKernel::TunedKernel(TunedKernel&& o) noexcept
     : best_(std::move(o.best_)),
       library_(std::exchange(o.library_, nullptr)),
-      kernel_(std::exchange(o.kernel_, nullptr)) {}
+      kernel_(std::exchange(o.kernel_, nullptr)),
+      cublas_(std::exchange(o.cublas_, nullptr)) {}
 
 TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
   if (this != &o) {
     if (library_ != nullptr) cudaLibraryUnload(library_);
+    if (cublas_ != nullptr) cublasDestroy(cublas_);
     best_ = std::move(o.best_);
     library_ = std::exchange(o.library_, nullptr);
     kernel_ = std::exchange(o.kernel_, nullptr);
+    cublas_ = std::exchange(o.cublas_, nullptr);
   }
   return *this;
 }
@@ -111,6 +127,12 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
                                 float beta, float* c, cudaStream_t stream) const {
   if (best_.problem().family() != v1::FAMILY_SGEMM) {
     return absl::FailedPreconditionError("not an sgemm kernel");
+  }
+  if (cublas_ != nullptr) {  // row-major C = A*B is column-major C^T = B^T * A^T
+    if (auto s = Cublas(cublasSetStream(cublas_, stream), "cublasSetStream"); !s.ok()) return s;
+    return Cublas(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta,
+                              c, n),
+                  "cublasSgemm");
   }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
   return Launch({m, n, k}, args, stream);

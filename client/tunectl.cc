@@ -202,6 +202,10 @@ int main(int argc, char** argv) {
                                      absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes())},
         {"error", absl::StrFormat("%.2e (vs %s)", m.error(), b->baseline_name())},
     });
+    if (b->use_baseline()) {
+      std::cout << b->baseline_name() << " is faster than every generated kernel for this shape: "
+                << "the client library calls " << b->baseline_name() << " instead\n";
+    }
     std::cout << "\n";
     std::vector<std::vector<std::string>> rows = {
         {"", "time (ms)", m.metric_unit(), "vs " + b->baseline_name()},

@@ -129,6 +129,8 @@ grpc::Status TunerService::GetBest(grpc::ServerContext*, const v1::GetBestReques
     best->set_baseline_metric((*family)->Work(timed) / (row->baseline_ms * 1e6));
   }
   best->set_baseline_name(row->baseline_name);
+  best->set_use_baseline((*family)->baseline_is_candidate() && row->baseline_ms > 0 &&
+                         row->baseline_ms < row->measurement.median_ms());
   *best->mutable_device() = runner_->device();
   return grpc::Status::OK;
 }

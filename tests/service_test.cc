@@ -202,6 +202,16 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   EXPECT_EQ(exact->entry(), "_Z5entry");
   EXPECT_DOUBLE_EQ(exact->baseline_ms(), 0.06);
   EXPECT_EQ(exact->arguments_size(), 8);
+  EXPECT_FALSE(exact->use_baseline());  // 0.05 ms beats cuBLAS's 0.06
+
+  // Where cuBLAS beat every generated kernel, GetBest says so.
+  auto job2 = store_->CreateJob(*device_id, SgemmProblem(64, 64, 64), 1, 0);
+  ASSERT_TRUE(job2.ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job2, m, &binary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job2, 0.01, 0, "cuBLAS").ok());
+  auto slower = client_->GetBest(SgemmProblem(64, 64, 64));
+  ASSERT_TRUE(slower.ok()) << slower.status();
+  EXPECT_TRUE(slower->use_baseline());
 
   auto near = client_->GetBest(SgemmProblem(1100, 1000, 900));
   ASSERT_TRUE(near.ok()) << near.status();

@@ -56,6 +56,10 @@ class Family {
   virtual std::string_view metric_unit() const = 0;
   /// Name of the baseline timed in the same job, e.g. "cuBLAS".
   virtual std::string_view baseline_name() const = 0;
+  /// True if the baseline computes the same result (cuBLAS for sgemm), so a
+  /// client may call it instead where it beat every generated kernel; false
+  /// where it is only a yardstick (a copy for transpose).
+  virtual bool baseline_is_candidate() const { return false; }
   /// The parameters, in canonical order.
   virtual const std::vector<Param>& params() const = 0;
 

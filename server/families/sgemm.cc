@@ -153,6 +153,7 @@ class SgemmFamilyImpl final : public Family {
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view metric_unit() const override { return "GFLOPS"; }
   std::string_view baseline_name() const override { return "cuBLAS"; }
+  bool baseline_is_candidate() const override { return true; }
   const std::vector<Param>& params() const override { return params_; }
 
   /// Flops of one GEMM: 2 * M * N * K (one multiply and one add per term;

@@ -9,6 +9,7 @@
 // otherwise the PTX (JIT-compiled by the driver).
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -39,6 +40,8 @@ class TunedKernel {
 
   /// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream`, device
   /// pointers. Any M, N, K >= 1 (every config is correct for every shape).
+  /// Calls cuBLAS (pure fp32) instead where the daemon found it faster
+  /// (BestKernel.use_baseline).
   /// FAILED_PRECONDITION if this is not an sgemm kernel; INTERNAL on a CUDA error.
   absl::Status Sgemm(int m, int n, int k, float alpha, const float* a, const float* b, float beta,
                      float* c, cudaStream_t stream = nullptr) const;
@@ -49,6 +52,8 @@ class TunedKernel {
   const v1::BestKernel& description() const { return best_; }
   /// True if the kernel was tuned for exactly the shape it was asked for.
   bool exact() const { return best_.match() == v1::MATCH_EXACT; }
+  /// True if launches go to cuBLAS rather than the generated kernel.
+  bool uses_cublas() const { return cublas_ != nullptr; }
 
  private:
   TunedKernel() = default;
@@ -57,6 +62,7 @@ class TunedKernel {
   v1::BestKernel best_;
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;  // set when best_.use_baseline()
 };
 
 }  // namespace tuned
