@@ -61,7 +61,7 @@ std::optional<std::string> ReadFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-absl::Status ExportKernel(const v1::BestKernel& best, const std::string& dir) {
+absl::Status SaveKernel(const v1::BestKernel& best, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
@@ -84,7 +84,7 @@ absl::Status ExportKernel(const v1::BestKernel& best, const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::BestKernel> ImportKernel(const std::string& dir) {
+absl::StatusOr<v1::BestKernel> LoadKernelDescription(const std::string& dir) {
   const std::filesystem::path d(dir);
   auto json = ReadFile(d / "kernel.json");
   if (!json) return absl::NotFoundError(absl::StrCat("no kernel.json in ", dir));
@@ -188,6 +188,22 @@ absl::StatusOr<v1::Device> Client::DescribeDevice() {
   v1::Device device;
   if (auto s = Convert(stub_->DescribeDevice(Context().get(), {}, &device)); !s.ok()) return s;
   return device;
+}
+
+absl::StatusOr<std::vector<v1::Problem>> Client::ListTuned(v1::Family family) {
+  v1::ListTunedRequest req;
+  req.set_family(family);
+  v1::ListTunedResponse resp;
+  if (auto s = Convert(stub_->ListTuned(Context().get(), req, &resp)); !s.ok()) return s;
+  return std::vector<v1::Problem>(resp.problems().begin(), resp.problems().end());
+}
+
+absl::StatusOr<v1::Job> Client::ImportKernel(const v1::BestKernel& kernel) {
+  v1::ImportKernelRequest req;
+  *req.mutable_kernel() = kernel;
+  v1::Job job;
+  if (auto s = Convert(stub_->ImportKernel(Context().get(), req, &job)); !s.ok()) return s;
+  return job;
 }
 
 }  // namespace tuned

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
@@ -161,6 +162,13 @@ int main(int argc, char** argv) {
       "export", "write the tuned kernel (kernel.cu, .cubin, .ptx, .json) to a directory");
   add_problem(export_cmd);
   export_cmd->add_option("--out", out_dir, "directory to write")->required();
+  auto* dump = app.add_subcommand("dump", "export every tuned kernel of the daemon's device, one "
+                                          "directory per problem");
+  dump->add_option("--out", out_dir, "directory to write")->required();
+  std::string in_dir;
+  auto* import_cmd = app.add_subcommand(
+      "import", "store kernels written by dump or export (same device kind) in the daemon");
+  import_cmd->add_option("dir", in_dir, "a dump directory, or one export directory")->required();
   CLI11_PARSE(app, argc, argv);
 
   tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server);
@@ -246,10 +254,51 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*best) return print_best();
+  if (*dump) {
+    auto problems = client.ListTuned();
+    if (!problems.ok()) return Fail(problems.status());
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) return Fail(absl::InternalError("cannot create " + out_dir + ": " + ec.message()));
+    for (const auto& p : *problems) {
+      auto b = client.GetBest(p);
+      if (!b.ok()) return Fail(b.status());
+      const std::string dir = out_dir + "/" + ProblemString(p);
+      std::string name = dir;
+      std::replace(name.begin() + static_cast<long>(out_dir.size()) + 1, name.end(), ' ', '_');
+      if (auto s = tuned::SaveKernel(*b, name); !s.ok()) return Fail(s);
+      std::cout << "wrote " << name << "\n";
+    }
+    std::cout << problems->size() << " tuned kernels dumped\n";
+    return 0;
+  }
+  if (*import_cmd) {
+    std::vector<std::string> dirs;
+    if (std::filesystem::exists(in_dir + "/kernel.json")) {
+      dirs.push_back(in_dir);
+    } else {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(in_dir, ec)) {
+        if (std::filesystem::exists(e.path() / "kernel.json")) dirs.push_back(e.path().string());
+      }
+      if (ec) return Fail(absl::NotFoundError(in_dir + ": " + ec.message()));
+      std::sort(dirs.begin(), dirs.end());
+    }
+    if (dirs.empty()) return Fail(absl::NotFoundError("no kernel.json under " + in_dir));
+    for (const auto& d : dirs) {
+      auto k = tuned::LoadKernelDescription(d);
+      if (!k.ok()) return Fail(k.status());
+      auto j = client.ImportKernel(*k);
+      if (!j.ok()) return Fail(j.status());
+      std::cout << "imported " << ProblemString(j->problem()) << " ("
+                << k->measurement().config().name() << ") as job " << j->id() << "\n";
+    }
+    return 0;
+  }
   if (*export_cmd) {
     auto b = client.GetBest(problem);
     if (!b.ok()) return Fail(b.status());
-    if (auto s = tuned::ExportKernel(*b, out_dir); !s.ok()) return Fail(s);
+    if (auto s = tuned::SaveKernel(*b, out_dir); !s.ok()) return Fail(s);
     std::cout << "wrote " << out_dir << "/kernel.{cu,cubin,ptx,json}: " << b->measurement().config().name()
               << (b->match() == tuned::v1::MATCH_NEAREST
                       ? " (NOT TUNED for this shape: nearest tuned " + absl::StrJoin(b->tuned_shape(), "x") + ")"

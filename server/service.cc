@@ -152,4 +152,60 @@ grpc::Status TunerService::DescribeDevice(grpc::ServerContext*, const v1::Descri
   return grpc::Status::OK;
 }
 
+grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRequest* req,
+                                     v1::ListTunedResponse* resp) {
+  for (const Family* f : AllFamilies()) {
+    if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != f->id()) continue;
+    auto shapes = store_->TunedShapes(device_id_, f->id(), v1::DTYPE_F32);
+    if (!shapes.ok()) return ToGrpc(shapes.status());
+    for (const auto& shape : *shapes) {
+      v1::Problem* p = resp->add_problems();
+      p->set_family(f->id());
+      p->set_dtype(v1::DTYPE_F32);
+      p->mutable_shape()->Assign(shape.begin(), shape.end());
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ImportKernel(grpc::ServerContext*, const v1::ImportKernelRequest* req,
+                                        v1::Job* job) {
+  const v1::BestKernel& k = req->kernel();
+  auto family = Validate(k.problem());
+  if (!family.ok()) return ToGrpc(family.status());
+  const v1::Device& here = runner_->device();
+  if (k.device().name() != here.name() || k.device().cc_major() != here.cc_major() ||
+      k.device().cc_minor() != here.cc_minor()) {
+    return ToGrpc(absl::FailedPreconditionError(absl::StrCat(
+        "kernel was tuned on ", k.device().name(), " (sm_", k.device().cc_major(),
+        k.device().cc_minor(), "); this daemon owns ", here.name(), " (sm_", here.cc_major(),
+        here.cc_minor(), ")")));
+  }
+  const auto& params = k.measurement().config().params();
+  const Config config(params.begin(), params.end());
+  if (auto s = (*family)->CheckParams(config); !s.ok()) {
+    return ToGrpc(absl::InvalidArgumentError(s.message()));
+  }
+  if (k.measurement().status() != v1::MEASUREMENT_OK || !(k.measurement().median_ms() > 0) ||
+      k.cubin().empty() || k.entry().empty()) {
+    return ToGrpc(absl::InvalidArgumentError(
+        "an imported kernel needs an OK measurement with its time, a cubin and an entry"));
+  }
+  v1::Measurement m = k.measurement();
+  m.mutable_config()->set_name((*family)->ConfigName(config));
+  m.set_message(absl::StrCat("imported; tuned on ", k.device().name(), " driver ",
+                             k.device().driver_version()));
+  auto id = store_->CreateJob(device_id_, k.problem(), 1, 0);
+  if (!id.ok()) return ToGrpc(id.status());
+  const KernelBinary binary{k.source(), k.entry(), k.cubin(), k.ptx(), ""};
+  absl::Status s = store_->AddMeasurement(*id, m, &binary);
+  if (s.ok()) s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
+  if (s.ok()) s = store_->SetJobState(*id, v1::JOB_DONE);
+  if (!s.ok()) return ToGrpc(s);
+  auto stored = store_->GetJob(*id);
+  if (!stored.ok()) return ToGrpc(stored.status());
+  *job = *stored;
+  return grpc::Status::OK;
+}
+
 }  // namespace tuned

@@ -31,6 +31,10 @@ class TunerService final : public v1::Tuner::Service {
                                 v1::ListMeasurementsResponse*) override;
   grpc::Status DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
                               v1::Device*) override;
+  grpc::Status ListTuned(grpc::ServerContext*, const v1::ListTunedRequest*,
+                         v1::ListTunedResponse*) override;
+  grpc::Status ImportKernel(grpc::ServerContext*, const v1::ImportKernelRequest*,
+                            v1::Job*) override;
 
  private:
   /// The problem's family after checking family, dtype and shape.

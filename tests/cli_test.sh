@@ -44,6 +44,8 @@ check job 0 'configs +[0-9]+: [0-9]+ done, 0 failed, 0 left' -- "$T" job 2
 check jobs 0 '^2 +transpose f32 33x17 +done' -- "$T" jobs
 check jobs-json 0 '"state": "JOB_DONE"' -- "$T" jobs --json
 check results 0 'transpose_.* +compiled' -- "$T" results --family transpose 33 17 --top 3
+check dump-empty 0 '^0 tuned kernels dumped' -- "$T" dump --out "$dir/dump"
+check import-missing 1 'no kernel.json' -- "$T" import "$dir/dump"
 check wrong-server 1 'cannot reach tuned' -- "$T" --server unix:$dir/nope.sock jobs
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?

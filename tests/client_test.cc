@@ -39,10 +39,10 @@ TEST(ClientOffline, ExportedCubinFreeDescriptionKeepsPtxAndGeometry) {
   const Config config = f.ValidSpace(Sm90ReferenceDevice(), nullptr).back();
   const v1::BestKernel best = Described(config);
   const std::string dir = ::testing::TempDir() + "/tuned_export_" + std::to_string(getpid());
-  ASSERT_TRUE(ExportKernel(best, dir).ok());
+  ASSERT_TRUE(SaveKernel(best, dir).ok());
   std::filesystem::remove(dir + "/kernel.cubin");  // the PTX path
 
-  auto back = ImportKernel(dir);
+  auto back = LoadKernelDescription(dir);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(back->cubin().empty());
   EXPECT_EQ(back->ptx(), best.ptx());
@@ -70,7 +70,7 @@ TEST(ClientOffline, ExportedCubinFreeDescriptionKeepsPtxAndGeometry) {
 }
 
 TEST(ClientOffline, ImportOfAMissingDirectoryIsNotFound) {
-  EXPECT_EQ(ImportKernel("/nonexistent/tuned").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadKernelDescription("/nonexistent/tuned").status().code(), absl::StatusCode::kNotFound);
   v1::BestKernel empty;
   EXPECT_EQ(TunedKernel::Load(empty).status().code(), absl::StatusCode::kInvalidArgument);
 }

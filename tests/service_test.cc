@@ -238,5 +238,52 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   client_->CancelJob(queued->queued_job_id()).IgnoreError();
 }
 
+// dump/import: ListTuned lists what GetBest serves; a kernel from the same
+// device kind imports as a finished job; another device kind is refused.
+TEST_F(ServiceTest, ListTunedAndImportKernel) {
+  auto none = client_->ListTuned();
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+
+  const Family& f = SgemmFamily();
+  const Config config = f.ValidSpace(worker_->device(), nullptr).front();
+  v1::BestKernel k;
+  *k.mutable_problem() = SgemmProblem(512, 512, 512);
+  *k.mutable_device() = worker_->device();
+  k.mutable_measurement()->set_status(v1::MEASUREMENT_OK);
+  k.mutable_measurement()->set_median_ms(0.02);
+  for (const auto& [key, v] : config) (*k.mutable_measurement()->mutable_config()->mutable_params())[key] = v;
+  k.set_cubin("cubin");
+  k.set_entry("_Z1k");
+  k.set_baseline_ms(0.03);
+  k.set_baseline_name("cuBLAS");
+
+  v1::BestKernel other = k;
+  other.mutable_device()->set_cc_major(8);
+  EXPECT_EQ(client_->ImportKernel(other).status().code(), absl::StatusCode::kFailedPrecondition);
+  v1::BestKernel bad = k;
+  (*bad.mutable_measurement()->mutable_config()->mutable_params())["BM"] = 7;
+  EXPECT_EQ(client_->ImportKernel(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::BestKernel no_cubin = k;
+  no_cubin.clear_cubin();
+  EXPECT_EQ(client_->ImportKernel(no_cubin).status().code(), absl::StatusCode::kInvalidArgument);
+
+  auto job = client_->ImportKernel(k);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_DONE);
+  EXPECT_EQ(job->done(), 1);
+  auto tuned = client_->ListTuned(v1::FAMILY_SGEMM);
+  ASSERT_TRUE(tuned.ok());
+  ASSERT_EQ(tuned->size(), 1u);
+  EXPECT_EQ(tuned->front().SerializeAsString(), SgemmProblem(512, 512, 512).SerializeAsString());
+  auto best = client_->GetBest(SgemmProblem(512, 512, 512));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->match(), v1::MATCH_EXACT);
+  EXPECT_EQ(best->measurement().config().name(), f.ConfigName(config));
+  EXPECT_EQ(best->cubin(), "cubin");
+  EXPECT_DOUBLE_EQ(best->baseline_ms(), 0.03);
+  EXPECT_TRUE(client_->ListTuned(v1::FAMILY_TRANSPOSE)->empty());
+}
+
 }  // namespace
 }  // namespace tuned

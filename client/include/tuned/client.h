@@ -30,10 +30,10 @@ v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k);
 
 /// Writes `best` to `dir` as `tunectl export` does: kernel.cu (source),
 /// kernel.cubin, kernel.ptx and kernel.json (everything else, protobuf JSON).
-absl::Status ExportKernel(const v1::BestKernel& best, const std::string& dir);
+absl::Status SaveKernel(const v1::BestKernel& best, const std::string& dir);
 /// Reads a directory written by ExportKernel; the cubin is optional (without
 /// it the kernel loads from PTX). NOT_FOUND if kernel.json is missing.
-absl::StatusOr<v1::BestKernel> ImportKernel(const std::string& dir);
+absl::StatusOr<v1::BestKernel> LoadKernelDescription(const std::string& dir);
 
 class Client {
  public:
@@ -59,6 +59,10 @@ class Client {
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(const v1::Problem& problem,
                                                                 int top = 0);
   absl::StatusOr<v1::Device> DescribeDevice();
+  /// Problems with a tuned kernel on the daemon's device (family 0: all).
+  absl::StatusOr<std::vector<v1::Problem>> ListTuned(v1::Family family = v1::FAMILY_UNSPECIFIED);
+  /// Stores a kernel exported from a daemon on the same device kind.
+  absl::StatusOr<v1::Job> ImportKernel(const v1::BestKernel& kernel);
 
   const std::string& address() const { return address_; }
 
