@@ -8,12 +8,6 @@
 namespace tuned {
 namespace {
 
-absl::Status Cuda(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorName(err), ": ",
-                                          cudaGetErrorString(err)));
-}
-
 absl::Status Cublas(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   return absl::InternalError(absl::StrCat(what, ": ", cublasGetStatusString(s)));
@@ -31,9 +25,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
         absl::StrCat("no usable CUDA GPU: ", cudaGetErrorString(err)));
   }
   cudaDeviceProp prop{};
-  if (auto s = Cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties"); !s.ok()) {
-    return s;
-  }
+  TUNED_CUDA(cudaGetDeviceProperties(&prop, device));
   TunedKernel k;
   k.best_ = best;
   const bool same_arch = best.device().cc_major() == prop.major &&
@@ -44,18 +36,9 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
         "the cubin is for sm_", best.device().cc_major(), best.device().cc_minor(),
         ", this GPU is sm_", prop.major, prop.minor, ", and there is no PTX"));
   }
-  // PTX must be NUL-terminated for the JIT; std::string's buffer is.
-  if (auto s = Cuda(cudaLibraryLoadData(&k.library_, image.c_str(), nullptr, nullptr, 0, nullptr,
-                                        nullptr, 0),
-                    "cudaLibraryLoadData");
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = Cuda(cudaLibraryGetKernel(&k.kernel_, k.library_, best.entry().c_str()),
-                    "cudaLibraryGetKernel");
-      !s.ok()) {
-    return s;
-  }
+  auto loaded = LoadedKernel::Load(image, best.entry());
+  if (!loaded.ok()) return loaded.status();
+  k.kernel_ = *std::move(loaded);
   if (best.use_baseline() && best.problem().family() == v1::FAMILY_SGEMM) {
     if (auto s = Cublas(cublasCreate(&k.cublas_), "cublasCreate"); !s.ok()) return s;
     if (auto s = Cublas(cublasSetMathMode(k.cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
@@ -67,23 +50,19 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
 }
 
 TunedKernel::~TunedKernel() {
-  if (library_ != nullptr) cudaLibraryUnload(library_);
   if (cublas_ != nullptr) cublasDestroy(cublas_);
 }
 
 TunedKernel::TunedKernel(TunedKernel&& o) noexcept
     : best_(std::move(o.best_)),
-      library_(std::exchange(o.library_, nullptr)),
-      kernel_(std::exchange(o.kernel_, nullptr)),
+      kernel_(std::move(o.kernel_)),
       cublas_(std::exchange(o.cublas_, nullptr)) {}
 
 TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
   if (this != &o) {
-    if (library_ != nullptr) cudaLibraryUnload(library_);
     if (cublas_ != nullptr) cublasDestroy(cublas_);
     best_ = std::move(o.best_);
-    library_ = std::exchange(o.library_, nullptr);
-    kernel_ = std::exchange(o.kernel_, nullptr);
+    kernel_ = std::move(o.kernel_);
     cublas_ = std::exchange(o.cublas_, nullptr);
   }
   return *this;
@@ -104,23 +83,7 @@ absl::Status TunedKernel::Launch(const std::vector<int64_t>& shape, void** args,
                                  cudaStream_t stream) const {
   auto g = GeometryFor(best_, shape);
   if (!g.ok()) return g.status();
-  const void* fn = reinterpret_cast<const void*>(kernel_);
-  if (g->dynamic_shared_bytes() > 48 * 1024) {
-    if (auto s = Cuda(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(g->dynamic_shared_bytes())),
-                      "cudaFuncSetAttribute");
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (auto s = Cuda(cudaLaunchKernel(fn, dim3(g->grid(0), g->grid(1), g->grid(2)),
-                                     dim3(g->block(0), g->block(1), g->block(2)), args,
-                                     g->dynamic_shared_bytes(), stream),
-                    "cudaLaunchKernel");
-      !s.ok()) {
-    return s;
-  }
-  return Cuda(cudaGetLastError(), "kernel launch");
+  return kernel_.Launch(*g, args, stream);
 }
 
 absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a, const float* b,

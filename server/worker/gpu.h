@@ -14,17 +14,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/status.h"
+#include "tuned/launch.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
-
-/// OK for cudaSuccess, else INTERNAL "<what>: <cudaGetErrorName>: <string>".
-absl::Status CudaStatus(cudaError_t err, std::string_view what);
-
-#define TUNED_CUDA(expr)                                          \
-  do {                                                            \
-    if (absl::Status _s = ::tuned::CudaStatus((expr), #expr); !_s.ok()) return _s; \
-  } while (0)
 
 /// Owns one cudaMalloc allocation.
 class DeviceBuffer {
@@ -58,33 +51,6 @@ absl::StatusOr<std::vector<float>> CopyToHost(const DeviceBuffer& buf, size_t co
 /// limits, driver and NVRTC versions). FAILED_PRECONDITION if there is no
 /// such GPU or no driver.
 absl::StatusOr<v1::Device> OpenDevice(int ordinal);
-
-/// A compiled kernel loaded into the current context (cudaLibrary API).
-class LoadedKernel {
- public:
-  LoadedKernel() = default;
-  ~LoadedKernel();
-  LoadedKernel(LoadedKernel&& o) noexcept;
-  LoadedKernel& operator=(LoadedKernel&& o) noexcept;
-  LoadedKernel(const LoadedKernel&) = delete;
-  LoadedKernel& operator=(const LoadedKernel&) = delete;
-
-  /// Loads `cubin` and finds `entry` (the lowered name).
-  static absl::StatusOr<LoadedKernel> Load(const std::string& cubin, const std::string& entry);
-  /// Launches with the geometry (dynamic shared memory opted in as needed);
-  /// `args` are pointers to the arguments in the kernel's order.
-  absl::Status Launch(const v1::LaunchGeometry& geometry, std::vector<void*>& args,
-                      cudaStream_t stream) const;
-  /// Registers per thread and local (spill) bytes of the loaded function.
-  int registers() const { return registers_; }
-  int local_bytes() const { return local_bytes_; }
-
- private:
-  cudaLibrary_t library_ = nullptr;
-  cudaKernel_t kernel_ = nullptr;
-  int registers_ = 0;
-  int local_bytes_ = 0;
-};
 
 /// Times `run` (one launch on `stream`): `warmup` untimed runs, then `reps`
 /// runs each bracketed by its own CUDA events, with `flush` (e.g. an L2

@@ -163,7 +163,7 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   if (!loaded.ok()) return fail(v1::MEASUREMENT_LAUNCH_ERROR, loaded.status());
   r.set_registers(loaded->registers());
   r.set_local_bytes(loaded->local_bytes());
-  auto run = [&](cudaStream_t s) { return loaded->Launch(geometry, problem_->KernelArgs(), s); };
+  auto run = [&](cudaStream_t s) { return loaded->Launch(geometry, problem_->KernelArgs().data(), s); };
 
   // A launch or kernel failure may leave the context unusable (sticky error).
   auto launch_failed = [&](const absl::Status& s) {

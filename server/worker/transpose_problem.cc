@@ -94,7 +94,7 @@ class TransposeProblem final : public DeviceProblem {
 
   /// copy_kernel<32,8,4>: in -> copy target, same layout.
   absl::Status RunBaseline(cudaStream_t stream) override {
-    return copy_kernel_.Launch(copy_geometry_, copy_args_, stream);
+    return copy_kernel_.Launch(copy_geometry_, copy_args_.data(), stream);
   }
 
   std::string BaselineName() const override { return "copy kernel"; }

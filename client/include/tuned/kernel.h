@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tuned/launch.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
@@ -30,8 +31,6 @@ class TunedKernel {
   ~TunedKernel();
   TunedKernel(TunedKernel&& o) noexcept;
   TunedKernel& operator=(TunedKernel&& o) noexcept;
-  TunedKernel(const TunedKernel&) = delete;
-  TunedKernel& operator=(const TunedKernel&) = delete;
 
   /// Launch geometry for `shape` (the family's rule, server/families/).
   /// INVALID_ARGUMENT for a bad shape.
@@ -60,8 +59,7 @@ class TunedKernel {
   absl::Status Launch(const std::vector<int64_t>& shape, void** args, cudaStream_t stream) const;
 
   v1::BestKernel best_;
-  cudaLibrary_t library_ = nullptr;
-  cudaKernel_t kernel_ = nullptr;
+  LoadedKernel kernel_;
   cublasHandle_t cublas_ = nullptr;  // set when best_.use_baseline()
 };
 

@@ -1,0 +1,53 @@
+// Loading and launching a compiled kernel with the CUDA runtime's library API
+// (cudaLibraryLoadData): shared by the GPU worker and the client library.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
+
+namespace tuned {
+
+/// Returns from the enclosing function with CudaStatus(expr) unless it is cudaSuccess.
+#define TUNED_CUDA(expr)                                                          \
+  do {                                                                            \
+    if (absl::Status _s = ::tuned::CudaStatus((expr), #expr); !_s.ok()) return _s; \
+  } while (0)
+
+/// OK for cudaSuccess, else INTERNAL "<what>: <cudaGetErrorName>: <string>".
+absl::Status CudaStatus(cudaError_t err, std::string_view what);
+
+/// A compiled kernel loaded into the current context (cudaLibrary API).
+class LoadedKernel {
+ public:
+  LoadedKernel() = default;
+  ~LoadedKernel();
+  LoadedKernel(LoadedKernel&& o) noexcept;
+  LoadedKernel& operator=(LoadedKernel&& o) noexcept;
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+
+  /// Loads `image` (a cubin, or NUL-terminated PTX for the driver to JIT) and
+  /// finds `entry` (the lowered name).
+  static absl::StatusOr<LoadedKernel> Load(const std::string& image, const std::string& entry);
+  /// Launches with the geometry (dynamic shared memory opted in as needed);
+  /// `args` are pointers to the arguments in the kernel's order.
+  absl::Status Launch(const v1::LaunchGeometry& geometry, void** args, cudaStream_t stream) const;
+  /// Registers per thread and local (spill) bytes of the loaded function.
+  int registers() const { return registers_; }
+  int local_bytes() const { return local_bytes_; }
+
+ private:
+  cudaLibrary_t library_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+  int registers_ = 0;
+  int local_bytes_ = 0;
+};
+
+}  // namespace tuned

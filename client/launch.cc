@@ -1,0 +1,69 @@
+#include "tuned/launch.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace tuned {
+
+absl::Status CudaStatus(cudaError_t err, std::string_view what) {
+  if (err == cudaSuccess) return absl::OkStatus();
+  const std::string msg =
+      absl::StrCat(std::string(what), ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+  if (err == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(msg);
+  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
+      err == cudaErrorInvalidDevice) {
+    return absl::FailedPreconditionError(msg);
+  }
+  return absl::InternalError(msg);
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (library_ != nullptr) cudaLibraryUnload(library_);
+}
+
+LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
+    : library_(std::exchange(o.library_, nullptr)),
+      kernel_(std::exchange(o.kernel_, nullptr)),
+      registers_(o.registers_),
+      local_bytes_(o.local_bytes_) {}
+
+LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
+  if (this != &o) {
+    if (library_ != nullptr) cudaLibraryUnload(library_);
+    library_ = std::exchange(o.library_, nullptr);
+    kernel_ = std::exchange(o.kernel_, nullptr);
+    registers_ = o.registers_;
+    local_bytes_ = o.local_bytes_;
+  }
+  return *this;
+}
+
+absl::StatusOr<LoadedKernel> LoadedKernel::Load(const std::string& image, const std::string& entry) {
+  LoadedKernel k;
+  TUNED_CUDA(cudaLibraryLoadData(&k.library_, image.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  TUNED_CUDA(cudaLibraryGetKernel(&k.kernel_, k.library_, entry.c_str()));
+  cudaFuncAttributes attr{};
+  TUNED_CUDA(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(k.kernel_)));
+  k.registers_ = attr.numRegs;
+  k.local_bytes_ = static_cast<int>(attr.localSizeBytes);
+  return k;
+}
+
+absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,
+                                  cudaStream_t stream) const {
+  if (g.grid_size() != 3 || g.block_size() != 3) {
+    return absl::InvalidArgumentError("launch geometry needs 3 grid and 3 block dimensions");
+  }
+  const void* fn = reinterpret_cast<const void*>(kernel_);
+  if (g.dynamic_shared_bytes() > 48 * 1024) {
+    TUNED_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(g.dynamic_shared_bytes())));
+  }
+  TUNED_CUDA(cudaLaunchKernel(fn, dim3(g.grid(0), g.grid(1), g.grid(2)),
+                              dim3(g.block(0), g.block(1), g.block(2)), args,
+                              g.dynamic_shared_bytes(), stream));
+  return CudaStatus(cudaGetLastError(), "kernel launch");
+}
+
+}  // namespace tuned
