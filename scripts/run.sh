@@ -9,6 +9,6 @@ bash scripts/build.sh
 build/bin/tuned --gpu 0 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
-sleep 2
+for _ in $(seq 60); do build/bin/tunectl device > /dev/null 2>&1 && break; sleep 0.5; done
 build/bin/tunectl sweep "$@" --wait
 build/bin/tunectl best "$@"
