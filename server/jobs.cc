@@ -88,8 +88,9 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem) {
   if (!id.ok()) return id.status();
   spdlog::info("job {} queued: {} {} ({} configs, {} pruned)", *id, (*family)->name(),
                Family::ShapeString(shape), valid.size(), pruned.size());
+  auto job = store_->GetJob(*id);  // as submitted, before the runner is woken
   Bump();
-  return store_->GetJob(*id);
+  return job;
 }
 
 absl::StatusOr<v1::Job> JobRunner::Cancel(int64_t id) {

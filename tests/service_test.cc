@@ -125,7 +125,8 @@ TEST_F(ServiceTest, UnknownJobsAndUntunedProblemsAreNotFound) {
 TEST_F(ServiceTest, CompileOnlySweepRunsToTheEndAndRecordsEveryConfig) {
   auto job = client_->SubmitSweep(Transpose(100, 37));
   ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_EQ(job->state(), v1::JOB_QUEUED);
+  // Queued; the runner may already have taken it (it also polls the queue).
+  EXPECT_TRUE(job->state() == v1::JOB_QUEUED || job->state() == v1::JOB_RUNNING) << job->state();
   EXPECT_GT(job->total(), 10);
   int updates = 0;
   auto end = client_->WatchJob(job->id(), [&](const v1::Job&) { ++updates; });
