@@ -65,7 +65,6 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
 
 absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
   worker::PrepareResult result;
-  prepared_ = request.problem();
   problem_.reset();
   if (compile_only_) {
     result.set_baseline_name("none (compile-only)");
@@ -73,10 +72,7 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
   }
   const Shape shape(request.problem().shape().begin(), request.problem().shape().end());
   auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_);
-  if (!problem.ok()) {
-    prepared_.reset();
-    return problem.status();
-  }
+  if (!problem.ok()) return problem.status();
   problem_ = *std::move(problem);
   auto timed = Time([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);
   if (!timed.ok()) return timed.status();

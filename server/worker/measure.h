@@ -71,7 +71,6 @@ class Worker {
   cudaStream_t stream_ = nullptr;
   std::optional<L2Flusher> flusher_;
   std::unique_ptr<DeviceProblem> problem_;
-  std::optional<v1::Problem> prepared_;
 };
 
 }  // namespace tuned
