@@ -6,15 +6,6 @@
 #include "server/families/family.h"
 
 namespace tuned {
-namespace {
-
-absl::Status Cublas(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cublasGetStatusString(s)));
-}
-
-}  // namespace
-
 absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   if (best.cubin().empty() && best.ptx().empty()) {
     return absl::InvalidArgumentError("the kernel description has neither a cubin nor PTX");
@@ -40,11 +31,9 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   if (!loaded.ok()) return loaded.status();
   k.kernel_ = *std::move(loaded);
   if (best.use_baseline() && best.problem().family() == v1::FAMILY_SGEMM) {
-    if (auto s = Cublas(cublasCreate(&k.cublas_), "cublasCreate"); !s.ok()) return s;
-    if (auto s = Cublas(cublasSetMathMode(k.cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
-        !s.ok()) {
-      return s;
-    }
+    auto handle = CreatePureFp32Cublas();
+    if (!handle.ok()) return handle.status();
+    k.cublas_ = *handle;
   }
   return k;
 }
@@ -91,12 +80,7 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   if (best_.problem().family() != v1::FAMILY_SGEMM) {
     return absl::FailedPreconditionError("not an sgemm kernel");
   }
-  if (cublas_ != nullptr) {  // row-major C = A*B is column-major C^T = B^T * A^T
-    if (auto s = Cublas(cublasSetStream(cublas_, stream), "cublasSetStream"); !s.ok()) return s;
-    return Cublas(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta,
-                              c, n),
-                  "cublasSgemm");
-  }
+  if (cublas_ != nullptr) return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream);
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
   return Launch({m, n, k}, args, stream);
 }

@@ -66,4 +66,28 @@ absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,
   return CudaStatus(cudaGetLastError(), "kernel launch");
 }
 
+absl::Status CublasStatus(cublasStatus_t status, std::string_view what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(std::string(what), ": ", cublasGetStatusString(status)));
+}
+
+absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas() {
+  cublasHandle_t handle = nullptr;
+  if (auto s = CublasStatus(cublasCreate(&handle), "cublasCreate"); !s.ok()) return s;
+  if (auto s = CublasStatus(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+      !s.ok()) {
+    cublasDestroy(handle);
+    return s;
+  }
+  return handle;
+}
+
+absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alpha, const float* a,
+                           const float* b, float beta, float* c, cudaStream_t stream) {
+  if (auto s = CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"); !s.ok()) return s;
+  return CublasStatus(
+      cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
+      "cublasSgemm");
+}
+
 }  // namespace tuned

@@ -12,14 +12,6 @@
 namespace tuned {
 namespace {
 
-absl::Status CublasStatus(cublasStatus_t s, std::string_view what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(std::string(what), ": ", cublasGetStatusName(s), ": ",
-                                          cublasGetStatusString(s)));
-}
-
-#define TUNED_CUBLAS(expr) TUNED_RETURN_IF_ERROR(CublasStatus((expr), #expr))
-
 class SgemmProblem final : public DeviceProblem {
  public:
   ~SgemmProblem() override {
@@ -39,8 +31,9 @@ class SgemmProblem final : public DeviceProblem {
     }
     TUNED_RETURN_IF_ERROR(FillRandom(p->a_, mk, seed));
     TUNED_RETURN_IF_ERROR(FillRandom(p->b_, kn, seed + 1));
-    TUNED_CUBLAS(cublasCreate(&p->handle_));
-    TUNED_CUBLAS(cublasSetMathMode(p->handle_, CUBLAS_PEDANTIC_MATH));
+    auto handle = CreatePureFp32Cublas();
+    if (!handle.ok()) return handle.status();
+    p->handle_ = *handle;
     p->a_ptr_ = p->a_.f32();
     p->b_ptr_ = p->b_.f32();
     p->c_ptr_ = p->c_.f32();
@@ -86,13 +79,8 @@ class SgemmProblem final : public DeviceProblem {
   /// near sqrt(K) * 2^-24 (about 5e-6 at K = 8192); 1e-4 flags real bugs.
   double Tolerance() const override { return 1e-4; }
 
-  // Row-major C = A*B is column-major C^T = B^T * A^T: swap A and B.
   absl::Status RunBaseline(cudaStream_t stream) override {
-    TUNED_CUBLAS(cublasSetStream(handle_, stream));
-    const float one = 1.0f, zero = 0.0f;
-    TUNED_CUBLAS(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, m_, k_, &one, b_.f32(), n_,
-                             a_.f32(), k_, &zero, ref_.f32(), n_));
-    return absl::OkStatus();
+    return RowMajorSgemm(handle_, m_, n_, k_, 1.0f, a_.f32(), b_.f32(), 0.0f, ref_.f32(), stream);
   }
 
   std::string BaselineName() const override { return "cuBLAS"; }

@@ -2,6 +2,7 @@
 // (cudaLibraryLoadData): shared by the GPU worker and the client library.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -49,5 +50,17 @@ class LoadedKernel {
   int registers_ = 0;
   int local_bytes_ = 0;
 };
+
+/// OK for CUBLAS_STATUS_SUCCESS, else INTERNAL "<what>: <cublasGetStatusString>".
+absl::Status CublasStatus(cublasStatus_t status, std::string_view what);
+
+/// A cuBLAS handle in pure fp32 (CUBLAS_PEDANTIC_MATH: no TF32), the
+/// reference and baseline every SGEMM is compared with.
+absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas();
+
+/// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream` with cuBLAS
+/// (column-major C^T = B^T * A^T, so A and B swap places).
+absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alpha, const float* a,
+                           const float* b, float beta, float* c, cudaStream_t stream);
 
 }  // namespace tuned
