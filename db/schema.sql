@@ -1,7 +1,8 @@
--- The tuned store, schema version 1 (PRAGMA user_version at the end; it must
+-- The tuned store, schema version 2 (PRAGMA user_version at the end; it must
 -- match Store::kSchemaVersion). Embedded into the binary as
 -- tuned::embedded::kSchemaSql and applied by db/store.cc to a fresh database
--- (user_version 0) in one transaction. Enums are stored by their proto names
+-- (user_version 0) in one transaction; an older database is brought here by
+-- db/migrations/<version>.sql, one step at a time. Enums are stored by their proto names
 -- ("FAMILY_SGEMM", "JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
 -- as Unix seconds (NULL: not yet).
 
@@ -33,7 +34,14 @@ CREATE TABLE IF NOT EXISTS jobs (
   baseline_name   TEXT,
   created_unix    INTEGER NOT NULL,
   started_unix    INTEGER,
-  finished_unix   INTEGER
+  finished_unix   INTEGER,
+  -- where the job's time went (seconds, summed over daemon restarts)
+  compile_seconds REAL    NOT NULL DEFAULT 0,
+  measure_seconds REAL    NOT NULL DEFAULT 0,
+  wait_seconds    REAL    NOT NULL DEFAULT 0,
+  worker_restarts INTEGER NOT NULL DEFAULT 0,
+  cached          INTEGER NOT NULL DEFAULT 0,
+  client          TEXT    NOT NULL DEFAULT ''  -- who submitted it
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -77,4 +85,37 @@ CREATE TABLE IF NOT EXISTS measurements (
 CREATE INDEX IF NOT EXISTS measurements_by_problem
   ON measurements (device_id, family, dtype, shape, status, median_ms);
 
-PRAGMA user_version = 1;
+-- The compile cache: NVRTC's outcome for an exact (source, instantiation,
+-- options, architecture, NVRTC version), so that no kernel is compiled twice,
+-- across jobs and restarts. Compile errors are kept too (they are
+-- deterministic); timeouts are not. digest is FNV-1a over the key columns.
+CREATE TABLE IF NOT EXISTS compiled (
+  id              INTEGER PRIMARY KEY,
+  digest          INTEGER NOT NULL,
+  source          TEXT    NOT NULL,
+  name_expression TEXT    NOT NULL,
+  options         TEXT    NOT NULL,  -- joined with newlines
+  arch            TEXT    NOT NULL,  -- "sm_90"
+  nvrtc_version   TEXT    NOT NULL,
+  ok              INTEGER NOT NULL,  -- 0: compile error (message holds the log)
+  message         TEXT    NOT NULL,
+  binary_id       INTEGER REFERENCES binaries (id),
+  registers       INTEGER NOT NULL DEFAULT 0,
+  local_bytes     INTEGER NOT NULL DEFAULT 0,
+  compile_ms      REAL    NOT NULL DEFAULT 0,
+  created_unix    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS compiled_by_digest ON compiled (digest);
+
+-- Configs that broke the GPU worker (device fault, run timeout, worker
+-- death): one that did it twice is quarantined (never run again).
+CREATE TABLE IF NOT EXISTS crashes (
+  device_id INTEGER NOT NULL REFERENCES devices (id),
+  family    TEXT    NOT NULL,
+  config    TEXT    NOT NULL,
+  count     INTEGER NOT NULL,
+  last      TEXT    NOT NULL,  -- the last crash's status and message
+  PRIMARY KEY (device_id, family, config)
+);
+
+PRAGMA user_version = 2;

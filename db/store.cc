@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <system_error>
 #include <type_traits>
@@ -181,10 +182,17 @@ absl::Status ApplySchema(sqlite3* db) {
   if (*version > Store::kSchemaVersion) return too_new(*version);
   if (*version == 0) {
     TUNED_RETURN_IF_ERROR(Exec(db, embedded::kSchemaSql));
-  } else if (*version < Store::kSchemaVersion) {
-    // Migrations from older versions go here; there are none yet.
-    return absl::FailedPreconditionError(
-        absl::StrCat("no migration from database schema version ", *version));
+  } else {
+    // Migrations, one version at a time: migrations[v] takes v to v + 1.
+    static const std::map<int, const char*> migrations = {{1, embedded::kMigration2Sql}};
+    for (int v = *version; v < Store::kSchemaVersion; ++v) {
+      auto it = migrations.find(v);
+      if (it == migrations.end()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("no migration from database schema version ", v));
+      }
+      TUNED_RETURN_IF_ERROR(Exec(db, it->second));
+    }
   }
   version = UserVersion(db);
   if (!version.ok()) return version.status();
@@ -273,7 +281,8 @@ absl::Status ReadMeasurement(const Stmt& q, v1::Measurement* m) {
 absl::StatusOr<v1::Job> LoadJob(sqlite3* db, int64_t id) {
   Stmt q(db,
          "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
-         "baseline_metric, baseline_name, created_unix, started_unix, finished_unix "
+         "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
+         "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached "
          "FROM jobs WHERE id = ?1");
   q.Bind(id);
   absl::StatusOr<bool> row = q.Step();
@@ -296,6 +305,11 @@ absl::StatusOr<v1::Job> LoadJob(sqlite3* db, int64_t id) {
   job.set_created_unix(q.Int(10));
   job.set_started_unix(q.Int(11));
   job.set_finished_unix(q.Int(12));
+  job.set_compile_seconds(q.Double(13));
+  job.set_measure_seconds(q.Double(14));
+  job.set_wait_seconds(q.Double(15));
+  job.set_worker_restarts(static_cast<int32_t>(q.Int(16)));
+  job.set_cached(static_cast<int32_t>(q.Int(17)));
 
   Stmt counts(db,
               "SELECT COALESCE(SUM(status IN ('MEASUREMENT_OK', 'MEASUREMENT_COMPILED')), 0), "
@@ -316,21 +330,22 @@ absl::StatusOr<v1::Job> LoadJob(sqlite3* db, int64_t id) {
   return job;
 }
 
-/// Digest of a binary to find identical stored ones (FNV-1a over each field
-/// and its length); stable across builds, unlike std::hash.
-int64_t Digest(const KernelBinary& b) {
+/// FNV-1a over each field and its length, to find identical stored rows;
+/// stable across builds, unlike std::hash.
+int64_t Digest(std::initializer_list<std::string_view> fields) {
   uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](std::string_view s) {
+  for (std::string_view s : fields) {
     uint64_t n = s.size();
     for (int i = 0; i < 8; ++i) h = (h ^ ((n >> (8 * i)) & 0xff)) * 1099511628211ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  };
-  for (std::string_view s :
-       {std::string_view(b.source), std::string_view(b.entry), std::string_view(b.cubin),
-        std::string_view(b.ptx), std::string_view(b.log)}) {
-    mix(s);
   }
   return static_cast<int64_t>(h);
+}
+
+int64_t Digest(const KernelBinary& b) { return Digest({b.source, b.entry, b.cubin, b.ptx, b.log}); }
+
+int64_t Digest(const CompileKey& k) {
+  return Digest({k.source, k.name_expression, k.options, k.arch, k.nvrtc_version});
 }
 
 /// Id of an identical stored binary, or of a new row; caller holds a transaction.
@@ -629,6 +644,102 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
     }
   }
   return out;
+}
+
+}  // namespace tuned
+
+namespace tuned {
+
+absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKey& k) {
+  absl::MutexLock lock(&mu_);
+  Stmt q(db_,
+         "SELECT c.ok, c.message, c.registers, c.local_bytes, c.compile_ms, "
+         "b.source, b.entry, b.cubin, b.ptx, b.log "
+         "FROM compiled c LEFT JOIN binaries b ON b.id = c.binary_id "
+         "WHERE c.digest = ?1 AND c.source = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
+         "AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1");
+  q.Bind(Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+  absl::StatusOr<bool> row = q.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<CompiledRow>();
+  CompiledRow r;
+  r.ok = q.Int(0) != 0;
+  r.message = q.Text(1);
+  r.registers = static_cast<int>(q.Int(2));
+  r.local_bytes = static_cast<int>(q.Int(3));
+  r.compile_ms = q.Double(4);
+  r.binary = {q.Text(5), q.Text(6), q.Text(7), q.Text(8), q.Text(9)};
+  return std::optional<CompiledRow>(std::move(r));
+}
+
+absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
+  absl::MutexLock lock(&mu_);
+  Txn txn(db_);
+  TUNED_RETURN_IF_ERROR(txn.Begin());
+  const int64_t digest = Digest(k);
+  Stmt find(db_,
+            "SELECT id FROM compiled WHERE digest = ?1 AND source = ?2 AND name_expression = ?3 "
+            "AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 LIMIT 1");
+  find.Bind(digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+  absl::StatusOr<bool> row = find.Step();
+  if (!row.ok()) return row.status();
+  if (*row) return absl::OkStatus();  // cached already (idempotent)
+  std::optional<int64_t> binary_id;
+  if (r.ok) {
+    auto id = InsertBinary(db_, r.binary);
+    if (!id.ok()) return id.status();
+    binary_id = *id;
+  }
+  Stmt insert(db_,
+              "INSERT INTO compiled (digest, source, name_expression, options, arch, "
+              "nvrtc_version, ok, message, binary_id, registers, local_bytes, compile_ms, "
+              "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  insert.Bind(digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version,
+              int64_t{r.ok}, r.message, binary_id, r.registers, r.local_bytes, r.compile_ms,
+              NowUnix());
+  TUNED_RETURN_IF_ERROR(insert.Run());
+  return txn.Commit();
+}
+
+absl::StatusOr<int> Store::AddCrash(int64_t device_id, v1::Family family, std::string_view config,
+                                    std::string_view what) {
+  absl::MutexLock lock(&mu_);
+  Txn txn(db_);
+  TUNED_RETURN_IF_ERROR(txn.Begin());
+  Stmt upsert(db_,
+              "INSERT INTO crashes (device_id, family, config, count, last) "
+              "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (device_id, family, config) "
+              "DO UPDATE SET count = count + 1, last = ?4");
+  upsert.Bind(device_id, v1::Family_Name(family), config, what);
+  TUNED_RETURN_IF_ERROR(upsert.Run());
+  TUNED_RETURN_IF_ERROR(txn.Commit());
+  return CrashCountLocked(device_id, family, config);
+}
+
+absl::StatusOr<int> Store::CrashCount(int64_t device_id, v1::Family family,
+                                      std::string_view config) {
+  absl::MutexLock lock(&mu_);
+  return CrashCountLocked(device_id, family, config);
+}
+
+absl::StatusOr<int> Store::CrashCountLocked(int64_t device_id, v1::Family family,
+                                            std::string_view config) {
+  Stmt q(db_, "SELECT count FROM crashes WHERE device_id = ?1 AND family = ?2 AND config = ?3");
+  q.Bind(device_id, v1::Family_Name(family), config);
+  absl::StatusOr<bool> row = q.Step();
+  if (!row.ok()) return row.status();
+  return *row ? static_cast<int>(q.Int(0)) : 0;
+}
+
+absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
+  absl::MutexLock lock(&mu_);
+  Stmt update(db_,
+              "UPDATE jobs SET compile_seconds = compile_seconds + ?2, "
+              "measure_seconds = measure_seconds + ?3, wait_seconds = wait_seconds + ?4, "
+              "worker_restarts = worker_restarts + ?5, cached = cached + ?6 WHERE id = ?1");
+  update.Bind(id, t.compile_seconds, t.measure_seconds, t.wait_seconds, t.worker_restarts,
+              t.cached);
+  return update.Run();
 }
 
 }  // namespace tuned

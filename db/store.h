@@ -31,6 +31,34 @@ struct KernelBinary {
   std::string log;     // NVRTC log
 };
 
+/// What identifies a compiled kernel exactly: NVRTC's whole input.
+struct CompileKey {
+  std::string source;
+  std::string name_expression;
+  std::string options;  // NVRTC options besides the architecture, joined with '\n'
+  std::string arch;     // "sm_90"
+  std::string nvrtc_version;
+};
+
+/// NVRTC's outcome for a CompileKey, as cached.
+struct CompiledRow {
+  bool ok = false;      // false: compile error, the log in `message`
+  std::string message;  // the log
+  KernelBinary binary;  // when ok
+  int registers = 0;
+  int local_bytes = 0;  // spill bytes per thread
+  double compile_ms = 0;
+};
+
+/// Time a job spent since its last report, added to its totals (seconds).
+struct JobTime {
+  double compile_seconds = 0;
+  double measure_seconds = 0;
+  double wait_seconds = 0;
+  int worker_restarts = 0;
+  int cached = 0;
+};
+
 /// The best measurement of a problem, with its binary and the job's baseline.
 struct BestRow {
   v1::Measurement measurement;
@@ -42,11 +70,12 @@ struct BestRow {
 class Store {
  public:
   /// Schema version this build writes (db/schema.sql's PRAGMA user_version).
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   /// Opens or creates the database at `path` (creating parent directories),
-  /// enables WAL and a busy timeout, and applies the schema. Fails with
-  /// FAILED_PRECONDITION if the file's schema version is newer than this build's.
+  /// enables WAL and a busy timeout, and applies the schema (an older one is
+  /// migrated, db/migrations/). Fails with FAILED_PRECONDITION if the file's
+  /// schema version is newer than this build's.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
   ~Store();
 
@@ -90,7 +119,24 @@ class Store {
   /// and its job's baseline. NOT_FOUND if none.
   absl::StatusOr<BestRow> Best(int64_t device_id, const v1::Problem& problem);
 
+  /// The compile cache: the cached outcome for exactly this key, or nullopt.
+  absl::StatusOr<std::optional<CompiledRow>> LookupCompiled(const CompileKey& key);
+  /// Caches an outcome (binary deduplicated with the measurements' ones).
+  /// Idempotent: a key cached already is left as it is.
+  absl::Status AddCompiled(const CompileKey& key, const CompiledRow& row);
+
+  /// Counts one more crash of the GPU worker on the config (`what`: status
+  /// and message); returns the count. A config at 2 is quarantined.
+  absl::StatusOr<int> AddCrash(int64_t device_id, v1::Family family, std::string_view config,
+                               std::string_view what);
+  absl::StatusOr<int> CrashCount(int64_t device_id, v1::Family family, std::string_view config);
+
+  /// Adds `time` to the job's totals (Job.compile_seconds etc.).
+  absl::Status AddJobTime(int64_t id, const JobTime& time);
+
  private:
+  absl::StatusOr<int> CrashCountLocked(int64_t device_id, v1::Family family,
+                                       std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   explicit Store(sqlite3* db);
   sqlite3* db_;
   absl::Mutex mu_;

@@ -1,16 +1,13 @@
 #include "server/jobs.h"
 
 #include <algorithm>
+#include <future>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "spdlog/spdlog.h"
 
 namespace tuned {
-
-namespace {
-// Candidates compiled per batch (in parallel on the worker's cores) before measuring.
-constexpr size_t kCompileBatch = 64;
-}  // namespace
 
 absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
   const Family* family = FindFamily(problem.family());
@@ -27,8 +24,15 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
   return family;
 }
 
-JobRunner::JobRunner(Store* store, WorkerClient* worker, int64_t device_id)
-    : store_(store), worker_(worker), device_id_(device_id) {}
+JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
+                     int64_t device_id, JobRunnerOptions options)
+    : store_(store),
+      worker_(worker),
+      compiler_(compiler),
+      device_id_(device_id),
+      options_(options) {
+  options_.compile_batch = std::max(1, options_.compile_batch);
+}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -65,6 +69,13 @@ uint64_t JobRunner::WaitForChange(uint64_t seen, absl::Duration timeout) {
   mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
   return version_;
 }
+
+bool JobRunner::Stopping() {
+  absl::MutexLock lock(&mu_);
+  return stop_;
+}
+
+bool JobRunner::serving() { return !Stopping(); }
 
 bool JobRunner::Cancelled(int64_t id) {
   absl::MutexLock lock(&mu_);
@@ -139,16 +150,19 @@ void JobRunner::Loop() {
   }
 }
 
-absl::Status JobRunner::Prepare(const v1::Job& job) {
+absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   v1::worker::Request request;
   request.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()));
   *request.mutable_prepare()->mutable_problem() = job.problem();
-  auto response = worker_->Call(request);
-  if (!response.ok()) {  // the worker died: one restart and retry
+  const absl::Time start = absl::Now();
+  auto response = worker_->Call(request, options_.prepare_timeout);
+  if (!response.ok()) {  // the worker died or hung: one restart and retry
+    ++time->worker_restarts;
     if (auto s = worker_->Restart(); !s.ok()) return s;
-    response = worker_->Call(request);
+    response = worker_->Call(request, options_.prepare_timeout);
     if (!response.ok()) return response.status();
   }
+  time->measure_seconds += absl::ToDoubleSeconds(absl::Now() - start);
   if (!response->error().empty()) return absl::InternalError(response->error());
   const auto& p = response->prepared();
   if (p.baseline_ms() > 0) {
@@ -172,9 +186,115 @@ v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Sh
   return kernel;
 }
 
+namespace {
+
+CompileKey KeyOf(const v1::worker::Kernel& k, const v1::Device& device) {
+  return {k.source(), k.name_expression(), absl::StrJoin(k.options(), "\n"),
+          absl::StrCat("sm_", device.cc_major(), device.cc_minor()), device.nvrtc_version()};
+}
+
+v1::worker::MeasureResult FromCache(const CompiledRow& row) {
+  v1::worker::MeasureResult r;
+  r.set_status(row.ok ? v1::MEASUREMENT_COMPILED : v1::MEASUREMENT_COMPILE_ERROR);
+  r.set_message(row.message);
+  r.set_cubin(row.binary.cubin);
+  r.set_ptx(row.binary.ptx);
+  r.set_entry(row.binary.entry);
+  r.set_registers(row.registers);
+  r.set_local_bytes(row.local_bytes);
+  r.set_compile_ms(row.compile_ms);
+  r.set_cached(true);
+  return r;
+}
+
+CompiledRow ToCache(const v1::worker::Kernel& k, const v1::worker::MeasureResult& r) {
+  CompiledRow row;
+  row.ok = r.status() == v1::MEASUREMENT_COMPILED;
+  row.message = r.message();
+  if (row.ok) row.binary = {k.source(), r.entry(), r.cubin(), r.ptx(), r.message()};
+  row.registers = r.registers();
+  row.local_bytes = r.local_bytes();
+  row.compile_ms = r.compile_ms();
+  return row;
+}
+
+/// Whether a result means the GPU worker is gone or unusable.
+bool BrokeWorker(v1::MeasurementStatus s) {
+  return s == v1::MEASUREMENT_DEVICE_FAULT || s == v1::MEASUREMENT_RUN_TIMEOUT ||
+         s == v1::MEASUREMENT_WORKER_DIED;
+}
+
+}  // namespace
+
+std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
+    const std::vector<v1::worker::Kernel>& kernels, JobTime* time) {
+  const absl::Time start = absl::Now();
+  std::vector<v1::worker::MeasureResult> results(kernels.size());
+  std::vector<size_t> misses;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    auto hit = store_->LookupCompiled(KeyOf(kernels[i], device()));
+    if (hit.ok() && hit->has_value()) {
+      results[i] = FromCache(**hit);
+      ++time->cached;
+    } else {
+      if (!hit.ok()) spdlog::warn("compile cache: {}", hit.status().ToString());
+      misses.push_back(i);
+    }
+  }
+  // Keeps a fresh outcome, caching it unless it is a timeout or a crash.
+  auto keep = [&](size_t i, const v1::worker::MeasureResult& r) {
+    results[i] = r;
+    if (r.status() == v1::MEASUREMENT_COMPILED || r.status() == v1::MEASUREMENT_COMPILE_ERROR) {
+      if (auto s = store_->AddCompiled(KeyOf(kernels[i], device()), ToCache(kernels[i], r)); !s.ok()) {
+        spdlog::warn("compile cache: {}", s.ToString());
+      }
+    }
+  };
+  auto call = [&](const std::vector<size_t>& which) -> absl::StatusOr<v1::worker::CompileResult> {
+    if (!compiler_->alive()) {
+      if (auto s = compiler_->Restart(); !s.ok()) return s;
+    }
+    v1::worker::Request request;
+    for (size_t i : which) *request.mutable_compile()->add_kernels() = kernels[i];
+    auto response = compiler_->Call(request, options_.compile_timeout);
+    if (!response.ok()) return response.status();
+    if (!response->error().empty()) return absl::InternalError(response->error());
+    if (response->compiled().results_size() != static_cast<int>(which.size())) {
+      return absl::InternalError("compiler answered with the wrong number of results");
+    }
+    return response->compiled();
+  };
+  if (!misses.empty()) {
+    auto batch = call(misses);
+    if (batch.ok()) {
+      for (size_t j = 0; j < misses.size(); ++j) keep(misses[j], batch->results(static_cast<int>(j)));
+    } else {
+      // A hang or crash somewhere in the batch: each kernel alone finds it.
+      spdlog::warn("compile batch of {}: {}; compiling one at a time", misses.size(),
+                   batch.status().ToString());
+      for (size_t i : misses) {
+        auto one = call({i});
+        if (one.ok()) {
+          keep(i, one->results(0));
+          continue;
+        }
+        v1::worker::MeasureResult r;
+        r.set_status(absl::IsDeadlineExceeded(one.status()) ? v1::MEASUREMENT_COMPILE_TIMEOUT
+                                                              : v1::MEASUREMENT_COMPILE_ERROR);
+        r.set_message(absl::StrCat("compiler: ", one.status().message()));
+        spdlog::warn("{}: {}", kernels[i].name(), r.message());
+        keep(i, r);
+      }
+    }
+  }
+  time->compile_seconds += absl::ToDoubleSeconds(absl::Now() - start);
+  return results;
+}
+
 absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, const Config& config,
                                    const v1::worker::Kernel& kernel,
-                                   const v1::worker::MeasureResult* precompiled, double* best_ms) {
+                                   const v1::worker::MeasureResult& compiled, double* best_ms,
+                                   JobTime* time) {
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
   v1::Measurement m;
   m.mutable_config()->set_name(kernel.name());
@@ -182,45 +302,49 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   m.set_metric_unit(std::string(family.metric_unit()));
   m.set_job_id(job.id());
 
-  // A compile error, or compile-only mode, ends here; otherwise the GPU measures.
-  absl::StatusOr<v1::worker::MeasureResult> result;
-  if (precompiled != nullptr && (precompiled->status() != v1::MEASUREMENT_COMPILED ||
-                                 device().compile_only())) {
-    result = *precompiled;
+  v1::worker::MeasureResult r;
+  auto crashes = store_->CrashCount(device_id_, family.id(), kernel.name());
+  if (!crashes.ok()) return crashes.status();
+  if (*crashes >= options_.quarantine_after) {
+    r.set_status(v1::MEASUREMENT_QUARANTINED);
+    r.set_message(absl::StrCat("quarantined: it broke the GPU worker ", *crashes,
+                               " times before; not run"));
+  } else if (compiled.status() != v1::MEASUREMENT_COMPILED) {
+    r = compiled;  // a compile error or timeout ends here
   } else {
     v1::worker::Request request;
     *request.mutable_measure()->mutable_kernel() = kernel;
     request.mutable_measure()->set_best_ms(*best_ms);
-    if (precompiled != nullptr) *request.mutable_measure()->mutable_compiled() = *precompiled;
-    auto response = worker_->Call(request);
-    if (response.ok()) {
-      result = response->measured();
+    *request.mutable_measure()->mutable_compiled() = compiled;
+    const absl::Duration timeout =
+        std::max(options_.run_timeout_floor,
+                 absl::Milliseconds(options_.run_timeout_multiple * std::max(*best_ms, 0.0)));
+    const absl::Time start = absl::Now();
+    auto response = worker_->Call(request, timeout);
+    time->measure_seconds += absl::ToDoubleSeconds(absl::Now() - start);
+    if (response.ok() && response->error().empty()) {
+      r = response->measured();
     } else {
-      result = response.status();
+      r.set_status(response.ok() ? v1::MEASUREMENT_LAUNCH_ERROR
+                   : absl::IsDeadlineExceeded(response.status()) ? v1::MEASUREMENT_RUN_TIMEOUT
+                                                                 : v1::MEASUREMENT_WORKER_DIED);
+      r.set_message(response.ok() ? response->error() : std::string(response.status().message()));
     }
   }
 
+  m.set_status(r.status());
+  m.set_median_ms(r.median_ms());
+  m.set_error(r.error());
+  m.set_message(r.status() == v1::MEASUREMENT_OK ? "" : r.message());
+  m.set_repetitions(r.repetitions());
+  m.set_registers(r.registers());
   KernelBinary binary;
-  bool restart = false;
-  if (!result.ok()) {
-    m.set_status(v1::MEASUREMENT_WORKER_DIED);
-    m.set_message(std::string(result.status().message()));
-    restart = true;
-  } else {
-    const auto& r = *result;
-    m.set_status(r.status());
-    m.set_median_ms(r.median_ms());
-    m.set_error(r.error());
-    m.set_message(r.status() == v1::MEASUREMENT_OK ? "" : r.message());
-    m.set_repetitions(r.repetitions());
-    m.set_registers(r.registers());
-    if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
-      m.set_metric(family.Work(shape) / (r.median_ms() * 1e6));
-      *best_ms = *best_ms > 0 ? std::min(*best_ms, r.median_ms()) : r.median_ms();
-      binary = {kernel.source(), r.entry(), r.cubin(), r.ptx(), ""};
-    }
-    restart = r.worker_exits();
+  if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
+    m.set_metric(family.Work(shape) / (r.median_ms() * 1e6));
+    *best_ms = *best_ms > 0 ? std::min(*best_ms, r.median_ms()) : r.median_ms();
+    binary = {kernel.source(), r.entry(), r.cubin(), r.ptx(), ""};
   }
+  const bool restart = BrokeWorker(r.status()) || r.worker_exits() || !worker_->alive();
   spdlog::debug("job {}: {} {} {:.4f} ms", job.id(), kernel.name(),
                 v1::MeasurementStatus_Name(m.status()), m.median_ms());
   if (auto s = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary);
@@ -229,9 +353,17 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   }
   Bump();
   if (restart) {
-    spdlog::warn("job {}: {} broke the GPU worker: {}", job.id(), kernel.name(), m.message());
+    const std::string what =
+        absl::StrCat(v1::MeasurementStatus_Name(m.status()), ": ", m.message());
+    auto count = store_->AddCrash(device_id_, family.id(), kernel.name(), what);
+    if (!count.ok()) return count.status();
+    spdlog::warn("job {}: {} broke the GPU worker ({} time(s)): {}", job.id(), kernel.name(),
+                 *count, what);
+    const absl::Time start = absl::Now();
+    ++time->worker_restarts;
     if (auto s = worker_->Restart(); !s.ok()) return s;
-    if (auto s = Prepare(job); !s.ok()) return s;
+    if (auto s = Prepare(job, time); !s.ok()) return s;
+    time->wait_seconds += absl::ToDoubleSeconds(absl::Now() - start);
   }
   return absl::OkStatus();
 }
@@ -255,43 +387,57 @@ absl::Status JobRunner::RunJob(int64_t id) {
   if (!measured.ok()) return measured.status();
   spdlog::info("job {}: {} {}: {} configs ({} already measured), {} pruned", id, family.name(),
                Family::ShapeString(shape), configs.size(), measured->size(), pruned.size());
-  if (auto s = Prepare(*job); !s.ok()) return s;
+  JobTime time;
+  // Adds the time spent since the last report to the job's totals.
+  auto report = [&] {
+    if (auto s = store_->AddJobTime(id, time); !s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+    time = {};
+  };
+  if (auto s = Prepare(*job, &time); !s.ok()) return s;
 
   std::vector<const Config*> pending;
   for (const Config& c : configs) {
     if (measured->count(family.ConfigName(c)) == 0) pending.push_back(&c);
   }
+  std::vector<std::vector<v1::worker::Kernel>> batches;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (i % options_.compile_batch == 0) batches.emplace_back();
+    batches.back().push_back(KernelOf(family, *pending[i], shape));
+  }
+  // The compiler works one batch ahead of the GPU.
+  JobTime compile_time;
+  auto compile = [&](size_t b) {
+    return std::async(std::launch::async,
+                      [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time); });
+  };
+  std::future<std::vector<v1::worker::MeasureResult>> next;
+  if (!batches.empty()) next = compile(0);
   double best_ms = job->has_best() ? job->best().median_ms() : 0;
-  for (size_t begin = 0; begin < pending.size(); begin += kCompileBatch) {
-    const size_t end = std::min(pending.size(), begin + kCompileBatch);
-    // Compile the batch in parallel on the worker's CPU cores...
-    std::vector<v1::worker::Kernel> kernels;
-    v1::worker::Request compile;
-    for (size_t i = begin; i < end; ++i) {
-      kernels.push_back(KernelOf(family, *pending[i], shape));
-      *compile.mutable_compile()->add_kernels() = kernels.back();
-    }
-    auto compiled = worker_->Call(compile);
-    if (!compiled.ok()) {  // the worker died compiling: restart; each kernel then compiles alone
-      if (auto s = worker_->Restart(); !s.ok()) return s;
-      if (auto s = Prepare(*job); !s.ok()) return s;
-    }
-    // ...then verify and time each on the GPU, storing every result.
-    for (size_t i = begin; i < end; ++i) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (stop_) return store_->SetJobState(id, v1::JOB_QUEUED);  // resumes on restart
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const absl::Time wait_start = absl::Now();
+    const auto compiled = next.get();
+    time.wait_seconds += absl::ToDoubleSeconds(absl::Now() - wait_start);
+    time.compile_seconds += compile_time.compile_seconds;
+    time.cached += compile_time.cached;
+    compile_time = {};
+    if (b + 1 < batches.size()) next = compile(b + 1);
+    for (size_t i = 0; i < batches[b].size(); ++i) {
+      const Config& config = *pending[b * options_.compile_batch + i];
+      if (Stopping()) {
+        report();
+        return store_->SetJobState(id, v1::JOB_QUEUED);  // resumes on restart
       }
-      if (Cancelled(id)) return store_->SetJobState(id, v1::JOB_CANCELLED);
-      const v1::worker::MeasureResult* precompiled =
-          compiled.ok() && compiled->compiled().results_size() == static_cast<int>(end - begin)
-              ? &compiled->compiled().results(static_cast<int>(i - begin))
-              : nullptr;
-      if (auto s = MeasureOne(*job, family, *pending[i], kernels[i - begin], precompiled, &best_ms);
+      if (Cancelled(id)) {
+        report();
+        return store_->SetJobState(id, v1::JOB_CANCELLED);
+      }
+      if (auto s = MeasureOne(*job, family, config, batches[b][i], compiled[i], &best_ms, &time);
           !s.ok()) {
+        report();
         return s;
       }
     }
+    report();
   }
 
   auto done = store_->GetJob(id);
@@ -299,8 +445,11 @@ absl::Status JobRunner::RunJob(int64_t id) {
   if (!done->has_best() && !device().compile_only()) {
     return store_->SetJobState(id, v1::JOB_FAILED, "no config passed verification");
   }
-  spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms", id, done->done(), done->failed(),
-               done->best().config().name(), done->best().median_ms());
+  spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms; compile {:.1f} s, measure "
+               "{:.1f} s, wait {:.1f} s, {} worker restarts, {} cached",
+               id, done->done(), done->failed(), done->best().config().name(),
+               done->best().median_ms(), done->compile_seconds(), done->measure_seconds(),
+               done->wait_seconds(), done->worker_restarts(), done->cached());
   return store_->SetJobState(id, v1::JOB_DONE);
 }
 

@@ -1,7 +1,11 @@
 // The sweep job queue and its runner: jobs live in the store; one thread per
 // GPU takes the oldest queued job, prunes the family's space for the device,
 // and sends each remaining config to the GPU worker, storing every result as
-// it arrives. No CUDA here.
+// it arrives. Candidates are compiled by a second worker process (NVRTC only)
+// one batch ahead of the GPU, through the store's compile cache. Hung or
+// faulting kernels and compiles are killed with their process and recorded
+// with their class; a config that broke the GPU worker twice is quarantined.
+// No CUDA here.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +22,28 @@
 
 namespace tuned {
 
+/// Limits of the job runner (daemon flags).
+struct JobRunnerOptions {
+  /// A Measure call (verify + time one config) is killed after
+  /// max(run_timeout_floor, run_timeout_multiple * best time so far).
+  absl::Duration run_timeout_floor = absl::Seconds(30);
+  double run_timeout_multiple = 500;
+  /// A compile (a batch, then each of its kernels alone) is killed after this.
+  absl::Duration compile_timeout = absl::Seconds(120);
+  /// Prepare (buffers, reference, baseline) is killed after this.
+  absl::Duration prepare_timeout = absl::Minutes(10);
+  /// Kernels per compile batch (compiled in parallel on the compiler's cores).
+  int compile_batch = 32;
+  /// Crashes of the GPU worker after which a config is never run again.
+  int quarantine_after = 2;
+};
+
 class JobRunner {
  public:
-  /// `store` and `worker` must outlive the runner.
-  JobRunner(Store* store, WorkerClient* worker, int64_t device_id);
+  /// `store`, `worker` (the GPU worker) and `compiler` (a worker started with
+  /// --compile-only --arch of the GPU) must outlive the runner.
+  JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler, int64_t device_id,
+            JobRunnerOptions options = {});
   ~JobRunner();
 
   /// Starts the runner thread, after putting jobs left RUNNING by an earlier
@@ -29,6 +51,8 @@ class JobRunner {
   absl::Status Start();
   /// Stops after the current candidate; the running job stays resumable.
   void Stop();
+  /// True until Stop() (the health service reports NOT_SERVING after).
+  bool serving();
 
   /// Validates the problem (INVALID_ARGUMENT, RESOURCE_EXHAUSTED), prunes the
   /// space (FAILED_PRECONDITION if nothing is left) and queues a job.
@@ -48,18 +72,29 @@ class JobRunner {
   void Loop();
   /// Runs one job to its end (or until Stop); errors fail the job.
   absl::Status RunJob(int64_t id);
-  absl::Status Prepare(const v1::Job& job);
-  /// Measures one config (compiled already if `precompiled` is given) and
-  /// stores the result; restarts the worker if the config broke it.
+  absl::Status Prepare(const v1::Job& job, JobTime* time);
+  /// Compiles the kernels through the compile cache and the compiler process;
+  /// one COMPILED, COMPILE_ERROR or COMPILE_TIMEOUT result per kernel. Runs
+  /// on its own thread, one batch ahead of the GPU; touches only compiler_
+  /// and the store.
+  std::vector<v1::worker::MeasureResult> CompileStage(const std::vector<v1::worker::Kernel>& kernels,
+                                                      JobTime* time);
+  /// Verifies and times one compiled config on the GPU worker (unless
+  /// quarantined or not compiled) and stores the result; restarts the worker
+  /// if the config broke it.
   absl::Status MeasureOne(const v1::Job& job, const Family& family, const Config& config,
                           const v1::worker::Kernel& kernel,
-                          const v1::worker::MeasureResult* precompiled, double* best_ms);
+                          const v1::worker::MeasureResult& compiled, double* best_ms,
+                          JobTime* time);
   void Bump();
   bool Cancelled(int64_t id);
+  bool Stopping();
 
   Store* store_;
   WorkerClient* worker_;
+  WorkerClient* compiler_;
   int64_t device_id_;
+  JobRunnerOptions options_;
   std::thread thread_;
   absl::Mutex mu_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;

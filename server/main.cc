@@ -42,7 +42,30 @@ int main(int argc, char** argv) {
   app.add_option("--device-memory-mib", device_memory_mib,
                  "with --compile-only: memory of the simulated device (tests)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  tuned::JobRunnerOptions jobs;
+  double run_timeout_floor_s = absl::ToDoubleSeconds(jobs.run_timeout_floor);
+  double compile_timeout_s = absl::ToDoubleSeconds(jobs.compile_timeout);
+  bool fault_test_family = false;
+  app.add_option("--run-timeout-floor", run_timeout_floor_s,
+                 "seconds: a candidate's verify+time call is killed after max(this, "
+                 "--run-timeout-multiple x best time so far)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--run-timeout-multiple", jobs.run_timeout_multiple,
+                 "see --run-timeout-floor")->check(CLI::PositiveNumber);
+  app.add_option("--compile-timeout", compile_timeout_s,
+                 "seconds: a compile batch, then each kernel alone, is killed after this")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--compile-batch", jobs.compile_batch, "kernels per compile batch")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--quarantine-after", jobs.quarantine_after,
+                 "GPU worker crashes after which a config is never run again")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--enable-fault-test-family", fault_test_family,
+               "serve the test-only fault_test family (tests of fault isolation)");
   CLI11_PARSE(app, argc, argv);
+  jobs.run_timeout_floor = absl::Seconds(run_timeout_floor_s);
+  jobs.compile_timeout = absl::Seconds(compile_timeout_s);
+  if (fault_test_family) tuned::EnableFaultTestFamily();
   if (db.empty()) db = tuned::DefaultDbPath(gpu);
   if (socket.empty()) socket = tuned::DefaultSocketPath(gpu);
 
@@ -66,6 +89,16 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", worker.status().ToString());
     return 1;
   }
+  // NVRTC runs in a second worker process, so a hung or crashing compile is
+  // killed without touching the GPU worker, and compiles overlap measuring.
+  const tuned::v1::Device& gpu_device = (*worker)->device();
+  auto compiler = tuned::WorkerClient::Start(
+      worker_path, {"--compile-only", "--arch",
+                    std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor())});
+  if (!compiler.ok()) {
+    spdlog::critical("compiler: {}", compiler.status().ToString());
+    return 1;
+  }
   auto store = tuned::Store::Open(db);
   if (!store.ok()) {
     spdlog::critical("database {}: {}", db, store.status().ToString());
@@ -76,7 +109,7 @@ int main(int argc, char** argv) {
     spdlog::critical("database {}: {}", db, device_id.status().ToString());
     return 1;
   }
-  tuned::JobRunner runner(store->get(), worker->get(), *device_id);
+  tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id, jobs);
   if (auto s = runner.Start(); !s.ok()) {
     spdlog::critical("job queue: {}", s.ToString());
     return 1;

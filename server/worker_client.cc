@@ -2,10 +2,12 @@
 
 #include <signal.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -90,10 +92,35 @@ void WorkerClient::Stop() {
   pid_ = -1;
 }
 
-absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Request& request) {
+absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Request& request,
+                                                        absl::Duration timeout) {
   if (pid_ <= 0) return absl::UnavailableError("GPU worker is not running");
   v1::worker::Response response;
   absl::Status s = WriteMessage(to_worker_, request);
+  if (s.ok() && timeout != absl::InfiniteDuration()) {
+    // Wait for the answer to begin; the worker writes each answer at once.
+    const absl::Time deadline = absl::Now() + timeout;
+    while (true) {
+      pollfd p{from_worker_, POLLIN, 0};
+      const int ms = static_cast<int>(
+          std::clamp<int64_t>(absl::ToInt64Milliseconds(deadline - absl::Now()), 0, 1000));
+      const int n = poll(&p, 1, ms);
+      if (n > 0) break;  // readable, or hung up: ReadMessage tells which
+      if (n < 0 && errno != EINTR) {
+        s = absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
+        break;
+      }
+      if (absl::Now() >= deadline) {
+        kill(pid_, SIGKILL);
+        int status = 0;
+        waitpid(pid_, &status, 0);
+        pid_ = -1;
+        Stop();
+        return absl::DeadlineExceededError(absl::StrCat(
+            "GPU worker gave no answer within ", absl::FormatDuration(timeout), "; killed"));
+      }
+    }
+  }
   if (s.ok()) s = ReadMessage(from_worker_, &response);
   if (!s.ok()) {
     int status = 0;

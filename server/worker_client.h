@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "tuned/v1/tuner.pb.h"
 #include "tuned/v1/worker.pb.h"
 
@@ -24,9 +25,16 @@ class WorkerClient {
   ~WorkerClient();
 
   const v1::Device& device() const { return device_; }
-  /// Sends one request and waits for its response. UNAVAILABLE if the worker
-  /// died (it is then reaped; call Restart). Response.error is not converted.
-  absl::StatusOr<v1::worker::Response> Call(const v1::worker::Request& request);
+  /// Sends one request and waits for its response, at most `timeout`.
+  /// UNAVAILABLE if the worker died; DEADLINE_EXCEEDED if it did not answer
+  /// in time (it is then killed with SIGKILL: a hung kernel or NVRTC call
+  /// cannot be stopped any other way). Either way it is reaped: call Restart.
+  /// Response.error is not converted.
+  absl::StatusOr<v1::worker::Response> Call(const v1::worker::Request& request,
+                                            absl::Duration timeout = absl::InfiniteDuration());
+  /// True while the worker process is running (false after it died or was
+  /// killed, until Restart).
+  bool alive() const { return pid_ > 0; }
   /// Stops the worker (if alive) and starts a new one.
   absl::Status Restart();
   int restarts() const { return restarts_; }

@@ -175,13 +175,13 @@ TEST_F(GpuTest, CompileErrorIsRecordedWithTheLog) {
 }
 
 // In a child process (the fault leaves its CUDA context unusable).
-TEST_F(GpuTest, IllegalAddressIsALaunchErrorAndBreaksTheWorker) {
+TEST_F(GpuTest, IllegalAddressIsADeviceFaultAndBreaksTheWorker) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         if (!Prepare(SgemmFamily(), {64, 64, 64}).ok()) std::exit(2);
         auto r = worker_->Measure(CustomKernel(kFaultKernel, "fault<0>", 1));
-        std::exit(r.status() == v1::MEASUREMENT_LAUNCH_ERROR && worker_->broken() ? 42 : 1);
+        std::exit(r.status() == v1::MEASUREMENT_DEVICE_FAULT && worker_->broken() ? 42 : 1);
       },
       ::testing::ExitedWithCode(42), "");
 }

@@ -33,12 +33,15 @@ class ServiceTest : public ::testing::Test {
                                       {"--gpu", "0", "--compile-only", "--device-memory-mib", "1024"});
     ASSERT_TRUE(worker.ok()) << worker.status();
     worker_ = *std::move(worker);
+    auto compiler = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90"});
+    ASSERT_TRUE(compiler.ok()) << compiler.status();
+    compiler_ = *std::move(compiler);
     auto store = Store::Open((dir_ / "t.db").string());
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     auto device_id = store_->UpsertDevice(worker_->device());
     ASSERT_TRUE(device_id.ok());
-    runner_ = std::make_unique<JobRunner>(store_.get(), worker_.get(), *device_id);
+    runner_ = std::make_unique<JobRunner>(store_.get(), worker_.get(), compiler_.get(), *device_id);
     ASSERT_TRUE(runner_->Start().ok());
     service_ = std::make_unique<TunerService>(store_.get(), runner_.get(), *device_id);
     const std::string address = "unix:" + (dir_ / "t.sock").string();
@@ -54,11 +57,13 @@ class ServiceTest : public ::testing::Test {
     if (server_) server_->Shutdown();
     runner_.reset();
     worker_.reset();
+    compiler_.reset();
     std::filesystem::remove_all(dir_);
   }
 
   std::filesystem::path dir_;
   std::unique_ptr<WorkerClient> worker_;
+  std::unique_ptr<WorkerClient> compiler_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<TunerService> service_;

@@ -1,5 +1,6 @@
-// Store against :memory: and temporary files: schema versioning, jobs,
-// measurements, best kernels and binaries.
+// Store against :memory: and temporary files: schema versioning and
+// migration, jobs, measurements, best kernels, binaries, the compile cache,
+// crash counts and job time.
 #include "db/store.h"
 
 #include <sqlite3.h>
@@ -14,6 +15,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+
+#ifndef TUNED_SCHEMA_V1
+#error "TUNED_SCHEMA_V1 (tests/data/schema_v1.sql) must be defined"
+#endif
+#include <fstream>
+#include <sstream>
 
 namespace tuned {
 namespace {
@@ -142,7 +149,7 @@ TEST(StoreOpenTest, RejectsNewerSchemaVersion) {
   auto s = Store::Open(db.string());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.status().message().find("schema version 99 is newer than this build's 1"),
+  EXPECT_NE(s.status().message().find("schema version 99 is newer than this build's 2"),
             std::string::npos)
       << s.status();
   EXPECT_EQ(QueryInt(db, "PRAGMA user_version"), 99);  // left alone
@@ -513,6 +520,130 @@ TEST(StoreFileTest, DataSurvivesReopenAndBinariesAreShared) {
   EXPECT_EQ(best->measurement.config().name(), "x");
   EXPECT_EQ(best->binary.cubin, std::string("\0\1\2", 3));
   EXPECT_EQ(*(*s)->MeasuredConfigs(job), (std::set<std::string>{"x", "y", "z"}));
+}
+
+}  // namespace
+}  // namespace tuned
+
+namespace tuned {
+namespace {
+
+TEST(StoreOpenTest, MigratesVersion1KeepingItsData) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path db = dir.path() / "v1.db";
+  std::ifstream in(TUNED_SCHEMA_V1);
+  std::stringstream v1;
+  v1 << in.rdbuf();
+  ASSERT_FALSE(v1.str().empty());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, v1.str().c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "INSERT INTO devices VALUES (1, 'NVIDIA H100 80GB HBM3', 9, 0, 13000, '13.0');"
+                         "INSERT INTO jobs (id, device_id, family, dtype, shape, state, total, "
+                         "created_unix) VALUES (7, 1, 'FAMILY_SGEMM', 'DTYPE_F32', '64x64x64', "
+                         "'JOB_DONE', 3, 1);"
+                         "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, "
+                         "params, status, median_ms, created_unix) VALUES (7, 1, 'FAMILY_SGEMM', "
+                         "'DTYPE_F32', '64x64x64', 'a', 'BM=64', 'MEASUREMENT_OK', 0.5, 1);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  ASSERT_EQ(QueryInt(db, "PRAGMA user_version"), 1);
+
+  auto store = Store::Open(db.string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(QueryInt(db, "PRAGMA user_version"), Store::kSchemaVersion);
+  auto job = (*store)->GetJob(7);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_DONE);
+  EXPECT_EQ(job->done(), 1);
+  EXPECT_DOUBLE_EQ(job->best().median_ms(), 0.5);
+  EXPECT_EQ(job->compile_seconds(), 0);  // the new columns' defaults
+  ASSERT_TRUE((*store)->AddJobTime(7, {1.5, 2.5, 0.5, 1, 2}).ok());
+  EXPECT_DOUBLE_EQ((*store)->GetJob(7)->measure_seconds(), 2.5);
+  store->reset();
+  auto again = Store::Open(db.string());  // a migrated database opens as is
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(QueryInt(db, "PRAGMA integrity_check = 1") , 0);  // "ok" reads as 0
+}
+
+CompileKey Key(std::string arch = "sm_90") {
+  return {"template <int X> __global__ void k() {}", "k<1>", "-DX=1", std::move(arch), "13.0"};
+}
+
+TEST_F(StoreTest, CompileCacheHitsOnlyTheExactKey) {
+  auto miss = store_->LookupCompiled(Key());
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  EXPECT_FALSE(miss->has_value());
+
+  CompiledRow row;
+  row.ok = true;
+  row.message = "ptxas info: Used 32 registers";
+  row.binary = {Key().source, "_Z1kILi1EEvv", std::string("\x7f" "ELF\0bin", 8), ".ptx", row.message};
+  row.registers = 32;
+  row.local_bytes = 0;
+  row.compile_ms = 120.5;
+  ASSERT_TRUE(store_->AddCompiled(Key(), row).ok());
+  ASSERT_TRUE(store_->AddCompiled(Key(), row).ok());  // idempotent
+
+  auto hit = store_->LookupCompiled(Key());
+  ASSERT_TRUE(hit.ok() && hit->has_value());
+  EXPECT_TRUE((*hit)->ok);
+  EXPECT_EQ((*hit)->binary.cubin, row.binary.cubin);  // bytes, NUL kept
+  EXPECT_EQ((*hit)->binary.entry, "_Z1kILi1EEvv");
+  EXPECT_EQ((*hit)->registers, 32);
+  EXPECT_DOUBLE_EQ((*hit)->compile_ms, 120.5);
+
+  // Any other architecture, NVRTC, option or instantiation is another kernel.
+  EXPECT_FALSE(store_->LookupCompiled(Key("sm_80"))->has_value());
+  CompileKey other = Key();
+  other.nvrtc_version = "13.1";
+  EXPECT_FALSE(store_->LookupCompiled(other)->has_value());
+  other = Key();
+  other.options = "-DX=2";
+  EXPECT_FALSE(store_->LookupCompiled(other)->has_value());
+  other = Key();
+  other.name_expression = "k<2>";
+  EXPECT_FALSE(store_->LookupCompiled(other)->has_value());
+
+  // A compile error is cached too, without a binary.
+  CompiledRow error;
+  error.ok = false;
+  error.message = "error: nope";
+  ASSERT_TRUE(store_->AddCompiled(Key("sm_80"), error).ok());
+  auto bad = store_->LookupCompiled(Key("sm_80"));
+  ASSERT_TRUE(bad.ok() && bad->has_value());
+  EXPECT_FALSE((*bad)->ok);
+  EXPECT_EQ((*bad)->message, "error: nope");
+  EXPECT_TRUE((*bad)->binary.cubin.empty());
+}
+
+TEST_F(StoreTest, CrashCountsPerDeviceFamilyAndConfig) {
+  EXPECT_EQ(*store_->CrashCount(dev_, v1::FAMILY_SGEMM, "bad"), 0);
+  EXPECT_EQ(*store_->AddCrash(dev_, v1::FAMILY_SGEMM, "bad", "MEASUREMENT_DEVICE_FAULT: x"), 1);
+  EXPECT_EQ(*store_->AddCrash(dev_, v1::FAMILY_SGEMM, "bad", "MEASUREMENT_RUN_TIMEOUT: y"), 2);
+  EXPECT_EQ(*store_->CrashCount(dev_, v1::FAMILY_SGEMM, "bad"), 2);
+  EXPECT_EQ(*store_->CrashCount(dev_, v1::FAMILY_TRANSPOSE, "bad"), 0);
+  EXPECT_EQ(*store_->CrashCount(dev_, v1::FAMILY_SGEMM, "good"), 0);
+  auto other = store_->UpsertDevice(Gpu("13.1"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(*store_->CrashCount(*other, v1::FAMILY_SGEMM, "bad"), 0);
+}
+
+TEST_F(StoreTest, JobTimeAccumulates) {
+  const int64_t id = NewJob(Sgemm(64, 64, 64));
+  ASSERT_TRUE(store_->AddJobTime(id, {1.0, 2.0, 0.25, 1, 3}).ok());
+  ASSERT_TRUE(store_->AddJobTime(id, {0.5, 1.0, 0.25, 2, 4}).ok());
+  auto job = store_->GetJob(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_DOUBLE_EQ(job->compile_seconds(), 1.5);
+  EXPECT_DOUBLE_EQ(job->measure_seconds(), 3.0);
+  EXPECT_DOUBLE_EQ(job->wait_seconds(), 0.5);
+  EXPECT_EQ(job->worker_restarts(), 3);
+  EXPECT_EQ(job->cached(), 7);
 }
 
 }  // namespace

@@ -134,4 +134,9 @@ namespace tuned {
 /// The families, each defined in its own file (sgemm.cc, transpose.cc).
 const Family& SgemmFamily();
 const Family& TransposeFamily();
+/// Test-only (fault_test.cc); registered by EnableFaultTestFamily().
+const Family& FaultTestFamily();
+/// Makes FindFamily and AllFamilies include fault_test (daemon flag
+/// --enable-fault-test-family, tests). Call before serving.
+void EnableFaultTestFamily();
 }  // namespace tuned

@@ -3,7 +3,17 @@
 
 namespace tuned {
 
-std::vector<const Family*> AllFamilies() { return {&SgemmFamily(), &TransposeFamily()}; }
+namespace {
+bool fault_test_enabled = false;
+}  // namespace
+
+void EnableFaultTestFamily() { fault_test_enabled = true; }
+
+std::vector<const Family*> AllFamilies() {
+  std::vector<const Family*> all = {&SgemmFamily(), &TransposeFamily()};
+  if (fault_test_enabled) all.push_back(&FaultTestFamily());
+  return all;
+}
 
 const Family* FindFamily(v1::Family id) {
   for (const Family* f : AllFamilies()) {

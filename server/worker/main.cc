@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   app.add_flag("--compile-only", compile_only, "no GPU: compile candidates, never run them");
   app.add_option("--device-memory-mib", device_memory_mib,
                  "with --compile-only: memory of the simulated device (tests)");
+  int arch = 0;
+  app.add_option("--arch", arch, "with --compile-only: compute capability to compile for, e.g. 90");
   CLI11_PARSE(app, argc, argv);
 
   // Keep the protocol on a private descriptor; stray prints go to stderr.
@@ -29,7 +31,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_logger_mt("worker"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e worker[%P] %l: %v");
 
-  auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20);
+  auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20, arch);
   if (!worker.ok()) {
     // Answer the daemon's hello with the reason, then exit.
     tuned::v1::worker::Request ignored;

@@ -15,13 +15,15 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, co
       return MakeSgemmProblem(shape, seed, device);
     case v1::FAMILY_TRANSPOSE:
       return MakeTransposeProblem(shape, seed, device);
+    case v1::FAMILY_FAULT_TEST:
+      return MakeFaultTestProblem(shape, seed, device);
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown family ", family));
   }
 }
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(int gpu, bool compile_only,
-                                                      int64_t memory_bytes) {
+                                                      int64_t memory_bytes, int arch) {
   auto w = std::unique_ptr<Worker>(new Worker());
   w->compile_only_ = compile_only;
   if (compile_only) {
@@ -29,6 +31,10 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(int gpu, bool compile_onl
     w->device_.set_nvrtc_version(NvrtcVersion());
     w->device_.set_compile_only(true);
     if (memory_bytes > 0) w->device_.set_total_memory_bytes(memory_bytes);
+    if (arch > 0) {
+      w->device_.set_cc_major(arch / 10);
+      w->device_.set_cc_minor(arch % 10);
+    }
     return w;
   }
   auto dev = OpenDevice(gpu);
@@ -66,11 +72,13 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
 absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
   worker::PrepareResult result;
   problem_.reset();
+  const Shape shape(request.problem().shape().begin(), request.problem().shape().end());
+  prepared_family_ = request.problem().family();
+  prepared_shape_ = shape;
   if (compile_only_) {
     result.set_baseline_name("none (compile-only)");
     return result;
   }
-  const Shape shape(request.problem().shape().begin(), request.problem().shape().end());
   auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_);
   if (!problem.ok()) return problem.status();
   problem_ = *std::move(problem);
@@ -129,6 +137,12 @@ worker::MeasureResult Worker::Measure(const worker::Measure& request) {
     if (!fresh.ok()) return ToResult(fresh);
     compiled = *std::move(fresh);
   }
+  if (compile_only_ && prepared_family_ == v1::FAMILY_FAULT_TEST) {
+    bool exit_after = false;
+    worker::MeasureResult r = SimulateFaultTest(k, prepared_shape_, &exit_after);
+    if (exit_after) broken_ = true;
+    return r;
+  }
   return MeasureCompiled(compiled, k.geometry(), request.best_ms());
 }
 
@@ -161,9 +175,13 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   r.set_local_bytes(loaded->local_bytes());
   auto run = [&](cudaStream_t s) { return loaded->Launch(geometry, problem_->KernelArgs().data(), s); };
 
-  // A launch or kernel failure may leave the context unusable (sticky error).
+  // A launch or kernel failure may leave the context unusable (a sticky
+  // error: illegal address, misaligned access, ...): a device fault.
   auto launch_failed = [&](const absl::Status& s) {
-    if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+      broken_ = true;
+      return fail(v1::MEASUREMENT_DEVICE_FAULT, s);
+    }
     return fail(v1::MEASUREMENT_LAUNCH_ERROR, s);
   };
   if (auto s = problem_->PoisonOutput(stream_); !s.ok()) return launch_failed(s);

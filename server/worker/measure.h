@@ -26,9 +26,11 @@ class Worker {
  public:
   /// Opens GPU `gpu`. With `compile_only`, touches no CUDA at all and
   /// describes Sm90ReferenceDevice() (with `memory_bytes` of memory if > 0):
-  /// candidates are compiled, never run.
+  /// candidates are compiled, never run (fault_test kernels are simulated:
+  /// SimulateFaultTest); `arch` (e.g. 90 for sm_90) then sets the compute
+  /// capability compiled for, if > 0.
   static absl::StatusOr<std::unique_ptr<Worker>> Create(int gpu, bool compile_only,
-                                                        int64_t memory_bytes = 0);
+                                                        int64_t memory_bytes = 0, int arch = 0);
   ~Worker();
 
   const v1::Device& device() const { return device_; }
@@ -71,6 +73,8 @@ class Worker {
   cudaStream_t stream_ = nullptr;
   std::optional<L2Flusher> flusher_;
   std::unique_ptr<DeviceProblem> problem_;
+  v1::Family prepared_family_ = v1::FAMILY_UNSPECIFIED;
+  Shape prepared_shape_;
 };
 
 }  // namespace tuned

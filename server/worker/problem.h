@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/families/family.h"
+#include "tuned/v1/worker.pb.h"
 
 namespace tuned {
 
@@ -39,6 +40,15 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(const Shape& sha
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeTransposeProblem(const Shape& shape,
                                                                     uint64_t seed,
                                                                     const v1::Device& device);
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const Shape& shape,
+                                                                    uint64_t seed,
+                                                                    const v1::Device& device);
+/// Compile-only mode (no GPU): what running a fault_test kernel does, done by
+/// this process: sleeps (ok), answers wrongly, hangs forever, refuses the
+/// launch, or reports a device fault and sets `exit_after` so the worker
+/// exits as after a real sticky error.
+v1::worker::MeasureResult SimulateFaultTest(const v1::worker::Kernel& kernel, const Shape& shape,
+                                            bool* exit_after);
 /// Dispatches on the family.
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
                                                            uint64_t seed, const v1::Device& device);
