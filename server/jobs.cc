@@ -241,7 +241,7 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
       misses.push_back(i);
     }
   }
-  // Keeps a fresh outcome, caching it unless it is a timeout or a crash.
+  // Keeps a compiler's answer (COMPILED or COMPILE_ERROR), caching it.
   auto keep = [&](size_t i, const v1::worker::MeasureResult& r) {
     results[i] = r;
     if (r.status() == v1::MEASUREMENT_COMPILED || r.status() == v1::MEASUREMENT_COMPILE_ERROR) {
@@ -264,10 +264,21 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
     }
     return response->compiled();
   };
+  // A kernel whose compile timed out or killed the compiler (not cached).
+  auto failed = [&](size_t i, const absl::Status& why) {
+    v1::worker::MeasureResult r;
+    r.set_status(absl::IsDeadlineExceeded(why) ? v1::MEASUREMENT_COMPILE_TIMEOUT
+                                               : v1::MEASUREMENT_COMPILE_ERROR);
+    r.set_message(absl::StrCat("compiler: ", why.message()));
+    spdlog::warn("{}: {}", kernels[i].name(), r.message());
+    results[i] = r;
+  };
   if (!misses.empty()) {
     auto batch = call(misses);
     if (batch.ok()) {
       for (size_t j = 0; j < misses.size(); ++j) keep(misses[j], batch->results(static_cast<int>(j)));
+    } else if (misses.size() == 1) {
+      failed(misses[0], batch.status());
     } else {
       // A hang or crash somewhere in the batch: each kernel alone finds it.
       spdlog::warn("compile batch of {}: {}; compiling one at a time", misses.size(),
@@ -276,14 +287,9 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
         auto one = call({i});
         if (one.ok()) {
           keep(i, one->results(0));
-          continue;
+        } else {
+          failed(i, one.status());
         }
-        v1::worker::MeasureResult r;
-        r.set_status(absl::IsDeadlineExceeded(one.status()) ? v1::MEASUREMENT_COMPILE_TIMEOUT
-                                                              : v1::MEASUREMENT_COMPILE_ERROR);
-        r.set_message(absl::StrCat("compiler: ", one.status().message()));
-        spdlog::warn("{}: {}", kernels[i].name(), r.message());
-        keep(i, r);
       }
     }
   }

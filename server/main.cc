@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   }
   auto store = tuned::Store::Open(db);
   if (!store.ok()) {
-    spdlog::critical("database {}: {}", db, store.status().ToString());
+    spdlog::critical("{}", store.status().ToString());
     return 1;
   }
   auto device_id = (*store)->UpsertDevice((*worker)->device());

@@ -2,7 +2,10 @@
 // reads framed requests on stdin and writes framed responses on stdout
 // (server/ipc.h). Logs go to stderr. Exits when stdin closes, or with status 3
 // after a CUDA error that leaves the context unusable, so the daemon restarts it.
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 
@@ -13,6 +16,10 @@
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
+  // Die with the daemon: a worker orphaned in a hung kernel or compile would
+  // otherwise hold the GPU (or a core) forever after a kill -9 of the daemon.
+  const pid_t parent = getppid();
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
   CLI::App app{"tuned GPU worker (started by the tuned daemon)"};
   int gpu = 0;
   bool compile_only = false;

@@ -1,0 +1,303 @@
+// The job system against the real daemon binary, without a GPU: `tuned
+// --compile-only --enable-fault-test-family` on a private socket and
+// database. The compile-only worker simulates the fault_test kernels
+// (server/worker/fault_test_problem.cc: it really exits, hangs or answers
+// wrongly), so timeouts, kills, restarts, quarantine, the compile cache and
+// resume after kill -9 all run for real.
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tuned/client.h"
+
+extern char** environ;
+
+namespace tuned {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+v1::Problem FaultTest(int64_t n) {
+  v1::Problem p;
+  p.set_family(v1::FAMILY_FAULT_TEST);
+  p.set_dtype(v1::DTYPE_F32);
+  p.add_shape(n);
+  return p;
+}
+
+/// The daemon as a child process on `dir`/t.sock and `dir`/t.db.
+class Daemon {
+ public:
+  explicit Daemon(fs::path dir, std::vector<std::string> extra = {})
+      : dir_(std::move(dir)), extra_(std::move(extra)) {}
+  ~Daemon() { Kill(); }
+
+  std::string address() const { return "unix:" + (dir_ / "t.sock").string(); }
+  fs::path db() const { return dir_ / "t.db"; }
+  fs::path log() const { return dir_ / "tuned.log"; }
+
+  /// Starts it and waits until it answers; false (with the log) if it does not.
+  bool Start() {
+    std::vector<std::string> args = {TUNED_DAEMON_PATH, "--compile-only",
+                                     "--enable-fault-test-family", "--socket",
+                                     (dir_ / "t.sock").string(), "--db", db().string(),
+                                     "--run-timeout-floor", "1", "--compile-timeout", "2",
+                                     "--compile-batch", "8", "--log-level", "info"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log().c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (err != 0) return false;
+    Client client(address());
+    for (int i = 0; i < 200; ++i) {
+      if (client.DescribeDevice().ok()) return true;
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exit_status_ = status;
+        pid_ = -1;
+        return false;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  /// kill -9, as a crash or an OOM killer would.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  /// SIGTERM; returns the exit status.
+  int Terminate() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  int exit_status() const { return WIFEXITED(exit_status_) ? WEXITSTATUS(exit_status_) : -1; }
+  std::string Log() const {
+    std::ifstream in(log());
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  fs::path dir_;
+  std::vector<std::string> extra_;
+  pid_t pid_ = -1;
+  int exit_status_ = 0;
+};
+
+bool Ended(v1::JobState s) {
+  return s == v1::JOB_DONE || s == v1::JOB_FAILED || s == v1::JOB_CANCELLED;
+}
+
+/// Polls until the job ends or `limit` passes.
+absl::StatusOr<v1::Job> WaitForEnd(Client& client, int64_t id, std::chrono::seconds limit = 90s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (true) {
+    auto job = client.GetJob(id);
+    if (!job.ok() || Ended(job->state())) return job;
+    if (std::chrono::steady_clock::now() > end) return absl::DeadlineExceededError("job did not end");
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+/// Status of each config of the problem, by name.
+std::map<std::string, v1::MeasurementStatus> Statuses(Client& client, const v1::Problem& p) {
+  std::map<std::string, v1::MeasurementStatus> out;
+  auto ms = client.ListMeasurements(p);
+  EXPECT_TRUE(ms.ok()) << ms.status();
+  if (ms.ok()) {
+    for (const auto& m : *ms) out[m.config().name()] = m.status();
+  }
+  return out;
+}
+
+std::string QueryText(const fs::path& db, const char* sql) {
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(h, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+  std::string out;
+  if (sqlite3_step(stmt) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(stmt, 0);
+    out = t ? reinterpret_cast<const char*>(t) : "";
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(h);
+  return out;
+}
+
+class JobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(testing::TempDir()) /
+           ("tuned_jobs_test_" + std::to_string(getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  fs::path dir_;
+};
+
+TEST_F(JobsTest, EachFailureIsRecordedWithItsClassAndRepeatOffendersAreQuarantined) {
+  Daemon daemon(dir_);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  Client client(daemon.address());
+  const std::map<std::string, v1::MeasurementStatus> want = {
+      {"fault_test_wrong_w1_b128", v1::MEASUREMENT_WRONG_ANSWER},
+      {"fault_test_fault_w1_b128", v1::MEASUREMENT_DEVICE_FAULT},
+      {"fault_test_hang_w1_b128", v1::MEASUREMENT_RUN_TIMEOUT},
+      {"fault_test_launch_error_w1_b2048", v1::MEASUREMENT_LAUNCH_ERROR},
+      {"fault_test_compile_error_w1_b128", v1::MEASUREMENT_COMPILE_ERROR},
+      {"fault_test_compile_hang_w1_b128", v1::MEASUREMENT_COMPILE_TIMEOUT},
+      {"fault_test_ok_w1_b64", v1::MEASUREMENT_COMPILED},
+      {"fault_test_ok_w32_b256", v1::MEASUREMENT_COMPILED},
+  };
+  // Two jobs: each bad config runs (and breaks the worker) once per job.
+  for (int64_t n : {4096, 5000}) {
+    auto job = client.SubmitSweep(FaultTest(n));
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->total(), 24);
+    auto done = WaitForEnd(client, job->id());
+    ASSERT_TRUE(done.ok()) << done.status() << daemon.Log();
+    EXPECT_EQ(done->state(), v1::JOB_DONE) << done->error();
+    EXPECT_EQ(done->done(), 18);
+    EXPECT_EQ(done->failed(), 6);
+    EXPECT_EQ(done->worker_restarts(), 2);  // the fault and the hang
+    EXPECT_GE(done->compile_seconds(), 2.0);  // the compile hang's timeout at least
+    EXPECT_GE(done->measure_seconds(), 1.0);  // the hang's run timeout at least
+    // The second job compiles nothing but the compile hang (timeouts are not cached).
+    EXPECT_EQ(done->cached(), n == 4096 ? 0 : 23);
+    auto got = Statuses(client, FaultTest(n));
+    EXPECT_EQ(got.size(), 24u);
+    for (const auto& [name, status] : want) {
+      EXPECT_EQ(v1::MeasurementStatus_Name(got[name]), v1::MeasurementStatus_Name(status)) << name;
+    }
+  }
+  // Third job: the two configs that broke the worker twice are not run again.
+  auto job = client.SubmitSweep(FaultTest(6000));
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto done = WaitForEnd(client, job->id());
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->state(), v1::JOB_DONE);
+  EXPECT_EQ(done->worker_restarts(), 0);
+  auto got = Statuses(client, FaultTest(6000));
+  EXPECT_EQ(got["fault_test_fault_w1_b128"], v1::MEASUREMENT_QUARANTINED);
+  EXPECT_EQ(got["fault_test_hang_w1_b128"], v1::MEASUREMENT_QUARANTINED);
+  EXPECT_EQ(got["fault_test_wrong_w1_b128"], v1::MEASUREMENT_WRONG_ANSWER);
+  EXPECT_EQ(got["fault_test_ok_w1_b128"], v1::MEASUREMENT_COMPILED);
+  // The daemon served throughout and stops cleanly.
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
+TEST_F(JobsTest, KillNineAtRandomPointsLosesAndRepeatsNothing) {
+  constexpr int kKills = 20;
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> delay_ms(100, 1500);
+
+  Daemon daemon(dir_);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  std::vector<v1::Job> jobs;
+  // Every stored measurement seen before a kill: (job, config) -> status.
+  std::map<std::pair<int64_t, std::string>, v1::MeasurementStatus> seen;
+  int64_t n = 1 << 24;  // ok runs take WORK * 16 ms in the simulation: a job takes seconds
+  for (int kill = 0; kill < kKills; ++kill) {
+    Client client(daemon.address());
+    bool active = false;
+    for (const auto& j : jobs) {
+      auto now = client.GetJob(j.id());
+      ASSERT_TRUE(now.ok()) << now.status();
+      active |= !Ended(now->state());
+    }
+    if (!active) {  // every kill lands during a sweep
+      auto job = client.SubmitSweep(FaultTest(n++));
+      ASSERT_TRUE(job.ok()) << job.status();
+      jobs.push_back(*job);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    for (const auto& j : jobs) {
+      auto ms = client.ListMeasurements(j.problem());
+      ASSERT_TRUE(ms.ok()) << ms.status();
+      for (const auto& m : *ms) seen[{m.job_id(), m.config().name()}] = m.status();
+    }
+    daemon.Kill();
+    ASSERT_TRUE(daemon.Start()) << "restart " << kill << ":\n" << daemon.Log();
+  }
+
+  Client client(daemon.address());
+  size_t stored = 0;
+  for (const auto& j : jobs) {
+    auto done = WaitForEnd(client, j.id(), 120s);
+    ASSERT_TRUE(done.ok()) << done.status() << daemon.Log();
+    EXPECT_EQ(done->state(), v1::JOB_DONE) << "job " << j.id() << ": " << done->error();
+    EXPECT_EQ(done->done() + done->failed(), done->total()) << "job " << j.id();
+    auto ms = client.ListMeasurements(j.problem());
+    ASSERT_TRUE(ms.ok());
+    EXPECT_EQ(ms->size(), static_cast<size_t>(done->total())) << "job " << j.id();
+    stored += ms->size();
+    std::map<std::pair<int64_t, std::string>, v1::MeasurementStatus> now;
+    for (const auto& m : *ms) now[{m.job_id(), m.config().name()}] = m.status();
+    for (const auto& [key, status] : seen) {
+      if (key.first != j.id()) continue;
+      ASSERT_TRUE(now.count(key)) << "lost: job " << key.first << " " << key.second;
+      EXPECT_EQ(now[key], status) << "changed: job " << key.first << " " << key.second;
+    }
+  }
+  EXPECT_GE(jobs.size(), 1u);
+  std::printf("%d kills over %zu jobs; %zu measurements seen before kills, %zu stored\n", kKills,
+              jobs.size(), seen.size(), stored);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  EXPECT_EQ(QueryText(daemon.db(), "PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(QueryText(daemon.db(),
+                      "SELECT COUNT(*) FROM (SELECT job_id, config FROM measurements "
+                      "GROUP BY job_id, config HAVING COUNT(*) > 1)"),
+            "0");
+}
+
+TEST_F(JobsTest, RefusesADatabaseOfANewerSchema) {
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(h);
+  }
+  Daemon daemon(dir_);
+  EXPECT_FALSE(daemon.Start());
+  EXPECT_EQ(daemon.exit_status(), 1);
+  EXPECT_NE(daemon.Log().find("schema version 99 is newer than this build's"), std::string::npos)
+      << daemon.Log();
+}
+
+}  // namespace
+}  // namespace tuned
