@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/families/family.h"
@@ -83,7 +84,21 @@ void PrintJob(const Job& j) {
                                                          Ms(j.baseline_ms()),
                                                          Metric(j.baseline_metric()), unit)
                                        : "-"},
+      {"time", absl::StrFormat("compile %.1f s (%d cached), measure %.1f s, wait %.1f s; "
+                               "%d worker restarts",
+                               j.compile_seconds(), j.cached(), j.measure_seconds(),
+                               j.wait_seconds(), j.worker_restarts())},
   });
+}
+
+// Estimated seconds left: wall time so far per finished config, times those left.
+std::string Eta(const Job& j) {
+  const int finished = j.done() + j.failed();
+  const int left = std::max(0, j.total() - finished);
+  if (j.state() != tuned::v1::JOB_RUNNING || finished == 0 || j.started_unix() <= 0) return "ETA -";
+  const double elapsed = static_cast<double>(absl::ToUnixSeconds(absl::Now()) - j.started_unix());
+  const int eta = static_cast<int>(elapsed / finished * left + 0.5);
+  return absl::StrFormat("ETA %dm%02ds", eta / 60, eta % 60);
 }
 
 // One progress line; on a terminal it redraws in place.
@@ -96,9 +111,10 @@ void PrintProgress(const Job& j, bool tty) {
   if (tty) {
     constexpr int kBar = 30;
     const int fill = kBar * pct / 100;
-    std::cout << absl::StrFormat("\r[%s%s] %3d%% %d/%d done %d failed  %s  %s   ",
+    std::cout << absl::StrFormat("\r[%s%s] %3d%% %d done %d failed %d left  %s  %s  %s   ",
                                  std::string(fill, '#'), std::string(kBar - fill, '.'), pct,
-                                 j.done(), j.total(), j.failed(), best, StateName(j.state()))
+                                 j.done(), j.failed(), std::max(0, j.total() - finished), best,
+                                 Eta(j), StateName(j.state()))
               << std::flush;
   } else {  // plain lines: one per 10% of progress and one per state change
     static int last_decile = -1;
@@ -106,8 +122,9 @@ void PrintProgress(const Job& j, bool tty) {
     if (pct / 10 == last_decile && j.state() == last_state) return;
     last_decile = pct / 10;
     last_state = j.state();
-    std::cout << absl::StrFormat("job %d %s: %d/%d done, %d failed, %s\n", j.id(),
-                                 StateName(j.state()), j.done(), j.total(), j.failed(), best);
+    std::cout << absl::StrFormat("job %d %s: %d/%d done, %d failed, %d left, %s, %s\n", j.id(),
+                                 StateName(j.state()), j.done(), j.total(), j.failed(),
+                                 std::max(0, j.total() - finished), best, Eta(j));
   }
 }
 
