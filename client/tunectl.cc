@@ -187,6 +187,9 @@ int main(int argc, char** argv) {
       "import", "store kernels written by dump or export (same device kind) in the daemon");
   import_cmd->add_option("dir", in_dir, "a dump directory, or one export directory")->required();
   CLI11_PARSE(app, argc, argv);
+  // The client knows every family's name; a daemon serves fault_test only
+  // when started with --enable-fault-test-family (and says so otherwise).
+  tuned::EnableFaultTestFamily();
 
   tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server);
   tuned::v1::Problem problem;

@@ -1,0 +1,93 @@
+// loadtest: concurrent `best` look-ups against a running daemon, from a
+// separate process: C client threads, each with its own gRPC connection,
+// call GetBest back to back for D seconds (or until R requests each) and
+// the latencies of all calls give QPS and p50/p99/max in ms. Bounded in count
+// and time so it can run anywhere.
+// Usage: loadtest --server ADDR [--clients 64] [--seconds 10] [--max-requests 100000]
+//                 [--family sgemm] SHAPE...
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "grpcpp/grpcpp.h"
+#include "server/families/family.h"
+#include "tuned/v1/tuner.grpc.pb.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"loadtest: concurrent GetBest calls, QPS and latency percentiles"};
+  std::string server, family_name = "sgemm";
+  int clients = 64;
+  double seconds = 10;
+  int64_t max_requests = 100000;
+  std::vector<int64_t> shape;
+  app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
+  app.add_option("--clients", clients, "concurrent clients, one connection each")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--seconds", seconds, "how long to run")->check(CLI::Range(0.1, 600.0));
+  app.add_option("--max-requests", max_requests, "requests per client at most")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--family", family_name, "kernel family of the looked-up problem");
+  app.add_option("shape", shape, "the problem's shape, e.g. 1024 1024 1024")->required();
+  CLI11_PARSE(app, argc, argv);
+  const tuned::Family* family = tuned::FindFamily(family_name);
+  if (family == nullptr) {
+    std::fprintf(stderr, "unknown family %s\n", family_name.c_str());
+    return 2;
+  }
+  tuned::v1::GetBestRequest request;
+  request.mutable_problem()->set_family(family->id());
+  request.mutable_problem()->set_dtype(tuned::v1::DTYPE_F32);
+  for (int64_t d : shape) request.mutable_problem()->add_shape(d);
+
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::vector<double>> latencies(clients);
+  std::atomic<int64_t> errors{0};
+  std::atomic<int> first_error_code{0};
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(seconds));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      grpc::ChannelArguments args;
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+      auto stub = tuned::v1::Tuner::NewStub(
+          grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
+      auto& lat = latencies[c];
+      lat.reserve(16384);
+      for (int64_t i = 0; i < max_requests && Clock::now() < end; ++i) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        tuned::v1::BestKernel reply;
+        const auto t0 = Clock::now();
+        grpc::Status s = stub->GetBest(&ctx, request, &reply);
+        const auto t1 = Clock::now();
+        if (!s.ok()) {
+          ++errors;
+          int zero = 0;
+          first_error_code.compare_exchange_strong(zero, static_cast<int>(s.error_code()));
+          continue;
+        }
+        lat.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  auto pct = [&all](double p) {
+    return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
+  };
+  std::printf("clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
+              "p99_ms=%.3f max_ms=%.3f\n",
+              clients, wall, all.size(), static_cast<long long>(errors.load()),
+              all.size() / wall, pct(0.50), pct(0.99), all.empty() ? 0.0 : all.back());
+  if (errors > 0) std::fprintf(stderr, "first error: gRPC code %d\n", first_error_code.load());
+  return all.empty() ? 1 : 0;
+}
