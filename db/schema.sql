@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   baseline_name   TEXT,
   created_unix    INTEGER NOT NULL,
   started_unix    INTEGER,
-  finished_unix   INTEGER
+  finished_unix   INTEGER,
+  client          TEXT    NOT NULL DEFAULT ''  -- who submitted it (quotas); '' before auth
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 

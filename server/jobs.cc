@@ -27,8 +27,8 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
   return family;
 }
 
-JobRunner::JobRunner(Store* store, WorkerClient* worker, int64_t device_id)
-    : store_(store), worker_(worker), device_id_(device_id) {}
+JobRunner::JobRunner(Store* store, WorkerClient* worker, int64_t device_id, Metrics* metrics)
+    : store_(store), worker_(worker), device_id_(device_id), metrics_(metrics) {}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -71,7 +71,7 @@ bool JobRunner::Cancelled(int64_t id) {
   return cancelled_.count(id) > 0;
 }
 
-absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem) {
+absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const ClientQuota& quota) {
   auto family = FamilyOf(problem);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
@@ -84,7 +84,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem) {
         pruned.empty() ? "" : absl::StrCat("; e.g. ", pruned.front().reason)));
   }
   auto id = store_->CreateJob(device_id_, problem, static_cast<int32_t>(valid.size()),
-                              static_cast<int32_t>(pruned.size()));
+                              static_cast<int32_t>(pruned.size()), quota);
   if (!id.ok()) return id.status();
   spdlog::info("job {} queued: {} {} ({} configs, {} pruned)", *id, (*family)->name(),
                Family::ShapeString(shape), valid.size(), pruned.size());
@@ -176,6 +176,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
                                    const v1::worker::Kernel& kernel,
                                    const v1::worker::MeasureResult* precompiled, double* best_ms) {
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  const absl::Time started = absl::Now();  // for metrics
   v1::Measurement m;
   m.mutable_config()->set_name(kernel.name());
   for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
@@ -227,6 +228,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
       !s.ok()) {
     return s;
   }
+  if (metrics_ != nullptr) metrics_->Measured(m, result.ok() ? result->compile_ms() : 0, absl::Now() - started);
   Bump();
   if (restart) {
     spdlog::warn("job {}: {} broke the GPU worker: {}", job.id(), kernel.name(), m.message());

@@ -14,14 +14,15 @@
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "server/families/family.h"
+#include "server/metrics.h"
 #include "server/worker_client.h"
 
 namespace tuned {
 
 class JobRunner {
  public:
-  /// `store` and `worker` must outlive the runner.
-  JobRunner(Store* store, WorkerClient* worker, int64_t device_id);
+  /// `store`, `worker` and `metrics` (optional) must outlive the runner.
+  JobRunner(Store* store, WorkerClient* worker, int64_t device_id, Metrics* metrics = nullptr);
   ~JobRunner();
 
   /// Starts the runner thread, after putting jobs left RUNNING by an earlier
@@ -31,8 +32,9 @@ class JobRunner {
   void Stop();
 
   /// Validates the problem (INVALID_ARGUMENT, RESOURCE_EXHAUSTED), prunes the
-  /// space (FAILED_PRECONDITION if nothing is left) and queues a job.
-  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem);
+  /// space (FAILED_PRECONDITION if nothing is left) and queues a job of
+  /// `quota.client` (RESOURCE_EXHAUSTED over the client's quota, Store::CreateJob).
+  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem, const ClientQuota& quota = {});
   /// Cancels a queued or running job (NOT_FOUND if unknown; a finished job
   /// is returned unchanged).
   absl::StatusOr<v1::Job> Cancel(int64_t id);
@@ -60,6 +62,7 @@ class JobRunner {
   Store* store_;
   WorkerClient* worker_;
   int64_t device_id_;
+  Metrics* metrics_;  // may be null
   std::thread thread_;
   absl::Mutex mu_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
