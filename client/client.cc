@@ -6,9 +6,11 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/paths.h"
 
@@ -98,11 +100,70 @@ absl::StatusOr<v1::BestKernel> LoadKernelDescription(const std::string& dir) {
   return best;
 }
 
-Client::Client(const std::string& address)
-    : address_(address),
-      stub_(v1::Tuner::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+// The channel to `address`: plain on a Unix socket, TLS (+ token) over TCP.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                          const ClientOptions& o) {
+  if (address.rfind("unix:", 0) == 0) {
+    return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  }
+  grpc::SslCredentialsOptions ssl;
+  for (auto [path, out, what] : {std::tuple{&o.tls_ca, &ssl.pem_root_certs, "--tls-ca"},
+                                 {&o.tls_cert, &ssl.pem_cert_chain, "--tls-cert"},
+                                 {&o.tls_key, &ssl.pem_private_key, "--tls-key"}}) {
+    if (path->empty()) continue;
+    auto pem = ReadFile(*path);
+    if (!pem) return absl::NotFoundError(absl::StrCat("cannot read ", what, " file ", *path));
+    *out = *pem;
+  }
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::SslCredentials(ssl);
+  if (!o.token.empty()) {
+    creds = grpc::CompositeChannelCredentials(creds, grpc::AccessTokenCredentials(o.token));
+  }
+  grpc::ChannelArguments args;
+  if (!o.tls_server_name.empty()) args.SetSslTargetNameOverride(o.tls_server_name);
+  return grpc::CreateCustomChannel(address, creds, args);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
+  std::string line = text->substr(0, text->find('\n'));
+  const auto first = line.find_first_not_of(" \t\r");
+  const auto last = line.find_last_not_of(" \t\r");
+  return first == std::string::npos ? "" : line.substr(first, last - first + 1);
+}
+
+ClientOptions DefaultClientOptions() {
+  ClientOptions o{Env("TUNED_TLS_CA"), Env("TUNED_TLS_CERT"), Env("TUNED_TLS_KEY"),
+                  Env("TUNED_TLS_SERVER_NAME"), Env("TUNED_TOKEN")};
+  if (o.token.empty() && !Env("TUNED_TOKEN_FILE").empty()) {
+    o.token = ReadTokenFile(Env("TUNED_TOKEN_FILE")).value_or("");
+  }
+  return o;
+}
+
+Client::Client(const std::string& address, const ClientOptions& options) : address_(address) {
+  auto channel = MakeChannel(address, options);
+  if (!channel.ok()) {
+    init_ = channel.status();
+    // A channel whose calls fail at once; Convert reports init_ instead.
+    channel = grpc::CreateChannel("unix:/nonexistent/tuned.sock", grpc::InsecureChannelCredentials());
+  }
+  channel_ = *channel;
+  stub_ = v1::Tuner::NewStub(channel_);
+}
 
 absl::Status Client::Convert(const grpc::Status& s) const {
+  if (!init_.ok()) return init_;
   if (s.ok()) return absl::OkStatus();
   std::string msg = s.error_message();
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
@@ -196,6 +257,15 @@ absl::StatusOr<std::vector<v1::Problem>> Client::ListTuned(v1::Family family) {
   v1::ListTunedResponse resp;
   if (auto s = Convert(stub_->ListTuned(Context().get(), req, &resp)); !s.ok()) return s;
   return std::vector<v1::Problem>(resp.problems().begin(), resp.problems().end());
+}
+
+absl::StatusOr<bool> Client::Serving(const std::string& service) {
+  grpc::health::v1::HealthCheckRequest req;
+  req.set_service(service);
+  grpc::health::v1::HealthCheckResponse resp;
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  if (auto s = Convert(stub->Check(Context().get(), req, &resp)); !s.ok()) return s;
+  return resp.status() == grpc::health::v1::HealthCheckResponse::SERVING;
 }
 
 absl::StatusOr<v1::Job> Client::ImportKernel(const v1::BestKernel& kernel) {

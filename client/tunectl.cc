@@ -74,6 +74,7 @@ void PrintJob(const Job& j) {
       {"job", absl::StrCat(j.id())},
       {"problem", ProblemString(j.problem())},
       {"state", StateName(j.state()) + (j.error().empty() ? "" : ": " + j.error())},
+      {"client", j.client().empty() ? "-" : j.client()},
       {"configs", absl::StrFormat("%d: %d done, %d failed, %d left (%d pruned)", j.total(), j.done(),
                                   j.failed(), std::max(0, j.total() - j.done() - j.failed()),
                                   j.pruned())},
@@ -146,6 +147,22 @@ int main(int argc, char** argv) {
                                      "or the local daemon's socket)");
   app.add_option("--gpu", gpu, "which local daemon (by GPU) when --server is not given");
   app.add_flag("--json", json, "print JSON instead of tables");
+  // TCP: TLS and a token (README, "Operating tuned"); each flag also reads its TUNED_* variable.
+  tuned::ClientOptions remote;
+  std::string token_file;
+  app.add_option("--tls-ca", remote.tls_ca, "PEM CA of the daemon's certificate (TCP; default: system roots)")
+      ->envname("TUNED_TLS_CA");
+  app.add_option("--tls-cert", remote.tls_cert, "PEM client certificate (daemon with --tls-client-ca)")
+      ->envname("TUNED_TLS_CERT");
+  app.add_option("--tls-key", remote.tls_key, "PEM private key of --tls-cert")->envname("TUNED_TLS_KEY");
+  app.add_option("--tls-server-name", remote.tls_server_name,
+                 "name in the daemon's certificate, if not the host of --server")
+      ->envname("TUNED_TLS_SERVER_NAME");
+  app.add_option("--token", remote.token, "bearer token (prefer TUNED_TOKEN or --token-file: "
+                                          "arguments are visible to other users)")
+      ->envname("TUNED_TOKEN");
+  app.add_option("--token-file", token_file, "file whose first line is the bearer token")
+      ->envname("TUNED_TOKEN_FILE");
 
   std::vector<int64_t> dims;
   bool wait = false, tune_if_missing = false;
@@ -174,6 +191,10 @@ int main(int argc, char** argv) {
   auto* cancel = app.add_subcommand("cancel", "cancel a queued or running job");
   cancel->add_option("id", id, "job id")->required();
   auto* device = app.add_subcommand("device", "describe the daemon's GPU");
+  std::string health_service;
+  auto* health = app.add_subcommand(
+      "health", "standard gRPC health check: prints SERVING (exit 0) or NOT_SERVING (exit 1)");
+  health->add_option("--service", health_service, "service to ask about (default: the daemon)");
   std::string out_dir;
   auto* export_cmd = app.add_subcommand(
       "export", "write the tuned kernel (kernel.cu, .cubin, .ptx, .json) to a directory");
@@ -191,7 +212,12 @@ int main(int argc, char** argv) {
   // when started with --enable-fault-test-family (and says so otherwise).
   tuned::EnableFaultTestFamily();
 
-  tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server);
+  if (remote.token.empty() && !token_file.empty()) {
+    auto t = tuned::ReadTokenFile(token_file);
+    if (!t.ok()) return Fail(t.status());
+    remote.token = *t;
+  }
+  tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server, remote);
   tuned::v1::Problem problem;
   if (!dims.empty()) {
     const tuned::Family* family = tuned::FindFamily(family_name);
@@ -354,11 +380,12 @@ int main(int argc, char** argv) {
       PrintJson(r);
       return 0;
     }
-    std::vector<std::vector<std::string>> rows = {{"id", "problem", "state", "done", "failed", "total", "best ms"}};
+    std::vector<std::vector<std::string>> rows = {
+        {"id", "problem", "state", "done", "failed", "total", "best ms", "client"}};
     for (const auto& j : *js) {
       rows.push_back({absl::StrCat(j.id()), ProblemString(j.problem()), StateName(j.state()),
                       absl::StrCat(j.done()), absl::StrCat(j.failed()), absl::StrCat(j.total()),
-                      j.has_best() ? Ms(j.best().median_ms()) : "-"});
+                      j.has_best() ? Ms(j.best().median_ms()) : "-", j.client().empty() ? "-" : j.client()});
     }
     PrintTable(rows);
     return 0;
@@ -379,6 +406,12 @@ int main(int argc, char** argv) {
     if (tty) std::cout << "\n";
     if (!end.ok()) return Fail(end.status());
     return end->state() == tuned::v1::JOB_DONE ? 0 : 1;
+  }
+  if (*health) {
+    auto serving = client.Serving(health_service);
+    if (!serving.ok()) return Fail(serving.status());
+    std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+    return *serving ? 0 : 1;
   }
   if (*device) {
     auto d = client.DescribeDevice();

@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   wait_seconds    REAL    NOT NULL DEFAULT 0,
   worker_restarts INTEGER NOT NULL DEFAULT 0,
   cached          INTEGER NOT NULL DEFAULT 0,
-  client          TEXT    NOT NULL DEFAULT ''  -- who submitted it
+  client          TEXT    NOT NULL DEFAULT ''  -- who submitted it (quotas); '' before auth
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 

@@ -282,7 +282,7 @@ absl::StatusOr<v1::Job> LoadJob(sqlite3* db, int64_t id) {
   Stmt q(db,
          "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
          "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
-         "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached "
+         "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client "
          "FROM jobs WHERE id = ?1");
   q.Bind(id);
   absl::StatusOr<bool> row = q.Step();
@@ -310,6 +310,7 @@ absl::StatusOr<v1::Job> LoadJob(sqlite3* db, int64_t id) {
   job.set_wait_seconds(q.Double(15));
   job.set_worker_restarts(static_cast<int32_t>(q.Int(16)));
   job.set_cached(static_cast<int32_t>(q.Int(17)));
+  job.set_client(q.Text(18));
 
   Stmt counts(db,
               "SELECT COALESCE(SUM(status IN ('MEASUREMENT_OK', 'MEASUREMENT_COMPILED')), 0), "
@@ -421,15 +422,44 @@ absl::StatusOr<int64_t> Store::UpsertDevice(const v1::Device& d) {
 }
 
 absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& problem,
-                                         int32_t total, int32_t pruned) {
-  absl::MutexLock lock(&mu_);
+                                         int32_t total, int32_t pruned, const ClientQuota& quota) {
+  absl::MutexLock lock(&mu_);  // the check and the insert see no other writer of this store
+  if (quota.max_jobs > 0 || quota.max_configs > 0) {
+    Stmt load(db_,
+              "SELECT COUNT(*), COALESCE(SUM(total - (SELECT COUNT(*) FROM measurements m "
+              "WHERE m.job_id = jobs.id)), 0) FROM jobs "
+              "WHERE client = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')");
+    load.Bind(quota.client);
+    absl::StatusOr<bool> row = load.Step();
+    if (!row.ok()) return row.status();
+    const int64_t jobs = load.Int(0), configs = load.Int(1);
+    if (quota.max_jobs > 0 && jobs + 1 > quota.max_jobs) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "client '", quota.client, "' has ", jobs, " queued or running jobs; the limit is ",
+          quota.max_jobs, " (wait for one to finish, or cancel one)"));
+    }
+    if (quota.max_configs > 0 && configs + total > quota.max_configs) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "client '", quota.client, "' has ", configs, " configs queued; this job adds ", total,
+          " and the limit is ", quota.max_configs));
+    }
+  }
   Stmt insert(db_,
               "INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-              "created_unix) VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7)");
+              "created_unix, client) VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8)");
   insert.Bind(device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-              ShapeText(problem), total, pruned, NowUnix());
+              ShapeText(problem), total, pruned, NowUnix(), quota.client);
   TUNED_RETURN_IF_ERROR(insert.Run());
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+absl::StatusOr<int64_t> Store::CountJobs(int64_t device_id, v1::JobState state) {
+  absl::MutexLock lock(&mu_);
+  Stmt q(db_, "SELECT COUNT(*) FROM jobs WHERE device_id = ?1 AND state = ?2");
+  q.Bind(device_id, v1::JobState_Name(state));
+  absl::StatusOr<bool> row = q.Step();
+  if (!row.ok()) return row.status();
+  return q.Int(0);
 }
 
 absl::StatusOr<v1::Job> Store::GetJob(int64_t id) {

@@ -67,6 +67,13 @@ struct BestRow {
   std::string baseline_name;
 };
 
+/// Who submits a job and the caps on what that client may have pending.
+struct ClientQuota {
+  std::string client;        // stored with the job (jobs.client)
+  int max_jobs = 0;          // queued + running jobs of the client; 0: no cap
+  int64_t max_configs = 0;   // configs of those jobs not yet measured; 0: no cap
+};
+
 class Store {
  public:
   /// Schema version this build writes (db/schema.sql's PRAGMA user_version).
@@ -82,9 +89,15 @@ class Store {
   /// Id of the device row (name, compute capability, driver, NVRTC), inserted if new.
   absl::StatusOr<int64_t> UpsertDevice(const v1::Device& device);
 
-  /// Inserts a queued job; returns its id. `total` = configs after pruning.
+  /// Inserts a queued job of `quota.client`; returns its id. `total` =
+  /// configs after pruning. RESOURCE_EXHAUSTED (with the numbers) if the
+  /// client's queued and running jobs on any device would exceed
+  /// quota.max_jobs, or their configs not yet measured quota.max_configs;
+  /// checked and inserted in one transaction.
   absl::StatusOr<int64_t> CreateJob(int64_t device_id, const v1::Problem& problem, int32_t total,
-                                    int32_t pruned);
+                                    int32_t pruned, const ClientQuota& quota = {});
+  /// Number of the device's jobs in `state`.
+  absl::StatusOr<int64_t> CountJobs(int64_t device_id, v1::JobState state);
   /// The job with done/failed counted from its measurements and its best OK
   /// measurement (lowest median_ms). NOT_FOUND for an unknown id.
   absl::StatusOr<v1::Job> GetJob(int64_t id);

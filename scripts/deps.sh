@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler
       protobuf-compiler-grpc libabsl-dev libsqlite3-dev sqlite3 libgtest-dev libcli11-dev
-      libspdlog-dev python3)
+      libspdlog-dev python3 prometheus-cpp-dev libsystemd-dev openssl python3-yaml)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,12 +25,13 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
 }
 
 JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
-                     int64_t device_id, JobRunnerOptions options)
+                     int64_t device_id, JobRunnerOptions options, Metrics* metrics)
     : store_(store),
       worker_(worker),
       compiler_(compiler),
       device_id_(device_id),
-      options_(options) {
+      options_(options),
+      metrics_(metrics) {
   options_.compile_batch = std::max(1, options_.compile_batch);
 }
 
@@ -82,7 +83,7 @@ bool JobRunner::Cancelled(int64_t id) {
   return cancelled_.count(id) > 0;
 }
 
-absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem) {
+absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const ClientQuota& quota) {
   auto family = FamilyOf(problem);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
@@ -95,7 +96,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem) {
         pruned.empty() ? "" : absl::StrCat("; e.g. ", pruned.front().reason)));
   }
   auto id = store_->CreateJob(device_id_, problem, static_cast<int32_t>(valid.size()),
-                              static_cast<int32_t>(pruned.size()));
+                              static_cast<int32_t>(pruned.size()), quota);
   if (!id.ok()) return id.status();
   spdlog::info("job {} queued: {} {} ({} configs, {} pruned)", *id, (*family)->name(),
                Family::ShapeString(shape), valid.size(), pruned.size());
@@ -302,6 +303,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
                                    const v1::worker::MeasureResult& compiled, double* best_ms,
                                    JobTime* time) {
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  const absl::Time started = absl::Now();  // for metrics
   v1::Measurement m;
   m.mutable_config()->set_name(kernel.name());
   for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
@@ -356,6 +358,9 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   if (auto s = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary);
       !s.ok()) {
     return s;
+  }
+  if (metrics_ != nullptr) {
+    metrics_->Measured(m, compiled.cached() ? 0 : compiled.compile_ms(), absl::Now() - started);
   }
   Bump();
   if (restart) {

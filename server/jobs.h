@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "server/families/family.h"
+#include "server/metrics.h"
 #include "server/worker_client.h"
 
 namespace tuned {
@@ -40,10 +41,11 @@ struct JobRunnerOptions {
 
 class JobRunner {
  public:
-  /// `store`, `worker` (the GPU worker) and `compiler` (a worker started with
-  /// --compile-only --arch of the GPU) must outlive the runner.
+  /// `store`, `worker` (the GPU worker), `compiler` (a worker started with
+  /// --compile-only --arch of the GPU) and `metrics` (optional) must outlive
+  /// the runner.
   JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler, int64_t device_id,
-            JobRunnerOptions options = {});
+            JobRunnerOptions options = {}, Metrics* metrics = nullptr);
   ~JobRunner();
 
   /// Starts the runner thread, after putting jobs left RUNNING by an earlier
@@ -55,8 +57,9 @@ class JobRunner {
   bool serving();
 
   /// Validates the problem (INVALID_ARGUMENT, RESOURCE_EXHAUSTED), prunes the
-  /// space (FAILED_PRECONDITION if nothing is left) and queues a job.
-  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem);
+  /// space (FAILED_PRECONDITION if nothing is left) and queues a job of
+  /// `quota.client` (RESOURCE_EXHAUSTED over the client's quota, Store::CreateJob).
+  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem, const ClientQuota& quota = {});
   /// Cancels a queued or running job (NOT_FOUND if unknown; a finished job
   /// is returned unchanged).
   absl::StatusOr<v1::Job> Cancel(int64_t id);
@@ -95,6 +98,7 @@ class JobRunner {
   WorkerClient* compiler_;
   int64_t device_id_;
   JobRunnerOptions options_;
+  Metrics* metrics_;  // may be null
   std::thread thread_;
   absl::Mutex mu_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;

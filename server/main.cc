@@ -1,90 +1,91 @@
-// tuned: the autotuning daemon. Flags and wiring only.
+// tuned: the autotuning daemon. Wiring only; settings in server/options.h.
+//
+// Exposure: a Unix socket (mode 0660: the owner and its group) always; TCP
+// only with --listen, and then only TLS with tokens (server/auth.h). Both
+// serve tuned.v1.Tuner, grpc.health.v1.Health (SERVING while the database is
+// open and the GPU worker answers, NOT_SERVING once draining) and server
+// reflection. Under systemd (Type=notify) it says READY=1 once serving and
+// STOPPING=1 when it starts draining.
 #include <signal.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
-#include "CLI/CLI.hpp"
 #include "db/store.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/auth.h"
 #include "server/jobs.h"
-#include "server/paths.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "server/options.h"
 #include "server/service.h"
 #include "server/worker_client.h"
 #include "spdlog/spdlog.h"
 
 namespace {
 
-// Path of tuned-worker: next to this executable.
-std::string DefaultWorkerPath() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (ec ? std::filesystem::path(".") : self.parent_path()) / "tuned-worker";
+// "host:0" with the port actually bound.
+std::string WithPort(const std::string& address, int port) {
+  return address.substr(0, address.rfind(':')) + ":" + std::to_string(port);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tuned: autotuning daemon for CUDA kernels (one per GPU)"};
-  int gpu = 0;
-  std::string db, socket, listen, worker_path = DefaultWorkerPath(), log_level = "info";
-  bool compile_only = false;
-  int64_t device_memory_mib = 0;
-  app.add_option("--gpu", gpu, "CUDA device ordinal this daemon owns")->check(CLI::NonNegativeNumber);
-  app.add_option("--db", db, "SQLite database (default: $XDG_STATE_HOME/tuned/gpu<N>.db)");
-  app.add_option("--socket", socket, "Unix socket (default: $XDG_RUNTIME_DIR/tuned/gpu<N>.sock)");
-  app.add_option("--listen", listen, "also serve TCP on HOST:PORT, e.g. 0.0.0.0:50051");
-  app.add_option("--worker", worker_path, "path of the tuned-worker executable");
-  app.add_flag("--compile-only", compile_only,
-               "no GPU: compile every candidate for sm_90 but run none (tests, CI)");
-  app.add_option("--device-memory-mib", device_memory_mib,
-                 "with --compile-only: memory of the simulated device (tests)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
-  tuned::JobRunnerOptions jobs;
-  double run_timeout_floor_s = absl::ToDoubleSeconds(jobs.run_timeout_floor);
-  double compile_timeout_s = absl::ToDoubleSeconds(jobs.compile_timeout);
-  bool fault_test_family = false;
-  app.add_option("--run-timeout-floor", run_timeout_floor_s,
-                 "seconds: a candidate's verify+time call is killed after max(this, "
-                 "--run-timeout-multiple x best time so far)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--run-timeout-multiple", jobs.run_timeout_multiple,
-                 "see --run-timeout-floor")->check(CLI::PositiveNumber);
-  app.add_option("--compile-timeout", compile_timeout_s,
-                 "seconds: a compile batch, then each kernel alone, is killed after this")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--compile-batch", jobs.compile_batch, "kernels per compile batch")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--quarantine-after", jobs.quarantine_after,
-                 "GPU worker crashes after which a config is never run again")
-      ->check(CLI::PositiveNumber);
-  app.add_flag("--enable-fault-test-family", fault_test_family,
-               "serve the test-only fault_test family (tests of fault isolation)");
-  CLI11_PARSE(app, argc, argv);
-  jobs.run_timeout_floor = absl::Seconds(run_timeout_floor_s);
-  jobs.compile_timeout = absl::Seconds(compile_timeout_s);
-  if (fault_test_family) tuned::EnableFaultTestFamily();
-  if (db.empty()) db = tuned::DefaultDbPath(gpu);
-  if (socket.empty()) socket = tuned::DefaultSocketPath(gpu);
-
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e tuned[%P] %l: %v");
+  tuned::DaemonOptions o;
+  if (int rc = tuned::ParseDaemonOptions(argc, argv, &o); rc >= 0) return rc;
+  if (auto s = tuned::SetUpLogging("tuned", o.log_level); !s.ok()) {
+    fprintf(stderr, "tuned: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (o.fault_test_family) tuned::EnableFaultTestFamily();
   signal(SIGPIPE, SIG_IGN);  // a dead worker must not kill the daemon
-  // SIGINT/SIGTERM are taken by a waiting thread, blocked everywhere else.
+  // SIGINT/SIGTERM are taken by the supervising thread, blocked everywhere else.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  std::vector<std::string> worker_args = {"--gpu", std::to_string(gpu)};
-  if (compile_only) worker_args.push_back("--compile-only");
-  if (device_memory_mib > 0) {
-    worker_args.insert(worker_args.end(), {"--device-memory-mib", std::to_string(device_memory_mib)});
+  tuned::Metrics metrics;
+  if (!o.metrics_listen.empty()) {
+    if (auto s = metrics.Listen(o.metrics_listen); !s.ok()) {
+      spdlog::critical("{}", std::string(s.message()));
+      return 1;
+    }
+    spdlog::info("metrics on http://{}/metrics", WithPort(o.metrics_listen, metrics.port()));
   }
-  auto worker = tuned::WorkerClient::Start(worker_path, worker_args);
+  std::shared_ptr<const tuned::TokenTable> tokens;
+  std::shared_ptr<grpc::ServerCredentials> tls;
+  if (!o.listen.empty()) {
+    auto table = tuned::TokenTable::Load(o.token_file);
+    if (!table.ok()) {
+      spdlog::critical("{}", std::string(table.status().message()));
+      return 1;
+    }
+    tokens = std::make_shared<const tuned::TokenTable>(*std::move(table));
+    auto creds = tuned::TlsServerCredentials({o.tls_cert, o.tls_key, o.tls_client_ca}, tokens,
+                                             o.allow_anonymous_reads);
+    if (!creds.ok()) {
+      spdlog::critical("{}", std::string(creds.status().message()));
+      return 1;
+    }
+    tls = *creds;
+  }
+
+  std::vector<std::string> worker_args = {"--gpu", std::to_string(o.gpu), "--log-level", o.log_level};
+  if (o.compile_only) worker_args.push_back("--compile-only");
+  if (o.device_memory_mib > 0) {
+    worker_args.insert(worker_args.end(), {"--device-memory-mib", std::to_string(o.device_memory_mib)});
+  }
+  auto worker = tuned::WorkerClient::Start(o.worker_path, worker_args);
   if (!worker.ok()) {
     spdlog::critical("{}", worker.status().ToString());
     return 1;
@@ -93,55 +94,123 @@ int main(int argc, char** argv) {
   // killed without touching the GPU worker, and compiles overlap measuring.
   const tuned::v1::Device& gpu_device = (*worker)->device();
   auto compiler = tuned::WorkerClient::Start(
-      worker_path, {"--compile-only", "--arch",
+      o.worker_path, {"--compile-only", "--arch",
                     std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor())});
   if (!compiler.ok()) {
     spdlog::critical("compiler: {}", compiler.status().ToString());
     return 1;
   }
-  auto store = tuned::Store::Open(db);
+  (*worker)->set_on_restart([&metrics] { metrics.WorkerRestarted(); });
+  auto store = tuned::Store::Open(o.db);
   if (!store.ok()) {
     spdlog::critical("{}", store.status().ToString());
     return 1;
   }
   auto device_id = (*store)->UpsertDevice((*worker)->device());
   if (!device_id.ok()) {
-    spdlog::critical("database {}: {}", db, device_id.status().ToString());
+    spdlog::critical("database {}: {}", o.db, device_id.status().ToString());
     return 1;
   }
-  tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id, jobs);
+  metrics.SetQueueDepth([s = store->get(), id = *device_id](tuned::v1::JobState state) {
+    auto n = s->CountJobs(id, state);
+    return n.ok() ? *n : int64_t{0};
+  });
+  tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id, o.jobs,
+                          &metrics);
   if (auto s = runner.Start(); !s.ok()) {
     spdlog::critical("job queue: {}", s.ToString());
     return 1;
   }
-  tuned::TunerService service(store->get(), &runner, *device_id);
+  tuned::TunerService service(store->get(), &runner, *device_id,
+                              {tokens.get(), &metrics, o.max_jobs_per_client,
+                               o.max_configs_per_client});
 
+  // The socket's directory: 0750 if we make it (the group may reach the
+  // socket); an existing one (e.g. /run/tuned-autotune from systemd) is left as it is.
   std::error_code ec;
-  const auto socket_dir = std::filesystem::path(socket).parent_path();
-  std::filesystem::create_directories(socket_dir, ec);
-  chmod(socket_dir.c_str(), 0700);
-  std::filesystem::remove(socket, ec);  // a stale socket of an earlier run
+  const auto socket_dir = std::filesystem::path(o.socket).parent_path();
+  if (std::filesystem::create_directories(socket_dir, ec)) chmod(socket_dir.c_str(), 0750);
+  std::filesystem::remove(o.socket, ec);  // a stale socket of an earlier run
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-  if (!listen.empty()) builder.AddListeningPort(listen, grpc::InsecureServerCredentials());
+  // Bounds on every RPC: requests over 64 MiB (an imported kernel's cubin and
+  // PTX fit) are refused with RESOURCE_EXHAUSTED, and at most 256 threads
+  // serve calls; each handler reads the store only, never waits on the GPU.
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  grpc::ResourceQuota quota("tuned");
+  quota.SetMaxThreads(256);
+  builder.SetResourceQuota(quota);
+  builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
+  int tcp_port = 0;
+  if (tls) builder.AddListeningPort(o.listen, tls, &tcp_port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server) {
-    spdlog::critical("cannot listen on unix:{}{}", socket, listen.empty() ? "" : " or " + listen);
+  if (!server || (tls && tcp_port == 0)) {
+    spdlog::critical("cannot listen on unix:{}{}", o.socket, o.listen.empty() ? "" : " or " + o.listen);
     return 1;
   }
-  spdlog::info("serving on unix:{}{}; database {}", socket, listen.empty() ? "" : ", " + listen, db);
+  if (chmod(o.socket.c_str(), 0660) != 0) {
+    spdlog::critical("cannot chmod 0660 {}: {}", o.socket, std::strerror(errno));
+    return 1;
+  }
+  spdlog::info("serving on unix:{} (mode 0660); database {}", o.socket, o.db);
+  if (tls) {
+    spdlog::info("listening tcp {} (TLS{}; {} token clients; anonymous reads {})",
+                 WithPort(o.listen, tcp_port), o.tls_client_ca.empty() ? "" : ", client certificates",
+                 tokens->size(), o.allow_anonymous_reads ? "allowed" : "refused");
+  }
+  // Kubernetes' gRPC probes speak plaintext: a second server with only the health service.
+  std::unique_ptr<grpc::Server> health_server;
+  if (!o.health_listen.empty()) {
+    grpc::ServerBuilder hb;
+    int port = 0;
+    hb.AddListeningPort(o.health_listen, grpc::InsecureServerCredentials(), &port);
+    health_server = hb.BuildAndStart();
+    if (!health_server || port == 0) {
+      spdlog::critical("cannot listen on {}", o.health_listen);
+      return 1;
+    }
+    spdlog::info("health on {} (plaintext, grpc.health.v1 only)", WithPort(o.health_listen, port));
+  }
 
-  std::thread stopper([&] {
+  auto set_health = [&](bool serving) {
+    for (grpc::Server* s : {server.get(), health_server.get()}) {
+      if (s == nullptr) continue;
+      s->GetHealthCheckService()->SetServingStatus("", serving);
+      s->GetHealthCheckService()->SetServingStatus(tuned::v1::Tuner::service_full_name(), serving);
+    }
+  };
+  bool serving = (*worker)->ready();  // the database is open: Store::Open succeeded
+  set_health(serving);
+  sd_notify(0, "READY=1\nSTATUS=serving");
+
+  std::thread supervisor([&] {
     int sig = 0;
-    sigwait(&stop_signals, &sig);
-    spdlog::info("signal {}: stopping", sig);
+    const timespec tick{1, 0};
+    while (true) {  // the health status follows the worker until a stop signal
+      sig = sigtimedwait(&stop_signals, nullptr, &tick);
+      if (sig > 0) break;
+      if (const bool ready = (*worker)->ready(); ready != serving) {
+        serving = ready;
+        set_health(serving);
+        spdlog::warn("health: {}", serving ? "SERVING (GPU worker back)" : "NOT_SERVING (GPU worker down)");
+      }
+    }
+    const auto drain_end = std::chrono::system_clock::now() +
+                           std::chrono::milliseconds(static_cast<int64_t>(o.drain_seconds * 1000));
+    spdlog::info("signal {}: draining for {} s, then stopping", sig, o.drain_seconds);
+    sd_notify(0, "STOPPING=1\nSTATUS=draining");
+    service.Drain();
+    set_health(false);
     runner.Stop();
+    std::this_thread::sleep_until(drain_end);
+    if (health_server) health_server->Shutdown(std::chrono::system_clock::now());
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   server->Wait();
-  stopper.join();
-  std::filesystem::remove(socket, ec);
+  supervisor.join();
+  std::filesystem::remove(o.socket, ec);
   spdlog::info("stopped");
   return 0;
 }

@@ -28,9 +28,20 @@ absl::StatusOr<const Family*> TunerService::Validate(const v1::Problem& problem)
   return family;
 }
 
-grpc::Status TunerService::SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
+absl::StatusOr<ClientQuota> TunerService::Writer(const grpc::ServerContext& ctx) const {
+  const auto caller = CallerOf(ctx, options_.tokens);
+  if (!caller) {
+    return absl::UnauthenticatedError("this call changes state and needs a token (tunectl --token or TUNED_TOKEN)");
+  }
+  if (draining_) return absl::UnavailableError("the daemon is stopping; it takes no new work");
+  return ClientQuota{*caller, options_.max_jobs_per_client, options_.max_configs_per_client};
+}
+
+grpc::Status TunerService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                                        v1::Job* job) {
-  auto submitted = runner_->Submit(req->problem());
+  auto quota = Writer(*ctx);
+  if (!quota.ok()) return ToGrpc(quota.status());
+  auto submitted = runner_->Submit(req->problem(), *quota);
   if (!submitted.ok()) return ToGrpc(submitted.status());
   *job = *submitted;
   return grpc::Status::OK;
@@ -65,9 +76,20 @@ grpc::Status TunerService::WatchJob(grpc::ServerContext* ctx, const v1::GetJobRe
   return grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled by the client");
 }
 
-grpc::Status TunerService::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+grpc::Status TunerService::CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                                      v1::Job* job) {
   if (auto s = CheckId(req->id()); !s.ok()) return ToGrpc(s);
+  const auto caller = CallerOf(*ctx, options_.tokens);
+  if (!caller) return ToGrpc(absl::UnauthenticatedError("cancelling a job needs a token"));
+  // A remote client cancels its own jobs; local users (the socket's group) any.
+  if (*caller != kLocalClient) {
+    auto owned = store_->GetJob(req->id());
+    if (!owned.ok()) return ToGrpc(owned.status());
+    if (owned->client() != *caller) {
+      return ToGrpc(absl::PermissionDeniedError(absl::StrCat(
+          "job ", req->id(), " belongs to '", owned->client(), "', not to '", *caller, "'")));
+    }
+  }
   auto cancelled = runner_->Cancel(req->id());
   if (!cancelled.ok()) return ToGrpc(cancelled.status());
   *job = *cancelled;
@@ -82,7 +104,7 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequ
   return grpc::Status::OK;
 }
 
-grpc::Status TunerService::GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
+grpc::Status TunerService::GetBest(grpc::ServerContext* ctx, const v1::GetBestRequest* req,
                                    v1::BestKernel* best) {
   auto family = Validate(req->problem());
   if (!family.ok()) return ToGrpc(family.status());
@@ -91,14 +113,17 @@ grpc::Status TunerService::GetBest(grpc::ServerContext*, const v1::GetBestReques
   best->set_match(v1::MATCH_EXACT);
   auto row = store_->Best(device_id_, tuned_problem);
   if (absl::IsNotFound(row.status())) {
-    if (req->tune_if_missing()) {
-      auto job = runner_->Submit(req->problem());
+    if (req->tune_if_missing()) {  // queuing a sweep changes state: the caller's quota
+      auto quota = Writer(*ctx);
+      if (!quota.ok()) return ToGrpc(quota.status());
+      auto job = runner_->Submit(req->problem(), *quota);
       if (!job.ok()) return ToGrpc(job.status());
       best->set_queued_job_id(job->id());
     }
     auto shapes = store_->TunedShapes(device_id_, req->problem().family(), req->problem().dtype());
     if (!shapes.ok()) return ToGrpc(shapes.status());
     const auto nearest = NearestShape(shape, *shapes);
+    if (options_.metrics != nullptr) options_.metrics->Lookup(nearest ? "nearest" : "miss");
     if (!nearest) {
       const std::string queued =
           best->queued_job_id() > 0 ? absl::StrCat("; queued job ", best->queued_job_id()) : "";
@@ -108,6 +133,8 @@ grpc::Status TunerService::GetBest(grpc::ServerContext*, const v1::GetBestReques
     tuned_problem.mutable_shape()->Assign(nearest->begin(), nearest->end());
     best->set_match(v1::MATCH_NEAREST);
     row = store_->Best(device_id_, tuned_problem);
+  } else if (row.ok() && options_.metrics != nullptr) {
+    options_.metrics->Lookup("exact");
   }
   if (!row.ok()) return ToGrpc(row.status());
   const auto& params = row->measurement.config().params();
@@ -168,8 +195,10 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
   return grpc::Status::OK;
 }
 
-grpc::Status TunerService::ImportKernel(grpc::ServerContext*, const v1::ImportKernelRequest* req,
+grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::ImportKernelRequest* req,
                                         v1::Job* job) {
+  auto quota = Writer(*ctx);
+  if (!quota.ok()) return ToGrpc(quota.status());
   const v1::BestKernel& k = req->kernel();
   auto family = Validate(k.problem());
   if (!family.ok()) return ToGrpc(family.status());
@@ -195,9 +224,13 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext*, const v1::ImportKe
   m.mutable_config()->set_name((*family)->ConfigName(config));
   m.set_message(absl::StrCat("imported; tuned on ", k.device().name(), " driver ",
                              k.device().driver_version()));
-  auto id = store_->CreateJob(device_id_, k.problem(), 1, 0);
+  // An import runs nothing on this GPU, so only the client is recorded, no cap.
+  auto id = store_->CreateJob(device_id_, k.problem(), 1, 0, ClientQuota{quota->client});
   if (!id.ok()) return ToGrpc(id.status());
-  const KernelBinary binary{k.source(), k.entry(), k.cubin(), k.ptx(), ""};
+  // The source is the family's own for the checked parameters, never the
+  // client's text: what the daemon serves as a kernel's source is what it
+  // would have compiled itself.
+  const KernelBinary binary{(*family)->Source(config).source, k.entry(), k.cubin(), k.ptx(), ""};
   absl::Status s = store_->AddMeasurement(*id, m, &binary);
   if (s.ok()) s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
   if (s.ok()) s = store_->SetJobState(*id, v1::JOB_DONE);

@@ -2,10 +2,13 @@
 // and convert absl::Status to a gRPC status once, here.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "db/store.h"
+#include "server/auth.h"
 #include "server/jobs.h"
+#include "server/metrics.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
 namespace tuned {
@@ -13,11 +16,24 @@ namespace tuned {
 /// absl::Status -> grpc::Status with the same code and message.
 grpc::Status ToGrpc(const absl::Status& status);
 
+/// What the service needs beyond the store and the runner; pointers may be
+/// null and must outlive the service.
+struct ServiceOptions {
+  const TokenTable* tokens = nullptr;  // of the TLS port, to name its callers
+  Metrics* metrics = nullptr;
+  int max_jobs_per_client = 0;         // queued + running; 0: no cap
+  int64_t max_configs_per_client = 0;  // configs not yet measured; 0: no cap
+};
+
 class TunerService final : public v1::Tuner::Service {
  public:
   /// `store` and `runner` must outlive the service.
-  TunerService(Store* store, JobRunner* runner, int64_t device_id)
-      : store_(store), runner_(runner), device_id_(device_id) {}
+  TunerService(Store* store, JobRunner* runner, int64_t device_id, ServiceOptions options = {})
+      : store_(store), runner_(runner), device_id_(device_id), options_(options) {}
+
+  /// From now on, calls that would queue work are UNAVAILABLE (SIGTERM: the
+  /// daemon stops; reads go on until it does).
+  void Drain() { draining_ = true; }
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*, v1::Job*) override;
   grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest*, v1::Job*) override;
@@ -39,10 +55,15 @@ class TunerService final : public v1::Tuner::Service {
  private:
   /// The problem's family after checking family, dtype and shape.
   absl::StatusOr<const Family*> Validate(const v1::Problem& problem) const;
+  /// The quota of the caller of a call that changes state: UNAUTHENTICATED
+  /// for an anonymous TCP caller, UNAVAILABLE while draining.
+  absl::StatusOr<ClientQuota> Writer(const grpc::ServerContext& ctx) const;
 
   Store* store_;
   JobRunner* runner_;
   int64_t device_id_;
+  ServiceOptions options_;
+  std::atomic<bool> draining_{false};
 };
 
 }  // namespace tuned

@@ -69,12 +69,14 @@ absl::Status WorkerClient::Spawn() {
     return absl::FailedPreconditionError(absl::StrCat("GPU worker: ", response->error()));
   }
   device_ = response->device();
+  ready_ = true;
   spdlog::info("GPU worker pid {} ready: {} sm_{}{}{}", pid_, device_.name(), device_.cc_major(),
                device_.cc_minor(), device_.compile_only() ? " (compile-only)" : "");
   return absl::OkStatus();
 }
 
 void WorkerClient::Stop() {
+  ready_ = false;
   if (to_worker_ >= 0) close(to_worker_);  // the worker exits on end of input
   if (from_worker_ >= 0) close(from_worker_);
   to_worker_ = from_worker_ = -1;
@@ -139,6 +141,7 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
 absl::Status WorkerClient::Restart() {
   Stop();
   ++restarts_;
+  if (on_restart_) on_restart_();
   spdlog::warn("restarting GPU worker (restart {})", restarts_);
   return Spawn();
 }

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,9 +37,15 @@ class WorkerClient {
   /// True while the worker process is running (false after it died or was
   /// killed, until Restart).
   bool alive() const { return pid_ > 0; }
-  /// Stops the worker (if alive) and starts a new one.
+  /// Stops the worker (if alive) and starts a new one; calls the
+  /// on_restart callback first.
   absl::Status Restart();
   int restarts() const { return restarts_; }
+  /// True while a started worker answers; false from its death until a
+  /// restart succeeds. Safe to read from any thread (health checks).
+  bool ready() const { return ready_.load(); }
+  /// Called at each Restart (metrics); set before the runner starts.
+  void set_on_restart(std::function<void()> on_restart) { on_restart_ = std::move(on_restart); }
 
  private:
   WorkerClient(std::string path, std::vector<std::string> args)
@@ -51,6 +59,8 @@ class WorkerClient {
   int to_worker_ = -1;
   int from_worker_ = -1;
   int restarts_ = 0;
+  std::atomic<bool> ready_{false};
+  std::function<void()> on_restart_;
   v1::Device device_;
 };
 

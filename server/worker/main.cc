@@ -11,8 +11,8 @@
 
 #include "CLI/CLI.hpp"
 #include "server/ipc.h"
+#include "server/log.h"
 #include "server/worker/measure.h"
-#include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
@@ -30,13 +30,17 @@ int main(int argc, char** argv) {
                  "with --compile-only: memory of the simulated device (tests)");
   int arch = 0;
   app.add_option("--arch", arch, "with --compile-only: compute capability to compile for, e.g. 90");
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off");
   CLI11_PARSE(app, argc, argv);
 
   // Keep the protocol on a private descriptor; stray prints go to stderr.
   const int out = dup(STDOUT_FILENO);
   if (out < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 1;
-  spdlog::set_default_logger(spdlog::stderr_logger_mt("worker"));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e worker[%P] %l: %v");
+  if (auto s = tuned::SetUpLogging("worker", log_level); !s.ok()) {
+    std::fprintf(stderr, "tuned-worker: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
 
   auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20, arch);
   if (!worker.ok()) {

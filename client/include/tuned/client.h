@@ -25,6 +25,26 @@ namespace tuned {
 /// (see server/paths.h), or $TUNED_SERVER when set.
 std::string DefaultServerAddress(int gpu = 0);
 
+/// How to reach a daemon over TCP ("host:port"), which is always TLS with a
+/// bearer token (README, "Operating tuned"); ignored for "unix:" addresses.
+/// Paths are PEM files.
+struct ClientOptions {
+  std::string tls_ca;           // CA of the daemon's certificate; empty: the system's roots
+  std::string tls_cert;         // client certificate, for a daemon with --tls-client-ca
+  std::string tls_key;          // its private key
+  std::string tls_server_name;  // name to check the certificate against, if not the host
+  std::string token;            // sent as "authorization: Bearer <token>"
+};
+
+/// Options from the environment: TUNED_TLS_CA, TUNED_TLS_CERT, TUNED_TLS_KEY,
+/// TUNED_TLS_SERVER_NAME, and TUNED_TOKEN or else the first line of the
+/// file named by TUNED_TOKEN_FILE.
+ClientOptions DefaultClientOptions();
+
+/// The first line of `path` without surrounding whitespace (a token file of
+/// the client side); NOT_FOUND if it cannot be read.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
+
 /// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN).
 v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k);
 
@@ -37,8 +57,9 @@ absl::StatusOr<v1::BestKernel> LoadKernelDescription(const std::string& dir);
 
 class Client {
  public:
-  /// `address`: "unix:/path/to.sock" or "host:port". Connects lazily.
-  explicit Client(const std::string& address);
+  /// `address`: "unix:/path/to.sock" or "host:port". Connects lazily. A
+  /// file of `options` that cannot be read fails every call (NOT_FOUND).
+  explicit Client(const std::string& address, const ClientOptions& options = DefaultClientOptions());
 
   absl::StatusOr<v1::Job> SubmitSweep(const v1::Problem& problem);
   absl::StatusOr<v1::Job> GetJob(int64_t id);
@@ -63,12 +84,17 @@ class Client {
   absl::StatusOr<std::vector<v1::Problem>> ListTuned(v1::Family family = v1::FAMILY_UNSPECIFIED);
   /// Stores a kernel exported from a daemon on the same device kind.
   absl::StatusOr<v1::Job> ImportKernel(const v1::BestKernel& kernel);
+  /// The standard health check (grpc.health.v1): true if `service` ("" for
+  /// the daemon as a whole) is SERVING, false if NOT_SERVING (e.g. draining).
+  absl::StatusOr<bool> Serving(const std::string& service = "");
 
   const std::string& address() const { return address_; }
 
  private:
   absl::Status Convert(const grpc::Status& status) const;
   std::string address_;
+  absl::Status init_;  // a TLS or token file that could not be read
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Tuner::Stub> stub_;
 };
 

@@ -1,0 +1,138 @@
+#include "server/options.h"
+
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "server/log.h"
+#include "server/paths.h"
+
+namespace tuned {
+namespace {
+
+// Path of tuned-worker: next to this executable.
+std::string DefaultWorkerPath() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path(".") : self.parent_path()) / "tuned-worker";
+}
+
+// The config file's settings for the options that neither a flag nor the
+// environment set, so that the file comes last (CLI11's own --config handling
+// lets the file win over the environment).
+void ApplyConfigFile(CLI::App& app, const std::string& path) {
+  for (const CLI::ConfigItem& item : CLI::ConfigTOML().from_file(path)) {
+    if (!item.parents.empty()) throw CLI::ConfigError("section [" + item.parents.front() + "] in " + path);
+    CLI::Option* opt = app.get_option_no_throw("--" + item.name);
+    if (opt == nullptr || item.name == "config") {
+      throw CLI::ConfigError("unknown setting '" + item.name + "' in " + path);
+    }
+    if (opt->count() > 0) continue;  // a flag or TUNED_* already set it
+    if (opt->get_expected_min() == 0) {  // a flag: as CLI11 reads one from a config file
+      opt->add_result(opt->get_flag_value(item.name, CLI::ConfigTOML().to_flag(item)));
+    } else {
+      opt->add_result(item.inputs);
+    }
+    opt->run_callback();
+  }
+}
+
+}  // namespace
+
+int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
+  CLI::App app{"tuned: autotuning daemon for CUDA kernels (one per GPU).\n"
+               "Settings: flags, then TUNED_<FLAG> environment variables, then --config FILE."};
+  o->worker_path = DefaultWorkerPath();
+  app.option_defaults()->always_capture_default();  // --print-config shows defaults too
+  std::string config;
+  bool print_config = false;
+  // Every option also reads TUNED_<NAME> (upper case, '-' -> '_').
+  auto env = [](CLI::Option* opt) {
+    std::string var = "TUNED_";
+    for (char c : opt->get_lnames().front()) var += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    return opt->envname(var);
+  };
+  env(app.add_option("--config", config, "TOML file of settings (keys: the long flag names)"))
+      ->configurable(false);
+  app.add_flag("--print-config", print_config, "print the settings in force (TOML) and exit")
+      ->configurable(false);
+  env(app.add_option("--gpu", o->gpu, "CUDA device ordinal this daemon owns"))
+      ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--db", o->db, "SQLite database (default: $XDG_STATE_HOME/tuned/gpu<N>.db)"));
+  env(app.add_option("--socket", o->socket,
+                     "Unix socket, mode 0660 (default: $XDG_RUNTIME_DIR/tuned/gpu<N>.sock)"));
+  env(app.add_option("--listen", o->listen,
+                     "also serve TCP on HOST:PORT; needs --tls-cert, --tls-key and --token-file"));
+  env(app.add_option("--tls-cert", o->tls_cert, "PEM certificate (chain) of the TCP port"));
+  env(app.add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert"));
+  env(app.add_option("--tls-client-ca", o->tls_client_ca,
+                     "PEM CA: TCP clients must present a certificate it signed (mutual TLS)"));
+  env(app.add_option("--token-file", o->token_file,
+                     "clients of the TCP port, one NAME:TOKEN per line"));
+  env(app.add_flag("--allow-anonymous-reads", o->allow_anonymous_reads,
+                   "TCP calls that change nothing may come without a token"));
+  env(app.add_option("--max-jobs-per-client", o->max_jobs_per_client,
+                     "queued + running jobs per client (0: no cap)"))
+      ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--max-configs-per-client", o->max_configs_per_client,
+                     "configs queued and not yet measured per client (0: no cap)"))
+      ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--metrics-listen", o->metrics_listen,
+                     "serve Prometheus metrics at http://HOST:PORT/metrics (off by default)"));
+  env(app.add_option("--health-listen", o->health_listen,
+                     "serve only grpc.health.v1, plaintext, on HOST:PORT (Kubernetes gRPC probes)"));
+  env(app.add_option("--drain-seconds", o->drain_seconds,
+                     "after SIGTERM, report NOT_SERVING and take no new jobs this long, then stop"))
+      ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--worker", o->worker_path, "path of the tuned-worker executable"));
+  env(app.add_flag("--compile-only", o->compile_only,
+                   "no GPU: compile every candidate for sm_90 but run none (tests, CI)"));
+  env(app.add_option("--device-memory-mib", o->device_memory_mib,
+                     "with --compile-only: memory of the simulated device (tests)"));
+  double run_timeout_floor_s = absl::ToDoubleSeconds(o->jobs.run_timeout_floor);
+  double compile_timeout_s = absl::ToDoubleSeconds(o->jobs.compile_timeout);
+  env(app.add_option("--run-timeout-floor", run_timeout_floor_s,
+                     "seconds: a candidate's verify+time call is killed after max(this, "
+                     "--run-timeout-multiple x best time so far)"))
+      ->check(CLI::PositiveNumber);
+  env(app.add_option("--run-timeout-multiple", o->jobs.run_timeout_multiple,
+                     "see --run-timeout-floor"))
+      ->check(CLI::PositiveNumber);
+  env(app.add_option("--compile-timeout", compile_timeout_s,
+                     "seconds: a compile batch, then each of its kernels alone, is killed after this"))
+      ->check(CLI::PositiveNumber);
+  env(app.add_option("--compile-batch", o->jobs.compile_batch, "kernels per compile batch"))
+      ->check(CLI::PositiveNumber);
+  env(app.add_option("--quarantine-after", o->jobs.quarantine_after,
+                     "GPU worker crashes after which a config is never run again"))
+      ->check(CLI::PositiveNumber);
+  env(app.add_flag("--enable-fault-test-family", o->fault_test_family,
+                   "serve the test-only fault_test family (tests of fault isolation)"));
+  env(app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical, off"))
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kLogLevels), std::end(kLogLevels))));
+  try {
+    app.parse(argc, argv);
+    if (!config.empty()) ApplyConfigFile(app, config);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  o->jobs.run_timeout_floor = absl::Seconds(run_timeout_floor_s);
+  o->jobs.compile_timeout = absl::Seconds(compile_timeout_s);
+  if (print_config) {
+    std::cout << app.config_to_str(/*default_also=*/true, /*write_description=*/false);
+    return 0;
+  }
+  if (!o->listen.empty() && (o->tls_cert.empty() || o->tls_key.empty() || o->token_file.empty())) {
+    std::cerr << "tuned: --listen " << o->listen
+              << " serves TCP only with TLS and tokens: pass --tls-cert FILE --tls-key FILE "
+                 "--token-file FILE (optionally --tls-client-ca FILE for client certificates, "
+                 "--allow-anonymous-reads); README.md, 'Operating tuned', shows how to make them\n";
+    return 2;
+  }
+  if (o->db.empty()) o->db = DefaultDbPath(o->gpu);
+  if (o->socket.empty()) o->socket = DefaultSocketPath(o->gpu);
+  return -1;
+}
+
+}  // namespace tuned

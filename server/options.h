@@ -1,0 +1,44 @@
+// The daemon's settings: command-line flags, then TUNED_* environment
+// variables, then a TOML config file (--config FILE / TUNED_CONFIG), first
+// found wins; all three read by CLI11. Config keys are the long flag names
+// without dashes, e.g.
+//   listen = "0.0.0.0:50051"
+//   tls-cert = "/etc/tuned-autotune/tls/server.pem"
+//   max-jobs-per-client = 4
+// `tuned --print-config` prints the settings in force in that form and exits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "server/jobs.h"
+
+namespace tuned {
+
+struct DaemonOptions {
+  int gpu = 0;
+  std::string db;      // default: DefaultDbPath(gpu)
+  std::string socket;  // default: DefaultSocketPath(gpu)
+  std::string listen;  // TCP HOST:PORT, TLS only; empty: none
+  std::string tls_cert, tls_key, tls_client_ca, token_file;
+  bool allow_anonymous_reads = false;
+  int max_jobs_per_client = 16;                 // queued + running; 0: no cap
+  int64_t max_configs_per_client = 100000;      // not yet measured; 0: no cap
+  std::string metrics_listen;                   // HTTP HOST:PORT for /metrics; empty: off
+  std::string health_listen;                    // plaintext gRPC health only; empty: off
+  double drain_seconds = 0;                     // after SIGTERM: NOT_SERVING this long, then stop
+  std::string worker_path;
+  bool compile_only = false;
+  int64_t device_memory_mib = 0;
+  std::string log_level = "info";
+  JobRunnerOptions jobs;            // timeouts, compile batch, quarantine
+  bool fault_test_family = false;   // serve the test-only fault_test family
+};
+
+/// Parses argv, the environment and the config file into `out`. Returns -1
+/// to go on, else the exit code (0 after --help or --print-config, 1 or more
+/// after an error, with the message printed). Refuses --listen without TLS
+/// material and a token file, saying what to pass.
+int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out);
+
+}  // namespace tuned
