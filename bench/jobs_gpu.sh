@@ -24,7 +24,7 @@ start faults --enable-fault-test-family --run-timeout-floor 3 --compile-timeout 
 F="--server unix:$W/faults.sock"
 time $T $F sweep --family fault_test 16777216 --wait
 $T $F job 1
-$T $F results --family fault_test 16777216
+$T $F results --family fault_test 16777216 --top 0
 grep -E "broke the GPU worker|restarting|compile batch|compiler:" $OUT/tuned_faults.log | sed 's/^/log: /'
 kill -TERM $(cat $W/faults.pid); sleep 1
 
@@ -33,13 +33,13 @@ start kill
 K="--server unix:$W/kill.sock"
 $T $K sweep 2048 2048 2048
 sleep 12
-$T $K results 2048 2048 2048 --json > $W/before.json
-kill -9 $(cat $W/kill.pid); sleep 0.5
+$T $K results 2048 2048 2048 --top 0 --json > $W/before.json
+kill -9 $(cat $W/kill.pid); sleep 2
 echo "killed with kill -9; worker processes left: $(pgrep -c tuned-worker || true)"
 start kill
 $T $K watch 1 > /dev/null
 $T $K job 1
-$T $K results 2048 2048 2048 --json > $W/after.json
+$T $K results 2048 2048 2048 --top 0 --json > $W/after.json
 python3 - $W/before.json $W/after.json <<'PY'
 import json, sys
 def rows(p):
@@ -55,9 +55,13 @@ PY
 grep -E "interrupted|already measured|done:" $OUT/tuned_kill.log | sed 's/^/log: /'
 
 echo "== 3. load test: 64 clients, GetBest 2048^3"
-$B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 10 2048 2048 2048 | sed 's/^/alone: /'
+for v in basic full; do
+  $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 2048 2048 2048 | sed 's/^/alone: /'
+done
 $T $K sweep 4096 4096 4096 > /dev/null
 sleep 3
-$B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 10 2048 2048 2048 | sed 's/^/during sweep: /'
+for v in basic full; do
+  $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 2048 2048 2048 | sed 's/^/during sweep: /'
+done
 $T $K job 2 | grep -E "state|configs"
 kill -TERM $(cat $W/kill.pid)

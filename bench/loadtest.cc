@@ -4,7 +4,7 @@
 // the latencies of all calls give QPS and p50/p99/max in ms. Bounded in count
 // and time so it can run anywhere.
 // Usage: loadtest --server ADDR [--clients 64] [--seconds 10] [--max-requests 100000]
-//                 [--family sgemm] SHAPE...
+//                 [--view basic|full] [--family sgemm] SHAPE...
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   double seconds = 10;
   int64_t max_requests = 100000;
   std::vector<int64_t> shape;
+  std::string view = "basic";
+  app.add_option("--view", view, "basic (config, times, geometry) or full (with source, cubin, PTX)")
+      ->check(CLI::IsMember({"basic", "full"}));
   app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
   app.add_option("--clients", clients, "concurrent clients, one connection each")
       ->check(CLI::Range(1, 1024));
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   request.mutable_problem()->set_family(family->id());
   request.mutable_problem()->set_dtype(tuned::v1::DTYPE_F32);
   for (int64_t d : shape) request.mutable_problem()->add_shape(d);
+  request.set_view(view == "full" ? tuned::v1::BEST_VIEW_FULL : tuned::v1::BEST_VIEW_BASIC);
 
   using Clock = std::chrono::steady_clock;
   std::vector<std::vector<double>> latencies(clients);
@@ -84,9 +88,9 @@ int main(int argc, char** argv) {
   auto pct = [&all](double p) {
     return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
   };
-  std::printf("clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
+  std::printf("view=%s clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
               "p99_ms=%.3f max_ms=%.3f\n",
-              clients, wall, all.size(), static_cast<long long>(errors.load()),
+              view.c_str(), clients, wall, all.size(), static_cast<long long>(errors.load()),
               all.size() / wall, pct(0.50), pct(0.99), all.empty() ? 0.0 : all.back());
   if (errors > 0) std::fprintf(stderr, "first error: gRPC code %d\n", first_error_code.load());
   return all.empty() ? 1 : 0;

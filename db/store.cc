@@ -508,6 +508,7 @@ absl::Status Store::SetJobState(int64_t id, v1::JobState state, std::string_view
 }
 
 absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::string_view name) {
+  InvalidateBest();  // a best carries its job's baseline
   absl::MutexLock lock(&mu_);
   Stmt update(db_,
               "UPDATE jobs SET baseline_ms = ?1, baseline_metric = ?2, baseline_name = ?3 "
@@ -550,6 +551,14 @@ absl::StatusOr<std::vector<int64_t>> Store::RequeueRunningJobs() {
 }
 
 absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
+                                   const KernelBinary* binary) {
+  // Only an OK measurement can change a best; invalidate after it is stored.
+  absl::Status s = AddMeasurementUncached(job_id, m, binary);
+  if (m.status() == v1::MEASUREMENT_OK) InvalidateBest();
+  return s;
+}
+
+absl::Status Store::AddMeasurementUncached(int64_t job_id, const v1::Measurement& m,
                                    const KernelBinary* binary) {
   if (m.config().name().empty()) {
     return absl::InvalidArgumentError("measurement has no config name");
@@ -623,6 +632,31 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
 }
 
 absl::StatusOr<BestRow> Store::Best(int64_t device_id, const v1::Problem& problem) {
+  const std::string key = absl::StrCat(device_id, " ", ProblemLabel(problem));
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    if (auto it = best_cache_.find(key); it != best_cache_.end()) return *it->second;
+    generation = best_generation_;
+  }
+  auto best = BestUncached(device_id, problem);
+  if (best.ok()) {
+    absl::MutexLock lock(&cache_mu_);
+    // Not if a write changed some best meanwhile: this row may be stale.
+    if (generation == best_generation_) {
+      best_cache_[key] = std::make_shared<const BestRow>(*best);
+    }
+  }
+  return best;
+}
+
+void Store::InvalidateBest() {
+  absl::MutexLock lock(&cache_mu_);
+  best_cache_.clear();
+  ++best_generation_;
+}
+
+absl::StatusOr<BestRow> Store::BestUncached(int64_t device_id, const v1::Problem& problem) {
   absl::MutexLock lock(&mu_);
   Stmt q(db_, "SELECT " TUNED_MEASUREMENT_COLS
               ", b.id, b.source, b.entry, b.cubin, b.ptx, "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -129,7 +130,9 @@ class Store {
                                                                 v1::Family family,
                                                                 v1::DType dtype);
   /// The fastest OK measurement of the problem on the device, with its binary
-  /// and its job's baseline. NOT_FOUND if none.
+  /// and its job's baseline. NOT_FOUND if none. Served from memory after the
+  /// first call, until a write that can change a best (an OK measurement, a
+  /// baseline): look-ups never wait on the database or on the job runner.
   absl::StatusOr<BestRow> Best(int64_t device_id, const v1::Problem& problem);
 
   /// The compile cache: the cached outcome for exactly this key, or nullopt.
@@ -148,11 +151,20 @@ class Store {
   absl::Status AddJobTime(int64_t id, const JobTime& time);
 
  private:
+  absl::StatusOr<BestRow> BestUncached(int64_t device_id, const v1::Problem& problem);
+  absl::Status AddMeasurementUncached(int64_t job_id, const v1::Measurement& m,
+                                      const KernelBinary* binary);
+  void InvalidateBest();
   absl::StatusOr<int> CrashCountLocked(int64_t device_id, v1::Family family,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   explicit Store(sqlite3* db);
   sqlite3* db_;
   absl::Mutex mu_;
+  // The Best() cache: problem -> row, and a generation bumped by every write
+  // that may change a best (a row computed before the bump is not cached).
+  absl::Mutex cache_mu_;
+  std::map<std::string, std::shared_ptr<const BestRow>> best_cache_ ABSL_GUARDED_BY(cache_mu_);
+  uint64_t best_generation_ ABSL_GUARDED_BY(cache_mu_) = 0;
 };
 
 }  // namespace tuned

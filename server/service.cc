@@ -142,9 +142,11 @@ grpc::Status TunerService::GetBest(grpc::ServerContext* ctx, const v1::GetBestRe
   *best->mutable_problem() = req->problem();
   best->mutable_tuned_shape()->Assign(tuned_problem.shape().begin(), tuned_problem.shape().end());
   *best->mutable_measurement() = row->measurement;
-  best->set_source(row->binary.source);
-  best->set_cubin(row->binary.cubin);
-  best->set_ptx(row->binary.ptx);
+  if (req->view() != v1::BEST_VIEW_BASIC) {
+    best->set_source(row->binary.source);
+    best->set_cubin(row->binary.cubin);
+    best->set_ptx(row->binary.ptx);
+  }
   best->set_entry(row->binary.entry);
   // Every config is correct for every shape: the geometry is the requested shape's.
   *best->mutable_geometry() = (*family)->Geometry(config, shape);

@@ -648,3 +648,24 @@ TEST_F(StoreTest, JobTimeAccumulates) {
 
 }  // namespace
 }  // namespace tuned
+
+namespace tuned {
+namespace {
+
+TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
+  const int64_t id = NewJob(Sgemm(256, 256, 256));
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("slow", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
+  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "slow");
+  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "slow");  // cached
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("fast", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "fast");
+  ASSERT_TRUE(store_->SetJobBaseline(id, 0.5, 4000, "cuBLAS").ok());
+  EXPECT_DOUBLE_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->baseline_ms, 0.5);
+  // A failure changes nothing; another problem is its own entry.
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
+  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "fast");
+  EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
+}
+
+}  // namespace
+}  // namespace tuned
