@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace tuned {
 
@@ -127,11 +128,32 @@ worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
 }  // namespace
 
 worker::CompileResult Worker::CompileBatch(const worker::Compile& request) {
+  // NVRTC's whole input: source, instantiation, options (the arch is fixed).
+  auto key = [](const worker::Kernel& k) {
+    return absl::StrCat(k.name_expression(), "\n", absl::StrJoin(k.options(), "\n"), "\n",
+                        k.source());
+  };
   std::vector<KernelSource> sources;
-  for (const auto& k : request.kernels()) sources.push_back(SourceOf(k));
+  std::vector<int> fresh;  // indices of the kernels to compile
+  for (int i = 0; i < request.kernels_size(); ++i) {
+    if (compiled_.count(key(request.kernels(i))) == 0) {
+      sources.push_back(SourceOf(request.kernels(i)));
+      fresh.push_back(i);
+    }
+  }
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto results = CompileMany(sources, Arch(), threads);
+  std::unordered_map<int, absl::StatusOr<CompiledKernel>*> by_index;
+  for (size_t j = 0; j < fresh.size(); ++j) {
+    if (results[j].ok()) compiled_[key(request.kernels(fresh[j]))] = *results[j];
+    by_index[fresh[j]] = &results[j];
+  }
   worker::CompileResult out;
-  for (const auto& k : CompileMany(sources, Arch(), threads)) *out.add_results() = ToResult(k);
+  for (int i = 0; i < request.kernels_size(); ++i) {
+    auto it = by_index.find(i);
+    *out.add_results() = it != by_index.end() ? ToResult(*it->second)
+                                              : ToResult(compiled_.at(key(request.kernels(i))));
+  }
   return out;
 }
 

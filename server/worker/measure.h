@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "absl/status/statusor.h"
 #include "server/families/family.h"
@@ -61,7 +62,9 @@ class Worker {
   /// scale. Failures come back as statuses, not errors.
   worker::MeasureResult Measure(const worker::Measure& request);
   /// Compiles the kernels in parallel on all CPU cores; one result per
-  /// kernel, COMPILED or COMPILE_ERROR.
+  /// kernel, COMPILED or COMPILE_ERROR. Successful compiles are kept in
+  /// memory for the worker's life (keyed by NVRTC's whole input), so that a
+  /// suite of jobs compiles each config once.
   worker::CompileResult CompileBatch(const worker::Compile& request);
 
   /// The part of Measure after compiling; `time` false only verifies.
@@ -99,6 +102,7 @@ class Worker {
   std::optional<L2Flusher> flusher_;
   std::unique_ptr<DeviceProblem> problem_;
   double baseline_ms_ = 0;  // the baseline's time at Prepare
+  std::unordered_map<std::string, CompiledKernel> compiled_;  // CompileBatch's memo
 };
 
 }  // namespace tuned
