@@ -4,7 +4,7 @@
 # .devdb/ so that a suite split over several calls resumes where it stopped.
 # The SM clock is sampled (nvidia-smi, every 500 ms) while the suite runs and
 # summarized in the log (min / median / max MHz).
-# Usage: [BUNDLE=.bundle] bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
+# Usage: [BUNDLE=.bundle] [DUMP_RESULTS=1] bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
 set -u
 out=$1 family=$2 shapes=$3; shift 3
 bundle=${BUNDLE:-.bundle}
@@ -26,6 +26,13 @@ start=$(date +%s)
 timeout "${SUITE_TIMEOUT:-500}" tunebench --family "$family" --shapes "$shapes" "$@" >> "$log" 2>&1
 echo "# exit $?, $(( $(date +%s) - start )) s wall" >> "$log"
 kill -TERM $sampler 2>/dev/null; wait $sampler 2>/dev/null
+# DUMP_RESULTS=1: every measurement of every shape, for ablation tables.
+if [[ ${DUMP_RESULTS:-0} == 1 ]]; then
+  grep -v '^#' "$shapes" | while read -r dims; do
+    [[ -z $dims ]] && continue
+    tunectl results --family "$family" --top 0 $dims > "$out/results_${family}_${dims// /x}.txt" 2>&1
+  done
+fi
 sort -n "$out/sm_clock_$family.txt" | awk '{a[NR]=$1} END {if (NR) printf "# SM clock while tuning: min %d, median %d, max %d MHz (%d samples)\n", a[1], a[int((NR+1)/2)], a[NR], NR}' >> "$log"
 kill -TERM $daemon; wait $daemon
 cp .devdb/gpu0.db "$out/gpu0.db"  # to carry into a later call: the suite resumes

@@ -8,7 +8,9 @@
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
-// and is correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int indices):
+// and is correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int indices)
+// (split-K kernels, sgemm_warp with SPLITK > 1, add into C: the launcher sets
+// C to beta * C first, LaunchGeometry.prescale_output):
 //  - every global load and store is bounds-checked (out-of-range tile
 //    elements read as 0); offsets within a block are relative to the block's
 //    corner and compared with the rows/columns left, so no index exceeds the
@@ -20,8 +22,9 @@
 //    65535 row blocks (M > 65535 * BM) spread over grid.z; blocks past the
 //    last row block return at once.
 //
-// Grid: x = ceil(N / BN) column blocks; y * z >= ceil(M / BM) row blocks,
-// y = ceil(M / BM) and z = 1 unless that exceeds 65535 (Geometry in sgemm.cc).
+// Grid of the naive and tiled kernels: x = ceil(N / BN) column blocks; y * z
+// >= ceil(M / BM) row blocks, y = ceil(M / BM) and z = 1 unless that exceeds
+// 65535 (Geometry in sgemm.cc). sgemm_warp: see its comment.
 
 namespace sgemm_detail {
 
@@ -544,9 +547,22 @@ struct Warp {
           CpAsync16(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in);
         }
       }
+    } else if constexpr (THREADS % BN == 0) {
+      // The general path (N % 4 != 0 or B unaligned), 4-byte copies: copy
+      // e = tid + it * THREADS is (k, n) = (e / BN, e % BN); n is fixed.
+      constexpr int KSTEP = THREADS / BN;
+      const int k = tid / BN;
+      const int n = tid % BN;
+      const bool nin = n < cols;
+      const int src0 = (k0 + k) * N + n;
+#pragma unroll
+      for (int it = 0; it < B_PER1; ++it) {
+        const bool in = nin && k + it * KSTEP < kleft;
+        CpAsync4(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in);
+      }
     } else {
-      // The general path (N % 4 != 0 or B unaligned): not unrolled, so that
-      // B_PER1 source addresses are not all kept in registers.
+      // Likewise where a row of the B tile spans several copies per thread
+      // (BN > THREADS): not unrolled, so that few addresses stay live.
 #pragma unroll 1
       for (int it = 0; it < B_PER1; ++it) {
         const int e = tid + it * THREADS;
@@ -691,6 +707,17 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)
     for (int j = 0; j < TN; j += 4) {
       const int col = wn + (j / 4) * (LN * 4);
       if constexpr (SPLITK > 1) {
+#if __CUDA_ARCH__ >= 900
+        if (vec_c) {  // one 16-byte atomic add (sm_90 red.global.v4.f32)
+          if (col < cols) {
+            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(crow + col),
+                         "f"(alpha * acc[i][j]), "f"(alpha * acc[i][j + 1]),
+                         "f"(alpha * acc[i][j + 2]), "f"(alpha * acc[i][j + 3])
+                         : "memory");
+          }
+          continue;
+        }
+#endif
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
           if (col + w < cols) atomicAdd(crow + col + w, alpha * acc[i][j + w]);
