@@ -30,7 +30,12 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   auto loaded = LoadedKernel::Load(image, best.entry());
   if (!loaded.ok()) return loaded.status();
   k.kernel_ = *std::move(loaded);
-  if (best.use_baseline() && best.problem().family() == v1::FAMILY_SGEMM) {
+  // cuBLAS serves the baseline, and the beta != 0 prescaling of C for
+  // kernels that add into it (split-K, LaunchGeometry.prescale_output).
+  const auto& params = best.measurement().config().params();
+  const auto splitk = params.find("SPLITK");
+  const bool accumulates = splitk != params.end() && splitk->second > 1;
+  if ((best.use_baseline() || accumulates) && best.problem().family() == v1::FAMILY_SGEMM) {
     auto handle = CreatePureFp32Cublas();
     if (!handle.ok()) return handle.status();
     k.cublas_ = *handle;
@@ -80,9 +85,14 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   if (best_.problem().family() != v1::FAMILY_SGEMM) {
     return absl::FailedPreconditionError("not an sgemm kernel");
   }
-  if (cublas_ != nullptr) return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream);
+  if (uses_cublas()) return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream);
+  auto g = GeometryFor(best_, {m, n, k});
+  if (!g.ok()) return g.status();
+  if (g->prescale_output()) {  // the kernel adds alpha * A * B into C = beta * C
+    if (auto s = PrescaleOutput(cublas_, beta, c, int64_t{m} * n, stream); !s.ok()) return s;
+  }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
-  return Launch({m, n, k}, args, stream);
+  return kernel_.Launch(*g, args, stream);
 }
 
 absl::Status TunedKernel::Transpose(int rows, int cols, const float* in, float* out,

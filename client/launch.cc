@@ -90,4 +90,17 @@ absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alp
       "cublasSgemm");
 }
 
+absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,
+                            cudaStream_t stream) {
+  if (beta == 0.0f) {
+    return CudaStatus(cudaMemsetAsync(c, 0, static_cast<size_t>(count) * sizeof(float), stream),
+                      "cudaMemsetAsync (prescale C)");
+  }
+  if (beta == 1.0f) return absl::OkStatus();
+  if (handle == nullptr) return absl::InvalidArgumentError("PrescaleOutput: beta != 0 needs cuBLAS");
+  if (count > INT32_MAX) return absl::InvalidArgumentError("PrescaleOutput: C too large");
+  if (auto s = CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"); !s.ok()) return s;
+  return CublasStatus(cublasSscal(handle, static_cast<int>(count), &beta, c, 1), "cublasSscal");
+}
+
 }  // namespace tuned

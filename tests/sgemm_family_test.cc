@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -19,14 +20,29 @@ const Family& F() { return SgemmFamily(); }
 /// A tiled config; the defaults are the classic 128x128x8, 8x8 per thread kernel.
 Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8, int64_t tn = 8,
              int64_t pad = 4, int64_t vec = 4, int64_t loop = 0, int64_t map = 1, int64_t db = 0) {
-  return {{"KIND", 2}, {"BM", bm},   {"BN", bn},     {"BK", bk},   {"TM", tm}, {"TN", tn},
-          {"PAD", pad}, {"VEC", vec}, {"LOOP", loop}, {"MAP", map}, {"DB", db}};
+  return {{"KIND", 2},   {"BM", bm},     {"BN", bn},     {"BK", bk},    {"TM", tm},
+          {"TN", tn},    {"PAD", pad},   {"VEC", vec},   {"LOOP", loop}, {"MAP", map},
+          {"DB", db},    {"LN", 0},      {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
+          {"MINB", 1}};
+}
+
+/// A warp-tiled config (kind 3); the defaults are 128x128x16, 8x8 per thread,
+/// warp tile 32x64, 3 stages, GROUP 8, MINB 2.
+Config Warp(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t tm = 8, int64_t tn = 8,
+            int64_t ln = 8, int64_t stages = 3, int64_t splitk = 1, int64_t group = 8,
+            int64_t minb = 2) {
+  return {{"KIND", 3},   {"BM", bm},          {"BN", bn},          {"BK", bk},
+          {"TM", tm},    {"TN", tn},          {"PAD", 4},          {"VEC", 4},
+          {"LOOP", 0},   {"MAP", 1},          {"DB", 0},           {"LN", ln},
+          {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb}};
 }
 
 /// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
 Config Naive(int64_t kind, int64_t bm, int64_t bn) {
-  return {{"KIND", kind}, {"BM", bm},  {"BN", bn},     {"BK", 8},   {"TM", 1}, {"TN", 1},
-          {"PAD", 0},     {"VEC", 1}, {"LOOP", 0}, {"MAP", 0}, {"DB", 0}};
+  return {{"KIND", kind}, {"BM", bm},   {"BN", bn},     {"BK", 8},     {"TM", 1},
+          {"TN", 1},      {"PAD", 0},   {"VEC", 1},     {"LOOP", 0},   {"MAP", 0},
+          {"DB", 0},      {"LN", 0},    {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
+          {"MINB", 1}};
 }
 
 /// Check's status on the sm_90 reference device.
@@ -66,7 +82,8 @@ TEST(SgemmFamily, Describes) {
     EXPECT_FALSE(p.doc.empty()) << p.name;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
-                                              "LOOP", "MAP", "DB"}));
+                                              "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
+                                              "GROUP", "MINB"}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -101,16 +118,22 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   std::vector<Pruned> pruned;
   const auto valid = F().ValidSpace(Sm90ReferenceDevice(), &pruned);
   EXPECT_EQ(valid.size() + pruned.size(), space.size());
-  EXPECT_GE(valid.size(), 200u);
-  EXPECT_LE(valid.size(), 450u);
+  // Small enough to tune the 12-shape suite in minutes (compile + measure).
+  EXPECT_GE(valid.size(), 150u);
+  EXPECT_LE(valid.size(), 250u);
   EXPECT_GT(pruned.size(), 0u);  // the rules do prune
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
-  int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0;
+  int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0, warp = 0,
+      split = 0;
   for (const auto& c : valid) {
     switch (c.at("KIND")) {
       case 0: ++naive; break;
       case 1: ++coalesced; break;
+      case 3:
+        ++warp;
+        split += c.at("SPLITK") > 1;
+        break;
       default:
         if (c.at("TM") == 1 && c.at("TN") == 1) {
           ++classic;
@@ -122,13 +145,18 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
         if (c.at("VEC") == 4 && c.at("TM") * c.at("TN") >= 64) ++fast;
     }
   }
-  EXPECT_EQ(naive, 4);
-  EXPECT_EQ(coalesced, 4);
-  EXPECT_GE(classic, 4);
-  EXPECT_GE(one_d, 8);
-  EXPECT_GE(two_d, 150);
-  EXPECT_GE(fast, 50);
+  EXPECT_EQ(naive, 1);
+  EXPECT_EQ(coalesced, 1);
+  EXPECT_EQ(classic, 1);
+  EXPECT_EQ(one_d, 2);
+  EXPECT_GE(two_d, 15);
+  EXPECT_GE(fast, 10);
+  EXPECT_GE(warp, 120);
+  EXPECT_GE(split, 50);
   EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
+  EXPECT_TRUE(CheckSm90(Warp()).ok());
+  // The warp kind comes first, so that a job meets a fast kernel early.
+  EXPECT_EQ(valid.front().at("KIND"), 3);
 }
 
 TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
@@ -165,7 +193,8 @@ TEST(SgemmFamily, ConfigKeyRoundTrips) {
     EXPECT_EQ(*parsed, c) << key;
   }
   EXPECT_EQ(F().ConfigKey(Tiled()),
-            "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0");
+            "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0,LN=0,STAGES=0,"
+            "SPLITK=1,GROUP=1,MINB=1");
 }
 
 TEST(SgemmFamily, ConfigNames) {
@@ -174,6 +203,9 @@ TEST(SgemmFamily, ConfigNames) {
   EXPECT_EQ(F().ConfigName(Tiled()), "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1");
   EXPECT_EQ(F().ConfigName(Tiled(64, 128, 16, 4, 8, 0, 1, 1, 0, 1)),
             "sgemm_tiled_64x128x16_4x8_p0_v1_l1_m0_db");
+  EXPECT_EQ(F().ConfigName(Warp()), "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2");
+  EXPECT_EQ(F().ConfigName(Warp(16, 128, 32, 4, 4, 8, 3, 16, 1, 1)),
+            "sgemm_warp_16x128x32_4x4_ln8_s3_g1_b1_sk16");
 }
 
 TEST(SgemmFamily, Sources) {
@@ -185,9 +217,10 @@ TEST(SgemmFamily, Sources) {
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
   EXPECT_EQ(F().Source(Tiled(64, 32, 16, 4, 1, 0, 1, 0, 0, 1)).name_expression,
             "sgemm_tiled<64,32,16,4,1,0,1,0,0,1>");
-  // The embedded text is self-contained and defines the three templates.
+  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2>");
+  // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
-  for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled("}) {
+  for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {
     EXPECT_NE(src.find(kernel), std::string::npos) << kernel;
   }
   EXPECT_EQ(src.find("\n#include"), std::string::npos);
@@ -214,6 +247,21 @@ TEST(SgemmFamily, Geometry) {
   expect(Naive(0, 32, 8), {1000, 1000, 1000}, {125, 32, 1}, {32, 8, 1});
   expect(Naive(1, 32, 8), {1000, 1000, 1000}, {125, 32, 1}, {8, 32, 1});
   expect(Naive(1, 16, 16), {17, 33, 65}, {3, 2, 1}, {16, 16, 1});
+  // Warp kind: one block per output tile along x, SPLITK along y, dynamic
+  // shared memory STAGES * BK * (BM + 4 + BN) floats, prescale with split-K.
+  for (auto [c, shape, grid, smem, prescale] :
+       {std::tuple{Warp(), Shape{1000, 1000, 1000}, std::vector<uint32_t>{64, 1, 1},
+                   3u * 16 * (132 + 128) * 4, false},
+        std::tuple{Warp(16, 128, 32, 4, 4, 8, 3, 16, 1, 1), Shape{16, 4096, 4096},
+                   std::vector<uint32_t>{32, 16, 1}, 3u * 32 * (20 + 128) * 4, true},
+        std::tuple{Warp(128, 64, 16, 8, 8, 4, 4, 4, 1, 1), Shape{8192, 128, 8192},
+                   std::vector<uint32_t>{128, 4, 1}, 4u * 16 * (132 + 64) * 4, true}}) {
+    const v1::LaunchGeometry g = F().Geometry(c, shape);
+    EXPECT_EQ(Grid(g), grid) << F().ConfigName(c);
+    EXPECT_EQ(Block(g)[0], (c.at("BM") / c.at("TM")) * (c.at("BN") / c.at("TN")));
+    EXPECT_EQ(g.dynamic_shared_bytes(), smem) << F().ConfigName(c);
+    EXPECT_EQ(g.prescale_output(), prescale) << F().ConfigName(c);
+  }
   // More than 65535 row blocks: grid.y = 65535, the rest over grid.z.
   expect(Naive(0, 8, 32), {int64_t{1} << 20, 1024, 1024}, {32, 65535, 3}, {8, 32, 1});
   expect(Tiled(), {int64_t{1} << 24, 64, 64}, {1, 65535, 3}, {256, 1, 1});
@@ -300,9 +348,45 @@ TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
     EXPECT_GE(threads, 32) << F().ConfigName(c);
     EXPECT_LE(threads, 1024) << F().ConfigName(c);
     EXPECT_EQ(threads % 32, 0) << F().ConfigName(c);
-    EXPECT_EQ(g.grid(0), (1000 + c.at("BN") - 1) / c.at("BN")) << F().ConfigName(c);
-    EXPECT_EQ(g.grid(1), (1000 + c.at("BM") - 1) / c.at("BM")) << F().ConfigName(c);
+    const int64_t tiles_n = (1000 + c.at("BN") - 1) / c.at("BN");
+    const int64_t tiles_m = (1000 + c.at("BM") - 1) / c.at("BM");
+    if (c.at("KIND") == 3) {
+      EXPECT_EQ(g.grid(0), tiles_m * tiles_n) << F().ConfigName(c);
+      EXPECT_EQ(g.grid(1), c.at("SPLITK")) << F().ConfigName(c);
+      EXPECT_LE(g.dynamic_shared_bytes(), 227u * 1024) << F().ConfigName(c);
+    } else {
+      EXPECT_EQ(g.grid(0), tiles_n) << F().ConfigName(c);
+      EXPECT_EQ(g.grid(1), tiles_m) << F().ConfigName(c);
+    }
   }
+}
+
+TEST(SgemmFamily, ChecksWarpKind) {
+  EXPECT_TRUE(CheckSm90(Warp()).ok());
+  // cp.async needs sm_80.
+  v1::Device volta = Sm90ReferenceDevice();
+  volta.set_cc_major(7);
+  ExpectRejectedOn(Warp(), volta, "compute capability 8.0+");
+  // The parameters of the tiled kind are fixed.
+  Config c = Warp();
+  c["DB"] = 1;
+  ExpectRejected(c, "DB=1 is unused by KIND=3");
+  // Warp tile 32x64 (LN 8, 8x8) does not tile 16 rows.
+  ExpectRejected(Warp(16, 128, 16, 8, 8, 8, 3, 1, 8, 1), "the warp tile 32x64");
+  // 128x128x32, 4 stages: 4 * 32 * 260 * 4 = 133120 bytes: one block fits
+  // the 227 KiB opt-in limit, two do not fit an SM.
+  EXPECT_TRUE(CheckSm90(Warp(128, 128, 32, 8, 8, 8, 4, 1, 8, 1)).ok());
+  ExpectRejected(Warp(128, 128, 32, 8, 8, 8, 4, 1, 8, 2), "MINB=2 blocks of 133120 bytes");
+  v1::Device small = Sm90ReferenceDevice();
+  small.set_shared_memory_per_block_optin(100 * 1024);
+  ExpectRejectedOn(Warp(128, 128, 32, 8, 8, 8, 4, 1, 8, 1), small, "133120 bytes of shared memory");
+  // 16x8 per thread under MINB = 2 with 256 threads: 128 + 24 + 40 = 192
+  // registers over the cap of 65536 / 512 = 128.
+  ExpectRejected(Warp(128, 256, 16, 8, 16, 8, 3, 1, 8, 2),
+                 "an estimated 192 registers per thread");
+  EXPECT_TRUE(CheckSm90(Warp(128, 256, 16, 8, 16, 8, 3, 1, 8, 1)).ok());
+  // BK = 8 with 512 threads: the B tile (1024 floats) is 256 float4 copies.
+  ExpectRejected(Warp(128, 128, 8, 8, 4, 8, 3, 1, 8, 1), "does not divide evenly among 512");
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
-// and is correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int indices):
+// and is correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int indices)
+// (split-K kernels, sgemm_warp with SPLITK > 1, add into C: the launcher sets
+// C to beta * C first, LaunchGeometry.prescale_output):
 //  - every global load and store is bounds-checked (out-of-range tile
 //    elements read as 0); offsets within a block are relative to the block's
 //    corner and compared with the rows/columns left, so no index exceeds the
@@ -20,8 +22,9 @@
 //    65535 row blocks (M > 65535 * BM) spread over grid.z; blocks past the
 //    last row block return at once.
 //
-// Grid: x = ceil(N / BN) column blocks; y * z >= ceil(M / BM) row blocks,
-// y = ceil(M / BM) and z = 1 unless that exceeds 65535 (Geometry in sgemm.cc).
+// Grid of the naive and tiled kernels: x = ceil(N / BN) column blocks; y * z
+// >= ceil(M / BM) row blocks, y = ceil(M / BM) and z = 1 unless that exceeds
+// 65535 (Geometry in sgemm.cc). sgemm_warp: see its comment.
 
 namespace sgemm_detail {
 
@@ -406,4 +409,344 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     T::template KLoop<false>(A, B, rows, cols, N, K, tid, tr, tc, As, Bs, acc);
   }
   T::Epilogue(rows, cols, N, alpha, beta, C, tr, tc, acc);
+}
+
+// ---------------------------------------------------------------------------
+// KIND=3. Warp-tiled SGEMM with a cp.async multi-stage pipeline (sm_80+),
+// split-K by atomics and block rasterization.
+//
+//  Block tile BM x BN, THREADS = (BM/TM) * (BN/TN) threads = warps of 32.
+//  Warp tile WM x WN = (LM*TM) x (LN*TN), LM = 32/LN lanes along M and LN
+//  along N; warps cover the block tile row-major (BN/WN warps per row). A
+//  lane owns TM x TN outputs as (TM/4) x (TN/4) warp iterations of a 4x4
+//  sub-tile: row i of lane (lm, ln) is (i/4)*(LM*4) + lm*4 + i%4 within the
+//  warp tile, column j likewise with LN. Each k step a lane reads TM/4 + TN/4
+//  float4 from shared memory; the lanes of a warp read LM (LN) consecutive
+//  float4, so reads are conflict-free and broadcast.
+//  Shared memory (dynamic): STAGES x {As[BK][BM+4] (A transposed), Bs[BK][BN]}.
+//  A is copied with 4-byte cp.async (a warp copies 4 rows x 8 k: one 32-byte
+//  sector per row, and As's row stride BM+4 = 4 mod 32 banks puts the 32
+//  lanes on 32 banks); B with 16-byte cp.async when N % 4 == 0 and B is
+//  16-byte aligned (else 4-byte). Out-of-range elements are zero-filled
+//  (src-size 0). STAGES - 1 K tiles are in flight while one is computed; one
+//  barrier per K tile.
+//  SPLITK > 1: blockIdx.y picks a contiguous range of K tiles and the block
+//  atomically adds alpha * its partial product into C, which the launcher
+//  must have set to beta * C (zero when beta == 0; LaunchGeometry
+//  prescale_output). SPLITK == 1: C = alpha * acc + beta * C, C read only
+//  when beta != 0.
+//  GROUP: blockIdx.x runs over the output tiles GROUP tile-rows at a time
+//  (column-major within a group) so that concurrently running blocks share
+//  rows of A and columns of B in L2.
+//  MINB: __launch_bounds__(THREADS, MINB), the blocks per SM the register
+//  allocation must allow.
+// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK. Requires (checked by
+// sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0, BK % 8 == 0,
+// BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
+namespace sgemm_detail {
+
+__device__ __forceinline__ unsigned SmemAddr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// 4 bytes global -> shared, asynchronously; zero-fills when !pred (src unread).
+__device__ __forceinline__ void CpAsync4(float* dst, const float* src, bool pred) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
+               "r"(pred ? 4 : 0));
+}
+// 16 bytes (both addresses 16-byte aligned), bypassing L1; zero-fills when !pred.
+__device__ __forceinline__ void CpAsync16(float* dst, const float* src, bool pred) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
+               "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES>
+struct Warp {
+  enum : int {
+    THREADS = (BM / TM) * (BN / TN),
+    LM = 32 / LN,
+    WM = LM * TM,
+    WN = LN * TN,
+    WARPS_N = BN / WN,
+    LDA = BM + 4,
+    LDB = BN,
+    A_STAGE = BK * LDA,
+    B_STAGE = BK * LDB,
+    A_PER = BM * BK / THREADS,        // 4-byte copies of A per thread per K tile
+    B_PER4 = BN * BK / (4 * THREADS),  // 16-byte copies of B
+    B_PER1 = BN * BK / THREADS,        // or 4-byte copies
+  };
+  static_assert(LN * LM == 32, "LN must divide 32");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "TM and TN are multiples of 4");
+  static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
+  static_assert(BK % 8 == 0, "BK must be a multiple of 8");
+  static_assert(A_PER * THREADS == BM * BK && B_PER4 * 4 * THREADS == BN * BK,
+                "tile copies must divide evenly among the threads");
+
+  // Issues the copies of K tile `kt` into stage (as, bs). A points at the
+  // block's first row (rows left), B at its first column (cols left).
+  // Offsets are 32-bit (M*K, K*N < 2^31) and written so that the copy index
+  // `it` enters as a compile-time step: few registers stay live.
+  template <bool VB>
+  static __device__ __forceinline__ void Load(float* as, float* bs, const float* __restrict__ A,
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int N, int K, int kt, int tid) {
+    const int k0 = kt * BK;
+    const int kleft = K - k0;
+    // A: copy e = tid + it * THREADS is (row m, k) of 4-row x 8-k block e / 32, lane e % 32.
+    constexpr int KB = BK / 8;           // 8-k blocks per row block
+    constexpr int WARPS = THREADS / 32;
+    const int q = tid % 32, w = tid / 32;
+    if constexpr (WARPS % KB == 0) {
+      constexpr int RSTEP = 4 * (WARPS / KB);  // rows between a thread's copies
+      const int m0 = (w / KB) * 4 + q % 4;
+      const int k = (w % KB) * 8 + q / 4;
+      const bool kin = k < kleft;
+      const int src0 = m0 * K + k0 + k;
+#pragma unroll
+      for (int it = 0; it < A_PER; ++it) {
+        const bool in = kin && m0 + it * RSTEP < rows;
+        CpAsync4(as + k * LDA + m0 + it * RSTEP, A + (in ? src0 + it * RSTEP * K : 0), in);
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < A_PER; ++it) {
+        const int blk = w + it * WARPS;
+        const int m = (blk / KB) * 4 + q % 4;
+        const int k = (blk % KB) * 8 + q / 4;
+        const bool in = m < rows && k < kleft;
+        CpAsync4(as + k * LDA + m, A + (in ? m * K + k0 + k : 0), in);
+      }
+    }
+    if constexpr (VB) {
+      // B: copy f = tid + it * THREADS is the float4 at (k, n) = (f / (BN/4), 4 * (f % (BN/4))).
+      constexpr int NF = BN / 4;
+      if constexpr (THREADS % NF == 0) {
+        constexpr int KSTEP = THREADS / NF;
+        const int k = tid / NF;
+        const int n = (tid % NF) * 4;
+        // N % 4 == 0 and the block's first column % 4 == 0: n < cols means n + 3 < cols.
+        const bool nin = n < cols;
+        const int src0 = (k0 + k) * N + n;
+#pragma unroll
+        for (int it = 0; it < B_PER4; ++it) {
+          const bool in = nin && k + it * KSTEP < kleft;
+          CpAsync16(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in);
+        }
+      } else {
+#pragma unroll
+        for (int it = 0; it < B_PER4; ++it) {
+          const int f = tid + it * THREADS;
+          const int k = f / NF;
+          const int n = (f % NF) * 4;
+          const bool in = k < kleft && n < cols;
+          CpAsync16(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in);
+        }
+      }
+    } else if constexpr (THREADS % BN == 0) {
+      // The general path (N % 4 != 0 or B unaligned), 4-byte copies: copy
+      // e = tid + it * THREADS is (k, n) = (e / BN, e % BN); n is fixed.
+      constexpr int KSTEP = THREADS / BN;
+      const int k = tid / BN;
+      const int n = tid % BN;
+      const bool nin = n < cols;
+      const int src0 = (k0 + k) * N + n;
+#pragma unroll
+      for (int it = 0; it < B_PER1; ++it) {
+        const bool in = nin && k + it * KSTEP < kleft;
+        CpAsync4(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in);
+      }
+    } else {
+      // Likewise where a row of the B tile spans several copies per thread
+      // (BN > THREADS): not unrolled, so that few addresses stay live.
+#pragma unroll 1
+      for (int it = 0; it < B_PER1; ++it) {
+        const int e = tid + it * THREADS;
+        const int k = e / BN;
+        const int n = e % BN;
+        const bool in = k < kleft && n < cols;
+        CpAsync4(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in);
+      }
+    }
+  }
+
+  // acc += As^T * Bs over one K tile; (wm, wn) is the lane's first row and
+  // column within the block tile.
+  static __device__ __forceinline__ void Compute(const float* as, const float* bs, int wm, int wn,
+                                                 float (&acc)[TM][TN]) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float a[TM];
+      float b[TN];
+#pragma unroll
+      for (int i = 0; i < TM; i += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(as + k * LDA + wm + (i / 4) * (LM * 4));
+        a[i + 0] = v.x;
+        a[i + 1] = v.y;
+        a[i + 2] = v.z;
+        a[i + 3] = v.w;
+      }
+#pragma unroll
+      for (int j = 0; j < TN; j += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(bs + k * LDB + wn + (j / 4) * (LN * 4));
+        b[j + 0] = v.x;
+        b[j + 1] = v.y;
+        b[j + 2] = v.z;
+        b[j + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+    }
+  }
+
+  // The STAGES-deep pipeline over K tiles [kt0, kt1).
+  template <bool VB>
+  static __device__ __forceinline__ void KLoop(float* smem, const float* __restrict__ A,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int kt0, int kt1, int tid, int wm,
+                                               int wn, float (&acc)[TM][TN]) {
+    float* as = smem;
+    float* bs = smem + STAGES * A_STAGE;
+    const int nt = kt1 - kt0;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < nt) Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + s, tid);
+      CpAsyncCommit();
+    }
+    for (int t = 0; t < nt; ++t) {
+      CpAsyncWait<STAGES - 2>();  // tile t has landed (this thread's copies)...
+      __syncthreads();            // ...everyone's; and stage (t - 1) % STAGES is free
+      const int next = t + STAGES - 1;
+      if (next < nt) {
+        const int s = next % STAGES;
+        Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + next, tid);
+      }
+      CpAsyncCommit();
+      const int s = t % STAGES;
+      Compute(as + s * A_STAGE, bs + s * B_STAGE, wm, wn, acc);
+    }
+    CpAsyncWait<0>();
+  }
+};
+
+}  // namespace sgemm_detail
+
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
+          int MINB>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)
+    sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
+               const float* __restrict__ B, float beta, float* __restrict__ C) {
+  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES>;
+  extern __shared__ __align__(16) float smem[];
+
+  // Output tile of this block, GROUP tile-rows at a time.
+  const int tiles_m = sgemm_detail::CeilDiv(M, BM);
+  const int tiles_n = sgemm_detail::CeilDiv(N, BN);
+  const int pid = blockIdx.x;
+  int tile_m, tile_n;
+  if constexpr (GROUP > 1) {
+    const int per_group = GROUP * tiles_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(tiles_m - first_m, GROUP);
+    tile_m = first_m + (pid % per_group) % group_m;
+    tile_n = (pid % per_group) / group_m;
+  } else {
+    tile_m = pid / tiles_n;
+    tile_n = pid % tiles_n;
+  }
+  if (tile_m >= tiles_m) return;
+
+  // K tiles of this split.
+  const int ktiles = sgemm_detail::CeilDiv(K, BK);
+  int kt0 = 0, kt1 = ktiles;
+  if constexpr (SPLITK > 1) {
+    const int per = sgemm_detail::CeilDiv(ktiles, SPLITK);
+    kt0 = blockIdx.y * per;
+    kt1 = min(ktiles, kt0 + per);
+    if (kt0 >= kt1) return;  // nothing to add
+  }
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int wm = (warp / W::WARPS_N) * W::WM + (lane / LN) * 4;
+  const int wn = (warp % W::WARPS_N) * W::WN + (lane % LN) * 4;
+  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int rows = M - bm, cols = N - bn;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  C += static_cast<long long>(bm) * N + bn;
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  }
+  const bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
+  if (vec_b) {
+    W::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+  } else {
+    W::template KLoop<false>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+  }
+
+  // Epilogue: float4 stores where N % 4 == 0 and C is aligned, else scalar.
+  const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = wm + (i / 4) * (W::LM * 4) + i % 4;
+    if (row >= rows) continue;
+    float* crow = C + static_cast<long long>(row) * N;
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const int col = wn + (j / 4) * (LN * 4);
+      if constexpr (SPLITK > 1) {
+#if __CUDA_ARCH__ >= 900
+        if (vec_c) {  // one 16-byte atomic add (sm_90 red.global.v4.f32)
+          if (col < cols) {
+            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(crow + col),
+                         "f"(alpha * acc[i][j]), "f"(alpha * acc[i][j + 1]),
+                         "f"(alpha * acc[i][j + 2]), "f"(alpha * acc[i][j + 3])
+                         : "memory");
+          }
+          continue;
+        }
+#endif
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          if (col + w < cols) atomicAdd(crow + col + w, alpha * acc[i][j + w]);
+        }
+      } else {
+        if (vec_c) {
+          // cols % 4 == 0 and col % 4 == 0: col < cols means col + 3 < cols.
+          if (col < cols) {
+            float4* p = reinterpret_cast<float4*>(crow + col);
+            float4 out = make_float4(alpha * acc[i][j], alpha * acc[i][j + 1],
+                                     alpha * acc[i][j + 2], alpha * acc[i][j + 3]);
+            if (beta != 0.0f) {
+              const float4 old = *p;
+              out.x = fmaf(beta, old.x, out.x);
+              out.y = fmaf(beta, old.y, out.y);
+              out.z = fmaf(beta, old.z, out.z);
+              out.w = fmaf(beta, old.w, out.w);
+            }
+            *p = out;
+          }
+        } else {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) {
+            if (col + w < cols) {
+              crow[col + w] = sgemm_detail::Blend(acc[i][j + w], alpha, beta, crow + col + w);
+            }
+          }
+        }
+      }
+    }
+  }
 }

@@ -4,8 +4,10 @@
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
+//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB>
+//           warp tiling, cp.async multi-stage pipeline, split-K, rasterization
 // One searchable space: the parameters a kind does not use take one fixed
-// value (Unused() below), so each distinct kernel appears once.
+// value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -28,6 +30,7 @@ enum Kind : int64_t {
   kNaive = 0,      // sgemm_naive<BM,BN>
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
+  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB>
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -35,6 +38,7 @@ constexpr const char* KindName(int64_t kind) {
     case kNaive: return "naive";
     case kCoalesced: return "coalesced";
     case kTiled: return "tiled";
+    case kWarpTiled: return "warp";
   }
   return "unknown";
 }
@@ -52,12 +56,25 @@ constexpr int64_t kRegisterOverhead = 24;
 /// scalar-load path, its 64-bit address and bounds predicate kept live across
 /// the K loop.
 constexpr int64_t kRegistersPerStagedFloat = 5;
+/// Registers of the warp kernel besides accumulators and operands.
+constexpr int64_t kWarpRegisterOverhead = 40;
+/// Shared memory the driver reserves per block (sm_80+), counted against
+/// the SM's capacity (CUDA C Programming Guide, compute capabilities).
+constexpr int64_t kReservedSharedPerBlock = 1024;
 
-/// The values that the naive kinds take for the parameters they do not use.
-const Config& Unused() {
-  static const Config unused = {{"BK", 8}, {"TM", 1}, {"TN", 1}, {"PAD", 0},
-                                {"VEC", 1}, {"LOOP", 0}, {"MAP", 0}, {"DB", 0}};
-  return unused;
+/// The values a kind takes for the parameters it does not use (so that each
+/// distinct kernel appears once): the naive kinds use only BM and BN, the
+/// tiled kind none of the warp kind's LN..MINB, and the warp kind has fixed
+/// A padding 4, float4 loads, the outer-product loop and strided lanes.
+const Config& FixedFor(int64_t kind) {
+  static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
+                               {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
+                               {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
+                               {"MINB", 1}};
+  static const Config tiled = {
+      {"LN", 0}, {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1}, {"MINB", 1}};
+  static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
+  return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
 
 /// Block tiles {BM, BN, TM, TN} of the 2-D tiled group of Space(): 64 to 512
@@ -72,9 +89,34 @@ constexpr std::array<std::array<int64_t, 4>, 26> k2DTiles = {{
     {16, 128, 4, 4},
 }};
 
-/// The first kCore2DTiles of k2DTiles, the classic fast tiles, also get
-/// PAD = 0 and the VEC = 1 and LOOP = 1 ablations.
+/// The first kCore2DTiles of k2DTiles, the classic fast tiles, are the 2-D
+/// tiled kernels of Space().
 constexpr size_t kCore2DTiles = 5;
+
+/// Warp-kernel tiles {BM, BN, TM, TN, LN} for large problems: 128 or 256
+/// threads of 8x8 to 16x8 outputs, warp tiles 32x64, 64x32 and 32x128.
+constexpr std::array<std::array<int64_t, 5>, 7> kWarpTiles = {{
+    {128, 128, 8, 8, 8},   // 256 threads, warp tile 32x64
+    {128, 128, 8, 8, 4},   // 256 threads, warp tile 64x32
+    {128, 256, 8, 16, 8},  // 256 threads, warp tile 32x128
+    {256, 128, 16, 8, 4},  // 256 threads, warp tile 128x32
+    {128, 64, 8, 8, 4},    // 128 threads, warp tile 64x32
+    {64, 128, 8, 8, 8},    // 128 threads, warp tile 32x64
+    {128, 128, 8, 4, 8},   // 512 threads, warp tile 32x32
+}};
+
+/// Warp-kernel tiles {BM, BN, TM, TN, LN} with split-K: down to 16 rows for
+/// M = 16, 64 to 256 threads.
+constexpr std::array<std::array<int64_t, 5>, 8> kSplitTiles = {{
+    {16, 128, 4, 4, 8},   // 128 threads, warp tile 16x32
+    {16, 64, 4, 4, 8},    // 64 threads
+    {32, 128, 4, 4, 8},   // 256 threads
+    {32, 64, 4, 4, 8},    // 128 threads
+    {64, 64, 8, 4, 8},    // 128 threads, warp tile 32x32
+    {64, 128, 8, 8, 8},   // 128 threads, warp tile 32x64
+    {128, 64, 8, 8, 4},   // 128 threads, warp tile 64x32
+    {128, 128, 8, 8, 8},  // 256 threads, warp tile 32x64
+}};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
@@ -102,6 +144,33 @@ struct Tiled {
   }
 };
 
+/// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
+struct Warp {
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb;
+
+  int64_t Threads() const { return (bm / tm) * (bn / tn); }
+  int64_t Lm() const { return ln > 0 ? kWarp / ln : 0; }
+  /// Warp tile: (32/LN * TM) x (LN * TN).
+  int64_t Wm() const { return Lm() * tm; }
+  int64_t Wn() const { return ln * tn; }
+  /// Dynamic shared memory: STAGES x (As[BK][BM+4] + Bs[BK][BN]) floats.
+  int64_t SharedBytes() const { return stages * bk * ((bm + 4) + bn) * kBytesPerElement; }
+  /// Estimated registers per thread: TM*TN accumulators, TM + TN operands,
+  /// kWarpRegisterOverhead (addresses, bounds, loop state). Calibrated with
+  /// ptxas -v (NVRTC 13.0, sm_90) on the configs of Space().
+  int64_t RegisterEstimate() const { return tm * tn + tm + tn + kWarpRegisterOverhead; }
+  /// The registers a thread may use under __launch_bounds__(THREADS, MINB):
+  /// the SM's 65536 split over MINB blocks, in the allocation unit of 8.
+  int64_t RegisterCap(int64_t regs_per_sm) const {
+    return std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (minb * Threads()) / 8 * 8);
+  }
+};
+
+Warp GetWarp(const Config& c) {
+  return {c.at("BM"), c.at("BN"),     c.at("BK"),    c.at("TM"),    c.at("TN"),
+          c.at("LN"), c.at("STAGES"), c.at("SPLITK"), c.at("GROUP"), c.at("MINB")};
+}
+
 Tiled GetTiled(const Config& c) {
   return {c.at("BM"), c.at("BN"),  c.at("BK"),   c.at("TM"),  c.at("TN"),
           c.at("PAD"), c.at("VEC"), c.at("LOOP"), c.at("MAP"), c.at("DB")};
@@ -118,10 +187,11 @@ class SgemmFamilyImpl final : public Family {
  public:
   SgemmFamilyImpl()
       : params_{
-            {"KIND", {kNaive, kCoalesced, kTiled},
+            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled},
              "0 = naive (one thread per output, threadIdx.x along rows: uncoalesced), "
              "1 = coalesced (one thread per output, threadIdx.x along columns), "
-             "2 = tiled (shared-memory block tiling, TM x TN outputs per thread)"},
+             "2 = tiled (shared-memory block tiling, TM x TN outputs per thread), "
+             "3 = warp (warp tiling, cp.async pipeline, split-K, rasterization; sm_80+)"},
             {"BM", {8, 16, 32, 64, 128, 256},
              "rows of C per block; naive kinds: block dimension along M"},
             {"BN", {8, 16, 32, 64, 128, 256},
@@ -146,6 +216,21 @@ class SgemmFamilyImpl final : public Family {
             {"DB", {0, 1},
              "tiled: 1 = double buffering (two shared buffers, next K slice loaded into "
              "registers while computing the current one, one barrier per slice)"},
+            {"LN", {0, 4, 8, 16},
+             "warp: lanes of a warp along N (32/LN along M); the warp tile is "
+             "(32/LN*TM) x (LN*TN) (other kinds: 0)"},
+            {"STAGES", {0, 2, 3, 4},
+             "warp: shared-memory stages of the cp.async pipeline, STAGES-1 K tiles in "
+             "flight (other kinds: 0)"},
+            {"SPLITK", {1, 2, 4, 8, 16},
+             "warp: K split over this many blocks per output tile, partial sums added "
+             "into C with atomics after C is set to beta*C (other kinds: 1)"},
+            {"GROUP", {1, 8},
+             "warp: block rasterization, output tiles visited GROUP tile-rows at a time "
+             "for L2 reuse (other kinds: 1)"},
+            {"MINB", {1, 2},
+             "warp: __launch_bounds__ minimum blocks per SM (caps registers at "
+             "65536/(MINB*threads)) (other kinds: 1)"},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -176,91 +261,104 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// The space, built from groups (each config once; unused parameters take
-  /// the values of Unused() for the naive kinds, LOOP = MAP = 0 where TM = TN = 1,
-  /// MAP = 0 where MAP cannot change the mapping):
-  ///  - naive and coalesced, blocks 16x16, 32x32, 8x32, 32x8;
-  ///  - classic shared-memory tiling (TM = TN = 1), 16x16 and 32x32 tiles,
-  ///    every BK, PAD, VEC, DB;
-  ///  - 1-D block tiling (TN = 1, TM = 8, 16), BM 64..128, BN 32..64, BK 8..16,
-  ///    every VEC and MAP, PAD = 4;
-  ///  - 2-D block tiling, the fast design: the tiles of k2DTiles, BK 8..32,
-  ///    every MAP and DB, PAD = 4 (and 0 for the core tiles), VEC = 4, LOOP = 0;
-  ///  - ablations on the core 2-D tiles: VEC = 1 and LOOP = 1.
-  /// About 45% of the points fail Check() on sm_90 (threads, uneven loads,
-  /// shared memory, registers) and are pruned before compiling.
+  /// the values of FixedFor(); LOOP = MAP = 0 where TM = TN = 1, MAP = 0
+  /// where MAP cannot change the mapping). The warp kind comes first, so
+  /// that a job finds a fast kernel early and clear losers after it are cut
+  /// short (server/worker/measure.cc):
+  ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
+  ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first tile also
+  ///    BK 32 and GROUP 1; and SPLITK 2..8 with BK 16, STAGES 4;
+  ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
+  ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
+  ///    large K, small problems);
+  ///  - the earlier designs, one representative each plus ablations of the
+  ///    128x128 2-D tiled kernel: naive, coalesced, classic shared-memory
+  ///    tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC, LOOP).
   std::vector<Config> Space() const override {
     std::vector<Config> space;
     auto add = [&](const Config& c) {
       if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
     };
+    auto base = [](int64_t kind) {
+      Config c = FixedFor(kNaive);
+      for (const auto& [k, v] : FixedFor(kind)) c[k] = v;
+      c["KIND"] = kind;
+      return c;
+    };
+    auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
+                    int64_t stages, int64_t splitk, int64_t group, int64_t minb) {
+      Config c = base(kWarpTiled);
+      for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
+                          {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
+                          {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb}}) {
+        c[k] = v;
+      }
+      add(c);
+    };
     auto tiled = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t pad,
                      int64_t vec, int64_t loop, int64_t map, int64_t db) {
       if (tm == 1 && tn == 1) loop = 0;
       if (MapIsIrrelevant(tm, tn)) map = 0;
-      add({{"KIND", kTiled}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn},
-           {"PAD", pad}, {"VEC", vec}, {"LOOP", loop}, {"MAP", map}, {"DB", db}});
+      Config c = base(kTiled);
+      for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
+                          {"TM", tm}, {"TN", tn}, {"PAD", pad}, {"VEC", vec}, {"LOOP", loop},
+                          {"MAP", map}, {"DB", db}}) {
+        c[k] = v;
+      }
+      add(c);
     };
-    // Naive kinds.
+    // Warp tiling, large tiles. MINB = 2 only where it caps the registers
+    // (256 threads or more); GROUP = 1 and BK = 32 for the first tile only.
+    for (size_t i = 0; i < kWarpTiles.size(); ++i) {
+      const auto& [bm, bn, tm, tn, ln] = kWarpTiles[i];
+      const int64_t threads = (bm / tm) * (bn / tn);
+      for (int64_t bk : {8, 16, 32}) {
+        if (bk == 32 && i > 0) continue;
+        for (int64_t stages : {2, 3, 4}) {
+          for (int64_t minb : {1, 2}) {
+            if (minb == 2 && threads < 256) continue;
+            warp(bm, bn, bk, tm, tn, ln, stages, 1, 8, minb);
+            if (i == 0) warp(bm, bn, bk, tm, tn, ln, stages, 1, 1, minb);
+          }
+        }
+      }
+      // Split-K for few output tiles with a large K (M or N of 128).
+      for (int64_t splitk : {2, 4, 8}) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
+    }
+    // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
+    for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
+      for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 4}, {32, 3}}) {
+        for (int64_t splitk : {1, 2, 4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1);
+      }
+    }
+    // The earlier designs.
     for (int64_t kind : {kNaive, kCoalesced}) {
-      for (auto [bm, bn] : {std::pair<int64_t, int64_t>{16, 16}, {32, 32}, {8, 32}, {32, 8}}) {
-        Config c = Unused();
-        c["KIND"] = kind;
-        c["BM"] = bm;
-        c["BN"] = bn;
-        add(c);
-      }
+      Config c = base(kind);
+      c["BM"] = 16;
+      c["BN"] = 16;
+      add(c);
     }
-    // Classic shared-memory tiling: one output per thread.
-    for (int64_t b : {16, 32}) {
-      for (int64_t bk : {8, 16, 32}) {
-        for (int64_t pad : {0, 4}) {
-          for (int64_t vec : {1, 4}) {
-            for (int64_t db : {0, 1}) tiled(b, b, bk, 1, 1, pad, vec, 0, 0, db);
-          }
-        }
-      }
-    }
-    // 1-D block tiling: a column of TM outputs per thread.
-    for (int64_t bm : {64, 128}) {
-      for (int64_t bn : {32, 64}) {
-        for (int64_t bk : {8, 16}) {
-          for (int64_t tm : {8, 16}) {
-            for (int64_t vec : {1, 4}) {
-              for (int64_t map : {0, 1}) tiled(bm, bn, bk, tm, 1, 4, vec, 0, map, 0);
-            }
-          }
-        }
-      }
-    }
-    // 2-D block tiling, the fast design: float4 loads, registers outer
-    // product; every BK, MAP and DB; PAD = 4, and also 0 for the core tiles.
-    for (size_t i = 0; i < k2DTiles.size(); ++i) {
-      const auto& [bm, bn, tm, tn] = k2DTiles[i];
-      for (int64_t bk : {8, 16, 32}) {
-        for (int64_t pad : {4, 0}) {
-          if (pad == 0 && i >= kCore2DTiles) continue;
-          for (int64_t map : {0, 1}) {
-            for (int64_t db : {0, 1}) tiled(bm, bn, bk, tm, tn, pad, 4, 0, map, db);
-          }
-        }
-      }
-    }
-    // Ablations on the core tiles: scalar global loads, k-innermost loop.
-    for (size_t i = 0; i < kCore2DTiles; ++i) {
+    tiled(32, 32, 32, 1, 1, 4, 1, 0, 0, 1);     // classic shared-memory tiling
+    tiled(64, 64, 8, 8, 1, 4, 1, 0, 1, 0);      // 1-D block tiling
+    tiled(128, 64, 16, 8, 1, 4, 1, 0, 1, 0);
+    for (size_t i = 0; i < kCore2DTiles; ++i) {  // 2-D block tiling
       const auto& [bm, bn, tm, tn] = k2DTiles[i];
       for (int64_t bk : {8, 16}) {
-        for (int64_t map : {0, 1}) {
-          tiled(bm, bn, bk, tm, tn, 4, 1, 0, map, 0);
-          tiled(bm, bn, bk, tm, tn, 4, 4, 1, map, 0);
-        }
+        for (int64_t db : {0, 1}) tiled(bm, bn, bk, tm, tn, 4, 4, 0, 1, db);
       }
     }
+    // Ablations of the 128x128x8, 8x8 kernel: one design choice undone each.
+    tiled(128, 128, 8, 8, 8, 0, 4, 0, 1, 0);  // no padding
+    tiled(128, 128, 8, 8, 8, 4, 1, 0, 1, 0);  // scalar global loads
+    tiled(128, 128, 8, 8, 8, 4, 4, 1, 1, 0);  // k-innermost loop
+    tiled(128, 128, 8, 8, 8, 4, 4, 0, 0, 0);  // consecutive rows/columns per thread
     return space;
   }
 
   /// OK if the config runs on `device` for every shape. FAILED_PRECONDITION,
   /// naming the cause, for: an unknown or missing parameter or a value outside
-  /// params(); a naive config whose unused parameters are not Unused();
+  /// params(); a parameter the kind does not use with another value than
+  /// FixedFor(kind); warp kind: see CheckWarp();
   /// threads per block above the device limit, below or not a multiple of the
   /// warp (32); BM % TM or BN % TN != 0; BK % VEC != 0; A or B tile loads that
   /// do not divide evenly (BM*BK and BN*BK multiples of THREADS*VEC); static
@@ -269,14 +367,15 @@ class SgemmFamilyImpl final : public Family {
   absl::Status Check(const Config& config, const v1::Device& device) const override {
     if (auto s = CheckParams(config); !s.ok()) return s;
     const int64_t kind = config.at("KIND");
-    if (kind != kTiled) {
-      for (const auto& [key, value] : Unused()) {
-        if (config.at(key) != value) {
-          return absl::FailedPreconditionError(
-              absl::StrCat(key, "=", config.at(key), " is unused by KIND=", kind, " (",
-                           KindName(kind), "), which takes ", key, "=", value));
-        }
+    for (const auto& [key, value] : FixedFor(kind)) {
+      if (config.at(key) != value) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(key, "=", config.at(key), " is unused by KIND=", kind, " (",
+                         KindName(kind), "), which takes ", key, "=", value));
       }
+    }
+    if (kind == kWarpTiled) return CheckWarp(config, device);
+    if (kind != kTiled) {
       return CheckThreads(config.at("BM") * config.at("BN"),
                           absl::StrCat(config.at("BM"), "x", config.at("BN")), device);
     }
@@ -331,11 +430,21 @@ class SgemmFamilyImpl final : public Family {
     return absl::OkStatus();
   }
 
+  /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
+  /// with "_sk<SPLITK>" appended when SPLITK > 1,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
   std::string ConfigName(const Config& config) const override {
     const int64_t kind = Get(config, "KIND");
+    if (kind == kWarpTiled) {
+      std::string name = absl::StrCat(
+          "sgemm_warp_", Get(config, "BM"), "x", Get(config, "BN"), "x", Get(config, "BK"), "_",
+          Get(config, "TM"), "x", Get(config, "TN"), "_ln", Get(config, "LN"), "_s",
+          Get(config, "STAGES"), "_g", Get(config, "GROUP"), "_b", Get(config, "MINB"));
+      if (Get(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", Get(config, "SPLITK"));
+      return name;
+    }
     if (kind != kTiled) {
       return absl::StrCat("sgemm_", KindName(kind), "_", Get(config, "BM"), "x", Get(config, "BN"));
     }
@@ -347,12 +456,20 @@ class SgemmFamilyImpl final : public Family {
     return name;
   }
 
-  /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>"
-  /// or "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>"; no extra options.
+  /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
+  /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB>"; no extra options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = Get(config, "KIND");
     std::string expr;
-    if (kind != kTiled) {
+    if (kind == kWarpTiled) {
+      std::vector<int64_t> args;
+      for (const char* p :
+           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB"}) {
+        args.push_back(Get(config, p));
+      }
+      expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
+    } else if (kind != kTiled) {
       expr = absl::StrCat("sgemm_", KindName(kind), "<", Get(config, "BM"), ",", Get(config, "BN"),
                           ">");
     } else {
@@ -371,9 +488,27 @@ class SgemmFamilyImpl final : public Family {
   /// return past the last one. block = {BM, BN, 1} for naive (x along rows),
   /// {BN, BM, 1} for coalesced (x along columns), {(BM/TM)*(BN/TN), 1, 1} for
   /// tiled; static shared memory only (0 dynamic).
+  /// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
+  /// {(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory Warp::SharedBytes(), and
+  /// prescale_output when SPLITK > 1 (the blocks add into C with atomics).
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
     const int64_t kind = Get(config, "KIND");
     const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
+    if (kind == kWarpTiled) {
+      const Warp w{bm, bn, Get(config, "BK"), Get(config, "TM"), Get(config, "TN"),
+                   Get(config, "LN"), Get(config, "STAGES"), Get(config, "SPLITK"),
+                   Get(config, "GROUP"), Get(config, "MINB")};
+      v1::LaunchGeometry g;
+      g.add_grid(static_cast<uint32_t>(CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn)));
+      g.add_grid(static_cast<uint32_t>(std::max<int64_t>(w.splitk, 1)));
+      g.add_grid(1);
+      g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
+      g.add_block(1);
+      g.add_block(1);
+      g.set_dynamic_shared_bytes(static_cast<uint32_t>(w.SharedBytes()));
+      g.set_prescale_output(w.splitk > 1);
+      return g;
+    }
     const int64_t row_blocks = CeilDiv(shape[0], bm);
     const int64_t grid_y = std::min(row_blocks, kMaxGridY);
     v1::LaunchGeometry g;
@@ -412,6 +547,73 @@ class SgemmFamilyImpl final : public Family {
     auto it = config.find(key);
     return it == config.end() ? 0 : it->second;
   }
+  /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
+  /// multiples of 4; LN > 0; BM % (32/LN*TM) == 0 and BN % (LN*TN) == 0 (warp
+  /// tiles tile the block); the threads; BK % 8 == 0; BM*BK a multiple of
+  /// THREADS and BN*BK of 4*THREADS (even copies); dynamic shared memory up to
+  /// the opt-in limit, and MINB blocks of it (plus the 1 KiB reserved per
+  /// block) within an SM (taken as the opt-in limit + 1 KiB); the register
+  /// estimate within the cap that __launch_bounds__(THREADS, MINB) sets.
+  static absl::Status CheckWarp(const Config& config, const v1::Device& device) {
+    const Warp w = GetWarp(config);
+    if (device.cc_major() < 8) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "KIND=3 needs cp.async (compute capability 8.0+), the device is ", device.cc_major(),
+          ".", device.cc_minor()));
+    }
+    if (w.tm % 4 != 0 || w.tn % 4 != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("TM=", w.tm, " and TN=", w.tn, " must be multiples of 4 (float4 reads)"));
+    }
+    if (w.ln == 0 || w.stages == 0) {
+      return absl::FailedPreconditionError("KIND=3 needs LN > 0 and STAGES > 0");
+    }
+    if (w.bm % w.Wm() != 0 || w.bn % w.Wn() != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the warp tile ", w.Wm(), "x", w.Wn(), " (32/LN*TM x LN*TN) does not tile ",
+                       w.bm, "x", w.bn));
+    }
+    const int64_t threads = w.Threads();
+    if (auto s = CheckThreads(threads, absl::StrCat("(BM/TM)*(BN/TN) = ", w.bm / w.tm, "*",
+                                                    w.bn / w.tn),
+                              device);
+        !s.ok()) {
+      return s;
+    }
+    if (w.bk % 8 != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("BK=", w.bk, " is not a multiple of 8 (A is copied 8 k at a time)"));
+    }
+    if ((w.bm * w.bk) % threads != 0 || (w.bn * w.bk) % (4 * threads) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the A tile (", w.bm * w.bk, " floats, 4-byte copies) or the B tile (", w.bn * w.bk,
+          " floats, 16-byte copies) does not divide evenly among ", threads, " threads"));
+    }
+    const int64_t smem = w.SharedBytes();
+    if (smem > device.shared_memory_per_block_optin()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          smem, " bytes of shared memory (STAGES x BK*(BM+4 + BN) floats) exceed the device's "
+                "opt-in per-block limit of ",
+          device.shared_memory_per_block_optin()));
+    }
+    if (w.minb * (smem + kReservedSharedPerBlock) >
+        device.shared_memory_per_block_optin() + kReservedSharedPerBlock) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("MINB=", w.minb, " blocks of ", smem,
+                       " bytes of shared memory do not fit in one SM"));
+    }
+    const int64_t regs = w.RegisterEstimate();
+    const int64_t cap = w.RegisterCap(device.registers_per_sm() > 0 ? device.registers_per_sm()
+                                                                    : 65536);
+    if (regs > cap) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "an estimated ", regs, " registers per thread (", w.tm * w.tn, " accumulators + ",
+          w.tm + w.tn, " operands + ", kWarpRegisterOverhead, ") exceed the cap of ", cap,
+          " that MINB=", w.minb, " blocks of ", threads, " threads per SM set (spills)"));
+    }
+    return absl::OkStatus();
+  }
+
   /// Threads per block within the device limit and a whole number of warps.
   static absl::Status CheckThreads(int64_t threads, const std::string& how,
                                    const v1::Device& device) {

@@ -123,6 +123,47 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
   return ms[ms.size() / 2];
 }
 
+absl::StatusOr<std::vector<double>> TimeInterleavedMs(
+    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream) {
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+    }
+  };
+  rounds = std::max(rounds, 1);
+  std::vector<Events> ev(runs.size() * static_cast<size_t>(rounds));
+  for (auto& e : ev) {
+    TUNED_CUDA(cudaEventCreate(&e.start));
+    TUNED_CUDA(cudaEventCreate(&e.stop));
+  }
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      Events& e = ev[static_cast<size_t>(r) * runs.size() + i];
+      if (flush) TUNED_RETURN_IF_ERROR(flush(stream));
+      TUNED_CUDA(cudaEventRecord(e.start, stream));
+      TUNED_RETURN_IF_ERROR(runs[i](stream));
+      TUNED_CUDA(cudaEventRecord(e.stop, stream));
+    }
+  }
+  TUNED_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> medians;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::vector<double> ms;
+    for (int r = 0; r < rounds; ++r) {
+      float t = 0;
+      Events& e = ev[static_cast<size_t>(r) * runs.size() + i];
+      TUNED_CUDA(cudaEventElapsedTime(&t, e.start, e.stop));
+      ms.push_back(t);
+    }
+    std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
+    medians.push_back(ms[ms.size() / 2]);
+  }
+  return medians;
+}
+
 absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {
   L2Flusher f;
   auto buf = DeviceBuffer::Alloc(static_cast<size_t>(std::max<int64_t>(2 * l2_bytes, 1 << 20)));

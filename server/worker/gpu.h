@@ -59,6 +59,14 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
                                     const std::function<absl::Status(cudaStream_t)>& flush,
                                     int warmup, int reps, cudaStream_t stream);
 
+/// Times several runs interleaved: `rounds` rounds, each timing every run of
+/// `runs` once in order, with `flush` before each and outside its events, so
+/// that clock and thermal drift affect them alike. Returns the median per
+/// run, in ms, in the order of `runs`.
+absl::StatusOr<std::vector<double>> TimeInterleavedMs(
+    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
+
 /// Writes a scratch buffer of twice the L2 size, evicting earlier data.
 class L2Flusher {
  public:

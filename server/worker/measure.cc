@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace tuned {
 
@@ -57,16 +58,32 @@ std::string Worker::Arch() const {
 }
 
 absl::StatusOr<std::pair<double, int>> Worker::Time(
-    const std::function<absl::Status(cudaStream_t)>& run, double best_ms) {
+    const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms) {
+  // A clear loser keeps the time of its verification run.
+  if (best_ms > 0 && first_ms > kLoserRatio * best_ms) return std::pair{first_ms, 1};
   auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
-  auto first = TimeMedianMs(run, flush, /*warmup=*/1, /*reps=*/1, stream_);
+  auto first = TimeMedianMs(run, flush, /*warmup=*/first_ms > 0 ? 0 : 1, /*reps=*/1, stream_);
   if (!first.ok()) return first.status();
-  // A clear loser (over 20x the best so far) keeps its single timed run.
-  if (best_ms > 0 && *first > 20 * best_ms) return std::pair{*first, 1};
-  const int reps = static_cast<int>(std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), 5.0, 100.0));
+  if (best_ms > 0 && *first > kLoserRatio * best_ms) return std::pair{*first, 1};
+  int reps = static_cast<int>(std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), 5.0, 100.0));
+  if (best_ms > 0 && *first > kScreenRatio * best_ms) reps = kScreenReps;  // screening
   auto median = TimeMedianMs(run, flush, /*warmup=*/0, reps, stream_);
   if (!median.ok()) return median.status();
   return std::pair{*median, reps};
+}
+
+absl::StatusOr<std::pair<double, int>> Worker::Retime(
+    const std::function<absl::Status(cudaStream_t)>& run, double candidate_ms) {
+  auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
+  auto baseline = [this](cudaStream_t s) { return problem_->RunBaseline(s); };
+  const int rounds = static_cast<int>(
+      std::clamp(kTimingBudgetMs / std::max(candidate_ms + baseline_ms_, 1e-3),
+                 double{kRetimeMinRounds}, double{kRetimeMaxRounds}));
+  auto medians = TimeInterleavedMs({run, baseline}, flush, rounds, stream_);
+  if (!medians.ok()) return medians.status();
+  const double cand = (*medians)[0], base = (*medians)[1];
+  if (!(base > 0)) return std::pair{cand, rounds};
+  return std::pair{baseline_ms_ * cand / base, rounds};
 }
 
 absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
@@ -75,6 +92,7 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
   const Shape shape(request.problem().shape().begin(), request.problem().shape().end());
   prepared_family_ = request.problem().family();
   prepared_shape_ = shape;
+  baseline_ms_ = 0;
   if (compile_only_) {
     result.set_baseline_name("none (compile-only)");
     return result;
@@ -84,6 +102,7 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
   problem_ = *std::move(problem);
   auto timed = Time([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);
   if (!timed.ok()) return timed.status();
+  baseline_ms_ = timed->first;
   result.set_baseline_ms(timed->first);
   result.set_baseline_name(problem_->BaselineName());
   return result;
@@ -117,6 +136,8 @@ worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
 }  // namespace
 
 worker::CompileResult Worker::CompileBatch(const worker::Compile& request) {
+  // No memo here: the daemon compiles each kernel once, through the store's
+  // compile cache (server/jobs.cc, CompileStage).
   std::vector<KernelSource> sources;
   for (const auto& k : request.kernels()) sources.push_back(SourceOf(k));
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -173,7 +194,12 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   if (!loaded.ok()) return fail(v1::MEASUREMENT_LAUNCH_ERROR, loaded.status());
   r.set_registers(loaded->registers());
   r.set_local_bytes(loaded->local_bytes());
-  auto run = [&](cudaStream_t s) { return loaded->Launch(geometry, problem_->KernelArgs().data(), s); };
+  // What a launch of the candidate costs: the problem's preparation of the
+  // output (split-K: C = beta * C) and the kernel.
+  auto run = [&](cudaStream_t s) -> absl::Status {
+    TUNED_RETURN_IF_ERROR(problem_->BeforeLaunch(geometry, s));
+    return loaded->Launch(geometry, problem_->KernelArgs().data(), s);
+  };
 
   // A launch or kernel failure may leave the context unusable (a sticky
   // error: illegal address, misaligned access, ...): a device fault.
@@ -185,7 +211,9 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
     return fail(v1::MEASUREMENT_LAUNCH_ERROR, s);
   };
   if (auto s = problem_->PoisonOutput(stream_); !s.ok()) return launch_failed(s);
-  if (auto s = run(stream_); !s.ok()) return launch_failed(s);
+  // The verification run, timed with events (no flush): screens clear losers.
+  auto verify_ms = TimeMedianMs(run, nullptr, /*warmup=*/0, /*reps=*/1, stream_);
+  if (!verify_ms.ok()) return launch_failed(verify_ms.status());
   if (auto s = CudaStatus(cudaStreamSynchronize(stream_), "kernel"); !s.ok()) return launch_failed(s);
   auto error = problem_->CheckOutput(stream_);
   if (!error.ok()) return launch_failed(error.status());
@@ -197,8 +225,12 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   }
   r.set_status(v1::MEASUREMENT_OK);
   if (!time) return r;
-  auto timed = Time(run, best_ms);
+  auto timed = Time(run, best_ms, *verify_ms);
   if (!timed.ok()) return launch_failed(timed.status());
+  if (baseline_ms_ > 0 && (best_ms <= 0 || timed->first <= kRetimeRatio * best_ms)) {
+    timed = Retime(run, timed->first);
+    if (!timed.ok()) return launch_failed(timed.status());
+  }
   r.set_median_ms(timed->first);
   r.set_repetitions(timed->second);
   return r;

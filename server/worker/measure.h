@@ -21,6 +21,20 @@ namespace worker = v1::worker;
 
 /// Time spent timing one candidate, in ms of GPU time (sets the repetitions).
 inline constexpr double kTimingBudgetMs = 200.0;
+/// Timing policy (Worker::Time), relative to the best time of the job so far:
+/// over kLoserRatio x the best, a candidate keeps one run (its verification
+/// run if that was already over); over kScreenRatio x, the median of
+/// kScreenReps runs; else the full kTimingBudgetMs.
+inline constexpr double kLoserRatio = 20.0;
+inline constexpr double kScreenRatio = 1.3;
+inline constexpr int kScreenReps = 3;
+/// A candidate within kRetimeRatio x the best (or the first to pass) is
+/// re-timed interleaved with the baseline (Worker::Retime).
+inline constexpr double kRetimeRatio = 1.05;
+/// Rounds of that interleaved re-timing: clamp(kTimingBudgetMs / (candidate +
+/// baseline ms), kRetimeMinRounds, kRetimeMaxRounds).
+inline constexpr int kRetimeMinRounds = 10;
+inline constexpr int kRetimeMaxRounds = 100;
 
 class Worker {
  public:
@@ -40,13 +54,18 @@ class Worker {
   absl::StatusOr<worker::PrepareResult> Prepare(const worker::Prepare& request);
 
   /// Compiles the kernel for the device, loads it, runs it once on a poisoned
-  /// output and checks it against the reference, then times it: 1 warm-up,
-  /// repetitions = clamp(kTimingBudgetMs / first time, 5, 100) (just the
-  /// first run if it is over 20x slower than `best_ms`), L2 flushed before each, median of
-  /// per-repetition CUDA events. Failures come back as statuses, not errors.
+  /// output (timed: the verification run, which also warms up) and checks it
+  /// against the reference, then times it (Time: L2 flushed before each
+  /// repetition, median of per-repetition CUDA events, fewer repetitions for
+  /// candidates clearly slower than `best_ms`). A candidate within
+  /// kRetimeRatio of `best_ms`, or the first, is then re-timed interleaved
+  /// with the baseline (Retime), and its time is reported on the baseline's
+  /// scale. Failures come back as statuses, not errors.
   worker::MeasureResult Measure(const worker::Measure& request);
   /// Compiles the kernels in parallel on all CPU cores; one result per
-  /// kernel, COMPILED or COMPILE_ERROR.
+  /// kernel, COMPILED or COMPILE_ERROR. Successful compiles are kept in
+  /// memory for the worker's life (keyed by NVRTC's whole input), so that a
+  /// suite of jobs compiles each config once.
   worker::CompileResult CompileBatch(const worker::Compile& request);
 
   /// The part of Measure after compiling; `time` false only verifies.
@@ -63,9 +82,19 @@ class Worker {
  private:
   Worker() = default;
   std::string Arch() const;
-  /// Times `run` with warm-up, adaptive repetitions and L2 flushes.
+  /// Times `run` (already warmed up; `first_ms` from an earlier run, 0 if
+  /// none) with L2 flushes: one repetition over kLoserRatio x `best_ms`, the
+  /// median of kScreenReps over kScreenRatio x, else repetitions =
+  /// clamp(kTimingBudgetMs / first time, 5, 100). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
-                                              double best_ms);
+                                              double best_ms, double first_ms = 0);
+  /// Times `run` and the baseline interleaved (TimeInterleavedMs) and returns
+  /// {baseline_ms_ * candidate median / baseline median, rounds}: the
+  /// candidate's time on the scale of the baseline timed at Prepare, so that
+  /// the ratio to the baseline is a side-by-side one and drift of the clock
+  /// between candidates cancels.
+  absl::StatusOr<std::pair<double, int>> Retime(const std::function<absl::Status(cudaStream_t)>& run,
+                                                double candidate_ms);
 
   v1::Device device_;
   bool compile_only_ = false;
@@ -75,6 +104,7 @@ class Worker {
   std::unique_ptr<DeviceProblem> problem_;
   v1::Family prepared_family_ = v1::FAMILY_UNSPECIFIED;
   Shape prepared_shape_;
+  double baseline_ms_ = 0;  // the baseline's time at Prepare
 };
 
 }  // namespace tuned

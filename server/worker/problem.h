@@ -28,6 +28,14 @@ class DeviceProblem {
   /// sgemm: relative Frobenius error vs cuBLAS; transpose: mismatched elements.
   virtual absl::StatusOr<double> CheckOutput(cudaStream_t stream) = 0;
   virtual double Tolerance() const = 0;
+  /// Runs before every launch of a candidate with `geometry`, and is timed
+  /// with it: sgemm sets C to beta * C where the geometry asks for it
+  /// (prescale_output: split-K kernels add into C). Nothing by default.
+  virtual absl::Status BeforeLaunch(const v1::LaunchGeometry& geometry, cudaStream_t stream) {
+    (void)geometry;
+    (void)stream;
+    return absl::OkStatus();
+  }
   /// Runs the baseline once (cuBLAS SGEMM, copy kernel) on `stream`.
   virtual absl::Status RunBaseline(cudaStream_t stream) = 0;
   virtual std::string BaselineName() const = 0;

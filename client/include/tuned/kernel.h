@@ -52,7 +52,7 @@ class TunedKernel {
   /// True if the kernel was tuned for exactly the shape it was asked for.
   bool exact() const { return best_.match() == v1::MATCH_EXACT; }
   /// True if launches go to cuBLAS rather than the generated kernel.
-  bool uses_cublas() const { return cublas_ != nullptr; }
+  bool uses_cublas() const { return best_.use_baseline() && cublas_ != nullptr; }
 
  private:
   TunedKernel() = default;
@@ -60,7 +60,7 @@ class TunedKernel {
 
   v1::BestKernel best_;
   LoadedKernel kernel_;
-  cublasHandle_t cublas_ = nullptr;  // set when best_.use_baseline()
+  cublasHandle_t cublas_ = nullptr;  // set when best_.use_baseline() or the kernel is split-K
 };
 
 }  // namespace tuned

@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,12 @@ absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas();
 /// (column-major C^T = B^T * A^T, so A and B swap places).
 absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alpha, const float* a,
                            const float* b, float beta, float* c, cudaStream_t stream);
+
+/// Sets the `count` floats at `c` to beta * c on `stream`: a memset to zero
+/// when beta == 0 (BLAS semantics: C is not read, so NaN in C is cleared),
+/// else cublasSscal. For kernels that add into C with atomics
+/// (LaunchGeometry.prescale_output). `handle` may be null when beta == 0.
+absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,
+                            cudaStream_t stream);
 
 }  // namespace tuned

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Ablation table from `tunectl results --top 0` dumps (bench/suite.sh DUMP_RESULTS=1).
+
+For each shape: the best time of each design step (naive ... warp tiling with
+every technique), as GFLOPS and as a ratio to the overall winner. Measurements
+of clear losers have fewer repetitions (server/worker/measure.cc), so small
+differences among them are noise; the winner and those within 5% were re-timed
+interleaved with cuBLAS.
+Usage: bench/ablation.py RESULTS_FILE...
+"""
+import re
+import sys
+
+# (label, predicate over the parsed config name), in the order of the table.
+STEPS = [
+    ("naive", lambda c: c["kind"] == "naive"),
+    ("coalesced", lambda c: c["kind"] == "coalesced"),
+    ("smem tiling, 1 output/thread", lambda c: c["kind"] == "tiled" and c["tm"] * c["tn"] == 1),
+    ("1-D block tiling", lambda c: c["kind"] == "tiled" and c["tn"] == 1 and c["tm"] > 1),
+    ("2-D block tiling (best tiled)", lambda c: c["kind"] == "tiled"),
+    ("warp tiling, 2 stages, no split", lambda c: c["kind"] == "warp" and c["s"] == 2 and c["sk"] == 1),
+    ("warp tiling, 3-4 stages, no split", lambda c: c["kind"] == "warp" and c["sk"] == 1),
+    ("  ... GROUP 1 only (no rasterization)", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["g"] == 1),
+    ("  ... MINB 1 only", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["b"] == 1),
+    ("warp tiling + split-K (all)", lambda c: c["kind"] == "warp"),
+]
+
+
+def parse(name):
+    c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "s": 0, "sk": 1, "g": 1, "b": 1}
+    m = re.search(r"_(\d+)x(\d+)x(\d+)_(\d+)x(\d+)", name)
+    if m:
+        c["tm"], c["tn"] = int(m.group(4)), int(m.group(5))
+    for key, pat in (("s", r"_s(\d+)"), ("sk", r"_sk(\d+)"), ("g", r"_g(\d+)"), ("b", r"_b(\d+)")):
+        m = re.search(pat, name)
+        if m:
+            c[key] = int(m.group(1))
+    return c
+
+
+def main():
+    for path in sys.argv[1:]:
+        shape = re.search(r"results_sgemm_(\d+x\d+x\d+)", path).group(1)
+        rows = []
+        for line in open(path):
+            f = line.split()
+            if len(f) >= 5 and f[2] == "ok" and f[1].startswith("sgemm_"):
+                rows.append((f[1], float(f[3]), parse(f[1])))
+        if not rows:
+            continue
+        best = min(ms for _, ms, _ in rows)
+        print(f"\n{shape}: {len(rows)} configs OK")
+        print(f"{'design':40s} {'best config':45s} {'ms':>9s} {'vs winner':>9s}")
+        for label, pred in STEPS:
+            sel = [(ms, n) for n, ms, c in rows if pred(c)]
+            if not sel:
+                continue
+            ms, n = min(sel)
+            print(f"{label:40s} {n:45s} {ms:9.4f} {best / ms:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
