@@ -2,7 +2,7 @@
 # The job system on the GPU machine (issue 5), from a bundle (.bundle/bin):
 #  1. the fault_test family: each failure class recorded, the worker restarted
 #     each time, the right best (an ok config with WORK=1);
-#  2. kill -9 of the daemon mid-sweep (sgemm 2048^3), restart: the job resumes,
+#  2. kill -9 of the daemon mid-sweep (sgemm 4096^3), restart: the job resumes,
 #     every measurement stored before the kill is kept unchanged, none repeated;
 #  3. 64-client GetBest load test (bench/loadtest.cc) alone and during a sweep.
 # Usage (device): bash bench/jobs_gpu.sh BUNDLE_DIR OUT_DIR
@@ -28,18 +28,18 @@ $T $F results --family fault_test 16777216 --top 0
 grep -E "broke the GPU worker|restarting|compile batch|compiler:" $OUT/tuned_faults.log | sed 's/^/log: /'
 kill -TERM $(cat $W/faults.pid); sleep 1
 
-echo "== 2. kill -9 mid-sweep (sgemm 2048^3) and restart"
+echo "== 2. kill -9 mid-sweep (sgemm 4096^3) and restart"
 start kill
 K="--server unix:$W/kill.sock"
-$T $K sweep 2048 2048 2048
-sleep 12
-$T $K results 2048 2048 2048 --top 0 --json > $W/before.json
+$T $K sweep 4096 4096 4096
+sleep 15
+$T $K results 4096 4096 4096 --top 0 --json > $W/before.json
 kill -9 $(cat $W/kill.pid); sleep 2
 echo "killed with kill -9; worker processes left: $(pgrep -c tuned-worker || true)"
 start kill
 $T $K watch 1 > /dev/null
 $T $K job 1
-$T $K results 2048 2048 2048 --top 0 --json > $W/after.json
+$T $K results 4096 4096 4096 --top 0 --json > $W/after.json
 python3 - $W/before.json $W/after.json <<'PY'
 import json, sys
 def rows(p):
@@ -54,14 +54,14 @@ print(f"before kill: {len(before)} stored; after resume: {len(after)} stored; "
 PY
 grep -E "interrupted|already measured|done:" $OUT/tuned_kill.log | sed 's/^/log: /'
 
-echo "== 3. load test: 64 clients, GetBest 2048^3"
+echo "== 3. load test: 64 clients, GetBest 4096^3"
 for v in basic full; do
-  $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 2048 2048 2048 | sed 's/^/alone: /'
+  $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 4096 4096 4096 | sed 's/^/alone: /'
 done
-$T $K sweep 4096 4096 4096 > /dev/null
+$T $K sweep 8192 8192 8192 > /dev/null
 sleep 3
 for v in basic full; do
-  $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 2048 2048 2048 | sed 's/^/during sweep: /'
+  $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 4096 4096 4096 | sed 's/^/during sweep: /'
 done
 $T $K job 2 | grep -E "state|configs"
 kill -TERM $(cat $W/kill.pid)

@@ -631,21 +631,20 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
   return out;
 }
 
-absl::StatusOr<BestRow> Store::Best(int64_t device_id, const v1::Problem& problem) {
+absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
+                                                           const v1::Problem& problem) {
   const std::string key = absl::StrCat(device_id, " ", ProblemLabel(problem));
   uint64_t generation;
   {
     absl::MutexLock lock(&cache_mu_);
-    if (auto it = best_cache_.find(key); it != best_cache_.end()) return *it->second;
+    if (auto it = best_cache_.find(key); it != best_cache_.end()) return it->second;
     generation = best_generation_;
   }
   auto best = BestUncached(device_id, problem);
   if (best.ok()) {
     absl::MutexLock lock(&cache_mu_);
     // Not if a write changed some best meanwhile: this row may be stale.
-    if (generation == best_generation_) {
-      best_cache_[key] = std::make_shared<const BestRow>(*best);
-    }
+    if (generation == best_generation_) best_cache_[key] = *best;
   }
   return best;
 }
@@ -656,7 +655,8 @@ void Store::InvalidateBest() {
   ++best_generation_;
 }
 
-absl::StatusOr<BestRow> Store::BestUncached(int64_t device_id, const v1::Problem& problem) {
+absl::StatusOr<std::shared_ptr<const BestRow>> Store::BestUncached(int64_t device_id,
+                                                                   const v1::Problem& problem) {
   absl::MutexLock lock(&mu_);
   Stmt q(db_, "SELECT " TUNED_MEASUREMENT_COLS
               ", b.id, b.source, b.entry, b.cubin, b.ptx, "
@@ -684,7 +684,7 @@ absl::StatusOr<BestRow> Store::BestUncached(int64_t device_id, const v1::Problem
   }
   best.baseline_ms = q.Double(b + 6);
   best.baseline_name = q.Text(b + 7);
-  return best;
+  return std::make_shared<const BestRow>(std::move(best));
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,

@@ -133,7 +133,9 @@ class Store {
   /// and its job's baseline. NOT_FOUND if none. Served from memory after the
   /// first call, until a write that can change a best (an OK measurement, a
   /// baseline): look-ups never wait on the database or on the job runner.
-  absl::StatusOr<BestRow> Best(int64_t device_id, const v1::Problem& problem);
+  /// The row is shared and immutable (no copy of its binary per look-up).
+  absl::StatusOr<std::shared_ptr<const BestRow>> Best(int64_t device_id,
+                                                      const v1::Problem& problem);
 
   /// The compile cache: the cached outcome for exactly this key, or nullopt.
   absl::StatusOr<std::optional<CompiledRow>> LookupCompiled(const CompileKey& key);
@@ -151,7 +153,7 @@ class Store {
   absl::Status AddJobTime(int64_t id, const JobTime& time);
 
  private:
-  absl::StatusOr<BestRow> BestUncached(int64_t device_id, const v1::Problem& problem);
+  absl::StatusOr<std::shared_ptr<const BestRow>> BestUncached(int64_t device_id, const v1::Problem& problem);
   absl::Status AddMeasurementUncached(int64_t job_id, const v1::Measurement& m,
                                       const KernelBinary* binary);
   void InvalidateBest();

@@ -141,6 +141,10 @@ int main(int argc, char** argv) {
   grpc::ResourceQuota quota("tuned");
   quota.SetMaxThreads(256);
   builder.SetResourceQuota(quota);
+  // One completion queue per core, so that many concurrent look-ups are
+  // served in parallel (gRPC's default is one queue with two pollers).
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS,
+                              static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
   int tcp_port = 0;
   if (tls) builder.AddListeningPort(o.listen, tls, &tcp_port);

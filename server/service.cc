@@ -137,29 +137,30 @@ grpc::Status TunerService::GetBest(grpc::ServerContext* ctx, const v1::GetBestRe
     options_.metrics->Lookup("exact");
   }
   if (!row.ok()) return ToGrpc(row.status());
-  const auto& params = row->measurement.config().params();
+  const BestRow& found = **row;
+  const auto& params = found.measurement.config().params();
   const Config config(params.begin(), params.end());
   *best->mutable_problem() = req->problem();
   best->mutable_tuned_shape()->Assign(tuned_problem.shape().begin(), tuned_problem.shape().end());
-  *best->mutable_measurement() = row->measurement;
+  *best->mutable_measurement() = found.measurement;
   if (req->view() != v1::BEST_VIEW_BASIC) {
-    best->set_source(row->binary.source);
-    best->set_cubin(row->binary.cubin);
-    best->set_ptx(row->binary.ptx);
+    best->set_source(found.binary.source);
+    best->set_cubin(found.binary.cubin);
+    best->set_ptx(found.binary.ptx);
   }
-  best->set_entry(row->binary.entry);
+  best->set_entry(found.binary.entry);
   // Every config is correct for every shape: the geometry is the requested shape's.
   *best->mutable_geometry() = (*family)->Geometry(config, shape);
   for (const auto& a : (*family)->Arguments()) best->add_arguments(a);
   // Timings are those measured on the tuned shape.
   const Shape timed(tuned_problem.shape().begin(), tuned_problem.shape().end());
-  best->set_baseline_ms(row->baseline_ms);
-  if (row->baseline_ms > 0) {
-    best->set_baseline_metric((*family)->Work(timed) / (row->baseline_ms * 1e6));
+  best->set_baseline_ms(found.baseline_ms);
+  if (found.baseline_ms > 0) {
+    best->set_baseline_metric((*family)->Work(timed) / (found.baseline_ms * 1e6));
   }
-  best->set_baseline_name(row->baseline_name);
-  best->set_use_baseline((*family)->baseline_is_candidate() && row->baseline_ms > 0 &&
-                         row->baseline_ms < row->measurement.median_ms());
+  best->set_baseline_name(found.baseline_name);
+  best->set_use_baseline((*family)->baseline_is_candidate() && found.baseline_ms > 0 &&
+                         found.baseline_ms < found.measurement.median_ms());
   *best->mutable_device() = runner_->device();
   return grpc::Status::OK;
 }

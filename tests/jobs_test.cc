@@ -285,6 +285,21 @@ TEST_F(JobsTest, KillNineAtRandomPointsLosesAndRepeatsNothing) {
             "0");
 }
 
+TEST_F(JobsTest, RefusesMessagesOverTheSizeCapAndKeepsServing) {
+  Daemon daemon(dir_);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  Client client(daemon.address());
+  v1::BestKernel kernel;
+  *kernel.mutable_problem() = FaultTest(1024);
+  kernel.set_cubin(std::string(65 << 20, 'x'));  // over the 64 MiB cap
+  auto imported = client.ImportKernel(kernel);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kResourceExhausted) << imported.status();
+  auto jobs = client.ListJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_TRUE(jobs->empty());  // nothing was stored
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST_F(JobsTest, RefusesADatabaseOfANewerSchema) {
   {
     sqlite3* h = nullptr;

@@ -291,8 +291,8 @@ TEST_F(StoreTest, CountsAndBestIgnoreFailures) {
 
   auto best = store_->Best(dev_, Sgemm(1024, 1024, 1024));
   ASSERT_TRUE(best.ok()) << best.status();
-  EXPECT_EQ(best->measurement.config().name(), "b");
-  EXPECT_EQ(best->measurement.status(), v1::MEASUREMENT_OK);
+  EXPECT_EQ((*best)->measurement.config().name(), "b");
+  EXPECT_EQ((*best)->measurement.status(), v1::MEASUREMENT_OK);
 }
 
 TEST_F(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
@@ -402,25 +402,25 @@ TEST_F(StoreTest, BinaryRoundTripWithBaseline) {
 
   auto best = store_->Best(dev_, p);
   ASSERT_TRUE(best.ok()) << best.status();
-  EXPECT_EQ(best->binary.source, bin.source);
-  EXPECT_EQ(best->binary.entry, bin.entry);
-  EXPECT_EQ(best->binary.cubin, bin.cubin);
-  EXPECT_EQ(best->binary.cubin.size(), 10u);
-  EXPECT_EQ(best->binary.ptx, bin.ptx);
-  EXPECT_EQ(best->binary.log, "");
-  EXPECT_DOUBLE_EQ(best->baseline_ms, 0.04);
-  EXPECT_EQ(best->baseline_name, "cublasSgemm");
+  EXPECT_EQ((*best)->binary.source, bin.source);
+  EXPECT_EQ((*best)->binary.entry, bin.entry);
+  EXPECT_EQ((*best)->binary.cubin, bin.cubin);
+  EXPECT_EQ((*best)->binary.cubin.size(), 10u);
+  EXPECT_EQ((*best)->binary.ptx, bin.ptx);
+  EXPECT_EQ((*best)->binary.log, "");
+  EXPECT_DOUBLE_EQ((*best)->baseline_ms, 0.04);
+  EXPECT_EQ((*best)->baseline_name, "cublasSgemm");
 
   // A faster measurement without a binary wins and comes with an empty one.
   int64_t id2 = NewJob(p);
   ASSERT_TRUE(store_->AddMeasurement(id2, Meas("nobin", v1::MEASUREMENT_OK, 0.03), nullptr).ok());
   best = store_->Best(dev_, p);
   ASSERT_TRUE(best.ok());
-  EXPECT_EQ(best->measurement.config().name(), "nobin");
-  EXPECT_TRUE(best->binary.source.empty());
-  EXPECT_TRUE(best->binary.cubin.empty());
-  EXPECT_DOUBLE_EQ(best->baseline_ms, 0);  // job 2 timed no baseline
-  EXPECT_EQ(best->baseline_name, "");
+  EXPECT_EQ((*best)->measurement.config().name(), "nobin");
+  EXPECT_TRUE((*best)->binary.source.empty());
+  EXPECT_TRUE((*best)->binary.cubin.empty());
+  EXPECT_DOUBLE_EQ((*best)->baseline_ms, 0);  // job 2 timed no baseline
+  EXPECT_EQ((*best)->baseline_name, "");
 }
 
 TEST_F(StoreTest, NextQueuedJobIsFifoPerDevice) {
@@ -517,8 +517,8 @@ TEST(StoreFileTest, DataSurvivesReopenAndBinariesAreShared) {
   EXPECT_EQ(j->done(), 3);
   auto best = (*s)->Best(dev, p);
   ASSERT_TRUE(best.ok());
-  EXPECT_EQ(best->measurement.config().name(), "x");
-  EXPECT_EQ(best->binary.cubin, std::string("\0\1\2", 3));
+  EXPECT_EQ((*best)->measurement.config().name(), "x");
+  EXPECT_EQ((*best)->binary.cubin, std::string("\0\1\2", 3));
   EXPECT_EQ(*(*s)->MeasuredConfigs(job), (std::set<std::string>{"x", "y", "z"}));
 }
 
@@ -655,15 +655,15 @@ namespace {
 TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   const int64_t id = NewJob(Sgemm(256, 256, 256));
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("slow", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
-  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "slow");
-  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "slow");  // cached
+  EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "slow");
+  EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "slow");  // cached
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("fast", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
-  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "fast");
+  EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "fast");
   ASSERT_TRUE(store_->SetJobBaseline(id, 0.5, 4000, "cuBLAS").ok());
-  EXPECT_DOUBLE_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->baseline_ms, 0.5);
+  EXPECT_DOUBLE_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->baseline_ms, 0.5);
   // A failure changes nothing; another problem is its own entry.
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
-  EXPECT_EQ(store_->Best(dev_, Sgemm(256, 256, 256))->measurement.config().name(), "fast");
+  EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "fast");
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
 }
 
