@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
   double seconds = 10;
   int64_t max_requests = 100000;
   std::vector<int64_t> shape;
-  std::string view = "basic";
+  std::string view = "basic", method = "best";
+  app.add_option("--method", method,
+                 "best (GetBest) or device (DescribeDevice: the transport's floor, no store)")
+      ->check(CLI::IsMember({"best", "device"}));
   app.add_option("--view", view, "basic (config, times, geometry) or full (with source, cubin, PTX)")
       ->check(CLI::IsMember({"basic", "full"}));
   app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
@@ -67,8 +70,11 @@ int main(int argc, char** argv) {
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
         tuned::v1::BestKernel reply;
+        tuned::v1::Device device;
         const auto t0 = Clock::now();
-        grpc::Status s = stub->GetBest(&ctx, request, &reply);
+        grpc::Status s = method == "best"
+                             ? stub->GetBest(&ctx, request, &reply)
+                             : stub->DescribeDevice(&ctx, tuned::v1::DescribeDeviceRequest(), &device);
         const auto t1 = Clock::now();
         if (!s.ok()) {
           ++errors;
@@ -88,9 +94,9 @@ int main(int argc, char** argv) {
   auto pct = [&all](double p) {
     return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
   };
-  std::printf("view=%s clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
+  std::printf("method=%s view=%s clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
               "p99_ms=%.3f max_ms=%.3f\n",
-              view.c_str(), clients, wall, all.size(), static_cast<long long>(errors.load()),
+              method.c_str(), view.c_str(), clients, wall, all.size(), static_cast<long long>(errors.load()),
               all.size() / wall, pct(0.50), pct(0.99), all.empty() ? 0.0 : all.back());
   if (errors > 0) std::fprintf(stderr, "first error: gRPC code %d\n", first_error_code.load());
   return all.empty() ? 1 : 0;

@@ -149,7 +149,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsServerCredentials(
   return creds;
 }
 
-std::optional<std::string> CallerOf(const grpc::ServerContext& ctx, const TokenTable* tokens) {
+std::optional<std::string> CallerOf(const grpc::ServerContextBase& ctx, const TokenTable* tokens) {
   const auto auth = ctx.auth_context();
   const bool tls = auth != nullptr &&
                    !auth->FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME).empty() &&

@@ -80,6 +80,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsServerCredentials(
 /// The caller of a call: "local" on the Unix socket; on the TLS port the name
 /// of the call's token, or nullopt for an anonymous read (the processor has
 /// already refused unknown tokens). `tokens` may be null when there is no TCP port.
-std::optional<std::string> CallerOf(const grpc::ServerContext& ctx, const TokenTable* tokens);
+std::optional<std::string> CallerOf(const grpc::ServerContextBase& ctx, const TokenTable* tokens);
 
 }  // namespace tuned

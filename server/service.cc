@@ -28,7 +28,7 @@ absl::StatusOr<const Family*> TunerService::Validate(const v1::Problem& problem)
   return family;
 }
 
-absl::StatusOr<ClientQuota> TunerService::Writer(const grpc::ServerContext& ctx) const {
+absl::StatusOr<ClientQuota> TunerService::Writer(const grpc::ServerContextBase& ctx) const {
   const auto caller = CallerOf(ctx, options_.tokens);
   if (!caller) {
     return absl::UnauthenticatedError("this call changes state and needs a token (tunectl --token or TUNED_TOKEN)");
@@ -104,8 +104,18 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequ
   return grpc::Status::OK;
 }
 
-grpc::Status TunerService::GetBest(grpc::ServerContext* ctx, const v1::GetBestRequest* req,
-                                   v1::BestKernel* best) {
+grpc::ServerUnaryReactor* TunerService::GetBest(grpc::CallbackServerContext* ctx,
+                                                const v1::GetBestRequest* req,
+                                                v1::BestKernel* best) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(Best(*ctx, *req, best));
+  return reactor;
+}
+
+grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
+                                const v1::GetBestRequest& req_ref, v1::BestKernel* best) {
+  const grpc::ServerContextBase* ctx = &ctx_ref;
+  const v1::GetBestRequest* req = &req_ref;
   auto family = Validate(req->problem());
   if (!family.ok()) return ToGrpc(family.status());
   const Shape shape(req->problem().shape().begin(), req->problem().shape().end());

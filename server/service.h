@@ -25,7 +25,9 @@ struct ServiceOptions {
   int64_t max_configs_per_client = 0;  // configs not yet measured; 0: no cap
 };
 
-class TunerService final : public v1::Tuner::Service {
+// GetBest, the hot read, is served by gRPC's callback API (no hand-off to a
+// thread pool); the other methods are synchronous.
+class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tuner::Service> {
  public:
   /// `store` and `runner` must outlive the service.
   TunerService(Store* store, JobRunner* runner, int64_t device_id, ServiceOptions options = {})
@@ -42,7 +44,8 @@ class TunerService final : public v1::Tuner::Service {
   grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest*, v1::Job*) override;
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
                         v1::ListJobsResponse*) override;
-  grpc::Status GetBest(grpc::ServerContext*, const v1::GetBestRequest*, v1::BestKernel*) override;
+  grpc::ServerUnaryReactor* GetBest(grpc::CallbackServerContext* ctx, const v1::GetBestRequest* req,
+                                    v1::BestKernel* best) override;
   grpc::Status ListMeasurements(grpc::ServerContext*, const v1::ListMeasurementsRequest*,
                                 v1::ListMeasurementsResponse*) override;
   grpc::Status DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
@@ -57,7 +60,9 @@ class TunerService final : public v1::Tuner::Service {
   absl::StatusOr<const Family*> Validate(const v1::Problem& problem) const;
   /// The quota of the caller of a call that changes state: UNAUTHENTICATED
   /// for an anonymous TCP caller, UNAVAILABLE while draining.
-  absl::StatusOr<ClientQuota> Writer(const grpc::ServerContext& ctx) const;
+  absl::StatusOr<ClientQuota> Writer(const grpc::ServerContextBase& ctx) const;
+  grpc::Status Best(const grpc::ServerContextBase& ctx, const v1::GetBestRequest& req,
+                    v1::BestKernel* best);
 
   Store* store_;
   JobRunner* runner_;
