@@ -92,8 +92,9 @@ class Worker {
   /// candidate's time on the scale of the baseline timed at Prepare, so that
   /// the ratio to the baseline is a side-by-side one and drift of the clock
   /// between candidates cancels.
+  /// `what` names the candidate in the log line.
   absl::StatusOr<std::pair<double, int>> Retime(const std::function<absl::Status(cudaStream_t)>& run,
-                                                double candidate_ms);
+                                                double candidate_ms, const std::string& what);
 
   v1::Device device_;
   bool compile_only_ = false;
