@@ -1,11 +1,14 @@
 // tunebench: tunes every shape of a shapes file through a running daemon (or
 // reads the tuned result it already has) and prints, per shape, the winner
 // against the baseline. For sgemm with --side-by-side (on the daemon's GPU
-// machine), this process loads the winner through the client library
-// (tuned::Client::Get, TunedKernel::Sgemm: what an application runs) and
-// times it and cuBLAS (pure fp32) itself, interleaved, L2 flushed before each
-// run, medians of CUDA events; the error is the relative Frobenius error of
-// the winner's C against cuBLAS's. Otherwise the numbers are the job's (the
+// machine), this process loads the fastest generated kernel through the
+// client library (tuned::TunedKernel::Sgemm, with split-K's prescaling: what
+// an application runs, except that it never falls back to cuBLAS) and times
+// it and cuBLAS (pure fp32) itself, interleaved, L2 flushed before each run,
+// medians of CUDA events; the error is the relative Frobenius error of the
+// kernel's C against cuBLAS's. The column `served` says what the client
+// library would run for the shape: the kernel, or cuBLAS where cuBLAS won
+// the job. Otherwise the numbers are the job's (the
 // baseline timed in the same job on the same GPU: cuBLAS for sgemm, the copy
 // kernel for transpose). The last line is
 //   SUMMARY geomean_vs_<baseline>=<x.xx> min_vs_<baseline>=<x.xx> shapes=<n>
@@ -70,9 +73,11 @@ absl::StatusOr<std::pair<double, double>> Interleaved(const std::function<absl::
 
 /// Loads the tuned kernel of `problem` through the client library and times
 /// it against cuBLAS on random inputs (see the file comment).
-absl::StatusOr<SideBySide> TimeSideBySide(tuned::Client& client, const tuned::v1::Problem& problem) {
-  auto kernel = client.Get(problem);
+absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
+  best.set_use_baseline(false);  // the generated kernel, even where cuBLAS won
+  auto kernel = tuned::TunedKernel::Load(best);
   if (!kernel.ok()) return kernel.status();
+  const tuned::v1::Problem& problem = best.problem();
   const int m = static_cast<int>(problem.shape(0)), n = static_cast<int>(problem.shape(1)),
             k = static_cast<int>(problem.shape(2));
   const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
@@ -162,7 +167,7 @@ int main(int argc, char** argv) {
   const std::string base = family->id() == tuned::v1::FAMILY_SGEMM ? "cublas" : "copy";
   std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s%s\n", "shape", "config",
                                "tuned " + unit, base + " " + unit, "ratio", "error", "tune s",
-                               side_by_side ? "  job ratio" : "");
+                               side_by_side ? "  job ratio  served" : "");
   double log_sum = 0, min_ratio = 1e30;
   int n = 0, failed = 0;
   std::string line;
@@ -199,7 +204,7 @@ int main(int argc, char** argv) {
     const double job_ratio = ratio;
     double tuned_metric = m.metric(), base_metric = best->baseline_metric(), error = m.error();
     if (side_by_side && family->id() == tuned::v1::FAMILY_SGEMM) {
-      auto sbs = TimeSideBySide(client, problem);
+      auto sbs = TimeSideBySide(*best);
       if (!sbs.ok()) {
         std::cout << absl::StrFormat("%-18s side-by-side failed: %s\n", shape,
                                      std::string(sbs.status().message()));
@@ -219,7 +224,10 @@ int main(int argc, char** argv) {
     std::cout << absl::StrFormat("%-18s %-44s %12.1f %12.1f %6.2fx %9.1e %8.1f", shape,
                                  m.config().name(), tuned_metric, base_metric, ratio, error,
                                  seconds)
-              << (side_by_side ? absl::StrFormat("  %8.2fx", job_ratio) : "") << "\n"
+              << (side_by_side ? absl::StrFormat("  %8.2fx  %s", job_ratio,
+                                                 best->use_baseline() ? "cuBLAS" : "kernel")
+                               : "")
+              << "\n"
               << std::flush;
   }
   std::cout << absl::StrFormat("SUMMARY geomean_vs_%s=%.2f min_vs_%s=%.2f shapes=%d\n", base,

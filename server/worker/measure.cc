@@ -81,8 +81,11 @@ absl::StatusOr<std::pair<double, int>> Worker::Retime(
   spdlog::info("{} re-timed interleaved with the baseline, {} rounds: {:.4f} ms vs {:.4f} ms "
                "(baseline at prepare {:.4f} ms)",
                what, rounds, cand, base, baseline_ms_);
-  if (!(base > 0)) return std::pair{cand, rounds};
-  return std::pair{baseline_ms_ * cand / base, rounds};
+  // The candidate's own median: a host-side stall or other glitch can only
+  // lengthen a kernel's time, so no glitch makes a candidate look faster (a
+  // time scaled by the baseline's median could: a slow baseline sample would
+  // shrink it).
+  return std::pair{cand, rounds};
 }
 
 absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
