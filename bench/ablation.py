@@ -17,12 +17,16 @@ STEPS = [
     ("coalesced", lambda c: c["kind"] == "coalesced"),
     ("smem tiling, 1 output/thread", lambda c: c["kind"] == "tiled" and c["tm"] * c["tn"] == 1),
     ("1-D block tiling", lambda c: c["kind"] == "tiled" and c["tn"] == 1 and c["tm"] > 1),
-    ("2-D block tiling (best tiled)", lambda c: c["kind"] == "tiled"),
-    ("warp tiling, 2 stages, no split", lambda c: c["kind"] == "warp" and c["s"] == 2 and c["sk"] == 1),
-    ("warp tiling, 3-4 stages, no split", lambda c: c["kind"] == "warp" and c["sk"] == 1),
-    ("  ... GROUP 1 only (no rasterization)", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["g"] == 1),
-    ("  ... MINB 1 only", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["b"] == 1),
-    ("warp tiling + split-K (all)", lambda c: c["kind"] == "warp"),
+    ("2-D block tiling (kind 2, best)", lambda c: c["kind"] == "tiled"),
+    ("warp tiling, no split-K, best", lambda c: c["kind"] == "warp" and c["sk"] == 1),
+    ("  ... with STAGES 2", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["s"] == 2),
+    ("  ... with STAGES 3-4", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["s"] > 2),
+    ("  ... with GROUP 1 (row-major blocks)", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["g"] == 1),
+    ("  ... with GROUP 8 (rasterized)", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["g"] == 8),
+    ("  ... with MINB 1", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["b"] == 1),
+    ("  ... with MINB 2", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["b"] == 2),
+    ("warp tiling + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1),
+    ("overall winner", lambda c: True),
 ]
 
 

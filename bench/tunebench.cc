@@ -1,11 +1,26 @@
 // tunebench: tunes every shape of a shapes file through a running daemon (or
 // reads the tuned result it already has) and prints, per shape, the winner
-// against the baseline timed in the same job on the same GPU: cuBLAS for
-// sgemm, the copy kernel for transpose. The last line is
+// against the baseline. For sgemm with --side-by-side (on the daemon's GPU
+// machine), this process loads the fastest generated kernel through the
+// client library (tuned::TunedKernel::Sgemm, with split-K's prescaling: what
+// an application runs, except that it never falls back to cuBLAS) and times
+// it and cuBLAS (pure fp32) itself, interleaved, L2 flushed before each run,
+// medians of CUDA events; the error is the relative Frobenius error of the
+// kernel's C against cuBLAS's. The column `served` says what the client
+// library would run for the shape: the kernel, or cuBLAS where cuBLAS won
+// the job. Otherwise the numbers are the job's (the
+// baseline timed in the same job on the same GPU: cuBLAS for sgemm, the copy
+// kernel for transpose). The last line is
 //   SUMMARY geomean_vs_<baseline>=<x.xx> min_vs_<baseline>=<x.xx> shapes=<n>
 // Usage: tunebench --family sgemm --shapes ../shared/bench/shapes.txt [--server ADDR] [--retune]
+//        [--side-by-side]
+#include <cuda_runtime.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
+#include <vector>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,15 +30,126 @@
 #include "absl/strings/str_join.h"
 #include "server/families/family.h"
 #include "tuned/client.h"
+#include "tuned/kernel.h"
+#include "tuned/launch.h"
+
+namespace {
+
+/// The winner and cuBLAS timed in this process on one shape.
+struct SideBySide {
+  double tuned_ms = 0, cublas_ms = 0, error = 0;
+};
+
+/// Median of CUDA-event times of `rounds` interleaved runs of `a` and `b`,
+/// each after a write of 256 MiB (more than the L2) to flush it.
+absl::StatusOr<std::pair<double, double>> Interleaved(const std::function<absl::Status()>& a,
+                                                      const std::function<absl::Status()>& b,
+                                                      void* scratch, size_t scratch_bytes,
+                                                      int rounds) {
+  std::vector<float> ta, tb;
+  cudaEvent_t start, stop;
+  TUNED_CUDA(cudaEventCreate(&start));
+  TUNED_CUDA(cudaEventCreate(&stop));
+  for (int r = 0; r < rounds; ++r) {
+    for (int which = 0; which < 2; ++which) {
+      TUNED_CUDA(cudaMemsetAsync(scratch, r & 0xff, scratch_bytes, nullptr));
+      TUNED_CUDA(cudaEventRecord(start, nullptr));
+      if (auto s = which == 0 ? a() : b(); !s.ok()) return s;
+      TUNED_CUDA(cudaEventRecord(stop, nullptr));
+      TUNED_CUDA(cudaEventSynchronize(stop));
+      float ms = 0;
+      TUNED_CUDA(cudaEventElapsedTime(&ms, start, stop));
+      (which == 0 ? ta : tb).push_back(ms);
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  auto median = [](std::vector<float>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return double{v[v.size() / 2]};
+  };
+  return std::pair{median(ta), median(tb)};
+}
+
+/// Loads the tuned kernel of `problem` through the client library and times
+/// it against cuBLAS on random inputs (see the file comment).
+absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
+  best.set_use_baseline(false);  // the generated kernel, even where cuBLAS won
+  auto kernel = tuned::TunedKernel::Load(best);
+  if (!kernel.ok()) return kernel.status();
+  const tuned::v1::Problem& problem = best.problem();
+  const int m = static_cast<int>(problem.shape(0)), n = static_cast<int>(problem.shape(1)),
+            k = static_cast<int>(problem.shape(2));
+  const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  std::vector<float> host(std::max({mk, kn}));
+  std::mt19937_64 gen(42);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  float *a = nullptr, *b = nullptr, *c = nullptr, *ref = nullptr;
+  void* scratch = nullptr;
+  const size_t scratch_bytes = size_t{256} << 20;
+  struct Free {
+    std::vector<void*> ptrs;
+    ~Free() {
+      for (void* p : ptrs) cudaFree(p);
+    }
+  } to_free;
+  for (auto [ptr, count] : {std::pair{&a, mk}, {&b, kn}, {&c, mn}, {&ref, mn}}) {
+    TUNED_CUDA(cudaMalloc(ptr, count * sizeof(float)));
+    to_free.ptrs.push_back(*ptr);
+  }
+  TUNED_CUDA(cudaMalloc(&scratch, scratch_bytes));
+  to_free.ptrs.push_back(scratch);
+  for (auto [ptr, count] : {std::pair{a, mk}, {b, kn}}) {
+    for (size_t i = 0; i < count; ++i) host[i] = dist(gen);
+    TUNED_CUDA(cudaMemcpy(ptr, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  auto handle = tuned::CreatePureFp32Cublas();
+  if (!handle.ok()) return handle.status();
+  struct Destroy {
+    cublasHandle_t h;
+    ~Destroy() { cublasDestroy(h); }
+  } destroy{*handle};
+  auto tuned_run = [&] { return kernel->Sgemm(m, n, k, 1.0f, a, b, 0.0f, c, nullptr); };
+  auto cublas_run = [&] { return tuned::RowMajorSgemm(*handle, m, n, k, 1.0f, a, b, 0.0f, ref, nullptr); };
+  // Correctness: C poisoned with NaN first.
+  TUNED_CUDA(cudaMemset(c, 0xff, mn * sizeof(float)));
+  if (auto s = tuned_run(); !s.ok()) return s;
+  if (auto s = cublas_run(); !s.ok()) return s;
+  TUNED_CUDA(cudaDeviceSynchronize());
+  std::vector<float> hc(mn), hr(mn);
+  TUNED_CUDA(cudaMemcpy(hc.data(), c, mn * sizeof(float), cudaMemcpyDeviceToHost));
+  TUNED_CUDA(cudaMemcpy(hr.data(), ref, mn * sizeof(float), cudaMemcpyDeviceToHost));
+  double diff2 = 0, norm2 = 0;
+  for (size_t i = 0; i < mn; ++i) {
+    diff2 += (double(hc[i]) - hr[i]) * (double(hc[i]) - hr[i]);
+    norm2 += double(hr[i]) * hr[i];
+  }
+  SideBySide out;
+  out.error = std::sqrt(diff2 / norm2);
+  if (!std::isfinite(out.error)) out.error = INFINITY;
+  // Warm-up, then rounds for about 300 ms of GPU time (10..200).
+  auto warm = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, 2);
+  if (!warm.ok()) return warm.status();
+  const int rounds = static_cast<int>(std::clamp(300.0 / (warm->first + warm->second), 10.0, 200.0));
+  auto t = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, rounds);
+  if (!t.ok()) return t.status();
+  out.tuned_ms = t->first;
+  out.cublas_ms = t->second;
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tunebench: tuned kernels vs the baseline, one row per shape"};
   std::string family_name = "sgemm", shapes_path, server;
-  bool retune = false;
+  bool retune = false, side_by_side = false;
   app.add_option("--family", family_name, "sgemm or transpose");
   app.add_option("--shapes", shapes_path, "file of shapes, one per line, # comments")->required();
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
+  app.add_flag("--side-by-side", side_by_side,
+               "sgemm: time the winner (client library) and cuBLAS here, interleaved");
   CLI11_PARSE(app, argc, argv);
   const tuned::Family* family = tuned::FindFamily(family_name);
   if (family == nullptr) {
@@ -39,8 +165,9 @@ int main(int argc, char** argv) {
 
   const std::string unit(family->metric_unit());
   const std::string base = family->id() == tuned::v1::FAMILY_SGEMM ? "cublas" : "copy";
-  std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s\n", "shape", "config",
-                               "tuned " + unit, base + " " + unit, "ratio", "error", "tune s");
+  std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s%s\n", "shape", "config",
+                               "tuned " + unit, base + " " + unit, "ratio", "error", "tune s",
+                               side_by_side ? "  job ratio  served" : "");
   double log_sum = 0, min_ratio = 1e30;
   int n = 0, failed = 0;
   std::string line;
@@ -73,13 +200,34 @@ int main(int argc, char** argv) {
       continue;
     }
     const auto& m = best->measurement();
-    const double ratio = best->baseline_ms() / m.median_ms();
+    double ratio = best->baseline_ms() / m.median_ms();
+    const double job_ratio = ratio;
+    double tuned_metric = m.metric(), base_metric = best->baseline_metric(), error = m.error();
+    if (side_by_side && family->id() == tuned::v1::FAMILY_SGEMM) {
+      auto sbs = TimeSideBySide(*best);
+      if (!sbs.ok()) {
+        std::cout << absl::StrFormat("%-18s side-by-side failed: %s\n", shape,
+                                     std::string(sbs.status().message()));
+        ++failed;
+        continue;
+      }
+      const std::vector<int64_t> dims(problem.shape().begin(), problem.shape().end());
+      const double work = family->Work(dims);
+      tuned_metric = work / (sbs->tuned_ms * 1e6);
+      base_metric = work / (sbs->cublas_ms * 1e6);
+      ratio = sbs->cublas_ms / sbs->tuned_ms;
+      error = sbs->error;
+    }
     log_sum += std::log(ratio);
     min_ratio = std::min(min_ratio, ratio);
     ++n;
-    std::cout << absl::StrFormat("%-18s %-44s %12.1f %12.1f %6.2fx %9.1e %8.1f\n", shape,
-                                 m.config().name(), m.metric(), best->baseline_metric(), ratio,
-                                 m.error(), seconds)
+    std::cout << absl::StrFormat("%-18s %-44s %12.1f %12.1f %6.2fx %9.1e %8.1f", shape,
+                                 m.config().name(), tuned_metric, base_metric, ratio, error,
+                                 seconds)
+              << (side_by_side ? absl::StrFormat("  %8.2fx  %s", job_ratio,
+                                                 best->use_baseline() ? "cuBLAS" : "kernel")
+                               : "")
+              << "\n"
               << std::flush;
   }
   std::cout << absl::StrFormat("SUMMARY geomean_vs_%s=%.2f min_vs_%s=%.2f shapes=%d\n", base,

@@ -59,8 +59,8 @@ class Worker {
   /// repetition, median of per-repetition CUDA events, fewer repetitions for
   /// candidates clearly slower than `best_ms`). A candidate within
   /// kRetimeRatio of `best_ms`, or the first, is then re-timed interleaved
-  /// with the baseline (Retime), and its time is reported on the baseline's
-  /// scale. Failures come back as statuses, not errors.
+  /// with the baseline (Retime) and keeps that longer measurement. Failures
+  /// come back as statuses, not errors.
   worker::MeasureResult Measure(const worker::Measure& request);
   /// Compiles the kernels in parallel on all CPU cores; one result per
   /// kernel, COMPILED or COMPILE_ERROR. Successful compiles are kept in
@@ -88,13 +88,13 @@ class Worker {
   /// clamp(kTimingBudgetMs / first time, 5, 100). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
                                               double best_ms, double first_ms = 0);
-  /// Times `run` and the baseline interleaved (TimeInterleavedMs) and returns
-  /// {baseline_ms_ * candidate median / baseline median, rounds}: the
-  /// candidate's time on the scale of the baseline timed at Prepare, so that
-  /// the ratio to the baseline is a side-by-side one and drift of the clock
-  /// between candidates cancels.
+  /// Times `run` and the baseline interleaved (TimeInterleavedMs, more
+  /// rounds than the candidate's first timing) and returns {candidate median,
+  /// rounds}; both medians are logged, so that the ratio to the baseline under
+  /// the same conditions can be read from the worker's log.
+  /// `what` names the candidate in the log line.
   absl::StatusOr<std::pair<double, int>> Retime(const std::function<absl::Status(cudaStream_t)>& run,
-                                                double candidate_ms);
+                                                double candidate_ms, const std::string& what);
 
   v1::Device device_;
   bool compile_only_ = false;
