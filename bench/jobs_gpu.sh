@@ -5,9 +5,11 @@
 #  2. kill -9 of the daemon mid-sweep (sgemm 4096^3), restart: the job resumes,
 #     every measurement stored before the kill is kept unchanged, none repeated;
 #  3. 64-client GetBest load test (bench/loadtest.cc) alone and during a sweep.
-# Usage (device): bash bench/jobs_gpu.sh BUNDLE_DIR OUT_DIR
+# Usage (device): [PARTS="1 2 3"] bash bench/jobs_gpu.sh BUNDLE_DIR OUT_DIR
 set -u
 B=$1; OUT=$2
+PARTS=${PARTS:-1 2 3}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
 T=$B/bin/tunectl
 W=/tmp/jobs_gpu; rm -rf $W; mkdir -p $W
@@ -19,6 +21,7 @@ start() {  # start NAME ARGS...: a daemon on $W/NAME.sock, $W/NAME.db
   echo "daemon $name did not start"; return 1
 }
 
+if part 1; then
 echo "== 1. fault_test family (run timeout floor 3 s, compile timeout 10 s)"
 start faults --enable-fault-test-family --run-timeout-floor 3 --compile-timeout 10
 F="--server unix:$W/faults.sock"
@@ -27,10 +30,12 @@ $T $F job 1
 $T $F results --family fault_test 16777216 --top 0
 grep -E "broke the GPU worker|restarting|compile batch|compiler:" $OUT/tuned_faults.log | sed 's/^/log: /'
 kill -TERM $(cat $W/faults.pid); sleep 1
+fi
 
-echo "== 2. kill -9 mid-sweep (sgemm 4096^3) and restart"
-start kill
 K="--server unix:$W/kill.sock"
+start kill
+if part 2; then
+echo "== 2. kill -9 mid-sweep (sgemm 4096^3) and restart"
 $T $K sweep 4096 4096 4096
 sleep 15
 $T $K results 4096 4096 4096 --top 0 --json > $W/before.json
@@ -53,8 +58,12 @@ print(f"before kill: {len(before)} stored; after resume: {len(after)} stored; "
       f"lost {len(lost)}, changed {len(changed)}")
 PY
 grep -E "interrupted|already measured|done:" $OUT/tuned_kill.log | sed 's/^/log: /'
+else
+  $T $K sweep 4096 4096 4096 --wait > /dev/null  # a tuned shape to look up
+fi
 
 echo "== 3. load test: 64 clients, GetBest 4096^3"
+$B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --method device 4096 4096 4096 | sed 's/^/alone: /'
 for v in basic full; do
   $B/bin/loadtest --server unix:$W/kill.sock --clients 64 --seconds 8 --view $v 4096 4096 4096 | sed 's/^/alone: /'
 done
