@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the build and test dependencies from Debian's packages (CUDA comes
 # from /usr/local/cuda). Safe to re-run; installs only what is missing.
+# systemd: only for systemd-analyze in tests/deploy_test.sh (works without
+# systemd running as PID 1, e.g. in a CI container).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler
       protobuf-compiler-grpc libabsl-dev libsqlite3-dev sqlite3 libgtest-dev libcli11-dev
-      libspdlog-dev python3 prometheus-cpp-dev libsystemd-dev openssl python3-yaml)
+      libspdlog-dev python3 prometheus-cpp-dev libsystemd-dev openssl python3-yaml systemd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -665,6 +665,33 @@ TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
   EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "fast");
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
+
+// Quotas count a client's queued and running jobs and their configs not yet
+// measured; finished jobs and other clients do not count.
+TEST_F(StoreTest, CreateJobEnforcesTheClientsQuota) {
+  const ClientQuota a{"alice", 2, 15};
+  auto first = store_->CreateJob(dev_, Sgemm(64, 64, 64), 10, 0, a);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(store_->GetJob(*first)->client(), "alice");
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(store_->AddMeasurement(*first, Meas("c" + std::to_string(i), v1::MEASUREMENT_OK, 1), nullptr).ok());
+  }
+  // 6 left + 10 > 15; 6 + 9 fits.
+  auto over = store_->CreateJob(dev_, Sgemm(128, 64, 64), 10, 0, a);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(over.status().message().find("'alice' has 6 configs queued; this job adds 10 and the limit is 15"),
+            std::string::npos)
+      << over.status();
+  auto second = store_->CreateJob(dev_, Sgemm(128, 64, 64), 9, 0, a);
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto third = store_->CreateJob(dev_, Sgemm(256, 64, 64), 1, 0, a);
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(third.status().message().find("has 2 queued or running jobs; the limit is 2"), std::string::npos);
+  EXPECT_TRUE(store_->CreateJob(dev_, Sgemm(256, 64, 64), 10, 0, {"bob", 2, 15}).ok());
+  ASSERT_TRUE(store_->SetJobState(*first, v1::JOB_DONE).ok());
+  EXPECT_TRUE(store_->CreateJob(dev_, Sgemm(256, 64, 64), 1, 0, a).ok());
+  EXPECT_EQ(*store_->CountJobs(dev_, v1::JOB_QUEUED), 3);
+  EXPECT_EQ(*store_->CountJobs(dev_, v1::JOB_DONE), 1);
 }
 
 }  // namespace
