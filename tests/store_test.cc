@@ -665,6 +665,7 @@ TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
   EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "fast");
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
+}
 
 // Quotas count a client's queued and running jobs and their configs not yet
 // measured; finished jobs and other clients do not count.
