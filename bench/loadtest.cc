@@ -1,17 +1,15 @@
 // loadtest: concurrent `best` look-ups against a running daemon, from a
-// separate process: C clients, each with its own gRPC connection, call
-// GetBest back to back (closed loop, callback API) for D seconds (or until R
-// requests each); the latencies of all calls give QPS and p50/p99/max in ms.
-// Bounded in count and time so it can run anywhere.
+// separate process: C client threads, each with its own gRPC connection,
+// call GetBest back to back for D seconds (or until R requests each) and
+// the latencies of all calls give QPS and p50/p99/max in ms. Bounded in count
+// and time so it can run anywhere.
 // Usage: loadtest --server ADDR [--clients 64] [--seconds 10] [--max-requests 100000]
 //                 [--view basic|full] [--family sgemm] SHAPE...
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -53,69 +51,42 @@ int main(int argc, char** argv) {
   request.set_view(view == "full" ? tuned::v1::BEST_VIEW_FULL : tuned::v1::BEST_VIEW_BASIC);
 
   using Clock = std::chrono::steady_clock;
-  // Each client is a closed loop on its own connection: the next call starts
-  // in the completion callback of the last one (gRPC's callback API), so no
-  // thread per client competes with the daemon for the cores.
-  struct Loop {
-    std::unique_ptr<tuned::v1::Tuner::Stub> stub;
-    std::unique_ptr<grpc::ClientContext> ctx;
-    tuned::v1::BestKernel reply;
-    tuned::v1::Device device;
-    std::vector<double> latencies;
-    Clock::time_point t0;
-    int64_t sent = 0;
-  };
-  std::vector<Loop> loops(clients);
+  std::vector<std::vector<double>> latencies(clients);
   std::atomic<int64_t> errors{0};
   std::atomic<int> first_error_code{0};
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = clients;
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(seconds));
-  std::function<void(Loop&)> next = [&](Loop& loop) {
-    if (loop.sent >= max_requests || Clock::now() >= end) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (--running == 0) cv.notify_all();
-      return;
-    }
-    ++loop.sent;
-    loop.ctx = std::make_unique<grpc::ClientContext>();
-    loop.ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    loop.t0 = Clock::now();
-    auto done = [&loop, &next, &errors, &first_error_code](grpc::Status s) {
-      const auto t1 = Clock::now();
-      if (s.ok()) {
-        loop.latencies.push_back(std::chrono::duration<double, std::milli>(t1 - loop.t0).count());
-      } else {
-        ++errors;
-        int zero = 0;
-        first_error_code.compare_exchange_strong(zero, static_cast<int>(s.error_code()));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      grpc::ChannelArguments args;
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+      auto stub = tuned::v1::Tuner::NewStub(
+          grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
+      auto& lat = latencies[c];
+      lat.reserve(16384);
+      for (int64_t i = 0; i < max_requests && Clock::now() < end; ++i) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        tuned::v1::BestKernel reply;
+        tuned::v1::Device device;
+        const auto t0 = Clock::now();
+        grpc::Status s = method == "best"
+                             ? stub->GetBest(&ctx, request, &reply)
+                             : stub->DescribeDevice(&ctx, tuned::v1::DescribeDeviceRequest(), &device);
+        const auto t1 = Clock::now();
+        if (!s.ok()) {
+          ++errors;
+          int zero = 0;
+          first_error_code.compare_exchange_strong(zero, static_cast<int>(s.error_code()));
+          continue;
+        }
+        lat.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
-      next(loop);
-    };
-    if (method == "best") {
-      loop.stub->async()->GetBest(loop.ctx.get(), &request, &loop.reply, done);
-    } else {
-      static const tuned::v1::DescribeDeviceRequest kDescribe;
-      loop.stub->async()->DescribeDevice(loop.ctx.get(), &kDescribe, &loop.device, done);
-    }
-  };
-  for (auto& loop : loops) {
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
-    loop.stub = tuned::v1::Tuner::NewStub(
-        grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
-    loop.latencies.reserve(16384);
+    });
   }
-  for (auto& loop : loops) next(loop);
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return running == 0; });
-  }
-  std::vector<std::vector<double>> latencies;
-  for (auto& loop : loops) latencies.push_back(std::move(loop.latencies));
+  for (auto& t : threads) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
