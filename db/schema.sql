@@ -2,7 +2,8 @@
 -- match Store::kSchemaVersion). Embedded into the binary as
 -- tuned::embedded::kSchemaSql and applied by db/store.cc to a fresh database
 -- (user_version 0) in one transaction; an older database is brought here by
--- db/migrations/<version>.sql, one step at a time. Enums are stored by their proto names
+-- db/migrations/<version>.sql, one step at a time (they alter existing
+-- tables), then this file (so every CREATE here is IF NOT EXISTS). Enums are stored by their proto names
 -- ("FAMILY_SGEMM", "JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
 -- as Unix seconds (NULL: not yet).
 

@@ -183,7 +183,8 @@ absl::Status ApplySchema(sqlite3* db) {
   if (*version == 0) {
     TUNED_RETURN_IF_ERROR(Exec(db, embedded::kSchemaSql));
   } else {
-    // Migrations, one version at a time: migrations[v] takes v to v + 1.
+    // Migrations, one version at a time: migrations[v] alters v's tables
+    // towards v + 1 (db/migrations/<v + 1>.sql).
     static const std::map<int, const char*> migrations = {{1, embedded::kMigration2Sql}};
     for (int v = *version; v < Store::kSchemaVersion; ++v) {
       auto it = migrations.find(v);
@@ -193,6 +194,8 @@ absl::Status ApplySchema(sqlite3* db) {
       }
       TUNED_RETURN_IF_ERROR(Exec(db, it->second));
     }
+    // New tables and indexes; the CREATEs leave existing ones as they are.
+    TUNED_RETURN_IF_ERROR(Exec(db, embedded::kSchemaSql));
   }
   version = UserVersion(db);
   if (!version.ok()) return version.status();
