@@ -4,17 +4,13 @@
 // (server/worker/fault_test_problem.cc: it really exits, hangs or answers
 // wrongly), so timeouts, kills, restarts, quarantine, the compile cache and
 // resume after kill -9 all run for real.
-#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -22,9 +18,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/daemon_process.h"
 #include "tuned/client.h"
-
-extern char** environ;
 
 namespace tuned {
 namespace {
@@ -40,76 +35,20 @@ v1::Problem FaultTest(int64_t n) {
   return p;
 }
 
-/// The daemon as a child process on `dir`/t.sock and `dir`/t.db.
-class Daemon {
+/// The daemon (tests/daemon_process.h) with the fault_test family, short
+/// timeouts and small compile batches; Start() (again) waits until it serves.
+class Daemon : public DaemonProcess {
  public:
-  explicit Daemon(fs::path dir, std::vector<std::string> extra = {})
-      : dir_(std::move(dir)), extra_(std::move(extra)) {}
-  ~Daemon() { Kill(); }
-
-  std::string address() const { return "unix:" + (dir_ / "t.sock").string(); }
-  fs::path db() const { return dir_ / "t.db"; }
-  fs::path log() const { return dir_ / "tuned.log"; }
-
-  /// Starts it and waits until it answers; false (with the log) if it does not.
+  explicit Daemon(const fs::path& dir)
+      : DaemonProcess(TUNED_DAEMON_PATH, dir,
+                      {"--enable-fault-test-family", "--run-timeout-floor", "1",
+                       "--compile-timeout", "4", "--compile-batch", "8", "--log-level", "info"}) {}
+  /// Waits until the daemon serves; after a Kill, starts it again first.
   bool Start() {
-    std::vector<std::string> args = {TUNED_DAEMON_PATH, "--compile-only",
-                                     "--enable-fault-test-family", "--socket",
-                                     (dir_ / "t.sock").string(), "--db", db().string(),
-                                     "--run-timeout-floor", "1", "--compile-timeout", "4",
-                                     "--compile-batch", "8", "--log-level", "info"};
-    args.insert(args.end(), extra_.begin(), extra_.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log().c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-    const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (err != 0) return false;
-    Client client(address());
-    for (int i = 0; i < 200; ++i) {
-      if (client.DescribeDevice().ok()) return true;
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exit_status_ = status;
-        pid_ = -1;
-        return false;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
+    if (pid() <= 0) Spawn();
+    return WaitServing();
   }
-  /// kill -9, as a crash or an OOM killer would.
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  /// SIGTERM; returns the exit status.
-  int Terminate() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  int exit_status() const { return WIFEXITED(exit_status_) ? WEXITSTATUS(exit_status_) : -1; }
-  std::string Log() const {
-    std::ifstream in(log());
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
- private:
-  fs::path dir_;
-  std::vector<std::string> extra_;
-  pid_t pid_ = -1;
-  int exit_status_ = 0;
+  std::string Log() const { return ReadAll(log()); }
 };
 
 bool Ended(v1::JobState s) {
@@ -252,7 +191,7 @@ TEST_F(JobsTest, KillNineAtRandomPointsLosesAndRepeatsNothing) {
       for (const auto& m : *ms) seen[{m.job_id(), m.config().name()}] = m.status();
     }
     daemon.Kill();
-    ASSERT_TRUE(daemon.Start()) << "restart " << kill << ":\n" << daemon.Log();
+    ASSERT_TRUE(daemon.Start()) << "restart " << kill << ":\n" << daemon.RunLog();
   }
 
   Client client(daemon.address());
@@ -303,13 +242,13 @@ TEST_F(JobsTest, RefusesMessagesOverTheSizeCapAndKeepsServing) {
 TEST_F(JobsTest, RefusesADatabaseOfANewerSchema) {
   {
     sqlite3* h = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_open((dir_ / "tuned.db").c_str(), &h), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(h);
   }
   Daemon daemon(dir_);
   EXPECT_FALSE(daemon.Start());
-  EXPECT_EQ(daemon.exit_status(), 1);
+  EXPECT_EQ(daemon.WaitExit(), 1);
   EXPECT_NE(daemon.Log().find("schema version 99 is newer than this build's"), std::string::npos)
       << daemon.Log();
 }

@@ -28,6 +28,7 @@
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/families/family.h"
+#include "tests/daemon_process.h"
 #include "tuned/client.h"
 
 namespace tuned {
@@ -35,8 +36,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-extern "C" char** environ;
 
 v1::Problem Transpose(int64_t rows, int64_t cols) {
   v1::Problem p;
@@ -47,12 +46,6 @@ v1::Problem Transpose(int64_t rows, int64_t cols) {
   return p;
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs a shell command; true if it exited 0.
 bool Sh(const std::string& cmd) { return std::system(cmd.c_str()) == 0; }
@@ -142,83 +135,12 @@ class NotifySocket {
   bool bound_ = false;
 };
 
-// The real daemon, started with flags; stderr (JSON lines) in dir/tuned.log.
-class Daemon {
+// The real daemon, started with flags (tests/daemon_process.h).
+class Daemon : public DaemonProcess {
  public:
   Daemon(const fs::path& dir, std::vector<std::string> flags,
-         const std::vector<std::string>& env_extra = {})
-      : dir_(dir) {
-    std::vector<std::string> args = {TUNED_BIN_DIR "/tuned", "--compile-only", "--socket",
-                                     socket().string(), "--db", (dir / "tuned.db").string()};
-    args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string(*e).rfind("TUNED_", 0) != 0) env.emplace_back(*e);  // flags only
-    }
-    env.insert(env.end(), env_extra.begin(), env_extra.end());
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log().c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Daemon() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  fs::path socket() const { return dir_ / "run" / "gpu0.sock"; }
-  fs::path log() const { return dir_ / "tuned.log"; }
-  std::string address() const { return "unix:" + socket().string(); }
-  pid_t pid() const { return pid_; }
-
-  /// Waits until the daemon logs that it serves (true) or exits (false).
-  bool WaitServing() {
-    for (int i = 0; i < 200; ++i) {
-      if (ReadAll(log()).find("serving on unix:") != std::string::npos) return true;
-      if (Exited(nullptr)) return false;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-  /// The port logged after `prefix` ("listening tcp 127.0.0.1:"), 0 if none.
-  int LoggedPort(const std::string& prefix) const {
-    const std::string log_text = ReadAll(log());
-    const size_t at = log_text.find(prefix);
-    return at == std::string::npos ? 0 : std::atoi(log_text.c_str() + at + prefix.size());
-  }
-  /// True once the process has ended; its exit code in `*code`.
-  bool Exited(int* code) {
-    if (pid_ <= 0) return true;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
-    pid_ = -1;
-    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != nullptr) *code = code_;
-    return true;
-  }
-  /// Waits up to `timeout` for the exit; its code, or -1 if still running.
-  int WaitExit(std::chrono::milliseconds timeout = 20s) {
-    for (auto end = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < end;) {
-      if (int code = -1; Exited(&code)) return code;
-      std::this_thread::sleep_for(20ms);
-    }
-    return pid_ > 0 ? -1 : code_;
-  }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  int code_ = -1;
+         std::vector<std::string> env_extra = {})
+      : DaemonProcess(TUNED_BIN_DIR "/tuned", dir, std::move(flags), std::move(env_extra)) {}
 };
 
 class OpsTest : public ::testing::Test {
