@@ -192,15 +192,25 @@ absl::StatusOr<v1::Job> Client::WatchJob(int64_t id,
                                          const std::function<void(const v1::Job&)>& on_update) {
   v1::GetJobRequest req;
   req.set_id(id);
-  auto ctx = Context(/*deadline=*/false);
-  auto reader = stub_->WatchJob(ctx.get(), req);
-  v1::JobEvent event;
+  auto ended = [](v1::JobState s) {
+    return s == v1::JOB_DONE || s == v1::JOB_FAILED || s == v1::JOB_CANCELLED;
+  };
   v1::Job last;
-  while (reader->Read(&event)) {
-    last = event.job();
-    on_update(last);
-  }
-  if (auto s = Convert(reader->Finish()); !s.ok()) return s;
+  // The daemon ends a stream after a while (its per-RPC cap): watch again
+  // until the job ends.
+  do {
+    auto ctx = Context(/*deadline=*/false);
+    auto reader = stub_->WatchJob(ctx.get(), req);
+    v1::JobEvent event;
+    bool any = false;
+    while (reader->Read(&event)) {
+      last = event.job();
+      any = true;
+      on_update(last);
+    }
+    if (auto s = Convert(reader->Finish()); !s.ok()) return s;
+    if (!any) return absl::InternalError("the daemon ended a watch without sending the job");
+  } while (!ended(last.state()));
   return last;
 }
 

@@ -60,7 +60,10 @@ grpc::Status TunerService::WatchJob(grpc::ServerContext* ctx, const v1::GetJobRe
   if (auto s = CheckId(req->id()); !s.ok()) return ToGrpc(s);
   uint64_t seen = runner_->version();
   std::string last;
-  while (!ctx->IsCancelled()) {
+  // Every RPC is bounded: a watch ends (OK, the job still running) after
+  // kMaxWatch; the client library watches again.
+  const absl::Time end = absl::Now() + kMaxWatch;
+  while (!ctx->IsCancelled() && absl::Now() < end) {
     auto job = store_->GetJob(req->id());
     if (!job.ok()) return ToGrpc(job.status());
     std::string now = job->SerializeAsString();
@@ -73,6 +76,7 @@ grpc::Status TunerService::WatchJob(grpc::ServerContext* ctx, const v1::GetJobRe
     if (Finished(job->state())) return grpc::Status::OK;
     seen = runner_->WaitForChange(seen, absl::Milliseconds(500));
   }
+  if (!ctx->IsCancelled()) return grpc::Status::OK;  // kMaxWatch: the client watches again
   return grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled by the client");
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/time/time.h"
 #include "db/store.h"
 #include "server/auth.h"
 #include "server/jobs.h"
@@ -18,6 +19,10 @@ grpc::Status ToGrpc(const absl::Status& status);
 
 /// What the service needs beyond the store and the runner; pointers may be
 /// null and must outlive the service.
+/// The longest a WatchJob stream lasts; it then ends OK with the job still
+/// running, and the client library (Client::WatchJob) watches again.
+inline constexpr absl::Duration kMaxWatch = absl::Minutes(10);
+
 struct ServiceOptions {
   const TokenTable* tokens = nullptr;  // of the TLS port, to name its callers
   Metrics* metrics = nullptr;
