@@ -94,8 +94,10 @@ int main(int argc, char** argv) {
   // killed without touching the GPU worker, and compiles overlap measuring.
   const tuned::v1::Device& gpu_device = (*worker)->device();
   auto compiler = tuned::WorkerClient::Start(
-      o.worker_path, {"--compile-only", "--arch",
-                    std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor())});
+      o.worker_path,
+      {"--compile-only", "--arch", std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
+       "--log-level", o.log_level},
+      "compiler");
   if (!compiler.ok()) {
     spdlog::critical("compiler: {}", compiler.status().ToString());
     return 1;

@@ -22,8 +22,9 @@ extern char** environ;
 namespace tuned {
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::string& path,
-                                                                  std::vector<std::string> args) {
-  auto w = std::unique_ptr<WorkerClient>(new WorkerClient(path, std::move(args)));
+                                                                  std::vector<std::string> args,
+                                                                  std::string role) {
+  auto w = std::unique_ptr<WorkerClient>(new WorkerClient(path, std::move(args), std::move(role)));
   if (auto s = w->Spawn(); !s.ok()) return s;
   return w;
 }
@@ -52,7 +53,7 @@ absl::Status WorkerClient::Spawn() {
     close(from[0]);
     pid_ = -1;
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot start GPU worker ", path_, ": ", std::strerror(err)));
+        absl::StrCat("cannot start ", role_, " ", path_, ": ", std::strerror(err)));
   }
   to_worker_ = to[1];
   from_worker_ = from[0];
@@ -62,15 +63,15 @@ absl::Status WorkerClient::Spawn() {
   auto response = Call(hello);
   if (!response.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("GPU worker ", path_, " exited at start: ", response.status().message()));
+        absl::StrCat(role_, " ", path_, " exited at start: ", response.status().message()));
   }
   if (!response->error().empty()) {
     Stop();
-    return absl::FailedPreconditionError(absl::StrCat("GPU worker: ", response->error()));
+    return absl::FailedPreconditionError(absl::StrCat(role_, ": ", response->error()));
   }
   device_ = response->device();
   ready_ = true;
-  spdlog::info("GPU worker pid {} ready: {} sm_{}{}{}", pid_, device_.name(), device_.cc_major(),
+  spdlog::info("{} pid {} ready: {} sm_{}{}{}", role_, pid_, device_.name(), device_.cc_major(),
                device_.cc_minor(), device_.compile_only() ? " (compile-only)" : "");
   return absl::OkStatus();
 }
@@ -96,7 +97,7 @@ void WorkerClient::Stop() {
 
 absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Request& request,
                                                         absl::Duration timeout) {
-  if (pid_ <= 0) return absl::UnavailableError("GPU worker is not running");
+  if (pid_ <= 0) return absl::UnavailableError(absl::StrCat(role_, " is not running"));
   v1::worker::Response response;
   absl::Status s = WriteMessage(to_worker_, request);
   if (s.ok() && timeout != absl::InfiniteDuration()) {
@@ -119,7 +120,7 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
         pid_ = -1;
         Stop();
         return absl::DeadlineExceededError(absl::StrCat(
-            "GPU worker gave no answer within ", absl::FormatDuration(timeout), "; killed"));
+            role_, " gave no answer within ", absl::FormatDuration(timeout), "; killed"));
       }
     }
   }
@@ -133,7 +134,7 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
     }
     pid_ = -1;
     Stop();
-    return absl::UnavailableError(absl::StrCat("GPU worker ", how, " (", s.message(), ")"));
+    return absl::UnavailableError(absl::StrCat(role_, " ", how, " (", s.message(), ")"));
   }
   return response;
 }
@@ -142,7 +143,7 @@ absl::Status WorkerClient::Restart() {
   Stop();
   ++restarts_;
   if (on_restart_) on_restart_();
-  spdlog::warn("restarting GPU worker (restart {})", restarts_);
+  spdlog::warn("restarting {} (restart {})", role_, restarts_);
   return Spawn();
 }
 

@@ -22,8 +22,10 @@ class WorkerClient {
  public:
   /// Starts `path args...` (e.g. {"--gpu", "0"}) and asks it for its device.
   /// FAILED_PRECONDITION with the worker's reason if it cannot start (no GPU).
+  /// `role` names it in logs and errors ("GPU worker", "compiler").
   static absl::StatusOr<std::unique_ptr<WorkerClient>> Start(const std::string& path,
-                                                             std::vector<std::string> args);
+                                                             std::vector<std::string> args,
+                                                             std::string role = "GPU worker");
   ~WorkerClient();
 
   const v1::Device& device() const { return device_; }
@@ -48,12 +50,13 @@ class WorkerClient {
   void set_on_restart(std::function<void()> on_restart) { on_restart_ = std::move(on_restart); }
 
  private:
-  WorkerClient(std::string path, std::vector<std::string> args)
-      : path_(std::move(path)), args_(std::move(args)) {}
+  WorkerClient(std::string path, std::vector<std::string> args, std::string role)
+      : path_(std::move(path)), args_(std::move(args)), role_(std::move(role)) {}
   absl::Status Spawn();
   void Stop();
 
   std::string path_;
+  std::string role_;
   std::vector<std::string> args_;
   pid_t pid_ = -1;
   int to_worker_ = -1;

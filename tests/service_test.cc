@@ -33,7 +33,7 @@ class ServiceTest : public ::testing::Test {
                                       {"--gpu", "0", "--compile-only", "--device-memory-mib", "1024"});
     ASSERT_TRUE(worker.ok()) << worker.status();
     worker_ = *std::move(worker);
-    auto compiler = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90"});
+    auto compiler = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90"}, "compiler");
     ASSERT_TRUE(compiler.ok()) << compiler.status();
     compiler_ = *std::move(compiler);
     auto store = Store::Open((dir_ / "t.db").string());
