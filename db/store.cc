@@ -810,3 +810,25 @@ absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
 }
 
 }  // namespace tuned
+
+namespace tuned {
+
+absl::Status Store::SetRetimed(int64_t job_id, std::string_view config, double median_ms,
+                               double metric, std::string_view note) {
+  {
+    absl::MutexLock lock(&mu_);
+    Stmt update(db_,
+                "UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5 "
+                "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'");
+    update.Bind(job_id, config, median_ms, metric, note);
+    TUNED_RETURN_IF_ERROR(update.Run());
+    if (sqlite3_changes(db_) == 0) {
+      return absl::NotFoundError(
+          absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
+    }
+  }
+  InvalidateBest();
+  return absl::OkStatus();
+}
+
+}  // namespace tuned

@@ -149,6 +149,12 @@ class Store {
                                std::string_view what);
   absl::StatusOr<int> CrashCount(int64_t device_id, v1::Family family, std::string_view config);
 
+  /// Replaces an OK measurement's time with its interleaved re-timing at the
+  /// job's end (`note`, e.g. the first time, goes to its message).
+  /// NOT_FOUND if the job has no OK measurement of that config.
+  absl::Status SetRetimed(int64_t job_id, std::string_view config, double median_ms,
+                          double metric, std::string_view note);
+
   /// Adds `time` to the job's totals (Job.compile_seconds etc.).
   absl::Status AddJobTime(int64_t id, const JobTime& time);
 

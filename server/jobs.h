@@ -37,6 +37,9 @@ struct JobRunnerOptions {
   int compile_batch = 32;
   /// Crashes of the GPU worker after which a config is never run again.
   int quarantine_after = 2;
+  /// At a job's end its best few are re-timed together, interleaved with the
+  /// baseline, and keep those times (0: off).
+  int retime_top = 3;
 };
 
 class JobRunner {
@@ -89,6 +92,10 @@ class JobRunner {
                           const v1::worker::Kernel& kernel,
                           const v1::worker::MeasureResult& compiled, double* best_ms,
                           JobTime* time);
+  /// Re-times the job's best `options_.retime_top` OK configs and its
+  /// baseline interleaved on the GPU worker, storing the new times; a
+  /// failure only logs (the first times stay).
+  void RetimeTop(const v1::Job& job, const Family& family, JobTime* time);
   void Bump();
   bool Cancelled(int64_t id);
   bool Stopping();

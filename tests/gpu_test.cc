@@ -225,6 +225,38 @@ TEST_F(GpuTest, CompileErrorIsRecordedWithTheLog) {
   EXPECT_NE(r.message().find("nope"), std::string::npos) << r.message();
 }
 
+// The job's end: its top few and the baseline timed together, interleaved.
+TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
+  const Shape shape = {512, 512, 512};
+  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
+  const auto configs = SgemmFamily().ValidSpace(worker_->device(), nullptr);
+  ASSERT_GE(configs.size(), 2u);
+  worker::Compile compile;
+  worker::Retime retime;
+  for (size_t i = 0; i < 2; ++i) {
+    const KernelSource src = SgemmFamily().Source(configs[i]);
+    worker::Kernel* k = retime.add_kernels();
+    k->set_name(SgemmFamily().ConfigName(configs[i]));
+    k->set_source(src.source);
+    k->set_name_expression(src.name_expression);
+    for (const auto& o : src.options) k->add_options(o);
+    *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape);
+    *compile.add_kernels() = *k;
+  }
+  *retime.mutable_compiled() = worker_->CompileBatch(compile).results();
+  auto r = worker_->RetimeTogether(retime);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->median_ms_size(), 2);
+  EXPECT_GT(r->median_ms(0), 0);
+  EXPECT_GT(r->median_ms(1), 0);
+  EXPECT_GT(r->baseline_ms(), 0);
+  EXPECT_GE(r->rounds(), kRetimeMinRounds);
+  EXPECT_FALSE(worker_->broken());
+  // Not compiled: refused, nothing run.
+  retime.mutable_compiled(1)->set_status(v1::MEASUREMENT_COMPILE_ERROR);
+  EXPECT_EQ(worker_->RetimeTogether(retime).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // In a child process (the fault leaves its CUDA context unusable).
 TEST_F(GpuTest, IllegalAddressIsADeviceFaultAndBreaksTheWorker) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");

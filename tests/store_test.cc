@@ -667,6 +667,25 @@ TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
 }
 
+TEST_F(StoreTest, SetRetimedReplacesAnOkTimeAndTheBest) {
+  const int64_t id = NewJob(Sgemm(128, 128, 128));
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("a", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.1), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0), nullptr).ok());
+  EXPECT_EQ((*store_->Best(dev_, Sgemm(128, 128, 128)))->measurement.config().name(), "a");
+  ASSERT_TRUE(store_->SetRetimed(id, "a", 1.2, 3.5, "first time 1.0000 ms").ok());
+  auto best = store_->Best(dev_, Sgemm(128, 128, 128));
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ((*best)->measurement.config().name(), "b");  // a is now slower
+  auto all = store_->ListMeasurements(dev_, Sgemm(128, 128, 128), 0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[1].config().name(), "a");
+  EXPECT_DOUBLE_EQ((*all)[1].median_ms(), 1.2);
+  EXPECT_EQ((*all)[1].message(), "first time 1.0000 ms");
+  EXPECT_TRUE(absl::IsNotFound(store_->SetRetimed(id, "bad", 1, 1, "")));
+  EXPECT_TRUE(absl::IsNotFound(store_->SetRetimed(id, "none", 1, 1, "")));
+}
+
 // Quotas count a client's queued and running jobs and their configs not yet
 // measured; finished jobs and other clients do not count.
 TEST_F(StoreTest, CreateJobEnforcesTheClientsQuota) {

@@ -244,6 +244,49 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   return r;
 }
 
+absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime& request) {
+  if (!problem_ || compile_only_) return absl::InvalidArgumentError("no problem prepared on a GPU");
+  if (request.kernels_size() != request.compiled_size() || request.kernels_size() == 0) {
+    return absl::InvalidArgumentError("retime: one compiled result per kernel, at least one");
+  }
+  std::vector<LoadedKernel> loaded;
+  std::vector<std::function<absl::Status(cudaStream_t)>> runs;
+  for (int i = 0; i < request.kernels_size(); ++i) {
+    const auto& c = request.compiled(i);
+    if (c.status() != v1::MEASUREMENT_COMPILED) {
+      return absl::InvalidArgumentError(absl::StrCat(request.kernels(i).name(), " is not compiled"));
+    }
+    auto k = LoadedKernel::Load(c.cubin(), c.entry());
+    if (!k.ok()) return k.status();
+    loaded.push_back(*std::move(k));
+  }
+  for (int i = 0; i < request.kernels_size(); ++i) {
+    const v1::LaunchGeometry& geometry = request.kernels(i).geometry();
+    const LoadedKernel* k = &loaded[i];
+    runs.push_back([this, k, &geometry](cudaStream_t s) -> absl::Status {
+      TUNED_RETURN_IF_ERROR(problem_->BeforeLaunch(geometry, s));
+      return k->Launch(geometry, problem_->KernelArgs().data(), s);
+    });
+  }
+  runs.push_back([this](cudaStream_t s) { return problem_->RunBaseline(s); });
+  // Rounds: kTimingBudgetMs per kernel over one round (every run once); the
+  // top candidates take about the baseline's time.
+  const double round_ms = std::max(baseline_ms_ * static_cast<double>(runs.size()), 1e-3);
+  const int rounds = static_cast<int>(std::clamp(kTimingBudgetMs * request.kernels_size() / round_ms,
+                                                 double{kRetimeMinRounds}, double{kRetimeMaxRounds}));
+  auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
+  auto medians = TimeInterleavedMs(runs, flush, rounds, stream_);
+  if (!medians.ok()) {
+    if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
+    return medians.status();
+  }
+  worker::RetimeResult result;
+  for (int i = 0; i < request.kernels_size(); ++i) result.add_median_ms((*medians)[i]);
+  result.set_baseline_ms(medians->back());
+  result.set_rounds(rounds);
+  return result;
+}
+
 worker::Response Worker::Handle(const worker::Request& request) {
   worker::Response response;
   switch (request.kind_case()) {
@@ -266,6 +309,15 @@ worker::Response Worker::Handle(const worker::Request& request) {
     case worker::Request::kCompile:
       *response.mutable_compiled() = CompileBatch(request.compile());
       break;
+    case worker::Request::kRetime: {
+      auto r = RetimeTogether(request.retime());
+      if (r.ok()) {
+        *response.mutable_retimed() = *r;
+      } else {
+        response.set_error(r.status().ToString());
+      }
+      break;
+    }
     default:
       response.set_error("empty request");
   }

@@ -73,6 +73,12 @@ class Worker {
                                         const v1::LaunchGeometry& geometry, double best_ms,
                                         bool time = true);
 
+  /// Times the kernels and the baseline interleaved (rounds as Retime's,
+  /// for their summed time); INVALID_ARGUMENT without a problem or with a
+  /// kernel that is not compiled, and a CUDA error as its status (the worker
+  /// is then broken).
+  absl::StatusOr<worker::RetimeResult> RetimeTogether(const worker::Retime& request);
+
   /// One pipe request; sets Response.error when the request failed as a whole.
   worker::Response Handle(const worker::Request& request);
 
