@@ -73,27 +73,6 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
   return std::pair{*median, reps};
 }
 
-absl::StatusOr<std::pair<double, int>> Worker::Retime(
-    const std::function<absl::Status(cudaStream_t)>& run, double candidate_ms,
-    const std::string& what) {
-  auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
-  auto baseline = [this](cudaStream_t s) { return problem_->RunBaseline(s); };
-  const int rounds = static_cast<int>(
-      std::clamp(kTimingBudgetMs / std::max(candidate_ms + baseline_ms_, 1e-3),
-                 double{kRetimeMinRounds}, double{kRetimeMaxRounds}));
-  auto medians = TimeInterleavedMs({run, baseline}, flush, rounds, stream_);
-  if (!medians.ok()) return medians.status();
-  const double cand = (*medians)[0], base = (*medians)[1];
-  spdlog::info("{} re-timed interleaved with the baseline, {} rounds: {:.4f} ms vs {:.4f} ms "
-               "(baseline at prepare {:.4f} ms)",
-               what, rounds, cand, base, baseline_ms_);
-  // The candidate's own median: a host-side stall or other glitch can only
-  // lengthen a kernel's time, so no glitch makes a candidate look faster (a
-  // time scaled by the baseline's median could: a slow baseline sample would
-  // shrink it).
-  return std::pair{cand, rounds};
-}
-
 absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
   worker::PrepareResult result;
   problem_.reset();
@@ -235,10 +214,6 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   if (!time) return r;
   auto timed = Time(run, best_ms, *verify_ms);
   if (!timed.ok()) return launch_failed(timed.status());
-  if (baseline_ms_ > 0 && (best_ms <= 0 || timed->first <= kRetimeRatio * best_ms)) {
-    timed = Retime(run, timed->first, compiled.entry);
-    if (!timed.ok()) return launch_failed(timed.status());
-  }
   r.set_median_ms(timed->first);
   r.set_repetitions(timed->second);
   return r;

@@ -28,11 +28,8 @@ inline constexpr double kTimingBudgetMs = 200.0;
 inline constexpr double kLoserRatio = 20.0;
 inline constexpr double kScreenRatio = 1.3;
 inline constexpr int kScreenReps = 3;
-/// A candidate within kRetimeRatio x the best (or the first to pass) is
-/// re-timed interleaved with the baseline (Worker::Retime).
-inline constexpr double kRetimeRatio = 1.05;
-/// Rounds of that interleaved re-timing: clamp(kTimingBudgetMs / (candidate +
-/// baseline ms), kRetimeMinRounds, kRetimeMaxRounds).
+/// Rounds of the end-of-job re-timing (RetimeTogether): clamp(kTimingBudgetMs
+/// x kernels / (baseline ms x (kernels + 1)), kRetimeMinRounds, kRetimeMaxRounds).
 inline constexpr int kRetimeMinRounds = 10;
 inline constexpr int kRetimeMaxRounds = 100;
 
@@ -57,15 +54,13 @@ class Worker {
   /// output (timed: the verification run, which also warms up) and checks it
   /// against the reference, then times it (Time: L2 flushed before each
   /// repetition, median of per-repetition CUDA events, fewer repetitions for
-  /// candidates clearly slower than `best_ms`). A candidate within
-  /// kRetimeRatio of `best_ms`, or the first, is then re-timed interleaved
-  /// with the baseline (Retime) and keeps that longer measurement. Failures
-  /// come back as statuses, not errors.
+  /// candidates clearly slower than `best_ms`). The job's top few are
+  /// re-timed together at its end (RetimeTogether). Failures come back as
+  /// statuses, not errors.
   worker::MeasureResult Measure(const worker::Measure& request);
   /// Compiles the kernels in parallel on all CPU cores; one result per
-  /// kernel, COMPILED or COMPILE_ERROR. Successful compiles are kept in
-  /// memory for the worker's life (keyed by NVRTC's whole input), so that a
-  /// suite of jobs compiles each config once.
+  /// kernel, COMPILED or COMPILE_ERROR (the daemon caches them: each kernel
+  /// is compiled once).
   worker::CompileResult CompileBatch(const worker::Compile& request);
 
   /// The part of Measure after compiling; `time` false only verifies.
@@ -73,10 +68,10 @@ class Worker {
                                         const v1::LaunchGeometry& geometry, double best_ms,
                                         bool time = true);
 
-  /// Times the kernels and the baseline interleaved (rounds as Retime's,
-  /// for their summed time); INVALID_ARGUMENT without a problem or with a
-  /// kernel that is not compiled, and a CUDA error as its status (the worker
-  /// is then broken).
+  /// Times the kernels and the baseline interleaved, round after round, L2
+  /// flushed before each run (rounds: see kRetimeMinRounds). INVALID_ARGUMENT
+  /// without a problem or with a kernel that is not compiled; a CUDA error
+  /// as its status (the worker is then broken).
   absl::StatusOr<worker::RetimeResult> RetimeTogether(const worker::Retime& request);
 
   /// One pipe request; sets Response.error when the request failed as a whole.
@@ -94,13 +89,6 @@ class Worker {
   /// clamp(kTimingBudgetMs / first time, 5, 100). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
                                               double best_ms, double first_ms = 0);
-  /// Times `run` and the baseline interleaved (TimeInterleavedMs, more
-  /// rounds than the candidate's first timing) and returns {candidate median,
-  /// rounds}; both medians are logged, so that the ratio to the baseline under
-  /// the same conditions can be read from the worker's log.
-  /// `what` names the candidate in the log line.
-  absl::StatusOr<std::pair<double, int>> Retime(const std::function<absl::Status(cudaStream_t)>& run,
-                                                double candidate_ms, const std::string& what);
 
   v1::Device device_;
   bool compile_only_ = false;
