@@ -13,7 +13,17 @@ namespace tuned {
 namespace {
 /// Rounds of end-of-job re-timing at most (JobRunner::RetimeTop).
 constexpr int kRetimePasses = 3;
+
+/// GFLOPS or GB/s of a run of `ms` milliseconds (Family::Work); 0 if none.
+double MetricOf(const Family& family, const Shape& shape, double ms) {
+  return ms > 0 ? family.Work(shape) / (ms * 1e6) : 0;
+}
 }  // namespace
+
+absl::Duration JobRunner::RunTimeout(double best_ms) const {
+  return std::max(options_.run_timeout_floor,
+                  absl::Milliseconds(options_.run_timeout_multiple * std::max(best_ms, 0.0)));
+}
 
 absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
   const Family* family = FindFamily(problem.family());
@@ -177,7 +187,7 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
     const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
     spdlog::info("job {}: {} {:.4f} ms", job.id(), p.baseline_name(), p.baseline_ms());
     return store_->SetJobBaseline(job.id(), p.baseline_ms(),
-                                  family->Work(shape) / (p.baseline_ms() * 1e6), p.baseline_name());
+                                  MetricOf(*family, shape, p.baseline_ms()), p.baseline_name());
   }
   return absl::OkStatus();
 }
@@ -330,11 +340,8 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
     *request.mutable_measure()->mutable_kernel() = kernel;
     request.mutable_measure()->set_best_ms(*best_ms);
     *request.mutable_measure()->mutable_compiled() = compiled;
-    const absl::Duration timeout =
-        std::max(options_.run_timeout_floor,
-                 absl::Milliseconds(options_.run_timeout_multiple * std::max(*best_ms, 0.0)));
     const absl::Time start = absl::Now();
-    auto response = worker_->Call(request, timeout);
+    auto response = worker_->Call(request, RunTimeout(*best_ms));
     time->measure_seconds += absl::ToDoubleSeconds(absl::Now() - start);
     if (response.ok() && response->error().empty()) {
       r = response->measured();
@@ -354,7 +361,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   m.set_registers(r.registers());
   KernelBinary binary;
   if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
-    m.set_metric(family.Work(shape) / (r.median_ms() * 1e6));
+    m.set_metric(MetricOf(family, shape, r.median_ms()));
     *best_ms = *best_ms > 0 ? std::min(*best_ms, r.median_ms()) : r.median_ms();
     binary = {kernel.source(), r.entry(), r.cubin(), r.ptx(), ""};
   }
@@ -417,9 +424,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
       *request.mutable_retime()->add_compiled() = compiled[i];
     }
     const absl::Time start = absl::Now();
-    auto response = worker_->Call(
-        request, std::max(options_.run_timeout_floor,
-                          absl::Milliseconds(options_.run_timeout_multiple * top[0].median_ms())));
+    auto response = worker_->Call(request, RunTimeout(top[0].median_ms()));
     time->measure_seconds += absl::ToDoubleSeconds(absl::Now() - start);
     if (!response.ok() || !response->error().empty() ||
         response->retimed().median_ms_size() != static_cast<int>(top.size())) {
@@ -441,7 +446,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
           static_cast<int>(top.size()), std::string(family.baseline_name()), r.rounds(),
           top[i].median_ms());
       if (auto s = store_->SetRetimed(job.id(), name, ms,
-                                      ms > 0 ? family.Work(shape) / (ms * 1e6) : 0, note);
+                                      MetricOf(family, shape, ms), note);
           !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
@@ -454,7 +459,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
                                        ? std::string(family.baseline_name())
                                        : job.baseline_name();
       if (auto s = store_->SetJobBaseline(job.id(), r.baseline_ms(),
-                                          family.Work(shape) / (r.baseline_ms() * 1e6), baseline);
+                                          MetricOf(family, shape, r.baseline_ms()), baseline);
           !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }

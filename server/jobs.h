@@ -96,6 +96,9 @@ class JobRunner {
   /// baseline interleaved on the GPU worker, storing the new times; a
   /// failure only logs (the first times stay).
   void RetimeTop(const v1::Job& job, const Family& family, JobTime* time);
+  /// A verify+time call's limit: max(run_timeout_floor, run_timeout_multiple
+  /// x `best_ms`).
+  absl::Duration RunTimeout(double best_ms) const;
   void Bump();
   bool Cancelled(int64_t id);
   bool Stopping();
