@@ -4,7 +4,6 @@
 // is exercised by a process that really exits, hangs or answers wrongly.
 #include <unistd.h>
 
-#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -56,11 +55,7 @@ class FaultTestProblem final : public DeviceProblem {
     TUNED_CUDA(cudaStreamSynchronize(stream));
     auto out = CopyToHost(out_, expected_.size());
     if (!out.ok()) return out.status();
-    int64_t bad = 0;
-    for (size_t i = 0; i < expected_.size(); ++i) {
-      bad += std::bit_cast<uint32_t>((*out)[i]) != std::bit_cast<uint32_t>(expected_[i]);
-    }
-    return static_cast<double>(bad);
+    return static_cast<double>(BitMismatches(*out, expected_));
   }
 
   double Tolerance() const override { return 0; }

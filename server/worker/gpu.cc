@@ -1,6 +1,7 @@
 #include "server/worker/gpu.h"
 
 #include <algorithm>
+#include <bit>
 #include <random>
 #include <utility>
 
@@ -49,6 +50,14 @@ absl::StatusOr<std::vector<float>> CopyToHost(const DeviceBuffer& buf, size_t co
   std::vector<float> host(count);
   TUNED_CUDA(cudaMemcpy(host.data(), buf.get(), count * sizeof(float), cudaMemcpyDeviceToHost));
   return host;
+}
+
+int64_t BitMismatches(const std::vector<float>& got, const std::vector<float>& want) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    bad += i >= got.size() || std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]);
+  }
+  return bad;
 }
 
 // ---- device ----

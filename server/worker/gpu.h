@@ -47,6 +47,10 @@ absl::Status FillRandom(const DeviceBuffer& buf, size_t count, uint64_t seed);
 /// Copies `count` floats to the host.
 absl::StatusOr<std::vector<float>> CopyToHost(const DeviceBuffer& buf, size_t count);
 
+/// Elements of `got` whose bits differ from `want`'s (NaN poison included),
+/// over want.size() elements: the check of families whose result is exact.
+int64_t BitMismatches(const std::vector<float>& got, const std::vector<float>& want);
+
 /// Makes `ordinal` current and describes it (name, compute capability,
 /// limits, driver and NVRTC versions). FAILED_PRECONDITION if there is no
 /// such GPU or no driver.

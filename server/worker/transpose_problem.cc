@@ -3,7 +3,6 @@
 // elements (bitwise) as the check; a plain copy kernel (copy_kernel<32,8,4>
 // of transpose.cuh, NVRTC-compiled here) as the baseline.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -66,7 +65,7 @@ class TransposeProblem final : public DeviceProblem {
     TUNED_CUDA(cudaDeviceSynchronize());
     auto copied = CopyToHost(p->copy_, n);
     if (!copied.ok()) return copied.status();
-    if (const int64_t bad = Mismatches(*copied, *in_host); bad != 0) {
+    if (const int64_t bad = BitMismatches(*copied, *in_host); bad != 0) {
       return absl::InternalError(
           absl::StrCat("baseline ", expr, " copied ", bad, " of ", n, " elements wrongly"));
     }
@@ -86,7 +85,7 @@ class TransposeProblem final : public DeviceProblem {
     TUNED_CUDA(cudaStreamSynchronize(stream));
     auto out = CopyToHost(out_, expected_.size());
     if (!out.ok()) return out.status();
-    return static_cast<double>(Mismatches(*out, expected_));
+    return static_cast<double>(BitMismatches(*out, expected_));
   }
 
   /// A transpose moves bits: every element must match exactly.
@@ -117,15 +116,6 @@ class TransposeProblem final : public DeviceProblem {
       }
     }
     return out;
-  }
-
-  /// Elements whose bits differ (NaN poison included).
-  static int64_t Mismatches(const std::vector<float>& got, const std::vector<float>& want) {
-    int64_t bad = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      bad += std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]);
-    }
-    return bad;
   }
 
   int rows_ = 0, cols_ = 0;
