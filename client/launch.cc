@@ -60,10 +60,14 @@ absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,
     TUNED_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(g.dynamic_shared_bytes())));
   }
-  TUNED_CUDA(cudaLaunchKernel(fn, dim3(g.grid(0), g.grid(1), g.grid(2)),
-                              dim3(g.block(0), g.block(1), g.block(2)), args,
-                              g.dynamic_shared_bytes(), stream));
-  return CudaStatus(cudaGetLastError(), "kernel launch");
+  const cudaError_t launched =
+      cudaLaunchKernel(fn, dim3(g.grid(0), g.grid(1), g.grid(2)),
+                       dim3(g.block(0), g.block(1), g.block(2)), args, g.dynamic_shared_bytes(),
+                       stream);
+  // A refused launch (e.g. too many threads) also stays in the runtime's
+  // last-error slot: take it out, or the next good launch would report it.
+  const cudaError_t last = cudaGetLastError();
+  return CudaStatus(launched != cudaSuccess ? launched : last, "kernel launch");
 }
 
 absl::Status CublasStatus(cublasStatus_t status, std::string_view what) {

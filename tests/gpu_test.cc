@@ -219,6 +219,25 @@ TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
   EXPECT_FALSE(worker_->broken());
 }
 
+// A refused launch is that candidate's failure only: the next one runs clean.
+TEST_F(GpuTest, ARefusedLaunchDoesNotFailTheNextCandidate) {
+  ASSERT_TRUE(Prepare(FaultTestFamily(), {4096}).ok());
+  const Config bad = {{"BEHAVIOR", 4}, {"WORK", 1}, {"BLOCK", 2048}};
+  const Config good = {{"BEHAVIOR", 0}, {"WORK", 1}, {"BLOCK", 128}};
+  for (const auto& [config, want] : {std::pair{bad, v1::MEASUREMENT_LAUNCH_ERROR},
+                                     std::pair{good, v1::MEASUREMENT_OK}}) {
+    const KernelSource src = FaultTestFamily().Source(config);
+    worker::Measure m;
+    m.mutable_kernel()->set_source(src.source);
+    m.mutable_kernel()->set_name_expression(src.name_expression);
+    *m.mutable_kernel()->mutable_geometry() = FaultTestFamily().Geometry(config, {4096});
+    auto r = worker_->Measure(m);
+    EXPECT_EQ(v1::MeasurementStatus_Name(r.status()), v1::MeasurementStatus_Name(want))
+        << FaultTestFamily().ConfigName(config) << ": " << r.message();
+  }
+  EXPECT_FALSE(worker_->broken());
+}
+
 TEST_F(GpuTest, CompileErrorIsRecordedWithTheLog) {
   auto r = worker_->Measure(CustomKernel("template <int X> __global__ void k() { nope; }", "k<0>", 1));
   EXPECT_EQ(r.status(), v1::MEASUREMENT_COMPILE_ERROR);
