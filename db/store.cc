@@ -556,12 +556,12 @@ absl::StatusOr<std::vector<int64_t>> Store::RequeueRunningJobs() {
 absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
                                    const KernelBinary* binary) {
   // Only an OK measurement can change a best; invalidate after it is stored.
-  absl::Status s = AddMeasurementUncached(job_id, m, binary);
+  absl::Status s = InsertMeasurement(job_id, m, binary);
   if (m.status() == v1::MEASUREMENT_OK) InvalidateBest();
   return s;
 }
 
-absl::Status Store::AddMeasurementUncached(int64_t job_id, const v1::Measurement& m,
+absl::Status Store::InsertMeasurement(int64_t job_id, const v1::Measurement& m,
                                    const KernelBinary* binary) {
   if (m.config().name().empty()) {
     return absl::InvalidArgumentError("measurement has no config name");
@@ -643,7 +643,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
     if (auto it = best_cache_.find(key); it != best_cache_.end()) return it->second;
     generation = best_generation_;
   }
-  auto best = BestUncached(device_id, problem);
+  auto best = QueryBest(device_id, problem);
   if (best.ok()) {
     absl::MutexLock lock(&cache_mu_);
     // Not if a write changed some best meanwhile: this row may be stale.
@@ -658,7 +658,7 @@ void Store::InvalidateBest() {
   ++best_generation_;
 }
 
-absl::StatusOr<std::shared_ptr<const BestRow>> Store::BestUncached(int64_t device_id,
+absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_id,
                                                                    const v1::Problem& problem) {
   absl::MutexLock lock(&mu_);
   Stmt q(db_, "SELECT " TUNED_MEASUREMENT_COLS

@@ -159,9 +159,11 @@ class Store {
   absl::Status AddJobTime(int64_t id, const JobTime& time);
 
  private:
-  absl::StatusOr<std::shared_ptr<const BestRow>> BestUncached(int64_t device_id, const v1::Problem& problem);
-  absl::Status AddMeasurementUncached(int64_t job_id, const v1::Measurement& m,
-                                      const KernelBinary* binary);
+  /// Best() and AddMeasurement() without the cache: the SQL.
+  absl::StatusOr<std::shared_ptr<const BestRow>> QueryBest(int64_t device_id,
+                                                           const v1::Problem& problem);
+  absl::Status InsertMeasurement(int64_t job_id, const v1::Measurement& m,
+                                 const KernelBinary* binary);
   void InvalidateBest();
   absl::StatusOr<int> CrashCountLocked(int64_t device_id, v1::Family family,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
