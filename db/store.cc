@@ -562,7 +562,7 @@ absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
 }
 
 absl::Status Store::InsertMeasurement(int64_t job_id, const v1::Measurement& m,
-                                   const KernelBinary* binary) {
+                                      const KernelBinary* binary) {
   if (m.config().name().empty()) {
     return absl::InvalidArgumentError("measurement has no config name");
   }
@@ -659,7 +659,7 @@ void Store::InvalidateBest() {
 }
 
 absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_id,
-                                                                   const v1::Problem& problem) {
+                                                                const v1::Problem& problem) {
   absl::MutexLock lock(&mu_);
   Stmt q(db_, "SELECT " TUNED_MEASUREMENT_COLS
               ", b.id, b.source, b.entry, b.cubin, b.ptx, "
