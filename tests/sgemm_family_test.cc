@@ -23,18 +23,19 @@ Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,
   return {{"KIND", 2},   {"BM", bm},     {"BN", bn},     {"BK", bk},    {"TM", tm},
           {"TN", tn},    {"PAD", pad},   {"VEC", vec},   {"LOOP", loop}, {"MAP", map},
           {"DB", db},    {"LN", 0},      {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1}};
+          {"MINB", 1},   {"SLICEK", 1},  {"TILES", 1}};
 }
 
 /// A warp-tiled config (kind 3); the defaults are 128x128x16, 8x8 per thread,
-/// warp tile 32x64, 3 stages, GROUP 8, MINB 2.
+/// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K, one tile per block.
 Config Warp(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t tm = 8, int64_t tn = 8,
             int64_t ln = 8, int64_t stages = 3, int64_t splitk = 1, int64_t group = 8,
-            int64_t minb = 2) {
+            int64_t minb = 2, int64_t slicek = 1, int64_t tiles = 1) {
   return {{"KIND", 3},   {"BM", bm},          {"BN", bn},          {"BK", bk},
           {"TM", tm},    {"TN", tn},          {"PAD", 4},          {"VEC", 4},
           {"LOOP", 0},   {"MAP", 1},          {"DB", 0},           {"LN", ln},
-          {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb}};
+          {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
+          {"SLICEK", slicek}, {"TILES", tiles}};
 }
 
 /// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
@@ -42,7 +43,7 @@ Config Naive(int64_t kind, int64_t bm, int64_t bn) {
   return {{"KIND", kind}, {"BM", bm},   {"BN", bn},     {"BK", 8},     {"TM", 1},
           {"TN", 1},      {"PAD", 0},   {"VEC", 1},     {"LOOP", 0},   {"MAP", 0},
           {"DB", 0},      {"LN", 0},    {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1}};
+          {"MINB", 1},    {"SLICEK", 1}, {"TILES", 1}};
 }
 
 /// Check's status on the sm_90 reference device.
@@ -83,7 +84,7 @@ TEST(SgemmFamily, Describes) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
-                                              "GROUP", "MINB"}));
+                                              "GROUP", "MINB", "SLICEK", "TILES"}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -120,12 +121,12 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_EQ(valid.size() + pruned.size(), space.size());
   // Small enough to tune the 12-shape suite in minutes (compile + measure).
   EXPECT_GE(valid.size(), 150u);
-  EXPECT_LE(valid.size(), 250u);
+  EXPECT_LE(valid.size(), 300u);
   EXPECT_GT(pruned.size(), 0u);  // the rules do prune
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
   int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0, warp = 0,
-      split = 0;
+      split = 0, sliced = 0, tiles = 0;
   for (const auto& c : valid) {
     switch (c.at("KIND")) {
       case 0: ++naive; break;
@@ -133,6 +134,8 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
       case 3:
         ++warp;
         split += c.at("SPLITK") > 1;
+        sliced += c.at("SLICEK") > 1;
+        tiles += c.at("TILES") > 1;
         break;
       default:
         if (c.at("TM") == 1 && c.at("TN") == 1) {
@@ -153,6 +156,8 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_GE(fast, 10);
   EXPECT_GE(warp, 120);
   EXPECT_GE(split, 50);
+  EXPECT_GE(sliced, 30);
+  EXPECT_GE(tiles, 8);
   EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
   EXPECT_TRUE(CheckSm90(Warp()).ok());
   // The warp kind comes first, so that a job meets a fast kernel early.
@@ -194,7 +199,7 @@ TEST(SgemmFamily, ConfigKeyRoundTrips) {
   }
   EXPECT_EQ(F().ConfigKey(Tiled()),
             "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0,LN=0,STAGES=0,"
-            "SPLITK=1,GROUP=1,MINB=1");
+            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1,TILES=1");
 }
 
 TEST(SgemmFamily, ConfigNames) {
@@ -206,6 +211,28 @@ TEST(SgemmFamily, ConfigNames) {
   EXPECT_EQ(F().ConfigName(Warp()), "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2");
   EXPECT_EQ(F().ConfigName(Warp(16, 128, 32, 4, 4, 8, 3, 16, 1, 1)),
             "sgemm_warp_16x128x32_4x4_ln8_s3_g1_b1_sk16");
+  EXPECT_EQ(F().ConfigName(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)),
+            "sgemm_warp_32x64x32_4x4_ln8_s3_g1_b1_sl4_sk2");
+  EXPECT_EQ(F().ConfigName(Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 4)),
+            "sgemm_warp_128x128x16_8x8_ln8_s4_g8_b1_t4");
+}
+
+// A warp config stored before SLICEK and TILES existed lacks them: it is
+// still valid, named, compiled and launched as the kernel it was (1 and 1).
+TEST(SgemmFamily, ConfigsStoredBeforeSliceKAndTilesStillServe) {
+  Config old = Warp();
+  old.erase("SLICEK");
+  old.erase("TILES");
+  EXPECT_TRUE(F().CheckParams(old).ok());
+  EXPECT_TRUE(CheckSm90(old).ok());
+  EXPECT_EQ(F().ConfigName(old), F().ConfigName(Warp()));
+  EXPECT_EQ(F().Source(old).name_expression, F().Source(Warp()).name_expression);
+  EXPECT_EQ(Grid(F().Geometry(old, {1000, 1000, 1000})),
+            Grid(F().Geometry(Warp(), {1000, 1000, 1000})));
+  EXPECT_EQ(F().ConfigKey(old).find("SLICEK"), std::string::npos);  // its stored key
+  // Only the parameters with an if_absent value may be missing.
+  old.erase("MINB");
+  EXPECT_EQ(F().CheckParams(old).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(SgemmFamily, Sources) {
@@ -217,7 +244,9 @@ TEST(SgemmFamily, Sources) {
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
   EXPECT_EQ(F().Source(Tiled(64, 32, 16, 4, 1, 0, 1, 0, 0, 1)).name_expression,
             "sgemm_tiled<64,32,16,4,1,0,1,0,0,1>");
-  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2>");
+  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1,1>");
+  EXPECT_EQ(F().Source(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4, 2)).name_expression,
+            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4,2>");
   // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {
@@ -255,10 +284,21 @@ TEST(SgemmFamily, Geometry) {
         std::tuple{Warp(16, 128, 32, 4, 4, 8, 3, 16, 1, 1), Shape{16, 4096, 4096},
                    std::vector<uint32_t>{32, 16, 1}, 3u * 32 * (20 + 128) * 4, true},
         std::tuple{Warp(128, 64, 16, 8, 8, 4, 4, 4, 1, 1), Shape{8192, 128, 8192},
-                   std::vector<uint32_t>{128, 4, 1}, 4u * 16 * (132 + 64) * 4, true}}) {
+                   std::vector<uint32_t>{128, 4, 1}, 4u * 16 * (132 + 64) * 4, true},
+        // Sliced-K: SLICEK groups of threads, and (SLICEK-1) * BM*BN floats
+        // of reduction after the stages.
+        std::tuple{Warp(32, 64, 32, 4, 4, 8, 3, 1, 1, 1, 4), Shape{512, 512, 512},
+                   std::vector<uint32_t>{128, 1, 1}, (3u * 32 * (36 + 64) + 3 * 32 * 64) * 4,
+                   false},
+        // TILES: ceil(tiles / TILES) blocks: 4096^2 / 128^2 = 1024 tiles; 8*8 = 64 over 3.
+        std::tuple{Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 4), Shape{4096, 4096, 64},
+                   std::vector<uint32_t>{256, 1, 1}, 4u * 16 * (132 + 128) * 4, false},
+        std::tuple{Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 3), Shape{1000, 1000, 64},
+                   std::vector<uint32_t>{22, 1, 1}, 4u * 16 * (132 + 128) * 4, false}}) {
     const v1::LaunchGeometry g = F().Geometry(c, shape);
     EXPECT_EQ(Grid(g), grid) << F().ConfigName(c);
-    EXPECT_EQ(Block(g)[0], (c.at("BM") / c.at("TM")) * (c.at("BN") / c.at("TN")));
+    EXPECT_EQ(Block(g)[0],
+              c.at("SLICEK") * (c.at("BM") / c.at("TM")) * (c.at("BN") / c.at("TN")));
     EXPECT_EQ(g.dynamic_shared_bytes(), smem) << F().ConfigName(c);
     EXPECT_EQ(g.prescale_output(), prescale) << F().ConfigName(c);
   }
@@ -351,7 +391,8 @@ TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
     const int64_t tiles_n = (1000 + c.at("BN") - 1) / c.at("BN");
     const int64_t tiles_m = (1000 + c.at("BM") - 1) / c.at("BM");
     if (c.at("KIND") == 3) {
-      EXPECT_EQ(g.grid(0), tiles_m * tiles_n) << F().ConfigName(c);
+      EXPECT_EQ(g.grid(0), (tiles_m * tiles_n + c.at("TILES") - 1) / c.at("TILES"))
+          << F().ConfigName(c);
       EXPECT_EQ(g.grid(1), c.at("SPLITK")) << F().ConfigName(c);
       EXPECT_LE(g.dynamic_shared_bytes(), 227u * 1024) << F().ConfigName(c);
     } else {
@@ -387,6 +428,23 @@ TEST(SgemmFamily, ChecksWarpKind) {
   EXPECT_TRUE(CheckSm90(Warp(128, 256, 16, 8, 16, 8, 3, 1, 8, 1)).ok());
   // BK = 8 with 512 threads: the B tile (1024 floats) is 256 float4 copies.
   ExpectRejected(Warp(128, 128, 8, 8, 4, 8, 3, 1, 8, 1), "does not divide evenly among 512");
+  // Sliced-K: its groups count in the threads (and in the even division
+  // of the tile copies), its reduction in the shared memory.
+  EXPECT_TRUE(CheckSm90(Warp(32, 64, 32, 4, 4, 8, 3, 1, 1, 1, 4)).ok());
+  ExpectRejected(Warp(32, 64, 8, 4, 4, 8, 3, 1, 1, 1, 8), "SLICEK=8 is not one of");
+  ExpectRejected(Warp(128, 128, 16, 8, 4, 8, 3, 1, 1, 1, 4),
+                 "2048 threads per block (SLICEK*(BM/TM)*(BN/TN) = 4*16*32)");
+  ExpectRejected(Warp(64, 64, 8, 8, 4, 8, 3, 1, 1, 1, 4), "does not divide evenly among 512");
+  // 4 x 128 threads, 2 blocks per SM: cap 64.
+  EXPECT_TRUE(CheckSm90(Warp(64, 64, 32, 8, 4, 8, 3, 1, 1, 1, 4)).ok());
+  ExpectRejected(Warp(64, 64, 32, 8, 4, 8, 3, 1, 1, 2, 4), "an estimated 84 registers per thread");
+  // 3 x 32 x (132 + 128) + 3 x 128 x 128 floats = 296448 bytes.
+  ExpectRejected(Warp(128, 128, 32, 8, 8, 8, 3, 1, 1, 1, 4), "296448 bytes of shared memory");
+  // TILES > 1 needs 64 registers more: 8x8 under MINB = 2 (cap 128) spills.
+  EXPECT_TRUE(CheckSm90(Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 2)).ok());
+  ExpectRejected(Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 2, 1, 2),
+                 "an estimated 184 registers per thread (64 accumulators + 16 operands + 40 + "
+                 "64 for TILES > 1)");
 }
 
 }  // namespace

@@ -413,36 +413,48 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
 // ---------------------------------------------------------------------------
 // KIND=3. Warp-tiled SGEMM with a cp.async multi-stage pipeline (sm_80+),
-// split-K by atomics and block rasterization.
+// sliced-K, split-K by atomics, several output tiles per block and block
+// rasterization.
 //
-//  Block tile BM x BN, THREADS = (BM/TM) * (BN/TN) threads = warps of 32.
+//  Block tile BM x BN. A group of (BM/TM) * (BN/TN) threads (warps of 32)
+//  covers it; SLICEK groups per block, THREADS = SLICEK * (BM/TM) * (BN/TN).
 //  Warp tile WM x WN = (LM*TM) x (LN*TN), LM = 32/LN lanes along M and LN
-//  along N; warps cover the block tile row-major (BN/WN warps per row). A
-//  lane owns TM x TN outputs as (TM/4) x (TN/4) warp iterations of a 4x4
-//  sub-tile: row i of lane (lm, ln) is (i/4)*(LM*4) + lm*4 + i%4 within the
-//  warp tile, column j likewise with LN. Each k step a lane reads TM/4 + TN/4
-//  float4 from shared memory; the lanes of a warp read LM (LN) consecutive
-//  float4, so reads are conflict-free and broadcast.
-//  Shared memory (dynamic): STAGES x {As[BK][BM+4] (A transposed), Bs[BK][BN]}.
+//  along N; the warps of a group cover the block tile row-major (BN/WN warps
+//  per row). A lane owns TM x TN outputs as (TM/4) x (TN/4) warp iterations
+//  of a 4x4 sub-tile: row i of lane (lm, ln) is (i/4)*(LM*4) + lm*4 + i%4
+//  within the warp tile, column j likewise with LN. Each k step a lane reads
+//  TM/4 + TN/4 float4 from shared memory; the lanes of a warp read LM (LN)
+//  consecutive float4, so reads are conflict-free and broadcast.
+//  Shared memory (dynamic): STAGES x {As[BK][BM+4] (A transposed), Bs[BK][BN]},
+//  then, for SLICEK > 1, the (SLICEK-1) x BM*BN floats of the reduction.
 //  A is copied with 4-byte cp.async (a warp copies 4 rows x 8 k: one 32-byte
 //  sector per row, and As's row stride BM+4 = 4 mod 32 banks puts the 32
 //  lanes on 32 banks); B with 16-byte cp.async when N % 4 == 0 and B is
 //  16-byte aligned (else 4-byte). Out-of-range elements are zero-filled
 //  (src-size 0). STAGES - 1 K tiles are in flight while one is computed; one
 //  barrier per K tile.
+//  SLICEK > 1 (sliced-K, CUTLASS's term): group g computes k in
+//  [g, g+1) * BK/SLICEK of every K tile, so a tile has SLICEK times the warps
+//  (small problems, whose few tiles leave SMs idle, without split-K's
+//  atomics); at the tile's end groups 1.. write their partial sums to shared
+//  memory and group 0 adds them and stores.
+//  TILES > 1: block b computes the output tiles b + i * gridDim.x, i <
+//  TILES; the pipeline runs on from one tile's last K tile to the next
+//  tile's first, so the next tile's loads are in flight during the epilogue
+//  (small K, where the epilogue is a large part of a tile's time).
 //  SPLITK > 1: blockIdx.y picks a contiguous range of K tiles and the block
 //  atomically adds alpha * its partial product into C, which the launcher
 //  must have set to beta * C (zero when beta == 0; LaunchGeometry
 //  prescale_output). SPLITK == 1: C = alpha * acc + beta * C, C read only
 //  when beta != 0.
-//  GROUP: blockIdx.x runs over the output tiles GROUP tile-rows at a time
-//  (column-major within a group) so that concurrently running blocks share
-//  rows of A and columns of B in L2.
+//  GROUP: tiles are numbered GROUP tile-rows at a time (column-major within
+//  a group) so that concurrently running blocks share rows of A and columns
+//  of B in L2.
 //  MINB: __launch_bounds__(THREADS, MINB), the blocks per SM the register
 //  allocation must allow.
-// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK. Requires (checked by
-// sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0, BK % 8 == 0,
-// BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
+// Grid: x = ceil(ceil(M/BM) * ceil(N/BN) / TILES), y = SPLITK. Requires
+// (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
+// BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
 namespace sgemm_detail {
 
 __device__ __forceinline__ unsigned SmemAddr(const void* p) {
@@ -464,10 +476,11 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES>
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK>
 struct Warp {
   enum : int {
-    THREADS = (BM / TM) * (BN / TN),
+    GROUP_THREADS = (BM / TM) * (BN / TN),  // threads of one K slice
+    THREADS = SLICEK * GROUP_THREADS,
     LM = 32 / LN,
     WM = LM * TM,
     WN = LN * TN,
@@ -476,19 +489,22 @@ struct Warp {
     LDB = BN,
     A_STAGE = BK * LDA,
     B_STAGE = BK * LDB,
-    A_PER = BM * BK / THREADS,        // 4-byte copies of A per thread per K tile
-    B_PER4 = BN * BK / (4 * THREADS),  // 16-byte copies of B
-    B_PER1 = BN * BK / THREADS,        // or 4-byte copies
+    PIPE = STAGES * (A_STAGE + B_STAGE),  // floats of the pipeline's stages
+    KSLICE = BK / SLICEK,                 // k of a K tile per group
+    A_PER = BM * BK / THREADS,            // 4-byte copies of A per thread per K tile
+    B_PER4 = BN * BK / (4 * THREADS),     // 16-byte copies of B
+    B_PER1 = BN * BK / THREADS,           // or 4-byte copies
   };
   static_assert(LN * LM == 32, "LN must divide 32");
   static_assert(TM % 4 == 0 && TN % 4 == 0, "TM and TN are multiples of 4");
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
   static_assert(BK % 8 == 0, "BK must be a multiple of 8");
+  static_assert(BK % SLICEK == 0, "SLICEK must divide BK");
   static_assert(A_PER * THREADS == BM * BK && B_PER4 * 4 * THREADS == BN * BK,
                 "tile copies must divide evenly among the threads");
 
   // Issues the copies of K tile `kt` into stage (as, bs). A points at the
-  // block's first row (rows left), B at its first column (cols left).
+  // tile's first row (rows left), B at its first column (cols left).
   // Offsets are 32-bit (M*K, K*N < 2^31) and written so that the copy index
   // `it` enters as a compile-time step: few registers stay live.
   template <bool VB>
@@ -529,7 +545,7 @@ struct Warp {
         constexpr int KSTEP = THREADS / NF;
         const int k = tid / NF;
         const int n = (tid % NF) * 4;
-        // N % 4 == 0 and the block's first column % 4 == 0: n < cols means n + 3 < cols.
+        // N % 4 == 0 and the tile's first column % 4 == 0: n < cols means n + 3 < cols.
         const bool nin = n < cols;
         const int src0 = (k0 + k) * N + n;
 #pragma unroll
@@ -574,12 +590,12 @@ struct Warp {
     }
   }
 
-  // acc += As^T * Bs over one K tile; (wm, wn) is the lane's first row and
-  // column within the block tile.
+  // acc += As^T * Bs over KSLICE k of a K tile (as, bs: the slice's first
+  // k); (wm, wn) is the lane's first row and column within the block tile.
   static __device__ __forceinline__ void Compute(const float* as, const float* bs, int wm, int wn,
                                                  float (&acc)[TM][TN]) {
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
+    for (int k = 0; k < KSLICE; ++k) {
       float a[TM];
       float b[TN];
 #pragma unroll
@@ -606,101 +622,45 @@ struct Warp {
     }
   }
 
-  // The STAGES-deep pipeline over K tiles [kt0, kt1).
-  template <bool VB>
-  static __device__ __forceinline__ void KLoop(float* smem, const float* __restrict__ A,
-                                               const float* __restrict__ B, int rows, int cols,
-                                               int N, int K, int kt0, int kt1, int tid, int wm,
-                                               int wn, float (&acc)[TM][TN]) {
-    float* as = smem;
-    float* bs = smem + STAGES * A_STAGE;
-    const int nt = kt1 - kt0;
+  // SLICEK > 1: adds the other groups' partial sums into group 0's acc
+  // through shared memory `red` ((SLICEK-1) * BM*BN floats, laid out so that
+  // consecutive threads touch consecutive words). Every thread calls it.
+  static __device__ __forceinline__ void Reduce(float* red, int slice, int gtid,
+                                                float (&acc)[TM][TN]) {
+    if (slice > 0) {
+      float* r = red + (slice - 1) * (TM * TN * GROUP_THREADS) + gtid;
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < nt) Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + s, tid);
-      CpAsyncCommit();
-    }
-    for (int t = 0; t < nt; ++t) {
-      CpAsyncWait<STAGES - 2>();  // tile t has landed (this thread's copies)...
-      __syncthreads();            // ...everyone's; and stage (t - 1) % STAGES is free
-      const int next = t + STAGES - 1;
-      if (next < nt) {
-        const int s = next % STAGES;
-        Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + next, tid);
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) r[(i * TN + j) * GROUP_THREADS] = acc[i][j];
       }
-      CpAsyncCommit();
-      const int s = t % STAGES;
-      Compute(as + s * A_STAGE, bs + s * B_STAGE, wm, wn, acc);
     }
-    CpAsyncWait<0>();
+    __syncthreads();
+    if (slice == 0) {
+#pragma unroll
+      for (int g = 0; g < SLICEK - 1; ++g) {
+        const float* r = red + g * (TM * TN * GROUP_THREADS) + gtid;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] += r[(i * TN + j) * GROUP_THREADS];
+        }
+      }
+    }
   }
 };
 
-}  // namespace sgemm_detail
-
-template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
-          int MINB>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)
-    sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
-               const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES>;
-  extern __shared__ __align__(16) float smem[];
-
-  // Output tile of this block, GROUP tile-rows at a time.
-  const int tiles_m = sgemm_detail::CeilDiv(M, BM);
-  const int tiles_n = sgemm_detail::CeilDiv(N, BN);
-  const int pid = blockIdx.x;
-  int tile_m, tile_n;
-  if constexpr (GROUP > 1) {
-    const int per_group = GROUP * tiles_n;
-    const int first_m = (pid / per_group) * GROUP;
-    const int group_m = min(tiles_m - first_m, GROUP);
-    tile_m = first_m + (pid % per_group) % group_m;
-    tile_n = (pid % per_group) / group_m;
-  } else {
-    tile_m = pid / tiles_n;
-    tile_n = pid % tiles_n;
-  }
-  if (tile_m >= tiles_m) return;
-
-  // K tiles of this split.
-  const int ktiles = sgemm_detail::CeilDiv(K, BK);
-  int kt0 = 0, kt1 = ktiles;
-  if constexpr (SPLITK > 1) {
-    const int per = sgemm_detail::CeilDiv(ktiles, SPLITK);
-    kt0 = blockIdx.y * per;
-    kt1 = min(ktiles, kt0 + per);
-    if (kt0 >= kt1) return;  // nothing to add
-  }
-
-  const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32;
-  const int wm = (warp / W::WARPS_N) * W::WM + (lane / LN) * 4;
-  const int wn = (warp % W::WARPS_N) * W::WN + (lane % LN) * 4;
-  const int bm = tile_m * BM, bn = tile_n * BN;
-  const int rows = M - bm, cols = N - bn;
-  A += static_cast<long long>(bm) * K;
-  B += bn;
-  C += static_cast<long long>(bm) * N + bn;
-
-  float acc[TM][TN];
+// Stores alpha * acc (+ beta * C) of a lane into the tile at C (rows, cols
+// left); split-K: adds alpha * acc atomically. vec_c: N % 4 == 0 and C is
+// 16-byte aligned (float4 stores).
+template <int TM, int TN, int LN, int SPLITK>
+__device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows, int cols, int wm,
+                                          int wn, float alpha, float beta, bool vec_c,
+                                          const float (&acc)[TM][TN]) {
+  constexpr int LM = 32 / LN;
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-  }
-  const bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
-  if (vec_b) {
-    W::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
-  } else {
-    W::template KLoop<false>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
-  }
-
-  // Epilogue: float4 stores where N % 4 == 0 and C is aligned, else scalar.
-  const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = wm + (i / 4) * (W::LM * 4) + i % 4;
+    const int row = wm + (i / 4) * (LM * 4) + i % 4;
     if (row >= rows) continue;
     float* crow = C + static_cast<long long>(row) * N;
 #pragma unroll
@@ -742,11 +702,144 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)
 #pragma unroll
           for (int w = 0; w < 4; ++w) {
             if (col + w < cols) {
-              crow[col + w] = sgemm_detail::Blend(acc[i][j + w], alpha, beta, crow + col + w);
+              crow[col + w] = Blend(acc[i][j + w], alpha, beta, crow + col + w);
             }
           }
         }
       }
     }
   }
+}
+
+}  // namespace sgemm_detail
+
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
+          int MINB, int SLICEK, int TILES>
+__global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
+    sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
+               const float* __restrict__ B, float beta, float* __restrict__ C) {
+  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK>;
+  extern __shared__ __align__(16) float smem[];
+
+  const int tiles_m = sgemm_detail::CeilDiv(M, BM);
+  const int tiles_n = sgemm_detail::CeilDiv(N, BN);
+  const int ntiles = tiles_m * tiles_n;
+  const int pid0 = blockIdx.x;
+  if (pid0 >= ntiles) return;
+  // This block's tiles: pid0 + i * gridDim.x, i < ntile.
+  const int ntile = min(TILES, (ntiles - 1 - pid0) / static_cast<int>(gridDim.x) + 1);
+  // First row and column of tile i, GROUP tile-rows at a time.
+  auto corner = [&](int i, int& bm, int& bn) {
+    const int pid = pid0 + i * static_cast<int>(gridDim.x);
+    int tile_m, tile_n;
+    if constexpr (GROUP > 1) {
+      const int per_group = GROUP * tiles_n;
+      const int first_m = (pid / per_group) * GROUP;
+      const int group_m = min(tiles_m - first_m, GROUP);
+      tile_m = first_m + (pid % per_group) % group_m;
+      tile_n = (pid % per_group) / group_m;
+    } else {
+      tile_m = pid / tiles_n;
+      tile_n = pid % tiles_n;
+    }
+    bm = tile_m * BM;
+    bn = tile_n * BN;
+  };
+
+  // K tiles of this split.
+  const int ktiles = sgemm_detail::CeilDiv(K, BK);
+  int kt0 = 0, kt1 = ktiles;
+  if constexpr (SPLITK > 1) {
+    const int per = sgemm_detail::CeilDiv(ktiles, SPLITK);
+    kt0 = blockIdx.y * per;
+    kt1 = min(ktiles, kt0 + per);
+    if (kt0 >= kt1) return;  // nothing to add
+  }
+  const int nk = kt1 - kt0;
+
+  const int tid = threadIdx.x;
+  const int slice = tid / W::GROUP_THREADS;  // K slice of this thread's group
+  const int gtid = tid % W::GROUP_THREADS;
+  const int warp = gtid / 32, lane = tid % 32;
+  const int wm = (warp / W::WARPS_N) * W::WM + (lane / LN) * 4;
+  const int wn = (warp % W::WARPS_N) * W::WN + (lane % LN) * 4;
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  }
+  const bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
+  const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
+  // Epilogue of tile i (every thread calls it).
+  auto finish = [&](int i) {
+    if constexpr (SLICEK > 1) W::Reduce(smem + W::PIPE, slice, gtid, acc);
+    if (slice == 0) {
+      int bm, bn;
+      corner(i, bm, bn);
+      sgemm_detail::WarpStore<TM, TN, LN, SPLITK>(C + static_cast<long long>(bm) * N + bn, N,
+                                                   M - bm, N - bn, wm, wn, alpha, beta, vec_c,
+                                                   acc);
+    }
+  };
+  // The STAGES-deep pipeline over this block's ntile * nk steps: step f is
+  // K tile kt0 + f % nk of tile f / nk.
+  {
+    float* as = smem;
+    float* bs = smem + STAGES * W::A_STAGE;
+    const int steps = ntile * nk;
+    int li = 0, lkt = 0, lbm, lbn;  // the next step to load: tile li, K tile kt0 + lkt
+    corner(0, lbm, lbn);
+    auto issue = [&](int f) {
+      if (f < steps) {
+        const int s = f % STAGES;
+        const float* a = A + static_cast<long long>(lbm) * K;
+        if (vec_b) {  // block-uniform
+          W::template Load<true>(as + s * W::A_STAGE, bs + s * W::B_STAGE, a, B + lbn, M - lbm,
+                                 N - lbn, N, K, kt0 + lkt, tid);
+        } else {
+          W::template Load<false>(as + s * W::A_STAGE, bs + s * W::B_STAGE, a, B + lbn, M - lbm,
+                                  N - lbn, N, K, kt0 + lkt, tid);
+        }
+        if constexpr (TILES > 1) {
+          if (++lkt == nk) {
+            lkt = 0;
+            if (++li < ntile) corner(li, lbm, lbn);
+          }
+        } else {
+          ++lkt;
+        }
+      }
+      sgemm_detail::CpAsyncCommit();
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) issue(s);
+    int ckt = 0, ci = 0;  // the step computed: tile ci, K tile kt0 + ckt
+    for (int f = 0; f < steps; ++f) {
+      sgemm_detail::CpAsyncWait<STAGES - 2>();  // step f has landed (this thread's copies)...
+      __syncthreads();  // ...everyone's; and stage (f - 1) % STAGES is free
+      issue(f + STAGES - 1);
+      const int s = f % STAGES;
+      W::Compute(as + s * W::A_STAGE + slice * W::KSLICE * W::LDA,
+                 bs + s * W::B_STAGE + slice * W::KSLICE * W::LDB, wm, wn, acc);
+      if constexpr (TILES > 1) {
+        if (++ckt == nk) {
+          ckt = 0;
+          if (ci + 1 < ntile) {  // not the last tile: its epilogue, then the next tile
+            finish(ci);
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+#pragma unroll
+              for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+            }
+          }
+          ++ci;
+        }
+      }
+    }
+    sgemm_detail::CpAsyncWait<0>();
+    (void)ckt;
+  }
+  finish(ntile - 1);
 }

@@ -71,7 +71,7 @@ absl::Status Family::CheckParams(const Config& config) const {
     }
   }
   for (const auto& p : params()) {
-    if (!config.contains(p.name)) {
+    if (!config.contains(p.name) && !p.if_absent) {
       return absl::FailedPreconditionError(absl::StrCat("missing parameter '", p.name, "'"));
     }
   }

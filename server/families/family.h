@@ -27,6 +27,9 @@ struct Param {
   std::string name;
   std::vector<int64_t> values;
   std::string doc;
+  /// The value a config stored before the parameter existed has (it lacks
+  /// the parameter); nullopt: every config must name it.
+  std::optional<int64_t> if_absent = std::nullopt;
 };
 
 /// What NVRTC needs to build one config: the full source, the template
@@ -100,7 +103,8 @@ class Family {
   /// "1024x1024x1024".
   static std::string ShapeString(const Shape& shape);
   /// FAILED_PRECONDITION unless the config has exactly the family's
-  /// parameters, each with one of its listed values.
+  /// parameters (a parameter with an `if_absent` value may be missing), each
+  /// with one of its listed values.
   absl::Status CheckParams(const Config& config) const;
   /// Largest number of elements of one buffer for the shape.
   virtual int64_t MaxBufferElements(const Shape& shape) const = 0;

@@ -4,8 +4,9 @@
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
-//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB>
-//           warp tiling, cp.async multi-stage pipeline, split-K, rasterization
+//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,TILES>
+//           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
+//           several tiles per block, rasterization
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -30,7 +31,7 @@ enum Kind : int64_t {
   kNaive = 0,      // sgemm_naive<BM,BN>
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
-  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB>
+  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,TILES>
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -58,9 +59,26 @@ constexpr int64_t kRegisterOverhead = 24;
 constexpr int64_t kRegistersPerStagedFloat = 5;
 /// Registers of the warp kernel besides accumulators and operands.
 constexpr int64_t kWarpRegisterOverhead = 40;
+/// Registers a warp kernel with TILES > 1 needs besides those of TILES = 1:
+/// the next tile's corner and counters and the epilogue inside the K loop.
+/// Calibrated with ptxas -v (NVRTC 13.0, sm_90) on the TILES > 1 configs of
+/// Space(): 64 rejects exactly those that spilled (128x128 8x4 and 8x8 with
+/// 128-register caps, 128x256 8x16 and 256x128 16x8).
+constexpr int64_t kTilesRegisterOverhead = 64;
 /// Shared memory the driver reserves per block (sm_80+), counted against
 /// the SM's capacity (CUDA C Programming Guide, compute capabilities).
 constexpr int64_t kReservedSharedPerBlock = 1024;
+
+/// Parameters added after configs were first stored, and the value a stored
+/// config that lacks one has (Param::if_absent): SLICEK and TILES (1: the
+/// warp kernel as it was before them).
+int64_t IfAbsent(std::string_view key) { return key == "SLICEK" || key == "TILES" ? 1 : 0; }
+
+/// The config's value of `key`, IfAbsent(key) where the config lacks it.
+int64_t At(const Config& c, const std::string& key) {
+  auto it = c.find(key);
+  return it == c.end() ? IfAbsent(key) : it->second;
+}
 
 /// The values a kind takes for the parameters it does not use (so that each
 /// distinct kernel appears once): the naive kinds use only BM and BN, the
@@ -70,9 +88,9 @@ const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1}};
-  static const Config tiled = {
-      {"LN", 0}, {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1}, {"MINB", 1}};
+                               {"MINB", 1},  {"SLICEK", 1}, {"TILES", 1}};
+  static const Config tiled = {{"LN", 0},   {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
+                               {"MINB", 1}, {"SLICEK", 1}, {"TILES", 1}};
   static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
@@ -118,6 +136,18 @@ constexpr std::array<std::array<int64_t, 5>, 8> kSplitTiles = {{
     {128, 128, 8, 8, 8},  // 256 threads, warp tile 32x64
 }};
 
+/// Warp-kernel tiles {BM, BN, TM, TN, LN} with sliced-K: kSplitTiles' small
+/// and medium tiles and 32x32 (64 threads a group).
+constexpr std::array<std::array<int64_t, 5>, 7> kSliceTiles = {{
+    {16, 128, 4, 4, 8},
+    {16, 64, 4, 4, 8},
+    {32, 128, 4, 4, 8},
+    {32, 64, 4, 4, 8},
+    {32, 32, 4, 4, 8},
+    {64, 64, 8, 4, 8},
+    {64, 128, 8, 8, 8},
+}};
+
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 /// The tiled kernel's derived sizes (see sgemm_tiled in sgemm.cuh).
@@ -146,19 +176,26 @@ struct Tiled {
 
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
-  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb;
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, tiles;
 
-  int64_t Threads() const { return (bm / tm) * (bn / tn); }
+  /// SLICEK groups of (BM/TM) * (BN/TN) threads.
+  int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
   int64_t Lm() const { return ln > 0 ? kWarp / ln : 0; }
   /// Warp tile: (32/LN * TM) x (LN * TN).
   int64_t Wm() const { return Lm() * tm; }
   int64_t Wn() const { return ln * tn; }
-  /// Dynamic shared memory: STAGES x (As[BK][BM+4] + Bs[BK][BN]) floats.
-  int64_t SharedBytes() const { return stages * bk * ((bm + 4) + bn) * kBytesPerElement; }
+  /// Dynamic shared memory: STAGES x (As[BK][BM+4] + Bs[BK][BN]) floats,
+  /// then (SLICEK-1) x BM*BN floats for the sliced-K reduction.
+  int64_t SharedBytes() const {
+    return (stages * bk * ((bm + 4) + bn) + (slicek - 1) * bm * bn) * kBytesPerElement;
+  }
   /// Estimated registers per thread: TM*TN accumulators, TM + TN operands,
-  /// kWarpRegisterOverhead (addresses, bounds, loop state). Calibrated with
-  /// ptxas -v (NVRTC 13.0, sm_90) on the configs of Space().
-  int64_t RegisterEstimate() const { return tm * tn + tm + tn + kWarpRegisterOverhead; }
+  /// kWarpRegisterOverhead (addresses, bounds, loop state), and
+  /// kTilesRegisterOverhead where TILES > 1. Calibrated with ptxas -v (NVRTC
+  /// 13.0, sm_90) on the configs of Space().
+  int64_t RegisterEstimate() const {
+    return tm * tn + tm + tn + kWarpRegisterOverhead + (tiles > 1 ? kTilesRegisterOverhead : 0);
+  }
   /// The registers a thread may use under __launch_bounds__(THREADS, MINB):
   /// the SM's 65536 split over MINB blocks, in the allocation unit of 8.
   int64_t RegisterCap(int64_t regs_per_sm) const {
@@ -167,8 +204,9 @@ struct Warp {
 };
 
 Warp GetWarp(const Config& c) {
-  return {c.at("BM"), c.at("BN"),     c.at("BK"),    c.at("TM"),    c.at("TN"),
-          c.at("LN"), c.at("STAGES"), c.at("SPLITK"), c.at("GROUP"), c.at("MINB")};
+  return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
+          At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "TILES")};
 }
 
 Tiled GetTiled(const Config& c) {
@@ -231,6 +269,14 @@ class SgemmFamilyImpl final : public Family {
             {"MINB", {1, 2},
              "warp: __launch_bounds__ minimum blocks per SM (caps registers at "
              "65536/(MINB*threads)) (other kinds: 1)"},
+            {"SLICEK", {1, 2, 4},
+             "warp: sliced-K, this many thread groups per block share each K tile, "
+             "partial sums reduced through shared memory (other kinds: 1)",
+             IfAbsent("SLICEK")},
+            {"TILES", {1, 2, 4},
+             "warp: output tiles per block, the cp.async pipeline running on from one "
+             "to the next (other kinds: 1)",
+             IfAbsent("TILES")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -267,10 +313,13 @@ class SgemmFamilyImpl final : public Family {
   /// short (server/worker/measure.cc):
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
   ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first tile also
-  ///    BK 32 and GROUP 1; and SPLITK 2..8 with BK 16, STAGES 4;
+  ///    BK 32 and GROUP 1; SPLITK 2..8 with BK 16, STAGES 4; and TILES 2, 4
+  ///    with BK 16, STAGES 4 (small K);
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems);
+  ///  - sliced-K (kSliceTiles): SLICEK 2, 4 with BK 32, STAGES 3, SPLITK 1..4
+  ///    (small problems);
   ///  - the earlier designs, one representative each plus ablations of the
   ///    128x128 2-D tiled kernel: naive, coalesced, classic shared-memory
   ///    tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC, LOOP).
@@ -286,11 +335,13 @@ class SgemmFamilyImpl final : public Family {
       return c;
     };
     auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
-                    int64_t stages, int64_t splitk, int64_t group, int64_t minb) {
+                    int64_t stages, int64_t splitk, int64_t group, int64_t minb,
+                    int64_t slicek = 1, int64_t tiles = 1) {
       Config c = base(kWarpTiled);
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                           {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
-                          {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb}}) {
+                          {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
+                          {"SLICEK", slicek}, {"TILES", tiles}}) {
         c[k] = v;
       }
       add(c);
@@ -324,11 +375,26 @@ class SgemmFamilyImpl final : public Family {
       }
       // Split-K for few output tiles with a large K (M or N of 128).
       for (int64_t splitk : {2, 4, 8}) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
+      // Several tiles per block for a small K (the next tile's loads overlap
+      // this one's epilogue).
+      for (int64_t tiles : {2, 4}) {
+        for (int64_t minb : {1, 2}) {
+          if (minb == 2 && threads < 256) continue;
+          warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, minb, 1, tiles);
+        }
+      }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
       for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 4}, {32, 3}}) {
         for (int64_t splitk : {1, 2, 4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1);
+      }
+    }
+    // Sliced-K: 2 or 4 thread groups per tile, for problems with few tiles
+    // (alone or with split-K); BK 32 so that a group has 8 or 16 k per tile.
+    for (const auto& [bm, bn, tm, tn, ln] : kSliceTiles) {
+      for (int64_t slicek : {2, 4}) {
+        for (int64_t splitk : {1, 2, 4}) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 1, 1, slicek);
       }
     }
     // The earlier designs.
@@ -368,9 +434,9 @@ class SgemmFamilyImpl final : public Family {
     if (auto s = CheckParams(config); !s.ok()) return s;
     const int64_t kind = config.at("KIND");
     for (const auto& [key, value] : FixedFor(kind)) {
-      if (config.at(key) != value) {
+      if (At(config, key) != value) {
         return absl::FailedPreconditionError(
-            absl::StrCat(key, "=", config.at(key), " is unused by KIND=", kind, " (",
+            absl::StrCat(key, "=", At(config, key), " is unused by KIND=", kind, " (",
                          KindName(kind), "), which takes ", key, "=", value));
       }
     }
@@ -431,7 +497,7 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_sk<SPLITK>" appended when SPLITK > 1,
+  /// with "_sl<SLICEK>", "_t<TILES>" and "_sk<SPLITK>" appended where above 1,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
@@ -442,6 +508,8 @@ class SgemmFamilyImpl final : public Family {
           "sgemm_warp_", Get(config, "BM"), "x", Get(config, "BN"), "x", Get(config, "BK"), "_",
           Get(config, "TM"), "x", Get(config, "TN"), "_ln", Get(config, "LN"), "_s",
           Get(config, "STAGES"), "_g", Get(config, "GROUP"), "_b", Get(config, "MINB"));
+      if (Get(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", Get(config, "SLICEK"));
+      if (Get(config, "TILES") > 1) absl::StrAppend(&name, "_t", Get(config, "TILES"));
       if (Get(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", Get(config, "SPLITK"));
       return name;
     }
@@ -458,14 +526,16 @@ class SgemmFamilyImpl final : public Family {
 
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB>"; no extra options.
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,TILES>"; no
+  /// extra options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = Get(config, "KIND");
     std::string expr;
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
       for (const char* p :
-           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB"}) {
+           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK",
+            "TILES"}) {
         args.push_back(Get(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
@@ -488,18 +558,18 @@ class SgemmFamilyImpl final : public Family {
   /// return past the last one. block = {BM, BN, 1} for naive (x along rows),
   /// {BN, BM, 1} for coalesced (x along columns), {(BM/TM)*(BN/TN), 1, 1} for
   /// tiled; static shared memory only (0 dynamic).
-  /// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
-  /// {(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory Warp::SharedBytes(), and
-  /// prescale_output when SPLITK > 1 (the blocks add into C with atomics).
+  /// Warp kind: grid = {ceil(ceil(M / BM) * ceil(N / BN) / TILES), SPLITK, 1},
+  /// block = {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
+  /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
+  /// into C with atomics).
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
     const int64_t kind = Get(config, "KIND");
     const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
     if (kind == kWarpTiled) {
-      const Warp w{bm, bn, Get(config, "BK"), Get(config, "TM"), Get(config, "TN"),
-                   Get(config, "LN"), Get(config, "STAGES"), Get(config, "SPLITK"),
-                   Get(config, "GROUP"), Get(config, "MINB")};
+      const Warp w = GetWarp(config);
       v1::LaunchGeometry g;
-      g.add_grid(static_cast<uint32_t>(CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn)));
+      g.add_grid(static_cast<uint32_t>(
+          CeilDiv(CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn), std::max<int64_t>(w.tiles, 1))));
       g.add_grid(static_cast<uint32_t>(std::max<int64_t>(w.splitk, 1)));
       g.add_grid(1);
       g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
@@ -542,11 +612,9 @@ class SgemmFamilyImpl final : public Family {
   }
 
  private:
-  /// The parameter's value, 0 when absent (Check() reports missing ones).
-  static int64_t Get(const Config& config, const std::string& key) {
-    auto it = config.find(key);
-    return it == config.end() ? 0 : it->second;
-  }
+  /// The parameter's value, IfAbsent(key) (0 but for SLICEK and TILES) when
+  /// absent (Check() reports missing ones).
+  static int64_t Get(const Config& config, const std::string& key) { return At(config, key); }
   /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
   /// multiples of 4; LN > 0; BM % (32/LN*TM) == 0 and BN % (LN*TN) == 0 (warp
   /// tiles tile the block); the threads; BK % 8 == 0; BM*BK a multiple of
@@ -574,8 +642,8 @@ class SgemmFamilyImpl final : public Family {
                        w.bm, "x", w.bn));
     }
     const int64_t threads = w.Threads();
-    if (auto s = CheckThreads(threads, absl::StrCat("(BM/TM)*(BN/TN) = ", w.bm / w.tm, "*",
-                                                    w.bn / w.tn),
+    if (auto s = CheckThreads(threads, absl::StrCat("SLICEK*(BM/TM)*(BN/TN) = ", w.slicek, "*",
+                                                    w.bm / w.tm, "*", w.bn / w.tn),
                               device);
         !s.ok()) {
       return s;
@@ -583,6 +651,10 @@ class SgemmFamilyImpl final : public Family {
     if (w.bk % 8 != 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("BK=", w.bk, " is not a multiple of 8 (A is copied 8 k at a time)"));
+    }
+    if (w.bk % w.slicek != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("SLICEK=", w.slicek, " does not divide BK=", w.bk));
     }
     if ((w.bm * w.bk) % threads != 0 || (w.bn * w.bk) % (4 * threads) != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -592,8 +664,8 @@ class SgemmFamilyImpl final : public Family {
     const int64_t smem = w.SharedBytes();
     if (smem > device.shared_memory_per_block_optin()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          smem, " bytes of shared memory (STAGES x BK*(BM+4 + BN) floats) exceed the device's "
-                "opt-in per-block limit of ",
+          smem, " bytes of shared memory (STAGES x BK*(BM+4 + BN) + (SLICEK-1) x BM*BN "
+                "floats) exceed the device's opt-in per-block limit of ",
           device.shared_memory_per_block_optin()));
     }
     if (w.minb * (smem + kReservedSharedPerBlock) >
@@ -608,7 +680,9 @@ class SgemmFamilyImpl final : public Family {
     if (regs > cap) {
       return absl::FailedPreconditionError(absl::StrCat(
           "an estimated ", regs, " registers per thread (", w.tm * w.tn, " accumulators + ",
-          w.tm + w.tn, " operands + ", kWarpRegisterOverhead, ") exceed the cap of ", cap,
+          w.tm + w.tn, " operands + ", kWarpRegisterOverhead,
+          w.tiles > 1 ? absl::StrCat(" + ", kTilesRegisterOverhead, " for TILES > 1") : "",
+          ") exceed the cap of ", cap,
           " that MINB=", w.minb, " blocks of ", threads, " threads per SM set (spills)"));
     }
     return absl::OkStatus();
