@@ -23,19 +23,19 @@ Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,
   return {{"KIND", 2},   {"BM", bm},     {"BN", bn},     {"BK", bk},    {"TM", tm},
           {"TN", tn},    {"PAD", pad},   {"VEC", vec},   {"LOOP", loop}, {"MAP", map},
           {"DB", db},    {"LN", 0},      {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},   {"SLICEK", 1},  {"TILES", 1}};
+          {"MINB", 1},   {"SLICEK", 1}};
 }
 
 /// A warp-tiled config (kind 3); the defaults are 128x128x16, 8x8 per thread,
-/// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K, one tile per block.
+/// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K.
 Config Warp(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t tm = 8, int64_t tn = 8,
             int64_t ln = 8, int64_t stages = 3, int64_t splitk = 1, int64_t group = 8,
-            int64_t minb = 2, int64_t slicek = 1, int64_t tiles = 1) {
+            int64_t minb = 2, int64_t slicek = 1) {
   return {{"KIND", 3},   {"BM", bm},          {"BN", bn},          {"BK", bk},
           {"TM", tm},    {"TN", tn},          {"PAD", 4},          {"VEC", 4},
           {"LOOP", 0},   {"MAP", 1},          {"DB", 0},           {"LN", ln},
           {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-          {"SLICEK", slicek}, {"TILES", tiles}};
+          {"SLICEK", slicek}};
 }
 
 /// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
@@ -43,7 +43,7 @@ Config Naive(int64_t kind, int64_t bm, int64_t bn) {
   return {{"KIND", kind}, {"BM", bm},   {"BN", bn},     {"BK", 8},     {"TM", 1},
           {"TN", 1},      {"PAD", 0},   {"VEC", 1},     {"LOOP", 0},   {"MAP", 0},
           {"DB", 0},      {"LN", 0},    {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},    {"SLICEK", 1}, {"TILES", 1}};
+          {"MINB", 1},    {"SLICEK", 1}};
 }
 
 /// Check's status on the sm_90 reference device.
@@ -84,7 +84,7 @@ TEST(SgemmFamily, Describes) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
-                                              "GROUP", "MINB", "SLICEK", "TILES"}));
+                                              "GROUP", "MINB", "SLICEK"}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -126,7 +126,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
   int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0, warp = 0,
-      split = 0, sliced = 0, tiles = 0;
+      split = 0, sliced = 0, deep = 0;
   for (const auto& c : valid) {
     switch (c.at("KIND")) {
       case 0: ++naive; break;
@@ -135,7 +135,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
         ++warp;
         split += c.at("SPLITK") > 1;
         sliced += c.at("SLICEK") > 1;
-        tiles += c.at("TILES") > 1;
+        deep += c.at("STAGES") == 8;
         break;
       default:
         if (c.at("TM") == 1 && c.at("TN") == 1) {
@@ -157,7 +157,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_GE(warp, 120);
   EXPECT_GE(split, 50);
   EXPECT_GE(sliced, 30);
-  EXPECT_GE(tiles, 8);
+  EXPECT_GE(deep, 20);
   EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
   EXPECT_TRUE(CheckSm90(Warp()).ok());
   // The warp kind comes first, so that a job meets a fast kernel early.
@@ -199,7 +199,7 @@ TEST(SgemmFamily, ConfigKeyRoundTrips) {
   }
   EXPECT_EQ(F().ConfigKey(Tiled()),
             "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0,LN=0,STAGES=0,"
-            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1,TILES=1");
+            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1");
 }
 
 TEST(SgemmFamily, ConfigNames) {
@@ -213,16 +213,13 @@ TEST(SgemmFamily, ConfigNames) {
             "sgemm_warp_16x128x32_4x4_ln8_s3_g1_b1_sk16");
   EXPECT_EQ(F().ConfigName(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)),
             "sgemm_warp_32x64x32_4x4_ln8_s3_g1_b1_sl4_sk2");
-  EXPECT_EQ(F().ConfigName(Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 4)),
-            "sgemm_warp_128x128x16_8x8_ln8_s4_g8_b1_t4");
 }
 
-// A warp config stored before SLICEK and TILES existed lacks them: it is
-// still valid, named, compiled and launched as the kernel it was (1 and 1).
-TEST(SgemmFamily, ConfigsStoredBeforeSliceKAndTilesStillServe) {
+// A warp config stored before SLICEK existed lacks it: it is still valid,
+// named, compiled and launched as the kernel it was (SLICEK 1).
+TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   Config old = Warp();
   old.erase("SLICEK");
-  old.erase("TILES");
   EXPECT_TRUE(F().CheckParams(old).ok());
   EXPECT_TRUE(CheckSm90(old).ok());
   EXPECT_EQ(F().ConfigName(old), F().ConfigName(Warp()));
@@ -244,9 +241,9 @@ TEST(SgemmFamily, Sources) {
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
   EXPECT_EQ(F().Source(Tiled(64, 32, 16, 4, 1, 0, 1, 0, 0, 1)).name_expression,
             "sgemm_tiled<64,32,16,4,1,0,1,0,0,1>");
-  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1,1>");
-  EXPECT_EQ(F().Source(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4, 2)).name_expression,
-            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4,2>");
+  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1>");
+  EXPECT_EQ(F().Source(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)).name_expression,
+            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4>");
   // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {
@@ -289,12 +286,7 @@ TEST(SgemmFamily, Geometry) {
         // of reduction after the stages.
         std::tuple{Warp(32, 64, 32, 4, 4, 8, 3, 1, 1, 1, 4), Shape{512, 512, 512},
                    std::vector<uint32_t>{128, 1, 1}, (3u * 32 * (36 + 64) + 3 * 32 * 64) * 4,
-                   false},
-        // TILES: ceil(tiles / TILES) blocks: 4096^2 / 128^2 = 1024 tiles; 8*8 = 64 over 3.
-        std::tuple{Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 4), Shape{4096, 4096, 64},
-                   std::vector<uint32_t>{256, 1, 1}, 4u * 16 * (132 + 128) * 4, false},
-        std::tuple{Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 3), Shape{1000, 1000, 64},
-                   std::vector<uint32_t>{22, 1, 1}, 4u * 16 * (132 + 128) * 4, false}}) {
+                   false}}) {
     const v1::LaunchGeometry g = F().Geometry(c, shape);
     EXPECT_EQ(Grid(g), grid) << F().ConfigName(c);
     EXPECT_EQ(Block(g)[0],
@@ -391,8 +383,7 @@ TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
     const int64_t tiles_n = (1000 + c.at("BN") - 1) / c.at("BN");
     const int64_t tiles_m = (1000 + c.at("BM") - 1) / c.at("BM");
     if (c.at("KIND") == 3) {
-      EXPECT_EQ(g.grid(0), (tiles_m * tiles_n + c.at("TILES") - 1) / c.at("TILES"))
-          << F().ConfigName(c);
+      EXPECT_EQ(g.grid(0), tiles_m * tiles_n) << F().ConfigName(c);
       EXPECT_EQ(g.grid(1), c.at("SPLITK")) << F().ConfigName(c);
       EXPECT_LE(g.dynamic_shared_bytes(), 227u * 1024) << F().ConfigName(c);
     } else {
@@ -440,11 +431,6 @@ TEST(SgemmFamily, ChecksWarpKind) {
   ExpectRejected(Warp(64, 64, 32, 8, 4, 8, 3, 1, 1, 2, 4), "an estimated 84 registers per thread");
   // 3 x 32 x (132 + 128) + 3 x 128 x 128 floats = 296448 bytes.
   ExpectRejected(Warp(128, 128, 32, 8, 8, 8, 3, 1, 1, 1, 4), "296448 bytes of shared memory");
-  // TILES > 1 needs 64 registers more: 8x8 under MINB = 2 (cap 128) spills.
-  EXPECT_TRUE(CheckSm90(Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 1, 1, 2)).ok());
-  ExpectRejected(Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 2, 1, 2),
-                 "an estimated 184 registers per thread (64 accumulators + 16 operands + 40 + "
-                 "64 for TILES > 1)");
 }
 
 }  // namespace

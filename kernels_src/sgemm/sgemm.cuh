@@ -413,8 +413,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
 // ---------------------------------------------------------------------------
 // KIND=3. Warp-tiled SGEMM with a cp.async multi-stage pipeline (sm_80+),
-// sliced-K, split-K by atomics, several output tiles per block and block
-// rasterization.
+// sliced-K, split-K by atomics and block rasterization.
 //
 //  Block tile BM x BN. A group of (BM/TM) * (BN/TN) threads (warps of 32)
 //  covers it; SLICEK groups per block, THREADS = SLICEK * (BM/TM) * (BN/TN).
@@ -438,21 +437,17 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  (small problems, whose few tiles leave SMs idle, without split-K's
 //  atomics); at the tile's end groups 1.. write their partial sums to shared
 //  memory and group 0 adds them and stores.
-//  TILES > 1: block b computes the output tiles b + i * gridDim.x, i <
-//  TILES; the pipeline runs on from one tile's last K tile to the next
-//  tile's first, so the next tile's loads are in flight during the epilogue
-//  (small K, where the epilogue is a large part of a tile's time).
 //  SPLITK > 1: blockIdx.y picks a contiguous range of K tiles and the block
 //  atomically adds alpha * its partial product into C, which the launcher
 //  must have set to beta * C (zero when beta == 0; LaunchGeometry
 //  prescale_output). SPLITK == 1: C = alpha * acc + beta * C, C read only
 //  when beta != 0.
-//  GROUP: tiles are numbered GROUP tile-rows at a time (column-major within
-//  a group) so that concurrently running blocks share rows of A and columns
-//  of B in L2.
+//  GROUP: blockIdx.x runs over the output tiles GROUP tile-rows at a time
+//  (column-major within a group) so that concurrently running blocks share
+//  rows of A and columns of B in L2.
 //  MINB: __launch_bounds__(THREADS, MINB), the blocks per SM the register
 //  allocation must allow.
-// Grid: x = ceil(ceil(M/BM) * ceil(N/BN) / TILES), y = SPLITK. Requires
+// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK. Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
 // BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
 namespace sgemm_detail {
@@ -622,6 +617,38 @@ struct Warp {
     }
   }
 
+  // The STAGES-deep pipeline over K tiles [kt0, kt1); A points at the
+  // block's first row (rows left), B at its first column (cols left). The
+  // thread's group computes K slice `slice` of every K tile.
+  template <bool VB>
+  static __device__ __forceinline__ void KLoop(float* smem, const float* __restrict__ A,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int kt0, int kt1, int tid, int slice,
+                                               int wm, int wn, float (&acc)[TM][TN]) {
+    float* as = smem;
+    float* bs = smem + STAGES * A_STAGE;
+    const int nt = kt1 - kt0;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < nt) Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + s, tid);
+      CpAsyncCommit();
+    }
+    for (int t = 0; t < nt; ++t) {
+      CpAsyncWait<STAGES - 2>();  // tile t has landed (this thread's copies)...
+      __syncthreads();            // ...everyone's; and stage (t - 1) % STAGES is free
+      const int next = t + STAGES - 1;
+      if (next < nt) {
+        const int s = next % STAGES;
+        Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + next, tid);
+      }
+      CpAsyncCommit();
+      const int s = t % STAGES;
+      Compute(as + s * A_STAGE + slice * KSLICE * LDA, bs + s * B_STAGE + slice * KSLICE * LDB,
+              wm, wn, acc);
+    }
+    CpAsyncWait<0>();
+  }
+
   // SLICEK > 1: adds the other groups' partial sums into group 0's acc
   // through shared memory `red` ((SLICEK-1) * BM*BN floats, laid out so that
   // consecutive threads touch consecutive words). Every thread calls it.
@@ -714,37 +741,29 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
 }  // namespace sgemm_detail
 
 template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
-          int MINB, int SLICEK, int TILES>
+          int MINB, int SLICEK>
 __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
                const float* __restrict__ B, float beta, float* __restrict__ C) {
   using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK>;
   extern __shared__ __align__(16) float smem[];
 
+  // Output tile of this block, GROUP tile-rows at a time.
   const int tiles_m = sgemm_detail::CeilDiv(M, BM);
   const int tiles_n = sgemm_detail::CeilDiv(N, BN);
-  const int ntiles = tiles_m * tiles_n;
-  const int pid0 = blockIdx.x;
-  if (pid0 >= ntiles) return;
-  // This block's tiles: pid0 + i * gridDim.x, i < ntile.
-  const int ntile = min(TILES, (ntiles - 1 - pid0) / static_cast<int>(gridDim.x) + 1);
-  // First row and column of tile i, GROUP tile-rows at a time.
-  auto corner = [&](int i, int& bm, int& bn) {
-    const int pid = pid0 + i * static_cast<int>(gridDim.x);
-    int tile_m, tile_n;
-    if constexpr (GROUP > 1) {
-      const int per_group = GROUP * tiles_n;
-      const int first_m = (pid / per_group) * GROUP;
-      const int group_m = min(tiles_m - first_m, GROUP);
-      tile_m = first_m + (pid % per_group) % group_m;
-      tile_n = (pid % per_group) / group_m;
-    } else {
-      tile_m = pid / tiles_n;
-      tile_n = pid % tiles_n;
-    }
-    bm = tile_m * BM;
-    bn = tile_n * BN;
-  };
+  const int pid = blockIdx.x;
+  int tile_m, tile_n;
+  if constexpr (GROUP > 1) {
+    const int per_group = GROUP * tiles_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(tiles_m - first_m, GROUP);
+    tile_m = first_m + (pid % per_group) % group_m;
+    tile_n = (pid % per_group) / group_m;
+  } else {
+    tile_m = pid / tiles_n;
+    tile_n = pid % tiles_n;
+  }
+  if (tile_m >= tiles_m) return;
 
   // K tiles of this split.
   const int ktiles = sgemm_detail::CeilDiv(K, BK);
@@ -755,14 +774,18 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     kt1 = min(ktiles, kt0 + per);
     if (kt0 >= kt1) return;  // nothing to add
   }
-  const int nk = kt1 - kt0;
 
   const int tid = threadIdx.x;
-  const int slice = tid / W::GROUP_THREADS;  // K slice of this thread's group
-  const int gtid = tid % W::GROUP_THREADS;
+  const int slice = SLICEK > 1 ? tid / W::GROUP_THREADS : 0;  // K slice of this thread's group
+  const int gtid = SLICEK > 1 ? tid % W::GROUP_THREADS : tid;
   const int warp = gtid / 32, lane = tid % 32;
   const int wm = (warp / W::WARPS_N) * W::WM + (lane / LN) * 4;
   const int wn = (warp % W::WARPS_N) * W::WN + (lane % LN) * 4;
+  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int rows = M - bm, cols = N - bn;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  C += static_cast<long long>(bm) * N + bn;
 
   float acc[TM][TN];
 #pragma unroll
@@ -771,75 +794,15 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
   const bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
-  const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
-  // Epilogue of tile i (every thread calls it).
-  auto finish = [&](int i) {
-    if constexpr (SLICEK > 1) W::Reduce(smem + W::PIPE, slice, gtid, acc);
-    if (slice == 0) {
-      int bm, bn;
-      corner(i, bm, bn);
-      sgemm_detail::WarpStore<TM, TN, LN, SPLITK>(C + static_cast<long long>(bm) * N + bn, N,
-                                                   M - bm, N - bn, wm, wn, alpha, beta, vec_c,
-                                                   acc);
-    }
-  };
-  // The STAGES-deep pipeline over this block's ntile * nk steps: step f is
-  // K tile kt0 + f % nk of tile f / nk.
-  {
-    float* as = smem;
-    float* bs = smem + STAGES * W::A_STAGE;
-    const int steps = ntile * nk;
-    int li = 0, lkt = 0, lbm, lbn;  // the next step to load: tile li, K tile kt0 + lkt
-    corner(0, lbm, lbn);
-    auto issue = [&](int f) {
-      if (f < steps) {
-        const int s = f % STAGES;
-        const float* a = A + static_cast<long long>(lbm) * K;
-        if (vec_b) {  // block-uniform
-          W::template Load<true>(as + s * W::A_STAGE, bs + s * W::B_STAGE, a, B + lbn, M - lbm,
-                                 N - lbn, N, K, kt0 + lkt, tid);
-        } else {
-          W::template Load<false>(as + s * W::A_STAGE, bs + s * W::B_STAGE, a, B + lbn, M - lbm,
-                                  N - lbn, N, K, kt0 + lkt, tid);
-        }
-        if constexpr (TILES > 1) {
-          if (++lkt == nk) {
-            lkt = 0;
-            if (++li < ntile) corner(li, lbm, lbn);
-          }
-        } else {
-          ++lkt;
-        }
-      }
-      sgemm_detail::CpAsyncCommit();
-    };
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) issue(s);
-    int ckt = 0, ci = 0;  // the step computed: tile ci, K tile kt0 + ckt
-    for (int f = 0; f < steps; ++f) {
-      sgemm_detail::CpAsyncWait<STAGES - 2>();  // step f has landed (this thread's copies)...
-      __syncthreads();  // ...everyone's; and stage (f - 1) % STAGES is free
-      issue(f + STAGES - 1);
-      const int s = f % STAGES;
-      W::Compute(as + s * W::A_STAGE + slice * W::KSLICE * W::LDA,
-                 bs + s * W::B_STAGE + slice * W::KSLICE * W::LDB, wm, wn, acc);
-      if constexpr (TILES > 1) {
-        if (++ckt == nk) {
-          ckt = 0;
-          if (ci + 1 < ntile) {  // not the last tile: its epilogue, then the next tile
-            finish(ci);
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-#pragma unroll
-              for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-            }
-          }
-          ++ci;
-        }
-      }
-    }
-    sgemm_detail::CpAsyncWait<0>();
-    (void)ckt;
+  if (vec_b) {
+    W::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, slice, wm, wn, acc);
+  } else {
+    W::template KLoop<false>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, slice, wm, wn, acc);
   }
-  finish(ntile - 1);
+  if constexpr (SLICEK > 1) {
+    W::Reduce(smem + W::PIPE, slice, gtid, acc);
+    if (slice > 0) return;
+  }
+  const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
+  sgemm_detail::WarpStore<TM, TN, LN, SPLITK>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
 }

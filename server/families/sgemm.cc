@@ -4,9 +4,9 @@
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
-//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,TILES>
+//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
-//           several tiles per block, rasterization
+//           rasterization
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -31,7 +31,7 @@ enum Kind : int64_t {
   kNaive = 0,      // sgemm_naive<BM,BN>
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
-  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,TILES>
+  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -59,20 +59,14 @@ constexpr int64_t kRegisterOverhead = 24;
 constexpr int64_t kRegistersPerStagedFloat = 5;
 /// Registers of the warp kernel besides accumulators and operands.
 constexpr int64_t kWarpRegisterOverhead = 40;
-/// Registers a warp kernel with TILES > 1 needs besides those of TILES = 1:
-/// the next tile's corner and counters and the epilogue inside the K loop.
-/// Calibrated with ptxas -v (NVRTC 13.0, sm_90) on the TILES > 1 configs of
-/// Space(): 64 rejects exactly those that spilled (128x128 8x4 and 8x8 with
-/// 128-register caps, 128x256 8x16 and 256x128 16x8).
-constexpr int64_t kTilesRegisterOverhead = 64;
 /// Shared memory the driver reserves per block (sm_80+), counted against
 /// the SM's capacity (CUDA C Programming Guide, compute capabilities).
 constexpr int64_t kReservedSharedPerBlock = 1024;
 
 /// Parameters added after configs were first stored, and the value a stored
-/// config that lacks one has (Param::if_absent): SLICEK and TILES (1: the
-/// warp kernel as it was before them).
-int64_t IfAbsent(std::string_view key) { return key == "SLICEK" || key == "TILES" ? 1 : 0; }
+/// config that lacks one has (Param::if_absent): SLICEK (1: the warp kernel
+/// as it was before it).
+int64_t IfAbsent(std::string_view key) { return key == "SLICEK" ? 1 : 0; }
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
 int64_t At(const Config& c, const std::string& key) {
@@ -88,9 +82,9 @@ const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}, {"TILES", 1}};
-  static const Config tiled = {{"LN", 0},   {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1}, {"SLICEK", 1}, {"TILES", 1}};
+                               {"MINB", 1},  {"SLICEK", 1}};
+  static const Config tiled = {{"LN", 0},   {"STAGES", 0}, {"SPLITK", 1},
+                               {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}};
   static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
@@ -176,7 +170,7 @@ struct Tiled {
 
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
-  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, tiles;
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek;
 
   /// SLICEK groups of (BM/TM) * (BN/TN) threads.
   int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
@@ -190,12 +184,9 @@ struct Warp {
     return (stages * bk * ((bm + 4) + bn) + (slicek - 1) * bm * bn) * kBytesPerElement;
   }
   /// Estimated registers per thread: TM*TN accumulators, TM + TN operands,
-  /// kWarpRegisterOverhead (addresses, bounds, loop state), and
-  /// kTilesRegisterOverhead where TILES > 1. Calibrated with ptxas -v (NVRTC
-  /// 13.0, sm_90) on the configs of Space().
-  int64_t RegisterEstimate() const {
-    return tm * tn + tm + tn + kWarpRegisterOverhead + (tiles > 1 ? kTilesRegisterOverhead : 0);
-  }
+  /// kWarpRegisterOverhead (addresses, bounds, loop state). Calibrated with
+  /// ptxas -v (NVRTC 13.0, sm_90) on the configs of Space().
+  int64_t RegisterEstimate() const { return tm * tn + tm + tn + kWarpRegisterOverhead; }
   /// The registers a thread may use under __launch_bounds__(THREADS, MINB):
   /// the SM's 65536 split over MINB blocks, in the allocation unit of 8.
   int64_t RegisterCap(int64_t regs_per_sm) const {
@@ -206,7 +197,7 @@ struct Warp {
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
-          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "TILES")};
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK")};
 }
 
 Tiled GetTiled(const Config& c) {
@@ -257,7 +248,7 @@ class SgemmFamilyImpl final : public Family {
             {"LN", {0, 4, 8, 16},
              "warp: lanes of a warp along N (32/LN along M); the warp tile is "
              "(32/LN*TM) x (LN*TN) (other kinds: 0)"},
-            {"STAGES", {0, 2, 3, 4},
+            {"STAGES", {0, 2, 3, 4, 6, 8},
              "warp: shared-memory stages of the cp.async pipeline, STAGES-1 K tiles in "
              "flight (other kinds: 0)"},
             {"SPLITK", {1, 2, 4, 8, 16},
@@ -273,10 +264,6 @@ class SgemmFamilyImpl final : public Family {
              "warp: sliced-K, this many thread groups per block share each K tile, "
              "partial sums reduced through shared memory (other kinds: 1)",
              IfAbsent("SLICEK")},
-            {"TILES", {1, 2, 4},
-             "warp: output tiles per block, the cp.async pipeline running on from one "
-             "to the next (other kinds: 1)",
-             IfAbsent("TILES")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -313,13 +300,12 @@ class SgemmFamilyImpl final : public Family {
   /// short (server/worker/measure.cc):
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
   ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first tile also
-  ///    BK 32 and GROUP 1; SPLITK 2..8 with BK 16, STAGES 4; and TILES 2, 4
-  ///    with BK 16, STAGES 4 (small K);
+  ///    BK 32 and GROUP 1; and SPLITK 2..8 with BK 16, STAGES 4;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
-  ///    large K, small problems);
-  ///  - sliced-K (kSliceTiles): SLICEK 2, 4 with BK 32, STAGES 3, SPLITK 1..4
-  ///    (small problems);
+  ///    large K, small problems), and (16, 8) with SPLITK 1..4;
+  ///  - sliced-K (kSliceTiles): SLICEK 2, 4 with BK 32, STAGES 3 (SPLITK
+  ///    1..4) and 6 (small problems);
   ///  - the earlier designs, one representative each plus ablations of the
   ///    128x128 2-D tiled kernel: naive, coalesced, classic shared-memory
   ///    tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC, LOOP).
@@ -336,12 +322,12 @@ class SgemmFamilyImpl final : public Family {
     };
     auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
                     int64_t stages, int64_t splitk, int64_t group, int64_t minb,
-                    int64_t slicek = 1, int64_t tiles = 1) {
+                    int64_t slicek = 1) {
       Config c = base(kWarpTiled);
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                           {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
                           {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-                          {"SLICEK", slicek}, {"TILES", tiles}}) {
+                          {"SLICEK", slicek}}) {
         c[k] = v;
       }
       add(c);
@@ -375,26 +361,22 @@ class SgemmFamilyImpl final : public Family {
       }
       // Split-K for few output tiles with a large K (M or N of 128).
       for (int64_t splitk : {2, 4, 8}) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
-      // Several tiles per block for a small K (the next tile's loads overlap
-      // this one's epilogue).
-      for (int64_t tiles : {2, 4}) {
-        for (int64_t minb : {1, 2}) {
-          if (minb == 2 && threads < 256) continue;
-          warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, minb, 1, tiles);
-        }
-      }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
       for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 4}, {32, 3}}) {
         for (int64_t splitk : {1, 2, 4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1);
       }
+      // A deep pipeline (7 K tiles in flight): few K tiles per block
+      // wait on memory latency rather than on the SM.
+      for (int64_t splitk : {1, 2, 4}) warp(bm, bn, 16, tm, tn, ln, 8, splitk, 1, 1);
     }
     // Sliced-K: 2 or 4 thread groups per tile, for problems with few tiles
     // (alone or with split-K); BK 32 so that a group has 8 or 16 k per tile.
     for (const auto& [bm, bn, tm, tn, ln] : kSliceTiles) {
       for (int64_t slicek : {2, 4}) {
         for (int64_t splitk : {1, 2, 4}) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 1, 1, slicek);
+        warp(bm, bn, 32, tm, tn, ln, 6, 1, 1, 1, slicek);
       }
     }
     // The earlier designs.
@@ -497,7 +479,7 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_sl<SLICEK>", "_t<TILES>" and "_sk<SPLITK>" appended where above 1,
+  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
@@ -509,7 +491,6 @@ class SgemmFamilyImpl final : public Family {
           Get(config, "TM"), "x", Get(config, "TN"), "_ln", Get(config, "LN"), "_s",
           Get(config, "STAGES"), "_g", Get(config, "GROUP"), "_b", Get(config, "MINB"));
       if (Get(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", Get(config, "SLICEK"));
-      if (Get(config, "TILES") > 1) absl::StrAppend(&name, "_t", Get(config, "TILES"));
       if (Get(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", Get(config, "SPLITK"));
       return name;
     }
@@ -526,16 +507,15 @@ class SgemmFamilyImpl final : public Family {
 
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,TILES>"; no
-  /// extra options.
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>"; no extra
+  /// options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = Get(config, "KIND");
     std::string expr;
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
       for (const char* p :
-           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK",
-            "TILES"}) {
+           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK"}) {
         args.push_back(Get(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
@@ -558,8 +538,8 @@ class SgemmFamilyImpl final : public Family {
   /// return past the last one. block = {BM, BN, 1} for naive (x along rows),
   /// {BN, BM, 1} for coalesced (x along columns), {(BM/TM)*(BN/TN), 1, 1} for
   /// tiled; static shared memory only (0 dynamic).
-  /// Warp kind: grid = {ceil(ceil(M / BM) * ceil(N / BN) / TILES), SPLITK, 1},
-  /// block = {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
+  /// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
+  /// {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
   /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
   /// into C with atomics).
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
@@ -568,8 +548,7 @@ class SgemmFamilyImpl final : public Family {
     if (kind == kWarpTiled) {
       const Warp w = GetWarp(config);
       v1::LaunchGeometry g;
-      g.add_grid(static_cast<uint32_t>(
-          CeilDiv(CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn), std::max<int64_t>(w.tiles, 1))));
+      g.add_grid(static_cast<uint32_t>(CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn)));
       g.add_grid(static_cast<uint32_t>(std::max<int64_t>(w.splitk, 1)));
       g.add_grid(1);
       g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
@@ -612,7 +591,7 @@ class SgemmFamilyImpl final : public Family {
   }
 
  private:
-  /// The parameter's value, IfAbsent(key) (0 but for SLICEK and TILES) when
+  /// The parameter's value, IfAbsent(key) (0 but for SLICEK) when
   /// absent (Check() reports missing ones).
   static int64_t Get(const Config& config, const std::string& key) { return At(config, key); }
   /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
@@ -680,9 +659,7 @@ class SgemmFamilyImpl final : public Family {
     if (regs > cap) {
       return absl::FailedPreconditionError(absl::StrCat(
           "an estimated ", regs, " registers per thread (", w.tm * w.tn, " accumulators + ",
-          w.tm + w.tn, " operands + ", kWarpRegisterOverhead,
-          w.tiles > 1 ? absl::StrCat(" + ", kTilesRegisterOverhead, " for TILES > 1") : "",
-          ") exceed the cap of ", cap,
+          w.tm + w.tn, " operands + ", kWarpRegisterOverhead, ") exceed the cap of ", cap,
           " that MINB=", w.minb, " blocks of ", threads, " threads per SM set (spills)"));
     }
     return absl::OkStatus();
