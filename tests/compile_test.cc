@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "server/families/family.h"
+#include "absl/strings/str_cat.h"
 #include "server/worker/compiler.h"
 
 namespace tuned {
@@ -49,6 +50,33 @@ TEST(Compiler, ReportsCompileErrorsWithTheLog) {
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(k.status().message().find("undefined_name"), std::string::npos) << k.status();
+}
+
+// 64 live accumulators under a 32-register cap: ptxas spills, and the
+// kernel is rejected with the bytes named.
+TEST(Compiler, RejectsAKernelThatSpills) {
+  constexpr char kSource[] = R"(
+template <int N> __global__ void k(const float* x, float* y) {
+  float acc[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) acc[i] = x[i * blockDim.x + threadIdx.x];
+  for (int t = 0; t < 100; ++t) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc[i] = acc[i] * acc[(i + t) % N] + 1.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) y[i * blockDim.x + threadIdx.x] = acc[i];
+})";
+  auto k = Compile(kSource, "k<64>", {"--maxrregcount=32"}, "sm_90");
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_GT(k->spill_bytes, 0) << k->log;
+  const absl::Status s = CheckNoSpills(*k);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find(absl::StrCat("spilled ", k->spill_bytes, " bytes")), std::string::npos)
+      << s;
+  auto fine = Compile(kSource, "k<8>", {}, "sm_90");
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_TRUE(CheckNoSpills(*fine).ok()) << fine->log;
 }
 
 TEST(Compiler, ParsesRegistersFromPtxasLog) {

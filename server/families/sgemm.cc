@@ -299,8 +299,9 @@ class SgemmFamilyImpl final : public Family {
   /// that a job finds a fast kernel early and clear losers after it are cut
   /// short (server/worker/measure.cc):
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
-  ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first tile also
-  ///    BK 32 and GROUP 1; and SPLITK 2..8 with BK 16, STAGES 4;
+  ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first four
+  ///    tiles also BK 32, for the first GROUP 1; and SPLITK 2..8 with BK 16,
+  ///    STAGES 4;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems), and (16, 8) with SPLITK 1..4;
@@ -350,7 +351,7 @@ class SgemmFamilyImpl final : public Family {
       const auto& [bm, bn, tm, tn, ln] = kWarpTiles[i];
       const int64_t threads = (bm / tm) * (bn / tn);
       for (int64_t bk : {8, 16, 32}) {
-        if (bk == 32 && i > 0) continue;
+        if (bk == 32 && i > 3) continue;  // BK 32: the 128x128 to 256x128 tiles (half the barriers)
         for (int64_t stages : {2, 3, 4}) {
           for (int64_t minb : {1, 2}) {
             if (minb == 2 && threads < 256) continue;

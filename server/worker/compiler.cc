@@ -114,4 +114,11 @@ std::string NvrtcVersion() {
   return absl::StrCat(major, ".", minor);
 }
 
+absl::Status CheckNoSpills(const CompiledKernel& k) {
+  if (k.spill_bytes <= 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("rejected: ptxas spilled ", k.spill_bytes, " bytes of registers to local memory (",
+                   k.registers, " registers per thread)"));
+}
+
 }  // namespace tuned

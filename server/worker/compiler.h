@@ -35,6 +35,11 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,
                                                         std::string_view arch, int threads);
 
+/// OK unless ptxas spilled registers to local memory (k.spill_bytes > 0):
+/// then FAILED_PRECONDITION naming the bytes. The tuner rejects a config that
+/// spills rather than timing it (issue 4: "reject configs that spill").
+absl::Status CheckNoSpills(const CompiledKernel& k);
+
 /// NVRTC's version, "major.minor".
 std::string NvrtcVersion();
 

@@ -101,12 +101,16 @@ KernelSource SourceOf(const worker::Kernel& k) {
   return {k.source(), k.name_expression(), {k.options().begin(), k.options().end()}};
 }
 
-// A compile outcome as a pipe message: COMPILED with the binary, or COMPILE_ERROR.
+// A compile outcome as a pipe message: COMPILED with the binary, or
+// COMPILE_ERROR (NVRTC's error, or a kernel that spills: CheckNoSpills).
 worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
   worker::MeasureResult r;
-  if (!k.ok()) {
+  const absl::Status s = k.ok() ? CheckNoSpills(*k) : k.status();
+  if (!s.ok()) {
     r.set_status(v1::MEASUREMENT_COMPILE_ERROR);
-    r.set_message(std::string(k.status().message()));
+    r.set_message(std::string(s.message()));
+    if (k.ok()) r.set_registers(k->registers);
+    if (k.ok()) r.set_local_bytes(k->spill_bytes);
     return r;
   }
   r.set_status(v1::MEASUREMENT_COMPILED);
