@@ -301,7 +301,7 @@ class SgemmFamilyImpl final : public Family {
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
   ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first four
   ///    tiles also BK 32, for the first GROUP 1; and SPLITK 2..8 with BK 16,
-  ///    STAGES 4;
+  ///    STAGES 4 (the first four tiles also with BK 32, STAGES 3);
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems), and (16, 8) with SPLITK 1..4;
@@ -361,7 +361,10 @@ class SgemmFamilyImpl final : public Family {
         }
       }
       // Split-K for few output tiles with a large K (M or N of 128).
-      for (int64_t splitk : {2, 4, 8}) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
+      for (int64_t splitk : {2, 4, 8}) {
+        warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
+        if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 8, 1);
+      }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
