@@ -121,7 +121,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_EQ(valid.size() + pruned.size(), space.size());
   // Small enough to tune the 12-shape suite in minutes (compile + measure).
   EXPECT_GE(valid.size(), 150u);
-  EXPECT_LE(valid.size(), 300u);
+  EXPECT_LE(valid.size(), 400u);
   EXPECT_GT(pruned.size(), 0u);  // the rules do prune
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
@@ -422,7 +422,7 @@ TEST(SgemmFamily, ChecksWarpKind) {
   // Sliced-K: its groups count in the threads (and in the even division
   // of the tile copies), its reduction in the shared memory.
   EXPECT_TRUE(CheckSm90(Warp(32, 64, 32, 4, 4, 8, 3, 1, 1, 1, 4)).ok());
-  ExpectRejected(Warp(32, 64, 8, 4, 4, 8, 3, 1, 1, 1, 8), "SLICEK=8 is not one of");
+  ExpectRejected(Warp(32, 64, 8, 4, 4, 8, 3, 1, 1, 1, 16), "SLICEK=16 is not one of");
   ExpectRejected(Warp(128, 128, 16, 8, 4, 8, 3, 1, 1, 1, 4),
                  "2048 threads per block (SLICEK*(BM/TM)*(BN/TN) = 4*16*32)");
   ExpectRejected(Warp(64, 64, 8, 8, 4, 8, 3, 1, 1, 1, 4), "does not divide evenly among 512");

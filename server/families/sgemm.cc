@@ -131,8 +131,10 @@ constexpr std::array<std::array<int64_t, 5>, 8> kSplitTiles = {{
 }};
 
 /// Warp-kernel tiles {BM, BN, TM, TN, LN} with sliced-K: kSplitTiles' small
-/// and medium tiles and 32x32 (64 threads a group).
-constexpr std::array<std::array<int64_t, 5>, 7> kSliceTiles = {{
+/// and medium tiles, 32x32 and 32x64 with 8x4 per thread, and 64x64 with 8x8
+/// (64 threads a group: a small problem has few 8x8 thread tiles, and
+/// sliced-K multiplies its warps).
+constexpr std::array<std::array<int64_t, 5>, 9> kSliceTiles = {{
     {16, 128, 4, 4, 8},
     {16, 64, 4, 4, 8},
     {32, 128, 4, 4, 8},
@@ -140,6 +142,8 @@ constexpr std::array<std::array<int64_t, 5>, 7> kSliceTiles = {{
     {32, 32, 4, 4, 8},
     {64, 64, 8, 4, 8},
     {64, 128, 8, 8, 8},
+    {32, 64, 8, 4, 8},
+    {64, 64, 8, 8, 8},
 }};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
@@ -225,7 +229,7 @@ class SgemmFamilyImpl final : public Family {
              "rows of C per block; naive kinds: block dimension along M"},
             {"BN", {8, 16, 32, 64, 128, 256},
              "columns of C per block; naive kinds: block dimension along N"},
-            {"BK", {8, 16, 32},
+            {"BK", {8, 16, 32, 64},
              "tiled: depth of the K slice staged in shared memory per step (naive kinds: 8)"},
             {"TM", {1, 4, 8, 16}, "tiled: rows of C per thread (naive kinds: 1)"},
             {"TN", {1, 4, 8, 16}, "tiled: columns of C per thread (naive kinds: 1)"},
@@ -260,7 +264,7 @@ class SgemmFamilyImpl final : public Family {
             {"MINB", {1, 2},
              "warp: __launch_bounds__ minimum blocks per SM (caps registers at "
              "65536/(MINB*threads)) (other kinds: 1)"},
-            {"SLICEK", {1, 2, 4},
+            {"SLICEK", {1, 2, 4, 8},
              "warp: sliced-K, this many thread groups per block share each K tile, "
              "partial sums reduced through shared memory (other kinds: 1)",
              IfAbsent("SLICEK")},
@@ -305,8 +309,8 @@ class SgemmFamilyImpl final : public Family {
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems), and (16, 8) with SPLITK 1..4;
-  ///  - sliced-K (kSliceTiles): SLICEK 2, 4 with BK 32, STAGES 3 (SPLITK
-  ///    1..4) and 6 (small problems);
+  ///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
+  ///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
   ///  - the earlier designs, one representative each plus ablations of the
   ///    128x128 2-D tiled kernel: naive, coalesced, classic shared-memory
   ///    tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC, LOOP).
@@ -375,12 +379,15 @@ class SgemmFamilyImpl final : public Family {
       // wait on memory latency rather than on the SM.
       for (int64_t splitk : {1, 2, 4}) warp(bm, bn, 16, tm, tn, ln, 8, splitk, 1, 1);
     }
-    // Sliced-K: 2 or 4 thread groups per tile, for problems with few tiles
-    // (alone or with split-K); BK 32 so that a group has 8 or 16 k per tile.
+    // Sliced-K: 2 to 8 thread groups per tile, for problems with few tiles
+    // (alone or with split-K); BK 32 so that a group has 4 to 16 k per tile,
+    // and BK 64 for 4 and 8 groups.
     for (const auto& [bm, bn, tm, tn, ln] : kSliceTiles) {
-      for (int64_t slicek : {2, 4}) {
+      for (int64_t slicek : {2, 4, 8}) {
+        if (slicek == 8 && tm * tn > 32) continue;  // 8 x 64 threads of 8x8: spills at 128
         for (int64_t splitk : {1, 2, 4}) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 1, 1, slicek);
         warp(bm, bn, 32, tm, tn, ln, 6, 1, 1, 1, slicek);
+        if (slicek >= 4) warp(bm, bn, 64, tm, tn, ln, 2, 1, 1, 1, slicek);
       }
     }
     // The earlier designs.
