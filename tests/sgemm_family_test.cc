@@ -23,19 +23,19 @@ Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,
   return {{"KIND", 2},   {"BM", bm},     {"BN", bn},     {"BK", bk},    {"TM", tm},
           {"TN", tn},    {"PAD", pad},   {"VEC", vec},   {"LOOP", loop}, {"MAP", map},
           {"DB", db},    {"LN", 0},      {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},   {"SLICEK", 1},  {"AROW", 0}};
+          {"MINB", 1},   {"SLICEK", 1}};
 }
 
 /// A warp-tiled config (kind 3); the defaults are 128x128x16, 8x8 per thread,
 /// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K.
 Config Warp(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t tm = 8, int64_t tn = 8,
             int64_t ln = 8, int64_t stages = 3, int64_t splitk = 1, int64_t group = 8,
-            int64_t minb = 2, int64_t slicek = 1, int64_t arow = 0) {
+            int64_t minb = 2, int64_t slicek = 1) {
   return {{"KIND", 3},   {"BM", bm},          {"BN", bn},          {"BK", bk},
           {"TM", tm},    {"TN", tn},          {"PAD", 4},          {"VEC", 4},
           {"LOOP", 0},   {"MAP", 1},          {"DB", 0},           {"LN", ln},
           {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-          {"SLICEK", slicek}, {"AROW", arow}};
+          {"SLICEK", slicek}};
 }
 
 /// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
@@ -43,7 +43,7 @@ Config Naive(int64_t kind, int64_t bm, int64_t bn) {
   return {{"KIND", kind}, {"BM", bm},   {"BN", bn},     {"BK", 8},     {"TM", 1},
           {"TN", 1},      {"PAD", 0},   {"VEC", 1},     {"LOOP", 0},   {"MAP", 0},
           {"DB", 0},      {"LN", 0},    {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},    {"SLICEK", 1}, {"AROW", 0}};
+          {"MINB", 1},    {"SLICEK", 1}};
 }
 
 /// Check's status on the sm_90 reference device.
@@ -84,7 +84,7 @@ TEST(SgemmFamily, Describes) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
-                                              "GROUP", "MINB", "SLICEK", "AROW"}));
+                                              "GROUP", "MINB", "SLICEK"}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -199,7 +199,7 @@ TEST(SgemmFamily, ConfigKeyRoundTrips) {
   }
   EXPECT_EQ(F().ConfigKey(Tiled()),
             "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0,LN=0,STAGES=0,"
-            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1,AROW=0");
+            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1");
 }
 
 TEST(SgemmFamily, ConfigNames) {
@@ -213,16 +213,13 @@ TEST(SgemmFamily, ConfigNames) {
             "sgemm_warp_16x128x32_4x4_ln8_s3_g1_b1_sk16");
   EXPECT_EQ(F().ConfigName(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)),
             "sgemm_warp_32x64x32_4x4_ln8_s3_g1_b1_sl4_sk2");
-  EXPECT_EQ(F().ConfigName(Warp(256, 128, 16, 16, 8, 4, 4, 4, 8, 1, 1, 1)),
-            "sgemm_warp_256x128x16_16x8_ln4_s4_g8_b1_ar_sk4");
 }
 
-// A warp config stored before SLICEK and AROW existed lacks them: it is
-// still valid, named, compiled and launched as the kernel it was (1 and 0).
-TEST(SgemmFamily, ConfigsStoredBeforeSliceKAndArowStillServe) {
+// A warp config stored before SLICEK existed lacks it: it is still valid,
+// named, compiled and launched as the kernel it was (SLICEK 1).
+TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   Config old = Warp();
   old.erase("SLICEK");
-  old.erase("AROW");
   EXPECT_TRUE(F().CheckParams(old).ok());
   EXPECT_TRUE(CheckSm90(old).ok());
   EXPECT_EQ(F().ConfigName(old), F().ConfigName(Warp()));
@@ -244,9 +241,9 @@ TEST(SgemmFamily, Sources) {
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
   EXPECT_EQ(F().Source(Tiled(64, 32, 16, 4, 1, 0, 1, 0, 0, 1)).name_expression,
             "sgemm_tiled<64,32,16,4,1,0,1,0,0,1>");
-  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1,0>");
+  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1>");
   EXPECT_EQ(F().Source(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)).name_expression,
-            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4,0>");
+            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4>");
   // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {
@@ -432,14 +429,6 @@ TEST(SgemmFamily, ChecksWarpKind) {
   // 4 x 128 threads, 2 blocks per SM: cap 64.
   EXPECT_TRUE(CheckSm90(Warp(64, 64, 32, 8, 4, 8, 3, 1, 1, 1, 4)).ok());
   ExpectRejected(Warp(64, 64, 32, 8, 4, 8, 3, 1, 1, 2, 4), "an estimated 84 registers per thread");
-  // AROW: As[BM][BK+4]: 4 x (256 x 20 + 16 x 128) floats = 114688 bytes;
-  // 4*TM registers of A: 128 + 64 + 8 + 40 = 240; K slices of whole float4.
-  const Config arow = Warp(256, 128, 16, 16, 8, 4, 4, 1, 8, 1, 1, 1);
-  EXPECT_TRUE(CheckSm90(arow).ok());
-  EXPECT_EQ(F().Geometry(arow, {4096, 4096, 4096}).dynamic_shared_bytes(), 114688u);
-  ExpectRejected(Warp(256, 128, 16, 16, 8, 4, 4, 1, 8, 2, 1, 1),
-                 "an estimated 240 registers per thread (128 accumulators + 72 operands");
-  ExpectRejected(Warp(32, 64, 8, 4, 4, 8, 3, 1, 1, 1, 4, 1), "AROW=1 needs K slices of whole float4");
   // 3 x 32 x (132 + 128) + 3 x 128 x 128 floats = 296448 bytes.
   ExpectRejected(Warp(128, 128, 32, 8, 8, 8, 3, 1, 1, 1, 4), "296448 bytes of shared memory");
 }

@@ -432,13 +432,6 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  16-byte aligned (else 4-byte). Out-of-range elements are zero-filled
 //  (src-size 0). STAGES - 1 K tiles are in flight while one is computed; one
 //  barrier per K tile.
-//  AROW = 1: A is kept row-major in shared memory, As[BM][BK+4], copied with
-//  16-byte cp.async (where K % 4 == 0, A is aligned and B takes 16-byte
-//  copies; else 4-byte copies of both), and a lane reads its TM rows as
-//  float4 along k, 4 k at a time; its rows are wm0 + i * LM (consecutive
-//  lanes on consecutive rows: the row stride BK+4 puts them on distinct
-//  banks). A quarter of the copy instructions of AROW = 0 for A, for 4*TM
-//  registers of A fragments instead of TM.
 //  SLICEK > 1 (sliced-K, CUTLASS's term): group g computes k in
 //  [g, g+1) * BK/SLICEK of every K tile, so a tile has SLICEK times the warps
 //  (small problems, whose few tiles leave SMs idle, without split-K's
@@ -456,8 +449,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  allocation must allow.
 // Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK. Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
-// BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0;
-// AROW: BM*BK % (4*THREADS) == 0 and (BK/SLICEK) % 4 == 0.
+// BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
 namespace sgemm_detail {
 
 __device__ __forceinline__ unsigned SmemAddr(const void* p) {
@@ -479,7 +471,7 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK, int AROW>
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK>
 struct Warp {
   enum : int {
     GROUP_THREADS = (BM / TM) * (BN / TN),  // threads of one K slice
@@ -488,14 +480,13 @@ struct Warp {
     WM = LM * TM,
     WN = LN * TN,
     WARPS_N = BN / WN,
-    LDA = AROW ? BK + 4 : BM + 4,  // As[BM][BK+4] or As[BK][BM+4]
+    LDA = BM + 4,
     LDB = BN,
-    A_STAGE = AROW ? BM * LDA : BK * LDA,
+    A_STAGE = BK * LDA,
     B_STAGE = BK * LDB,
     PIPE = STAGES * (A_STAGE + B_STAGE),  // floats of the pipeline's stages
     KSLICE = BK / SLICEK,                 // k of a K tile per group
     A_PER = BM * BK / THREADS,            // 4-byte copies of A per thread per K tile
-    A_PER4 = BM * BK / (4 * THREADS),     // or (AROW) 16-byte copies
     B_PER4 = BN * BK / (4 * THREADS),     // 16-byte copies of B
     B_PER1 = BN * BK / THREADS,           // or 4-byte copies
   };
@@ -506,20 +497,6 @@ struct Warp {
   static_assert(BK % SLICEK == 0, "SLICEK must divide BK");
   static_assert(A_PER * THREADS == BM * BK && B_PER4 * 4 * THREADS == BN * BK,
                 "tile copies must divide evenly among the threads");
-  static_assert(!AROW || (A_PER4 * 4 * THREADS == BM * BK && KSLICE % 4 == 0),
-                "AROW: 16-byte A copies divide evenly, K slices of whole float4");
-
-  // Row of C (within the block tile) of a lane's accumulator row i; wm0 is
-  // the lane's first row. AROW: rows wm0 + i * LM (lanes on consecutive
-  // rows: their float4 reads along k of As[m][k] fall on distinct banks);
-  // else 4-row chunks, (i/4) * (LM*4) + i % 4 (float4 reads of As[k][m]).
-  static __device__ __forceinline__ int Row(int wm0, int i) {
-    return AROW ? wm0 + i * LM : wm0 + (i / 4) * (LM * 4) + i % 4;
-  }
-  // The lane's first row within its warp tile.
-  static __device__ __forceinline__ int LaneRow(int lane) {
-    return (lane / LN) * (AROW ? 1 : 4);
-  }
 
   // Issues the copies of K tile `kt` into stage (as, bs). A points at the
   // tile's first row (rows left), B at its first column (cols left).
@@ -535,30 +512,7 @@ struct Warp {
     constexpr int KB = BK / 8;           // 8-k blocks per row block
     constexpr int WARPS = THREADS / 32;
     const int q = tid % 32, w = tid / 32;
-    if constexpr (AROW) {
-      // As[m][k] row-major: VB (here: K % 4 == 0, A aligned, and B's
-      // condition): 16-byte copy f = tid + it * THREADS is the float4 at
-      // (m, k) = (f / (BK/4), 4 * (f % (BK/4))); else 4-byte copies along k.
-      if constexpr (VB) {
-        constexpr int KF = BK / 4;
-#pragma unroll
-        for (int it = 0; it < A_PER4; ++it) {
-          const int f = tid + it * THREADS;
-          const int m = f / KF, k = (f % KF) * 4;
-          // K % 4 == 0: k < kleft means k + 3 < kleft.
-          const bool in = m < rows && k < kleft;
-          CpAsync16(as + m * LDA + k, A + (in ? m * K + k0 + k : 0), in);
-        }
-      } else {
-#pragma unroll
-        for (int it = 0; it < A_PER; ++it) {
-          const int e = tid + it * THREADS;
-          const int m = e / BK, k = e % BK;
-          const bool in = m < rows && k < kleft;
-          CpAsync4(as + m * LDA + k, A + (in ? m * K + k0 + k : 0), in);
-        }
-      }
-    } else if constexpr (WARPS % KB == 0) {
+    if constexpr (WARPS % KB == 0) {
       constexpr int RSTEP = 4 * (WARPS / KB);  // rows between a thread's copies
       const int m0 = (w / KB) * 4 + q % 4;
       const int k = (w % KB) * 8 + q / 4;
@@ -635,37 +589,6 @@ struct Warp {
   // k); (wm, wn) is the lane's first row and column within the block tile.
   static __device__ __forceinline__ void Compute(const float* as, const float* bs, int wm, int wn,
                                                  float (&acc)[TM][TN]) {
-    if constexpr (AROW) {
-      // 4 k at a time: TM float4 of A along k, then per k TN/4 float4 of B.
-#pragma unroll
-      for (int k4 = 0; k4 < KSLICE; k4 += 4) {
-        float4 a4[TM];
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          a4[i] = *reinterpret_cast<const float4*>(as + Row(wm, i) * LDA + k4);
-        }
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          float b[TN];
-#pragma unroll
-          for (int j = 0; j < TN; j += 4) {
-            const float4 v =
-                *reinterpret_cast<const float4*>(bs + (k4 + kk) * LDB + wn + (j / 4) * (LN * 4));
-            b[j + 0] = v.x;
-            b[j + 1] = v.y;
-            b[j + 2] = v.z;
-            b[j + 3] = v.w;
-          }
-#pragma unroll
-          for (int i = 0; i < TM; ++i) {
-            const float a = kk == 0 ? a4[i].x : kk == 1 ? a4[i].y : kk == 2 ? a4[i].z : a4[i].w;
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
-          }
-        }
-      }
-      return;
-    }
 #pragma unroll
     for (int k = 0; k < KSLICE; ++k) {
       float a[TM];
@@ -720,8 +643,8 @@ struct Warp {
       }
       CpAsyncCommit();
       const int s = t % STAGES;
-      Compute(as + s * A_STAGE + slice * KSLICE * (AROW ? 1 : LDA),
-              bs + s * B_STAGE + slice * KSLICE * LDB, wm, wn, acc);
+      Compute(as + s * A_STAGE + slice * KSLICE * LDA, bs + s * B_STAGE + slice * KSLICE * LDB,
+              wm, wn, acc);
     }
     CpAsyncWait<0>();
   }
@@ -757,13 +680,14 @@ struct Warp {
 // Stores alpha * acc (+ beta * C) of a lane into the tile at C (rows, cols
 // left); split-K: adds alpha * acc atomically. vec_c: N % 4 == 0 and C is
 // 16-byte aligned (float4 stores).
-template <class W, int TM, int TN, int LN, int SPLITK>
+template <int TM, int TN, int LN, int SPLITK>
 __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows, int cols, int wm,
                                           int wn, float alpha, float beta, bool vec_c,
                                           const float (&acc)[TM][TN]) {
+  constexpr int LM = 32 / LN;
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int row = W::Row(wm, i);
+    const int row = wm + (i / 4) * (LM * 4) + i % 4;
     if (row >= rows) continue;
     float* crow = C + static_cast<long long>(row) * N;
 #pragma unroll
@@ -817,11 +741,11 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
 }  // namespace sgemm_detail
 
 template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
-          int MINB, int SLICEK, int AROW>
+          int MINB, int SLICEK>
 __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
                const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK, AROW>;
+  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK>;
   extern __shared__ __align__(16) float smem[];
 
   // Output tile of this block, GROUP tile-rows at a time.
@@ -855,7 +779,7 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
   const int slice = SLICEK > 1 ? tid / W::GROUP_THREADS : 0;  // K slice of this thread's group
   const int gtid = SLICEK > 1 ? tid % W::GROUP_THREADS : tid;
   const int warp = gtid / 32, lane = tid % 32;
-  const int wm = (warp / W::WARPS_N) * W::WM + W::LaneRow(lane);
+  const int wm = (warp / W::WARPS_N) * W::WM + (lane / LN) * 4;
   const int wn = (warp % W::WARPS_N) * W::WN + (lane % LN) * 4;
   const int bm = tile_m * BM, bn = tile_n * BN;
   const int rows = M - bm, cols = N - bn;
@@ -869,10 +793,7 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
-  // 16-byte copies: of B where N % 4 == 0 and B is aligned; AROW: of A too,
-  // where also K % 4 == 0 and A is aligned (else 4-byte copies of both).
-  bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
-  if constexpr (AROW) vec_b = vec_b && (K & 3) == 0 && sgemm_detail::Aligned16(A);
+  const bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
   if (vec_b) {
     W::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, slice, wm, wn, acc);
   } else {
@@ -883,5 +804,5 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     if (slice > 0) return;
   }
   const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
-  sgemm_detail::WarpStore<W, TM, TN, LN, SPLITK>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
+  sgemm_detail::WarpStore<TM, TN, LN, SPLITK>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
 }

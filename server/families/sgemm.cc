@@ -4,9 +4,9 @@
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
-//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,AROW>
+//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
-//           rasterization, A transposed or row-major in shared memory
+//           rasterization
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -31,7 +31,7 @@ enum Kind : int64_t {
   kNaive = 0,      // sgemm_naive<BM,BN>
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
-  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,AROW>
+  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -64,8 +64,8 @@ constexpr int64_t kWarpRegisterOverhead = 40;
 constexpr int64_t kReservedSharedPerBlock = 1024;
 
 /// Parameters added after configs were first stored, and the value a stored
-/// config that lacks one has (Param::if_absent): SLICEK 1 and AROW 0 (the
-/// warp kernel as it was before them).
+/// config that lacks one has (Param::if_absent): SLICEK (1: the warp kernel
+/// as it was before it).
 int64_t IfAbsent(std::string_view key) { return key == "SLICEK" ? 1 : 0; }
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
@@ -82,9 +82,9 @@ const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}, {"AROW", 0}};
-  static const Config tiled = {{"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}, {"AROW", 0}};
+                               {"MINB", 1},  {"SLICEK", 1}};
+  static const Config tiled = {{"LN", 0},   {"STAGES", 0}, {"SPLITK", 1},
+                               {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}};
   static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
@@ -174,7 +174,7 @@ struct Tiled {
 
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
-  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, arow;
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek;
 
   /// SLICEK groups of (BM/TM) * (BN/TN) threads.
   int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
@@ -182,20 +182,15 @@ struct Warp {
   /// Warp tile: (32/LN * TM) x (LN * TN).
   int64_t Wm() const { return Lm() * tm; }
   int64_t Wn() const { return ln * tn; }
-  /// Dynamic shared memory: STAGES x (As + Bs[BK][BN]) floats, As being
-  /// [BK][BM+4] or (AROW) [BM][BK+4], then (SLICEK-1) x BM*BN floats for the
-  /// sliced-K reduction.
+  /// Dynamic shared memory: STAGES x (As[BK][BM+4] + Bs[BK][BN]) floats,
+  /// then (SLICEK-1) x BM*BN floats for the sliced-K reduction.
   int64_t SharedBytes() const {
-    const int64_t a = arow ? bm * (bk + 4) : bk * (bm + 4);
-    return (stages * (a + bk * bn) + (slicek - 1) * bm * bn) * kBytesPerElement;
+    return (stages * bk * ((bm + 4) + bn) + (slicek - 1) * bm * bn) * kBytesPerElement;
   }
   /// Estimated registers per thread: TM*TN accumulators, TM + TN operands,
-  /// kWarpRegisterOverhead (addresses, bounds, loop state); AROW: 4*TM
-  /// operands of A (float4 along k) instead of TM. Calibrated with ptxas -v
-  /// (NVRTC 13.0, sm_90) on the configs of Space().
-  int64_t RegisterEstimate() const {
-    return tm * tn + (arow ? 4 * tm : tm) + tn + kWarpRegisterOverhead;
-  }
+  /// kWarpRegisterOverhead (addresses, bounds, loop state). Calibrated with
+  /// ptxas -v (NVRTC 13.0, sm_90) on the configs of Space().
+  int64_t RegisterEstimate() const { return tm * tn + tm + tn + kWarpRegisterOverhead; }
   /// The registers a thread may use under __launch_bounds__(THREADS, MINB):
   /// the SM's 65536 split over MINB blocks, in the allocation unit of 8.
   int64_t RegisterCap(int64_t regs_per_sm) const {
@@ -206,7 +201,7 @@ struct Warp {
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
-          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "AROW")};
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK")};
 }
 
 Tiled GetTiled(const Config& c) {
@@ -273,11 +268,6 @@ class SgemmFamilyImpl final : public Family {
              "warp: sliced-K, this many thread groups per block share each K tile, "
              "partial sums reduced through shared memory (other kinds: 1)",
              IfAbsent("SLICEK")},
-            {"AROW", {0, 1},
-             "warp: 0 = A transposed in shared memory (As[BK][BM+4], 4-byte copies); "
-             "1 = A row-major (As[BM][BK+4], 16-byte copies, float4 reads along k) "
-             "(other kinds: 0)",
-             IfAbsent("AROW")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -315,9 +305,7 @@ class SgemmFamilyImpl final : public Family {
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
   ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first four
   ///    tiles also BK 32, for the first GROUP 1; and SPLITK 2..8 with BK 16,
-  ///    STAGES 4 (the first four tiles also with BK 32, STAGES 3); and AROW 1
-  ///    for the first five tiles with (BK, STAGES) (16, 4) and (32, 3), SPLITK
-  ///    1..4;
+  ///    STAGES 4 (the first four tiles also with BK 32, STAGES 3);
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems), and (16, 8) with SPLITK 1..4;
@@ -339,12 +327,12 @@ class SgemmFamilyImpl final : public Family {
     };
     auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
                     int64_t stages, int64_t splitk, int64_t group, int64_t minb,
-                    int64_t slicek = 1, int64_t arow = 0) {
+                    int64_t slicek = 1) {
       Config c = base(kWarpTiled);
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                           {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
                           {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-                          {"SLICEK", slicek}, {"AROW", arow}}) {
+                          {"SLICEK", slicek}}) {
         c[k] = v;
       }
       add(c);
@@ -380,17 +368,6 @@ class SgemmFamilyImpl final : public Family {
       for (int64_t splitk : {2, 4, 8}) {
         warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
         if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 8, 1);
-      }
-      // A row-major in shared memory (16-byte copies): the large tiles,
-      // alone and with split-K.
-      if (i <= 4) {
-        for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 4}, {32, 3}}) {
-          for (int64_t splitk : {1, 2, 4}) {
-            // 16x8 per thread holds 64 A operands: it spills with BK 32 or split-K.
-            if (tm == 16 && (bk == 32 || splitk > 1)) continue;
-            warp(bm, bn, bk, tm, tn, ln, stages, splitk, 8, 1, 1, 1);
-          }
-        }
       }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
@@ -513,7 +490,7 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_ar" where AROW = 1, "_sl<SLICEK>" and "_sk<SPLITK>" where above 1,
+  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
@@ -524,7 +501,6 @@ class SgemmFamilyImpl final : public Family {
           "sgemm_warp_", Get(config, "BM"), "x", Get(config, "BN"), "x", Get(config, "BK"), "_",
           Get(config, "TM"), "x", Get(config, "TN"), "_ln", Get(config, "LN"), "_s",
           Get(config, "STAGES"), "_g", Get(config, "GROUP"), "_b", Get(config, "MINB"));
-      if (Get(config, "AROW") != 0) absl::StrAppend(&name, "_ar");
       if (Get(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", Get(config, "SLICEK"));
       if (Get(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", Get(config, "SPLITK"));
       return name;
@@ -542,16 +518,15 @@ class SgemmFamilyImpl final : public Family {
 
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,AROW>"; no
-  /// extra options.
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>"; no extra
+  /// options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = Get(config, "KIND");
     std::string expr;
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
       for (const char* p :
-           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK",
-            "AROW"}) {
+           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK"}) {
         args.push_back(Get(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
@@ -671,12 +646,6 @@ class SgemmFamilyImpl final : public Family {
       return absl::FailedPreconditionError(
           absl::StrCat("SLICEK=", w.slicek, " does not divide BK=", w.bk));
     }
-    if (w.arow && ((w.bk / w.slicek) % 4 != 0 || (w.bm * w.bk) % (4 * threads) != 0)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "AROW=1 needs K slices of whole float4 (BK/SLICEK = ", w.bk / w.slicek,
-          ") and an A tile (", w.bm * w.bk, " floats) of whole 16-byte copies for ", threads,
-          " threads"));
-    }
     if ((w.bm * w.bk) % threads != 0 || (w.bn * w.bk) % (4 * threads) != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the A tile (", w.bm * w.bk, " floats, 4-byte copies) or the B tile (", w.bn * w.bk,
@@ -685,7 +654,7 @@ class SgemmFamilyImpl final : public Family {
     const int64_t smem = w.SharedBytes();
     if (smem > device.shared_memory_per_block_optin()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          smem, " bytes of shared memory (STAGES x (A tile + BK*BN) + (SLICEK-1) x BM*BN "
+          smem, " bytes of shared memory (STAGES x BK*(BM+4 + BN) + (SLICEK-1) x BM*BN "
                 "floats) exceed the device's opt-in per-block limit of ",
           device.shared_memory_per_block_optin()));
     }
@@ -701,8 +670,7 @@ class SgemmFamilyImpl final : public Family {
     if (regs > cap) {
       return absl::FailedPreconditionError(absl::StrCat(
           "an estimated ", regs, " registers per thread (", w.tm * w.tn, " accumulators + ",
-          regs - w.tm * w.tn - kWarpRegisterOverhead, " operands + ", kWarpRegisterOverhead,
-          ") exceed the cap of ", cap,
+          w.tm + w.tn, " operands + ", kWarpRegisterOverhead, ") exceed the cap of ", cap,
           " that MINB=", w.minb, " blocks of ", threads, " threads per SM set (spills)"));
     }
     return absl::OkStatus();
