@@ -2,7 +2,7 @@
 """Ablation table from `tunectl results --top 0` dumps (bench/suite.sh DUMP_RESULTS=1).
 
 For each shape: the best time of each design step (naive ... warp tiling with
-every technique), as GFLOPS and as a ratio to the overall winner. Measurements
+every technique, split-K, sliced-K), as a ratio to the overall winner. Measurements
 of clear losers have fewer repetitions (server/worker/measure.cc), so small
 differences among them are noise; the winner and those within 5% were re-timed
 interleaved with cuBLAS.
@@ -18,24 +18,36 @@ STEPS = [
     ("smem tiling, 1 output/thread", lambda c: c["kind"] == "tiled" and c["tm"] * c["tn"] == 1),
     ("1-D block tiling", lambda c: c["kind"] == "tiled" and c["tn"] == 1 and c["tm"] > 1),
     ("2-D block tiling (kind 2, best)", lambda c: c["kind"] == "tiled"),
-    ("warp tiling, no split-K, best", lambda c: c["kind"] == "warp" and c["sk"] == 1),
-    ("  ... with STAGES 2", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["s"] == 2),
-    ("  ... with STAGES 3-4", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["s"] > 2),
-    ("  ... with GROUP 1 (row-major blocks)", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["g"] == 1),
-    ("  ... with GROUP 8 (rasterized)", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["g"] == 8),
-    ("  ... with MINB 1", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["b"] == 1),
-    ("  ... with MINB 2", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["b"] == 2),
-    ("warp tiling + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1),
+    ("warp tiling, no split/sliced-K, best", lambda c: plain(c)),
+    ("  ... with STAGES 2", lambda c: plain(c) and c["s"] == 2),
+    ("  ... with STAGES 3-4", lambda c: plain(c) and 2 < c["s"] <= 4),
+    ("  ... with STAGES 6-8", lambda c: plain(c) and c["s"] > 4),
+    ("  ... with BK 8-16", lambda c: plain(c) and c["bk"] <= 16),
+    ("  ... with BK 32-64", lambda c: plain(c) and c["bk"] >= 32),
+    ("  ... with GROUP 1 (row-major blocks)", lambda c: plain(c) and c["g"] == 1),
+    ("  ... with GROUP 8 (rasterized)", lambda c: plain(c) and c["g"] == 8),
+    ("  ... with MINB 1", lambda c: plain(c) and c["b"] == 1),
+    ("  ... with MINB 2", lambda c: plain(c) and c["b"] == 2),
+    ("warp tiling + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] == 1),
+    ("warp tiling + sliced-K, best", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["sl"] > 1),
+    ("warp tiling + sliced-K + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] > 1),
     ("overall winner", lambda c: True),
 ]
 
 
+def plain(c):
+    """A warp-tiled config with neither split-K nor sliced-K."""
+    return c["kind"] == "warp" and c["sk"] == 1 and c["sl"] == 1
+
+
 def parse(name):
-    c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "s": 0, "sk": 1, "g": 1, "b": 1}
+    c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "bk": 0, "s": 0, "sk": 1, "sl": 1, "g": 1,
+         "b": 1}
     m = re.search(r"_(\d+)x(\d+)x(\d+)_(\d+)x(\d+)", name)
     if m:
-        c["tm"], c["tn"] = int(m.group(4)), int(m.group(5))
-    for key, pat in (("s", r"_s(\d+)"), ("sk", r"_sk(\d+)"), ("g", r"_g(\d+)"), ("b", r"_b(\d+)")):
+        c["bk"], c["tm"], c["tn"] = int(m.group(3)), int(m.group(4)), int(m.group(5))
+    for key, pat in (("s", r"_s(\d+)"), ("sk", r"_sk(\d+)"), ("sl", r"_sl(\d+)"), ("g", r"_g(\d+)"),
+                     ("b", r"_b(\d+)")):
         m = re.search(pat, name)
         if m:
             c[key] = int(m.group(1))
