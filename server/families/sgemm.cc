@@ -350,8 +350,7 @@ class SgemmFamilyImpl final : public Family {
       add(c);
     };
     // Warp tiling, large tiles. MINB = 2 only where it caps the registers
-    // (256 threads or more); GROUP = 1 for the first tile only, BK = 32 for
-    // the first four.
+    // (256 threads or more); GROUP = 1 and BK = 32 for the first tile only.
     for (size_t i = 0; i < kWarpTiles.size(); ++i) {
       const auto& [bm, bn, tm, tn, ln] = kWarpTiles[i];
       const int64_t threads = (bm / tm) * (bn / tn);
@@ -365,9 +364,6 @@ class SgemmFamilyImpl final : public Family {
           }
         }
       }
-      // 128x128 with 6 stages, two blocks per SM: a K of 64 (BK 16) is in
-      // flight at once.
-      if (i <= 1) warp(bm, bn, 16, tm, tn, ln, 6, 1, 8, 2);
       // Split-K for few output tiles with a large K (M or N of 128).
       for (int64_t splitk : {2, 4, 8}) {
         warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
