@@ -39,6 +39,22 @@ __device__ __forceinline__ float Blend(float acc, float alpha, float beta, const
   return out;
 }
 
+// c[0..3] = alpha * (a0..a3) + beta * c[0..3] as one float4 store (c 16-byte
+// aligned), reading c only when beta != 0.
+__device__ __forceinline__ void Blend4(float* c, float a0, float a1, float a2, float a3,
+                                       float alpha, float beta) {
+  float4* p = reinterpret_cast<float4*>(c);
+  float4 out = make_float4(alpha * a0, alpha * a1, alpha * a2, alpha * a3);
+  if (beta != 0.0f) {
+    const float4 old = *p;
+    out.x = fmaf(beta, old.x, out.x);
+    out.y = fmaf(beta, old.y, out.y);
+    out.z = fmaf(beta, old.z, out.z);
+    out.w = fmaf(beta, old.w, out.w);
+  }
+  *p = out;
+}
+
 // Index of this block's row of blocks (see the file comment).
 __device__ __forceinline__ int BlockRow() { return blockIdx.z * gridDim.y + blockIdx.y; }
 
@@ -295,17 +311,8 @@ struct Tiled {
           if (vec_c) {
             // cols % 4 == 0 and col % 4 == 0: col < cols means col + 3 < cols.
             if (col < cols) {
-              float4* p = reinterpret_cast<float4*>(crow + col);
-              float4 out = make_float4(alpha * acc[i][j], alpha * acc[i][j + 1],
-                                       alpha * acc[i][j + 2], alpha * acc[i][j + 3]);
-              if (beta != 0.0f) {
-                const float4 old = *p;
-                out.x = fmaf(beta, old.x, out.x);
-                out.y = fmaf(beta, old.y, out.y);
-                out.z = fmaf(beta, old.z, out.z);
-                out.w = fmaf(beta, old.w, out.w);
-              }
-              *p = out;
+              Blend4(crow + col, acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3], alpha,
+                     beta);
             }
             continue;
           }
@@ -713,17 +720,7 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
         if (vec_c) {
           // cols % 4 == 0 and col % 4 == 0: col < cols means col + 3 < cols.
           if (col < cols) {
-            float4* p = reinterpret_cast<float4*>(crow + col);
-            float4 out = make_float4(alpha * acc[i][j], alpha * acc[i][j + 1],
-                                     alpha * acc[i][j + 2], alpha * acc[i][j + 3]);
-            if (beta != 0.0f) {
-              const float4 old = *p;
-              out.x = fmaf(beta, old.x, out.x);
-              out.y = fmaf(beta, old.y, out.y);
-              out.z = fmaf(beta, old.z, out.z);
-              out.w = fmaf(beta, old.w, out.w);
-            }
-            *p = out;
+            Blend4(crow + col, acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3], alpha, beta);
           }
         } else {
 #pragma unroll
