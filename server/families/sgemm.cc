@@ -495,24 +495,24 @@ class SgemmFamilyImpl final : public Family {
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
   std::string ConfigName(const Config& config) const override {
-    const int64_t kind = Get(config, "KIND");
+    const int64_t kind = At(config, "KIND");
     if (kind == kWarpTiled) {
       std::string name = absl::StrCat(
-          "sgemm_warp_", Get(config, "BM"), "x", Get(config, "BN"), "x", Get(config, "BK"), "_",
-          Get(config, "TM"), "x", Get(config, "TN"), "_ln", Get(config, "LN"), "_s",
-          Get(config, "STAGES"), "_g", Get(config, "GROUP"), "_b", Get(config, "MINB"));
-      if (Get(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", Get(config, "SLICEK"));
-      if (Get(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", Get(config, "SPLITK"));
+          "sgemm_warp_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_",
+          At(config, "TM"), "x", At(config, "TN"), "_ln", At(config, "LN"), "_s",
+          At(config, "STAGES"), "_g", At(config, "GROUP"), "_b", At(config, "MINB"));
+      if (At(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", At(config, "SLICEK"));
+      if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       return name;
     }
     if (kind != kTiled) {
-      return absl::StrCat("sgemm_", KindName(kind), "_", Get(config, "BM"), "x", Get(config, "BN"));
+      return absl::StrCat("sgemm_", KindName(kind), "_", At(config, "BM"), "x", At(config, "BN"));
     }
     std::string name = absl::StrCat(
-        "sgemm_tiled_", Get(config, "BM"), "x", Get(config, "BN"), "x", Get(config, "BK"), "_",
-        Get(config, "TM"), "x", Get(config, "TN"), "_p", Get(config, "PAD"), "_v",
-        Get(config, "VEC"), "_l", Get(config, "LOOP"), "_m", Get(config, "MAP"));
-    if (Get(config, "DB") != 0) absl::StrAppend(&name, "_db");
+        "sgemm_tiled_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_",
+        At(config, "TM"), "x", At(config, "TN"), "_p", At(config, "PAD"), "_v",
+        At(config, "VEC"), "_l", At(config, "LOOP"), "_m", At(config, "MAP"));
+    if (At(config, "DB") != 0) absl::StrAppend(&name, "_db");
     return name;
   }
 
@@ -521,22 +521,22 @@ class SgemmFamilyImpl final : public Family {
   /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>"; no extra
   /// options.
   KernelSource Source(const Config& config) const override {
-    const int64_t kind = Get(config, "KIND");
+    const int64_t kind = At(config, "KIND");
     std::string expr;
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
       for (const char* p :
            {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK"}) {
-        args.push_back(Get(config, p));
+        args.push_back(At(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
     } else if (kind != kTiled) {
-      expr = absl::StrCat("sgemm_", KindName(kind), "<", Get(config, "BM"), ",", Get(config, "BN"),
+      expr = absl::StrCat("sgemm_", KindName(kind), "<", At(config, "BM"), ",", At(config, "BN"),
                           ">");
     } else {
       std::vector<int64_t> args;
       for (const char* p : {"BM", "BN", "BK", "TM", "TN", "PAD", "VEC", "LOOP", "MAP", "DB"}) {
-        args.push_back(Get(config, p));
+        args.push_back(At(config, p));
       }
       expr = absl::StrCat("sgemm_tiled<", absl::StrJoin(args, ","), ">");
     }
@@ -554,8 +554,8 @@ class SgemmFamilyImpl final : public Family {
   /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
   /// into C with atomics).
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
-    const int64_t kind = Get(config, "KIND");
-    const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
+    const int64_t kind = At(config, "KIND");
+    const int64_t bm = At(config, "BM"), bn = At(config, "BN");
     if (kind == kWarpTiled) {
       const Warp w = GetWarp(config);
       v1::LaunchGeometry g;
@@ -585,7 +585,7 @@ class SgemmFamilyImpl final : public Family {
         g.add_block(static_cast<uint32_t>(bm));
         break;
       default: {
-        const int64_t tm = Get(config, "TM"), tn = Get(config, "TN");
+        const int64_t tm = At(config, "TM"), tn = At(config, "TN");
         g.add_block(static_cast<uint32_t>(tm > 0 && tn > 0 ? (bm / tm) * (bn / tn) : 0));
         g.add_block(1);
       }
@@ -602,9 +602,6 @@ class SgemmFamilyImpl final : public Family {
   }
 
  private:
-  /// The parameter's value, IfAbsent(key) (0 but for SLICEK) when
-  /// absent (Check() reports missing ones).
-  static int64_t Get(const Config& config, const std::string& key) { return At(config, key); }
   /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
   /// multiples of 4; LN > 0; BM % (32/LN*TM) == 0 and BN % (LN*TN) == 0 (warp
   /// tiles tile the block); the threads; BK % 8 == 0; BM*BK a multiple of

@@ -109,8 +109,10 @@ worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
   if (!s.ok()) {
     r.set_status(v1::MEASUREMENT_COMPILE_ERROR);
     r.set_message(std::string(s.message()));
-    if (k.ok()) r.set_registers(k->registers);
-    if (k.ok()) r.set_local_bytes(k->spill_bytes);
+    if (k.ok()) {  // compiled, but spills
+      r.set_registers(k->registers);
+      r.set_local_bytes(k->spill_bytes);
+    }
     return r;
   }
   r.set_status(v1::MEASUREMENT_COMPILED);
