@@ -16,7 +16,11 @@
 #include <functional>
 #include <vector>
 
-#include "kernels_src/sgemm/sgemm.cuh"
+// -DSGEMM_HEADER='"file"' times a variant of the kernels instead.
+#ifndef SGEMM_HEADER
+#define SGEMM_HEADER "kernels_src/sgemm/sgemm.cuh"
+#endif
+#include SGEMM_HEADER
 
 #define CHECK(x)                                                              \
   do {                                                                        \
@@ -96,19 +100,28 @@ int main() {
     int m, n, k;
     const char* config;
     void (*kernel)(int, int, int, float, const float*, const float*, float, float*);
-    int bm, bn, threads, smem;
+    int bm, bn, threads, smem, splitk;
   };
   // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>: the suite's winners.
   const Case cases[] = {
       {512, 512, 512, "warp_16x64x32_4x4_ln8_s3_g1_b1_sl2",
        sgemm_warp<16, 64, 32, 4, 4, 8, 3, 1, 1, 1, 2>, 16, 64, 128,
-       (3 * 32 * (20 + 64) + 16 * 64) * 4},
+       (3 * 32 * (20 + 64) + 16 * 64) * 4, 1},
       {4096, 4096, 64, "warp_128x128x16_8x8_ln8_s4_g1_b2",
        sgemm_warp<128, 128, 16, 8, 8, 8, 4, 1, 1, 2, 1>, 128, 128, 256,
-       4 * 16 * (132 + 128) * 4},
+       4 * 16 * (132 + 128) * 4, 1},
       {4096, 4096, 4096, "warp_128x256x32_8x16_ln8_s4_g8_b1",
        sgemm_warp<128, 256, 32, 8, 16, 8, 4, 1, 8, 1, 1>, 128, 256, 256,
-       4 * 32 * (132 + 256) * 4},
+       4 * 32 * (132 + 256) * 4, 1},
+      {16, 4096, 4096, "warp_16x128x16_4x4_ln8_s4_g1_b1_sk8",
+       sgemm_warp<16, 128, 16, 4, 4, 8, 4, 8, 1, 1, 1>, 16, 128, 128,
+       4 * 16 * (20 + 128) * 4, 8},
+      {128, 4096, 4096, "warp_64x128x16_8x8_ln8_s4_g8_b1_sk4",
+       sgemm_warp<64, 128, 16, 8, 8, 8, 4, 4, 8, 1, 1>, 64, 128, 128,
+       4 * 16 * (68 + 128) * 4, 4},
+      {8192, 128, 8192, "warp_256x128x16_16x8_ln4_s4_g8_b1_sk4",
+       sgemm_warp<256, 128, 16, 16, 8, 4, 4, 4, 8, 1, 1>, 256, 128, 256,
+       4 * 16 * (260 + 128) * 4, 4},
   };
   for (const Case& c : cases) {
     float *a, *b, *cc;
@@ -122,7 +135,10 @@ int main() {
     char what[96];
     std::snprintf(what, sizeof what, "%dx%dx%d %s", c.m, c.n, c.k, "kernel");
     std::printf("# %s: %s\n", what, c.config);
-    row(what, [&] { c.kernel<<<tiles, c.threads, c.smem>>>(c.m, c.n, c.k, 1.0f, a, b, 0.0f, cc); });
+    row(what, [&] {  // split-K adds into C: C = 0 first (beta == 0)
+      if (c.splitk > 1) CHECK(cudaMemsetAsync(cc, 0, size_t{4} * c.m * c.n));
+      c.kernel<<<dim3(tiles, c.splitk), c.threads, c.smem>>>(c.m, c.n, c.k, 1.0f, a, b, 0.0f, cc);
+    });
     std::snprintf(what, sizeof what, "%dx%dx%d %s", c.m, c.n, c.k, "cuBLAS");
     const float one = 1, zero = 0;
     row(what, [&] {  // row-major C = A B as column-major C^T = B^T A^T
