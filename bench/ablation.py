@@ -2,7 +2,7 @@
 """Ablation table from `tunectl results --top 0` dumps (bench/suite.sh DUMP_RESULTS=1).
 
 For each shape: the best time of each design step (naive ... warp tiling with
-every technique, split-K, sliced-K), as a ratio to the overall winner. Measurements
+every technique, split-K, streamed B, sliced-K), as a ratio to the overall winner. Measurements
 of clear losers have fewer repetitions (server/worker/measure.cc), so small
 differences among them are noise; the winner and those within 5% were re-timed
 interleaved with cuBLAS.
@@ -29,6 +29,8 @@ STEPS = [
     ("  ... with MINB 1", lambda c: plain(c) and c["b"] == 1),
     ("  ... with MINB 2", lambda c: plain(c) and c["b"] == 2),
     ("warp tiling + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] == 1),
+    ("  ... B with the default L2 policy", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] == 1 and not c["sb"]),
+    ("  ... B streamed (L2 evict-first)", lambda c: c["kind"] == "warp" and c["sb"]),
     ("warp tiling + sliced-K, best", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["sl"] > 1),
     ("warp tiling + sliced-K + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] > 1),
     ("overall winner", lambda c: True),
@@ -42,7 +44,7 @@ def plain(c):
 
 def parse(name):
     c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "bk": 0, "s": 0, "sk": 1, "sl": 1, "g": 1,
-         "b": 1}
+         "b": 1, "sb": name.endswith("_sb")}
     m = re.search(r"_(\d+)x(\d+)x(\d+)_(\d+)x(\d+)", name)
     if m:
         c["bk"], c["tm"], c["tn"] = int(m.group(3)), int(m.group(4)), int(m.group(5))

@@ -23,19 +23,19 @@ Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,
   return {{"KIND", 2},   {"BM", bm},     {"BN", bn},     {"BK", bk},    {"TM", tm},
           {"TN", tn},    {"PAD", pad},   {"VEC", vec},   {"LOOP", loop}, {"MAP", map},
           {"DB", db},    {"LN", 0},      {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},   {"SLICEK", 1}};
+          {"MINB", 1},   {"SLICEK", 1},  {"STREAMB", 0}};
 }
 
 /// A warp-tiled config (kind 3); the defaults are 128x128x16, 8x8 per thread,
-/// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K.
+/// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K, B not streamed.
 Config Warp(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t tm = 8, int64_t tn = 8,
             int64_t ln = 8, int64_t stages = 3, int64_t splitk = 1, int64_t group = 8,
-            int64_t minb = 2, int64_t slicek = 1) {
+            int64_t minb = 2, int64_t slicek = 1, int64_t streamb = 0) {
   return {{"KIND", 3},   {"BM", bm},          {"BN", bn},          {"BK", bk},
           {"TM", tm},    {"TN", tn},          {"PAD", 4},          {"VEC", 4},
           {"LOOP", 0},   {"MAP", 1},          {"DB", 0},           {"LN", ln},
           {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-          {"SLICEK", slicek}};
+          {"SLICEK", slicek}, {"STREAMB", streamb}};
 }
 
 /// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
@@ -43,7 +43,7 @@ Config Naive(int64_t kind, int64_t bm, int64_t bn) {
   return {{"KIND", kind}, {"BM", bm},   {"BN", bn},     {"BK", 8},     {"TM", 1},
           {"TN", 1},      {"PAD", 0},   {"VEC", 1},     {"LOOP", 0},   {"MAP", 0},
           {"DB", 0},      {"LN", 0},    {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},    {"SLICEK", 1}};
+          {"MINB", 1},    {"SLICEK", 1},  {"STREAMB", 0}};
 }
 
 /// Check's status on the sm_90 reference device.
@@ -84,7 +84,7 @@ TEST(SgemmFamily, Describes) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
-                                              "GROUP", "MINB", "SLICEK"}));
+                                              "GROUP", "MINB", "SLICEK", "STREAMB"}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -126,7 +126,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
   int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0, warp = 0,
-      split = 0, sliced = 0, deep = 0;
+      split = 0, sliced = 0, deep = 0, streamed = 0;
   for (const auto& c : valid) {
     switch (c.at("KIND")) {
       case 0: ++naive; break;
@@ -136,6 +136,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
         split += c.at("SPLITK") > 1;
         sliced += c.at("SLICEK") > 1;
         deep += c.at("STAGES") == 8;
+        streamed += c.at("STREAMB") == 1;
         break;
       default:
         if (c.at("TM") == 1 && c.at("TN") == 1) {
@@ -158,6 +159,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_GE(split, 50);
   EXPECT_GE(sliced, 30);
   EXPECT_GE(deep, 20);
+  EXPECT_GE(streamed, 30);
   EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
   EXPECT_TRUE(CheckSm90(Warp()).ok());
   // The warp kind comes first, so that a job meets a fast kernel early.
@@ -199,7 +201,7 @@ TEST(SgemmFamily, ConfigKeyRoundTrips) {
   }
   EXPECT_EQ(F().ConfigKey(Tiled()),
             "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0,LN=0,STAGES=0,"
-            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1");
+            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1,STREAMB=0");
 }
 
 TEST(SgemmFamily, ConfigNames) {
@@ -213,13 +215,17 @@ TEST(SgemmFamily, ConfigNames) {
             "sgemm_warp_16x128x32_4x4_ln8_s3_g1_b1_sk16");
   EXPECT_EQ(F().ConfigName(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)),
             "sgemm_warp_32x64x32_4x4_ln8_s3_g1_b1_sl4_sk2");
+  EXPECT_EQ(F().ConfigName(Warp(16, 128, 16, 4, 4, 8, 4, 8, 1, 1, 1, 1)),
+            "sgemm_warp_16x128x16_4x4_ln8_s4_g1_b1_sk8_sb");
 }
 
-// A warp config stored before SLICEK existed lacks it: it is still valid,
-// named, compiled and launched as the kernel it was (SLICEK 1).
+// A warp config stored before SLICEK and STREAMB existed lacks them: it is
+// still valid, named, compiled and launched as the kernel it was (SLICEK 1,
+// STREAMB 0).
 TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   Config old = Warp();
   old.erase("SLICEK");
+  old.erase("STREAMB");
   EXPECT_TRUE(F().CheckParams(old).ok());
   EXPECT_TRUE(CheckSm90(old).ok());
   EXPECT_EQ(F().ConfigName(old), F().ConfigName(Warp()));
@@ -227,6 +233,7 @@ TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   EXPECT_EQ(Grid(F().Geometry(old, {1000, 1000, 1000})),
             Grid(F().Geometry(Warp(), {1000, 1000, 1000})));
   EXPECT_EQ(F().ConfigKey(old).find("SLICEK"), std::string::npos);  // its stored key
+  EXPECT_EQ(F().ConfigKey(old).find("STREAMB"), std::string::npos);
   // Only the parameters with an if_absent value may be missing.
   old.erase("MINB");
   EXPECT_EQ(F().CheckParams(old).code(), absl::StatusCode::kFailedPrecondition);
@@ -241,9 +248,11 @@ TEST(SgemmFamily, Sources) {
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
   EXPECT_EQ(F().Source(Tiled(64, 32, 16, 4, 1, 0, 1, 0, 0, 1)).name_expression,
             "sgemm_tiled<64,32,16,4,1,0,1,0,0,1>");
-  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1>");
+  EXPECT_EQ(F().Source(Warp()).name_expression, "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1,0>");
   EXPECT_EQ(F().Source(Warp(32, 64, 32, 4, 4, 8, 3, 2, 1, 1, 4)).name_expression,
-            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4>");
+            "sgemm_warp<32,64,32,4,4,8,3,2,1,1,4,0>");
+  EXPECT_EQ(F().Source(Warp(16, 128, 16, 4, 4, 8, 4, 8, 1, 1, 1, 1)).name_expression,
+            "sgemm_warp<16,128,16,4,4,8,4,8,1,1,1,1>");
   // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {

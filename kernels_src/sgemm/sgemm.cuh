@@ -454,6 +454,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  rows of A and columns of B in L2.
 //  MINB: __launch_bounds__(THREADS, MINB), the blocks per SM the register
 //  allocation must allow.
+//  STREAMB 1: B's copies carry an L2 evict-first policy (EvictFirstPolicy),
+//  for B read once (ceil(M/BM) == 1, e.g. M = 16): streaming it then evicts
+//  its own lines rather than what else the L2 holds. 0: default policy.
 // Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK. Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
 // BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
@@ -462,15 +465,42 @@ namespace sgemm_detail {
 __device__ __forceinline__ unsigned SmemAddr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
-// 4 bytes global -> shared, asynchronously; zero-fills when !pred (src unread).
-__device__ __forceinline__ void CpAsync4(float* dst, const float* src, bool pred) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
-               "r"(pred ? 4 : 0));
+// An L2 cache policy (PTX createpolicy) under which lines are evicted first:
+// for data read once, so that it does not push out what else the L2 holds
+// (data other kernels reuse; dirty lines, whose write-back would take DRAM
+// bandwidth from this kernel).
+__device__ __forceinline__ unsigned long long EvictFirstPolicy() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
 }
-// 16 bytes (both addresses 16-byte aligned), bypassing L1; zero-fills when !pred.
-__device__ __forceinline__ void CpAsync16(float* dst, const float* src, bool pred) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
-               "r"(pred ? 16 : 0));
+// 4 bytes global -> shared, asynchronously; zero-fills when !pred (src unread).
+// EVICT_FIRST: under `policy` (EvictFirstPolicy()), else the default policy.
+template <bool EVICT_FIRST = false>
+__device__ __forceinline__ void CpAsync4(float* dst, const float* src, bool pred,
+                                         unsigned long long policy = 0) {
+  if constexpr (EVICT_FIRST) {
+    asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 4, %2, %3;\n" ::"r"(
+                     SmemAddr(dst)),
+                 "l"(src), "r"(pred ? 4 : 0), "l"(policy));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
+                 "r"(pred ? 4 : 0));
+  }
+}
+// 16 bytes (both addresses 16-byte aligned), bypassing L1; zero-fills when
+// !pred. EVICT_FIRST as for CpAsync4.
+template <bool EVICT_FIRST = false>
+__device__ __forceinline__ void CpAsync16(float* dst, const float* src, bool pred,
+                                          unsigned long long policy = 0) {
+  if constexpr (EVICT_FIRST) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(
+                     SmemAddr(dst)),
+                 "l"(src), "r"(pred ? 16 : 0), "l"(policy));
+  } else {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)),
+                 "l"(src), "r"(pred ? 16 : 0));
+  }
 }
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -478,7 +508,7 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK>
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK, int STREAMB>
 struct Warp {
   enum : int {
     GROUP_THREADS = (BM / TM) * (BN / TN),  // threads of one K slice
@@ -515,6 +545,8 @@ struct Warp {
                                               int N, int K, int kt, int tid) {
     const int k0 = kt * BK;
     const int kleft = K - k0;
+    constexpr bool EF = STREAMB != 0;  // B's copies evict-first
+    const unsigned long long policy = EF ? EvictFirstPolicy() : 0;
     // A: copy e = tid + it * THREADS is (row m, k) of 4-row x 8-k block e / 32, lane e % 32.
     constexpr int KB = BK / 8;           // 8-k blocks per row block
     constexpr int WARPS = THREADS / 32;
@@ -553,7 +585,8 @@ struct Warp {
 #pragma unroll
         for (int it = 0; it < B_PER4; ++it) {
           const bool in = nin && k + it * KSTEP < kleft;
-          CpAsync16(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in);
+          CpAsync16<EF>(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in,
+                        policy);
         }
       } else {
 #pragma unroll
@@ -562,7 +595,7 @@ struct Warp {
           const int k = f / NF;
           const int n = (f % NF) * 4;
           const bool in = k < kleft && n < cols;
-          CpAsync16(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in);
+          CpAsync16<EF>(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in, policy);
         }
       }
     } else if constexpr (THREADS % BN == 0) {
@@ -576,7 +609,8 @@ struct Warp {
 #pragma unroll
       for (int it = 0; it < B_PER1; ++it) {
         const bool in = nin && k + it * KSTEP < kleft;
-        CpAsync4(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in);
+        CpAsync4<EF>(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in,
+                     policy);
       }
     } else {
       // Likewise where a row of the B tile spans several copies per thread
@@ -587,7 +621,7 @@ struct Warp {
         const int k = e / BN;
         const int n = e % BN;
         const bool in = k < kleft && n < cols;
-        CpAsync4(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in);
+        CpAsync4<EF>(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in, policy);
       }
     }
   }
@@ -738,11 +772,11 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
 }  // namespace sgemm_detail
 
 template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
-          int MINB, int SLICEK>
+          int MINB, int SLICEK, int STREAMB>
 __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
                const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK>;
+  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK, STREAMB>;
   extern __shared__ __align__(16) float smem[];
 
   // Output tile of this block, GROUP tile-rows at a time.

@@ -4,9 +4,9 @@
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
-//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>
+//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
-//           rasterization
+//           rasterization, L2 evict-first for a streamed B
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -31,7 +31,7 @@ enum Kind : int64_t {
   kNaive = 0,      // sgemm_naive<BM,BN>
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
-  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>
+  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB>
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -64,8 +64,8 @@ constexpr int64_t kWarpRegisterOverhead = 40;
 constexpr int64_t kReservedSharedPerBlock = 1024;
 
 /// Parameters added after configs were first stored, and the value a stored
-/// config that lacks one has (Param::if_absent): SLICEK (1: the warp kernel
-/// as it was before it).
+/// config that lacks one has (Param::if_absent): SLICEK (1) and STREAMB (0),
+/// the warp kernel as it was before them.
 int64_t IfAbsent(std::string_view key) { return key == "SLICEK" ? 1 : 0; }
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
@@ -82,9 +82,9 @@ const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}};
-  static const Config tiled = {{"LN", 0},   {"STAGES", 0}, {"SPLITK", 1},
-                               {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}};
+                               {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}};
+  static const Config tiled = {{"LN", 0},    {"STAGES", 0}, {"SPLITK", 1},  {"GROUP", 1},
+                               {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}};
   static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
@@ -174,7 +174,7 @@ struct Tiled {
 
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
-  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek;
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamb;
 
   /// SLICEK groups of (BM/TM) * (BN/TN) threads.
   int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
@@ -201,7 +201,7 @@ struct Warp {
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
-          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK")};
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "STREAMB")};
 }
 
 Tiled GetTiled(const Config& c) {
@@ -268,6 +268,11 @@ class SgemmFamilyImpl final : public Family {
              "warp: sliced-K, this many thread groups per block share each K tile, "
              "partial sums reduced through shared memory (other kinds: 1)",
              IfAbsent("SLICEK")},
+            {"STREAMB", {0, 1},
+             "warp: 1 = B is streamed: its copies carry an L2 evict-first policy, for B "
+             "read once (M <= BM, e.g. M = 16), so that it does not evict what else the L2 "
+             "holds (other kinds: 0)",
+             IfAbsent("STREAMB")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -305,10 +310,12 @@ class SgemmFamilyImpl final : public Family {
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
   ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first four
   ///    tiles also BK 32, for the first GROUP 1; and SPLITK 2..8 with BK 16,
-  ///    STAGES 4 (the first four tiles also with BK 32, STAGES 3);
+  ///    STAGES 4 (the first four tiles also with BK 32, STAGES 3; the 128-row
+  ///    tiles also with STREAMB 1);
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
-  ///    large K, small problems), and (16, 8) with SPLITK 1..4;
+  ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
+  ///    and SPLITK 4..16), and (16, 8) with SPLITK 1..4;
   ///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
   ///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
   ///  - the earlier designs, one representative each plus ablations of the
@@ -327,12 +334,12 @@ class SgemmFamilyImpl final : public Family {
     };
     auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
                     int64_t stages, int64_t splitk, int64_t group, int64_t minb,
-                    int64_t slicek = 1) {
+                    int64_t slicek = 1, int64_t streamb = 0) {
       Config c = base(kWarpTiled);
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                           {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
                           {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-                          {"SLICEK", slicek}}) {
+                          {"SLICEK", slicek}, {"STREAMB", streamb}}) {
         c[k] = v;
       }
       add(c);
@@ -368,12 +375,17 @@ class SgemmFamilyImpl final : public Family {
       for (int64_t splitk : {2, 4, 8}) {
         warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
         if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 8, 1);
+        if (bm == 128 && i <= 2) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1, 1, 1);  // M = 128
       }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
       for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 4}, {32, 3}}) {
         for (int64_t splitk : {1, 2, 4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1);
+        // Few rows (M = 16, 32): B is read once, streamed with evict-first.
+        if (bm <= 32) {
+          for (int64_t splitk : {4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1, 1, 1);
+        }
       }
       // A deep pipeline (7 K tiles in flight): few K tiles per block
       // wait on memory latency rather than on the SM.
@@ -490,7 +502,8 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1,
+  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1 and "_sb"
+  /// where STREAMB=1,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
@@ -503,6 +516,7 @@ class SgemmFamilyImpl final : public Family {
           At(config, "STAGES"), "_g", At(config, "GROUP"), "_b", At(config, "MINB"));
       if (At(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", At(config, "SLICEK"));
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
+      if (At(config, "STREAMB") != 0) absl::StrAppend(&name, "_sb");
       return name;
     }
     if (kind != kTiled) {
@@ -518,7 +532,7 @@ class SgemmFamilyImpl final : public Family {
 
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>"; no extra
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB>"; no extra
   /// options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
@@ -526,7 +540,8 @@ class SgemmFamilyImpl final : public Family {
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
       for (const char* p :
-           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK"}) {
+           {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK",
+            "STREAMB"}) {
         args.push_back(At(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
