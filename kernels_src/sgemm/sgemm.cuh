@@ -560,7 +560,8 @@ struct Warp {
 #pragma unroll
       for (int it = 0; it < A_PER; ++it) {
         const bool in = kin && m0 + it * RSTEP < rows;
-        CpAsync4(as + k * LDA + m0 + it * RSTEP, A + (in ? src0 + it * RSTEP * K : 0), in);
+        CpAsync4(as + k * LDA + m0 + it * RSTEP,
+                 A + (in ? static_cast<unsigned>(src0 + it * RSTEP * K) : 0u), in);
       }
     } else {
 #pragma unroll
@@ -585,8 +586,8 @@ struct Warp {
 #pragma unroll
         for (int it = 0; it < B_PER4; ++it) {
           const bool in = nin && k + it * KSTEP < kleft;
-          CpAsync16<EF>(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in,
-                        policy);
+          CpAsync16<EF>(bs + (k + it * KSTEP) * LDB + n,
+                        B + (in ? static_cast<unsigned>(src0 + it * KSTEP * N) : 0u), in, policy);
         }
       } else {
 #pragma unroll
@@ -609,8 +610,8 @@ struct Warp {
 #pragma unroll
       for (int it = 0; it < B_PER1; ++it) {
         const bool in = nin && k + it * KSTEP < kleft;
-        CpAsync4<EF>(bs + (k + it * KSTEP) * LDB + n, B + (in ? src0 + it * KSTEP * N : 0), in,
-                     policy);
+        CpAsync4<EF>(bs + (k + it * KSTEP) * LDB + n,
+                     B + (in ? static_cast<unsigned>(src0 + it * KSTEP * N) : 0u), in, policy);
       }
     } else {
       // Likewise where a row of the B tile spans several copies per thread
