@@ -126,7 +126,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
   int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0, warp = 0,
-      split = 0, sliced = 0, deep = 0, streamed = 0;
+      split = 0, sliced = 0, deep = 0, streamed = 0, four_blocks = 0;
   for (const auto& c : valid) {
     switch (c.at("KIND")) {
       case 0: ++naive; break;
@@ -137,6 +137,11 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
         sliced += c.at("SLICEK") > 1;
         deep += c.at("STAGES") == 8;
         streamed += c.at("STREAMB") == 1;
+        if (c.at("MINB") == 4) {  // 4 blocks of 128 threads: 128 registers each
+          ++four_blocks;
+          EXPECT_EQ((c.at("BM") / c.at("TM")) * (c.at("BN") / c.at("TN")), 128)
+              << F().ConfigName(c);
+        }
         break;
       default:
         if (c.at("TM") == 1 && c.at("TN") == 1) {
@@ -160,6 +165,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_GE(sliced, 30);
   EXPECT_GE(deep, 20);
   EXPECT_GE(streamed, 30);
+  EXPECT_GE(four_blocks, 15);
   EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
   EXPECT_TRUE(CheckSm90(Warp()).ok());
   // The warp kind comes first, so that a job meets a fast kernel early.
@@ -421,6 +427,10 @@ TEST(SgemmFamily, ChecksWarpKind) {
   v1::Device small = Sm90ReferenceDevice();
   small.set_shared_memory_per_block_optin(100 * 1024);
   ExpectRejectedOn(Warp(128, 128, 32, 8, 8, 8, 4, 1, 8, 1), small, "133120 bytes of shared memory");
+  // MINB = 4: 128 threads of 8x8 fit the cap of 65536 / 512 = 128
+  // registers (64 + 16 + 40 = 120); 256 threads get 64.
+  EXPECT_TRUE(CheckSm90(Warp(64, 128, 16, 8, 8, 8, 4, 1, 8, 4)).ok());
+  ExpectRejected(Warp(128, 128, 16, 8, 8, 8, 3, 1, 8, 4), "exceed the cap of 64 that MINB=4");
   // 16x8 per thread under MINB = 2 with 256 threads: 128 + 24 + 40 = 192
   // registers over the cap of 65536 / 512 = 128.
   ExpectRejected(Warp(128, 256, 16, 8, 16, 8, 3, 1, 8, 2),

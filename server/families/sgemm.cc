@@ -261,7 +261,7 @@ class SgemmFamilyImpl final : public Family {
             {"GROUP", {1, 8},
              "warp: block rasterization, output tiles visited GROUP tile-rows at a time "
              "for L2 reuse (other kinds: 1)"},
-            {"MINB", {1, 2},
+            {"MINB", {1, 2, 4},
              "warp: __launch_bounds__ minimum blocks per SM (caps registers at "
              "65536/(MINB*threads)) (other kinds: 1)"},
             {"SLICEK", {1, 2, 4, 8},
@@ -308,10 +308,11 @@ class SgemmFamilyImpl final : public Family {
   /// that a job finds a fast kernel early and clear losers after it are cut
   /// short (server/worker/measure.cc):
   ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
-  ///    GROUP 8, MINB 1 and (256 threads or more) 2; for the first four
-  ///    tiles also BK 32, for the first GROUP 1; and SPLITK 2..8 with BK 16,
-  ///    STAGES 4 (the first four tiles also with BK 32, STAGES 3; the 128-row
-  ///    tiles also with STREAMB 1);
+  ///    GROUP 8, MINB 1 and (256 threads or more) 2 or (128 threads) 4;
+  ///    for the first four tiles also BK 32, for the first GROUP 1; and
+  ///    SPLITK 2..8 with BK 16, STAGES 4 (MINB 1, and 4 for 64x128; the
+  ///    first four tiles also with BK 32, STAGES 3, the 16x8-per-thread ones
+  ///    also with BK 32, STAGES 4; the 128-row tiles also with STREAMB 1);
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
@@ -357,15 +358,17 @@ class SgemmFamilyImpl final : public Family {
       add(c);
     };
     // Warp tiling, large tiles. MINB = 2 only where it caps the registers
-    // (256 threads or more); GROUP = 1 and BK = 32 for the first tile only.
+    // (256 threads or more), MINB = 4 for 128 threads (128 registers, 16
+    // warps per SM); GROUP = 1 and BK = 32 for the first tile only.
     for (size_t i = 0; i < kWarpTiles.size(); ++i) {
       const auto& [bm, bn, tm, tn, ln] = kWarpTiles[i];
       const int64_t threads = (bm / tm) * (bn / tn);
       for (int64_t bk : {8, 16, 32}) {
         if (bk == 32 && i > 3) continue;  // BK 32: the 128x128 to 256x128 tiles (half the barriers)
         for (int64_t stages : {2, 3, 4}) {
-          for (int64_t minb : {1, 2}) {
+          for (int64_t minb : {1, 2, 4}) {
             if (minb == 2 && threads < 256) continue;
+            if (minb == 4 && threads != 128) continue;
             warp(bm, bn, bk, tm, tn, ln, stages, 1, 8, minb);
             if (i == 0) warp(bm, bn, bk, tm, tn, ln, stages, 1, 1, minb);
           }
@@ -374,7 +377,9 @@ class SgemmFamilyImpl final : public Family {
       // Split-K for few output tiles with a large K (M or N of 128).
       for (int64_t splitk : {2, 4, 8}) {
         warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1);
+        if (threads == 128 && bm == 64) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 4);  // 128x64 spills
         if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, splitk, 8, 1);
+        if (i == 2 || i == 3) warp(bm, bn, 32, tm, tn, ln, 4, splitk, 8, 1);  // 16x8 tiles
         if (bm == 128 && i <= 2) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1, 1, 1);  // M = 128
       }
     }
