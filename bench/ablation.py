@@ -28,6 +28,7 @@ STEPS = [
     ("  ... with GROUP 8 (rasterized)", lambda c: plain(c) and c["g"] == 8),
     ("  ... with MINB 1", lambda c: plain(c) and c["b"] == 1),
     ("  ... with MINB 2", lambda c: plain(c) and c["b"] == 2),
+    ("  ... with MINB 4", lambda c: plain(c) and c["b"] == 4),
     ("warp tiling + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] == 1),
     ("  ... B with the default L2 policy", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] == 1 and not c["sb"]),
     ("  ... B streamed (L2 evict-first)", lambda c: c["kind"] == "warp" and c["sb"]),
