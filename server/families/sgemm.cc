@@ -174,7 +174,7 @@ struct Tiled {
 
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
-  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamb;
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek;
 
   /// SLICEK groups of (BM/TM) * (BN/TN) threads.
   int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
@@ -201,7 +201,7 @@ struct Warp {
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
-          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "STREAMB")};
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK")};
 }
 
 Tiled GetTiled(const Config& c) {
