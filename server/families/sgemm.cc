@@ -359,7 +359,8 @@ class SgemmFamilyImpl final : public Family {
     };
     // Warp tiling, large tiles. MINB = 2 only where it caps the registers
     // (256 threads or more), MINB = 4 for 128 threads (128 registers, 16
-    // warps per SM); GROUP = 1 and BK = 32 for the first tile only.
+    // warps per SM); BK = 32 for the first four tiles, GROUP = 1 for the
+    // first only.
     for (size_t i = 0; i < kWarpTiles.size(); ++i) {
       const auto& [bm, bn, tm, tn, ln] = kWarpTiles[i];
       const int64_t threads = (bm / tm) * (bn / tn);
