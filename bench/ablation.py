@@ -2,10 +2,10 @@
 """Ablation table from `tunectl results --top 0` dumps (bench/suite.sh DUMP_RESULTS=1).
 
 For each shape: the best time of each design step (naive ... warp tiling with
-every technique, split-K, streamed B, sliced-K), as a ratio to the overall winner. Measurements
-of clear losers have fewer repetitions (server/worker/measure.cc), so small
-differences among them are noise; the winner and those within 5% were re-timed
-interleaved with cuBLAS.
+every technique, split-K, streamed B, sliced-K, stream-K), as a ratio to the
+overall winner. Measurements of clear losers have fewer repetitions
+(server/worker/measure.cc), so small differences among them are noise; the
+winner and those within 5% were re-timed interleaved with cuBLAS.
 Usage: bench/ablation.py RESULTS_FILE...
 """
 import re
@@ -18,7 +18,7 @@ STEPS = [
     ("smem tiling, 1 output/thread", lambda c: c["kind"] == "tiled" and c["tm"] * c["tn"] == 1),
     ("1-D block tiling", lambda c: c["kind"] == "tiled" and c["tn"] == 1 and c["tm"] > 1),
     ("2-D block tiling (kind 2, best)", lambda c: c["kind"] == "tiled"),
-    ("warp tiling, no split/sliced-K, best", lambda c: plain(c)),
+    ("warp tiling, no split/sliced/stream-K, best", lambda c: plain(c)),
     ("  ... with STAGES 2", lambda c: plain(c) and c["s"] == 2),
     ("  ... with STAGES 3-4", lambda c: plain(c) and 2 < c["s"] <= 4),
     ("  ... with STAGES 6-8", lambda c: plain(c) and c["s"] > 4),
@@ -34,18 +34,19 @@ STEPS = [
     ("  ... B streamed (L2 evict-first)", lambda c: c["kind"] == "warp" and c["sb"]),
     ("warp tiling + sliced-K, best", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["sl"] > 1),
     ("warp tiling + sliced-K + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] > 1),
+    ("warp tiling + stream-K, best", lambda c: c["kind"] == "warp" and c["st"]),
     ("overall winner", lambda c: True),
 ]
 
 
 def plain(c):
-    """A warp-tiled config with neither split-K nor sliced-K."""
-    return c["kind"] == "warp" and c["sk"] == 1 and c["sl"] == 1
+    """A warp-tiled config with neither split-K, sliced-K nor stream-K."""
+    return c["kind"] == "warp" and c["sk"] == 1 and c["sl"] == 1 and not c["st"]
 
 
 def parse(name):
     c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "bk": 0, "s": 0, "sk": 1, "sl": 1, "g": 1,
-         "b": 1, "sb": name.endswith("_sb")}
+         "b": 1, "sb": "_sb" in name, "st": name.endswith("_st")}
     m = re.search(r"_(\d+)x(\d+)x(\d+)_(\d+)x(\d+)", name)
     if m:
         c["bk"], c["tm"], c["tn"] = int(m.group(3)), int(m.group(4)), int(m.group(5))
@@ -69,13 +70,13 @@ def main():
             continue
         best = min(ms for _, ms, _ in rows)
         print(f"\n{shape}: {len(rows)} configs OK")
-        print(f"{'design':40s} {'best config':45s} {'ms':>9s} {'vs winner':>9s}")
+        print(f"{'design':44s} {'best config':45s} {'ms':>9s} {'vs winner':>9s}")
         for label, pred in STEPS:
             sel = [(ms, n) for n, ms, c in rows if pred(c)]
             if not sel:
                 continue
             ms, n = min(sel)
-            print(f"{label:40s} {n:45s} {ms:9.4f} {best / ms:8.2f}x")
+            print(f"{label:44s} {n:45s} {ms:9.4f} {best / ms:8.2f}x")
 
 
 if __name__ == "__main__":

@@ -102,25 +102,26 @@ int main() {
     void (*kernel)(int, int, int, float, const float*, const float*, float, float*);
     int bm, bn, threads, smem, splitk;
   };
-  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK>: the suite's winners.
+  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>: the
+  // suite's winners.
   const Case cases[] = {
       {512, 512, 512, "warp_16x64x32_4x4_ln8_s3_g1_b1_sl2",
-       sgemm_warp<16, 64, 32, 4, 4, 8, 3, 1, 1, 1, 2, 0>, 16, 64, 128,
+       sgemm_warp<16, 64, 32, 4, 4, 8, 3, 1, 1, 1, 2, 0, 0>, 16, 64, 128,
        (3 * 32 * (20 + 64) + 16 * 64) * 4, 1},
       {4096, 4096, 64, "warp_128x128x16_8x8_ln8_s4_g1_b2",
-       sgemm_warp<128, 128, 16, 8, 8, 8, 4, 1, 1, 2, 1, 0>, 128, 128, 256,
+       sgemm_warp<128, 128, 16, 8, 8, 8, 4, 1, 1, 2, 1, 0, 0>, 128, 128, 256,
        4 * 16 * (132 + 128) * 4, 1},
       {4096, 4096, 4096, "warp_128x256x32_8x16_ln8_s4_g8_b1",
-       sgemm_warp<128, 256, 32, 8, 16, 8, 4, 1, 8, 1, 1, 0>, 128, 256, 256,
+       sgemm_warp<128, 256, 32, 8, 16, 8, 4, 1, 8, 1, 1, 0, 0>, 128, 256, 256,
        4 * 32 * (132 + 256) * 4, 1},
       {16, 4096, 4096, "warp_16x128x16_4x4_ln8_s4_g1_b1_sk8",
-       sgemm_warp<16, 128, 16, 4, 4, 8, 4, 8, 1, 1, 1, 0>, 16, 128, 128,
+       sgemm_warp<16, 128, 16, 4, 4, 8, 4, 8, 1, 1, 1, 0, 0>, 16, 128, 128,
        4 * 16 * (20 + 128) * 4, 8},
       {128, 4096, 4096, "warp_64x128x16_8x8_ln8_s4_g8_b1_sk4",
-       sgemm_warp<64, 128, 16, 8, 8, 8, 4, 4, 8, 1, 1, 0>, 64, 128, 128,
+       sgemm_warp<64, 128, 16, 8, 8, 8, 4, 4, 8, 1, 1, 0, 0>, 64, 128, 128,
        4 * 16 * (68 + 128) * 4, 4},
       {8192, 128, 8192, "warp_256x128x16_16x8_ln4_s4_g8_b1_sk4",
-       sgemm_warp<256, 128, 16, 16, 8, 4, 4, 4, 8, 1, 1, 0>, 256, 128, 256,
+       sgemm_warp<256, 128, 16, 16, 8, 4, 4, 4, 8, 1, 1, 0, 0>, 256, 128, 256,
        4 * 16 * (260 + 128) * 4, 4},
   };
   for (const Case& c : cases) {

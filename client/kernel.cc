@@ -70,7 +70,7 @@ absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel
   const auto& params = best.measurement().config().params();
   const Config config(params.begin(), params.end());
   if (auto s = family->CheckParams(config); !s.ok()) return s;
-  return family->Geometry(config, shape);
+  return family->Geometry(config, shape, best.device());
 }
 
 absl::Status TunedKernel::Launch(const std::vector<int64_t>& shape, void** args,

@@ -196,14 +196,15 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   return absl::OkStatus();
 }
 
-v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape) {
+v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape,
+                            const v1::Device& device) {
   const KernelSource src = family.Source(config);
   v1::worker::Kernel kernel;
   kernel.set_name(family.ConfigName(config));
   kernel.set_source(src.source);
   kernel.set_name_expression(src.name_expression);
   for (const auto& o : src.options) kernel.add_options(o);
-  *kernel.mutable_geometry() = family.Geometry(config, shape);
+  *kernel.mutable_geometry() = family.Geometry(config, shape, device);
   return kernel;
 }
 
@@ -416,7 +417,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
       if (m.job_id() != job.id() || m.status() != v1::MEASUREMENT_OK) continue;
       const Config config(m.config().params().begin(), m.config().params().end());
       top.push_back(m);
-      kernels.push_back(KernelOf(family, config, shape));
+      kernels.push_back(KernelOf(family, config, shape, device()));
       fresh |= retimed.count(m.config().name()) == 0;
       if (static_cast<int>(top.size()) == options_.retime_top) break;
     }
@@ -506,7 +507,7 @@ absl::Status JobRunner::RunJob(int64_t id) {
   std::vector<std::vector<v1::worker::Kernel>> batches;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (i % options_.compile_batch == 0) batches.emplace_back();
-    batches.back().push_back(KernelOf(family, *pending[i], shape));
+    batches.back().push_back(KernelOf(family, *pending[i], shape, device()));
   }
   // The compiler works one batch ahead of the GPU.
   JobTime compile_time;

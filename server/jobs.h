@@ -116,8 +116,9 @@ class JobRunner {
   std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);
 };
 
-/// The worker's description of one config's kernel for the shape.
-v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape);
+/// The worker's description of one config's kernel for the shape on `device`.
+v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape,
+                            const v1::Device& device);
 
 /// Looks up the problem's family; INVALID_ARGUMENT for an unknown family or dtype.
 absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem);

@@ -164,7 +164,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   }
   best->set_entry(found.binary.entry);
   // Every config is correct for every shape: the geometry is the requested shape's.
-  *best->mutable_geometry() = (*family)->Geometry(config, shape);
+  *best->mutable_geometry() = (*family)->Geometry(config, shape, runner_->device());
   for (const auto& a : (*family)->Arguments()) best->add_arguments(a);
   // Timings are those measured on the tuned shape.
   const Shape timed(tuned_problem.shape().begin(), tuned_problem.shape().end());

@@ -29,7 +29,7 @@ v1::BestKernel Described(const Config& config) {
   b.set_cubin(k->cubin);
   b.set_ptx(k->ptx);
   b.set_entry(k->entry);
-  *b.mutable_geometry() = f.Geometry(config, {1024, 1024, 1024});
+  *b.mutable_geometry() = f.Geometry(config, {1024, 1024, 1024}, Sm90ReferenceDevice());
   b.mutable_device()->set_cc_major(9);
   return b;
 }
@@ -55,7 +55,8 @@ TEST(ClientOffline, ExportedCubinFreeDescriptionKeepsPtxAndGeometry) {
   for (const Shape& shape : {Shape{1024, 1024, 1024}, Shape{1000, 17, 4097}, Shape{1, 1, 1}}) {
     auto g = TunedKernel::GeometryFor(*back, shape);
     ASSERT_TRUE(g.ok()) << g.status();
-    EXPECT_EQ(g->SerializeAsString(), f.Geometry(config, shape).SerializeAsString());
+    EXPECT_EQ(g->SerializeAsString(),
+              f.Geometry(config, shape, Sm90ReferenceDevice()).SerializeAsString());
     EXPECT_EQ(g->grid(0), (shape[1] + config.at("BN") - 1) / config.at("BN"));
   }
   EXPECT_EQ(TunedKernel::GeometryFor(*back, {0, 1, 1}).status().code(),

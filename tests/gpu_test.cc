@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "server/worker/compiler.h"
 #include "server/worker/measure.h"
@@ -74,7 +76,8 @@ class GpuTest : public ::testing::Test {
       ASSERT_TRUE(Prepare(f, shape).ok()) << Family::ShapeString(shape);
       int ok = 0;
       for (const auto& [config, kernel] : kernels) {
-        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape), 0, /*time=*/false);
+        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape, worker_->device()), 0,
+                                          /*time=*/false);
         EXPECT_EQ(r.status(), v1::MEASUREMENT_OK)
             << f.ConfigName(config) << " on " << Family::ShapeString(shape) << ": " << r.message();
         ok += r.status() == v1::MEASUREMENT_OK;
@@ -120,7 +123,8 @@ TEST_F(GpuTest, TimingIsPositiveAndStable) {
   const KernelSource src = f.Source(*pick);
   m.mutable_kernel()->set_source(src.source);
   m.mutable_kernel()->set_name_expression(src.name_expression);
-  *m.mutable_kernel()->mutable_geometry() = f.Geometry(*pick, {1024, 1024, 1024});
+  *m.mutable_kernel()->mutable_geometry() =
+      f.Geometry(*pick, {1024, 1024, 1024}, worker_->device());
   auto a = worker_->Measure(m);
   auto b = worker_->Measure(m);
   ASSERT_EQ(a.status(), v1::MEASUREMENT_OK) << a.message();
@@ -135,54 +139,66 @@ TEST_F(GpuTest, TimingIsPositiveAndStable) {
             << 2.0 * (1 << 30) / (a.median_ms() * 1e6) << " GFLOPS\n";
 }
 
-// Split-K kernels add into C: with beta != 0 the launcher scales C first
-// (PrescaleOutput, as the client library's TunedKernel::Sgemm does). Checked
-// against cuBLAS with the same alpha and beta on a shape no tile divides.
-TEST_F(GpuTest, SplitKWithBetaMatchesCublas) {
+// Split-K and stream-K kernels add into C: with beta != 0 the launcher
+// scales C first (PrescaleOutput, as the client library's TunedKernel::Sgemm
+// does). Checked against cuBLAS with the same alpha and beta on a shape no
+// tile divides, for split-K 8 and for stream-K with 128x128 tiles (1 x 2
+// tiles of 33 K tiles of 32: 66 blocks of one K tile each) and with 16-row
+// tiles and a streamed B (3 x 2 or 3 tiles, up to 4 x 132 blocks sharing
+// their 33 or 65 K tiles).
+TEST_F(GpuTest, SplitKAndStreamKWithBetaMatchCublas) {
   const Family& f = SgemmFamily();
   const int m = 37, n = 131, k = 1029;
   const float alpha = 1.5f, beta = 0.5f;
-  Config config;
+  std::vector<Config> configs(3);
   for (const auto& c : f.ValidSpace(worker_->device(), nullptr)) {
-    if (c.at("KIND") == 3 && c.at("SPLITK") == 8 && c.at("BM") == 32) config = c;
+    if (c.at("KIND") != 3) continue;
+    if (c.at("SPLITK") == 8 && c.at("BM") == 32) configs[0] = c;
+    if (c.at("STREAMK") == 1 && c.at("BM") == 128 && c.at("BN") == 128) configs[1] = c;
+    if (c.at("STREAMK") == 1 && c.at("BM") == 16 && c.at("STREAMB") == 1) configs[2] = c;
   }
-  ASSERT_FALSE(config.empty());
-  const KernelSource src = f.Source(config);
-  auto compiled = Compile(src.source, src.name_expression, src.options, "sm_90");
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  auto a = DeviceBuffer::Alloc(size_t{m} * k * 4), b = DeviceBuffer::Alloc(size_t{k} * n * 4),
-       c = DeviceBuffer::Alloc(size_t{m} * n * 4), ref = DeviceBuffer::Alloc(size_t{m} * n * 4);
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
-  ASSERT_TRUE(FillRandom(*a, size_t{m} * k, 1).ok());
-  ASSERT_TRUE(FillRandom(*b, size_t{k} * n, 2).ok());
-  ASSERT_TRUE(FillRandom(*c, size_t{m} * n, 3).ok());
-  ASSERT_TRUE(FillRandom(*ref, size_t{m} * n, 3).ok());  // the same C
   auto handle = CreatePureFp32Cublas();
   ASSERT_TRUE(handle.ok()) << handle.status();
-  ASSERT_TRUE(RowMajorSgemm(*handle, m, n, k, alpha, a->f32(), b->f32(), beta, ref->f32(), nullptr)
-                  .ok());
-  const v1::LaunchGeometry g = f.Geometry(config, {m, n, k});
-  ASSERT_TRUE(g.prescale_output());
-  ASSERT_TRUE(PrescaleOutput(*handle, beta, c->f32(), int64_t{m} * n, nullptr).ok());
-  int mm = m, nn = n, kk = k;
-  float al = alpha, be = beta;
-  const float* ap = a->f32();
-  const float* bp = b->f32();
-  float* cp = c->f32();
-  void* args[] = {&mm, &nn, &kk, &al, &ap, &bp, &be, &cp};
-  ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  auto got = CopyToHost(*c, size_t{m} * n), want = CopyToHost(*ref, size_t{m} * n);
-  ASSERT_TRUE(got.ok() && want.ok());
-  double diff2 = 0, norm2 = 0;
-  for (size_t i = 0; i < want->size(); ++i) {
-    diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
-    norm2 += std::pow(double((*want)[i]), 2);
+  for (const Config& config : configs) {
+    ASSERT_FALSE(config.empty());
+    const KernelSource src = f.Source(config);
+    auto compiled = Compile(src.source, src.name_expression, src.options, "sm_90");
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    auto a = DeviceBuffer::Alloc(size_t{m} * k * 4), b = DeviceBuffer::Alloc(size_t{k} * n * 4),
+         c = DeviceBuffer::Alloc(size_t{m} * n * 4), ref = DeviceBuffer::Alloc(size_t{m} * n * 4);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
+    ASSERT_TRUE(FillRandom(*a, size_t{m} * k, 1).ok());
+    ASSERT_TRUE(FillRandom(*b, size_t{k} * n, 2).ok());
+    ASSERT_TRUE(FillRandom(*c, size_t{m} * n, 3).ok());
+    ASSERT_TRUE(FillRandom(*ref, size_t{m} * n, 3).ok());  // the same C
+    ASSERT_TRUE(
+        RowMajorSgemm(*handle, m, n, k, alpha, a->f32(), b->f32(), beta, ref->f32(), nullptr)
+            .ok());
+    const v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
+    ASSERT_TRUE(g.prescale_output());
+    ASSERT_TRUE(PrescaleOutput(*handle, beta, c->f32(), int64_t{m} * n, nullptr).ok());
+    int mm = m, nn = n, kk = k;
+    float al = alpha, be = beta;
+    const float* ap = a->f32();
+    const float* bp = b->f32();
+    float* cp = c->f32();
+    void* args[] = {&mm, &nn, &kk, &al, &ap, &bp, &be, &cp};
+    ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto got = CopyToHost(*c, size_t{m} * n), want = CopyToHost(*ref, size_t{m} * n);
+    ASSERT_TRUE(got.ok() && want.ok());
+    double diff2 = 0, norm2 = 0;
+    for (size_t i = 0; i < want->size(); ++i) {
+      diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
+      norm2 += std::pow(double((*want)[i]), 2);
+    }
+    EXPECT_LT(std::sqrt(diff2 / norm2), 1e-5) << f.ConfigName(config);
+    std::printf("%s (grid %u): error %.1e\n", f.ConfigName(config).c_str(), g.grid(0),
+                std::sqrt(diff2 / norm2));
   }
   cublasDestroy(*handle);
-  EXPECT_LT(std::sqrt(diff2 / norm2), 1e-5) << f.ConfigName(config);
 }
 
 // A kernel that writes 1 everywhere: verified wrong, never timed.
@@ -230,7 +246,8 @@ TEST_F(GpuTest, ARefusedLaunchDoesNotFailTheNextCandidate) {
     worker::Measure m;
     m.mutable_kernel()->set_source(src.source);
     m.mutable_kernel()->set_name_expression(src.name_expression);
-    *m.mutable_kernel()->mutable_geometry() = FaultTestFamily().Geometry(config, {4096});
+    *m.mutable_kernel()->mutable_geometry() =
+        FaultTestFamily().Geometry(config, {4096}, worker_->device());
     auto r = worker_->Measure(m);
     EXPECT_EQ(v1::MeasurementStatus_Name(r.status()), v1::MeasurementStatus_Name(want))
         << FaultTestFamily().ConfigName(config) << ": " << r.message();
@@ -259,7 +276,7 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
     k->set_source(src.source);
     k->set_name_expression(src.name_expression);
     for (const auto& o : src.options) k->add_options(o);
-    *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape);
+    *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, worker_->device());
     *compile.add_kernels() = *k;
   }
   *retime.mutable_compiled() = worker_->CompileBatch(compile).results();

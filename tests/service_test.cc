@@ -225,7 +225,7 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   EXPECT_EQ(std::vector<int64_t>(near->tuned_shape().begin(), near->tuned_shape().end()),
             (std::vector<int64_t>{1024, 1024, 1024}));
   EXPECT_EQ(near->measurement().config().name(), f.ConfigName(config));
-  const auto want = f.Geometry(config, {1100, 1000, 900});
+  const auto want = f.Geometry(config, {1100, 1000, 900}, Sm90ReferenceDevice());
   EXPECT_EQ(near->geometry().SerializeAsString(), want.SerializeAsString());
   EXPECT_EQ(near->queued_job_id(), 0);
 

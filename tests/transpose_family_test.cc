@@ -117,7 +117,7 @@ TEST(TransposeFamilyTest, EveryValidConfigIsComplete) {
     const KernelSource src = F().Source(c);
     EXPECT_EQ(src.source, std::string(embedded::kTransposeSource));
     EXPECT_TRUE(src.options.empty());
-    const auto g = F().Geometry(c, {8191, 4097});
+    const auto g = F().Geometry(c, {8191, 4097}, Sm90ReferenceDevice());
     ASSERT_EQ(g.block_size(), 3);
     EXPECT_EQ(g.block(0) * g.block(1) * g.block(2) % 32, 0u) << F().ConfigName(c);
     EXPECT_LE(g.block(0) * g.block(1) * g.block(2), 1024u) << F().ConfigName(c);
@@ -192,16 +192,16 @@ TEST(TransposeFamilyTest, CheckRejectsSharedMemory) {
 
 TEST(TransposeFamilyTest, GeometrySquare8192) {
   const Shape s = {8192, 8192};
-  auto g = F().Geometry(Cfg(1, 32, 8, 1), s);
+  auto g = F().Geometry(Cfg(1, 32, 8, 1), s, Sm90ReferenceDevice());
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{256 * 256, 1, 1}));
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{32, 8, 1}));
   EXPECT_EQ(g.dynamic_shared_bytes(), 0u);
 
-  g = F().Geometry(Cfg(0, 16, 16, 0), s);
+  g = F().Geometry(Cfg(0, 16, 16, 0), s, Sm90ReferenceDevice());
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{512 * 512, 1, 1}));
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{16, 16, 1}));
 
-  g = F().Geometry(Cfg(2, 64, 16, 1), s);
+  g = F().Geometry(Cfg(2, 64, 16, 1), s, Sm90ReferenceDevice());
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{128 * 128, 1, 1}));
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{16, 16, 1}));
   EXPECT_EQ(g.dynamic_shared_bytes(), 0u);
@@ -209,30 +209,30 @@ TEST(TransposeFamilyTest, GeometrySquare8192) {
 
 TEST(TransposeFamilyTest, GeometryOddShape) {
   const Shape s = {8191, 4097};  // ceil(8191/32) = 256 tile rows, ceil(4097/32) = 129 tile columns
-  auto g = F().Geometry(Cfg(1, 32, 8, 1), s);
+  auto g = F().Geometry(Cfg(1, 32, 8, 1), s, Sm90ReferenceDevice());
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{256 * 129, 1, 1}));
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{32, 8, 1}));
 
-  g = F().Geometry(Cfg(2, 64, 4, 0), s);  // 128 x 65 tiles
+  g = F().Geometry(Cfg(2, 64, 4, 0), s, Sm90ReferenceDevice());  // 128 x 65 tiles
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{128 * 65, 1, 1}));
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{16, 4, 1}));
 
-  g = F().Geometry(Cfg(0, 16, 8, 0), s);  // 512 x 257 tiles
+  g = F().Geometry(Cfg(0, 16, 8, 0), s, Sm90ReferenceDevice());  // 512 x 257 tiles
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{512 * 257, 1, 1}));
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{16, 8, 1}));
 }
 
 TEST(TransposeFamilyTest, GeometryTinyAndExtremeShapes) {
   for (const auto& c : F().ValidSpace(Sm90ReferenceDevice(), nullptr)) {
-    const auto g = F().Geometry(c, {1, 1});
+    const auto g = F().Geometry(c, {1, 1}, Sm90ReferenceDevice());
     EXPECT_EQ(Grid(g), (std::vector<uint32_t>{1, 1, 1})) << F().ConfigName(c);
     const uint32_t bx = c.at("KIND") == 2 ? c.at("TILE") / 4 : c.at("TILE");
     EXPECT_EQ(Block(g), (std::vector<uint32_t>{bx, static_cast<uint32_t>(c.at("BY")), 1}));
   }
   // One long row or column: the 1-D grid has no 65535 limit on tile rows.
-  auto g = F().Geometry(Cfg(1, 16, 8, 1), {(int64_t{1} << 30), 1});
+  auto g = F().Geometry(Cfg(1, 16, 8, 1), {(int64_t{1} << 30), 1}, Sm90ReferenceDevice());
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{1u << 26, 1, 1}));
-  g = F().Geometry(Cfg(1, 16, 8, 1), {1, (int64_t{1} << 30)});
+  g = F().Geometry(Cfg(1, 16, 8, 1), {1, (int64_t{1} << 30)}, Sm90ReferenceDevice());
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{1u << 26, 1, 1}));
 }
 

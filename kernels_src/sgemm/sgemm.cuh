@@ -420,7 +420,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
 // ---------------------------------------------------------------------------
 // KIND=3. Warp-tiled SGEMM with a cp.async multi-stage pipeline (sm_80+),
-// sliced-K, split-K by atomics and block rasterization.
+// sliced-K, split-K and stream-K by atomics, and block rasterization.
 //
 //  Block tile BM x BN. A group of (BM/TM) * (BN/TN) threads (warps of 32)
 //  covers it; SLICEK groups per block, THREADS = SLICEK * (BM/TM) * (BN/TN).
@@ -457,7 +457,16 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  STREAMB 1: B's copies carry an L2 evict-first policy (EvictFirstPolicy),
 //  for B read once (ceil(M/BM) == 1, e.g. M = 16): streaming it then evicts
 //  its own lines rather than what else the L2 holds. 0: default policy.
-// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK. Requires
+//  STREAMK 1 (stream-K, Osama et al., "Stream-K: Work-centric Parallel
+//  Decomposition for Dense Matrix Multiplication", PPoPP 2023; CUTLASS):
+//  a persistent grid of MINB blocks per SM, each taking an equal share of
+//  the tiles * ceil(K/BK) (output tile, K tile) iterations, so that no SM
+//  idles in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132
+//  block slots: 4.1 waves). A share spans whole and partial tiles, each
+//  added into C atomically as with split-K (C set to beta * C first).
+//  Takes SPLITK == SLICEK == 1.
+// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = any number of
+// blocks (sgemm.cc: MINB * SMs, at most the iterations), y = 1. Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
 // BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
 namespace sgemm_detail {
@@ -720,9 +729,9 @@ struct Warp {
 };
 
 // Stores alpha * acc (+ beta * C) of a lane into the tile at C (rows, cols
-// left); split-K: adds alpha * acc atomically. vec_c: N % 4 == 0 and C is
-// 16-byte aligned (float4 stores).
-template <int TM, int TN, int LN, int SPLITK>
+// left); ATOMIC (split-K, stream-K): adds alpha * acc atomically. vec_c:
+// N % 4 == 0 and C is 16-byte aligned (float4 stores).
+template <int TM, int TN, int LN, bool ATOMIC>
 __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows, int cols, int wm,
                                           int wn, float alpha, float beta, bool vec_c,
                                           const float (&acc)[TM][TN]) {
@@ -735,7 +744,7 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
       const int col = wn + (j / 4) * (LN * 4);
-      if constexpr (SPLITK > 1) {
+      if constexpr (ATOMIC) {
 #if __CUDA_ARCH__ >= 900
         if (vec_c) {  // one 16-byte atomic add (sm_90 red.global.v4.f32)
           if (col < cols) {
@@ -770,20 +779,18 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
   }
 }
 
-}  // namespace sgemm_detail
-
-template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
-          int MINB, int SLICEK, int STREAMB>
-__global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
-    sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
-               const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK, STREAMB>;
-  extern __shared__ __align__(16) float smem[];
-
-  // Output tile of this block, GROUP tile-rows at a time.
-  const int tiles_m = sgemm_detail::CeilDiv(M, BM);
-  const int tiles_n = sgemm_detail::CeilDiv(N, BN);
-  const int pid = blockIdx.x;
+// One output tile of sgemm_warp (W = its Warp<...>) by thread `tid`
+// (threadIdx.x): tile `pid` (in GROUP order) over K tiles [kt0, kt1);
+// stores alpha * acc (+ beta * C), or adds alpha * acc atomically when
+// ATOMIC (split-K, stream-K: C holds beta * C).
+template <typename W, int BM, int BN, int TM, int TN, int LN, int GROUP, int SLICEK, bool ATOMIC>
+__device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
+                                         const float* __restrict__ A,
+                                         const float* __restrict__ B, float beta,
+                                         float* __restrict__ C, float* smem, int pid, int kt0,
+                                         int kt1, int tid) {
+  const int tiles_m = CeilDiv(M, BM);
+  const int tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
   if constexpr (GROUP > 1) {
     const int per_group = GROUP * tiles_n;
@@ -797,17 +804,6 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
   }
   if (tile_m >= tiles_m) return;
 
-  // K tiles of this split.
-  const int ktiles = sgemm_detail::CeilDiv(K, BK);
-  int kt0 = 0, kt1 = ktiles;
-  if constexpr (SPLITK > 1) {
-    const int per = sgemm_detail::CeilDiv(ktiles, SPLITK);
-    kt0 = blockIdx.y * per;
-    kt1 = min(ktiles, kt0 + per);
-    if (kt0 >= kt1) return;  // nothing to add
-  }
-
-  const int tid = threadIdx.x;
   const int slice = SLICEK > 1 ? tid / W::GROUP_THREADS : 0;  // K slice of this thread's group
   const int gtid = SLICEK > 1 ? tid % W::GROUP_THREADS : tid;
   const int warp = gtid / 32, lane = tid % 32;
@@ -825,7 +821,7 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
-  const bool vec_b = (N & 3) == 0 && sgemm_detail::Aligned16(B);
+  const bool vec_b = (N & 3) == 0 && Aligned16(B);
   if (vec_b) {
     W::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, slice, wm, wn, acc);
   } else {
@@ -835,6 +831,76 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     W::Reduce(smem + W::PIPE, slice, gtid, acc);
     if (slice > 0) return;
   }
-  const bool vec_c = (N & 3) == 0 && sgemm_detail::Aligned16(C);
-  sgemm_detail::WarpStore<TM, TN, LN, SPLITK>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
+  const bool vec_c = (N & 3) == 0 && Aligned16(C);
+  WarpStore<TM, TN, LN, ATOMIC>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
+}
+
+}  // namespace sgemm_detail
+
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
+          int MINB, int SLICEK, int STREAMB, int STREAMK>
+__global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
+    sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
+               const float* __restrict__ B, float beta, float* __restrict__ C) {
+  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK, STREAMB>;
+  static_assert(STREAMK == 0 || (SPLITK == 1 && SLICEK == 1),
+                "stream-K takes neither split-K nor sliced-K");
+  constexpr bool ATOMIC = SPLITK > 1 || STREAMK != 0;
+  extern __shared__ __align__(16) float smem[];
+  const int tiles_m = sgemm_detail::CeilDiv(M, BM);
+  const int tiles_n = sgemm_detail::CeilDiv(N, BN);
+  const int ktiles = sgemm_detail::CeilDiv(K, BK);
+  if constexpr (STREAMK != 0) {
+    // Stream-K: the tiles * ktiles (output tile, K tile) iterations, tile-major,
+    // split evenly over the grid; a block's range covers whole and partial
+    // tiles, each added into C atomically.
+    // The loop state lives in shared memory: in registers it would stay live
+    // across the K loop of each tile and push the 128-register (MINB 2 x 256
+    // threads) kernels into spills.
+    __shared__ int state[4];  // tile, its K tiles [kt0, kt1), the last tile
+    if (threadIdx.x == 0) {
+      const long long total = static_cast<long long>(tiles_m) * tiles_n * ktiles;
+      const long long first = total * blockIdx.x / gridDim.x;
+      const long long last = total * (blockIdx.x + 1) / gridDim.x - 1;  // >= first - 1
+      const int first_pid = static_cast<int>(first / ktiles);
+      const int last_pid = static_cast<int>(last / ktiles);
+      state[0] = first_pid;
+      state[1] = static_cast<int>(first % ktiles);
+      state[2] = first_pid < last_pid ? ktiles : static_cast<int>(last % ktiles) + 1;
+      state[3] = last < first ? -1 : last_pid;  // -1: no iteration
+    }
+    __syncthreads();
+    for (;;) {
+      const volatile int* v = state;
+      const int pid = v[0], kt0 = v[1], kt1 = v[2], last_pid = v[3];
+      if (pid > last_pid) break;
+      // threadIdx.x through asm volatile: the loop cannot hoist what derives
+      // from it (copy and store addresses) and keep it live across the K
+      // loop either.
+      int tid;
+      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
+      sgemm_detail::WarpTile<W, BM, BN, TM, TN, LN, GROUP, SLICEK, ATOMIC>(
+          M, N, K, alpha, A, B, beta, C, smem, pid, kt0, kt1, tid);
+      __syncthreads();  // everyone has read the state; the stages are free
+      if (tid == 0) {
+        const long long last = static_cast<long long>(tiles_m) * tiles_n * ktiles *
+                                   (blockIdx.x + 1) / gridDim.x - 1;
+        state[0] = pid + 1;
+        state[1] = 0;
+        state[2] = pid + 1 < last_pid ? ktiles : static_cast<int>(last % ktiles) + 1;
+      }
+      __syncthreads();
+    }
+  } else {
+    // K tiles of this split.
+    int kt0 = 0, kt1 = ktiles;
+    if constexpr (SPLITK > 1) {
+      const int per = sgemm_detail::CeilDiv(ktiles, SPLITK);
+      kt0 = blockIdx.y * per;
+      kt1 = min(ktiles, kt0 + per);
+      if (kt0 >= kt1) return;  // nothing to add
+    }
+    sgemm_detail::WarpTile<W, BM, BN, TM, TN, LN, GROUP, SLICEK, ATOMIC>(
+        M, N, K, alpha, A, B, beta, C, smem, blockIdx.x, kt0, kt1, threadIdx.x);
+  }
 }

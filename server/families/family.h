@@ -83,8 +83,10 @@ class Family {
   virtual std::string ConfigName(const Config& config) const = 0;
   /// Source and instantiation for the config.
   virtual KernelSource Source(const Config& config) const = 0;
-  /// Grid, block and dynamic shared memory of the config for the shape.
-  virtual v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const = 0;
+  /// Grid, block and dynamic shared memory of the config for the shape on
+  /// `device` (a persistent grid, sgemm's stream-K, is sized by its SMs).
+  virtual v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
+                                      const v1::Device& device) const = 0;
   /// The kernel's arguments in order, e.g. {"int M", "int N", ...}.
   virtual std::vector<std::string> Arguments() const = 0;
 

@@ -84,7 +84,8 @@ class FaultTestFamilyImpl final : public Family {
   }
 
   /// grid = {ceil(N / BLOCK), 1, 1}, block = {BLOCK, 1, 1}.
-  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
+  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
+                              const v1::Device& /*device*/) const override {
     const int64_t block = config.at("BLOCK");
     v1::LaunchGeometry g;
     for (int64_t v : {(shape[0] + block - 1) / block, int64_t{1}, int64_t{1}}) {

@@ -4,9 +4,9 @@
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
 //           shared-memory block tiling with a TM x TN register micro-tile per thread
-//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB>
+//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
-//           rasterization, L2 evict-first for a streamed B
+//           stream-K, rasterization, L2 evict-first for a streamed B
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -31,7 +31,7 @@ enum Kind : int64_t {
   kNaive = 0,      // sgemm_naive<BM,BN>
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
-  kWarpTiled = 3,  // sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB>
+  kWarpTiled = 3,  // sgemm_warp<BM,...,MINB,SLICEK,STREAMB,STREAMK>
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -64,8 +64,8 @@ constexpr int64_t kWarpRegisterOverhead = 40;
 constexpr int64_t kReservedSharedPerBlock = 1024;
 
 /// Parameters added after configs were first stored, and the value a stored
-/// config that lacks one has (Param::if_absent): SLICEK (1) and STREAMB (0),
-/// the warp kernel as it was before them.
+/// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0) and
+/// STREAMK (0), the warp kernel as it was before them.
 int64_t IfAbsent(std::string_view key) { return key == "SLICEK" ? 1 : 0; }
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
@@ -82,9 +82,9 @@ const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}};
+                               {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0}};
   static const Config tiled = {{"LN", 0},    {"STAGES", 0}, {"SPLITK", 1},  {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}};
+                               {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0}};
   static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
@@ -174,7 +174,7 @@ struct Tiled {
 
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
-  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek;
+  int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamk;
 
   /// SLICEK groups of (BM/TM) * (BN/TN) threads.
   int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
@@ -201,7 +201,7 @@ struct Warp {
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
-          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK")};
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "STREAMK")};
 }
 
 Tiled GetTiled(const Config& c) {
@@ -273,6 +273,11 @@ class SgemmFamilyImpl final : public Family {
              "read once (M <= BM, e.g. M = 16), so that it does not evict what else the L2 "
              "holds (other kinds: 0)",
              IfAbsent("STREAMB")},
+            {"STREAMK", {0, 1},
+             "warp: 1 = stream-K, a grid of MINB blocks per SM shares the (output tile, "
+             "K tile) iterations evenly, partial tiles added into C with atomics after C is "
+             "set to beta*C; no SM idles in a last partial wave (other kinds: 0)",
+             IfAbsent("STREAMK")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -313,10 +318,15 @@ class SgemmFamilyImpl final : public Family {
   ///    SPLITK 2..8 with BK 16, STAGES 4 (MINB 1, and 4 for 64x128; the
   ///    first four tiles also with BK 32, STAGES 3, the 16x8-per-thread ones
   ///    also with BK 32, STAGES 4; the 128-row tiles also with STREAMB 1);
+  ///    and STREAMK 1 with BK 16, STAGES 4 (the first four tiles also BK 32,
+  ///    STAGES 3, and STAGES 2 with GROUP 1), MINB the blocks per SM the
+  ///    tile runs at;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
-  ///    and SPLITK 4..16), and (16, 8) with SPLITK 1..4;
+  ///    and SPLITK 4..16), STREAMK 1 with MINB 4 (2 for 256 threads and
+  ///    128x64; tiles of up to 32 rows also with STREAMB 1), and (16, 8)
+  ///    with SPLITK 1..4;
   ///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
   ///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
   ///  - the earlier designs, one representative each plus ablations of the
@@ -335,12 +345,12 @@ class SgemmFamilyImpl final : public Family {
     };
     auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
                     int64_t stages, int64_t splitk, int64_t group, int64_t minb,
-                    int64_t slicek = 1, int64_t streamb = 0) {
+                    int64_t slicek = 1, int64_t streamb = 0, int64_t streamk = 0) {
       Config c = base(kWarpTiled);
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                           {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
                           {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-                          {"SLICEK", slicek}, {"STREAMB", streamb}}) {
+                          {"SLICEK", slicek}, {"STREAMB", streamb}, {"STREAMK", streamk}}) {
         c[k] = v;
       }
       add(c);
@@ -383,6 +393,15 @@ class SgemmFamilyImpl final : public Family {
         if (i == 2 || i == 3) warp(bm, bn, 32, tm, tn, ln, 4, splitk, 8, 1);  // 16x8 tiles
         if (bm == 128 && i <= 2) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1, 1, 1);  // M = 128
       }
+      // Stream-K at the occupancy the tile runs at (MINB blocks per SM; 128x64
+      // spills at 4): for shapes whose tiles leave a last partial wave.
+      const int64_t sk_minb =
+          threads == 128 ? (bm == 64 ? 4 : 2) : (tm * tn == 64 && threads == 256 ? 2 : 1);
+      warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, sk_minb, 1, 0, 1);
+      if (i <= 3) {  // BK 32 with 2 stages spills at 128 registers with GROUP 8
+        warp(bm, bn, 32, tm, tn, ln, 3, 1, 8, sk_minb, 1, 0, 1);
+        warp(bm, bn, 32, tm, tn, ln, 2, 1, 1, sk_minb, 1, 0, 1);
+      }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
@@ -392,6 +411,11 @@ class SgemmFamilyImpl final : public Family {
         if (bm <= 32) {
           for (int64_t splitk : {4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1, 1, 1);
         }
+        // Stream-K, 2 or 4 blocks per SM (128x64 spills at 4).
+        const int64_t threads = (bm / tm) * (bn / tn);
+        const int64_t sk_minb = threads <= 128 && !(bm == 128 && bn == 64) ? 4 : 2;
+        warp(bm, bn, bk, tm, tn, ln, stages, 1, 1, sk_minb, 1, 0, 1);
+        if (bm <= 32) warp(bm, bn, bk, tm, tn, ln, stages, 1, 1, sk_minb, 1, 1, 1);
       }
       // A deep pipeline (7 K tiles in flight): few K tiles per block
       // wait on memory latency rather than on the SM.
@@ -508,8 +532,8 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1 and "_sb"
-  /// where STREAMB=1,
+  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1, "_sb"
+  /// where STREAMB=1 and "_st" where STREAMK=1,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
@@ -523,6 +547,7 @@ class SgemmFamilyImpl final : public Family {
       if (At(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", At(config, "SLICEK"));
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       if (At(config, "STREAMB") != 0) absl::StrAppend(&name, "_sb");
+      if (At(config, "STREAMK") != 0) absl::StrAppend(&name, "_st");
       return name;
     }
     if (kind != kTiled) {
@@ -538,7 +563,7 @@ class SgemmFamilyImpl final : public Family {
 
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB>"; no extra
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>"; no extra
   /// options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
@@ -547,7 +572,7 @@ class SgemmFamilyImpl final : public Family {
       std::vector<int64_t> args;
       for (const char* p :
            {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK",
-            "STREAMB"}) {
+            "STREAMB", "STREAMK"}) {
         args.push_back(At(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
@@ -573,21 +598,30 @@ class SgemmFamilyImpl final : public Family {
   /// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
   /// {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
   /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
-  /// into C with atomics).
-  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
+  /// into C with atomics). STREAMK=1: grid = {min(MINB * SMs, tiles *
+  /// ceil(K / BK)), 1, 1} (one wave of the blocks __launch_bounds__ lets an
+  /// SM hold; the tiles where the device's SM count is unknown) and
+  /// prescale_output.
+  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
+                              const v1::Device& device) const override {
     const int64_t kind = At(config, "KIND");
     const int64_t bm = At(config, "BM"), bn = At(config, "BN");
     if (kind == kWarpTiled) {
       const Warp w = GetWarp(config);
+      const int64_t tiles = CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn);
+      int64_t blocks = tiles;
+      if (w.streamk != 0 && device.sm_count() > 0) {
+        blocks = std::min(w.minb * device.sm_count(), tiles * CeilDiv(shape[2], w.bk));
+      }
       v1::LaunchGeometry g;
-      g.add_grid(static_cast<uint32_t>(CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn)));
+      g.add_grid(static_cast<uint32_t>(blocks));
       g.add_grid(static_cast<uint32_t>(std::max<int64_t>(w.splitk, 1)));
       g.add_grid(1);
       g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
       g.add_block(1);
       g.add_block(1);
       g.set_dynamic_shared_bytes(static_cast<uint32_t>(w.SharedBytes()));
-      g.set_prescale_output(w.splitk > 1);
+      g.set_prescale_output(w.splitk > 1 || w.streamk != 0);
       return g;
     }
     const int64_t row_blocks = CeilDiv(shape[0], bm);
@@ -625,11 +659,14 @@ class SgemmFamilyImpl final : public Family {
  private:
   /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
   /// multiples of 4; LN > 0; BM % (32/LN*TM) == 0 and BN % (LN*TN) == 0 (warp
-  /// tiles tile the block); the threads; BK % 8 == 0; BM*BK a multiple of
-  /// THREADS and BN*BK of 4*THREADS (even copies); dynamic shared memory up to
-  /// the opt-in limit, and MINB blocks of it (plus the 1 KiB reserved per
-  /// block) within an SM (taken as the opt-in limit + 1 KiB); the register
-  /// estimate within the cap that __launch_bounds__(THREADS, MINB) sets.
+  /// tiles tile the block); the threads, and MINB blocks of them within the
+  /// SM's thread limit; BK % 8 == 0; BK % SLICEK == 0; STREAMK=1 only with
+  /// SPLITK = SLICEK = 1; BM*BK a multiple of THREADS and BN*BK of 4*THREADS
+  /// (even copies); dynamic shared memory up to the opt-in limit, and MINB
+  /// blocks of it (plus the 1 KiB reserved per block) within an SM (taken as
+  /// the opt-in limit + 1 KiB); the register estimate within the cap that
+  /// __launch_bounds__(THREADS, MINB) sets. So MINB blocks fit in an SM, as
+  /// stream-K's one-wave grid needs.
   static absl::Status CheckWarp(const Config& config, const v1::Device& device) {
     const Warp w = GetWarp(config);
     if (device.cc_major() < 8) {
@@ -656,6 +693,11 @@ class SgemmFamilyImpl final : public Family {
         !s.ok()) {
       return s;
     }
+    if (device.max_threads_per_sm() > 0 && w.minb * threads > device.max_threads_per_sm()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("MINB=", w.minb, " blocks of ", threads, " threads exceed the SM's ",
+                       device.max_threads_per_sm(), " threads"));
+    }
     if (w.bk % 8 != 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("BK=", w.bk, " is not a multiple of 8 (A is copied 8 k at a time)"));
@@ -663,6 +705,11 @@ class SgemmFamilyImpl final : public Family {
     if (w.bk % w.slicek != 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("SLICEK=", w.slicek, " does not divide BK=", w.bk));
+    }
+    if (w.streamk != 0 && (w.splitk != 1 || w.slicek != 1)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "STREAMK=1 takes SPLITK=1 and SLICEK=1 (stream-K splits K itself), not SPLITK=",
+          w.splitk, " and SLICEK=", w.slicek));
     }
     if ((w.bm * w.bk) % threads != 0 || (w.bn * w.bk) % (4 * threads) != 0) {
       return absl::FailedPreconditionError(absl::StrCat(

@@ -149,7 +149,8 @@ class TransposeFamilyImpl final : public Family {
   /// One block per TILE x TILE tile on a 1-D grid:
   /// grid = {ceil(ROWS / TILE) * ceil(COLS / TILE), 1, 1};
   /// block = {TILE, BY, 1} (vec4: {TILE / 4, BY, 1}); static shared memory only.
-  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape) const override {
+  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
+                              const v1::Device& /*device*/) const override {
     const int64_t kind = Get(config, "KIND");
     const int64_t tile = Get(config, "TILE");
     const int64_t tiles = CeilDiv(shape[0], tile) * CeilDiv(shape[1], tile);

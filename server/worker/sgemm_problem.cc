@@ -81,7 +81,7 @@ class SgemmProblem final : public DeviceProblem {
     return std::isfinite(err) ? err : std::numeric_limits<double>::infinity();
   }
 
-  // Split-K kernels add into C: set it to beta * C (zero: beta_ is 0).
+  // Split-K and stream-K kernels add into C: set it to beta * C (zero: beta_ is 0).
   absl::Status BeforeLaunch(const v1::LaunchGeometry& geometry, cudaStream_t stream) override {
     if (!geometry.prescale_output()) return absl::OkStatus();
     return PrescaleOutput(handle_, beta_, c_.f32(), int64_t{m_} * n_, stream);

@@ -32,7 +32,9 @@ class TunedKernel {
   TunedKernel(TunedKernel&& o) noexcept;
   TunedKernel& operator=(TunedKernel&& o) noexcept;
 
-  /// Launch geometry for `shape` (the family's rule, server/families/).
+  /// Launch geometry for `shape` (the family's rule, server/families/) on the
+  /// device the kernel was tuned on (best.device(): a stream-K grid is sized
+  /// by its SMs; correct on any device).
   /// INVALID_ARGUMENT for a bad shape.
   static absl::StatusOr<v1::LaunchGeometry> GeometryFor(const v1::BestKernel& best,
                                                         const std::vector<int64_t>& shape);
