@@ -459,12 +459,13 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  its own lines rather than what else the L2 holds. 0: default policy.
 //  STREAMK 1 (stream-K, Osama et al., "Stream-K: Work-centric Parallel
 //  Decomposition for Dense Matrix Multiplication", PPoPP 2023; CUTLASS):
-//  a persistent grid of MINB blocks per SM, each taking an equal share of
-//  the tiles * ceil(K/BK) (output tile, K tile) iterations, so that no SM
-//  idles in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132
-//  block slots: 4.1 waves). A share spans whole and partial tiles, each
-//  added into C atomically as with split-K (C set to beta * C first).
-//  Takes SPLITK == SLICEK == 1.
+//  a persistent grid of MINB blocks per SM; the tiles of the last partial
+//  wave and one full wave are split into (output tile, K tile) iterations
+//  shared evenly by all blocks, the other waves run data-parallel
+//  (StreamK), so that no SM idles in a last partial wave (e.g. 33 x 33
+//  tiles of 4097^3 on 2 x 132 block slots: 4.1 waves). Every tile, whole
+//  or partial, is added into C atomically as with split-K (C set to
+//  beta * C first). Takes SPLITK == SLICEK == 1.
 // Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = any number of
 // blocks (sgemm.cc: MINB * SMs, at most the iterations), y = 1. Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
@@ -835,6 +836,50 @@ __device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
   WarpStore<TM, TN, LN, ATOMIC>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
 }
 
+// A stream-K block's work (CUTLASS's data-parallel + stream-K hybrid): of
+// the `tiles` output tiles, the first sk_tiles are split as sk_tiles * ktiles
+// (tile, K tile) iterations, tile-major, evenly over the G = gridDim.x
+// blocks; the others, whole numbers of waves, run data-parallel (block b
+// takes tiles sk_tiles + b, + b + G, ...), so that concurrent blocks share
+// rows of A and columns of B in L2 as without stream-K. sk_tiles = 0 where G
+// divides tiles; all of them where tiles < 2G; else G + tiles % G (each
+// block gets 1 to 2 tiles of stream-K work, the last partial wave spread
+// over all SMs). Updated by one thread.
+struct StreamK {
+  int pid, kt0, kt1;  // the current segment: K tiles [kt0, kt1) of tile pid (done: pid >= tiles)
+  int sk_tiles;
+  long long sk_end;  // one past the block's last stream-K iteration
+
+  __device__ void Start(int tiles, int ktiles) {
+    const int g = gridDim.x, rem = tiles % g;
+    sk_tiles = rem == 0 ? 0 : tiles >= 2 * g ? g + rem : tiles;
+    const long long iters = static_cast<long long>(sk_tiles) * ktiles;
+    sk_end = iters * (blockIdx.x + 1) / g;
+    Seek(iters * blockIdx.x / g, ktiles);
+  }
+  __device__ void Next(int tiles, int ktiles) {
+    if (pid < sk_tiles) {
+      Seek(static_cast<long long>(pid) * ktiles + kt1, ktiles);
+    } else {
+      pid += gridDim.x;
+    }
+  }
+  // The segment at stream-K iteration `it`, or past the block's share its
+  // first data-parallel tile.
+  __device__ void Seek(long long it, int ktiles) {
+    if (it < sk_end) {
+      pid = static_cast<int>(it / ktiles);
+      kt0 = static_cast<int>(it % ktiles);
+      kt1 = static_cast<int>(min(static_cast<long long>(ktiles),
+                                 sk_end - static_cast<long long>(pid) * ktiles));
+    } else {
+      pid = sk_tiles + blockIdx.x;
+      kt0 = 0;
+      kt1 = ktiles;
+    }
+  }
+};
+
 }  // namespace sgemm_detail
 
 template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
@@ -851,29 +896,17 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
   const int tiles_n = sgemm_detail::CeilDiv(N, BN);
   const int ktiles = sgemm_detail::CeilDiv(K, BK);
   if constexpr (STREAMK != 0) {
-    // Stream-K: the tiles * ktiles (output tile, K tile) iterations, tile-major,
-    // split evenly over the grid; a block's range covers whole and partial
-    // tiles, each added into C atomically.
-    // The loop state lives in shared memory: in registers it would stay live
-    // across the K loop of each tile and push the 128-register (MINB 2 x 256
-    // threads) kernels into spills.
-    __shared__ int state[4];  // tile, its K tiles [kt0, kt1), the last tile
-    if (threadIdx.x == 0) {
-      const long long total = static_cast<long long>(tiles_m) * tiles_n * ktiles;
-      const long long first = total * blockIdx.x / gridDim.x;
-      const long long last = total * (blockIdx.x + 1) / gridDim.x - 1;  // >= first - 1
-      const int first_pid = static_cast<int>(first / ktiles);
-      const int last_pid = static_cast<int>(last / ktiles);
-      state[0] = first_pid;
-      state[1] = static_cast<int>(first % ktiles);
-      state[2] = first_pid < last_pid ? ktiles : static_cast<int>(last % ktiles) + 1;
-      state[3] = last < first ? -1 : last_pid;  // -1: no iteration
-    }
+    // The block's work: its share of the stream-K iterations, then its
+    // data-parallel tiles (sgemm_detail::StreamK). Kept by thread 0 in shared
+    // memory: in registers it would stay live across each tile's K loop and
+    // push the 128-register (MINB 2 x 256 threads) kernels into spills.
+    __shared__ sgemm_detail::StreamK work;
+    if (threadIdx.x == 0) work.Start(tiles_m * tiles_n, ktiles);
     __syncthreads();
     for (;;) {
-      const volatile int* v = state;
-      const int pid = v[0], kt0 = v[1], kt1 = v[2], last_pid = v[3];
-      if (pid > last_pid) break;
+      const volatile sgemm_detail::StreamK* v = &work;
+      const int pid = v->pid, kt0 = v->kt0, kt1 = v->kt1;
+      if (pid >= tiles_m * tiles_n) break;
       // threadIdx.x through asm volatile: the loop cannot hoist what derives
       // from it (copy and store addresses) and keep it live across the K
       // loop either.
@@ -881,14 +914,8 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
       asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
       sgemm_detail::WarpTile<W, BM, BN, TM, TN, LN, GROUP, SLICEK, ATOMIC>(
           M, N, K, alpha, A, B, beta, C, smem, pid, kt0, kt1, tid);
-      __syncthreads();  // everyone has read the state; the stages are free
-      if (tid == 0) {
-        const long long last = static_cast<long long>(tiles_m) * tiles_n * ktiles *
-                                   (blockIdx.x + 1) / gridDim.x - 1;
-        state[0] = pid + 1;
-        state[1] = 0;
-        state[2] = pid + 1 < last_pid ? ktiles : static_cast<int>(last % ktiles) + 1;
-      }
+      __syncthreads();  // everyone has read the work; the stages are free
+      if (tid == 0) work.Next(tiles_m * tiles_n, ktiles);
       __syncthreads();
     }
   } else {
