@@ -460,12 +460,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  STREAMK 1 (stream-K, Osama et al., "Stream-K: Work-centric Parallel
 //  Decomposition for Dense Matrix Multiplication", PPoPP 2023; CUTLASS):
 //  a persistent grid of MINB blocks per SM; the tiles of the last partial
-//  wave and one full wave are split into (output tile, K tile) iterations
-//  shared evenly by all blocks, the other waves run data-parallel
-//  (StreamK), so that no SM idles in a last partial wave (e.g. 33 x 33
-//  tiles of 4097^3 on 2 x 132 block slots: 4.1 waves). Every tile, whole
-//  or partial, is added into C atomically as with split-K (C set to
-//  beta * C first). Takes SPLITK == SLICEK == 1.
+//  wave are split into (output tile, K tile) iterations shared evenly by all
+//  blocks, the whole waves run data-parallel (StreamK), so that no SM idles
+//  in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132 block
+//  slots: 4.1 waves). Every tile, whole or partial, is added into C
+//  atomically as with split-K (C set to beta * C first). Takes
+//  SPLITK == SLICEK == 1.
 // Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = any number of
 // blocks (sgemm.cc: MINB * SMs, at most the iterations), y = 1. Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
@@ -836,23 +836,24 @@ __device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
   WarpStore<TM, TN, LN, ATOMIC>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
 }
 
-// A stream-K block's work (CUTLASS's data-parallel + stream-K hybrid): of
-// the `tiles` output tiles, the first sk_tiles are split as sk_tiles * ktiles
-// (tile, K tile) iterations, tile-major, evenly over the G = gridDim.x
-// blocks; the others, whole numbers of waves, run data-parallel (block b
-// takes tiles sk_tiles + b, + b + G, ...), so that concurrent blocks share
-// rows of A and columns of B in L2 as without stream-K. sk_tiles = 0 where G
-// divides tiles; all of them where tiles < 2G; else G + tiles % G (each
-// block gets 1 to 2 tiles of stream-K work, the last partial wave spread
-// over all SMs). Updated by one thread.
+// A stream-K block's work (a data-parallel + stream-K hybrid, as in
+// CUTLASS): of the `tiles` output tiles, the first sk_tiles = tiles % G (G =
+// gridDim.x), the partial wave, are split as sk_tiles * ktiles (tile, K tile)
+// iterations, tile-major, evenly over the G blocks; the others, whole waves,
+// run data-parallel afterwards (block b takes tiles sk_tiles + b, + b + G,
+// ...), so that concurrent blocks share rows of A and columns of B in L2 as
+// without stream-K. (Splitting one more wave too, CUTLASS's two-tile
+// stream-K, ran 4096^3 and 8192^3 5-7% slower than data-parallel on an
+// H100, presumably as blocks at unrelated k of ~400 tiles lose the L2
+// reuse.) Updated by one thread.
 struct StreamK {
   int pid, kt0, kt1;  // the current segment: K tiles [kt0, kt1) of tile pid (done: pid >= tiles)
   int sk_tiles;
   long long sk_end;  // one past the block's last stream-K iteration
 
   __device__ void Start(int tiles, int ktiles) {
-    const int g = gridDim.x, rem = tiles % g;
-    sk_tiles = rem == 0 ? 0 : tiles >= 2 * g ? g + rem : tiles;
+    const int g = gridDim.x;
+    sk_tiles = tiles % g;
     const long long iters = static_cast<long long>(sk_tiles) * ktiles;
     sk_end = iters * (blockIdx.x + 1) / g;
     Seek(iters * blockIdx.x / g, ktiles);
