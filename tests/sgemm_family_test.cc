@@ -316,11 +316,14 @@ TEST(SgemmFamily, Geometry) {
         std::tuple{Warp(32, 64, 32, 4, 4, 8, 3, 1, 1, 1, 4), Shape{512, 512, 512},
                    std::vector<uint32_t>{128, 1, 1}, (3u * 32 * (36 + 64) + 3 * 32 * 64) * 4,
                    false},
-        // Stream-K: MINB blocks per SM (2 x 132), prescale; at most one
-        // block per (tile, K tile) iteration (16x64 tiles of 16x64x16: 1 x
-        // 1 tile x 1 K tile).
+        // Stream-K: MINB blocks per SM (2 x 132) along x, ceil(tiles / 264)
+        // rows (33 x 33 tiles: 4 whole waves and the row that shares the
+        // 33 left), prescale; at most one block per (tile, K tile)
+        // iteration (16x64 tiles of 16x64x16: 1 x 1 tile x 1 K tile).
         std::tuple{Warp(128, 128, 32, 8, 8, 8, 2, 1, 8, 2, 1, 0, 1), Shape{4097, 4097, 4097},
-                   std::vector<uint32_t>{264, 1, 1}, 2u * 32 * (132 + 128) * 4, true},
+                   std::vector<uint32_t>{264, 5, 1}, 2u * 32 * (132 + 128) * 4, true},
+        std::tuple{Warp(128, 128, 32, 8, 8, 8, 2, 1, 8, 2, 1, 0, 1), Shape{4096, 4096, 4096},
+                   std::vector<uint32_t>{264, 4, 1}, 2u * 32 * (132 + 128) * 4, true},
         std::tuple{Warp(16, 64, 16, 4, 4, 8, 4, 1, 1, 4, 1, 0, 1), Shape{16, 64, 16},
                    std::vector<uint32_t>{1, 1, 1}, 4u * 16 * (20 + 64) * 4, true},
         std::tuple{Warp(16, 64, 16, 4, 4, 8, 4, 1, 1, 4, 1, 0, 1), Shape{16, 64, 100},
@@ -421,10 +424,12 @@ TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
     const int64_t tiles_n = (1000 + c.at("BN") - 1) / c.at("BN");
     const int64_t tiles_m = (1000 + c.at("BM") - 1) / c.at("BM");
     if (c.at("KIND") == 3) {
-      // Stream-K: MINB blocks per SM, one wave.
-      EXPECT_EQ(g.grid(0), c.at("STREAMK") ? c.at("MINB") * 132 : tiles_m * tiles_n)
+      // Stream-K: MINB blocks per SM along x, rows of whole waves and the
+      // row that shares the rest.
+      const int64_t tiles = tiles_m * tiles_n, slots = c.at("MINB") * 132;
+      EXPECT_EQ(g.grid(0), c.at("STREAMK") ? slots : tiles) << F().ConfigName(c);
+      EXPECT_EQ(g.grid(1), c.at("STREAMK") ? (tiles + slots - 1) / slots : c.at("SPLITK"))
           << F().ConfigName(c);
-      EXPECT_EQ(g.grid(1), c.at("SPLITK")) << F().ConfigName(c);
       EXPECT_LE(g.dynamic_shared_bytes(), 227u * 1024) << F().ConfigName(c);
     } else {
       EXPECT_EQ(g.grid(0), tiles_n) << F().ConfigName(c);

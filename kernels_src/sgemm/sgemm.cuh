@@ -459,15 +459,18 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  its own lines rather than what else the L2 holds. 0: default policy.
 //  STREAMK 1 (stream-K, Osama et al., "Stream-K: Work-centric Parallel
 //  Decomposition for Dense Matrix Multiplication", PPoPP 2023; CUTLASS):
-//  a persistent grid of MINB blocks per SM; the tiles of the last partial
-//  wave are split into (output tile, K tile) iterations shared evenly by all
-//  blocks, the whole waves run data-parallel (StreamK), so that no SM idles
-//  in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132 block
-//  slots: 4.1 waves). Every tile, whole or partial, is added into C
-//  atomically as with split-K (C set to beta * C first). Takes
-//  SPLITK == SLICEK == 1.
-// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = any number of
-// blocks (sgemm.cc: MINB * SMs, at most the iterations), y = 1. Requires
+//  grid = (G, ceil(tiles / G)) for G = MINB * SMs block slots: the rows but
+//  the last are data-parallel blocks, one tile each; the G blocks of the
+//  last row share the (output tile, K tile) iterations of the tiles left
+//  (the partial wave, or a whole one) evenly (StreamK), so that no SM idles
+//  in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132 block slots: 4.1
+//  waves). Every tile, whole or partial, is added into C atomically as with
+//  split-K (C set to beta * C first). Takes SPLITK == SLICEK == 1. (A
+//  persistent grid of G blocks looping over the whole waves ran 4096^3 and
+//  8192^3 5-7% slower than data-parallel on an H100: the hardware's dynamic
+//  block scheduling balances the SMs better.)
+// Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = G, y =
+// any number with (y - 1) * G < tiles (sgemm.cc: ceil(tiles / G)). Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
 // BK % 8 == 0, BK % SLICEK == 0, BM*BK % THREADS == 0, BN*BK % (4*THREADS) == 0.
 namespace sgemm_detail {
@@ -836,48 +839,32 @@ __device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
   WarpStore<TM, TN, LN, ATOMIC>(C, N, rows, cols, wm, wn, alpha, beta, vec_c, acc);
 }
 
-// A stream-K block's work (a data-parallel + stream-K hybrid, as in
-// CUTLASS): of the `tiles` output tiles, the first sk_tiles = tiles % G (G =
-// gridDim.x), the partial wave, are split as sk_tiles * ktiles (tile, K tile)
-// iterations, tile-major, evenly over the G blocks; the others, whole waves,
-// run data-parallel afterwards (block b takes tiles sk_tiles + b, + b + G,
-// ...), so that concurrent blocks share rows of A and columns of B in L2 as
-// without stream-K. (Splitting one more wave too, CUTLASS's two-tile
-// stream-K, ran 4096^3 and 8192^3 5-7% slower than data-parallel on an
-// H100, presumably as blocks at unrelated k of ~400 tiles lose the L2
-// reuse.) Updated by one thread.
+// A stream-K block's share of tiles [first, tiles): their (tile, K tile)
+// iterations, tile-major, split evenly over the gridDim.x blocks of the
+// grid's last row (see sgemm_warp). Updated by one thread.
 struct StreamK {
   int pid, kt0, kt1;  // the current segment: K tiles [kt0, kt1) of tile pid (done: pid >= tiles)
-  int sk_tiles;
-  long long sk_end;  // one past the block's last stream-K iteration
+  long long end;      // one past the block's last iteration
 
-  __device__ void Start(int tiles, int ktiles) {
-    const int g = gridDim.x;
-    sk_tiles = tiles % g;
-    const long long iters = static_cast<long long>(sk_tiles) * ktiles;
-    sk_end = iters * (blockIdx.x + 1) / g;
-    Seek(iters * blockIdx.x / g, ktiles);
+  __device__ void Start(int first, int tiles, int ktiles) {
+    const long long iters = static_cast<long long>(tiles - first) * ktiles;
+    const long long base = static_cast<long long>(first) * ktiles;
+    end = base + iters * (blockIdx.x + 1) / gridDim.x;
+    Seek(base + iters * blockIdx.x / gridDim.x, tiles, ktiles);
   }
   __device__ void Next(int tiles, int ktiles) {
-    if (pid < sk_tiles) {
-      Seek(static_cast<long long>(pid) * ktiles + kt1, ktiles);
-    } else {
-      pid += gridDim.x;
-    }
+    Seek(static_cast<long long>(pid) * ktiles + kt1, tiles, ktiles);
   }
-  // The segment at stream-K iteration `it`, or past the block's share its
-  // first data-parallel tile.
-  __device__ void Seek(long long it, int ktiles) {
-    if (it < sk_end) {
-      pid = static_cast<int>(it / ktiles);
-      kt0 = static_cast<int>(it % ktiles);
-      kt1 = static_cast<int>(min(static_cast<long long>(ktiles),
-                                 sk_end - static_cast<long long>(pid) * ktiles));
-    } else {
-      pid = sk_tiles + blockIdx.x;
-      kt0 = 0;
-      kt1 = ktiles;
+  // The segment at iteration `it` (none past the share).
+  __device__ void Seek(long long it, int tiles, int ktiles) {
+    if (it >= end) {
+      pid = tiles;
+      return;
     }
+    pid = static_cast<int>(it / ktiles);
+    kt0 = static_cast<int>(it % ktiles);
+    kt1 = static_cast<int>(min(static_cast<long long>(ktiles),
+                               end - static_cast<long long>(pid) * ktiles));
   }
 };
 
@@ -897,17 +884,28 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
   const int tiles_n = sgemm_detail::CeilDiv(N, BN);
   const int ktiles = sgemm_detail::CeilDiv(K, BK);
   if constexpr (STREAMK != 0) {
-    // The block's work: its share of the stream-K iterations, then its
-    // data-parallel tiles (sgemm_detail::StreamK). Kept by thread 0 in shared
-    // memory: in registers it would stay live across each tile's K loop and
-    // push the 128-register (MINB 2 x 256 threads) kernels into spills.
+    // Rows y < gridDim.y - 1 of the grid are whole waves of data-parallel
+    // tiles (the hardware schedules them as SMs free up); the last row
+    // shares the tiles left, at most a wave, as stream-K iterations.
+    const int tiles = tiles_m * tiles_n;
+    const int first = min(tiles, (gridDim.y - 1) * gridDim.x);  // of the last row
+    if (blockIdx.y + 1 < gridDim.y) {
+      const int pid = blockIdx.y * gridDim.x + blockIdx.x;
+      if (pid >= tiles) return;
+      sgemm_detail::WarpTile<W, BM, BN, TM, TN, LN, GROUP, SLICEK, ATOMIC>(
+          M, N, K, alpha, A, B, beta, C, smem, pid, 0, ktiles, threadIdx.x);
+      return;
+    }
+    // The share is kept by thread 0 in shared memory: in registers it would
+    // stay live across each tile's K loop and push the 128-register (MINB 2
+    // x 256 threads) kernels into spills.
     __shared__ sgemm_detail::StreamK work;
-    if (threadIdx.x == 0) work.Start(tiles_m * tiles_n, ktiles);
+    if (threadIdx.x == 0) work.Start(first, tiles, ktiles);
     __syncthreads();
     for (;;) {
       const volatile sgemm_detail::StreamK* v = &work;
       const int pid = v->pid, kt0 = v->kt0, kt1 = v->kt1;
-      if (pid >= tiles_m * tiles_n) break;
+      if (pid >= tiles) break;
       // threadIdx.x through asm volatile: the loop cannot hoist what derives
       // from it (copy and store addresses) and keep it live across the K
       // loop either.
@@ -915,8 +913,8 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
       asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
       sgemm_detail::WarpTile<W, BM, BN, TM, TN, LN, GROUP, SLICEK, ATOMIC>(
           M, N, K, alpha, A, B, beta, C, smem, pid, kt0, kt1, tid);
-      __syncthreads();  // everyone has read the work; the stages are free
-      if (tid == 0) work.Next(tiles_m * tiles_n, ktiles);
+      __syncthreads();  // everyone has read the share; the stages are free
+      if (tid == 0) work.Next(tiles, ktiles);
       __syncthreads();
     }
   } else {

@@ -274,9 +274,10 @@ class SgemmFamilyImpl final : public Family {
              "holds (other kinds: 0)",
              IfAbsent("STREAMB")},
             {"STREAMK", {0, 1},
-             "warp: 1 = stream-K, a grid of MINB blocks per SM shares the (output tile, "
-             "K tile) iterations evenly, partial tiles added into C with atomics after C is "
-             "set to beta*C; no SM idles in a last partial wave (other kinds: 0)",
+             "warp: 1 = stream-K, the whole waves of output tiles run data-parallel and "
+             "MINB blocks per SM share the (output tile, K tile) iterations of the partial "
+             "wave evenly, every tile added into C with atomics after C is set to beta*C; "
+             "no SM idles in a last partial wave (other kinds: 0)",
              IfAbsent("STREAMK")},
         } {}
 
@@ -319,8 +320,7 @@ class SgemmFamilyImpl final : public Family {
   ///    first four tiles also with BK 32, STAGES 3, the 16x8-per-thread ones
   ///    also with BK 32, STAGES 4; the 128-row tiles also with STREAMB 1);
   ///    and STREAMK 1 with BK 16, STAGES 4 (the first four tiles also BK 32,
-  ///    STAGES 3, and STAGES 2 with GROUP 1), MINB the blocks per SM the
-  ///    tile runs at;
+  ///    STAGES 3), MINB the blocks per SM the tile runs at;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
@@ -398,10 +398,7 @@ class SgemmFamilyImpl final : public Family {
       const int64_t sk_minb =
           threads == 128 ? (bm == 64 ? 4 : 2) : (tm * tn == 64 && threads == 256 ? 2 : 1);
       warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, sk_minb, 1, 0, 1);
-      if (i <= 3) {  // BK 32 with 2 stages spills at 128 registers with GROUP 8
-        warp(bm, bn, 32, tm, tn, ln, 3, 1, 8, sk_minb, 1, 0, 1);
-        warp(bm, bn, 32, tm, tn, ln, 2, 1, 1, sk_minb, 1, 0, 1);
-      }
+      if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, 1, 8, sk_minb, 1, 0, 1);
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
@@ -563,8 +560,8 @@ class SgemmFamilyImpl final : public Family {
 
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>"; no extra
-  /// options.
+  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>";
+  /// no extra options.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     std::string expr;
@@ -598,10 +595,11 @@ class SgemmFamilyImpl final : public Family {
   /// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
   /// {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
   /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
-  /// into C with atomics). STREAMK=1: grid = {min(MINB * SMs, tiles *
-  /// ceil(K / BK)), 1, 1} (one wave of the blocks __launch_bounds__ lets an
-  /// SM hold; the tiles where the device's SM count is unknown) and
-  /// prescale_output.
+  /// into C with atomics). STREAMK=1: grid = {G, ceil(tiles / G), 1} for
+  /// G = min(MINB * SMs, tiles * ceil(K / BK)), the block slots
+  /// __launch_bounds__ lets the SMs hold (rows of whole data-parallel
+  /// waves, then G blocks sharing the last wave; G = tiles where the
+  /// device's SM count is unknown), and prescale_output.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
                               const v1::Device& device) const override {
     const int64_t kind = At(config, "KIND");
@@ -609,13 +607,14 @@ class SgemmFamilyImpl final : public Family {
     if (kind == kWarpTiled) {
       const Warp w = GetWarp(config);
       const int64_t tiles = CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn);
-      int64_t blocks = tiles;
+      int64_t blocks = tiles, rows = std::max<int64_t>(w.splitk, 1);
       if (w.streamk != 0 && device.sm_count() > 0) {
         blocks = std::min(w.minb * device.sm_count(), tiles * CeilDiv(shape[2], w.bk));
+        rows = CeilDiv(tiles, blocks);
       }
       v1::LaunchGeometry g;
       g.add_grid(static_cast<uint32_t>(blocks));
-      g.add_grid(static_cast<uint32_t>(std::max<int64_t>(w.splitk, 1)));
+      g.add_grid(static_cast<uint32_t>(rows));
       g.add_grid(1);
       g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
       g.add_block(1);
