@@ -23,20 +23,21 @@ Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,
   return {{"KIND", 2},   {"BM", bm},     {"BN", bn},     {"BK", bk},    {"TM", tm},
           {"TN", tn},    {"PAD", pad},   {"VEC", vec},   {"LOOP", loop}, {"MAP", map},
           {"DB", db},    {"LN", 0},      {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},   {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0}};
+          {"MINB", 1},   {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0}, {"RUL", 5}};
 }
 
 /// A warp-tiled config (kind 3); the defaults are 128x128x16, 8x8 per thread,
 /// warp tile 32x64, 3 stages, GROUP 8, MINB 2, no sliced-K, B not streamed,
-/// no stream-K.
+/// no stream-K, ptxas's default register usage level.
 Config Warp(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t tm = 8, int64_t tn = 8,
             int64_t ln = 8, int64_t stages = 3, int64_t splitk = 1, int64_t group = 8,
-            int64_t minb = 2, int64_t slicek = 1, int64_t streamb = 0, int64_t streamk = 0) {
+            int64_t minb = 2, int64_t slicek = 1, int64_t streamb = 0, int64_t streamk = 0,
+            int64_t rul = 5) {
   return {{"KIND", 3},   {"BM", bm},          {"BN", bn},          {"BK", bk},
           {"TM", tm},    {"TN", tn},          {"PAD", 4},          {"VEC", 4},
           {"LOOP", 0},   {"MAP", 1},          {"DB", 0},           {"LN", ln},
           {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-          {"SLICEK", slicek}, {"STREAMB", streamb}, {"STREAMK", streamk}};
+          {"SLICEK", slicek}, {"STREAMB", streamb}, {"STREAMK", streamk}, {"RUL", rul}};
 }
 
 /// A naive (kind 0) or coalesced (kind 1) config with the fixed unused values.
@@ -44,7 +45,7 @@ Config Naive(int64_t kind, int64_t bm, int64_t bn) {
   return {{"KIND", kind}, {"BM", bm},   {"BN", bn},     {"BK", 8},     {"TM", 1},
           {"TN", 1},      {"PAD", 0},   {"VEC", 1},     {"LOOP", 0},   {"MAP", 0},
           {"DB", 0},      {"LN", 0},    {"STAGES", 0},  {"SPLITK", 1}, {"GROUP", 1},
-          {"MINB", 1},    {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0}};
+          {"MINB", 1},    {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0}, {"RUL", 5}};
 }
 
 /// Check's status on the sm_90 reference device.
@@ -86,7 +87,7 @@ TEST(SgemmFamily, Describes) {
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
                                               "GROUP", "MINB", "SLICEK", "STREAMB",
-                                              "STREAMK"}));
+                                              "STREAMK", "RUL"}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -128,7 +129,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
 
   int naive = 0, coalesced = 0, classic = 0, one_d = 0, two_d = 0, fast = 0, warp = 0,
-      split = 0, sliced = 0, deep = 0, streamed = 0, four_blocks = 0, stream_k = 0;
+      split = 0, sliced = 0, deep = 0, streamed = 0, four_blocks = 0, stream_k = 0, rul10 = 0;
   for (const auto& c : valid) {
     switch (c.at("KIND")) {
       case 0: ++naive; break;
@@ -139,6 +140,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
         sliced += c.at("SLICEK") > 1;
         deep += c.at("STAGES") == 8;
         streamed += c.at("STREAMB") == 1;
+        rul10 += c.at("RUL") == 10;
         if (c.at("MINB") == 4) {  // 4 blocks of up to 128 threads: 128 registers or more
           ++four_blocks;
           EXPECT_LE((c.at("BM") / c.at("TM")) * (c.at("BN") / c.at("TN")), 128)
@@ -174,6 +176,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   EXPECT_GE(streamed, 30);
   EXPECT_GE(four_blocks, 15);
   EXPECT_GE(stream_k, 30);
+  EXPECT_GE(rul10, 10);
   EXPECT_TRUE(CheckSm90(Tiled()).ok());  // the reference 128x128x8, 8x8 kernel is in
   EXPECT_TRUE(CheckSm90(Warp()).ok());
   // The warp kind comes first, so that a job meets a fast kernel early.
@@ -186,7 +189,11 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
   for (const auto& c : F().Space()) {
     EXPECT_TRUE(configs.insert(c).second) << F().ConfigKey(c);
     EXPECT_TRUE(names.insert(F().ConfigName(c)).second) << F().ConfigName(c);
-    EXPECT_TRUE(expressions.insert(F().Source(c).name_expression).second) << F().ConfigKey(c);
+    // Each config a distinct kernel: its instantiation and compile options.
+    const KernelSource src = F().Source(c);
+    std::string kernel = src.name_expression;
+    for (const auto& o : src.options) kernel += " " + o;
+    EXPECT_TRUE(expressions.insert(kernel).second) << F().ConfigKey(c);
     ASSERT_EQ(c.size(), F().params().size()) << F().ConfigKey(c);
     for (const auto& p : F().params()) {
       ASSERT_TRUE(c.contains(p.name));
@@ -215,7 +222,7 @@ TEST(SgemmFamily, ConfigKeyRoundTrips) {
   }
   EXPECT_EQ(F().ConfigKey(Tiled()),
             "KIND=2,BM=128,BN=128,BK=8,TM=8,TN=8,PAD=4,VEC=4,LOOP=0,MAP=1,DB=0,LN=0,STAGES=0,"
-            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1,STREAMB=0,STREAMK=0");
+            "SPLITK=1,GROUP=1,MINB=1,SLICEK=1,STREAMB=0,STREAMK=0,RUL=5");
 }
 
 TEST(SgemmFamily, ConfigNames) {
@@ -233,6 +240,8 @@ TEST(SgemmFamily, ConfigNames) {
             "sgemm_warp_16x128x16_4x4_ln8_s4_g1_b1_sk8_sb");
   EXPECT_EQ(F().ConfigName(Warp(128, 128, 32, 8, 8, 8, 2, 1, 8, 2, 1, 0, 1)),
             "sgemm_warp_128x128x32_8x8_ln8_s2_g8_b2_st");
+  EXPECT_EQ(F().ConfigName(Warp(128, 256, 16, 8, 16, 8, 4, 1, 8, 1, 1, 0, 1, 10)),
+            "sgemm_warp_128x256x16_8x16_ln8_s4_g8_b1_st_r10");
 }
 
 // A warp config stored before SLICEK, STREAMB and STREAMK existed lacks them:
@@ -243,6 +252,7 @@ TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   old.erase("SLICEK");
   old.erase("STREAMB");
   old.erase("STREAMK");
+  old.erase("RUL");
   EXPECT_TRUE(F().CheckParams(old).ok());
   EXPECT_TRUE(CheckSm90(old).ok());
   EXPECT_EQ(F().ConfigName(old), F().ConfigName(Warp()));
@@ -252,6 +262,8 @@ TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   EXPECT_EQ(F().ConfigKey(old).find("SLICEK"), std::string::npos);  // its stored key
   EXPECT_EQ(F().ConfigKey(old).find("STREAMB"), std::string::npos);
   EXPECT_EQ(F().ConfigKey(old).find("STREAMK"), std::string::npos);
+  EXPECT_EQ(F().ConfigKey(old).find("RUL"), std::string::npos);
+  EXPECT_TRUE(F().Source(old).options.empty());
   // Only the parameters with an if_absent value may be missing.
   old.erase("MINB");
   EXPECT_EQ(F().CheckParams(old).code(), absl::StatusCode::kFailedPrecondition);
@@ -273,6 +285,11 @@ TEST(SgemmFamily, Sources) {
             "sgemm_warp<16,128,16,4,4,8,4,8,1,1,1,1,0>");
   EXPECT_EQ(F().Source(Warp(128, 128, 32, 8, 8, 8, 2, 1, 8, 2, 1, 0, 1)).name_expression,
             "sgemm_warp<128,128,32,8,8,8,2,1,8,2,1,0,1>");
+  // RUL: a ptxas option, not a template argument.
+  EXPECT_TRUE(F().Source(Warp()).options.empty());
+  const KernelSource rul = F().Source(Warp(128, 256, 16, 8, 16, 8, 4, 1, 8, 1, 1, 0, 0, 10));
+  EXPECT_EQ(rul.name_expression, "sgemm_warp<128,256,16,8,16,8,4,1,8,1,1,0,0>");
+  EXPECT_EQ(rul.options, std::vector<std::string>{"-Xptxas=--register-usage-level=10"});
   // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {

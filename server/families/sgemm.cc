@@ -63,10 +63,16 @@ constexpr int64_t kWarpRegisterOverhead = 40;
 /// the SM's capacity (CUDA C Programming Guide, compute capabilities).
 constexpr int64_t kReservedSharedPerBlock = 1024;
 
+/// ptxas's default --register-usage-level.
+constexpr int64_t kDefaultRegisterUsageLevel = 5;
+
 /// Parameters added after configs were first stored, and the value a stored
-/// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0) and
-/// STREAMK (0), the warp kernel as it was before them.
-int64_t IfAbsent(std::string_view key) { return key == "SLICEK" ? 1 : 0; }
+/// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
+/// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
+/// before them.
+int64_t IfAbsent(std::string_view key) {
+  return key == "SLICEK" ? 1 : key == "RUL" ? kDefaultRegisterUsageLevel : 0;
+}
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
 int64_t At(const Config& c, const std::string& key) {
@@ -82,9 +88,11 @@ const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0}};
+                               {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0},
+                               {"RUL", kDefaultRegisterUsageLevel}};
   static const Config tiled = {{"LN", 0},    {"STAGES", 0}, {"SPLITK", 1},  {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0}};
+                               {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
+                               {"RUL", kDefaultRegisterUsageLevel}};
   static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
@@ -279,6 +287,11 @@ class SgemmFamilyImpl final : public Family {
              "wave evenly, every tile added into C with atomics after C is set to beta*C; "
              "no SM idles in a last partial wave (other kinds: 0)",
              IfAbsent("STREAMK")},
+            {"RUL", {kDefaultRegisterUsageLevel, 10},
+             "warp: ptxas --register-usage-level (0..10, default 5; a beta ptxas option): 10 "
+             "trades registers for more aggressive optimization; the schedule ptxas picks "
+             "moves a kernel's time by several percent (other kinds: 5)",
+             IfAbsent("RUL")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -320,7 +333,9 @@ class SgemmFamilyImpl final : public Family {
   ///    first four tiles also with BK 32, STAGES 3, the 16x8-per-thread ones
   ///    also with BK 32, STAGES 4; the 128-row tiles also with STREAMB 1);
   ///    and STREAMK 1 with BK 16, STAGES 4 (the first four tiles also BK 32,
-  ///    STAGES 3), MINB the blocks per SM the tile runs at;
+  ///    STAGES 3), MINB the blocks per SM the tile runs at; for the first
+  ///    four tiles also RUL 10 with BK 16, STAGES 4 (plain, MINB 2, stream-K)
+  ///    and, for 16x8 per thread, BK 32 with SPLITK 2;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
@@ -345,12 +360,14 @@ class SgemmFamilyImpl final : public Family {
     };
     auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
                     int64_t stages, int64_t splitk, int64_t group, int64_t minb,
-                    int64_t slicek = 1, int64_t streamb = 0, int64_t streamk = 0) {
+                    int64_t slicek = 1, int64_t streamb = 0, int64_t streamk = 0,
+                    int64_t rul = kDefaultRegisterUsageLevel) {
       Config c = base(kWarpTiled);
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                           {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
                           {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
-                          {"SLICEK", slicek}, {"STREAMB", streamb}, {"STREAMK", streamk}}) {
+                          {"SLICEK", slicek}, {"STREAMB", streamb}, {"STREAMK", streamk},
+                          {"RUL", rul}}) {
         c[k] = v;
       }
       add(c);
@@ -399,6 +416,15 @@ class SgemmFamilyImpl final : public Family {
           threads == 128 ? (bm == 64 ? 4 : 2) : (tm * tn == 64 && threads == 256 ? 2 : 1);
       warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, sk_minb, 1, 0, 1);
       if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, 1, 8, sk_minb, 1, 0, 1);
+      // ptxas's register usage level 10 for the large shapes' kernels: the
+      // same kernel ran 2.85 ms (NVRTC) and 3.04 ms (nvcc) at 4096^3, so the
+      // schedule ptxas picks is worth tuning too.
+      if (i <= 3) {
+        warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, 1, 1, 0, 0, 10);
+        if (threads >= 256 && tm * tn == 64) warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, 2, 1, 0, 0, 10);
+        warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, sk_minb, 1, 0, 1, 10);
+        if (tm * tn == 128) warp(bm, bn, 32, tm, tn, ln, 4, 2, 8, 1, 1, 0, 0, 10);
+      }
     }
     // Warp tiling, small tiles and split-K: (BK, STAGES) = (16, 4) or (32, 3).
     for (const auto& [bm, bn, tm, tn, ln] : kSplitTiles) {
@@ -530,7 +556,7 @@ class SgemmFamilyImpl final : public Family {
 
   /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
   /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1, "_sb"
-  /// where STREAMB=1 and "_st" where STREAMK=1,
+  /// where STREAMB=1, "_st" where STREAMK=1 and "_r<RUL>" where RUL is not 5,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
@@ -545,6 +571,9 @@ class SgemmFamilyImpl final : public Family {
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       if (At(config, "STREAMB") != 0) absl::StrAppend(&name, "_sb");
       if (At(config, "STREAMK") != 0) absl::StrAppend(&name, "_st");
+      if (At(config, "RUL") != kDefaultRegisterUsageLevel) {
+        absl::StrAppend(&name, "_r", At(config, "RUL"));
+      }
       return name;
     }
     if (kind != kTiled) {
@@ -561,10 +590,11 @@ class SgemmFamilyImpl final : public Family {
   /// The whole of sgemm.cuh and "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
   /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>";
-  /// no extra options.
+  /// options: "-Xptxas=--register-usage-level=<RUL>" where RUL is not 5.
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     std::string expr;
+    std::vector<std::string> options;
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
       for (const char* p :
@@ -573,6 +603,9 @@ class SgemmFamilyImpl final : public Family {
         args.push_back(At(config, p));
       }
       expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
+      if (At(config, "RUL") != kDefaultRegisterUsageLevel) {
+        options.push_back(absl::StrCat("-Xptxas=--register-usage-level=", At(config, "RUL")));
+      }
     } else if (kind != kTiled) {
       expr = absl::StrCat("sgemm_", KindName(kind), "<", At(config, "BM"), ",", At(config, "BN"),
                           ">");
@@ -583,7 +616,7 @@ class SgemmFamilyImpl final : public Family {
       }
       expr = absl::StrCat("sgemm_tiled<", absl::StrJoin(args, ","), ">");
     }
-    return {embedded::kSgemmSource, std::move(expr), {}};
+    return {embedded::kSgemmSource, std::move(expr), std::move(options)};
   }
 
   /// grid = {ceil(N / BN), ceil(M / BM), 1}. Where ceil(M / BM) exceeds 65535
