@@ -154,6 +154,23 @@ constexpr std::array<std::array<int64_t, 5>, 9> kSliceTiles = {{
     {64, 64, 8, 8, 8},
 }};
 
+/// Warp-kernel configs {BM, BN, BK, TM, TN, LN, STAGES, SPLITK, GROUP, MINB,
+/// SLICEK, STREAMB} that also get RUL 10: the winners of the suite's small,
+/// skinny and split-K shapes on an H100
+/// (bench/results/2026-11-22_h100_sgemm_suite_streamk.txt).
+constexpr std::array<std::array<int64_t, 12>, 10> kRul10Twins = {{
+    {64, 128, 16, 8, 8, 8, 4, 2, 8, 1, 1, 0},    // 1024^3, 1000^3
+    {64, 128, 16, 8, 8, 8, 4, 4, 8, 1, 1, 0},    // 128x4096^2
+    {64, 128, 16, 8, 8, 8, 4, 8, 8, 1, 1, 0},
+    {16, 128, 32, 4, 4, 8, 3, 4, 1, 1, 1, 1},    // 16x4096^2
+    {16, 64, 16, 4, 4, 8, 4, 4, 1, 1, 1, 1},
+    {256, 128, 16, 16, 8, 4, 4, 4, 8, 1, 1, 0},  // 8192x128x8192
+    {128, 256, 32, 8, 16, 8, 4, 4, 8, 1, 1, 0},  // 8192^3
+    {64, 128, 16, 8, 8, 8, 2, 1, 8, 4, 1, 0},    // 4096^2x64
+    {64, 128, 16, 8, 8, 8, 3, 1, 8, 4, 1, 0},
+    {32, 64, 64, 8, 4, 8, 2, 1, 1, 1, 4, 0},     // 512^3
+}};
+
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 /// The tiled kernel's derived sizes (see sgemm_tiled in sgemm.cuh).
@@ -335,7 +352,8 @@ class SgemmFamilyImpl final : public Family {
   ///    and STREAMK 1 with BK 16, STAGES 4 (the first four tiles also BK 32,
   ///    STAGES 3), MINB the blocks per SM the tile runs at; for the first
   ///    four tiles also RUL 10 with BK 16, STAGES 4 (plain, MINB 2, stream-K)
-  ///    and, for 16x8 per thread, BK 32 with SPLITK 2;
+  ///    and, for 16x8 per thread, BK 32 with SPLITK 2; RUL 10 twins of
+  ///    kRul10Twins;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
@@ -454,6 +472,10 @@ class SgemmFamilyImpl final : public Family {
         warp(bm, bn, 32, tm, tn, ln, 6, 1, 1, 1, slicek);
         if (slicek >= 4) warp(bm, bn, 64, tm, tn, ln, 2, 1, 1, 1, slicek);
       }
+    }
+    for (const auto& [bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamb] :
+         kRul10Twins) {
+      warp(bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamb, 0, 10);
     }
     // The earlier designs.
     for (int64_t kind : {kNaive, kCoalesced}) {
