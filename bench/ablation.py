@@ -2,10 +2,11 @@
 """Ablation table from `tunectl results --top 0` dumps (bench/suite.sh DUMP_RESULTS=1).
 
 For each shape: the best time of each design step (naive ... warp tiling with
-every technique, split-K, streamed B, sliced-K, stream-K), as a ratio to the
-overall winner. Measurements of clear losers have fewer repetitions
-(server/worker/measure.cc), so small differences among them are noise; the
-winner and those within 5% were re-timed interleaved with cuBLAS.
+every technique, split-K, streamed B, sliced-K, stream-K, ptxas register usage
+level), as a ratio to the overall winner. Measurements of clear losers have
+fewer repetitions (server/worker/measure.cc), so small differences among them
+are noise; the winner and those within 5% were re-timed interleaved with
+cuBLAS.
 Usage: bench/ablation.py RESULTS_FILE...
 """
 import re
@@ -35,6 +36,8 @@ STEPS = [
     ("warp tiling + sliced-K, best", lambda c: c["kind"] == "warp" and c["sk"] == 1 and c["sl"] > 1),
     ("warp tiling + sliced-K + split-K, best", lambda c: c["kind"] == "warp" and c["sk"] > 1 and c["sl"] > 1),
     ("warp tiling + stream-K, best", lambda c: c["kind"] == "warp" and c["st"]),
+    ("warp tiling, ptxas register usage level 5", lambda c: c["kind"] == "warp" and c["rul"] == 5),
+    ("warp tiling, ptxas register usage level 10", lambda c: c["kind"] == "warp" and c["rul"] == 10),
     ("overall winner", lambda c: True),
 ]
 
@@ -46,12 +49,12 @@ def plain(c):
 
 def parse(name):
     c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "bk": 0, "s": 0, "sk": 1, "sl": 1, "g": 1,
-         "b": 1, "sb": "_sb" in name, "st": name.endswith("_st")}
+         "b": 1, "sb": "_sb" in name, "st": "_st" in name, "rul": 5}
     m = re.search(r"_(\d+)x(\d+)x(\d+)_(\d+)x(\d+)", name)
     if m:
         c["bk"], c["tm"], c["tn"] = int(m.group(3)), int(m.group(4)), int(m.group(5))
     for key, pat in (("s", r"_s(\d+)"), ("sk", r"_sk(\d+)"), ("sl", r"_sl(\d+)"), ("g", r"_g(\d+)"),
-                     ("b", r"_b(\d+)")):
+                     ("b", r"_b(\d+)"), ("rul", r"_r(\d+)")):
         m = re.search(pat, name)
         if m:
             c[key] = int(m.group(1))
