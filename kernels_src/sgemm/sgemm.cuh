@@ -463,12 +463,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 //  the last are data-parallel blocks, one tile each; the G blocks of the
 //  last row share the (output tile, K tile) iterations of the tiles left
 //  (the partial wave, or a whole one) evenly (StreamK), so that no SM idles
-//  in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132 block slots: 4.1
-//  waves). Every tile, whole or partial, is added into C atomically as with
-//  split-K (C set to beta * C first). Takes SPLITK == SLICEK == 1. (A
-//  persistent grid of G blocks looping over the whole waves ran 4096^3 and
-//  8192^3 5-7% slower than data-parallel on an H100: the hardware's dynamic
-//  block scheduling balances the SMs better.)
+//  in a last partial wave (e.g. 33 x 33 tiles of 4097^3 on 2 x 132 block
+//  slots: 4.1 waves). Every tile, whole or partial, is added into C
+//  atomically as with split-K (C set to beta * C first). Takes
+//  SPLITK == SLICEK == 1. (A persistent grid of G blocks looping over the
+//  whole waves ran 4096^3 and 8192^3 5-7% slower than data-parallel on an
+//  H100, bench/results/2026-11-22_h100_sgemm_suite_streamk_partial.txt.)
 // Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = G, y =
 // any number with (y - 1) * G < tiles (sgemm.cc: ceil(tiles / G)). Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,
