@@ -173,6 +173,15 @@ constexpr std::array<std::array<int64_t, 12>, 10> kRul10Twins = {{
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
+/// MINB of a warp tile's stream-K configs: the blocks per SM it runs at,
+/// which size the stream-K grid. 4 for up to 128 threads (2 for 128x64,
+/// which spills at 4), 2 for 256 threads of up to 8x8, else 1.
+int64_t StreamKMinBlocks(int64_t bm, int64_t bn, int64_t tm, int64_t tn) {
+  const int64_t threads = (bm / tm) * (bn / tn);
+  if (threads <= 128) return bm == 128 && bn == 64 ? 2 : 4;
+  return threads == 256 && tm * tn <= 64 ? 2 : 1;
+}
+
 /// The tiled kernel's derived sizes (see sgemm_tiled in sgemm.cuh).
 struct Tiled {
   int64_t bm, bn, bk, tm, tn, pad, vec, loop, map, db;
@@ -350,16 +359,15 @@ class SgemmFamilyImpl final : public Family {
   ///    first four tiles also with BK 32, STAGES 3, the 16x8-per-thread ones
   ///    also with BK 32, STAGES 4; the 128-row tiles also with STREAMB 1);
   ///    and STREAMK 1 with BK 16, STAGES 4 (the first four tiles also BK 32,
-  ///    STAGES 3), MINB the blocks per SM the tile runs at; for the first
+  ///    STAGES 3), MINB StreamKMinBlocks(); for the first
   ///    four tiles also RUL 10 with BK 16, STAGES 4 (plain, MINB 2, stream-K)
   ///    and, for 16x8 per thread, BK 32 with SPLITK 2; RUL 10 twins of
   ///    kRul10Twins;
   ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
   ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
   ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
-  ///    and SPLITK 4..16), STREAMK 1 with MINB 4 (2 for 256 threads and
-  ///    128x64; tiles of up to 32 rows also with STREAMB 1), and (16, 8)
-  ///    with SPLITK 1..4;
+  ///    and SPLITK 4..16), STREAMK 1 with MINB StreamKMinBlocks() (tiles of
+  ///    up to 32 rows also with STREAMB 1), and (16, 8) with SPLITK 1..4;
   ///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
   ///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
   ///  - the earlier designs, one representative each plus ablations of the
@@ -428,10 +436,8 @@ class SgemmFamilyImpl final : public Family {
         if (i == 2 || i == 3) warp(bm, bn, 32, tm, tn, ln, 4, splitk, 8, 1);  // 16x8 tiles
         if (bm == 128 && i <= 2) warp(bm, bn, 16, tm, tn, ln, 4, splitk, 8, 1, 1, 1);  // M = 128
       }
-      // Stream-K at the occupancy the tile runs at (MINB blocks per SM; 128x64
-      // spills at 4): for shapes whose tiles leave a last partial wave.
-      const int64_t sk_minb =
-          threads == 128 ? (bm == 64 ? 4 : 2) : (tm * tn == 64 && threads == 256 ? 2 : 1);
+      // Stream-K: for shapes whose tiles leave a last partial wave.
+      const int64_t sk_minb = StreamKMinBlocks(bm, bn, tm, tn);
       warp(bm, bn, 16, tm, tn, ln, 4, 1, 8, sk_minb, 1, 0, 1);
       if (i <= 3) warp(bm, bn, 32, tm, tn, ln, 3, 1, 8, sk_minb, 1, 0, 1);
       // ptxas's register usage level 10 for the large shapes' kernels: the
@@ -452,9 +458,8 @@ class SgemmFamilyImpl final : public Family {
         if (bm <= 32) {
           for (int64_t splitk : {4, 8, 16}) warp(bm, bn, bk, tm, tn, ln, stages, splitk, 1, 1, 1, 1);
         }
-        // Stream-K, 2 or 4 blocks per SM (128x64 spills at 4).
-        const int64_t threads = (bm / tm) * (bn / tn);
-        const int64_t sk_minb = threads <= 128 && !(bm == 128 && bn == 64) ? 4 : 2;
+        // Stream-K.
+        const int64_t sk_minb = StreamKMinBlocks(bm, bn, tm, tn);
         warp(bm, bn, bk, tm, tn, ln, stages, 1, 1, sk_minb, 1, 0, 1);
         if (bm <= 32) warp(bm, bn, bk, tm, tn, ln, stages, 1, 1, sk_minb, 1, 1, 1);
       }
