@@ -809,6 +809,13 @@ absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
   return update.Run();
 }
 
+absl::Status Store::AddJobConfigs(int64_t id, int32_t configs) {
+  absl::MutexLock lock(&mu_);
+  Stmt update(db_, "UPDATE jobs SET total = total + ?2 WHERE id = ?1");
+  update.Bind(id, configs);
+  return update.Run();
+}
+
 }  // namespace tuned
 
 namespace tuned {

@@ -157,6 +157,9 @@ class Store {
 
   /// Adds `time` to the job's totals (Job.compile_seconds etc.).
   absl::Status AddJobTime(int64_t id, const JobTime& time);
+  /// Adds `configs` to the job's total (Job.total), for configs the job
+  /// measures beyond its pruned space (the neighbours of its best).
+  absl::Status AddJobConfigs(int64_t id, int32_t configs);
 
  private:
   /// Best() and AddMeasurement() without the cache: the SQL.

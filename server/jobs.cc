@@ -18,6 +18,11 @@ namespace {
 /// of the top few, so 10 are cheap.
 constexpr int kRetimePasses = 10;
 
+/// Rounds of refinement at most (JobRunner::Refine): a round measures the
+/// untried neighbours of the best few; a neighbour that joins them is
+/// refined in the next round.
+constexpr int kRefinePasses = 3;
+
 /// GFLOPS or GB/s of a run of `ms` milliseconds (Family::Work); 0 if none.
 double MetricOf(const Family& family, const Shape& shape, double ms) {
   return ms > 0 ? family.Work(shape) / (ms * 1e6) : 0;
@@ -473,6 +478,94 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
   }
 }
 
+void JobRunner::AddTime(int64_t id, JobTime* time) {
+  if (auto s = store_->AddJobTime(id, *time); !s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+  *time = {};
+}
+
+absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const Family& family,
+                                                     const std::vector<Config>& configs,
+                                                     double* best_ms) {
+  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  std::vector<std::vector<v1::worker::Kernel>> batches;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (i % options_.compile_batch == 0) batches.emplace_back();
+    batches.back().push_back(KernelOf(family, configs[i], shape, device()));
+  }
+  // The compiler works one batch ahead of the GPU.
+  JobTime time, compile_time;
+  auto compile = [&](size_t b) {
+    return std::async(std::launch::async,
+                      [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time); });
+  };
+  std::future<std::vector<v1::worker::MeasureResult>> next;
+  if (!batches.empty()) next = compile(0);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const absl::Time wait_start = absl::Now();
+    const auto compiled = next.get();
+    time.wait_seconds += absl::ToDoubleSeconds(absl::Now() - wait_start);
+    time.compile_seconds += compile_time.compile_seconds;
+    time.cached += compile_time.cached;
+    compile_time = {};
+    if (b + 1 < batches.size()) next = compile(b + 1);
+    for (size_t i = 0; i < batches[b].size(); ++i) {
+      const Config& config = configs[b * options_.compile_batch + i];
+      Ran stop = Stopping() ? Ran::kStopping : Cancelled(job.id()) ? Ran::kCancelled : Ran::kAll;
+      if (stop == Ran::kAll) {
+        if (auto s = MeasureOne(job, family, config, batches[b][i], compiled[i], best_ms, &time);
+            !s.ok()) {
+          AddTime(job.id(), &time);
+          return s;
+        }
+        continue;
+      }
+      AddTime(job.id(), &time);
+      return stop;
+    }
+    AddTime(job.id(), &time);
+  }
+  return Ran::kAll;
+}
+
+absl::StatusOr<JobRunner::Ran> JobRunner::Refine(const v1::Job& job, const Family& family,
+                                                 double* best_ms) {
+  if (options_.refine_top < 1) return Ran::kAll;
+  std::set<std::string> refined;  // configs whose neighbours were measured
+  for (int pass = 0; pass < kRefinePasses; ++pass) {
+    auto all = store_->ListMeasurements(device_id_, job.problem(), 0);  // OK first, fastest first
+    if (!all.ok()) return all.status();
+    auto measured = store_->MeasuredConfigs(job.id());
+    if (!measured.ok()) return measured.status();
+    std::vector<Config> next;
+    std::set<std::string> names;
+    int top = 0;
+    for (const auto& m : *all) {
+      if (m.job_id() != job.id() || m.status() != v1::MEASUREMENT_OK) continue;
+      if (top++ == options_.refine_top) break;
+      if (!refined.insert(m.config().name()).second) continue;
+      const Config config(m.config().params().begin(), m.config().params().end());
+      for (Config& c : family.Neighbours(config)) {
+        const std::string name = family.ConfigName(c);
+        if (measured->count(name) != 0 || !family.Check(c, device()).ok() ||
+            !names.insert(name).second) {
+          continue;
+        }
+        next.push_back(std::move(c));
+      }
+    }
+    if (next.empty()) break;
+    spdlog::info("job {}: refining: {} untried neighbours of its best {}", job.id(), next.size(),
+                 options_.refine_top);
+    if (auto s = store_->AddJobConfigs(job.id(), static_cast<int32_t>(next.size())); !s.ok()) {
+      return s;
+    }
+    Bump();
+    auto ran = MeasureAll(job, family, next, best_ms);
+    if (!ran.ok() || *ran != Ran::kAll) return ran;
+  }
+  return Ran::kAll;
+}
+
 absl::Status JobRunner::RunJob(int64_t id) {
   auto job = store_->GetJob(id);
   if (!job.ok()) return job.status();
@@ -493,61 +586,26 @@ absl::Status JobRunner::RunJob(int64_t id) {
   spdlog::info("job {}: {} {}: {} configs ({} already measured), {} pruned", id, family.name(),
                Family::ShapeString(shape), configs.size(), measured->size(), pruned.size());
   JobTime time;
-  // Adds the time spent since the last report to the job's totals.
-  auto report = [&] {
-    if (auto s = store_->AddJobTime(id, time); !s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
-    time = {};
-  };
-  if (auto s = Prepare(*job, &time); !s.ok()) return s;
+  auto prepared = Prepare(*job, &time);
+  AddTime(id, &time);
+  if (!prepared.ok()) return prepared;
 
-  std::vector<const Config*> pending;
+  std::vector<Config> pending;
   for (const Config& c : configs) {
-    if (measured->count(family.ConfigName(c)) == 0) pending.push_back(&c);
+    if (measured->count(family.ConfigName(c)) == 0) pending.push_back(c);
   }
-  std::vector<std::vector<v1::worker::Kernel>> batches;
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (i % options_.compile_batch == 0) batches.emplace_back();
-    batches.back().push_back(KernelOf(family, *pending[i], shape, device()));
-  }
-  // The compiler works one batch ahead of the GPU.
-  JobTime compile_time;
-  auto compile = [&](size_t b) {
-    return std::async(std::launch::async,
-                      [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time); });
-  };
-  std::future<std::vector<v1::worker::MeasureResult>> next;
-  if (!batches.empty()) next = compile(0);
   double best_ms = job->has_best() ? job->best().median_ms() : 0;
-  for (size_t b = 0; b < batches.size(); ++b) {
-    const absl::Time wait_start = absl::Now();
-    const auto compiled = next.get();
-    time.wait_seconds += absl::ToDoubleSeconds(absl::Now() - wait_start);
-    time.compile_seconds += compile_time.compile_seconds;
-    time.cached += compile_time.cached;
-    compile_time = {};
-    if (b + 1 < batches.size()) next = compile(b + 1);
-    for (size_t i = 0; i < batches[b].size(); ++i) {
-      const Config& config = *pending[b * options_.compile_batch + i];
-      if (Stopping()) {
-        report();
-        return store_->SetJobState(id, v1::JOB_QUEUED);  // resumes on restart
-      }
-      if (Cancelled(id)) {
-        report();
-        return store_->SetJobState(id, v1::JOB_CANCELLED);
-      }
-      if (auto s = MeasureOne(*job, family, config, batches[b][i], compiled[i], &best_ms, &time);
-          !s.ok()) {
-        report();
-        return s;
-      }
-    }
-    report();
+  auto ran = MeasureAll(*job, family, pending, &best_ms);
+  if (ran.ok() && *ran == Ran::kAll && !device().compile_only()) {
+    ran = Refine(*job, family, &best_ms);
   }
+  if (!ran.ok()) return ran.status();
+  if (*ran == Ran::kStopping) return store_->SetJobState(id, v1::JOB_QUEUED);  // resumes on restart
+  if (*ran == Ran::kCancelled) return store_->SetJobState(id, v1::JOB_CANCELLED);
 
   if (!device().compile_only()) {
     RetimeTop(*job, family, &time);
-    report();
+    AddTime(id, &time);
   }
   auto done = store_->GetJob(id);
   if (!done.ok()) return done.status();

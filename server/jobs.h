@@ -40,6 +40,11 @@ struct JobRunnerOptions {
   /// At a job's end its best few are re-timed together, interleaved with the
   /// baseline, and keep those times (0: off).
   int retime_top = 3;
+  /// After the sweep, the untried neighbours (Family::Neighbours) of the
+  /// job's best few OK configs are measured too, a local search around the
+  /// winners, and again for a neighbour that joins the best few (Refine;
+  /// 0: off).
+  int refine_top = 3;
 };
 
 class JobRunner {
@@ -92,6 +97,19 @@ class JobRunner {
                           const v1::worker::Kernel& kernel,
                           const v1::worker::MeasureResult& compiled, double* best_ms,
                           JobTime* time);
+  /// How a run of measurements ended.
+  enum class Ran { kAll, kStopping, kCancelled };
+  /// Compiles (one batch ahead) and measures `configs` in order, adding the
+  /// time to the job's totals after each batch; stops early when the runner
+  /// stops or the job is cancelled. Errors: the store's.
+  absl::StatusOr<Ran> MeasureAll(const v1::Job& job, const Family& family,
+                                 const std::vector<Config>& configs, double* best_ms);
+  /// The local search after the sweep (JobRunnerOptions::refine_top): each
+  /// valid neighbour not yet measured is added to the job's total and
+  /// measured. Not in compile-only mode (nothing is timed).
+  absl::StatusOr<Ran> Refine(const v1::Job& job, const Family& family, double* best_ms);
+  /// Adds `time` to the job's totals and clears it.
+  void AddTime(int64_t id, JobTime* time);
   /// Re-times the job's best `options_.retime_top` OK configs and its
   /// baseline interleaved on the GPU worker, storing the new times; a
   /// failure only logs (the first times stay).

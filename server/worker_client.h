@@ -51,7 +51,7 @@ class WorkerClient {
 
  private:
   WorkerClient(std::string path, std::vector<std::string> args, std::string role)
-      : path_(std::move(path)), args_(std::move(args)), role_(std::move(role)) {}
+      : path_(std::move(path)), role_(std::move(role)), args_(std::move(args)) {}
   absl::Status Spawn();
   void Stop();
 

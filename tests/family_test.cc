@@ -55,5 +55,19 @@ TEST(ValidateProblem, RejectsBadShapesWithTheRightCode) {
   EXPECT_TRUE(f.ValidateProblem({8192, 8192, 16384}, Sm90ReferenceDevice()).ok());
 }
 
+TEST(Neighbours, StepOneParameterToTheAdjacentListedValues) {
+  // fault_test: BEHAVIOR 0..6, WORK 1, 2, 4, ..., 32, BLOCK 64, 128, 256, 2048.
+  const Family& f = FaultTestFamily();
+  const std::vector<Config> got = f.Neighbours({{"BEHAVIOR", 0}, {"WORK", 4}, {"BLOCK", 64}});
+  const std::vector<Config> want = {{{"BEHAVIOR", 1}, {"WORK", 4}, {"BLOCK", 64}},
+                                    {{"BEHAVIOR", 0}, {"WORK", 2}, {"BLOCK", 64}},
+                                    {{"BEHAVIOR", 0}, {"WORK", 8}, {"BLOCK", 64}},
+                                    {{"BEHAVIOR", 0}, {"WORK", 4}, {"BLOCK", 128}}};
+  EXPECT_EQ(got, want);
+  // The last listed value steps only back; a value off the list has no neighbours.
+  EXPECT_EQ(f.Neighbours({{"BEHAVIOR", 6}, {"WORK", 32}, {"BLOCK", 2048}}).size(), 3u);
+  EXPECT_EQ(f.Neighbours({{"BEHAVIOR", 0}, {"WORK", 3}, {"BLOCK", 64}}).size(), 2u);
+}
+
 }  // namespace
 }  // namespace tuned

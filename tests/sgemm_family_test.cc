@@ -269,6 +269,39 @@ TEST(SgemmFamily, ConfigsStoredBeforeSliceKStillServe) {
   EXPECT_EQ(F().CheckParams(old).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// The job's local search around its best configs: a warp config's
+// neighbours step one parameter each; those the device cannot run are
+// pruned by Check. A config stored before RUL existed steps to RUL 0 and 10.
+TEST(SgemmFamily, NeighboursOfAWarpConfigStepOneParameter) {
+  Config old = Warp();  // 128x128x16 8x8 LN 8, 3 stages, GROUP 8, MINB 2
+  old.erase("RUL");
+  std::set<std::string> valid;
+  for (const Config& c : F().Neighbours(old)) {
+    int changed = 0;
+    for (const auto& [key, value] : c) {
+      changed += value != (old.contains(key) ? old.at(key) : 5);  // RUL's if_absent: 5
+    }
+    EXPECT_EQ(changed, 1) << F().ConfigKey(c);
+    if (CheckSm90(c).ok()) valid.insert(F().ConfigName(c));
+  }
+  for (const char* name : {"sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_r0",
+                           "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_r10",
+                           "sgemm_warp_128x128x16_8x8_ln8_s2_g8_b2",
+                           "sgemm_warp_128x128x16_8x8_ln8_s4_g8_b2",
+                           "sgemm_warp_128x128x8_8x8_ln8_s3_g8_b2",
+                           "sgemm_warp_128x128x32_8x8_ln8_s3_g8_b2",
+                           "sgemm_warp_128x128x16_8x8_ln8_s3_g1_b2",
+                           "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b1",
+                           "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_sk2",
+                           "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_st"}) {
+    EXPECT_TRUE(valid.count(name)) << name;
+  }
+  // Pruned: KIND 2 takes none of the warp parameters; MINB 4 x 256 threads
+  // exceeds the SM's 2048 threads.
+  EXPECT_FALSE(valid.count("sgemm_warp_128x128x16_8x8_ln8_s3_g8_b4"));
+  for (const auto& name : valid) EXPECT_EQ(name.rfind("sgemm_warp_", 0), 0u) << name;
+}
+
 TEST(SgemmFamily, Sources) {
   const KernelSource naive = F().Source(Naive(0, 16, 32));
   EXPECT_EQ(naive.name_expression, "sgemm_naive<16,32>");
@@ -290,6 +323,8 @@ TEST(SgemmFamily, Sources) {
   const KernelSource rul = F().Source(Warp(128, 256, 16, 8, 16, 8, 4, 1, 8, 1, 1, 0, 0, 10));
   EXPECT_EQ(rul.name_expression, "sgemm_warp<128,256,16,8,16,8,4,1,8,1,1,0,0>");
   EXPECT_EQ(rul.options, std::vector<std::string>{"-Xptxas=--register-usage-level=10"});
+  EXPECT_EQ(F().Source(Warp(128, 256, 16, 8, 16, 8, 4, 1, 8, 1, 1, 0, 0, 0)).options,
+            std::vector<std::string>{"-Xptxas=--register-usage-level=0"});
   // The embedded text is self-contained and defines the four templates.
   const std::string src = embedded::kSgemmSource;
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {

@@ -646,6 +646,14 @@ TEST_F(StoreTest, JobTimeAccumulates) {
   EXPECT_EQ(job->cached(), 7);
 }
 
+TEST_F(StoreTest, AddedConfigsGrowTheJobsTotal) {
+  const int64_t id = NewJob(Sgemm(64, 64, 64));
+  const int32_t before = store_->GetJob(id)->total();
+  ASSERT_TRUE(store_->AddJobConfigs(id, 7).ok());
+  ASSERT_TRUE(store_->AddJobConfigs(id, 3).ok());
+  EXPECT_EQ(store_->GetJob(id)->total(), before + 10);
+}
+
 }  // namespace
 }  // namespace tuned
 

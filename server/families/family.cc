@@ -58,6 +58,24 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
   return valid;
 }
 
+std::vector<Config> Family::Neighbours(const Config& config) const {
+  std::vector<Config> out;
+  for (const auto& p : params()) {
+    auto at = config.find(p.name);
+    if (at == config.end() && !p.if_absent) continue;
+    const int64_t value = at != config.end() ? at->second : *p.if_absent;
+    auto it = std::find(p.values.begin(), p.values.end(), value);
+    if (it == p.values.end()) continue;
+    for (auto next : {it == p.values.begin() ? p.values.end() : it - 1, it + 1}) {
+      if (next == p.values.end()) continue;
+      Config c = config;
+      c[p.name] = *next;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 absl::Status Family::CheckParams(const Config& config) const {
   for (const auto& [key, value] : config) {
     auto p = std::find_if(params().begin(), params().end(),

@@ -99,6 +99,13 @@ class Family {
   absl::Status ValidateProblem(const Shape& shape, const v1::Device& device) const;
   /// Space() split into the valid configs and the pruned ones with reasons.
   std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned) const;
+  /// The configs one step from `config` along one parameter: that parameter
+  /// set to the value before or after its own in Param::values (a parameter
+  /// the config lacks has its if_absent value), the others unchanged; in
+  /// parameter order, each once. Not checked (Check prunes them). The job
+  /// runner measures the neighbours of a sweep's best few: a local search
+  /// where Space() samples the parameters sparsely.
+  std::vector<Config> Neighbours(const Config& config) const;
   /// "BM=128,BN=128,..." in canonical order, and back.
   std::string ConfigKey(const Config& config) const;
   absl::StatusOr<Config> ParseConfigKey(std::string_view key) const;

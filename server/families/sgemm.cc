@@ -313,10 +313,12 @@ class SgemmFamilyImpl final : public Family {
              "wave evenly, every tile added into C with atomics after C is set to beta*C; "
              "no SM idles in a last partial wave (other kinds: 0)",
              IfAbsent("STREAMK")},
-            {"RUL", {kDefaultRegisterUsageLevel, 10},
+            {"RUL", {0, kDefaultRegisterUsageLevel, 10},
              "warp: ptxas --register-usage-level (0..10, default 5; a beta ptxas option): 10 "
              "trades registers for more aggressive optimization; the schedule ptxas picks "
-             "moves a kernel's time by several percent (other kinds: 5)",
+             "moves a kernel's time by several percent. ptxas 13.0 emits one code for "
+             "levels 0-3, one for 4-5 and one for 6-10 (sgemm_warp 128x256 and 64x128, "
+             "compared section by section), so 0, 5 and 10 stand for all (other kinds: 5)",
              IfAbsent("RUL")},
         } {}
 
