@@ -44,7 +44,7 @@ struct JobRunnerOptions {
   /// job's best few OK configs are measured too, a local search around the
   /// winners, and again for a neighbour that joins the best few (Refine;
   /// 0: off).
-  int refine_top = 3;
+  int refine_top = 2;
 };
 
 class JobRunner {
