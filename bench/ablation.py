@@ -7,7 +7,10 @@ level), as a ratio to the overall winner. Measurements of clear losers have
 fewer repetitions (server/worker/measure.cc), so small differences among them
 are noise; the winner and those within 5% were re-timed interleaved with
 cuBLAS.
-Usage: bench/ablation.py RESULTS_FILE...
+With --space FILE (`tunebench --family sgemm --list-space`: the names of
+Family::Space()), two more rows split the static space from the neighbours
+the jobs' refinement measured outside it (server/jobs.cc, Refine).
+Usage: bench/ablation.py [--space FILE] RESULTS_FILE...
 """
 import re
 import sys
@@ -38,8 +41,13 @@ STEPS = [
     ("warp tiling + stream-K, best", lambda c: c["kind"] == "warp" and c["st"]),
     ("warp tiling, ptxas register usage level 5", lambda c: c["kind"] == "warp" and c["rul"] == 5),
     ("warp tiling, ptxas register usage level 10", lambda c: c["kind"] == "warp" and c["rul"] == 10),
+    ("static space (Space()), best", lambda c: SPACE and c["name"] in SPACE),
+    ("refinement neighbours outside it, best", lambda c: SPACE and c["name"] not in SPACE),
     ("overall winner", lambda c: True),
 ]
+
+# Names of Space() (--space); empty: the two rows above are left out.
+SPACE = set()
 
 
 def plain(c):
@@ -48,7 +56,7 @@ def plain(c):
 
 
 def parse(name):
-    c = {"kind": name.split("_")[1], "tm": 1, "tn": 1, "bk": 0, "s": 0, "sk": 1, "sl": 1, "g": 1,
+    c = {"name": name, "kind": name.split("_")[1], "tm": 1, "tn": 1, "bk": 0, "s": 0, "sk": 1, "sl": 1, "g": 1,
          "b": 1, "sb": "_sb" in name, "st": "_st" in name, "rul": 5}
     m = re.search(r"_(\d+)x(\d+)x(\d+)_(\d+)x(\d+)", name)
     if m:
@@ -62,7 +70,11 @@ def parse(name):
 
 
 def main():
-    for path in sys.argv[1:]:
+    args = sys.argv[1:]
+    if args[:1] == ["--space"]:
+        SPACE.update(line.strip() for line in open(args[1]) if line.strip())
+        args = args[2:]
+    for path in args:
         shape = re.search(r"results_sgemm_(\d+x\d+x\d+)", path).group(1)
         rows = []
         for line in open(path):

@@ -14,6 +14,7 @@
 //   SUMMARY geomean_vs_<baseline>=<x.xx> min_vs_<baseline>=<x.xx> shapes=<n>
 // Usage: tunebench --family sgemm --shapes ../shared/bench/shapes.txt [--server ADDR] [--retune]
 //        [--side-by-side]
+//        tunebench --family sgemm --list-space   (the space's config names, for bench/ablation.py)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -143,9 +144,12 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
 int main(int argc, char** argv) {
   CLI::App app{"tunebench: tuned kernels vs the baseline, one row per shape"};
   std::string family_name = "sgemm", shapes_path, server;
-  bool retune = false, side_by_side = false;
+  bool retune = false, side_by_side = false, list_space = false;
   app.add_option("--family", family_name, "sgemm or transpose");
-  app.add_option("--shapes", shapes_path, "file of shapes, one per line, # comments")->required();
+  app.add_option("--shapes", shapes_path, "file of shapes, one per line, # comments");
+  app.add_flag("--list-space", list_space,
+               "print the names of the family's space (before pruning and before the jobs' "
+               "refinement) one per line, and exit; bench/ablation.py --space reads them");
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
   app.add_flag("--side-by-side", side_by_side,
@@ -154,6 +158,14 @@ int main(int argc, char** argv) {
   const tuned::Family* family = tuned::FindFamily(family_name);
   if (family == nullptr) {
     std::cerr << "unknown family " << family_name << "\n";
+    return 2;
+  }
+  if (list_space) {
+    for (const auto& c : family->Space()) std::cout << family->ConfigName(c) << "\n";
+    return 0;
+  }
+  if (shapes_path.empty()) {
+    std::cerr << "--shapes is required\n";
     return 2;
   }
   std::ifstream in(shapes_path);
