@@ -536,23 +536,13 @@ absl::StatusOr<JobRunner::Ran> JobRunner::Refine(const v1::Job& job, const Famil
     if (!all.ok()) return all.status();
     auto measured = store_->MeasuredConfigs(job.id());
     if (!measured.ok()) return measured.status();
-    std::vector<Config> next;
-    std::set<std::string> names;
-    int top = 0;
+    std::vector<Config> best;
     for (const auto& m : *all) {
       if (m.job_id() != job.id() || m.status() != v1::MEASUREMENT_OK) continue;
-      if (top++ == options_.refine_top) break;
-      if (!refined.insert(m.config().name()).second) continue;
-      const Config config(m.config().params().begin(), m.config().params().end());
-      for (Config& c : family.Neighbours(config)) {
-        const std::string name = family.ConfigName(c);
-        if (measured->count(name) != 0 || !family.Check(c, device()).ok() ||
-            !names.insert(name).second) {
-          continue;
-        }
-        next.push_back(std::move(c));
-      }
+      best.emplace_back(m.config().params().begin(), m.config().params().end());
+      if (static_cast<int>(best.size()) == options_.refine_top) break;
     }
+    std::vector<Config> next = Refinements(family, device(), best, *measured, &refined);
     if (next.empty()) break;
     spdlog::info("job {}: refining: {} untried neighbours of its best {}", job.id(), next.size(),
                  options_.refine_top);

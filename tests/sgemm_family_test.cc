@@ -302,6 +302,39 @@ TEST(SgemmFamily, NeighboursOfAWarpConfigStepOneParameter) {
   for (const auto& name : valid) EXPECT_EQ(name.rfind("sgemm_warp_", 0), 0u) << name;
 }
 
+// A round of the job's refinement: the untried valid neighbours of its best,
+// each once; a config already refined is not refined again, so a later
+// round holds only the neighbours of a new entrant.
+TEST(SgemmFamily, RefinementsAreTheUntriedValidNeighboursOfTheBestEachOnce) {
+  const Config a = Warp();                                                  // s3, MINB 2
+  const Config b = Warp(128, 128, 16, 8, 8, 8, 4, 1, 8, 2);                 // s4: a's neighbour
+  const std::set<std::string> measured = {F().ConfigName(a), F().ConfigName(b),
+                                          "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_r10"};
+  std::set<std::string> refined;
+  const auto first = Refinements(F(), Sm90ReferenceDevice(), {a, b}, measured, &refined);
+  EXPECT_EQ(refined, (std::set<std::string>{F().ConfigName(a), F().ConfigName(b)}));
+  std::set<std::string> names;
+  for (const Config& c : first) {
+    const std::string name = F().ConfigName(c);
+    EXPECT_TRUE(names.insert(name).second) << name << " twice";
+    EXPECT_EQ(measured.count(name), 0u) << name;
+    EXPECT_TRUE(CheckSm90(c).ok()) << name;
+  }
+  EXPECT_TRUE(names.count("sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_r0"));   // a's
+  EXPECT_TRUE(names.count("sgemm_warp_128x128x16_8x8_ln8_s6_g8_b2"));      // b's (a's s4 = b)
+  EXPECT_FALSE(names.count("sgemm_warp_128x128x16_8x8_ln8_s3_g8_b4"));     // MINB 4: pruned
+  EXPECT_GT(first.size(), 10u);
+  // Everything refined and measured: the next round is empty, unless a new
+  // config joins the best.
+  std::set<std::string> now = measured;
+  now.insert(names.begin(), names.end());
+  EXPECT_TRUE(Refinements(F(), Sm90ReferenceDevice(), {a, b}, now, &refined).empty());
+  const Config c = first.front();
+  const auto next = Refinements(F(), Sm90ReferenceDevice(), {c, a}, now, &refined);
+  EXPECT_FALSE(next.empty());
+  for (const Config& n : next) EXPECT_EQ(now.count(F().ConfigName(n)), 0u);
+}
+
 TEST(SgemmFamily, Sources) {
   const KernelSource naive = F().Source(Naive(0, 16, 32));
   EXPECT_EQ(naive.name_expression, "sgemm_naive<16,32>");

@@ -76,6 +76,26 @@ std::vector<Config> Family::Neighbours(const Config& config) const {
   return out;
 }
 
+std::vector<Config> Refinements(const Family& family, const v1::Device& device,
+                                const std::vector<Config>& best,
+                                const std::set<std::string>& measured,
+                                std::set<std::string>* refined) {
+  std::vector<Config> out;
+  std::set<std::string> names;
+  for (const Config& config : best) {
+    if (!refined->insert(family.ConfigName(config)).second) continue;
+    for (Config& c : family.Neighbours(config)) {
+      const std::string name = family.ConfigName(c);
+      if (measured.count(name) != 0 || names.count(name) != 0 || !family.Check(c, device).ok()) {
+        continue;
+      }
+      names.insert(name);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 absl::Status Family::CheckParams(const Config& config) const {
   for (const auto& [key, value] : config) {
     auto p = std::find_if(params().begin(), params().end(),

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,16 @@ class Family {
   /// Largest number of elements of one buffer for the shape.
   virtual int64_t MaxBufferElements(const Shape& shape) const = 0;
 };
+
+/// The next round of a job's local search around its best (JobRunner's
+/// Refine): the neighbours (Family::Neighbours) of each of `best` (the job's
+/// best configs, fastest first) whose name is not yet in `refined`, that
+/// pass Check on `device` and whose names are not in `measured`; each once,
+/// in order. Adds the names of the configs it refines to `refined`.
+std::vector<Config> Refinements(const Family& family, const v1::Device& device,
+                                const std::vector<Config>& best,
+                                const std::set<std::string>& measured,
+                                std::set<std::string>* refined);
 
 /// Distance between two shapes of one family: the sum over dimensions of
 /// |log2(a_i / b_i)|, so doubling one dimension costs 1 whatever its size.
