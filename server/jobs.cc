@@ -402,6 +402,17 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<v1::Measurement>> JobRunner::JobBest(const v1::Job& job, int n) {
+  auto all = store_->ListMeasurements(device_id_, job.problem(), 0);  // OK first, fastest first
+  if (!all.ok()) return all.status();
+  std::vector<v1::Measurement> best;
+  for (auto& m : *all) {
+    if (static_cast<int>(best.size()) == n) break;
+    if (m.job_id() == job.id() && m.status() == v1::MEASUREMENT_OK) best.push_back(std::move(m));
+  }
+  return best;
+}
+
 void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* time) {
   if (options_.retime_top < 2) return;
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
@@ -410,21 +421,18 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
   // few are re-timed together again, until the top few are all re-timed ones.
   std::set<std::string> retimed;
   for (int pass = 0; pass < kRetimePasses; ++pass) {
-    auto all = store_->ListMeasurements(device_id_, job.problem(), 0);  // OK first, fastest first
-    if (!all.ok()) {
-      spdlog::warn("job {}: re-timing: {}", job.id(), all.status().ToString());
+    auto best = JobBest(job, options_.retime_top);
+    if (!best.ok()) {
+      spdlog::warn("job {}: re-timing: {}", job.id(), best.status().ToString());
       return;
     }
-    std::vector<v1::Measurement> top;
+    const std::vector<v1::Measurement>& top = *best;
     std::vector<v1::worker::Kernel> kernels;
     bool fresh = false;
-    for (const auto& m : *all) {
-      if (m.job_id() != job.id() || m.status() != v1::MEASUREMENT_OK) continue;
+    for (const auto& m : top) {
       const Config config(m.config().params().begin(), m.config().params().end());
-      top.push_back(m);
       kernels.push_back(KernelOf(family, config, shape, device()));
       fresh |= retimed.count(m.config().name()) == 0;
-      if (static_cast<int>(top.size()) == options_.retime_top) break;
     }
     if (top.size() < 2 || !fresh) return;
     const auto compiled = CompileStage(kernels, time);  // compile-cache hits
@@ -509,18 +517,19 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
     compile_time = {};
     if (b + 1 < batches.size()) next = compile(b + 1);
     for (size_t i = 0; i < batches[b].size(); ++i) {
-      const Config& config = configs[b * options_.compile_batch + i];
-      Ran stop = Stopping() ? Ran::kStopping : Cancelled(job.id()) ? Ran::kCancelled : Ran::kAll;
-      if (stop == Ran::kAll) {
-        if (auto s = MeasureOne(job, family, config, batches[b][i], compiled[i], best_ms, &time);
-            !s.ok()) {
-          AddTime(job.id(), &time);
-          return s;
-        }
-        continue;
+      const Ran stop = Stopping()              ? Ran::kStopping
+                       : Cancelled(job.id()) ? Ran::kCancelled
+                                             : Ran::kAll;
+      if (stop != Ran::kAll) {
+        AddTime(job.id(), &time);
+        return stop;
       }
-      AddTime(job.id(), &time);
-      return stop;
+      const Config& config = configs[b * options_.compile_batch + i];
+      if (auto s = MeasureOne(job, family, config, batches[b][i], compiled[i], best_ms, &time);
+          !s.ok()) {
+        AddTime(job.id(), &time);
+        return s;
+      }
     }
     AddTime(job.id(), &time);
   }
@@ -532,16 +541,12 @@ absl::StatusOr<JobRunner::Ran> JobRunner::Refine(const v1::Job& job, const Famil
   if (options_.refine_top < 1) return Ran::kAll;
   std::set<std::string> refined;  // configs whose neighbours were measured
   for (int pass = 0; pass < kRefinePasses; ++pass) {
-    auto all = store_->ListMeasurements(device_id_, job.problem(), 0);  // OK first, fastest first
-    if (!all.ok()) return all.status();
+    auto top = JobBest(job, options_.refine_top);
+    if (!top.ok()) return top.status();
     auto measured = store_->MeasuredConfigs(job.id());
     if (!measured.ok()) return measured.status();
     std::vector<Config> best;
-    for (const auto& m : *all) {
-      if (m.job_id() != job.id() || m.status() != v1::MEASUREMENT_OK) continue;
-      best.emplace_back(m.config().params().begin(), m.config().params().end());
-      if (static_cast<int>(best.size()) == options_.refine_top) break;
-    }
+    for (const auto& m : *top) best.emplace_back(m.config().params().begin(), m.config().params().end());
     std::vector<Config> next = Refinements(family, device(), best, *measured, &refined);
     if (next.empty()) break;
     spdlog::info("job {}: refining: {} untried neighbours of its best {}", job.id(), next.size(),

@@ -108,6 +108,9 @@ class JobRunner {
   /// valid neighbour not yet measured is added to the job's total and
   /// measured. Not in compile-only mode (nothing is timed).
   absl::StatusOr<Ran> Refine(const v1::Job& job, const Family& family, double* best_ms);
+  /// The job's best `n` OK measurements on this device, fastest first.
+  /// Errors: the store's.
+  absl::StatusOr<std::vector<v1::Measurement>> JobBest(const v1::Job& job, int n);
   /// Adds `time` to the job's totals and clears it.
   void AddTime(int64_t id, JobTime* time);
   /// Re-times the job's best `options_.retime_top` OK configs and its
