@@ -1,16 +1,11 @@
-// SQLite store: see store.h and schema.sql. Every sqlite call is checked and
-// its error carries sqlite3_errmsg; values are always bound, never formatted
-// into SQL. All methods hold mu_ for their whole duration.
+// The store: see store.h. All SQL is written once, in the dialect of
+// db/database.h, and runs on both backends; values are always bound, never
+// formatted into SQL. All methods hold mu_ for their whole duration.
 #include "db/store.h"
 
-#include <sqlite3.h>
-
 #include <chrono>
-#include <filesystem>
 #include <initializer_list>
 #include <map>
-#include <system_error>
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -19,7 +14,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "server/embedded.h"
 #include "server/status.h"
 
 namespace tuned {
@@ -31,180 +25,24 @@ int64_t NowUnix() {
       .count();
 }
 
-/// The connection's last error as a status: busy/locked are UNAVAILABLE
-/// (retryable), constraint violations FAILED_PRECONDITION, the rest INTERNAL.
-absl::Status SqlError(sqlite3* db, absl::string_view what) {
-  std::string msg = absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db));
-  switch (sqlite3_errcode(db)) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return absl::UnavailableError(msg);
-    case SQLITE_CONSTRAINT:
-      return absl::FailedPreconditionError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
+/// "No limit" for LIMIT ?n (PostgreSQL takes no negative limit).
+constexpr int64_t kNoLimit = int64_t{1} << 62;
+
+/// A C++ argument as a statement Value.
+Value V(std::nullptr_t) { return nullptr; }
+Value V(double d) { return d; }
+Value V(const Blob& b) { return b; }
+Value V(std::string_view s) { return s; }
+Value V(const std::string& s) { return std::string_view(s); }
+Value V(const char* s) { return std::string_view(s); }
+Value V(bool b) { return int64_t{b}; }
+template <typename T>
+  requires std::is_integral_v<T>
+Value V(T x) {
+  return static_cast<int64_t>(x);
 }
-
-absl::Status Exec(sqlite3* db, const char* sql) {
-  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return SqlError(db, absl::string_view(sql).substr(0, 60));
-  }
-  return absl::OkStatus();
-}
-
-/// Bytes to bind as a BLOB rather than TEXT.
-struct Blob {
-  std::string_view bytes;
-};
-
-/// A prepared statement. Errors from prepare and bind are kept and returned
-/// by the next Step().
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db), sql_(sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) status_ = Error();
-  }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  /// Binds the arguments to ?1, ?2, ... in order.
-  template <typename... Args>
-  Stmt& Bind(const Args&... args) {
-    int i = 0;
-    (BindOne(++i, args), ...);
-    return *this;
-  }
-
-  /// True if a row is available, false when done.
-  absl::StatusOr<bool> Step() {
-    if (!status_.ok()) return status_;
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return status_ = Error();
-  }
-  /// Runs a statement that returns no rows.
-  absl::Status Run() { return Step().status(); }
-
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string Text(int col) const {
-    const void* p = sqlite3_column_blob(stmt_, col);  // also right for TEXT, NULs kept
-    int n = sqlite3_column_bytes(stmt_, col);
-    return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), n);
-  }
-
- private:
-  absl::Status Error() const { return SqlError(db_, absl::string_view(sql_).substr(0, 60)); }
-  template <typename T>
-  void BindOne(int i, const T& v) {
-    if (!status_.ok()) return;
-    int rc;
-    if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
-      rc = v.has_value() ? sqlite3_bind_int64(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
-    } else if constexpr (std::is_integral_v<T>) {
-      rc = sqlite3_bind_int64(stmt_, i, static_cast<sqlite3_int64>(v));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      rc = sqlite3_bind_double(stmt_, i, v);
-    } else if constexpr (std::is_same_v<T, Blob>) {
-      rc = sqlite3_bind_blob64(stmt_, i, v.bytes.data(), v.bytes.size(), SQLITE_TRANSIENT);
-    } else {
-      // std::string, std::string_view, absl::string_view (distinct where absl
-      // is built without std::string_view) or a C string.
-      std::string_view s;
-      if constexpr (std::is_array_v<T> || std::is_pointer_v<T>) {
-        s = v;
-      } else {
-        s = std::string_view(v.data(), v.size());
-      }
-      rc = sqlite3_bind_text64(stmt_, i, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-    }
-    if (rc != SQLITE_OK) status_ = Error();
-  }
-
-  sqlite3* db_;
-  const char* sql_;
-  sqlite3_stmt* stmt_ = nullptr;
-  absl::Status status_;
-};
-
-/// BEGIN IMMEDIATE ... COMMIT; rolls back if destroyed before Commit().
-class Txn {
- public:
-  explicit Txn(sqlite3* db) : db_(db) {}
-  ~Txn() {
-    // Unchecked on purpose: nothing to report it to, and sqlite may already
-    // have rolled back on its own after the error that got us here.
-    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  absl::Status Begin() {
-    TUNED_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
-    open_ = true;
-    return absl::OkStatus();
-  }
-  absl::Status Commit() {
-    TUNED_RETURN_IF_ERROR(Exec(db_, "COMMIT"));
-    open_ = false;
-    return absl::OkStatus();
-  }
-
- private:
-  sqlite3* db_;
-  bool open_ = false;
-};
-
-absl::StatusOr<int> UserVersion(sqlite3* db) {
-  Stmt q(db, "PRAGMA user_version");
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  return *row ? static_cast<int>(q.Int(0)) : 0;
-}
-
-/// Checks the schema version and applies schema.sql to a fresh database.
-absl::Status ApplySchema(sqlite3* db) {
-  absl::StatusOr<int> version = UserVersion(db);
-  if (!version.ok()) return version.status();
-  auto too_new = [](int v) {
-    return absl::FailedPreconditionError(absl::StrCat("database schema version ", v,
-                                                      " is newer than this build's ",
-                                                      Store::kSchemaVersion, "; upgrade tuned"));
-  };
-  if (*version > Store::kSchemaVersion) return too_new(*version);
-  if (*version == Store::kSchemaVersion) return absl::OkStatus();
-
-  Txn txn(db);
-  TUNED_RETURN_IF_ERROR(txn.Begin());
-  version = UserVersion(db);  // another process may have created it meanwhile
-  if (!version.ok()) return version.status();
-  if (*version > Store::kSchemaVersion) return too_new(*version);
-  if (*version == 0) {
-    TUNED_RETURN_IF_ERROR(Exec(db, embedded::kSchemaSql));
-  } else {
-    // Migrations, one version at a time: migrations[v] alters v's tables
-    // towards v + 1 (db/migrations/<v + 1>.sql).
-    static const std::map<int, const char*> migrations = {{1, embedded::kMigration2Sql}};
-    for (int v = *version; v < Store::kSchemaVersion; ++v) {
-      auto it = migrations.find(v);
-      if (it == migrations.end()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("no migration from database schema version ", v));
-      }
-      TUNED_RETURN_IF_ERROR(Exec(db, it->second));
-    }
-    // New tables and indexes; the CREATEs leave existing ones as they are.
-    TUNED_RETURN_IF_ERROR(Exec(db, embedded::kSchemaSql));
-  }
-  version = UserVersion(db);
-  if (!version.ok()) return version.status();
-  if (*version != Store::kSchemaVersion) {
-    return absl::InternalError(absl::StrCat("schema.sql sets user_version ", *version,
-                                            ", expected ", Store::kSchemaVersion));
-  }
-  return txn.Commit();
-}
+Value V(const std::optional<int64_t>& x) { return x ? Value(*x) : Value(nullptr); }
+Value V(const Value& v) { return v; }
 
 std::string ShapeText(const v1::Problem& p) { return absl::StrJoin(p.shape(), "x"); }
 
@@ -252,87 +90,6 @@ absl::Status ParseParams(absl::string_view text, v1::KernelConfig* c) {
   return absl::OkStatus();
 }
 
-constexpr char kOk[] = "MEASUREMENT_OK";
-
-// Columns of a measurement, read by ReadMeasurement in this order.
-#define TUNED_MEASUREMENT_COLS                                                               \
-  "m.config, m.params, m.status, m.median_ms, m.metric, m.metric_unit, m.error, m.message, " \
-  "m.job_id, m.repetitions, m.registers, m.created_unix"
-constexpr int kMeasurementCols = 12;
-
-absl::Status ReadMeasurement(const Stmt& q, v1::Measurement* m) {
-  m->mutable_config()->set_name(q.Text(0));
-  TUNED_RETURN_IF_ERROR(ParseParams(q.Text(1), m->mutable_config()));
-  v1::MeasurementStatus status;
-  if (!v1::MeasurementStatus_Parse(q.Text(2), &status)) {
-    return absl::DataLossError(absl::StrCat("unknown measurement status '", q.Text(2), "'"));
-  }
-  m->set_status(status);
-  m->set_median_ms(q.Double(3));
-  m->set_metric(q.Double(4));
-  m->set_metric_unit(q.Text(5));
-  m->set_error(q.Double(6));
-  m->set_message(q.Text(7));
-  m->set_job_id(q.Int(8));
-  m->set_repetitions(static_cast<int32_t>(q.Int(9)));
-  m->set_registers(static_cast<int32_t>(q.Int(10)));
-  m->set_created_unix(q.Int(11));
-  return absl::OkStatus();
-}
-
-/// The job row with its counts and best measurement; caller holds the lock.
-absl::StatusOr<v1::Job> LoadJob(sqlite3* db, int64_t id) {
-  Stmt q(db,
-         "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
-         "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
-         "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client "
-         "FROM jobs WHERE id = ?1");
-  q.Bind(id);
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
-  v1::Job job;
-  job.set_id(id);
-  TUNED_RETURN_IF_ERROR(ParseProblem(q.Text(0), q.Text(1), q.Text(2), job.mutable_problem()));
-  v1::JobState state;
-  if (!v1::JobState_Parse(q.Text(3), &state)) {
-    return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q.Text(3), "'"));
-  }
-  job.set_state(state);
-  job.set_total(static_cast<int32_t>(q.Int(4)));
-  job.set_pruned(static_cast<int32_t>(q.Int(5)));
-  job.set_error(q.Text(6));
-  job.set_baseline_ms(q.Double(7));
-  job.set_baseline_metric(q.Double(8));
-  job.set_baseline_name(q.Text(9));
-  job.set_created_unix(q.Int(10));
-  job.set_started_unix(q.Int(11));
-  job.set_finished_unix(q.Int(12));
-  job.set_compile_seconds(q.Double(13));
-  job.set_measure_seconds(q.Double(14));
-  job.set_wait_seconds(q.Double(15));
-  job.set_worker_restarts(static_cast<int32_t>(q.Int(16)));
-  job.set_cached(static_cast<int32_t>(q.Int(17)));
-  job.set_client(q.Text(18));
-
-  Stmt counts(db,
-              "SELECT COALESCE(SUM(status IN ('MEASUREMENT_OK', 'MEASUREMENT_COMPILED')), 0), "
-              "COUNT(*) FROM measurements WHERE job_id = ?1");
-  counts.Bind(id);
-  row = counts.Step();
-  if (!row.ok()) return row.status();
-  job.set_done(static_cast<int32_t>(counts.Int(0)));
-  job.set_failed(static_cast<int32_t>(counts.Int(1) - counts.Int(0)));
-
-  Stmt best(db, "SELECT " TUNED_MEASUREMENT_COLS
-                " FROM measurements m "
-                "WHERE m.job_id = ?1 AND m.status = ?2 ORDER BY m.median_ms, m.id LIMIT 1");
-  best.Bind(id, kOk);
-  row = best.Step();
-  if (!row.ok()) return row.status();
-  if (*row) TUNED_RETURN_IF_ERROR(ReadMeasurement(best, job.mutable_best()));
-  return job;
-}
 
 /// FNV-1a over each field and its length, to find identical stored rows;
 /// stable across builds, unlike std::hash.
@@ -352,138 +109,446 @@ int64_t Digest(const CompileKey& k) {
   return Digest({k.source, k.name_expression, k.options, k.arch, k.nvrtc_version});
 }
 
-/// Id of an identical stored binary, or of a new row; caller holds a transaction.
-absl::StatusOr<int64_t> InsertBinary(sqlite3* db, const KernelBinary& b) {
-  const int64_t digest = Digest(b);
-  Stmt find(db,
-            "SELECT id FROM binaries WHERE digest = ?1 AND source = ?2 AND entry = ?3 "
-            "AND cubin = ?4 AND ptx = ?5 AND log = ?6 LIMIT 1");
-  find.Bind(digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
-  absl::StatusOr<bool> row = find.Step();
-  if (!row.ok()) return row.status();
-  if (*row) return find.Int(0);
-  Stmt insert(db,
-              "INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  insert.Bind(digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
-  TUNED_RETURN_IF_ERROR(insert.Run());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db));
+
+constexpr char kOk[] = "MEASUREMENT_OK";
+
+// Columns of a measurement, read by ReadMeasurement in this order; the
+// query joins `daemons d` (LEFT JOIN daemons d ON d.id = m.daemon_id).
+#define TUNED_MEASUREMENT_COLS                                                               \
+  "m.config, m.params, m.status, m.median_ms, m.metric, m.metric_unit, m.error, m.message, " \
+  "m.job_id, m.repetitions, m.registers, m.created_unix, COALESCE(d.host, ''), "             \
+  "COALESCE(d.gpu, 0)"
+constexpr int kMeasurementCols = 14;
+
+absl::Status ReadMeasurement(const Rows& q, size_t r, v1::Measurement* m) {
+  m->mutable_config()->set_name(q.Text(r, 0));
+  TUNED_RETURN_IF_ERROR(ParseParams(q.Text(r, 1), m->mutable_config()));
+  v1::MeasurementStatus status;
+  if (!v1::MeasurementStatus_Parse(q.Text(r, 2), &status)) {
+    return absl::DataLossError(absl::StrCat("unknown measurement status '", q.Text(r, 2), "'"));
+  }
+  m->set_status(status);
+  m->set_median_ms(q.Double(r, 3));
+  m->set_metric(q.Double(r, 4));
+  m->set_metric_unit(q.Text(r, 5));
+  m->set_error(q.Double(r, 6));
+  m->set_message(q.Text(r, 7));
+  m->set_job_id(q.Int(r, 8));
+  m->set_repetitions(static_cast<int32_t>(q.Int(r, 9)));
+  m->set_registers(static_cast<int32_t>(q.Int(r, 10)));
+  m->set_created_unix(q.Int(r, 11));
+  m->set_host(q.Text(r, 12));
+  m->set_gpu(static_cast<int32_t>(q.Int(r, 13)));
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-Store::Store(sqlite3* db) : db_(db) {}
+template <typename... Args>
+absl::StatusOr<Rows> Store::Q(std::string_view sql, const Args&... args) {
+  return db_->Query(sql, std::vector<Value>{V(args)...});
+}
 
-Store::~Store() { sqlite3_close_v2(db_); }
+absl::Status Store::InTxn(bool serialize, const std::function<absl::Status()>& body) {
+  TUNED_RETURN_IF_ERROR(db_->Begin(serialize));
+  absl::Status s = body();
+  if (s.ok()) s = db_->Commit();
+  if (!s.ok()) db_->Rollback();
+  return s;
+}
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
-  if (path != ":memory:" && !path.starts_with("file:")) {
-    std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot create directory ", parent.string(), ": ", ec.message()));
-    }
-  }
-  sqlite3* db = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
-  std::unique_ptr<Store> store(new Store(db));  // closes db on every return below
-  if (rc != SQLITE_OK) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open database ", path, ": ",
-                     db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
-  }
-  absl::Status s = Exec(db, "PRAGMA busy_timeout = 5000");
-  if (s.ok()) s = UserVersion(db).status();  // fails early on a file that is no database
-  if (s.ok()) s = Exec(db, "PRAGMA journal_mode = WAL");
-  if (s.ok()) s = Exec(db, "PRAGMA foreign_keys = ON");
-  if (s.ok()) s = ApplySchema(db);
-  if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("database ", path, ": ", s.message()));
-  }
-  return store;
+Store::Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+
+Store::~Store() = default;
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& url) {
+  auto db = Database::Open(url);
+  if (!db.ok()) return db.status();
+  return std::make_unique<Store>(*std::move(db));
 }
 
 absl::StatusOr<int64_t> Store::UpsertDevice(const v1::Device& d) {
   absl::MutexLock lock(&mu_);
-  Stmt insert(db_,
-              "INSERT OR IGNORE INTO devices (name, cc_major, cc_minor, driver_version, "
-              "nvrtc_version) VALUES (?1, ?2, ?3, ?4, ?5)");
-  insert.Bind(d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version());
-  TUNED_RETURN_IF_ERROR(insert.Run());
-  Stmt find(db_,
-            "SELECT id FROM devices WHERE name = ?1 AND cc_major = ?2 AND cc_minor = ?3 "
-            "AND driver_version = ?4 AND nvrtc_version = ?5");
-  find.Bind(d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version());
-  absl::StatusOr<bool> row = find.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::InternalError("device row vanished after insert");
-  return find.Int(0);
+  absl::StatusOr<int64_t> id;
+  TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
+    // A kind stored before the SM count was part of it (schema 2) is this one.
+    if (d.sm_count() != 0) {
+      auto adopt = Q("UPDATE devices SET sm_count = ?6 WHERE name = ?1 AND cc_major = ?2 AND "
+                     "cc_minor = ?3 AND driver_version = ?4 AND nvrtc_version = ?5 AND "
+                     "sm_count = 0",
+                     d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
+                     d.sm_count());
+      if (!adopt.ok()) return adopt.status();
+    }
+    auto insert = Q("INSERT INTO devices (name, cc_major, cc_minor, driver_version, nvrtc_version, "
+                    "sm_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                    d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
+                    d.sm_count());
+    if (!insert.ok()) return insert.status();
+    auto find = Q("SELECT id FROM devices WHERE name = ?1 AND cc_major = ?2 AND cc_minor = ?3 "
+                  "AND driver_version = ?4 AND nvrtc_version = ?5 AND sm_count = ?6",
+                  d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
+                  d.sm_count());
+    if (!find.ok()) return find.status();
+    if (find->empty()) return absl::InternalError("device row vanished after insert");
+    id = find->Int(0, 0);
+    return absl::OkStatus();
+  }));
+  return id;
+}
+
+// ---- the fleet ----
+
+absl::StatusOr<int64_t> Store::RegisterDaemon(int64_t device_id, const DaemonIdentity& who) {
+  absl::MutexLock lock(&mu_);
+  int64_t id = 0;
+  TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
+    auto row = Q("INSERT INTO daemons (host, gpu, gpu_uuid, device_id, pid, started_unix, "
+                 "heartbeat, lease_seconds, job_id, stopped) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, {now}, ?7, 0, 0) "
+                 "ON CONFLICT (host, gpu, gpu_uuid) DO UPDATE SET device_id = excluded.device_id, "
+                 "pid = excluded.pid, started_unix = excluded.started_unix, "
+                 "heartbeat = excluded.heartbeat, lease_seconds = excluded.lease_seconds, "
+                 "job_id = 0, stopped = 0 RETURNING id",
+                 who.host, who.gpu, who.gpu_uuid, device_id, who.pid, NowUnix(), who.lease_seconds);
+    if (!row.ok()) return row.status();
+    if (row->empty()) return absl::InternalError("daemon row vanished after insert");
+    id = row->Int(0, 0);
+    // Its earlier run's claims: that run is gone.
+    return Q("UPDATE work_items SET daemon_id = NULL, lease_until = NULL "
+             "WHERE daemon_id = ?1 AND done = 0",
+             id)
+        .status();
+  }));
+  return id;
+}
+
+absl::StatusOr<HeartbeatResult> Store::Heartbeat(int64_t daemon_id, int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  HeartbeatResult out;
+  TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
+    auto me = Q("UPDATE daemons SET heartbeat = {now}, job_id = ?2 WHERE id = ?1", daemon_id,
+                job_id);
+    if (!me.ok()) return me.status();
+    if (me->affected() == 0) return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " not found"));
+    auto leases = Q("UPDATE work_items SET lease_until = {now} + "
+                    "(SELECT lease_seconds FROM daemons WHERE id = ?1) "
+                    "WHERE daemon_id = ?1 AND done = 0",
+                    daemon_id);
+    if (!leases.ok()) return leases.status();
+    out.held = leases->affected();
+    if (job_id > 0) {
+      auto state = Q("SELECT state FROM jobs WHERE id = ?1", job_id);
+      if (!state.ok()) return state.status();
+      out.job_active = !state->empty() && (state->Text(0, 0) == "JOB_QUEUED" ||
+                                           state->Text(0, 0) == "JOB_RUNNING");
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status Store::ReleaseClaims(int64_t daemon_id, bool stopped) {
+  absl::MutexLock lock(&mu_);
+  return InTxn(false, [&]() -> absl::Status {
+    auto released = Q("UPDATE work_items SET daemon_id = NULL, lease_until = NULL "
+                      "WHERE daemon_id = ?1 AND done = 0",
+                      daemon_id);
+    if (!released.ok()) return released.status();
+    return Q("UPDATE daemons SET job_id = 0, stopped = ?2 WHERE id = ?1", daemon_id, stopped)
+        .status();
+  });
+}
+
+absl::StatusOr<std::vector<v1::Daemon>> Store::ListDaemons(bool all) {
+  absl::MutexLock lock(&mu_);
+  auto q = Q("SELECT d.id, d.host, d.gpu, d.gpu_uuid, {now} - d.heartbeat, d.lease_seconds, "
+             "d.job_id, d.started_unix, d.stopped, d.pid, v.name, v.cc_major, v.cc_minor, "
+             "v.sm_count, v.driver_version, v.nvrtc_version, "
+             "(SELECT COUNT(*) FROM work_items w WHERE w.daemon_id = d.id AND w.done = 0) "
+             "FROM daemons d JOIN devices v ON v.id = d.device_id ORDER BY d.host, d.gpu, d.id");
+  if (!q.ok()) return q.status();
+  std::vector<v1::Daemon> out;
+  for (size_t r = 0; r < q->size(); ++r) {
+    v1::Daemon d;
+    d.set_id(q->Int(r, 0));
+    d.set_host(q->Text(r, 1));
+    d.set_gpu(static_cast<int32_t>(q->Int(r, 2)));
+    d.set_gpu_uuid(q->Text(r, 3));
+    d.set_heartbeat_age_seconds(std::max(0.0, q->Double(r, 4)));
+    d.set_lease_seconds(q->Double(r, 5));
+    d.set_job_id(q->Int(r, 6));
+    d.set_started_unix(q->Int(r, 7));
+    d.set_live(q->Int(r, 8) == 0 && q->Double(r, 4) < q->Double(r, 5));
+    d.set_pid(q->Int(r, 9));
+    v1::Device* kind = d.mutable_kind();
+    kind->set_name(q->Text(r, 10));
+    kind->set_cc_major(static_cast<int32_t>(q->Int(r, 11)));
+    kind->set_cc_minor(static_cast<int32_t>(q->Int(r, 12)));
+    kind->set_sm_count(static_cast<int32_t>(q->Int(r, 13)));
+    kind->set_driver_version(static_cast<int32_t>(q->Int(r, 14)));
+    kind->set_nvrtc_version(q->Text(r, 15));
+    d.set_claimed(q->Int(r, 16));
+    if (all || d.live()) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t device_id,
+                                                      int64_t prefer_job, int n) {
+  absl::MutexLock lock(&mu_);
+  std::optional<Claim> claim;
+  // Another daemon may take the chosen job's last items between the two
+  // statements: then the next job is tried.
+  for (int attempt = 0; attempt < 3 && !claim; ++attempt) {
+    TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
+      auto job = Q("SELECT w.job_id FROM work_items w JOIN jobs j ON j.id = w.job_id "
+                   "WHERE j.device_id = ?1 AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') "
+                   "AND w.done = 0 AND (w.daemon_id IS NULL OR w.daemon_id = ?3 OR "
+                   "w.lease_until < {now}) "
+                   "ORDER BY CASE WHEN w.job_id = ?2 THEN 0 ELSE 1 END, w.job_id LIMIT 1",
+                   device_id, prefer_job, daemon_id);
+      if (!job.ok()) return job.status();
+      if (job->empty()) {
+        attempt = 3;  // nothing to claim anywhere
+        return absl::OkStatus();
+      }
+      const int64_t job_id = job->Int(0, 0);
+      auto items = Q("SELECT config, params, round, CASE WHEN daemon_id IS NULL OR daemon_id = ?3 "
+                     "THEN 0 ELSE 1 END FROM work_items WHERE job_id = ?1 AND done = 0 "
+                     "AND (daemon_id IS NULL OR daemon_id = ?3 OR lease_until < {now}) "
+                     "ORDER BY seq LIMIT ?2 {skip_locked}",
+                     job_id, n, daemon_id);
+      if (!items.ok()) return items.status();
+      if (items->empty()) return absl::OkStatus();
+      Claim c;
+      c.job_id = job_id;
+      std::string sql = "UPDATE work_items SET daemon_id = ?1, lease_until = {now} + "
+                        "(SELECT lease_seconds FROM daemons WHERE id = ?1) "
+                        "WHERE job_id = ?2 AND config IN (";
+      std::vector<Value> args = {daemon_id, job_id};
+      for (size_t r = 0; r < items->size(); ++r) {
+        WorkItem& item = c.items.emplace_back();
+        item.config.set_name(items->Text(r, 0));
+        TUNED_RETURN_IF_ERROR(ParseParams(items->Text(r, 1), &item.config));
+        item.round = static_cast<int>(items->Int(r, 2));
+        item.retime = item.config.name().empty();
+        c.taken_over += static_cast<int>(items->Int(r, 3));
+        absl::StrAppend(&sql, r == 0 ? "" : ", ", "?", args.size() + 1);
+        args.push_back(std::string_view(item.config.name()));
+      }
+      sql += ")";
+      auto update = db_->Query(sql, args);
+      if (!update.ok()) return update.status();
+      auto running = Q("UPDATE jobs SET state = 'JOB_RUNNING', started_unix = ?2 "
+                       "WHERE id = ?1 AND state = 'JOB_QUEUED'",
+                       job_id, NowUnix());
+      if (!running.ok()) return running.status();
+      auto me = Q("UPDATE daemons SET job_id = ?2 WHERE id = ?1", daemon_id, job_id);
+      if (!me.ok()) return me.status();
+      claim = std::move(c);
+      return absl::OkStatus();
+    }));
+  }
+  return claim;
+}
+
+absl::StatusOr<std::vector<v1::Job>> Store::IdleJobs(int64_t device_id) {
+  absl::MutexLock lock(&mu_);
+  auto q = Q("SELECT j.id FROM jobs j WHERE j.device_id = ?1 "
+             "AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') AND NOT EXISTS "
+             "(SELECT 1 FROM work_items w WHERE w.job_id = j.id AND w.done = 0) ORDER BY j.id",
+             device_id);
+  if (!q.ok()) return q.status();
+  std::vector<v1::Job> jobs;
+  for (size_t r = 0; r < q->size(); ++r) {
+    auto job = LoadJob(q->Int(r, 0));
+    if (!job.ok()) return job.status();
+    jobs.push_back(*std::move(job));
+  }
+  return jobs;
+}
+
+absl::StatusOr<bool> Store::AddRound(int64_t job_id, int from_round,
+                                     const std::vector<v1::KernelConfig>& configs, bool retime) {
+  absl::MutexLock lock(&mu_);
+  bool added = false;
+  TUNED_RETURN_IF_ERROR(InTxn(true, [&]() -> absl::Status {
+    auto job = Q("SELECT round, (SELECT COUNT(*) FROM work_items w WHERE w.job_id = ?1 AND "
+                 "w.done = 0), (SELECT COALESCE(MAX(seq), 0) FROM work_items w WHERE w.job_id = ?1) "
+                 "FROM jobs WHERE id = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
+                 job_id);
+    if (!job.ok()) return job.status();
+    if (job->empty() || job->Int(0, 0) != from_round || job->Int(0, 1) != 0) {
+      return absl::OkStatus();  // ended, or another daemon moved it on
+    }
+    int64_t seq = job->Int(0, 2);
+    const int round = from_round + 1;
+    for (const v1::KernelConfig& c : configs) {
+      auto insert = Q("INSERT INTO work_items (job_id, config, params, round, seq, done) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN EXISTS (SELECT 1 FROM measurements "
+                      "m WHERE m.job_id = ?1 AND m.config = ?2) THEN 1 ELSE 0 END) "
+                      "ON CONFLICT DO NOTHING",
+                      job_id, c.name(), ParamsText(c), round, ++seq);
+      if (!insert.ok()) return insert.status();
+    }
+    if (retime) {
+      auto insert = Q("INSERT INTO work_items (job_id, config, params, round, seq, done) "
+                      "VALUES (?1, '', '', ?2, ?3, 0) ON CONFLICT DO NOTHING",
+                      job_id, round, ++seq);
+      if (!insert.ok()) return insert.status();
+    }
+    auto update = Q("UPDATE jobs SET round = ?2, total = (SELECT COUNT(*) FROM work_items w "
+                    "WHERE w.job_id = ?1 AND w.config <> '') WHERE id = ?1",
+                    job_id, round);
+    if (!update.ok()) return update.status();
+    added = true;
+    return absl::OkStatus();
+  }));
+  return added;
+}
+
+absl::StatusOr<bool> Store::FinishJob(int64_t id, v1::JobState state, std::string_view error) {
+  if (state != v1::JOB_DONE && state != v1::JOB_FAILED && state != v1::JOB_CANCELLED) {
+    return absl::InvalidArgumentError(absl::StrCat("job state ", state, " is no end"));
+  }
+  absl::MutexLock lock(&mu_);
+  bool changed = false;
+  TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
+    const int64_t now = NowUnix();
+    auto update = Q("UPDATE jobs SET state = ?2, error = ?3, finished_unix = ?4, "
+                    "started_unix = COALESCE(started_unix, ?4) "
+                    "WHERE id = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
+                    id, v1::JobState_Name(state), error, now);
+    if (!update.ok()) return update.status();
+    changed = update->affected() > 0;
+    return Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0", id).status();
+  }));
+  return changed;
+}
+
+// ---- jobs ----
+
+absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
+  auto q = Q("SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
+             "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
+             "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
+             "round FROM jobs WHERE id = ?1",
+             id);
+  if (!q.ok()) return q.status();
+  if (q->empty()) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+  v1::Job job;
+  job.set_id(id);
+  TUNED_RETURN_IF_ERROR(
+      ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), job.mutable_problem()));
+  v1::JobState state;
+  if (!v1::JobState_Parse(q->Text(0, 3), &state)) {
+    return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q->Text(0, 3), "'"));
+  }
+  job.set_state(state);
+  job.set_total(static_cast<int32_t>(q->Int(0, 4)));
+  job.set_pruned(static_cast<int32_t>(q->Int(0, 5)));
+  job.set_error(q->Text(0, 6));
+  job.set_baseline_ms(q->Double(0, 7));
+  job.set_baseline_metric(q->Double(0, 8));
+  job.set_baseline_name(q->Text(0, 9));
+  job.set_created_unix(q->Int(0, 10));
+  job.set_started_unix(q->Int(0, 11));
+  job.set_finished_unix(q->Int(0, 12));
+  job.set_compile_seconds(q->Double(0, 13));
+  job.set_measure_seconds(q->Double(0, 14));
+  job.set_wait_seconds(q->Double(0, 15));
+  job.set_worker_restarts(static_cast<int32_t>(q->Int(0, 16)));
+  job.set_cached(static_cast<int32_t>(q->Int(0, 17)));
+  job.set_client(q->Text(0, 18));
+  job.set_round(static_cast<int32_t>(q->Int(0, 19)));
+
+  auto counts = Q("SELECT COALESCE(SUM(CASE WHEN status IN ('MEASUREMENT_OK', "
+                  "'MEASUREMENT_COMPILED') THEN 1 ELSE 0 END), 0), COUNT(*) "
+                  "FROM measurements WHERE job_id = ?1",
+                  id);
+  if (!counts.ok()) return counts.status();
+  job.set_done(static_cast<int32_t>(counts->Int(0, 0)));
+  job.set_failed(static_cast<int32_t>(counts->Int(0, 1) - counts->Int(0, 0)));
+
+  auto best = Q("SELECT " TUNED_MEASUREMENT_COLS
+                " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
+                "WHERE m.job_id = ?1 AND m.status = ?2 ORDER BY m.median_ms, m.id LIMIT 1",
+                id, kOk);
+  if (!best.ok()) return best.status();
+  if (!best->empty()) TUNED_RETURN_IF_ERROR(ReadMeasurement(*best, 0, job.mutable_best()));
+
+  auto shares = Q("SELECT d.host, d.gpu, COUNT(*) FROM measurements m "
+                  "JOIN daemons d ON d.id = m.daemon_id WHERE m.job_id = ?1 "
+                  "GROUP BY d.host, d.gpu ORDER BY COUNT(*) DESC, d.host, d.gpu",
+                  id);
+  if (!shares.ok()) return shares.status();
+  for (size_t r = 0; r < shares->size(); ++r) {
+    v1::JobDaemon* d = job.add_daemons();
+    d->set_host(shares->Text(r, 0));
+    d->set_gpu(static_cast<int32_t>(shares->Int(r, 1)));
+    d->set_measured(static_cast<int32_t>(shares->Int(r, 2)));
+  }
+  return job;
 }
 
 absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& problem,
                                          int32_t total, int32_t pruned, const ClientQuota& quota) {
-  absl::MutexLock lock(&mu_);  // the check and the insert see no other writer of this store
-  if (quota.max_jobs > 0 || quota.max_configs > 0) {
-    Stmt load(db_,
-              "SELECT COUNT(*), COALESCE(SUM(total - (SELECT COUNT(*) FROM measurements m "
-              "WHERE m.job_id = jobs.id)), 0) FROM jobs "
-              "WHERE client = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')");
-    load.Bind(quota.client);
-    absl::StatusOr<bool> row = load.Step();
-    if (!row.ok()) return row.status();
-    const int64_t jobs = load.Int(0), configs = load.Int(1);
-    if (quota.max_jobs > 0 && jobs + 1 > quota.max_jobs) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "client '", quota.client, "' has ", jobs, " queued or running jobs; the limit is ",
-          quota.max_jobs, " (wait for one to finish, or cancel one)"));
+  absl::MutexLock lock(&mu_);
+  int64_t id = 0;
+  // Serialized: the check and the insert see no other writer, on any host.
+  TUNED_RETURN_IF_ERROR(InTxn(true, [&]() -> absl::Status {
+    if (quota.max_jobs > 0 || quota.max_configs > 0) {
+      auto load = Q("SELECT COUNT(*), COALESCE(SUM(total - (SELECT COUNT(*) FROM measurements m "
+                    "WHERE m.job_id = jobs.id)), 0) FROM jobs "
+                    "WHERE client = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
+                    quota.client);
+      if (!load.ok()) return load.status();
+      const int64_t jobs = load->Int(0, 0), configs = load->Int(0, 1);
+      if (quota.max_jobs > 0 && jobs + 1 > quota.max_jobs) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "client '", quota.client, "' has ", jobs, " queued or running jobs; the limit is ",
+            quota.max_jobs, " (wait for one to finish, or cancel one)"));
+      }
+      if (quota.max_configs > 0 && configs + total > quota.max_configs) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "client '", quota.client, "' has ", configs, " configs queued; this job adds ", total,
+            " and the limit is ", quota.max_configs));
+      }
     }
-    if (quota.max_configs > 0 && configs + total > quota.max_configs) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "client '", quota.client, "' has ", configs, " configs queued; this job adds ", total,
-          " and the limit is ", quota.max_configs));
-    }
-  }
-  Stmt insert(db_,
-              "INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-              "created_unix, client) VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8)");
-  insert.Bind(device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-              ShapeText(problem), total, pruned, NowUnix(), quota.client);
-  TUNED_RETURN_IF_ERROR(insert.Run());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+    auto insert = Q("INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
+                    "created_unix, client) VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8) "
+                    "RETURNING id",
+                    device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+                    ShapeText(problem), total, pruned, NowUnix(), quota.client);
+    if (!insert.ok()) return insert.status();
+    if (insert->empty()) return absl::InternalError("job insert returned no id");
+    id = insert->Int(0, 0);
+    return absl::OkStatus();
+  }));
+  return id;
 }
 
 absl::StatusOr<int64_t> Store::CountJobs(int64_t device_id, v1::JobState state) {
   absl::MutexLock lock(&mu_);
-  Stmt q(db_, "SELECT COUNT(*) FROM jobs WHERE device_id = ?1 AND state = ?2");
-  q.Bind(device_id, v1::JobState_Name(state));
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  return q.Int(0);
+  auto q = Q("SELECT COUNT(*) FROM jobs WHERE device_id = ?1 AND state = ?2", device_id,
+             v1::JobState_Name(state));
+  if (!q.ok()) return q.status();
+  return q->Int(0, 0);
 }
 
 absl::StatusOr<v1::Job> Store::GetJob(int64_t id) {
   absl::MutexLock lock(&mu_);
-  return LoadJob(db_, id);
+  return LoadJob(id);
 }
 
 absl::StatusOr<std::vector<v1::Job>> Store::ListJobs(int limit) {
   absl::MutexLock lock(&mu_);
-  Stmt q(db_, "SELECT id FROM jobs ORDER BY id DESC LIMIT ?1");
-  q.Bind(limit <= 0 ? 50 : limit);
-  std::vector<int64_t> ids;
-  for (;;) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ids.push_back(q.Int(0));
-  }
+  auto q = Q("SELECT id FROM jobs ORDER BY id DESC LIMIT ?1", limit <= 0 ? 50 : limit);
+  if (!q.ok()) return q.status();
   std::vector<v1::Job> jobs;
-  for (int64_t id : ids) {
-    absl::StatusOr<v1::Job> job = LoadJob(db_, id);
+  for (size_t r = 0; r < q->size(); ++r) {
+    absl::StatusOr<v1::Job> job = LoadJob(q->Int(r, 0));
     if (!job.ok()) return job.status();
     jobs.push_back(*std::move(job));
   }
@@ -497,117 +562,88 @@ absl::Status Store::SetJobState(int64_t id, v1::JobState state, std::string_view
   absl::MutexLock lock(&mu_);
   // started_unix: set on entering RUNNING, cleared on going back to QUEUED.
   // finished_unix: set on entering an end state, cleared on leaving one.
-  Stmt update(db_,
-              "UPDATE jobs SET state = ?1, error = ?2, "
-              "started_unix = CASE WHEN ?1 = 'JOB_RUNNING' AND state <> 'JOB_RUNNING' THEN ?3 "
-              "  WHEN ?1 = 'JOB_QUEUED' THEN NULL ELSE started_unix END, "
-              "finished_unix = CASE WHEN ?1 IN ('JOB_QUEUED', 'JOB_RUNNING') THEN NULL "
-              "  WHEN state IN ('JOB_QUEUED', 'JOB_RUNNING') THEN ?3 ELSE finished_unix END "
-              "WHERE id = ?4");
-  update.Bind(v1::JobState_Name(state), error, NowUnix(), id);
-  TUNED_RETURN_IF_ERROR(update.Run());
-  if (sqlite3_changes(db_) == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+  auto update = Q("UPDATE jobs SET state = ?1, error = ?2, "
+                  "started_unix = CASE WHEN ?1 = 'JOB_RUNNING' AND state <> 'JOB_RUNNING' THEN ?3 "
+                  "  WHEN ?1 = 'JOB_QUEUED' THEN NULL ELSE started_unix END, "
+                  "finished_unix = CASE WHEN ?1 IN ('JOB_QUEUED', 'JOB_RUNNING') THEN NULL "
+                  "  WHEN state IN ('JOB_QUEUED', 'JOB_RUNNING') THEN ?3 ELSE finished_unix END "
+                  "WHERE id = ?4",
+                  v1::JobState_Name(state), error, NowUnix(), id);
+  if (!update.ok()) return update.status();
+  if (update->affected() == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
   return absl::OkStatus();
 }
 
 absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::string_view name) {
-  InvalidateBest();  // a best carries its job's baseline
-  absl::MutexLock lock(&mu_);
-  Stmt update(db_,
-              "UPDATE jobs SET baseline_ms = ?1, baseline_metric = ?2, baseline_name = ?3 "
-              "WHERE id = ?4");
-  update.Bind(ms, metric, name, id);
-  TUNED_RETURN_IF_ERROR(update.Run());
-  if (sqlite3_changes(db_) == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::optional<int64_t>> Store::NextQueuedJob(int64_t device_id) {
-  absl::MutexLock lock(&mu_);
-  Stmt q(db_,
-         "SELECT id FROM jobs WHERE device_id = ?1 AND state = 'JOB_QUEUED' ORDER BY id LIMIT 1");
-  q.Bind(device_id);
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<int64_t>();
-  return std::optional<int64_t>(q.Int(0));
-}
-
-absl::StatusOr<std::vector<int64_t>> Store::RequeueRunningJobs() {
-  absl::MutexLock lock(&mu_);
-  Txn txn(db_);
-  TUNED_RETURN_IF_ERROR(txn.Begin());
-  Stmt q(db_, "SELECT id FROM jobs WHERE state = 'JOB_RUNNING' ORDER BY id");
-  std::vector<int64_t> ids;
-  for (;;) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ids.push_back(q.Int(0));
+  absl::Status s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = InTxn(false, [&]() -> absl::Status {
+      auto update = Q("UPDATE jobs SET baseline_ms = ?1, baseline_metric = ?2, baseline_name = ?3 "
+                      "WHERE id = ?4",
+                      ms, metric, name, id);
+      if (!update.ok()) return update.status();
+      if (update->affected() == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+      return Q("{bump}").status();  // a best carries its job's baseline
+    });
   }
-  Stmt update(db_,
-              "UPDATE jobs SET state = 'JOB_QUEUED', started_unix = NULL "
-              "WHERE state = 'JOB_RUNNING'");
-  TUNED_RETURN_IF_ERROR(update.Run());
-  TUNED_RETURN_IF_ERROR(txn.Commit());
-  return ids;
-}
-
-absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
-                                   const KernelBinary* binary) {
-  // Only an OK measurement can change a best; invalidate after it is stored.
-  absl::Status s = InsertMeasurement(job_id, m, binary);
-  if (m.status() == v1::MEASUREMENT_OK) InvalidateBest();
+  InvalidateBest();
   return s;
 }
 
-absl::Status Store::InsertMeasurement(int64_t job_id, const v1::Measurement& m,
-                                      const KernelBinary* binary) {
+absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
+                                   const KernelBinary* binary, int64_t daemon_id,
+                                   double baseline_ms) {
   if (m.config().name().empty()) {
     return absl::InvalidArgumentError("measurement has no config name");
   }
-  absl::MutexLock lock(&mu_);
-  Txn txn(db_);
-  TUNED_RETURN_IF_ERROR(txn.Begin());
-  Stmt exists(db_,
-              "SELECT (SELECT COUNT(*) FROM jobs WHERE id = ?1), "
-              "(SELECT COUNT(*) FROM measurements WHERE job_id = ?1 AND config = ?2)");
-  exists.Bind(job_id, m.config().name());
-  absl::StatusOr<bool> row = exists.Step();
-  if (!row.ok()) return row.status();
-  if (exists.Int(0) == 0) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
-  if (exists.Int(1) != 0) return txn.Commit();  // already measured: nothing changes
-
-  std::optional<int64_t> binary_id;
-  if (binary != nullptr) {
-    absl::StatusOr<int64_t> id = InsertBinary(db_, *binary);
-    if (!id.ok()) return id.status();
-    binary_id = *id;
+  const bool ok = m.status() == v1::MEASUREMENT_OK;
+  absl::Status s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = InTxn(false, [&]() -> absl::Status {
+      auto exists = Q("SELECT (SELECT COUNT(*) FROM jobs WHERE id = ?1), "
+                      "(SELECT COUNT(*) FROM measurements WHERE job_id = ?1 AND config = ?2)",
+                      job_id, m.config().name());
+      if (!exists.ok()) return exists.status();
+      if (exists->Int(0, 0) == 0) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+      if (exists->Int(0, 1) == 0) {  // else measured already (by this or another daemon)
+        std::optional<int64_t> binary_id;
+        if (binary != nullptr) {
+          auto id = InsertBinary(*binary);
+          if (!id.ok()) return id.status();
+          binary_id = *id;
+        }
+        auto insert = Q(
+            "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
+            "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
+            "binary_id, created_unix, daemon_id, baseline_ms) "
+            "SELECT id, device_id, family, dtype, shape, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+            "?12, ?13, ?14, ?15 FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
+            job_id, m.config().name(), ParamsText(m.config()), v1::MeasurementStatus_Name(m.status()),
+            m.median_ms(), m.metric(), m.metric_unit(), m.error(), m.message(), m.repetitions(),
+            m.registers(), binary_id,
+            NowUnix(), daemon_id > 0 ? std::optional<int64_t>(daemon_id) : std::nullopt,
+            baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
+        if (!insert.ok()) return insert.status();
+        if (ok) TUNED_RETURN_IF_ERROR(Q("{bump}").status());
+      }
+      return Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND config = ?2", job_id,
+               m.config().name())
+          .status();
+    });
   }
-  Stmt insert(db_,
-              "INSERT OR IGNORE INTO measurements (job_id, device_id, family, dtype, shape, "
-              "config, params, status, median_ms, metric, metric_unit, error, message, "
-              "repetitions, registers, binary_id, created_unix) "
-              "SELECT id, device_id, family, dtype, shape, "
-              "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 FROM jobs WHERE id = ?1");
-  insert.Bind(job_id, m.config().name(), ParamsText(m.config()),
-              v1::MeasurementStatus_Name(m.status()), m.median_ms(), m.metric(), m.metric_unit(),
-              m.error(), m.message(), m.repetitions(), m.registers(), binary_id, NowUnix());
-  TUNED_RETURN_IF_ERROR(insert.Run());
-  return txn.Commit();
+  // Only an OK measurement can change a best; invalidate after it is stored.
+  if (ok) InvalidateBest();
+  return s;
 }
 
 absl::StatusOr<std::set<std::string>> Store::MeasuredConfigs(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  Stmt q(db_, "SELECT config FROM measurements WHERE job_id = ?1");
-  q.Bind(job_id);
+  auto q = Q("SELECT config FROM measurements WHERE job_id = ?1", job_id);
+  if (!q.ok()) return q.status();
   std::set<std::string> names;
-  for (;;) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    names.insert(q.Text(0));
-  }
+  for (size_t r = 0; r < q->size(); ++r) names.insert(q->Text(r, 0));
   return names;
 }
 
@@ -616,20 +652,18 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
                                                                      int top) {
   absl::MutexLock lock(&mu_);
   // OK by time, then compile-only results, then failures; ties by insertion.
-  Stmt q(db_, "SELECT " TUNED_MEASUREMENT_COLS
-              " FROM measurements m "
-              "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-              "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
-              "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
-              "LIMIT ?5");
-  q.Bind(device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-         ShapeText(problem), top <= 0 ? -1 : top);
+  auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
+             " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
+             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+             "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
+             "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
+             "LIMIT ?5",
+             device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+             ShapeText(problem), top <= 0 ? kNoLimit : top);
+  if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
-  for (;;) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    TUNED_RETURN_IF_ERROR(ReadMeasurement(q, &out.emplace_back()));
+  for (size_t r = 0; r < q->size(); ++r) {
+    TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, r, &out.emplace_back()));
   }
   return out;
 }
@@ -658,35 +692,54 @@ void Store::InvalidateBest() {
   ++best_generation_;
 }
 
+absl::Status Store::Refresh() {
+  int64_t now = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto q = Q("{generation}");
+    if (!q.ok()) return q.status();
+    if (q->empty()) return absl::DataLossError("the change counter has no row");
+    now = q->Int(0, 0);
+  }
+  bool changed;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    changed = db_generation_ != now;
+    db_generation_ = now;
+  }
+  if (changed) InvalidateBest();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_id,
                                                                 const v1::Problem& problem) {
   absl::MutexLock lock(&mu_);
-  Stmt q(db_, "SELECT " TUNED_MEASUREMENT_COLS
-              ", b.id, b.source, b.entry, b.cubin, b.ptx, "
-              "b.log, j.baseline_ms, j.baseline_name FROM measurements m "
-              "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
-              "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-              "AND m.status = ?5 ORDER BY m.median_ms, m.id LIMIT 1");
-  q.Bind(device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-         ShapeText(problem), kOk);
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) {
+  auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
+             ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
+             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name FROM measurements m "
+             "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
+             "LEFT JOIN daemons d ON d.id = m.daemon_id "
+             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+             "AND m.status = ?5 ORDER BY m.median_ms, m.id LIMIT 1",
+             device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+             ShapeText(problem), kOk);
+  if (!q.ok()) return q.status();
+  if (q->empty()) {
     return absl::NotFoundError(
         absl::StrCat("no tuned kernel for ", ProblemLabel(problem), " on this device"));
   }
   BestRow best;
-  TUNED_RETURN_IF_ERROR(ReadMeasurement(q, &best.measurement));
+  TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, 0, &best.measurement));
   constexpr int b = kMeasurementCols;
-  if (!q.IsNull(b)) {
-    best.binary = KernelBinary{.source = q.Text(b + 1),
-                               .entry = q.Text(b + 2),
-                               .cubin = q.Text(b + 3),
-                               .ptx = q.Text(b + 4),
-                               .log = q.Text(b + 5)};
+  if (!q->IsNull(0, b)) {
+    best.binary = KernelBinary{.source = q->Text(0, b + 1),
+                               .entry = q->Text(0, b + 2),
+                               .cubin = q->Text(0, b + 3),
+                               .ptx = q->Text(0, b + 4),
+                               .log = q->Text(0, b + 5)};
   }
-  best.baseline_ms = q.Double(b + 6);
-  best.baseline_name = q.Text(b + 7);
+  best.baseline_ms = q->Double(0, b + 6);
+  best.baseline_name = q->Text(0, b + 7);
   return std::make_shared<const BestRow>(std::move(best));
 }
 
@@ -694,16 +747,14 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
                                                                      v1::Family family,
                                                                      v1::DType dtype) {
   absl::MutexLock lock(&mu_);
-  Stmt q(db_, "SELECT DISTINCT shape FROM measurements "
-              "WHERE device_id = ?1 AND family = ?2 AND dtype = ?3 AND status = ?4 ORDER BY shape");
-  q.Bind(device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk);
+  auto q = Q("SELECT DISTINCT shape FROM measurements "
+             "WHERE device_id = ?1 AND family = ?2 AND dtype = ?3 AND status = ?4 ORDER BY shape",
+             device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk);
+  if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;
-  for (;;) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+  for (size_t r = 0; r < q->size(); ++r) {
     std::vector<int64_t>& shape = out.emplace_back();
-    const std::string text = q.Text(0);
+    const std::string& text = q->Text(r, 0);
     for (absl::string_view d : absl::StrSplit(text, 'x')) {
       int64_t v = 0;
       if (!absl::SimpleAtoi(d, &v)) return absl::DataLossError(absl::StrCat("bad shape ", text));
@@ -713,73 +764,76 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
   return out;
 }
 
-}  // namespace tuned
-
-namespace tuned {
+absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
+  const int64_t digest = Digest(b);
+  auto find = Q("SELECT id FROM binaries WHERE digest = ?1 AND source = ?2 AND entry = ?3 "
+                "AND cubin = ?4 AND ptx = ?5 AND log = ?6 LIMIT 1",
+                digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+  if (!find.ok()) return find.status();
+  if (!find->empty()) return find->Int(0, 0);
+  auto insert = Q("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                  digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+  if (!insert.ok()) return insert.status();
+  if (insert->empty()) return absl::InternalError("binary insert returned no id");
+  return insert->Int(0, 0);
+}
 
 absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKey& k) {
   absl::MutexLock lock(&mu_);
-  Stmt q(db_,
-         "SELECT c.ok, c.message, c.registers, c.local_bytes, c.compile_ms, "
-         "b.source, b.entry, b.cubin, b.ptx, b.log "
-         "FROM compiled c LEFT JOIN binaries b ON b.id = c.binary_id "
-         "WHERE c.digest = ?1 AND c.source = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
-         "AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1");
-  q.Bind(Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<CompiledRow>();
+  auto q = Q("SELECT c.ok, c.message, c.registers, c.local_bytes, c.compile_ms, "
+             "b.source, b.entry, b.cubin, b.ptx, b.log "
+             "FROM compiled c LEFT JOIN binaries b ON b.id = c.binary_id "
+             "WHERE c.digest = ?1 AND c.source = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
+             "AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1",
+             Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+  if (!q.ok()) return q.status();
+  if (q->empty()) return std::optional<CompiledRow>();
   CompiledRow r;
-  r.ok = q.Int(0) != 0;
-  r.message = q.Text(1);
-  r.registers = static_cast<int>(q.Int(2));
-  r.local_bytes = static_cast<int>(q.Int(3));
-  r.compile_ms = q.Double(4);
-  r.binary = {q.Text(5), q.Text(6), q.Text(7), q.Text(8), q.Text(9)};
+  r.ok = q->Int(0, 0) != 0;
+  r.message = q->Text(0, 1);
+  r.registers = static_cast<int>(q->Int(0, 2));
+  r.local_bytes = static_cast<int>(q->Int(0, 3));
+  r.compile_ms = q->Double(0, 4);
+  r.binary = {q->Text(0, 5), q->Text(0, 6), q->Text(0, 7), q->Text(0, 8), q->Text(0, 9)};
   return std::optional<CompiledRow>(std::move(r));
 }
 
 absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
   absl::MutexLock lock(&mu_);
-  Txn txn(db_);
-  TUNED_RETURN_IF_ERROR(txn.Begin());
-  const int64_t digest = Digest(k);
-  Stmt find(db_,
-            "SELECT id FROM compiled WHERE digest = ?1 AND source = ?2 AND name_expression = ?3 "
-            "AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 LIMIT 1");
-  find.Bind(digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
-  absl::StatusOr<bool> row = find.Step();
-  if (!row.ok()) return row.status();
-  if (*row) return absl::OkStatus();  // cached already (idempotent)
-  std::optional<int64_t> binary_id;
-  if (r.ok) {
-    auto id = InsertBinary(db_, r.binary);
-    if (!id.ok()) return id.status();
-    binary_id = *id;
-  }
-  Stmt insert(db_,
-              "INSERT INTO compiled (digest, source, name_expression, options, arch, "
-              "nvrtc_version, ok, message, binary_id, registers, local_bytes, compile_ms, "
-              "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
-  insert.Bind(digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version,
-              int64_t{r.ok}, r.message, binary_id, r.registers, r.local_bytes, r.compile_ms,
-              NowUnix());
-  TUNED_RETURN_IF_ERROR(insert.Run());
-  return txn.Commit();
+  return InTxn(false, [&]() -> absl::Status {
+    const int64_t digest = Digest(k);
+    auto find = Q("SELECT id FROM compiled WHERE digest = ?1 AND source = ?2 AND "
+                  "name_expression = ?3 AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 "
+                  "LIMIT 1",
+                  digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+    if (!find.ok()) return find.status();
+    if (!find->empty()) return absl::OkStatus();  // cached already (idempotent)
+    std::optional<int64_t> binary_id;
+    if (r.ok) {
+      auto id = InsertBinary(r.binary);
+      if (!id.ok()) return id.status();
+      binary_id = *id;
+    }
+    return Q("INSERT INTO compiled (digest, source, name_expression, options, arch, "
+             "nvrtc_version, ok, message, binary_id, registers, local_bytes, compile_ms, "
+             "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version, r.ok,
+             r.message, binary_id, r.registers, r.local_bytes, r.compile_ms, NowUnix())
+        .status();
+  });
 }
 
 absl::StatusOr<int> Store::AddCrash(int64_t device_id, v1::Family family, std::string_view config,
                                     std::string_view what) {
   absl::MutexLock lock(&mu_);
-  Txn txn(db_);
-  TUNED_RETURN_IF_ERROR(txn.Begin());
-  Stmt upsert(db_,
-              "INSERT INTO crashes (device_id, family, config, count, last) "
-              "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (device_id, family, config) "
-              "DO UPDATE SET count = count + 1, last = ?4");
-  upsert.Bind(device_id, v1::Family_Name(family), config, what);
-  TUNED_RETURN_IF_ERROR(upsert.Run());
-  TUNED_RETURN_IF_ERROR(txn.Commit());
+  TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
+    return Q("INSERT INTO crashes (device_id, family, config, count, last) "
+             "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (device_id, family, config) "
+             "DO UPDATE SET count = crashes.count + 1, last = excluded.last",
+             device_id, v1::Family_Name(family), config, what)
+        .status();
+  }));
   return CrashCountLocked(device_id, family, config);
 }
 
@@ -791,51 +845,42 @@ absl::StatusOr<int> Store::CrashCount(int64_t device_id, v1::Family family,
 
 absl::StatusOr<int> Store::CrashCountLocked(int64_t device_id, v1::Family family,
                                             std::string_view config) {
-  Stmt q(db_, "SELECT count FROM crashes WHERE device_id = ?1 AND family = ?2 AND config = ?3");
-  q.Bind(device_id, v1::Family_Name(family), config);
-  absl::StatusOr<bool> row = q.Step();
-  if (!row.ok()) return row.status();
-  return *row ? static_cast<int>(q.Int(0)) : 0;
+  auto q = Q("SELECT count FROM crashes WHERE device_id = ?1 AND family = ?2 AND config = ?3",
+             device_id, v1::Family_Name(family), config);
+  if (!q.ok()) return q.status();
+  return q->empty() ? 0 : static_cast<int>(q->Int(0, 0));
 }
 
 absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
   absl::MutexLock lock(&mu_);
-  Stmt update(db_,
-              "UPDATE jobs SET compile_seconds = compile_seconds + ?2, "
-              "measure_seconds = measure_seconds + ?3, wait_seconds = wait_seconds + ?4, "
-              "worker_restarts = worker_restarts + ?5, cached = cached + ?6 WHERE id = ?1");
-  update.Bind(id, t.compile_seconds, t.measure_seconds, t.wait_seconds, t.worker_restarts,
-              t.cached);
-  return update.Run();
+  return Q("UPDATE jobs SET compile_seconds = compile_seconds + ?2, "
+           "measure_seconds = measure_seconds + ?3, wait_seconds = wait_seconds + ?4, "
+           "worker_restarts = worker_restarts + ?5, cached = cached + ?6 WHERE id = ?1",
+           id, t.compile_seconds, t.measure_seconds, t.wait_seconds, t.worker_restarts, t.cached)
+      .status();
 }
-
-absl::Status Store::AddJobConfigs(int64_t id, int32_t configs) {
-  absl::MutexLock lock(&mu_);
-  Stmt update(db_, "UPDATE jobs SET total = total + ?2 WHERE id = ?1");
-  update.Bind(id, configs);
-  return update.Run();
-}
-
-}  // namespace tuned
-
-namespace tuned {
 
 absl::Status Store::SetRetimed(int64_t job_id, std::string_view config, double median_ms,
-                               double metric, std::string_view note) {
+                               double metric, std::string_view note, double baseline_ms) {
+  absl::Status s;
   {
     absl::MutexLock lock(&mu_);
-    Stmt update(db_,
-                "UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5 "
-                "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'");
-    update.Bind(job_id, config, median_ms, metric, note);
-    TUNED_RETURN_IF_ERROR(update.Run());
-    if (sqlite3_changes(db_) == 0) {
-      return absl::NotFoundError(
-          absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
-    }
+    s = InTxn(false, [&]() -> absl::Status {
+      auto update = Q("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
+                      "baseline_ms = COALESCE(?6, baseline_ms) "
+                      "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
+                      job_id, config, median_ms, metric, note,
+                      baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
+      if (!update.ok()) return update.status();
+      if (update->affected() == 0) {
+        return absl::NotFoundError(
+            absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
+      }
+      return Q("{bump}").status();
+    });
   }
   InvalidateBest();
-  return absl::OkStatus();
+  return s;
 }
 
 }  // namespace tuned

@@ -1,10 +1,20 @@
-// The one store: SQLite, schema in db/schema.sql (PRAGMA user_version).
-// Knows nothing of CUDA or of families: configs are stored by canonical name
-// plus their parameters as "BM=128,BN=64,..." text. Thread-safe (one
-// connection behind a mutex); every write is one transaction.
+// The one store, over a Database (db/database.h): an SQLite file (the
+// default) or a PostgreSQL server shared by a fleet of daemons, one per GPU.
+// Schemas in db/sqlite/ and db/postgres/, versioned. Knows nothing of CUDA
+// or of families: configs are stored by canonical name plus their
+// parameters as "BM=128,BN=64,..." text. Thread-safe (one connection behind
+// a mutex); every write is one transaction.
+//
+// The fleet: a job's configs are work items (AddRound) that the daemons of
+// the job's GPU kind claim in batches (ClaimWork) under a lease that each
+// renews (Heartbeat); the items of a daemon that stops renewing go back to
+// the pool when the lease runs out, and a (job, config) keeps one
+// measurement however often it is measured. With one daemon (SQLite) this is
+// the single-daemon queue: it claims everything itself.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,9 +27,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "db/database.h"
 #include "tuned/v1/tuner.pb.h"
 
-struct sqlite3;
 
 namespace tuned {
 
@@ -75,69 +85,155 @@ struct ClientQuota {
   int64_t max_configs = 0;   // configs of those jobs not yet measured; 0: no cap
 };
 
+/// A daemon as the fleet knows it: one per GPU of a host.
+struct DaemonIdentity {
+  std::string host;
+  int gpu = 0;            // CUDA ordinal on the host
+  std::string gpu_uuid;   // "GPU-..." (nvidia-smi -L); compile-only: "compile-only"
+  int64_t pid = 0;
+  double lease_seconds = 30;  // its claims' lease; it renews them at a third of it
+};
+
+/// One work item: a config of a job to measure, or, when `retime` (config
+/// name ""), the job's end: its finalists re-timed on one GPU.
+struct WorkItem {
+  v1::KernelConfig config;
+  int round = 0;
+  bool retime = false;
+};
+
+/// What a heartbeat found (Store::Heartbeat).
+struct HeartbeatResult {
+  int64_t held = 0;         // work items the daemon holds
+  bool job_active = false;  // its current job is still queued or running
+};
+
+/// Work items of one job claimed by one daemon (Store::ClaimWork).
+struct Claim {
+  int64_t job_id = 0;
+  std::vector<WorkItem> items;
+  int taken_over = 0;  // of them, items whose earlier claim's lease had run out
+};
+
 class Store {
  public:
-  /// Schema version this build writes (db/schema.sql's PRAGMA user_version).
-  static constexpr int kSchemaVersion = 2;
+  /// Schema version this build writes (both backends' schema files).
+  static constexpr int kSchemaVersion = 3;
 
-  /// Opens or creates the database at `path` (creating parent directories),
-  /// enables WAL and a busy timeout, and applies the schema (an older one is
-  /// migrated, db/migrations/). Fails with FAILED_PRECONDITION if the file's
-  /// schema version is newer than this build's.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  /// Opens the database named by `url` (Database::Open: a path,
+  /// sqlite:///path or postgresql://...) and applies or migrates its schema.
+  /// Errors: Database::Open's.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& url);
+  explicit Store(std::unique_ptr<Database> db);
   ~Store();
 
-  /// Id of the device row (name, compute capability, driver, NVRTC), inserted if new.
+  /// The database's URL without its password, and "sqlite" or "postgresql".
+  const std::string& name() const { return db_->name(); }
+  std::string_view backend() const { return db_->backend(); }
+
+  /// Id of the device kind (name, compute capability, SM count, driver,
+  /// NVRTC), inserted if new.
   absl::StatusOr<int64_t> UpsertDevice(const v1::Device& device);
+
+  // ---- the fleet: daemons, claims and leases ----
+
+  /// Registers (or, after a restart, finds) the daemon of `who` on the
+  /// device kind `device_id`, hands back the claims of its earlier run,
+  /// and starts its heartbeat; returns its id.
+  absl::StatusOr<int64_t> RegisterDaemon(int64_t device_id, const DaemonIdentity& who);
+  /// Renews the daemon's heartbeat and the leases of its unfinished claims
+  /// by its lease (seconds); records the job it works on (0: none).
+  /// NOT_FOUND for an unknown daemon.
+  absl::StatusOr<HeartbeatResult> Heartbeat(int64_t daemon_id, int64_t job_id);
+  /// Gives the daemon's unfinished claims back to the pool at once; with
+  /// `stopped`, marks it stopped (it leaves `tunectl daemons`).
+  absl::Status ReleaseClaims(int64_t daemon_id, bool stopped);
+  /// The daemons whose heartbeat is younger than their lease (live), with
+  /// their kind, heartbeat age (s) and current job; with `all`, also the
+  /// stopped and the silent ones.
+  absl::StatusOr<std::vector<v1::Daemon>> ListDaemons(bool all = false);
+
+  /// Claims up to `n` unclaimed work items (or items whose lease ran out,
+  /// or the daemon's own unfinished ones) of one queued or running job of the device kind, for `daemon_id`,
+  /// under its lease: of `prefer_job` if it has any (the job the daemon is
+  /// prepared for), else of the oldest such job, which becomes RUNNING.
+  /// nullopt when no job of the kind has claimable items.
+  absl::StatusOr<std::optional<Claim>> ClaimWork(int64_t daemon_id, int64_t device_id,
+                                                 int64_t prefer_job, int n);
+  /// Queued or running jobs of the device kind with no unfinished item:
+  /// each needs its next round (AddRound) or its end (FinishJob).
+  absl::StatusOr<std::vector<v1::Job>> IdleJobs(int64_t device_id);
+  /// A job's next round of work items: `configs` (names and params), or
+  /// one re-timing item when `retime`. Only if the job is still at round
+  /// `from_round` with every item finished (checked and written in one
+  /// serialized transaction, so that one daemon of the fleet does it):
+  /// returns false, changing nothing, otherwise. Configs the job measured
+  /// already (a job of schema 2) are added as finished. The job's total
+  /// becomes its number of config items.
+  absl::StatusOr<bool> AddRound(int64_t job_id, int from_round,
+                                const std::vector<v1::KernelConfig>& configs, bool retime = false);
+  /// Ends a queued or running job in `state` (DONE, FAILED or CANCELLED)
+  /// with `error`, finishing its items; false (nothing changed) if it had
+  /// ended already. INVALID_ARGUMENT for a state that is no end.
+  absl::StatusOr<bool> FinishJob(int64_t id, v1::JobState state, std::string_view error = "");
+
+  // ---- jobs ----
 
   /// Inserts a queued job of `quota.client`; returns its id. `total` =
   /// configs after pruning. RESOURCE_EXHAUSTED (with the numbers) if the
   /// client's queued and running jobs on any device would exceed
   /// quota.max_jobs, or their configs not yet measured quota.max_configs;
-  /// checked and inserted in one transaction.
+  /// checked and inserted in one serialized transaction (fleet-wide).
   absl::StatusOr<int64_t> CreateJob(int64_t device_id, const v1::Problem& problem, int32_t total,
                                     int32_t pruned, const ClientQuota& quota = {});
-  /// Number of the device's jobs in `state`.
+  /// Number of the device kind's jobs in `state`.
   absl::StatusOr<int64_t> CountJobs(int64_t device_id, v1::JobState state);
-  /// The job with done/failed counted from its measurements and its best OK
-  /// measurement (lowest median_ms). NOT_FOUND for an unknown id.
+  /// The job with done/failed counted from its measurements, its best OK
+  /// measurement (lowest median_ms) and the daemons that measured for it.
+  /// NOT_FOUND for an unknown id.
   absl::StatusOr<v1::Job> GetJob(int64_t id);
   /// Newest first, at most `limit` (limit <= 0: 50).
   absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit);
-  /// Sets the state (and started/finished time where it applies) and error text.
+  /// Sets the state (and started/finished time where it applies) and error
+  /// text. NOT_FOUND for an unknown id.
   absl::Status SetJobState(int64_t id, v1::JobState state, std::string_view error = "");
-  /// Records the baseline (cuBLAS or copy) timed in the job.
+  /// Records the job's baseline (cuBLAS or copy), as timed on the GPU of
+  /// the daemon that prepared or re-timed it last.
   absl::Status SetJobBaseline(int64_t id, double ms, double metric, std::string_view name);
-  /// Oldest queued job of the device, or nullopt.
-  absl::StatusOr<std::optional<int64_t>> NextQueuedJob(int64_t device_id);
-  /// Puts every RUNNING job back to QUEUED (after a daemon restart); returns their ids.
-  absl::StatusOr<std::vector<int64_t>> RequeueRunningJobs();
 
   /// Stores one measurement of a job (its config's name and params in
-  /// `m.config`) and, if given, its binary, in one transaction. Idempotent:
-  /// a second call for the same (job, config name) changes nothing.
-  absl::Status AddMeasurement(int64_t job_id, const v1::Measurement& m,
-                              const KernelBinary* binary);
+  /// `m.config`) and, if given, its binary, and finishes its work item, in
+  /// one transaction. `daemon_id` (0: none, an import) measured it against
+  /// its own baseline `baseline_ms` (0: the job's). Idempotent: a second
+  /// call for the same (job, config name) changes nothing.
+  absl::Status AddMeasurement(int64_t job_id, const v1::Measurement& m, const KernelBinary* binary,
+                              int64_t daemon_id = 0, double baseline_ms = 0);
   /// Names of the configs already measured in the job (any status).
   absl::StatusOr<std::set<std::string>> MeasuredConfigs(int64_t job_id);
-  /// Measurements of the problem on the device over all jobs, OK ones first by
-  /// median_ms ascending, then the failures; at most `top` (0: all).
+  /// Measurements of the problem on the device kind over all jobs, OK ones
+  /// first by median_ms ascending, then the failures; at most `top` (0: all).
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,
                                                                 const v1::Problem& problem,
                                                                 int top);
-  /// Shapes of the family and dtype with at least one OK measurement on the device.
+  /// Shapes of the family and dtype with at least one OK measurement on the device kind.
   absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(int64_t device_id,
                                                                 v1::Family family,
                                                                 v1::DType dtype);
-  /// The fastest OK measurement of the problem on the device, with its binary
-  /// and its job's baseline. NOT_FOUND if none. Served from memory after the
-  /// first call, until a write that can change a best (an OK measurement, a
-  /// baseline): look-ups never wait on the database or on the job runner.
-  /// The row is shared and immutable (no copy of its binary per look-up).
+  /// The fastest OK measurement of the problem on the device kind, whoever
+  /// measured it, with its binary and the baseline of the GPU that measured
+  /// it. NOT_FOUND if none. Served from memory after the first call, until
+  /// a write that can change a best (an OK measurement, a baseline, a
+  /// re-timing), by this daemon or, seen by Refresh, by another: look-ups
+  /// never wait on the database or on the job runner, and go on while the
+  /// database is unreachable. The row is shared and immutable.
   absl::StatusOr<std::shared_ptr<const BestRow>> Best(int64_t device_id,
                                                       const v1::Problem& problem);
+  /// Reads the database's change counter and drops the cached bests if
+  /// another daemon changed one. Errors: the database's (the cache stays).
+  absl::Status Refresh();
 
-  /// The compile cache: the cached outcome for exactly this key, or nullopt.
+  /// The compile cache, shared by every daemon of the database: the cached
+  /// outcome for exactly this key, or nullopt.
   absl::StatusOr<std::optional<CompiledRow>> LookupCompiled(const CompileKey& key);
   /// Caches an outcome (binary deduplicated with the measurements' ones).
   /// Idempotent: a key cached already is left as it is.
@@ -150,34 +246,42 @@ class Store {
   absl::StatusOr<int> CrashCount(int64_t device_id, v1::Family family, std::string_view config);
 
   /// Replaces an OK measurement's time with its interleaved re-timing at the
-  /// job's end (`note`, e.g. the first time, goes to its message).
+  /// job's end (`note`, e.g. the first time, goes to its message), and its
+  /// baseline with the one timed beside it (`baseline_ms` > 0).
   /// NOT_FOUND if the job has no OK measurement of that config.
   absl::Status SetRetimed(int64_t job_id, std::string_view config, double median_ms,
-                          double metric, std::string_view note);
+                          double metric, std::string_view note, double baseline_ms = 0);
 
   /// Adds `time` to the job's totals (Job.compile_seconds etc.).
   absl::Status AddJobTime(int64_t id, const JobTime& time);
-  /// Adds `configs` to the job's total (Job.total), for configs the job
-  /// measures beyond its pruned space (the neighbours of its best).
-  absl::Status AddJobConfigs(int64_t id, int32_t configs);
 
  private:
-  /// Best() and AddMeasurement() without the cache: the SQL.
-  absl::StatusOr<std::shared_ptr<const BestRow>> QueryBest(int64_t device_id,
-                                                           const v1::Problem& problem);
-  absl::Status InsertMeasurement(int64_t job_id, const v1::Measurement& m,
-                                 const KernelBinary* binary);
-  void InvalidateBest();
+  /// Query() under the held lock, with the arguments as Values.
+  template <typename... Args>
+  absl::StatusOr<Rows> Q(std::string_view sql, const Args&... args)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Runs `body` in one transaction (serialized across the fleet if asked);
+  /// rolls back if it fails.
+  absl::Status InTxn(bool serialize, const std::function<absl::Status()>& body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<v1::Job> LoadJob(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> InsertBinary(const KernelBinary& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int> CrashCountLocked(int64_t device_id, v1::Family family,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  explicit Store(sqlite3* db);
-  sqlite3* db_;
+  /// Best() without the cache: the SQL.
+  absl::StatusOr<std::shared_ptr<const BestRow>> QueryBest(int64_t device_id,
+                                                           const v1::Problem& problem);
+  /// Drops the cached bests (after this daemon's write that can change one).
+  void InvalidateBest();
+
+  std::unique_ptr<Database> db_;
   absl::Mutex mu_;
   // The Best() cache: problem -> row, and a generation bumped by every write
   // that may change a best (a row computed before the bump is not cached).
   absl::Mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const BestRow>> best_cache_ ABSL_GUARDED_BY(cache_mu_);
   uint64_t best_generation_ ABSL_GUARDED_BY(cache_mu_) = 0;
+  int64_t db_generation_ ABSL_GUARDED_BY(cache_mu_) = -1;  // the database's counter, last read
 };
 
 }  // namespace tuned

@@ -5,6 +5,8 @@ namespace tuned::embedded {
 extern const char kSgemmSource[];      // kernels_src/sgemm/sgemm.cuh
 extern const char kTransposeSource[];  // kernels_src/transpose/transpose.cuh
 extern const char kFaultTestSource[];  // kernels_src/fault_test/fault_test.cuh
-extern const char kSchemaSql[];        // db/schema.sql
-extern const char kMigration2Sql[];    // db/migrations/2.sql (schema 1 -> 2)
+extern const char kSqliteSchemaSql[];      // db/sqlite/schema.sql
+extern const char kSqliteMigration2Sql[];  // db/sqlite/migrations/2.sql (schema 1 -> 2)
+extern const char kSqliteMigration3Sql[];  // db/sqlite/migrations/3.sql (schema 2 -> 3)
+extern const char kPostgresSchemaSql[];    // db/postgres/schema.sql
 }  // namespace tuned::embedded

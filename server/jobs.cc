@@ -50,11 +50,13 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
 }
 
 JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
-                     int64_t device_id, JobRunnerOptions options, Metrics* metrics)
+                     int64_t device_id, DaemonIdentity who, JobRunnerOptions options,
+                     Metrics* metrics)
     : store_(store),
       worker_(worker),
       compiler_(compiler),
       device_id_(device_id),
+      who_(std::move(who)),
       options_(options),
       metrics_(metrics) {
   options_.compile_batch = std::max(1, options_.compile_batch);
@@ -63,20 +65,71 @@ JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
 JobRunner::~JobRunner() { Stop(); }
 
 absl::Status JobRunner::Start() {
-  auto requeued = store_->RequeueRunningJobs();
-  if (!requeued.ok()) return requeued.status();
-  for (int64_t id : *requeued) spdlog::info("job {} was interrupted; it resumes", id);
+  who_.lease_seconds = options_.lease_seconds;
+  auto id = store_->RegisterDaemon(device_id_, who_);
+  if (!id.ok()) return id.status();
+  daemon_id_ = *id;
+  spdlog::info("daemon {} ({} gpu {}, {}); claims lease {} s; database {}", daemon_id_, who_.host,
+               who_.gpu, who_.gpu_uuid, options_.lease_seconds, store_->name());
   thread_ = std::thread([this] { Loop(); });
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
   return absl::OkStatus();
 }
 
 void JobRunner::Stop() {
   {
     absl::MutexLock lock(&mu_);
+    if (stop_) return;
     stop_ = true;
     ++version_;
   }
+  compiler_->Interrupt();  // a compile batch may take a minute; nothing of it is stored
   if (thread_.joinable()) thread_.join();
+  if (heartbeat_.joinable()) heartbeat_.join();
+  if (daemon_id_ > 0) {
+    if (auto s = store_->ReleaseClaims(daemon_id_, /*stopped=*/true); !s.ok()) {
+      spdlog::warn("handing back this daemon's claims: {} (they go back when the lease ends)",
+                   s.ToString());
+    }
+  }
+}
+
+void JobRunner::HeartbeatLoop() {
+  const absl::Duration renew = absl::Seconds(std::max(0.1, options_.lease_seconds / 3));
+  absl::Time next_renewal = absl::Now();
+  bool down = false;  // the database was unreachable at the last try
+  while (true) {
+    int64_t job;
+    {
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
+      mu_.AwaitWithTimeout(absl::Condition(&stopping), absl::Seconds(1));
+      if (stop_) return;
+      job = current_job_;
+    }
+    absl::Status s = store_->Refresh();  // another daemon's new best
+    if (s.ok() && absl::Now() >= next_renewal) {
+      next_renewal = absl::Now() + renew;
+      auto beat = store_->Heartbeat(daemon_id_, job);
+      s = beat.status();
+      if (beat.ok()) {
+        if (metrics_ != nullptr) metrics_->Heartbeat(beat->held);
+        if (job > 0 && !beat->job_active) {  // cancelled, or ended by another daemon
+          absl::MutexLock lock(&mu_);
+          cancelled_.insert(job);
+        }
+      }
+    }
+    if (!s.ok() != down) {
+      down = !s.ok();
+      if (down) {
+        spdlog::error("database {}: {}; cached kernels are still served", store_->name(),
+                      s.ToString());
+      } else {
+        spdlog::info("database {} is back", store_->name());
+      }
+    }
+  }
 }
 
 void JobRunner::Bump() {
@@ -138,10 +191,9 @@ absl::StatusOr<v1::Job> JobRunner::Cancel(int64_t id) {
       absl::MutexLock lock(&mu_);
       cancelled_.insert(id);
     }
-    // A queued job is cancelled here; a running one by its runner, within one candidate.
-    if (job->state() == v1::JOB_QUEUED) {
-      if (auto s = store_->SetJobState(id, v1::JOB_CANCELLED); !s.ok()) return s;
-    }
+    // The job ends now; the daemons measuring it stop within one candidate
+    // (this one at once, the others at their next heartbeat).
+    if (auto s = store_->FinishJob(id, v1::JOB_CANCELLED, "cancelled"); !s.ok()) return s.status();
     Bump();
     spdlog::info("job {} cancelled", id);
   }
@@ -150,33 +202,165 @@ absl::StatusOr<v1::Job> JobRunner::Cancel(int64_t id) {
 
 void JobRunner::Loop() {
   uint64_t seen = version();
-  while (true) {
+  while (!Stopping()) {
+    auto claim = store_->ClaimWork(daemon_id_, device_id_, prepared_job_, 2 * options_.compile_batch);
+    if (!claim.ok()) {  // the database is unreachable: try again (the heartbeat logs it)
+      spdlog::debug("claiming work: {}", claim.status().ToString());
+      seen = WaitForChange(seen, absl::Seconds(1));
+      continue;
+    }
+    if (claim->has_value()) {
+      const Claim& c = **claim;
+      if (metrics_ != nullptr) metrics_->Claimed(static_cast<int>(c.items.size()), c.taken_over);
+      {
+        absl::MutexLock lock(&mu_);
+        current_job_ = c.job_id;
+      }
+      absl::Status s = RunClaim(c);
+      if (absl::IsUnavailable(s)) {
+        spdlog::warn("job {}: {}; its items are claimed again", c.job_id, s.ToString());
+      } else if (!s.ok()) {
+        spdlog::error("job {} failed: {}", c.job_id, s.ToString());
+        if (auto f = store_->FinishJob(c.job_id, v1::JOB_FAILED, s.ToString()); !f.ok()) {
+          spdlog::error("job {}: cannot record failure: {}", c.job_id, f.status().ToString());
+        }
+      }
+      Bump();
+      continue;
+    }
     {
       absl::MutexLock lock(&mu_);
-      if (stop_) return;
+      current_job_ = 0;
     }
-    auto next = store_->NextQueuedJob(device_id_);
-    if (!next.ok()) {
-      spdlog::error("job queue: {}", next.status().ToString());
-      seen = WaitForChange(seen, absl::Seconds(1));
-      continue;
-    }
-    if (!next->has_value()) {
-      seen = WaitForChange(seen, absl::Seconds(1));
-      continue;
-    }
-    const int64_t id = **next;
-    if (auto s = RunJob(id); !s.ok()) {
-      spdlog::error("job {} failed: {}", id, s.ToString());
-      if (auto f = store_->SetJobState(id, v1::JOB_FAILED, s.ToString()); !f.ok()) {
-        spdlog::error("job {}: cannot record failure: {}", id, f.ToString());
+    // Nothing to claim: jobs whose items are all done need their next step.
+    auto idle = store_->IdleJobs(device_id_);
+    bool advanced = false;
+    if (idle.ok()) {
+      for (const v1::Job& job : *idle) {
+        absl::Status s = Advance(job);
+        if (!s.ok() && !absl::IsUnavailable(s)) {
+          spdlog::error("job {} failed: {}", job.id(), s.ToString());
+          if (auto f = store_->FinishJob(job.id(), v1::JOB_FAILED, s.ToString()); !f.ok()) {
+            spdlog::error("job {}: cannot record failure: {}", job.id(), f.status().ToString());
+          }
+        }
+        advanced = true;
+        Bump();
       }
     }
-    Bump();
+    if (!advanced) seen = WaitForChange(seen, absl::Seconds(1));
   }
 }
 
+absl::Status JobRunner::RunClaim(const Claim& claim) {
+  auto job = store_->GetJob(claim.job_id);
+  if (!job.ok()) return job.status();
+  if (job->state() != v1::JOB_QUEUED && job->state() != v1::JOB_RUNNING) return absl::OkStatus();
+  auto family_or = FamilyOf(job->problem());
+  if (!family_or.ok()) return family_or.status();
+  const Family& family = **family_or;
+  JobTime time;
+  if (prepared_job_ != job->id()) {
+    auto prepared = Prepare(*job, &time);
+    AddTime(job->id(), &time);
+    if (!prepared.ok()) return prepared;
+  }
+  std::vector<Config> configs;
+  bool retime = false;
+  for (const WorkItem& item : claim.items) {
+    if (item.retime) {
+      retime = true;
+    } else {
+      configs.emplace_back(item.config.params().begin(), item.config.params().end());
+    }
+  }
+  spdlog::info("job {}: {} {}: claimed {} configs of round {}{}{}", job->id(), family.name(),
+               Family::ShapeString(Shape(job->problem().shape().begin(), job->problem().shape().end())),
+               configs.size(), claim.items.empty() ? 0 : claim.items.front().round,
+               retime ? " and its re-timing" : "",
+               claim.taken_over > 0 ? absl::StrCat(" (", claim.taken_over, " after a lease ran out)")
+                                    : "");
+  double best_ms = job->has_best() ? job->best().median_ms() : 0;
+  auto ran = MeasureAll(*job, family, configs, &best_ms);
+  if (!ran.ok()) return ran.status();
+  if (*ran != Ran::kAll || !retime) return absl::OkStatus();
+  RetimeTop(*job, family, &time);
+  AddTime(job->id(), &time);
+  return Finish(job->id());
+}
+
+absl::Status JobRunner::Advance(const v1::Job& job) {
+  auto family_or = FamilyOf(job.problem());
+  if (!family_or.ok()) return family_or.status();
+  const Family& family = **family_or;
+  auto to_items = [&family](const std::vector<Config>& configs) {
+    std::vector<v1::KernelConfig> items;
+    for (const Config& c : configs) {
+      v1::KernelConfig& k = items.emplace_back();
+      k.set_name(family.ConfigName(c));
+      for (const auto& [name, value] : c) (*k.mutable_params())[name] = value;
+    }
+    return items;
+  };
+  absl::StatusOr<bool> added = false;
+  if (job.round() == 0) {  // the sweep: the family's space, pruned for the device
+    std::vector<Pruned> pruned;
+    const auto configs = family.ValidSpace(device(), &pruned);
+    if (configs.empty()) return absl::FailedPreconditionError("every config was pruned");
+    added = store_->AddRound(job.id(), 0, to_items(configs));
+    if (added.ok() && *added) {
+      spdlog::info("job {}: {} {}: {} configs, {} pruned", job.id(), family.name(),
+                   Family::ShapeString(Shape(job.problem().shape().begin(), job.problem().shape().end())),
+                   configs.size(), pruned.size());
+    }
+    return added.status();
+  }
+  if (device().compile_only()) return Finish(job.id());  // nothing is timed: no refinement
+  // Refinement: the untried valid neighbours of the job's best few (rounds 2..).
+  if (options_.refine_top > 0 && job.round() <= kRefinePasses) {
+    auto top = JobBest(job, options_.refine_top);
+    if (!top.ok()) return top.status();
+    auto measured = store_->MeasuredConfigs(job.id());
+    if (!measured.ok()) return measured.status();
+    std::vector<Config> best;
+    for (const auto& m : *top) best.emplace_back(m.config().params().begin(), m.config().params().end());
+    std::set<std::string> refined;  // those of earlier rounds have no untried neighbour left
+    const std::vector<Config> next = Refinements(family, device(), best, *measured, &refined);
+    if (!next.empty()) {
+      added = store_->AddRound(job.id(), job.round(), to_items(next));
+      if (added.ok() && *added) {
+        spdlog::info("job {}: refining: {} untried neighbours of its best {}", job.id(),
+                     next.size(), options_.refine_top);
+      }
+      return added.status();
+    }
+  }
+  if (options_.retime_top >= 2) {  // the finalists, re-timed on one GPU
+    return store_->AddRound(job.id(), job.round(), {}, /*retime=*/true).status();
+  }
+  return Finish(job.id());
+}
+
+absl::Status JobRunner::Finish(int64_t id) {
+  auto done = store_->GetJob(id);
+  if (!done.ok()) return done.status();
+  if (!done->has_best() && !device().compile_only()) {
+    return store_->FinishJob(id, v1::JOB_FAILED, "no config passed verification").status();
+  }
+  auto ended = store_->FinishJob(id, v1::JOB_DONE);
+  if (!ended.ok()) return ended.status();
+  if (*ended) {
+    spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms; compile {:.1f} s, measure "
+                 "{:.1f} s, wait {:.1f} s, {} worker restarts, {} cached",
+                 id, done->done(), done->failed(), done->best().config().name(),
+                 done->best().median_ms(), done->compile_seconds(), done->measure_seconds(),
+                 done->wait_seconds(), done->worker_restarts(), done->cached());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
+  prepared_job_ = 0;
   v1::worker::Request request;
   request.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()));
   *request.mutable_prepare()->mutable_problem() = job.problem();
@@ -191,6 +375,8 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   time->measure_seconds += absl::ToDoubleSeconds(absl::Now() - start);
   if (!response->error().empty()) return absl::InternalError(response->error());
   const auto& p = response->prepared();
+  prepared_job_ = job.id();
+  baseline_ms_ = p.baseline_ms();
   if (p.baseline_ms() > 0) {
     const Family* family = FindFamily(job.problem().family());
     const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
@@ -278,6 +464,7 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
     }
   };
   auto call = [&](const std::vector<size_t>& which) -> absl::StatusOr<v1::worker::CompileResult> {
+    if (Stopping()) return absl::CancelledError("the daemon is stopping");  // nothing is stored
     if (!compiler_->alive()) {
       if (auto s = compiler_->Restart(); !s.ok()) return s;
     }
@@ -378,9 +565,14 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   const bool restart = BrokeWorker(r.status()) || r.worker_exits() || !worker_->alive();
   spdlog::debug("job {}: {} {} {:.4f} ms", job.id(), kernel.name(),
                 v1::MeasurementStatus_Name(m.status()), m.median_ms());
-  if (auto s = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary);
-      !s.ok()) {
-    return s;
+  // A measurement is not given up while the database is briefly away.
+  for (absl::Duration pause = absl::Milliseconds(100);; pause = std::min(pause * 2, absl::Seconds(5))) {
+    absl::Status s = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary,
+                                            daemon_id_, baseline_ms_);
+    if (s.ok()) break;
+    if (!absl::IsUnavailable(s) || Stopping()) return s;
+    spdlog::warn("job {}: storing {}: {}; retrying", job.id(), kernel.name(), s.ToString());
+    absl::SleepFor(pause);
   }
   if (metrics_ != nullptr) {
     metrics_->Measured(m, compiled.cached() ? 0 : compiled.compile_ms(), absl::Now() - started);
@@ -450,6 +642,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
                    top.size(), response.ok() ? response->error() : response.status().ToString());
       if (!worker_->alive() || (response.ok() && !response->error().empty())) {
         ++time->worker_restarts;
+        prepared_job_ = 0;
         if (auto s = worker_->Restart(); !s.ok()) spdlog::error("{}", s.ToString());
       }
       return;
@@ -534,85 +727,6 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
     AddTime(job.id(), &time);
   }
   return Ran::kAll;
-}
-
-absl::StatusOr<JobRunner::Ran> JobRunner::Refine(const v1::Job& job, const Family& family,
-                                                 double* best_ms) {
-  if (options_.refine_top < 1) return Ran::kAll;
-  std::set<std::string> refined;  // configs whose neighbours were measured
-  for (int pass = 0; pass < kRefinePasses; ++pass) {
-    auto top = JobBest(job, options_.refine_top);
-    if (!top.ok()) return top.status();
-    auto measured = store_->MeasuredConfigs(job.id());
-    if (!measured.ok()) return measured.status();
-    std::vector<Config> best;
-    for (const auto& m : *top) best.emplace_back(m.config().params().begin(), m.config().params().end());
-    std::vector<Config> next = Refinements(family, device(), best, *measured, &refined);
-    if (next.empty()) break;
-    spdlog::info("job {}: refining: {} untried neighbours of its best {}", job.id(), next.size(),
-                 options_.refine_top);
-    if (auto s = store_->AddJobConfigs(job.id(), static_cast<int32_t>(next.size())); !s.ok()) {
-      return s;
-    }
-    Bump();
-    auto ran = MeasureAll(job, family, next, best_ms);
-    if (!ran.ok() || *ran != Ran::kAll) return ran;
-  }
-  return Ran::kAll;
-}
-
-absl::Status JobRunner::RunJob(int64_t id) {
-  auto job = store_->GetJob(id);
-  if (!job.ok()) return job.status();
-  auto family_or = FamilyOf(job->problem());
-  if (!family_or.ok()) return family_or.status();
-  const Family& family = **family_or;
-  const Shape shape(job->problem().shape().begin(), job->problem().shape().end());
-  if (auto s = store_->SetJobState(id, v1::JOB_RUNNING); !s.ok()) return s;
-  Bump();
-
-  std::vector<Pruned> pruned;
-  const auto configs = family.ValidSpace(device(), &pruned);
-  for (const auto& p : pruned) {
-    spdlog::debug("job {}: pruned {}: {}", id, family.ConfigName(p.config), p.reason);
-  }
-  auto measured = store_->MeasuredConfigs(id);
-  if (!measured.ok()) return measured.status();
-  spdlog::info("job {}: {} {}: {} configs ({} already measured), {} pruned", id, family.name(),
-               Family::ShapeString(shape), configs.size(), measured->size(), pruned.size());
-  JobTime time;
-  auto prepared = Prepare(*job, &time);
-  AddTime(id, &time);
-  if (!prepared.ok()) return prepared;
-
-  std::vector<Config> pending;
-  for (const Config& c : configs) {
-    if (measured->count(family.ConfigName(c)) == 0) pending.push_back(c);
-  }
-  double best_ms = job->has_best() ? job->best().median_ms() : 0;
-  auto ran = MeasureAll(*job, family, pending, &best_ms);
-  if (ran.ok() && *ran == Ran::kAll && !device().compile_only()) {
-    ran = Refine(*job, family, &best_ms);
-  }
-  if (!ran.ok()) return ran.status();
-  if (*ran == Ran::kStopping) return store_->SetJobState(id, v1::JOB_QUEUED);  // resumes on restart
-  if (*ran == Ran::kCancelled) return store_->SetJobState(id, v1::JOB_CANCELLED);
-
-  if (!device().compile_only()) {
-    RetimeTop(*job, family, &time);
-    AddTime(id, &time);
-  }
-  auto done = store_->GetJob(id);
-  if (!done.ok()) return done.status();
-  if (!done->has_best() && !device().compile_only()) {
-    return store_->SetJobState(id, v1::JOB_FAILED, "no config passed verification");
-  }
-  spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms; compile {:.1f} s, measure "
-               "{:.1f} s, wait {:.1f} s, {} worker restarts, {} cached",
-               id, done->done(), done->failed(), done->best().config().name(),
-               done->best().median_ms(), done->compile_seconds(), done->measure_seconds(),
-               done->wait_seconds(), done->worker_restarts(), done->cached());
-  return store_->SetJobState(id, v1::JOB_DONE);
 }
 
 }  // namespace tuned

@@ -1,7 +1,11 @@
-// The sweep job queue and its runner: jobs live in the store; one thread per
-// GPU takes the oldest queued job, prunes the family's space for the device,
-// and sends each remaining config to the GPU worker, storing every result as
-// it arrives. Candidates are compiled by a second worker process (NVRTC only)
+// The sweep job queue and its runner: jobs live in the store, shared by
+// every daemon of the database (one per GPU). A job's configs are work items
+// (the family's space pruned for the device, then rounds of refinement, then
+// the re-timing of its finalists); the runner thread claims them in batches
+// for its GPU (Store::ClaimWork), preferring the job its GPU worker is
+// prepared for, and sends each to the GPU worker, storing every result as it
+// arrives; a heartbeat thread renews its claims' lease. A job whose items
+// are all done gets its next round from whichever daemon sees it first. Candidates are compiled by a second worker process (NVRTC only)
 // one batch ahead of the GPU, through the store's compile cache. Hung or
 // faulting kernels and compiles are killed with their process and recorded
 // with their class; a config that broke the GPU worker twice is quarantined.
@@ -42,25 +46,35 @@ struct JobRunnerOptions {
   int retime_top = 3;
   /// After the sweep, the untried neighbours (Family::Neighbours) of the
   /// job's best few OK configs are measured too, a local search around the
-  /// winners, and again for a neighbour that joins the best few (Refine;
-  /// 0: off).
+  /// winners, and again for a neighbour that joins the best few (a round of
+  /// work items each; 0: off).
   int refine_top = 2;
+  /// Seconds a claim of work items lasts without a heartbeat; the daemon
+  /// renews its claims every third of it. After a daemon dies, its claims go
+  /// back to the pool this long after its last heartbeat.
+  double lease_seconds = 30;
 };
 
 class JobRunner {
  public:
   /// `store`, `worker` (the GPU worker), `compiler` (a worker started with
   /// --compile-only --arch of the GPU) and `metrics` (optional) must outlive
-  /// the runner.
+  /// the runner. `who`: this daemon in the fleet (its lease is
+  /// options.lease_seconds).
   JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler, int64_t device_id,
-            JobRunnerOptions options = {}, Metrics* metrics = nullptr);
+            DaemonIdentity who, JobRunnerOptions options = {}, Metrics* metrics = nullptr);
   ~JobRunner();
 
-  /// Starts the runner thread, after putting jobs left RUNNING by an earlier
-  /// daemon back in the queue (they resume where they stopped).
+  /// Registers the daemon (handing back the claims of its earlier run: the
+  /// jobs it worked on resume where they stopped) and starts the runner
+  /// and heartbeat threads.
   absl::Status Start();
-  /// Stops after the current candidate; the running job stays resumable.
+  /// Stops after the current candidate, killing a compile in progress, and
+  /// hands this daemon's claims back to the pool at once; its jobs stay
+  /// resumable, here or on another daemon.
   void Stop();
+  /// This daemon's id in the store (after Start).
+  int64_t daemon_id() const { return daemon_id_; }
   /// True until Stop() (the health service reports NOT_SERVING after).
   bool serving();
 
@@ -81,8 +95,20 @@ class JobRunner {
 
  private:
   void Loop();
-  /// Runs one job to its end (or until Stop); errors fail the job.
-  absl::Status RunJob(int64_t id);
+  /// Renews the claims' lease and the cache of bests until Stop; notices a
+  /// current job that ended elsewhere (cancelled).
+  void HeartbeatLoop();
+  /// Measures one claim's items (or re-times the job's finalists and ends
+  /// it, for the re-timing item). Errors: the store's or the worker's.
+  absl::Status RunClaim(const Claim& claim);
+  /// Gives a job whose items are all done its next round (the pruned space,
+  /// a refinement round, the re-timing item) or ends it. Another daemon may
+  /// have done it first: then nothing changes.
+  absl::Status Advance(const v1::Job& job);
+  /// Ends the job: DONE, or FAILED if no config passed verification.
+  absl::Status Finish(int64_t id);
+  /// Times the job's baseline on this GPU (and sets up its buffers and
+  /// reference in the worker).
   absl::Status Prepare(const v1::Job& job, JobTime* time);
   /// Compiles the kernels through the compile cache and the compiler process;
   /// one COMPILED, COMPILE_ERROR or COMPILE_TIMEOUT result per kernel. Runs
@@ -104,10 +130,6 @@ class JobRunner {
   /// stops or the job is cancelled. Errors: the store's.
   absl::StatusOr<Ran> MeasureAll(const v1::Job& job, const Family& family,
                                  const std::vector<Config>& configs, double* best_ms);
-  /// The local search after the sweep (JobRunnerOptions::refine_top): each
-  /// valid neighbour not yet measured is added to the job's total and
-  /// measured. Not in compile-only mode (nothing is timed).
-  absl::StatusOr<Ran> Refine(const v1::Job& job, const Family& family, double* best_ms);
   /// The job's best `n` OK measurements on this device, fastest first.
   /// Errors: the store's.
   absl::StatusOr<std::vector<v1::Measurement>> JobBest(const v1::Job& job, int n);
@@ -128,13 +150,20 @@ class JobRunner {
   WorkerClient* worker_;
   WorkerClient* compiler_;
   int64_t device_id_;
+  DaemonIdentity who_;
   JobRunnerOptions options_;
   Metrics* metrics_;  // may be null
-  std::thread thread_;
+  int64_t daemon_id_ = 0;
+  // The job the GPU worker is prepared for, and its baseline on this GPU
+  // (ms; 0 if none). Runner thread only.
+  int64_t prepared_job_ = 0;
+  double baseline_ms_ = 0;
+  std::thread thread_, heartbeat_;
   absl::Mutex mu_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);
+  int64_t current_job_ ABSL_GUARDED_BY(mu_) = 0;  // the job of the claim being measured
+  std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);  // ended while measured here
 };
 
 /// The worker's description of one config's kernel for the shape on `device`.

@@ -110,15 +110,22 @@ int main(int argc, char** argv) {
   }
   auto device_id = (*store)->UpsertDevice((*worker)->device());
   if (!device_id.ok()) {
-    spdlog::critical("database {}: {}", o.db, device_id.status().ToString());
+    spdlog::critical("database {}: {}", (*store)->name(), device_id.status().ToString());
     return 1;
   }
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
   metrics.SetQueueDepth([s = store->get(), id = *device_id](tuned::v1::JobState state) {
     auto n = s->CountJobs(id, state);
     return n.ok() ? *n : int64_t{0};
   });
-  tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id, o.jobs,
-                          &metrics);
+  tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id,
+                          {.host = host,
+                           .gpu = o.gpu,
+                           .gpu_uuid = (*worker)->device().uuid(),
+                           .pid = getpid(),
+                           .lease_seconds = o.jobs.lease_seconds},
+                          o.jobs, &metrics);
   if (auto s = runner.Start(); !s.ok()) {
     spdlog::critical("job queue: {}", s.ToString());
     return 1;
@@ -160,7 +167,7 @@ int main(int argc, char** argv) {
     spdlog::critical("cannot chmod 0660 {}: {}", o.socket, std::strerror(errno));
     return 1;
   }
-  spdlog::info("serving on unix:{} (mode 0660); database {}", o.socket, o.db);
+  spdlog::info("serving on unix:{} (mode 0660); database {}", o.socket, (*store)->name());
   if (tls) {
     spdlog::info("listening tcp {} (TLS{}; {} token clients; anonymous reads {})",
                  WithPort(o.listen, tcp_port), o.tls_client_ca.empty() ? "" : ", client certificates",

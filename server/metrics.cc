@@ -50,7 +50,32 @@ class Metrics::Collector final : public prometheus::Collectable {
                       .Name("tuned_worker_restarts_total")
                       .Help("Restarts of the GPU worker process")
                       .Register(*registry_)
-                      .Add({})) {
+                      .Add({})),
+        claims_(prometheus::BuildCounter()
+                    .Name("tuned_claims_total")
+                    .Help("Claims of work items by this daemon that got at least one item")
+                    .Register(*registry_)
+                    .Add({})),
+        claimed_(prometheus::BuildCounter()
+                     .Name("tuned_claimed_items_total")
+                     .Help("Work items claimed by this daemon")
+                     .Register(*registry_)
+                     .Add({})),
+        taken_over_(prometheus::BuildCounter()
+                        .Name("tuned_claims_taken_over_total")
+                        .Help("Work items this daemon claimed after another daemon's lease ran out")
+                        .Register(*registry_)
+                        .Add({})),
+        renewals_(prometheus::BuildCounter()
+                      .Name("tuned_lease_renewals_total")
+                      .Help("Heartbeats that renewed this daemon's leases")
+                      .Register(*registry_)
+                      .Add({})),
+        held_(prometheus::BuildGauge()
+                  .Name("tuned_claims_held")
+                  .Help("Work items this daemon holds under its lease, at its last heartbeat")
+                  .Register(*registry_)
+                  .Add({})) {
     for (const char* m : {"exact", "nearest", "miss"}) lookups_.Add({{"match", m}});
   }
 
@@ -76,6 +101,11 @@ class Metrics::Collector final : public prometheus::Collectable {
   prometheus::Gauge& running_;
   prometheus::Family<prometheus::Counter>& lookups_;
   prometheus::Counter& restarts_;
+  prometheus::Counter& claims_;
+  prometheus::Counter& claimed_;
+  prometheus::Counter& taken_over_;
+  prometheus::Counter& renewals_;
+  prometheus::Gauge& held_;
   mutable std::mutex mu_;
   std::function<int64_t(v1::JobState)> depth_source_;
 };
@@ -118,6 +148,17 @@ void Metrics::Measured(const v1::Measurement& m, double compile_ms, absl::Durati
 }
 
 void Metrics::WorkerRestarted() { collector_->restarts_.Increment(); }
+
+void Metrics::Claimed(int items, int taken_over) {
+  collector_->claims_.Increment();
+  collector_->claimed_.Increment(items);
+  collector_->taken_over_.Increment(taken_over);
+}
+
+void Metrics::Heartbeat(int64_t held) {
+  collector_->renewals_.Increment();
+  collector_->held_.Set(static_cast<double>(held));
+}
 
 void Metrics::Lookup(std::string_view match) {
   collector_->lookups_.Add({{"match", std::string(match)}}).Increment();

@@ -8,6 +8,12 @@
 //   tuned_queue_depth{state}              gauge: jobs "queued" and "running", read at each scrape
 //   tuned_lookups_total{match}            counter: GetBest answers, "exact", "nearest" or "miss"
 //   tuned_worker_restarts_total           counter: GPU worker restarts
+//   tuned_claims_total                    counter: claims of work items that got some (fleet)
+//   tuned_claimed_items_total             counter: work items claimed
+//   tuned_claims_taken_over_total         counter: items claimed after another daemon's lease
+//                                         ran out (that daemon died or was cut off)
+//   tuned_lease_renewals_total            counter: heartbeats that renewed the leases
+//   tuned_claims_held                     gauge: items held at the last heartbeat
 // Thread-safe; the hooks are cheap and never fail.
 #pragma once
 
@@ -46,6 +52,11 @@ class Metrics {
   void Measured(const v1::Measurement& m, double compile_ms, absl::Duration measure_time);
   /// Hook: the GPU worker was restarted.
   void WorkerRestarted();
+  /// Hook: this daemon claimed `items` work items, `taken_over` of them
+  /// from an expired lease.
+  void Claimed(int items, int taken_over);
+  /// Hook: a heartbeat renewed the leases of the `held` items held.
+  void Heartbeat(int64_t held);
   /// Hook: GetBest answered with `match` ("exact", "nearest" or "miss").
   void Lookup(std::string_view match);
 

@@ -59,7 +59,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
       ->configurable(false);
   env(app.add_option("--gpu", o->gpu, "CUDA device ordinal this daemon owns"))
       ->check(CLI::NonNegativeNumber);
-  env(app.add_option("--db", o->db, "SQLite database (default: $XDG_STATE_HOME/tuned/gpu<N>.db)"));
+  env(app.add_option("--db", o->db,
+                     "database: a SQLite file (a path or sqlite:///path; default: "
+                     "$XDG_STATE_HOME/tuned/gpu<N>.db), or postgresql://user@host:port/dbname"
+                     "?sslmode=... shared by a fleet of daemons"));
   env(app.add_option("--socket", o->socket,
                      "Unix socket, mode 0660 (default: $XDG_RUNTIME_DIR/tuned/gpu<N>.sock)"));
   env(app.add_option("--listen", o->listen,
@@ -104,6 +107,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
       ->check(CLI::PositiveNumber);
   env(app.add_option("--compile-batch", o->jobs.compile_batch, "kernels per compile batch"))
       ->check(CLI::PositiveNumber);
+  env(app.add_option("--lease-seconds", o->jobs.lease_seconds,
+                     "seconds a daemon's claim of work items lasts without its heartbeat (renewed "
+                     "every third of it); a dead daemon's claims go back to the pool after it"))
+      ->check(CLI::Range(0.3, 3600.0));
   env(app.add_option("--quarantine-after", o->jobs.quarantine_after,
                      "GPU worker crashes after which a config is never run again"))
       ->check(CLI::PositiveNumber);

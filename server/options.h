@@ -17,7 +17,7 @@ namespace tuned {
 
 struct DaemonOptions {
   int gpu = 0;
-  std::string db;      // default: DefaultDbPath(gpu)
+  std::string db;      // path, sqlite:///path or postgresql://...; default: DefaultDbPath(gpu)
   std::string socket;  // default: DefaultSocketPath(gpu)
   std::string listen;  // TCP HOST:PORT, TLS only; empty: none
   std::string tls_cert, tls_key, tls_client_ca, token_file;

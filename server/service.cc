@@ -248,13 +248,21 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   // client's text: what the daemon serves as a kernel's source is what it
   // would have compiled itself.
   const KernelBinary binary{(*family)->Source(config).source, k.entry(), k.cubin(), k.ptx(), ""};
-  absl::Status s = store_->AddMeasurement(*id, m, &binary);
-  if (s.ok()) s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
-  if (s.ok()) s = store_->SetJobState(*id, v1::JOB_DONE);
+  absl::Status s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
+  if (s.ok()) s = store_->AddMeasurement(*id, m, &binary, /*daemon_id=*/0, k.baseline_ms());
+  if (s.ok()) s = store_->FinishJob(*id, v1::JOB_DONE).status();
   if (!s.ok()) return ToGrpc(s);
   auto stored = store_->GetJob(*id);
   if (!stored.ok()) return ToGrpc(stored.status());
   *job = *stored;
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ListDaemons(grpc::ServerContext*, const v1::ListDaemonsRequest* req,
+                                       v1::ListDaemonsResponse* resp) {
+  auto daemons = store_->ListDaemons(req->all());
+  if (!daemons.ok()) return ToGrpc(daemons.status());
+  for (auto& d : *daemons) *resp->add_daemons() = std::move(d);
   return grpc::Status::OK;
 }
 

@@ -59,6 +59,8 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
                          v1::ListTunedResponse*) override;
   grpc::Status ImportKernel(grpc::ServerContext*, const v1::ImportKernelRequest*,
                             v1::Job*) override;
+  grpc::Status ListDaemons(grpc::ServerContext*, const v1::ListDaemonsRequest*,
+                           v1::ListDaemonsResponse*) override;
 
  private:
   /// The problem's family after checking family, dtype and shape.

@@ -57,6 +57,7 @@ absl::Status WorkerClient::Spawn() {
   }
   to_worker_ = to[1];
   from_worker_ = from[0];
+  interruptible_ = pid_;
 
   v1::worker::Request hello;
   hello.mutable_hello();
@@ -76,8 +77,13 @@ absl::Status WorkerClient::Spawn() {
   return absl::OkStatus();
 }
 
+void WorkerClient::Interrupt() {
+  if (const pid_t pid = interruptible_.load(); pid > 0) kill(pid, SIGKILL);
+}
+
 void WorkerClient::Stop() {
   ready_ = false;
+  interruptible_ = -1;  // before any reaping: the pid may then be reused
   if (to_worker_ >= 0) close(to_worker_);  // the worker exits on end of input
   if (from_worker_ >= 0) close(from_worker_);
   to_worker_ = from_worker_ = -1;
@@ -114,6 +120,7 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
         break;
       }
       if (absl::Now() >= deadline) {
+        interruptible_ = -1;
         kill(pid_, SIGKILL);
         int status = 0;
         waitpid(pid_, &status, 0);
@@ -128,6 +135,7 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
   if (!s.ok()) {
     int status = 0;
     std::string how = "is gone";
+    interruptible_ = -1;
     if (waitpid(pid_, &status, 0) == pid_) {
       how = WIFSIGNALED(status) ? absl::StrCat("was killed by signal ", WTERMSIG(status))
                                 : absl::StrCat("exited with status ", WEXITSTATUS(status));

@@ -46,6 +46,10 @@ class WorkerClient {
   /// True while a started worker answers; false from its death until a
   /// restart succeeds. Safe to read from any thread (health checks).
   bool ready() const { return ready_.load(); }
+  /// Kills the worker process now, from any thread (a daemon that stops
+  /// does not wait for a compile batch): the call in progress returns
+  /// UNAVAILABLE. Restart brings it back.
+  void Interrupt();
   /// Called at each Restart (metrics); set before the runner starts.
   void set_on_restart(std::function<void()> on_restart) { on_restart_ = std::move(on_restart); }
 
@@ -63,6 +67,7 @@ class WorkerClient {
   int from_worker_ = -1;
   int restarts_ = 0;
   std::atomic<bool> ready_{false};
+  std::atomic<pid_t> interruptible_{-1};  // pid_ for Interrupt, -1 once being reaped
   std::function<void()> on_restart_;
   v1::Device device_;
 };

@@ -149,7 +149,7 @@ TEST(StoreOpenTest, RejectsNewerSchemaVersion) {
   auto s = Store::Open(db.string());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.status().message().find("schema version 99 is newer than this build's 2"),
+  EXPECT_NE(s.status().message().find("schema version 99 is newer than this build's 3"),
             std::string::npos)
       << s.status();
   EXPECT_EQ(QueryInt(db, "PRAGMA user_version"), 99);  // left alone
@@ -174,8 +174,11 @@ TEST_F(StoreTest, UpsertDeviceIsIdempotent) {
   auto again = store_->UpsertDevice(Gpu());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, dev_);
+  v1::Device smaller = Gpu();
+  smaller.set_sm_count(114);  // part of the kind: its results are kept apart
+  EXPECT_NE(*store_->UpsertDevice(smaller), dev_);
   v1::Device same = Gpu();
-  same.set_sm_count(114);  // not part of the identity
+  same.set_uuid("GPU-another");  // one GPU of the kind: not part of it
   EXPECT_EQ(*store_->UpsertDevice(same), dev_);
   auto other = store_->UpsertDevice(Gpu("12.8"));
   ASSERT_TRUE(other.ok());
@@ -423,43 +426,159 @@ TEST_F(StoreTest, BinaryRoundTripWithBaseline) {
   EXPECT_EQ((*best)->baseline_name, "");
 }
 
-TEST_F(StoreTest, NextQueuedJobIsFifoPerDevice) {
-  int64_t a = NewJob(Sgemm(128, 128, 128));
-  int64_t b = NewJob(Sgemm(256, 256, 256));
-  int64_t c = NewJob(Sgemm(512, 512, 512));
-  auto other = store_->UpsertDevice(Gpu("12.8"));
-  EXPECT_EQ(store_->NextQueuedJob(*other)->has_value(), false);
-
-  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), a);
-  ASSERT_TRUE(store_->SetJobState(a, v1::JOB_RUNNING).ok());
-  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), b);
-  ASSERT_TRUE(store_->SetJobState(b, v1::JOB_CANCELLED).ok());
-  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), c);
-  ASSERT_TRUE(store_->SetJobState(c, v1::JOB_DONE).ok());
-  EXPECT_FALSE(store_->NextQueuedJob(dev_)->has_value());
+/// Work items named "c0", "c1", ... with one parameter.
+std::vector<v1::KernelConfig> Items(int n, const std::string& prefix = "c") {
+  std::vector<v1::KernelConfig> items(n);
+  for (int i = 0; i < n; ++i) {
+    items[i].set_name(prefix + std::to_string(i));
+    (*items[i].mutable_params())["X"] = i;
+  }
+  return items;
 }
 
-TEST_F(StoreTest, RequeueRunningJobs) {
-  int64_t a = NewJob(Sgemm(128, 128, 128));
-  int64_t b = NewJob(Sgemm(256, 256, 256));
-  int64_t c = NewJob(Sgemm(512, 512, 512));
-  int64_t d = NewJob(Sgemm(1024, 1024, 1024));
-  ASSERT_TRUE(store_->SetJobState(a, v1::JOB_RUNNING).ok());
-  ASSERT_TRUE(store_->SetJobState(b, v1::JOB_DONE).ok());
-  ASSERT_TRUE(store_->SetJobState(c, v1::JOB_RUNNING).ok());
-  ASSERT_TRUE(store_->AddMeasurement(c, Meas("kept", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+DaemonIdentity Daemon(int gpu, double lease = 30) {
+  return {.host = "node-a", .gpu = gpu, .gpu_uuid = "GPU-" + std::to_string(gpu), .pid = 42,
+          .lease_seconds = lease};
+}
 
-  auto ids = store_->RequeueRunningJobs();
-  ASSERT_TRUE(ids.ok()) << ids.status();
-  EXPECT_EQ(*ids, (std::vector<int64_t>{a, c}));
-  EXPECT_EQ(store_->GetJob(a)->state(), v1::JOB_QUEUED);
-  EXPECT_EQ(store_->GetJob(a)->started_unix(), 0);
-  EXPECT_EQ(store_->GetJob(b)->state(), v1::JOB_DONE);
-  EXPECT_EQ(store_->GetJob(c)->state(), v1::JOB_QUEUED);
-  EXPECT_EQ(store_->GetJob(c)->done(), 1);  // measurements survive: the job resumes
-  EXPECT_EQ(store_->GetJob(d)->state(), v1::JOB_QUEUED);
-  EXPECT_EQ(store_->NextQueuedJob(dev_)->value(), a);
-  EXPECT_TRUE(store_->RequeueRunningJobs()->empty());
+std::vector<std::string> Names(const Claim& c) {
+  std::vector<std::string> out;
+  for (const auto& item : c.items) out.push_back(item.retime ? "<retime>" : item.config.name());
+  return out;
+}
+
+TEST_F(StoreTest, ClaimsTakeTheOldestJobsItemsInOrderAndPreferThePreparedJob) {
+  const int64_t a = NewJob(Sgemm(128, 128, 128));
+  const int64_t b = NewJob(Sgemm(256, 256, 256));
+  auto me = store_->RegisterDaemon(dev_, Daemon(0));
+  auto other = store_->RegisterDaemon(dev_, Daemon(1));
+  ASSERT_TRUE(me.ok() && other.ok());
+  // No items yet: nothing to claim; both jobs need their first round.
+  EXPECT_FALSE(store_->ClaimWork(*me, dev_, 0, 4)->has_value());
+  EXPECT_EQ(store_->IdleJobs(dev_)->size(), 2u);
+  ASSERT_TRUE(*store_->AddRound(a, 0, Items(5)));
+  ASSERT_TRUE(*store_->AddRound(b, 0, Items(3, "d")));
+  EXPECT_EQ(store_->GetJob(a)->total(), 5);
+  EXPECT_EQ(store_->GetJob(a)->round(), 1);
+  EXPECT_TRUE(store_->IdleJobs(dev_)->empty());
+
+  auto first = store_->ClaimWork(*me, dev_, 0, 2);
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
+  EXPECT_EQ((*first)->job_id, a);
+  EXPECT_EQ(Names(**first), (std::vector<std::string>{"c0", "c1"}));
+  EXPECT_EQ((*first)->items[1].config.params().at("X"), 1);
+  EXPECT_EQ(store_->GetJob(a)->state(), v1::JOB_RUNNING);
+  EXPECT_EQ(store_->GetJob(b)->state(), v1::JOB_QUEUED);
+  // Another daemon prepared for b gets b's items; then a's rest, never a claimed one.
+  auto second = store_->ClaimWork(*other, dev_, b, 10);
+  EXPECT_EQ((*second)->job_id, b);
+  EXPECT_EQ(Names(**second), (std::vector<std::string>{"d0", "d1", "d2"}));
+  auto third_daemon = store_->RegisterDaemon(dev_, Daemon(2));
+  auto third = store_->ClaimWork(*third_daemon, dev_, b, 10);
+  EXPECT_EQ((*third)->job_id, a);
+  EXPECT_EQ(Names(**third), (std::vector<std::string>{"c2", "c3", "c4"}));
+  EXPECT_EQ((*third)->taken_over, 0);
+  // A daemon's own unfinished claims come back to it (after a database outage).
+  auto again = store_->ClaimWork(*me, dev_, a, 10);
+  EXPECT_EQ(Names(**again), (std::vector<std::string>{"c0", "c1"}));
+  // Another kind sees none of it.
+  auto kind = store_->UpsertDevice(Gpu("12.8"));
+  auto stranger = store_->RegisterDaemon(*kind, Daemon(7));
+  EXPECT_FALSE(store_->ClaimWork(*stranger, *kind, 0, 10)->has_value());
+}
+
+TEST_F(StoreTest, AMeasurementFinishesItsItemOnceAndTheRoundMovesOnOnce) {
+  const int64_t id = NewJob(Sgemm(64, 64, 64));
+  auto me = store_->RegisterDaemon(dev_, Daemon(0));
+  auto other = store_->RegisterDaemon(dev_, Daemon(1));
+  ASSERT_TRUE(*store_->AddRound(id, 0, Items(2)));
+  EXPECT_FALSE(*store_->AddRound(id, 0, Items(2)));  // another daemon did it: nothing changes
+  EXPECT_FALSE(*store_->AddRound(id, 1, Items(1, "n")));  // items still open
+  auto claim = store_->ClaimWork(*me, dev_, id, 10);
+  ASSERT_EQ((*claim)->items.size(), 2u);
+  auto m = Meas("c0", v1::MEASUREMENT_OK, 1.0);
+  ASSERT_TRUE(store_->AddMeasurement(id, m, nullptr, *me, 0.9).ok());
+  // The same config measured again by another daemon keeps the first row.
+  auto again = Meas("c0", v1::MEASUREMENT_OK, 0.5);
+  ASSERT_TRUE(store_->AddMeasurement(id, again, nullptr, *other, 0.4).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("c1", v1::MEASUREMENT_WRONG_ANSWER, 0), nullptr, *other).ok());
+  auto all = store_->ListMeasurements(dev_, Sgemm(64, 64, 64), 0);
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_DOUBLE_EQ((*all)[0].median_ms(), 1.0);
+  EXPECT_EQ((*all)[0].host(), "node-a");
+  EXPECT_EQ((*all)[0].gpu(), 0);
+  EXPECT_EQ((*all)[1].gpu(), 1);
+  // The best carries the baseline of the GPU that measured it.
+  EXPECT_DOUBLE_EQ((*store_->Best(dev_, Sgemm(64, 64, 64)))->baseline_ms, 0.9);
+  auto job = store_->GetJob(id);
+  ASSERT_EQ(job->daemons_size(), 2);
+  EXPECT_EQ(job->daemons(0).measured() + job->daemons(1).measured(), 2);
+
+  // Round 1 is done: a refinement round adds its items (a measured one as
+  // finished) and the total follows the items, however often it is asked.
+  ASSERT_EQ(store_->IdleJobs(dev_)->size(), 1u);
+  std::vector<v1::KernelConfig> next = Items(3, "n");
+  next.push_back(Items(1).front());  // c0: measured already
+  ASSERT_TRUE(*store_->AddRound(id, 1, next));
+  EXPECT_FALSE(*store_->AddRound(id, 1, next));
+  EXPECT_EQ(store_->GetJob(id)->total(), 5);
+  EXPECT_EQ(store_->GetJob(id)->round(), 2);
+  auto refine = store_->ClaimWork(*me, dev_, id, 10);
+  EXPECT_EQ(Names(**refine), (std::vector<std::string>{"n0", "n1", "n2"}));
+  for (const auto& item : (*refine)->items) {
+    ASSERT_TRUE(store_->AddMeasurement(id, Meas(item.config.name(), v1::MEASUREMENT_OK, 2.0), nullptr, *me).ok());
+  }
+  // Then the re-timing item, which is no config: the total stays.
+  ASSERT_TRUE(*store_->AddRound(id, 2, {}, /*retime=*/true));
+  EXPECT_EQ(store_->GetJob(id)->total(), 5);
+  auto retime = store_->ClaimWork(*other, dev_, 0, 10);
+  EXPECT_EQ(Names(**retime), (std::vector<std::string>{"<retime>"}));
+  EXPECT_TRUE(store_->IdleJobs(dev_)->empty());
+  ASSERT_TRUE(*store_->FinishJob(id, v1::JOB_DONE));
+  EXPECT_FALSE(*store_->FinishJob(id, v1::JOB_CANCELLED));  // ended already: stays DONE
+  EXPECT_EQ(store_->GetJob(id)->state(), v1::JOB_DONE);
+  EXPECT_TRUE(store_->IdleJobs(dev_)->empty());
+  EXPECT_EQ(store_->FinishJob(id, v1::JOB_RUNNING).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, ExpiredLeasesAndReleasedClaimsGoBackToThePool) {
+  const int64_t id = NewJob(Sgemm(64, 64, 64));
+  auto dead = store_->RegisterDaemon(dev_, Daemon(0, /*lease=*/0.3));
+  auto live = store_->RegisterDaemon(dev_, Daemon(1, /*lease=*/30));
+  ASSERT_TRUE(*store_->AddRound(id, 0, Items(4)));
+  ASSERT_EQ((*store_->ClaimWork(*dead, dev_, id, 2))->items.size(), 2u);
+  ASSERT_EQ((*store_->ClaimWork(*live, dev_, id, 1))->items.size(), 1u);
+  auto beat = store_->Heartbeat(*live, id);
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  EXPECT_EQ(beat->held, 1);
+  EXPECT_TRUE(beat->job_active);
+  // Before the lease ends only c3 is free; after it, the dead daemon's two.
+  EXPECT_EQ(Names(**store_->ClaimWork(*live, dev_, id, 10)), (std::vector<std::string>{"c2", "c3"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto taken = store_->ClaimWork(*live, dev_, id, 10);
+  EXPECT_EQ(Names(**taken), (std::vector<std::string>{"c0", "c1", "c2", "c3"}));
+  EXPECT_EQ((*taken)->taken_over, 2);
+  auto daemons = store_->ListDaemons();
+  ASSERT_EQ(daemons->size(), 1u);  // the silent one is not live
+  EXPECT_EQ((*daemons)[0].gpu(), 1);
+  EXPECT_EQ((*daemons)[0].claimed(), 4);
+  EXPECT_EQ((*daemons)[0].job_id(), id);
+  EXPECT_EQ((*daemons)[0].kind().sm_count(), 132);
+  EXPECT_EQ(store_->ListDaemons(/*all=*/true)->size(), 2u);
+  // A stopping daemon hands its claims back at once and leaves the list.
+  ASSERT_TRUE(store_->ReleaseClaims(*live, /*stopped=*/true).ok());
+  EXPECT_TRUE(store_->ListDaemons()->empty());
+  EXPECT_EQ((*store_->ClaimWork(*dead, dev_, id, 10))->items.size(), 4u);
+  // Its restart finds its own row and hands back what its earlier run held.
+  auto restarted = store_->RegisterDaemon(dev_, Daemon(0, 0.3));
+  EXPECT_EQ(*restarted, *dead);
+  EXPECT_EQ((*store_->ClaimWork(*live, dev_, id, 10))->items.size(), 4u);
+  // A cancelled job: the heartbeat says so.
+  ASSERT_TRUE(*store_->FinishJob(id, v1::JOB_CANCELLED, "cancelled"));
+  EXPECT_FALSE(store_->Heartbeat(*live, id)->job_active);
+  EXPECT_FALSE(store_->ClaimWork(*live, dev_, id, 10)->has_value());
+  EXPECT_TRUE(absl::IsNotFound(store_->Heartbeat(999, 0).status()));
 }
 
 TEST_F(StoreTest, ConcurrentWritersAllLand) {
@@ -644,14 +763,6 @@ TEST_F(StoreTest, JobTimeAccumulates) {
   EXPECT_DOUBLE_EQ(job->wait_seconds(), 0.5);
   EXPECT_EQ(job->worker_restarts(), 3);
   EXPECT_EQ(job->cached(), 7);
-}
-
-TEST_F(StoreTest, AddedConfigsGrowTheJobsTotal) {
-  const int64_t id = NewJob(Sgemm(64, 64, 64));
-  const int32_t before = store_->GetJob(id)->total();
-  ASSERT_TRUE(store_->AddJobConfigs(id, 7).ok());
-  ASSERT_TRUE(store_->AddJobConfigs(id, 3).ok());
-  EXPECT_EQ(store_->GetJob(id)->total(), before + 10);
 }
 
 }  // namespace

@@ -94,6 +94,13 @@ absl::StatusOr<v1::Device> OpenDevice(int ordinal) {
   d.set_registers_per_sm(p.regsPerMultiprocessor);
   d.set_max_threads_per_sm(p.maxThreadsPerMultiProcessor);
   d.set_l2_cache_bytes(p.l2CacheSize);
+  // As nvidia-smi -L prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+  std::string uuid = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) uuid += '-';
+    absl::StrAppend(&uuid, absl::Hex(static_cast<unsigned char>(p.uuid.bytes[i]), absl::kZeroPad2));
+  }
+  d.set_uuid(uuid);
   return d;
 }
 

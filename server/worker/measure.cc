@@ -32,6 +32,7 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(int gpu, bool compile_onl
     w->device_ = Sm90ReferenceDevice();
     w->device_.set_nvrtc_version(NvrtcVersion());
     w->device_.set_compile_only(true);
+    w->device_.set_uuid("compile-only");
     if (memory_bytes > 0) w->device_.set_total_memory_bytes(memory_bytes);
     if (arch > 0) {
       w->device_.set_cc_major(arch / 10);

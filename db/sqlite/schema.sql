@@ -1,14 +1,18 @@
--- The tuned store, schema version 2 (PRAGMA user_version at the end; it must
--- match Store::kSchemaVersion). Embedded into the binary as
--- tuned::embedded::kSchemaSql and applied by db/store.cc to a fresh database
--- (user_version 0) in one transaction; an older database is brought here by
--- db/migrations/<version>.sql, one step at a time (they alter existing
--- tables), then this file (so every CREATE here is IF NOT EXISTS). Enums are stored by their proto names
+-- The tuned store on SQLite, schema version 3 (PRAGMA user_version at the
+-- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
+-- same schema for PostgreSQL; a change to one is made to both. Embedded into
+-- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
+-- to a fresh database (user_version 0) in one transaction; an older database
+-- is brought here by db/sqlite/migrations/<version>.sql, one step at a time
+-- (they alter existing tables), then this file (so every CREATE here is IF
+-- NOT EXISTS). Enums are stored by their proto names
 -- ("FAMILY_SGEMM", "JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
 -- as Unix seconds (NULL: not yet).
 
--- A GPU as identified for measurements: results on another name, compute
--- capability, driver or NVRTC are kept apart.
+-- A GPU kind as identified for measurements: results on another name,
+-- compute capability, SM count, driver or NVRTC are kept apart; every daemon
+-- of a kind serves the kind's results. (A database migrated from version 2
+-- keeps its UNIQUE without sm_count, and devices_by_kind beside it.)
 CREATE TABLE IF NOT EXISTS devices (
   id             INTEGER PRIMARY KEY,
   name           TEXT    NOT NULL,
@@ -16,7 +20,28 @@ CREATE TABLE IF NOT EXISTS devices (
   cc_minor       INTEGER NOT NULL,
   driver_version INTEGER NOT NULL,
   nvrtc_version  TEXT    NOT NULL,
-  UNIQUE (name, cc_major, cc_minor, driver_version, nvrtc_version)
+  sm_count       INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS devices_by_kind
+  ON devices (name, cc_major, cc_minor, sm_count, driver_version, nvrtc_version);
+
+-- The daemons that share this database, one per GPU (host, GPU index and
+-- UUID; a restart keeps the row). heartbeat: Unix seconds (the database's
+-- clock) of its last lease renewal; a daemon is live while its heartbeat is
+-- younger than its lease.
+CREATE TABLE IF NOT EXISTS daemons (
+  id            INTEGER PRIMARY KEY,
+  host          TEXT    NOT NULL,
+  gpu           INTEGER NOT NULL,
+  gpu_uuid      TEXT    NOT NULL,
+  device_id     INTEGER NOT NULL REFERENCES devices (id),
+  pid           INTEGER NOT NULL DEFAULT 0,
+  started_unix  INTEGER NOT NULL,
+  heartbeat     REAL    NOT NULL,
+  lease_seconds REAL    NOT NULL,
+  job_id        INTEGER,           -- the job it works on, NULL when idle
+  stopped       INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (host, gpu, gpu_uuid)
 );
 
 -- One sweep of a family's search space for a problem on a device.
@@ -42,7 +67,10 @@ CREATE TABLE IF NOT EXISTS jobs (
   wait_seconds    REAL    NOT NULL DEFAULT 0,
   worker_restarts INTEGER NOT NULL DEFAULT 0,
   cached          INTEGER NOT NULL DEFAULT 0,
-  client          TEXT    NOT NULL DEFAULT ''  -- who submitted it (quotas); '' before auth
+  client          TEXT    NOT NULL DEFAULT '',  -- who submitted it (quotas); '' before auth
+  -- its work items' last round: 0 none yet, 1 the sweep of the pruned
+  -- space, 2.. the refinement rounds (then the re-timing item)
+  round           INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -81,6 +109,8 @@ CREATE TABLE IF NOT EXISTS measurements (
   registers    INTEGER NOT NULL DEFAULT 0,
   binary_id    INTEGER REFERENCES binaries (id),
   created_unix INTEGER NOT NULL,
+  daemon_id    INTEGER REFERENCES daemons (id),  -- who measured it (NULL: imported, or before 3)
+  baseline_ms  REAL,  -- the baseline on the GPU that measured it (NULL: the job's)
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem
@@ -119,4 +149,32 @@ CREATE TABLE IF NOT EXISTS crashes (
   PRIMARY KEY (device_id, family, config)
 );
 
-PRAGMA user_version = 2;
+-- A job's configs as work items, claimed in batches by the daemons of the
+-- job's GPU kind: a claim sets daemon_id and a lease (Unix seconds, the
+-- database's clock) that its daemon renews; an item whose lease ran out
+-- goes back to the pool. done: its measurement is stored (same
+-- transaction). The item with config '' is the job's end: the re-timing of
+-- its finalists on one GPU.
+CREATE TABLE IF NOT EXISTS work_items (
+  job_id      INTEGER NOT NULL REFERENCES jobs (id),
+  config      TEXT    NOT NULL,
+  params      TEXT    NOT NULL,
+  round       INTEGER NOT NULL,
+  seq         INTEGER NOT NULL,  -- claim order within the job
+  daemon_id   INTEGER REFERENCES daemons (id),
+  lease_until REAL,
+  done        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (job_id, config)
+);
+CREATE INDEX IF NOT EXISTS work_items_open ON work_items (job_id, done, seq);
+CREATE INDEX IF NOT EXISTS work_items_by_daemon ON work_items (daemon_id, done);
+
+-- The change counter: bumped by every write that can change a best kernel,
+-- so that each daemon's cache of bests (Store::Best) follows the others'.
+CREATE TABLE IF NOT EXISTS generation (
+  id    INTEGER PRIMARY KEY CHECK (id = 1),
+  value INTEGER NOT NULL
+);
+INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
+
+PRAGMA user_version = 3;
