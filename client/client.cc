@@ -286,4 +286,12 @@ absl::StatusOr<v1::Job> Client::ImportKernel(const v1::BestKernel& kernel) {
   return job;
 }
 
+absl::StatusOr<std::vector<v1::Daemon>> Client::ListDaemons(bool all) {
+  v1::ListDaemonsRequest req;
+  req.set_all(all);
+  v1::ListDaemonsResponse resp;
+  if (auto s = Convert(stub_->ListDaemons(Context().get(), req, &resp)); !s.ok()) return s;
+  return std::vector<v1::Daemon>(resp.daemons().begin(), resp.daemons().end());
+}
+
 }  // namespace tuned

@@ -68,6 +68,14 @@ std::string ProblemString(const tuned::v1::Problem& p) {
 std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f", ms) : "-"; }
 std::string Metric(double v) { return v > 0 ? absl::StrFormat("%.1f", v) : "-"; }
 
+// "node-a gpu 0: 310, node-b gpu 1: 290": the daemons that measured the job.
+std::string MeasuredBy(const Job& j) {
+  if (j.daemons().empty()) return "-";
+  return absl::StrJoin(j.daemons(), ", ", [](std::string* out, const tuned::v1::JobDaemon& d) {
+    absl::StrAppend(out, d.host(), " gpu ", d.gpu(), ": ", d.measured());
+  });
+}
+
 void PrintJob(const Job& j) {
   const std::string unit = j.best().metric_unit().empty() ? "" : " " + j.best().metric_unit();
   PrintTable({
@@ -89,6 +97,7 @@ void PrintJob(const Job& j) {
                                "%d worker restarts",
                                j.compile_seconds(), j.cached(), j.measure_seconds(),
                                j.wait_seconds(), j.worker_restarts())},
+      {"measured by", MeasuredBy(j)},
   });
 }
 
@@ -191,6 +200,10 @@ int main(int argc, char** argv) {
   auto* cancel = app.add_subcommand("cancel", "cancel a queued or running job");
   cancel->add_option("id", id, "job id")->required();
   auto* device = app.add_subcommand("device", "describe the daemon's GPU");
+  bool all_daemons = false;
+  auto* daemons = app.add_subcommand(
+      "daemons", "list the daemons sharing the database (the fleet): host, GPU, kind, heartbeat, job");
+  daemons->add_flag("--all", all_daemons, "also the stopped and silent ones");
   std::string health_service;
   auto* health = app.add_subcommand(
       "health", "standard gRPC health check: prints SERVING (exit 0) or NOT_SERVING (exit 1)");
@@ -251,6 +264,7 @@ int main(int argc, char** argv) {
         {"problem", ProblemString(b->problem())},
         {"device", b->device().name()},
         {"kernel", m.config().name()},
+        {"measured on", m.host().empty() ? "- (imported)" : absl::StrCat(m.host(), " gpu ", m.gpu())},
         {"entry", b->entry()},
         {"geometry", absl::StrFormat("grid %s  block %s  dynamic smem %d B", absl::StrJoin(g.grid(), "x"),
                                      absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes())},
@@ -406,6 +420,28 @@ int main(int argc, char** argv) {
     if (tty) std::cout << "\n";
     if (!end.ok()) return Fail(end.status());
     return end->state() == tuned::v1::JOB_DONE ? 0 : 1;
+  }
+  if (*daemons) {
+    auto ds = client.ListDaemons(all_daemons);
+    if (!ds.ok()) return Fail(ds.status());
+    if (json) {
+      tuned::v1::ListDaemonsResponse r;
+      for (auto& d : *ds) *r.add_daemons() = d;
+      PrintJson(r);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"host", "gpu", "kind", "heartbeat", "job", "claimed", "state"}};
+    for (const auto& d : *ds) {
+      rows.push_back({d.host(), absl::StrCat(d.gpu()),
+                      absl::StrFormat("%s sm_%d%d %d SMs", d.kind().name(), d.kind().cc_major(),
+                                      d.kind().cc_minor(), d.kind().sm_count()),
+                      absl::StrFormat("%.1f s ago", d.heartbeat_age_seconds()),
+                      d.job_id() > 0 ? absl::StrCat(d.job_id()) : "-", absl::StrCat(d.claimed()),
+                      d.live() ? "live" : "gone"});
+    }
+    PrintTable(rows);
+    return 0;
   }
   if (*health) {
     auto serving = client.Serving(health_service);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -35,7 +36,8 @@ inline std::string ReadAll(const std::filesystem::path& path) {
 class DaemonProcess {
  public:
   /// Starts `daemon` (path of the tuned binary) --compile-only on dir/run/gpu0.sock
-  /// and dir/tuned.db with `flags`, plus `env_extra` ("NAME=value") in its environment.
+  /// and dir/tuned.db (unless `flags` name a --db) with `flags`, plus
+  /// `env_extra` ("NAME=value") in its environment.
   DaemonProcess(std::string daemon, std::filesystem::path dir, std::vector<std::string> flags,
                 std::vector<std::string> env_extra = {})
       : daemon_(std::move(daemon)),
@@ -58,8 +60,10 @@ class DaemonProcess {
   void Spawn() {
     std::error_code ec;
     log_offset_ = std::filesystem::exists(log()) ? std::filesystem::file_size(log(), ec) : 0;
-    std::vector<std::string> args = {daemon_, "--compile-only", "--socket", socket().string(),
-                                     "--db", db().string()};
+    std::vector<std::string> args = {daemon_, "--compile-only", "--socket", socket().string()};
+    if (std::find(flags_.begin(), flags_.end(), "--db") == flags_.end()) {
+      args.insert(args.end(), {"--db", db().string()});
+    }
     args.insert(args.end(), flags_.begin(), flags_.end());
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {

@@ -84,6 +84,9 @@ class Client {
   absl::StatusOr<std::vector<v1::Problem>> ListTuned(v1::Family family = v1::FAMILY_UNSPECIFIED);
   /// Stores a kernel exported from a daemon on the same device kind.
   absl::StatusOr<v1::Job> ImportKernel(const v1::BestKernel& kernel);
+  /// The daemons sharing the daemon's database (the fleet): host, GPU,
+  /// kind, heartbeat age, current job; live ones unless `all`.
+  absl::StatusOr<std::vector<v1::Daemon>> ListDaemons(bool all = false);
   /// The standard health check (grpc.health.v1): true if `service` ("" for
   /// the daemon as a whole) is SERVING, false if NOT_SERVING (e.g. draining).
   absl::StatusOr<bool> Serving(const std::string& service = "");

@@ -1,0 +1,299 @@
+// The fleet: real `tuned --compile-only` daemons (tests/daemon_process.h),
+// one per simulated GPU, sharing one real PostgreSQL server
+// (tests/pg_server.h), through real gRPC channels. A job's configs are
+// claimed in batches under a lease (here 2 s): every config is measured
+// exactly once whoever dies, and a daemon's kernels are served by the others.
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/store.h"
+#include "gtest/gtest.h"
+#include "tests/daemon_process.h"
+#include "tests/pg_server.h"
+#include "tuned/client.h"
+
+namespace tuned {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr int kTransposeConfigs = 50;  // the transpose space after pruning (sm_90)
+
+v1::Problem Transpose(int64_t rows, int64_t cols) {
+  v1::Problem p;
+  p.set_family(v1::FAMILY_TRANSPOSE);
+  p.set_dtype(v1::DTYPE_F32);
+  p.add_shape(rows);
+  p.add_shape(cols);
+  return p;
+}
+
+/// One daemon of the fleet: its own directory (socket, log), GPU `gpu`, the
+/// shared database `url`, a 2 s lease and small claims.
+class FleetDaemon : public DaemonProcess {
+ public:
+  FleetDaemon(const fs::path& dir, int gpu, const std::string& url,
+              std::vector<std::string> extra = {})
+      : DaemonProcess(TUNED_DAEMON_PATH, dir, Flags(gpu, url, std::move(extra))),
+        client_(address(), ClientOptions{}) {}
+  Client& client() { return client_; }
+
+ private:
+  static std::vector<std::string> Flags(int gpu, const std::string& url,
+                                        std::vector<std::string> extra) {
+    std::vector<std::string> f = {"--db", url, "--gpu", std::to_string(gpu), "--lease-seconds", "2",
+                                  "--compile-batch", "2", "--log-level", "info"};
+    f.insert(f.end(), extra.begin(), extra.end());
+    return f;
+  }
+  Client client_;
+};
+
+class FleetTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (PgServer::SkipRequested()) return;
+    auto server = PgServer::Create();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (PgServer::SkipRequested()) GTEST_SKIP() << "TUNED_SKIP_POSTGRES=1: no PostgreSQL server";
+    ASSERT_NE(server_, nullptr);
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    name = name.substr(0, 40) + "_" + std::to_string(counter_++);
+    ASSERT_TRUE(server_->CreateDatabase(name).ok());
+    url_ = server_->url(name);
+    dir_ = fs::path(testing::TempDir()) / ("tuned_fleet_" + std::to_string(getpid()) + "_" + name);
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    daemons_.clear();
+    fs::remove_all(dir_);
+  }
+
+  /// Starts daemon `i` (GPU i) and waits until it serves.
+  FleetDaemon& Start(int i, std::vector<std::string> extra = {}) {
+    auto d = std::make_unique<FleetDaemon>(dir_ / ("gpu" + std::to_string(i)), i, url_, extra);
+    EXPECT_TRUE(d->WaitServing()) << d->RunLog();
+    daemons_.push_back(std::move(d));
+    return *daemons_.back();
+  }
+
+  /// Polls `client` until job `id` ends (or `limit`).
+  static v1::Job WaitForEnd(Client& client, int64_t id, std::chrono::seconds limit = 120s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (true) {
+      auto job = client.GetJob(id);
+      if (job.ok() && (job->state() == v1::JOB_DONE || job->state() == v1::JOB_FAILED ||
+                       job->state() == v1::JOB_CANCELLED)) {
+        return *job;
+      }
+      if (std::chrono::steady_clock::now() > end) {
+        ADD_FAILURE() << "job " << id << " did not end: "
+                      << (job.ok() ? job->ShortDebugString() : job.status().ToString());
+        return job.ok() ? *job : v1::Job();
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  /// Polls until the job has at least `n` measurements.
+  static void WaitForMeasured(Client& client, int64_t id, int n) {
+    for (int i = 0; i < 600; ++i) {
+      auto job = client.GetJob(id);
+      if (job.ok() && job->done() + job->failed() >= n) return;
+      std::this_thread::sleep_for(50ms);
+    }
+    ADD_FAILURE() << "job " << id << " never reached " << n << " measurements";
+  }
+  /// Every config of the problem measured exactly once, by name.
+  static void ExpectEachConfigOnce(Client& client, const v1::Problem& p, int configs) {
+    auto ms = client.ListMeasurements(p);
+    ASSERT_TRUE(ms.ok()) << ms.status();
+    std::set<std::string> names;
+    for (const auto& m : *ms) {
+      EXPECT_EQ(m.status(), v1::MEASUREMENT_COMPILED) << m.config().name() << ": " << m.message();
+      EXPECT_TRUE(names.insert(m.config().name()).second) << m.config().name() << " twice";
+    }
+    EXPECT_EQ(static_cast<int>(ms->size()), configs);
+  }
+
+  static PgServer* server_;
+  static int counter_;
+  std::string url_;
+  fs::path dir_;
+  std::vector<std::unique_ptr<FleetDaemon>> daemons_;
+};
+PgServer* FleetTest::server_ = nullptr;
+int FleetTest::counter_ = 0;
+
+TEST_F(FleetTest, TwoAndFourDaemonsDrainOneJobMeasuringEachConfigOnce) {
+  for (int n : {2, 4}) {
+    SCOPED_TRACE(testing::Message() << n << " daemons");
+    if (n == 4) {  // a fresh database for the second fleet
+      daemons_.clear();
+      SetUp();
+    }
+    for (int i = 0; i < n; ++i) Start(i);
+    auto live = daemons_.back()->client().ListDaemons();
+    ASSERT_TRUE(live.ok()) << live.status();
+    EXPECT_EQ(static_cast<int>(live->size()), n);
+    const v1::Problem p = Transpose(1024, 512);
+    auto job = daemons_[0]->client().SubmitSweep(p);
+    ASSERT_TRUE(job.ok()) << job.status();
+    const v1::Job end = WaitForEnd(daemons_[n - 1]->client(), job->id());
+    EXPECT_EQ(end.state(), v1::JOB_DONE) << end.error();
+    EXPECT_EQ(end.total(), kTransposeConfigs);
+    EXPECT_EQ(end.done(), kTransposeConfigs);
+    ExpectEachConfigOnce(daemons_[1]->client(), p, kTransposeConfigs);
+    // Each daemon took a share, and the shares add up.
+    ASSERT_EQ(end.daemons_size(), n) << end.ShortDebugString();
+    int sum = 0;
+    for (const auto& d : end.daemons()) {
+      EXPECT_GT(d.measured(), 0) << d.host() << " gpu " << d.gpu();
+      sum += d.measured();
+    }
+    EXPECT_EQ(sum, kTransposeConfigs);
+  }
+}
+
+TEST_F(FleetTest, KillNineOfOneDaemonMidJobLosesAndRepeatsNothing) {
+  FleetDaemon& a = Start(0);
+  FleetDaemon& b = Start(1);
+  const v1::Problem p = Transpose(2048, 256);
+  auto job = a.client().SubmitSweep(p);
+  ASSERT_TRUE(job.ok()) << job.status();
+  WaitForMeasured(b.client(), job->id(), 10);
+  a.Kill();  // its claims go back to the pool when its lease ends (2 s)
+  const v1::Job end = WaitForEnd(b.client(), job->id());
+  EXPECT_EQ(end.state(), v1::JOB_DONE) << end.error();
+  EXPECT_EQ(end.total(), kTransposeConfigs);  // counts stay true
+  EXPECT_EQ(end.done(), kTransposeConfigs);
+  ExpectEachConfigOnce(b.client(), p, kTransposeConfigs);
+  // The dead daemon is no longer live; a restart of it finds nothing left.
+  auto live = b.client().ListDaemons();
+  ASSERT_TRUE(live.ok());
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].gpu(), 1);
+  a.Spawn();
+  ASSERT_TRUE(a.WaitServing());
+  EXPECT_EQ(a.client().GetJob(job->id())->done(), kTransposeConfigs);
+}
+
+TEST_F(FleetTest, ThePostgresServerRestartsMidJobAndTheDaemonsGoOn) {
+  FleetDaemon& a = Start(0);
+  FleetDaemon& b = Start(1);
+  const v1::Problem p = Transpose(512, 2048);
+  auto job = a.client().SubmitSweep(p);
+  ASSERT_TRUE(job.ok()) << job.status();
+  WaitForMeasured(a.client(), job->id(), 8);
+  ASSERT_TRUE(server_->Stop().ok());
+  std::this_thread::sleep_for(1500ms);
+  // Calls that need the database say so; nothing crashed.
+  auto down = a.client().GetJob(job->id());
+  EXPECT_EQ(down.status().code(), absl::StatusCode::kUnavailable) << down.status();
+  EXPECT_NE(down.status().message().find("database unavailable"), std::string::npos)
+      << down.status();
+  ASSERT_TRUE(server_->Start().ok());
+  const v1::Job end = WaitForEnd(b.client(), job->id());
+  EXPECT_EQ(end.state(), v1::JOB_DONE) << end.error();
+  ExpectEachConfigOnce(a.client(), p, kTransposeConfigs);
+  int code = 0;
+  EXPECT_FALSE(a.Exited(&code)) << a.RunLog();
+  EXPECT_FALSE(b.Exited(&code)) << b.RunLog();
+}
+
+TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFleet) {
+  FleetDaemon& a = Start(0, {"--max-jobs-per-client", "1"});
+  FleetDaemon& b = Start(1, {"--max-jobs-per-client", "1"});
+  auto device = a.client().DescribeDevice();
+  ASSERT_TRUE(device.ok());
+  auto make = [&](double ms, const std::string& cubin) {
+    v1::BestKernel k;
+    *k.mutable_problem() = Transpose(256, 256);
+    *k.mutable_device() = *device;
+    v1::Measurement* m = k.mutable_measurement();
+    m->set_status(v1::MEASUREMENT_OK);
+    m->set_median_ms(ms);
+    m->set_metric_unit("GB/s");
+    auto& params = *m->mutable_config()->mutable_params();
+    params["KIND"] = 1;
+    params["TILE"] = 32;
+    params["BY"] = 8;
+    params["PAD"] = 1;
+    k.set_cubin(cubin);
+    k.set_entry("transpose_entry");
+    k.set_baseline_ms(0.02);
+    k.set_baseline_name("copy");
+    return k;
+  };
+  auto imported = a.client().ImportKernel(make(0.05, "cubin-one"));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  auto served = b.client().GetBest(Transpose(256, 256));
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_EQ(served->match(), v1::MATCH_EXACT);
+  EXPECT_EQ(served->cubin(), "cubin-one");
+  EXPECT_DOUBLE_EQ(served->measurement().median_ms(), 0.05);
+  // B serves from memory now; a faster import on A reaches it within a heartbeat.
+  ASSERT_TRUE(a.client().ImportKernel(make(0.04, "cubin-two")).ok());
+  std::string seen;
+  for (int i = 0; i < 50 && seen != "cubin-two"; ++i) {
+    std::this_thread::sleep_for(100ms);
+    seen = b.client().GetBest(Transpose(256, 256))->cubin();
+  }
+  EXPECT_EQ(seen, "cubin-two");
+  // One client, one job at a time, whichever daemon it asks.
+  ASSERT_TRUE(a.client().SubmitSweep(Transpose(4096, 64)).ok());
+  auto over = b.client().SubmitSweep(Transpose(64, 4096));
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted) << over.status();
+}
+
+TEST_F(FleetTest, SigtermStopsWithinTwoSecondsDuringACompileAndHandsTheClaimsBack) {
+  FleetDaemon& a = Start(0, {"--lease-seconds", "60", "--compile-batch", "16"});
+  // sgemm kernels take a second or more each to compile: a batch of 16 is long.
+  v1::Problem p;
+  p.set_family(v1::FAMILY_SGEMM);
+  p.set_dtype(v1::DTYPE_F32);
+  for (int64_t d : {512, 512, 512}) p.add_shape(d);
+  auto job = a.client().SubmitSweep(p);
+  ASSERT_TRUE(job.ok()) << job.status();
+  for (int i = 0; i < 200 && a.RunLog().find("claimed 32 configs") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  std::this_thread::sleep_for(500ms);  // into the compile batch
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(a.Terminate(), 0) << a.RunLog();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << a.RunLog();
+  // Its claims are back in the pool at once (not in 60 s), and it is not live.
+  auto store = Store::Open(url_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto all = (*store)->ListDaemons(/*all=*/true);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_FALSE((*all)[0].live());
+  EXPECT_EQ((*all)[0].claimed(), 0);
+}
+
+TEST_F(FleetTest, AMissingDatabaseStopsTheDaemonAtStartSayingWhich) {
+  DaemonProcess d(TUNED_DAEMON_PATH, dir_ / "bad", {"--db", server_->url("no_such_db")});
+  EXPECT_EQ(d.WaitExit(), 1);
+  EXPECT_NE(d.RunLog().find("no_such_db"), std::string::npos) << d.RunLog();
+  EXPECT_NE(d.RunLog().find("does not exist"), std::string::npos) << d.RunLog();
+}
+
+}  // namespace
+}  // namespace tuned
