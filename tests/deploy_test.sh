@@ -29,7 +29,8 @@ out=$(cd "$dir" && systemd-analyze verify ./broken@0.service 2>&1)
 if [[ $out == *"Failed to parse service type"* ]]; then ok; else fail "broken unit passed: $out"; fi
 unit="$src/deploy/systemd/tuned-autotune@.service"
 for want in '^Type=notify$' '^StateDirectory=tuned-autotune$' '^RuntimeDirectory=tuned-autotune$' \
-            '^RuntimeDirectoryMode=0750$' '^ExecStart=.* --socket %t/tuned-autotune/gpu%i.sock --db %S/tuned-autotune/gpu%i.db'; do
+            '^RuntimeDirectoryMode=0750$' '^ExecStart=.* --socket %t/tuned-autotune/gpu%i.sock ' '^Environment=TUNED_DB=%S/tuned-autotune/gpu%i.db$' \
+            '^EnvironmentFile=-/etc/tuned-autotune/database.env$'; do
   if grep -qE "$want" "$unit"; then ok; else fail "unit lacks $want"; fi
 done
 out=$(systemd-sysusers --dry-run --root="$dir" "$src/deploy/systemd/tuned-autotune.sysusers" 2>&1); rc=$?
@@ -44,6 +45,9 @@ if "$bin/tuned" --config "$src/deploy/config/tuned.toml" --print-config > "$dir/
    grep -q '^drain-seconds=5' "$dir/cfg.txt"; then ok; else fail "deploy/config/tuned.toml"; fi
 if (set -a; . "$src/deploy/config/gpu0.env"; set +a; "$bin/tuned" --print-config > /dev/null); then ok
 else fail "deploy/config/gpu0.env"; fi
+if (set -a; . "$src/deploy/config/database.env"; set +a
+    "$bin/tuned" --print-config | grep -q '^db="postgresql://tuned:change-me@db.example.com'); then ok
+else fail "deploy/config/database.env"; fi
 
 # Kubernetes: parse every document and check what the issue asks for.
 python3 - "$src/deploy/kubernetes/daemonset.yaml" "$dir/k8s.toml" <<'PY' && ok || fail "daemonset.yaml"
@@ -72,6 +76,9 @@ assert "--config" in c["args"] and c["args"][c["args"].index("--config") + 1].st
 for key, mount in (("tls-cert", "tls"), ("tls-key", "tls"), ("token-file", "tokens")):
     assert f'{key} = "{mounts[mount]}/' in toml, key
 assert c["securityContext"]["runAsNonRoot"] is True
+env = {e["name"]: e for e in c.get("env", [])}
+ref = env["TUNED_DB"]["valueFrom"]["secretKeyRef"]
+assert ref["name"] == "tuned-autotune-db" and ref["key"] == "url" and ref["optional"] is True, ref
 open(sys.argv[2], "w").write(toml)
 PY
 if "$bin/tuned" --config "$dir/k8s.toml" --print-config > "$dir/k8s.txt" &&
