@@ -591,13 +591,14 @@ absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::st
   return s;
 }
 
-absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
+absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
                                    const KernelBinary* binary, int64_t daemon_id,
                                    double baseline_ms) {
   if (m.config().name().empty()) {
     return absl::InvalidArgumentError("measurement has no config name");
   }
   const bool ok = m.status() == v1::MEASUREMENT_OK;
+  bool inserted = false;
   absl::Status s;
   {
     absl::MutexLock lock(&mu_);
@@ -626,6 +627,7 @@ absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
             NowUnix(), daemon_id > 0 ? std::optional<int64_t>(daemon_id) : std::nullopt,
             baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
         if (!insert.ok()) return insert.status();
+        inserted = insert->affected() > 0;
         if (ok) TUNED_RETURN_IF_ERROR(Q("{bump}").status());
       }
       return Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND config = ?2", job_id,
@@ -635,7 +637,8 @@ absl::Status Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
   }
   // Only an OK measurement can change a best; invalidate after it is stored.
   if (ok) InvalidateBest();
-  return s;
+  if (!s.ok()) return s;
+  return inserted;
 }
 
 absl::StatusOr<std::set<std::string>> Store::MeasuredConfigs(int64_t job_id) {

@@ -205,8 +205,9 @@ class Store {
   /// `m.config`) and, if given, its binary, and finishes its work item, in
   /// one transaction. `daemon_id` (0: none, an import) measured it against
   /// its own baseline `baseline_ms` (0: the job's). Idempotent: a second
-  /// call for the same (job, config name) changes nothing.
-  absl::Status AddMeasurement(int64_t job_id, const v1::Measurement& m, const KernelBinary* binary,
+  /// call for the same (job, config name) changes nothing and returns false
+  /// (measured twice: two daemons measured it after a lease ran out).
+  absl::StatusOr<bool> AddMeasurement(int64_t job_id, const v1::Measurement& m, const KernelBinary* binary,
                               int64_t daemon_id = 0, double baseline_ms = 0);
   /// Names of the configs already measured in the job (any status).
   absl::StatusOr<std::set<std::string>> MeasuredConfigs(int64_t job_id);

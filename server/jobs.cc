@@ -567,9 +567,17 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
                 v1::MeasurementStatus_Name(m.status()), m.median_ms());
   // A measurement is not given up while the database is briefly away.
   for (absl::Duration pause = absl::Milliseconds(100);; pause = std::min(pause * 2, absl::Seconds(5))) {
-    absl::Status s = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary,
-                                            daemon_id_, baseline_ms_);
-    if (s.ok()) break;
+    auto stored = store_->AddMeasurement(job.id(), m, binary.cubin.empty() ? nullptr : &binary,
+                                         daemon_id_, baseline_ms_);
+    if (stored.ok()) {
+      if (!*stored) {
+        spdlog::warn("job {}: {} was measured by another daemon too (a lease ran out); the "
+                     "first measurement stays", job.id(), kernel.name());
+        if (metrics_ != nullptr) metrics_->MeasuredTwice();
+      }
+      break;
+    }
+    const absl::Status& s = stored.status();
     if (!absl::IsUnavailable(s) || Stopping()) return s;
     spdlog::warn("job {}: storing {}: {}; retrying", job.id(), kernel.name(), s.ToString());
     absl::SleepFor(pause);

@@ -66,6 +66,11 @@ class Metrics::Collector final : public prometheus::Collectable {
                         .Help("Work items this daemon claimed after another daemon's lease ran out")
                         .Register(*registry_)
                         .Add({})),
+        twice_(prometheus::BuildCounter()
+                   .Name("tuned_measured_twice_total")
+                   .Help("Configs this daemon measured that another daemon had stored already")
+                   .Register(*registry_)
+                   .Add({})),
         renewals_(prometheus::BuildCounter()
                       .Name("tuned_lease_renewals_total")
                       .Help("Heartbeats that renewed this daemon's leases")
@@ -104,6 +109,7 @@ class Metrics::Collector final : public prometheus::Collectable {
   prometheus::Counter& claims_;
   prometheus::Counter& claimed_;
   prometheus::Counter& taken_over_;
+  prometheus::Counter& twice_;
   prometheus::Counter& renewals_;
   prometheus::Gauge& held_;
   mutable std::mutex mu_;
@@ -154,6 +160,8 @@ void Metrics::Claimed(int items, int taken_over) {
   collector_->claimed_.Increment(items);
   collector_->taken_over_.Increment(taken_over);
 }
+
+void Metrics::MeasuredTwice() { collector_->twice_.Increment(); }
 
 void Metrics::Heartbeat(int64_t held) {
   collector_->renewals_.Increment();

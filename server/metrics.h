@@ -12,6 +12,8 @@
 //   tuned_claimed_items_total             counter: work items claimed
 //   tuned_claims_taken_over_total         counter: items claimed after another daemon's lease
 //                                         ran out (that daemon died or was cut off)
+//   tuned_measured_twice_total            counter: configs this daemon measured that another had
+//                                         stored already (after a lease ran out)
 //   tuned_lease_renewals_total            counter: heartbeats that renewed the leases
 //   tuned_claims_held                     gauge: items held at the last heartbeat
 // Thread-safe; the hooks are cheap and never fail.
@@ -55,6 +57,8 @@ class Metrics {
   /// Hook: this daemon claimed `items` work items, `taken_over` of them
   /// from an expired lease.
   void Claimed(int items, int taken_over);
+  /// Hook: a config this daemon measured was stored already by another.
+  void MeasuredTwice();
   /// Hook: a heartbeat renewed the leases of the `held` items held.
   void Heartbeat(int64_t held);
   /// Hook: GetBest answered with `match` ("exact", "nearest" or "miss").

@@ -249,7 +249,7 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   // would have compiled itself.
   const KernelBinary binary{(*family)->Source(config).source, k.entry(), k.cubin(), k.ptx(), ""};
   absl::Status s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
-  if (s.ok()) s = store_->AddMeasurement(*id, m, &binary, /*daemon_id=*/0, k.baseline_ms());
+  if (s.ok()) s = store_->AddMeasurement(*id, m, &binary, /*daemon_id=*/0, k.baseline_ms()).status();
   if (s.ok()) s = store_->FinishJob(*id, v1::JOB_DONE).status();
   if (!s.ok()) return ToGrpc(s);
   auto stored = store_->GetJob(*id);

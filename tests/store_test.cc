@@ -267,8 +267,8 @@ TEST_F(StoreTest, AddMeasurementIsIdempotent) {
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, std::set<std::string>{"sgemm_tiled_128x64x8"});
 
-  EXPECT_EQ(store_->AddMeasurement(999, m, nullptr).code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->AddMeasurement(id, v1::Measurement(), nullptr).code(),
+  EXPECT_EQ(store_->AddMeasurement(999, m, nullptr).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->AddMeasurement(id, v1::Measurement(), nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -497,10 +497,14 @@ TEST_F(StoreTest, AMeasurementFinishesItsItemOnceAndTheRoundMovesOnOnce) {
   auto claim = store_->ClaimWork(*me, dev_, id, 10);
   ASSERT_EQ((*claim)->items.size(), 2u);
   auto m = Meas("c0", v1::MEASUREMENT_OK, 1.0);
-  ASSERT_TRUE(store_->AddMeasurement(id, m, nullptr, *me, 0.9).ok());
+  auto first = store_->AddMeasurement(id, m, nullptr, *me, 0.9);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(*first);
   // The same config measured again by another daemon keeps the first row.
   auto again = Meas("c0", v1::MEASUREMENT_OK, 0.5);
-  ASSERT_TRUE(store_->AddMeasurement(id, again, nullptr, *other, 0.4).ok());
+  auto twice = store_->AddMeasurement(id, again, nullptr, *other, 0.4);
+  ASSERT_TRUE(twice.ok());
+  EXPECT_FALSE(*twice);  // measured twice: reported, not stored
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("c1", v1::MEASUREMENT_WRONG_ANSWER, 0), nullptr, *other).ok());
   auto all = store_->ListMeasurements(dev_, Sgemm(64, 64, 64), 0);
   ASSERT_EQ(all->size(), 2u);
