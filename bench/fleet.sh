@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The fleet suite (issue 16): the SGEMM suite tuned by one daemon, then by one
+# daemon per GPU, each run from a fresh PostgreSQL database that starts with
+# the same warm compile cache (the static space compiled ahead by a
+# compile-only daemon; refinement neighbours are compiled as they come, in
+# both runs alike). Every shape is submitted at once, as a user queuing a
+# suite would; the wall time runs from the first submission to the last job's
+# end. A run with KILL_AFTER kills (-9) the daemon of the last GPU that many
+# seconds in, mid-suite, and the others finish its work.
+#
+# On the GPU machine (carried: .bundle with tuned, tuned-worker, tunectl;
+# .pgbundle with PostgreSQL's postgres, initdb, pg_ctl, createdb and their
+# libraries, and .pgshare, its share/ directory):
+#   bench/fleet.sh setup OUT                       server + the warm cache (database "cache")
+#   bench/fleet.sh run OUT NAME GPUS [KILL_AFTER]  one run: database NAME from "cache"
+#   bench/fleet.sh summary OUT ONE TWO [KILLED]    the SUMMARY line of two runs
+# Locally (no GPU) FLEET_FLAGS=--compile-only checks the script itself.
+set -u
+cmd=$1 out=$2
+shift 2
+root=$PWD
+export LD_LIBRARY_PATH=$root/.bundle/lib:$root/.pgbundle/lib:/usr/local/cuda/lib64
+export PATH=$root/.bundle/bin:$PATH
+pg=${FLEET_PG:-/var/tmp/tuned-fleet-pg}  # outside the work tree: the server's user must reach it
+shapes=${SHAPES:-$root/.fleet/shapes.txt}  # ../shared/bench/shapes.txt, carried
+flags=${FLEET_FLAGS:-}
+family=${FAMILY:-sgemm}  # FAMILY=transpose SHAPES=... WARM="1024 1024": a quick local check
+url() { echo "postgresql://postgres@/$1?host=$pg/sock&port=5432"; }
+as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u pgfleet -- "$@"; else "$@"; fi; }
+log() { echo "# $(date -u +%FT%TZ) $*"; }
+
+case $cmd in
+setup)
+  mkdir -p "$out"
+  if [[ $(id -u) -eq 0 ]]; then id pgfleet > /dev/null 2>&1 || useradd -M -r pgfleet; fi
+  rm -rf "$pg" && mkdir -p "$pg/sock" && cp -r "$root/.pgbundle" "$pg/bin" && cp -r "$root/.pgshare" "$pg/share"
+  [[ $(id -u) -eq 0 ]] && chown -R pgfleet "$pg"
+  export LD_LIBRARY_PATH=$pg/bin/lib:$LD_LIBRARY_PATH
+  as_pg "$pg/bin/bin/initdb" -D "$pg/data" -A trust -U postgres -L "$pg/share" --no-sync > "$out/initdb.log" 2>&1 ||
+    { cat "$out/initdb.log"; exit 1; }
+  as_pg "$pg/bin/bin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w \
+    -o "-k $pg/sock -p 5432 -c listen_addresses='' -c max_connections=300 -c fsync=off" start ||
+    { cat "$pg/server.log"; exit 1; }
+  "$pg/bin/bin/createdb" -h "$pg/sock" -p 5432 -U postgres cache || exit 1
+  # The warm cache: a compile-only daemon compiles the static space once.
+  export XDG_RUNTIME_DIR=$(mktemp -d)
+  log "warming the compile cache" | tee "$out/warm.log"
+  tuned --compile-only --gpu 9 --db "$(url cache)" >> "$out/warm_daemon.log" 2>&1 &
+  d=$!
+  for _ in $(seq 100); do tunectl --gpu 9 device > /dev/null 2>&1 && break; sleep 0.2; done
+  start=$(date +%s)
+  tunectl --gpu 9 sweep --family $family ${WARM:-1024 1024 1024} --wait > /dev/null 2>> "$out/warm.log"
+  tunectl --gpu 9 job 1 >> "$out/warm.log"
+  log "warm cache in $(( $(date +%s) - start )) s" | tee -a "$out/warm.log"
+  kill -TERM $d; wait $d
+  ;;
+run)
+  name=$1 gpus=$2 kill_after=${3:-0}
+  export LD_LIBRARY_PATH=$pg/bin/lib:$LD_LIBRARY_PATH
+  "$pg/bin/bin/createdb" -h "$pg/sock" -p 5432 -U postgres -T cache "$name" || exit 1
+  export XDG_RUNTIME_DIR=$(mktemp -d)
+  rlog=$out/fleet_$name.log
+  {
+    log "$(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null | tr '\n' ';')"
+    log "command: bench/fleet.sh run $out $name $gpus $kill_after  (shapes: $shapes, flags: $flags)"
+  } > "$rlog"
+  pids=()
+  for ((g = 0; g < gpus; g++)); do
+    tuned --gpu $g --db "$(url "$name")" --metrics-listen 127.0.0.1:$((9400 + g)) $flags \
+      > "$out/tuned_${name}_gpu$g.log" 2>&1 &
+    pids+=($!)
+  done
+  for ((g = 0; g < gpus; g++)); do
+    for _ in $(seq 150); do tunectl --gpu $g device > /dev/null 2>&1 && break; sleep 0.2; done
+  done
+  tunectl --gpu 0 daemons >> "$rlog"
+  # Scrape each daemon's counters every 2 s (a killed one keeps its last).
+  (while true; do
+     for ((g = 0; g < gpus; g++)); do
+       python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$((9400 + g))/metrics', timeout=2).read().decode())" \
+         > "$out/.metrics_${name}_$g.new" 2>/dev/null &&
+         [[ -s $out/.metrics_${name}_$g.new ]] && mv "$out/.metrics_${name}_$g.new" "$out/metrics_${name}_gpu$g.txt"
+     done
+     sleep 2
+   done) &
+  scraper=$!
+  start=$(date +%s.%N)
+  ids=()
+  while read -r m n k; do
+    [[ -z ${m:-} || $m == \#* ]] && continue
+    ids+=($(tunectl --gpu 0 sweep --family $family $m $n $k --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'))
+  done < "$shapes"
+  log "submitted ${#ids[@]} jobs: ${ids[*]}" >> "$rlog"
+  killed=0
+  while true; do
+    left=0
+    for id in "${ids[@]}"; do
+      st=$(tunectl --gpu 0 job $id --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("state",""))')
+      [[ $st == JOB_DONE || $st == JOB_FAILED || $st == JOB_CANCELLED ]] || left=$((left + 1))
+    done
+    [[ $left -eq 0 ]] && break
+    now=$(date +%s.%N)
+    if [[ $kill_after != 0 && $killed == 0 ]] && python3 -c "import sys; sys.exit(0 if $now - $start > $kill_after else 1)"; then
+      kill -9 ${pids[$((gpus - 1))]}
+      killed=1
+      log "kill -9 of the daemon of GPU $((gpus - 1)) at $(python3 -c "print(round($now - $start, 1))") s, $left jobs left" >> "$rlog"
+    fi
+    sleep 1
+  done
+  wall=$(python3 -c "print(round($(date +%s.%N) - $start, 1))")
+  sleep 2.5  # a last scrape
+  kill $scraper 2>/dev/null
+  log "wall $wall s for ${#ids[@]} jobs" >> "$rlog"
+  tunectl --gpu 0 jobs --limit 100 >> "$rlog"
+  tunectl --gpu 0 jobs --limit 100 --json > "$out/jobs_$name.json"
+  for id in "${ids[@]}"; do tunectl --gpu 0 job $id >> "$rlog"; done
+  # Every winner is a verified, timed kernel.
+  while read -r m n k; do
+    [[ -z ${m:-} || $m == \#* ]] && continue
+    tunectl --gpu 0 best --family $family $m $n $k --json > "$out/.best.json" 2>> "$rlog"
+    python3 - "$out/.best.json" "$m $n $k" >> "$rlog" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+m = b["measurement"]
+ok = m.get("status") == "MEASUREMENT_OK" and m.get("medianMs", 0) > 0 and m.get("error", 1) < 1e-4
+print(f"winner {sys.argv[2]}: {m['config']['name']} {m.get('medianMs', 0):.4f} ms error {m.get('error', 0):.2e} "
+      f"on {m.get('host', '?')} gpu {m.get('gpu', 0)} verified={'yes' if ok else 'NO'}")
+PY
+  done < "$shapes"
+  python3 - "$out/jobs_$name.json" "$out" "$name" "$gpus" "${ids[*]}" >> "$rlog" <<'PY'
+import json, re, sys, glob
+jobs = {int(j["id"]): j for j in json.load(open(sys.argv[1])).get("jobs", [])}
+ids = [int(i) for i in sys.argv[5].split()]
+lost = 0
+for i in ids:
+    j = jobs[i]
+    left = j.get("total", 0) - j.get("done", 0) - j.get("failed", 0)
+    lost += left if j.get("state") == "JOB_DONE" else max(left, 1)
+twice = 0
+for f in glob.glob(f"{sys.argv[2]}/metrics_{sys.argv[3]}_gpu*.txt"):
+    m = re.search(r"^tuned_measured_twice_total (\S+)", open(f).read(), re.M)
+    twice += int(float(m.group(1))) if m else 0
+print(f"RESULT lost={lost} duplicates={twice} done={sum(1 for i in ids if jobs[i].get('state') == 'JOB_DONE')}/{len(ids)}")
+PY
+  for p in "${pids[@]}"; do kill -TERM $p 2>/dev/null; done
+  wait "${pids[@]}" 2>/dev/null
+  cat "$rlog"
+  ;;
+summary)
+  one=$1 two=$2 killed=${3:-}
+  w1=$(grep -oP '(?<=# ).*wall \K[0-9.]+' "$out/fleet_$one.log")
+  w2=$(grep -oP '(?<=# ).*wall \K[0-9.]+' "$out/fleet_$two.log")
+  lost=0 dup=0
+  for r in $one $two $killed; do
+    l=$(grep -oP 'RESULT lost=\K[0-9]+' "$out/fleet_$r.log"); d=$(grep -oP 'RESULT lost=[0-9]+ duplicates=\K[0-9]+' "$out/fleet_$r.log")
+    lost=$((lost + l)) dup=$((dup + d))
+  done
+  n=$(grep -cv '^#' "$shapes")
+  python3 -c "s=$w1/$w2; print(f'# one GPU {$w1:.1f} s, two GPUs {$w2:.1f} s (lost and duplicates over runs: $one $two $killed)'); print(f'SUMMARY fleet gpus=2 speedup={s:.3f} efficiency={s/2:.3f} lost=$lost duplicates=$dup shapes=$n')"
+  ;;
+esac
