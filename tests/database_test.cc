@@ -27,37 +27,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// The test process's PostgreSQL server (with a TCP listener and a role
-/// with a password), started on first use, stopped at exit.
-const absl::StatusOr<std::unique_ptr<PgServer>>& Server() {
-  static absl::StatusOr<std::unique_ptr<PgServer>> server = [] {
-    auto s = PgServer::Create({.tcp = true});
-    if (!s.ok()) return s;
-    absl::Status st = (*s)->Exec("CREATE ROLE tuned_pw LOGIN PASSWORD 'sekrit-pw'");
-    if (st.ok()) st = (*s)->Exec("CREATE DATABASE pwdb OWNER tuned_pw");
-    if (!st.ok()) return absl::StatusOr<std::unique_ptr<PgServer>>(st);
-    return s;
+PgServer& Server() { return **SharedPgServer(); }
+
+/// A role with a password and its database, for the TCP tests (once).
+void CreatePasswordRole() {
+  static const absl::Status created = [] {
+    TUNED_RETURN_IF_ERROR(Server().Exec("CREATE ROLE tuned_pw LOGIN PASSWORD 'sekrit-pw'"));
+    return Server().Exec("CREATE DATABASE pwdb OWNER tuned_pw");
   }();
-  return server;
-}
-
-/// The start of a PostgreSQL test: skips it with TUNED_SKIP_POSTGRES=1,
-/// fails it when there is no server.
-#define REQUIRE_POSTGRES()                                                           \
-  do {                                                                               \
-    if (PgServer::SkipRequested()) GTEST_SKIP() << "TUNED_SKIP_POSTGRES=1: skipped"; \
-    if (!Server().ok()) FAIL() << Server().status().message();                       \
-  } while (0)
-
-/// A database of its own for the current test, as a URL.
-std::string FreshPostgres() {
-  std::string name = "t";
-  for (char c : std::string(::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    name += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '_';
-  }
-  absl::Status s = (*Server())->CreateDatabase(name);
-  EXPECT_TRUE(s.ok()) << s;
-  return (*Server())->url(name);
+  ASSERT_TRUE(created.ok()) << created;
 }
 
 /// A table in each dialect, as a store's schema would have it.
@@ -73,8 +51,10 @@ class DatabaseTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (GetParam() == "postgresql") {
-      REQUIRE_POSTGRES();
-      url_ = FreshPostgres();
+      TUNED_REQUIRE_POSTGRES();
+      auto url = Server().NewDatabase();
+      ASSERT_TRUE(url.ok()) << url.status();
+      url_ = *url;
     } else {
       static int counter = 0;
       path_ = std::filesystem::path(::testing::TempDir()) /
@@ -340,8 +320,11 @@ TEST_P(DatabaseTest, ClaimsSkipLockedRows) {
 
 class PostgresTest : public ::testing::Test {
  protected:
-  void SetUp() override { REQUIRE_POSTGRES(); }
-  PgServer& server() { return **Server(); }
+  void SetUp() override {
+    TUNED_REQUIRE_POSTGRES();
+    CreatePasswordRole();
+  }
+  PgServer& server() { return Server(); }
 };
 
 TEST_F(PostgresTest, WrongPasswordIsFailedPreconditionNamingTheUser) {

@@ -11,6 +11,9 @@
 //
 //   auto server = PgServer::Create();  // error: binaries missing, initdb/pg_ctl failed
 //   Database::Open(server->url("postgres"));
+// Or one server for all the tests of a process (SharedPgServer), a fresh
+// database for each (NewDatabase), and TUNED_REQUIRE_POSTGRES() first in
+// each test that needs it.
 #pragma once
 
 #include <fcntl.h>
@@ -31,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
 #include "server/status.h"
 
 namespace tuned {
@@ -101,6 +105,12 @@ class PgServer {
   }
   absl::Status CreateDatabase(const std::string& name) const {
     return Exec(absl::StrCat("CREATE DATABASE \"", name, "\""));
+  }
+  /// A new, empty database ("test_1", "test_2", ...): its url().
+  absl::StatusOr<std::string> NewDatabase() {
+    const std::string name = absl::StrCat("test_", ++databases_);
+    TUNED_RETURN_IF_ERROR(CreateDatabase(name));
+    return url(name);
   }
 
   /// Stops the server at once (as a crash would: pg_ctl -m immediate).
@@ -233,6 +243,22 @@ class PgServer {
   bool running_ = false;
   int watchdog_fd_ = -1;
   pid_t watchdog_pid_ = 0;
+  int databases_ = 0;
 };
+
+/// The test process's server (also on 127.0.0.1), started on first use and
+/// stopped at exit; its error if it could not start.
+inline absl::StatusOr<std::unique_ptr<PgServer>>& SharedPgServer() {
+  static absl::StatusOr<std::unique_ptr<PgServer>> server = PgServer::Create({.tcp = true});
+  return server;
+}
+
+/// First in a test (or its SetUp) that needs SharedPgServer(): skips the
+/// test with TUNED_SKIP_POSTGRES=1, fails it when there is no server.
+#define TUNED_REQUIRE_POSTGRES()                                                       \
+  do {                                                                                 \
+    if (::tuned::PgServer::SkipRequested()) GTEST_SKIP() << "TUNED_SKIP_POSTGRES=1";   \
+    if (!::tuned::SharedPgServer().ok()) FAIL() << ::tuned::SharedPgServer().status(); \
+  } while (0)
 
 }  // namespace tuned
