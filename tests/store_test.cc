@@ -1,6 +1,8 @@
-// Store against :memory: and temporary files: schema versioning and
-// migration, jobs, measurements, best kernels, binaries, the compile cache,
-// crash counts and job time.
+// Store on both backends, the same tests (TEST_P over "sqlite", in memory or
+// a temporary file, and "postgresql", a fresh database on a real server:
+// tests/pg_server.h): jobs, work items and claims, measurements, best
+// kernels, binaries, the compile cache, crash counts, job time. SQLite
+// files alone: creation, schema versioning and migration.
 #include "db/store.h"
 
 #include <sqlite3.h>
@@ -10,11 +12,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "tests/pg_server.h"
 
 #ifndef TUNED_SCHEMA_V1
 #error "TUNED_SCHEMA_V1 (tests/data/schema_v1.sql) must be defined"
@@ -100,10 +105,19 @@ v1::Measurement Meas(const std::string& name, v1::MeasurementStatus status, doub
   return m;
 }
 
-class StoreTest : public ::testing::Test {
+/// A fresh database of the test's backend (GetParam()): SQLite in memory,
+/// or a new database on the process's PostgreSQL server.
+class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto s = Store::Open(":memory:");
+    url_ = ":memory:";
+    if (GetParam() == "postgresql") {
+      TUNED_REQUIRE_POSTGRES();
+      auto url = (*SharedPgServer())->NewDatabase();
+      ASSERT_TRUE(url.ok()) << url.status();
+      url_ = *url;
+    }
+    auto s = Store::Open(url_);
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = *std::move(s);
     auto dev = store_->UpsertDevice(Gpu());
@@ -115,9 +129,13 @@ class StoreTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or(-1);
   }
+  std::string url_;
   std::unique_ptr<Store> store_;
   int64_t dev_ = 0;
 };
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return info.param; });
 
 TEST(StoreOpenTest, CreatesFileAndParentDirectories) {
   TempDir dir;
@@ -170,7 +188,7 @@ TEST(StoreOpenTest, RejectsFileThatIsNoDatabase) {
   EXPECT_NE(s.status().message().find("junk.db"), std::string::npos) << s.status();
 }
 
-TEST_F(StoreTest, UpsertDeviceIsIdempotent) {
+TEST_P(StoreTest, UpsertDeviceIsIdempotent) {
   auto again = store_->UpsertDevice(Gpu());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, dev_);
@@ -186,7 +204,7 @@ TEST_F(StoreTest, UpsertDeviceIsIdempotent) {
   EXPECT_EQ(*store_->UpsertDevice(Gpu("12.8")), *other);
 }
 
-TEST_F(StoreTest, JobLifecycleAndTimestamps) {
+TEST_P(StoreTest, JobLifecycleAndTimestamps) {
   const int64_t before = Now();
   int64_t id = NewJob(Sgemm(1024, 512, 256), 120, 30);
   auto job = store_->GetJob(id);
@@ -235,7 +253,7 @@ TEST_F(StoreTest, JobLifecycleAndTimestamps) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, ListJobsNewestFirstWithLimit) {
+TEST_P(StoreTest, ListJobsNewestFirstWithLimit) {
   std::vector<int64_t> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(NewJob(Sgemm(64 * (i + 1), 64, 64)));
   auto all = store_->ListJobs(0);
@@ -249,7 +267,7 @@ TEST_F(StoreTest, ListJobsNewestFirstWithLimit) {
   EXPECT_EQ((*two)[1].id(), ids[3]);
 }
 
-TEST_F(StoreTest, AddMeasurementIsIdempotent) {
+TEST_P(StoreTest, AddMeasurementIsIdempotent) {
   int64_t id = NewJob(Sgemm(1024, 1024, 1024));
   v1::Measurement m = Meas("sgemm_tiled_128x64x8", v1::MEASUREMENT_OK, 1.5);
   ASSERT_TRUE(store_->AddMeasurement(id, m, nullptr).ok());
@@ -272,7 +290,7 @@ TEST_F(StoreTest, AddMeasurementIsIdempotent) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, CountsAndBestIgnoreFailures) {
+TEST_P(StoreTest, CountsAndBestIgnoreFailures) {
   int64_t id = NewJob(Sgemm(1024, 1024, 1024), 6, 0);
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("a", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
@@ -298,7 +316,7 @@ TEST_F(StoreTest, CountsAndBestIgnoreFailures) {
   EXPECT_EQ((*best)->measurement.status(), v1::MEASUREMENT_OK);
 }
 
-TEST_F(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
+TEST_P(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
   int64_t a = NewJob(Sgemm(1024, 1024, 1024), 2, 0);
   int64_t b = NewJob(Sgemm(1000, 17, 4097), 2, 0);
   int64_t c = NewJob(Sgemm(64, 64, 64), 2, 0);
@@ -314,7 +332,7 @@ TEST_F(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
   EXPECT_TRUE(none->empty());
 }
 
-TEST_F(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
+TEST_P(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
   const v1::Problem p = Sgemm(2048, 2048, 2048);
   int64_t j1 = NewJob(p);
   int64_t j2 = NewJob(p);
@@ -359,7 +377,7 @@ TEST_F(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
   EXPECT_TRUE(store_->ListMeasurements(*other_dev, p, 0)->empty());
 }
 
-TEST_F(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
+TEST_P(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
   const v1::Problem p = Sgemm(1024, 1024, 1024);
   auto none = store_->Best(dev_, p);
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
@@ -387,7 +405,7 @@ TEST_F(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
             "no tuned kernel for transpose f32 4096x8192 on this device");
 }
 
-TEST_F(StoreTest, BinaryRoundTripWithBaseline) {
+TEST_P(StoreTest, BinaryRoundTripWithBaseline) {
   const v1::Problem p = Sgemm(512, 512, 512);
   int64_t id = NewJob(p);
   ASSERT_TRUE(store_->SetJobBaseline(id, 0.04, 6710.9, "cublasSgemm").ok());
@@ -447,7 +465,7 @@ std::vector<std::string> Names(const Claim& c) {
   return out;
 }
 
-TEST_F(StoreTest, ClaimsTakeTheOldestJobsItemsInOrderAndPreferThePreparedJob) {
+TEST_P(StoreTest, ClaimsTakeTheOldestJobsItemsInOrderAndPreferThePreparedJob) {
   const int64_t a = NewJob(Sgemm(128, 128, 128));
   const int64_t b = NewJob(Sgemm(256, 256, 256));
   auto me = store_->RegisterDaemon(dev_, Daemon(0));
@@ -487,7 +505,7 @@ TEST_F(StoreTest, ClaimsTakeTheOldestJobsItemsInOrderAndPreferThePreparedJob) {
   EXPECT_FALSE(store_->ClaimWork(*stranger, *kind, 0, 10)->has_value());
 }
 
-TEST_F(StoreTest, AMeasurementFinishesItsItemOnceAndTheRoundMovesOnOnce) {
+TEST_P(StoreTest, AMeasurementFinishesItsItemOnceAndTheRoundMovesOnOnce) {
   const int64_t id = NewJob(Sgemm(64, 64, 64));
   auto me = store_->RegisterDaemon(dev_, Daemon(0));
   auto other = store_->RegisterDaemon(dev_, Daemon(1));
@@ -546,7 +564,7 @@ TEST_F(StoreTest, AMeasurementFinishesItsItemOnceAndTheRoundMovesOnOnce) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, ExpiredLeasesAndReleasedClaimsGoBackToThePool) {
+TEST_P(StoreTest, ExpiredLeasesAndReleasedClaimsGoBackToThePool) {
   const int64_t id = NewJob(Sgemm(64, 64, 64));
   auto dead = store_->RegisterDaemon(dev_, Daemon(0, /*lease=*/0.3));
   auto live = store_->RegisterDaemon(dev_, Daemon(1, /*lease=*/30));
@@ -585,7 +603,60 @@ TEST_F(StoreTest, ExpiredLeasesAndReleasedClaimsGoBackToThePool) {
   EXPECT_TRUE(absl::IsNotFound(store_->Heartbeat(999, 0).status()));
 }
 
-TEST_F(StoreTest, ConcurrentWritersAllLand) {
+// Two daemons, each with its own Store (connection) to one database, drain
+// one job at once: every item is claimed by one of them, measured once.
+TEST_P(StoreTest, TwoDaemonsDrainOneJobClaimingEachItemOnce) {
+  TempDir dir;
+  const std::string url = GetParam() == "sqlite" ? (dir.path() / "fleet.db").string() : url_;
+  constexpr int kItems = 60;
+  std::unique_ptr<Store> stores[2];
+  for (auto& store : stores) {
+    auto s = Store::Open(url);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store = *std::move(s);
+  }
+  const int64_t dev = *stores[0]->UpsertDevice(Gpu());
+  const int64_t job = *stores[0]->CreateJob(dev, Sgemm(64, 64, 64), kItems, 0);
+  ASSERT_TRUE(*stores[0]->AddRound(job, 0, Items(kItems)));
+  absl::Mutex mu;
+  std::map<std::string, int> claimed;  // config -> times claimed
+  int measured[2] = {0, 0};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int d = 0; d < 2; ++d) {
+    threads.emplace_back([&, d] {
+      Store& store = *stores[d];
+      auto me = store.RegisterDaemon(dev, Daemon(d));
+      for (++ready; ready < 2;) std::this_thread::yield();  // start together
+      ASSERT_TRUE(me.ok()) << me.status();
+      for (;;) {
+        auto claim = store.ClaimWork(*me, dev, job, 3);
+        ASSERT_TRUE(claim.ok()) << claim.status();
+        if (!claim->has_value()) return;
+        for (const auto& item : (*claim)->items) {
+          {
+            absl::MutexLock lock(&mu);
+            ++claimed[item.config.name()];
+            ++measured[d];
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));  // measuring
+          auto m = Meas(item.config.name(), v1::MEASUREMENT_OK, 1.0);
+          ASSERT_TRUE(store.AddMeasurement(job, m, nullptr, *me).ok());
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(claimed.size(), static_cast<size_t>(kItems));
+  for (const auto& [name, n] : claimed) EXPECT_EQ(n, 1) << name << " claimed " << n << " times";
+  EXPECT_GT(measured[0], 0);
+  EXPECT_GT(measured[1], 0);
+  EXPECT_EQ(stores[1]->GetJob(job)->done(), kItems);
+  EXPECT_EQ(stores[1]->ListMeasurements(dev, Sgemm(64, 64, 64), 0)->size(),
+            static_cast<size_t>(kItems));
+}
+
+TEST_P(StoreTest, ConcurrentWritersAllLand) {
   int64_t id = NewJob(Sgemm(1024, 1024, 1024), 200, 0);
   std::vector<std::thread> threads;
   std::atomic<int> errors{0};
@@ -606,15 +677,26 @@ TEST_F(StoreTest, ConcurrentWritersAllLand) {
   EXPECT_EQ(job->best().config().name(), "c0_0");
 }
 
-TEST(StoreFileTest, DataSurvivesReopenAndBinariesAreShared) {
+/// Rows of `table` in the database at `url`, through a connection of its own.
+int64_t CountRows(const std::string& url, const std::string& table) {
+  auto db = Database::Open(url);
+  EXPECT_TRUE(db.ok()) << db.status();
+  if (!db.ok()) return -1;
+  auto rows = (*db)->Query("SELECT COUNT(*) FROM " + table, {});
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  return rows.ok() ? rows->Int(0, 0) : -1;
+}
+
+TEST_P(StoreTest, DataSurvivesReopenAndBinariesAreShared) {
   TempDir dir;
-  fs::path db = dir.path() / "tuned.db";
+  const std::string db = GetParam() == "sqlite" ? (dir.path() / "tuned.db").string() : url_;
+  store_.reset();
   const v1::Problem p = Sgemm(1024, 1024, 1024);
   KernelBinary bin{
       .source = "src", .entry = "k", .cubin = std::string("\0\1\2", 3), .ptx = "ptx", .log = "log"};
   int64_t dev = 0, job = 0;
   {
-    auto s = Store::Open(db.string());
+    auto s = Store::Open(db);
     ASSERT_TRUE(s.ok()) << s.status();
     dev = *(*s)->UpsertDevice(Gpu());
     job = *(*s)->CreateJob(dev, p, 3, 1);
@@ -626,10 +708,10 @@ TEST(StoreFileTest, DataSurvivesReopenAndBinariesAreShared) {
     other.cubin[1] = '\7';
     ASSERT_TRUE((*s)->AddMeasurement(job, Meas("z", v1::MEASUREMENT_OK, 0.9), &other).ok());
   }
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements"), 3);
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM binaries"), 2);  // x and y share one
+  EXPECT_EQ(CountRows(db, "measurements"), 3);
+  EXPECT_EQ(CountRows(db, "binaries"), 2);  // x and y share one
 
-  auto s = Store::Open(db.string());
+  auto s = Store::Open(db);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(*(*s)->UpsertDevice(Gpu()), dev);
   auto j = (*s)->GetJob(job);
@@ -697,7 +779,7 @@ CompileKey Key(std::string arch = "sm_90") {
   return {"template <int X> __global__ void k() {}", "k<1>", "-DX=1", std::move(arch), "13.0"};
 }
 
-TEST_F(StoreTest, CompileCacheHitsOnlyTheExactKey) {
+TEST_P(StoreTest, CompileCacheHitsOnlyTheExactKey) {
   auto miss = store_->LookupCompiled(Key());
   ASSERT_TRUE(miss.ok()) << miss.status();
   EXPECT_FALSE(miss->has_value());
@@ -744,7 +826,7 @@ TEST_F(StoreTest, CompileCacheHitsOnlyTheExactKey) {
   EXPECT_TRUE((*bad)->binary.cubin.empty());
 }
 
-TEST_F(StoreTest, CrashCountsPerDeviceFamilyAndConfig) {
+TEST_P(StoreTest, CrashCountsPerDeviceFamilyAndConfig) {
   EXPECT_EQ(*store_->CrashCount(dev_, v1::FAMILY_SGEMM, "bad"), 0);
   EXPECT_EQ(*store_->AddCrash(dev_, v1::FAMILY_SGEMM, "bad", "MEASUREMENT_DEVICE_FAULT: x"), 1);
   EXPECT_EQ(*store_->AddCrash(dev_, v1::FAMILY_SGEMM, "bad", "MEASUREMENT_RUN_TIMEOUT: y"), 2);
@@ -756,7 +838,7 @@ TEST_F(StoreTest, CrashCountsPerDeviceFamilyAndConfig) {
   EXPECT_EQ(*store_->CrashCount(*other, v1::FAMILY_SGEMM, "bad"), 0);
 }
 
-TEST_F(StoreTest, JobTimeAccumulates) {
+TEST_P(StoreTest, JobTimeAccumulates) {
   const int64_t id = NewJob(Sgemm(64, 64, 64));
   ASSERT_TRUE(store_->AddJobTime(id, {1.0, 2.0, 0.25, 1, 3}).ok());
   ASSERT_TRUE(store_->AddJobTime(id, {0.5, 1.0, 0.25, 2, 4}).ok());
@@ -775,7 +857,7 @@ TEST_F(StoreTest, JobTimeAccumulates) {
 namespace tuned {
 namespace {
 
-TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
+TEST_P(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   const int64_t id = NewJob(Sgemm(256, 256, 256));
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("slow", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
   EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "slow");
@@ -790,7 +872,7 @@ TEST_F(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
 }
 
-TEST_F(StoreTest, SetRetimedReplacesAnOkTimeAndTheBest) {
+TEST_P(StoreTest, SetRetimedReplacesAnOkTimeAndTheBest) {
   const int64_t id = NewJob(Sgemm(128, 128, 128));
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("a", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.1), nullptr).ok());
@@ -811,7 +893,7 @@ TEST_F(StoreTest, SetRetimedReplacesAnOkTimeAndTheBest) {
 
 // Quotas count a client's queued and running jobs and their configs not yet
 // measured; finished jobs and other clients do not count.
-TEST_F(StoreTest, CreateJobEnforcesTheClientsQuota) {
+TEST_P(StoreTest, CreateJobEnforcesTheClientsQuota) {
   const ClientQuota a{"alice", 2, 15};
   auto first = store_->CreateJob(dev_, Sgemm(64, 64, 64), 10, 0, a);
   ASSERT_TRUE(first.ok()) << first.status();
