@@ -71,7 +71,7 @@ int RunDaemon(const std::string& url, int index, int batch, int heartbeat_every)
       *m.mutable_config() = item.config;
       m.set_status(tuned::v1::MEASUREMENT_COMPILED);
       if (auto s = (*store)->AddMeasurement(job, m, nullptr, *me); !s.ok()) {
-        std::fprintf(stderr, "daemon %d: %s\n", index, s.ToString().c_str());
+        std::fprintf(stderr, "daemon %d: %s\n", index, s.status().ToString().c_str());
         return 1;
       }
       ++items;

@@ -90,6 +90,8 @@ void JobRunner::Stop() {
     if (auto s = store_->ReleaseClaims(daemon_id_, /*stopped=*/true); !s.ok()) {
       spdlog::warn("handing back this daemon's claims: {} (they go back when the lease ends)",
                    s.ToString());
+    } else {
+      spdlog::info("job runner stopped; its claims are back in the pool");
     }
   }
 }

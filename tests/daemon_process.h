@@ -59,6 +59,7 @@ class DaemonProcess {
   /// Starts it (again, after Kill or an exit) with the same flags and database.
   void Spawn() {
     std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
     log_offset_ = std::filesystem::exists(log()) ? std::filesystem::file_size(log(), ec) : 0;
     std::vector<std::string> args = {daemon_, "--compile-only", "--socket", socket().string()};
     if (std::find(flags_.begin(), flags_.end(), "--db") == flags_.end()) {

@@ -50,8 +50,12 @@ class FleetDaemon : public DaemonProcess {
  private:
   static std::vector<std::string> Flags(int gpu, const std::string& url,
                                         std::vector<std::string> extra) {
-    std::vector<std::string> f = {"--db", url, "--gpu", std::to_string(gpu), "--lease-seconds", "2",
-                                  "--compile-batch", "2", "--log-level", "info"};
+    std::vector<std::string> f = {"--db", url, "--gpu", std::to_string(gpu), "--log-level", "info"};
+    for (const char* flag : {"--lease-seconds", "--compile-batch"}) {  // defaults `extra` may set
+      if (std::find(extra.begin(), extra.end(), flag) == extra.end()) {
+        f.insert(f.end(), {flag, "2"});
+      }
+    }
     f.insert(f.end(), extra.begin(), extra.end());
     return f;
   }
