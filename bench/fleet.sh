@@ -9,8 +9,9 @@
 # seconds in, mid-suite, and the others finish its work.
 #
 # On the GPU machine (carried: .bundle with tuned, tuned-worker, tunectl;
-# .pgbundle with PostgreSQL's postgres, initdb, pg_ctl, createdb and their
-# libraries, and .pgshare, its share/ directory):
+# .fleet/pg.tar.xz, PostgreSQL's postgres, initdb, pg_ctl and createdb
+# unpacked from Debian's packages in their own layout (.pgroot/usr/...) with
+# their libraries in .pgroot/lib; .fleet/shapes.txt, the suite):
 #   bench/fleet.sh setup OUT                       server + the warm cache (database "cache")
 #   bench/fleet.sh run OUT NAME GPUS [KILL_AFTER]  one run: database NAME from "cache"
 #   bench/fleet.sh summary OUT ONE TWO [KILLED]    the SUMMARY line of two runs
@@ -19,12 +20,14 @@ set -u
 cmd=$1 out=$2
 shift 2
 root=$PWD
-export LD_LIBRARY_PATH=$root/.bundle/lib:$root/.pgbundle/lib:/usr/local/cuda/lib64
+export LD_LIBRARY_PATH=$root/.bundle/lib:/usr/local/cuda/lib64
 export PATH=$root/.bundle/bin:$PATH
 pg=${FLEET_PG:-/var/tmp/tuned-fleet-pg}  # outside the work tree: the server's user must reach it
 shapes=${SHAPES:-$root/.fleet/shapes.txt}  # ../shared/bench/shapes.txt, carried
 flags=${FLEET_FLAGS:-}
 family=${FAMILY:-sgemm}  # FAMILY=transpose SHAPES=... WARM="1024 1024": a quick local check
+pgbin=$pg/.pgroot/usr/lib/postgresql/15/bin
+pgenv() { LD_LIBRARY_PATH=$pg/.pgroot/lib "$@"; }
 url() { echo "postgresql://postgres@/$1?host=$pg/sock&port=5432"; }
 as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u pgfleet -- "$@"; else "$@"; fi; }
 log() { echo "# $(date -u +%FT%TZ) $*"; }
@@ -33,15 +36,14 @@ case $cmd in
 setup)
   mkdir -p "$out"
   if [[ $(id -u) -eq 0 ]]; then id pgfleet > /dev/null 2>&1 || useradd -M -r pgfleet; fi
-  rm -rf "$pg" && mkdir -p "$pg/sock" && cp -r "$root/.pgbundle" "$pg/bin" && cp -r "$root/.pgshare" "$pg/share"
+  rm -rf "$pg" && mkdir -p "$pg/sock" && tar xJf "$root/.fleet/pg.tar.xz" -C "$pg" || exit 1
   [[ $(id -u) -eq 0 ]] && chown -R pgfleet "$pg"
-  export LD_LIBRARY_PATH=$pg/bin/lib:$LD_LIBRARY_PATH
-  as_pg "$pg/bin/bin/initdb" -D "$pg/data" -A trust -U postgres -L "$pg/share" --no-sync > "$out/initdb.log" 2>&1 ||
-    { cat "$out/initdb.log"; exit 1; }
-  as_pg "$pg/bin/bin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w \
+  as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/initdb" -D "$pg/data" -A trust -U postgres \
+    --no-sync > "$out/initdb.log" 2>&1 || { cat "$out/initdb.log"; exit 1; }
+  as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w \
     -o "-k $pg/sock -p 5432 -c listen_addresses='' -c max_connections=300 -c fsync=off" start ||
     { cat "$pg/server.log"; exit 1; }
-  "$pg/bin/bin/createdb" -h "$pg/sock" -p 5432 -U postgres cache || exit 1
+  pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres cache || exit 1
   # The warm cache: a compile-only daemon compiles the static space once.
   export XDG_RUNTIME_DIR=$(mktemp -d)
   log "warming the compile cache" | tee "$out/warm.log"
@@ -56,8 +58,7 @@ setup)
   ;;
 run)
   name=$1 gpus=$2 kill_after=${3:-0}
-  export LD_LIBRARY_PATH=$pg/bin/lib:$LD_LIBRARY_PATH
-  "$pg/bin/bin/createdb" -h "$pg/sock" -p 5432 -U postgres -T cache "$name" || exit 1
+  pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres -T cache "$name" || exit 1
   export XDG_RUNTIME_DIR=$(mktemp -d)
   rlog=$out/fleet_$name.log
   {
@@ -120,7 +121,10 @@ run)
     tunectl --gpu 0 best --family $family $m $n $k --json > "$out/.best.json" 2>> "$rlog"
     python3 - "$out/.best.json" "$m $n $k" >> "$rlog" <<'PY'
 import json, sys
-b = json.load(open(sys.argv[1]))
+try:
+    b = json.load(open(sys.argv[1]))
+except ValueError:
+    sys.exit(print(f"winner {sys.argv[2]}: none verified=NO"))
 m = b["measurement"]
 ok = m.get("status") == "MEASUREMENT_OK" and m.get("medianMs", 0) > 0 and m.get("error", 1) < 1e-4
 print(f"winner {sys.argv[2]}: {m['config']['name']} {m.get('medianMs', 0):.4f} ms error {m.get('error', 0):.2e} "

@@ -666,8 +666,8 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
           "%.4f ms)",
           static_cast<int>(top.size()), std::string(family.baseline_name()), r.rounds(),
           top[i].median_ms());
-      if (auto s = store_->SetRetimed(job.id(), name, ms,
-                                      MetricOf(family, shape, ms), note);
+      if (auto s = store_->SetRetimed(job.id(), name, ms, MetricOf(family, shape, ms), note,
+                                      r.baseline_ms());
           !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
