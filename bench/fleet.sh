@@ -13,6 +13,8 @@
 # unpacked from Debian's packages in their own layout (.pgroot/usr/...) with
 # their libraries in .pgroot/lib; .fleet/shapes.txt, the suite):
 #   bench/fleet.sh setup OUT                       server + the warm cache (database "cache")
+#   bench/fleet.sh start OUT                       the server again (a later call: processes
+#                                                  end with each call, /var/tmp stays)
 #   bench/fleet.sh run OUT NAME GPUS [KILL_AFTER]  one run: database NAME from "cache"
 #   bench/fleet.sh summary OUT ONE TWO [KILLED]    the SUMMARY line of two runs
 # Locally (no GPU) FLEET_FLAGS=--compile-only checks the script itself.
@@ -55,6 +57,11 @@ setup)
   tunectl --gpu 9 job 1 >> "$out/warm.log"
   log "warm cache in $(( $(date +%s) - start )) s" | tee -a "$out/warm.log"
   kill -TERM $d; wait $d
+  ;;
+start)
+  as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w \
+    -o "-k $pg/sock -p 5432 -c listen_addresses='' -c max_connections=300 -c fsync=off" start ||
+    { cat "$pg/server.log"; exit 1; }
   ;;
 run)
   name=$1 gpus=$2 kill_after=${3:-0}
