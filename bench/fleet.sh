@@ -64,14 +64,22 @@ start)
     { cat "$pg/server.log"; exit 1; }
   ;;
 run)
-  name=$1 gpus=$2 kill_after=${3:-0}
-  pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres -T cache "$name" || exit 1
+  # RUN_LIMIT=S: after S seconds the run pauses (SIGTERM: the daemons hand
+  # their claims back) and the same command in a later call resumes it; the
+  # wall time is the sum of the parts (a device call lasts 10 minutes at most).
+  name=$1 gpus=$2 kill_after=${3:-0} limit=${RUN_LIMIT:-100000}
+  state=$pg/run_$name
   export XDG_RUNTIME_DIR=$(mktemp -d)
   rlog=$out/fleet_$name.log
   {
     log "$(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null | tr '\n' ';')"
-    log "command: bench/fleet.sh run $out $name $gpus $kill_after  (shapes: $shapes, flags: $flags)"
+    log "command: RUN_LIMIT=$limit bench/fleet.sh run $out $name $gpus $kill_after  (shapes: $shapes, flags: $flags)"
   } > "$rlog"
+  if pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres -T cache "$name"; then
+    echo 0 > "$state.wall"; echo 0 > "$state.twice"; : > "$state.ids"
+  else
+    log "database $name exists: resuming after $(cat "$state.wall") s, $(wc -w < "$state.ids") jobs" >> "$rlog"
+  fi
   pids=()
   for ((g = 0; g < gpus; g++)); do
     tuned --gpu $g --db "$(url "$name")" --metrics-listen 127.0.0.1:$((9400 + g)) $flags \
@@ -93,12 +101,15 @@ run)
    done) &
   scraper=$!
   start=$(date +%s.%N)
-  ids=()
-  while read -r m n k; do
-    [[ -z ${m:-} || $m == \#* ]] && continue
-    ids+=($(tunectl --gpu 0 sweep --family $family $m $n $k --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'))
-  done < "$shapes"
-  log "submitted ${#ids[@]} jobs: ${ids[*]}" >> "$rlog"
+  ids=($(cat "$state.ids"))
+  if [[ ${#ids[@]} -eq 0 ]]; then
+    while read -r m n k; do
+      [[ -z ${m:-} || $m == \#* ]] && continue
+      ids+=($(tunectl --gpu 0 sweep --family $family $m $n $k --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'))
+    done < "$shapes"
+    echo "${ids[*]}" > "$state.ids"
+    log "submitted ${#ids[@]} jobs: ${ids[*]}" >> "$rlog"
+  fi
   killed=0
   while true; do
     left=0
@@ -108,6 +119,25 @@ run)
     done
     [[ $left -eq 0 ]] && break
     now=$(date +%s.%N)
+    if python3 -c "import sys; sys.exit(0 if $now - $start > $limit else 1)"; then
+      sleep 2.5; kill $scraper 2>/dev/null
+      python3 - "$state" "$now - $start" "$out" "$name" <<'PY'
+import glob, re, sys
+st = sys.argv[1]
+wall = float(open(st + ".wall").read()) + eval(sys.argv[2])
+twice = int(open(st + ".twice").read())
+for f in glob.glob(f"{sys.argv[3]}/metrics_{sys.argv[4]}_gpu*.txt"):
+    m = re.search(r"^tuned_measured_twice_total (\S+)", open(f).read(), re.M)
+    twice += int(float(m.group(1))) if m else 0
+open(st + ".wall", "w").write(f"{wall:.1f}")
+open(st + ".twice", "w").write(str(twice))
+PY
+      log "paused after RUN_LIMIT $limit s ($(cat "$state.wall") s in all), $left jobs left: run again to resume" >> "$rlog"
+      for p in "${pids[@]}"; do kill -TERM $p 2>/dev/null; done
+      wait "${pids[@]}" 2>/dev/null
+      cat "$rlog"
+      exit 3
+    fi
     if [[ $kill_after != 0 && $killed == 0 ]] && python3 -c "import sys; sys.exit(0 if $now - $start > $kill_after else 1)"; then
       kill -9 ${pids[$((gpus - 1))]}
       killed=1
@@ -115,7 +145,7 @@ run)
     fi
     sleep 1
   done
-  wall=$(python3 -c "print(round($(date +%s.%N) - $start, 1))")
+  wall=$(python3 -c "print(round($(date +%s.%N) - $start + $(cat "$state.wall"), 1))")
   sleep 2.5  # a last scrape
   kill $scraper 2>/dev/null
   log "wall $wall s for ${#ids[@]} jobs" >> "$rlog"
@@ -133,12 +163,12 @@ try:
 except ValueError:
     sys.exit(print(f"winner {sys.argv[2]}: none verified=NO"))
 m = b["measurement"]
-ok = m.get("status") == "MEASUREMENT_OK" and m.get("medianMs", 0) > 0 and m.get("error", 1) < 1e-4
+ok = m.get("status") == "MEASUREMENT_OK" and m.get("median_ms", 0) > 0 and m.get("error", 1) < 1e-4
 print(f"winner {sys.argv[2]}: {m['config']['name']} {m.get('medianMs', 0):.4f} ms error {m.get('error', 0):.2e} "
       f"on {m.get('host', '?')} gpu {m.get('gpu', 0)} verified={'yes' if ok else 'NO'}")
 PY
   done < "$shapes"
-  python3 - "$out/jobs_$name.json" "$out" "$name" "$gpus" "${ids[*]}" >> "$rlog" <<'PY'
+  python3 - "$out/jobs_$name.json" "$out" "$name" "$gpus" "${ids[*]}" "$(cat "$state.twice")" >> "$rlog" <<'PY'
 import json, re, sys, glob
 jobs = {int(j["id"]): j for j in json.load(open(sys.argv[1])).get("jobs", [])}
 ids = [int(i) for i in sys.argv[5].split()]
@@ -147,7 +177,7 @@ for i in ids:
     j = jobs[i]
     left = j.get("total", 0) - j.get("done", 0) - j.get("failed", 0)
     lost += left if j.get("state") == "JOB_DONE" else max(left, 1)
-twice = 0
+twice = int(sys.argv[6])  # of the earlier parts of a resumed run
 for f in glob.glob(f"{sys.argv[2]}/metrics_{sys.argv[3]}_gpu*.txt"):
     m = re.search(r"^tuned_measured_twice_total (\S+)", open(f).read(), re.M)
     twice += int(float(m.group(1))) if m else 0
