@@ -164,7 +164,7 @@ except ValueError:
     sys.exit(print(f"winner {sys.argv[2]}: none verified=NO"))
 m = b["measurement"]
 ok = m.get("status") == "MEASUREMENT_OK" and m.get("median_ms", 0) > 0 and m.get("error", 1) < 1e-4
-print(f"winner {sys.argv[2]}: {m['config']['name']} {m.get('medianMs', 0):.4f} ms error {m.get('error', 0):.2e} "
+print(f"winner {sys.argv[2]}: {m['config']['name']} {m.get('median_ms', 0):.4f} ms error {m.get('error', 0):.2e} "
       f"on {m.get('host', '?')} gpu {m.get('gpu', 0)} verified={'yes' if ok else 'NO'}")
 PY
   done < "$shapes"
