@@ -71,10 +71,10 @@ class SqliteDatabase final : public Database {
       } else if (const auto* d = std::get_if<double>(&v)) {
         rc = sqlite3_bind_double(stmt, n, *d);
       } else if (const auto* s = std::get_if<std::string_view>(&v)) {
-        rc = sqlite3_bind_text64(stmt, n, s->data(), s->size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+        rc = sqlite3_bind_text64(stmt, n, s->data() ? s->data() : "", s->size(), SQLITE_TRANSIENT, SQLITE_UTF8);
       } else {
         const Blob& b = std::get<Blob>(v);
-        rc = sqlite3_bind_blob64(stmt, n, b.bytes.data(), b.bytes.size(), SQLITE_TRANSIENT);
+        rc = sqlite3_bind_blob64(stmt, n, b.bytes.data() ? b.bytes.data() : "", b.bytes.size(), SQLITE_TRANSIENT);
       }
       if (rc != SQLITE_OK) return SqlError(db_, sql);
     }
