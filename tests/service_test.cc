@@ -91,6 +91,10 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
   no_family.set_family(v1::FAMILY_UNSPECIFIED);
   v1::Problem no_dtype = SgemmProblem(64, 64, 64);
   no_dtype.set_dtype(v1::DTYPE_UNSPECIFIED);
+  v1::Problem family77 = SgemmProblem(64, 64, 64);  // enums may hold any number
+  family77.set_family(static_cast<v1::Family>(77));
+  v1::Problem dtype9 = SgemmProblem(64, 64, 64);
+  dtype9.set_dtype(static_cast<v1::DType>(9));
   v1::Problem rank2 = SgemmProblem(64, 64, 64);
   rank2.mutable_shape()->RemoveLast();
   const std::vector<BadCase> cases = {
@@ -101,6 +105,10 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
       {rank2, absl::StatusCode::kInvalidArgument, "3 dimensions"},
       {no_family, absl::StatusCode::kInvalidArgument, "unknown kernel family"},
       {no_dtype, absl::StatusCode::kInvalidArgument, "dtype"},
+      {family77, absl::StatusCode::kInvalidArgument,
+       "unknown kernel family 77 (known: sgemm, transpose)"},
+      {dtype9, absl::StatusCode::kInvalidArgument,
+       "dtype 9 is not supported by sgemm (supported: f32)"},
       // A, B, C and the reference: 4 * (2*8192*16384 + 2*8192^2) B = 1.5 GiB > 1024 MiB.
       {SgemmProblem(8192, 8192, 16384), absl::StatusCode::kResourceExhausted, "MiB"},
   };
