@@ -4,14 +4,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/report.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/families/family.h"
 #include "tuned/client.h"
@@ -46,23 +50,17 @@ void PrintJson(const google::protobuf::Message& msg) {
   std::cout << out;
 }
 
+// "queued", "done", ...; the number for a state this build does not know.
 std::string StateName(tuned::v1::JobState s) {
-  std::string n = tuned::v1::JobState_Name(s);
-  n = n.substr(n.find('_') + 1);
-  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
-  return n;
+  return absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(s), "JOB_"));
 }
 
-std::string StatusName(tuned::v1::MeasurementStatus s) {
-  std::string n = tuned::v1::MeasurementStatus_Name(s);
-  n = n.substr(n.find('_') + 1);
-  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
-  return n;
-}
+using tuned::StatusName;
 
 std::string ProblemString(const tuned::v1::Problem& p) {
   const tuned::Family* f = tuned::FindFamily(p.family());
-  return absl::StrCat(f != nullptr ? std::string(f->name()) : "?", " f32 ", absl::StrJoin(p.shape(), "x"));
+  return absl::StrCat(f != nullptr ? std::string(f->name()) : "family " + tuned::EnumName(p.family()),
+                      " f32 ", absl::StrJoin(p.shape(), "x"));
 }
 
 std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f", ms) : "-"; }
@@ -182,6 +180,13 @@ int main(int argc, char** argv) {
   auto* results = app.add_subcommand("results", "print the measurements of a problem");
   add_problem(results);
   results->add_option("--top", top, "show the N best (0: all)")->check(CLI::NonNegativeNumber);
+  std::string out_file;
+  auto* report = app.add_subcommand(
+      "report", "write an SVG picture of a problem's sweep: every verified config's speed with the "
+                "winner, the baseline and the served kernel marked, each parameter's effect, and "
+                "the failures by class");
+  add_problem(report);
+  report->add_option("--out", out_file, "SVG file to write")->required();
   auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
   jobs->add_option("--limit", limit, "at most N jobs")->check(CLI::PositiveNumber);
   auto* job = app.add_subcommand("job", "show one job");
@@ -300,6 +305,44 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*best) return print_best();
+  if (*report) {
+    auto ms = client.ListMeasurements(problem);
+    if (!ms.ok()) return Fail(ms.status());
+    tuned::SweepReportData data;
+    data.problem = problem;
+    data.measurements = *std::move(ms);
+    auto b = client.GetBest(problem);
+    if (!b.ok() && !absl::IsNotFound(b.status())) return Fail(b.status());
+    if (b.ok() && b->match() == tuned::v1::MATCH_EXACT) {
+      data.baseline_name = b->baseline_name();
+      data.baseline_metric = b->baseline_metric();
+      data.use_baseline = b->use_baseline();
+      data.device = b->device().name();
+    } else {  // not tuned: the baseline of the newest job of the problem that timed one
+      auto js = client.ListJobs(500);
+      if (!js.ok()) return Fail(js.status());
+      for (const Job& j : *js) {
+        if (j.problem().SerializeAsString() == problem.SerializeAsString() && j.baseline_metric() > 0) {
+          data.baseline_name = j.baseline_name();
+          data.baseline_metric = j.baseline_metric();
+          break;
+        }
+      }
+      auto d = client.DescribeDevice();
+      if (!d.ok()) return Fail(d.status());
+      data.device = d->name();
+    }
+    auto svg = tuned::SweepReportSvg(data);
+    if (!svg.ok()) return Fail(svg.status());
+    std::ofstream out(out_file, std::ios::binary | std::ios::trunc);
+    out << *svg;
+    out.close();
+    if (!out) return Fail(absl::PermissionDeniedError("cannot write " + out_file));
+    const size_t n = data.measurements.size();
+    std::cout << "wrote " << out_file << ": " << ProblemString(problem) << ", " << n
+              << (n == 1 ? " measurement\n" : " measurements\n");
+    return 0;
+  }
   if (*dump) {
     auto problems = client.ListTuned();
     if (!problems.ok()) return Fail(problems.status());

@@ -2,11 +2,13 @@
 # Installs the build and test dependencies from Debian's packages (CUDA comes
 # from /usr/local/cuda). Safe to re-run; installs only what is missing.
 # systemd: only for systemd-analyze in tests/deploy_test.sh (works without
-# systemd running as PID 1, e.g. in a CI container).
+# systemd running as PID 1, e.g. in a CI container). librsvg2-bin: rsvg-convert,
+# which tests/report_test renders the sweep report SVG with.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler
       protobuf-compiler-grpc libabsl-dev libsqlite3-dev sqlite3 libgtest-dev libcli11-dev
-      libspdlog-dev python3 prometheus-cpp-dev libsystemd-dev openssl python3-yaml systemd)
+      libspdlog-dev python3 prometheus-cpp-dev libsystemd-dev openssl python3-yaml systemd
+      librsvg2-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
