@@ -65,7 +65,10 @@ TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
 absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel& best,
                                                             const std::vector<int64_t>& shape) {
   const Family* family = FindFamily(best.problem().family());
-  if (family == nullptr) return absl::InvalidArgumentError("unknown kernel family");
+  if (family == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown kernel family ", EnumName(best.problem().family())));
+  }
   if (auto s = family->ValidateShape(shape); !s.ok()) return s;
   const auto& params = best.measurement().config().params();
   const Config config(params.begin(), params.end());

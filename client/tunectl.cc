@@ -4,14 +4,20 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/report.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/families/family.h"
 #include "tuned/client.h"
@@ -46,23 +52,17 @@ void PrintJson(const google::protobuf::Message& msg) {
   std::cout << out;
 }
 
+// "queued", "done", ...; the number for a state this build does not know.
 std::string StateName(tuned::v1::JobState s) {
-  std::string n = tuned::v1::JobState_Name(s);
-  n = n.substr(n.find('_') + 1);
-  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
-  return n;
+  return absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(s), "JOB_"));
 }
 
-std::string StatusName(tuned::v1::MeasurementStatus s) {
-  std::string n = tuned::v1::MeasurementStatus_Name(s);
-  n = n.substr(n.find('_') + 1);
-  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
-  return n;
-}
+using tuned::StatusName;
 
 std::string ProblemString(const tuned::v1::Problem& p) {
   const tuned::Family* f = tuned::FindFamily(p.family());
-  return absl::StrCat(f != nullptr ? std::string(f->name()) : "?", " f32 ", absl::StrJoin(p.shape(), "x"));
+  return absl::StrCat(f != nullptr ? std::string(f->name()) : "family " + tuned::EnumName(p.family()),
+                      " f32 ", absl::StrJoin(p.shape(), "x"));
 }
 
 std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f", ms) : "-"; }
@@ -143,10 +143,41 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
+// A usage error (clig.dev): one line on stderr pointing to the command's
+// --help, exit 2. Nothing was sent to the daemon.
+int Usage(std::string message, const CLI::App& app) {
+  message = absl::StrReplaceAll(message, {{"\n", " "}});
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  std::string command = "tunectl";
+  for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+  std::cerr << "tunectl: " << message << " (see '" << command << " --help')\n";
+  return 2;
+}
+
+// Whole numbers that fit 64 bits, with a message naming the bad argument.
+const CLI::Validator kInteger(
+    [](std::string& s) -> std::string {
+      int64_t v;
+      return absl::SimpleAtoi(s, &v) ? "" : "'" + s + "' is not a 64-bit whole number";
+    },
+    "");
+
+CLI::Validator AtLeast(int64_t min) {
+  return CLI::Validator(
+      [min](std::string& s) -> std::string {
+        int64_t v;
+        if (!absl::SimpleAtoi(s, &v)) return "'" + s + "' is not a whole number";
+        return v >= min ? "" : absl::StrCat("must be at least ", min, ", got ", s);
+      },
+      "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tunectl: client of the tuned autotuning daemon"};
+  app.footer("Exit status: 0 done; 1 the daemon refused or failed the request (message on stderr), "
+             "or for best, the shape is not tuned; 2 a usage error.");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
   std::string server, family_name = "sgemm";
@@ -154,7 +185,8 @@ int main(int argc, char** argv) {
   bool json = false;
   app.add_option("--server", server, "daemon address: unix:/path or host:port (default: $TUNED_SERVER "
                                      "or the local daemon's socket)");
-  app.add_option("--gpu", gpu, "which local daemon (by GPU) when --server is not given");
+  app.add_option("--gpu", gpu, "which local daemon (by GPU) when --server is not given")
+      ->check(AtLeast(0));
   app.add_flag("--json", json, "print JSON instead of tables");
   // TCP: TLS and a token (README, "Operating tuned"); each flag also reads its TUNED_* variable.
   tuned::ClientOptions remote;
@@ -179,26 +211,35 @@ int main(int argc, char** argv) {
   int64_t id = 0;
   auto add_problem = [&](CLI::App* cmd) {
     cmd->add_option("--family", family_name, "kernel family: sgemm (M N K) or transpose (ROWS COLS)");
-    cmd->add_option("dims", dims, "shape, e.g. M N K")->required();
+    cmd->add_option("dims", dims, "shape, e.g. M N K")->required()->check(kInteger);
   };
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
   add_problem(sweep);
   sweep->add_flag("--wait", wait, "show progress until the job ends, then print the winner");
-  auto* best = app.add_subcommand("best", "print the tuned kernel of a problem");
+  auto* best = app.add_subcommand(
+      "best", "print the tuned kernel of a problem; exit 1 if the shape itself is not tuned (for a "
+              "shape near a tuned one, that one's kernel is printed, marked NOT TUNED)");
   add_problem(best);
   best->add_flag("--tune-if-missing", tune_if_missing,
                  "if the shape is untuned, also queue a sweep for it");
   auto* results = app.add_subcommand("results", "print the measurements of a problem");
   add_problem(results);
-  results->add_option("--top", top, "show the N best (0: all)")->check(CLI::NonNegativeNumber);
+  results->add_option("--top", top, "show the N best (0: all)")->check(AtLeast(0));
+  std::string out_file;
+  auto* report = app.add_subcommand(
+      "report", "write an SVG picture of a problem's sweep: every verified config's speed with the "
+                "winner, the baseline and the served kernel marked, each parameter's effect, and "
+                "the failures by class");
+  add_problem(report);
+  report->add_option("--out", out_file, "SVG file to write")->required();
   auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
-  jobs->add_option("--limit", limit, "at most N jobs")->check(CLI::PositiveNumber);
+  jobs->add_option("--limit", limit, "at most N jobs")->check(AtLeast(1));
   auto* job = app.add_subcommand("job", "show one job");
-  job->add_option("id", id, "job id")->required();
+  job->add_option("id", id, "job id")->required()->check(kInteger);
   auto* watch = app.add_subcommand("watch", "follow a job until it ends");
-  watch->add_option("id", id, "job id")->required();
+  watch->add_option("id", id, "job id")->required()->check(kInteger);
   auto* cancel = app.add_subcommand("cancel", "cancel a queued or running job");
-  cancel->add_option("id", id, "job id")->required();
+  cancel->add_option("id", id, "job id")->required()->check(kInteger);
   auto* device = app.add_subcommand("device", "describe the daemon's GPU");
   bool all_daemons = false;
   auto* daemons = app.add_subcommand(
@@ -220,7 +261,17 @@ int main(int argc, char** argv) {
   auto* import_cmd = app.add_subcommand(
       "import", "store kernels written by dump or export (same device kind) in the daemon");
   import_cmd->add_option("dir", in_dir, "a dump directory, or one export directory")->required();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string message = e.what();
+    if (message == "A subcommand is required") {
+      message = app.remaining().empty() ? "a command is required"
+                                        : "unknown command '" + app.remaining().front() + "'";
+    }
+    return Usage(message, app);
+  }
   // The client knows every family's name; a daemon serves fault_test only
   // when started with --enable-fault-test-family (and says so otherwise).
   tuned::EnableFaultTestFamily();
@@ -235,8 +286,13 @@ int main(int argc, char** argv) {
   if (!dims.empty()) {
     const tuned::Family* family = tuned::FindFamily(family_name);
     if (family == nullptr) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("unknown family '", family_name, "' (known: sgemm, transpose)")));
+      return Usage(absl::StrCat("unknown family '", family_name, "' (known: sgemm, transpose)"), app);
+    }
+    if (dims.size() != family->dims().size()) {
+      return Usage(absl::StrCat(std::string(family->name()), " takes ", family->dims().size(),
+                                " dimensions (", absl::StrJoin(family->dims(), ", "), "), got ",
+                                dims.size()),
+                   app);
     }
     problem.set_family(family->id());
     problem.set_dtype(tuned::v1::DTYPE_F32);
@@ -254,9 +310,11 @@ int main(int argc, char** argv) {
                                            : std::string())
                 << "\n";
     }
+    // Scripts ask "is this shape tuned?" by the exit status.
+    const int status = b->match() == tuned::v1::MATCH_NEAREST ? 1 : 0;
     if (json) {
       PrintJson(*b);
-      return 0;
+      return status;
     }
     const auto& m = b->measurement();
     const auto& g = b->geometry();
@@ -285,7 +343,7 @@ int main(int argc, char** argv) {
          Metric(b->baseline_metric()), "1.00x"},
     };
     PrintTable(rows);
-    return 0;
+    return status;
   };
 
   if (*sweep) {
@@ -314,6 +372,44 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*best) return print_best();
+  if (*report) {
+    auto ms = client.ListMeasurements(problem);
+    if (!ms.ok()) return Fail(ms.status());
+    tuned::SweepReportData data;
+    data.problem = problem;
+    data.measurements = *std::move(ms);
+    auto b = client.GetBest(problem);
+    if (!b.ok() && !absl::IsNotFound(b.status())) return Fail(b.status());
+    if (b.ok() && b->match() == tuned::v1::MATCH_EXACT) {
+      data.baseline_name = b->baseline_name();
+      data.baseline_metric = b->baseline_metric();
+      data.use_baseline = b->use_baseline();
+      data.device = b->device().name();
+    } else {  // not tuned: the baseline of the newest job of the problem that timed one
+      auto js = client.ListJobs(500);
+      if (!js.ok()) return Fail(js.status());
+      for (const Job& j : *js) {
+        if (j.problem().SerializeAsString() == problem.SerializeAsString() && j.baseline_metric() > 0) {
+          data.baseline_name = j.baseline_name();
+          data.baseline_metric = j.baseline_metric();
+          break;
+        }
+      }
+      auto d = client.DescribeDevice();
+      if (!d.ok()) return Fail(d.status());
+      data.device = d->name();
+    }
+    auto svg = tuned::SweepReportSvg(data);
+    if (!svg.ok()) return Fail(svg.status());
+    std::ofstream out(out_file, std::ios::binary | std::ios::trunc);
+    out << *svg;
+    out.close();
+    if (!out) return Fail(absl::PermissionDeniedError("cannot write " + out_file));
+    const size_t n = data.measurements.size();
+    std::cout << "wrote " << out_file << ": " << ProblemString(problem) << ", " << n
+              << (n == 1 ? " measurement\n" : " measurements\n");
+    return 0;
+  }
   if (*dump) {
     auto problems = client.ListTuned();
     if (!problems.ok()) return Fail(problems.status());

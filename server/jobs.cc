@@ -38,12 +38,12 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
   const Family* family = FindFamily(problem.family());
   if (family == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown kernel family ", v1::Family_Name(problem.family()),
+        absl::StrCat("unknown kernel family ", EnumName(problem.family()),
                      " (known: sgemm, transpose)"));
   }
   if (problem.dtype() != v1::DTYPE_F32) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "dtype ", v1::DType_Name(problem.dtype()), " is not supported by ", std::string(family->name()),
+        "dtype ", EnumName(problem.dtype()), " is not supported by ", std::string(family->name()),
         " (supported: f32)"));
   }
   return family;

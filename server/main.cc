@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
   int tcp_port = 0;
   if (tls) builder.AddListeningPort(o.listen, tls, &tcp_port);
   builder.RegisterService(&service);
+  builder.experimental().SetInterceptorCreators(tuned::ServerInterceptors());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (tls && tcp_port == 0)) {
     spdlog::critical("cannot listen on unix:{}{}", o.socket, o.listen.empty() ? "" : " or " + o.listen);

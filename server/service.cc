@@ -10,6 +10,42 @@ grpc::Status ToGrpc(const absl::Status& status) {
 }
 
 namespace {
+// Marks a call whose request did not parse: gRPC then hands the interceptor a
+// null message after receiving it, and sends an error status with no message;
+// that status becomes INVALID_ARGUMENT. Only for methods with one request
+// message (a stream's end also reads as a null message).
+class UnparsedRequestInterceptor : public grpc::experimental::Interceptor {
+ public:
+  explicit UnparsedRequestInterceptor(std::string method) : method_(std::move(method)) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* batch) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (batch->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        batch->GetRecvMessage() == nullptr) {
+      unparsed_ = true;
+    }
+    if (batch->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) && unparsed_ &&
+        !batch->GetSendStatus().ok()) {
+      batch->ModifySendStatus(ToGrpc(absl::InvalidArgumentError(
+          absl::StrCat("the request to ", method_, " is not a valid protobuf message of its type"))));
+    }
+    batch->Proceed();
+  }
+
+ private:
+  const std::string method_;
+  bool unparsed_ = false;
+};
+
+class UnparsedRequestFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    using Type = grpc::experimental::ServerRpcInfo::Type;
+    if (info->type() != Type::UNARY && info->type() != Type::SERVER_STREAMING) return nullptr;
+    return new UnparsedRequestInterceptor(info->method());
+  }
+};
+
 bool Finished(v1::JobState s) {
   return s == v1::JOB_DONE || s == v1::JOB_FAILED || s == v1::JOB_CANCELLED;
 }
@@ -19,6 +55,13 @@ absl::Status CheckId(int64_t id) {
   return absl::OkStatus();
 }
 }  // namespace
+
+std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+ServerInterceptors() {
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> out;
+  out.push_back(std::make_unique<UnparsedRequestFactory>());
+  return out;
+}
 
 absl::StatusOr<const Family*> TunerService::Validate(const v1::Problem& problem) const {
   auto family = FamilyOf(problem);

@@ -10,12 +10,20 @@
 #include "server/auth.h"
 #include "server/jobs.h"
 #include "server/metrics.h"
+#include "grpcpp/support/server_interceptor.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
 namespace tuned {
 
 /// absl::Status -> grpc::Status with the same code and message.
 grpc::Status ToGrpc(const absl::Status& status);
+
+/// The daemon's server interceptors (ServerBuilder::experimental()
+/// .SetInterceptorCreators): a unary or server-streaming request whose bytes
+/// do not parse as its message gets INVALID_ARGUMENT with a message, where
+/// gRPC itself answers INTERNAL (UNIMPLEMENTED for callback methods) with none.
+std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+ServerInterceptors();
 
 /// What the service needs beyond the store and the runner; pointers may be
 /// null and must outlive the service.

@@ -20,6 +20,17 @@ check() {  # check NAME EXPECTED_EXIT PATTERN -- CMD...
     passes=$((passes + 1))
   fi
 }
+usage() {  # usage NAME PATTERN -- CMD...: exit 2, one line on stderr ending in a pointer to --help
+  local name=$1 pattern=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -ne 2 || $(wc -l <<<"$out") -ne 1 ]] || ! grep -qE -- "^tunectl: $pattern \(see 'tunectl[a-z ]*--help'\)$" <<<"$out"; then
+    log "FAIL $name: exit $rc (want 2, one line ending in the --help pointer), stderr:"; echo "$out" | head -20
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
 
 "$bin/tuned" --gpu 0 --compile-only > "$dir/tuned.log" 2>&1 &
 pid=$!
@@ -32,9 +43,22 @@ check device 0 'compile-only' -- "$T" device
 check device-json 0 '"cc_major": 9' -- "$T" device --json
 check zero-dim 1 'M must be at least 1' -- "$T" sweep 0 64 64
 check negative-dim 1 'K must be at least 1' -- "$T" sweep 64 64 -5
-check wrong-rank 1 'takes 3 dimensions' -- "$T" sweep 64 64
-check overflow 1 '' -- "$T" sweep 64 64 99999999999999999999999
-check unknown-family 1 "unknown family 'conv'" -- "$T" sweep --family conv 64 64
+usage wrong-rank 'sgemm takes 3 dimensions \(M, N, K\), got 2' -- "$T" sweep 64 64
+usage overflow "dims: '99999999999999999999999' is not a 64-bit whole number" -- "$T" sweep 64 64 99999999999999999999999
+usage unknown-family "unknown family 'conv' \(known: sgemm, transpose\)" -- "$T" sweep --family conv 64 64
+# Usage errors (clig.dev): exit 2, one line, a pointer to --help; nothing reaches the daemon.
+usage not-a-number "dims: 'abc' is not a 64-bit whole number" -- "$T" sweep abc 1 1
+usage no-dims 'dims is required' -- "$T" best
+usage no-command 'a command is required' -- "$T"
+usage unknown-command "unknown command 'bogus'" -- "$T" bogus
+usage unknown-flag 'The following argument was not expected: --nope' -- "$T" sweep 1 2 3 --nope
+usage bad-id "id: 'x' is not a 64-bit whole number" -- "$T" job x
+usage bad-limit '--limit: must be at least 1, got 0' -- "$T" jobs --limit 0
+usage bad-top '--top: must be at least 0, got -1' -- "$T" results 1 1 1 --top -1
+usage bad-gpu '--gpu: must be at least 0, got -1' -- "$T" --gpu -1 jobs
+usage no-value '--server: 1 required TEXT missing' -- "$T" jobs --server
+usage report-no-out '--out is required' -- "$T" report 1 1 1
+check help 0 'Exit status: 0 done; 1 .* 2 a usage error' -- "$T" --help
 check untuned-best 1 'no tuned kernel' -- "$T" best 1024 1024 1024
 check unknown-job 1 'not found' -- "$T" job 4242
 check unknown-cancel 1 'not found' -- "$T" cancel 4242
@@ -48,6 +72,41 @@ check dump-empty 0 '^0 tuned kernels dumped' -- "$T" dump --out "$dir/dump"
 check import-missing 1 'no kernel.json' -- "$T" import "$dir/dump"
 check wrong-server 1 'cannot reach tuned' -- "$T" --server unix:$dir/nope.sock jobs
 check health 0 '^SERVING$' -- "$T" health
+
+# A tuned shape: a kernel imported as tuned on this (compile-only) device,
+# with the config of a compiled transpose kernel.
+mkdir -p "$dir/kernel"
+printf 'cubin' > "$dir/kernel/kernel.cubin"
+python3 - "$dir/kernel/kernel.json" "$("$T" device --json)" \
+  "$("$T" results --family transpose 33 17 --top 1 --json)" <<'EOF'
+import json, sys
+config = json.loads(sys.argv[3])["measurements"][0]["config"]
+json.dump({"problem": {"family": "FAMILY_TRANSPOSE", "dtype": "DTYPE_F32", "shape": [64, 64]},
+           "device": json.loads(sys.argv[2]), "entry": "_Z1k", "baseline_ms": 0.004,
+           "baseline_name": "copy",
+           "measurement": {"config": config, "status": "MEASUREMENT_OK", "median_ms": 0.005,
+                           "metric": 6.55, "metric_unit": "GB/s"}}, open(sys.argv[1], "w"))
+EOF
+check import 0 '^imported transpose f32 64x64 ' -- "$T" import "$dir/kernel"
+# best's exit status says whether the shape itself is tuned: 0 tuned; 1 not
+# (a near shape's kernel printed, marked NOT TUNED; or none near: NOT_FOUND).
+check best-tuned 0 '^kernel +transpose_' -- "$T" best --family transpose 64 64
+check best-nearest 1 '^NOT TUNED for 60x64: nearest tuned shape 64x64' -- "$T" best --family transpose 60 64
+check best-nearest-json 1 '"match": "MATCH_NEAREST"' -- "$T" best --family transpose 60 64 --json
+check best-far 1 'no tuned kernel for transpose f32 4096x4096' -- "$T" best --family transpose 4096 4096
+
+# The sweep report: an SVG of the stored measurements.
+check report 0 "^wrote $dir/report.svg: transpose f32 64x64, 1 measurement$" -- \
+  "$T" report --family transpose 64 64 --out "$dir/report.svg"
+check report-marks 0 'id="winner".*winner 6.55 GB/s' -- cat "$dir/report.svg"
+check report-baseline 0 'id="baseline-label".*copy 8.19 GB/s' -- cat "$dir/report.svg"
+check report-compiled 0 'id="count-compiled"[^>]*>[1-9]' -- \
+  sh -c "'$T' report --family transpose 33 17 --out '$dir/compiled.svg' && cat '$dir/compiled.svg'"
+check report-none 1 'no measurements of sgemm f32 7x7x7' -- "$T" report 7 7 7 --out "$dir/none.svg"
+if command -v rsvg-convert > /dev/null; then
+  check report-renders 0 'PNG image data, 1000 x' -- \
+    sh -c "rsvg-convert -o '$dir/report.png' '$dir/report.svg' && file '$dir/report.png'"
+fi
 check jobs-client 0 '^2 +transpose f32 33x17 +done .* local$' -- "$T" jobs
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?

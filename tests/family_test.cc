@@ -39,6 +39,13 @@ TEST(Registry, FindsEveryFamilyByIdAndName) {
   EXPECT_EQ(FindFamily("conv2d"), nullptr);
 }
 
+TEST(EnumName, IsTheApiNameOrTheNumber) {
+  EXPECT_EQ(EnumName(v1::FAMILY_SGEMM), "FAMILY_SGEMM");
+  EXPECT_EQ(EnumName(static_cast<v1::Family>(77)), "77");
+  EXPECT_EQ(EnumName(static_cast<v1::DType>(9)), "9");
+  EXPECT_EQ(EnumName(v1::MEASUREMENT_COMPILE_ERROR), "MEASUREMENT_COMPILE_ERROR");
+}
+
 TEST(ValidateProblem, RejectsBadShapesWithTheRightCode) {
   const Family& f = SgemmFamily();
   EXPECT_TRUE(f.ValidateShape({1, 1, 1}).ok());

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 
 #include "db/store.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "server/jobs.h"
 #include "server/service.h"
@@ -49,6 +51,7 @@ class ServiceTest : public ::testing::Test {
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials());
     builder.RegisterService(service_.get());
+    builder.experimental().SetInterceptorCreators(ServerInterceptors());
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<Client>(address);
@@ -92,6 +95,10 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
   no_family.set_family(v1::FAMILY_UNSPECIFIED);
   v1::Problem no_dtype = SgemmProblem(64, 64, 64);
   no_dtype.set_dtype(v1::DTYPE_UNSPECIFIED);
+  v1::Problem family77 = SgemmProblem(64, 64, 64);  // enums may hold any number
+  family77.set_family(static_cast<v1::Family>(77));
+  v1::Problem dtype9 = SgemmProblem(64, 64, 64);
+  dtype9.set_dtype(static_cast<v1::DType>(9));
   v1::Problem rank2 = SgemmProblem(64, 64, 64);
   rank2.mutable_shape()->RemoveLast();
   const std::vector<BadCase> cases = {
@@ -102,6 +109,10 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
       {rank2, absl::StatusCode::kInvalidArgument, "3 dimensions"},
       {no_family, absl::StatusCode::kInvalidArgument, "unknown kernel family"},
       {no_dtype, absl::StatusCode::kInvalidArgument, "dtype"},
+      {family77, absl::StatusCode::kInvalidArgument,
+       "unknown kernel family 77 (known: sgemm, transpose)"},
+      {dtype9, absl::StatusCode::kInvalidArgument,
+       "dtype 9 is not supported by sgemm (supported: f32)"},
       // A, B, C and the reference: 4 * (2*8192*16384 + 2*8192^2) B = 1.5 GiB > 1024 MiB.
       {SgemmProblem(8192, 8192, 16384), absl::StatusCode::kResourceExhausted, "MiB"},
   };
@@ -116,6 +127,35 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
   EXPECT_TRUE(jobs->empty());
   // The daemon still answers.
   EXPECT_TRUE(client_->DescribeDevice().ok());
+}
+
+// Bytes that are not a request message: INVALID_ARGUMENT with a message (not
+// gRPC's own INTERNAL or UNIMPLEMENTED without one), on the synchronous,
+// callback (GetBest) and server-streaming (WatchJob) methods alike.
+TEST_F(ServiceTest, UnparsableRequestBytesAreInvalidArgument) {
+  grpc::GenericStub stub(grpc::CreateChannel("unix:" + (dir_ / "t.sock").string(),
+                                             grpc::InsecureChannelCredentials()));
+  for (const std::string method : {"/tuned.v1.Tuner/GetBest", "/tuned.v1.Tuner/SubmitSweep",
+                                   "/tuned.v1.Tuner/ListJobs", "/tuned.v1.Tuner/WatchJob"}) {
+    grpc::Slice garbage(std::string("\xff\xff\xff\xff"));  // a truncated varint tag
+    grpc::ByteBuffer request(&garbage, 1), response;
+    grpc::ClientContext ctx;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &response,
+                   [&](grpc::Status s) { done.set_value(std::move(s)); });
+    const grpc::Status status = done.get_future().get();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_EQ(status.error_message(),
+              "the request to " + method + " is not a valid protobuf message of its type");
+  }
+  // Errors of parsed requests keep their own code and message.
+  auto job = client_->GetJob(-1);
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(job.status().message(), "job id must be positive, got -1");
+  EXPECT_EQ(client_->GetBest(SgemmProblem(8, 8, 8)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client_->WatchJob(12345, [](const v1::Job&) {}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE(client_->ListJobs().ok());
 }
 
 TEST_F(ServiceTest, UnknownJobsAndUntunedProblemsAreNotFound) {

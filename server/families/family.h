@@ -146,6 +146,15 @@ const Family* FindFamily(v1::Family id);
 const Family* FindFamily(std::string_view name);
 std::vector<const Family*> AllFamilies();
 
+/// The API name of an enum value of tuner.proto (e.g. "FAMILY_SGEMM"), or its
+/// number (e.g. "77") for a value this build does not know: a request's enum
+/// may hold any number, and protobuf's Family_Name() gives "" for those.
+template <typename Enum>
+std::string EnumName(Enum value) {
+  const auto* v = google::protobuf::GetEnumDescriptor<Enum>()->FindValueByNumber(value);
+  return v != nullptr ? v->name() : std::to_string(static_cast<int>(value));
+}
+
 }  // namespace tuned
 
 namespace tuned {
