@@ -35,14 +35,14 @@ def matmul(a, b, *, tune_if_missing=False, client=None):
     """
     import torch
 
-    from .kernel import _check_matrix
+    from .kernel import _check_tensors
 
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
         if t.dim() != 2:
             raise ValueError(f"{name} must be a matrix, it has {t.dim()} dimensions")
-        _check_matrix(torch, t, name, t.shape, a.device)  # dtype, layout, same device
+    _check_tensors(torch, [(a, "a", a.shape), (b, "b", b.shape)], a.device)  # dtype, layout, device
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     if a.device.type != "cuda":

@@ -86,19 +86,22 @@ def _torch():
     return torch
 
 
-def _check_matrix(torch, t, name, shape, device):
-    """TypeError/ValueError unless `t` is a contiguous float32 torch tensor of
-    `shape` on `device` (checked in that order, before any CUDA call)."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
-    if t.dtype != torch.float32:
-        raise TypeError(f"{name} must be float32, not {t.dtype}")
-    if tuple(t.shape) != tuple(shape):
-        raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
-    if not t.is_contiguous():
-        raise ValueError(f"{name} must be contiguous (row-major); call .contiguous()")
-    if t.device != device:
-        raise ValueError(f"{name} is on {t.device}, the kernel on {device}")
+def _check_tensors(torch, tensors, device):
+    """TypeError/ValueError unless each (tensor, name, shape) is a contiguous
+    float32 torch tensor of that shape, then unless each is on `device`: the
+    form of every tensor is checked before any device."""
+    for t, name, shape in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
+        if t.dtype != torch.float32:
+            raise TypeError(f"{name} must be float32, not {t.dtype}")
+        if tuple(t.shape) != tuple(shape):
+            raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (row-major); call .contiguous()")
+    for t, name, _ in tensors:
+        if t.device != device:
+            raise ValueError(f"{name} is on {t.device}, the kernel on {device}")
 
 
 class _no_tf32:
@@ -224,12 +227,10 @@ class Kernel:
         if out is None and beta != 0:
             raise ValueError("beta != 0 needs out (C is read)")
         m, n, k = self.shape
-        _check_matrix(torch, a, "a", (m, k), self.device)
-        _check_matrix(torch, b, "b", (k, n), self.device)
+        outs = [] if out is None else [(out, "out", (m, n))]
+        _check_tensors(torch, [(a, "a", (m, k)), (b, "b", (k, n))] + outs, self.device)
         if out is None:
             out = torch.empty((m, n), dtype=torch.float32, device=self.device)
-        else:
-            _check_matrix(torch, out, "out", (m, n), self.device)
         if self.uses_torch:
             with _no_tf32(torch):
                 out.addmm_(a, b, beta=beta, alpha=alpha)
@@ -249,11 +250,10 @@ class Kernel:
         if self.family != "transpose":
             raise ValueError(f"this is a {self.family} kernel, not transpose")
         rows, cols = self.shape
-        _check_matrix(torch, x, "x", (rows, cols), self.device)
+        outs = [] if out is None else [(out, "out", (cols, rows))]
+        _check_tensors(torch, [(x, "x", (rows, cols))] + outs, self.device)
         if out is None:
             out = torch.empty((cols, rows), dtype=torch.float32, device=self.device)
-        else:
-            _check_matrix(torch, out, "out", (cols, rows), self.device)
         self._launch(torch, {"rows": rows, "cols": cols, "in": x.data_ptr(), "out": out.data_ptr()})
         return out
 
