@@ -8,7 +8,6 @@ carries the gRPC status code, for every failure.
 
 import os
 import sys
-import time
 
 import grpc
 

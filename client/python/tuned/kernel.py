@@ -14,7 +14,6 @@ import threading
 import grpc
 
 from .client import TunedError, family_name
-from .v1 import tuner_pb2 as pb
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
@@ -128,9 +127,13 @@ class Kernel:
     Launches use the geometry the daemon computed for best.problem.shape, so
     a Kernel runs that shape only (ValueError for another: ask the daemon for
     that shape, as tuned.matmul does). The module is loaded at the first
-    launch into the primary context of `device` (default: torch's current
-    CUDA device): the cubin when this GPU has the architecture the daemon
-    compiled for, else the PTX (JIT-compiled by the driver). Where the daemon
+    launch, into the current context as torch sees it: the primary context
+    of `device` (default: torch's current CUDA device), which the CUDA
+    runtime, and so torch, uses and has already created for the tensors. It
+    is made current (pushed) for the load and each launch, so the kernel
+    reaches torch's memory and streams from any thread. The image is the
+    cubin when this GPU has the architecture the daemon compiled for, else
+    the PTX (JIT-compiled by the driver). Where the daemon
     found cuBLAS faster (best.use_baseline), sgemm calls torch.matmul with
     TF32 off instead. Driver failures raise TunedError (INTERNAL, or
     FAILED_PRECONDITION without a driver or a loadable image).
