@@ -1,0 +1,72 @@
+"""Builds the `tuned` package, generating its gRPC stubs at build time.
+
+The stubs (tuned/v1/tuner_pb2.py, tuner_pb2_grpc.py) come from
+proto/tuned/v1/tuner.proto, so they always match the daemon of this checkout.
+They are written into the build directory, never the source tree, by the
+first of:
+  1. $TUNED_PYTHON_STUBS: a directory holding tuned/v1/*_pb2*.py generated
+     elsewhere (for a machine without protoc, e.g. the GPU machine);
+  2. protoc with grpc_python_plugin (Debian: protobuf-compiler,
+     protobuf-compiler-grpc; the C++ build needs them too);
+  3. grpc_tools.protoc (the grpcio-tools package), if importable.
+The proto is found at $TUNED_PROTO_DIR (the directory holding tuned/v1/),
+else ../../proto of this file.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+PROTO = "tuned/v1/tuner.proto"
+STUBS = ("tuned/v1/tuner_pb2.py", "tuned/v1/tuner_pb2_grpc.py")
+
+
+def generate_stubs(out: Path) -> str:
+    """Writes the stubs under `out`; returns how. Raises RuntimeError if it cannot."""
+    prebuilt = os.environ.get("TUNED_PYTHON_STUBS")
+    if prebuilt:
+        for stub in STUBS:
+            src = Path(prebuilt) / stub
+            if not src.is_file():
+                raise RuntimeError(f"TUNED_PYTHON_STUBS: no {src}")
+            (out / stub).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, out / stub)
+        return f"copied from {prebuilt}"
+    proto_dir = Path(os.environ.get("TUNED_PROTO_DIR", HERE.parent.parent / "proto"))
+    if not (proto_dir / PROTO).is_file():
+        raise RuntimeError(f"no {proto_dir / PROTO}: set TUNED_PROTO_DIR or TUNED_PYTHON_STUBS")
+    args = [f"--proto_path={proto_dir}", f"--python_out={out}", f"--grpc_python_out={out}", PROTO]
+    protoc, plugin = shutil.which("protoc"), shutil.which("grpc_python_plugin")
+    if protoc and plugin:
+        cmd = [protoc, f"--plugin=protoc-gen-grpc_python={plugin}"] + args
+        how = f"{protoc} + {plugin}"
+    else:
+        try:
+            import grpc_tools  # noqa: F401
+        except ImportError:
+            raise RuntimeError(
+                "cannot generate the gRPC stubs: install protoc and grpc_python_plugin "
+                "(Debian: protobuf-compiler protobuf-compiler-grpc) or grpcio-tools, "
+                "or point TUNED_PYTHON_STUBS at stubs generated elsewhere") from None
+        cmd = [sys.executable, "-m", "grpc_tools.protoc"] + args
+        how = "grpc_tools.protoc"
+    subprocess.run(cmd, check=True, cwd=proto_dir)
+    return how
+
+
+class BuildPyWithStubs(build_py):
+    """build_py, then the stubs into the build's tuned/v1/."""
+
+    def run(self):
+        super().run()
+        how = generate_stubs(Path(self.build_lib).resolve())
+        print(f"tuned: gRPC stubs for {PROTO}: {how}")
+
+
+setup(packages=["tuned", "tuned.v1"], cmdclass={"build_py": BuildPyWithStubs})

@@ -1,0 +1,287 @@
+"""The gRPC client against the real daemon in compile-only mode (no GPU):
+address discovery, every call's round trip, errors as TunedError, TLS + token."""
+
+import os
+import subprocess
+import sys
+
+import grpc
+import pytest
+
+import tuned
+from tuned import pb
+
+from conftest import Daemon
+
+
+def test_stubs_were_generated_at_build_time():
+    assert pb.Problem.DESCRIPTOR.full_name == "tuned.v1.Problem"
+    assert hasattr(tuned.v1.tuner_pb2_grpc, "TunerStub")
+
+
+# ---- address discovery, as server/paths.cc and tunectl ----
+
+def test_default_address_prefers_tuned_server(monkeypatch):
+    monkeypatch.setenv("TUNED_SERVER", "gpu-node-1:50051")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/7")
+    assert tuned.default_address() == "gpu-node-1:50051"
+    assert tuned.Client().address == "gpu-node-1:50051"
+
+
+def test_default_address_is_the_runtime_dir_socket(monkeypatch):
+    monkeypatch.setenv("TUNED_SERVER", "")  # empty counts as unset
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/7")
+    assert tuned.default_address() == "unix:/run/user/7/tuned/gpu0.sock"
+    assert tuned.default_address(gpu=3) == "unix:/run/user/7/tuned/gpu3.sock"
+
+
+def test_default_address_without_runtime_dir_is_under_tmp(monkeypatch):
+    monkeypatch.delenv("TUNED_SERVER", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert tuned.default_address() == f"unix:/tmp/tuned-{os.getuid()}/gpu0.sock"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "")
+    assert tuned.default_socket_path(1) == f"/tmp/tuned-{os.getuid()}/gpu1.sock"
+
+
+def test_client_finds_the_local_daemon(daemon, monkeypatch):
+    monkeypatch.delenv("TUNED_SERVER", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(daemon.runtime_dir))
+    with tuned.Client() as c:
+        assert c.address == daemon.address
+        assert c.device().compile_only
+
+
+def test_no_daemon_is_unavailable(tmp_path):
+    with tuned.Client(f"unix:{tmp_path}/nope.sock") as c:
+        with pytest.raises(tuned.TunedError) as e:
+            c.jobs()
+    assert e.value.code == grpc.StatusCode.UNAVAILABLE
+    assert "cannot reach tuned" in e.value.message
+
+
+# ---- round trips ----
+
+def test_device(client):
+    d = client.device()
+    assert isinstance(d, pb.Device)
+    assert d.compile_only
+    assert d.cc_major == 9
+    assert d.nvrtc_version
+
+
+def test_sweep_waits_and_reports_progress(client):
+    updates = []
+    job = client.sweep(33, 17, family="transpose", progress=updates.append)
+    assert isinstance(job, pb.Job)
+    assert job.state == pb.JOB_DONE
+    assert job.total > 0 and job.done == job.total and job.failed == 0
+    assert updates and updates[-1] == job
+    assert list(job.problem.shape) == [33, 17]
+    assert job.client == "local"
+
+    assert client.job(job.id) == job
+    listed = client.jobs()
+    assert job.id in [j.id for j in listed]
+    assert [j.id for j in listed] == sorted((j.id for j in listed), reverse=True)  # newest first
+    assert len(client.jobs(limit=1)) == 1
+
+    results = client.results(33, 17, family="transpose", top=3)
+    assert len(results) == 3
+    assert all(m.status == pb.MEASUREMENT_COMPILED and m.job_id == job.id for m in results)
+    assert all(m.config.name.startswith("transpose") for m in results)
+    assert len(client.results(33, 17, family="transpose")) == job.total
+
+
+def test_sweep_without_wait_then_watch(client):
+    job = client.sweep(48, 20, family="transpose", wait=False)
+    assert job.state in (pb.JOB_QUEUED, pb.JOB_RUNNING, pb.JOB_DONE)
+    assert job.id > 0
+    done = client.watch(job.id, progress=False)
+    assert done.id == job.id and done.state == pb.JOB_DONE
+
+
+def test_sweep_plain_progress_lines_off_a_terminal(client, capsys):
+    job = client.sweep(24, 40, family="transpose")
+    err = capsys.readouterr().err
+    assert f"job {job.id} transpose 24x40 done: {job.total}/{job.total} done, 0 failed, 0 left" in err
+    assert len(err.splitlines()) <= 13  # one per 10% (11) and per state change (queued, running, done)
+
+
+def test_sweep_tqdm_bar_on_a_terminal(client, capsys, monkeypatch):
+    pytest.importorskip("tqdm", reason="tqdm is not installed (Debian: python3-tqdm)")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    job = client.sweep(20, 44, family="transpose")
+    err = capsys.readouterr().err
+    assert f"job {job.id} transpose 20x44" in err
+    assert f"{job.total}/{job.total}" in err and "100%" in err and "\r" in err
+
+
+def test_best_of_an_untuned_shape_is_not_found(client):
+    with pytest.raises(tuned.TunedError) as e:
+        client.best(1024, 1024, 1024)
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
+    assert "no tuned kernel" in e.value.message
+
+
+def test_best_tune_if_missing_queues_a_sweep(client):
+    with pytest.raises(tuned.TunedError) as e:  # far from every shape tuned here
+        client.best(4096, 2048, family="transpose", tune_if_missing=True)
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
+    assert "queued job" in e.value.message
+    job_id = int(e.value.message.rsplit("queued job ", 1)[1].split()[0])
+    assert list(client.job(job_id).problem.shape) == [4096, 2048]
+    client.watch(job_id, progress=False)
+
+
+def test_compile_only_results_are_not_tuned(client):
+    job = client.sweep(16, 16, family="transpose", progress=False)
+    assert job.state == pb.JOB_DONE and not job.HasField("best")  # COMPILED is not OK: nothing timed
+    assert [16, 16] not in [list(p.shape) for p in client.tuned()]
+
+
+def test_imported_kernel_round_trip(client):
+    """A kernel imported as tuned: best (exact and nearest), geometry for the asked shape."""
+    client.sweep(64, 32, family="transpose", progress=False)
+    config = client.results(64, 32, family="transpose", top=1)[0].config
+    kernel = pb.BestKernel(
+        problem=tuned.problem(64, 32, family="transpose"), device=client.device(),
+        measurement=pb.Measurement(config=config, status=pb.MEASUREMENT_OK, median_ms=0.01),
+        cubin=b"\x7fELF fake", ptx="// ptx", entry="_Z9transposeiiPKfPf", baseline_ms=0.02,
+        baseline_name="copy")
+    job = client.import_kernel(kernel)
+    assert job.state == pb.JOB_DONE and job.done == 1
+
+    best = client.best(64, 32, family="transpose")
+    assert best.match == pb.MATCH_EXACT
+    assert best.measurement.config.name == config.name
+    assert best.cubin == b"\x7fELF fake" and best.entry == kernel.entry
+    assert list(best.arguments) == ["int rows", "int cols", "const float* in", "float* out"]
+    assert len(best.geometry.grid) == 3 and len(best.geometry.block) == 3
+    assert best.baseline_ms == pytest.approx(0.02)
+
+    near = client.best(70, 30, family="transpose")
+    assert near.match == pb.MATCH_NEAREST and list(near.tuned_shape) == [64, 32]
+    assert list(near.problem.shape) == [70, 30]
+    basic = client.best(64, 32, family="transpose", basic=True)
+    assert not basic.cubin and not basic.ptx and basic.entry == kernel.entry
+    assert any(list(p.shape) == [64, 32] for p in client.tuned("transpose"))
+
+    other = pb.BestKernel()
+    other.CopyFrom(kernel)
+    other.device.cc_major = 8
+    with pytest.raises(tuned.TunedError) as e:
+        client.import_kernel(other)
+    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+# ---- bad input ----
+
+@pytest.mark.parametrize("shape, family, text", [
+    ((0, 64, 64), "sgemm", "M must be at least 1"),
+    ((64, 64, -5), "sgemm", "K must be at least 1"),
+    ((64, 64), "sgemm", "takes 3 dimensions"),
+    ((64, 64, 64), "transpose", "takes 2 dimensions"),
+    ((64, 64), "conv", "unknown family 'conv'"),
+    ((64, 64, 2**70), "sgemm", "does not fit 64 bits"),
+    ((64, 1.5, 64), "sgemm", "is not an integer"),
+    (("64", 64, 64), "sgemm", "is not an integer"),
+])
+def test_bad_input_is_invalid_argument(client, shape, family, text):
+    for call in (client.sweep, client.best, client.results):
+        with pytest.raises(tuned.TunedError) as e:
+            call(*shape, family=family)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT, e.value
+        assert text in e.value.message
+
+
+def test_unknown_job_is_not_found(client):
+    for call in (client.job, client.cancel):
+        with pytest.raises(tuned.TunedError) as e:
+            call(4242)
+        assert e.value.code == grpc.StatusCode.NOT_FOUND
+
+
+# ---- TLS and tokens on a TCP port ----
+
+@pytest.fixture(scope="module")
+def tls_daemon(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls")
+
+    def ssl(*args):
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+
+    ssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-days", "1", "-subj", "/CN=tuned-ca", "-keyout", "ca.key", "-out", "ca.pem")
+    ssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-subj", "/CN=gpu-node-1", "-keyout", "server.key", "-out", "server.csr")
+    (d / "server.ext").write_text("subjectAltName=DNS:gpu-node-1,DNS:localhost")
+    ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "1", "-extfile", "server.ext", "-out", "server.pem")
+    token = os.urandom(24).hex()
+    (d / "tokens").write_text(f"py:{token}\n")
+    (d / "py.token").write_text(f"  {token}\nsecond line\n")
+    daemon = Daemon(d, gpu=1, flags=["--listen", "127.0.0.1:0", "--tls-cert", str(d / "server.pem"),
+                                     "--tls-key", str(d / "server.key"),
+                                     "--token-file", str(d / "tokens")])
+    daemon.tls_dir, daemon.token = d, token
+    yield daemon
+    assert daemon.stop() == 0
+
+
+def test_tls_with_token(tls_daemon, monkeypatch):
+    for name in ("TUNED_TOKEN", "TUNED_TOKEN_FILE", "TUNED_TLS_CA", "TUNED_TLS_SERVER_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    d = tls_daemon.tls_dir
+    address = f"localhost:{tls_daemon.port()}"
+    with tuned.Client(address, tls_ca=str(d / "ca.pem"), token=tls_daemon.token) as c:
+        job = c.sweep(64, 64, family="transpose", wait=False)
+        assert c.job(job.id).client == "py"  # the token's name: the bearer token was sent
+        c.cancel(job.id)
+    # The certificate names gpu-node-1: an IP address needs tls_server_name.
+    with tuned.Client(f"127.0.0.1:{tls_daemon.port()}", tls_ca=str(d / "ca.pem"),
+                      tls_server_name="gpu-node-1", token=tls_daemon.token) as c:
+        assert c.device().compile_only
+
+
+def test_tls_settings_from_the_environment(tls_daemon, monkeypatch):
+    d = tls_daemon.tls_dir
+    monkeypatch.setenv("TUNED_SERVER", f"localhost:{tls_daemon.port()}")
+    monkeypatch.setenv("TUNED_TLS_CA", str(d / "ca.pem"))
+    monkeypatch.delenv("TUNED_TOKEN", raising=False)
+    monkeypatch.setenv("TUNED_TOKEN_FILE", str(d / "py.token"))  # first line, stripped
+    assert tuned.read_token_file(str(d / "py.token")) == tls_daemon.token
+    with tuned.Client() as c:
+        job = c.sweep(64, 64, family="transpose", wait=False)
+        assert c.cancel(job.id).client == "py"
+
+
+def test_tls_without_or_with_a_wrong_token_is_unauthenticated(tls_daemon, monkeypatch):
+    for name in ("TUNED_TOKEN", "TUNED_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    ca = str(tls_daemon.tls_dir / "ca.pem")
+    address = f"localhost:{tls_daemon.port()}"
+    with tuned.Client(address, tls_ca=ca) as c:
+        with pytest.raises(tuned.TunedError) as e:
+            c.sweep(64, 64, family="transpose", wait=False)
+        assert e.value.code == grpc.StatusCode.UNAUTHENTICATED
+        assert "needs a token" in e.value.message
+    with tuned.Client(address, tls_ca=ca, token="0123456789abcdef0123") as c:
+        with pytest.raises(tuned.TunedError) as e:
+            c.jobs()
+        assert e.value.code == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_tls_unknown_ca_and_missing_files(tls_daemon, tmp_path, monkeypatch):
+    monkeypatch.delenv("TUNED_TLS_CA", raising=False)
+    with tuned.Client(f"localhost:{tls_daemon.port()}", token=tls_daemon.token) as c:
+        with pytest.raises(tuned.TunedError) as e:
+            c.jobs()  # the system's roots do not know the test CA
+        assert e.value.code == grpc.StatusCode.UNAVAILABLE
+    with pytest.raises(tuned.TunedError) as e:
+        tuned.Client("localhost:1", tls_ca=str(tmp_path / "none.pem"))
+    assert e.value.code == grpc.StatusCode.NOT_FOUND and "--tls-ca" in e.value.message
+    monkeypatch.delenv("TUNED_TOKEN", raising=False)
+    monkeypatch.setenv("TUNED_TOKEN_FILE", str(tmp_path / "none.token"))
+    with pytest.raises(tuned.TunedError) as e:
+        tuned.Client("localhost:1")
+    assert e.value.code == grpc.StatusCode.NOT_FOUND and "token file" in e.value.message

@@ -1,0 +1,155 @@
+"""On a GPU, against a real daemon that has tuned $TUNED_GPU_SHAPE (M,N,K;
+default 1024,1024,1024) and found at the default address (TUNED_SERVER, else
+the local socket of GPU 0): tuned.matmul and tuned.Kernel against
+torch.matmul in pure fp32 (TF32 off), and their times side by side.
+bench/python_gpu.sh runs it; skipped without torch or a GPU."""
+
+import os
+import statistics
+
+import grpc
+import pytest
+
+import tuned
+
+torch = pytest.importorskip("torch", reason="torch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no GPU (torch.cuda.is_available() is False)", allow_module_level=True)
+
+SHAPE = tuple(int(d) for d in os.environ.get("TUNED_GPU_SHAPE", "1024,1024,1024").split(","))
+MAX_ERROR = 1e-5  # relative Frobenius error against fp32 torch.matmul
+
+
+@pytest.fixture(autouse=True)
+def pure_fp32():
+    """torch.matmul without TF32, as the reference (restored after the test)."""
+    with tuned.kernel._no_tf32(torch):
+        yield
+
+
+@pytest.fixture(scope="module")
+def client():
+    with tuned.Client() as c:
+        try:
+            c.best(*SHAPE, basic=True)
+        except tuned.TunedError as e:
+            pytest.fail(f"the daemon at {c.address} has not tuned {SHAPE}: {e} "
+                        "(tunectl sweep M N K --wait first)")
+        yield c
+
+
+def rel_error(c, ref):
+    return ((c.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+def random_pair(m, n, k, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, k, device="cuda", generator=g)
+    b = torch.randn(k, n, device="cuda", generator=g)
+    return a, b
+
+
+@pytest.mark.parametrize("shape", [SHAPE, (1000, 1000, 1000), (1031, 999, 1024), (512, 1024, 2048)])
+def test_matmul_matches_torch(client, shape):
+    """The tuned shape and nearby untuned ones (the nearest tuned kernel, with
+    the daemon's geometry for the asked shape: partial tiles at the edges)."""
+    m, n, k = shape
+    a, b = random_pair(m, n, k, seed=m + n + k)
+    c = tuned.matmul(a, b)
+    ref = torch.matmul(a, b)
+    assert c.shape == (m, n) and c.dtype == torch.float32 and c.device == a.device
+    err = rel_error(c, ref)
+    best = client.best(m, n, k, basic=True)
+    print(f"\n{m}x{n}x{k}: relative error {err:.2e}, kernel {best.measurement.config.name} "
+          f"({pb_match(best)}{', cuBLAS' if best.use_baseline else ''})")
+    assert err < MAX_ERROR
+    assert rel_error(tuned.matmul(a, b), ref) < MAX_ERROR  # again, with the cached kernel
+
+
+def pb_match(best):
+    return tuned.pb.Match.Name(best.match).removeprefix("MATCH_").lower()
+
+
+def test_kernel_alpha_beta_and_out(client):
+    m, n, k = SHAPE
+    kernel = tuned.Kernel(client.best(m, n, k))
+    a, b = random_pair(m, n, k, seed=1)
+    c0 = torch.randn(m, n, device="cuda")
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=2.0) is out
+    assert rel_error(out, 0.5 * torch.matmul(a, b) + 2.0 * c0) < MAX_ERROR
+    out.fill_(float("nan"))  # beta == 0 never reads C (split-K kernels zero it first)
+    kernel.sgemm(a, b, out=out, alpha=2.0)
+    assert rel_error(out, 2.0 * torch.matmul(a, b)) < MAX_ERROR
+
+
+def test_kernel_runs_on_the_current_stream(client):
+    m, n, k = SHAPE
+    kernel = tuned.Kernel(client.best(m, n, k))
+    a, b = random_pair(m, n, k, seed=2)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        c = kernel.sgemm(a, b)
+    torch.cuda.current_stream().wait_stream(side)
+    assert rel_error(c, torch.matmul(a, b)) < MAX_ERROR
+
+
+def test_kernel_refuses_another_shape(client):
+    m, n, k = SHAPE
+    kernel = tuned.Kernel(client.best(m, n, k))
+    a, b = random_pair(m + 1, n, k)
+    with pytest.raises(ValueError, match="has shape"):
+        kernel.sgemm(a, b)
+
+
+def test_transpose_if_tuned(client):
+    rows, cols = 1024, 768
+    try:
+        best = client.best(rows, cols, family="transpose")
+    except tuned.TunedError as e:
+        assert e.code == grpc.StatusCode.NOT_FOUND
+        pytest.skip(f"transpose {rows}x{cols} is not tuned on this daemon")
+    x = torch.randn(rows, cols, device="cuda")
+    assert tuned.Kernel(best).transpose(x).equal(x.t())
+
+
+def test_time_kernel_and_torch_side_by_side(client):
+    """CUDA events; 10 warm-ups each; the L2 flushed (a buffer of twice its
+    size written) before every repetition; >= 30 interleaved pairs, in
+    alternating order; medians."""
+    m, n, k = SHAPE
+    best = client.best(m, n, k)
+    kernel = tuned.Kernel(best)
+    a, b = random_pair(m, n, k, seed=3)
+    out_tuned = torch.empty(m, n, device="cuda")
+    out_torch = torch.empty(m, n, device="cuda")
+    l2 = torch.cuda.get_device_properties(a.device).L2_cache_size
+    flush = torch.empty(max(2 * l2, 1 << 20) // 4, device="cuda")
+    runs = {"tuned": lambda: kernel.sgemm(a, b, out=out_tuned),
+            "torch": lambda: torch.matmul(a, b, out=out_torch)}
+    for fn in runs.values():
+        for _ in range(10):
+            fn()
+    pairs = 50
+    events = {name: [] for name in runs}
+    for i in range(pairs):
+        for name in (("tuned", "torch") if i % 2 == 0 else ("torch", "tuned")):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            flush.zero_()
+            start.record()
+            runs[name]()
+            end.record()
+            events[name].append((start, end))
+    torch.cuda.synchronize()
+    ms = {name: statistics.median(s.elapsed_time(e) for s, e in ev) for name, ev in events.items()}
+    flops = 2.0 * m * n * k
+    print(f"\ntiming {m}x{n}x{k} ({pairs} interleaved pairs, L2 {l2 >> 20} MiB flushed, medians):")
+    for name, t in ms.items():
+        print(f"  {name:6s} {t:.4f} ms  {flops / t / 1e9:8.1f} GFLOPS")
+    print(f"  tuned/torch time ratio {ms['tuned'] / ms['torch']:.3f}; the daemon measured "
+          f"{best.measurement.median_ms:.4f} ms for {best.measurement.config.name}, "
+          f"{best.baseline_name} {best.baseline_ms:.4f} ms")
+    assert rel_error(out_tuned, out_torch) < MAX_ERROR
+    assert all(t > 0 for t in ms.values())
+    assert ms["tuned"] < 2.0 * ms["torch"], "the tuned kernel is over twice as slow as torch.matmul"

@@ -1,0 +1,213 @@
+"""tuned.Kernel and tuned.matmul without a GPU: every tensor check fails
+before any CUDA call (the driver is replaced by one that fails the test),
+driver errors are named, TF32 is off around the cuBLAS path and restored."""
+
+import ctypes
+
+import grpc
+import pytest
+
+import tuned
+import tuned.kernel
+from tuned import pb
+
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed: the Kernel's tensor checks need it "
+                    "(the gRPC tests in test_client.py run without it)")
+
+SGEMM_ARGS = ["int M", "int N", "int K", "float alpha", "const float* A", "const float* B",
+              "float beta", "float* C"]
+
+
+def best_kernel(family="sgemm", shape=(64, 32, 16), **fields):
+    """A BestKernel as the daemon sends it (no daemon needed)."""
+    args = SGEMM_ARGS if family == "sgemm" else ["int rows", "int cols", "const float* in",
+                                                 "float* out"]
+    b = pb.BestKernel(problem=tuned.problem(*shape, family=family), cubin=b"\x7fELF", ptx="//",
+                      entry="_Z1kv", arguments=args,
+                      geometry=pb.LaunchGeometry(grid=[1, 2, 1], block=[256, 1, 1]),
+                      device=pb.Device(name="NVIDIA H100", cc_major=9, cc_minor=0),
+                      match=pb.MATCH_EXACT)
+    for k, v in fields.items():
+        setattr(b, k, v)
+    return b
+
+
+@pytest.fixture(autouse=True)
+def no_cuda(monkeypatch):
+    """Any driver use fails the test: the checks come first."""
+    def fail():
+        raise AssertionError("the CUDA driver was used before the arguments were checked")
+    monkeypatch.setattr(tuned.kernel, "_driver", fail)
+
+
+@pytest.fixture
+def sgemm():
+    return tuned.Kernel(best_kernel(), device="cuda:0")
+
+
+def cuda_like(*shape):
+    """A float32 CPU tensor: right in all but the device."""
+    return torch.zeros(*shape, dtype=torch.float32)
+
+
+def test_construction_needs_no_gpu(sgemm):
+    assert sgemm.shape == (64, 32, 16) and sgemm.family == "sgemm"
+    assert sgemm.device == torch.device("cuda", 0)
+    assert not sgemm.uses_torch
+    assert tuned.Kernel(best_kernel(use_baseline=True), device=0).uses_torch
+
+
+def test_sgemm_rejects_wrong_types_and_dtypes(sgemm):
+    with pytest.raises(TypeError, match="a must be a torch.Tensor, not list"):
+        sgemm.sgemm([[1.0]], cuda_like(16, 32))
+    with pytest.raises(TypeError, match="a must be float32, not torch.float64"):
+        sgemm.sgemm(torch.zeros(64, 16, dtype=torch.float64), cuda_like(16, 32))
+    with pytest.raises(TypeError, match="b must be float32, not torch.float16"):
+        sgemm.sgemm(cuda_like(64, 16), torch.zeros(16, 32, dtype=torch.float16))
+    with pytest.raises(TypeError, match="out must be float32"):
+        sgemm.sgemm(cuda_like(64, 16), cuda_like(16, 32), out=torch.zeros(64, 32, dtype=torch.int32))
+
+
+def test_sgemm_rejects_wrong_shapes(sgemm):
+    with pytest.raises(ValueError, match=r"a has shape \(16, 64\), expected \(64, 16\)"):
+        sgemm.sgemm(cuda_like(16, 64), cuda_like(16, 32))
+    with pytest.raises(ValueError, match=r"b has shape \(16, 33\), expected \(16, 32\)"):
+        sgemm.sgemm(cuda_like(64, 16), cuda_like(16, 33))
+    with pytest.raises(ValueError, match=r"a has shape \(64, 16, 1\)"):
+        sgemm.sgemm(cuda_like(64, 16, 1), cuda_like(16, 32))
+    with pytest.raises(ValueError, match=r"out has shape \(32, 64\), expected \(64, 32\)"):
+        sgemm.sgemm(cuda_like(64, 16), cuda_like(16, 32), out=cuda_like(32, 64))
+
+
+def test_sgemm_rejects_non_contiguous_layouts(sgemm):
+    transposed = cuda_like(16, 64).t()  # (64, 16), column-major
+    with pytest.raises(ValueError, match="a must be contiguous"):
+        sgemm.sgemm(transposed, cuda_like(16, 32))
+    strided = cuda_like(16, 64)[:, ::2]  # (16, 32) with a stride of 2
+    with pytest.raises(ValueError, match="b must be contiguous"):
+        sgemm.sgemm(cuda_like(64, 16), strided)
+
+
+def test_sgemm_rejects_the_wrong_device(sgemm):
+    with pytest.raises(ValueError, match="a is on cpu, the kernel on cuda:0"):
+        sgemm.sgemm(cuda_like(64, 16), cuda_like(16, 32))
+
+
+def test_sgemm_beta_needs_out(sgemm):
+    with pytest.raises(ValueError, match="beta != 0 needs out"):
+        sgemm.sgemm(cuda_like(64, 16), cuda_like(16, 32), beta=1.0)
+
+
+def test_family_mismatch():
+    t = tuned.Kernel(best_kernel("transpose", (64, 32)), device="cuda:0")
+    with pytest.raises(ValueError, match="this is a transpose kernel, not sgemm"):
+        t.sgemm(cuda_like(64, 16), cuda_like(16, 32))
+    with pytest.raises(ValueError, match=r"x has shape \(32, 64\), expected \(64, 32\)"):
+        t.transpose(cuda_like(32, 64))
+    with pytest.raises(ValueError, match="x must be contiguous"):
+        t.transpose(cuda_like(32, 64).t())
+    with pytest.raises(ValueError, match=r"out has shape \(64, 32\), expected \(32, 64\)"):
+        t.transpose(cuda_like(64, 32), out=cuda_like(64, 32))
+    with pytest.raises(ValueError, match="this is a sgemm kernel, not transpose"):
+        tuned.Kernel(best_kernel(), device="cuda:0").transpose(cuda_like(64, 32))
+
+
+def test_unusable_descriptions_are_refused():
+    with pytest.raises(ValueError, match="neither a cubin nor PTX"):
+        tuned.Kernel(best_kernel(cubin=b"", ptx=""), device="cuda:0")
+    no_geometry = best_kernel()
+    no_geometry.ClearField("geometry")
+    with pytest.raises(ValueError, match="no launch geometry"):
+        tuned.Kernel(no_geometry, device="cuda:0")
+    with pytest.raises(ValueError, match="CUDA device"):
+        tuned.Kernel(best_kernel(), device="cpu")
+    with pytest.raises(ValueError, match="no launcher for the fault_test family"):
+        tuned.Kernel(best_kernel("fault_test", (64,)), device="cuda:0")
+
+
+class NoDaemon:
+    address = "unix:/nowhere"
+
+    def best(self, *args, **kwargs):
+        raise AssertionError("the daemon was asked before the arguments were checked")
+
+
+@pytest.mark.parametrize("a, b, error, text", [
+    ([[1.0]], None, TypeError, "a must be a torch.Tensor"),
+    (torch.zeros(4, 8, dtype=torch.float64), torch.zeros(8, 2), TypeError, "a must be float32"),
+    (torch.zeros(2, 4, 8), torch.zeros(8, 2), ValueError, "a must be a matrix"),
+    (torch.zeros(4, 8), torch.zeros(7, 2), ValueError, "inner dimensions differ"),
+    (torch.zeros(4, 8), torch.zeros(2, 8).t(), ValueError, "b must be contiguous"),
+    (torch.zeros(4, 8), torch.zeros(8, 2), ValueError, "must be on a CUDA device, not cpu"),
+])
+def test_matmul_checks_before_asking_the_daemon(a, b, error, text):
+    b = torch.zeros(8, 2) if b is None else b
+    with pytest.raises(error, match=text):
+        tuned.matmul(a, b, client=NoDaemon())
+
+
+def test_driver_errors_are_named():
+    class FakeLib:
+        def cuGetErrorName(self, result, name):
+            name._obj.value = {700: b"CUDA_ERROR_ILLEGAL_ADDRESS", 2: b"CUDA_ERROR_OUT_OF_MEMORY"}[result]
+            return 0
+
+    tuned.kernel._check(FakeLib(), 0, "cuInit")  # CUDA_SUCCESS
+    with pytest.raises(tuned.TunedError) as e:
+        tuned.kernel._check(FakeLib(), 700, "cuLaunchKernel")
+    assert e.value.code == grpc.StatusCode.INTERNAL
+    assert e.value.message == "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS"
+    with pytest.raises(tuned.TunedError) as e:
+        tuned.kernel._check(FakeLib(), 2, "cuModuleLoadData")
+    assert e.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_tf32_is_off_within_the_cublas_call_and_restored():
+    m = torch.backends.cuda.matmul
+    saved = m.allow_tf32
+    try:
+        m.allow_tf32 = True
+        with tuned.kernel._no_tf32(torch):
+            assert m.allow_tf32 is False
+        assert m.allow_tf32 is True
+    finally:
+        m.allow_tf32 = saved
+
+
+def test_the_kernel_arguments_follow_the_daemons_order(sgemm, monkeypatch):
+    """_launch builds the kernel's parameters by name and C type from best.arguments."""
+    launched = {}
+
+    class FakeLib:
+        def cuLaunchKernel(self, fn, *rest):
+            dims, params = rest[:7], rest[8]
+            launched["dims"] = [d.value for d in dims]
+            launched["ints"] = [ctypes.c_int.from_address(params[i]).value for i in (0, 1, 2)]
+            launched["floats"] = [ctypes.c_float.from_address(params[i]).value for i in (3, 6)]
+            launched["ptrs"] = [ctypes.c_void_p.from_address(params[i]).value for i in (4, 5, 7)]
+            return 0
+
+    class FakeContext:
+        def __init__(self, lib, device):
+            pass
+
+        def __enter__(self):
+            pass
+
+        def __exit__(self, *exc):
+            pass
+
+    class FakeStream:
+        cuda_stream = 0
+
+    monkeypatch.setattr(tuned.kernel, "_driver", FakeLib)
+    monkeypatch.setattr(tuned.kernel, "_Context", FakeContext)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: FakeStream())
+    sgemm._function = ctypes.c_void_p(1)  # as if loaded
+    sgemm._launch(torch, {"M": 64, "N": 32, "K": 16, "alpha": 0.5, "beta": 2.0,
+                          "A": 0x1000, "B": 0x2000, "C": 0x3000})
+    assert launched["dims"] == [1, 2, 1, 256, 1, 1, 0]
+    assert launched["ints"] == [64, 32, 16]
+    assert launched["floats"] == [0.5, 2.0]
+    assert launched["ptrs"] == [0x1000, 0x2000, 0x3000]

@@ -1,0 +1,281 @@
+"""gRPC client of the tuned daemon (proto/tuned/v1/tuner.proto).
+
+Shapes are row-major: sgemm takes (M, N, K), C(MxN) = A(MxK) @ B(KxN);
+transpose takes (ROWS, COLS). Times are in milliseconds. Every method returns
+the daemon's proto messages (tuned.v1.tuner_pb2) and raises TunedError, which
+carries the gRPC status code, for every failure.
+"""
+
+import os
+import sys
+
+import grpc
+
+from .v1 import tuner_pb2 as pb
+from .v1 import tuner_pb2_grpc as pb_grpc
+
+CALL_TIMEOUT_S = 30.0  # per unary call, as the C++ client
+
+_ENDED = (pb.JOB_DONE, pb.JOB_FAILED, pb.JOB_CANCELLED)
+
+
+class TunedError(Exception):
+    """Any failure of the client: `.code` is a grpc.StatusCode (the daemon's,
+    or INVALID_ARGUMENT / NOT_FOUND / FAILED_PRECONDITION / INTERNAL for what
+    the client found itself), `.message` the text."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
+def default_socket_path(gpu=0):
+    """The socket of the local daemon owning GPU `gpu`, as server/paths.cc:
+    $XDG_RUNTIME_DIR/tuned/gpu<N>.sock, else /tmp/tuned-<uid>/gpu<N>.sock."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = f"{runtime}/tuned" if runtime else f"/tmp/tuned-{os.getuid()}"
+    return f"{base}/gpu{gpu}.sock"
+
+
+def default_address(gpu=0):
+    """$TUNED_SERVER when set and not empty, else "unix:" + default_socket_path(gpu)."""
+    return os.environ.get("TUNED_SERVER") or "unix:" + default_socket_path(gpu)
+
+
+def read_token_file(path):
+    """The first line of `path` without surrounding whitespace; TunedError NOT_FOUND if unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().strip()
+    except OSError as e:
+        raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read token file {path}: {e}") from None
+
+
+def _read(path, what):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read {what} file {path}: {e}") from None
+
+
+def problem(*shape, family="sgemm"):
+    """A tuned.v1.Problem (f32). `family`: "sgemm" or "transpose" (or an enum value).
+    TunedError INVALID_ARGUMENT for an unknown family or a non-integer dimension;
+    the daemon checks the rest (rank, range)."""
+    if isinstance(family, str):
+        try:
+            value = pb.Family.Value("FAMILY_" + family.upper())
+        except ValueError:
+            value = 0
+        if not value:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown family '{family}'")
+        family = value
+    dims = []
+    for d in shape:
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"dimension {d!r} is not an integer")
+        d = d.__index__()
+        if not -(2**63) <= d < 2**63:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"dimension {d} does not fit 64 bits")
+        dims.append(d)
+    return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims)
+
+
+def family_name(value):
+    """"sgemm" for FAMILY_SGEMM, and so on."""
+    return pb.Family.Name(value).removeprefix("FAMILY_").lower()
+
+
+class Client:
+    """A connection to one daemon.
+
+    address: "unix:/path/to.sock" or "host:port"; default: $TUNED_SERVER, else
+    the local daemon's socket for GPU 0 (default_address()). A host:port
+    address is always TLS, with the bearer token sent as
+    "authorization: Bearer <token>". TLS files are PEM paths; each option
+    defaults to its variable: TUNED_TLS_CA (default: the system's roots),
+    TUNED_TLS_CERT and TUNED_TLS_KEY (mutual TLS), TUNED_TLS_SERVER_NAME (the
+    name to check the certificate against), TUNED_TOKEN, else the first line
+    of the file TUNED_TOKEN_FILE. Raises TunedError NOT_FOUND for a file that
+    cannot be read; connects lazily.
+    """
+
+    def __init__(self, address=None, *, tls_ca=None, tls_cert=None, tls_key=None,
+                 tls_server_name=None, token=None):
+        env = os.environ.get
+        self.address = address or default_address()
+        if self.address.startswith("unix:"):
+            self._channel = grpc.insecure_channel(self.address)
+        else:
+            tls_ca = tls_ca or env("TUNED_TLS_CA")
+            tls_cert = tls_cert or env("TUNED_TLS_CERT")
+            tls_key = tls_key or env("TUNED_TLS_KEY")
+            tls_server_name = tls_server_name or env("TUNED_TLS_SERVER_NAME")
+            token = token or env("TUNED_TOKEN")
+            if not token and env("TUNED_TOKEN_FILE"):
+                token = read_token_file(env("TUNED_TOKEN_FILE"))
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=_read(tls_ca, "--tls-ca") if tls_ca else None,
+                private_key=_read(tls_key, "--tls-key") if tls_key else None,
+                certificate_chain=_read(tls_cert, "--tls-cert") if tls_cert else None)
+            if token:
+                creds = grpc.composite_channel_credentials(
+                    creds, grpc.access_token_call_credentials(token))
+            options = [("grpc.ssl_target_name_override", tls_server_name)] if tls_server_name else []
+            self._channel = grpc.secure_channel(self.address, creds, options=options)
+        self._stub = pb_grpc.TunerStub(self._channel)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, method, request, timeout=CALL_TIMEOUT_S):
+        try:
+            return method(request, timeout=timeout)
+        except grpc.RpcError as e:
+            raise self._error(e) from None
+
+    def _error(self, e):
+        code, message = e.code(), e.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE:
+            message = f"cannot reach tuned at {self.address} (is the daemon running?): {message}"
+        return TunedError(code, message)
+
+    def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False):
+        """The tuned kernel (tuned.v1.BestKernel) for the shape: config, times,
+        launch geometry for this very shape, entry, cubin and PTX (not with
+        basic=True). An untuned shape gets the nearest tuned shape's kernel
+        (match == MATCH_NEAREST); tune_if_missing also queues a sweep for it
+        (queued_job_id). NOT_FOUND if no tuned shape is near."""
+        req = pb.GetBestRequest(problem=problem(*shape, family=family),
+                                tune_if_missing=tune_if_missing,
+                                view=pb.BEST_VIEW_BASIC if basic else pb.BEST_VIEW_FULL)
+        return self._call(self._stub.GetBest, req)
+
+    def sweep(self, *shape, family="sgemm", wait=True, progress=None):
+        """Queues a sweep of the family's space for the shape; returns the
+        tuned.v1.Job, once it ended if `wait`. progress (with wait): None
+        shows a tqdm bar on a terminal and plain lines otherwise (stderr),
+        False nothing, or a callable taking each Job update."""
+        job = self._call(self._stub.SubmitSweep, pb.SubmitSweepRequest(
+            problem=problem(*shape, family=family)))
+        return self.watch(job.id, progress) if wait else job
+
+    def watch(self, job_id, progress=None):
+        """Follows a job until it ends (DONE, FAILED or CANCELLED); returns its
+        last state. `progress` as in sweep()."""
+        show = _Progress(progress) if progress is not False else None
+        last = None
+        try:
+            while last is None or last.state not in _ENDED:
+                # The daemon ends a watch after 10 minutes: watch again.
+                any_event = False
+                try:
+                    for event in self._stub.WatchJob(pb.GetJobRequest(id=job_id)):
+                        last, any_event = event.job, True
+                        if show:
+                            show(last)
+                except grpc.RpcError as e:
+                    raise self._error(e) from None
+                if not any_event:
+                    raise TunedError(grpc.StatusCode.INTERNAL,
+                                     "the daemon ended a watch without sending the job")
+        finally:
+            if show:
+                show.close()
+        return last
+
+    def job(self, job_id):
+        """One job's state and progress (tuned.v1.Job); NOT_FOUND for an unknown id."""
+        return self._call(self._stub.GetJob, pb.GetJobRequest(id=job_id))
+
+    def cancel(self, job_id):
+        """Cancels a queued or running job; returns it."""
+        return self._call(self._stub.CancelJob, pb.CancelJobRequest(id=job_id))
+
+    def jobs(self, limit=0):
+        """Jobs, newest first (list of tuned.v1.Job); limit 0 = the daemon's default (50)."""
+        return list(self._call(self._stub.ListJobs, pb.ListJobsRequest(limit=limit)).jobs)
+
+    def results(self, *shape, family="sgemm", top=0):
+        """The stored measurements of the problem, best first (list of
+        tuned.v1.Measurement); top 0 = all."""
+        req = pb.ListMeasurementsRequest(problem=problem(*shape, family=family), top=top)
+        return list(self._call(self._stub.ListMeasurements, req).measurements)
+
+    def device(self):
+        """The daemon's GPU (tuned.v1.Device)."""
+        return self._call(self._stub.DescribeDevice, pb.DescribeDeviceRequest())
+
+    def tuned(self, family=None):
+        """Problems with a tuned kernel on the daemon's device (list of tuned.v1.Problem)."""
+        req = pb.ListTunedRequest(family=problem(family=family).family if family else 0)
+        return list(self._call(self._stub.ListTuned, req).problems)
+
+    def import_kernel(self, best):
+        """Stores a kernel (tuned.v1.BestKernel) exported from a daemon on the
+        same device kind as a finished job; returns the job."""
+        return self._call(self._stub.ImportKernel, pb.ImportKernelRequest(kernel=best))
+
+
+def _describe(job):
+    shape = "x".join(str(d) for d in job.problem.shape)
+    return f"job {job.id} {family_name(job.problem.family)} {shape}"
+
+
+def _best_text(job):
+    if not job.HasField("best"):
+        return "best -"
+    b = job.best
+    return f"best {b.median_ms:.4f} ms ({b.metric:.1f} {b.metric_unit})"
+
+
+class _Progress:
+    """Shows Job updates: a tqdm bar on a terminal (stderr), else one plain
+    line per 10% of progress and per state change; or calls a callable."""
+
+    def __init__(self, progress):
+        self._fn = progress if callable(progress) else None
+        self._bar = None
+        self._tty = False
+        if self._fn is None:
+            try:
+                import tqdm  # noqa: F401
+                self._tty = sys.stderr.isatty()
+            except ImportError:
+                pass
+        self._last = (-1, None)
+
+    def __call__(self, job):
+        if self._fn:
+            self._fn(job)
+            return
+        finished = job.done + job.failed
+        state = pb.JobState.Name(job.state).removeprefix("JOB_").lower()
+        if self._tty:
+            import tqdm
+            if self._bar is None:
+                self._bar = tqdm.tqdm(total=job.total, desc=_describe(job), unit="config",
+                                      file=sys.stderr)
+            self._bar.total = job.total
+            self._bar.n = finished
+            self._bar.set_postfix_str(f"{job.failed} failed, {_best_text(job)}, {state}")
+            return
+        pct = 100 * finished // job.total if job.total > 0 else 0
+        if (pct // 10, job.state) == self._last:
+            return
+        self._last = (pct // 10, job.state)
+        print(f"{_describe(job)} {state}: {job.done}/{job.total} done, {job.failed} failed, "
+              f"{max(0, job.total - finished)} left, {_best_text(job)}", file=sys.stderr, flush=True)
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

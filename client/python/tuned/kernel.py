@@ -1,0 +1,270 @@
+"""Running a tuned kernel on torch tensors.
+
+The kernel is loaded with the CUDA driver API through ctypes on libcuda: no
+dependency beyond torch (which the tensors need anyway) and the driver every
+CUDA program already has. torch has created the device's primary context for
+its tensors; the kernel is loaded into that context and launched on torch's
+current stream, so it orders with torch's own work like any torch op.
+torch is imported lazily: the gRPC client works without it.
+"""
+
+import ctypes
+import threading
+
+import grpc
+
+from .client import TunedError, family_name
+
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+_CUDA_ERROR_OUT_OF_MEMORY = 2
+_STATIC_SHARED_LIMIT = 48 * 1024
+
+_lock = threading.Lock()
+_libcuda = None
+_primary = {}  # device ordinal -> its primary context (retained once per process)
+
+
+def _driver():
+    """libcuda, initialised; TunedError FAILED_PRECONDITION without a driver."""
+    global _libcuda
+    with _lock:
+        if _libcuda is None:
+            try:
+                lib = ctypes.CDLL("libcuda.so.1")
+            except OSError as e:
+                raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 f"no CUDA driver (libcuda.so.1): {e}") from None
+            _check(lib, lib.cuInit(0), "cuInit")
+            _libcuda = lib
+        return _libcuda
+
+
+def _check(lib, result, what):
+    """Raises TunedError for a CUresult other than CUDA_SUCCESS, named by cuGetErrorName."""
+    if result == 0:
+        return
+    name = ctypes.c_char_p()
+    known = lib.cuGetErrorName(result, ctypes.byref(name)) == 0 and name.value
+    text = name.value.decode() if known else f"CUresult {result}"
+    code = (grpc.StatusCode.RESOURCE_EXHAUSTED if result == _CUDA_ERROR_OUT_OF_MEMORY
+            else grpc.StatusCode.INTERNAL)
+    raise TunedError(code, f"{what}: {text}")
+
+
+class _Context:
+    """Makes the primary context of `device` current for a block (push/pop),
+    so that loads and launches work from any thread."""
+
+    def __init__(self, lib, device):
+        self.lib = lib
+        with _lock:
+            if device not in _primary:
+                dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+                _check(lib, lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
+                _check(lib, lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                       "cuDevicePrimaryCtxRetain")
+                _primary[device] = ctx
+        self.ctx = _primary[device]
+
+    def __enter__(self):
+        _check(self.lib, self.lib.cuCtxPushCurrent_v2(self.ctx), "cuCtxPushCurrent")
+
+    def __exit__(self, *exc):
+        popped = ctypes.c_void_p()
+        _check(self.lib, self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped)), "cuCtxPopCurrent")
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                         f"running a kernel needs torch: {e}") from None
+    return torch
+
+
+def _check_tensors(torch, tensors, device):
+    """TypeError/ValueError unless each (tensor, name, shape) is a contiguous
+    float32 torch tensor of that shape, then unless each is on `device`: the
+    form of every tensor is checked before any device."""
+    for t, name, shape in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
+        if t.dtype != torch.float32:
+            raise TypeError(f"{name} must be float32, not {t.dtype}")
+        if tuple(t.shape) != tuple(shape):
+            raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (row-major); call .contiguous()")
+    for t, name, _ in tensors:
+        if t.device != device:
+            raise ValueError(f"{name} is on {t.device}, the kernel on {device}")
+
+
+class _no_tf32:
+    """torch.matmul in pure fp32 for a block (TF32 off), restoring the setting."""
+
+    def __init__(self, torch):
+        self.m = torch.backends.cuda.matmul
+
+    def __enter__(self):
+        try:
+            self.saved = ("allow_tf32", self.m.allow_tf32)
+        except RuntimeError:  # torch >= 2.9 set through its new API only: restore that
+            self.saved = ("fp32_precision", self.m.fp32_precision)
+        self.m.allow_tf32 = False
+
+    def __exit__(self, *exc):
+        setattr(self.m, *self.saved)
+
+
+class Kernel:
+    """A tuned kernel (a tuned.v1.BestKernel from Client.best) for one shape,
+    run on torch tensors.
+
+    Launches use the geometry the daemon computed for best.problem.shape, so
+    a Kernel runs that shape only (ValueError for another: ask the daemon for
+    that shape, as tuned.matmul does). The module is loaded at the first
+    launch, into the current context as torch sees it: the primary context
+    of `device` (default: torch's current CUDA device), which the CUDA
+    runtime, and so torch, uses and has already created for the tensors. It
+    is made current (pushed) for the load and each launch, so the kernel
+    reaches torch's memory and streams from any thread. The image is the
+    cubin when this GPU has the architecture the daemon compiled for, else
+    the PTX (JIT-compiled by the driver). Where the daemon
+    found cuBLAS faster (best.use_baseline), sgemm calls torch.matmul with
+    TF32 off instead. Driver failures raise TunedError (INTERNAL, or
+    FAILED_PRECONDITION without a driver or a loadable image).
+    """
+
+    def __init__(self, best, device=None):
+        torch = _torch()
+        self.best = best
+        self.family = family_name(best.problem.family)
+        self.shape = tuple(best.problem.shape)
+        if self.family not in ("sgemm", "transpose"):
+            raise ValueError(f"no launcher for the {self.family} family")
+        if device is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        self.device = torch.device(device)
+        if self.device.type != "cuda" or self.device.index is None:
+            raise ValueError(f"device must be a CUDA device with an index, e.g. cuda:0, not {device}")
+        self.uses_torch = self.family == "sgemm" and best.use_baseline
+        if not self.uses_torch:
+            if not best.cubin and not best.ptx:
+                raise ValueError("the BestKernel holds neither a cubin nor PTX (asked with basic=True?)")
+            g = best.geometry
+            if len(g.grid) != 3 or len(g.block) != 3:
+                raise ValueError("the BestKernel has no launch geometry (3 grid and 3 block dimensions)")
+        self._function = None
+        self._module = None
+
+    def _load(self):
+        lib = _driver()
+        with _Context(lib, self.device.index):
+            major, minor = ctypes.c_int(), ctypes.c_int()
+            dev = ctypes.c_int()
+            _check(lib, lib.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
+            for attr, out in ((_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, major),
+                              (_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, minor)):
+                _check(lib, lib.cuDeviceGetAttribute(ctypes.byref(out), attr, dev),
+                       "cuDeviceGetAttribute")
+            d = self.best.device
+            same_arch = (d.cc_major, d.cc_minor) == (major.value, minor.value)
+            image = self.best.cubin if same_arch and self.best.cubin else self.best.ptx.encode()
+            if not image:
+                raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 f"the cubin is for sm_{d.cc_major}{d.cc_minor}, this GPU is "
+                                 f"sm_{major.value}{minor.value}, and there is no PTX")
+            buf = ctypes.create_string_buffer(image)  # NUL-terminated, as PTX needs
+            module, function = ctypes.c_void_p(), ctypes.c_void_p()
+            _check(lib, lib.cuModuleLoadData(ctypes.byref(module), buf), "cuModuleLoadData")
+            self._module = module
+            _check(lib, lib.cuModuleGetFunction(ctypes.byref(function), module,
+                                                self.best.entry.encode()), "cuModuleGetFunction")
+            smem = self.best.geometry.dynamic_shared_bytes
+            if smem > _STATIC_SHARED_LIMIT:
+                _check(lib, lib.cuFuncSetAttribute(
+                    function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+                    "cuFuncSetAttribute")
+            self._function = function
+
+    def _launch(self, torch, values):
+        """Launches with the kernel's arguments by name (best.arguments gives
+        their order and C types) on torch's current stream of the device."""
+        if self._function is None:
+            self._load()
+        params = []
+        for decl in self.best.arguments:
+            ctype, _, name = decl.rpartition(" ")
+            if name not in values:
+                raise TunedError(grpc.StatusCode.INTERNAL, f"unknown kernel argument '{decl}'")
+            if "*" in ctype:
+                params.append(ctypes.c_void_p(values[name]))
+            elif ctype == "int":
+                params.append(ctypes.c_int(values[name]))
+            elif ctype == "float":
+                params.append(ctypes.c_float(values[name]))
+            else:
+                raise TunedError(grpc.StatusCode.INTERNAL, f"unsupported argument type '{decl}'")
+        args = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
+        g = self.best.geometry
+        stream = torch.cuda.current_stream(self.device).cuda_stream
+        lib = _driver()
+        with _Context(lib, self.device.index):
+            dims = [ctypes.c_uint(v) for v in (*g.grid, *g.block, g.dynamic_shared_bytes)]
+            _check(lib, lib.cuLaunchKernel(self._function, *dims, ctypes.c_void_p(stream),
+                                           args, None), "cuLaunchKernel")
+
+    def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0):
+        """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
+        Row-major contiguous float32 CUDA tensors on the kernel's device, of
+        the kernel's shape; out=None allocates it (beta must then be 0).
+        Runs on torch's current stream. TypeError for a wrong type or dtype,
+        ValueError for a wrong shape, layout or device."""
+        torch = _torch()
+        if self.family != "sgemm":
+            raise ValueError(f"this is a {self.family} kernel, not sgemm")
+        if out is None and beta != 0:
+            raise ValueError("beta != 0 needs out (C is read)")
+        m, n, k = self.shape
+        outs = [] if out is None else [(out, "out", (m, n))]
+        _check_tensors(torch, [(a, "a", (m, k)), (b, "b", (k, n))] + outs, self.device)
+        if out is None:
+            out = torch.empty((m, n), dtype=torch.float32, device=self.device)
+        if self.uses_torch:
+            with _no_tf32(torch):
+                out.addmm_(a, b, beta=beta, alpha=alpha)
+            return out
+        if self.best.geometry.prescale_output:  # the kernel adds alpha*a@b into out = beta*out
+            if beta == 0:
+                out.zero_()
+            elif beta != 1:
+                out.mul_(beta)
+        self._launch(torch, {"M": m, "N": n, "K": k, "alpha": alpha, "beta": beta,
+                             "A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()})
+        return out
+
+    def transpose(self, x, out=None):
+        """out(COLS x ROWS) = x(ROWS x COLS)^T; returns out. Tensors and errors as sgemm."""
+        torch = _torch()
+        if self.family != "transpose":
+            raise ValueError(f"this is a {self.family} kernel, not transpose")
+        rows, cols = self.shape
+        outs = [] if out is None else [(out, "out", (cols, rows))]
+        _check_tensors(torch, [(x, "x", (rows, cols))] + outs, self.device)
+        if out is None:
+            out = torch.empty((cols, rows), dtype=torch.float32, device=self.device)
+        self._launch(torch, {"rows": rows, "cols": cols, "in": x.data_ptr(), "out": out.data_ptr()})
+        return out
+
+    def __del__(self):
+        module, self._module = getattr(self, "_module", None), None
+        if module is not None and _libcuda is not None:
+            try:
+                with _Context(_libcuda, self.device.index):
+                    _libcuda.cuModuleUnload(module)
+            except Exception:  # the driver may be shutting down with the interpreter
+                pass
