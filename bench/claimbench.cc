@@ -142,7 +142,9 @@ int main(int argc, char** argv) {
     if (pid == 0) {
       close(fds[0]);
       dup2(fds[1], STDOUT_FILENO);
-      std::_Exit(RunDaemon(url, i, batch, heartbeat_every));
+      const int rc = RunDaemon(url, i, batch, heartbeat_every);
+      std::fflush(nullptr);  // _Exit flushes nothing
+      std::_Exit(rc);
     }
     close(fds[1]);
     children.emplace_back(pid, fds[0]);
