@@ -69,6 +69,16 @@ def test_device(client):
     assert d.nvrtc_version
 
 
+def test_daemons_lists_the_daemon_itself(client):
+    ds = client.daemons()
+    assert len(ds) == 1
+    assert isinstance(ds[0], pb.Daemon)
+    assert ds[0].live
+    assert ds[0].gpu_uuid == "compile-only"
+    assert ds[0].kind.cc_major == 9
+    assert 0 <= ds[0].heartbeat_age_seconds < ds[0].lease_seconds
+
+
 def test_sweep_waits_and_reports_progress(client):
     updates = []
     job = client.sweep(33, 17, family="transpose", progress=updates.append)

@@ -214,6 +214,12 @@ class Client:
         """The daemon's GPU (tuned.v1.Device)."""
         return self._call(self._stub.DescribeDevice, pb.DescribeDeviceRequest())
 
+    def daemons(self, all=False):
+        """The daemons sharing the daemon's database (a fleet; list of
+        tuned.v1.Daemon: host, GPU, kind, heartbeat age in seconds, current
+        job, claims held); live ones unless `all`."""
+        return list(self._call(self._stub.ListDaemons, pb.ListDaemonsRequest(all=all)).daemons)
+
     def tuned(self, family=None):
         """Problems with a tuned kernel on the daemon's device (list of tuned.v1.Problem)."""
         req = pb.ListTunedRequest(family=problem(family=family).family if family else 0)
