@@ -491,11 +491,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"id", "problem", "state", "done", "failed", "total", "best ms", "client"}};
+        {"id", "problem", "state", "done", "failed", "total", "best ms", "client", "measured by"}};
     for (const auto& j : *js) {
       rows.push_back({absl::StrCat(j.id()), ProblemString(j.problem()), StateName(j.state()),
                       absl::StrCat(j.done()), absl::StrCat(j.failed()), absl::StrCat(j.total()),
-                      j.has_best() ? Ms(j.best().median_ms()) : "-", j.client().empty() ? "-" : j.client()});
+                      j.has_best() ? Ms(j.best().median_ms()) : "-", j.client().empty() ? "-" : j.client(),
+                      MeasuredBy(j)});
     }
     PrintTable(rows);
     return 0;

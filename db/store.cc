@@ -29,7 +29,6 @@ int64_t NowUnix() {
 constexpr int64_t kNoLimit = int64_t{1} << 62;
 
 /// A C++ argument as a statement Value.
-Value V(std::nullptr_t) { return nullptr; }
 Value V(double d) { return d; }
 Value V(const Blob& b) { return b; }
 Value V(std::string_view s) { return s; }

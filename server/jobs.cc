@@ -205,52 +205,54 @@ absl::StatusOr<v1::Job> JobRunner::Cancel(int64_t id) {
 void JobRunner::Loop() {
   uint64_t seen = version();
   while (!Stopping()) {
+    // Jobs whose items are all done get their next round first, so that a
+    // daemon finishes the job it is on (FIFO) before it starts the next one.
+    const bool advanced = AdvanceIdleJobs();
     auto claim = store_->ClaimWork(daemon_id_, device_id_, prepared_job_, 2 * options_.compile_batch);
     if (!claim.ok()) {  // the database is unreachable: try again (the heartbeat logs it)
       spdlog::debug("claiming work: {}", claim.status().ToString());
       seen = WaitForChange(seen, absl::Seconds(1));
       continue;
     }
-    if (claim->has_value()) {
-      const Claim& c = **claim;
-      if (metrics_ != nullptr) metrics_->Claimed(static_cast<int>(c.items.size()), c.taken_over);
+    if (!claim->has_value()) {
       {
         absl::MutexLock lock(&mu_);
-        current_job_ = c.job_id;
+        current_job_ = 0;
       }
-      absl::Status s = RunClaim(c);
-      if (absl::IsUnavailable(s)) {
-        spdlog::warn("job {}: {}; its items are claimed again", c.job_id, s.ToString());
-      } else if (!s.ok()) {
-        spdlog::error("job {} failed: {}", c.job_id, s.ToString());
-        if (auto f = store_->FinishJob(c.job_id, v1::JOB_FAILED, s.ToString()); !f.ok()) {
-          spdlog::error("job {}: cannot record failure: {}", c.job_id, f.status().ToString());
-        }
-      }
-      Bump();
+      if (!advanced) seen = WaitForChange(seen, absl::Seconds(1));
       continue;
     }
+    const Claim& c = **claim;
+    if (metrics_ != nullptr) metrics_->Claimed(static_cast<int>(c.items.size()), c.taken_over);
     {
       absl::MutexLock lock(&mu_);
-      current_job_ = 0;
+      current_job_ = c.job_id;
     }
-    // Nothing to claim: jobs whose items are all done need their next step.
-    auto idle = store_->IdleJobs(device_id_);
-    bool advanced = false;
-    if (idle.ok()) {
-      for (const v1::Job& job : *idle) {
-        absl::Status s = Advance(job);
-        if (!s.ok() && !absl::IsUnavailable(s)) {
-          spdlog::error("job {} failed: {}", job.id(), s.ToString());
-          if (auto f = store_->FinishJob(job.id(), v1::JOB_FAILED, s.ToString()); !f.ok()) {
-            spdlog::error("job {}: cannot record failure: {}", job.id(), f.status().ToString());
-          }
-        }
-        advanced = true;
-        Bump();
-      }
+    absl::Status s = RunClaim(c);
+    if (absl::IsUnavailable(s)) {
+      spdlog::warn("job {}: {}; its items are claimed again", c.job_id, s.ToString());
+    } else if (!s.ok()) {
+      FailJob(c.job_id, s);
     }
-    if (!advanced) seen = WaitForChange(seen, absl::Seconds(1));
+    Bump();
+  }
+}
+
+bool JobRunner::AdvanceIdleJobs() {
+  auto idle = store_->IdleJobs(device_id_);
+  if (!idle.ok()) return false;  // the database is unreachable: ClaimWork says so too
+  for (const v1::Job& job : *idle) {
+    absl::Status s = Advance(job);
+    if (!s.ok() && !absl::IsUnavailable(s)) FailJob(job.id(), s);
+    Bump();
+  }
+  return !idle->empty();
+}
+
+void JobRunner::FailJob(int64_t id, const absl::Status& why) {
+  spdlog::error("job {} failed: {}", id, why.ToString());
+  if (auto f = store_->FinishJob(id, v1::JOB_FAILED, why.ToString()); !f.ok()) {
+    spdlog::error("job {}: cannot record failure: {}", id, f.status().ToString());
   }
 }
 

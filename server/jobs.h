@@ -105,6 +105,11 @@ class JobRunner {
   /// a refinement round, the re-timing item) or ends it. Another daemon may
   /// have done it first: then nothing changes.
   absl::Status Advance(const v1::Job& job);
+  /// Advance()s every job of the kind whose items are all done; true if there
+  /// was one.
+  bool AdvanceIdleJobs();
+  /// Ends the job FAILED with `why` (logged).
+  void FailJob(int64_t id, const absl::Status& why);
   /// Ends the job: DONE, or FAILED if no config passed verification.
   absl::Status Finish(int64_t id);
   /// Times the job's baseline on this GPU (and sets up its buffers and

@@ -107,7 +107,7 @@ if command -v rsvg-convert > /dev/null; then
   check report-renders 0 'PNG image data, 1000 x' -- \
     sh -c "rsvg-convert -o '$dir/report.png' '$dir/report.svg' && file '$dir/report.png'"
 fi
-check jobs-client 0 '^2 +transpose f32 33x17 +done .* local$' -- "$T" jobs
+check jobs-client 0 '^2 +transpose f32 33x17 +done .* local +.+ gpu 0: [0-9]+$' -- "$T" jobs
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?
 [[ $rc -eq 0 ]] || { log "FAIL: daemon exit $rc after SIGTERM"; fails=$((fails + 1)); }
@@ -146,7 +146,7 @@ R=(--server "localhost:$port" --tls-ca "$dir/ca.pem")
 check tls-no-token 1 'needs a token' -- "$T" "${R[@]}" sweep --family transpose 64 64
 check tls-wrong-token 1 'invalid token' -- env TUNED_TOKEN=0123456789abcdef0123 "$T" "${R[@]}" jobs
 check tls-env-token 0 'job 1 queued' -- env TUNED_TOKEN="$token" "$T" "${R[@]}" sweep --family transpose 64 64
-check tls-token-file 0 '^1 +transpose f32 64x64 .* ci$' -- "$T" "${R[@]}" --token-file "$dir/ci.token" jobs
+check tls-token-file 0 '^1 +transpose f32 64x64 .* ci( +-| +.+ gpu 0: [0-9]+)$' -- "$T" "${R[@]}" --token-file "$dir/ci.token" jobs
 check tls-env-all 0 'compile-only' -- env TUNED_SERVER="localhost:$port" TUNED_TLS_CA="$dir/ca.pem" \
   TUNED_TOKEN_FILE="$dir/ci.token" "$T" device
 check tls-unknown-ca 1 'cannot reach tuned' -- "$T" --server "localhost:$port" --token "$token" jobs

@@ -62,6 +62,28 @@ class FleetDaemon : public DaemonProcess {
   Client client_;
 };
 
+/// A transpose kernel as `tunectl export` writes it, for ImportKernel: a
+/// valid config with `ms` and a stand-in cubin (never run: compile-only).
+v1::BestKernel ExportedKernel(const v1::Device& device, double ms, const std::string& cubin) {
+  v1::BestKernel k;
+  *k.mutable_problem() = Transpose(256, 256);
+  *k.mutable_device() = device;
+  v1::Measurement* m = k.mutable_measurement();
+  m->set_status(v1::MEASUREMENT_OK);
+  m->set_median_ms(ms);
+  m->set_metric_unit("GB/s");
+  auto& params = *m->mutable_config()->mutable_params();
+  params["KIND"] = 1;
+  params["TILE"] = 32;
+  params["BY"] = 8;
+  params["PAD"] = 1;
+  k.set_cubin(cubin);
+  k.set_entry("transpose_entry");
+  k.set_baseline_ms(0.02);
+  k.set_baseline_name("copy");
+  return k;
+}
+
 class FleetTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -201,13 +223,20 @@ TEST_F(FleetTest, KillNineOfOneDaemonMidJobLosesAndRepeatsNothing) {
 TEST_F(FleetTest, ThePostgresServerRestartsMidJobAndTheDaemonsGoOn) {
   FleetDaemon& a = Start(0);
   FleetDaemon& b = Start(1);
+  auto device = a.client().DescribeDevice();
+  ASSERT_TRUE(device.ok());
+  ASSERT_TRUE(a.client().ImportKernel(ExportedKernel(*device, 0.05, "cubin")).ok());
+  ASSERT_TRUE(b.client().GetBest(Transpose(256, 256)).ok());  // now in B's memory
   const v1::Problem p = Transpose(512, 2048);
   auto job = a.client().SubmitSweep(p);
   ASSERT_TRUE(job.ok()) << job.status();
   WaitForMeasured(a.client(), job->id(), 8);
   ASSERT_TRUE(server_->Stop().ok());
   std::this_thread::sleep_for(1500ms);
-  // Calls that need the database say so; nothing crashed.
+  // Look-ups already served go on; calls that need the database say so.
+  auto cached = b.client().GetBest(Transpose(256, 256));
+  ASSERT_TRUE(cached.ok()) << cached.status();
+  EXPECT_EQ(cached->cubin(), "cubin");
   auto down = a.client().GetJob(job->id());
   EXPECT_EQ(down.status().code(), absl::StatusCode::kUnavailable) << down.status();
   EXPECT_NE(down.status().message().find("database unavailable"), std::string::npos)
@@ -226,26 +255,7 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
   FleetDaemon& b = Start(1, {"--max-jobs-per-client", "1"});
   auto device = a.client().DescribeDevice();
   ASSERT_TRUE(device.ok());
-  auto make = [&](double ms, const std::string& cubin) {
-    v1::BestKernel k;
-    *k.mutable_problem() = Transpose(256, 256);
-    *k.mutable_device() = *device;
-    v1::Measurement* m = k.mutable_measurement();
-    m->set_status(v1::MEASUREMENT_OK);
-    m->set_median_ms(ms);
-    m->set_metric_unit("GB/s");
-    auto& params = *m->mutable_config()->mutable_params();
-    params["KIND"] = 1;
-    params["TILE"] = 32;
-    params["BY"] = 8;
-    params["PAD"] = 1;
-    k.set_cubin(cubin);
-    k.set_entry("transpose_entry");
-    k.set_baseline_ms(0.02);
-    k.set_baseline_name("copy");
-    return k;
-  };
-  auto imported = a.client().ImportKernel(make(0.05, "cubin-one"));
+  auto imported = a.client().ImportKernel(ExportedKernel(*device, 0.05, "cubin-one"));
   ASSERT_TRUE(imported.ok()) << imported.status();
   auto served = b.client().GetBest(Transpose(256, 256));
   ASSERT_TRUE(served.ok()) << served.status();
@@ -253,7 +263,7 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
   EXPECT_EQ(served->cubin(), "cubin-one");
   EXPECT_DOUBLE_EQ(served->measurement().median_ms(), 0.05);
   // B serves from memory now; a faster import on A reaches it within a heartbeat.
-  ASSERT_TRUE(a.client().ImportKernel(make(0.04, "cubin-two")).ok());
+  ASSERT_TRUE(a.client().ImportKernel(ExportedKernel(*device, 0.04, "cubin-two")).ok());
   std::string seen;
   for (int i = 0; i < 50 && seen != "cubin-two"; ++i) {
     std::this_thread::sleep_for(100ms);

@@ -224,6 +224,35 @@ TEST_F(JobsTest, KillNineAtRandomPointsLosesAndRepeatsNothing) {
             "0");
 }
 
+// One daemon finishes the jobs in the order they came: a job's next round
+// (here its end) comes before the next job's first claim of work.
+TEST_F(JobsTest, ADaemonFinishesTheJobsInTheOrderTheyCame) {
+  Daemon daemon(dir_);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  Client client(daemon.address());
+  std::vector<int64_t> ids;
+  const std::vector<int64_t> sizes = {3000, 3001};
+  for (int64_t n : sizes) {
+    auto job = client.SubmitSweep(FaultTest(n));
+    ASSERT_TRUE(job.ok()) << job.status();
+    ids.push_back(job->id());
+  }
+  for (int64_t id : ids) {
+    auto done = WaitForEnd(client, id);
+    ASSERT_TRUE(done.ok()) << done.status();
+    EXPECT_EQ(done->state(), v1::JOB_DONE) << done->error();
+  }
+  const std::string log = daemon.Log();
+  for (size_t i = 0; i + 1 < ids.size(); ++i) {
+    const size_t ended = log.find("job " + std::to_string(ids[i]) + " done");
+    const size_t next = log.find("job " + std::to_string(ids[i + 1]) + ": fault_test " +
+                                 std::to_string(sizes[i + 1]) + ": claimed");
+    ASSERT_NE(ended, std::string::npos) << log;
+    ASSERT_NE(next, std::string::npos) << log;
+    EXPECT_LT(ended, next) << "job " << ids[i + 1] << " started before job " << ids[i] << " ended";
+  }
+}
+
 TEST_F(JobsTest, RefusesMessagesOverTheSizeCapAndKeepsServing) {
   Daemon daemon(dir_);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();

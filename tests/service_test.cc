@@ -44,7 +44,7 @@ class ServiceTest : public ::testing::Test {
     auto device_id = store_->UpsertDevice(worker_->device());
     ASSERT_TRUE(device_id.ok());
     runner_ = std::make_unique<JobRunner>(store_.get(), worker_.get(), compiler_.get(), *device_id,
-                                          DaemonIdentity{.host = "test", .gpu = 0});
+                                          DaemonIdentity{.host = "test", .gpu = 0, .gpu_uuid = "test"});
     ASSERT_TRUE(runner_->Start().ok());
     service_ = std::make_unique<TunerService>(store_.get(), runner_.get(), *device_id);
     const std::string address = "unix:" + (dir_ / "t.sock").string();
