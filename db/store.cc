@@ -299,7 +299,8 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
   std::optional<Claim> claim;
   // Another daemon may take the chosen job's last items between the two
   // statements: then the next job is tried.
-  for (int attempt = 0; attempt < 3 && !claim; ++attempt) {
+  bool none = false;  // no job of the kind has a claimable item
+  for (int attempt = 0; attempt < 3 && !claim && !none; ++attempt) {
     TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
       auto job = Q("SELECT w.job_id FROM work_items w JOIN jobs j ON j.id = w.job_id "
                    "WHERE j.device_id = ?1 AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') "
@@ -309,7 +310,7 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
                    device_id, prefer_job, daemon_id);
       if (!job.ok()) return job.status();
       if (job->empty()) {
-        attempt = 3;  // nothing to claim anywhere
+        none = true;
         return absl::OkStatus();
       }
       const int64_t job_id = job->Int(0, 0);
