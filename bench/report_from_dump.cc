@@ -4,8 +4,9 @@
 // its parameters come from the family: every config of its space and of up to
 // three rounds of neighbours (what a job's refinement can reach) by name.
 //
-//   report_from_dump --family sgemm --shape 1024 1024 1024 --results FILE \
+//   report_from_dump --family sgemm --shape 1024 1024 1024 --results FILE
 //       --baseline-metric 33520.9 --device "NVIDIA H100 80GB HBM3" --out FILE.svg
+// (one command line)
 #include <algorithm>
 #include <fstream>
 #include <iostream>

@@ -559,7 +559,11 @@ int main(int argc, char** argv) {
                 {"memory", absl::StrCat(d->total_memory_bytes() >> 20, " MiB")},
                 {"driver", absl::StrCat(d->driver_version())},
                 {"NVRTC", d->nvrtc_version()},
-                {"mode", d->compile_only() ? "compile-only (no GPU)" : "measure"}});
+                {"mode", d->compile_only() ? "compile-only (no GPU)" : "measure"},
+                {"compiled ahead", d->compile_ahead_total() > 0
+                                       ? absl::StrFormat("%d of %d kernels", d->compiled_ahead(),
+                                                         d->compile_ahead_total())
+                                       : "-"}});
     return 0;
   }
   return 0;

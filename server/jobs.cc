@@ -219,7 +219,8 @@ void JobRunner::Loop() {
         absl::MutexLock lock(&mu_);
         current_job_ = 0;
       }
-      if (!advanced) seen = WaitForChange(seen, absl::Seconds(1));
+      // Nothing to measure: compile ahead, a batch at a time, then look again.
+      if (!advanced && !CompileAhead()) seen = WaitForChange(seen, absl::Seconds(1));
       continue;
     }
     const Claim& c = **claim;
@@ -247,6 +248,48 @@ bool JobRunner::AdvanceIdleJobs() {
     Bump();
   }
   return !idle->empty();
+}
+
+bool JobRunner::CompileAhead() {
+  if (!options_.compile_ahead) return false;
+  if (ahead_.empty()) {
+    std::set<std::string> names;
+    for (const Family* family : AllFamilies()) {
+      if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
+      const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
+      std::vector<Pruned> pruned;
+      for (const Config& c : family->ValidSpace(device(), &pruned)) {
+        std::vector<Config> reach = family->Neighbours(c);
+        reach.push_back(c);
+        for (const Config& r : reach) {
+          if (!family->Check(r, device()).ok() || !names.insert(family->ConfigName(r)).second) continue;
+          ahead_.push_back(KernelOf(*family, r, shape, device()));
+        }
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    ahead_progress_.total = static_cast<int64_t>(ahead_.size());
+    spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours)",
+                 ahead_.size());
+  }
+  int64_t done;
+  {
+    absl::MutexLock lock(&mu_);
+    done = ahead_progress_.done;
+  }
+  if (done >= static_cast<int64_t>(ahead_.size())) return false;
+  const auto first = ahead_.begin() + done;
+  const std::vector<v1::worker::Kernel> batch(
+      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
+  JobTime time;
+  CompileStage(batch, &time);  // caches what compiles (or fails to); a timeout is retried later
+  if (Stopping()) return false;  // the batch was interrupted: not counted
+  absl::MutexLock lock(&mu_);
+  ahead_progress_.done = done + static_cast<int64_t>(batch.size());
+  if (ahead_progress_.done == ahead_progress_.total) {
+    spdlog::info("compiled ahead: {} kernels", ahead_progress_.total);
+  }
+  return true;
 }
 
 void JobRunner::FailJob(int64_t id, const absl::Status& why) {

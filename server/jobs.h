@@ -53,6 +53,19 @@ struct JobRunnerOptions {
   /// renews its claims every third of it. After a daemon dies, its claims go
   /// back to the pool this long after its last heartbeat.
   double lease_seconds = 30;
+  /// While it has no job to work on, the daemon compiles every family's
+  /// pruned space and its first round of neighbours (what a job's
+  /// refinement reaches first) into the compile cache, one batch at a time,
+  /// so that jobs find their kernels compiled (kernels do not depend on the
+  /// shape). Off in compile-only mode unless asked for (the tests).
+  bool compile_ahead = true;
+};
+
+/// Progress of the compile-ahead (JobRunnerOptions::compile_ahead): kernels
+/// looked at (found cached or compiled) out of the total.
+struct CompileAheadProgress {
+  int64_t done = 0;
+  int64_t total = 0;  // 0: not started (or off)
 };
 
 class JobRunner {
@@ -92,6 +105,11 @@ class JobRunner {
   uint64_t WaitForChange(uint64_t seen, absl::Duration timeout);
 
   const v1::Device& device() const { return worker_->device(); }
+  /// Safe from any thread.
+  CompileAheadProgress compile_ahead() {
+    absl::MutexLock lock(&mu_);
+    return ahead_progress_;
+  }
 
  private:
   void Loop();
@@ -108,6 +126,9 @@ class JobRunner {
   /// Advance()s every job of the kind whose items are all done; true if there
   /// was one.
   bool AdvanceIdleJobs();
+  /// Compiles the next batch of the compile-ahead list through the compile
+  /// cache; false when there is nothing left (or it is off).
+  bool CompileAhead();
   /// Ends the job FAILED with `why` (logged).
   void FailJob(int64_t id, const absl::Status& why);
   /// Ends the job: DONE, or FAILED if no config passed verification.
@@ -169,6 +190,10 @@ class JobRunner {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   int64_t current_job_ ABSL_GUARDED_BY(mu_) = 0;  // the job of the claim being measured
   std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);  // ended while measured here
+  // The compile-ahead list (built at its first batch; runner thread only)
+  // and its progress.
+  std::vector<v1::worker::Kernel> ahead_;
+  CompileAheadProgress ahead_progress_ ABSL_GUARDED_BY(mu_);
 };
 
 /// The worker's description of one config's kernel for the shape on `device`.

@@ -89,6 +89,11 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                      "after SIGTERM, report NOT_SERVING and take no new jobs this long, then stop"))
       ->check(CLI::NonNegativeNumber);
   env(app.add_option("--worker", o->worker_path, "path of the tuned-worker executable"));
+  bool compile_ahead = true;
+  CLI::Option* ahead = env(app.add_flag(
+      "--compile-ahead,!--no-compile-ahead", compile_ahead,
+      "while idle, compile every family's space and its neighbours into the compile cache "
+      "(default: on, off with --compile-only)"));
   env(app.add_flag("--compile-only", o->compile_only,
                    "no GPU: compile every candidate for sm_90 but run none (tests, CI)"));
   env(app.add_option("--device-memory-mib", o->device_memory_mib,
@@ -124,6 +129,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  o->jobs.compile_ahead = ahead->count() > 0 ? compile_ahead : !o->compile_only;
   o->jobs.run_timeout_floor = absl::Seconds(run_timeout_floor_s);
   o->jobs.compile_timeout = absl::Seconds(compile_timeout_s);
   if (print_config) {

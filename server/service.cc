@@ -236,6 +236,9 @@ grpc::Status TunerService::ListMeasurements(grpc::ServerContext*,
 grpc::Status TunerService::DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
                                           v1::Device* device) {
   *device = runner_->device();
+  const CompileAheadProgress ahead = runner_->compile_ahead();
+  device->set_compiled_ahead(ahead.done);
+  device->set_compile_ahead_total(ahead.total);
   return grpc::Status::OK;
 }
 

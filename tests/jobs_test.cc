@@ -253,6 +253,42 @@ TEST_F(JobsTest, ADaemonFinishesTheJobsInTheOrderTheyCame) {
   }
 }
 
+// An idle daemon compiles the families' spaces ahead, a batch at a time, and
+// a job that comes meanwhile goes first.
+TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
+  DaemonProcess daemon(TUNED_DAEMON_PATH, dir_, {"--compile-ahead", "--compile-batch", "2"});
+  ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
+  Client client(daemon.address());
+  v1::Device device;
+  for (int i = 0; i < 200 && device.compiled_ahead() < 4; ++i) {
+    std::this_thread::sleep_for(100ms);
+    device = client.DescribeDevice().value_or(v1::Device());
+  }
+  EXPECT_GE(device.compiled_ahead(), 4);
+  EXPECT_GT(device.compile_ahead_total(), 447 + 50);  // the spaces and their neighbours
+  v1::Problem p;
+  p.set_family(v1::FAMILY_TRANSPOSE);
+  p.set_dtype(v1::DTYPE_F32);
+  p.add_shape(640);
+  p.add_shape(320);
+  auto job = client.SubmitSweep(p);
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto done = WaitForEnd(client, job->id());
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->state(), v1::JOB_DONE) << done->error();
+  // Compiling ahead went on after the job.
+  const int64_t before = device.compiled_ahead();
+  for (int i = 0; i < 100 && device.compiled_ahead() <= before + 2; ++i) {
+    std::this_thread::sleep_for(100ms);
+    device = client.DescribeDevice().value_or(v1::Device());
+  }
+  EXPECT_GT(device.compiled_ahead(), before + 2);
+  // Without the flag, compile-only daemons (every other test) do not.
+  DaemonProcess quiet(TUNED_DAEMON_PATH, dir_ / "quiet", {});
+  ASSERT_TRUE(quiet.WaitServing());
+  EXPECT_EQ(Client(quiet.address()).DescribeDevice()->compile_ahead_total(), 0);
+}
+
 TEST_F(JobsTest, RefusesMessagesOverTheSizeCapAndKeepsServing) {
   Daemon daemon(dir_);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
