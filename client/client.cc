@@ -42,6 +42,15 @@ v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k) {
   return p;
 }
 
+v1::Problem TransposeProblem(int64_t rows, int64_t cols) {
+  v1::Problem p;
+  p.set_family(v1::FAMILY_TRANSPOSE);
+  p.set_dtype(v1::DTYPE_F32);
+  p.add_shape(rows);
+  p.add_shape(cols);
+  return p;
+}
+
 namespace {
 
 absl::Status WriteFile(const std::filesystem::path& path, const std::string& bytes) {

@@ -57,8 +57,9 @@ struct JobRunnerOptions {
   /// pruned space and its first round of neighbours (what a job's
   /// refinement reaches first) into the compile cache, one batch at a time,
   /// so that jobs find their kernels compiled (kernels do not depend on the
-  /// shape). Off in compile-only mode unless asked for (the tests).
-  bool compile_ahead = true;
+  /// shape). The daemon turns it on (off with --compile-only unless asked
+  /// for: the tests).
+  bool compile_ahead = false;
 };
 
 /// Progress of the compile-ahead (JobRunnerOptions::compile_ahead): kernels

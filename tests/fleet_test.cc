@@ -28,14 +28,6 @@ using namespace std::chrono_literals;
 
 constexpr int kTransposeConfigs = 50;  // the transpose space after pruning (sm_90)
 
-v1::Problem Transpose(int64_t rows, int64_t cols) {
-  v1::Problem p;
-  p.set_family(v1::FAMILY_TRANSPOSE);
-  p.set_dtype(v1::DTYPE_F32);
-  p.add_shape(rows);
-  p.add_shape(cols);
-  return p;
-}
 
 /// One daemon of the fleet: its own directory (socket, log), GPU `gpu`, the
 /// shared database `url`, a 2 s lease and small claims.
@@ -66,7 +58,7 @@ class FleetDaemon : public DaemonProcess {
 /// valid config with `ms` and a stand-in cubin (never run: compile-only).
 v1::BestKernel ExportedKernel(const v1::Device& device, double ms, const std::string& cubin) {
   v1::BestKernel k;
-  *k.mutable_problem() = Transpose(256, 256);
+  *k.mutable_problem() = TransposeProblem(256, 256);
   *k.mutable_device() = device;
   v1::Measurement* m = k.mutable_measurement();
   m->set_status(v1::MEASUREMENT_OK);
@@ -178,7 +170,7 @@ TEST_F(FleetTest, TwoAndFourDaemonsDrainOneJobMeasuringEachConfigOnce) {
     auto live = daemons_.back()->client().ListDaemons();
     ASSERT_TRUE(live.ok()) << live.status();
     EXPECT_EQ(static_cast<int>(live->size()), n);
-    const v1::Problem p = Transpose(1024, 512);
+    const v1::Problem p = TransposeProblem(1024, 512);
     auto job = daemons_[0]->client().SubmitSweep(p);
     ASSERT_TRUE(job.ok()) << job.status();
     const v1::Job end = WaitForEnd(daemons_[n - 1]->client(), job->id());
@@ -200,7 +192,7 @@ TEST_F(FleetTest, TwoAndFourDaemonsDrainOneJobMeasuringEachConfigOnce) {
 TEST_F(FleetTest, KillNineOfOneDaemonMidJobLosesAndRepeatsNothing) {
   FleetDaemon& a = Start(0);
   FleetDaemon& b = Start(1);
-  const v1::Problem p = Transpose(2048, 256);
+  const v1::Problem p = TransposeProblem(2048, 256);
   auto job = a.client().SubmitSweep(p);
   ASSERT_TRUE(job.ok()) << job.status();
   WaitForMeasured(b.client(), job->id(), 10);
@@ -226,15 +218,15 @@ TEST_F(FleetTest, ThePostgresServerRestartsMidJobAndTheDaemonsGoOn) {
   auto device = a.client().DescribeDevice();
   ASSERT_TRUE(device.ok());
   ASSERT_TRUE(a.client().ImportKernel(ExportedKernel(*device, 0.05, "cubin")).ok());
-  ASSERT_TRUE(b.client().GetBest(Transpose(256, 256)).ok());  // now in B's memory
-  const v1::Problem p = Transpose(512, 2048);
+  ASSERT_TRUE(b.client().GetBest(TransposeProblem(256, 256)).ok());  // now in B's memory
+  const v1::Problem p = TransposeProblem(512, 2048);
   auto job = a.client().SubmitSweep(p);
   ASSERT_TRUE(job.ok()) << job.status();
   WaitForMeasured(a.client(), job->id(), 8);
   ASSERT_TRUE(server_->Stop().ok());
   std::this_thread::sleep_for(1500ms);
   // Look-ups already served go on; calls that need the database say so.
-  auto cached = b.client().GetBest(Transpose(256, 256));
+  auto cached = b.client().GetBest(TransposeProblem(256, 256));
   ASSERT_TRUE(cached.ok()) << cached.status();
   EXPECT_EQ(cached->cubin(), "cubin");
   auto down = a.client().GetJob(job->id());
@@ -257,7 +249,7 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
   ASSERT_TRUE(device.ok());
   auto imported = a.client().ImportKernel(ExportedKernel(*device, 0.05, "cubin-one"));
   ASSERT_TRUE(imported.ok()) << imported.status();
-  auto served = b.client().GetBest(Transpose(256, 256));
+  auto served = b.client().GetBest(TransposeProblem(256, 256));
   ASSERT_TRUE(served.ok()) << served.status();
   EXPECT_EQ(served->match(), v1::MATCH_EXACT);
   EXPECT_EQ(served->cubin(), "cubin-one");
@@ -267,12 +259,12 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
   std::string seen;
   for (int i = 0; i < 50 && seen != "cubin-two"; ++i) {
     std::this_thread::sleep_for(100ms);
-    seen = b.client().GetBest(Transpose(256, 256))->cubin();
+    seen = b.client().GetBest(TransposeProblem(256, 256))->cubin();
   }
   EXPECT_EQ(seen, "cubin-two");
   // One client, one job at a time, whichever daemon it asks.
-  ASSERT_TRUE(a.client().SubmitSweep(Transpose(4096, 64)).ok());
-  auto over = b.client().SubmitSweep(Transpose(64, 4096));
+  ASSERT_TRUE(a.client().SubmitSweep(TransposeProblem(4096, 64)).ok());
+  auto over = b.client().SubmitSweep(TransposeProblem(64, 4096));
   EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted) << over.status();
 }
 

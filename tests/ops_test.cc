@@ -37,14 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-v1::Problem Transpose(int64_t rows, int64_t cols) {
-  v1::Problem p;
-  p.set_family(v1::FAMILY_TRANSPOSE);
-  p.set_dtype(v1::DTYPE_F32);
-  p.add_shape(rows);
-  p.add_shape(cols);
-  return p;
-}
 
 
 // Runs a shell command; true if it exited 0.
@@ -204,7 +196,7 @@ TEST_F(OpsTest, DefaultIsTheUnixSocketOnlyGroupReadableAndTellsSystemd) {
   Client client(d.address());
   auto device = client.DescribeDevice();
   ASSERT_TRUE(device.ok()) << device.status();
-  auto job = client.SubmitSweep(Transpose(64, 64));
+  auto job = client.SubmitSweep(TransposeProblem(64, 64));
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->client(), "local");
   kill(d.pid(), SIGTERM);
@@ -258,7 +250,7 @@ TEST_F(OpsTest, HealthFollowsDrainingAndReflectionListsTheServices) {
   EXPECT_EQ(status, "NOT_SERVING");
   EXPECT_EQ(check("tuned.v1.Tuner"), "NOT_SERVING");
   Client client(d.address());
-  auto job = client.SubmitSweep(Transpose(64, 64));
+  auto job = client.SubmitSweep(TransposeProblem(64, 64));
   EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
   EXPECT_TRUE(client.ListJobs().ok());  // reads go on while draining
   EXPECT_EQ(d.WaitExit(), 0) << ReadAll(d.log());
@@ -301,12 +293,12 @@ TEST_F(OpsTest, TlsPortNeedsTheTokenAndEnforcesPerClientQuotas) {
 
   Client alice(tcp, As(kAlice)), bob(tcp, As(kBob)), nobody(tcp, As("")),
       wrong(tcp, As("not-a-valid-token-at-all"));
-  auto job = alice.SubmitSweep(Transpose(64, 64));
+  auto job = alice.SubmitSweep(TransposeProblem(64, 64));
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->client(), "alice");
 
   for (Client* c : {&nobody, &wrong}) {
-    EXPECT_EQ(c->SubmitSweep(Transpose(64, 32)).status().code(), absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(c->SubmitSweep(TransposeProblem(64, 32)).status().code(), absl::StatusCode::kUnauthenticated);
     EXPECT_EQ(c->CancelJob(job->id()).status().code(), absl::StatusCode::kUnauthenticated);
     EXPECT_EQ(c->ListJobs().status().code(), absl::StatusCode::kUnauthenticated);
   }
@@ -326,7 +318,7 @@ TEST_F(OpsTest, TlsPortNeedsTheTokenAndEnforcesPerClientQuotas) {
   }
 
   // Quotas, per client: alice has her one job; bob's sgemm sweep is too many configs.
-  auto second = alice.SubmitSweep(Transpose(128, 64));
+  auto second = alice.SubmitSweep(TransposeProblem(128, 64));
   ASSERT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted) << second.status();
   EXPECT_NE(second.status().message().find("client 'alice' has 1 queued or running jobs; the limit is 1"),
             std::string::npos)
@@ -338,7 +330,7 @@ TEST_F(OpsTest, TlsPortNeedsTheTokenAndEnforcesPerClientQuotas) {
                                         std::to_string(transpose_configs)),
             std::string::npos)
       << big.status();
-  auto bobs = bob.SubmitSweep(Transpose(64, 32));
+  auto bobs = bob.SubmitSweep(TransposeProblem(64, 32));
   ASSERT_TRUE(bobs.ok()) << bobs.status();
   EXPECT_EQ(bobs->client(), "bob");
 
@@ -376,14 +368,14 @@ TEST_F(OpsTest, AnonymousReadsOnlyWhenAllowedAndMutualTls) {
   ASSERT_TRUE(jobs.ok()) << jobs.status();
   EXPECT_TRUE(jobs->empty());
   EXPECT_TRUE(reader.DescribeDevice().ok());
-  EXPECT_EQ(reader.SubmitSweep(Transpose(64, 64)).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(reader.SubmitSweep(TransposeProblem(64, 64)).status().code(), absl::StatusCode::kUnauthenticated);
   // GetBest queues a sweep with tune_if_missing: that needs a token too.
-  EXPECT_EQ(reader.GetBest(Transpose(64, 64), /*tune_if_missing=*/true).status().code(),
+  EXPECT_EQ(reader.GetBest(TransposeProblem(64, 64), /*tune_if_missing=*/true).status().code(),
             absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(reader.GetBest(Transpose(64, 64)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(reader.GetBest(TransposeProblem(64, 64)).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(Client(d.address()).ListJobs()->empty());
 
-  auto best = Client(tcp, alice).GetBest(Transpose(64, 64), /*tune_if_missing=*/true);
+  auto best = Client(tcp, alice).GetBest(TransposeProblem(64, 64), /*tune_if_missing=*/true);
   EXPECT_EQ(best.status().code(), absl::StatusCode::kNotFound);  // nothing near, but queued:
   EXPECT_NE(best.status().message().find("queued job 1"), std::string::npos) << best.status();
   auto job = Client(d.address()).GetJob(1);
@@ -397,12 +389,12 @@ TEST_F(OpsTest, MetricsEndpointServesTheSeriesAfterAJob) {
   const int port = d.LoggedPort("metrics on http://127.0.0.1:");
   ASSERT_GT(port, 0) << ReadAll(d.log());
   Client client(d.address());
-  auto job = client.SubmitSweep(Transpose(40, 24));
+  auto job = client.SubmitSweep(TransposeProblem(40, 24));
   ASSERT_TRUE(job.ok()) << job.status();
   auto end = client.WatchJob(job->id(), [](const v1::Job&) {});
   ASSERT_TRUE(end.ok()) << end.status();
   ASSERT_EQ(end->state(), v1::JOB_DONE);
-  EXPECT_EQ(client.GetBest(Transpose(40, 24)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client.GetBest(TransposeProblem(40, 24)).status().code(), absl::StatusCode::kNotFound);
 
   const std::string text = HttpGet(port, "/metrics");
   ASSERT_FALSE(text.empty());
@@ -419,7 +411,7 @@ TEST_F(OpsTest, MetricsEndpointServesTheSeriesAfterAJob) {
   EXPECT_NE(text.find("# TYPE tuned_compile_seconds histogram"), std::string::npos);
 
   // The queue depth is read at each scrape: a second job, queued behind nothing, shows up.
-  auto queued = client.SubmitSweep(Transpose(48, 24));
+  auto queued = client.SubmitSweep(TransposeProblem(48, 24));
   ASSERT_TRUE(queued.ok());
   const std::string during = HttpGet(port, "/metrics");
   EXPECT_EQ(Sample(during, R"(tuned_queue_depth{state="queued"})") +

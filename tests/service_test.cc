@@ -17,14 +17,6 @@
 namespace tuned {
 namespace {
 
-v1::Problem Transpose(int64_t rows, int64_t cols) {
-  v1::Problem p;
-  p.set_family(v1::FAMILY_TRANSPOSE);
-  p.set_dtype(v1::DTYPE_F32);
-  p.add_shape(rows);
-  p.add_shape(cols);
-  return p;
-}
 
 class ServiceTest : public ::testing::Test {
  protected:
@@ -169,7 +161,7 @@ TEST_F(ServiceTest, UnknownJobsAndUntunedProblemsAreNotFound) {
 }
 
 TEST_F(ServiceTest, CompileOnlySweepRunsToTheEndAndRecordsEveryConfig) {
-  auto job = client_->SubmitSweep(Transpose(100, 37));
+  auto job = client_->SubmitSweep(TransposeProblem(100, 37));
   ASSERT_TRUE(job.ok()) << job.status();
   // Queued; the runner may already have taken it (it also polls the queue).
   EXPECT_TRUE(job->state() == v1::JOB_QUEUED || job->state() == v1::JOB_RUNNING) << job->state();
@@ -181,7 +173,7 @@ TEST_F(ServiceTest, CompileOnlySweepRunsToTheEndAndRecordsEveryConfig) {
   EXPECT_EQ(end->done(), end->total()) << end->ShortDebugString();
   EXPECT_EQ(end->failed(), 0) << end->ShortDebugString();
   EXPECT_GE(updates, 1);
-  auto ms = client_->ListMeasurements(Transpose(100, 37), 0);
+  auto ms = client_->ListMeasurements(TransposeProblem(100, 37), 0);
   ASSERT_TRUE(ms.ok());
   EXPECT_EQ(static_cast<int>(ms->size()), end->total());
   for (const auto& m : *ms) {
@@ -190,15 +182,15 @@ TEST_F(ServiceTest, CompileOnlySweepRunsToTheEndAndRecordsEveryConfig) {
     EXPECT_EQ(m.job_id(), job->id());
   }
   // Compile-only measures nothing, so there is still no best kernel.
-  EXPECT_EQ(client_->GetBest(Transpose(100, 37)).status().code(), absl::StatusCode::kNotFound);
-  auto top = client_->ListMeasurements(Transpose(100, 37), 3);
+  EXPECT_EQ(client_->GetBest(TransposeProblem(100, 37)).status().code(), absl::StatusCode::kNotFound);
+  auto top = client_->ListMeasurements(TransposeProblem(100, 37), 3);
   ASSERT_TRUE(top.ok());
   EXPECT_EQ(top->size(), 3u);
 }
 
 TEST_F(ServiceTest, CancelStopsAQueuedJob) {
-  auto first = client_->SubmitSweep(Transpose(64, 64));
-  auto second = client_->SubmitSweep(Transpose(128, 64));
+  auto first = client_->SubmitSweep(TransposeProblem(64, 64));
+  auto second = client_->SubmitSweep(TransposeProblem(128, 64));
   ASSERT_TRUE(first.ok() && second.ok());
   auto cancelled = client_->CancelJob(second->id());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status();

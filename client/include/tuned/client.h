@@ -47,6 +47,8 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 /// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN).
 v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k);
+/// An fp32 transpose problem: out(COLS x ROWS) = in(ROWS x COLS)^T, row-major.
+v1::Problem TransposeProblem(int64_t rows, int64_t cols);
 
 /// Writes `best` to `dir` as `tunectl export` does: kernel.cu (source),
 /// kernel.cubin, kernel.ptx and kernel.json (everything else, protobuf JSON).
