@@ -555,25 +555,6 @@ absl::StatusOr<std::vector<v1::Job>> Store::ListJobs(int limit) {
   return jobs;
 }
 
-absl::Status Store::SetJobState(int64_t id, v1::JobState state, std::string_view error) {
-  if (state == v1::JOB_STATE_UNSPECIFIED || !v1::JobState_IsValid(state)) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid job state ", state));
-  }
-  absl::MutexLock lock(&mu_);
-  // started_unix: set on entering RUNNING, cleared on going back to QUEUED.
-  // finished_unix: set on entering an end state, cleared on leaving one.
-  auto update = Q("UPDATE jobs SET state = ?1, error = ?2, "
-                  "started_unix = CASE WHEN ?1 = 'JOB_RUNNING' AND state <> 'JOB_RUNNING' THEN ?3 "
-                  "  WHEN ?1 = 'JOB_QUEUED' THEN NULL ELSE started_unix END, "
-                  "finished_unix = CASE WHEN ?1 IN ('JOB_QUEUED', 'JOB_RUNNING') THEN NULL "
-                  "  WHEN state IN ('JOB_QUEUED', 'JOB_RUNNING') THEN ?3 ELSE finished_unix END "
-                  "WHERE id = ?4",
-                  v1::JobState_Name(state), error, NowUnix(), id);
-  if (!update.ok()) return update.status();
-  if (update->affected() == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
-  return absl::OkStatus();
-}
-
 absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::string_view name) {
   absl::Status s;
   {

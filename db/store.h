@@ -194,9 +194,6 @@ class Store {
   absl::StatusOr<v1::Job> GetJob(int64_t id);
   /// Newest first, at most `limit` (limit <= 0: 50).
   absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit);
-  /// Sets the state (and started/finished time where it applies) and error
-  /// text. NOT_FOUND for an unknown id.
-  absl::Status SetJobState(int64_t id, v1::JobState state, std::string_view error = "");
   /// Records the job's baseline (cuBLAS or copy), as timed on the GPU of
   /// the daemon that prepared or re-timed it last.
   absl::Status SetJobBaseline(int64_t id, double ms, double metric, std::string_view name);

@@ -227,14 +227,20 @@ TEST_P(StoreTest, JobLifecycleAndTimestamps) {
   EXPECT_EQ(job->started_unix(), 0);
   EXPECT_EQ(job->finished_unix(), 0);
 
-  ASSERT_TRUE(store_->SetJobState(id, v1::JOB_RUNNING).ok());
+  // A job runs from its first claim on.
+  auto daemon = store_->RegisterDaemon(dev_, {.host = "h", .gpu = 0, .gpu_uuid = "GPU-0"});
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  v1::KernelConfig item;
+  item.set_name("c0");
+  ASSERT_TRUE(*store_->AddRound(id, 0, {item}));
+  ASSERT_TRUE(store_->ClaimWork(*daemon, dev_, 0, 1)->has_value());
   job = store_->GetJob(id);
   EXPECT_EQ(job->state(), v1::JOB_RUNNING);
   EXPECT_GE(job->started_unix(), before);
   EXPECT_EQ(job->finished_unix(), 0);
 
   ASSERT_TRUE(store_->SetJobBaseline(id, 0.25, 1234.5, "cublasSgemm").ok());
-  ASSERT_TRUE(store_->SetJobState(id, v1::JOB_FAILED, "worker crashed twice").ok());
+  ASSERT_TRUE(*store_->FinishJob(id, v1::JOB_FAILED, "worker crashed twice"));
   job = store_->GetJob(id);
   EXPECT_EQ(job->state(), v1::JOB_FAILED);
   EXPECT_EQ(job->error(), "worker crashed twice");
@@ -247,9 +253,9 @@ TEST_P(StoreTest, JobLifecycleAndTimestamps) {
   auto missing = store_->GetJob(42);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(), "job 42 not found");
-  EXPECT_EQ(store_->SetJobState(42, v1::JOB_DONE).code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(*store_->FinishJob(42, v1::JOB_DONE));  // no such job: nothing changes
   EXPECT_EQ(store_->SetJobBaseline(42, 1, 1, "x").code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->SetJobState(id, v1::JOB_STATE_UNSPECIFIED).code(),
+  EXPECT_EQ(store_->FinishJob(id, v1::JOB_STATE_UNSPECIFIED).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -700,7 +706,7 @@ TEST_P(StoreTest, DataSurvivesReopenAndBinariesAreShared) {
     ASSERT_TRUE(s.ok()) << s.status();
     dev = *(*s)->UpsertDevice(Gpu());
     job = *(*s)->CreateJob(dev, p, 3, 1);
-    ASSERT_TRUE((*s)->SetJobState(job, v1::JOB_RUNNING).ok());
+    ASSERT_TRUE(*(*s)->FinishJob(job, v1::JOB_DONE));
     ASSERT_TRUE((*s)->AddMeasurement(job, Meas("x", v1::MEASUREMENT_OK, 0.7), &bin).ok());
     ASSERT_TRUE((*s)->AddMeasurement(job, Meas("x", v1::MEASUREMENT_OK, 0.7), &bin).ok());
     ASSERT_TRUE((*s)->AddMeasurement(job, Meas("y", v1::MEASUREMENT_OK, 0.8), &bin).ok());
@@ -716,7 +722,7 @@ TEST_P(StoreTest, DataSurvivesReopenAndBinariesAreShared) {
   EXPECT_EQ(*(*s)->UpsertDevice(Gpu()), dev);
   auto j = (*s)->GetJob(job);
   ASSERT_TRUE(j.ok());
-  EXPECT_EQ(j->state(), v1::JOB_RUNNING);
+  EXPECT_EQ(j->state(), v1::JOB_DONE);
   EXPECT_EQ(j->total(), 3);
   EXPECT_EQ(j->pruned(), 1);
   EXPECT_EQ(j->done(), 3);
@@ -913,7 +919,7 @@ TEST_P(StoreTest, CreateJobEnforcesTheClientsQuota) {
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(third.status().message().find("has 2 queued or running jobs; the limit is 2"), std::string::npos);
   EXPECT_TRUE(store_->CreateJob(dev_, Sgemm(256, 64, 64), 10, 0, {"bob", 2, 15}).ok());
-  ASSERT_TRUE(store_->SetJobState(*first, v1::JOB_DONE).ok());
+  ASSERT_TRUE(*store_->FinishJob(*first, v1::JOB_DONE));
   EXPECT_TRUE(store_->CreateJob(dev_, Sgemm(256, 64, 64), 1, 0, a).ok());
   EXPECT_EQ(*store_->CountJobs(dev_, v1::JOB_QUEUED), 3);
   EXPECT_EQ(*store_->CountJobs(dev_, v1::JOB_DONE), 1);
