@@ -185,13 +185,44 @@ absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {
   auto buf = DeviceBuffer::Alloc(static_cast<size_t>(std::max<int64_t>(2 * l2_bytes, 1 << 20)));
   if (!buf.ok()) return buf.status();
   f.scratch_ = *std::move(buf);
+  int device = 0, major = 0, minor = 0, sms = 0;
+  TUNED_CUDA(cudaGetDevice(&device));
+  TUNED_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  TUNED_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  TUNED_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // 16384 distinct FFMAs (about 256 KB of code, over the SM's instruction
+  // caches), in 8 independent chains so that one warp streams through them.
+  constexpr std::string_view kSource =
+      "__global__ void icache_flush(float* out) {\n"
+      "  float x[8];\n"
+      "  for (int j = 0; j < 8; ++j) x[j] = threadIdx.x + j;\n"
+      "#pragma unroll\n"
+      "  for (int i = 0; i < 2048; ++i)\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < 8; ++j) x[j] = x[j] * 0.999f + float(i * 8 + j);\n"
+      "  float s = 0;\n"
+      "  for (int j = 0; j < 8; ++j) s += x[j];\n"
+      "  if (s == 1.5f) *out = s;  // never: keeps the chains\n"
+      "}\n";
+  auto compiled = Compile(kSource, "icache_flush", {}, absl::StrCat("sm_", major, minor));
+  if (!compiled.ok()) {
+    return absl::InternalError(absl::StrCat("flush kernel: ", compiled.status().message()));
+  }
+  auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
+  if (!kernel.ok()) return kernel.status();
+  f.kernel_ = std::make_shared<LoadedKernel>(*std::move(kernel));
+  // One warp on every SM (a block per SM, each SM's caches its own).
+  for (uint32_t d : {static_cast<uint32_t>(std::max(sms, 1)), 1u, 1u}) f.geometry_.add_grid(d);
+  for (uint32_t d : {32u, 1u, 1u}) f.geometry_.add_block(d);
   return f;
 }
 
 absl::Status L2Flusher::Flush(cudaStream_t stream) const {
   static int value = 0;
   TUNED_CUDA(cudaMemsetAsync(scratch_.get(), ++value & 0xff, scratch_.bytes(), stream));
-  return absl::OkStatus();
+  float* out = static_cast<float*>(scratch_.get());
+  void* args[] = {&out};
+  return kernel_->Launch(geometry_, args, stream);
 }
 
 }  // namespace tuned

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,14 +72,27 @@ absl::StatusOr<std::vector<double>> TimeInterleavedMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
 
-/// Writes a scratch buffer of twice the L2 size, evicting earlier data.
+/// What a client's kernel finds before it runs: a cold L2 (a scratch buffer
+/// of twice its size written with cudaMemsetAsync) and cold instruction
+/// caches (a kernel of about 200 KB of code, NVRTC-compiled at Create for the
+/// current GPU, run by one warp on every SM). Without the second, a kernel
+/// timed rep after rep keeps its code cached, which a client that runs other
+/// kernels in between does not: sliced-K configs with 100-120 KB of code ran
+/// 7-27% faster repeated than after any other kernel, with 30% of warp cycles
+/// stalled on "no instruction" (ncu), and the job served a kernel that was
+/// 0.87x cuBLAS in a client. With it, every order of runs agrees within 1%:
+/// bench/results/2026-11-23_h100_sbs_probe.txt (issue 17).
 class L2Flusher {
  public:
+  /// INTERNAL if the flush kernel does not compile or load;
+  /// RESOURCE_EXHAUSTED if the scratch buffer does not fit.
   static absl::StatusOr<L2Flusher> Create(int64_t l2_bytes);
   absl::Status Flush(cudaStream_t stream) const;
 
  private:
   DeviceBuffer scratch_;
+  std::shared_ptr<LoadedKernel> kernel_;
+  v1::LaunchGeometry geometry_;
 };
 
 }  // namespace tuned

@@ -1,0 +1,372 @@
+// sbs_probe: why a kernel's time in the job differs from its time in a
+// client's process (issue 17). One SGEMM shape, a few named configs and
+// cuBLAS (pure fp32), timed in one process under one factor changed at a
+// time:
+//   alone          each run alone, 50 reps, L2 flushed before each (the
+//                  job's first timing: Worker::Time)
+//   interleaved    kernel, cuBLAS, kernel, ... 50 pairs, flushed (the job's
+//                  re-timing and a client's side-by-side check)
+//   no_flush       interleaved, L2 not flushed
+//   host_gap_US    interleaved, the host waits US microseconds between the
+//                  start event and the launch, as a slow launcher does
+//                  (Python: argument checks and ctypes), so the GPU idles
+//                  inside the timed interval
+//   busy_gap_US    as host_gap, with a spin kernel queued first that keeps
+//                  the GPU busy for longer than the gap
+//   client_path    interleaved, the kernel launched through the client
+//                  library (TunedKernel::Sgemm: geometry per call, cubin
+//                  loaded with cudaLibraryLoadData)
+//   normal_inputs  interleaved, inputs N(0,1) (torch.randn) instead of
+//                  uniform [-1,1)
+//   after_other    interleaved, with another generated kernel of a
+//                  different shared-memory size right before each run
+//   after_spin_NK  interleaved, with a tiny kernel using N KB of dynamic
+//                  shared memory right before each kernel run (carveout)
+//   after_self     interleaved, with the kernel itself run (untimed) right
+//                  before each timed run, then the flush
+//   after_verify   the job's own sequence: poison C, verify run, check,
+//                  then Worker::Time's reps (no interleaving)
+// Every scenario prints the medians (ms) and the speedup (cuBLAS ms / kernel
+// ms); run it with nvidia-smi sampling the SM clock beside it.
+//
+//   sbs_probe --shape 1024 1024 1024 --config NAME [--config NAME ...] [--pairs 50]
+//   sbs_probe --cubins DIR --config NAME ...   (no GPU: writes the sm_90 cubins)
+// The flush is the worker's (server/worker/gpu.h L2Flusher).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "server/families/family.h"
+#include "server/jobs.h"
+#include "server/worker/compiler.h"
+#include "server/worker/gpu.h"
+#include "tuned/kernel.h"
+#include "tuned/launch.h"
+
+namespace {
+
+using tuned::DeviceBuffer;
+using Run = std::function<absl::Status(cudaStream_t)>;
+
+void Check(const absl::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::cerr << what << ": " << s.ToString() << "\n";
+    std::exit(1);
+  }
+}
+#define CK(x) Check(tuned::CudaStatus((x), #x), #x)
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Times `runs` interleaved over `rounds` rounds; `before(i)` runs (untimed)
+// before run i; `gap_us` of host waiting between the start event and the
+// launch. Returns per-run medians.
+std::vector<double> Interleave(const std::vector<Run>& runs, int rounds, cudaStream_t s,
+                               const std::function<void(size_t)>& before, int gap_us) {
+  std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> ev(runs.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      cudaEvent_t a, b;
+      CK(cudaEventCreate(&a));
+      CK(cudaEventCreate(&b));
+      if (before) before(i);
+      CK(cudaEventRecord(a, s));
+      if (gap_us > 0) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(gap_us);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+      Check(runs[i](s), "run");
+      CK(cudaEventRecord(b, s));
+      ev[i].push_back({a, b});
+    }
+  }
+  CK(cudaStreamSynchronize(s));
+  std::vector<double> med;
+  for (auto& e : ev) {
+    std::vector<double> ms;
+    for (auto [a, b] : e) {
+      float t = 0;
+      CK(cudaEventElapsedTime(&t, a, b));
+      ms.push_back(t);
+      CK(cudaEventDestroy(a));
+      CK(cudaEventDestroy(b));
+    }
+    med.push_back(Median(ms));
+  }
+  return med;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"times SGEMM configs against cuBLAS under one changed factor at a time"};
+  std::vector<int64_t> shape{1024, 1024, 1024};
+  std::vector<std::string> names;
+  int pairs = 50;
+  app.add_option("--shape", shape, "M N K")->expected(3);
+  app.add_option("--config", names, "config names (sgemm)")->required();
+  app.add_option("--pairs", pairs, "rounds per scenario");
+  std::string sizes_dir;
+  app.add_option("--cubins", sizes_dir,
+                 "no GPU: write each config's sm_90 cubin to DIR/NAME.cubin (for cuobjdump) and stop");
+  CLI11_PARSE(app, argc, argv);
+
+  const tuned::Family* family = tuned::FindFamily("sgemm");
+  // Names of the space and three rounds of neighbours (a job's reach).
+  std::map<std::string, tuned::Config> by_name;
+  std::vector<tuned::Config> frontier = family->Space();
+  for (int round = 0; round <= 3 && !frontier.empty(); ++round) {
+    std::vector<tuned::Config> next;
+    for (const tuned::Config& c : frontier) {
+      if (!by_name.emplace(family->ConfigName(c), c).second) continue;
+      if (round < 3) {
+        for (tuned::Config& n : family->Neighbours(c)) next.push_back(std::move(n));
+      }
+    }
+    frontier = std::move(next);
+  }
+  for (const std::string& name : names) {
+    if (by_name.count(name) == 0) {
+      std::cerr << name << ": not in the space or its neighbours\n";
+      return 2;
+    }
+  }
+  if (!sizes_dir.empty()) {
+    const tuned::v1::Device ref = tuned::Sm90ReferenceDevice();
+    for (const std::string& name : names) {
+      const auto kernel = tuned::KernelOf(*family, by_name[name], shape, ref);
+      auto bin = tuned::Compile(kernel.source(), kernel.name_expression(),
+                                {kernel.options().begin(), kernel.options().end()}, "sm_90");
+      Check(bin.status(), "compile");
+      std::ofstream(sizes_dir + "/" + name + ".cubin", std::ios::binary) << bin->cubin;
+      std::cout << name << " cubin " << bin->cubin.size() << " bytes\n";
+    }
+    return 0;
+  }
+  auto dev = tuned::OpenDevice(0);
+  Check(dev.status(), "device");
+  const int m = static_cast<int>(shape[0]), n = static_cast<int>(shape[1]),
+            k = static_cast<int>(shape[2]);
+  const std::string arch = absl::StrFormat("sm_%d%d", dev->cc_major(), dev->cc_minor());
+
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto flusher = tuned::L2Flusher::Create(dev->l2_cache_bytes());
+  Check(flusher.status(), "flusher");
+  auto flush = [&](cudaStream_t st) { return flusher->Flush(st); };
+  auto a = DeviceBuffer::Alloc(size_t(m) * k * 4), b = DeviceBuffer::Alloc(size_t(k) * n * 4),
+       c = DeviceBuffer::Alloc(size_t(m) * n * 4), c2 = DeviceBuffer::Alloc(size_t(m) * n * 4);
+  Check(a.status(), "alloc");
+  Check(b.status(), "alloc");
+  Check(c.status(), "alloc");
+  Check(c2.status(), "alloc");
+  auto uniform = [&](uint64_t seed) {
+    Check(tuned::FillRandom(*a, size_t(m) * k, seed), "fill");
+    Check(tuned::FillRandom(*b, size_t(k) * n, seed + 1), "fill");
+  };
+  auto normal = [&](uint64_t seed) {
+    std::mt19937_64 g(seed);
+    std::normal_distribution<float> d;
+    for (auto* buf : {&*a, &*b}) {
+      std::vector<float> h(buf->bytes() / 4);
+      for (float& x : h) x = d(g);
+      CK(cudaMemcpy(buf->get(), h.data(), buf->bytes(), cudaMemcpyHostToDevice));
+    }
+  };
+  uniform(1);
+  auto handle = tuned::CreatePureFp32Cublas();
+  Check(handle.status(), "cublas");
+  const float* pa = a->f32();
+  const float* pb = b->f32();
+  float* pc = c->f32();
+  float* pc2 = c2->f32();
+  float alpha = 1.0f, beta = 0.0f;
+  Run cublas = [&](cudaStream_t st) {
+    return tuned::RowMajorSgemm(*handle, m, n, k, 1.0f, pa, pb, 0.0f, pc2, st);
+  };
+  // A spin kernel: keeps the GPU busy while the host lingers.
+  const std::string spin_src =
+      "__global__ void spin(long long cycles) {"
+      " long long t0 = clock64(); while (clock64() - t0 < cycles) {} }";
+  auto spin_bin = tuned::Compile(spin_src, "spin", {}, arch);
+  Check(spin_bin.status(), "spin compile");
+  auto spin = tuned::LoadedKernel::Load(spin_bin->cubin, spin_bin->entry);
+  Check(spin.status(), "spin load");
+  tuned::v1::LaunchGeometry one;
+  for (int i = 0; i < 3; ++i) {
+    one.add_grid(1);
+    one.add_block(1);
+  }
+
+  std::cout << absl::StrFormat("# %s, shape %dx%dx%d, %d pairs per scenario\n", dev->name(), m, n,
+                               k, pairs);
+  std::cout << absl::StrFormat("%-48s %-14s %10s %10s %8s\n", "config", "scenario", "kernel ms",
+                               "cuBLAS ms", "speedup");
+  std::vector<tuned::LoadedKernel> loaded;
+  std::vector<tuned::v1::LaunchGeometry> geos;
+  std::vector<tuned::v1::BestKernel> bests;
+  for (const std::string& name : names) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      std::cerr << name << ": not in the space or its neighbours\n";
+      return 2;
+    }
+    const auto kernel = tuned::KernelOf(*family, it->second, shape, *dev);
+    auto bin = tuned::Compile(kernel.source(), kernel.name_expression(),
+                              {kernel.options().begin(), kernel.options().end()}, arch);
+    Check(bin.status(), "compile");
+    auto l = tuned::LoadedKernel::Load(bin->cubin, bin->entry);
+    Check(l.status(), "load");
+    loaded.push_back(*std::move(l));
+    geos.push_back(kernel.geometry());
+    tuned::v1::BestKernel best;
+    best.mutable_problem()->set_family(tuned::v1::FAMILY_SGEMM);
+    for (int64_t d : shape) best.mutable_problem()->add_shape(d);
+    best.mutable_measurement()->mutable_config()->set_name(name);
+    for (const auto& [p, v] : it->second) (*best.mutable_measurement()->mutable_config()->mutable_params())[p] = v;
+    best.set_cubin(bin->cubin);
+    best.set_entry(bin->entry);
+    *best.mutable_device() = *dev;
+    best.set_match(tuned::v1::MATCH_EXACT);
+    bests.push_back(best);
+  }
+  for (size_t ki = 0; ki < names.size(); ++ki) {
+    const auto& g = geos[ki];
+    const tuned::LoadedKernel& K = loaded[ki];
+    void* args[] = {const_cast<int*>(&m), const_cast<int*>(&n), const_cast<int*>(&k), &alpha,
+                    &pa, &pb, &beta, &pc};
+    Run kern = [&](cudaStream_t st) -> absl::Status {
+      if (g.prescale_output()) TUNED_CUDA(cudaMemsetAsync(pc, 0, size_t(m) * n * 4, st));
+      return K.Launch(g, args, st);
+    };
+    auto client = tuned::TunedKernel::Load(bests[ki]);
+    Check(client.status(), "client load");
+    Run client_kern = [&](cudaStream_t st) {
+      return client->Sgemm(m, n, k, 1.0f, pa, pb, 0.0f, pc, st);
+    };
+    // Warm up both.
+    for (int i = 0; i < 5; ++i) {
+      Check(kern(s), "warm");
+      Check(cublas(s), "warm");
+    }
+    CK(cudaStreamSynchronize(s));
+    auto row = [&](const std::string& scenario, double km, double bm) {
+      std::cout << absl::StrFormat("%-48s %-14s %10.4f %10.4f %7.3fx\n", names[ki], scenario, km,
+                                   bm, bm / km)
+                << std::flush;
+    };
+    auto flush_before = [&](size_t) { Check(flush(s), "flush"); };
+    {
+      auto kk = tuned::TimeMedianMs(kern, flush, 1, pairs, s);
+      auto bb = tuned::TimeMedianMs(cublas, flush, 1, pairs, s);
+      Check(kk.status(), "time");
+      Check(bb.status(), "time");
+      row("alone", *kk, *bb);
+    }
+    {
+      auto r = Interleave({kern, cublas}, pairs, s, flush_before, 0);
+      row("interleaved", r[0], r[1]);
+      r = Interleave({cublas, kern}, pairs, s, flush_before, 0);
+      row("interleaved_b", r[1], r[0]);
+    }
+    {
+      auto r = Interleave({kern, cublas}, pairs, s, nullptr, 0);
+      row("no_flush", r[0], r[1]);
+    }
+    for (int gap : {10, 30, 60}) {
+      auto r = Interleave({kern, cublas}, pairs, s, flush_before, gap);
+      row(absl::StrFormat("host_gap_%d", gap), r[0], r[1]);
+      // A spin of ~2 gaps at 2 GHz (clock64 counts SM cycles).
+      const long long cycles = 2LL * gap * 2000;
+      auto busy = [&](size_t) {
+        Check(flush(s), "flush");
+        void* sargs[] = {const_cast<long long*>(&cycles)};
+        Check(spin->Launch(one, sargs, s), "spin");
+      };
+      r = Interleave({kern, cublas}, pairs, s, busy, gap);
+      row(absl::StrFormat("busy_gap_%d", gap), r[0], r[1]);
+    }
+    {
+      auto r = Interleave({client_kern, cublas}, pairs, s, flush_before, 0);
+      row("client_path", r[0], r[1]);
+    }
+    {
+      normal(7);
+      auto r = Interleave({kern, cublas}, pairs, s, flush_before, 0);
+      row("normal_inputs", r[0], r[1]);
+      uniform(1);
+    }
+    for (size_t other = 0; other < names.size(); ++other) {
+      if (other == ki) continue;
+      const auto& og = geos[other];
+      const tuned::LoadedKernel& O = loaded[other];
+      auto before = [&](size_t i) {
+        Check(flush(s), "flush");
+        if (i == 0) {
+          void* oargs[] = {const_cast<int*>(&m), const_cast<int*>(&n), const_cast<int*>(&k),
+                           &alpha, &pa, &pb, &beta, &pc2};
+          Check(O.Launch(og, oargs, s), "other");
+        }
+      };
+      auto r = Interleave({kern, cublas}, pairs, s, before, 0);
+      row(absl::StrFormat("after_other%zu", other), r[0], r[1]);
+    }
+    {
+      // What ran just before: a tiny kernel (the spin kernel, 0 cycles) with
+      // 0, 20 KB (about cuBLAS's tile) or 200 KB of dynamic shared memory,
+      // which sets the SMs' shared-memory carveout but evicts little code;
+      // or the kernel itself (its code and carveout warm).
+      for (uint32_t smem : {0u, 20u * 1024, 200u * 1024}) {
+        tuned::v1::LaunchGeometry sg = one;
+        sg.set_dynamic_shared_bytes(smem);
+        const long long zero = 0;
+        auto before = [&](size_t i) {
+          Check(flush(s), "flush");
+          if (i == 0) {
+            void* sargs[] = {const_cast<long long*>(&zero)};
+            Check(spin->Launch(sg, sargs, s), "spin");
+          }
+        };
+        auto r = Interleave({kern, cublas}, pairs, s, before, 0);
+        row(absl::StrFormat("after_spin_%uK", smem / 1024), r[0], r[1]);
+      }
+      auto self = [&](size_t i) {
+        if (i == 0) Check(kern(s), "self");
+        Check(flush(s), "flush");
+      };
+      auto r = Interleave({kern, cublas}, pairs, s, self, 0);
+      row("after_self", r[0], r[1]);
+    }
+    {
+      // The job's sequence: verification run (no flush), then Worker::Time:
+      // one flushed rep, then clamp(20 ms / first, 5, 100) reps.
+      CK(cudaMemsetAsync(pc, 0xff, size_t(m) * n * 4, s));
+      auto v = tuned::TimeMedianMs(kern, nullptr, 0, 1, s);
+      Check(v.status(), "verify");
+      auto first = tuned::TimeMedianMs(kern, flush, 0, 1, s);
+      Check(first.status(), "first");
+      const int reps = static_cast<int>(std::clamp(20.0 / std::max(*first, 1e-3), 5.0, 100.0));
+      auto med = tuned::TimeMedianMs(kern, flush, 0, reps, s);
+      auto bb = tuned::TimeMedianMs(cublas, flush, 1, pairs, s);
+      Check(med.status(), "time");
+      Check(bb.status(), "time");
+      row(absl::StrFormat("after_verify%d", reps), *med, *bb);
+    }
+  }
+  return 0;
+}
