@@ -368,8 +368,13 @@ class Model : public Strategy {
     std::vector<size_t> order(in.valid.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+    // Only configs measured OK on another shape: the model has seen them (a
+    // config no shape ran is an extrapolation; neighbours still reach it).
+    std::set<std::string> seen;
+    for (const Record& r : records_) seen.insert(family.ConfigName(r.config));
     for (size_t i : order) {
       if (static_cast<int>(picks.size()) >= options_.first_round) break;
+      if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
       if (taken.insert(i).second) picks.push_back(i);
     }
     // Measured most promising first: the worker screens the rest against it.

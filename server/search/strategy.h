@@ -136,7 +136,7 @@ class Strategy {
 /// Options of the model strategy (tests and the simulator vary them).
 struct ModelOptions {
   /// Configs of the first round at most (the best predicted).
-  int first_round = 24;
+  int first_round = 32;
   /// The winners of this many nearest tuned shapes go first...
   int near_shapes = 3;
   /// ...this many of each.
