@@ -25,87 +25,10 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "server/search/strategy.h"
+#include "server/search/simulate.h"
 
-namespace {
-
-using tuned::Config;
-using tuned::Shape;
 namespace search = tuned::search;
-
-struct ShapeRecord {
-  Shape shape;
-  std::map<std::string, double> ms;  // config name -> recorded ms (OK only)
-  std::vector<search::Record> records;
-};
-
-/// Every config name the family can produce (its space and the neighbours of
-/// its valid configs) -> the config.
-std::map<std::string, Config> NameIndex(const tuned::Family& family, const tuned::v1::Device& device) {
-  std::map<std::string, Config> index;
-  std::vector<tuned::Pruned> pruned;
-  for (const Config& c : family.Space()) index.emplace(family.ConfigName(c), c);
-  for (const Config& c : family.ValidSpace(device, &pruned)) {
-    for (const Config& n : family.Neighbours(c)) index.emplace(family.ConfigName(n), n);
-  }
-  return index;
-}
-
-struct Outcome {
-  int measured = 0, unmeasurable = 0;
-  double seconds = 0;
-  double winner_ms = 0;
-  std::string winner;
-};
-
-Outcome Simulate(search::Strategy& strategy, const tuned::Family& family,
-                 const tuned::v1::Device& device, const std::vector<Config>& valid,
-                 const ShapeRecord& oracle, const search::Budget& budget) {
-  Outcome out;
-  search::RoundInput in;
-  in.family = &family;
-  in.device = device;
-  in.shape = oracle.shape;
-  in.valid = valid;
-  in.budget = budget;
-  std::vector<std::pair<double, Config>> ok;  // measured OK, by time
-  double best = 0;
-  for (;; ++in.round) {
-    const std::vector<Config> round = strategy.NextRound(in);
-    if (round.empty()) break;
-    for (const Config& c : round) {
-      const std::string name = family.ConfigName(c);
-      in.measured.insert(name);
-      auto it = oracle.ms.find(name);
-      if (it == oracle.ms.end()) {
-        ++out.unmeasurable;
-        out.seconds += search::kConfigOverheadS;
-        continue;
-      }
-      ++out.measured;
-      out.seconds += search::MeasureSeconds(it->second, best);
-      best = best > 0 ? std::min(best, it->second) : it->second;
-      ok.emplace_back(it->second, c);
-    }
-    std::stable_sort(ok.begin(), ok.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    in.best.clear();
-    in.best_ms.clear();
-    for (size_t i = 0; i < ok.size() && i < 3; ++i) {
-      in.best.push_back(ok[i].second);
-      in.best_ms.push_back(ok[i].first);
-    }
-    in.spent_seconds = out.seconds;
-  }
-  out.seconds += search::RetimeSeconds(in.best_ms);
-  if (!ok.empty()) {
-    out.winner_ms = ok.front().first;
-    out.winner = family.ConfigName(ok.front().second);
-  }
-  return out;
-}
-
-}  // namespace
+using tuned::Config;
 
 int main(int argc, char** argv) {
   CLI::App app{"strategy_sim: a search strategy against recorded measurements, leave-one-out"};
@@ -130,41 +53,15 @@ int main(int argc, char** argv) {
   const tuned::Family& family = tuned::SgemmFamily();
   tuned::v1::Device device = tuned::Sm90ReferenceDevice();
   device.set_name("NVIDIA H100 80GB HBM3");
-  const auto index = NameIndex(family, device);
   std::vector<tuned::Pruned> pruned;
   const std::vector<Config> valid = family.ValidSpace(device, &pruned);
-
-  std::vector<ShapeRecord> shapes;
   int unknown = 0;
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(results)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& path : files) {
-    const std::string stem = path.stem().string();  // results_sgemm_MxNxK
-    if (stem.rfind("results_sgemm_", 0) != 0) continue;
-    ShapeRecord s;
-    for (const std::string& d : std::vector<std::string>(absl::StrSplit(stem.substr(14), 'x'))) {
-      int64_t v = 0;
-      if (absl::SimpleAtoi(d, &v)) s.shape.push_back(v);
-    }
-    if (s.shape.size() != 3) continue;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string rank, name, status;
-      double ms = 0;
-      if (!(fields >> rank >> name >> status >> ms) || status != "ok" || ms <= 0) continue;
-      auto it = index.find(name);
-      if (it == index.end()) {
-        ++unknown;
-        continue;
-      }
-      s.ms[name] = ms;
-      s.records.push_back({s.shape, it->second, ms});
-    }
-    shapes.push_back(std::move(s));
+  auto loaded = search::LoadResultsDir(results, family, device, &unknown);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+    return 2;
   }
+  const std::vector<search::ShapeRecord>& shapes = *loaded;
   if (shapes.size() < 2) {
     std::fprintf(stderr, "need results of 2 shapes or more in %s\n", results.c_str());
     return 2;
@@ -190,8 +87,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     auto exhaustive = search::MakeStrategy(search::kExhaustive, family, device, {});
-    const Outcome o = Simulate(**strategy, family, device, valid, shapes[i], *budget);
-    const Outcome e = Simulate(**exhaustive, family, device, valid, shapes[i], {});
+    const search::Outcome o = search::Simulate(**strategy, family, device, valid, shapes[i], *budget);
+    const search::Outcome e = search::Simulate(**exhaustive, family, device, valid, shapes[i], {});
     double best = 0;
     for (const auto& [name, ms] : shapes[i].ms) best = best > 0 ? std::min(best, ms) : ms;
     const double regret = o.winner_ms > 0 && best > 0 ? o.winner_ms / best - 1 : 1e9;
