@@ -125,8 +125,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--strategy", o->jobs.strategy,
                      "how a sweep searches unless it asks: exhaustive (the pruned space, then "
                      "neighbours of its best) or model (a cost model fitted on the other tuned "
-                     "shapes picks the configs to measure)"))
-      ->check(CLI::IsMember(search::StrategyNames()));
+                     "shapes picks the configs to measure)"));
   env(app.add_option("--budget", budget_text,
                      "a sweep's budget unless it asks: GPU seconds of measuring ('10s', '2m') or "
                      "configs ('64'); default none"));
@@ -141,6 +140,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
     return app.exit(e);
   }
   o->jobs.compile_ahead = ahead->count() > 0 ? compile_ahead : !o->compile_only;
+  if (auto s = search::CheckStrategy(o->jobs.strategy); !s.ok()) {
+    std::cerr << "tuned: --strategy: " << s.message() << "\n";
+    return 2;
+  }
   if (auto budget = search::ParseBudget(budget_text); budget.ok()) {
     o->jobs.budget = *budget;
   } else {
