@@ -181,9 +181,12 @@ absl::Status Client::Convert(const grpc::Status& s) const {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), msg);
 }
 
-absl::StatusOr<v1::Job> Client::SubmitSweep(const v1::Problem& problem) {
+absl::StatusOr<v1::Job> Client::SubmitSweep(const v1::Problem& problem, const std::string& strategy,
+                                            const std::string& budget) {
   v1::SubmitSweepRequest req;
   *req.mutable_problem() = problem;
+  req.set_strategy(strategy);
+  req.set_budget(budget);
   v1::Job job;
   if (auto s = Convert(stub_->SubmitSweep(Context().get(), req, &job)); !s.ok()) return s;
   return job;

@@ -76,6 +76,16 @@ std::string MeasuredBy(const Job& j) {
   });
 }
 
+// "model, budget 10s" / "exhaustive".
+std::string SearchString(const Job& j) {
+  std::string s = j.strategy().empty() ? "exhaustive" : j.strategy();
+  std::vector<std::string> budget;
+  if (j.budget_seconds() > 0) budget.push_back(absl::StrFormat("%gs", j.budget_seconds()));
+  if (j.budget_configs() > 0) budget.push_back(absl::StrCat(j.budget_configs(), " configs"));
+  if (!budget.empty()) absl::StrAppend(&s, ", budget ", absl::StrJoin(budget, ", "));
+  return s;
+}
+
 void PrintJob(const Job& j) {
   const std::string unit = j.best().metric_unit().empty() ? "" : " " + j.best().metric_unit();
   PrintTable({
@@ -83,6 +93,7 @@ void PrintJob(const Job& j) {
       {"problem", ProblemString(j.problem())},
       {"state", StateName(j.state()) + (j.error().empty() ? "" : ": " + j.error())},
       {"client", j.client().empty() ? "-" : j.client()},
+      {"strategy", SearchString(j)},
       {"configs", absl::StrFormat("%d: %d done, %d failed, %d left (%d pruned)", j.total(), j.done(),
                                   j.failed(), std::max(0, j.total() - j.done() - j.failed()),
                                   j.pruned())},
@@ -216,6 +227,14 @@ int main(int argc, char** argv) {
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
   add_problem(sweep);
   sweep->add_flag("--wait", wait, "show progress until the job ends, then print the winner");
+  std::string strategy, budget;
+  sweep->add_option("--strategy", strategy,
+                    "exhaustive (the pruned space, then neighbours of the best) or model (a cost "
+                    "model fitted on the other tuned shapes picks the configs); default: the "
+                    "daemon's (tuned --strategy)");
+  sweep->add_option("--budget", budget,
+                    "stop at this many GPU seconds of measuring ('10s', '2m') or configs ('64'); "
+                    "default: the daemon's (tuned --budget)");
   auto* best = app.add_subcommand(
       "best", "print the tuned kernel of a problem; exit 1 if the shape itself is not tuned (for a "
               "shape near a tuned one, that one's kernel is printed, marked NOT TUNED)");
@@ -347,12 +366,13 @@ int main(int argc, char** argv) {
   };
 
   if (*sweep) {
-    auto j = client.SubmitSweep(problem);
+    auto j = client.SubmitSweep(problem, strategy, budget);
     if (!j.ok()) return Fail(j.status());
     if (!wait) {
       if (json) PrintJson(*j);
-      else std::cout << absl::StrFormat("job %d queued: %s, %d configs (%d pruned)\n", j->id(),
-                                        ProblemString(j->problem()), j->total(), j->pruned());
+      else std::cout << absl::StrFormat("job %d queued: %s, %d configs (%d pruned), %s\n", j->id(),
+                                        ProblemString(j->problem()), j->total(), j->pruned(),
+                                        SearchString(*j));
       return 0;
     }
     const bool tty = !json && isatty(STDOUT_FILENO);
@@ -491,10 +511,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"id", "problem", "state", "done", "failed", "total", "best ms", "client", "measured by"}};
+        {"id", "problem", "state", "strategy", "done", "failed", "total", "best ms", "client",
+         "measured by"}};
     for (const auto& j : *js) {
       rows.push_back({absl::StrCat(j.id()), ProblemString(j.problem()), StateName(j.state()),
-                      absl::StrCat(j.done()), absl::StrCat(j.failed()), absl::StrCat(j.total()),
+                      SearchString(j), absl::StrCat(j.done()), absl::StrCat(j.failed()), absl::StrCat(j.total()),
                       j.has_best() ? Ms(j.best().median_ms()) : "-", j.client().empty() ? "-" : j.client(),
                       MeasuredBy(j)});
     }

@@ -408,6 +408,14 @@ absl::StatusOr<bool> Store::AddRound(int64_t job_id, int from_round,
   return added;
 }
 
+absl::StatusOr<int64_t> Store::SkipRemaining(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  auto q = Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0 AND config <> ''",
+             job_id);
+  if (!q.ok()) return q.status();
+  return q->affected();
+}
+
 absl::StatusOr<bool> Store::FinishJob(int64_t id, v1::JobState state, std::string_view error) {
   if (state != v1::JOB_DONE && state != v1::JOB_FAILED && state != v1::JOB_CANCELLED) {
     return absl::InvalidArgumentError(absl::StrCat("job state ", state, " is no end"));
@@ -433,7 +441,7 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   auto q = Q("SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
              "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
              "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
-             "round FROM jobs WHERE id = ?1",
+             "round, strategy, budget_seconds, budget_configs FROM jobs WHERE id = ?1",
              id);
   if (!q.ok()) return q.status();
   if (q->empty()) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
@@ -462,6 +470,9 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   job.set_cached(static_cast<int32_t>(q->Int(0, 17)));
   job.set_client(q->Text(0, 18));
   job.set_round(static_cast<int32_t>(q->Int(0, 19)));
+  job.set_strategy(q->Text(0, 20));
+  job.set_budget_seconds(q->Double(0, 21));
+  job.set_budget_configs(q->Int(0, 22));
 
   auto counts = Q("SELECT COALESCE(SUM(CASE WHEN status IN ('MEASUREMENT_OK', "
                   "'MEASUREMENT_COMPILED') THEN 1 ELSE 0 END), 0), COUNT(*) "
@@ -493,7 +504,8 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
 }
 
 absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& problem,
-                                         int32_t total, int32_t pruned, const ClientQuota& quota) {
+                                         int32_t total, int32_t pruned, const ClientQuota& quota,
+                                         const JobSearch& search) {
   absl::MutexLock lock(&mu_);
   int64_t id = 0;
   // Serialized: the check and the insert see no other writer, on any host.
@@ -517,10 +529,11 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
       }
     }
     auto insert = Q("INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-                    "created_unix, client) VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8) "
-                    "RETURNING id",
+                    "created_unix, client, strategy, budget_seconds, budget_configs) VALUES (?1, "
+                    "?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
                     device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-                    ShapeText(problem), total, pruned, NowUnix(), quota.client);
+                    ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
+                    search.budget_seconds, search.budget_configs);
     if (!insert.ok()) return insert.status();
     if (insert->empty()) return absl::InternalError("job insert returned no id");
     id = insert->Int(0, 0);

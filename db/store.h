@@ -70,6 +70,14 @@ struct JobTime {
   int cached = 0;
 };
 
+/// How a job searches and its budget (jobs.strategy, budget_seconds,
+/// budget_configs; server/search/strategy.h). 0: no limit of that kind.
+struct JobSearch {
+  std::string strategy = "exhaustive";
+  double budget_seconds = 0;
+  int64_t budget_configs = 0;
+};
+
 /// The best measurement of a problem, with its binary and the job's baseline.
 struct BestRow {
   v1::Measurement measurement;
@@ -118,7 +126,7 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...) and applies or migrates its schema.
@@ -185,7 +193,12 @@ class Store {
   /// quota.max_jobs, or their configs not yet measured quota.max_configs;
   /// checked and inserted in one serialized transaction (fleet-wide).
   absl::StatusOr<int64_t> CreateJob(int64_t device_id, const v1::Problem& problem, int32_t total,
-                                    int32_t pruned, const ClientQuota& quota = {});
+                                    int32_t pruned, const ClientQuota& quota = {},
+                                    const JobSearch& search = {});
+  /// Marks the job's configs not yet measured done without measuring them
+  /// (its budget ran out mid-round); the re-timing item stays. Returns how
+  /// many.
+  absl::StatusOr<int64_t> SkipRemaining(int64_t job_id);
   /// Number of the device kind's jobs in `state`.
   absl::StatusOr<int64_t> CountJobs(int64_t device_id, v1::JobState state);
   /// The job with done/failed counted from its measurements, its best OK

@@ -18,11 +18,6 @@ namespace {
 /// of the top few, so 10 are cheap.
 constexpr int kRetimePasses = 10;
 
-/// Rounds of refinement at most (JobRunner::Refine): a round measures the
-/// untried neighbours of the best few; a neighbour that joins them is
-/// refined in the next round.
-constexpr int kRefinePasses = 3;
-
 /// GFLOPS or GB/s of a run of `ms` milliseconds (Family::Work); 0 if none.
 double MetricOf(const Family& family, const Shape& shape, double ms) {
   return ms > 0 ? family.Work(shape) / (ms * 1e6) : 0;
@@ -163,7 +158,17 @@ bool JobRunner::Cancelled(int64_t id) {
   return cancelled_.count(id) > 0;
 }
 
-absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const ClientQuota& quota) {
+absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const ClientQuota& quota,
+                                          const SweepRequest& sweep) {
+  JobSearch search{sweep.strategy.empty() ? options_.strategy : sweep.strategy,
+                   options_.budget.seconds, options_.budget.configs};
+  if (auto s = search::CheckStrategy(search.strategy); !s.ok()) return s;
+  if (!sweep.budget.empty()) {
+    auto budget = search::ParseBudget(sweep.budget);
+    if (!budget.ok()) return budget.status();
+    search.budget_seconds = budget->seconds;
+    search.budget_configs = budget->configs;
+  }
   auto family = FamilyOf(problem);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
@@ -175,11 +180,16 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
         "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
         pruned.empty() ? "" : absl::StrCat("; e.g. ", pruned.front().reason)));
   }
-  auto id = store_->CreateJob(device_id_, problem, static_cast<int32_t>(valid.size()),
-                              static_cast<int32_t>(pruned.size()), quota);
+  // What it will measure at most, for the quota (its rounds set the total).
+  int64_t total = static_cast<int64_t>(valid.size());
+  if (search.budget_configs > 0) total = std::min(total, search.budget_configs);
+  auto id = store_->CreateJob(device_id_, problem, static_cast<int32_t>(total),
+                              static_cast<int32_t>(pruned.size()), quota, search);
   if (!id.ok()) return id.status();
-  spdlog::info("job {} queued: {} {} ({} configs, {} pruned)", *id, (*family)->name(),
-               Family::ShapeString(shape), valid.size(), pruned.size());
+  const search::Budget budget{search.budget_seconds, search.budget_configs};
+  spdlog::info("job {} queued: {} {} ({} configs, {} pruned; strategy {}{}{})", *id,
+               (*family)->name(), Family::ShapeString(shape), valid.size(), pruned.size(),
+               search.strategy, budget.unlimited() ? "" : ", budget ", budget.ToString());
   auto job = store_->GetJob(*id);  // as submitted, before the runner is woken
   Bump();
   return job;
@@ -349,38 +359,58 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     }
     return items;
   };
-  absl::StatusOr<bool> added = false;
-  if (job.round() == 0) {  // the sweep: the family's space, pruned for the device
-    std::vector<Pruned> pruned;
-    const auto configs = family.ValidSpace(device(), &pruned);
-    if (configs.empty()) return absl::FailedPreconditionError("every config was pruned");
-    added = store_->AddRound(job.id(), 0, to_items(configs));
-    if (added.ok() && *added) {
-      spdlog::info("job {}: {} {}: {} configs, {} pruned", job.id(), family.name(),
-                   Family::ShapeString(Shape(job.problem().shape().begin(), job.problem().shape().end())),
-                   configs.size(), pruned.size());
-    }
-    return added.status();
+  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  if (job.round() > 0 && device().compile_only()) return Finish(job.id());  // nothing is timed
+  // The strategy (server/search/) picks the next round's configs; empty: the
+  // search is over.
+  const std::string name = job.strategy().empty() ? std::string(search::kExhaustive) : job.strategy();
+  std::vector<search::Record> records;
+  if (name != search::kExhaustive) {
+    auto known = Knowledge(family, shape);
+    if (!known.ok()) return known.status();
+    records = *std::move(known);
   }
-  if (device().compile_only()) return Finish(job.id());  // nothing is timed: no refinement
-  // Refinement: the untried valid neighbours of the job's best few (rounds 2..).
-  if (options_.refine_top > 0 && job.round() <= kRefinePasses) {
-    auto top = JobBest(job, options_.refine_top);
+  auto strategy = search::MakeStrategy(name, family, device(), std::move(records),
+                                       options_.refine_top);
+  if (!strategy.ok()) return strategy.status();
+  search::RoundInput in;
+  in.family = &family;
+  in.device = device();
+  in.shape = shape;
+  in.round = job.round();
+  std::vector<Pruned> pruned;
+  in.valid = family.ValidSpace(device(), &pruned);
+  if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
+  in.budget = {job.budget_seconds(), job.budget_configs()};
+  in.spent_seconds = job.measure_seconds();
+  if (job.round() > 0) {
+    auto top = JobBest(job, std::max(3, options_.refine_top));
     if (!top.ok()) return top.status();
+    for (const auto& m : *top) {
+      in.best.emplace_back(m.config().params().begin(), m.config().params().end());
+      in.best_ms.push_back(m.median_ms());
+    }
     auto measured = store_->MeasuredConfigs(job.id());
     if (!measured.ok()) return measured.status();
-    std::vector<Config> best;
-    for (const auto& m : *top) best.emplace_back(m.config().params().begin(), m.config().params().end());
-    std::set<std::string> refined;  // those of earlier rounds have no untried neighbour left
-    const std::vector<Config> next = Refinements(family, device(), best, *measured, &refined);
-    if (!next.empty()) {
-      added = store_->AddRound(job.id(), job.round(), to_items(next));
-      if (added.ok() && *added) {
-        spdlog::info("job {}: refining: {} untried neighbours of its best {}", job.id(),
-                     next.size(), options_.refine_top);
+    in.measured = *std::move(measured);
+  }
+  const std::vector<Config> next = (*strategy)->NextRound(in);
+  if (job.round() == 0 && next.empty()) {
+    return absl::FailedPreconditionError("the strategy chose no config");
+  }
+  if (!next.empty()) {
+    auto added = store_->AddRound(job.id(), job.round(), to_items(next));
+    if (added.ok() && *added) {
+      if (job.round() == 0) {
+        spdlog::info("job {}: {} {}: {}; round 1: {} configs ({} in the space, {} pruned)",
+                     job.id(), family.name(), Family::ShapeString(shape), (*strategy)->Describe(),
+                     next.size(), in.valid.size(), pruned.size());
+      } else {
+        spdlog::info("job {}: round {}: {} configs near its best", job.id(), job.round() + 1,
+                     next.size());
       }
-      return added.status();
     }
+    return added.status();
   }
   if (options_.retime_top >= 2) {  // the finalists, re-timed on one GPU
     return store_->AddRound(job.id(), job.round(), {}, /*retime=*/true).status();
@@ -649,6 +679,29 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
+                                                                 const Shape& except) {
+  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32);
+  if (!shapes.ok()) return shapes.status();
+  std::vector<search::Record> records;
+  for (const auto& shape : *shapes) {
+    if (shape == except) continue;  // its own measurements: a re-sweep learns nothing from them
+    v1::Problem problem;
+    problem.set_family(family.id());
+    problem.set_dtype(v1::DTYPE_F32);
+    for (int64_t d : shape) problem.add_shape(d);
+    auto all = store_->ListMeasurements(device_id_, problem, 0);
+    if (!all.ok()) return all.status();
+    for (const auto& m : *all) {
+      if (m.status() != v1::MEASUREMENT_OK || m.median_ms() <= 0) continue;
+      Config config(m.config().params().begin(), m.config().params().end());
+      if (!family.CheckParams(config).ok()) continue;  // of an older space
+      records.push_back({shape, std::move(config), m.median_ms()});
+    }
+  }
+  return records;
+}
+
 absl::StatusOr<std::vector<v1::Measurement>> JobRunner::JobBest(const v1::Job& job, int n) {
   auto all = store_->ListMeasurements(device_id_, job.problem(), 0);  // OK first, fastest first
   if (!all.ok()) return all.status();
@@ -750,6 +803,7 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
   }
   // The compiler works one batch ahead of the GPU.
   JobTime time, compile_time;
+  double measured_seconds = 0;  // by this call, beside job.measure_seconds() at its claim
   auto compile = [&](size_t b) {
     return std::async(std::launch::async,
                       [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time); });
@@ -772,6 +826,17 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
         AddTime(job.id(), &time);
         return stop;
       }
+      if (job.budget_seconds() > 0 &&
+          job.measure_seconds() + measured_seconds + time.measure_seconds >= job.budget_seconds()) {
+        measured_seconds += time.measure_seconds;
+        AddTime(job.id(), &time);
+        auto skipped = store_->SkipRemaining(job.id());
+        if (!skipped.ok()) return skipped.status();
+        spdlog::info("job {}: its budget of {} s is spent ({:.2f} s); {} configs skipped",
+                     job.id(), job.budget_seconds(), job.measure_seconds() + measured_seconds,
+                     *skipped);
+        return Ran::kBudget;
+      }
       const Config& config = configs[b * options_.compile_batch + i];
       if (auto s = MeasureOne(job, family, config, batches[b][i], compiled[i], best_ms, &time);
           !s.ok()) {
@@ -779,6 +844,7 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
         return s;
       }
     }
+    measured_seconds += time.measure_seconds;
     AddTime(job.id(), &time);
   }
   return Ran::kAll;

@@ -23,6 +23,7 @@
 #include "db/store.h"
 #include "server/families/family.h"
 #include "server/metrics.h"
+#include "server/search/strategy.h"
 #include "server/worker_client.h"
 
 namespace tuned {
@@ -60,6 +61,17 @@ struct JobRunnerOptions {
   /// shape). The daemon turns it on (off with --compile-only unless asked
   /// for: the tests).
   bool compile_ahead = false;
+  /// A sweep's strategy and budget when its request names none (tuned
+  /// --strategy, --budget; server/search/strategy.h).
+  std::string strategy = std::string(search::kExhaustive);
+  search::Budget budget;
+};
+
+/// What a sweep request asks for beyond its problem: "" takes the daemon's
+/// default.
+struct SweepRequest {
+  std::string strategy;
+  std::string budget;  // "10s", "64"
 };
 
 /// Progress of the compile-ahead (JobRunnerOptions::compile_ahead): kernels
@@ -95,7 +107,10 @@ class JobRunner {
   /// Validates the problem (INVALID_ARGUMENT, RESOURCE_EXHAUSTED), prunes the
   /// space (FAILED_PRECONDITION if nothing is left) and queues a job of
   /// `quota.client` (RESOURCE_EXHAUSTED over the client's quota, Store::CreateJob).
-  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem, const ClientQuota& quota = {});
+  /// `sweep`: its strategy and budget (INVALID_ARGUMENT for an unknown
+  /// strategy or a bad budget, nothing queued).
+  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem, const ClientQuota& quota = {},
+                                 const SweepRequest& sweep = {});
   /// Cancels a queued or running job (NOT_FOUND if unknown; a finished job
   /// is returned unchanged).
   absl::StatusOr<v1::Job> Cancel(int64_t id);
@@ -151,10 +166,15 @@ class JobRunner {
                           const v1::worker::MeasureResult& compiled, double* best_ms,
                           JobTime* time);
   /// How a run of measurements ended.
-  enum class Ran { kAll, kStopping, kCancelled };
+  enum class Ran { kAll, kStopping, kCancelled, kBudget };
+  /// The OK measurements of the family's other shapes on this device kind
+  /// (not `except`'s): the model strategy's knowledge.
+  absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family, const Shape& except);
   /// Compiles (one batch ahead) and measures `configs` in order, adding the
   /// time to the job's totals after each batch; stops early when the runner
-  /// stops or the job is cancelled. Errors: the store's.
+  /// stops or the job is cancelled, and when the job's seconds budget is
+  /// spent (its configs left are then skipped: Store::SkipRemaining).
+  /// Errors: the store's.
   absl::StatusOr<Ran> MeasureAll(const v1::Job& job, const Family& family,
                                  const std::vector<Config>& configs, double* best_ms);
   /// The job's best `n` OK measurements on this device, fastest first.

@@ -1,5 +1,7 @@
 #include "server/options.h"
 
+#include "server/search/strategy.h"
+
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -119,6 +121,14 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--quarantine-after", o->jobs.quarantine_after,
                      "GPU worker crashes after which a config is never run again"))
       ->check(CLI::PositiveNumber);
+  std::string budget_text;
+  env(app.add_option("--strategy", o->jobs.strategy,
+                     "how a sweep searches unless it asks: exhaustive (the pruned space, then "
+                     "neighbours of its best) or model (a cost model fitted on the other tuned "
+                     "shapes picks the configs to measure)"));
+  env(app.add_option("--budget", budget_text,
+                     "a sweep's budget unless it asks: GPU seconds of measuring ('10s', '2m') or "
+                     "configs ('64'); default none"));
   env(app.add_flag("--enable-fault-test-family", o->fault_test_family,
                    "serve the test-only fault_test family (tests of fault isolation)"));
   env(app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical, off"))
@@ -130,6 +140,16 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
     return app.exit(e);
   }
   o->jobs.compile_ahead = ahead->count() > 0 ? compile_ahead : !o->compile_only;
+  if (auto s = search::CheckStrategy(o->jobs.strategy); !s.ok()) {
+    std::cerr << "tuned: --strategy: " << s.message() << "\n";
+    return 2;
+  }
+  if (auto budget = search::ParseBudget(budget_text); budget.ok()) {
+    o->jobs.budget = *budget;
+  } else {
+    std::cerr << "tuned: --budget: " << budget.status().message() << "\n";
+    return 2;
+  }
   o->jobs.run_timeout_floor = absl::Seconds(run_timeout_floor_s);
   o->jobs.compile_timeout = absl::Seconds(compile_timeout_s);
   if (print_config) {

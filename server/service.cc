@@ -84,7 +84,7 @@ grpc::Status TunerService::SubmitSweep(grpc::ServerContext* ctx, const v1::Submi
                                        v1::Job* job) {
   auto quota = Writer(*ctx);
   if (!quota.ok()) return ToGrpc(quota.status());
-  auto submitted = runner_->Submit(req->problem(), *quota);
+  auto submitted = runner_->Submit(req->problem(), *quota, {req->strategy(), req->budget()});
   if (!submitted.ok()) return ToGrpc(submitted.status());
   *job = *submitted;
   return grpc::Status::OK;

@@ -68,6 +68,22 @@ check job 0 'configs +[0-9]+: [0-9]+ done, 0 failed, 0 left' -- "$T" job 2
 check jobs 0 '^2 +transpose f32 33x17 +done' -- "$T" jobs
 check jobs-json 0 '"state": "JOB_DONE"' -- "$T" jobs --json
 check results 0 'transpose_.* +compiled' -- "$T" results --family transpose 33 17 --top 3
+# Strategies and budgets (server/search/): accepted, stored, shown; bad ones
+# refused with INVALID_ARGUMENT's message, nothing queued.
+check strategy-queue 0 'queued: sgemm f32 64x64x64, [0-9]+ configs .*, model, budget 10s' -- \
+  "$T" sweep 64 64 64 --strategy model --budget 10s
+check strategy-job 0 'strategy +model, budget 10s' -- "$T" job 3
+check strategy-jobs 0 '^3 +sgemm f32 64x64x64 +[a-z]+ +model, budget 10s' -- "$T" jobs
+check strategy-configs 0 'exhaustive, budget 5 configs' -- "$T" sweep --family transpose 40 96 --budget 5
+check strategy-json 0 '"budget_configs": "5"' -- "$T" job 4 --json
+check strategy-unknown 1 "unknown strategy 'bogus' \(known: exhaustive, model\)" -- \
+  "$T" sweep 64 64 64 --strategy bogus
+check budget-zero 1 "bad budget '0': must be above 0" -- "$T" sweep 64 64 64 --budget 0
+check budget-negative 1 "bad budget '-2s': must be above 0" -- "$T" sweep 64 64 64 --budget=-2s
+check budget-unit 1 "bad budget '10h'" -- "$T" sweep 64 64 64 --budget 10h
+check strategy-nothing-queued 0 '^4 +transpose' -- "$T" jobs --limit 1
+check daemon-bad-strategy 2 'strategy' -- "$bin/tuned" --gpu 3 --compile-only --strategy bogus
+check daemon-bad-budget 2 "bad budget '0s'" -- "$bin/tuned" --gpu 3 --compile-only --budget 0s
 check dump-empty 0 '^0 tuned kernels dumped' -- "$T" dump --out "$dir/dump"
 check import-missing 1 'no kernel.json' -- "$T" import "$dir/dump"
 check wrong-server 1 'cannot reach tuned' -- "$T" --server unix:$dir/nope.sock jobs

@@ -1,4 +1,4 @@
--- The tuned store on PostgreSQL 15, schema version 3: db/sqlite/schema.sql
+-- The tuned store on PostgreSQL 15, schema version 4: db/sqlite/schema.sql
 -- (the reference; every comment there holds here) in PostgreSQL's types:
 -- ids are BIGINT identities, INTEGER is BIGINT, REAL is DOUBLE PRECISION,
 -- BLOB is BYTEA; the digests are signed 64-bit FNV-1a values (BIGINT). The
@@ -61,7 +61,10 @@ CREATE TABLE IF NOT EXISTS jobs (
   worker_restarts BIGINT NOT NULL DEFAULT 0,
   cached          BIGINT NOT NULL DEFAULT 0,
   client          TEXT   NOT NULL DEFAULT '',
-  round           BIGINT NOT NULL DEFAULT 0
+  round           BIGINT NOT NULL DEFAULT 0,
+  strategy        TEXT   NOT NULL DEFAULT 'exhaustive',
+  budget_seconds  DOUBLE PRECISION NOT NULL DEFAULT 0,
+  budget_configs  BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -155,4 +158,4 @@ CREATE SEQUENCE IF NOT EXISTS generation AS BIGINT MINVALUE 0;
 SELECT setval('generation', 0, true);
 
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+INSERT INTO schema_version (version) SELECT 4 WHERE NOT EXISTS (SELECT 1 FROM schema_version);

@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 3 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 4 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -70,7 +70,11 @@ CREATE TABLE IF NOT EXISTS jobs (
   client          TEXT    NOT NULL DEFAULT '',  -- who submitted it (quotas); '' before auth
   -- its work items' last round: 0 none yet, 1 the sweep of the pruned
   -- space, 2.. the refinement rounds (then the re-timing item)
-  round           INTEGER NOT NULL DEFAULT 0
+  round           INTEGER NOT NULL DEFAULT 0,
+  -- how it searches and its budget (0: none of that kind); server/search/
+  strategy        TEXT    NOT NULL DEFAULT 'exhaustive',
+  budget_seconds  REAL    NOT NULL DEFAULT 0,
+  budget_configs  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -177,4 +181,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

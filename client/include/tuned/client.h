@@ -63,7 +63,10 @@ class Client {
   /// file of `options` that cannot be read fails every call (NOT_FOUND).
   explicit Client(const std::string& address, const ClientOptions& options = DefaultClientOptions());
 
-  absl::StatusOr<v1::Job> SubmitSweep(const v1::Problem& problem);
+  /// `strategy` ("exhaustive", "model") and `budget` ("10s", "64"): "" is
+  /// the daemon's default (SubmitSweepRequest).
+  absl::StatusOr<v1::Job> SubmitSweep(const v1::Problem& problem, const std::string& strategy = "",
+                                      const std::string& budget = "");
   absl::StatusOr<v1::Job> GetJob(int64_t id);
   /// Calls `on_update` with the job on every change until it ends; returns
   /// the final state.

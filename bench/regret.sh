@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# On the GPU machine (from the bundle): the real regret report of a search
+# strategy (issue 17). Phases, each resumable (the database lives in
+# .regretdb/, kept between calls of one warm machine; copy it to OUTDIR):
+#
+#   cold     a fresh database, first start: the daemon compiles the space
+#            ahead (tunectl device shows the progress, sampled every 5 s);
+#            then the first shape's exhaustive tune time. Ends when the
+#            compile-ahead is done.
+#   exh      every shape of SHAPES exhaustively (--strategy exhaustive), with
+#            the warm compile cache (what is tuned already is skipped).
+#   strat    every shape again with STRATEGY (and BUDGET if set): the
+#            strategy never learns from its own shape's measurements
+#            (server/jobs.cc JobRunner::Knowledge), so each run is a
+#            leave-one-out over the other tuned shapes. Per shape: the wall
+#            time of the sweep, the strategy job's winner and the exhaustive
+#            job's winner, each re-timed at its job's end interleaved with
+#            cuBLAS on this GPU; regret = (strategy ms / its cuBLAS ms) /
+#            (exhaustive ms / its cuBLAS ms) - 1 (cuBLAS, timed in both jobs,
+#            cancels the drift of the GPU's clocks between the two jobs).
+#            Ends with
+#              SUMMARY strategy=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n>
+#
+# Usage: [BUNDLE=.bundle] [STRATEGY=model] [BUDGET=] bench/regret.sh OUTDIR PHASE [SHAPES_FILE]
+# Two 10-minute calls on an H100 (16 cores): call 1 `cold` then `exh`
+# (compile-ahead ~4-5 min on 16 cores, exhaustive 12 shapes ~5 min with a
+# warm cache: SUITE 2026-11-22 took 277 s), call 2 `strat` (~1-2 min). If
+# call 1 runs out, call it again with `exh`: it resumes.
+set -u
+out=$1 phase=$2 shapes=${3:-../shared/bench/shapes.txt}
+bundle=${BUNDLE:-.bundle}
+strategy=${STRATEGY:-model}
+budget=${BUDGET:-}
+export LD_LIBRARY_PATH=$PWD/$bundle/lib:/usr/local/cuda/lib64
+export PATH=$PWD/$bundle/bin:$PATH
+export XDG_RUNTIME_DIR=$(mktemp -d)
+mkdir -p "$out" .regretdb
+log=$out/regret_$phase.log
+[[ $phase == cold ]] && rm -f .regretdb/gpu0.db*
+tuned --gpu 0 --db .regretdb/gpu0.db >> "$out/tuned_$phase.log" 2>&1 &
+daemon=$!
+trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; cp .regretdb/gpu0.db "$out/gpu0.db" 2>/dev/null' EXIT
+for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; sleep 0.2; done
+echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) phase $phase" >> "$log"
+
+shapes_list() { grep -v '^#' "$shapes" | grep -v '^ *$'; }
+# job JSON field (first match) from `tunectl job ID --json`
+field() { python3 -c "import json,sys; j=json.load(sys.stdin); v=j
+for k in sys.argv[1].split('.'): v=v.get(k, {}) if isinstance(v, dict) else {}
+print(v if v != {} else 0)" "$1"; }
+
+case $phase in
+cold)
+  first=$(shapes_list | head -1)
+  start=$(date +%s.%N)
+  tunectl sweep $first --strategy exhaustive --wait > "$out/cold_first_shape.txt" 2>&1
+  end=$(date +%s.%N)
+  echo "cold start: first shape $first tuned in $(echo "$end - $start" | bc) s wall, the compile-ahead running beside it" >> "$log"
+  while true; do
+    line=$(tunectl device | grep -i "compiled ahead" || true)
+    echo "$(date +%T) $line" >> "$log"
+    done_=$(tunectl device --json | field compiled_ahead) total=$(tunectl device --json | field compile_ahead_total)
+    [[ $total != 0 && $done_ -ge $total ]] && break
+    sleep 5
+  done
+  echo "compile-ahead done after $(echo "$(date +%s.%N) - $start" | bc) s" >> "$log"
+  ;;
+exh)
+  shapes_list | while read -r dims; do
+    tunectl best $dims > /dev/null 2>&1 && continue
+    s=$(date +%s.%N)
+    tunectl sweep $dims --strategy exhaustive --wait > /dev/null 2>&1
+    echo "exhaustive ${dims// /x}: $(echo "$(date +%s.%N) - $s" | bc) s wall" >> "$log"
+  done
+  ;;
+strat)
+  : > "$log"
+  printf "%-18s %8s %8s %12s %12s %9s  %s\n" shape tune_s configs strategy_ms exh_ms regret winner >> "$log"
+  shapes_list | while read -r dims; do
+    # the exhaustive job of the shape: the newest DONE one
+    exh=$(tunectl jobs --limit 1000 --json | python3 -c "
+import json,sys
+for j in json.load(sys.stdin).get('jobs', []):
+    if j.get('state') == 'JOB_DONE' and 'x'.join(map(str, j['problem']['shape'])) == '${dims// /x}' and j.get('strategy', 'exhaustive') in ('', 'exhaustive'):
+        print(j['id']); break")
+    s=$(date +%s.%N)
+    id=$(tunectl sweep $dims --strategy "$strategy" ${budget:+--budget "$budget"} --json | field id)
+    tunectl watch "$id" > /dev/null 2>&1
+    t=$(echo "$(date +%s.%N) - $s" | bc)
+    tunectl job "$id" --json > "$out/job_strat_${dims// /x}.json"
+    tunectl job "$exh" --json > "$out/job_exh_${dims// /x}.json"
+    python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" >> "$log" <<'EOF'
+import json, sys
+s, e = (json.load(open(p)) for p in sys.argv[1:3])
+ms = lambda j: j.get('best', {}).get('medianMs', j.get('best', {}).get('median_ms', 0))
+base = lambda j: j.get('baselineMs', j.get('baseline_ms', 0))
+sm, em = ms(s), ms(e)
+regret = (sm / base(s)) / (em / base(e)) - 1 if sm and em and base(s) and base(e) else float('nan')
+print("%-18s %8.1f %8d %12.4f %12.4f %9.4f  %s" % (sys.argv[4], float(sys.argv[3]),
+      s.get('done', 0) + s.get('failed', 0), sm, em, regret, s.get('best', {}).get('config', {}).get('name', '-')))
+EOF
+  done
+  awk '$1 ~ /^[0-9]+x/ && NF >= 7 {t[n]=$2; if ($6 > r) r=$6; n++} END {
+    asort(t); m = n % 2 ? t[(n+1)/2] : (t[n/2] + t[n/2+1]) / 2;
+    printf "SUMMARY strategy='"$strategy"' median_tune_s=%.2f max_tune_s=%.2f max_regret=%.4f shapes=%d\n", m, t[n], r, n}' "$log" >> "$log"
+  ;;
+*) echo "unknown phase $phase (cold, exh, strat)" >&2; exit 2 ;;
+esac
+cat "$log"

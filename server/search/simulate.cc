@@ -1,0 +1,116 @@
+#include "server/search/simulate.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tuned::search {
+
+/// Every config name the family can produce (its space and the neighbours of
+/// its valid configs) -> the config.
+namespace {
+std::map<std::string, Config> NameIndex(const Family& family, const v1::Device& device) {
+  std::map<std::string, Config> index;
+  std::vector<Pruned> pruned;
+  for (const Config& c : family.Space()) index.emplace(family.ConfigName(c), c);
+  for (const Config& c : family.ValidSpace(device, &pruned)) {
+    for (const Config& n : family.Neighbours(c)) index.emplace(family.ConfigName(n), n);
+  }
+  return index;
+}
+}  // namespace
+
+Outcome Simulate(Strategy& strategy, const Family& family,
+                 const v1::Device& device, const std::vector<Config>& valid,
+                 const ShapeRecord& oracle, const Budget& budget) {
+  Outcome out;
+  RoundInput in;
+  in.family = &family;
+  in.device = device;
+  in.shape = oracle.shape;
+  in.valid = valid;
+  in.budget = budget;
+  std::vector<std::pair<double, Config>> ok;  // measured OK, by time
+  double best = 0;
+  for (;; ++in.round) {
+    const std::vector<Config> round = strategy.NextRound(in);
+    if (round.empty()) break;
+    ++out.rounds;
+    for (const Config& c : round) {
+      const std::string name = family.ConfigName(c);
+      in.measured.insert(name);
+      auto it = oracle.ms.find(name);
+      if (it == oracle.ms.end()) {
+        ++out.unmeasurable;
+        out.seconds += kConfigOverheadS;
+        continue;
+      }
+      ++out.measured;
+      out.seconds += MeasureSeconds(it->second, best);
+      best = best > 0 ? std::min(best, it->second) : it->second;
+      ok.emplace_back(it->second, c);
+    }
+    std::stable_sort(ok.begin(), ok.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    in.best.clear();
+    in.best_ms.clear();
+    for (size_t i = 0; i < ok.size() && i < 3; ++i) {
+      in.best.push_back(ok[i].second);
+      in.best_ms.push_back(ok[i].first);
+    }
+    in.spent_seconds = out.seconds;
+  }
+  out.search_seconds = out.seconds;
+  out.seconds += RetimeSeconds(in.best_ms);
+  if (!ok.empty()) {
+    out.winner_ms = ok.front().first;
+    out.winner = family.ConfigName(ok.front().second);
+  }
+  return out;
+}
+
+
+absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, const Family& family,
+                                                        const v1::Device& device, int* unknown) {
+  const auto index = NameIndex(family, device);
+  std::vector<ShapeRecord> shapes;
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) files.push_back(e.path());
+  if (ec) return absl::NotFoundError(absl::StrCat(dir, ": ", ec.message()));
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    const std::string stem = path.stem().string();  // results_sgemm_MxNxK
+    if (stem.rfind("results_sgemm_", 0) != 0) continue;
+    ShapeRecord s;
+    for (const std::string& d : std::vector<std::string>(absl::StrSplit(stem.substr(14), 'x'))) {
+      int64_t v = 0;
+      if (absl::SimpleAtoi(d, &v)) s.shape.push_back(v);
+    }
+    if (s.shape.size() != 3) continue;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string rank, name, status;
+      double ms = 0;
+      if (!(fields >> rank >> name >> status >> ms) || status != "ok" || ms <= 0) continue;
+      auto it = index.find(name);
+      if (it == index.end()) {
+        if (unknown != nullptr) ++*unknown;
+        continue;
+      }
+      s.ms[name] = ms;
+      s.records.push_back({s.shape, it->second, ms});
+    }
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
+}
+
+}  // namespace tuned::search

@@ -1,0 +1,418 @@
+#include "server/search/strategy.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace tuned::search {
+
+std::vector<std::string> StrategyNames() { return {std::string(kExhaustive), std::string(kModel)}; }
+
+absl::Status CheckStrategy(std::string_view name) {
+  for (const auto& n : StrategyNames()) {
+    if (n == name) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", std::string(name),
+                                                 "' (known: ", absl::StrJoin(StrategyNames(), ", "),
+                                                 ")"));
+}
+
+std::string Budget::ToString() const {
+  std::vector<std::string> parts;
+  if (seconds > 0) parts.push_back(absl::StrFormat("%gs", seconds));
+  if (configs > 0) parts.push_back(absl::StrCat(configs));
+  return absl::StrJoin(parts, ",");
+}
+
+absl::StatusOr<Budget> ParseBudget(std::string_view text) {
+  Budget b;
+  const std::string t =
+      absl::AsciiStrToLower(std::string(absl::StripAsciiWhitespace(std::string(text))));
+  if (t.empty()) return b;
+  auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad budget '", std::string(text), "': ", std::string(why),
+        " (seconds as '10s' or '2m', or a number of configs as '64')"));
+  };
+  double unit = 0;  // 0: configs
+  std::string number = t;
+  if (t.back() == 's') {
+    unit = 1;
+    number = t.substr(0, t.size() - 1);
+  } else if (t.back() == 'm') {
+    unit = 60;
+    number = t.substr(0, t.size() - 1);
+  }
+  if (unit == 0) {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(number, &n)) return bad("not a whole number of configs, nor seconds");
+    if (n <= 0) return bad("must be above 0");
+    b.configs = n;
+    return b;
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(number, &v) || !std::isfinite(v)) return bad("not a number of seconds");
+  if (v <= 0) return bad("must be above 0");
+  b.seconds = v * unit;
+  return b;
+}
+
+double MeasureSeconds(double ms, double best_ms) {
+  // Worker::Time: kLoserRatio 20, kScreenRatio 1.3, kScreenReps 3,
+  // kTimingBudgetMs 200 (server/worker/measure.h).
+  double gpu_ms = ms;  // the verification run (no flush)
+  if (!(best_ms > 0 && ms > 20 * best_ms)) {
+    gpu_ms += ms + kRunOverheadMs;  // the first timed run
+    if (!(best_ms > 0 && ms > 20 * best_ms)) {
+      int reps = static_cast<int>(std::clamp(200.0 / std::max(ms, 1e-3), 5.0, 100.0));
+      if (best_ms > 0 && ms > 1.3 * best_ms) reps = 3;
+      gpu_ms += reps * (ms + kRunOverheadMs);
+    }
+  }
+  return kConfigOverheadS + gpu_ms / 1000;
+}
+
+double RetimeSeconds(const std::vector<double>& ms) {
+  if (ms.size() < 2) return 0;
+  const double best = *std::min_element(ms.begin(), ms.end());
+  const double n = static_cast<double>(ms.size());
+  const double rounds = std::clamp(200.0 * n / (best * (n + 1)), 10.0, 100.0);
+  double round_ms = best;  // the baseline, about the best's time
+  for (double m : ms) round_ms += m + kRunOverheadMs;
+  return 2 * (rounds * round_ms / 1000 + kConfigOverheadS * n);
+}
+
+// ---- the cost model ----
+
+namespace {
+int64_t Get(const Config& c, const char* key, int64_t absent) {
+  auto it = c.find(key);
+  return it == c.end() ? absent : it->second;
+}
+double CeilDiv(double a, double b) { return std::ceil(a / std::max(b, 1.0)); }
+}  // namespace
+
+std::vector<float> Features(const Family& family, const v1::Device& device, const Config& config,
+                            const Shape& shape) {
+  std::vector<float> f;
+  for (int64_t d : shape) f.push_back(static_cast<float>(std::log2(static_cast<double>(d))));
+  for (const Param& p : family.params()) {
+    auto it = config.find(p.name);
+    f.push_back(static_cast<float>(it != config.end() ? it->second : p.if_absent.value_or(-1)));
+  }
+  const v1::LaunchGeometry g = family.Geometry(config, shape, device);
+  double blocks = 1, threads = 1;
+  for (uint32_t x : g.grid()) blocks *= std::max<uint32_t>(x, 1);
+  for (uint32_t x : g.block()) threads *= std::max<uint32_t>(x, 1);
+  const double smem = g.dynamic_shared_bytes();
+  const double sms = device.sm_count() > 0 ? device.sm_count() : 132;
+  const double max_threads = device.max_threads_per_sm() > 0 ? device.max_threads_per_sm() : 2048;
+  const double smem_sm = 228.0 * 1024;
+  double per_sm = std::min(32.0, std::floor(max_threads / threads));
+  if (smem > 0) per_sm = std::min(per_sm, std::floor(smem_sm / smem));
+  per_sm = std::max(per_sm, 1.0);
+  const double waves = blocks / (sms * per_sm);
+  f.push_back(static_cast<float>(std::log2(blocks)));
+  f.push_back(static_cast<float>(threads));
+  f.push_back(static_cast<float>(smem / 1024));
+  f.push_back(static_cast<float>(per_sm));
+  f.push_back(static_cast<float>(std::log2(waves)));
+  f.push_back(static_cast<float>(waves / std::ceil(waves)));  // the last wave's fill
+  f.push_back(static_cast<float>(blocks / sms));              // blocks per SM
+  // Tiles: how much of the padded tiles is the matrix, K iterations per block.
+  if (shape.size() == 3) {
+    const double m = shape[0], n = shape[1], k = shape[2];
+    const double bm = Get(config, "BM", 1), bn = Get(config, "BN", 1), bk = Get(config, "BK", 1);
+    const double split = Get(config, "SPLITK", 1) * Get(config, "SLICEK", 1);
+    const double tm = CeilDiv(m, bm), tn = CeilDiv(n, bn);
+    f.push_back(static_cast<float>(m * n / (tm * bm * tn * bn)));
+    f.push_back(static_cast<float>(std::log2(tm * tn)));
+    f.push_back(static_cast<float>(std::log2(CeilDiv(k, split * bk))));
+    f.push_back(static_cast<float>(std::log2(m * n * k)));
+    f.push_back(static_cast<float>(std::log2(tm * tn * Get(config, "SPLITK", 1) / sms)));
+  }
+  return f;
+}
+
+namespace {
+/// The fastest ms of each shape among the records.
+std::map<Shape, double> ShapeBests(const std::vector<Record>& records) {
+  std::map<Shape, double> best;
+  for (const Record& r : records) {
+    if (r.ms <= 0) continue;
+    auto [it, fresh] = best.emplace(r.shape, r.ms);
+    if (!fresh) it->second = std::min(it->second, r.ms);
+  }
+  return best;
+}
+
+/// How much slower than its shape's best a config may be and still teach
+/// the model: beyond it only "slow" matters, not how slow.
+constexpr double kMaxLogSlowdown = 1.4;  // ~4x
+constexpr int kTreeRounds = 150;
+
+absl::Status XgbError(std::string_view what) {
+  return absl::InternalError(absl::StrCat("xgboost: ", std::string(what), ": ", XGBGetLastError()));
+}
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CostModel>> CostModel::Fit(const Family& family,
+                                                          const v1::Device& device,
+                                                          const std::vector<Record>& records) {
+  const auto bests = ShapeBests(records);
+  if (bests.empty()) return absl::InvalidArgumentError("no measurements to fit a cost model on");
+  std::vector<float> x, y;
+  size_t cols = 0;
+  for (const Record& r : records) {
+    if (r.ms <= 0) continue;
+    std::vector<float> f = Features(family, device, r.config, r.shape);
+    cols = f.size();
+    x.insert(x.end(), f.begin(), f.end());
+    y.push_back(static_cast<float>(std::min(std::log(r.ms / bests.at(r.shape)), kMaxLogSlowdown)));
+  }
+  auto model = std::unique_ptr<CostModel>(new CostModel());
+  model->family_ = &family;
+  model->device_ = device;
+  DMatrixHandle train = nullptr;
+  if (XGDMatrixCreateFromMat(x.data(), y.size(), cols, std::nanf(""), &train) != 0) {
+    return XgbError("matrix");
+  }
+  absl::Status s;
+  BoosterHandle booster = nullptr;
+  if (XGDMatrixSetFloatInfo(train, "label", y.data(), y.size()) != 0) {
+    s = XgbError("labels");
+  } else if (XGBoosterCreate(&train, 1, &booster) != 0) {
+    s = XgbError("booster");
+  } else {
+    model->booster_ = booster;
+    // One thread: deterministic, and the daemon's cores are the compiler's.
+    for (auto [k, v] : {std::pair<const char*, const char*>{"objective", "reg:squarederror"},
+                        {"max_depth", "8"}, {"eta", "0.1"}, {"min_child_weight", "2"},
+                        {"subsample", "1"}, {"tree_method", "hist"}, {"nthread", "1"},
+                        {"seed", "0"}, {"verbosity", "0"}}) {
+      if (XGBoosterSetParam(booster, k, v) != 0) {
+        s = XgbError(k);
+        break;
+      }
+    }
+    for (int i = 0; s.ok() && i < kTreeRounds; ++i) {
+      if (XGBoosterUpdateOneIter(booster, i, train) != 0) s = XgbError("training");
+    }
+  }
+  XGDMatrixFree(train);
+  if (!s.ok()) return s;
+  return model;
+}
+
+CostModel::~CostModel() {
+  if (booster_ != nullptr) XGBoosterFree(booster_);
+}
+
+std::vector<double> CostModel::Predict(const std::vector<Config>& configs, const Shape& shape) const {
+  std::vector<double> out(configs.size(), 0);
+  if (configs.empty()) return out;
+  std::vector<float> x;
+  size_t cols = 0;
+  for (const Config& c : configs) {
+    std::vector<float> f = Features(*family_, device_, c, shape);
+    cols = f.size();
+    x.insert(x.end(), f.begin(), f.end());
+  }
+  DMatrixHandle m = nullptr;
+  if (XGDMatrixCreateFromMat(x.data(), configs.size(), cols, std::nanf(""), &m) != 0) return out;
+  bst_ulong n = 0;
+  const float* p = nullptr;
+  if (XGBoosterPredict(booster_, m, 0, 0, 0, &n, &p) == 0 && n == configs.size()) {
+    for (size_t i = 0; i < configs.size(); ++i) out[i] = p[i];
+  }
+  XGDMatrixFree(m);
+  return out;
+}
+
+// ---- strategies ----
+
+std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<double>& predicted_ms,
+                                 const RoundInput& in) {
+  std::vector<Config> out;
+  int64_t configs_left = std::numeric_limits<int64_t>::max();
+  if (in.budget.configs > 0) {
+    configs_left = in.budget.configs - static_cast<int64_t>(in.measured.size());
+  }
+  double seconds_left = std::numeric_limits<double>::infinity();
+  if (in.budget.seconds > 0) seconds_left = in.budget.seconds - in.spent_seconds;
+  if (configs_left <= 0 || seconds_left <= 0) return out;
+  double best = in.best_ms.empty() ? 0 : in.best_ms.front();
+  double cost = 0;
+  std::set<std::string> names;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::string name = in.family->ConfigName(configs[i]);
+    if (in.measured.count(name) != 0 || !names.insert(name).second) continue;
+    const double ms = i < predicted_ms.size() ? predicted_ms[i] : 0;
+    cost += ms > 0 ? MeasureSeconds(ms, best) : kConfigOverheadS;
+    if (ms > 0) best = best > 0 ? std::min(best, ms) : ms;
+    if (!out.empty() && cost > seconds_left) break;
+    out.push_back(std::move(configs[i]));
+    if (static_cast<int64_t>(out.size()) >= configs_left) break;
+  }
+  return out;
+}
+
+namespace {
+
+constexpr int kRefinePasses = 3;  // rounds of refinement at most (as before strategies)
+
+class Exhaustive : public Strategy {
+ public:
+  Exhaustive(int refine_top) : refine_top_(refine_top) {}
+  std::string_view name() const override { return kExhaustive; }
+  std::string Describe() const override {
+    return absl::StrCat("exhaustive: the pruned space, then up to ", kRefinePasses,
+                        " rounds of neighbours of the best ", refine_top_);
+  }
+  std::vector<Config> NextRound(const RoundInput& in) override {
+    if (in.round == 0) return WithinBudget(in.valid, {}, in);
+    if (refine_top_ <= 0 || in.round > kRefinePasses) return {};
+    std::vector<Config> best(in.best.begin(),
+                             in.best.begin() + std::min<size_t>(in.best.size(), refine_top_));
+    std::set<std::string> refined;
+    return WithinBudget(Refinements(*in.family, in.device, best, in.measured, &refined),
+                        std::vector<double>(), in);
+  }
+
+ private:
+  int refine_top_;
+};
+
+class Model : public Strategy {
+ public:
+  Model(const Family& family, const v1::Device& device, std::vector<Record> records,
+        int refine_top, ModelOptions options)
+      : records_(std::move(records)), exhaustive_(refine_top), options_(options) {
+    bests_ = ShapeBests(records_);
+    if (!bests_.empty()) {
+      auto model = CostModel::Fit(family, device, records_);
+      if (model.ok()) {
+        model_ = *std::move(model);
+      } else {
+        why_ = std::string(model.status().message());
+      }
+    } else {
+      why_ = "no measurements of other shapes on this device kind";
+    }
+  }
+  std::string_view name() const override { return kModel; }
+  std::string Describe() const override {
+    if (model_ == nullptr) return absl::StrCat("model: ", why_, ": exhaustive instead");
+    return absl::StrCat("model: fitted on ", records_.size(), " measurements of ", bests_.size(),
+                        " shapes; first round ", options_.first_round, ", then ",
+                        options_.refine_rounds, " round(s) of neighbours of the best ",
+                        options_.refine_top);
+  }
+
+  std::vector<Config> NextRound(const RoundInput& in) override {
+    if (model_ == nullptr) return exhaustive_.NextRound(in);
+    if (in.round == 0) return First(in);
+    if (in.round > options_.refine_rounds || in.best.empty()) return {};
+    std::vector<Config> best(in.best.begin(),
+                             in.best.begin() + std::min<size_t>(in.best.size(), options_.refine_top));
+    std::set<std::string> refined;
+    std::vector<Config> next = Refinements(*in.family, in.device, best, in.measured, &refined);
+    // The most promising neighbours first, costed at the best's time.
+    const std::vector<double> pred = model_->Predict(next, in.shape);
+    std::vector<size_t> order(next.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+    std::vector<Config> sorted;
+    for (size_t i : order) sorted.push_back(next[i]);
+    const double best_ms = in.best_ms.empty() ? 0 : in.best_ms.front();
+    return WithinBudget(std::move(sorted), std::vector<double>(sorted.size(), best_ms), in);
+  }
+
+ private:
+  std::vector<Config> First(const RoundInput& in) {
+    const Family& family = *in.family;
+    const std::vector<double> pred = model_->Predict(in.valid, in.shape);
+    std::map<std::string, size_t> index;  // name -> position in valid
+    for (size_t i = 0; i < in.valid.size(); ++i) index[family.ConfigName(in.valid[i])] = i;
+    // The nearest tuned shapes' winners (those in this space) first.
+    std::vector<std::pair<double, Shape>> near;
+    for (const auto& [shape, ms] : bests_) near.emplace_back(ShapeDistance(shape, in.shape), shape);
+    std::sort(near.begin(), near.end());
+    std::vector<size_t> picks;
+    std::set<size_t> taken;
+    for (int s = 0; s < options_.near_shapes && s < static_cast<int>(near.size()); ++s) {
+      std::vector<const Record*> of;
+      for (const Record& r : records_) {
+        if (r.shape == near[s].second && r.ms > 0) of.push_back(&r);
+      }
+      std::sort(of.begin(), of.end(), [](const Record* a, const Record* b) { return a->ms < b->ms; });
+      int n = 0;
+      for (const Record* r : of) {
+        if (n == options_.near_winners) break;
+        auto it = index.find(family.ConfigName(r->config));
+        if (it == index.end()) continue;
+        ++n;
+        if (taken.insert(it->second).second) picks.push_back(it->second);
+      }
+    }
+    std::vector<size_t> order(in.valid.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+    // Only configs measured OK on another shape: the model has seen them (a
+    // config no shape ran is an extrapolation; neighbours still reach it).
+    std::set<std::string> seen;
+    for (const Record& r : records_) seen.insert(family.ConfigName(r.config));
+    for (size_t i : order) {
+      if (static_cast<int>(picks.size()) >= options_.first_round) break;
+      if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
+      if (taken.insert(i).second) picks.push_back(i);
+    }
+    // Measured most promising first: the worker screens the rest against it.
+    std::stable_sort(picks.begin(), picks.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+    // The shape's best time, scaled from the nearest shape's by the work.
+    double best_ms = 0;
+    if (!near.empty()) {
+      const Shape& s = near.front().second;
+      best_ms = bests_.at(s) * family.Work(in.shape) / family.Work(s);
+    }
+    const double min_pred = picks.empty() ? 0 : pred[picks.front()];
+    std::vector<Config> configs;
+    std::vector<double> ms;
+    for (size_t i : picks) {
+      configs.push_back(in.valid[i]);
+      ms.push_back(best_ms * std::exp(pred[i] - min_pred));
+    }
+    return WithinBudget(std::move(configs), ms, in);
+  }
+
+  std::vector<Record> records_;
+  std::map<Shape, double> bests_;
+  std::unique_ptr<CostModel> model_;
+  std::string why_;
+  Exhaustive exhaustive_;
+  ModelOptions options_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
+                                                       const Family& family,
+                                                       const v1::Device& device,
+                                                       std::vector<Record> records,
+                                                       int refine_top, ModelOptions model) {
+  if (auto s = CheckStrategy(name); !s.ok()) return s;
+  if (name == kExhaustive) return std::unique_ptr<Strategy>(new Exhaustive(refine_top));
+  return std::unique_ptr<Strategy>(new Model(family, device, std::move(records), refine_top, model));
+}
+
+}  // namespace tuned::search

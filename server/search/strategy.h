@@ -1,0 +1,167 @@
+// Search strategies: which configs a sweep job measures in each round and
+// when it stops. CPU-only (no CUDA, store or jobs here): the job runner
+// (server/jobs.cc) feeds a strategy what the database knows and what the
+// job measured so far, and the simulator (bench/strategy_sim.cc) feeds it
+// recorded measurements, so both run the same code.
+//
+//   exhaustive  the family's pruned space, then up to 3 rounds of the untried
+//               neighbours of the best 2 (today's sweep, unchanged).
+//   model       the configs a cost model (gradient-boosted trees, XGBoost,
+//               fitted on the measurements of other shapes on this device
+//               kind) predicts fastest for the shape, the winners of the
+//               nearest tuned shapes first; then one round of neighbours of
+//               the best 2. With no measurements of another shape (a fresh
+//               database) it is exhaustive.
+//
+// Either stops at the job's budget (configs, or seconds of GPU time).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/families/family.h"
+
+namespace tuned::search {
+
+inline constexpr std::string_view kExhaustive = "exhaustive";
+inline constexpr std::string_view kModel = "model";
+/// The strategies' names, for messages and --help.
+std::vector<std::string> StrategyNames();
+/// INVALID_ARGUMENT naming the known strategies unless `name` is one.
+absl::Status CheckStrategy(std::string_view name);
+
+/// A job's budget; 0 in a field: no limit of that kind.
+struct Budget {
+  double seconds = 0;   // GPU time of the job's measurements (JobTime::measure_seconds)
+  int64_t configs = 0;  // configs measured (verified and timed, or failed)
+  bool unlimited() const { return seconds <= 0 && configs <= 0; }
+  /// "10s", "64" or "" (none).
+  std::string ToString() const;
+};
+/// "10s" (seconds; also "1.5s", "2m") or "64" (configs); "" is none.
+/// INVALID_ARGUMENT for anything else, zero or negative.
+absl::StatusOr<Budget> ParseBudget(std::string_view text);
+
+/// The GPU time of measuring one config whose kernel runs `ms`, after the
+/// best so far ran `best_ms` (0: none yet), as the GPU worker times it
+/// (Worker::Time in server/worker/measure.cc): a verification run, then one
+/// timed run; over kLoserRatio (20) x the best it stops there, over
+/// kScreenRatio (1.3) x the median of 3 (screening), else
+/// clamp(200 ms / ms, 5, 100) runs; each timed run also flushes L2
+/// (kRunOverheadMs), and each config costs kConfigOverheadS (the pipe,
+/// verification against the reference, the store). Calibrated on the
+/// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s.
+inline constexpr double kConfigOverheadS = 0.0045;
+inline constexpr double kRunOverheadMs = 0.05;
+double MeasureSeconds(double ms, double best_ms);
+/// The end-of-job re-timing of the best few (`ms`, with the baseline at
+/// about the best's time): RetimeTogether's rounds x every kernel, twice
+/// (a second pass usually confirms the first).
+double RetimeSeconds(const std::vector<double>& ms);
+
+/// One OK measurement of another shape on the same device kind.
+struct Record {
+  Shape shape;
+  Config config;
+  double ms = 0;
+};
+
+/// Predicts how much slower than the shape's best a config is, from the
+/// config's parameters and the shape's features (log2 M/N/K, tile counts,
+/// waves over the SMs, K iterations per block, split-K, threads, shared
+/// memory, the padding of the last tiles): XGBoost's gradient-boosted trees
+/// on log(ms / the shape's best ms) of every record.
+class CostModel {
+ public:
+  /// Needs records of at least one shape; INVALID_ARGUMENT without, INTERNAL
+  /// if XGBoost fails.
+  static absl::StatusOr<std::unique_ptr<CostModel>> Fit(const Family& family,
+                                                        const v1::Device& device,
+                                                        const std::vector<Record>& records);
+  ~CostModel();
+  /// log(ms / best ms) predicted for each config on `shape`.
+  std::vector<double> Predict(const std::vector<Config>& configs, const Shape& shape) const;
+
+ private:
+  CostModel() = default;
+  const Family* family_ = nullptr;
+  v1::Device device_;
+  void* booster_ = nullptr;  // BoosterHandle
+};
+
+/// Features of a config on a shape (CostModel's input; exposed for tests).
+std::vector<float> Features(const Family& family, const v1::Device& device, const Config& config,
+                            const Shape& shape);
+
+/// What a strategy sees before each round.
+struct RoundInput {
+  const Family* family = nullptr;
+  v1::Device device;
+  Shape shape;
+  /// Rounds done so far (0: the job has just started).
+  int round = 0;
+  /// The family's space pruned for the device (Family::ValidSpace), in order.
+  std::vector<Config> valid;
+  /// The job's best OK configs, fastest first (at least 2 if it has them),
+  /// and their ms.
+  std::vector<Config> best;
+  std::vector<double> best_ms;
+  /// Names of the configs the job measured (OK or not).
+  std::set<std::string> measured;
+  /// GPU seconds the job has spent measuring.
+  double spent_seconds = 0;
+  Budget budget;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string_view name() const = 0;
+  /// The configs of the next round, in the order to measure them (the most
+  /// promising first, so the worker screens the rest against it); empty:
+  /// the search is over (the job's finalists are re-timed and it ends).
+  /// Never more than the budget's configs left; none once the seconds are spent.
+  virtual std::vector<Config> NextRound(const RoundInput& in) = 0;
+  /// One line on what it knows (logged at a job's start).
+  virtual std::string Describe() const = 0;
+};
+
+/// Options of the model strategy (tests and the simulator vary them).
+struct ModelOptions {
+  /// Configs of the first round at most (the best predicted).
+  int first_round = 32;
+  /// The winners of this many nearest tuned shapes go first...
+  int near_shapes = 3;
+  /// ...this many of each.
+  int near_winners = 2;
+  /// Rounds of neighbours of the best `refine_top` after the first.
+  int refine_rounds = 1;
+  int refine_top = 2;
+};
+
+/// `records`: OK measurements of other shapes of the family on this device
+/// kind (the model strategy's knowledge; the exhaustive one ignores them).
+/// `refine_top`: the exhaustive strategy's (JobRunnerOptions::refine_top).
+/// INVALID_ARGUMENT for an unknown name.
+absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
+                                                       const Family& family,
+                                                       const v1::Device& device,
+                                                       std::vector<Record> records,
+                                                       int refine_top = 2,
+                                                       ModelOptions model = {});
+
+/// Cuts `configs` to what the budget has left: the configs not yet
+/// measured, and while the seconds last (the cost of each from
+/// `predicted_ms`, its predicted time, or a flat kConfigOverheadS where
+/// empty). At least one config while anything is left.
+std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<double>& predicted_ms,
+                                 const RoundInput& in);
+
+}  // namespace tuned::search

@@ -1,0 +1,168 @@
+// The search strategies (server/search/): budgets, the exhaustive strategy's
+// rounds, and the model strategy on recorded H100 measurements of a few
+// shapes (tests/data/strategy/: the top 120 configs of each shape of the
+// 2026-11-22 suite), through the simulator's oracle. Deterministic: costs
+// are the simulated ones (search::MeasureSeconds), no clock.
+#include <gtest/gtest.h>
+
+#include "server/search/simulate.h"
+#include "server/search/strategy.h"
+
+namespace tuned::search {
+namespace {
+
+TEST(BudgetTest, ParsesSecondsAndConfigs) {
+  EXPECT_EQ(ParseBudget("10s")->seconds, 10);
+  EXPECT_EQ(ParseBudget("1.5s")->seconds, 1.5);
+  EXPECT_EQ(ParseBudget("2m")->seconds, 120);
+  EXPECT_EQ(ParseBudget("64")->configs, 64);
+  EXPECT_TRUE(ParseBudget("")->unlimited());
+  for (const char* bad : {"0", "-3", "0s", "-1s", "10x", "1.5", "s", "ten", "10 h", "nans"}) {
+    auto b = ParseBudget(bad);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_TRUE(CheckStrategy("model").ok());
+  EXPECT_TRUE(CheckStrategy("exhaustive").ok());
+  EXPECT_EQ(CheckStrategy("random").code(), absl::StatusCode::kInvalidArgument);
+}
+
+class StrategyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    device_.set_name("NVIDIA H100 80GB HBM3");
+    std::vector<Pruned> pruned;
+    valid_ = family_.ValidSpace(device_, &pruned);
+    auto loaded = LoadResultsDir(TUNED_STRATEGY_DATA, family_, device_, nullptr);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    shapes_ = *loaded;
+    ASSERT_EQ(shapes_.size(), 4u);
+  }
+  /// The records of every fixture shape but `i`.
+  std::vector<Record> Others(size_t i) const {
+    std::vector<Record> r;
+    for (size_t j = 0; j < shapes_.size(); ++j) {
+      if (j != i) r.insert(r.end(), shapes_[j].records.begin(), shapes_[j].records.end());
+    }
+    return r;
+  }
+  static double Best(const ShapeRecord& s) {
+    double best = 1e30;
+    for (const auto& [name, ms] : s.ms) best = std::min(best, ms);
+    return best;
+  }
+  const Family& family_ = SgemmFamily();
+  v1::Device device_ = Sm90ReferenceDevice();
+  std::vector<Config> valid_;
+  std::vector<ShapeRecord> shapes_;
+};
+
+TEST_F(StrategyTest, ExhaustiveIsTheSpaceThenThreeRoundsOfNeighbours) {
+  auto s = MakeStrategy("exhaustive", family_, device_, {});
+  ASSERT_TRUE(s.ok());
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = {1024, 1024, 1024};
+  in.valid = valid_;
+  const auto first = (*s)->NextRound(in);
+  ASSERT_EQ(first.size(), valid_.size());
+  EXPECT_TRUE(first == valid_);  // the pruned space, in its order
+  for (const Config& c : first) in.measured.insert(family_.ConfigName(c));
+  in.best = {valid_[5], valid_[7], valid_[9]};
+  in.best_ms = {1, 2, 3};
+  for (in.round = 1; in.round <= 3; ++in.round) {
+    std::set<std::string> refined;
+    const auto expected =
+        Refinements(family_, device_, {valid_[5], valid_[7]}, in.measured, &refined);
+    EXPECT_TRUE((*s)->NextRound(in) == expected) << "round " << in.round;
+  }
+  in.round = 4;
+  EXPECT_TRUE((*s)->NextRound(in).empty());
+}
+
+TEST_F(StrategyTest, ModelWithoutKnowledgeIsExhaustive) {
+  auto s = MakeStrategy("model", family_, device_, {});
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE((*s)->Describe().find("exhaustive instead"), std::string::npos);
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = {1024, 1024, 1024};
+  in.valid = valid_;
+  EXPECT_TRUE((*s)->NextRound(in) == valid_);
+}
+
+TEST_F(StrategyTest, ModelFindsTheWinnerWithFewConfigs) {
+  for (size_t i = 0; i < shapes_.size(); ++i) {
+    auto s = MakeStrategy("model", family_, device_, Others(i));
+    ASSERT_TRUE(s.ok());
+    const Outcome o = Simulate(**s, family_, device_, valid_, shapes_[i], {});
+    const double regret = o.winner_ms / Best(shapes_[i]) - 1;
+    const std::string shape = Family::ShapeString(shapes_[i].shape);
+    EXPECT_LE(regret, 0.02) << shape << ": " << o.winner;
+    EXPECT_LE(o.measured + o.unmeasurable, 80) << shape;
+    EXPECT_LT(o.seconds, 12) << shape;  // exhaustive: 3.7 to 28 s simulated
+  }
+}
+
+TEST_F(StrategyTest, ConfigBudgetIsRespected) {
+  for (const char* name : {"model", "exhaustive"}) {
+    for (int64_t n : {1, 5, 16}) {
+      auto s = MakeStrategy(name, family_, device_, Others(1));
+      const Outcome o = Simulate(**s, family_, device_, valid_, shapes_[1], {0, n});
+      EXPECT_EQ(o.measured + o.unmeasurable, n) << name << " " << n;
+    }
+  }
+}
+
+TEST_F(StrategyTest, SecondsBudgetStopsTheRounds) {
+  // 4096^3: a config costs ~0.05-0.6 s simulated, the model's search ~8 s.
+  for (double seconds : {0.5, 2.0, 4.0}) {
+    auto s = MakeStrategy("model", family_, device_, Others(3));
+    const Outcome o = Simulate(**s, family_, device_, valid_, shapes_[3], {seconds, 0});
+    EXPECT_GT(o.measured, 0);
+    // Rounds are sized by predicted cost, so a round may overrun by what the
+    // prediction missed; never by more than a round's last configs.
+    EXPECT_LE(o.search_seconds, seconds * 1.5 + 0.7) << seconds;
+  }
+  // Spent: no round at all.
+  auto s = MakeStrategy("model", family_, device_, Others(3));
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = shapes_[3].shape;
+  in.valid = valid_;
+  in.budget.seconds = 2;
+  in.spent_seconds = 2;
+  EXPECT_TRUE((*s)->NextRound(in).empty());
+  in.spent_seconds = 1.9;
+  EXPECT_FALSE((*s)->NextRound(in).empty());
+}
+
+TEST(WithinBudgetTest, CutsByPredictedCost) {
+  const Family& family = SgemmFamily();
+  std::vector<Pruned> pruned;
+  RoundInput in;
+  in.family = &family;
+  in.device = Sm90ReferenceDevice();
+  in.valid = family.ValidSpace(in.device, &pruned);
+  in.budget.seconds = 1;
+  // Kernels of 10 ms, none timed yet: the first costs ~0.23 s (full timing,
+  // 20 runs), each one after at the same time the same: 4 fit in 1 s.
+  const std::vector<Config> some(in.valid.begin(), in.valid.begin() + 10);
+  const auto cut = WithinBudget(some, std::vector<double>(10, 10.0), in);
+  EXPECT_EQ(cut.size(), 4u);
+  double cost = 0, best = 0;
+  for (size_t i = 0; i < cut.size(); ++i) {
+    cost += MeasureSeconds(10.0, best);
+    best = 10;
+  }
+  EXPECT_LE(cost, 1.0);
+  // At least one while anything is left, however dear.
+  EXPECT_EQ(WithinBudget(some, std::vector<double>(10, 1000.0), in).size(), 1u);
+  in.measured.insert(family.ConfigName(some[0]));
+  EXPECT_EQ(WithinBudget(some, std::vector<double>(10, 1000.0), in).front(), some[1]);
+}
+
+}  // namespace
+}  // namespace tuned::search
