@@ -314,7 +314,9 @@ class Model : public Strategy {
   std::string Describe() const override {
     if (model_ == nullptr) return absl::StrCat("model: ", why_, ": exhaustive instead");
     return absl::StrCat("model: fitted on ", records_.size(), " measurements of ", bests_.size(),
-                        " shapes; first round ", options_.first_round, ", then ",
+                        " shapes; first round ", options_.first_seconds, " s predicted (", options_.min_first,
+                        "..", options_.first_round, " configs) and the winners of ",
+                        options_.near_shapes, " nearest shapes, then ",
                         options_.refine_rounds, " round(s) of neighbours of the best ",
                         options_.refine_top);
   }

@@ -8,10 +8,11 @@
 //               neighbours of the best 2 (today's sweep, unchanged).
 //   model       the configs a cost model (gradient-boosted trees, XGBoost,
 //               fitted on the measurements of other shapes on this device
-//               kind) predicts fastest for the shape, the winners of the
-//               nearest tuned shapes first; then one round of neighbours of
-//               the best 2. With no measurements of another shape (a fresh
-//               database) it is exhaustive.
+//               kind) predicts fastest for the shape while ~5 s of their
+//               predicted GPU time last, and the winners of the 5 nearest
+//               tuned shapes; then up to 3 rounds of neighbours of the best
+//               2. With no measurements of another shape (a fresh database)
+//               it is exhaustive. The daemon's default (tuned --strategy).
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
