@@ -22,6 +22,10 @@
 #              SUMMARY strategy=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n>
 #
 # Usage: [BUNDLE=.bundle] [STRATEGY=model] [BUDGET=] bench/regret.sh OUTDIR PHASE [SHAPES_FILE]
+# STRATEGY=model is also the daemon's default now (cold and exh name
+# exhaustive explicitly); BUDGET empty is the daemon's default, no budget:
+# the model strategy sizes its first round itself (ModelOptions::first_seconds,
+# 5 s of predicted GPU time), as bench/strategy_sim simulates it.
 # Two 10-minute calls on an H100 (16 cores): call 1 `cold` then `exh`
 # (compile-ahead ~4-5 min on 16 cores, exhaustive 12 shapes ~5 min with a
 # warm cache: SUITE 2026-11-22 took 277 s), call 2 `strat` (~1-2 min). If

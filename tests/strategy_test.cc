@@ -92,16 +92,71 @@ TEST_F(StrategyTest, ModelWithoutKnowledgeIsExhaustive) {
   EXPECT_TRUE((*s)->NextRound(in) == valid_);
 }
 
-TEST_F(StrategyTest, ModelFindsTheWinnerWithFewConfigs) {
+TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {
+  // Issue 17's bars on the fixture: within 2% of the record's best, in less
+  // simulated GPU time than the exhaustive strategy and within the first
+  // round's share (ModelOptions::first_seconds, 5 s predicted) plus the
+  // refinement and the final re-timing.
   for (size_t i = 0; i < shapes_.size(); ++i) {
     auto s = MakeStrategy("model", family_, device_, Others(i));
     ASSERT_TRUE(s.ok());
     const Outcome o = Simulate(**s, family_, device_, valid_, shapes_[i], {});
+    auto e = MakeStrategy("exhaustive", family_, device_, {});
+    const Outcome x = Simulate(**e, family_, device_, valid_, shapes_[i], {});
     const double regret = o.winner_ms / Best(shapes_[i]) - 1;
     const std::string shape = Family::ShapeString(shapes_[i].shape);
+    std::printf("%s: regret %.4f, %d configs, %.2f s simulated (exhaustive %.2f s)\n",
+                shape.c_str(), regret, o.measured + o.unmeasurable, o.seconds, x.seconds);
     EXPECT_LE(regret, 0.02) << shape << ": " << o.winner;
-    EXPECT_LE(o.measured + o.unmeasurable, 80) << shape;
-    EXPECT_LT(o.seconds, 12) << shape;  // exhaustive: 3.7 to 28 s simulated
+    EXPECT_LT(o.seconds, x.seconds) << shape;
+    EXPECT_LT(o.seconds, 10) << shape;
+  }
+}
+
+TEST_F(StrategyTest, ModelFirstRoundIsSizedByPredictedTime) {
+  // 5 predicted seconds: most of what the other shapes ran on 1024^3 (a
+  // config ~0.01 s), a few dozen on 4096^3 (~0.1-0.3 s each); with 0.1 s
+  // only min_first and the nearest shapes' winners.
+  auto first_round = [&](size_t i, ModelOptions options) {
+    auto s = MakeStrategy("model", family_, device_, Others(i), 2, options);
+    RoundInput in;
+    in.family = &family_;
+    in.device = device_;
+    in.shape = shapes_[i].shape;
+    in.valid = valid_;
+    return (*s)->NextRound(in);
+  };
+  ModelOptions options;
+  const auto small = first_round(1, options);  // 1024^3
+  const auto big = first_round(3, options);    // 4096^3
+  EXPECT_GT(small.size(), 150u);
+  EXPECT_GE(big.size(), static_cast<size_t>(options.min_first));
+  EXPECT_LT(big.size(), 64u);
+  // Its predicted time within the share: costed as the simulator costs it
+  // (the record's times) it is at most a few times over.
+  double cost = 0, best = 0;
+  for (const Config& c : big) {
+    auto it = shapes_[3].ms.find(family_.ConfigName(c));
+    if (it == shapes_[3].ms.end()) continue;
+    cost += MeasureSeconds(it->second, best);
+    best = best > 0 ? std::min(best, it->second) : it->second;
+  }
+  EXPECT_LT(cost, 3 * options.first_seconds);
+  options.first_seconds = 0.1;
+  const auto tiny = first_round(1, options);
+  EXPECT_GE(tiny.size(), static_cast<size_t>(options.min_first));
+  EXPECT_LE(tiny.size(),
+            static_cast<size_t>(options.min_first + options.near_shapes * options.near_winners));
+  // The nearest shapes' winners are in it, whatever the model says.
+  std::set<std::string> names;
+  for (const Config& c : tiny) names.insert(family_.ConfigName(c));
+  for (size_t j : {0, 2, 3}) {
+    std::string winner;
+    double ms = 1e30;
+    for (const auto& [name, m] : shapes_[j].ms) {
+      if (m < ms) ms = m, winner = name;
+    }
+    EXPECT_EQ(names.count(winner), 1u) << winner;
   }
 }
 

@@ -314,7 +314,9 @@ class Model : public Strategy {
   std::string Describe() const override {
     if (model_ == nullptr) return absl::StrCat("model: ", why_, ": exhaustive instead");
     return absl::StrCat("model: fitted on ", records_.size(), " measurements of ", bests_.size(),
-                        " shapes; first round ", options_.first_round, ", then ",
+                        " shapes; first round ", options_.first_seconds, " s predicted (", options_.min_first,
+                        "..", options_.first_round, " configs) and the winners of ",
+                        options_.near_shapes, " nearest shapes, then ",
                         options_.refine_rounds, " round(s) of neighbours of the best ",
                         options_.refine_top);
   }
@@ -365,32 +367,48 @@ class Model : public Strategy {
         if (taken.insert(it->second).second) picks.push_back(it->second);
       }
     }
+    const std::set<size_t> winners(picks.begin(), picks.end());
     std::vector<size_t> order(in.valid.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
-    // Only configs measured OK on another shape: the model has seen them (a
-    // config no shape ran is an extrapolation; neighbours still reach it).
-    std::set<std::string> seen;
-    for (const Record& r : records_) seen.insert(family.ConfigName(r.config));
-    for (size_t i : order) {
-      if (static_cast<int>(picks.size()) >= options_.first_round) break;
-      if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
-      if (taken.insert(i).second) picks.push_back(i);
-    }
-    // Measured most promising first: the worker screens the rest against it.
-    std::stable_sort(picks.begin(), picks.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
     // The shape's best time, scaled from the nearest shape's by the work.
     double best_ms = 0;
     if (!near.empty()) {
       const Shape& s = near.front().second;
       best_ms = bests_.at(s) * family.Work(in.shape) / family.Work(s);
     }
-    const double min_pred = picks.empty() ? 0 : pred[picks.front()];
+    const double min_pred = order.empty() ? 0 : pred[order.front()];
+    // Only configs measured OK on another shape: the model has seen them (a
+    // config no shape ran is an extrapolation; neighbours still reach it).
+    // Measured most promising first (the worker screens the rest against
+    // it), the nearest shapes' winners all, the others while the round's
+    // predicted GPU time lasts (options_.first_seconds; at least
+    // options_.min_first, at most options_.first_round).
+    std::set<std::string> seen;
+    for (const Record& r : records_) seen.insert(family.ConfigName(r.config));
     std::vector<Config> configs;
     std::vector<double> ms;
-    for (size_t i : picks) {
+    double cost = 0, best = 0;
+    int others = 0;
+    bool full = false;  // the round's time is spent: only winners from here
+    for (size_t i : order) {
+      const bool winner = winners.count(i) != 0;
+      if (!winner) {
+        if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
+        if (others >= options_.first_round) continue;
+      }
+      const double m = best_ms * std::exp(pred[i] - min_pred);
+      const double c = m > 0 ? MeasureSeconds(m, best) : kConfigOverheadS;
+      if (!winner && (full || (others >= options_.min_first && options_.first_seconds > 0 &&
+                                cost + c > options_.first_seconds))) {
+        full = true;
+        continue;
+      }
+      if (!winner) ++others;
+      cost += c;
+      if (m > 0) best = best > 0 ? std::min(best, m) : m;
       configs.push_back(in.valid[i]);
-      ms.push_back(best_ms * std::exp(pred[i] - min_pred));
+      ms.push_back(m);
     }
     return WithinBudget(std::move(configs), ms, in);
   }

@@ -8,10 +8,11 @@
 //               neighbours of the best 2 (today's sweep, unchanged).
 //   model       the configs a cost model (gradient-boosted trees, XGBoost,
 //               fitted on the measurements of other shapes on this device
-//               kind) predicts fastest for the shape, the winners of the
-//               nearest tuned shapes first; then one round of neighbours of
-//               the best 2. With no measurements of another shape (a fresh
-//               database) it is exhaustive.
+//               kind) predicts fastest for the shape while ~5 s of their
+//               predicted GPU time last, and the winners of the 5 nearest
+//               tuned shapes; then up to 3 rounds of neighbours of the best
+//               2. With no measurements of another shape (a fresh database)
+//               it is exhaustive. The daemon's default (tuned --strategy).
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
@@ -135,14 +136,22 @@ class Strategy {
 
 /// Options of the model strategy (tests and the simulator vary them).
 struct ModelOptions {
-  /// Configs of the first round at most (the best predicted).
-  int first_round = 32;
-  /// The winners of this many nearest tuned shapes go first...
-  int near_shapes = 3;
+  /// The first round: the best predicted configs, fastest first, while
+  /// their predicted GPU time (MeasureSeconds of the predicted ms, the
+  /// shape's best scaled from the nearest shape's by the work) stays within
+  /// `first_seconds` (0: no such limit); at least `min_first` and at most
+  /// `first_round` of them, besides the nearest shapes' winners.
+  double first_seconds = 5;
+  int min_first = 16;
+  int first_round = 256;
+  /// The winners of this many nearest tuned shapes are measured too, whatever
+  /// the model predicts...
+  int near_shapes = 5;
   /// ...this many of each.
-  int near_winners = 2;
-  /// Rounds of neighbours of the best `refine_top` after the first.
-  int refine_rounds = 1;
+  int near_winners = 4;
+  /// Rounds of neighbours of the best `refine_top` after the first (as the
+  /// exhaustive strategy's).
+  int refine_rounds = 3;
   int refine_top = 2;
 };
 
