@@ -675,16 +675,19 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
     generation = best_generation_;
   }
   auto best = QueryBest(device_id, problem);
+  absl::MutexLock lock(&cache_mu_);
   if (best.ok()) {
-    absl::MutexLock lock(&cache_mu_);
     // Not if a write changed some best meanwhile: this row may be stale.
     if (generation == best_generation_) best_cache_[key] = *best;
+  } else if (best.status().code() == absl::StatusCode::kUnavailable) {
+    if (auto it = stale_best_.find(key); it != stale_best_.end()) return it->second;
   }
   return best;
 }
 
 void Store::InvalidateBest() {
   absl::MutexLock lock(&cache_mu_);
+  for (auto& [key, row] : best_cache_) stale_best_[key] = std::move(row);
   best_cache_.clear();
   ++best_generation_;
 }

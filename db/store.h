@@ -236,7 +236,8 @@ class Store {
   /// a write that can change a best (an OK measurement, a baseline, a
   /// re-timing), by this daemon or, seen by Refresh, by another: look-ups
   /// never wait on the database or on the job runner, and go on while the
-  /// database is unreachable. The row is shared and immutable.
+  /// database is unreachable (a row dropped by such a write is still served
+  /// then, rather than UNAVAILABLE). The row is shared and immutable.
   absl::StatusOr<std::shared_ptr<const BestRow>> Best(int64_t device_id,
                                                       const v1::Problem& problem);
   /// Reads the database's change counter and drops the cached bests if
@@ -292,6 +293,8 @@ class Store {
   absl::Mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const BestRow>> best_cache_ ABSL_GUARDED_BY(cache_mu_);
   uint64_t best_generation_ ABSL_GUARDED_BY(cache_mu_) = 0;
+  // Rows InvalidateBest dropped: what Best() serves while the database is down.
+  std::map<std::string, std::shared_ptr<const BestRow>> stale_best_ ABSL_GUARDED_BY(cache_mu_);
   int64_t db_generation_ ABSL_GUARDED_BY(cache_mu_) = -1;  // the database's counter, last read
 };
 

@@ -92,6 +92,27 @@ TEST_F(StrategyTest, ModelWithoutKnowledgeIsExhaustive) {
   EXPECT_TRUE((*s)->NextRound(in) == valid_);
 }
 
+TEST_F(StrategyTest, ModelOnTwoKnownShapesIsExhaustive) {
+  // Two shapes (240 measurements) are under the 3 shapes the model needs;
+  // three (360) are enough.
+  std::vector<Record> two = shapes_[0].records;
+  two.insert(two.end(), shapes_[1].records.begin(), shapes_[1].records.end());
+  auto s = MakeStrategy("model", family_, device_, two);
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE((*s)->Describe().find("too little known"), std::string::npos) << (*s)->Describe();
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = shapes_[3].shape;
+  in.valid = valid_;
+  EXPECT_TRUE((*s)->NextRound(in) == valid_);
+  auto three = MakeStrategy("model", family_, device_, Others(3));
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ((*three)->Describe().find("exhaustive instead"), std::string::npos)
+      << (*three)->Describe();
+  EXPECT_LT((*three)->NextRound(in).size(), valid_.size());
+}
+
 TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {
   // Issue 17's bars on the fixture: within 2% of the record's best, in less
   // simulated GPU time than the exhaustive strategy and within the first

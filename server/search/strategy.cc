@@ -160,6 +160,12 @@ std::map<Shape, double> ShapeBests(const std::vector<Record>& records) {
 /// the model: beyond it only "slow" matters, not how slow.
 constexpr double kMaxLogSlowdown = 1.4;  // ~4x
 constexpr int kTreeRounds = 150;
+// Below these the model strategy sweeps exhaustively: a cost model fitted on
+// one or two shapes (an imported kernel, a first sweep) ranks configs by
+// little more than chance. 3 shapes of 100 OK measurements is the least the
+// leave-one-out fixture of strategy_test (3 other shapes of 120) exceeds.
+constexpr size_t kMinShapes = 3;
+constexpr size_t kMinRecords = 100;
 
 absl::Status XgbError(std::string_view what) {
   return absl::InternalError(absl::StrCat("xgboost: ", std::string(what), ": ", XGBGetLastError()));
@@ -299,15 +305,17 @@ class Model : public Strategy {
         int refine_top, ModelOptions options)
       : records_(std::move(records)), exhaustive_(refine_top), options_(options) {
     bests_ = ShapeBests(records_);
-    if (!bests_.empty()) {
+    if (bests_.size() < kMinShapes || records_.size() < kMinRecords) {
+      why_ = absl::StrCat("too little known: ", records_.size(), " measurements of ",
+                          bests_.size(), " other shapes on this device kind (it needs ",
+                          kMinRecords, " of ", kMinShapes, ")");
+    } else {
       auto model = CostModel::Fit(family, device, records_);
       if (model.ok()) {
         model_ = *std::move(model);
       } else {
         why_ = std::string(model.status().message());
       }
-    } else {
-      why_ = "no measurements of other shapes on this device kind";
     }
   }
   std::string_view name() const override { return kModel; }
