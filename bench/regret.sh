@@ -49,6 +49,8 @@ echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format
 
 shapes_list() { grep -v '^#' "$shapes" | grep -v '^ *$'; }
 # job JSON field (first match) from `tunectl job ID --json`
+# elapsed seconds since $1 (date +%s.%N); the GPU machine has no bc
+since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 1))" "$1"; }
 field() { python3 -c "import json,sys; j=json.load(sys.stdin); v=j
 for k in sys.argv[1].split('.'): v=v.get(k, {}) if isinstance(v, dict) else {}
 print(v if v != {} else 0)" "$1"; }
@@ -58,8 +60,7 @@ cold)
   first=$(shapes_list | head -1)
   start=$(date +%s.%N)
   tunectl sweep $first --strategy exhaustive --wait > "$out/cold_first_shape.txt" 2>&1
-  end=$(date +%s.%N)
-  echo "cold start: first shape $first tuned in $(echo "$end - $start" | bc) s wall, the compile-ahead running beside it" >> "$log"
+  echo "cold start: first shape $first tuned in $(since $start) s wall, the compile-ahead running beside it" >> "$log"
   while true; do
     line=$(tunectl device | grep -i "compiled ahead" || true)
     echo "$(date +%T) $line" >> "$log"
@@ -67,14 +68,14 @@ cold)
     [[ $total != 0 && $done_ -ge $total ]] && break
     sleep 5
   done
-  echo "compile-ahead done after $(echo "$(date +%s.%N) - $start" | bc) s" >> "$log"
+  echo "compile-ahead done after $(since $start) s" >> "$log"
   ;;
 exh)
   shapes_list | while read -r dims; do
     tunectl best $dims > /dev/null 2>&1 && continue
     s=$(date +%s.%N)
     tunectl sweep $dims --strategy exhaustive --wait > /dev/null 2>&1
-    echo "exhaustive ${dims// /x}: $(echo "$(date +%s.%N) - $s" | bc) s wall" >> "$log"
+    echo "exhaustive ${dims// /x}: $(since $s) s wall" >> "$log"
   done
   ;;
 strat)
@@ -90,7 +91,7 @@ for j in json.load(sys.stdin).get('jobs', []):
     s=$(date +%s.%N)
     id=$(tunectl sweep $dims --strategy "$strategy" ${budget:+--budget "$budget"} --json | field id)
     tunectl watch "$id" > /dev/null 2>&1
-    t=$(echo "$(date +%s.%N) - $s" | bc)
+    t=$(since $s)
     tunectl job "$id" --json > "$out/job_strat_${dims// /x}.json"
     tunectl job "$exh" --json > "$out/job_exh_${dims// /x}.json"
     python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" >> "$log" <<'EOF'
@@ -104,9 +105,14 @@ print("%-18s %8.1f %8d %12.4f %12.4f %9.4f  %s" % (sys.argv[4], float(sys.argv[3
       s.get('done', 0) + s.get('failed', 0), sm, em, regret, s.get('best', {}).get('config', {}).get('name', '-')))
 EOF
   done
-  awk '$1 ~ /^[0-9]+x/ && NF >= 7 {t[n]=$2; if ($6 > r) r=$6; n++} END {
-    asort(t); m = n % 2 ? t[(n+1)/2] : (t[n/2] + t[n/2+1]) / 2;
-    printf "SUMMARY strategy='"$strategy"' median_tune_s=%.2f max_tune_s=%.2f max_regret=%.4f shapes=%d\n", m, t[n], r, n}' "$log" >> "$log"
+  python3 - "$log" "$strategy" >> "$log" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit() and len(l.split()) >= 7]
+t = sorted(float(r[1]) for r in rows)
+regret = max(float(r[5]) for r in rows)
+print("SUMMARY strategy=%s median_tune_s=%.2f max_tune_s=%.2f max_regret=%.4f shapes=%d"
+      % (sys.argv[2], statistics.median(t), t[-1], regret, len(rows)))
+EOF
   ;;
 *) echo "unknown phase $phase (cold, exh, strat)" >&2; exit 2 ;;
 esac
