@@ -141,7 +141,8 @@ class SqliteDatabase final : public Database {
       if (*version > 0) {
         // migrations[v] alters v's tables towards v + 1 (migrations/<v + 1>.sql).
         static const std::map<int64_t, const char*> migrations = {
-            {1, embedded::kSqliteMigration2Sql}, {2, embedded::kSqliteMigration3Sql}};
+            {1, embedded::kSqliteMigration2Sql}, {2, embedded::kSqliteMigration3Sql},
+            {3, embedded::kSqliteMigration4Sql}};
         for (int64_t v = *version; v < Store::kSchemaVersion; ++v) {
           auto it = migrations.find(v);
           if (it == migrations.end()) {

@@ -1,4 +1,4 @@
--- The tuned store on PostgreSQL 15, schema version 3: db/sqlite/schema.sql
+-- The tuned store on PostgreSQL 15, schema version 4: db/sqlite/schema.sql
 -- (the reference; every comment there holds here) in PostgreSQL's types:
 -- ids are BIGINT identities, INTEGER is BIGINT, REAL is DOUBLE PRECISION,
 -- BLOB is BYTEA; the digests are signed 64-bit FNV-1a values (BIGINT). The
@@ -99,6 +99,13 @@ CREATE TABLE IF NOT EXISTS measurements (
   created_unix BIGINT NOT NULL,
   daemon_id    BIGINT REFERENCES daemons (id),
   baseline_ms  DOUBLE PRECISION,
+  sm_clock_mhz    BIGINT NOT NULL DEFAULT 0,
+  clock_low       BIGINT NOT NULL DEFAULT 0,
+  speedup         DOUBLE PRECISION,
+  speedup_ci_low  DOUBLE PRECISION,
+  speedup_ci_high DOUBLE PRECISION,
+  speedup_pairs   BIGINT NOT NULL DEFAULT 0,
+  speedup_note    TEXT   NOT NULL DEFAULT '',
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem
@@ -155,4 +162,4 @@ CREATE SEQUENCE IF NOT EXISTS generation AS BIGINT MINVALUE 0;
 SELECT setval('generation', 0, true);
 
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+INSERT INTO schema_version (version) SELECT 4 WHERE NOT EXISTS (SELECT 1 FROM schema_version);
