@@ -70,6 +70,11 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 absl::StatusOr<std::vector<double>> TimeInterleavedMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
+/// TimeInterleavedMs keeping every round: result[i][r] is run i's time (ms)
+/// in round r, so that run i and run j of one round form a pair.
+absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
+    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
 
 /// Writes a scratch buffer of twice the L2 size, evicting earlier data.
 class L2Flusher {
