@@ -5,6 +5,8 @@
 // error codes; PostgreSQL alone: logins, missing databases, an unreachable
 // or restarted server, and two daemons applying the schema at once.
 #include "db/database.h"
+#include "db/store.h"
+#include "absl/strings/str_cat.h"
 
 #include <unistd.h>
 
@@ -458,18 +460,20 @@ TEST_F(PostgresTest, SchemaAppliedOnceByDaemonsStartingTogether) {
   ASSERT_TRUE(db.ok()) << db.status();
   Rows rows = *(*db)->Query("SELECT version FROM schema_version", {});
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows.Int(0, 0), 3);
+  EXPECT_EQ(rows.Int(0, 0), Store::kSchemaVersion);
   EXPECT_EQ((*db)->Query("{generation}", {})->Int(0, 0), 0);
 }
 
 TEST_F(PostgresTest, NewerSchemaIsRefused) {
   ASSERT_TRUE(server().CreateDatabase("newer").ok());
   ASSERT_TRUE(Database::Open(server().url("newer")).ok());
-  ASSERT_TRUE(server().Exec("UPDATE schema_version SET version = 4", "newer").ok());
+  const int newer = Store::kSchemaVersion + 1;
+  ASSERT_TRUE(server().Exec(absl::StrCat("UPDATE schema_version SET version = ", newer), "newer").ok());
   auto db = Database::Open(server().url("newer"));
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition) << db.status();
-  EXPECT_NE(db.status().message().find(
-                "database schema version 4 is newer than this build's 3; upgrade tuned"),
+  EXPECT_NE(db.status().message().find(absl::StrCat("database schema version ", newer,
+                                                    " is newer than this build's ",
+                                                    Store::kSchemaVersion, "; upgrade tuned")),
             std::string_view::npos)
       << db.status();
 }
