@@ -8,10 +8,19 @@
 // medians of CUDA events; the error is the relative Frobenius error of the
 // kernel's C against cuBLAS's. The column `served` says what the client
 // library would run for the shape: the kernel, or cuBLAS where cuBLAS won
-// the job. Otherwise the numbers are the job's (the
-// baseline timed in the same job on the same GPU: cuBLAS for sgemm, the copy
-// kernel for transpose). The last line is
+// the job. At least 30 interleaved rounds (pairs) are timed, and the
+// kernel's side-by-side ratio (cuBLAS ms / kernel ms, medians) comes with
+// its 95% bootstrap interval (server/serving.h), next to the job's own ratio
+// (its stored judged speedup, else its baseline / median). Otherwise the
+// numbers are the job's (the baseline timed in the same job on the same GPU:
+// cuBLAS for sgemm, the copy kernel for transpose). The last line is
 //   SUMMARY geomean_vs_<baseline>=<x.xx> min_vs_<baseline>=<x.xx> shapes=<n>
+// and with --side-by-side, before it,
+//   SUMMARY side_by_side served_slower_than_cublas=<n> max_disagreement=<x.xxx> shapes=<n>
+// where a shape's served ratio is the kernel's side-by-side ratio where the
+// kernel is served and 1.0 (both ways) where cuBLAS is: served_slower_than_cublas
+// counts the shapes whose served choice runs slower than cuBLAS here, and
+// max_disagreement is the largest |job ratio / side-by-side ratio - 1| over them.
 // Usage: tunebench --family sgemm --shapes ../shared/bench/shapes.txt [--server ADDR] [--retune]
 //        [--side-by-side]
 //        tunebench --family sgemm --list-space   (the space's config names, for bench/ablation.py)
@@ -30,24 +39,32 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "server/families/family.h"
+#include "server/serving.h"
 #include "tuned/client.h"
 #include "tuned/kernel.h"
 #include "tuned/launch.h"
 
 namespace {
 
-/// The winner and cuBLAS timed in this process on one shape.
+/// At least this many interleaved rounds (pairs) side by side: the serving
+/// rule's minimum.
+constexpr int kMinRounds = tuned::kMinServingPairs;
+
+/// The winner and cuBLAS timed in this process on one shape: medians, and
+/// the ratio's interval from every round's pair.
 struct SideBySide {
   double tuned_ms = 0, cublas_ms = 0, error = 0;
+  tuned::SpeedupInterval ratio;  // cuBLAS ms / kernel ms
 };
 
-/// Median of CUDA-event times of `rounds` interleaved runs of `a` and `b`,
-/// each after a write of 256 MiB (more than the L2) to flush it.
-absl::StatusOr<std::pair<double, double>> Interleaved(const std::function<absl::Status()>& a,
+/// CUDA-event times (ms) of `rounds` interleaved runs of `a` and `b`, each
+/// after a write of 256 MiB (more than the L2) to flush it: round r's pair
+/// is (first[r], second[r]).
+absl::StatusOr<std::pair<std::vector<double>, std::vector<double>>> Interleaved(const std::function<absl::Status()>& a,
                                                       const std::function<absl::Status()>& b,
                                                       void* scratch, size_t scratch_bytes,
                                                       int rounds) {
-  std::vector<float> ta, tb;
+  std::vector<double> ta, tb;
   cudaEvent_t start, stop;
   TUNED_CUDA(cudaEventCreate(&start));
   TUNED_CUDA(cudaEventCreate(&stop));
@@ -65,11 +82,7 @@ absl::StatusOr<std::pair<double, double>> Interleaved(const std::function<absl::
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  auto median = [](std::vector<float>& v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-    return double{v[v.size() / 2]};
-  };
-  return std::pair{median(ta), median(tb)};
+  return std::pair{ta, tb};
 }
 
 /// Loads the tuned kernel of `problem` through the client library and times
@@ -128,14 +141,18 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
   SideBySide out;
   out.error = std::sqrt(diff2 / norm2);
   if (!std::isfinite(out.error)) out.error = INFINITY;
-  // Warm-up, then rounds for about 300 ms of GPU time (10..200).
-  auto warm = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, 2);
+  // Warm-up, then rounds for about 300 ms of GPU time (30..200).
+  auto warm = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, 3);
   if (!warm.ok()) return warm.status();
-  const int rounds = static_cast<int>(std::clamp(300.0 / (warm->first + warm->second), 10.0, 200.0));
+  const double pair_ms = tuned::Median(warm->first) + tuned::Median(warm->second);
+  const int rounds = static_cast<int>(std::clamp(300.0 / std::max(pair_ms, 1e-3), double{kMinRounds}, 200.0));
   auto t = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, rounds);
   if (!t.ok()) return t.status();
-  out.tuned_ms = t->first;
-  out.cublas_ms = t->second;
+  out.tuned_ms = tuned::Median(t->first);
+  out.cublas_ms = tuned::Median(t->second);
+  auto ratio = tuned::BootstrapSpeedup(t->first, t->second);
+  if (!ratio.ok()) return ratio.status();
+  out.ratio = *ratio;
   return out;
 }
 
@@ -179,9 +196,11 @@ int main(int argc, char** argv) {
   const std::string base = family->id() == tuned::v1::FAMILY_SGEMM ? "cublas" : "copy";
   std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s%s\n", "shape", "config",
                                "tuned " + unit, base + " " + unit, "ratio", "error", "tune s",
-                               side_by_side ? "  job ratio  served" : "");
+                               side_by_side ? "  job ratio  served  served ratio (95% CI, pairs)" : "");
   double log_sum = 0, min_ratio = 1e30;
   int n = 0, failed = 0;
+  int served_slower = 0;  // shapes whose served choice is slower than cuBLAS side by side
+  double max_disagreement = 0;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -213,7 +232,9 @@ int main(int argc, char** argv) {
     }
     const auto& m = best->measurement();
     double ratio = best->baseline_ms() / m.median_ms();
-    const double job_ratio = ratio;
+    // The job's own ratio: its judged speedup where it has one.
+    double job_ratio = best->speedup_pairs() > 0 ? best->speedup() : ratio;
+    std::string served_column;
     double tuned_metric = m.metric(), base_metric = best->baseline_metric(), error = m.error();
     if (side_by_side && family->id() == tuned::v1::FAMILY_SGEMM) {
       auto sbs = TimeSideBySide(*best);
@@ -229,6 +250,15 @@ int main(int argc, char** argv) {
       base_metric = work / (sbs->cublas_ms * 1e6);
       ratio = sbs->cublas_ms / sbs->tuned_ms;
       error = sbs->error;
+      // What the client library runs: the kernel, or cuBLAS (ratio 1.0 both ways).
+      const double served_ratio = best->use_baseline() ? 1.0 : sbs->ratio.speedup;
+      const double served_job_ratio = best->use_baseline() ? 1.0 : job_ratio;
+      if (served_ratio < 1.0) ++served_slower;
+      max_disagreement = std::max(max_disagreement, std::abs(served_job_ratio / served_ratio - 1));
+      served_column = best->use_baseline()
+                          ? absl::StrFormat("  %5.2fx (cuBLAS served; kernel %s)", 1.0,
+                                            tuned::FormatSpeedup(sbs->ratio))
+                          : "  " + tuned::FormatSpeedup(sbs->ratio);
     }
     log_sum += std::log(ratio);
     min_ratio = std::min(min_ratio, ratio);
@@ -236,11 +266,16 @@ int main(int argc, char** argv) {
     std::cout << absl::StrFormat("%-18s %-44s %12.1f %12.1f %6.2fx %9.1e %8.1f", shape,
                                  m.config().name(), tuned_metric, base_metric, ratio, error,
                                  seconds)
-              << (side_by_side ? absl::StrFormat("  %8.2fx  %s", job_ratio,
-                                                 best->use_baseline() ? "cuBLAS" : "kernel")
+              << (side_by_side ? absl::StrFormat("  %8.2fx  %-6s%s", job_ratio,
+                                                 best->use_baseline() ? "cuBLAS" : "kernel", served_column)
                                : "")
               << "\n"
               << std::flush;
+  }
+  if (side_by_side) {
+    std::cout << absl::StrFormat(
+        "SUMMARY side_by_side served_slower_than_cublas=%d max_disagreement=%.3f shapes=%d\n",
+        served_slower, max_disagreement, n);
   }
   std::cout << absl::StrFormat("SUMMARY geomean_vs_%s=%.2f min_vs_%s=%.2f shapes=%d\n", base,
                                n > 0 ? std::exp(log_sum / n) : 0.0, base, n > 0 ? min_ratio : 0.0,

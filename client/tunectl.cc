@@ -20,6 +20,7 @@
 #include "client/report.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/families/family.h"
+#include "server/serving.h"
 #include "tuned/client.h"
 
 namespace {
@@ -66,6 +67,18 @@ std::string ProblemString(const tuned::v1::Problem& p) {
 }
 
 std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f", ms) : "-"; }
+
+// "1980 MHz", "1155 MHz LOW" (under 90% of the maximum, twice), "-" unknown.
+std::string Clock(const tuned::v1::Measurement& m) {
+  if (m.sm_clock_mhz() <= 0) return "-";
+  return absl::StrCat(m.sm_clock_mhz(), " MHz", m.clock_low() ? " LOW" : "");
+}
+
+// The judged speedup over the baseline: "1.07x (95% CI 1.05–1.09, 30 pairs)".
+std::string Speedup(const tuned::v1::BestKernel& b) {
+  if (b.speedup_pairs() <= 0) return "- (not judged)";
+  return tuned::FormatSpeedup({b.speedup(), b.speedup_ci_low(), b.speedup_ci_high(), b.speedup_pairs()});
+}
 std::string Metric(double v) { return v > 0 ? absl::StrFormat("%.1f", v) : "-"; }
 
 // "node-a gpu 0: 310, node-b gpu 1: 290": the daemons that measured the job.
@@ -346,10 +359,15 @@ int main(int argc, char** argv) {
         {"geometry", absl::StrFormat("grid %s  block %s  dynamic smem %d B", absl::StrJoin(g.grid(), "x"),
                                      absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes())},
         {"error", absl::StrFormat("%.2e (vs %s)", m.error(), b->baseline_name())},
+        {"sm clock", Clock(m)},
+        {"speedup", Speedup(*b)},
+        {"served", b->serving_reason().empty()
+                       ? (b->use_baseline() ? b->baseline_name() : std::string("the kernel"))
+                       : b->serving_reason()},
     });
     if (b->use_baseline()) {
-      std::cout << b->baseline_name() << " is faster than every generated kernel for this shape: "
-                << "the client library calls " << b->baseline_name() << " instead\n";
+      std::cout << "the client library calls " << b->baseline_name()
+                << " for this shape, not the kernel above\n";
     }
     std::cout << "\n";
     std::vector<std::vector<std::string>> rows = {
@@ -491,12 +509,13 @@ int main(int argc, char** argv) {
       PrintJson(r);
       return 0;
     }
-    std::vector<std::vector<std::string>> rows = {{"#", "config", "status", "ms", "metric", "error", "regs"}};
+    std::vector<std::vector<std::string>> rows = {
+        {"#", "config", "status", "ms", "metric", "error", "regs", "sm clock"}};
     int rank = 0;
     for (const auto& m : *ms) {
       rows.push_back({absl::StrCat(++rank), m.config().name(), StatusName(m.status()), Ms(m.median_ms()),
                       m.metric() > 0 ? Metric(m.metric()) + " " + m.metric_unit() : "-",
-                      absl::StrFormat("%.1e", m.error()), absl::StrCat(m.registers())});
+                      absl::StrFormat("%.1e", m.error()), absl::StrCat(m.registers()), Clock(m)});
     }
     PrintTable(rows);
     return 0;

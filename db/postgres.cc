@@ -194,9 +194,10 @@ class PostgresDatabase final : public Database {
   }
 
   /// Brings the database to this build's schema: schema.sql on a fresh
-  /// one, in one transaction, under a session advisory lock (daemons that
-  /// start together apply it once). FAILED_PRECONDITION for a schema that
-  /// is newer (or older: there is no migration yet) than this build's.
+  /// one, migrations/N.sql on an older one (3 -> 4), each in one
+  /// transaction, under a session advisory lock (daemons that start
+  /// together apply it once). FAILED_PRECONDITION for a schema that is
+  /// newer than this build's, or older than 3.
   absl::Status ApplySchema() {
     TUNED_RETURN_IF_ERROR(Command(absl::StrCat("SELECT pg_advisory_lock(", kSchemaLock, ")")));
     absl::Status s = [&]() -> absl::Status {
@@ -214,7 +215,17 @@ class PostgresDatabase final : public Database {
       }
       auto version = Query("SELECT max(version) FROM schema_version", {});
       if (!version.ok()) return version.status();
-      const int64_t v = version->empty() ? 0 : version->Int(0, 0);
+      int64_t v = version->empty() ? 0 : version->Int(0, 0);
+      if (v == 3 && Store::kSchemaVersion >= 4) {  // db/postgres/migrations/4.sql
+        TUNED_RETURN_IF_ERROR(Begin(false));
+        absl::Status migrated = Command(embedded::kPostgresMigration4Sql, "db/postgres/migrations/4.sql");
+        if (!migrated.ok()) {
+          Rollback();
+          return migrated;
+        }
+        TUNED_RETURN_IF_ERROR(Commit());
+        v = 4;
+      }
       if (v > Store::kSchemaVersion) {
         return absl::FailedPreconditionError(
             absl::StrCat("postgresql: ", name_, ": database schema version ", v,

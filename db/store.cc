@@ -116,8 +116,8 @@ constexpr char kOk[] = "MEASUREMENT_OK";
 #define TUNED_MEASUREMENT_COLS                                                               \
   "m.config, m.params, m.status, m.median_ms, m.metric, m.metric_unit, m.error, m.message, " \
   "m.job_id, m.repetitions, m.registers, m.created_unix, COALESCE(d.host, ''), "             \
-  "COALESCE(d.gpu, 0)"
-constexpr int kMeasurementCols = 14;
+  "COALESCE(d.gpu, 0), m.sm_clock_mhz, m.clock_low"
+constexpr int kMeasurementCols = 16;
 
 absl::Status ReadMeasurement(const Rows& q, size_t r, v1::Measurement* m) {
   m->mutable_config()->set_name(q.Text(r, 0));
@@ -138,6 +138,8 @@ absl::Status ReadMeasurement(const Rows& q, size_t r, v1::Measurement* m) {
   m->set_created_unix(q.Int(r, 11));
   m->set_host(q.Text(r, 12));
   m->set_gpu(static_cast<int32_t>(q.Int(r, 13)));
+  m->set_sm_clock_mhz(static_cast<int32_t>(q.Int(r, 14)));
+  m->set_clock_low(q.Int(r, 15) != 0);
   return absl::OkStatus();
 }
 
@@ -612,14 +614,14 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
         auto insert = Q(
             "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
             "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
-            "binary_id, created_unix, daemon_id, baseline_ms) "
+            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low) "
             "SELECT id, device_id, family, dtype, shape, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-            "?12, ?13, ?14, ?15 FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
+            "?12, ?13, ?14, ?15, ?16, ?17 FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
             job_id, m.config().name(), ParamsText(m.config()), v1::MeasurementStatus_Name(m.status()),
             m.median_ms(), m.metric(), m.metric_unit(), m.error(), m.message(), m.repetitions(),
             m.registers(), binary_id,
             NowUnix(), daemon_id > 0 ? std::optional<int64_t>(daemon_id) : std::nullopt,
-            baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
+            baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr), m.sm_clock_mhz(), m.clock_low());
         if (!insert.ok()) return insert.status();
         inserted = insert->affected() > 0;
         if (ok) TUNED_RETURN_IF_ERROR(Q("{bump}").status());
@@ -716,7 +718,8 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
   absl::MutexLock lock(&mu_);
   auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
              ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
-             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name FROM measurements m "
+             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
+             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note FROM measurements m "
              "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
              "LEFT JOIN daemons d ON d.id = m.daemon_id "
              "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
@@ -740,6 +743,15 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
   }
   best.baseline_ms = q->Double(0, b + 6);
   best.baseline_name = q->Text(0, b + 7);
+  if (!q->IsNull(0, b + 8)) {
+    best.speedup.speedup = q->Double(0, b + 8);
+    best.speedup.ci_low = q->Double(0, b + 9);
+    best.speedup.ci_high = q->Double(0, b + 10);
+    best.speedup.pairs = static_cast<int>(q->Int(0, b + 11));
+  }
+  best.speedup.note = q->Text(0, b + 12);
+  best.speedup.sm_clock_mhz = best.measurement.sm_clock_mhz();
+  best.speedup.clock_low = best.measurement.clock_low();
   return std::make_shared<const BestRow>(std::move(best));
 }
 
@@ -881,6 +893,44 @@ absl::Status Store::SetRetimed(int64_t job_id, std::string_view config, double m
   }
   InvalidateBest();
   return s;
+}
+
+absl::Status Store::SetSpeedup(int64_t job_id, std::string_view config, const StoredSpeedup& sp) {
+  absl::Status s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = InTxn(false, [&]() -> absl::Status {
+      const bool computed = sp.pairs > 0;
+      auto update = Q("UPDATE measurements SET speedup = ?3, speedup_ci_low = ?4, speedup_ci_high = ?5, "
+                      "speedup_pairs = ?6, speedup_note = ?7, sm_clock_mhz = ?8, clock_low = ?9 "
+                      "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
+                      job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
+                      computed ? Value(sp.ci_low) : Value(nullptr),
+                      computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note,
+                      sp.sm_clock_mhz, sp.clock_low);
+      if (!update.ok()) return update.status();
+      if (update->affected() == 0) {
+        return absl::NotFoundError(
+            absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
+      }
+      return Q("{bump}").status();
+    });
+  }
+  InvalidateBest();
+  return s;
+}
+
+absl::StatusOr<KernelBinary> Store::MeasurementBinary(int64_t job_id, std::string_view config) {
+  absl::MutexLock lock(&mu_);
+  auto q = Q("SELECT b.source, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
+             "JOIN binaries b ON b.id = m.binary_id WHERE m.job_id = ?1 AND m.config = ?2",
+             job_id, config);
+  if (!q.ok()) return q.status();
+  if (q->empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", job_id, " has no stored binary of ", std::string(config)));
+  }
+  return KernelBinary{q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 3), q->Text(0, 4)};
 }
 
 }  // namespace tuned

@@ -79,11 +79,27 @@ struct JobSearch {
 };
 
 /// The best measurement of a problem, with its binary and the job's baseline.
+/// A finalist's judging at its job's end (server/serving.h): the speedup
+/// over the baseline from paired rounds in a fresh worker process, with its
+/// 95% interval, and the clock it ran at.
+struct StoredSpeedup {
+  double speedup = 0;  // baseline ms / kernel ms
+  double ci_low = 0;
+  double ci_high = 0;
+  int pairs = 0;       // 0: no speedup computed
+  std::string note;    // why none was computed ("" if one was, or never judged)
+  int sm_clock_mhz = 0;    // the judging's SM clock (MHz; 0: unknown)
+  bool clock_low = false;  // it sat under 90% of the maximum, re-timed once
+};
+
+/// The best measurement of a problem, with its binary, the job's baseline
+/// and the measurement's judging (pairs 0 and note "" if never judged).
 struct BestRow {
   v1::Measurement measurement;
   KernelBinary binary;
   double baseline_ms = 0;
   std::string baseline_name;
+  StoredSpeedup speedup;
 };
 
 /// Who submits a job and the caps on what that client may have pending.
@@ -263,6 +279,14 @@ class Store {
   /// NOT_FOUND if the job has no OK measurement of that config.
   absl::Status SetRetimed(int64_t job_id, std::string_view config, double median_ms,
                           double metric, std::string_view note, double baseline_ms = 0);
+
+  /// Stores an OK measurement's judging (speedup, interval, pairs, note, and
+  /// the clock it ran at, which replaces the measurement's). NOT_FOUND if the
+  /// job has no OK measurement of that config.
+  absl::Status SetSpeedup(int64_t job_id, std::string_view config, const StoredSpeedup& speedup);
+  /// The binary stored with the job's measurement of `config` (what GetBest
+  /// serves). NOT_FOUND if it has none.
+  absl::StatusOr<KernelBinary> MeasurementBinary(int64_t job_id, std::string_view config);
 
   /// Adds `time` to the job's totals (Job.compile_seconds etc.).
   absl::Status AddJobTime(int64_t id, const JobTime& time);

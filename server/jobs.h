@@ -42,8 +42,11 @@ struct JobRunnerOptions {
   int compile_batch = 32;
   /// Crashes of the GPU worker after which a config is never run again.
   int quarantine_after = 2;
-  /// At a job's end its best few are re-timed together, interleaved with the
-  /// baseline, and keep those times (0: off).
+  /// At a job's end its best few (the finalists) are judged: re-timed
+  /// together, interleaved with the baseline, in a fresh GPU worker process
+  /// on fresh inputs, and keep those times and their speedup interval, which
+  /// decides what `best` serves (server/serving.h; 0: off, and then best
+  /// serves cuBLAS for sgemm unless the old margin rule holds).
   int retime_top = 3;
   /// After the sweep, the untried neighbours (Family::Neighbours) of the
   /// job's best few OK configs are measured too, a local search around the
@@ -182,10 +185,21 @@ class JobRunner {
   absl::StatusOr<std::vector<v1::Measurement>> JobBest(const v1::Job& job, int n);
   /// Adds `time` to the job's totals and clears it.
   void AddTime(int64_t id, JobTime* time);
-  /// Re-times the job's best `options_.retime_top` OK configs and its
-  /// baseline interleaved on the GPU worker, storing the new times; a
+  /// Judges the job's finalists the way a client runs them: starts a fresh
+  /// GPU worker process, prepares the problem with another seed (fresh
+  /// inputs), and has it run each of the job's best `options_.retime_top` OK
+  /// configs from its stored cubin, with the geometry and prescaling GetBest
+  /// gives, interleaved with the baseline for at least 30 rounds (L2 flushed
+  /// before each run); stores their medians and, from every round's pair,
+  /// the speedup and its 95% interval (Store::SetSpeedup). Repeated while the
+  /// new top few include a config not yet judged (at most kRetimePasses).
+  /// Where the clock sat low twice, or the judging failed, no speedup is
+  /// computed and the reason is stored (best then serves the baseline). A
   /// failure only logs (the first times stay).
   void RetimeTop(const v1::Job& job, const Family& family, JobTime* time);
+  /// The judging call's limit: its rounds of `top` and the baseline at the
+  /// slowest of their times, with a margin; at least run_timeout_floor.
+  absl::Duration JudgingTimeout(const std::vector<v1::Measurement>& top, double baseline_ms) const;
   /// A verify+time call's limit: max(run_timeout_floor, run_timeout_multiple
   /// x `best_ms`).
   absl::Duration RunTimeout(double best_ms) const;

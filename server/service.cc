@@ -1,5 +1,7 @@
 #include "server/service.h"
 
+#include "server/serving.h"
+
 #include "absl/strings/str_cat.h"
 
 namespace tuned {
@@ -216,8 +218,25 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
     best->set_baseline_metric((*family)->Work(timed) / (found.baseline_ms * 1e6));
   }
   best->set_baseline_name(found.baseline_name);
-  best->set_use_baseline((*family)->baseline_is_candidate() && found.baseline_ms > 0 &&
-                         found.baseline_ms < found.measurement.median_ms());
+  // What is served: the kernel only where its judging shows it surely faster
+  // (server/serving.h, DecideServing).
+  const StoredSpeedup& sp = found.speedup;
+  ServingInput serving{.baseline_is_candidate = (*family)->baseline_is_candidate(),
+                       .kernel_ms = found.measurement.median_ms(),
+                       .baseline_ms = found.baseline_ms,
+                       .baseline_name = found.baseline_name,
+                       .interval = std::nullopt,
+                       .judging_note = sp.note};
+  if (sp.pairs > 0) {
+    serving.interval = SpeedupInterval{sp.speedup, sp.ci_low, sp.ci_high, sp.pairs};
+    best->set_speedup(sp.speedup);
+    best->set_speedup_ci_low(sp.ci_low);
+    best->set_speedup_ci_high(sp.ci_high);
+    best->set_speedup_pairs(sp.pairs);
+  }
+  const ServingDecision decision = DecideServing(serving);
+  best->set_use_baseline(decision.use_baseline);
+  best->set_serving_reason(decision.reason);
   *best->mutable_device() = runner_->device();
   return grpc::Status::OK;
 }
@@ -296,6 +315,13 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   const KernelBinary binary{(*family)->Source(config).source, k.entry(), k.cubin(), k.ptx(), ""};
   absl::Status s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
   if (s.ok()) s = store_->AddMeasurement(*id, m, &binary, /*daemon_id=*/0, k.baseline_ms()).status();
+  if (s.ok() && k.speedup_pairs() > 0) {  // the judging travels with the kernel (dump, import)
+    s = store_->SetSpeedup(*id, m.config().name(),
+                           StoredSpeedup{.speedup = k.speedup(), .ci_low = k.speedup_ci_low(),
+                                         .ci_high = k.speedup_ci_high(), .pairs = k.speedup_pairs(),
+                                         .note = "", .sm_clock_mhz = m.sm_clock_mhz(),
+                                         .clock_low = m.clock_low()});
+  }
   if (s.ok()) s = store_->FinishJob(*id, v1::JOB_DONE).status();
   if (!s.ok()) return ToGrpc(s);
   auto stored = store_->GetJob(*id);

@@ -147,6 +147,12 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
   return response;
 }
 
+absl::Status WorkerClient::Respawn() {
+  Stop();
+  spdlog::info("starting a fresh {}", role_);
+  return Spawn();
+}
+
 absl::Status WorkerClient::Restart() {
   Stop();
   ++restarts_;

@@ -42,6 +42,10 @@ class WorkerClient {
   /// Stops the worker (if alive) and starts a new one; calls the
   /// on_restart callback first.
   absl::Status Restart();
+  /// Stops the worker and starts a fresh process on purpose (not a failure:
+  /// neither restarts() nor the on_restart callback count it), e.g. to judge
+  /// the job's finalists in a process that measured nothing else.
+  absl::Status Respawn();
   int restarts() const { return restarts_; }
   /// True while a started worker answers; false from its death until a
   /// restart succeeds. Safe to read from any thread (health checks).

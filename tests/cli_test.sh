@@ -112,6 +112,40 @@ check best-nearest 1 '^NOT TUNED for 60x64: nearest tuned shape 64x64' -- "$T" b
 check best-nearest-json 1 '"match": "MATCH_NEAREST"' -- "$T" best --family transpose 60 64 --json
 check best-far 1 'no tuned kernel for transpose f32 4096x4096' -- "$T" best --family transpose 4096 4096
 
+# What best serves (server/serving.h): an SGEMM kernel imported with its
+# judging (speedup 1.07x, 95% CI 1.05-1.09 over 30 pairs) is served; one whose
+# interval reaches 1.0 is not, and best says why; --json carries the fields.
+sgemm_kernel() {  # sgemm_kernel DIR M LOW HIGH
+  mkdir -p "$1"
+  printf 'cubin' > "$1/kernel.cubin"
+  python3 - "$1/kernel.json" "$("$T" device --json)" "$2" "$3" "$4" <<'EOF2'
+import json, sys
+params = dict(KIND=0, BM=32, BN=32, BK=8, TM=1, TN=1, PAD=0, VEC=1, LOOP=0, MAP=0, DB=0, LN=0,
+              STAGES=0, SPLITK=1, GROUP=1, MINB=1, SLICEK=1, STREAMB=0, STREAMK=0, RUL=5)
+m = int(sys.argv[3])
+json.dump({"problem": {"family": "FAMILY_SGEMM", "dtype": "DTYPE_F32", "shape": [m, 512, 512]},
+           "device": json.loads(sys.argv[2]), "entry": "_Z1k", "baseline_ms": 1.07,
+           "baseline_name": "cuBLAS", "speedup": 1.07, "speedup_ci_low": float(sys.argv[4]),
+           "speedup_ci_high": float(sys.argv[5]), "speedup_pairs": 30,
+           "measurement": {"config": {"params": params}, "status": "MEASUREMENT_OK", "median_ms": 1.0,
+                           "metric": 268.4, "metric_unit": "GFLOPS", "sm_clock_mhz": 1980}},
+          open(sys.argv[1], "w"))
+EOF2
+}
+sgemm_kernel "$dir/sure" 512 1.05 1.09
+sgemm_kernel "$dir/unsure" 640 0.98 1.12
+check import-sgemm 0 '^imported sgemm f32 512x512x512 ' -- "$T" import "$dir/sure"
+check import-sgemm-unsure 0 '^imported sgemm f32 640x512x512 ' -- "$T" import "$dir/unsure"
+check best-speedup 0 '^speedup +1\.07x \(95% CI 1\.05–1\.09, 30 pairs\)$' -- "$T" best 512 512 512
+check best-served-kernel 0 '^served +the kernel: surely faster than cuBLAS, 1\.07x \(95% CI 1\.05–1\.09, 30 pairs\)' -- "$T" best 512 512 512
+check best-clock 0 '^sm clock +1980 MHz$' -- "$T" best 512 512 512
+check best-served-cublas 0 '^served +cuBLAS: the kernel is not surely faster, speedup 1\.07x \(95% CI 0\.98–1\.12, 30 pairs\)' -- "$T" best 640 512 512
+check best-calls-cublas 0 '^the client library calls cuBLAS for this shape' -- "$T" best 640 512 512
+check best-json-interval 0 '"speedup_ci_low": 0.98' -- "$T" best 640 512 512 --json
+check best-json-use-baseline 0 '"use_baseline": true' -- "$T" best 640 512 512 --json
+check best-json-reason 0 '"serving_reason": "the kernel: surely faster' -- "$T" best 512 512 512 --json
+check results-clock 0 '1980 MHz$' -- "$T" results 512 512 512
+
 # The sweep report: an SVG of the stored measurements.
 check report 0 "^wrote $dir/report.svg: transpose f32 64x64, 1 measurement$" -- \
   "$T" report --family transpose 64 64 --out "$dir/report.svg"

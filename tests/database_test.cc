@@ -6,6 +6,7 @@
 // or restarted server, and two daemons applying the schema at once.
 #include "db/database.h"
 #include "db/store.h"
+#include "absl/strings/str_cat.h"
 
 #include <unistd.h>
 
@@ -477,6 +478,27 @@ TEST_F(PostgresTest, NewerSchemaIsRefused) {
                              " is newer than this build's ", Store::kSchemaVersion, "; upgrade tuned")),
             std::string_view::npos)
       << db.status();
+}
+
+TEST_F(PostgresTest, VersionThreeIsMigratedToFour) {
+  // A version 3 database (the fleet of issue 16): version 4's columns gone.
+  ASSERT_TRUE(server().CreateDatabase("v3").ok());
+  ASSERT_TRUE(Database::Open(server().url("v3")).ok());
+  ASSERT_TRUE(server()
+                  .Exec("ALTER TABLE jobs DROP COLUMN strategy, DROP COLUMN budget_seconds, "
+                        "DROP COLUMN budget_configs; ALTER TABLE measurements DROP COLUMN "
+                        "sm_clock_mhz, DROP COLUMN clock_low, DROP COLUMN speedup, DROP COLUMN "
+                        "speedup_ci_low, DROP COLUMN speedup_ci_high, DROP COLUMN speedup_pairs, "
+                        "DROP COLUMN speedup_note; UPDATE schema_version SET version = 3",
+                        "v3")
+                  .ok());
+  auto db = Database::Open(server().url("v3"));
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto v = (*db)->Query("SELECT max(version) FROM schema_version", {});
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->Int(0, 0), 4);
+  auto cols = (*db)->Query("SELECT strategy, speedup_pairs FROM jobs, measurements LIMIT 1", {});
+  EXPECT_TRUE(cols.ok()) << cols.status();
 }
 
 }  // namespace

@@ -10,8 +10,16 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "server/serving.h"
+#include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "server/worker/measure.h"
+#include "server/worker_client.h"
 
 namespace tuned {
 namespace {
@@ -293,6 +301,111 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
   // Not compiled: refused, nothing run.
   retime.mutable_compiled(1)->set_status(v1::MEASUREMENT_COMPILE_ERROR);
   EXPECT_EQ(worker_->RetimeTogether(retime).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The judging of a job's finalists as the daemon runs it (server/jobs.cc
+// RetimeTop): a fresh tuned-worker process, fresh inputs, the kernels from
+// their cubins with GetBest's geometry, interleaved with cuBLAS; every
+// round's pair comes back, at least 30, and gives a ratio with its interval.
+std::string WorkerPath() {
+  if (const char* env = std::getenv("TUNED_WORKER_PATH"); env != nullptr) return env;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+  for (const auto& p : {self / "tuned-worker", self.parent_path() / "bin" / "tuned-worker"}) {
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  return TUNED_WORKER_PATH;
+}
+
+TEST_F(GpuTest, JudgingInAFreshWorkerProcessReturnsAtLeast30PairsPerKernelAndARatio) {
+  auto fresh = WorkerClient::Start(WorkerPath(), {"--gpu", "0"});
+  ASSERT_TRUE(fresh.ok()) << fresh.status() << " (worker " << WorkerPath() << ")";
+  const Shape shape = {1024, 1024, 1024};
+  worker::Request prepare;
+  prepare.mutable_prepare()->mutable_problem()->set_family(v1::FAMILY_SGEMM);
+  prepare.mutable_prepare()->mutable_problem()->set_dtype(v1::DTYPE_F32);
+  for (int64_t d : shape) prepare.mutable_prepare()->mutable_problem()->add_shape(d);
+  prepare.mutable_prepare()->set_seed(12345);
+  auto prepared = (*fresh)->Call(prepare, absl::Minutes(2));
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_TRUE(prepared->error().empty()) << prepared->error();
+  EXPECT_GT(prepared->prepared().baseline_ms(), 0);
+
+  // Two configs, one split-K (prescaled output) if the space has one.
+  const auto configs = SgemmFamily().ValidSpace((*fresh)->device(), nullptr);
+  ASSERT_GE(configs.size(), 2u);
+  std::vector<Config> picked = {configs.back()};
+  for (const auto& c : configs) {
+    if (c.contains("SPLITK") && c.at("SPLITK") > 1) {
+      picked.push_back(c);
+      break;
+    }
+  }
+  if (picked.size() < 2) picked.push_back(configs.front());
+  worker::Request compile, retime;
+  for (const Config& c : picked) {
+    const KernelSource src = SgemmFamily().Source(c);
+    worker::Kernel* k = retime.mutable_retime()->add_kernels();
+    k->set_name(SgemmFamily().ConfigName(c));
+    k->set_source(src.source);
+    k->set_name_expression(src.name_expression);
+    for (const auto& o : src.options) k->add_options(o);
+    *k->mutable_geometry() = SgemmFamily().Geometry(c, shape, (*fresh)->device());
+    *compile.mutable_compile()->add_kernels() = *k;
+  }
+  auto compiled = (*fresh)->Call(compile, absl::Minutes(5));
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  *retime.mutable_retime()->mutable_compiled() = compiled->compiled().results();
+  auto judged = (*fresh)->Call(retime, absl::Minutes(5));
+  ASSERT_TRUE(judged.ok()) << judged.status();
+  ASSERT_TRUE(judged->error().empty()) << judged->error();
+  const worker::RetimeResult& r = judged->retimed();
+  ASSERT_EQ(r.samples_size(), 2);
+  ASSERT_GE(r.baseline_samples_size(), kMinServingPairs);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(r.samples(i).ms_size(), r.baseline_samples_size());
+    const std::vector<double> k(r.samples(i).ms().begin(), r.samples(i).ms().end());
+    const std::vector<double> b(r.baseline_samples().begin(), r.baseline_samples().end());
+    auto ratio = BootstrapSpeedup(k, b);
+    ASSERT_TRUE(ratio.ok()) << ratio.status();
+    EXPECT_GE(ratio->pairs, kMinServingPairs);
+    EXPECT_GT(ratio->speedup, 0.01);
+    EXPECT_LE(ratio->low, ratio->speedup);
+    EXPECT_GE(ratio->high, ratio->speedup);
+    std::printf("judged %s: %s, clock %d MHz of %d%s\n", SgemmFamily().ConfigName(picked[i]).c_str(),
+                FormatSpeedup(*ratio).c_str(), r.sm_clock_mhz(), r.max_sm_clock_mhz(),
+                r.clock_low() ? " LOW" : "");
+  }
+  EXPECT_GE(r.sm_clock_mhz(), 0);
+  if (r.max_sm_clock_mhz() > 0) {
+    EXPECT_LE(r.sm_clock_mhz(), r.max_sm_clock_mhz());
+  }
+}
+
+// NVML (dlopen) reads the GPU's SM clock: positive, at most its maximum; the
+// worker's measurements carry it.
+TEST_F(GpuTest, NvmlReadsAPlausibleSmClock) {
+  auto clock = GpuClock::Open(worker_->device().uuid());
+  ASSERT_TRUE(clock.ok()) << clock.status();
+  EXPECT_GT((*clock)->max_sm_mhz(), 0u);
+  auto now = (*clock)->SmMhz();
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_GT(*now, 0u);
+  EXPECT_LE(*now, (*clock)->max_sm_mhz());
+  ASSERT_NE(worker_->clock(), nullptr);
+
+  const Shape shape = {1024, 1024, 1024};
+  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
+  const Config config = SgemmFamily().ValidSpace(worker_->device(), nullptr).back();
+  const KernelSource src = SgemmFamily().Source(config);
+  const std::string arch = absl::StrCat("sm_", worker_->device().cc_major(), worker_->device().cc_minor());
+  auto compiled = Compile(src.source, src.name_expression, src.options, arch);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const auto r = worker_->MeasureCompiled(*compiled, SgemmFamily().Geometry(config, shape, worker_->device()), 0);
+  ASSERT_EQ(r.status(), v1::MEASUREMENT_OK) << r.message();
+  EXPECT_GT(r.sm_clock_mhz(), 0);
+  EXPECT_LE(r.sm_clock_mhz(), static_cast<int>((*clock)->max_sm_mhz()));
+  std::printf("SM clock now %u MHz, max %u MHz; measured %.4f ms at %d MHz%s\n", *now,
+              (*clock)->max_sm_mhz(), r.median_ms(), r.sm_clock_mhz(), r.clock_low() ? " LOW" : "");
 }
 
 // In a child process (the fault leaves its CUDA context unusable).

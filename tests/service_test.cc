@@ -277,6 +277,88 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   client_->CancelJob(queued->queued_job_id()).IgnoreError();
 }
 
+// What GetBest serves comes from the stored judging (server/serving.h): the
+// kernel only with >= 30 pairs and an interval above 1.0; cuBLAS otherwise,
+// saying why; rows without an interval keep the margin rule.
+TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
+  auto device_id = store_->UpsertDevice(worker_->device());
+  ASSERT_TRUE(device_id.ok());
+  const Family& f = SgemmFamily();
+  const Config config = f.ValidSpace(worker_->device(), nullptr).back();
+  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  // One tuned shape per case: kernel 1.0 ms, cuBLAS 1.07 ms.
+  auto tuned = [&](int64_t m, const std::optional<StoredSpeedup>& judged) {
+    auto job = store_->CreateJob(*device_id, SgemmProblem(m, 512, 512), 1, 0);
+    EXPECT_TRUE(job.ok());
+    v1::Measurement meas;
+    meas.mutable_config()->set_name(f.ConfigName(config));
+    for (const auto& [k, v] : config) (*meas.mutable_config()->mutable_params())[k] = v;
+    meas.set_status(v1::MEASUREMENT_OK);
+    meas.set_median_ms(1.0);
+    EXPECT_TRUE(store_->AddMeasurement(*job, meas, &binary).ok());
+    EXPECT_TRUE(store_->SetJobBaseline(*job, 1.07, 0, "cuBLAS").ok());
+    if (judged) {
+      EXPECT_TRUE(store_->SetSpeedup(*job, meas.config().name(), *judged).ok());
+    }
+    auto best = client_->GetBest(SgemmProblem(m, 512, 512));
+    EXPECT_TRUE(best.ok()) << best.status();
+    return best.ok() ? *best : v1::BestKernel();
+  };
+  auto interval = [](double low, double high, int pairs) {
+    StoredSpeedup s;
+    s.speedup = 1.07;
+    s.ci_low = low;
+    s.ci_high = high;
+    s.pairs = pairs;
+    s.sm_clock_mhz = 1980;
+    return s;
+  };
+  const v1::BestKernel sure = tuned(128, interval(1.05, 1.09, 30));
+  EXPECT_FALSE(sure.use_baseline()) << sure.serving_reason();
+  EXPECT_DOUBLE_EQ(sure.speedup(), 1.07);
+  EXPECT_DOUBLE_EQ(sure.speedup_ci_low(), 1.05);
+  EXPECT_DOUBLE_EQ(sure.speedup_ci_high(), 1.09);
+  EXPECT_EQ(sure.speedup_pairs(), 30);
+  EXPECT_EQ(sure.measurement().sm_clock_mhz(), 1980);
+  EXPECT_NE(sure.serving_reason().find("surely faster"), std::string::npos) << sure.serving_reason();
+
+  const v1::BestKernel unsure = tuned(129, interval(0.99, 1.12, 40));
+  EXPECT_TRUE(unsure.use_baseline());
+  EXPECT_NE(unsure.serving_reason().find("not surely faster"), std::string::npos) << unsure.serving_reason();
+
+  const v1::BestKernel few = tuned(130, interval(1.05, 1.09, 20));
+  EXPECT_TRUE(few.use_baseline());
+  EXPECT_EQ(few.speedup_pairs(), 20);
+
+  StoredSpeedup low;
+  low.note = "the SM clock sat at 1155 MHz, under 90% of its 1980 MHz";
+  low.sm_clock_mhz = 1155;
+  low.clock_low = true;
+  const v1::BestKernel down = tuned(131, low);
+  EXPECT_TRUE(down.use_baseline());
+  EXPECT_EQ(down.speedup_pairs(), 0);
+  EXPECT_TRUE(down.measurement().clock_low());
+  EXPECT_NE(down.serving_reason().find("1155 MHz"), std::string::npos) << down.serving_reason();
+
+  // No interval (an older database): 1.07x is under the 1.15x margin.
+  const v1::BestKernel legacy = tuned(132, std::nullopt);
+  EXPECT_TRUE(legacy.use_baseline());
+  EXPECT_EQ(legacy.speedup_pairs(), 0);
+  EXPECT_NE(legacy.serving_reason().find("no interval"), std::string::npos) << legacy.serving_reason();
+
+  // An import keeps the interval it was judged with (dump, then import).
+  v1::BestKernel exported = sure;
+  *exported.mutable_problem() = SgemmProblem(256, 512, 512);
+  exported.set_cubin(binary.cubin);
+  auto imported = client_->ImportKernel(exported);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  auto again = client_->GetBest(SgemmProblem(256, 512, 512));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->use_baseline()) << again->serving_reason();
+  EXPECT_EQ(again->speedup_pairs(), 30);
+  EXPECT_DOUBLE_EQ(again->speedup_ci_low(), 1.05);
+}
+
 // dump/import: ListTuned lists what GetBest serves; a kernel from the same
 // device kind imports as a finished job; another device kind is refused.
 TEST_F(ServiceTest, ListTunedAndImportKernel) {

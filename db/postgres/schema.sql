@@ -102,6 +102,13 @@ CREATE TABLE IF NOT EXISTS measurements (
   created_unix BIGINT NOT NULL,
   daemon_id    BIGINT REFERENCES daemons (id),
   baseline_ms  DOUBLE PRECISION,
+  sm_clock_mhz    BIGINT NOT NULL DEFAULT 0,
+  clock_low       BIGINT NOT NULL DEFAULT 0,
+  speedup         DOUBLE PRECISION,
+  speedup_ci_low  DOUBLE PRECISION,
+  speedup_ci_high DOUBLE PRECISION,
+  speedup_pairs   BIGINT NOT NULL DEFAULT 0,
+  speedup_note    TEXT   NOT NULL DEFAULT '',
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem

@@ -115,6 +115,19 @@ CREATE TABLE IF NOT EXISTS measurements (
   created_unix INTEGER NOT NULL,
   daemon_id    INTEGER REFERENCES daemons (id),  -- who measured it (NULL: imported, or before 3)
   baseline_ms  REAL,  -- the baseline on the GPU that measured it (NULL: the job's)
+  -- the SM clock (MHz, median of NVML samples) while it was timed, 0 unknown;
+  -- clock_low: under 90% of the maximum even when re-timed after a pause
+  sm_clock_mhz INTEGER NOT NULL DEFAULT 0,
+  clock_low    INTEGER NOT NULL DEFAULT 0,
+  -- a finalist's judging at the job's end (server/serving.h): the speedup
+  -- over the baseline (baseline ms / kernel ms) from speedup_pairs rounds in
+  -- a fresh worker process and its 95% bootstrap interval (NULL, 0: none);
+  -- speedup_note: why the judging computed none (e.g. a low clock)
+  speedup         REAL,
+  speedup_ci_low  REAL,
+  speedup_ci_high REAL,
+  speedup_pairs   INTEGER NOT NULL DEFAULT 0,
+  speedup_note    TEXT    NOT NULL DEFAULT '',
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem

@@ -142,6 +142,19 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 absl::StatusOr<std::vector<double>> TimeInterleavedMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream) {
+  auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream);
+  if (!samples.ok()) return samples.status();
+  std::vector<double> medians;
+  for (std::vector<double>& ms : *samples) {
+    std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
+    medians.push_back(ms[ms.size() / 2]);
+  }
+  return medians;
+}
+
+absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
+    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream) {
   struct Events {
     cudaEvent_t start = nullptr, stop = nullptr;
     ~Events() {
@@ -165,19 +178,16 @@ absl::StatusOr<std::vector<double>> TimeInterleavedMs(
     }
   }
   TUNED_CUDA(cudaStreamSynchronize(stream));
-  std::vector<double> medians;
+  std::vector<std::vector<double>> samples(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
-    std::vector<double> ms;
     for (int r = 0; r < rounds; ++r) {
       float t = 0;
       Events& e = ev[static_cast<size_t>(r) * runs.size() + i];
       TUNED_CUDA(cudaEventElapsedTime(&t, e.start, e.stop));
-      ms.push_back(t);
+      samples[i].push_back(t);
     }
-    std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
-    medians.push_back(ms[ms.size() / 2]);
   }
-  return medians;
+  return samples;
 }
 
 absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {

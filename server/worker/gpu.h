@@ -71,6 +71,11 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 absl::StatusOr<std::vector<double>> TimeInterleavedMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
+/// TimeInterleavedMs keeping every round: result[i][r] is run i's time (ms)
+/// in round r, so that run i and run j of one round form a pair.
+absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
+    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
 
 /// What a client's kernel finds before it runs: a cold L2 (a scratch buffer
 /// of twice its size written with cudaMemsetAsync) and cold instruction

@@ -1,6 +1,7 @@
 #include "server/worker/measure.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -47,6 +48,14 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(int gpu, bool compile_onl
   auto flusher = L2Flusher::Create(w->device_.l2_cache_bytes());
   if (!flusher.ok()) return flusher.status();
   w->flusher_ = *std::move(flusher);
+  auto clock = GpuClock::Open(w->device_.uuid());
+  if (clock.ok()) {
+    w->clock_ = *std::move(clock);
+    spdlog::info("SM clock through NVML: max {} MHz", w->clock_->max_sm_mhz());
+  } else {
+    spdlog::warn("the SM clock is unknown (timings are not checked for a low clock): {}",
+                 clock.status().ToString());
+  }
   return w;
 }
 
@@ -60,18 +69,45 @@ std::string Worker::Arch() const {
 }
 
 absl::StatusOr<std::pair<double, int>> Worker::Time(
-    const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms) {
+    const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms,
+    std::vector<unsigned>* clock_samples) {
   // A clear loser keeps the time of its verification run.
   if (best_ms > 0 && first_ms > kLoserRatio * best_ms) return std::pair{first_ms, 1};
+  ClockSampler sampler(clock_samples != nullptr ? clock_.get() : nullptr);
+  sampler.Start();
+  auto done = [&](double ms, int reps) {
+    if (clock_samples != nullptr) *clock_samples = sampler.Stop();
+    return std::pair{ms, reps};
+  };
   auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
   auto first = TimeMedianMs(run, flush, /*warmup=*/first_ms > 0 ? 0 : 1, /*reps=*/1, stream_);
   if (!first.ok()) return first.status();
-  if (best_ms > 0 && *first > kLoserRatio * best_ms) return std::pair{*first, 1};
+  if (best_ms > 0 && *first > kLoserRatio * best_ms) return done(*first, 1);
   int reps = static_cast<int>(std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), 5.0, 100.0));
   if (best_ms > 0 && *first > kScreenRatio * best_ms) reps = kScreenReps;  // screening
   auto median = TimeMedianMs(run, flush, /*warmup=*/0, reps, stream_);
   if (!median.ok()) return median.status();
-  return std::pair{*median, reps};
+  return done(*median, reps);
+}
+
+absl::StatusOr<Worker::Timed> Worker::TimeClocked(
+    const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms) {
+  Timed out;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<unsigned> samples;
+    auto t = Time(run, best_ms, first_ms, &samples);
+    if (!t.ok()) return t.status();
+    out = {t->first, t->second, ClockMhz(samples), false};
+    if (clock_ == nullptr || !ClockLow(samples, clock_->max_sm_mhz())) return out;
+    out.low = true;
+    if (attempt == 0) {
+      spdlog::warn("SM clock {} MHz of {} MHz while timing ({:.4f} ms): re-timing after {} ms", out.mhz,
+                   clock_->max_sm_mhz(), out.ms, kLowClockPauseMs);
+      std::this_thread::sleep_for(std::chrono::milliseconds(kLowClockPauseMs));
+    }
+  }
+  spdlog::warn("SM clock still {} MHz of {} MHz when re-timed: marked low", out.mhz, clock_->max_sm_mhz());
+  return out;
 }
 
 absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
@@ -88,10 +124,12 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
   auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_);
   if (!problem.ok()) return problem.status();
   problem_ = *std::move(problem);
-  auto timed = Time([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);
+  auto timed = TimeClocked([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);
   if (!timed.ok()) return timed.status();
-  baseline_ms_ = timed->first;
-  result.set_baseline_ms(timed->first);
+  baseline_ms_ = timed->ms;
+  result.set_baseline_ms(timed->ms);
+  result.set_sm_clock_mhz(static_cast<int32_t>(timed->mhz));
+  result.set_clock_low(timed->low);
   result.set_baseline_name(problem_->BaselineName());
   return result;
 }
@@ -219,10 +257,12 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   }
   r.set_status(v1::MEASUREMENT_OK);
   if (!time) return r;
-  auto timed = Time(run, best_ms, *verify_ms);
+  auto timed = TimeClocked(run, best_ms, *verify_ms);
   if (!timed.ok()) return launch_failed(timed.status());
-  r.set_median_ms(timed->first);
-  r.set_repetitions(timed->second);
+  r.set_median_ms(timed->ms);
+  r.set_repetitions(timed->reps);
+  r.set_sm_clock_mhz(static_cast<int32_t>(timed->mhz));
+  r.set_clock_low(timed->low);
   return r;
 }
 
@@ -257,15 +297,46 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
   const int rounds = static_cast<int>(std::clamp(kTimingBudgetMs * request.kernels_size() / round_ms,
                                                  double{kRetimeMinRounds}, double{kRetimeMaxRounds}));
   auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
-  auto medians = TimeInterleavedMs(runs, flush, rounds, stream_);
-  if (!medians.ok()) {
+  auto failed = [this](const absl::Status& s) {
     if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
-    return medians.status();
-  }
+    return s;
+  };
   worker::RetimeResult result;
-  for (int i = 0; i < request.kernels_size(); ++i) result.add_median_ms((*medians)[i]);
-  result.set_baseline_ms(medians->back());
-  result.set_rounds(rounds);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (auto warm = TimeInterleavedSamplesMs(runs, flush, kRetimeWarmupRounds, stream_); !warm.ok()) {
+      return failed(warm.status());
+    }
+    ClockSampler sampler(clock_.get());
+    sampler.Start();
+    auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream_);
+    const std::vector<unsigned> mhz = sampler.Stop();
+    if (!samples.ok()) return failed(samples.status());
+    result.Clear();
+    for (size_t i = 0; i < samples->size(); ++i) {
+      const std::vector<double>& ms = (*samples)[i];
+      std::vector<double> sorted = ms;
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      if (i + 1 < samples->size()) {
+        result.add_median_ms(median);
+        result.add_samples()->mutable_ms()->Assign(ms.begin(), ms.end());
+      } else {
+        result.set_baseline_ms(median);
+        result.mutable_baseline_samples()->Assign(ms.begin(), ms.end());
+      }
+    }
+    result.set_rounds(rounds);
+    result.set_sm_clock_mhz(static_cast<int32_t>(ClockMhz(mhz)));
+    if (clock_ == nullptr) break;
+    result.set_max_sm_clock_mhz(static_cast<int32_t>(clock_->max_sm_mhz()));
+    result.set_clock_low(ClockLow(mhz, clock_->max_sm_mhz()));
+    if (!result.clock_low()) break;
+    if (attempt == 0) {
+      spdlog::warn("re-timing: SM clock {} MHz of {} MHz; again after {} ms", result.sm_clock_mhz(),
+                   result.max_sm_clock_mhz(), kLowClockPauseMs);
+      std::this_thread::sleep_for(std::chrono::milliseconds(kLowClockPauseMs));
+    }
+  }
   return result;
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/families/family.h"
+#include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
@@ -30,8 +31,15 @@ inline constexpr double kScreenRatio = 1.3;
 inline constexpr int kScreenReps = 3;
 /// Rounds of the end-of-job re-timing (RetimeTogether): clamp(kTimingBudgetMs
 /// x kernels / (baseline ms x (kernels + 1)), kRetimeMinRounds, kRetimeMaxRounds).
-inline constexpr int kRetimeMinRounds = 10;
+/// At least 30: the serving rule (server/serving.h, kMinServingPairs) needs
+/// 30 pairs before it serves a kernel.
+inline constexpr int kRetimeMinRounds = 30;
 inline constexpr int kRetimeMaxRounds = 100;
+/// Untimed rounds before RetimeTogether's timed ones (a fresh process's GPU
+/// ramps its clock up under load).
+inline constexpr int kRetimeWarmupRounds = 3;
+/// A timing whose SM clock sat low (ClockLow) is re-timed once after this pause.
+inline constexpr int kLowClockPauseMs = 200;
 
 class Worker {
  public:
@@ -69,7 +77,10 @@ class Worker {
                                         bool time = true);
 
   /// Times the kernels and the baseline interleaved, round after round, L2
-  /// flushed before each run (rounds: see kRetimeMinRounds). INVALID_ARGUMENT
+  /// flushed before each run (rounds: see kRetimeMinRounds; every round's
+  /// times come back), after kRetimeWarmupRounds untimed rounds, the SM clock
+  /// sampled throughout: if it sat low, the rounds are timed again once after
+  /// kLowClockPauseMs, and marked clock_low if it is still low. INVALID_ARGUMENT
   /// without a problem or with a kernel that is not compiled; a CUDA error
   /// as its status (the worker is then broken).
   absl::StatusOr<worker::RetimeResult> RetimeTogether(const worker::Retime& request);
@@ -79,6 +90,9 @@ class Worker {
 
   /// True once a CUDA error left the context unusable: the process must exit.
   bool broken() const { return broken_; }
+  /// The GPU's SM clock through NVML; null where NVML is missing (then every
+  /// clock is unknown, 0, and nothing is marked low).
+  const GpuClock* clock() const { return clock_.get(); }
 
  private:
   Worker() = default;
@@ -88,7 +102,22 @@ class Worker {
   /// median of kScreenReps over kScreenRatio x, else repetitions =
   /// clamp(kTimingBudgetMs / first time, 5, 100). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
-                                              double best_ms, double first_ms = 0);
+                                              double best_ms, double first_ms = 0,
+                                              std::vector<unsigned>* clock_samples = nullptr);
+  /// What TimeClocked returns: Time's median and repetitions, and the SM
+  /// clock (MHz, 0: unknown) it ran at; `low` if it sat under 90% of the
+  /// maximum twice.
+  struct Timed {
+    double ms = 0;
+    int reps = 0;
+    unsigned mhz = 0;
+    bool low = false;
+  };
+  /// Time() with the SM clock sampled while the runs execute; a timing whose
+  /// clock sat low is re-timed once after kLowClockPauseMs, and marked low if
+  /// it stays low. Errors: Time's.
+  absl::StatusOr<Timed> TimeClocked(const std::function<absl::Status(cudaStream_t)>& run,
+                                    double best_ms, double first_ms = 0);
 
   v1::Device device_;
   bool compile_only_ = false;
@@ -96,6 +125,7 @@ class Worker {
   cudaStream_t stream_ = nullptr;
   std::optional<L2Flusher> flusher_;
   std::unique_ptr<DeviceProblem> problem_;
+  std::unique_ptr<GpuClock> clock_;  // null without NVML
   v1::Family prepared_family_ = v1::FAMILY_UNSPECIFIED;
   Shape prepared_shape_;
   double baseline_ms_ = 0;  // the baseline's time at Prepare

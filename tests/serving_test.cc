@@ -1,0 +1,161 @@
+// The serving rule (server/serving.h): the bootstrap interval of the speedup
+// on synthetic paired samples, the decision, and the clock rule
+// (server/worker/clock.h). Pure functions: no GPU, no daemon.
+#include "server/serving.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "server/worker/clock.h"
+
+namespace tuned {
+namespace {
+
+// `n` rounds: the kernel takes kernel_ms and the baseline baseline_ms, each
+// with independent Gaussian noise of relative size `noise`, plus a per-round
+// drift common to both (what pairing cancels).
+std::pair<std::vector<double>, std::vector<double>> Rounds(int n, double kernel_ms, double baseline_ms,
+                                                           double noise, uint64_t seed = 1) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<double> k, b;
+  for (int i = 0; i < n; ++i) {
+    const double drift = 1 + 0.05 * std::sin(i);
+    k.push_back(kernel_ms * drift * (1 + noise * z(gen)));
+    b.push_back(baseline_ms * drift * (1 + noise * z(gen)));
+  }
+  return {k, b};
+}
+
+TEST(Serving, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(Median({}), 0);
+}
+
+TEST(Serving, AClearlyFasterKernelIsServed) {
+  auto [k, b] = Rounds(30, 1.0, 1.10, 0.01);  // 10% faster, 1% noise
+  auto s = BootstrapSpeedup(k, b);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->pairs, 30);
+  EXPECT_NEAR(s->speedup, 1.10, 0.02);
+  EXPECT_GT(s->low, 1.0);
+  EXPECT_LE(s->low, s->speedup);
+  EXPECT_GE(s->high, s->speedup);
+  EXPECT_TRUE(SurelyFaster(*s));
+  const ServingDecision d = DecideServing({.baseline_is_candidate = true, .kernel_ms = 1.0,
+                                           .baseline_ms = 1.1, .baseline_name = "cuBLAS",
+                                           .interval = *s, .judging_note = ""});
+  EXPECT_FALSE(d.use_baseline) << d.reason;
+  EXPECT_NE(d.reason.find("surely faster than cuBLAS"), std::string::npos) << d.reason;
+}
+
+TEST(Serving, AnIntervalContainingOneServesTheBaseline) {
+  auto [k, b] = Rounds(60, 1.0, 1.003, 0.03);  // 0.3% faster under 3% noise
+  auto s = BootstrapSpeedup(k, b);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_LT(s->low, 1.0);
+  EXPECT_GT(s->high, 1.0);
+  EXPECT_FALSE(SurelyFaster(*s));
+  const ServingDecision d =
+      DecideServing({.baseline_is_candidate = true, .kernel_ms = 1.0, .baseline_ms = 1.003,
+                     .baseline_name = "cuBLAS", .interval = *s, .judging_note = ""});
+  EXPECT_TRUE(d.use_baseline);
+  EXPECT_NE(d.reason.find("not surely faster"), std::string::npos) << d.reason;
+}
+
+TEST(Serving, FewerThan30PairsServeTheBaselineHoweverFast) {
+  auto [k, b] = Rounds(29, 1.0, 2.0, 0.001);
+  auto s = BootstrapSpeedup(k, b);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_GT(s->low, 1.5);
+  EXPECT_FALSE(SurelyFaster(*s));
+  const ServingDecision d = DecideServing({.baseline_is_candidate = true, .kernel_ms = 1.0,
+                                           .baseline_ms = 2.0, .baseline_name = "cuBLAS", .interval = *s, .judging_note = ""});
+  EXPECT_TRUE(d.use_baseline);
+  EXPECT_NE(d.reason.find("only 29 pairs"), std::string::npos) << d.reason;
+}
+
+TEST(Serving, TheIntervalIsReproducibleWithItsSeedAndContainsThePointEstimate) {
+  auto [k, b] = Rounds(40, 1.0, 1.02, 0.02, 7);
+  auto first = BootstrapSpeedup(k, b);
+  auto second = BootstrapSpeedup(k, b);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->low, second->low);
+  EXPECT_EQ(first->high, second->high);
+  EXPECT_LE(first->low, first->speedup);
+  EXPECT_GE(first->high, first->speedup);
+  auto other_seed = BootstrapSpeedup(k, b, kBootstrapResamples, kBootstrapSeed + 1);
+  ASSERT_TRUE(other_seed.ok());
+  EXPECT_EQ(other_seed->speedup, first->speedup);  // the point estimate needs no randomness
+  EXPECT_NEAR(other_seed->low, first->low, 0.01);
+  // Recorded samples (ms): the same inputs give these bounds on every platform.
+  const std::vector<double> kr = {0.201, 0.199, 0.203, 0.200, 0.198, 0.202, 0.204, 0.197, 0.200, 0.201,
+                                  0.199, 0.202, 0.200, 0.198, 0.203, 0.201, 0.200, 0.199, 0.202, 0.200,
+                                  0.201, 0.199, 0.203, 0.200, 0.198, 0.202, 0.204, 0.197, 0.200, 0.201};
+  std::vector<double> br;
+  for (size_t i = 0; i < kr.size(); ++i) br.push_back(kr[(i * 7) % kr.size()] * 1.05);
+  auto rec = BootstrapSpeedup(kr, br);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_NEAR(rec->speedup, 1.05, 1e-9);
+  EXPECT_GT(rec->low, 1.0);
+  EXPECT_LE(rec->low, rec->speedup);
+  EXPECT_GE(rec->high, rec->speedup);
+}
+
+TEST(Serving, BadSamplesAreInvalidArgument) {
+  EXPECT_EQ(BootstrapSpeedup({}, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BootstrapSpeedup({1, 2}, {1}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BootstrapSpeedup({1, 0}, {1, 1}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BootstrapSpeedup({1, NAN}, {1, 1}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Serving, RowsWithoutAnIntervalKeepTheConservativeRule) {
+  ServingInput in{.baseline_is_candidate = true, .kernel_ms = 1.0, .baseline_ms = 1.10,
+                  .baseline_name = "cuBLAS", .interval = std::nullopt, .judging_note = ""};
+  EXPECT_TRUE(DecideServing(in).use_baseline);  // 1.10x < kLegacyMargin
+  in.baseline_ms = 1.2;
+  EXPECT_FALSE(DecideServing(in).use_baseline);
+  in.judging_note = "cuBLAS timed at 1100 MHz, under 90% of the SM's 1980 MHz";
+  const ServingDecision low = DecideServing(in);
+  EXPECT_TRUE(low.use_baseline);
+  EXPECT_NE(low.reason.find("1100 MHz"), std::string::npos) << low.reason;
+  in.judging_note.clear();
+  in.baseline_ms = 0;  // nothing to compare with
+  EXPECT_FALSE(DecideServing(in).use_baseline);
+  in.baseline_is_candidate = false;  // transpose: the copy kernel is never served
+  in.baseline_ms = 5;
+  EXPECT_FALSE(DecideServing(in).use_baseline);
+}
+
+TEST(Serving, FormatSpeedup) {
+  EXPECT_EQ(FormatSpeedup({.speedup = 1.0712, .low = 1.049, .high = 1.093, .pairs = 30}),
+            "1.07x (95% CI 1.05\u20131.09, 30 pairs)");
+}
+
+TEST(Clock, LowWhenTheMedianSampleSitsUnder90PercentOfTheMax) {
+  EXPECT_FALSE(ClockLow({1980, 1980, 1965}, 1980));
+  EXPECT_FALSE(ClockLow({1800, 1790, 1785}, 1980));  // 90.1%
+  EXPECT_TRUE(ClockLow({1200, 1755, 1200}, 1980));
+  EXPECT_FALSE(ClockLow({345, 1980, 1980}, 1980));  // one idle sample at the start
+  EXPECT_FALSE(ClockLow({}, 1980));                 // unknown: no NVML
+  EXPECT_FALSE(ClockLow({1000}, 0));
+  EXPECT_EQ(ClockMhz({1200, 1980, 1500}), 1500u);
+  EXPECT_EQ(ClockMhz({}), 0u);
+}
+
+TEST(Clock, WithoutNvmlTheClockIsUnknownAndNothingIsSampled) {
+  auto clock = GpuClock::Open("GPU-00000000-0000-0000-0000-000000000000");
+  if (clock.ok()) GTEST_SKIP() << "NVML is present here (a GPU machine): gpu_tests cover it";
+  EXPECT_EQ(clock.status().code(), absl::StatusCode::kFailedPrecondition) << clock.status();
+  EXPECT_NE(clock.status().message().find("NVML"), std::string::npos);
+  ClockSampler sampler(nullptr);
+  sampler.Start();
+  EXPECT_TRUE(sampler.Stop().empty());
+}
+
+}  // namespace
+}  // namespace tuned
