@@ -242,9 +242,9 @@ int main(int argc, char** argv) {
   sweep->add_flag("--wait", wait, "show progress until the job ends, then print the winner");
   std::string strategy, budget;
   sweep->add_option("--strategy", strategy,
-                    "model (a cost model fitted on the other tuned shapes picks the configs) or "
-                    "exhaustive (the pruned space, then neighbours of the best); default: the "
-                    "daemon's (tuned --strategy, model unless set)");
+                    "exhaustive (the pruned space, then neighbours of the best) or model (a cost "
+                    "model fitted on the other tuned shapes picks the configs); default: the "
+                    "daemon's (tuned --strategy, exhaustive unless set)");
   sweep->add_option("--budget", budget,
                     "stop at this many GPU seconds of measuring ('10s', '2m') or configs ('64'); "
                     "default: the daemon's (tuned --budget)");

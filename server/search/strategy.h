@@ -12,7 +12,7 @@
 //               predicted GPU time last, and the winners of the 5 nearest
 //               tuned shapes; then up to 3 rounds of neighbours of the best
 //               2. With no measurements of another shape (a fresh database)
-//               it is exhaustive. The daemon's default (tuned --strategy).
+//               it is exhaustive.
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
