@@ -39,18 +39,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Names of the space and of three rounds of neighbours.
-  std::map<std::string, tuned::Config> by_name;
-  std::vector<tuned::Config> frontier = family->Space();
-  for (int round = 0; round <= 3 && !frontier.empty(); ++round) {
-    std::vector<tuned::Config> next;
-    for (const tuned::Config& c : frontier) {
-      if (!by_name.emplace(family->ConfigName(c), c).second) continue;
-      if (round < 3) {
-        for (tuned::Config& n : family->Neighbours(c)) next.push_back(std::move(n));
-      }
-    }
-    frontier = std::move(next);
-  }
+  const std::map<std::string, tuned::Config> by_name = family->ByName(3);
 
   tuned::SweepReportData data;
   data.problem.set_family(family->id());

@@ -127,19 +127,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const tuned::Family* family = tuned::FindFamily("sgemm");
-  // Names of the space and three rounds of neighbours (a job's reach).
-  std::map<std::string, tuned::Config> by_name;
-  std::vector<tuned::Config> frontier = family->Space();
-  for (int round = 0; round <= 3 && !frontier.empty(); ++round) {
-    std::vector<tuned::Config> next;
-    for (const tuned::Config& c : frontier) {
-      if (!by_name.emplace(family->ConfigName(c), c).second) continue;
-      if (round < 3) {
-        for (tuned::Config& n : family->Neighbours(c)) next.push_back(std::move(n));
-      }
-    }
-    frontier = std::move(next);
-  }
+  std::map<std::string, tuned::Config> by_name = family->ByName(3);  // a job's reach
   for (const std::string& name : names) {
     if (by_name.count(name) == 0) {
       std::cerr << name << ": not in the space or its neighbours\n";

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   std::vector<tuned::Pruned> pruned;
   const std::vector<Config> valid = family.ValidSpace(device, &pruned);
   int unknown = 0;
-  auto loaded = search::LoadResultsDir(results, family, device, &unknown);
+  auto loaded = search::LoadResultsDir(results, family, &unknown);
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
     return 2;

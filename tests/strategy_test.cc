@@ -32,7 +32,7 @@ class StrategyTest : public ::testing::Test {
     device_.set_name("NVIDIA H100 80GB HBM3");
     std::vector<Pruned> pruned;
     valid_ = family_.ValidSpace(device_, &pruned);
-    auto loaded = LoadResultsDir(TUNED_STRATEGY_DATA, family_, device_, nullptr);
+    auto loaded = LoadResultsDir(TUNED_STRATEGY_DATA, family_, nullptr);
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     shapes_ = *loaded;
     ASSERT_EQ(shapes_.size(), 4u);

@@ -58,6 +58,22 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
   return valid;
 }
 
+std::map<std::string, Config> Family::ByName(int rounds) const {
+  std::map<std::string, Config> by_name;
+  std::vector<Config> frontier = Space();
+  for (int round = 0; round <= rounds && !frontier.empty(); ++round) {
+    std::vector<Config> next;
+    for (const Config& c : frontier) {
+      if (!by_name.emplace(ConfigName(c), c).second) continue;
+      if (round < rounds) {
+        for (Config& n : Neighbours(c)) next.push_back(std::move(n));
+      }
+    }
+    frontier = std::move(next);
+  }
+  return by_name;
+}
+
 std::vector<Config> Family::Neighbours(const Config& config) const {
   std::vector<Config> out;
   for (const auto& p : params()) {

@@ -107,6 +107,10 @@ class Family {
   /// runner measures the neighbours of a sweep's best few: a local search
   /// where Space() samples the parameters sparsely.
   std::vector<Config> Neighbours(const Config& config) const;
+  /// Every config of Space() and of `rounds` rounds of Neighbours() from it
+  /// (what a job's refinement can reach), by ConfigName: to read config
+  /// names back (recorded results, a probe's arguments).
+  std::map<std::string, Config> ByName(int rounds) const;
   /// "BM=128,BN=128,..." in canonical order, and back.
   std::string ConfigKey(const Config& config) const;
   absl::StatusOr<Config> ParseConfigKey(std::string_view key) const;

@@ -11,19 +11,6 @@
 
 namespace tuned::search {
 
-/// Every config name the family can produce (its space and the neighbours of
-/// its valid configs) -> the config.
-namespace {
-std::map<std::string, Config> NameIndex(const Family& family, const v1::Device& device) {
-  std::map<std::string, Config> index;
-  std::vector<Pruned> pruned;
-  for (const Config& c : family.Space()) index.emplace(family.ConfigName(c), c);
-  for (const Config& c : family.ValidSpace(device, &pruned)) {
-    for (const Config& n : family.Neighbours(c)) index.emplace(family.ConfigName(n), n);
-  }
-  return index;
-}
-}  // namespace
 
 Outcome Simulate(Strategy& strategy, const Family& family,
                  const v1::Device& device, const std::vector<Config>& valid,
@@ -74,10 +61,9 @@ Outcome Simulate(Strategy& strategy, const Family& family,
   return out;
 }
 
-
 absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, const Family& family,
-                                                        const v1::Device& device, int* unknown) {
-  const auto index = NameIndex(family, device);
+                                                        int* unknown) {
+  const auto index = family.ByName(1);  // the space and its neighbours
   std::vector<ShapeRecord> shapes;
   std::vector<std::filesystem::path> files;
   std::error_code ec;

@@ -24,7 +24,7 @@ struct ShapeRecord {
 /// config, status, ms, ...) of `dir`, shapes in name order; configs whose
 /// names the family cannot produce are counted in `*unknown`.
 absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, const Family& family,
-                                                        const v1::Device& device, int* unknown);
+                                                        int* unknown);
 
 /// What a simulated sweep did.
 struct Outcome {
