@@ -874,17 +874,24 @@ absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
 
 absl::Status Store::SetRetimed(int64_t job_id, std::string_view config, double median_ms,
                                double metric, std::string_view note, double baseline_ms) {
+  return UpdateFinalist(job_id, config, [&] {
+    return Q("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
+             "baseline_ms = COALESCE(?6, baseline_ms) "
+             "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
+             job_id, config, median_ms, metric, note,
+             baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
+  });
+}
+
+absl::Status Store::UpdateFinalist(int64_t job_id, std::string_view config,
+                                   const std::function<absl::StatusOr<Rows>()>& update) {
   absl::Status s;
   {
     absl::MutexLock lock(&mu_);
     s = InTxn(false, [&]() -> absl::Status {
-      auto update = Q("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
-                      "baseline_ms = COALESCE(?6, baseline_ms) "
-                      "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
-                      job_id, config, median_ms, metric, note,
-                      baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
-      if (!update.ok()) return update.status();
-      if (update->affected() == 0) {
+      auto updated = update();
+      if (!updated.ok()) return updated.status();
+      if (updated->affected() == 0) {
         return absl::NotFoundError(
             absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
       }
@@ -896,28 +903,16 @@ absl::Status Store::SetRetimed(int64_t job_id, std::string_view config, double m
 }
 
 absl::Status Store::SetSpeedup(int64_t job_id, std::string_view config, const StoredSpeedup& sp) {
-  absl::Status s;
-  {
-    absl::MutexLock lock(&mu_);
-    s = InTxn(false, [&]() -> absl::Status {
-      const bool computed = sp.pairs > 0;
-      auto update = Q("UPDATE measurements SET speedup = ?3, speedup_ci_low = ?4, speedup_ci_high = ?5, "
-                      "speedup_pairs = ?6, speedup_note = ?7, sm_clock_mhz = ?8, clock_low = ?9 "
-                      "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
-                      job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
-                      computed ? Value(sp.ci_low) : Value(nullptr),
-                      computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note,
-                      sp.sm_clock_mhz, sp.clock_low);
-      if (!update.ok()) return update.status();
-      if (update->affected() == 0) {
-        return absl::NotFoundError(
-            absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
-      }
-      return Q("{bump}").status();
-    });
-  }
-  InvalidateBest();
-  return s;
+  const bool computed = sp.pairs > 0;
+  return UpdateFinalist(job_id, config, [&] {
+    return Q("UPDATE measurements SET speedup = ?3, speedup_ci_low = ?4, speedup_ci_high = ?5, "
+             "speedup_pairs = ?6, speedup_note = ?7, sm_clock_mhz = ?8, clock_low = ?9 "
+             "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
+             job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
+             computed ? Value(sp.ci_low) : Value(nullptr),
+             computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
+             sp.clock_low);
+  });
 }
 
 absl::StatusOr<KernelBinary> Store::MeasurementBinary(int64_t job_id, std::string_view config) {

@@ -307,6 +307,12 @@ class Store {
   /// Best() without the cache: the SQL.
   absl::StatusOr<std::shared_ptr<const BestRow>> QueryBest(int64_t device_id,
                                                            const v1::Problem& problem);
+  /// Runs `update` (an UPDATE of job_id's OK measurement of `config`) in a
+  /// transaction that bumps the change counter, then drops the cached
+  /// bests. NOT_FOUND if it changed no row.
+  absl::Status UpdateFinalist(int64_t job_id, std::string_view config,
+                              const std::function<absl::StatusOr<Rows>()>& update)
+      ABSL_LOCKS_EXCLUDED(mu_);
   /// Drops the cached bests (after this daemon's write that can change one).
   void InvalidateBest();
 
