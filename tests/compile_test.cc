@@ -5,6 +5,7 @@
 #include "server/families/family.h"
 #include "absl/strings/str_cat.h"
 #include "server/worker/compiler.h"
+#include "server/worker/icache_flush.h"
 
 namespace tuned {
 namespace {
@@ -77,6 +78,16 @@ template <int N> __global__ void k(const float* x, float* y) {
   auto fine = Compile(kSource, "k<8>", {}, "sm_90");
   ASSERT_TRUE(fine.ok()) << fine.status();
   EXPECT_TRUE(CheckNoSpills(*fine).ok()) << fine->log;
+}
+
+TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {
+  // L2Flusher's kernel must carry more code than an SM caches (sliced-K
+  // kernels of 100-124 KB lost their cached code after it on an H100:
+  // bench/results/2026-11-23_h100_sbs_probe.txt), without spilling.
+  auto k = Compile(kIcacheFlushSource, kIcacheFlushName, {}, "sm_90");
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(CheckNoSpills(*k).ok());
+  EXPECT_GT(k->cubin.size(), 150u * 1024) << "the flush kernel shrank to " << k->cubin.size() << " B";
 }
 
 TEST(Compiler, ParsesRegistersFromPtxasLog) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/worker/compiler.h"
+#include "server/worker/icache_flush.h"
 
 namespace tuned {
 
@@ -200,21 +201,7 @@ absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {
   TUNED_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   TUNED_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   TUNED_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // 16384 distinct FFMAs (about 256 KB of code, over the SM's instruction
-  // caches), in 8 independent chains so that one warp streams through them.
-  constexpr std::string_view kSource =
-      "__global__ void icache_flush(float* out) {\n"
-      "  float x[8];\n"
-      "  for (int j = 0; j < 8; ++j) x[j] = threadIdx.x + j;\n"
-      "#pragma unroll\n"
-      "  for (int i = 0; i < 2048; ++i)\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < 8; ++j) x[j] = x[j] * 0.999f + float(i * 8 + j);\n"
-      "  float s = 0;\n"
-      "  for (int j = 0; j < 8; ++j) s += x[j];\n"
-      "  if (s == 1.5f) *out = s;  // never: keeps the chains\n"
-      "}\n";
-  auto compiled = Compile(kSource, "icache_flush", {}, absl::StrCat("sm_", major, minor));
+  auto compiled = Compile(kIcacheFlushSource, kIcacheFlushName, {}, absl::StrCat("sm_", major, minor));
   if (!compiled.ok()) {
     return absl::InternalError(absl::StrCat("flush kernel: ", compiled.status().message()));
   }
