@@ -49,6 +49,7 @@
 #include "absl/strings/str_format.h"
 #include "server/families/family.h"
 #include "server/jobs.h"
+#include "server/serving.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "tuned/kernel.h"
@@ -66,11 +67,6 @@ void Check(const absl::Status& s, const char* what) {
   }
 }
 #define CK(x) Check(tuned::CudaStatus((x), #x), #x)
-
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // Times `runs` interleaved over `rounds` rounds; `before(i)` runs (untimed)
 // before run i; `gap_us` of host waiting between the start event and the
@@ -106,7 +102,7 @@ std::vector<double> Interleave(const std::vector<Run>& runs, int rounds, cudaStr
       CK(cudaEventDestroy(a));
       CK(cudaEventDestroy(b));
     }
-    med.push_back(Median(ms));
+    med.push_back(tuned::Median(ms));
   }
   return med;
 }

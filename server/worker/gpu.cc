@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/serving.h"
 #include "server/worker/compiler.h"
 #include "server/worker/icache_flush.h"
 
@@ -136,21 +137,7 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
     TUNED_CUDA(cudaEventElapsedTime(&t, e.start, e.stop));
     ms.push_back(t);
   }
-  std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
-  return ms[ms.size() / 2];
-}
-
-absl::StatusOr<std::vector<double>> TimeInterleavedMs(
-    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
-    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream) {
-  auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream);
-  if (!samples.ok()) return samples.status();
-  std::vector<double> medians;
-  for (std::vector<double>& ms : *samples) {
-    std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
-    medians.push_back(ms[ms.size() / 2]);
-  }
-  return medians;
+  return Median(std::move(ms));
 }
 
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(

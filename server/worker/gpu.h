@@ -66,13 +66,8 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 
 /// Times several runs interleaved: `rounds` rounds, each timing every run of
 /// `runs` once in order, with `flush` before each and outside its events, so
-/// that clock and thermal drift affect them alike. Returns the median per
-/// run, in ms, in the order of `runs`.
-absl::StatusOr<std::vector<double>> TimeInterleavedMs(
-    const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
-    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
-/// TimeInterleavedMs keeping every round: result[i][r] is run i's time (ms)
-/// in round r, so that run i and run j of one round form a pair.
+/// that clock and thermal drift affect them alike. result[i][r] is run i's
+/// time (ms) in round r, so that run i and run j of one round form a pair.
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);

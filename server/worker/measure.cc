@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/serving.h"
 #include "spdlog/spdlog.h"
 
 namespace tuned {
@@ -314,9 +315,7 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
     result.Clear();
     for (size_t i = 0; i < samples->size(); ++i) {
       const std::vector<double>& ms = (*samples)[i];
-      std::vector<double> sorted = ms;
-      std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
-      const double median = sorted[sorted.size() / 2];
+      const double median = Median(ms);
       if (i + 1 < samples->size()) {
         result.add_median_ms(median);
         result.add_samples()->mutable_ms()->Assign(ms.begin(), ms.end());
