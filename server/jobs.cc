@@ -24,6 +24,9 @@ constexpr int kRetimePasses = 10;
 /// the ones its candidates were verified and timed on.
 constexpr uint64_t kJudgingSeed = 0x9E3779B97F4A7C15ull;
 
+/// Strategies kept between a job's rounds (JobRunner::strategies_) at most.
+constexpr size_t kMaxCachedStrategies = 64;
+
 /// GFLOPS or GB/s of a run of `ms` milliseconds (Family::Work); 0 if none.
 double MetricOf(const Family& family, const Shape& shape, double ms) {
   return ms > 0 ? family.Work(shape) / (ms * 1e6) : 0;
@@ -366,19 +369,33 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     return items;
   };
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
-  if (job.round() > 0 && device().compile_only()) return Finish(job.id());  // nothing is timed
+  if (job.round() > 0 && device().compile_only()) {  // nothing is timed
+    strategies_.erase(job.id());
+    return Finish(job.id());
+  }
   // The strategy (server/search/) picks the next round's configs; empty: the
   // search is over.
   const std::string name = job.strategy().empty() ? std::string(search::kExhaustive) : job.strategy();
-  std::vector<search::Record> records;
-  if (name != search::kExhaustive) {
-    auto known = Knowledge(family, shape);
-    if (!known.ok()) return known.status();
-    records = *std::move(known);
+  // Made (its cost model fitted) once per job on this daemon, not every round;
+  // jobs that ended elsewhere (cancelled, another daemon's last round) leave
+  // entries, dropped all at once past a bound.
+  if (strategies_.size() > kMaxCachedStrategies) strategies_.clear();
+  std::unique_ptr<search::Strategy>& strategy = strategies_[job.id()];
+  if (strategy == nullptr || strategy->name() != name) {
+    std::vector<search::Record> records;
+    if (name != search::kExhaustive) {
+      auto known = Knowledge(family, shape);
+      if (!known.ok()) return known.status();
+      records = *std::move(known);
+    }
+    auto made = search::MakeStrategy(name, family, device(), std::move(records),
+                                     options_.refine_top);
+    if (!made.ok()) {
+      strategies_.erase(job.id());
+      return made.status();
+    }
+    strategy = *std::move(made);
   }
-  auto strategy = search::MakeStrategy(name, family, device(), std::move(records),
-                                       options_.refine_top);
-  if (!strategy.ok()) return strategy.status();
   search::RoundInput in;
   in.family = &family;
   in.device = device();
@@ -400,7 +417,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     if (!measured.ok()) return measured.status();
     in.measured = *std::move(measured);
   }
-  const std::vector<Config> next = (*strategy)->NextRound(in);
+  const std::vector<Config> next = strategy->NextRound(in);
   if (job.round() == 0 && next.empty()) {
     return absl::FailedPreconditionError("the strategy chose no config");
   }
@@ -409,7 +426,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     if (added.ok() && *added) {
       if (job.round() == 0) {
         spdlog::info("job {}: {} {}: {}; round 1: {} configs ({} in the space, {} pruned)",
-                     job.id(), family.name(), Family::ShapeString(shape), (*strategy)->Describe(),
+                     job.id(), family.name(), Family::ShapeString(shape), strategy->Describe(),
                      next.size(), in.valid.size(), pruned.size());
       } else {
         spdlog::info("job {}: round {}: {} configs near its best", job.id(), job.round() + 1,
@@ -418,6 +435,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     }
     return added.status();
   }
+  strategies_.erase(job.id());  // the search is over (`strategy` dangles from here)
   if (options_.retime_top >= 1) {  // the finalists, judged on one GPU
     return store_->AddRound(job.id(), job.round(), {}, /*retime=*/true).status();
   }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -228,6 +229,9 @@ class JobRunner {
   // The compile-ahead list (built at its first batch; runner thread only)
   // and its progress.
   std::vector<v1::worker::Kernel> ahead_;
+  // Each job's strategy between its rounds (Advance; the Loop thread only):
+  // the model strategy's cost model is fitted once per job, not per round.
+  std::map<int64_t, std::unique_ptr<search::Strategy>> strategies_;
   CompileAheadProgress ahead_progress_ ABSL_GUARDED_BY(mu_);
 };
 
