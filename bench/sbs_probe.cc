@@ -197,6 +197,21 @@ int main(int argc, char** argv) {
     one.add_block(1);
   }
 
+  {  // What one flush costs the GPU (ms): 200 back to back between two events.
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    Check(flusher->Flush(s), "flush");
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < 200; ++i) Check(flusher->Flush(s), "flush");
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    std::cout << absl::StrFormat("# one flush (L2 memset + instruction caches): %.4f ms\n", ms / 200);
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+  }
   std::cout << absl::StrFormat("# %s, shape %dx%dx%d, %d pairs per scenario\n", dev->name(), m, n,
                                k, pairs);
   std::cout << absl::StrFormat("%-48s %-14s %10s %10s %8s\n", "config", "scenario", "kernel ms",

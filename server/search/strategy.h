@@ -6,13 +6,13 @@
 //
 //   exhaustive  the family's pruned space, then up to 3 rounds of the untried
 //               neighbours of the best 2 (today's sweep, unchanged).
-//   model       the configs a cost model (gradient-boosted trees, XGBoost,
-//               fitted on the measurements of other shapes on this device
-//               kind) predicts fastest for the shape while ~5 s of their
-//               predicted GPU time last, and the winners of the 5 nearest
-//               tuned shapes; then up to 3 rounds of neighbours of the best
-//               2. With no measurements of another shape (a fresh database)
-//               it is exhaustive.
+//   model       the 24 configs a cost model (gradient-boosted trees,
+//               XGBoost, fitted on the measurements of other shapes on this
+//               device kind) predicts fastest for the shape, and the winners
+//               of the 5 nearest tuned shapes; then up to 3 rounds of the 16
+//               neighbours of the best 2 it predicts fastest. With too few
+//               measurements of other shapes (a fresh database) it is
+//               exhaustive.
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
@@ -136,14 +136,13 @@ class Strategy {
 
 /// Options of the model strategy (tests and the simulator vary them).
 struct ModelOptions {
-  /// The first round: the best predicted configs, fastest first, while
-  /// their predicted GPU time (MeasureSeconds of the predicted ms, the
-  /// shape's best scaled from the nearest shape's by the work) stays within
-  /// `first_seconds` (0: no such limit); at least `min_first` and at most
-  /// `first_round` of them, besides the nearest shapes' winners.
-  double first_seconds = 5;
-  int min_first = 16;
-  int first_round = 256;
+  /// The first round: the configs the model predicts fastest (of those
+  /// measured OK on another shape), this many, besides the nearest shapes'
+  /// winners. Sized by count: on the H100 a config costs ~20 ms of
+  /// measuring whatever its kernel's time for small shapes, so the earlier
+  /// sizing by 5 s of predicted GPU time measured 138-377 configs a shape
+  /// (bench/results/2026-11-23_h100_regret7.txt).
+  int first_round = 24;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
   int near_shapes = 5;
@@ -153,6 +152,9 @@ struct ModelOptions {
   /// exhaustive strategy's).
   int refine_rounds = 3;
   int refine_top = 2;
+  /// Configs of a refinement round at most: the neighbours the model
+  /// predicts fastest (0: all of them).
+  int refine_max = 16;
 };
 
 /// `records`: OK measurements of other shapes of the family on this device
