@@ -6,7 +6,7 @@
 //
 //   exhaustive  the family's pruned space, then up to 3 rounds of the untried
 //               neighbours of the best 2 (today's sweep, unchanged).
-//   model       the 24 configs a cost model (gradient-boosted trees,
+//   model       the 40 configs a cost model (gradient-boosted trees,
 //               XGBoost, fitted on the measurements of other shapes on this
 //               device kind) predicts fastest for the shape, and the winners
 //               of the 5 nearest tuned shapes; then up to 3 rounds of the 16
@@ -58,9 +58,11 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text);
 /// clamp(200 ms / ms, 5, 100) runs; each timed run also flushes L2
 /// (kRunOverheadMs), and each config costs kConfigOverheadS (the pipe,
 /// verification against the reference, the store). Calibrated on the
-/// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s.
+/// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s; the
+/// flush (memset of 2x L2 + the instruction-cache flush kernel) costs
+/// 0.077 ms on the H100 (sbs_probe, 2026-11-23_h100_regret12.txt).
 inline constexpr double kConfigOverheadS = 0.0045;
-inline constexpr double kRunOverheadMs = 0.05;
+inline constexpr double kRunOverheadMs = 0.077;
 double MeasureSeconds(double ms, double best_ms);
 /// The end-of-job re-timing of the best few (`ms`, with the baseline at
 /// about the best's time): RetimeTogether's rounds x every kernel, twice
@@ -142,7 +144,7 @@ struct ModelOptions {
   /// measuring whatever its kernel's time for small shapes, so the earlier
   /// sizing by 5 s of predicted GPU time measured 138-377 configs a shape
   /// (bench/results/2026-11-23_h100_regret7.txt).
-  int first_round = 24;
+  int first_round = 40;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
   int near_shapes = 5;
