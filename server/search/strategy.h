@@ -60,7 +60,7 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text);
 /// verification against the reference, the store). Calibrated on the
 /// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s; the
 /// flush (memset of 2x L2 + the instruction-cache flush kernel) costs
-/// 0.077 ms on the H100 (sbs_probe, 2026-11-23_h100_regret12.txt).
+/// 0.077 ms on the H100 (sbs_probe, bench/results/2026-11-23_h100_flush16_strategy.txt).
 inline constexpr double kConfigOverheadS = 0.0045;
 inline constexpr double kRunOverheadMs = 0.077;
 double MeasureSeconds(double ms, double best_ms);
