@@ -351,8 +351,10 @@ bool JobRunner::CompileAhead() {
   }
   if (done >= static_cast<int64_t>(ahead_.size())) return false;
   const auto first = ahead_.begin() + done;
+  // Batches of 4 x a job's: nothing waits on them, and fewer batches lose
+  // less to their last, slowest kernel.
   const std::vector<v1::worker::Kernel> batch(
-      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
+      first, first + std::min<int64_t>(4 * options_.compile_batch, ahead_.size() - done));
   JobTime time;
   CompileStage(batch, &time, ahead_compiler_);  // caches what compiles (or fails to); a timeout is retried later
   if (Stopping()) return false;  // the batch was interrupted: not counted
