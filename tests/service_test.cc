@@ -285,18 +285,12 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   client_->CancelJob(queued->queued_job_id()).IgnoreError();
 }
 
-// Each math mode has its own best and nearest shapes; a sweep of a mode
-// queues that mode's space (tf32: tensor-core configs only), and the job,
-// ListTuned and GetBest carry the mode and the baseline's error vs fp64.
+// Each math mode has its own best and nearest shapes; ListTuned and
+// GetBest carry the mode and the baseline's error vs fp64. (A sweep of a
+// mode: cli_test's math-queue and the Python client's tests.)
 TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   const Family& f = SgemmFamily();
   const v1::Device d = worker_->device();
-  auto tf32_job = client_->SubmitSweep(SgemmProblem(64, 64, 64, v1::MATH_TF32), "", "1");
-  ASSERT_TRUE(tf32_job.ok()) << tf32_job.status();
-  EXPECT_EQ(tf32_job->problem().math(), v1::MATH_TF32);
-  EXPECT_EQ(tf32_job->total(), 1);  // the budget
-  client_->CancelJob(tf32_job->id()).IgnoreError();
-
   auto device_id = store_->UpsertDevice(d);
   ASSERT_TRUE(device_id.ok());
   const v1::Problem accurate = SgemmProblem(1024, 1024, 1024, v1::MATH_FP32_ACCURATE);
