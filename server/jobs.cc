@@ -55,6 +55,7 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
         "dtype ", EnumName(problem.dtype()), " is not supported by ", std::string(family->name()),
         " (supported: f32)"));
   }
+  if (auto s = family->ValidateMath(problem.math()); !s.ok()) return s;
   return family;
 }
 
@@ -194,7 +195,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   const Shape shape(problem.shape().begin(), problem.shape().end());
   if (auto s = (*family)->ValidateProblem(shape, device()); !s.ok()) return s;
   std::vector<Pruned> pruned;
-  const auto valid = (*family)->ValidSpace(device(), &pruned);
+  const auto valid = (*family)->ValidSpace(device(), &pruned, problem.math());
   if (valid.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
@@ -329,13 +330,17 @@ bool JobRunner::CompileAhead() {
     for (const Family* family : AllFamilies()) {
       if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
       const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
-      std::vector<Pruned> pruned;
-      for (const Config& c : family->ValidSpace(device(), &pruned)) {
-        std::vector<Config> reach = family->Neighbours(c);
-        reach.push_back(c);
-        for (const Config& r : reach) {
-          if (!family->Check(r, device()).ok() || !names.insert(family->ConfigName(r)).second) continue;
-          ahead_.push_back(KernelOf(*family, r, shape, device()));
+      for (v1::Math math : family->MathModes()) {
+        for (const Config& c : family->ValidSpace(device(), nullptr, math)) {
+          std::vector<Config> reach = family->Neighbours(c);
+          reach.push_back(c);
+          for (const Config& r : reach) {
+            if (!family->Admits(r, math) || !family->Check(r, device()).ok() ||
+                !names.insert(family->ConfigName(r)).second) {
+              continue;
+            }
+            ahead_.push_back(KernelOf(*family, r, shape, device()));
+          }
         }
       }
     }
@@ -439,7 +444,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   if (strategy == nullptr || strategy->name() != name) {
     std::vector<search::Record> records;
     if (name != search::kExhaustive) {
-      auto known = Knowledge(family, shape);
+      auto known = Knowledge(family, shape, job.problem().math());
       if (!known.ok()) return known.status();
       records = *std::move(known);
     }
@@ -457,7 +462,8 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   in.shape = shape;
   in.round = job.round();
   std::vector<Pruned> pruned;
-  in.valid = family.ValidSpace(device(), &pruned);
+  in.math = job.problem().math();
+  in.valid = family.ValidSpace(device(), &pruned, in.math);
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();
@@ -541,6 +547,13 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
     spdlog::warn("job {}: {} timed at {} MHz, under {:.0f}% of the SM clock's maximum, twice: "
                  "{:.4f} ms is suspect", job.id(), p.baseline_name(), p.sm_clock_mhz(),
                  100 * kLowClockFraction, p.baseline_ms());
+  }
+  if (p.baseline_error() > 0) {
+    spdlog::info("job {}: {} error {:.3g} against the fp64 reference; bound {:.3g}", job.id(),
+                 p.baseline_name(), p.baseline_error(), p.tolerance());
+    if (auto s = store_->SetJobErrorBound(job.id(), p.baseline_error(), p.tolerance()); !s.ok()) {
+      return s;
+    }
   }
   if (p.baseline_ms() > 0) {
     const Family* family = FindFamily(job.problem().family());
@@ -770,8 +783,9 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
 }
 
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
-                                                                 const Shape& except) {
-  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32);
+                                                                 const Shape& except,
+                                                                 v1::Math math) {
+  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32, math);
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {
@@ -779,6 +793,7 @@ absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& f
     v1::Problem problem;
     problem.set_family(family.id());
     problem.set_dtype(v1::DTYPE_F32);
+    problem.set_math(math);
     for (int64_t d : shape) problem.add_shape(d);
     auto all = store_->ListMeasurements(device_id_, problem, 0);
     if (!all.ok()) return all.status();

@@ -110,7 +110,10 @@ struct RoundInput {
   Shape shape;
   /// Rounds done so far (0: the job has just started).
   int round = 0;
-  /// The family's space pruned for the device (Family::ValidSpace), in order.
+  /// The job's math mode: the space's and the refinements' (Family::Admits).
+  v1::Math math = v1::MATH_IEEE_FP32;
+  /// The family's space of the math mode pruned for the device
+  /// (Family::ValidSpace), in order.
   std::vector<Config> valid;
   /// The job's best OK configs, fastest first (at least 2 if it has them),
   /// and their ms.
