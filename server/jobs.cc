@@ -301,7 +301,10 @@ void JobRunner::QueueAhead(const v1::Job& job) {
   for (const auto& m : *top) {
     const Config config(m.config().params().begin(), m.config().params().end());
     for (const Config& n : (*family)->Neighbours(config)) {
-      if (!(*family)->Check(n, device()).ok() || !names.insert((*family)->ConfigName(n)).second) continue;
+      if (!(*family)->Admits(n, job.problem().math()) || !(*family)->Check(n, device()).ok() ||
+          !names.insert((*family)->ConfigName(n)).second) {
+        continue;
+      }
       kernels.push_back(KernelOf(**family, n, shape, device()));
     }
   }
