@@ -905,17 +905,6 @@ absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
       .status();
 }
 
-absl::Status Store::SetRetimed(int64_t job_id, std::string_view config, double median_ms,
-                               double metric, std::string_view note, double baseline_ms) {
-  return UpdateFinalist(job_id, config, [&] {
-    return Q("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
-             "baseline_ms = COALESCE(?6, baseline_ms) "
-             "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
-             job_id, config, median_ms, metric, note,
-             baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr));
-  });
-}
-
 absl::Status Store::UpdateFinalist(int64_t job_id, std::string_view config,
                                    const std::function<absl::StatusOr<Rows>()>& update) {
   absl::Status s;
@@ -935,13 +924,35 @@ absl::Status Store::UpdateFinalist(int64_t job_id, std::string_view config,
   return s;
 }
 
+namespace {
+/// The UPDATE of a finalist's judging columns (?1 job, ?2 config, then ?3..?9).
+constexpr std::string_view kSetSpeedupSql =
+    "UPDATE measurements SET speedup = ?3, speedup_ci_low = ?4, speedup_ci_high = ?5, "
+    "speedup_pairs = ?6, speedup_note = ?7, sm_clock_mhz = ?8, clock_low = ?9 "
+    "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'";
+}  // namespace
+
 absl::Status Store::SetSpeedup(int64_t job_id, std::string_view config, const StoredSpeedup& sp) {
   const bool computed = sp.pairs > 0;
   return UpdateFinalist(job_id, config, [&] {
-    return Q("UPDATE measurements SET speedup = ?3, speedup_ci_low = ?4, speedup_ci_high = ?5, "
-             "speedup_pairs = ?6, speedup_note = ?7, sm_clock_mhz = ?8, clock_low = ?9 "
-             "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
-             job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
+    return Q(kSetSpeedupSql, job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
+             computed ? Value(sp.ci_low) : Value(nullptr),
+             computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
+             sp.clock_low);
+  });
+}
+
+absl::Status Store::SetJudged(int64_t job_id, std::string_view config, const Retimed& r,
+                              const StoredSpeedup& sp) {
+  const bool computed = sp.pairs > 0;
+  return UpdateFinalist(job_id, config, [&]() -> absl::StatusOr<Rows> {
+    auto timed = Q("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
+                   "baseline_ms = COALESCE(?6, baseline_ms) "
+                   "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
+                   job_id, config, r.median_ms, r.metric, r.note,
+                   r.baseline_ms > 0 ? Value(r.baseline_ms) : Value(nullptr));
+    if (!timed.ok() || timed->affected() == 0) return timed;
+    return Q(kSetSpeedupSql, job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
              computed ? Value(sp.ci_low) : Value(nullptr),
              computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
              sp.clock_low);

@@ -280,12 +280,21 @@ class Store {
                                std::string_view what);
   absl::StatusOr<int> CrashCount(int64_t device_id, v1::Family family, std::string_view config);
 
-  /// Replaces an OK measurement's time with its interleaved re-timing at the
-  /// job's end (`note`, e.g. the first time, goes to its message), and its
-  /// baseline with the one timed beside it (`baseline_ms` > 0).
-  /// NOT_FOUND if the job has no OK measurement of that config.
-  absl::Status SetRetimed(int64_t job_id, std::string_view config, double median_ms,
-                          double metric, std::string_view note, double baseline_ms = 0);
+  /// A finalist's re-timing at the job's end: its time (ms) and metric,
+  /// `note` (e.g. the first time) for its message, and the baseline timed
+  /// beside it (ms; 0: keep the measurement's).
+  struct Retimed {
+    double median_ms = 0;
+    double metric = 0;
+    std::string note;
+    double baseline_ms = 0;
+  };
+  /// Stores a finalist's judging in one transaction: replaces the OK
+  /// measurement's time with `retimed` and stores `speedup` (SetSpeedup), so
+  /// that no look-up sees the new time without its interval. NOT_FOUND if
+  /// the job has no OK measurement of that config.
+  absl::Status SetJudged(int64_t job_id, std::string_view config, const Retimed& retimed,
+                         const StoredSpeedup& speedup);
 
   /// Stores an OK measurement's judging (speedup, interval, pairs, note, and
   /// the clock it ran at, which replaces the measurement's). NOT_FOUND if the

@@ -933,11 +933,6 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
           static_cast<int>(top.size()), base, r.rounds(), top[i].median_ms(),
           r.clock_low() ? absl::StrCat("; clock low: ", r.sm_clock_mhz(), " MHz") : "");
       // A baseline timed on a down-clocked GPU reaches no ratio: not stored.
-      if (auto s = store_->SetRetimed(job.id(), name, ms, MetricOf(family, shape, ms), note,
-                                      r.clock_low() ? 0 : r.baseline_ms());
-          !s.ok()) {
-        spdlog::warn("job {}: {}", job.id(), s.ToString());
-      }
       StoredSpeedup judged;
       judged.sm_clock_mhz = r.sm_clock_mhz();
       judged.clock_low = r.clock_low();
@@ -955,7 +950,9 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
           judged.note = std::string(interval.status().message());
         }
       }
-      if (auto s = store_->SetSpeedup(job.id(), name, judged); !s.ok()) {
+      const Store::Retimed time{.median_ms = ms, .metric = MetricOf(family, shape, ms), .note = note,
+                                .baseline_ms = r.clock_low() ? 0 : r.baseline_ms()};
+      if (auto s = store_->SetJudged(job.id(), name, time, judged); !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
       retimed.insert(name);

@@ -204,8 +204,9 @@ class JobRunner {
   /// configs from its stored cubin, with the geometry and prescaling GetBest
   /// gives, interleaved with the baseline for at least 30 rounds (L2 flushed
   /// before each run); stores their medians and, from every round's pair,
-  /// the speedup and its 95% interval (Store::SetSpeedup). Repeated while the
-  /// new top few include a config not yet judged (at most kRetimePasses).
+  /// the speedup and its 95% interval, each finalist's in one transaction
+  /// (Store::SetJudged). Repeated while the new top few include a config
+  /// not yet judged (at most kRetimePasses).
   /// Where the clock sat low twice, or the judging failed, no speedup is
   /// computed and the reason is stored (best then serves the baseline). A
   /// failure only logs (the first times stay).

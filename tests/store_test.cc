@@ -943,23 +943,27 @@ TEST_P(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
 }
 
-TEST_P(StoreTest, SetRetimedReplacesAnOkTimeAndTheBest) {
+TEST_P(StoreTest, SetJudgedReplacesAnOkTimeAndTheBestWithItsInterval) {
   const int64_t id = NewJob(Sgemm(128, 128, 128));
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("a", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.1), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0), nullptr).ok());
   EXPECT_EQ((*store_->Best(dev_, Sgemm(128, 128, 128)))->measurement.config().name(), "a");
-  ASSERT_TRUE(store_->SetRetimed(id, "a", 1.2, 3.5, "first time 1.0000 ms").ok());
+  const StoredSpeedup judged{.speedup = 0.9, .ci_low = 0.88, .ci_high = 0.92, .pairs = 40};
+  ASSERT_TRUE(store_->SetJudged(id, "a", {1.2, 3.5, "first time 1.0000 ms"}, judged).ok());
+  ASSERT_TRUE(store_->SetJudged(id, "b", {1.1, 3.6, ""}, judged).ok());
   auto best = store_->Best(dev_, Sgemm(128, 128, 128));
   ASSERT_TRUE(best.ok());
   EXPECT_EQ((*best)->measurement.config().name(), "b");  // a is now slower
+  EXPECT_EQ((*best)->speedup.pairs, 40);  // stored with the time, in one transaction
+  EXPECT_DOUBLE_EQ((*best)->speedup.ci_low, 0.88);
   auto all = store_->ListMeasurements(dev_, Sgemm(128, 128, 128), 0);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ((*all)[1].config().name(), "a");
   EXPECT_DOUBLE_EQ((*all)[1].median_ms(), 1.2);
   EXPECT_EQ((*all)[1].message(), "first time 1.0000 ms");
-  EXPECT_TRUE(absl::IsNotFound(store_->SetRetimed(id, "bad", 1, 1, "")));
-  EXPECT_TRUE(absl::IsNotFound(store_->SetRetimed(id, "none", 1, 1, "")));
+  EXPECT_TRUE(absl::IsNotFound(store_->SetJudged(id, "bad", {1, 1, ""}, judged)));
+  EXPECT_TRUE(absl::IsNotFound(store_->SetJudged(id, "none", {1, 1, ""}, judged)));
 }
 
 // Schema 4: a measurement's SM clock and low-clock mark, and a finalist's
