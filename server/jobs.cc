@@ -183,7 +183,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   const Shape shape(problem.shape().begin(), problem.shape().end());
   if (auto s = (*family)->ValidateProblem(shape, device()); !s.ok()) return s;
   std::vector<Pruned> pruned;
-  const auto valid = (*family)->ValidSpace(device(), &pruned);
+  const auto valid = (*family)->ValidSpace(device(), shape, &pruned);
   if (valid.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
@@ -402,7 +402,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   in.shape = shape;
   in.round = job.round();
   std::vector<Pruned> pruned;
-  in.valid = family.ValidSpace(device(), &pruned);
+  in.valid = family.ValidSpace(device(), shape, &pruned);
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();

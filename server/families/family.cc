@@ -58,6 +58,19 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
   return valid;
 }
 
+std::vector<Config> Family::ValidSpace(const v1::Device& device, const Shape& shape,
+                                       std::vector<Pruned>* pruned) const {
+  std::vector<Config> suited;
+  for (auto& c : ValidSpace(device, pruned)) {
+    if (auto s = SuitsShape(c, shape); s.ok()) {
+      suited.push_back(std::move(c));
+    } else if (pruned != nullptr) {
+      pruned->push_back({std::move(c), std::string(s.message())});
+    }
+  }
+  return suited;
+}
+
 std::map<std::string, Config> Family::ByName(int rounds) const {
   std::map<std::string, Config> by_name;
   std::vector<Config> frontier = Space();
@@ -95,14 +108,15 @@ std::vector<Config> Family::Neighbours(const Config& config) const {
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
-                                std::set<std::string>* refined) {
+                                std::set<std::string>* refined, const Shape& shape) {
   std::vector<Config> out;
   std::set<std::string> names;
   for (const Config& config : best) {
     if (!refined->insert(family.ConfigName(config)).second) continue;
     for (Config& c : family.Neighbours(config)) {
       const std::string name = family.ConfigName(c);
-      if (measured.count(name) != 0 || names.count(name) != 0 || !family.Check(c, device).ok()) {
+      if (measured.count(name) != 0 || names.count(name) != 0 || !family.Check(c, device).ok() ||
+          (!shape.empty() && !family.SuitsShape(c, shape).ok())) {
         continue;
       }
       names.insert(name);

@@ -90,6 +90,15 @@ class Family {
                                       const v1::Device& device) const = 0;
   /// The kernel's arguments in order, e.g. {"int M", "int N", ...}.
   virtual std::vector<std::string> Arguments() const = 0;
+  /// OK if a job on `shape` searches `config` (one that Check admits);
+  /// otherwise FAILED_PRECONDITION with the reason. A kind built for some
+  /// shapes only (sgemm's gemv: M or N of at most 8) is left out of the other
+  /// shapes' jobs, where it cannot win; it stays correct for every shape, as
+  /// a best is served for nearby shapes. Every config suits every shape by
+  /// default.
+  virtual absl::Status SuitsShape(const Config& /*config*/, const Shape& /*shape*/) const {
+    return absl::OkStatus();
+  }
 
   // ---- shared helpers (family.cc) ----
 
@@ -100,6 +109,10 @@ class Family {
   absl::Status ValidateProblem(const Shape& shape, const v1::Device& device) const;
   /// Space() split into the valid configs and the pruned ones with reasons.
   std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned) const;
+  /// What a job on `shape` searches: ValidSpace(device) less the configs
+  /// that do not suit the shape (SuitsShape), which join `pruned` too.
+  std::vector<Config> ValidSpace(const v1::Device& device, const Shape& shape,
+                                 std::vector<Pruned>* pruned) const;
   /// The configs one step from `config` along one parameter: that parameter
   /// set to the value before or after its own in Param::values (a parameter
   /// the config lacks has its if_absent value), the others unchanged; in
@@ -127,12 +140,13 @@ class Family {
 /// The next round of a job's local search around its best (JobRunner's
 /// Refine): the neighbours (Family::Neighbours) of each of `best` (the job's
 /// best configs, fastest first) whose name is not yet in `refined`, that
-/// pass Check on `device` and whose names are not in `measured`; each once,
-/// in order. Adds the names of the configs it refines to `refined`.
+/// pass Check on `device` (and, where `shape` is given, SuitsShape) and
+/// whose names are not in `measured`; each once, in order. Adds the names
+/// of the configs it refines to `refined`.
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
-                                std::set<std::string>* refined);
+                                std::set<std::string>* refined, const Shape& shape = {});
 
 /// Distance between two shapes of one family: the sum over dimensions of
 /// |log2(a_i / b_i)|, so doubling one dimension costs 1 whatever its size.
