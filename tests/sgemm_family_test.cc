@@ -641,10 +641,13 @@ TEST(SgemmFamily, GemvConfigs) {
   EXPECT_EQ(F().ConfigName(Gemv(0, 4, 2, 2, 4)), "sgemm_gemv_rows_w4_r2_u2_c4");
   EXPECT_EQ(F().ConfigName(Gemv(1, 8, 1, 2, 1, 4)), "sgemm_gemv_cols_w8_r1_u2_c1_sk4");
   const KernelSource rows = F().Source(Gemv(0, 4, 2, 2, 4));
-  EXPECT_EQ(rows.name_expression, "sgemm_gemv_rows<4,2,2,4,1>");
+  // MINB: 65536 registers / (128 threads x (8 accumulators + 2 x (8 + 16)
+  // loaded floats + 2 x 2 row pointers + 24)) = 6 blocks per SM.
+  EXPECT_EQ(rows.name_expression, "sgemm_gemv_rows<4,2,2,4,1,6>");
   EXPECT_TRUE(rows.options.empty());
   EXPECT_EQ(rows.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kGemvSource);
-  EXPECT_EQ(F().Source(Gemv(1, 8, 1, 2, 1, 4)).name_expression, "sgemm_gemv_cols<8,1,2,1,4>");
+  // 65536 / (256 x (4 + 2 x (4 + 16) + 2 + 24)) = 3.
+  EXPECT_EQ(F().Source(Gemv(1, 8, 1, 2, 1, 4)).name_expression, "sgemm_gemv_cols<8,1,2,1,4,3>");
   const std::string gemv = embedded::kGemvSource;
   for (const char* kernel : {"sgemm_gemv_rows(", "sgemm_gemv_cols("}) {
     EXPECT_NE(gemv.find(kernel), std::string::npos) << kernel;
@@ -759,8 +762,8 @@ TEST(SgemmFamily, ChecksGemvKind) {
   c["GW"] = 4;
   ExpectRejected(c, "GW=4 is unused by KIND=3 (warp)");
   // cols, GC 8, 2 float4 groups, 8 quads in flight: 64 accumulators + 8 x
-  // (32 + 32) loaded floats + 24 = 600 registers.
-  ExpectRejected(Gemv(1, 4, 2, 8, 8), "an estimated 600 registers per thread");
+  // (32 + 32) loaded floats + 2 x 8 row pointers + 24 = 616 registers.
+  ExpectRejected(Gemv(1, 4, 2, 8, 8), "an estimated 616 registers per thread");
   // 16 warps on a device of 256 threads a block.
   v1::Device small = Sm90ReferenceDevice();
   small.set_max_threads_per_block(256);

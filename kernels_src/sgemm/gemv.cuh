@@ -14,14 +14,14 @@
 // operand), many in flight per thread (GU), and split K over the warps of a
 // block (GW) and over blocks (SPLITK) so that every SM has loads in flight.
 //
-//  sgemm_gemv_rows<GW, GR, GU, GC, SPLITK> (GSIDE 0, small N): a block of
+//  sgemm_gemv_rows<GW, GR, GU, GC, SPLITK, MINB> (GSIDE 0, small N): a block of
 //    GW warps computes GR rows of C; its 32*GW threads take the k-quads (4
 //    consecutive k) of the rows in turn, thread t the quads t, t + 32*GW, ...,
 //    GU quads at a time: per quad a float4 of each of the GR rows of A and
 //    the 4 x N floats of B (contiguous: N float4, L1 hits), GR*N FMAs per k.
 //    Sums are reduced by warp shuffles, then across the warps through shared
 //    memory. grid = (ceil(M / GR), SPLITK).
-//  sgemm_gemv_cols<GW, GR, GU, GC, SPLITK> (GSIDE 1, small M): a block
+//  sgemm_gemv_cols<GW, GR, GU, GC, SPLITK, MINB> (GSIDE 1, small M): a block
 //    computes the M rows of 128*GR columns of C; lane l of each warp owns the
 //    columns 4*(l + 32*g) + 0..3, g < GR (a float4 of each row of B: the
 //    warp's loads are coalesced), and warp w the k-quads w, w + GW, ... of
@@ -31,7 +31,8 @@
 //    one row at a time. grid = (ceil(N / (128*GR)), SPLITK).
 //
 //  GC: the small dimension (N for rows, M for cols) runs in chunks of up to
-//  GC, each chunk size 1..GC its own instantiation (ChunkOf), so that N (M)
+//  GC, each chunk size 1..GC its own instantiation (RowsChunks,
+//  ColsChunks), so that N (M)
 //  <= GC is one pass over the big operand with no bounds checks on the small
 //  one, and the registers are those of GC outputs per row (column); larger
 //  N (M) take several passes (correct, not fast: Family::SuitsShape admits
@@ -45,26 +46,12 @@
 //  SPLITK > 1: blockIdx.y takes a contiguous K range of ceil(K / SPLITK)
 //  rounded up to a multiple of 4, and the block atomically adds alpha * its
 //  sums into C.
+//  MINB: __launch_bounds__(32*GW, MINB), set by sgemm.cc from its register
+//  estimate: the blocks per SM whose registers the estimate fills. (With
+//  the threads alone, ptxas 13.0 chose 32 to 64 registers for occupancy and
+//  spilled a few bytes; with MINB 1, up to 228 registers.)
 
 namespace gemv_detail {
-
-template <int V>
-struct Int {
-  static constexpr int value = V;
-};
-
-// f(Int<n>()) for n in 1..C: a chunk of n rows or columns as its own
-// instantiation.
-template <int C, typename F>
-__device__ __forceinline__ void ChunkOf(int n, F&& f) {
-  if constexpr (C > 1) {
-    if (n < C) {
-      ChunkOf<C - 1>(n, f);
-      return;
-    }
-  }
-  f(Int<C>());
-}
 
 // Component i (a compile-time constant after unrolling) of v.
 __device__ __forceinline__ float Lane4(const float4& v, int i) {
@@ -260,6 +247,20 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
   }
 }
 
+// Column c (0 .. 4*GR-1) of a lane within its block: VEC 4*(lane + 32*(c/4))
+// + c%4 (float4 c/4), else lane + 32*c.
+template <bool VEC>
+__device__ __forceinline__ int ColsColumn(int lane, int c) {
+  return VEC ? 4 * (lane + 32 * (c / 4)) + c % 4 : lane + 32 * c;
+}
+
+// Whether the lane's float4 g (VEC) or column g (else) is among the `left`
+// columns of its block inside N.
+template <bool VEC>
+__device__ __forceinline__ bool ColsIn(int lane, int g, int left) {
+  return ColsColumn<VEC>(lane, VEC ? 4 * g : g) < left;
+}
+
 // sgemm_gemv_cols' work on rows [i0, i0 + MC) and the block's columns from
 // col0 over k in [kb, ke). VEC: N % 4 == 0 and K % 4 == 0 (so kb and ke are
 // too), A and B 16-byte aligned.
@@ -275,11 +276,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
   const float* a[MC];
 #pragma unroll
   for (int i = 0; i < MC; ++i) a[i] = A + static_cast<size_t>(i0 + i) * K;
-  // Lane's column c (0 .. 4*GR-1) within the block: VEC 4*(lane + 32*(c/4)) +
-  // c%4, else lane + 32*c; in(g): its float4 g (VEC) or column g is inside N.
-  auto column = [lane](int c) { return VEC ? 4 * (lane + 32 * (c / 4)) + c % 4 : lane + 32 * c; };
-  const int left = N - col0;
-  auto in = [&](int g) { return column(VEC ? 4 * g : g) < left; };
+  const int left = N - col0;  // columns of the block inside N
   const float* bcol = B + col0;
   float acc[MC][4 * GR];
 #pragma unroll
@@ -303,7 +300,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
           const float* b = bcol + static_cast<size_t>(k + kk) * N;
 #pragma unroll
           for (int g = 0; g < GR; ++g) {
-            bv[u][kk][g] = in(g) ? Stream4(b + column(4 * g)) : make_float4(0.f, 0.f, 0.f, 0.f);
+            bv[u][kk][g] = ColsIn<VEC>(lane, g, left) ? Stream4(b + ColsColumn<VEC>(lane, 4 * g)) : make_float4(0.f, 0.f, 0.f, 0.f);
           }
         }
       }
@@ -331,7 +328,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
         const float* b = bcol + static_cast<size_t>(k + kk) * N;
 #pragma unroll
         for (int g = 0; g < GR; ++g) {
-          bv[kk][g] = in(g) ? Stream4(b + column(4 * g)) : make_float4(0.f, 0.f, 0.f, 0.f);
+          bv[kk][g] = ColsIn<VEC>(lane, g, left) ? Stream4(b + ColsColumn<VEC>(lane, 4 * g)) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
       }
 #pragma unroll
@@ -356,7 +353,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
         for (int i = 0; i < MC; ++i) av[u][i] = __ldg(a[i] + k + u * GW);
         const float* b = bcol + static_cast<size_t>(k + u * GW) * N;
 #pragma unroll
-        for (int c = 0; c < 4 * GR; ++c) bv[u][c] = in(c) ? Stream1(b + column(c)) : 0.0f;
+        for (int c = 0; c < 4 * GR; ++c) bv[u][c] = ColsIn<VEC>(lane, c, left) ? Stream1(b + ColsColumn<VEC>(lane, c)) : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < GU; ++u) {
@@ -371,7 +368,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
       const float* b = bcol + static_cast<size_t>(k) * N;
       float bv[4 * GR];
 #pragma unroll
-      for (int c = 0; c < 4 * GR; ++c) bv[c] = in(c) ? Stream1(b + column(c)) : 0.0f;
+      for (int c = 0; c < 4 * GR; ++c) bv[c] = ColsIn<VEC>(lane, c, left) ? Stream1(b + ColsColumn<VEC>(lane, c)) : 0.0f;
 #pragma unroll
       for (int i = 0; i < MC; ++i) {
         const float av = __ldg(a[i] + k);
@@ -386,8 +383,8 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
     for (int i = 0; i < MC; ++i) {
 #pragma unroll
       for (int c = 0; c < 4 * GR; ++c) {
-        if (in(VEC ? c / 4 : c)) {
-          Store<SPLITK>(crow + static_cast<size_t>(i) * N + column(c), acc[i][c], alpha, beta);
+        if (ColsIn<VEC>(lane, VEC ? c / 4 : c, left)) {
+          Store<SPLITK>(crow + static_cast<size_t>(i) * N + ColsColumn<VEC>(lane, c), acc[i][c], alpha, beta);
         }
       }
     }
@@ -396,7 +393,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
 #pragma unroll
     for (int i = 0; i < MC; ++i) {
 #pragma unroll
-      for (int c = 0; c < 4 * GR; ++c) red[warp * CB + column(c)] = acc[i][c];
+      for (int c = 0; c < 4 * GR; ++c) red[warp * CB + ColsColumn<VEC>(lane, c)] = acc[i][c];
       __syncthreads();
       for (int c = tid; c < CB && c < N - col0; c += THREADS) {
         float sum = 0.0f;
@@ -409,12 +406,47 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
   }
 }
 
+// RowsChunk<..., n, VEC> for n = nc in 1..NC (the chunk's exact size).
+template <int GW, int GR, int GU, int GC, int SPLITK, bool VEC, int NC = GC>
+__device__ __forceinline__ void RowsChunks(int nc, int M, int N, int K, float alpha,
+                                           const float* __restrict__ A,
+                                           const float* __restrict__ B, float beta,
+                                           float* __restrict__ C, int row0, int j0, int kb,
+                                           int ke, float* red) {
+  if constexpr (NC > 1) {
+    if (nc < NC) {
+      RowsChunks<GW, GR, GU, GC, SPLITK, VEC, NC - 1>(nc, M, N, K, alpha, A, B, beta, C, row0,
+                                                      j0, kb, ke, red);
+      return;
+    }
+  }
+  RowsChunk<GW, GR, GU, GC, SPLITK, NC, VEC>(M, N, K, alpha, A, B, beta, C, row0, j0, kb, ke,
+                                             red);
+}
+
+// ColsChunk<..., m, VEC> for m = mc in 1..MC (the chunk's exact size).
+template <int GW, int GR, int GU, int SPLITK, bool VEC, int MC>
+__device__ __forceinline__ void ColsChunks(int mc, int M, int N, int K, float alpha,
+                                           const float* __restrict__ A,
+                                           const float* __restrict__ B, float beta,
+                                           float* __restrict__ C, int i0, int col0, int kb,
+                                           int ke, float* red) {
+  if constexpr (MC > 1) {
+    if (mc < MC) {
+      ColsChunks<GW, GR, GU, SPLITK, VEC, MC - 1>(mc, M, N, K, alpha, A, B, beta, C, i0, col0,
+                                                  kb, ke, red);
+      return;
+    }
+  }
+  ColsChunk<GW, GR, GU, SPLITK, MC, VEC>(M, N, K, alpha, A, B, beta, C, i0, col0, kb, ke, red);
+}
+
 }  // namespace gemv_detail
 
 // KIND=4, GSIDE=0: see the file comment. Block = 32*GW threads; grid =
 // (ceil(M / GR), SPLITK).
-template <int GW, int GR, int GU, int GC, int SPLITK>
-__global__ void __launch_bounds__(32 * GW)
+template <int GW, int GR, int GU, int GC, int SPLITK, int MINB>
+__global__ void __launch_bounds__(32 * GW, MINB)
     sgemm_gemv_rows(int M, int N, int K, float alpha, const float* __restrict__ A,
                     const float* __restrict__ B, float beta, float* __restrict__ C) {
   __shared__ float red[GW * GR * GC];
@@ -422,24 +454,20 @@ __global__ void __launch_bounds__(32 * GW)
   if (!gemv_detail::KRange<SPLITK>(K, &kb, &ke)) return;
   const int row0 = blockIdx.x * GR;
   if (N <= GC && K % 4 == 0 && sgemm_detail::Aligned16(A) && sgemm_detail::Aligned16(B)) {
-    gemv_detail::ChunkOf<GC>(N, [&](auto nc) {
-      gemv_detail::RowsChunk<GW, GR, GU, GC, SPLITK, decltype(nc)::value, true>(
-          M, N, K, alpha, A, B, beta, C, row0, 0, kb, ke, red);
-    });
+    gemv_detail::RowsChunks<GW, GR, GU, GC, SPLITK, true>(N, M, N, K, alpha, A, B, beta, C, row0,
+                                                          0, kb, ke, red);
     return;
   }
   for (int j0 = 0; j0 < N; j0 = N - j0 > GC ? j0 + GC : N) {  // no int overflow at N ~ 2^31
-    gemv_detail::ChunkOf<GC>(min(GC, N - j0), [&](auto nc) {
-      gemv_detail::RowsChunk<GW, GR, GU, GC, SPLITK, decltype(nc)::value, false>(
-          M, N, K, alpha, A, B, beta, C, row0, j0, kb, ke, red);
-    });
+    gemv_detail::RowsChunks<GW, GR, GU, GC, SPLITK, false>(min(GC, N - j0), M, N, K, alpha, A, B,
+                                                           beta, C, row0, j0, kb, ke, red);
   }
 }
 
 // KIND=4, GSIDE=1: see the file comment. Block = 32*GW threads; grid =
 // (ceil(N / (128*GR)), SPLITK).
-template <int GW, int GR, int GU, int GC, int SPLITK>
-__global__ void __launch_bounds__(32 * GW)
+template <int GW, int GR, int GU, int GC, int SPLITK, int MINB>
+__global__ void __launch_bounds__(32 * GW, MINB)
     sgemm_gemv_cols(int M, int N, int K, float alpha, const float* __restrict__ A,
                     const float* __restrict__ B, float beta, float* __restrict__ C) {
   __shared__ float red[GW > 1 ? GW * 128 * GR : 1];
@@ -449,14 +477,13 @@ __global__ void __launch_bounds__(32 * GW)
   const bool vec = N % 4 == 0 && K % 4 == 0 && sgemm_detail::Aligned16(A) &&
                    sgemm_detail::Aligned16(B);
   for (int i0 = 0; i0 < M; i0 = M - i0 > GC ? i0 + GC : M) {
-    gemv_detail::ChunkOf<GC>(min(GC, M - i0), [&](auto mc) {
-      if (vec) {
-        gemv_detail::ColsChunk<GW, GR, GU, SPLITK, decltype(mc)::value, true>(
-            M, N, K, alpha, A, B, beta, C, i0, col0, kb, ke, red);
-      } else {
-        gemv_detail::ColsChunk<GW, GR, GU, SPLITK, decltype(mc)::value, false>(
-            M, N, K, alpha, A, B, beta, C, i0, col0, kb, ke, red);
-      }
-    });
+    const int mc = min(GC, M - i0);
+    if (vec) {
+      gemv_detail::ColsChunks<GW, GR, GU, SPLITK, true, GC>(mc, M, N, K, alpha, A, B, beta, C, i0,
+                                                            col0, kb, ke, red);
+    } else {
+      gemv_detail::ColsChunks<GW, GR, GU, SPLITK, false, GC>(mc, M, N, K, alpha, A, B, beta, C,
+                                                             i0, col0, kb, ke, red);
+    }
   }
 }

@@ -71,6 +71,10 @@ constexpr int64_t kRegisterOverhead = 24;
 constexpr int64_t kRegistersPerStagedFloat = 5;
 /// Registers of the warp kernel besides accumulators and operands.
 constexpr int64_t kWarpRegisterOverhead = 40;
+/// An SM's registers, threads and resident blocks (sm_80 to sm_90).
+constexpr int64_t kRegistersPerSm = 65536;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxBlocksPerSm = 32;
 /// Registers of the gemv kernels besides accumulators and loaded operands.
 constexpr int64_t kGemvRegisterOverhead = 24;
 /// Columns of C per warp-wide float4 group of the gemv kind's cols side.
@@ -301,11 +305,26 @@ struct Gemv {
   /// Accumulators per thread: GR rows x GC columns (rows), GC rows x 4*GR
   /// columns (cols).
   int64_t Accumulators() const { return side == kGemvRows ? gr * gc : gc * 4 * gr; }
-  /// Estimated registers per thread: accumulators, the loaded floats and
-  /// kGemvRegisterOverhead. Calibrated with ptxas -v (nvcc 13.0, sm_90) on
-  /// the gemv configs of Space(): an upper bound of what ptxas allocates
-  /// (36..128 registers; loose for small configs) for GW >= 2.
-  int64_t RegisterEstimate() const { return Accumulators() + LoadedFloats() + kGemvRegisterOverhead; }
+  /// 64-bit pointers to the rows of A a thread reads: GR (rows), GC (cols).
+  int64_t RowPointers() const { return side == kGemvRows ? gr : gc; }
+  /// Estimated registers per thread: accumulators, the loaded floats, two
+  /// per row pointer and kGemvRegisterOverhead. Calibrated with ptxas -v
+  /// (NVRTC 13.0, sm_90) on the gemv configs of Space(): under the cap
+  /// that MinBlocks() gives, none spills.
+  int64_t RegisterEstimate() const {
+    return Accumulators() + LoadedFloats() + 2 * RowPointers() + kGemvRegisterOverhead;
+  }
+  /// The kernel's __launch_bounds__ minimum blocks per SM: as many blocks
+  /// as the SM's 65536 registers hold at RegisterEstimate() (so that ptxas
+  /// may use the estimate and trades no spills for occupancy), within the
+  /// SM's 2048 threads and 32 blocks, at least 1.
+  int64_t MinBlocks() const {
+    const int64_t regs = std::max<int64_t>(RegisterEstimate(), 1);
+    const int64_t threads = std::max<int64_t>(Threads(), kWarp);
+    return std::clamp<int64_t>(kRegistersPerSm / (threads * regs), 1,
+                               std::max<int64_t>(1, std::min<int64_t>(kMaxBlocksPerSm,
+                                                                      kMaxThreadsPerSm / threads)));
+  }
   /// Static shared memory of the reduction across warps: GW x GR*GC floats
   /// (rows) or GW x 128*GR floats (cols).
   int64_t SharedBytes() const {
@@ -758,7 +777,8 @@ class SgemmFamilyImpl final : public Family {
   /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>";
   /// options: "-Xptxas=--register-usage-level=<RUL>" where RUL is not 5.
   /// The gemv kind: sgemm.cuh with gemv.cuh appended, and
-  /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK>".
+  /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (MINB:
+  /// Gemv::MinBlocks()).
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     std::string expr;
@@ -766,6 +786,7 @@ class SgemmFamilyImpl final : public Family {
     if (kind == kGemv) {
       std::vector<int64_t> args;
       for (const char* p : {"GW", "GR", "GU", "GC", "SPLITK"}) args.push_back(At(config, p));
+      args.push_back(GetGemv(config).MinBlocks());
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kGemvSource),
               absl::StrCat("sgemm_gemv_", GemvKernel(config), "<", absl::StrJoin(args, ","), ">"),
               {}};
@@ -936,7 +957,8 @@ class SgemmFamilyImpl final : public Family {
     if (regs > kMaxRegistersPerThread || regs * g.Threads() > device.registers_per_block()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "an estimated ", regs, " registers per thread (", g.Accumulators(), " accumulators + ",
-          g.LoadedFloats(), " loaded floats + ", kGemvRegisterOverhead, ") x ", g.Threads(),
+          g.LoadedFloats(), " loaded floats + 2 x ", g.RowPointers(), " row pointers + ",
+          kGemvRegisterOverhead, ") x ", g.Threads(),
           " threads exceed the limit of ", kMaxRegistersPerThread, " a thread or ",
           device.registers_per_block(), " a block"));
     }
