@@ -174,7 +174,8 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double cop
   if (!warm.ok()) return warm.status();
   double round_ms = 0;
   for (const auto& times : *warm) round_ms += tuned::Median(times);
-  const int rounds = static_cast<int>(std::clamp(300.0 / std::max(round_ms, 1e-3), double{kMinRounds}, 200.0));
+  const int rounds =
+      static_cast<int>(std::clamp(300.0 / std::max(round_ms, 1e-3), double{kMinRounds}, 200.0));
   auto t = Interleaved(runs, scratch, scratch_bytes, rounds);
   if (!t.ok()) return t.status();
   out.tuned_ms = tuned::Median((*t)[0]);
@@ -346,8 +347,9 @@ int main(int argc, char** argv) {
         served_slower, max_disagreement, n);
   }
   if (gemv) {
-    std::cout << absl::StrFormat("SUMMARY gemv geomean_vs_cublas=%.2f min_vs_cublas=%.2f shapes=%d\n",
-                                 n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0, n);
+    std::cout << absl::StrFormat(
+        "SUMMARY gemv geomean_vs_cublas=%.2f min_vs_cublas=%.2f shapes=%d\n",
+        n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0, n);
     return failed == 0 ? 0 : 1;
   }
   std::cout << absl::StrFormat("SUMMARY geomean_vs_%s=%.2f min_vs_%s=%.2f shapes=%d\n", base,

@@ -136,7 +136,8 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
       for (int u = 0; u < GU; ++u) {
 #pragma unroll
         for (int r = 0; r < GR; ++r) av[u][r] = Stream4(a[r] + 4 * (q + u * THREADS));
-        const float4* b = reinterpret_cast<const float4*>(B + static_cast<size_t>(q + u * THREADS) * 4 * NC);
+        const float4* b =
+            reinterpret_cast<const float4*>(B + static_cast<size_t>(q + u * THREADS) * 4 * NC);
 #pragma unroll
         for (int c = 0; c < NC; ++c) bv[u][c] = __ldg(b + c);
       }
@@ -148,8 +149,8 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
           for (int r = 0; r < GR; ++r) {
 #pragma unroll
             for (int c = 0; c < NC; ++c) {
-              acc[r][c] = fmaf(Lane4(av[u][r], kk), Lane4(bv[u][(kk * NC + c) / 4], (kk * NC + c) % 4),
-                               acc[r][c]);
+              const int f = kk * NC + c;  // B[4q + kk][c] among the quad's 4*NC floats
+              acc[r][c] = fmaf(Lane4(av[u][r], kk), Lane4(bv[u][f / 4], f % 4), acc[r][c]);
             }
           }
         }
@@ -168,8 +169,8 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
         for (int r = 0; r < GR; ++r) {
 #pragma unroll
           for (int c = 0; c < NC; ++c) {
-            acc[r][c] = fmaf(Lane4(av[r], kk), Lane4(bv[(kk * NC + c) / 4], (kk * NC + c) % 4),
-                             acc[r][c]);
+            const int f = kk * NC + c;
+            acc[r][c] = fmaf(Lane4(av[r], kk), Lane4(bv[f / 4], f % 4), acc[r][c]);
           }
         }
       }
@@ -261,6 +262,18 @@ __device__ __forceinline__ bool ColsIn(int lane, int g, int left) {
   return ColsColumn<VEC>(lane, VEC ? 4 * g : g) < left;
 }
 
+// The lane's float4 g (VEC) of B's row `b` (from the block's first column),
+// zeros outside N.
+__device__ __forceinline__ float4 ColsLoad4(const float* b, int lane, int g, int left) {
+  return ColsIn<true>(lane, g, left) ? Stream4(b + ColsColumn<true>(lane, 4 * g))
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// The lane's column c (scalar path) of B's row `b`, zero outside N.
+__device__ __forceinline__ float ColsLoad1(const float* b, int lane, int c, int left) {
+  return ColsIn<false>(lane, c, left) ? Stream1(b + ColsColumn<false>(lane, c)) : 0.0f;
+}
+
 // sgemm_gemv_cols' work on rows [i0, i0 + MC) and the block's columns from
 // col0 over k in [kb, ke). VEC: N % 4 == 0 and K % 4 == 0 (so kb and ke are
 // too), A and B 16-byte aligned.
@@ -300,7 +313,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
           const float* b = bcol + static_cast<size_t>(k + kk) * N;
 #pragma unroll
           for (int g = 0; g < GR; ++g) {
-            bv[u][kk][g] = ColsIn<VEC>(lane, g, left) ? Stream4(b + ColsColumn<VEC>(lane, 4 * g)) : make_float4(0.f, 0.f, 0.f, 0.f);
+            bv[u][kk][g] = ColsLoad4(b, lane, g, left);
           }
         }
       }
@@ -328,7 +341,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
         const float* b = bcol + static_cast<size_t>(k + kk) * N;
 #pragma unroll
         for (int g = 0; g < GR; ++g) {
-          bv[kk][g] = ColsIn<VEC>(lane, g, left) ? Stream4(b + ColsColumn<VEC>(lane, 4 * g)) : make_float4(0.f, 0.f, 0.f, 0.f);
+          bv[kk][g] = ColsLoad4(b, lane, g, left);
         }
       }
 #pragma unroll
@@ -353,7 +366,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
         for (int i = 0; i < MC; ++i) av[u][i] = __ldg(a[i] + k + u * GW);
         const float* b = bcol + static_cast<size_t>(k + u * GW) * N;
 #pragma unroll
-        for (int c = 0; c < 4 * GR; ++c) bv[u][c] = ColsIn<VEC>(lane, c, left) ? Stream1(b + ColsColumn<VEC>(lane, c)) : 0.0f;
+        for (int c = 0; c < 4 * GR; ++c) bv[u][c] = ColsLoad1(b, lane, c, left);
       }
 #pragma unroll
       for (int u = 0; u < GU; ++u) {
@@ -368,7 +381,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
       const float* b = bcol + static_cast<size_t>(k) * N;
       float bv[4 * GR];
 #pragma unroll
-      for (int c = 0; c < 4 * GR; ++c) bv[c] = ColsIn<VEC>(lane, c, left) ? Stream1(b + ColsColumn<VEC>(lane, c)) : 0.0f;
+      for (int c = 0; c < 4 * GR; ++c) bv[c] = ColsLoad1(b, lane, c, left);
 #pragma unroll
       for (int i = 0; i < MC; ++i) {
         const float av = __ldg(a[i] + k);
@@ -384,7 +397,8 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
 #pragma unroll
       for (int c = 0; c < 4 * GR; ++c) {
         if (ColsIn<VEC>(lane, VEC ? c / 4 : c, left)) {
-          Store<SPLITK>(crow + static_cast<size_t>(i) * N + ColsColumn<VEC>(lane, c), acc[i][c], alpha, beta);
+          Store<SPLITK>(crow + static_cast<size_t>(i) * N + ColsColumn<VEC>(lane, c), acc[i][c],
+                        alpha, beta);
         }
       }
     }
