@@ -108,7 +108,7 @@ struct RoundInput {
   Shape shape;
   /// Rounds done so far (0: the job has just started).
   int round = 0;
-  /// The family's space pruned for the device (Family::ValidSpace), in order.
+  /// The family's space pruned for the device and the shape (Family::ValidSpace), in order.
   std::vector<Config> valid;
   /// The job's best OK configs, fastest first (at least 2 if it has them),
   /// and their ms.
