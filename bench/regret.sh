@@ -14,10 +14,13 @@
 #            (server/jobs.cc JobRunner::Knowledge), so each run is a
 #            leave-one-out over the other tuned shapes. Per shape: the wall
 #            time of the sweep, the strategy job's winner and the exhaustive
-#            job's winner, each re-timed at its job's end interleaved with
-#            cuBLAS on this GPU; regret = (strategy ms / its cuBLAS ms) /
-#            (exhaustive ms / its cuBLAS ms) - 1 (cuBLAS, timed in both jobs,
-#            cancels the drift of the GPU's clocks between the two jobs).
+#            job's winner, raced in one process (sbs_probe --race: the two
+#            and cuBLAS interleaved, caches flushed, 100 rounds); regret =
+#            strategy ms / exhaustive ms - 1 there (0 when one config won
+#            both). Also by_cublas: (strategy ms / its cuBLAS ms) /
+#            (exhaustive ms / its cuBLAS ms) - 1 from the jobs' judged times,
+#            which carries cuBLAS's own noise (2% on 512^3 for one config,
+#            2026-11-23_h100_flush16_strategy.txt).
 #            Ends with
 #              SUMMARY strategy=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n>
 #
@@ -80,7 +83,7 @@ exh)
   ;;
 strat)
   : > "$log"
-  printf "%-18s %8s %8s %12s %12s %9s  %s\n" shape tune_s configs strategy_ms exh_ms regret winner >> "$log"
+  printf "%-18s %8s %8s %12s %12s %9s %9s  %s\n" shape tune_s configs strategy_ms exh_ms regret by_cublas winner >> "$log"
   shapes_list | while read -r dims; do
     # the exhaustive job of the shape: the newest DONE one
     exh=$(tunectl jobs --limit 1000 --json | python3 -c "
@@ -94,20 +97,34 @@ for j in json.load(sys.stdin).get('jobs', []):
     t=$(since $s)
     tunectl job "$id" --json > "$out/job_strat_${dims// /x}.json"
     tunectl job "$exh" --json > "$out/job_exh_${dims// /x}.json"
-    python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" >> "$log" <<'EOF'
+    # The two winners raced in one process (sbs_probe --race: interleaved with
+    # cuBLAS, caches flushed, 100 rounds): regret = strategy ms / exhaustive
+    # ms - 1 there (0 when the same config won both). by_cublas: the jobs'
+    # own judged times normalized by their cuBLAS, noisier by cuBLAS's noise.
+    names=$(python3 -c "import json,sys; print(*(json.load(open(p)).get('best',{}).get('config',{}).get('name','-') for p in sys.argv[1:]))" \
+      "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json")
+    race=0
+    if [[ ${names% *} != "${names#* }" ]]; then
+      sbs_probe --shape $dims --race --config ${names% *} --config ${names#* } --pairs 100 \
+        > "$out/race_${dims// /x}.txt" 2>&1
+      race=$(awk -v n="${names#* }" '$1 == "RACE" && $2 == n {print $6}' "$out/race_${dims// /x}.txt")
+      race=$(python3 -c "import sys; print(1 / float(sys.argv[1]) - 1 if sys.argv[1] else 'nan')" "${race:-}")
+    fi
+    python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" "$race" >> "$log" <<'EOF'
 import json, sys
 s, e = (json.load(open(p)) for p in sys.argv[1:3])
 ms = lambda j: j.get('best', {}).get('medianMs', j.get('best', {}).get('median_ms', 0))
 base = lambda j: j.get('baselineMs', j.get('baseline_ms', 0))
 sm, em = ms(s), ms(e)
-regret = (sm / base(s)) / (em / base(e)) - 1 if sm and em and base(s) and base(e) else float('nan')
-print("%-18s %8.1f %8d %12.4f %12.4f %9.4f  %s" % (sys.argv[4], float(sys.argv[3]),
-      s.get('done', 0) + s.get('failed', 0), sm, em, regret, s.get('best', {}).get('config', {}).get('name', '-')))
+by_cublas = (sm / base(s)) / (em / base(e)) - 1 if sm and em and base(s) and base(e) else float('nan')
+print("%-18s %8.1f %8d %12.4f %12.4f %9.4f %9.4f  %s" % (sys.argv[4], float(sys.argv[3]),
+      s.get('done', 0) + s.get('failed', 0), sm, em, float(sys.argv[5]), by_cublas,
+      s.get('best', {}).get('config', {}).get('name', '-')))
 EOF
   done
   python3 - "$log" "$strategy" >> "$log" <<'EOF'
 import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit() and len(l.split()) >= 7]
+rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit() and len(l.split()) >= 8]
 t = sorted(float(r[1]) for r in rows)
 regret = max(float(r[5]) for r in rows)
 print("SUMMARY strategy=%s median_tune_s=%.2f max_tune_s=%.2f max_regret=%.4f shapes=%d"

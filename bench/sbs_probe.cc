@@ -31,6 +31,7 @@
 //
 //   sbs_probe --shape 1024 1024 1024 --config NAME [--config NAME ...] [--pairs 50]
 //   sbs_probe --cubins DIR --config NAME ...   (no GPU: writes the sm_90 cubins)
+//   sbs_probe --shape M N K --race --config A --config B   (only the configs and cuBLAS, interleaved)
 // The flush is the worker's (server/worker/gpu.h L2Flusher).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -117,6 +118,11 @@ int main(int argc, char** argv) {
   app.add_option("--shape", shape, "M N K")->expected(3);
   app.add_option("--config", names, "config names (sgemm)")->required();
   app.add_option("--pairs", pairs, "rounds per scenario");
+  bool race = false;
+  app.add_flag("--race", race,
+               "only time the configs and cuBLAS interleaved, all in one loop (L2 and instruction "
+               "caches flushed before each run), and print a RACE line per config: its median ms, "
+               "its ratio to the first config and cuBLAS's (bench/regret.sh compares two winners so)");
   std::string sizes_dir;
   app.add_option("--cubins", sizes_dir,
                  "no GPU: write each config's sm_90 cubin to DIR/NAME.cubin (for cuobjdump) and stop");
@@ -197,6 +203,21 @@ int main(int argc, char** argv) {
     one.add_block(1);
   }
 
+  {  // What one flush costs the GPU (ms): 200 back to back between two events.
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    Check(flusher->Flush(s), "flush");
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < 200; ++i) Check(flusher->Flush(s), "flush");
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    std::cout << absl::StrFormat("# one flush (L2 memset + instruction caches): %.4f ms\n", ms / 200);
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+  }
   std::cout << absl::StrFormat("# %s, shape %dx%dx%d, %d pairs per scenario\n", dev->name(), m, n,
                                k, pairs);
   std::cout << absl::StrFormat("%-48s %-14s %10s %10s %8s\n", "config", "scenario", "kernel ms",
@@ -228,6 +249,30 @@ int main(int argc, char** argv) {
     *best.mutable_device() = *dev;
     best.set_match(tuned::v1::MATCH_EXACT);
     bests.push_back(best);
+  }
+  if (race) {
+    std::vector<Run> runs;
+    for (size_t ki = 0; ki < names.size(); ++ki) {
+      runs.push_back([&, ki](cudaStream_t st) -> absl::Status {
+        void* args[] = {const_cast<int*>(&m), const_cast<int*>(&n), const_cast<int*>(&k), &alpha,
+                        &pa, &pb, &beta, &pc};
+        if (geos[ki].prescale_output()) TUNED_CUDA(cudaMemsetAsync(pc, 0, size_t(m) * n * 4, st));
+        return loaded[ki].Launch(geos[ki], args, st);
+      });
+    }
+    runs.push_back(cublas);
+    for (int i = 0; i < 3; ++i) {
+      for (const Run& r : runs) Check(r(s), "warm");
+    }
+    CK(cudaStreamSynchronize(s));
+    const std::vector<double> ms =
+        Interleave(runs, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0);
+    for (size_t ki = 0; ki < names.size(); ++ki) {
+      std::cout << absl::StrFormat("RACE %s %.5f ms vs_first %.4f vs_cublas %.4f\n", names[ki], ms[ki],
+                                   ms[ki] / ms[0], ms.back() / ms[ki]);
+    }
+    std::cout << absl::StrFormat("RACE cuBLAS %.5f ms, %d rounds\n", ms.back(), pairs);
+    return 0;
   }
   for (size_t ki = 0; ki < names.size(); ++ki) {
     const auto& g = geos[ki];

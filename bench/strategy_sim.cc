@@ -38,14 +38,12 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--strategy", strategy_name, "exhaustive or model");
   app.add_option("--budget", budget_text, "10s or 64 (configs)");
-  app.add_option("--first-round", model.first_round, "model: configs of the first round at most");
-  app.add_option("--first-seconds", model.first_seconds,
-                 "model: predicted GPU seconds of the first round (0: no limit)");
-  app.add_option("--min-first", model.min_first, "model: configs of the first round at least");
+  app.add_option("--first-round", model.first_round, "model: configs the model predicts fastest in the first round");
   app.add_option("--near-shapes", model.near_shapes, "model: nearest shapes whose winners go first");
   app.add_option("--near-winners", model.near_winners, "model: winners of each nearest shape");
   app.add_option("--refine-rounds", model.refine_rounds, "model: rounds of neighbours of the best");
   app.add_option("--refine-top", model.refine_top, "model: neighbours of this many best");
+  app.add_option("--refine-max", model.refine_max, "model: configs of a refinement round at most (0: all)");
   CLI11_PARSE(app, argc, argv);
   auto budget = search::ParseBudget(budget_text);
   if (!budget.ok()) {

@@ -4,7 +4,8 @@
 # .devdb/ so that a suite split over several calls resumes where it stopped.
 # The SM clock is sampled (nvidia-smi, every 500 ms) while the suite runs and
 # summarized in the log (min / median / max MHz).
-# Usage: [BUNDLE=.bundle] [DUMP_RESULTS=1] bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
+# Usage: [BUNDLE=.bundle] [DUMP_RESULTS=1] [MATH=mode] bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
+# (a math mode: pass --math MODE to tunebench, and MATH=MODE for DUMP_RESULTS' dumps)
 set -u
 out=$1 family=$2 shapes=$3; shift 3
 bundle=${BUNDLE:-.bundle}
@@ -30,7 +31,8 @@ kill -TERM $sampler 2>/dev/null; wait $sampler 2>/dev/null
 if [[ ${DUMP_RESULTS:-0} == 1 ]]; then
   grep -v '^#' "$shapes" | while read -r dims; do
     [[ -z $dims ]] && continue
-    tunectl results --family "$family" --top 0 $dims > "$out/results_${family}_${dims// /x}.txt" 2>&1
+    tunectl results --family "$family" ${MATH:+--math "$MATH"} --top 0 $dims \
+      > "$out/results_${family}_${dims// /x}${MATH:+_$MATH}.txt" 2>&1
   done
 fi
 sort -n "$out/sm_clock_$family.txt" | awk '{a[NR]=$1} END {if (NR) printf "# SM clock while tuning: min %d, median %d, max %d MHz (%d samples)\n", a[1], a[int((NR+1)/2)], a[NR], NR}' >> "$log"

@@ -29,8 +29,19 @@
 // its ratio to cuBLAS (cuBLAS ms / kernel ms, with its interval), and the
 // last line is
 //   SUMMARY gemv geomean_vs_cublas=<x.xx> min_vs_cublas=<x.xx> shapes=<n>
+// With --math fp32_accurate or tf32 (sgemm's math modes, tuner.proto Math)
+// every shape is tuned in that mode and the rows show, against the mode's
+// baseline (cuBLAS pure fp32, cuBLAS TF32): the served choice (the kernel,
+// or the baseline where the serving rule picks it), both in TFLOPS, the
+// served ratio (baseline ms / served ms: the judged speedup, or with
+// --side-by-side the ratio timed here; 1.0 where the baseline is served), and the kernel's and the baseline's relative
+// Frobenius errors against the fp64 reference with their ratio; the last
+// line is then
+//   SUMMARY math=<mode> geomean_vs_baseline=<x> min_vs_baseline=<x> max_error_ratio=<x> shapes=<n>
+// (max_error_ratio: the largest kernel error / baseline error over the
+// shapes; the mode admits kernels up to 2).
 // Usage: tunebench --family sgemm --shapes ../shared/bench/shapes.txt [--server ADDR] [--retune]
-//        [--side-by-side | --gemv]
+//        [--side-by-side] [--math ieee_fp32|fp32_accurate|tf32] [--gemv]
 //        tunebench --family sgemm --list-space   (the space's config names, for bench/ablation.py)
 #include <cuda_runtime.h>
 
@@ -102,6 +113,7 @@ double GemvBytes(int64_t m, int64_t n, int64_t k) { return 4.0 * (m * k + k * n 
 /// copy_bytes / 2 (copy_bytes read and written), the copy a memory-bound
 /// kernel is held to.
 absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double copy_bytes = 0) {
+  // cuBLAS in the problem's math mode: its baseline.
   best.set_use_baseline(false);  // the generated kernel, even where cuBLAS won
   auto kernel = tuned::TunedKernel::Load(best);
   if (!kernel.ok()) return kernel.status();
@@ -131,7 +143,7 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double cop
     for (size_t i = 0; i < count; ++i) host[i] = dist(gen);
     TUNED_CUDA(cudaMemcpy(ptr, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   }
-  auto handle = tuned::CreatePureFp32Cublas();
+  auto handle = tuned::CreateCublas(problem.math());
   if (!handle.ok()) return handle.status();
   struct Destroy {
     cublasHandle_t h;
@@ -193,7 +205,7 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double cop
 
 int main(int argc, char** argv) {
   CLI::App app{"tunebench: tuned kernels vs the baseline, one row per shape"};
-  std::string family_name = "sgemm", shapes_path, server;
+  std::string family_name = "sgemm", shapes_path, server, math_name = "ieee_fp32";
   bool retune = false, side_by_side = false, list_space = false, gemv = false;
   app.add_option("--family", family_name, "sgemm or transpose");
   app.add_option("--shapes", shapes_path, "file of shapes, one per line, # comments");
@@ -202,6 +214,8 @@ int main(int argc, char** argv) {
                "refinement) one per line, and exit; bench/ablation.py --space reads them");
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
+  app.add_option("--math", math_name,
+                 "sgemm math mode: ieee_fp32 (default), fp32_accurate or tf32 (see the file comment)");
   app.add_flag("--side-by-side", side_by_side,
                "sgemm: time the winner (client library) and cuBLAS here, interleaved");
   app.add_flag("--gemv", gemv,
@@ -213,12 +227,22 @@ int main(int argc, char** argv) {
     std::cerr << "unknown family " << family_name << "\n";
     return 2;
   }
+  auto math = tuned::ParseMath(math_name);
+  if (!math.ok()) {
+    std::cerr << math.status().message() << "\n";
+    return 2;
+  }
+  if (*math != tuned::v1::MATH_IEEE_FP32 && family->id() != tuned::v1::FAMILY_SGEMM) {
+    std::cerr << "--math is for sgemm\n";
+    return 2;
+  }
+  const bool mode = *math != tuned::v1::MATH_IEEE_FP32;  // the math mode's rows and SUMMARY
   if (list_space) {
     for (const auto& c : family->Space()) std::cout << family->ConfigName(c) << "\n";
     return 0;
   }
-  if (gemv && (side_by_side || family->id() != tuned::v1::FAMILY_SGEMM)) {
-    std::cerr << "--gemv takes --family sgemm, without --side-by-side\n";
+  if (gemv && (side_by_side || mode || family->id() != tuned::v1::FAMILY_SGEMM)) {
+    std::cerr << "--gemv takes --family sgemm in ieee_fp32, without --side-by-side\n";
     return 2;
   }
   if (shapes_path.empty()) {
@@ -238,15 +262,20 @@ int main(int argc, char** argv) {
     std::cout << absl::StrFormat("%-18s %-44s %11s %11s %11s %7s %9s %8s  %s\n", "shape", "config",
                                  "tuned GB/s", "cublas GB/s", "copy GB/s", "of copy", "error",
                                  "tune s", "vs cuBLAS (95% CI, pairs)  served");
+  } else if (mode) {
+    std::cout << absl::StrFormat("%-18s %-44s %-14s %8s %8s %7s %9s %9s %7s %8s\n", "shape",
+                                 "kernel", "served", "kernel TF", "base TF", "served",
+                                 "err kern", "err base", "err x", "tune s");
   } else {
-  std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s%s\n", "shape", "config",
-                               "tuned " + unit, base + " " + unit, "ratio", "error", "tune s",
-                               side_by_side ? "  job ratio  served  served ratio (95% CI, pairs)" : "");
+    std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s%s\n", "shape", "config",
+                                 "tuned " + unit, base + " " + unit, "ratio", "error", "tune s",
+                                 side_by_side ? "  job ratio  served  served ratio (95% CI, pairs)" : "");
   }
   double log_sum = 0, min_ratio = 1e30;
   int n = 0, failed = 0;
   int served_slower = 0;  // shapes whose served choice is slower than cuBLAS side by side
   double max_disagreement = 0;
+  double max_error_ratio = 0;  // kernel error / baseline error vs fp64 (math modes)
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -254,6 +283,7 @@ int main(int argc, char** argv) {
     tuned::v1::Problem problem;
     problem.set_family(family->id());
     problem.set_dtype(tuned::v1::DTYPE_F32);
+    problem.set_math(*math);
     for (int64_t d; fields >> d;) problem.add_shape(d);
     const std::string shape = absl::StrJoin(problem.shape(), "x");
     const auto t0 = std::chrono::steady_clock::now();
@@ -318,7 +348,7 @@ int main(int argc, char** argv) {
       tuned_metric = work / (sbs->tuned_ms * 1e6);
       base_metric = work / (sbs->cublas_ms * 1e6);
       ratio = sbs->cublas_ms / sbs->tuned_ms;
-      error = sbs->error;
+      if (!mode) error = sbs->error;  // vs cuBLAS's output; a math mode's stays vs fp64
       // What the client library runs: the kernel, or cuBLAS (ratio 1.0 both ways).
       const double served_ratio = best->use_baseline() ? 1.0 : sbs->ratio.speedup;
       const double served_job_ratio = best->use_baseline() ? 1.0 : job_ratio;
@@ -328,6 +358,24 @@ int main(int argc, char** argv) {
                           ? absl::StrFormat("  %5.2fx (cuBLAS served; kernel %s)", 1.0,
                                             tuned::FormatSpeedup(sbs->ratio))
                           : "  " + tuned::FormatSpeedup(sbs->ratio);
+    }
+    if (mode) {
+      // The served choice against the mode's baseline: the judged speedup
+      // where the kernel is served, 1.0 where the baseline is.
+      const double served = best->use_baseline() ? 1.0 : side_by_side ? ratio : job_ratio;
+      const double error_ratio =
+          best->baseline_error() > 0 ? error / best->baseline_error() : INFINITY;
+      max_error_ratio = std::max(max_error_ratio, error_ratio);
+      log_sum += std::log(served);
+      min_ratio = std::min(min_ratio, served);
+      ++n;
+      std::cout << absl::StrFormat("%-18s %-44s %-14s %8.1f %8.1f %6.2fx %9.2e %9.2e %7.2f %8.1f\n",
+                                   shape, m.config().name(),
+                                   best->use_baseline() ? best->baseline_name() : "kernel",
+                                   tuned_metric / 1e3, base_metric / 1e3, served, error,
+                                   best->baseline_error(), error_ratio, seconds)
+                << std::flush;
+      continue;
     }
     log_sum += std::log(ratio);
     min_ratio = std::min(min_ratio, ratio);
@@ -350,6 +398,13 @@ int main(int argc, char** argv) {
     std::cout << absl::StrFormat(
         "SUMMARY gemv geomean_vs_cublas=%.2f min_vs_cublas=%.2f shapes=%d\n",
         n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0, n);
+    return failed == 0 ? 0 : 1;
+  }
+  if (mode) {
+    std::cout << absl::StrFormat(
+        "SUMMARY math=%s geomean_vs_baseline=%.2f min_vs_baseline=%.2f max_error_ratio=%.2f "
+        "shapes=%d\n",
+        math_name, n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0, max_error_ratio, n);
     return failed == 0 ? 0 : 1;
   }
   std::cout << absl::StrFormat("SUMMARY geomean_vs_%s=%.2f min_vs_%s=%.2f shapes=%d\n", base,

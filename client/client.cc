@@ -8,10 +8,13 @@
 #include <sstream>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "server/families/family.h"
 #include "server/paths.h"
 
 namespace tuned {
@@ -32,14 +35,27 @@ std::string DefaultServerAddress(int gpu) {
   return "unix:" + DefaultSocketPath(gpu);
 }
 
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k) {
+v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math) {
   v1::Problem p;
   p.set_family(v1::FAMILY_SGEMM);
   p.set_dtype(v1::DTYPE_F32);
+  p.set_math(math);
   p.add_shape(m);
   p.add_shape(n);
   p.add_shape(k);
   return p;
+}
+
+std::string MathName(v1::Math math) {
+  return absl::AsciiStrToLower(absl::StripPrefix(EnumName(math), "MATH_"));
+}
+
+absl::StatusOr<v1::Math> ParseMath(std::string_view name) {
+  for (v1::Math m : {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
+    if (name == MathName(m)) return m;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown math mode '", std::string(name), "' (known: ieee_fp32, fp32_accurate, tf32)"));
 }
 
 v1::Problem TransposeProblem(int64_t rows, int64_t cols) {

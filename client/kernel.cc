@@ -36,7 +36,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   const auto splitk = params.find("SPLITK");
   const bool accumulates = splitk != params.end() && splitk->second > 1;
   if ((best.use_baseline() || accumulates) && best.problem().family() == v1::FAMILY_SGEMM) {
-    auto handle = CreatePureFp32Cublas();
+    auto handle = CreateCublas(best.problem().math());  // the mode's baseline
     if (!handle.ok()) return handle.status();
     k.cublas_ = *handle;
   }

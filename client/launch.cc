@@ -75,11 +75,20 @@ absl::Status CublasStatus(cublasStatus_t status, std::string_view what) {
   return absl::InternalError(absl::StrCat(std::string(what), ": ", cublasGetStatusString(status)));
 }
 
-absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas() {
+absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas() { return CreateCublas(v1::MATH_IEEE_FP32); }
+
+absl::StatusOr<cublasHandle_t> CreateCublas(v1::Math math) {
+  cublasMath_t mode;
+  switch (math) {
+    case v1::MATH_IEEE_FP32: mode = CUBLAS_PEDANTIC_MATH; break;
+    case v1::MATH_FP32_ACCURATE: mode = CUBLAS_DEFAULT_MATH; break;
+    case v1::MATH_TF32: mode = CUBLAS_TF32_TENSOR_OP_MATH; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown math mode ", static_cast<int>(math)));
+  }
   cublasHandle_t handle = nullptr;
   if (auto s = CublasStatus(cublasCreate(&handle), "cublasCreate"); !s.ok()) return s;
-  if (auto s = CublasStatus(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
-      !s.ok()) {
+  if (auto s = CublasStatus(cublasSetMathMode(handle, mode), "cublasSetMathMode"); !s.ok()) {
     cublasDestroy(handle);
     return s;
   }

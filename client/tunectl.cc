@@ -60,10 +60,20 @@ std::string StateName(tuned::v1::JobState s) {
 
 using tuned::StatusName;
 
+// "sgemm f32 1024x1024x1024", with the math mode after it where it is not
+// the default: "sgemm f32 1024x1024x1024 tf32".
 std::string ProblemString(const tuned::v1::Problem& p) {
   const tuned::Family* f = tuned::FindFamily(p.family());
   return absl::StrCat(f != nullptr ? std::string(f->name()) : "family " + tuned::EnumName(p.family()),
-                      " f32 ", absl::StrJoin(p.shape(), "x"));
+                      " f32 ", absl::StrJoin(p.shape(), "x"),
+                      p.math() == tuned::v1::MATH_IEEE_FP32 ? "" : " " + tuned::MathName(p.math()));
+}
+
+// What a kernel's error is measured against: "vs cuBLAS" (ieee_fp32), or
+// "vs fp64; cuBLAS TF32 2.90e-04" (the baseline's own error against it).
+std::string ErrorAgainst(tuned::v1::Math math, const std::string& baseline, double baseline_error) {
+  if (math == tuned::v1::MATH_IEEE_FP32) return "vs " + baseline;
+  return absl::StrFormat("vs fp64; %s %.2e", baseline, baseline_error);
 }
 
 std::string Ms(double ms) { return ms > 0 ? absl::StrFormat("%.4f", ms) : "-"; }
@@ -117,6 +127,10 @@ void PrintJob(const Job& j) {
                                                          Ms(j.baseline_ms()),
                                                          Metric(j.baseline_metric()), unit)
                                        : "-"},
+      {"error bound", j.error_bound() > 0
+                          ? absl::StrFormat("%.2e (2x %s's %.2e vs fp64)", j.error_bound(),
+                                            j.baseline_name(), j.baseline_error())
+                          : "-"},
       {"time", absl::StrFormat("compile %.1f s (%d cached), measure %.1f s, wait %.1f s; "
                                "%d worker restarts",
                                j.compile_seconds(), j.cached(), j.measure_seconds(),
@@ -204,7 +218,7 @@ int main(int argc, char** argv) {
              "or for best, the shape is not tuned; 2 a usage error.");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
-  std::string server, family_name = "sgemm";
+  std::string server, family_name = "sgemm", math_name = "ieee_fp32";
   int gpu = 0;
   bool json = false;
   app.add_option("--server", server, "daemon address: unix:/path or host:port (default: $TUNED_SERVER "
@@ -236,6 +250,10 @@ int main(int argc, char** argv) {
   auto add_problem = [&](CLI::App* cmd) {
     cmd->add_option("--family", family_name, "kernel family: sgemm (M N K) or transpose (ROWS COLS)");
     cmd->add_option("dims", dims, "shape, e.g. M N K")->required()->check(kInteger);
+    cmd->add_option("--math", math_name,
+                    "sgemm math mode: ieee_fp32 (default; fp32 kernels, cuBLAS pedantic), "
+                    "fp32_accurate (also 3xTF32 tensor cores; error <= 2x cuBLAS fp32's vs fp64) "
+                    "or tf32 (TF32 tensor cores; error <= 2x cuBLAS TF32's vs fp64)");
   };
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
   add_problem(sweep);
@@ -329,6 +347,9 @@ int main(int argc, char** argv) {
     problem.set_family(family->id());
     problem.set_dtype(tuned::v1::DTYPE_F32);
     for (int64_t d : dims) problem.add_shape(d);
+    auto math = tuned::ParseMath(math_name);
+    if (!math.ok()) return Usage(std::string(math.status().message()), app);
+    problem.set_math(*math);
   }
 
   auto print_best = [&]() -> int {
@@ -358,7 +379,9 @@ int main(int argc, char** argv) {
         {"entry", b->entry()},
         {"geometry", absl::StrFormat("grid %s  block %s  dynamic smem %d B", absl::StrJoin(g.grid(), "x"),
                                      absl::StrJoin(g.block(), "x"), g.dynamic_shared_bytes())},
-        {"error", absl::StrFormat("%.2e (vs %s)", m.error(), b->baseline_name())},
+        {"error", absl::StrFormat("%.2e (%s)", m.error(),
+                                  ErrorAgainst(b->problem().math(), b->baseline_name(),
+                                               b->baseline_error()))},
         {"sm clock", Clock(m)},
         {"speedup", Speedup(*b)},
         {"served", b->serving_reason().empty()
@@ -510,7 +533,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"#", "config", "status", "ms", "metric", "error", "regs", "sm clock"}};
+        {"#", "config", "status", "ms", "metric",
+         problem.math() == tuned::v1::MATH_IEEE_FP32 ? "error" : "error vs fp64", "regs",
+         "sm clock"}};
     int rank = 0;
     for (const auto& m : *ms) {
       rows.push_back({absl::StrCat(++rank), m.config().name(), StatusName(m.status()), Ms(m.median_ms()),

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -194,7 +196,7 @@ class PostgresDatabase final : public Database {
   }
 
   /// Brings the database to this build's schema: schema.sql on a fresh
-  /// one, migrations/N.sql on an older one (3 -> 4), each in one
+  /// one, migrations/N.sql on an older one (3 -> 4 -> 5), each in one
   /// transaction, under a session advisory lock (daemons that start
   /// together apply it once). FAILED_PRECONDITION for a schema that is
   /// newer than this build's, or older than 3.
@@ -216,15 +218,20 @@ class PostgresDatabase final : public Database {
       auto version = Query("SELECT max(version) FROM schema_version", {});
       if (!version.ok()) return version.status();
       int64_t v = version->empty() ? 0 : version->Int(0, 0);
-      if (v == 3 && Store::kSchemaVersion >= 4) {  // db/postgres/migrations/4.sql
+      // db/postgres/migrations/<v + 1>.sql, one step at a time.
+      static const std::map<int64_t, std::pair<const char*, const char*>> migrations = {
+          {3, {embedded::kPostgresMigration4Sql, "db/postgres/migrations/4.sql"}},
+          {4, {embedded::kPostgresMigration5Sql, "db/postgres/migrations/5.sql"}}};
+      for (auto it = migrations.find(v); it != migrations.end() && v < Store::kSchemaVersion;
+           it = migrations.find(v)) {
         TUNED_RETURN_IF_ERROR(Begin(false));
-        absl::Status migrated = Command(embedded::kPostgresMigration4Sql, "db/postgres/migrations/4.sql");
+        absl::Status migrated = Command(it->second.first, it->second.second);
         if (!migrated.ok()) {
           Rollback();
           return migrated;
         }
         TUNED_RETURN_IF_ERROR(Commit());
-        v = 4;
+        ++v;
       }
       if (v > Store::kSchemaVersion) {
         return absl::FailedPreconditionError(

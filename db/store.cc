@@ -45,24 +45,38 @@ Value V(const Value& v) { return v; }
 
 std::string ShapeText(const v1::Problem& p) { return absl::StrJoin(p.shape(), "x"); }
 
-/// "sgemm f32 1024x1024x1024", for messages.
+/// The math column's text: the proto name, e.g. "MATH_TF32" (a number this
+/// build does not know as its digits, which match no stored row).
+std::string MathText(const v1::Problem& p) {
+  const std::string name = v1::Math_Name(p.math());
+  return name.empty() ? std::to_string(static_cast<int>(p.math())) : name;
+}
+
+/// "sgemm f32 1024x1024x1024", for messages and the cache of bests; a math
+/// mode other than the default follows, e.g. "sgemm f32 1024x1024x1024 tf32".
 std::string ProblemLabel(const v1::Problem& p) {
-  return absl::StrCat(
+  std::string label = absl::StrCat(
       absl::AsciiStrToLower(absl::StripPrefix(v1::Family_Name(p.family()), "FAMILY_")), " ",
       absl::AsciiStrToLower(absl::StripPrefix(v1::DType_Name(p.dtype()), "DTYPE_")), " ",
       ShapeText(p));
+  if (p.math() != v1::MATH_IEEE_FP32) {
+    absl::StrAppend(&label, " ", absl::AsciiStrToLower(absl::StripPrefix(MathText(p), "MATH_")));
+  }
+  return label;
 }
 
 absl::Status ParseProblem(const std::string& family, const std::string& dtype,
-                          const std::string& shape, v1::Problem* p) {
+                          const std::string& shape, const std::string& math, v1::Problem* p) {
   v1::Family f;
   v1::DType d;
-  if (!v1::Family_Parse(family, &f) || !v1::DType_Parse(dtype, &d)) {
-    return absl::DataLossError(
-        absl::StrCat("stored problem has unknown family '", family, "' or dtype '", dtype, "'"));
+  v1::Math m;
+  if (!v1::Family_Parse(family, &f) || !v1::DType_Parse(dtype, &d) || !v1::Math_Parse(math, &m)) {
+    return absl::DataLossError(absl::StrCat("stored problem has unknown family '", family,
+                                            "', dtype '", dtype, "' or math '", math, "'"));
   }
   p->set_family(f);
   p->set_dtype(d);
+  p->set_math(m);
   for (absl::string_view dim : absl::StrSplit(shape, 'x', absl::SkipEmpty())) {
     int64_t n;
     if (!absl::SimpleAtoi(dim, &n)) return absl::DataLossError(absl::StrCat("bad shape ", shape));
@@ -443,14 +457,15 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   auto q = Q("SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
              "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
              "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
-             "round, strategy, budget_seconds, budget_configs FROM jobs WHERE id = ?1",
+             "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound "
+             "FROM jobs WHERE id = ?1",
              id);
   if (!q.ok()) return q.status();
   if (q->empty()) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
   v1::Job job;
   job.set_id(id);
   TUNED_RETURN_IF_ERROR(
-      ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), job.mutable_problem()));
+      ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 23), job.mutable_problem()));
   v1::JobState state;
   if (!v1::JobState_Parse(q->Text(0, 3), &state)) {
     return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q->Text(0, 3), "'"));
@@ -475,6 +490,8 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   job.set_strategy(q->Text(0, 20));
   job.set_budget_seconds(q->Double(0, 21));
   job.set_budget_configs(q->Int(0, 22));
+  job.set_baseline_error(q->Double(0, 24));
+  job.set_error_bound(q->Double(0, 25));
 
   auto counts = Q("SELECT COALESCE(SUM(CASE WHEN status IN ('MEASUREMENT_OK', "
                   "'MEASUREMENT_COMPILED') THEN 1 ELSE 0 END), 0), COUNT(*) "
@@ -531,11 +548,12 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
       }
     }
     auto insert = Q("INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-                    "created_unix, client, strategy, budget_seconds, budget_configs) VALUES (?1, "
-                    "?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+                    "created_unix, client, strategy, budget_seconds, budget_configs, math) "
+                    "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+                    "RETURNING id",
                     device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
                     ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
-                    search.budget_seconds, search.budget_configs);
+                    search.budget_seconds, search.budget_configs, MathText(problem));
     if (!insert.ok()) return insert.status();
     if (insert->empty()) return absl::InternalError("job insert returned no id");
     id = insert->Int(0, 0);
@@ -587,6 +605,15 @@ absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::st
   return s;
 }
 
+absl::Status Store::SetJobErrorBound(int64_t id, double baseline_error, double error_bound) {
+  absl::MutexLock lock(&mu_);
+  auto update = Q("UPDATE jobs SET baseline_error = ?1, error_bound = ?2 WHERE id = ?3",
+                  baseline_error, error_bound, id);
+  if (!update.ok()) return update.status();
+  if (update->affected() == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
                                    const KernelBinary* binary, int64_t daemon_id,
                                    double baseline_ms) {
@@ -614,9 +641,9 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
         auto insert = Q(
             "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
             "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
-            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low) "
+            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low, math) "
             "SELECT id, device_id, family, dtype, shape, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-            "?12, ?13, ?14, ?15, ?16, ?17 FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
+            "?12, ?13, ?14, ?15, ?16, ?17, math FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
             job_id, m.config().name(), ParamsText(m.config()), v1::MeasurementStatus_Name(m.status()),
             m.median_ms(), m.metric(), m.metric_unit(), m.error(), m.message(), m.repetitions(),
             m.registers(), binary_id,
@@ -654,11 +681,12 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
   auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
              " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
              "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+             "AND m.math = ?6 "
              "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
              "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
              "LIMIT ?5",
              device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-             ShapeText(problem), top <= 0 ? kNoLimit : top);
+             ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem));
   if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -719,13 +747,14 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
   auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
              ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
              "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
-             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note FROM measurements m "
+             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
+             "FROM measurements m "
              "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
              "LEFT JOIN daemons d ON d.id = m.daemon_id "
              "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-             "AND m.status = ?5 ORDER BY m.median_ms, m.id LIMIT 1",
+             "AND m.status = ?5 AND m.math = ?6 ORDER BY m.median_ms, m.id LIMIT 1",
              device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-             ShapeText(problem), kOk);
+             ShapeText(problem), kOk, MathText(problem));
   if (!q.ok()) return q.status();
   if (q->empty()) {
     return absl::NotFoundError(
@@ -750,6 +779,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
     best.speedup.pairs = static_cast<int>(q->Int(0, b + 11));
   }
   best.speedup.note = q->Text(0, b + 12);
+  best.baseline_error = q->Double(0, b + 13);
   best.speedup.sm_clock_mhz = best.measurement.sm_clock_mhz();
   best.speedup.clock_low = best.measurement.clock_low();
   return std::make_shared<const BestRow>(std::move(best));
@@ -757,11 +787,14 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
                                                                      v1::Family family,
-                                                                     v1::DType dtype) {
+                                                                     v1::DType dtype,
+                                                                     v1::Math math) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT DISTINCT shape FROM measurements "
-             "WHERE device_id = ?1 AND family = ?2 AND dtype = ?3 AND status = ?4 ORDER BY shape",
-             device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk);
+  v1::Problem like;
+  like.set_math(math);
+  auto q = Q("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
+             "AND dtype = ?3 AND status = ?4 AND math = ?5 ORDER BY shape",
+             device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk, MathText(like));
   if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;
   for (size_t r = 0; r < q->size(); ++r) {

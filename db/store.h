@@ -100,6 +100,8 @@ struct BestRow {
   double baseline_ms = 0;
   std::string baseline_name;
   StoredSpeedup speedup;
+  /// The job's baseline error against the fp64 reference (Job.baseline_error).
+  double baseline_error = 0;
 };
 
 /// Who submits a job and the caps on what that client may have pending.
@@ -142,7 +144,7 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...) and applies or migrates its schema.
@@ -226,6 +228,10 @@ class Store {
   /// Records the job's baseline (cuBLAS or copy), as timed on the GPU of
   /// the daemon that prepared or re-timed it last.
   absl::Status SetJobBaseline(int64_t id, double ms, double metric, std::string_view name);
+  /// Records the job's baseline error against the fp64 reference and the
+  /// bound a kernel's error must meet (Job.baseline_error, error_bound), as
+  /// found by the worker that prepared it. NOT_FOUND for an unknown job.
+  absl::Status SetJobErrorBound(int64_t id, double baseline_error, double error_bound);
 
   /// Stores one measurement of a job (its config's name and params in
   /// `m.config`) and, if given, its binary, and finishes its work item, in
@@ -242,10 +248,11 @@ class Store {
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,
                                                                 const v1::Problem& problem,
                                                                 int top);
-  /// Shapes of the family and dtype with at least one OK measurement on the device kind.
-  absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(int64_t device_id,
-                                                                v1::Family family,
-                                                                v1::DType dtype);
+  /// Shapes of the family, dtype and math mode with at least one OK
+  /// measurement on the device kind.
+  absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(
+      int64_t device_id, v1::Family family, v1::DType dtype,
+      v1::Math math = v1::MATH_IEEE_FP32);
   /// The fastest OK measurement of the problem on the device kind, whoever
   /// measured it, with its binary and the baseline of the GPU that measured
   /// it. NOT_FOUND if none. Served from memory after the first call, until

@@ -24,6 +24,11 @@ constexpr int kRetimePasses = 10;
 /// the ones its candidates were verified and timed on.
 constexpr uint64_t kJudgingSeed = 0x9E3779B97F4A7C15ull;
 
+/// A finished job's best configs whose neighbours the compile-ahead takes
+/// first (JobRunner::QueueAhead): the model strategy starts the next shapes
+/// from these winners and refines around them.
+constexpr int kAheadTop = 8;
+
 /// Strategies kept between a job's rounds (JobRunner::strategies_) at most.
 constexpr size_t kMaxCachedStrategies = 64;
 
@@ -50,15 +55,17 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
         "dtype ", EnumName(problem.dtype()), " is not supported by ", std::string(family->name()),
         " (supported: f32)"));
   }
+  if (auto s = family->ValidateMath(problem.math()); !s.ok()) return s;
   return family;
 }
 
 JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
                      int64_t device_id, DaemonIdentity who, JobRunnerOptions options,
-                     Metrics* metrics)
+                     Metrics* metrics, WorkerClient* ahead_compiler)
     : store_(store),
       worker_(worker),
       compiler_(compiler),
+      ahead_compiler_(ahead_compiler),
       device_id_(device_id),
       who_(std::move(who)),
       options_(options),
@@ -77,6 +84,9 @@ absl::Status JobRunner::Start() {
                who_.gpu, who_.gpu_uuid, options_.lease_seconds, store_->name());
   thread_ = std::thread([this] { Loop(); });
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  if (options_.compile_ahead && ahead_compiler_ != nullptr) {
+    ahead_thread_ = std::thread([this] { AheadLoop(); });
+  }
   return absl::OkStatus();
 }
 
@@ -88,7 +98,9 @@ void JobRunner::Stop() {
     ++version_;
   }
   compiler_->Interrupt();  // a compile batch may take a minute; nothing of it is stored
+  if (ahead_compiler_ != nullptr) ahead_compiler_->Interrupt();
   if (thread_.joinable()) thread_.join();
+  if (ahead_thread_.joinable()) ahead_thread_.join();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (daemon_id_ > 0) {
     if (auto s = store_->ReleaseClaims(daemon_id_, /*stopped=*/true); !s.ok()) {
@@ -183,7 +195,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   const Shape shape(problem.shape().begin(), problem.shape().end());
   if (auto s = (*family)->ValidateProblem(shape, device()); !s.ok()) return s;
   std::vector<Pruned> pruned;
-  const auto valid = (*family)->ValidSpace(device(), shape, &pruned);
+  const auto valid = (*family)->ValidSpace(device(), shape, &pruned, problem.math());
   if (valid.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
@@ -238,8 +250,7 @@ void JobRunner::Loop() {
         absl::MutexLock lock(&mu_);
         current_job_ = 0;
       }
-      // Nothing to measure: compile ahead, a batch at a time, then look again.
-      if (!advanced && !CompileAhead()) seen = WaitForChange(seen, absl::Seconds(1));
+      if (!advanced) seen = WaitForChange(seen, absl::Seconds(1));
       continue;
     }
     const Claim& c = **claim;
@@ -269,20 +280,67 @@ bool JobRunner::AdvanceIdleJobs() {
   return !idle->empty();
 }
 
+void JobRunner::AheadLoop() {
+  while (!Stopping()) {
+    if (CompileAhead()) continue;
+    // All compiled: wait for the neighbours of the next job's winners.
+    absl::MutexLock lock(&mu_);
+    auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !ahead_first_.empty(); };
+    mu_.AwaitWithTimeout(absl::Condition(&work), absl::Seconds(10));
+  }
+}
+
+void JobRunner::QueueAhead(const v1::Job& job) {
+  if (!options_.compile_ahead || ahead_compiler_ == nullptr) return;
+  auto family = FamilyOf(job.problem());
+  auto top = JobBest(job, kAheadTop);
+  if (!family.ok() || !top.ok()) return;
+  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  std::vector<v1::worker::Kernel> kernels;
+  std::set<std::string> names;
+  for (const auto& m : *top) {
+    const Config config(m.config().params().begin(), m.config().params().end());
+    for (const Config& n : (*family)->Neighbours(config)) {
+      if (!(*family)->Check(n, device()).ok() || !names.insert((*family)->ConfigName(n)).second) continue;
+      kernels.push_back(KernelOf(**family, n, shape, device()));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  ahead_first_.insert(ahead_first_.begin(), kernels.begin(), kernels.end());
+}
+
 bool JobRunner::CompileAhead() {
-  if (!options_.compile_ahead) return false;
+  {  // The neighbours of finished jobs' winners first (the cache skips what it has).
+    std::vector<v1::worker::Kernel> first;
+    {
+      absl::MutexLock lock(&mu_);
+      while (!ahead_first_.empty() && static_cast<int>(first.size()) < options_.compile_batch) {
+        first.push_back(std::move(ahead_first_.front()));
+        ahead_first_.pop_front();
+      }
+    }
+    if (!first.empty()) {
+      JobTime time;
+      CompileStage(first, &time, ahead_compiler_);
+      return !Stopping();
+    }
+  }
   if (ahead_.empty()) {
     std::set<std::string> names;
     for (const Family* family : AllFamilies()) {
       if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
       const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
-      std::vector<Pruned> pruned;
-      for (const Config& c : family->ValidSpace(device(), &pruned)) {
-        std::vector<Config> reach = family->Neighbours(c);
-        reach.push_back(c);
-        for (const Config& r : reach) {
-          if (!family->Check(r, device()).ok() || !names.insert(family->ConfigName(r)).second) continue;
-          ahead_.push_back(KernelOf(*family, r, shape, device()));
+      for (v1::Math math : family->MathModes()) {
+        for (const Config& c : family->ValidSpace(device(), nullptr, math)) {
+          std::vector<Config> reach = family->Neighbours(c);
+          reach.push_back(c);
+          for (const Config& r : reach) {
+            if (!family->Admits(r, math) || !family->Check(r, device()).ok() ||
+                !names.insert(family->ConfigName(r)).second) {
+              continue;
+            }
+            ahead_.push_back(KernelOf(*family, r, shape, device()));
+          }
         }
       }
     }
@@ -298,10 +356,12 @@ bool JobRunner::CompileAhead() {
   }
   if (done >= static_cast<int64_t>(ahead_.size())) return false;
   const auto first = ahead_.begin() + done;
+  // Batches of 4 x a job's: nothing waits on them, and fewer batches lose
+  // less to their last, slowest kernel.
   const std::vector<v1::worker::Kernel> batch(
-      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
+      first, first + std::min<int64_t>(4 * options_.compile_batch, ahead_.size() - done));
   JobTime time;
-  CompileStage(batch, &time);  // caches what compiles (or fails to); a timeout is retried later
+  CompileStage(batch, &time, ahead_compiler_);  // caches what compiles (or fails to); a timeout is retried later
   if (Stopping()) return false;  // the batch was interrupted: not counted
   absl::MutexLock lock(&mu_);
   ahead_progress_.done = done + static_cast<int64_t>(batch.size());
@@ -384,7 +444,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   if (strategy == nullptr || strategy->name() != name) {
     std::vector<search::Record> records;
     if (name != search::kExhaustive) {
-      auto known = Knowledge(family, shape);
+      auto known = Knowledge(family, shape, job.problem().math());
       if (!known.ok()) return known.status();
       records = *std::move(known);
     }
@@ -402,7 +462,8 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   in.shape = shape;
   in.round = job.round();
   std::vector<Pruned> pruned;
-  in.valid = family.ValidSpace(device(), shape, &pruned);
+  in.math = job.problem().math();
+  in.valid = family.ValidSpace(device(), shape, &pruned, in.math);
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();
@@ -451,6 +512,7 @@ absl::Status JobRunner::Finish(int64_t id) {
   auto ended = store_->FinishJob(id, v1::JOB_DONE);
   if (!ended.ok()) return ended.status();
   if (*ended) {
+    QueueAhead(*done);
     spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms; compile {:.1f} s, measure "
                  "{:.1f} s, wait {:.1f} s, {} worker restarts, {} cached",
                  id, done->done(), done->failed(), done->best().config().name(),
@@ -485,6 +547,13 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
     spdlog::warn("job {}: {} timed at {} MHz, under {:.0f}% of the SM clock's maximum, twice: "
                  "{:.4f} ms is suspect", job.id(), p.baseline_name(), p.sm_clock_mhz(),
                  100 * kLowClockFraction, p.baseline_ms());
+  }
+  if (p.baseline_error() > 0) {
+    spdlog::info("job {}: {} error {:.3g} against the fp64 reference; bound {:.3g}", job.id(),
+                 p.baseline_name(), p.baseline_error(), p.tolerance());
+    if (auto s = store_->SetJobErrorBound(job.id(), p.baseline_error(), p.tolerance()); !s.ok()) {
+      return s;
+    }
   }
   if (p.baseline_ms() > 0) {
     const Family* family = FindFamily(job.problem().family());
@@ -549,7 +618,7 @@ bool BrokeWorker(v1::MeasurementStatus s) {
 }  // namespace
 
 std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
-    const std::vector<v1::worker::Kernel>& kernels, JobTime* time) {
+    const std::vector<v1::worker::Kernel>& kernels, JobTime* time, WorkerClient* compiler) {
   const absl::Time start = absl::Now();
   std::vector<v1::worker::MeasureResult> results(kernels.size());
   std::vector<size_t> misses;
@@ -574,12 +643,12 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
   };
   auto call = [&](const std::vector<size_t>& which) -> absl::StatusOr<v1::worker::CompileResult> {
     if (Stopping()) return absl::CancelledError("the daemon is stopping");  // nothing is stored
-    if (!compiler_->alive()) {
-      if (auto s = compiler_->Restart(); !s.ok()) return s;
+    if (!compiler->alive()) {
+      if (auto s = compiler->Restart(); !s.ok()) return s;
     }
     v1::worker::Request request;
     for (size_t i : which) *request.mutable_compile()->add_kernels() = kernels[i];
-    auto response = compiler_->Call(request, options_.compile_timeout);
+    auto response = compiler->Call(request, options_.compile_timeout);
     if (!response.ok()) return response.status();
     if (!response->error().empty()) return absl::InternalError(response->error());
     if (response->compiled().results_size() != static_cast<int>(which.size())) {
@@ -714,8 +783,9 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
 }
 
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
-                                                                 const Shape& except) {
-  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32);
+                                                                 const Shape& except,
+                                                                 v1::Math math) {
+  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32, math);
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {
@@ -723,6 +793,7 @@ absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& f
     v1::Problem problem;
     problem.set_family(family.id());
     problem.set_dtype(v1::DTYPE_F32);
+    problem.set_math(math);
     for (int64_t d : shape) problem.add_shape(d);
     auto all = store_->ListMeasurements(device_id_, problem, 0);
     if (!all.ok()) return all.status();
@@ -932,7 +1003,7 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
   double measured_seconds = 0;  // by this call, beside job.measure_seconds() at its claim
   auto compile = [&](size_t b) {
     return std::async(std::launch::async,
-                      [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time); });
+                      [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time, compiler_); });
   };
   std::future<std::vector<v1::worker::MeasureResult>> next;
   if (!batches.empty()) next = compile(0);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -58,12 +59,14 @@ struct JobRunnerOptions {
   /// renews its claims every third of it. After a daemon dies, its claims go
   /// back to the pool this long after its last heartbeat.
   double lease_seconds = 30;
-  /// While it has no job to work on, the daemon compiles every family's
-  /// pruned space and its first round of neighbours (what a job's
-  /// refinement reaches first) into the compile cache, one batch at a time,
-  /// so that jobs find their kernels compiled (kernels do not depend on the
-  /// shape). The daemon turns it on (off with --compile-only unless asked
-  /// for: the tests).
+  /// The daemon compiles every family's pruned space and its first round of
+  /// neighbours (what a job's refinement reaches first) into the compile
+  /// cache, on a thread and a compiler process of its own (the `ahead`
+  /// compiler, at the lowest CPU priority), so that jobs find their kernels
+  /// compiled (kernels do not depend on the shape). The neighbours of each
+  /// finished job's best kAheadTop configs go first: where the refinement of
+  /// the next shapes goes. The daemon turns it on (off with --compile-only
+  /// unless asked for: the tests); it needs the ahead compiler.
   bool compile_ahead = false;
   /// A sweep's strategy and budget when its request names none (tuned
   /// --strategy, --budget; server/search/strategy.h).
@@ -88,11 +91,13 @@ struct CompileAheadProgress {
 class JobRunner {
  public:
   /// `store`, `worker` (the GPU worker), `compiler` (a worker started with
-  /// --compile-only --arch of the GPU) and `metrics` (optional) must outlive
-  /// the runner. `who`: this daemon in the fleet (its lease is
-  /// options.lease_seconds).
+  /// --compile-only --arch of the GPU), `metrics` (optional) and
+  /// `ahead_compiler` (another such worker, for the compile-ahead; null: no
+  /// compile-ahead) must outlive the runner. `who`: this daemon in the fleet
+  /// (its lease is options.lease_seconds).
   JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler, int64_t device_id,
-            DaemonIdentity who, JobRunnerOptions options = {}, Metrics* metrics = nullptr);
+            DaemonIdentity who, JobRunnerOptions options = {}, Metrics* metrics = nullptr,
+            WorkerClient* ahead_compiler = nullptr);
   ~JobRunner();
 
   /// Registers the daemon (handing back the claims of its earlier run: the
@@ -147,8 +152,14 @@ class JobRunner {
   /// was one.
   bool AdvanceIdleJobs();
   /// Compiles the next batch of the compile-ahead list through the compile
-  /// cache; false when there is nothing left (or it is off).
+  /// cache; false when there is nothing left. The ahead thread only.
   bool CompileAhead();
+  /// The ahead thread: CompileAhead() until the list is done, then waits for
+  /// the neighbours of finished jobs' winners (QueueAhead).
+  void AheadLoop();
+  /// Puts the untried neighbours of the job's best kAheadTop OK configs at
+  /// the front of the compile-ahead list (with the compile-ahead on).
+  void QueueAhead(const v1::Job& job);
   /// Ends the job FAILED with `why` (logged).
   void FailJob(int64_t id, const absl::Status& why);
   /// Ends the job: DONE, or FAILED if no config passed verification.
@@ -156,12 +167,12 @@ class JobRunner {
   /// Times the job's baseline on this GPU (and sets up its buffers and
   /// reference in the worker).
   absl::Status Prepare(const v1::Job& job, JobTime* time);
-  /// Compiles the kernels through the compile cache and the compiler process;
-  /// one COMPILED, COMPILE_ERROR or COMPILE_TIMEOUT result per kernel. Runs
-  /// on its own thread, one batch ahead of the GPU; touches only compiler_
-  /// and the store.
+  /// Compiles the kernels through the compile cache and `compiler` (a job's:
+  /// compiler_, on its own thread one batch ahead of the GPU; the
+  /// compile-ahead's: ahead_compiler_); one COMPILED, COMPILE_ERROR or
+  /// COMPILE_TIMEOUT result per kernel. Touches only `compiler` and the store.
   std::vector<v1::worker::MeasureResult> CompileStage(const std::vector<v1::worker::Kernel>& kernels,
-                                                      JobTime* time);
+                                                      JobTime* time, WorkerClient* compiler);
   /// Verifies and times one compiled config on the GPU worker (unless
   /// quarantined or not compiled) and stores the result; restarts the worker
   /// if the config broke it.
@@ -172,8 +183,9 @@ class JobRunner {
   /// How a run of measurements ended.
   enum class Ran { kAll, kStopping, kCancelled, kBudget };
   /// The OK measurements of the family's other shapes on this device kind
-  /// (not `except`'s): the model strategy's knowledge.
-  absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family, const Shape& except);
+  /// in math mode `math` (not `except`'s): the model strategy's knowledge.
+  absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family, const Shape& except,
+                                                        v1::Math math);
   /// Compiles (one batch ahead) and measures `configs` in order, adding the
   /// time to the job's totals after each batch; stops early when the runner
   /// stops or the job is cancelled, and when the job's seconds budget is
@@ -211,6 +223,7 @@ class JobRunner {
   Store* store_;
   WorkerClient* worker_;
   WorkerClient* compiler_;
+  WorkerClient* ahead_compiler_;  // may be null: no compile-ahead
   int64_t device_id_;
   DaemonIdentity who_;
   JobRunnerOptions options_;
@@ -220,15 +233,16 @@ class JobRunner {
   // (ms; 0 if none). Runner thread only.
   int64_t prepared_job_ = 0;
   double baseline_ms_ = 0;
-  std::thread thread_, heartbeat_;
+  std::thread thread_, heartbeat_, ahead_thread_;
   absl::Mutex mu_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   int64_t current_job_ ABSL_GUARDED_BY(mu_) = 0;  // the job of the claim being measured
   std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);  // ended while measured here
-  // The compile-ahead list (built at its first batch; runner thread only)
-  // and its progress.
+  // The compile-ahead list (built at its first batch; the ahead thread
+  // only), the kernels to compile before the rest of it, and its progress.
   std::vector<v1::worker::Kernel> ahead_;
+  std::deque<v1::worker::Kernel> ahead_first_ ABSL_GUARDED_BY(mu_);
   // Each job's strategy between its rounds (Advance; the Loop thread only):
   // the model strategy's cost model is fitted once per job, not per round.
   std::map<int64_t, std::unique_ptr<search::Strategy>> strategies_;
@@ -239,7 +253,8 @@ class JobRunner {
 v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape,
                             const v1::Device& device);
 
-/// Looks up the problem's family; INVALID_ARGUMENT for an unknown family or dtype.
+/// Looks up the problem's family; INVALID_ARGUMENT for an unknown family or
+/// dtype, or a math mode the family does not tune.
 absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem);
 
 }  // namespace tuned

@@ -102,6 +102,22 @@ int main(int argc, char** argv) {
     spdlog::critical("compiler: {}", compiler.status().ToString());
     return 1;
   }
+  // The compile-ahead's own compiler, at the lowest CPU priority: it never
+  // holds up a job (the runner's loop does not wait on it) and yields the
+  // cores to a job's compiles.
+  std::unique_ptr<tuned::WorkerClient> ahead_compiler;
+  if (o.jobs.compile_ahead) {
+    auto started = tuned::WorkerClient::Start(
+        o.worker_path,
+        {"--compile-only", "--arch", std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
+         "--log-level", o.log_level, "--nice", "19"},
+        "ahead compiler");
+    if (!started.ok()) {
+      spdlog::critical("ahead compiler: {}", started.status().ToString());
+      return 1;
+    }
+    ahead_compiler = *std::move(started);
+  }
   (*worker)->set_on_restart([&metrics] { metrics.WorkerRestarted(); });
   auto store = tuned::Store::Open(o.db);
   if (!store.ok()) {
@@ -125,7 +141,7 @@ int main(int argc, char** argv) {
                            .gpu_uuid = (*worker)->device().uuid(),
                            .pid = getpid(),
                            .lease_seconds = o.jobs.lease_seconds},
-                          o.jobs, &metrics);
+                          o.jobs, &metrics, ahead_compiler.get());
   if (auto s = runner.Start(); !s.ok()) {
     spdlog::critical("job queue: {}", s.ToString());
     return 1;

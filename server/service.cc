@@ -179,7 +179,8 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
       if (!job.ok()) return ToGrpc(job.status());
       best->set_queued_job_id(job->id());
     }
-    auto shapes = store_->TunedShapes(device_id_, req->problem().family(), req->problem().dtype());
+    auto shapes = store_->TunedShapes(device_id_, req->problem().family(), req->problem().dtype(),
+                                      req->problem().math());
     if (!shapes.ok()) return ToGrpc(shapes.status());
     const auto nearest = NearestShape(shape, *shapes);
     if (options_.metrics != nullptr) options_.metrics->Lookup(nearest ? "nearest" : "miss");
@@ -218,6 +219,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
     best->set_baseline_metric((*family)->Work(timed) / (found.baseline_ms * 1e6));
   }
   best->set_baseline_name(found.baseline_name);
+  best->set_baseline_error(found.baseline_error);
   // What is served: the kernel only where its judging shows it surely faster
   // (server/serving.h, DecideServing).
   const StoredSpeedup& sp = found.speedup;
@@ -265,13 +267,16 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
                                      v1::ListTunedResponse* resp) {
   for (const Family* f : AllFamilies()) {
     if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != f->id()) continue;
-    auto shapes = store_->TunedShapes(device_id_, f->id(), v1::DTYPE_F32);
-    if (!shapes.ok()) return ToGrpc(shapes.status());
-    for (const auto& shape : *shapes) {
-      v1::Problem* p = resp->add_problems();
-      p->set_family(f->id());
-      p->set_dtype(v1::DTYPE_F32);
-      p->mutable_shape()->Assign(shape.begin(), shape.end());
+    for (v1::Math math : f->MathModes()) {
+      auto shapes = store_->TunedShapes(device_id_, f->id(), v1::DTYPE_F32, math);
+      if (!shapes.ok()) return ToGrpc(shapes.status());
+      for (const auto& shape : *shapes) {
+        v1::Problem* p = resp->add_problems();
+        p->set_family(f->id());
+        p->set_dtype(v1::DTYPE_F32);
+        p->set_math(math);
+        p->mutable_shape()->Assign(shape.begin(), shape.end());
+      }
     }
   }
   return grpc::Status::OK;

@@ -158,6 +158,13 @@ if command -v rsvg-convert > /dev/null; then
   check report-renders 0 'PNG image data, 1000 x' -- \
     sh -c "rsvg-convert -o '$dir/report.png' '$dir/report.svg' && file '$dir/report.png'"
 fi
+# Math modes (issue 18): the mode is part of the problem, shown after the
+# shape where it is not ieee_fp32; bad ones refused, nothing queued.
+check math-queue 0 'queued: sgemm f32 64x64x64 tf32, 1 configs' -- "$T" sweep 64 64 64 --math tf32 --budget 1
+check math-best-none 1 'no tuned kernel for sgemm f32 64x64x64 fp32_accurate' -- "$T" best 64 64 64 --math fp32_accurate
+usage math-unknown "unknown math mode 'fp16' \(known: ieee_fp32, fp32_accurate, tf32\)" -- "$T" sweep 64 64 64 --math fp16
+check math-transpose 1 'math mode MATH_TF32 is not supported by transpose \(supported: ieee_fp32\)' -- \
+  "$T" sweep --family transpose 64 64 --math tf32
 check jobs-client 0 '^2 +transpose f32 33x17 +done .* local +.+ gpu 0: [0-9]+$' -- "$T" jobs
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?

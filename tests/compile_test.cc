@@ -2,9 +2,13 @@
 // and checks the result: a cubin, PTX, the lowered entry name, and no spills.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "server/families/family.h"
 #include "absl/strings/str_cat.h"
 #include "server/worker/compiler.h"
+#include "server/worker/fp64_check.h"
 #include "server/worker/icache_flush.h"
 
 namespace tuned {
@@ -15,10 +19,17 @@ struct Case {
   Config config;
 };
 
+/// Every valid config of every family's math modes (sgemm's tensor-core
+/// kinds are in MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once.
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   for (const Family* f : AllFamilies()) {
-    for (auto& c : f->ValidSpace(Sm90ReferenceDevice(), nullptr)) cases.push_back({f, c});
+    std::set<std::string> names;
+    for (v1::Math math : f->MathModes()) {
+      for (auto& c : f->ValidSpace(Sm90ReferenceDevice(), nullptr, math)) {
+        if (names.insert(f->ConfigName(c)).second) cases.push_back({f, c});
+      }
+    }
   }
   return cases;
 }
@@ -88,6 +99,15 @@ TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_TRUE(CheckNoSpills(*k).ok());
   EXPECT_GT(k->cubin.size(), 150u * 1024) << "the flush kernel shrank to " << k->cubin.size() << " B";
+}
+
+// The fp64 check of the math modes other than MATH_IEEE_FP32
+// (server/worker/sgemm_problem.cc) builds for sm_90 without spilling.
+TEST(Compiler, CompilesTheFp64CheckKernel) {
+  auto k = Compile(kFp64CheckSource, kFp64CheckName, {}, "sm_90");
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(CheckNoSpills(*k).ok());
+  EXPECT_FALSE(k->entry.empty());
 }
 
 TEST(Compiler, ParsesRegistersFromPtxasLog) {

@@ -480,25 +480,58 @@ TEST_F(PostgresTest, NewerSchemaIsRefused) {
       << db.status();
 }
 
-TEST_F(PostgresTest, VersionThreeIsMigratedToFour) {
-  // A version 3 database (the fleet of issue 16): version 4's columns gone.
+TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
+  // A version 3 database (the fleet of issue 16): the columns of versions 4
+  // and 5 gone; migrations/4.sql, then 5.sql.
   ASSERT_TRUE(server().CreateDatabase("v3").ok());
   ASSERT_TRUE(Database::Open(server().url("v3")).ok());
   ASSERT_TRUE(server()
                   .Exec("ALTER TABLE jobs DROP COLUMN strategy, DROP COLUMN budget_seconds, "
-                        "DROP COLUMN budget_configs; ALTER TABLE measurements DROP COLUMN "
+                        "DROP COLUMN budget_configs, DROP COLUMN math, DROP COLUMN baseline_error, "
+                        "DROP COLUMN error_bound; ALTER TABLE measurements DROP COLUMN "
                         "sm_clock_mhz, DROP COLUMN clock_low, DROP COLUMN speedup, DROP COLUMN "
                         "speedup_ci_low, DROP COLUMN speedup_ci_high, DROP COLUMN speedup_pairs, "
-                        "DROP COLUMN speedup_note; UPDATE schema_version SET version = 3",
+                        "DROP COLUMN speedup_note, DROP COLUMN math; "
+                        "UPDATE schema_version SET version = 3",
                         "v3")
                   .ok());
   auto db = Database::Open(server().url("v3"));
   ASSERT_TRUE(db.ok()) << db.status();
   auto v = (*db)->Query("SELECT max(version) FROM schema_version", {});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->Int(0, 0), 4);
-  auto cols = (*db)->Query("SELECT strategy, speedup_pairs FROM jobs, measurements LIMIT 1", {});
+  EXPECT_EQ(v->Int(0, 0), Store::kSchemaVersion);
+  auto cols = (*db)->Query(
+      "SELECT strategy, speedup_pairs, j.math, baseline_error, error_bound, m.math "
+      "FROM jobs j, measurements m LIMIT 1",
+      {});
   EXPECT_TRUE(cols.ok()) << cols.status();
+}
+
+TEST_F(PostgresTest, VersionFourIsMigratedToFiveWithItsRowsIeeeFp32) {
+  // A version 4 database (issue 17) with a job: migrations/5.sql adds the
+  // math columns, and the job stays MATH_IEEE_FP32.
+  ASSERT_TRUE(server().CreateDatabase("v4").ok());
+  ASSERT_TRUE(Database::Open(server().url("v4")).ok());
+  ASSERT_TRUE(server()
+                  .Exec("ALTER TABLE jobs DROP COLUMN math, DROP COLUMN baseline_error, "
+                        "DROP COLUMN error_bound; ALTER TABLE measurements DROP COLUMN math; "
+                        "INSERT INTO devices (name, cc_major, cc_minor, driver_version, "
+                        "nvrtc_version) VALUES ('gpu', 9, 0, 13000, '13.0'); "
+                        "INSERT INTO jobs (device_id, family, dtype, shape, state, created_unix) "
+                        "SELECT id, 'FAMILY_SGEMM', 'DTYPE_F32', '8x8x8', 'JOB_DONE', 1 FROM devices; "
+                        "UPDATE schema_version SET version = 4",
+                        "v4")
+                  .ok());
+  auto db = Database::Open(server().url("v4"));
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto v = (*db)->Query("SELECT max(version) FROM schema_version", {});
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->Int(0, 0), 5);
+  auto math = (*db)->Query("SELECT math, baseline_error FROM jobs", {});
+  ASSERT_TRUE(math.ok()) << math.status();
+  ASSERT_EQ(math->size(), 1u);
+  EXPECT_EQ(math->Text(0, 0), "MATH_IEEE_FP32");
+  EXPECT_EQ(math->Double(0, 1), 0.0);
 }
 
 }  // namespace

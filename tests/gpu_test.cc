@@ -20,6 +20,7 @@
 #include "server/serving.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
+#include "db/store.h"
 #include "server/worker/measure.h"
 #include "server/worker_client.h"
 
@@ -42,25 +43,34 @@ class GpuTest : public ::testing::Test {
     worker_ = SharedWorker().get();
   }
 
-  absl::Status Prepare(const Family& f, const Shape& shape) {
+  absl::Status Prepare(const Family& f, const Shape& shape,
+                       v1::Math math = v1::MATH_IEEE_FP32) {
+    auto r = PrepareResult(f, shape, math);
+    return r.ok() ? absl::OkStatus() : r.status();
+  }
+
+  // Prepare, returning the baseline's time, error and the bound.
+  absl::StatusOr<worker::PrepareResult> PrepareResult(const Family& f, const Shape& shape,
+                                                      v1::Math math) {
     worker::Prepare p;
     p.mutable_problem()->set_family(f.id());
     p.mutable_problem()->set_dtype(v1::DTYPE_F32);
+    p.mutable_problem()->set_math(math);
     for (int64_t d : shape) p.mutable_problem()->add_shape(d);
     p.set_seed(7);
     auto r = worker_->Prepare(p);
     if (!r.ok()) return r.status();
     EXPECT_GT(r->baseline_ms(), 0);
-    return absl::OkStatus();
+    return r;
   }
 
-  // Compiles every valid config of the family (those `which` picks, where
-  // given), in parallel on the CPU.
+  // Compiles every valid config of the family in math mode `math` (those
+  // `which` picks, where given), in parallel on the CPU.
   static std::vector<std::pair<Config, CompiledKernel>> CompileAll(
-      const Family& f, const v1::Device& d,
+      const Family& f, const v1::Device& d, v1::Math math = v1::MATH_IEEE_FP32,
       const std::function<bool(const Config&)>& which = nullptr) {
     std::vector<Config> configs;
-    for (Config& c : f.ValidSpace(d, nullptr)) {
+    for (Config& c : f.ValidSpace(d, nullptr, math)) {
       if (!which || which(c)) configs.push_back(std::move(c));
     }
     const std::string arch = "sm_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
@@ -86,7 +96,7 @@ class GpuTest : public ::testing::Test {
   // Every config (that `which` picks, where given) verifies on every shape.
   void VerifyAll(const Family& f, const std::vector<Shape>& shapes,
                  const std::function<bool(const Config&)>& which = nullptr) {
-    const auto kernels = CompileAll(f, worker_->device(), which);
+    const auto kernels = CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32, which);
     ASSERT_FALSE(kernels.empty());
     for (const auto& shape : shapes) {
       ASSERT_TRUE(Prepare(f, shape).ok()) << Family::ShapeString(shape);
@@ -297,6 +307,128 @@ TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
   EXPECT_GT(r.error(), 0.1);
   EXPECT_EQ(r.median_ms(), 0);
   EXPECT_FALSE(worker_->broken());
+}
+
+// The tensor-core kinds (KIND 5) in their math modes, against the fp64
+// reference (cuBLAS DGEMM) on shapes no tile divides, with K and N that are
+// not multiples of 4 (the 4-byte copy path), M = 1, K = 1: every config runs
+// clean and its error is of its arithmetic's class (3xTF32: fp32's, under
+// 1e-5; TF32: under 2e-3, two TF32 roundings of 2^-11); where K >= 1000
+// (3xTF32 is more accurate than fp32 there) every 3xTF32 config meets
+// fp32_accurate's bound, 2x cuBLAS fp32's error, and on aligned K >= 1000
+// shapes every config meets tf32's, 2x cuBLAS TF32's. Small K may miss the
+// bound (3xTF32 drops small*small, ~2^-22 of a product: more than fp32's
+// one rounding): that is the rule deciding, a WRONG_ANSWER, not a bug.
+TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
+  const Family& f = SgemmFamily();
+  const std::vector<Shape> shapes = {{1, 1, 1},     {7, 13, 5},          {129, 65, 300},
+                                     {1000, 1000, 1000}, {16, 1024, 1024}, {257, 96, 1001}};
+  for (v1::Math math : {v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
+    std::vector<std::pair<Config, CompiledKernel>> kernels;
+    for (auto& k : CompileAll(f, worker_->device(), math)) {
+      if (k.first.at("KIND") == 5) kernels.push_back(std::move(k));
+    }
+    ASSERT_FALSE(kernels.empty());
+    for (const auto& shape : shapes) {
+      auto prepared = PrepareResult(f, shape, math);
+      ASSERT_TRUE(prepared.ok()) << Family::ShapeString(shape) << ": " << prepared.status();
+      EXPECT_GT(prepared->baseline_error(), 0) << Family::ShapeString(shape);
+      EXPECT_DOUBLE_EQ(prepared->tolerance(), 2 * prepared->baseline_error());
+      const bool large_k = shape[2] >= 1000;
+      const bool aligned = shape[1] % 4 == 0 && shape[2] % 4 == 0;
+      int ok = 0;
+      double worst = 0;
+      for (const auto& [config, kernel] : kernels) {
+        const std::string what = f.ConfigName(config) + " on " + Family::ShapeString(shape) +
+                                 " " + v1::Math_Name(math);
+        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape, worker_->device()), 0,
+                                          /*time=*/false);
+        ASSERT_FALSE(worker_->broken()) << what;
+        ASSERT_TRUE(r.status() == v1::MEASUREMENT_OK || r.status() == v1::MEASUREMENT_WRONG_ANSWER)
+            << what << ": " << v1::MeasurementStatus_Name(r.status()) << " " << r.message();
+        const bool three = config.at("PASSES") == 3;
+        EXPECT_LT(r.error(), three ? 1e-5 : 2e-3) << what;
+        if (large_k && (three ? true : (math == v1::MATH_TF32 && aligned))) {
+          EXPECT_EQ(r.status(), v1::MEASUREMENT_OK)
+              << what << ": error " << r.error() << ", bound " << prepared->tolerance();
+        }
+        ok += r.status() == v1::MEASUREMENT_OK;
+        worst = std::max(worst, r.error());
+      }
+      std::cout << v1::Math_Name(math) << " " << Family::ShapeString(shape) << ": " << ok << "/"
+                << kernels.size() << " tensor-core configs within the bound "
+                << prepared->tolerance() << " (" << prepared->baseline_name() << " error "
+                << prepared->baseline_error() << " vs fp64; worst kernel " << worst << ")\n";
+    }
+  }
+}
+
+// The error rule through the worker's pipe requests, as the daemon sends
+// them: a TF32 (one-pass) kernel judged under fp32_accurate's bound, 2x
+// cuBLAS fp32's error against fp64, is a WRONG_ANSWER with its error, and
+// stored as such it is never served: the mode has no best.
+TEST_F(GpuTest, AKernelOverItsModeBoundIsStoredAsWrongAnswer) {
+  const Family& f = SgemmFamily();
+  const Shape shape = {512, 512, 1024};
+  Config tf32;
+  for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32)) {
+    if (c.at("PASSES") == 1) {
+      tf32 = c;
+      break;
+    }
+  }
+  ASSERT_FALSE(tf32.empty());
+  EXPECT_FALSE(f.Admits(tf32, v1::MATH_FP32_ACCURATE));
+  v1::Problem problem;
+  problem.set_family(v1::FAMILY_SGEMM);
+  problem.set_dtype(v1::DTYPE_F32);
+  problem.set_math(v1::MATH_FP32_ACCURATE);
+  for (int64_t d : shape) problem.add_shape(d);
+  worker::Request prepare;
+  *prepare.mutable_prepare()->mutable_problem() = problem;
+  prepare.mutable_prepare()->set_seed(11);
+  const worker::Response prepared = worker_->Handle(prepare);
+  ASSERT_TRUE(prepared.error().empty()) << prepared.error();
+  const double bound = prepared.prepared().tolerance();
+  EXPECT_EQ(prepared.prepared().baseline_name(), "cuBLAS fp32");
+  EXPECT_GT(bound, 0);
+  EXPECT_LT(bound, 1e-5);  // fp32's class
+
+  worker::Request measure;
+  const KernelSource src = f.Source(tf32);
+  measure.mutable_measure()->mutable_kernel()->set_name(f.ConfigName(tf32));
+  measure.mutable_measure()->mutable_kernel()->set_source(src.source);
+  measure.mutable_measure()->mutable_kernel()->set_name_expression(src.name_expression);
+  *measure.mutable_measure()->mutable_kernel()->mutable_geometry() =
+      f.Geometry(tf32, shape, worker_->device());
+  const worker::MeasureResult r = worker_->Handle(measure).measured();
+  ASSERT_EQ(r.status(), v1::MEASUREMENT_WRONG_ANSWER) << r.message();
+  EXPECT_GT(r.error(), bound);
+  EXPECT_GT(r.error(), 1e-5);  // TF32's class
+  EXPECT_EQ(r.median_ms(), 0);  // not timed
+
+  // Stored as the job runner stores it: a wrong answer, never a best.
+  auto store = Store::Open(":memory:");
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto device = (*store)->UpsertDevice(worker_->device());
+  ASSERT_TRUE(device.ok());
+  auto job = (*store)->CreateJob(*device, problem, 1, 0);
+  ASSERT_TRUE(job.ok());
+  v1::Measurement m;
+  m.mutable_config()->set_name(f.ConfigName(tf32));
+  for (const auto& [k, v] : tf32) (*m.mutable_config()->mutable_params())[k] = v;
+  m.set_status(r.status());
+  m.set_error(r.error());
+  m.set_message(r.message());
+  ASSERT_TRUE((*store)->AddMeasurement(*job, m, nullptr).ok());
+  EXPECT_EQ((*store)->Best(*device, problem).status().code(), absl::StatusCode::kNotFound);
+  auto ms = (*store)->ListMeasurements(*device, problem, 0);
+  ASSERT_TRUE(ms.ok());
+  ASSERT_EQ(ms->size(), 1u);
+  EXPECT_EQ((*ms)[0].status(), v1::MEASUREMENT_WRONG_ANSWER);
+  EXPECT_DOUBLE_EQ((*ms)[0].error(), r.error());
+  std::cout << f.ConfigName(tf32) << " under fp32_accurate: error " << r.error() << ", bound "
+            << bound << "\n";
 }
 
 // A refused launch is that candidate's failure only: the next one runs clean.

@@ -93,6 +93,10 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
   dtype9.set_dtype(static_cast<v1::DType>(9));
   v1::Problem rank2 = SgemmProblem(64, 64, 64);
   rank2.mutable_shape()->RemoveLast();
+  v1::Problem math7 = SgemmProblem(64, 64, 64);
+  math7.set_math(static_cast<v1::Math>(7));
+  v1::Problem transpose_tf32 = TransposeProblem(64, 64);
+  transpose_tf32.set_math(v1::MATH_TF32);
   const std::vector<BadCase> cases = {
       {SgemmProblem(0, 64, 64), absl::StatusCode::kInvalidArgument, "M must be at least 1"},
       {SgemmProblem(64, -3, 64), absl::StatusCode::kInvalidArgument, "N must be at least 1"},
@@ -105,6 +109,10 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
        "unknown kernel family 77 (known: sgemm, transpose)"},
       {dtype9, absl::StatusCode::kInvalidArgument,
        "dtype 9 is not supported by sgemm (supported: f32)"},
+      {math7, absl::StatusCode::kInvalidArgument,
+       "math mode 7 is not supported by sgemm (supported: ieee_fp32, fp32_accurate, tf32)"},
+      {transpose_tf32, absl::StatusCode::kInvalidArgument,
+       "math mode MATH_TF32 is not supported by transpose (supported: ieee_fp32)"},
       // A, B, C and the reference: 4 * (2*8192*16384 + 2*8192^2) B = 1.5 GiB > 1024 MiB.
       {SgemmProblem(8192, 8192, 16384), absl::StatusCode::kResourceExhausted, "MiB"},
   };
@@ -275,6 +283,55 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
                                  queued_job->problem().shape().end()),
             (std::vector<int64_t>{1000, 1000, 1000}));
   client_->CancelJob(queued->queued_job_id()).IgnoreError();
+}
+
+// Each math mode has its own best and nearest shapes; ListTuned and
+// GetBest carry the mode and the baseline's error vs fp64. (A sweep of a
+// mode: cli_test's math-queue and the Python client's tests.)
+TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = worker_->device();
+  auto device_id = store_->UpsertDevice(d);
+  ASSERT_TRUE(device_id.ok());
+  const v1::Problem accurate = SgemmProblem(1024, 1024, 1024, v1::MATH_FP32_ACCURATE);
+  auto job = store_->CreateJob(*device_id, accurate, 1, 0);
+  ASSERT_TRUE(job.ok());
+  const Config config = f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE).front();
+  ASSERT_EQ(config.at("KIND"), 5);
+  v1::Measurement m;
+  m.mutable_config()->set_name(f.ConfigName(config));
+  for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
+  m.set_status(v1::MEASUREMENT_OK);
+  m.set_median_ms(0.02);
+  m.set_error(1.5e-6);
+  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS fp32").ok());
+  ASSERT_TRUE(store_->SetJobErrorBound(*job, 2e-6, 4e-6).ok());
+
+  auto best = client_->GetBest(accurate);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->match(), v1::MATCH_EXACT);
+  EXPECT_EQ(best->problem().math(), v1::MATH_FP32_ACCURATE);
+  EXPECT_EQ(best->measurement().config().name(), f.ConfigName(config));
+  EXPECT_DOUBLE_EQ(best->baseline_error(), 2e-6);
+  auto near = client_->GetBest(SgemmProblem(1000, 1000, 1000, v1::MATH_FP32_ACCURATE));
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->match(), v1::MATCH_NEAREST);
+  // Neither ieee_fp32 nor tf32 has a kernel for it, nor near it.
+  for (v1::Math other : {v1::MATH_IEEE_FP32, v1::MATH_TF32}) {
+    auto none = client_->GetBest(SgemmProblem(1024, 1024, 1024, other));
+    EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound) << none.status();
+  }
+  auto tuned = client_->ListTuned(v1::FAMILY_SGEMM);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  ASSERT_EQ(tuned->size(), 1u);
+  EXPECT_EQ((*tuned)[0].math(), v1::MATH_FP32_ACCURATE);
+  auto ms = client_->ListMeasurements(accurate);
+  ASSERT_TRUE(ms.ok());
+  ASSERT_EQ(ms->size(), 1u);
+  EXPECT_DOUBLE_EQ((*ms)[0].error(), 1.5e-6);
+  EXPECT_TRUE(client_->ListMeasurements(SgemmProblem(1024, 1024, 1024))->empty());
 }
 
 // What GetBest serves comes from the stored judging (server/serving.h): the

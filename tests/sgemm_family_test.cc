@@ -100,8 +100,10 @@ TEST(SgemmFamily, Describes) {
   EXPECT_EQ(names, (std::vector<std::string>{"KIND", "BM", "BN", "BK", "TM", "TN", "PAD", "VEC",
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
                                               "GROUP", "MINB", "SLICEK", "STREAMB",
-                                              "STREAMK", "RUL", "GSIDE", "GW", "GR", "GU",
-                                              "GC"}));
+                                              "STREAMK", "RUL", "WM", "WN", "PASSES", "GSIDE",
+                                              "GW", "GR", "GU", "GC"}));
+  EXPECT_EQ(F().MathModes(), (std::vector<v1::Math>{v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE,
+                                                     v1::MATH_TF32}));
 }
 
 TEST(SgemmFamily, IsRegistered) {
@@ -135,7 +137,10 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   const auto space = F().Space();
   std::vector<Pruned> pruned;
   const auto valid = F().ValidSpace(Sm90ReferenceDevice(), &pruned);
-  EXPECT_EQ(valid.size() + pruned.size(), space.size());
+  // MATH_IEEE_FP32's space: every kind but the tensor cores'.
+  EXPECT_EQ(valid.size() + pruned.size(),
+            std::count_if(space.begin(), space.end(),
+                          [](const Config& c) { return c.at("KIND") != 5; }));
   // Small enough to tune the 12-shape suite in minutes (compile + measure):
   // a job on a shape searches at most 480 (the gemv kind's configs only
   // where M or N is at most 8, a quarter of them per shape).
@@ -151,7 +156,7 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
       gemv = 0;
   for (const auto& c : valid) {
     if (c.at("KIND") != 4) {
-      for (const char* p : {"GSIDE", "GW", "GR", "GU", "GC"}) EXPECT_EQ(c.at(p), 0) << p;
+      for (const char* p : {"GSIDE", "GW", "GR", "GU", "GC"}) EXPECT_FALSE(c.contains(p)) << p;
     }
     switch (c.at("KIND")) {
       case 0: ++naive; break;
@@ -219,8 +224,17 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     std::string kernel = src.name_expression;
     for (const auto& o : src.options) kernel += " " + o;
     EXPECT_TRUE(expressions.insert(kernel).second) << F().ConfigKey(c);
-    ASSERT_EQ(c.size(), F().params().size()) << F().ConfigKey(c);
+    // KIND 5's and KIND 4's own parameters are absent from the other kinds'
+    // configs (so that their keys are those of before them).
+    const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
+                                gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
+    const bool mma = c.at("KIND") == 5, gemv = c.at("KIND") == 4;
+    ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5)) << F().ConfigKey(c);
     for (const auto& p : F().params()) {
+      if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name))) {
+        EXPECT_FALSE(c.contains(p.name)) << F().ConfigKey(c);
+        continue;
+      }
       ASSERT_TRUE(c.contains(p.name));
       EXPECT_NE(std::find(p.values.begin(), p.values.end(), c.at(p.name)), p.values.end())
           << p.name << "=" << c.at(p.name);
@@ -661,6 +675,9 @@ TEST(SgemmFamily, GemvConfigs) {
 TEST(SgemmFamily, GemvIsSearchedOnlyForMatrixVectorShapes) {
   const v1::Device d = Sm90ReferenceDevice();
   const size_t all = F().ValidSpace(d, nullptr).size();
+  const auto space = F().Space();  // MATH_IEEE_FP32's: every kind but the tensor cores'
+  const size_t ieee_space = std::count_if(space.begin(), space.end(),
+                                          [](const Config& c) { return c.at("KIND") != 5; });
   // {shape, {(GSIDE, GC) searched}}
   const std::vector<std::pair<Shape, std::set<std::pair<int64_t, int64_t>>>> cases = {
       {{1, 8192, 8192}, {{1, 1}}},
@@ -678,7 +695,7 @@ TEST(SgemmFamily, GemvIsSearchedOnlyForMatrixVectorShapes) {
   for (const auto& [shape, want] : cases) {
     std::vector<Pruned> pruned;
     const auto valid = F().ValidSpace(d, shape, &pruned);
-    EXPECT_EQ(valid.size() + pruned.size(), F().Space().size()) << Family::ShapeString(shape);
+    EXPECT_EQ(valid.size() + pruned.size(), ieee_space) << Family::ShapeString(shape);
     std::set<std::pair<int64_t, int64_t>> got;
     int gemv = 0;
     for (const Config& c : valid) {
@@ -711,7 +728,8 @@ TEST(SgemmFamily, GemvIsSearchedOnlyForMatrixVectorShapes) {
   std::set<std::string> refined, unshaped;
   const Config best = Gemv(0, 4, 1, 4, 1);
   bool cols = false, other_gc = false;
-  for (const Config& c : Refinements(F(), d, {best}, {}, &refined, {8192, 1, 8192})) {
+  for (const Config& c :
+       Refinements(F(), d, {best}, {}, &refined, v1::MATH_IEEE_FP32, {8192, 1, 8192})) {
     EXPECT_EQ(c.at("KIND"), 4) << F().ConfigName(c);
     EXPECT_EQ(c.at("GSIDE"), 0) << F().ConfigName(c);
     EXPECT_EQ(c.at("GC"), 1) << F().ConfigName(c);
@@ -768,6 +786,149 @@ TEST(SgemmFamily, ChecksGemvKind) {
   v1::Device small = Sm90ReferenceDevice();
   small.set_max_threads_per_block(256);
   ExpectRejectedOn(Gemv(1, 16, 1, 2, 1, 2), small, "512 threads per block (32*GW = 32*16)");
+}
+
+}  // namespace
+}  // namespace tuned
+
+namespace tuned {
+namespace {
+
+/// A tensor-core config (kind 5); the defaults are 128x128x16, warp tile
+/// 64x64, 3 stages, 3xTF32, GROUP 8, MINB 1.
+Config Mma(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t wm = 64, int64_t wn = 64,
+           int64_t stages = 3, int64_t splitk = 1, int64_t passes = 3, int64_t group = 8,
+           int64_t minb = 1) {
+  return {{"KIND", 5},     {"BM", bm},       {"BN", bn},      {"BK", bk},         {"TM", 1},
+          {"TN", 1},       {"PAD", 0},       {"VEC", 1},      {"LOOP", 0},        {"MAP", 0},
+          {"DB", 0},       {"LN", 0},        {"STAGES", stages}, {"SPLITK", splitk}, {"GROUP", group},
+          {"MINB", minb},  {"SLICEK", 1},    {"STREAMB", 0},  {"STREAMK", 0},     {"RUL", 5},
+          {"WM", wm},      {"WN", wn},       {"PASSES", passes}};
+}
+
+std::vector<std::string> Names(const std::vector<Config>& configs) {
+  std::vector<std::string> names;
+  for (const auto& c : configs) names.push_back(SgemmFamily().ConfigName(c));
+  return names;
+}
+
+// MATH_IEEE_FP32's space is that of before the math modes (505 configs, in
+// the same order, the warp kind first) and the 56 gemv configs (KIND 4), with
+// no tensor-core config; MATH_FP32_ACCURATE adds 3xTF32 configs, MATH_TF32 has
+// only tensor-core ones, TF32 and 3xTF32; 30 to 100 of them per mode.
+TEST(SgemmMath, EachModeAdmitsItsKinds) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  std::vector<Pruned> pruned;
+  const auto ieee = f.ValidSpace(d, &pruned);
+  EXPECT_EQ(f.ValidSpace(d, nullptr, v1::MATH_IEEE_FP32).size(), ieee.size());
+  EXPECT_EQ(ieee.size() + pruned.size(), 505u + 56);  // the space of before KIND 5, and KIND 4
+  for (const auto& c : ieee) EXPECT_NE(c.at("KIND"), 5) << f.ConfigName(c);
+  EXPECT_EQ(f.ConfigName(ieee.front()), "sgemm_warp_128x128x8_8x8_ln8_s2_g8_b1");
+
+  const auto accurate = f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE);
+  const auto tf32 = f.ValidSpace(d, nullptr, v1::MATH_TF32);
+  int accurate_mma = 0, tf32_one = 0, tf32_three = 0;
+  for (const auto& c : accurate) {
+    if (c.at("KIND") != 5) continue;
+    ++accurate_mma;
+    EXPECT_EQ(c.at("PASSES"), 3) << f.ConfigName(c);
+  }
+  for (const auto& c : tf32) {
+    ASSERT_EQ(c.at("KIND"), 5) << f.ConfigName(c);
+    (c.at("PASSES") == 1 ? tf32_one : tf32_three)++;
+  }
+  EXPECT_EQ(accurate.size(), ieee.size() + accurate_mma);
+  EXPECT_EQ(accurate.front().at("KIND"), 5);  // tensor cores first
+  // The fp32 kinds in fp32_accurate are ieee_fp32's, in the same order.
+  std::vector<Config> simt;
+  for (const auto& c : accurate) {
+    if (c.at("KIND") != 5) simt.push_back(c);
+  }
+  EXPECT_EQ(Names(simt), Names(ieee));
+  EXPECT_GE(accurate_mma, 30);
+  EXPECT_LE(accurate_mma, 100);
+  EXPECT_EQ(tf32_three, accurate_mma);
+  EXPECT_GE(tf32_one, 30);
+  EXPECT_LE(tf32_one + tf32_three, 110);
+
+  for (v1::Math m : f.MathModes()) EXPECT_TRUE(f.ValidateMath(m).ok());
+  const absl::Status bad = f.ValidateMath(static_cast<v1::Math>(7));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.message(),
+            "math mode 7 is not supported by sgemm (supported: ieee_fp32, fp32_accurate, tf32)");
+  EXPECT_EQ(TransposeFamily().ValidateMath(v1::MATH_TF32).message(),
+            "math mode MATH_TF32 is not supported by transpose (supported: ieee_fp32)");
+}
+
+TEST(SgemmMath, AdmitsByKindAndPasses) {
+  const Family& f = SgemmFamily();
+  EXPECT_FALSE(f.Admits(Mma(), v1::MATH_IEEE_FP32));
+  EXPECT_TRUE(f.Admits(Mma(), v1::MATH_FP32_ACCURATE));
+  EXPECT_TRUE(f.Admits(Mma(), v1::MATH_TF32));
+  const Config one = Mma(128, 128, 16, 64, 64, 3, 1, 1);
+  EXPECT_FALSE(f.Admits(one, v1::MATH_IEEE_FP32));
+  EXPECT_FALSE(f.Admits(one, v1::MATH_FP32_ACCURATE));
+  EXPECT_TRUE(f.Admits(one, v1::MATH_TF32));
+  const Config warp = f.ValidSpace(Sm90ReferenceDevice(), nullptr).front();
+  EXPECT_TRUE(f.Admits(warp, v1::MATH_IEEE_FP32));
+  EXPECT_TRUE(f.Admits(warp, v1::MATH_FP32_ACCURATE));
+  EXPECT_FALSE(f.Admits(warp, v1::MATH_TF32));
+}
+
+TEST(SgemmMath, TensorCoreNamesKeysSourceAndGeometry) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  EXPECT_EQ(f.ConfigName(Mma()), "sgemm_mma_128x128x16_w64x64_s3_g8_b1_3xtf32");
+  EXPECT_EQ(f.ConfigName(Mma(32, 64, 32, 32, 32, 3, 4, 1, 1)), "sgemm_mma_32x64x32_w32x32_s3_g1_b1_sk4_tf32");
+  EXPECT_TRUE(f.Check(Mma(), d).ok()) << f.Check(Mma(), d);
+  const KernelSource src = f.Source(Mma());
+  EXPECT_EQ(src.name_expression, "sgemm_mma<128,128,16,64,64,3,1,3,8,1>");
+  EXPECT_EQ(src.source, embedded::kSgemmMmaSource);
+  EXPECT_TRUE(src.options.empty());
+  // Every tensor-core config of every mode: its name and key read back.
+  std::set<std::string> names;
+  for (v1::Math m : {v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
+    for (const auto& c : f.ValidSpace(d, nullptr, m)) {
+      auto back = f.ParseConfigKey(f.ConfigKey(c));
+      ASSERT_TRUE(back.ok());
+      EXPECT_EQ(*back, c);
+      names.insert(f.ConfigName(c));
+    }
+  }
+  const auto by_name = f.ByName(0);
+  for (const auto& n : names) EXPECT_TRUE(by_name.contains(n)) << n;
+
+  // 1000x1000x1000 with 128x128 tiles: 8 x 8 tiles, 4 warps, 3 stages of
+  // 128*20 + 16*136 floats; split-K 4 adds into C.
+  const v1::LaunchGeometry g = f.Geometry(Mma(), {1000, 1000, 1000}, d);
+  EXPECT_EQ(std::vector<uint32_t>(g.grid().begin(), g.grid().end()), (std::vector<uint32_t>{64, 1, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(g.block().begin(), g.block().end()), (std::vector<uint32_t>{128, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 3u * (128 * 20 + 16 * 136) * 4);
+  EXPECT_FALSE(g.prescale_output());
+  const v1::LaunchGeometry s = f.Geometry(Mma(32, 64, 32, 32, 32, 3, 4), {7, 13, 5}, d);
+  EXPECT_EQ(std::vector<uint32_t>(s.grid().begin(), s.grid().end()), (std::vector<uint32_t>{1, 4, 1}));
+  EXPECT_EQ(s.block(0), 64u);
+  EXPECT_TRUE(s.prescale_output());
+}
+
+TEST(SgemmMath, CheckRejectsBadTensorCoreConfigs) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  v1::Device ampere_less = d;
+  ampere_less.set_cc_major(7);
+  EXPECT_EQ(f.Check(Mma(), ampere_less).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(f.Check(Mma(128, 128, 16, 64, 64, 3, 1, 0), d).ok());   // PASSES 0
+  EXPECT_FALSE(f.Check(Mma(128, 128, 16, 0, 64), d).ok());             // no warp tile
+  EXPECT_FALSE(f.Check(Mma(128, 128, 64), d).ok());                   // BK 64
+  EXPECT_FALSE(f.Check(Mma(256, 128, 32, 64, 32, 3, 1, 3, 8, 2), d).ok());  // registers over the cap
+  Config tiled_with_wm = Tiled();
+  tiled_with_wm["WM"] = 32;
+  const absl::Status s = f.Check(tiled_with_wm, d);
+  EXPECT_EQ(s.message(), "WM=32 is unused by KIND=2 (tiled), which takes WM=0");
+  Config mma_with_tm = Mma();
+  mma_with_tm["TM"] = 8;
+  EXPECT_FALSE(f.Check(mma_with_tm, d).ok());
 }
 
 }  // namespace

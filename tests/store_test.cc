@@ -340,6 +340,63 @@ TEST_P(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
   EXPECT_TRUE(none->empty());
 }
 
+v1::Problem WithMath(v1::Problem p, v1::Math math) {
+  p.set_math(math);
+  return p;
+}
+
+// Each math mode of a problem has its own jobs' measurements, best and tuned
+// shapes; MATH_IEEE_FP32 keeps the keys of before the modes (its label has
+// no suffix).
+TEST_P(StoreTest, MathModesKeepTheirOwnMeasurementsBestAndShapes) {
+  const v1::Problem ieee = Sgemm(64, 64, 64);
+  const v1::Problem tf32 = WithMath(ieee, v1::MATH_TF32);
+  const v1::Problem accurate = WithMath(ieee, v1::MATH_FP32_ACCURATE);
+  const int64_t j_ieee = NewJob(ieee), j_tf32 = NewJob(tf32), j_acc = NewJob(accurate);
+  ASSERT_TRUE(store_->AddMeasurement(j_ieee, Meas("simt", v1::MEASUREMENT_OK, 0.5), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_tf32, Meas("tc1", v1::MEASUREMENT_OK, 0.1), nullptr).ok());
+  ASSERT_TRUE(
+      store_->AddMeasurement(j_tf32, Meas("tc3", v1::MEASUREMENT_WRONG_ANSWER, 0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_acc, Meas("tc3", v1::MEASUREMENT_OK, 0.2), nullptr).ok());
+  ASSERT_TRUE(store_->SetJobErrorBound(j_tf32, 3e-4, 6e-4).ok());
+  EXPECT_EQ(store_->SetJobErrorBound(9999, 1, 2).code(), absl::StatusCode::kNotFound);
+
+  auto job = store_->GetJob(j_tf32);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->problem().math(), v1::MATH_TF32);
+  EXPECT_DOUBLE_EQ(job->baseline_error(), 3e-4);
+  EXPECT_DOUBLE_EQ(job->error_bound(), 6e-4);
+  EXPECT_EQ(store_->GetJob(j_ieee)->problem().math(), v1::MATH_IEEE_FP32);
+  EXPECT_EQ(store_->GetJob(j_ieee)->baseline_error(), 0);
+
+  for (auto [problem, names] :
+       {std::pair{ieee, std::vector<std::string>{"simt"}},
+        {tf32, std::vector<std::string>{"tc1", "tc3"}}, {accurate, std::vector<std::string>{"tc3"}}}) {
+    auto ms = store_->ListMeasurements(dev_, problem, 0);
+    ASSERT_TRUE(ms.ok()) << ms.status();
+    std::vector<std::string> got;
+    for (const auto& m : *ms) got.push_back(m.config().name());
+    EXPECT_EQ(got, names) << v1::Math_Name(problem.math());
+    auto best = store_->Best(dev_, problem);
+    ASSERT_TRUE(best.ok()) << best.status();
+    EXPECT_EQ((*best)->measurement.config().name(), names.front());
+  }
+  EXPECT_DOUBLE_EQ((*store_->Best(dev_, tf32))->baseline_error, 3e-4);
+  EXPECT_EQ(store_->Best(dev_, WithMath(Sgemm(8, 8, 8), v1::MATH_TF32)).status().message(),
+            "no tuned kernel for sgemm f32 8x8x8 tf32 on this device");
+
+  // A mode with no OK measurement of a shape has no tuned shape there.
+  const int64_t j_only_wrong = NewJob(WithMath(Sgemm(32, 32, 32), v1::MATH_FP32_ACCURATE));
+  ASSERT_TRUE(store_->AddMeasurement(j_only_wrong, Meas("tc3", v1::MEASUREMENT_WRONG_ANSWER, 0),
+                                     nullptr)
+                  .ok());
+  for (v1::Math math : {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
+    auto shapes = store_->TunedShapes(dev_, v1::FAMILY_SGEMM, v1::DTYPE_F32, math);
+    ASSERT_TRUE(shapes.ok()) << shapes.status();
+    EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{64, 64, 64}})) << v1::Math_Name(math);
+  }
+}
+
 TEST_P(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
   const v1::Problem p = Sgemm(2048, 2048, 2048);
   int64_t j1 = NewJob(p);
@@ -775,6 +832,12 @@ TEST(StoreOpenTest, MigratesVersion1KeepingItsData) {
   EXPECT_EQ(job->done(), 1);
   EXPECT_DOUBLE_EQ(job->best().median_ms(), 0.5);
   EXPECT_EQ(job->compile_seconds(), 0);  // the new columns' defaults
+  EXPECT_EQ(job->problem().math(), v1::MATH_IEEE_FP32);  // schema 5: every older row
+  v1::Problem p;
+  p.set_family(v1::FAMILY_SGEMM);
+  p.set_dtype(v1::DTYPE_F32);
+  for (int64_t d : {64, 64, 64}) p.add_shape(d);
+  EXPECT_EQ((*store)->ListMeasurements(1, p, 0)->size(), 1u);  // its key unchanged
   ASSERT_TRUE((*store)->AddJobTime(7, {1.5, 2.5, 0.5, 1, 2}).ok());
   EXPECT_DOUBLE_EQ((*store)->GetJob(7)->measure_seconds(), 2.5);
   store->reset();

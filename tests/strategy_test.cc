@@ -7,6 +7,7 @@
 
 #include "server/search/simulate.h"
 #include "server/search/strategy.h"
+#include "server/serving.h"
 
 namespace tuned::search {
 namespace {
@@ -80,6 +81,33 @@ TEST_F(StrategyTest, ExhaustiveIsTheSpaceThenThreeRoundsOfNeighbours) {
   EXPECT_TRUE((*s)->NextRound(in).empty());
 }
 
+TEST_F(StrategyTest, ModelRefinesTheMostPromisingNeighboursOfItsBest) {
+  // Rounds 2-4: the neighbours of the best 2 (none measured yet), at most
+  // ModelOptions::refine_max of them; none after refine_rounds.
+  ModelOptions options;
+  auto s = MakeStrategy("model", family_, device_, Others(1), 2, options);
+  ASSERT_TRUE(s.ok());
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = shapes_[1].shape;
+  in.valid = valid_;
+  for (const Config& c : (*s)->NextRound(in)) in.measured.insert(family_.ConfigName(c));
+  in.best = {valid_[5], valid_[7], valid_[9]};
+  in.best_ms = {1, 2, 3};
+  std::set<std::string> refined;
+  const auto all = Refinements(family_, device_, {valid_[5], valid_[7]}, in.measured, &refined);
+  ASSERT_GT(all.size(), static_cast<size_t>(options.refine_max));
+  std::set<std::string> neighbours;
+  for (const Config& c : all) neighbours.insert(family_.ConfigName(c));
+  in.round = 1;
+  const auto next = (*s)->NextRound(in);
+  EXPECT_EQ(next.size(), static_cast<size_t>(options.refine_max));
+  for (const Config& c : next) EXPECT_EQ(neighbours.count(family_.ConfigName(c)), 1u);
+  in.round = options.refine_rounds + 1;
+  EXPECT_TRUE((*s)->NextRound(in).empty());
+}
+
 TEST_F(StrategyTest, ModelWithoutKnowledgeIsExhaustive) {
   auto s = MakeStrategy("model", family_, device_, {});
   ASSERT_TRUE(s.ok());
@@ -115,9 +143,8 @@ TEST_F(StrategyTest, ModelOnTwoKnownShapesIsExhaustive) {
 
 TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {
   // Issue 17's bars on the fixture: within 2% of the record's best, in less
-  // simulated GPU time than the exhaustive strategy and within the first
-  // round's share (ModelOptions::first_seconds, 5 s predicted) plus the
-  // refinement and the final re-timing.
+  // simulated GPU time than the exhaustive strategy, and a median under 10 s.
+  std::vector<double> seconds;
   for (size_t i = 0; i < shapes_.size(); ++i) {
     auto s = MakeStrategy("model", family_, device_, Others(i));
     ASSERT_TRUE(s.ok());
@@ -130,14 +157,14 @@ TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {
                 shape.c_str(), regret, o.measured + o.unmeasurable, o.seconds, x.seconds);
     EXPECT_LE(regret, 0.02) << shape << ": " << o.winner;
     EXPECT_LT(o.seconds, x.seconds) << shape;
-    EXPECT_LT(o.seconds, 10) << shape;
+    seconds.push_back(o.seconds);
   }
+  EXPECT_LT(tuned::Median(seconds), 10);
 }
 
-TEST_F(StrategyTest, ModelFirstRoundIsSizedByPredictedTime) {
-  // 5 predicted seconds: most of what the other shapes ran on 1024^3 (a
-  // config ~0.01 s), a few dozen on 4096^3 (~0.1-0.3 s each); with 0.1 s
-  // only min_first and the nearest shapes' winners.
+TEST_F(StrategyTest, ModelFirstRoundIsTheNearestWinnersAndTheBestPredicted) {
+  // ModelOptions::first_round configs the model predicts fastest, besides
+  // the winners of the nearest shapes (near_shapes x near_winners at most).
   auto first_round = [&](size_t i, ModelOptions options) {
     auto s = MakeStrategy("model", family_, device_, Others(i), 2, options);
     RoundInput in;
@@ -148,26 +175,16 @@ TEST_F(StrategyTest, ModelFirstRoundIsSizedByPredictedTime) {
     return (*s)->NextRound(in);
   };
   ModelOptions options;
-  const auto small = first_round(1, options);  // 1024^3
-  const auto big = first_round(3, options);    // 4096^3
-  EXPECT_GT(small.size(), 150u);
-  EXPECT_GE(big.size(), static_cast<size_t>(options.min_first));
-  EXPECT_LT(big.size(), 64u);
-  // Its predicted time within the share: costed as the simulator costs it
-  // (the record's times) it is at most a few times over.
-  double cost = 0, best = 0;
-  for (const Config& c : big) {
-    auto it = shapes_[3].ms.find(family_.ConfigName(c));
-    if (it == shapes_[3].ms.end()) continue;
-    cost += MeasureSeconds(it->second, best);
-    best = best > 0 ? std::min(best, it->second) : it->second;
+  const size_t most = options.first_round + options.near_shapes * options.near_winners;
+  for (size_t i : {1, 3}) {  // 1024^3, 4096^3
+    const auto round = first_round(i, options);
+    EXPECT_GE(round.size(), static_cast<size_t>(options.first_round));
+    EXPECT_LE(round.size(), most);
   }
-  EXPECT_LT(cost, 3 * options.first_seconds);
-  options.first_seconds = 0.1;
+  options.first_round = 4;
   const auto tiny = first_round(1, options);
-  EXPECT_GE(tiny.size(), static_cast<size_t>(options.min_first));
-  EXPECT_LE(tiny.size(),
-            static_cast<size_t>(options.min_first + options.near_shapes * options.near_winners));
+  EXPECT_GE(tiny.size(), 4u);
+  EXPECT_LE(tiny.size(), static_cast<size_t>(4 + options.near_shapes * options.near_winners));
   // The nearest shapes' winners are in it, whatever the model says.
   std::set<std::string> names;
   for (const Config& c : tiny) names.insert(family_.ConfigName(c));

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace tuned {
 
@@ -46,9 +48,21 @@ absl::Status Family::ValidateProblem(const Shape& shape, const v1::Device& devic
   return absl::OkStatus();
 }
 
-std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned) const {
+absl::Status Family::ValidateMath(v1::Math math) const {
+  const std::vector<v1::Math> modes = MathModes();
+  if (std::find(modes.begin(), modes.end(), math) != modes.end()) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (v1::Math m : modes) names.push_back(absl::AsciiStrToLower(absl::StripPrefix(EnumName(m), "MATH_")));
+  return absl::InvalidArgumentError(absl::StrCat("math mode ", EnumName(math),
+                                                 " is not supported by ", std::string(name()),
+                                                 " (supported: ", absl::StrJoin(names, ", "), ")"));
+}
+
+std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
+                                       v1::Math math) const {
   std::vector<Config> valid;
   for (auto& c : Space()) {
+    if (!Admits(c, math)) continue;
     if (auto s = Check(c, device); s.ok()) {
       valid.push_back(std::move(c));
     } else if (pruned != nullptr) {
@@ -59,9 +73,9 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
 }
 
 std::vector<Config> Family::ValidSpace(const v1::Device& device, const Shape& shape,
-                                       std::vector<Pruned>* pruned) const {
+                                       std::vector<Pruned>* pruned, v1::Math math) const {
   std::vector<Config> suited;
-  for (auto& c : ValidSpace(device, pruned)) {
+  for (auto& c : ValidSpace(device, pruned, math)) {
     if (auto s = SuitsShape(c, shape); s.ok()) {
       suited.push_back(std::move(c));
     } else if (pruned != nullptr) {
@@ -108,15 +122,16 @@ std::vector<Config> Family::Neighbours(const Config& config) const {
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
-                                std::set<std::string>* refined, const Shape& shape) {
+                                std::set<std::string>* refined, v1::Math math,
+                                const Shape& shape) {
   std::vector<Config> out;
   std::set<std::string> names;
   for (const Config& config : best) {
     if (!refined->insert(family.ConfigName(config)).second) continue;
     for (Config& c : family.Neighbours(config)) {
       const std::string name = family.ConfigName(c);
-      if (measured.count(name) != 0 || names.count(name) != 0 || !family.Check(c, device).ok() ||
-          (!shape.empty() && !family.SuitsShape(c, shape).ok())) {
+      if (measured.count(name) != 0 || names.count(name) != 0 || !family.Admits(c, math) ||
+          !family.Check(c, device).ok() || (!shape.empty() && !family.SuitsShape(c, shape).ok())) {
         continue;
       }
       names.insert(name);

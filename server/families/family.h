@@ -66,6 +66,17 @@ class Family {
   virtual bool baseline_is_candidate() const { return false; }
   /// The parameters, in canonical order.
   virtual const std::vector<Param>& params() const = 0;
+  /// The math modes (tuner.proto Math) the family tunes: MATH_IEEE_FP32
+  /// only, unless it says otherwise (sgemm: all three).
+  virtual std::vector<v1::Math> MathModes() const { return {v1::MATH_IEEE_FP32}; }
+  /// Whether `config` is a candidate of math mode `math` (its arithmetic
+  /// meets the mode's kind: sgemm's tensor-core kinds are no candidates of
+  /// MATH_IEEE_FP32). Every config is a candidate of MATH_IEEE_FP32 only,
+  /// unless the family says otherwise. Independent of the device and shape.
+  virtual bool Admits(const Config& config, v1::Math math) const {
+    (void)config;
+    return math == v1::MATH_IEEE_FP32;
+  }
 
   /// Work per run: flops (sgemm: 2*M*N*K) or bytes moved (read + written).
   /// metric = Work / (median_ms * 1e6).
@@ -107,12 +118,20 @@ class Family {
   absl::Status ValidateShape(const Shape& shape) const;
   /// ValidateShape plus BufferBytes against the device's memory (RESOURCE_EXHAUSTED).
   absl::Status ValidateProblem(const Shape& shape, const v1::Device& device) const;
-  /// Space() split into the valid configs and the pruned ones with reasons.
-  std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned) const;
-  /// What a job on `shape` searches: ValidSpace(device) less the configs
-  /// that do not suit the shape (SuitsShape), which join `pruned` too.
+  /// INVALID_ARGUMENT unless `math` is one of MathModes() (naming them).
+  absl::Status ValidateMath(v1::Math math) const;
+  /// The configs of Space() that `math` admits (Admits), split into the
+  /// valid ones and the pruned ones with reasons; the others are left out,
+  /// not pruned (MATH_IEEE_FP32's space is the family's space of before the
+  /// math modes).
+  std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
+                                 v1::Math math = v1::MATH_IEEE_FP32) const;
+  /// What a job on `shape` in mode `math` searches: ValidSpace(device,
+  /// pruned, math) less the configs that do not suit the shape (SuitsShape),
+  /// which join `pruned` too.
   std::vector<Config> ValidSpace(const v1::Device& device, const Shape& shape,
-                                 std::vector<Pruned>* pruned) const;
+                                 std::vector<Pruned>* pruned,
+                                 v1::Math math = v1::MATH_IEEE_FP32) const;
   /// The configs one step from `config` along one parameter: that parameter
   /// set to the value before or after its own in Param::values (a parameter
   /// the config lacks has its if_absent value), the others unchanged; in
@@ -140,13 +159,15 @@ class Family {
 /// The next round of a job's local search around its best (JobRunner's
 /// Refine): the neighbours (Family::Neighbours) of each of `best` (the job's
 /// best configs, fastest first) whose name is not yet in `refined`, that
-/// pass Check on `device` (and, where `shape` is given, SuitsShape) and
-/// whose names are not in `measured`; each once, in order. Adds the names
-/// of the configs it refines to `refined`.
+/// the job's math mode `math` admits, that pass Check on `device` (and,
+/// where `shape` is given, SuitsShape) and whose names are not in
+/// `measured`; each once, in order. Adds the names of the configs it
+/// refines to `refined`.
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
-                                std::set<std::string>* refined, const Shape& shape = {});
+                                std::set<std::string>* refined,
+                                v1::Math math = v1::MATH_IEEE_FP32, const Shape& shape = {});
 
 /// Distance between two shapes of one family: the sum over dimensions of
 /// |log2(a_i / b_i)|, so doubling one dimension costs 1 whatever its size.

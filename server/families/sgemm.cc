@@ -11,6 +11,11 @@
 //   KIND 4  sgemm_gemv_rows<GW,GR,GU,GC,SPLITK> (GSIDE 0, small N) and
 //           sgemm_gemv_cols<GW,GR,GU,GC,SPLITK> (GSIDE 1, small M): matrix-
 //           vector shapes, searched only where M or N is at most 8 (SuitsShape)
+//   KIND 5  sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+//           (kernels_src/sgemm/mma_tf32.cuh) tensor cores, mma.sync m16n8k8
+//           TF32 (PASSES 1) or 3xTF32 (PASSES 3), cp.async pipeline, warp
+//           tiles, split-K, rasterization; a candidate of the math modes
+//           MATH_TF32 and (PASSES 3) MATH_FP32_ACCURATE only (Admits())
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -36,7 +41,8 @@ enum Kind : int64_t {
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
   kWarpTiled = 3,  // sgemm_warp<BM,...,MINB,SLICEK,STREAMB,STREAMK>
-  kGemv = 4,       // sgemm_gemv_rows / sgemm_gemv_cols<GW,GR,GU,GC,SPLITK>
+  kGemv = 4,       // sgemm_gemv_rows / sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB>
+  kMma = 5,        // sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
 };
 
 /// GSIDE values of the gemv kind.
@@ -52,6 +58,7 @@ constexpr const char* KindName(int64_t kind) {
     case kTiled: return "tiled";
     case kWarpTiled: return "warp";
     case kGemv: return "gemv";
+    case kMma: return "mma";
   }
   return "unknown";
 }
@@ -91,8 +98,8 @@ constexpr int64_t kDefaultRegisterUsageLevel = 5;
 /// Parameters added after configs were first stored, and the value a stored
 /// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
 /// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
-/// before them; the gemv kind's GSIDE, GW, GR, GU and GC (0: the other
-/// kinds' fixed value).
+/// before them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU
+/// and GC (0), which no other kind has.
 int64_t IfAbsent(std::string_view key) {
   return key == "SLICEK" ? 1 : key == "RUL" ? kDefaultRegisterUsageLevel : 0;
 }
@@ -106,29 +113,86 @@ int64_t At(const Config& c, const std::string& key) {
 /// The values a kind takes for the parameters it does not use (so that each
 /// distinct kernel appears once): the naive kinds use only BM and BN, the
 /// tiled kind none of the warp kind's LN..MINB, the warp kind has fixed
-/// A padding 4, float4 loads, the outer-product loop and strided lanes, and
-/// none of them the gemv kind's GSIDE..GC (0); the gemv kind uses only
-/// GSIDE..GC and SPLITK.
+/// A padding 4, float4 loads, the outer-product loop and strided lanes; the
+/// gemv kind uses only GSIDE..GC (kGemvOnly, which the others lack) and
+/// SPLITK.
 const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
                                {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0},
-                               {"RUL", kDefaultRegisterUsageLevel},
-                               {"GSIDE", 0}, {"GW", 0}, {"GR", 0}, {"GU", 0}, {"GC", 0}};
+                               {"RUL", kDefaultRegisterUsageLevel}};
   static const Config tiled = {{"LN", 0},    {"STAGES", 0}, {"SPLITK", 1},  {"GROUP", 1},
                                {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
-                               {"RUL", kDefaultRegisterUsageLevel},
-                               {"GSIDE", 0}, {"GW", 0}, {"GR", 0}, {"GU", 0}, {"GC", 0}};
-  static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0},
-                              {"GSIDE", 0}, {"GW", 0}, {"GR", 0}, {"GU", 0}, {"GC", 0}};
+                               {"RUL", kDefaultRegisterUsageLevel}};
+  static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
+  static const Config mma = {{"TM", 1},     {"TN", 1},      {"PAD", 0},     {"VEC", 1},
+                             {"LOOP", 0},   {"MAP", 0},     {"DB", 0},      {"LN", 0},
+                             {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
+                             {"RUL", kDefaultRegisterUsageLevel}};
   static const Config gemv = {{"BM", 8},    {"BN", 8},     {"BK", 8},     {"TM", 1},
                               {"TN", 1},    {"PAD", 0},    {"VEC", 1},    {"LOOP", 0},
                               {"MAP", 0},   {"DB", 0},     {"LN", 0},     {"STAGES", 0},
                               {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}, {"STREAMB", 0},
                               {"STREAMK", 0}, {"RUL", kDefaultRegisterUsageLevel}};
-  return kind == kTiled ? tiled : kind == kWarpTiled ? warp : kind == kGemv ? gemv : naive;
+  if (kind == kMma) return mma;
+  if (kind == kGemv) return gemv;
+  return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
+
+/// KIND 5's own parameters, which every other kind lacks (their if_absent
+/// value, 0): so that the configs and names of the other kinds are those
+/// of before KIND 5.
+constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
+/// KIND 4's own parameters, likewise.
+constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
+
+/// Registers of the tensor-core kernel besides its accumulators: fragments
+/// (A and B, big and small parts), addresses, bounds and loop state.
+/// Calibrated with ptxas -v (NVRTC 13.0, sm_90) on sgemm_mma: 64x64 warp
+/// tiles (128 accumulators) used 237-240 registers, 64x32 and 32x64 162-166,
+/// 32x32 116, 16x32 110.
+constexpr int64_t kMmaRegisterOverhead = 110;
+
+/// The tensor-core kernel's derived sizes (see sgemm_mma in mma_tf32.cuh).
+struct MmaTile {
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb;
+
+  /// One warp per WM x WN warp tile of the BM x BN block tile.
+  int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * kWarp : 0; }
+  /// Dynamic shared memory: STAGES x (As[BM][BK+4] + Bs[BK][BN+8]) floats.
+  int64_t SharedBytes() const {
+    return stages * (bm * (bk + 4) + bk * (bn + 8)) * kBytesPerElement;
+  }
+  /// WM*WN/32 accumulators per thread plus kMmaRegisterOverhead.
+  int64_t RegisterEstimate() const { return wm * wn / kWarp + kMmaRegisterOverhead; }
+};
+
+MmaTile GetMma(const Config& c) {
+  return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),  At(c, "WN"),
+          At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"), At(c, "MINB")};
+}
+
+/// Tensor-core tiles {BM, BN, WM, WN} for large problems: 4 or 8 warps of
+/// 64x64, 64x32 or 32x64 warp tiles.
+constexpr std::array<std::array<int64_t, 4>, 5> kMmaTiles = {{
+    {128, 128, 64, 64},  // 128 threads
+    {128, 128, 64, 32},  // 256 threads
+    {128, 128, 32, 64},  // 256 threads
+    {256, 128, 64, 64},  // 256 threads
+    {128, 256, 64, 64},  // 256 threads
+}};
+
+/// Tensor-core tiles {BM, BN, WM, WN} with split-K: medium and small tiles
+/// (few output tiles, M = 16 or 32) of 2 to 4 warps.
+constexpr std::array<std::array<int64_t, 4>, 6> kMmaSplitTiles = {{
+    {128, 64, 64, 32},  // 128 threads
+    {64, 128, 32, 64},  // 128 threads
+    {64, 64, 32, 32},   // 128 threads
+    {32, 128, 32, 32},  // 128 threads
+    {16, 128, 16, 32},  // 128 threads
+    {32, 64, 32, 32},   // 64 threads
+}};
 
 /// Block tiles {BM, BN, TM, TN} of the 2-D tiled group of Space(): 64 to 512
 /// threads of 4x4 to 16x8 outputs, from 16x64 (small M, e.g. M = 16) and
@@ -362,13 +426,15 @@ class SgemmFamilyImpl final : public Family {
  public:
   SgemmFamilyImpl()
       : params_{
-            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv},
+            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv, kMma},
              "0 = naive (one thread per output, threadIdx.x along rows: uncoalesced), "
              "1 = coalesced (one thread per output, threadIdx.x along columns), "
              "2 = tiled (shared-memory block tiling, TM x TN outputs per thread), "
              "3 = warp (warp tiling, cp.async pipeline, split-K, rasterization; sm_80+), "
              "4 = gemv (matrix-vector shapes, M or N of 1 to 8: a warp or several per row "
-             "or column group, float4 loads, K split over warps and blocks)"},
+             "or column group, float4 loads, K split over warps and blocks), "
+             "5 = mma (tensor cores, mma.sync m16n8k8 TF32, cp.async pipeline, split-K; sm_80+; "
+             "math modes tf32 and, 3xTF32, fp32_accurate)"},
             {"BM", {8, 16, 32, 64, 128, 256},
              "rows of C per block; naive kinds: block dimension along M"},
             {"BN", {8, 16, 32, 64, 128, 256},
@@ -430,6 +496,15 @@ class SgemmFamilyImpl final : public Family {
              "levels 0-3, one for 4-5 and one for 6-10 (sgemm_warp 128x256 and 64x128, "
              "compared section by section), so 0, 5 and 10 stand for all (other kinds: 5)",
              IfAbsent("RUL")},
+            {"WM", {0, 16, 32, 64},
+             "mma: rows of a warp tile, (WM/16) m16 tiles (other kinds: 0)", IfAbsent("WM")},
+            {"WN", {0, 32, 64},
+             "mma: columns of a warp tile, (WN/8) n8 tiles (other kinds: 0)", IfAbsent("WN")},
+            {"PASSES", {0, 1, 3},
+             "mma: 1 = TF32 (operands rounded to TF32, one mma per tile; math mode tf32), "
+             "3 = 3xTF32 (operands split into big = tf32(x) and small = tf32(x - big) in the "
+             "kernel, small*big + big*small + big*big; fp32_accurate and tf32) (other kinds: 0)",
+             IfAbsent("PASSES")},
             {"GSIDE", {kGemvRows, kGemvCols},
              "gemv: 0 = rows (small N: warps along the rows of A, contiguous in K), "
              "1 = cols (small M: lanes along the columns of B) (other kinds: 0)",
@@ -460,6 +535,22 @@ class SgemmFamilyImpl final : public Family {
   std::string_view baseline_name() const override { return "cuBLAS"; }
   bool baseline_is_candidate() const override { return true; }
   const std::vector<Param>& params() const override { return params_; }
+
+  std::vector<v1::Math> MathModes() const override {
+    return {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32};
+  }
+
+  /// MATH_IEEE_FP32: the fp32 kinds (0..4), today's space; MATH_FP32_ACCURATE:
+  /// those and 3xTF32 (KIND 5, PASSES 3); MATH_TF32: KIND 5, TF32 and 3xTF32
+  /// (the latter more accurate, for shapes where cuBLAS's TF32 baseline is
+  /// more accurate than one TF32 pass).
+  bool Admits(const Config& config, v1::Math math) const override {
+    if (At(config, "KIND") != kMma) {
+      return math == v1::MATH_IEEE_FP32 || math == v1::MATH_FP32_ACCURATE;
+    }
+    if (At(config, "PASSES") == 3) return math == v1::MATH_FP32_ACCURATE || math == v1::MATH_TF32;
+    return math == v1::MATH_TF32;
+  }
 
   /// Flops of one GEMM: 2 * M * N * K (one multiply and one add per term;
   /// the alpha/beta epilogue is not counted, as in cuBLAS benchmarks).
@@ -545,6 +636,37 @@ class SgemmFamilyImpl final : public Family {
       }
       add(c);
     };
+    // Tensor cores (KIND 5), first: the math modes that admit them (Admits)
+    // find a fast kernel early; MATH_IEEE_FP32 admits none, so its order is
+    // as before.
+    auto mma = [&](int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
+                   int64_t splitk, int64_t passes, int64_t group, int64_t minb) {
+      Config c = base(kMma);
+      for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
+                          {"WM", wm}, {"WN", wn}, {"STAGES", stages}, {"SPLITK", splitk},
+                          {"PASSES", passes}, {"GROUP", group}, {"MINB", minb}}) {
+        c[k] = v;
+      }
+      add(c);
+    };
+    for (int64_t passes : {3, 1}) {
+      for (const auto& [bm, bn, wm, wn] : kMmaTiles) {
+        // BK 16 with 3 or 4 stages, BK 32 with 3 (64x64 3xTF32 warp tiles
+        // spill at BK 32: 254 registers and 48 bytes of stack).
+        for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 3}, {16, 4}, {32, 3}}) {
+          if (bk == 32 && passes == 3 && wm * wn == 64 * 64) continue;
+          mma(bm, bn, bk, wm, wn, stages, 1, passes, 8, 1);
+        }
+      }
+      for (const auto& [bm, bn, wm, wn] : kMmaSplitTiles) {
+        const bool small = bm <= 32;
+        for (auto [bk, stages] : {std::pair<int64_t, int64_t>{16, 4}, {32, 3}}) {
+          mma(bm, bn, bk, wm, wn, stages, 1, passes, small ? 1 : 8, 1);
+        }
+        for (int64_t splitk : {2, 4, 8}) mma(bm, bn, 32, wm, wn, 3, splitk, passes, 1, 1);
+        if (small) mma(bm, bn, 32, wm, wn, 3, 16, passes, 1, 1);
+      }
+    }
     // Warp tiling, large tiles. MINB = 2 only where it caps the registers
     // (256 threads or more), MINB = 4 for 128 threads (128 registers, 16
     // warps per SM); BK = 32 for the first four tiles, GROUP = 1 for the
@@ -673,6 +795,23 @@ class SgemmFamilyImpl final : public Family {
                          KindName(kind), "), which takes ", key, "=", value));
       }
     }
+    if (kind != kGemv) {
+      for (const char* key : kGemvOnly) {
+        if (At(config, key) != 0) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              key, "=", At(config, key), " is unused by KIND=", kind, " (", KindName(kind),
+              "), which takes ", key, "=0"));
+        }
+      }
+    }
+    if (kind == kMma) return CheckMma(config, device);
+    for (const char* key : kMmaOnly) {
+      if (At(config, key) != 0) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            key, "=", At(config, key), " is unused by KIND=", kind, " (", KindName(kind),
+            "), which takes ", key, "=0"));
+      }
+    }
     if (kind == kWarpTiled) return CheckWarp(config, device);
     if (kind == kGemv) return CheckGemv(config, device);
     if (kind != kTiled) {
@@ -747,6 +886,15 @@ class SgemmFamilyImpl final : public Family {
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       return name;
     }
+    if (kind == kMma) {
+      std::string name = absl::StrCat(
+          "sgemm_mma_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_w",
+          At(config, "WM"), "x", At(config, "WN"), "_s", At(config, "STAGES"), "_g",
+          At(config, "GROUP"), "_b", At(config, "MINB"));
+      if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
+      absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
+      return name;
+    }
     if (kind == kWarpTiled) {
       std::string name = absl::StrCat(
           "sgemm_warp_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_",
@@ -789,6 +937,15 @@ class SgemmFamilyImpl final : public Family {
       args.push_back(GetGemv(config).MinBlocks());
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kGemvSource),
               absl::StrCat("sgemm_gemv_", GemvKernel(config), "<", absl::StrJoin(args, ","), ">"),
+              {}};
+    }
+    if (kind == kMma) {
+      std::vector<int64_t> args;
+      for (const char* p :
+           {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}) {
+        args.push_back(At(config, p));
+      }
+      return {embedded::kSgemmMmaSource, absl::StrCat("sgemm_mma<", absl::StrJoin(args, ","), ">"),
               {}};
     }
     if (kind == kWarpTiled) {
@@ -847,6 +1004,18 @@ class SgemmFamilyImpl final : public Family {
       g.add_block(1);
       g.set_dynamic_shared_bytes(0);
       g.set_prescale_output(gv.splitk > 1);
+      return g;
+    }
+    if (kind == kMma) {
+      const MmaTile t = GetMma(config);
+      v1::LaunchGeometry g;
+      for (int64_t d : {CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn),
+                        std::max<int64_t>(t.splitk, 1), int64_t{1}}) {
+        g.add_grid(static_cast<uint32_t>(d));
+      }
+      for (int64_t d : {t.Threads(), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
+      g.set_dynamic_shared_bytes(static_cast<uint32_t>(t.SharedBytes()));
+      g.set_prescale_output(t.splitk > 1);
       return g;
     }
     if (kind == kWarpTiled) {
@@ -1045,6 +1214,74 @@ class SgemmFamilyImpl final : public Family {
           "an estimated ", regs, " registers per thread (", w.tm * w.tn, " accumulators + ",
           w.tm + w.tn, " operands + ", kWarpRegisterOverhead, ") exceed the cap of ", cap,
           " that MINB=", w.minb, " blocks of ", threads, " threads per SM set (spills)"));
+    }
+    return absl::OkStatus();
+  }
+
+  /// The tensor-core kind's rules: compute capability 8.0+ (cp.async,
+  /// mma.sync TF32); PASSES 1 or 3; WM, WN > 0 with WM % 16 == 0, WN % 8 ==
+  /// 0, BM % WM == 0 and BN % WN == 0 (warp tiles tile the block); BN % 32
+  /// == 0 (conflict-free B fragments); BK 16 or 32; STAGES >= 2; the
+  /// threads within the device's limits, MINB blocks of them within the SM's;
+  /// BM*BK/4 and BK*BN/4 multiples of the threads (even 16-byte copies);
+  /// dynamic shared memory within the opt-in limit and MINB blocks of it
+  /// within an SM; the register estimate within the cap that
+  /// __launch_bounds__(THREADS, MINB) sets.
+  static absl::Status CheckMma(const Config& config, const v1::Device& device) {
+    const MmaTile t = GetMma(config);
+    if (device.cc_major() < 8) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "KIND=5 needs mma.sync TF32 and cp.async (compute capability 8.0+), the device is ",
+          device.cc_major(), ".", device.cc_minor()));
+    }
+    if (t.passes != 1 && t.passes != 3) {
+      return absl::FailedPreconditionError(absl::StrCat("KIND=5 takes PASSES 1 or 3, not ", t.passes));
+    }
+    if (t.wm <= 0 || t.wn <= 0 || t.wm % 16 != 0 || t.wn % 8 != 0 || t.bm % t.wm != 0 ||
+        t.bn % t.wn != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the warp tile ", t.wm, "x", t.wn, " (multiples of 16x8) does not tile ", t.bm, "x", t.bn));
+    }
+    if (t.bn % 32 != 0 || (t.bk != 16 && t.bk != 32) || t.stages < 2) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "KIND=5 takes BN a multiple of 32, BK 16 or 32 and STAGES >= 2, not BN=", t.bn,
+          ", BK=", t.bk, ", STAGES=", t.stages));
+    }
+    const int64_t threads = t.Threads();
+    if (auto s = CheckThreads(threads, absl::StrCat("(BM/WM)*(BN/WN)*32 = ", t.bm / t.wm, "*",
+                                                    t.bn / t.wn, "*32"),
+                              device);
+        !s.ok()) {
+      return s;
+    }
+    if (device.max_threads_per_sm() > 0 && t.minb * threads > device.max_threads_per_sm()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("MINB=", t.minb, " blocks of ", threads, " threads exceed the SM's ",
+                       device.max_threads_per_sm(), " threads"));
+    }
+    if ((t.bm * t.bk / 4) % threads != 0 || (t.bk * t.bn / 4) % threads != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the A tile (", t.bm * t.bk, " floats) or the B tile (", t.bk * t.bn,
+          " floats) does not divide into 16-byte copies evenly among ", threads, " threads"));
+    }
+    const int64_t smem = t.SharedBytes();
+    if (smem > device.shared_memory_per_block_optin() ||
+        t.minb * (smem + kReservedSharedPerBlock) >
+            device.shared_memory_per_block_optin() + kReservedSharedPerBlock) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "MINB=", t.minb, " blocks of ", smem,
+          " bytes of shared memory (STAGES x (BM*(BK+4) + BK*(BN+8)) floats) do not fit the "
+          "device's opt-in per-block limit of ", device.shared_memory_per_block_optin()));
+    }
+    const int64_t regs = t.RegisterEstimate();
+    const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : 65536;
+    const int64_t cap =
+        std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (t.minb * threads) / 8 * 8);
+    if (regs > cap) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "an estimated ", regs, " registers per thread (", t.wm * t.wn / kWarp,
+          " accumulators + ", kMmaRegisterOverhead, ") exceed the cap of ", cap, " that MINB=",
+          t.minb, " blocks of ", threads, " threads per SM set (spills)"));
     }
     return absl::OkStatus();
   }

@@ -291,7 +291,8 @@ class Exhaustive : public Strategy {
     std::vector<Config> best(in.best.begin(),
                              in.best.begin() + std::min<size_t>(in.best.size(), refine_top_));
     std::set<std::string> refined;
-    return WithinBudget(Refinements(*in.family, in.device, best, in.measured, &refined, in.shape),
+    return WithinBudget(
+        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape),
                         std::vector<double>(), in);
   }
 
@@ -322,11 +323,13 @@ class Model : public Strategy {
   std::string Describe() const override {
     if (model_ == nullptr) return absl::StrCat("model: ", why_, ": exhaustive instead");
     return absl::StrCat("model: fitted on ", records_.size(), " measurements of ", bests_.size(),
-                        " shapes; first round ", options_.first_seconds, " s predicted (", options_.min_first,
-                        "..", options_.first_round, " configs) and the winners of ",
+                        " shapes; first round the ", options_.first_round,
+                        " configs predicted fastest and the winners of ",
                         options_.near_shapes, " nearest shapes, then ",
                         options_.refine_rounds, " round(s) of neighbours of the best ",
-                        options_.refine_top);
+                        options_.refine_top,
+                        options_.refine_max > 0 ? absl::StrCat(" (", options_.refine_max, " at most)")
+                                                : std::string());
   }
 
   std::vector<Config> NextRound(const RoundInput& in) override {
@@ -337,14 +340,17 @@ class Model : public Strategy {
                              in.best.begin() + std::min<size_t>(in.best.size(), options_.refine_top));
     std::set<std::string> refined;
     std::vector<Config> next =
-        Refinements(*in.family, in.device, best, in.measured, &refined, in.shape);
+        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape);
     // The most promising neighbours first, costed at the best's time.
     const std::vector<double> pred = model_->Predict(next, in.shape);
     std::vector<size_t> order(next.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
     std::vector<Config> sorted;
-    for (size_t i : order) sorted.push_back(next[i]);
+    for (size_t i : order) {
+      if (options_.refine_max > 0 && static_cast<int>(sorted.size()) >= options_.refine_max) break;
+      sorted.push_back(next[i]);
+    }
     const double best_ms = in.best_ms.empty() ? 0 : in.best_ms.front();
     return WithinBudget(std::move(sorted), std::vector<double>(sorted.size(), best_ms), in);
   }
@@ -380,7 +386,8 @@ class Model : public Strategy {
     std::vector<size_t> order(in.valid.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
-    // The shape's best time, scaled from the nearest shape's by the work.
+    // The shape's best time, scaled from the nearest shape's by the work
+    // (for the budget's cost of each config).
     double best_ms = 0;
     if (!near.empty()) {
       const Shape& s = near.front().second;
@@ -389,35 +396,21 @@ class Model : public Strategy {
     const double min_pred = order.empty() ? 0 : pred[order.front()];
     // Only configs measured OK on another shape: the model has seen them (a
     // config no shape ran is an extrapolation; neighbours still reach it).
-    // Measured most promising first (the worker screens the rest against
-    // it), the nearest shapes' winners all, the others while the round's
-    // predicted GPU time lasts (options_.first_seconds; at least
-    // options_.min_first, at most options_.first_round).
+    // Most promising first (the worker screens the rest against it): the
+    // nearest shapes' winners all, and the options_.first_round others the
+    // model predicts fastest.
     std::set<std::string> seen;
     for (const Record& r : records_) seen.insert(family.ConfigName(r.config));
     std::vector<Config> configs;
     std::vector<double> ms;
-    double cost = 0, best = 0;
     int others = 0;
-    bool full = false;  // the round's time is spent: only winners from here
     for (size_t i : order) {
-      const bool winner = winners.count(i) != 0;
-      if (!winner) {
-        if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
-        if (others >= options_.first_round) continue;
+      if (winners.count(i) == 0) {
+        if (others >= options_.first_round || seen.count(family.ConfigName(in.valid[i])) == 0) continue;
+        ++others;
       }
-      const double m = best_ms * std::exp(pred[i] - min_pred);
-      const double c = m > 0 ? MeasureSeconds(m, best) : kConfigOverheadS;
-      if (!winner && (full || (others >= options_.min_first && options_.first_seconds > 0 &&
-                                cost + c > options_.first_seconds))) {
-        full = true;
-        continue;
-      }
-      if (!winner) ++others;
-      cost += c;
-      if (m > 0) best = best > 0 ? std::min(best, m) : m;
       configs.push_back(in.valid[i]);
-      ms.push_back(m);
+      ms.push_back(best_ms * std::exp(pred[i] - min_pred));
     }
     return WithinBudget(std::move(configs), ms, in);
   }

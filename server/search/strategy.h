@@ -6,13 +6,13 @@
 //
 //   exhaustive  the family's pruned space, then up to 3 rounds of the untried
 //               neighbours of the best 2 (today's sweep, unchanged).
-//   model       the configs a cost model (gradient-boosted trees, XGBoost,
-//               fitted on the measurements of other shapes on this device
-//               kind) predicts fastest for the shape while ~5 s of their
-//               predicted GPU time last, and the winners of the 5 nearest
-//               tuned shapes; then up to 3 rounds of neighbours of the best
-//               2. With no measurements of another shape (a fresh database)
-//               it is exhaustive.
+//   model       the 40 configs a cost model (gradient-boosted trees,
+//               XGBoost, fitted on the measurements of other shapes on this
+//               device kind) predicts fastest for the shape, and the winners
+//               of the 5 nearest tuned shapes; then up to 3 rounds of the 16
+//               neighbours of the best 2 it predicts fastest. With too few
+//               measurements of other shapes (a fresh database) it is
+//               exhaustive.
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
@@ -58,9 +58,11 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text);
 /// clamp(200 ms / ms, 5, 100) runs; each timed run also flushes L2
 /// (kRunOverheadMs), and each config costs kConfigOverheadS (the pipe,
 /// verification against the reference, the store). Calibrated on the
-/// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s.
+/// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s; the
+/// flush (memset of 2x L2 + the instruction-cache flush kernel) costs
+/// 0.077 ms on the H100 (sbs_probe, bench/results/2026-11-23_h100_flush16_strategy.txt).
 inline constexpr double kConfigOverheadS = 0.0045;
-inline constexpr double kRunOverheadMs = 0.05;
+inline constexpr double kRunOverheadMs = 0.077;
 double MeasureSeconds(double ms, double best_ms);
 /// The end-of-job re-timing of the best few (`ms`, with the baseline at
 /// about the best's time): RetimeTogether's rounds x every kernel, twice
@@ -108,7 +110,10 @@ struct RoundInput {
   Shape shape;
   /// Rounds done so far (0: the job has just started).
   int round = 0;
-  /// The family's space pruned for the device and the shape (Family::ValidSpace), in order.
+  /// The job's math mode: the space's and the refinements' (Family::Admits).
+  v1::Math math = v1::MATH_IEEE_FP32;
+  /// The family's space of the math mode pruned for the device and the
+  /// shape (Family::ValidSpace), in order.
   std::vector<Config> valid;
   /// The job's best OK configs, fastest first (at least 2 if it has them),
   /// and their ms.
@@ -136,14 +141,13 @@ class Strategy {
 
 /// Options of the model strategy (tests and the simulator vary them).
 struct ModelOptions {
-  /// The first round: the best predicted configs, fastest first, while
-  /// their predicted GPU time (MeasureSeconds of the predicted ms, the
-  /// shape's best scaled from the nearest shape's by the work) stays within
-  /// `first_seconds` (0: no such limit); at least `min_first` and at most
-  /// `first_round` of them, besides the nearest shapes' winners.
-  double first_seconds = 5;
-  int min_first = 16;
-  int first_round = 256;
+  /// The first round: the configs the model predicts fastest (of those
+  /// measured OK on another shape), this many, besides the nearest shapes'
+  /// winners. Sized by count: on the H100 a config costs ~20 ms of
+  /// measuring whatever its kernel's time for small shapes, so the earlier
+  /// sizing by 5 s of predicted GPU time measured 138-377 configs a shape
+  /// (bench/results/2026-11-23_h100_regret7.txt).
+  int first_round = 40;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
   int near_shapes = 5;
@@ -153,6 +157,9 @@ struct ModelOptions {
   /// exhaustive strategy's).
   int refine_rounds = 3;
   int refine_top = 2;
+  /// Configs of a refinement round at most: the neighbours the model
+  /// predicts fastest (0: all of them).
+  int refine_max = 16;
 };
 
 /// `records`: OK measurements of other shapes of the family on this device

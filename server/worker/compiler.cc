@@ -3,9 +3,10 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <future>
 #include <regex>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -93,18 +94,23 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
 
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,
                                                         std::string_view arch, int threads) {
-  std::vector<absl::StatusOr<CompiledKernel>> out;
-  out.reserve(sources.size());
-  const size_t chunk = static_cast<size_t>(std::max(threads, 1));
-  for (size_t begin = 0; begin < sources.size(); begin += chunk) {
-    std::vector<std::future<absl::StatusOr<CompiledKernel>>> running;
-    for (size_t i = begin; i < std::min(sources.size(), begin + chunk); ++i) {
-      running.push_back(std::async(std::launch::async, [&s = sources[i], arch] {
-        return Compile(s.source, s.name_expression, s.options, arch);
-      }));
-    }
-    for (auto& f : running) out.push_back(f.get());
+  // `threads` workers each take the next source as soon as they are free: a
+  // slow kernel holds up one worker, not the rest (compiling chunks of
+  // `threads` waited for each chunk's slowest, about half of 16 cores idle
+  // in the compile-ahead on the H100, 2026-11-23_h100_regret7.txt).
+  std::vector<absl::StatusOr<CompiledKernel>> out(sources.size(),
+                                                  absl::InternalError("not compiled"));
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const size_t n = std::min(sources.size(), static_cast<size_t>(std::max(threads, 1)));
+  for (size_t w = 0; w < n; ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < sources.size(); i = next++) {
+        out[i] = Compile(sources[i].source, sources[i].name_expression, sources[i].options, arch);
+      }
+    });
   }
+  for (auto& w : workers) w.join();
   return out;
 }
 

@@ -195,9 +195,9 @@ absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {
   auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
   if (!kernel.ok()) return kernel.status();
   f.kernel_ = std::make_shared<LoadedKernel>(*std::move(kernel));
-  // One warp on every SM (a block per SM, each SM's caches its own).
+  // A block on every SM (each SM's caches its own), a warp per segment.
   for (uint32_t d : {static_cast<uint32_t>(std::max(sms, 1)), 1u, 1u}) f.geometry_.add_grid(d);
-  for (uint32_t d : {32u, 1u, 1u}) f.geometry_.add_block(d);
+  for (uint32_t d : {32u * kIcacheFlushWarps, 1u, 1u}) f.geometry_.add_block(d);
   return f;
 }
 

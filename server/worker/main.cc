@@ -3,11 +3,14 @@
 // (server/ipc.h). Logs go to stderr. Exits when stdin closes, or with status 3
 // after a CUDA error that leaves the context unusable, so the daemon restarts it.
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "CLI/CLI.hpp"
 #include "server/ipc.h"
@@ -32,7 +35,17 @@ int main(int argc, char** argv) {
   app.add_option("--arch", arch, "with --compile-only: compute capability to compile for, e.g. 90");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off");
+  int nice = 0;
+  app.add_option("--nice", nice,
+                 "scheduling niceness (0-19) of the process and the threads it starts: the "
+                 "compile-ahead's compiler yields the cores to a job's")
+      ->check(CLI::Range(0, 19));
   CLI11_PARSE(app, argc, argv);
+  // Before any thread starts: NVRTC's threads inherit it (Linux: per thread).
+  if (nice > 0 && setpriority(PRIO_PROCESS, 0, nice) != 0) {
+    std::fprintf(stderr, "tuned-worker: setpriority(%d): %s\n", nice, std::strerror(errno));
+    return 2;
+  }
 
   // Keep the protocol on a private descriptor; stray prints go to stderr.
   const int out = dup(STDOUT_FILENO);

@@ -13,10 +13,15 @@
 namespace tuned {
 
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
-                                                           uint64_t seed, const v1::Device& device) {
+                                                           uint64_t seed, const v1::Device& device,
+                                                           v1::Math math) {
+  if (family != v1::FAMILY_SGEMM && math != v1::MATH_IEEE_FP32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("math mode ", EnumName(math), " is for sgemm only"));
+  }
   switch (family) {
     case v1::FAMILY_SGEMM:
-      return MakeSgemmProblem(shape, seed, device);
+      return MakeSgemmProblem(shape, seed, device, math);
     case v1::FAMILY_TRANSPOSE:
       return MakeTransposeProblem(shape, seed, device);
     case v1::FAMILY_FAULT_TEST:
@@ -122,7 +127,8 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
     result.set_baseline_name("none (compile-only)");
     return result;
   }
-  auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_);
+  auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_,
+                             request.problem().math());
   if (!problem.ok()) return problem.status();
   problem_ = *std::move(problem);
   auto timed = TimeClocked([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);
@@ -132,6 +138,8 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
   result.set_sm_clock_mhz(static_cast<int32_t>(timed->mhz));
   result.set_clock_low(timed->low);
   result.set_baseline_name(problem_->BaselineName());
+  result.set_baseline_error(problem_->BaselineError());
+  result.set_tolerance(problem_->Tolerance());
   return result;
 }
 

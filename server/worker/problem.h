@@ -25,9 +25,13 @@ class DeviceProblem {
   /// Fills the output with NaN so that any element a kernel skips fails the check.
   virtual absl::Status PoisonOutput(cudaStream_t stream) = 0;
   /// Error of the output against the reference; passes if <= Tolerance().
-  /// sgemm: relative Frobenius error vs cuBLAS; transpose: mismatched elements.
+  /// sgemm: relative Frobenius error vs cuBLAS (MATH_IEEE_FP32) or vs the
+  /// fp64 reference (the other math modes); transpose: mismatched elements.
   virtual absl::StatusOr<double> CheckOutput(cudaStream_t stream) = 0;
   virtual double Tolerance() const = 0;
+  /// The baseline's own error against the reference where the bound derives
+  /// from it (sgemm outside MATH_IEEE_FP32); 0 otherwise.
+  virtual double BaselineError() const { return 0; }
   /// Runs before every launch of a candidate with `geometry`, and is timed
   /// with it: sgemm sets C to beta * C where the geometry asks for it
   /// (prescale_output: split-K kernels add into C). Nothing by default.
@@ -42,9 +46,11 @@ class DeviceProblem {
 };
 
 /// Allocates the buffers for the shape, fills inputs with random values from
-/// `seed`, and computes the reference. RESOURCE_EXHAUSTED if it cannot fit.
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(const Shape& shape, uint64_t seed,
-                                                                const v1::Device& device);
+/// `seed`, and computes the reference (sgemm: of math mode `math`, with the
+/// baseline's error against it). RESOURCE_EXHAUSTED if it cannot fit.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(
+    const Shape& shape, uint64_t seed, const v1::Device& device,
+    v1::Math math = v1::MATH_IEEE_FP32);
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeTransposeProblem(const Shape& shape,
                                                                     uint64_t seed,
                                                                     const v1::Device& device);
@@ -57,8 +63,10 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const Shape&
 /// exits as after a real sticky error.
 v1::worker::MeasureResult SimulateFaultTest(const v1::worker::Kernel& kernel, const Shape& shape,
                                             bool* exit_after);
-/// Dispatches on the family.
+/// Dispatches on the family; INVALID_ARGUMENT for a math mode the family
+/// does not tune.
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
-                                                           uint64_t seed, const v1::Device& device);
+                                                           uint64_t seed, const v1::Device& device,
+                                                           v1::Math math = v1::MATH_IEEE_FP32);
 
 }  // namespace tuned

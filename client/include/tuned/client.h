@@ -45,8 +45,16 @@ ClientOptions DefaultClientOptions();
 /// the client side); NOT_FOUND if it cannot be read.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
-/// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN).
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k);
+/// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN), in math mode
+/// `math` (tuner.proto Math: MATH_IEEE_FP32, today's kernels, by default;
+/// MATH_FP32_ACCURATE admits 3xTF32 tensor-core kernels, MATH_TF32 one-pass TF32).
+v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32);
+/// A math mode's name as the CLI and the Python client write it:
+/// "ieee_fp32", "fp32_accurate", "tf32" (the number for an unknown value).
+std::string MathName(v1::Math math);
+/// The math mode of a name written by MathName. INVALID_ARGUMENT, naming the
+/// three, for any other text.
+absl::StatusOr<v1::Math> ParseMath(std::string_view name);
 /// An fp32 transpose problem: out(COLS x ROWS) = in(ROWS x COLS)^T, row-major.
 v1::Problem TransposeProblem(int64_t rows, int64_t cols);
 

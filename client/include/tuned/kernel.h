@@ -41,8 +41,9 @@ class TunedKernel {
 
   /// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream`, device
   /// pointers. Any M, N, K >= 1 (every config is correct for every shape).
-  /// Calls cuBLAS (pure fp32) instead where the daemon found it faster
-  /// (BestKernel.use_baseline).
+  /// Calls cuBLAS instead where the daemon found it faster
+  /// (BestKernel.use_baseline), in the problem's math mode (CreateCublas:
+  /// pure fp32, or TF32 for MATH_TF32).
   /// FAILED_PRECONDITION if this is not an sgemm kernel; INTERNAL on a CUDA error.
   absl::Status Sgemm(int m, int n, int k, float alpha, const float* a, const float* b, float beta,
                      float* c, cudaStream_t stream = nullptr) const;

@@ -56,8 +56,16 @@ class LoadedKernel {
 absl::Status CublasStatus(cublasStatus_t status, std::string_view what);
 
 /// A cuBLAS handle in pure fp32 (CUBLAS_PEDANTIC_MATH: no TF32), the
-/// reference and baseline every SGEMM is compared with.
+/// reference and baseline of MATH_IEEE_FP32: CreateCublas(MATH_IEEE_FP32).
 absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas();
+
+/// A cuBLAS handle whose SGEMM is math mode `math`'s baseline (tuner.proto
+/// Math): CUBLAS_PEDANTIC_MATH for MATH_IEEE_FP32, CUBLAS_DEFAULT_MATH (pure
+/// fp32 unless NVIDIA_TF32_OVERRIDE=1 is set) for MATH_FP32_ACCURATE,
+/// CUBLAS_TF32_TENSOR_OP_MATH (cublasSgemm computes as
+/// CUBLAS_COMPUTE_32F_FAST_TF32) for MATH_TF32. INVALID_ARGUMENT for another
+/// value; INTERNAL for a cuBLAS error.
+absl::StatusOr<cublasHandle_t> CreateCublas(v1::Math math);
 
 /// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream` with cuBLAS
 /// (column-major C^T = B^T * A^T, so A and B swap places).

@@ -204,6 +204,28 @@ def test_bad_input_is_invalid_argument(client, shape, family, text):
         assert text in e.value.message
 
 
+@pytest.mark.parametrize("shape, family, math, text", [
+    ((64, 64, 64), "sgemm", "fp16", "unknown math mode 'fp16' (known: ieee_fp32, fp32_accurate, tf32)"),
+    ((64, 64), "transpose", "tf32", "math mode MATH_TF32 is not supported by transpose"),
+])
+def test_bad_math_mode_is_invalid_argument(client, shape, family, math, text):
+    for call in (client.sweep, client.best, client.results):
+        with pytest.raises(tuned.TunedError) as e:
+            call(*shape, family=family, math=math)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT, e.value
+        assert text in e.value.message
+
+
+def test_a_math_mode_is_part_of_the_problem(client):
+    job = client.sweep(64, 64, 64, math="tf32", wait=False)
+    assert job.problem.math == tuned.pb.MATH_TF32
+    client.cancel(job.id)
+    with pytest.raises(tuned.TunedError) as e:
+        client.best(64, 64, 64, math="fp32_accurate")
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
+    assert "sgemm f32 64x64x64 fp32_accurate" in e.value.message
+
+
 def test_unknown_job_is_not_found(client):
     for call in (client.job, client.cancel):
         with pytest.raises(tuned.TunedError) as e:

@@ -60,10 +60,22 @@ def _read(path, what):
         raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read {what} file {path}: {e}") from None
 
 
-def problem(*shape, family="sgemm"):
+def problem(*shape, family="sgemm", math="ieee_fp32"):
     """A tuned.v1.Problem (f32). `family`: "sgemm" or "transpose" (or an enum value).
-    TunedError INVALID_ARGUMENT for an unknown family or a non-integer dimension;
-    the daemon checks the rest (rank, range)."""
+    `math` (sgemm's math mode, tuner.proto Math): "ieee_fp32" (the default,
+    fp32 kernels), "fp32_accurate" (also 3xTF32 tensor-core kernels within 2x
+    cuBLAS fp32's error against fp64) or "tf32" (TF32 tensor cores within 2x
+    cuBLAS TF32's), or an enum value.
+    TunedError INVALID_ARGUMENT for an unknown family or math mode or a
+    non-integer dimension; the daemon checks the rest (rank, range, whether
+    the family tunes the mode)."""
+    if isinstance(math, str):
+        try:
+            math = pb.Math.Value("MATH_" + math.upper())
+        except ValueError:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"unknown math mode '{math}' (known: ieee_fp32, fp32_accurate, tf32)"
+                             ) from None
     if isinstance(family, str):
         try:
             value = pb.Family.Value("FAMILY_" + family.upper())
@@ -80,7 +92,7 @@ def problem(*shape, family="sgemm"):
         if not -(2**63) <= d < 2**63:
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"dimension {d} does not fit 64 bits")
         dims.append(d)
-    return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims)
+    return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims, math=math)
 
 
 def family_name(value):
@@ -148,24 +160,24 @@ class Client:
             message = f"cannot reach tuned at {self.address} (is the daemon running?): {message}"
         return TunedError(code, message)
 
-    def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False):
+    def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False, math="ieee_fp32"):
         """The tuned kernel (tuned.v1.BestKernel) for the shape: config, times,
         launch geometry for this very shape, entry, cubin and PTX (not with
         basic=True). An untuned shape gets the nearest tuned shape's kernel
         (match == MATCH_NEAREST); tune_if_missing also queues a sweep for it
-        (queued_job_id). NOT_FOUND if no tuned shape is near."""
-        req = pb.GetBestRequest(problem=problem(*shape, family=family),
+        (queued_job_id). NOT_FOUND if no tuned shape is near. `math`: as in problem()."""
+        req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math),
                                 tune_if_missing=tune_if_missing,
                                 view=pb.BEST_VIEW_BASIC if basic else pb.BEST_VIEW_FULL)
         return self._call(self._stub.GetBest, req)
 
-    def sweep(self, *shape, family="sgemm", wait=True, progress=None):
+    def sweep(self, *shape, family="sgemm", wait=True, progress=None, math="ieee_fp32"):
         """Queues a sweep of the family's space for the shape; returns the
         tuned.v1.Job, once it ended if `wait`. progress (with wait): None
         shows a tqdm bar on a terminal and plain lines otherwise (stderr),
-        False nothing, or a callable taking each Job update."""
+        False nothing, or a callable taking each Job update. `math`: as in problem()."""
         job = self._call(self._stub.SubmitSweep, pb.SubmitSweepRequest(
-            problem=problem(*shape, family=family)))
+            problem=problem(*shape, family=family, math=math)))
         return self.watch(job.id, progress) if wait else job
 
     def watch(self, job_id, progress=None):
@@ -204,10 +216,11 @@ class Client:
         """Jobs, newest first (list of tuned.v1.Job); limit 0 = the daemon's default (50)."""
         return list(self._call(self._stub.ListJobs, pb.ListJobsRequest(limit=limit)).jobs)
 
-    def results(self, *shape, family="sgemm", top=0):
+    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32"):
         """The stored measurements of the problem, best first (list of
-        tuned.v1.Measurement); top 0 = all."""
-        req = pb.ListMeasurementsRequest(problem=problem(*shape, family=family), top=top)
+        tuned.v1.Measurement; error: against the fp64 reference outside
+        ieee_fp32); top 0 = all. `math`: as in problem()."""
+        req = pb.ListMeasurementsRequest(problem=problem(*shape, family=family, math=math), top=top)
         return list(self._call(self._stub.ListMeasurements, req).measurements)
 
     def device(self):

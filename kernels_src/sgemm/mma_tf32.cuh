@@ -1,0 +1,304 @@
+// Row-major fp32 GEMM on tensor cores for tuned (family "sgemm", KIND 5,
+// server/families/sgemm.cc), sm_80 and up:
+//
+//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
+//
+// with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
+//
+//   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
+//
+// Compiled at runtime by NVRTC: self-contained (no #include), instantiated
+// through a name expression, e.g. "sgemm_mma<128,128,32,64,64,3,1,3,8,1>".
+// Correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31:
+//  - every global load is predicated (out-of-range elements of a tile are
+//    zero-filled by cp.async with a source size of 0, reading nothing) and
+//    every store bounds-checked;
+//  - 16-byte cp.async only on a block-uniform path chosen at run time (K and
+//    N multiples of 4, A and B 16-byte aligned), else 4-byte cp.async;
+//  - beta == 0 never reads C (BLAS semantics); SPLITK > 1 adds alpha * acc
+//    into C with atomics after the launcher set C to beta * C
+//    (LaunchGeometry.prescale_output).
+//
+// The arithmetic: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, fp32
+// accumulation. Each operand x is rounded to TF32 (10-bit mantissa) with
+// cvt.rna.tf32.f32 (round to nearest, ties away from zero):
+//  - PASSES = 1 (TF32): acc += big(a) * big(b);
+//  - PASSES = 3 (3xTF32, the split of CUTLASS's OpMultiplyAddFastF32,
+//    examples 27 and 28): big = tf32(x), small = tf32(x - big) (x - big is
+//    exact in fp32), acc += small(a) * big(b) + big(a) * small(b), then
+//    acc += big(a) * big(b); the dropped small(a) * small(b) is about
+//    2^-22 of the product, so the result has about fp32's accuracy (less for
+//    small K, where fp32 rounds few terms; more for large K).
+//
+// Tiling: a block computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps,
+// each a WM x WN warp tile of (WM/16) x (WN/8) m16n8k8 tiles. K advances BK
+// at a time through a STAGES-deep cp.async pipeline in dynamic shared memory:
+// per stage As[BM][BK+4] (A as in global memory, k contiguous) and
+// Bs[BK][BN+8] (B as in global memory, n contiguous). The paddings make the
+// fragment loads conflict-free: a warp's A fragment reads rows g (0..7) at
+// columns t (0..3), banks g*(BK+4)+t mod 32, distinct for BK = 16 and 32;
+// its B fragment reads rows t at columns g, banks t*(BN+8)+g, distinct for BN
+// a multiple of 32. Fragments (PTX ISA, "Matrix fragments for mma.m16n8k8",
+// .tf32; g = lane / 4, t = lane % 4): a0 = A[g][t], a1 = A[g+8][t],
+// a2 = A[g][t+4], a3 = A[g+8][t+4]; b0 = B[t][g], b1 = B[t+4][g];
+// c0, c1 = C[g][2t, 2t+1], c2, c3 = C[g+8][2t, 2t+1].
+//
+// Grid: x = ceil(M/BM) * ceil(N/BN) output tiles, visited GROUP tile-rows at
+// a time (L2 reuse); y = SPLITK, each a contiguous range of the K tiles.
+// Block: (BM/WM) * (BN/WN) * 32 threads; dynamic shared memory
+// STAGES * (BM*(BK+4) + BK*(BN+8)) floats.
+
+namespace sgemm_mma_detail {
+
+__device__ __forceinline__ bool Aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
+__device__ __forceinline__ int CeilDiv(int m, int b) { return m / b + (m % b != 0); }
+
+__device__ __forceinline__ unsigned SmemAddr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 4 bytes global -> shared asynchronously; zero-fills when !pred (src unread).
+__device__ __forceinline__ void CpAsync4(float* dst, const float* src, bool pred) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
+               "r"(pred ? 4 : 0));
+}
+
+// 16 bytes (both addresses 16-byte aligned), bypassing L1; zero-fills when !pred.
+__device__ __forceinline__ void CpAsync16(float* dst, const float* src, bool pred) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
+               "r"(pred ? 16 : 0));
+}
+
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// x rounded to TF32 (round to nearest, ties away), as the .b32 mma operand.
+__device__ __forceinline__ unsigned Tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// big = tf32(x) and, for PASSES = 3, small = tf32(x - big).
+template <int PASSES>
+__device__ __forceinline__ void Split(float x, unsigned& big, unsigned& small) {
+  big = Tf32(x);
+  if constexpr (PASSES == 3) small = Tf32(x - __uint_as_float(big));
+}
+
+// d += a * b, one m16n8k8 TF32 tile, fp32 accumulation.
+__device__ __forceinline__ void MmaTf32(float* d, const unsigned* a, const unsigned* b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int PASSES>
+struct Tile {
+  enum {
+    THREADS = (BM / WM) * (BN / WN) * 32,
+    WARPS_N = BN / WN,
+    MI = WM / 16,  // m16 tiles of a warp tile
+    NI = WN / 8,   // n8 tiles
+    SA = BK + 4,   // padded row strides, floats (see the file comment)
+    SB = BN + 8,
+    A_STAGE = BM * SA,
+    B_STAGE = BK * SB,
+  };
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warp tiling");
+  static_assert(BK % 8 == 0 && STAGES >= 2 && (PASSES == 1 || PASSES == 3), "parameters");
+  static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "even copies");
+
+  // Stage `stage` <- K tile `kt` of the block's A rows and B columns
+  // (A, B at the block's corner; rows, cols left in M and N).
+  template <bool VEC>
+  static __device__ __forceinline__ void Load(float* smem, int stage, int kt,
+                                              const float* __restrict__ A,
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int N, int K, int tid) {
+    float* as = smem + stage * A_STAGE;
+    float* bs = smem + STAGES * A_STAGE + stage * B_STAGE;
+    const int k0 = kt * BK;
+    if constexpr (VEC) {  // K % 4 == 0 and N % 4 == 0: a 4-float chunk is all in or all out
+#pragma unroll
+      for (int i = 0; i < BM * BK / 4 / THREADS; ++i) {
+        const int c = tid + i * THREADS, r = c / (BK / 4), kc = (c % (BK / 4)) * 4;
+        const bool p = r < rows && k0 + kc < K;
+        CpAsync16(as + r * SA + kc, p ? A + static_cast<long long>(r) * K + k0 + kc : A, p);
+      }
+#pragma unroll
+      for (int i = 0; i < BK * BN / 4 / THREADS; ++i) {
+        const int c = tid + i * THREADS, r = c / (BN / 4), nc = (c % (BN / 4)) * 4;
+        const bool p = k0 + r < K && nc < cols;
+        CpAsync16(bs + r * SB + nc, p ? B + static_cast<long long>(k0 + r) * N + nc : B, p);
+      }
+    } else {
+#pragma unroll 4
+      for (int i = 0; i < BM * BK / THREADS; ++i) {
+        const int c = tid + i * THREADS, r = c / BK, kk = c % BK;
+        const bool p = r < rows && k0 + kk < K;
+        CpAsync4(as + r * SA + kk, p ? A + static_cast<long long>(r) * K + k0 + kk : A, p);
+      }
+#pragma unroll 4
+      for (int i = 0; i < BK * BN / THREADS; ++i) {
+        const int c = tid + i * THREADS, r = c / BN, n = c % BN;
+        const bool p = k0 + r < K && n < cols;
+        CpAsync4(bs + r * SB + n, p ? B + static_cast<long long>(k0 + r) * N + n : B, p);
+      }
+    }
+  }
+
+  // acc += the stage's BK slice for the warp tile at (wm, wn) of the block.
+  static __device__ __forceinline__ void Compute(const float* smem, int stage, int wm, int wn,
+                                                 int g, int t, float (&acc)[MI][NI][4]) {
+    const float* as = smem + stage * A_STAGE + wm * SA;
+    const float* bs = smem + STAGES * A_STAGE + stage * B_STAGE + wn;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+      unsigned bbig[NI][2], bsmall[NI][2];
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        Split<PASSES>(bs[(kk + t) * SB + ni * 8 + g], bbig[ni][0], bsmall[ni][0]);
+        Split<PASSES>(bs[(kk + t + 4) * SB + ni * 8 + g], bbig[ni][1], bsmall[ni][1]);
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        const float* a = as + (mi * 16 + g) * SA + kk + t;
+        unsigned abig[4], asmall[4];
+        Split<PASSES>(a[0], abig[0], asmall[0]);
+        Split<PASSES>(a[8 * SA], abig[1], asmall[1]);
+        Split<PASSES>(a[4], abig[2], asmall[2]);
+        Split<PASSES>(a[8 * SA + 4], abig[3], asmall[3]);
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+          if constexpr (PASSES == 3) {
+            MmaTf32(acc[mi][ni], asmall, bbig[ni]);
+            MmaTf32(acc[mi][ni], abig, bsmall[ni]);
+          }
+          MmaTf32(acc[mi][ni], abig, bbig[ni]);
+        }
+      }
+    }
+  }
+
+  // The K tiles [kt0, kt1) through the pipeline (see the file comment).
+  template <bool VEC>
+  static __device__ __forceinline__ void KLoop(float* smem, const float* __restrict__ A,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int kt0, int kt1, int tid, int wm,
+                                               int wn, int g, int t, float (&acc)[MI][NI][4]) {
+    const int nk = kt1 - kt0;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < nk) Load<VEC>(smem, s, kt0 + s, A, B, rows, cols, N, K, tid);
+      CpAsyncCommit();
+    }
+    for (int i = 0; i < nk; ++i) {
+      CpAsyncWait<STAGES - 2>();  // K tile i has landed (this thread's copies)
+      __syncthreads();            // everyone's, and stage (i-1) % STAGES is free
+      const int next = i + STAGES - 1;
+      if (next < nk) Load<VEC>(smem, next % STAGES, kt0 + next, A, B, rows, cols, N, K, tid);
+      CpAsyncCommit();
+      Compute(smem, i % STAGES, wm, wn, g, t, acc);
+    }
+    CpAsyncWait<0>();
+  }
+};
+
+}  // namespace sgemm_mma_detail
+
+// KIND=5: see the file comment. Parameters: BM x BN block tile, BK K tile,
+// WM x WN warp tile, STAGES pipeline stages, SPLITK blocks along K per
+// output tile, PASSES 1 (TF32) or 3 (3xTF32), GROUP tile-rows per raster
+// group, MINB __launch_bounds__ minimum blocks per SM.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
+          int MINB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+    sgemm_mma(int M, int N, int K, float alpha, const float* __restrict__ A,
+              const float* __restrict__ B, float beta, float* __restrict__ C) {
+  using T = sgemm_mma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
+  extern __shared__ __align__(16) float smem[];
+  const int tiles_m = sgemm_mma_detail::CeilDiv(M, BM);
+  const int tiles_n = sgemm_mma_detail::CeilDiv(N, BN);
+  const int pid = blockIdx.x;
+  int tile_m, tile_n;
+  if constexpr (GROUP > 1) {
+    const int per_group = GROUP * tiles_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(tiles_m - first_m, GROUP);
+    tile_m = first_m + (pid % per_group) % group_m;
+    tile_n = (pid % per_group) / group_m;
+  } else {
+    tile_m = pid / tiles_n;
+    tile_n = pid % tiles_n;
+  }
+  if (tile_m >= tiles_m) return;
+  // K tiles of this split.
+  const int ktiles = sgemm_mma_detail::CeilDiv(K, BK);
+  int kt0 = 0, kt1 = ktiles;
+  if constexpr (SPLITK > 1) {
+    const int per = sgemm_mma_detail::CeilDiv(ktiles, SPLITK);
+    kt0 = blockIdx.y * per;
+    kt1 = min(ktiles, kt0 + per);
+    if (kt0 >= kt1) return;  // nothing to add
+  }
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int wm = (warp / T::WARPS_N) * WM, wn = (warp % T::WARPS_N) * WN;
+  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int rows = M - bm, cols = N - bn;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  C += static_cast<long long>(bm) * N + bn;
+
+  float acc[T::MI][T::NI][4];
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < T::NI; ++ni) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+    }
+  }
+  const bool vec = ((K | N) & 3) == 0 && sgemm_mma_detail::Aligned16(A) &&
+                   sgemm_mma_detail::Aligned16(B);
+  if (vec) {
+    T::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, g, t, acc);
+  } else {
+    T::template KLoop<false>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, g, t, acc);
+  }
+
+  // Epilogue: c0, c1 at row g, c2, c3 at row g + 8; columns 2t and 2t + 1.
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = wm + mi * 16 + g + 8 * h;
+      if (row >= rows) continue;
+      float* crow = C + static_cast<long long>(row) * N;
+#pragma unroll
+      for (int ni = 0; ni < T::NI; ++ni) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int col = wn + ni * 8 + 2 * t + j;
+          if (col >= cols) continue;
+          const float v = alpha * acc[mi][ni][2 * h + j];
+          if constexpr (SPLITK > 1) {
+            atomicAdd(crow + col, v);
+          } else {
+            crow[col] = beta != 0.0f ? fmaf(beta, crow[col], v) : v;
+          }
+        }
+      }
+    }
+  }
+}
