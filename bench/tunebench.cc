@@ -21,6 +21,14 @@
 // kernel is served and 1.0 (both ways) where cuBLAS is: served_slower_than_cublas
 // counts the shapes whose served choice runs slower than cuBLAS here, and
 // max_disagreement is the largest |job ratio / side-by-side ratio - 1| over them.
+// With --gemv (sgemm's matrix-vector shapes, bench/gemv_shapes.txt), the
+// fastest kernel, cuBLAS and a device-to-device copy (cudaMemcpyAsync of
+// half the bytes: the same bytes read and written) are timed side by side
+// as above, in GB/s of 4 * (M*K + K*N + 2*M*N) bytes (A and B read, C read
+// and written); each row shows the kernel's fraction of the copy's GB/s and
+// its ratio to cuBLAS (cuBLAS ms / kernel ms, with its interval), and the
+// last line is
+//   SUMMARY gemv geomean_vs_cublas=<x.xx> min_vs_cublas=<x.xx> shapes=<n>
 // With --math fp32_accurate or tf32 (sgemm's math modes, tuner.proto Math)
 // every shape is tuned in that mode and the rows show, against the mode's
 // baseline (cuBLAS pure fp32, cuBLAS TF32): the served choice (the kernel,
@@ -33,7 +41,7 @@
 // (max_error_ratio: the largest kernel error / baseline error over the
 // shapes; the mode admits kernels up to 2).
 // Usage: tunebench --family sgemm --shapes ../shared/bench/shapes.txt [--server ADDR] [--retune]
-//        [--side-by-side] [--math ieee_fp32|fp32_accurate|tf32]
+//        [--side-by-side] [--math ieee_fp32|fp32_accurate|tf32] [--gemv]
 //        tunebench --family sgemm --list-space   (the space's config names, for bench/ablation.py)
 #include <cuda_runtime.h>
 
@@ -62,43 +70,49 @@ namespace {
 constexpr int kMinRounds = tuned::kMinServingPairs;
 
 /// The winner and cuBLAS timed in this process on one shape: medians, and
-/// the ratio's interval from every round's pair.
+/// the ratio's interval from every round's pair; with --gemv, the copy too.
 struct SideBySide {
-  double tuned_ms = 0, cublas_ms = 0, error = 0;
+  double tuned_ms = 0, cublas_ms = 0, copy_ms = 0, error = 0;
   tuned::SpeedupInterval ratio;  // cuBLAS ms / kernel ms
 };
 
-/// CUDA-event times (ms) of `rounds` interleaved runs of `a` and `b`, each
-/// after a write of 256 MiB (more than the L2) to flush it: round r's pair
-/// is (first[r], second[r]).
-absl::StatusOr<std::pair<std::vector<double>, std::vector<double>>> Interleaved(const std::function<absl::Status()>& a,
-                                                      const std::function<absl::Status()>& b,
-                                                      void* scratch, size_t scratch_bytes,
-                                                      int rounds) {
-  std::vector<double> ta, tb;
+/// CUDA-event times (ms) of `rounds` interleaved rounds of `runs` (each run
+/// once a round, in order), each run after a write of 256 MiB (more than
+/// the L2) to flush it: times[i][r] is run i's time in round r.
+absl::StatusOr<std::vector<std::vector<double>>> Interleaved(
+    const std::vector<std::function<absl::Status()>>& runs, void* scratch, size_t scratch_bytes,
+    int rounds) {
+  std::vector<std::vector<double>> times(runs.size());
   cudaEvent_t start, stop;
   TUNED_CUDA(cudaEventCreate(&start));
   TUNED_CUDA(cudaEventCreate(&stop));
   for (int r = 0; r < rounds; ++r) {
-    for (int which = 0; which < 2; ++which) {
+    for (size_t which = 0; which < runs.size(); ++which) {
       TUNED_CUDA(cudaMemsetAsync(scratch, r & 0xff, scratch_bytes, nullptr));
       TUNED_CUDA(cudaEventRecord(start, nullptr));
-      if (auto s = which == 0 ? a() : b(); !s.ok()) return s;
+      if (auto s = runs[which](); !s.ok()) return s;
       TUNED_CUDA(cudaEventRecord(stop, nullptr));
       TUNED_CUDA(cudaEventSynchronize(stop));
       float ms = 0;
       TUNED_CUDA(cudaEventElapsedTime(&ms, start, stop));
-      (which == 0 ? ta : tb).push_back(ms);
+      times[which].push_back(ms);
     }
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return std::pair{ta, tb};
+  return times;
 }
 
+/// Bytes a matrix-vector product moves (--gemv): A and B read, C read and
+/// written, 4 * (M*K + K*N + 2*M*N).
+double GemvBytes(int64_t m, int64_t n, int64_t k) { return 4.0 * (m * k + k * n + 2 * m * n); }
+
 /// Loads the tuned kernel of `problem` through the client library and times
-/// it against cuBLAS on random inputs (see the file comment).
-absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
+/// it against cuBLAS on random inputs (see the file comment). `copy_bytes` >
+/// 0: also times, in the same rounds, a device-to-device cudaMemcpyAsync of
+/// copy_bytes / 2 (copy_bytes read and written), the copy a memory-bound
+/// kernel is held to.
+absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double copy_bytes = 0) {
   // cuBLAS in the problem's math mode: its baseline.
   best.set_use_baseline(false);  // the generated kernel, even where cuBLAS won
   auto kernel = tuned::TunedKernel::Load(best);
@@ -137,6 +151,20 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
   } destroy{*handle};
   auto tuned_run = [&] { return kernel->Sgemm(m, n, k, 1.0f, a, b, 0.0f, c, nullptr); };
   auto cublas_run = [&] { return tuned::RowMajorSgemm(*handle, m, n, k, 1.0f, a, b, 0.0f, ref, nullptr); };
+  std::vector<std::function<absl::Status()>> runs = {tuned_run, cublas_run};
+  const size_t half = static_cast<size_t>(copy_bytes / 2) / 16 * 16;
+  void *copy_from = nullptr, *copy_to = nullptr;
+  if (half > 0) {
+    for (void** p : {&copy_from, &copy_to}) {
+      TUNED_CUDA(cudaMalloc(p, half));
+      to_free.ptrs.push_back(*p);
+    }
+    TUNED_CUDA(cudaMemset(copy_from, 1, half));
+    runs.push_back([&] {
+      TUNED_CUDA(cudaMemcpyAsync(copy_to, copy_from, half, cudaMemcpyDeviceToDevice, nullptr));
+      return absl::OkStatus();
+    });
+  }
   // Correctness: C poisoned with NaN first.
   TUNED_CUDA(cudaMemset(c, 0xff, mn * sizeof(float)));
   if (auto s = tuned_run(); !s.ok()) return s;
@@ -154,15 +182,20 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
   out.error = std::sqrt(diff2 / norm2);
   if (!std::isfinite(out.error)) out.error = INFINITY;
   // Warm-up, then rounds for about 300 ms of GPU time (30..200).
-  auto warm = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, 3);
+  auto warm = Interleaved(runs, scratch, scratch_bytes, 3);
   if (!warm.ok()) return warm.status();
-  const double pair_ms = tuned::Median(warm->first) + tuned::Median(warm->second);
-  const int rounds = static_cast<int>(std::clamp(300.0 / std::max(pair_ms, 1e-3), double{kMinRounds}, 200.0));
-  auto t = Interleaved(tuned_run, cublas_run, scratch, scratch_bytes, rounds);
+  double round_ms = 0;
+  for (const auto& times : *warm) round_ms += tuned::Median(times);
+  const int rounds =
+      static_cast<int>(std::clamp(300.0 / std::max(round_ms, 1e-3), double{kMinRounds}, 200.0));
+  auto t = Interleaved(runs, scratch, scratch_bytes, rounds);
   if (!t.ok()) return t.status();
-  out.tuned_ms = tuned::Median(t->first);
-  out.cublas_ms = tuned::Median(t->second);
-  auto ratio = tuned::BootstrapSpeedup(t->first, t->second);
+  out.tuned_ms = tuned::Median((*t)[0]);
+  out.cublas_ms = tuned::Median((*t)[1]);
+  if (half > 0) {
+    out.copy_ms = tuned::Median((*t)[2]) * copy_bytes / (2.0 * half);  // per copy_bytes
+  }
+  auto ratio = tuned::BootstrapSpeedup((*t)[0], (*t)[1]);
   if (!ratio.ok()) return ratio.status();
   out.ratio = *ratio;
   return out;
@@ -173,7 +206,7 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best) {
 int main(int argc, char** argv) {
   CLI::App app{"tunebench: tuned kernels vs the baseline, one row per shape"};
   std::string family_name = "sgemm", shapes_path, server, math_name = "ieee_fp32";
-  bool retune = false, side_by_side = false, list_space = false;
+  bool retune = false, side_by_side = false, list_space = false, gemv = false;
   app.add_option("--family", family_name, "sgemm or transpose");
   app.add_option("--shapes", shapes_path, "file of shapes, one per line, # comments");
   app.add_flag("--list-space", list_space,
@@ -185,6 +218,9 @@ int main(int argc, char** argv) {
                  "sgemm math mode: ieee_fp32 (default), fp32_accurate or tf32 (see the file comment)");
   app.add_flag("--side-by-side", side_by_side,
                "sgemm: time the winner (client library) and cuBLAS here, interleaved");
+  app.add_flag("--gemv", gemv,
+               "sgemm matrix-vector shapes: time the winner, cuBLAS and a device-to-device "
+               "copy here, interleaved; GB/s, the fraction of the copy's and the ratio to cuBLAS");
   CLI11_PARSE(app, argc, argv);
   const tuned::Family* family = tuned::FindFamily(family_name);
   if (family == nullptr) {
@@ -205,6 +241,10 @@ int main(int argc, char** argv) {
     for (const auto& c : family->Space()) std::cout << family->ConfigName(c) << "\n";
     return 0;
   }
+  if (gemv && (side_by_side || mode || family->id() != tuned::v1::FAMILY_SGEMM)) {
+    std::cerr << "--gemv takes --family sgemm in ieee_fp32, without --side-by-side\n";
+    return 2;
+  }
   if (shapes_path.empty()) {
     std::cerr << "--shapes is required\n";
     return 2;
@@ -218,7 +258,11 @@ int main(int argc, char** argv) {
 
   const std::string unit(family->metric_unit());
   const std::string base = family->id() == tuned::v1::FAMILY_SGEMM ? "cublas" : "copy";
-  if (mode) {
+  if (gemv) {
+    std::cout << absl::StrFormat("%-18s %-44s %11s %11s %11s %7s %9s %8s  %s\n", "shape", "config",
+                                 "tuned GB/s", "cublas GB/s", "copy GB/s", "of copy", "error",
+                                 "tune s", "vs cuBLAS (95% CI, pairs)  served");
+  } else if (mode) {
     std::cout << absl::StrFormat("%-18s %-44s %-14s %8s %8s %7s %9s %9s %7s %8s\n", "shape",
                                  "kernel", "served", "kernel TF", "base TF", "served",
                                  "err kern", "err base", "err x", "tune s");
@@ -268,6 +312,29 @@ int main(int argc, char** argv) {
     double job_ratio = best->speedup_pairs() > 0 ? best->speedup() : ratio;
     std::string served_column;
     double tuned_metric = m.metric(), base_metric = best->baseline_metric(), error = m.error();
+    if (gemv) {
+      const double bytes = GemvBytes(problem.shape(0), problem.shape(1), problem.shape(2));
+      auto sbs = TimeSideBySide(*best, bytes);
+      if (!sbs.ok()) {
+        std::cout << absl::StrFormat("%-18s side-by-side failed: %s\n", shape,
+                                     std::string(sbs.status().message()));
+        ++failed;
+        continue;
+      }
+      auto gbs = [bytes](double ms) { return bytes / (ms * 1e6); };
+      ratio = sbs->cublas_ms / sbs->tuned_ms;
+      log_sum += std::log(ratio);
+      min_ratio = std::min(min_ratio, ratio);
+      ++n;
+      std::cout << absl::StrFormat("%-18s %-44s %11.1f %11.1f %11.1f %6.1f%% %9.1e %8.1f  %s  %s\n",
+                                   shape, m.config().name(), gbs(sbs->tuned_ms),
+                                   gbs(sbs->cublas_ms), gbs(sbs->copy_ms),
+                                   100.0 * sbs->copy_ms / sbs->tuned_ms, sbs->error, seconds,
+                                   tuned::FormatSpeedup(sbs->ratio),
+                                   best->use_baseline() ? "cuBLAS" : "kernel")
+                << std::flush;
+      continue;
+    }
     if (side_by_side && family->id() == tuned::v1::FAMILY_SGEMM) {
       auto sbs = TimeSideBySide(*best);
       if (!sbs.ok()) {
@@ -326,6 +393,12 @@ int main(int argc, char** argv) {
     std::cout << absl::StrFormat(
         "SUMMARY side_by_side served_slower_than_cublas=%d max_disagreement=%.3f shapes=%d\n",
         served_slower, max_disagreement, n);
+  }
+  if (gemv) {
+    std::cout << absl::StrFormat(
+        "SUMMARY gemv geomean_vs_cublas=%.2f min_vs_cublas=%.2f shapes=%d\n",
+        n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0, n);
+    return failed == 0 ? 0 : 1;
   }
   if (mode) {
     std::cout << absl::StrFormat(

@@ -195,7 +195,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   const Shape shape(problem.shape().begin(), problem.shape().end());
   if (auto s = (*family)->ValidateProblem(shape, device()); !s.ok()) return s;
   std::vector<Pruned> pruned;
-  const auto valid = (*family)->ValidSpace(device(), &pruned, problem.math());
+  const auto valid = (*family)->ValidSpace(device(), shape, &pruned, problem.math());
   if (valid.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
@@ -466,7 +466,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   in.round = job.round();
   std::vector<Pruned> pruned;
   in.math = job.problem().math();
-  in.valid = family.ValidSpace(device(), &pruned, in.math);
+  in.valid = family.ValidSpace(device(), shape, &pruned, in.math);
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();

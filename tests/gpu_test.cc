@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -62,11 +64,15 @@ class GpuTest : public ::testing::Test {
     return r;
   }
 
-  // Compiles every valid config of the family in math mode `math`, in
-  // parallel on the CPU.
+  // Compiles every valid config of the family in math mode `math` (those
+  // `which` picks, where given), in parallel on the CPU.
   static std::vector<std::pair<Config, CompiledKernel>> CompileAll(
-      const Family& f, const v1::Device& d, v1::Math math = v1::MATH_IEEE_FP32) {
-    const auto configs = f.ValidSpace(d, nullptr, math);
+      const Family& f, const v1::Device& d, v1::Math math = v1::MATH_IEEE_FP32,
+      const std::function<bool(const Config&)>& which = nullptr) {
+    std::vector<Config> configs;
+    for (Config& c : f.ValidSpace(d, nullptr, math)) {
+      if (!which || which(c)) configs.push_back(std::move(c));
+    }
     const std::string arch = "sm_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
     const size_t chunk = std::max(2u, std::thread::hardware_concurrency());
     std::vector<std::pair<Config, CompiledKernel>> out;
@@ -87,9 +93,10 @@ class GpuTest : public ::testing::Test {
     return out;
   }
 
-  // Every config verifies on every shape.
-  void VerifyAll(const Family& f, const std::vector<Shape>& shapes) {
-    const auto kernels = CompileAll(f, worker_->device());
+  // Every config (that `which` picks, where given) verifies on every shape.
+  void VerifyAll(const Family& f, const std::vector<Shape>& shapes,
+                 const std::function<bool(const Config&)>& which = nullptr) {
+    const auto kernels = CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32, which);
     ASSERT_FALSE(kernels.empty());
     for (const auto& shape : shapes) {
       ASSERT_TRUE(Prepare(f, shape).ok()) << Family::ShapeString(shape);
@@ -105,6 +112,65 @@ class GpuTest : public ::testing::Test {
       std::cout << f.name() << " " << Family::ShapeString(shape) << ": " << ok << "/"
                 << kernels.size() << " configs correct\n";
     }
+  }
+
+  // Each config, launched as the client library's TunedKernel::Sgemm
+  // launches it (C set to beta * C first where the kernel adds into C:
+  // prescale_output), against cuBLAS's alpha * A * B + beta * C on the same
+  // random inputs, by the relative Frobenius error. `offset`: A, B and C
+  // start that many floats into their buffers (1: not 16-byte aligned).
+  void ExpectMatchesCublasWithBeta(const std::vector<Config>& configs, int m, int n, int k,
+                                   float alpha, float beta, size_t offset = 0) {
+    const Family& f = SgemmFamily();
+    // The inputs and cuBLAS's C, once; each config starts from the same C.
+    const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+    auto a = DeviceBuffer::Alloc((mk + offset) * 4), b = DeviceBuffer::Alloc((kn + offset) * 4),
+         c = DeviceBuffer::Alloc((mn + offset) * 4), ref = DeviceBuffer::Alloc(mn * 4);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
+    ASSERT_TRUE(FillRandom(*a, mk + offset, 1).ok());
+    ASSERT_TRUE(FillRandom(*b, kn + offset, 2).ok());
+    ASSERT_TRUE(FillRandom(*ref, mn, 3).ok());
+    auto handle = CreatePureFp32Cublas();
+    ASSERT_TRUE(handle.ok()) << handle.status();
+    const float* ap = a->f32() + offset;
+    const float* bp = b->f32() + offset;
+    float* cp = c->f32() + offset;
+    ASSERT_TRUE(RowMajorSgemm(*handle, m, n, k, alpha, ap, bp, beta, ref->f32(), nullptr).ok());
+    auto want = CopyToHost(*ref, mn);
+    ASSERT_TRUE(want.ok());
+    for (const Config& config : configs) {
+      ASSERT_FALSE(config.empty());
+      const KernelSource src = f.Source(config);
+      auto compiled = Compile(src.source, src.name_expression, src.options, "sm_90");
+      ASSERT_TRUE(compiled.ok()) << compiled.status();
+      auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      // The C cuBLAS started from (FillRandom fills from the buffer's start).
+      ASSERT_TRUE(FillRandom(*ref, mn, 3).ok());
+      ASSERT_EQ(cudaMemcpy(cp, ref->f32(), mn * 4, cudaMemcpyDeviceToDevice), cudaSuccess);
+      const v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
+      if (g.prescale_output()) {
+        ASSERT_TRUE(PrescaleOutput(*handle, beta, cp, int64_t{m} * n, nullptr).ok());
+      }
+      int mm = m, nn = n, kk = k;
+      float al = alpha, be = beta;
+      void* args[] = {&mm, &nn, &kk, &al, &ap, &bp, &be, &cp};
+      ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<float> got(mn);
+      ASSERT_EQ(cudaMemcpy(got.data(), cp, mn * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      double diff2 = 0, norm2 = 0;
+      for (size_t i = 0; i < mn; ++i) {
+        diff2 += std::pow(double(got[i]) - (*want)[i], 2);
+        norm2 += std::pow(double((*want)[i]), 2);
+      }
+      EXPECT_LT(std::sqrt(diff2 / norm2), 1e-5)
+          << f.ConfigName(config) << " on " << m << "x" << n << "x" << k << " offset " << offset;
+      std::printf("%s on %dx%dx%d, offset %zu (grid %u): error %.1e\n",
+                  f.ConfigName(config).c_str(), m, n, k, offset, g.grid(0),
+                  std::sqrt(diff2 / norm2));
+    }
+    cublasDestroy(*handle);
   }
 
   Worker* worker_ = nullptr;
@@ -168,7 +234,6 @@ TEST_F(GpuTest, TimingIsPositiveAndStable) {
 TEST_F(GpuTest, SplitKAndStreamKWithBetaMatchCublas) {
   const Family& f = SgemmFamily();
   const int m = 37, n = 131, k = 1029;
-  const float alpha = 1.5f, beta = 0.5f;
   std::vector<Config> configs(3);
   for (const auto& c : f.ValidSpace(worker_->device(), nullptr)) {
     if (c.at("KIND") != 3) continue;
@@ -176,50 +241,38 @@ TEST_F(GpuTest, SplitKAndStreamKWithBetaMatchCublas) {
     if (c.at("STREAMK") == 1 && c.at("BM") == 128 && c.at("BN") == 128) configs[1] = c;
     if (c.at("STREAMK") == 1 && c.at("BM") == 16 && c.at("STREAMB") == 1) configs[2] = c;
   }
-  // The inputs and cuBLAS's C, once; each config starts from the same C.
-  auto a = DeviceBuffer::Alloc(size_t{m} * k * 4), b = DeviceBuffer::Alloc(size_t{k} * n * 4),
-       c = DeviceBuffer::Alloc(size_t{m} * n * 4), ref = DeviceBuffer::Alloc(size_t{m} * n * 4);
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
-  ASSERT_TRUE(FillRandom(*a, size_t{m} * k, 1).ok());
-  ASSERT_TRUE(FillRandom(*b, size_t{k} * n, 2).ok());
-  ASSERT_TRUE(FillRandom(*ref, size_t{m} * n, 3).ok());
-  auto handle = CreatePureFp32Cublas();
-  ASSERT_TRUE(handle.ok()) << handle.status();
-  ASSERT_TRUE(
-      RowMajorSgemm(*handle, m, n, k, alpha, a->f32(), b->f32(), beta, ref->f32(), nullptr).ok());
-  auto want = CopyToHost(*ref, size_t{m} * n);
-  ASSERT_TRUE(want.ok());
-  for (const Config& config : configs) {
-    ASSERT_FALSE(config.empty());
-    const KernelSource src = f.Source(config);
-    auto compiled = Compile(src.source, src.name_expression, src.options, "sm_90");
-    ASSERT_TRUE(compiled.ok()) << compiled.status();
-    auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
-    ASSERT_TRUE(kernel.ok()) << kernel.status();
-    ASSERT_TRUE(FillRandom(*c, size_t{m} * n, 3).ok());  // the C cuBLAS started from
-    const v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
-    ASSERT_TRUE(g.prescale_output());
-    ASSERT_TRUE(PrescaleOutput(*handle, beta, c->f32(), int64_t{m} * n, nullptr).ok());
-    int mm = m, nn = n, kk = k;
-    float al = alpha, be = beta;
-    const float* ap = a->f32();
-    const float* bp = b->f32();
-    float* cp = c->f32();
-    void* args[] = {&mm, &nn, &kk, &al, &ap, &bp, &be, &cp};
-    ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok());
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    auto got = CopyToHost(*c, size_t{m} * n);
-    ASSERT_TRUE(got.ok());
-    double diff2 = 0, norm2 = 0;
-    for (size_t i = 0; i < want->size(); ++i) {
-      diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
-      norm2 += std::pow(double((*want)[i]), 2);
-    }
-    EXPECT_LT(std::sqrt(diff2 / norm2), 1e-5) << f.ConfigName(config);
-    std::printf("%s (grid %u): error %.1e\n", f.ConfigName(config).c_str(), g.grid(0),
-                std::sqrt(diff2 / norm2));
+  for (const Config& c : configs) {
+    ASSERT_FALSE(c.empty());
+    ASSERT_TRUE(f.Geometry(c, {m, n, k}, worker_->device()).prescale_output());
   }
-  cublasDestroy(*handle);
+  ExpectMatchesCublasWithBeta(configs, m, n, k, 1.5f, 0.5f);
+}
+
+// The gemv kind (KIND 4) on matrix-vector shapes, smaller versions of the
+// issue's 1x8192x8192, 8192x1x8192, 4x8192x8192 and 8192x4x8192, and odd
+// ones: K not a multiple of 4 (the scalar path), M or N above the chunk GC
+// and above 8 (several passes; a config is served for nearby shapes), 1 x 1
+// x 1. Every gemv config on every shape, through the worker (beta = 0, C
+// poisoned with NaN first, relative Frobenius error against cuBLAS under
+// the 1e-4 tolerance); then alpha 1.5, beta 0.5 against cuBLAS for a rows
+// and a cols config, with and without split-K, aligned (the float4 path)
+// and one float off (the scalar path).
+TEST_F(GpuTest, GemvConfigsMatchCublasOnMatrixVectorShapes) {
+  const Family& f = SgemmFamily();
+  auto gemv = [](const Config& c) { return c.at("KIND") == 4; };
+  VerifyAll(f,
+            {{1, 4096, 4096}, {4096, 1, 4096}, {4, 2048, 2048}, {2048, 4, 2048},
+             {8, 1000, 1000}, {1000, 8, 1000}, {7, 1000, 333}, {1, 1, 1}, {3, 5, 1},
+             {1, 17, 4099}, {2, 2, 4099}, {5, 3, 4097}, {33, 65, 129}, {100, 1, 64}},
+            gemv);
+  std::vector<Config> configs(4);
+  for (const auto& c : f.ValidSpace(worker_->device(), nullptr)) {
+    if (!gemv(c) || c.at("GC") != 4) continue;
+    configs[2 * c.at("GSIDE") + (c.at("SPLITK") > 1)] = c;
+  }
+  for (auto [m, n, k] : {std::tuple{3, 1000, 1024}, {1000, 3, 1024}, {4, 4, 4099}}) {
+    for (size_t offset : {0, 1}) ExpectMatchesCublasWithBeta(configs, m, n, k, 1.5f, 0.5f, offset);
+  }
 }
 
 // A kernel that writes 1 everywhere: verified wrong, never timed.

@@ -72,6 +72,19 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
   return valid;
 }
 
+std::vector<Config> Family::ValidSpace(const v1::Device& device, const Shape& shape,
+                                       std::vector<Pruned>* pruned, v1::Math math) const {
+  std::vector<Config> suited;
+  for (auto& c : ValidSpace(device, pruned, math)) {
+    if (auto s = SuitsShape(c, shape); s.ok()) {
+      suited.push_back(std::move(c));
+    } else if (pruned != nullptr) {
+      pruned->push_back({std::move(c), std::string(s.message())});
+    }
+  }
+  return suited;
+}
+
 std::map<std::string, Config> Family::ByName(int rounds) const {
   std::map<std::string, Config> by_name;
   std::vector<Config> frontier = Space();
@@ -109,7 +122,8 @@ std::vector<Config> Family::Neighbours(const Config& config) const {
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
-                                std::set<std::string>* refined, v1::Math math) {
+                                std::set<std::string>* refined, v1::Math math,
+                                const Shape& shape) {
   std::vector<Config> out;
   std::set<std::string> names;
   for (const Config& config : best) {
@@ -117,7 +131,7 @@ std::vector<Config> Refinements(const Family& family, const v1::Device& device,
     for (Config& c : family.Neighbours(config)) {
       const std::string name = family.ConfigName(c);
       if (measured.count(name) != 0 || names.count(name) != 0 || !family.Admits(c, math) ||
-          !family.Check(c, device).ok()) {
+          !family.Check(c, device).ok() || (!shape.empty() && !family.SuitsShape(c, shape).ok())) {
         continue;
       }
       names.insert(name);

@@ -101,6 +101,15 @@ class Family {
                                       const v1::Device& device) const = 0;
   /// The kernel's arguments in order, e.g. {"int M", "int N", ...}.
   virtual std::vector<std::string> Arguments() const = 0;
+  /// OK if a job on `shape` searches `config` (one that Check admits);
+  /// otherwise FAILED_PRECONDITION with the reason. A kind built for some
+  /// shapes only (sgemm's gemv: M or N of at most 8) is left out of the other
+  /// shapes' jobs, where it cannot win; it stays correct for every shape, as
+  /// a best is served for nearby shapes. Every config suits every shape by
+  /// default.
+  virtual absl::Status SuitsShape(const Config& /*config*/, const Shape& /*shape*/) const {
+    return absl::OkStatus();
+  }
 
   // ---- shared helpers (family.cc) ----
 
@@ -116,6 +125,12 @@ class Family {
   /// not pruned (MATH_IEEE_FP32's space is the family's space of before the
   /// math modes).
   std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
+                                 v1::Math math = v1::MATH_IEEE_FP32) const;
+  /// What a job on `shape` in mode `math` searches: ValidSpace(device,
+  /// pruned, math) less the configs that do not suit the shape (SuitsShape),
+  /// which join `pruned` too.
+  std::vector<Config> ValidSpace(const v1::Device& device, const Shape& shape,
+                                 std::vector<Pruned>* pruned,
                                  v1::Math math = v1::MATH_IEEE_FP32) const;
   /// The configs one step from `config` along one parameter: that parameter
   /// set to the value before or after its own in Param::values (a parameter
@@ -144,14 +159,15 @@ class Family {
 /// The next round of a job's local search around its best (JobRunner's
 /// Refine): the neighbours (Family::Neighbours) of each of `best` (the job's
 /// best configs, fastest first) whose name is not yet in `refined`, that
-/// the job's math mode `math` admits, that pass Check on `device` and whose
-/// names are not in `measured`; each once, in order. Adds the names of the
-/// configs it refines to `refined`.
+/// the job's math mode `math` admits, that pass Check on `device` (and,
+/// where `shape` is given, SuitsShape) and whose names are not in
+/// `measured`; each once, in order. Adds the names of the configs it
+/// refines to `refined`.
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
                                 std::set<std::string>* refined,
-                                v1::Math math = v1::MATH_IEEE_FP32);
+                                v1::Math math = v1::MATH_IEEE_FP32, const Shape& shape = {});
 
 /// Distance between two shapes of one family: the sum over dimensions of
 /// |log2(a_i / b_i)|, so doubling one dimension costs 1 whatever its size.

@@ -7,6 +7,10 @@
 //   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
 //           stream-K, rasterization, L2 evict-first for a streamed B
+// and in kernels_src/sgemm/gemv.cuh (compiled appended to sgemm.cuh):
+//   KIND 4  sgemm_gemv_rows<GW,GR,GU,GC,SPLITK> (GSIDE 0, small N) and
+//           sgemm_gemv_cols<GW,GR,GU,GC,SPLITK> (GSIDE 1, small M): matrix-
+//           vector shapes, searched only where M or N is at most 8 (SuitsShape)
 //   KIND 5  sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
 //           (kernels_src/sgemm/mma_tf32.cuh) tensor cores, mma.sync m16n8k8
 //           TF32 (PASSES 1) or 3xTF32 (PASSES 3), cp.async pipeline, warp
@@ -37,7 +41,14 @@ enum Kind : int64_t {
   kCoalesced = 1,  // sgemm_coalesced<BM,BN>
   kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
   kWarpTiled = 3,  // sgemm_warp<BM,...,MINB,SLICEK,STREAMB,STREAMK>
+  kGemv = 4,       // sgemm_gemv_rows / sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB>
   kMma = 5,        // sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+};
+
+/// GSIDE values of the gemv kind.
+enum GemvSide : int64_t {
+  kGemvRows = 0,  // small N: warps along the rows of A (contiguous in K)
+  kGemvCols = 1,  // small M: threads along the columns of B (N)
 };
 
 constexpr const char* KindName(int64_t kind) {
@@ -46,6 +57,7 @@ constexpr const char* KindName(int64_t kind) {
     case kCoalesced: return "coalesced";
     case kTiled: return "tiled";
     case kWarpTiled: return "warp";
+    case kGemv: return "gemv";
     case kMma: return "mma";
   }
   return "unknown";
@@ -66,6 +78,16 @@ constexpr int64_t kRegisterOverhead = 24;
 constexpr int64_t kRegistersPerStagedFloat = 5;
 /// Registers of the warp kernel besides accumulators and operands.
 constexpr int64_t kWarpRegisterOverhead = 40;
+/// An SM's registers, threads and resident blocks (sm_80 to sm_90).
+constexpr int64_t kRegistersPerSm = 65536;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxBlocksPerSm = 32;
+/// Registers of the gemv kernels besides accumulators and loaded operands.
+constexpr int64_t kGemvRegisterOverhead = 24;
+/// Columns of C per warp-wide float4 group of the gemv kind's cols side.
+constexpr int64_t kGemvColsPerGroup = 4 * kWarp;
+/// The gemv kind is searched where M (cols side) or N (rows side) is at most this.
+constexpr int64_t kGemvMaxSmall = 8;
 /// Shared memory the driver reserves per block (sm_80+), counted against
 /// the SM's capacity (CUDA C Programming Guide, compute capabilities).
 constexpr int64_t kReservedSharedPerBlock = 1024;
@@ -76,7 +98,8 @@ constexpr int64_t kDefaultRegisterUsageLevel = 5;
 /// Parameters added after configs were first stored, and the value a stored
 /// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
 /// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
-/// before them; KIND 5's WM, WN and PASSES (0), which no other kind has.
+/// before them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU
+/// and GC (0), which no other kind has.
 int64_t IfAbsent(std::string_view key) {
   return key == "SLICEK" ? 1 : key == "RUL" ? kDefaultRegisterUsageLevel : 0;
 }
@@ -89,8 +112,10 @@ int64_t At(const Config& c, const std::string& key) {
 
 /// The values a kind takes for the parameters it does not use (so that each
 /// distinct kernel appears once): the naive kinds use only BM and BN, the
-/// tiled kind none of the warp kind's LN..MINB, and the warp kind has fixed
-/// A padding 4, float4 loads, the outer-product loop and strided lanes.
+/// tiled kind none of the warp kind's LN..MINB, the warp kind has fixed
+/// A padding 4, float4 loads, the outer-product loop and strided lanes; the
+/// gemv kind uses only GSIDE..GC (kGemvOnly, which the others lack) and
+/// SPLITK.
 const Config& FixedFor(int64_t kind) {
   static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
@@ -105,7 +130,13 @@ const Config& FixedFor(int64_t kind) {
                              {"LOOP", 0},   {"MAP", 0},     {"DB", 0},      {"LN", 0},
                              {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
                              {"RUL", kDefaultRegisterUsageLevel}};
+  static const Config gemv = {{"BM", 8},    {"BN", 8},     {"BK", 8},     {"TM", 1},
+                              {"TN", 1},    {"PAD", 0},    {"VEC", 1},    {"LOOP", 0},
+                              {"MAP", 0},   {"DB", 0},     {"LN", 0},     {"STAGES", 0},
+                              {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}, {"STREAMB", 0},
+                              {"STREAMK", 0}, {"RUL", kDefaultRegisterUsageLevel}};
   if (kind == kMma) return mma;
+  if (kind == kGemv) return gemv;
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
 
@@ -113,6 +144,8 @@ const Config& FixedFor(int64_t kind) {
 /// value, 0): so that the configs and names of the other kinds are those
 /// of before KIND 5.
 constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
+/// KIND 4's own parameters, likewise.
+constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
 
 /// Registers of the tensor-core kernel besides its accumulators: fragments
 /// (A and B, big and small parts), addresses, bounds and loop state.
@@ -235,6 +268,32 @@ constexpr std::array<std::array<int64_t, 12>, 10> kRul10Twins = {{
     {32, 64, 64, 8, 4, 8, 2, 1, 1, 1, 4, 0},     // 512^3
 }};
 
+/// Gemv rows-side configs {GW, GR, GU, SPLITK} (small N): one to four rows
+/// a block (4 rows share B's loads: N = 4 reads 4 floats of B per float of
+/// A), 64 to 512 bytes of A in flight per thread, split-K for few rows.
+constexpr std::array<std::array<int64_t, 4>, 7> kGemvRowsSet = {{
+    {4, 1, 4, 1},
+    {8, 1, 2, 1},
+    {4, 2, 2, 1},
+    {2, 4, 2, 1},
+    {4, 4, 1, 1},
+    {8, 2, 4, 1},
+    {4, 1, 4, 8},  // M of a few hundred rows or less: K over 8 blocks
+}};
+
+/// Gemv cols-side configs {GW, GR, GU, SPLITK} (small M): N = 8192 has
+/// only 2048 float4 columns, so K is split over 4 to 16 warps and 2 to 16
+/// blocks for 2000 to 8000 warps; 2 to 8 k-quads of B rows in flight.
+constexpr std::array<std::array<int64_t, 4>, 7> kGemvColsSet = {{
+    {8, 1, 2, 4},
+    {4, 1, 4, 8},
+    {8, 1, 4, 2},
+    {4, 2, 2, 4},
+    {16, 1, 2, 2},
+    {8, 1, 2, 16},
+    {8, 1, 2, 1},  // large N
+}};
+
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 /// MINB of a warp tile's stream-K configs: the blocks per SM it runs at,
@@ -296,6 +355,55 @@ struct Warp {
   }
 };
 
+/// The gemv kernels' derived sizes (see gemv.cuh).
+struct Gemv {
+  int64_t side, gw, gr, gu, gc, splitk;
+
+  int64_t Threads() const { return kWarp * gw; }
+  /// Floats loaded per thread per step of GU k-quads (4 k each): rows: GR
+  /// float4 of A and 4 x GC floats of B per quad; cols: GC float4 of A and
+  /// 4 x GR float4 of B per quad.
+  int64_t LoadedFloats() const {
+    return side == kGemvRows ? gu * (4 * gr + 4 * gc) : gu * (4 * gc + 16 * gr);
+  }
+  /// Accumulators per thread: GR rows x GC columns (rows), GC rows x 4*GR
+  /// columns (cols).
+  int64_t Accumulators() const { return side == kGemvRows ? gr * gc : gc * 4 * gr; }
+  /// 64-bit pointers to the rows of A a thread reads: GR (rows), GC (cols).
+  int64_t RowPointers() const { return side == kGemvRows ? gr : gc; }
+  /// Estimated registers per thread: accumulators, the loaded floats, two
+  /// per row pointer and kGemvRegisterOverhead. Calibrated with ptxas -v
+  /// (NVRTC 13.0, sm_90) on the gemv configs of Space(): under the cap
+  /// that MinBlocks() gives, none spills.
+  int64_t RegisterEstimate() const {
+    return Accumulators() + LoadedFloats() + 2 * RowPointers() + kGemvRegisterOverhead;
+  }
+  /// The kernel's __launch_bounds__ minimum blocks per SM: as many blocks
+  /// as the SM's 65536 registers hold at RegisterEstimate() (so that ptxas
+  /// may use the estimate and trades no spills for occupancy), within the
+  /// SM's 2048 threads and 32 blocks, at least 1.
+  int64_t MinBlocks() const {
+    const int64_t regs = std::max<int64_t>(RegisterEstimate(), 1);
+    const int64_t threads = std::max<int64_t>(Threads(), kWarp);
+    return std::clamp<int64_t>(kRegistersPerSm / (threads * regs), 1,
+                               std::max<int64_t>(1, std::min<int64_t>(kMaxBlocksPerSm,
+                                                                      kMaxThreadsPerSm / threads)));
+  }
+  /// Static shared memory of the reduction across warps: GW x GR*GC floats
+  /// (rows) or GW x 128*GR floats (cols).
+  int64_t SharedBytes() const {
+    return gw * (side == kGemvRows ? gr * gc : kGemvColsPerGroup * gr) * kBytesPerElement;
+  }
+  /// Grid: (ceil(M / GR), SPLITK) for rows, (ceil(N / (128*GR)), SPLITK) for cols.
+  int64_t GridX(const Shape& shape) const {
+    return side == kGemvRows ? CeilDiv(shape[0], gr) : CeilDiv(shape[1], kGemvColsPerGroup * gr);
+  }
+};
+
+Gemv GetGemv(const Config& c) {
+  return {At(c, "GSIDE"), At(c, "GW"), At(c, "GR"), At(c, "GU"), At(c, "GC"), At(c, "SPLITK")};
+}
+
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
@@ -318,11 +426,13 @@ class SgemmFamilyImpl final : public Family {
  public:
   SgemmFamilyImpl()
       : params_{
-            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kMma},
+            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv, kMma},
              "0 = naive (one thread per output, threadIdx.x along rows: uncoalesced), "
              "1 = coalesced (one thread per output, threadIdx.x along columns), "
              "2 = tiled (shared-memory block tiling, TM x TN outputs per thread), "
              "3 = warp (warp tiling, cp.async pipeline, split-K, rasterization; sm_80+), "
+             "4 = gemv (matrix-vector shapes, M or N of 1 to 8: a warp or several per row "
+             "or column group, float4 loads, K split over warps and blocks), "
              "5 = mma (tensor cores, mma.sync m16n8k8 TF32, cp.async pipeline, split-K; sm_80+; "
              "math modes tf32 and, 3xTF32, fp32_accurate)"},
             {"BM", {8, 16, 32, 64, 128, 256},
@@ -356,7 +466,7 @@ class SgemmFamilyImpl final : public Family {
              "warp: shared-memory stages of the cp.async pipeline, STAGES-1 K tiles in "
              "flight (other kinds: 0)"},
             {"SPLITK", {1, 2, 4, 8, 16},
-             "warp: K split over this many blocks per output tile, partial sums added "
+             "warp, gemv: K split over this many blocks per output tile, partial sums added "
              "into C with atomics after C is set to beta*C (other kinds: 1)"},
             {"GROUP", {1, 8},
              "warp: block rasterization, output tiles visited GROUP tile-rows at a time "
@@ -395,6 +505,27 @@ class SgemmFamilyImpl final : public Family {
              "3 = 3xTF32 (operands split into big = tf32(x) and small = tf32(x - big) in the "
              "kernel, small*big + big*small + big*big; fp32_accurate and tf32) (other kinds: 0)",
              IfAbsent("PASSES")},
+            {"GSIDE", {kGemvRows, kGemvCols},
+             "gemv: 0 = rows (small N: warps along the rows of A, contiguous in K), "
+             "1 = cols (small M: lanes along the columns of B) (other kinds: 0)",
+             IfAbsent("GSIDE")},
+            {"GW", {0, 1, 2, 4, 8, 16},
+             "gemv: warps per block, which split the block's K range among them; sums "
+             "reduced by shuffles and shared memory (other kinds: 0)",
+             IfAbsent("GW")},
+            {"GR", {0, 1, 2, 4},
+             "gemv: rows: rows of C per block (B's loads shared by GR rows); cols: float4 "
+             "column groups per lane, 128*GR columns per block (other kinds: 0)",
+             IfAbsent("GR")},
+            {"GU", {0, 1, 2, 4, 8},
+             "gemv: k-quads (4 k) per thread whose loads are issued together (loads in "
+             "flight) (other kinds: 0)",
+             IfAbsent("GU")},
+            {"GC", {0, 1, 2, 4, 8},
+             "gemv: the small dimension (rows: N, cols: M) is done GC at a time, one pass "
+             "over the big operand per GC; each size 1..GC is its own unrolled code "
+             "(registers grow with GC) (other kinds: 0)",
+             IfAbsent("GC")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -409,7 +540,7 @@ class SgemmFamilyImpl final : public Family {
     return {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32};
   }
 
-  /// MATH_IEEE_FP32: the fp32 kinds (0..3), today's space; MATH_FP32_ACCURATE:
+  /// MATH_IEEE_FP32: the fp32 kinds (0..4), today's space; MATH_FP32_ACCURATE:
   /// those and 3xTF32 (KIND 5, PASSES 3); MATH_TF32: KIND 5, TF32 and 3xTF32
   /// (the latter more accurate, for shapes where cuBLAS's TF32 baseline is
   /// more accurate than one TF32 pass).
@@ -463,6 +594,8 @@ class SgemmFamilyImpl final : public Family {
   ///    up to 32 rows also with STREAMB 1), and (16, 8) with SPLITK 1..4;
   ///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
   ///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
+  ///  - gemv (kGemvRowsSet, kGemvColsSet), each with GC 1, 2, 4 and 8 (a job
+  ///    on a shape measures those of its small dimension: SuitsShape);
   ///  - the earlier designs, one representative each plus ablations of the
   ///    128x128 2-D tiled kernel: naive, coalesced, classic shared-memory
   ///    tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC, LOOP).
@@ -606,6 +739,19 @@ class SgemmFamilyImpl final : public Family {
          kRul10Twins) {
       warp(bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamb, 0, 10);
     }
+    // Matrix-vector shapes.
+    for (int64_t gc : {1, 2, 4, 8}) {
+      for (int64_t side : {kGemvRows, kGemvCols}) {
+        for (const auto& [gw, gr, gu, splitk] : side == kGemvRows ? kGemvRowsSet : kGemvColsSet) {
+          Config c = base(kGemv);
+          for (auto [k, v] : {std::pair<const char*, int64_t>{"GSIDE", side}, {"GW", gw},
+                              {"GR", gr}, {"GU", gu}, {"GC", gc}, {"SPLITK", splitk}}) {
+            c[k] = v;
+          }
+          add(c);
+        }
+      }
+    }
     // The earlier designs.
     for (int64_t kind : {kNaive, kCoalesced}) {
       Config c = base(kind);
@@ -633,7 +779,7 @@ class SgemmFamilyImpl final : public Family {
   /// OK if the config runs on `device` for every shape. FAILED_PRECONDITION,
   /// naming the cause, for: an unknown or missing parameter or a value outside
   /// params(); a parameter the kind does not use with another value than
-  /// FixedFor(kind); warp kind: see CheckWarp();
+  /// FixedFor(kind); warp kind: see CheckWarp(); gemv kind: see CheckGemv();
   /// threads per block above the device limit, below or not a multiple of the
   /// warp (32); BM % TM or BN % TN != 0; BK % VEC != 0; A or B tile loads that
   /// do not divide evenly (BM*BK and BN*BK multiples of THREADS*VEC); static
@@ -649,6 +795,15 @@ class SgemmFamilyImpl final : public Family {
                          KindName(kind), "), which takes ", key, "=", value));
       }
     }
+    if (kind != kGemv) {
+      for (const char* key : kGemvOnly) {
+        if (At(config, key) != 0) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              key, "=", At(config, key), " is unused by KIND=", kind, " (", KindName(kind),
+              "), which takes ", key, "=0"));
+        }
+      }
+    }
     if (kind == kMma) return CheckMma(config, device);
     for (const char* key : kMmaOnly) {
       if (At(config, key) != 0) {
@@ -658,6 +813,7 @@ class SgemmFamilyImpl final : public Family {
       }
     }
     if (kind == kWarpTiled) return CheckWarp(config, device);
+    if (kind == kGemv) return CheckGemv(config, device);
     if (kind != kTiled) {
       return CheckThreads(config.at("BM") * config.at("BN"),
                           absl::StrCat(config.at("BM"), "x", config.at("BN")), device);
@@ -718,9 +874,18 @@ class SgemmFamilyImpl final : public Family {
   /// where STREAMB=1, "_st" where STREAMK=1 and "_r<RUL>" where RUL is not 5,
   /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
-  /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
+  /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db",
+  /// or "sgemm_gemv_<rows|cols>_w<GW>_r<GR>_u<GU>_c<GC>" with "_sk<SPLITK>"
+  /// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4".
   std::string ConfigName(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
+    if (kind == kGemv) {
+      std::string name = absl::StrCat("sgemm_gemv_", GemvKernel(config), "_w", At(config, "GW"),
+                                      "_r", At(config, "GR"), "_u", At(config, "GU"), "_c",
+                                      At(config, "GC"));
+      if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
+      return name;
+    }
     if (kind == kMma) {
       std::string name = absl::StrCat(
           "sgemm_mma_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_w",
@@ -759,10 +924,21 @@ class SgemmFamilyImpl final : public Family {
   /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
   /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>";
   /// options: "-Xptxas=--register-usage-level=<RUL>" where RUL is not 5.
+  /// The gemv kind: sgemm.cuh with gemv.cuh appended, and
+  /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (MINB:
+  /// Gemv::MinBlocks()).
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     std::string expr;
     std::vector<std::string> options;
+    if (kind == kGemv) {
+      std::vector<int64_t> args;
+      for (const char* p : {"GW", "GR", "GU", "GC", "SPLITK"}) args.push_back(At(config, p));
+      args.push_back(GetGemv(config).MinBlocks());
+      return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kGemvSource),
+              absl::StrCat("sgemm_gemv_", GemvKernel(config), "<", absl::StrJoin(args, ","), ">"),
+              {}};
+    }
     if (kind == kMma) {
       std::vector<int64_t> args;
       for (const char* p :
@@ -810,10 +986,26 @@ class SgemmFamilyImpl final : public Family {
   /// __launch_bounds__ lets the SMs hold (rows of whole data-parallel
   /// waves, then G blocks sharing the last wave; G = tiles where the
   /// device's SM count is unknown), and prescale_output.
+  /// Gemv kind: grid = {ceil(M / GR), SPLITK, 1} (rows) or {ceil(N /
+  /// (128*GR)), SPLITK, 1} (cols), block = {32*GW, 1, 1}, static shared memory
+  /// only, prescale_output when SPLITK > 1.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
                               const v1::Device& device) const override {
     const int64_t kind = At(config, "KIND");
     const int64_t bm = At(config, "BM"), bn = At(config, "BN");
+    if (kind == kGemv) {
+      const Gemv gv = GetGemv(config);
+      v1::LaunchGeometry g;
+      g.add_grid(static_cast<uint32_t>(gv.GridX(shape)));
+      g.add_grid(static_cast<uint32_t>(gv.splitk));
+      g.add_grid(1);
+      g.add_block(static_cast<uint32_t>(gv.Threads()));
+      g.add_block(1);
+      g.add_block(1);
+      g.set_dynamic_shared_bytes(0);
+      g.set_prescale_output(gv.splitk > 1);
+      return g;
+    }
     if (kind == kMma) {
       const MmaTile t = GetMma(config);
       v1::LaunchGeometry g;
@@ -877,7 +1069,71 @@ class SgemmFamilyImpl final : public Family {
             "float beta", "float* C"};
   }
 
+  /// The gemv kind only where its small dimension n (rows: N, cols: M) is at
+  /// most 8 and its chunk fits it: n <= GC < 2n (GC 4 for n = 3 or 4; a
+  /// smaller GC takes several passes over the big operand, a larger one more
+  /// registers for nothing). FAILED_PRECONDITION naming the rule otherwise;
+  /// every other config suits every shape.
+  absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
+    if (At(config, "KIND") != kGemv || shape.size() != 3) return absl::OkStatus();
+    const Gemv gv = GetGemv(config);
+    const bool rows = gv.side == kGemvRows;
+    const int64_t n = rows ? shape[1] : shape[0];
+    if (n > kGemvMaxSmall) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("gemv ", GemvKernel(config), " is for ", rows ? "N" : "M", " <= ",
+                       kGemvMaxSmall, ", not ", n));
+    }
+    if (gv.gc < n || gv.gc >= 2 * n) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "gemv GC=", gv.gc, " is not the chunk for ", rows ? "N" : "M", " = ", n));
+    }
+    return absl::OkStatus();
+  }
+
  private:
+  /// "rows" (GSIDE 0) or "cols" (GSIDE 1).
+  static const char* GemvKernel(const Config& config) {
+    return At(config, "GSIDE") == kGemvCols ? "cols" : "rows";
+  }
+
+  /// The gemv kind's rules: GW, GR, GU and GC at least 1 (0 is the other
+  /// kinds' value); GR at most 2 on the cols side (its accumulators are
+  /// 4*GR per row of C); the threads (32*GW) within the device limit; the
+  /// static shared memory within the per-block limit; the register estimate
+  /// (Gemv::RegisterEstimate) within 255 and, times the threads, the
+  /// device's per-block registers.
+  static absl::Status CheckGemv(const Config& config, const v1::Device& device) {
+    const Gemv g = GetGemv(config);
+    if (g.gw < 1 || g.gr < 1 || g.gu < 1 || g.gc < 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "KIND=4 needs GW, GR, GU and GC of 1 or more, not ", g.gw, ", ", g.gr, ", ", g.gu,
+          ", ", g.gc));
+    }
+    if (g.side == kGemvCols && g.gr > 2) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("GR=", g.gr, " on the cols side (GSIDE=1) exceeds 2"));
+    }
+    if (auto s = CheckThreads(g.Threads(), absl::StrCat("32*GW = 32*", g.gw), device); !s.ok()) {
+      return s;
+    }
+    if (g.SharedBytes() > device.shared_memory_per_block()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(g.SharedBytes(), " bytes of shared memory exceed the device's per-block ",
+                       "limit of ", device.shared_memory_per_block()));
+    }
+    const int64_t regs = g.RegisterEstimate();
+    if (regs > kMaxRegistersPerThread || regs * g.Threads() > device.registers_per_block()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "an estimated ", regs, " registers per thread (", g.Accumulators(), " accumulators + ",
+          g.LoadedFloats(), " loaded floats + 2 x ", g.RowPointers(), " row pointers + ",
+          kGemvRegisterOverhead, ") x ", g.Threads(),
+          " threads exceed the limit of ", kMaxRegistersPerThread, " a thread or ",
+          device.registers_per_block(), " a block"));
+    }
+    return absl::OkStatus();
+  }
+
   /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
   /// multiples of 4; LN > 0; BM % (32/LN*TM) == 0 and BN % (LN*TN) == 0 (warp
   /// tiles tile the block); the threads, and MINB blocks of them within the

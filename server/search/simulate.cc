@@ -20,7 +20,9 @@ Outcome Simulate(Strategy& strategy, const Family& family,
   in.family = &family;
   in.device = device;
   in.shape = oracle.shape;
-  in.valid = valid;
+  for (const Config& c : valid) {  // what the job on the shape searches (JobRunner)
+    if (family.SuitsShape(c, oracle.shape).ok()) in.valid.push_back(c);
+  }
   in.budget = budget;
   std::vector<std::pair<double, Config>> ok;  // measured OK, by time
   double best = 0;

@@ -35,7 +35,8 @@ struct Outcome {
   std::string winner;
 };
 
-/// Runs `strategy` on `oracle`'s shape as the job runner would, measuring
+/// Runs `strategy` on `oracle`'s shape as the job runner would (on the
+/// configs of `valid` that suit the shape: Family::SuitsShape), measuring
 /// through the oracle: a config it lacks costs kConfigOverheadS and fails.
 Outcome Simulate(Strategy& strategy, const Family& family, const v1::Device& device,
                  const std::vector<Config>& valid, const ShapeRecord& oracle, const Budget& budget);

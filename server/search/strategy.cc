@@ -291,7 +291,8 @@ class Exhaustive : public Strategy {
     std::vector<Config> best(in.best.begin(),
                              in.best.begin() + std::min<size_t>(in.best.size(), refine_top_));
     std::set<std::string> refined;
-    return WithinBudget(Refinements(*in.family, in.device, best, in.measured, &refined, in.math),
+    return WithinBudget(
+        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape),
                         std::vector<double>(), in);
   }
 
@@ -338,7 +339,8 @@ class Model : public Strategy {
     std::vector<Config> best(in.best.begin(),
                              in.best.begin() + std::min<size_t>(in.best.size(), options_.refine_top));
     std::set<std::string> refined;
-    std::vector<Config> next = Refinements(*in.family, in.device, best, in.measured, &refined, in.math);
+    std::vector<Config> next =
+        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape);
     // The most promising neighbours first, costed at the best's time.
     const std::vector<double> pred = model_->Predict(next, in.shape);
     std::vector<size_t> order(next.size());

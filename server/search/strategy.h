@@ -112,8 +112,8 @@ struct RoundInput {
   int round = 0;
   /// The job's math mode: the space's and the refinements' (Family::Admits).
   v1::Math math = v1::MATH_IEEE_FP32;
-  /// The family's space of the math mode pruned for the device
-  /// (Family::ValidSpace), in order.
+  /// The family's space of the math mode pruned for the device and the
+  /// shape (Family::ValidSpace), in order.
   std::vector<Config> valid;
   /// The job's best OK configs, fastest first (at least 2 if it has them),
   /// and their ms.
