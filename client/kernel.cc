@@ -31,10 +31,14 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   if (!loaded.ok()) return loaded.status();
   k.kernel_ = *std::move(loaded);
   // cuBLAS serves the baseline, and the beta != 0 prescaling of C for
-  // kernels that add into it (split-K, LaunchGeometry.prescale_output).
+  // kernels that add into it (split-K and stream-K: the family's
+  // LaunchGeometry.prescale_output, server/families/sgemm.cc).
   const auto& params = best.measurement().config().params();
-  const auto splitk = params.find("SPLITK");
-  const bool accumulates = splitk != params.end() && splitk->second > 1;
+  const auto param = [&](const char* name) {
+    const auto it = params.find(name);
+    return it == params.end() ? int64_t{0} : it->second;
+  };
+  const bool accumulates = param("SPLITK") > 1 || param("STREAMK") != 0;
   if ((best.use_baseline() || accumulates) && best.problem().family() == v1::FAMILY_SGEMM) {
     auto handle = CreateCublas(best.problem().math());  // the mode's baseline
     if (!handle.ok()) return handle.status();
