@@ -7,8 +7,9 @@
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
-// Compiled at runtime by NVRTC: self-contained (no #include), instantiated
-// through a name expression, e.g. "sgemm_mma<128,128,32,64,64,3,1,3,8,1>".
+// Compiled at runtime by NVRTC appended to sgemm.cuh (it uses sgemm_detail's
+// CeilDiv and RasterTile; no #include), instantiated through a name
+// expression, e.g. "sgemm_mma<128,128,32,64,64,3,1,3,8,1>".
 // Correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31:
 //  - every global load is predicated (out-of-range elements of a tile are
 //    zero-filled by cp.async with a source size of 0, reading nothing) and
@@ -54,7 +55,7 @@ __device__ __forceinline__ bool Aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
 
-__device__ __forceinline__ int CeilDiv(int m, int b) { return m / b + (m % b != 0); }
+using sgemm_detail::CeilDiv;
 
 __device__ __forceinline__ unsigned SmemAddr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -230,16 +231,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
   const int tiles_n = sgemm_mma_detail::CeilDiv(N, BN);
   const int pid = blockIdx.x;
   int tile_m, tile_n;
-  if constexpr (GROUP > 1) {
-    const int per_group = GROUP * tiles_n;
-    const int first_m = (pid / per_group) * GROUP;
-    const int group_m = min(tiles_m - first_m, GROUP);
-    tile_m = first_m + (pid % per_group) % group_m;
-    tile_n = (pid % per_group) / group_m;
-  } else {
-    tile_m = pid / tiles_n;
-    tile_n = pid % tiles_n;
-  }
+  sgemm_detail::RasterTile<GROUP>(pid, tiles_m, tiles_n, tile_m, tile_n);
   if (tile_m >= tiles_m) return;
   // K tiles of this split.
   const int ktiles = sgemm_mma_detail::CeilDiv(K, BK);

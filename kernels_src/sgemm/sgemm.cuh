@@ -61,6 +61,24 @@ __device__ __forceinline__ int BlockRow() { return blockIdx.z * gridDim.y + bloc
 // ceil(m / b) without overflow.
 __device__ __forceinline__ int CeilDiv(int m, int b) { return m / b + (m % b != 0); }
 
+// Output tile (tile_m, tile_n) of a tiles_m x tiles_n grid visited in order
+// `pid`: GROUP tile-rows at a time, column by column within the group (L2
+// reuse of B's columns; GROUP 1: row by row). tile_m >= tiles_m: none.
+template <int GROUP>
+__device__ __forceinline__ void RasterTile(int pid, int tiles_m, int tiles_n, int& tile_m,
+                                           int& tile_n) {
+  if constexpr (GROUP > 1) {
+    const int per_group = GROUP * tiles_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(tiles_m - first_m, GROUP);
+    tile_m = first_m + (pid % per_group) % group_m;
+    tile_n = (pid % per_group) / group_m;
+  } else {
+    tile_m = pid / tiles_n;
+    tile_n = pid % tiles_n;
+  }
+}
+
 // One thread's output C[row0 + dr][col0 + dc] (none when out of range; row0 <
 // M and col0 < N): a dot product over K.
 __device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
@@ -796,16 +814,7 @@ __device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
   const int tiles_m = CeilDiv(M, BM);
   const int tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
-  if constexpr (GROUP > 1) {
-    const int per_group = GROUP * tiles_n;
-    const int first_m = (pid / per_group) * GROUP;
-    const int group_m = min(tiles_m - first_m, GROUP);
-    tile_m = first_m + (pid % per_group) % group_m;
-    tile_n = (pid % per_group) / group_m;
-  } else {
-    tile_m = pid / tiles_n;
-    tile_n = pid % tiles_n;
-  }
+  RasterTile<GROUP>(pid, tiles_m, tiles_n, tile_m, tile_n);
   if (tile_m >= tiles_m) return;
 
   const int slice = SLICEK > 1 ? tid / W::GROUP_THREADS : 0;  // K slice of this thread's group

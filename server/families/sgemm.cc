@@ -926,7 +926,8 @@ class SgemmFamilyImpl final : public Family {
   /// options: "-Xptxas=--register-usage-level=<RUL>" where RUL is not 5.
   /// The gemv kind: sgemm.cuh with gemv.cuh appended, and
   /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (MINB:
-  /// Gemv::MinBlocks()).
+  /// Gemv::MinBlocks()). The tensor-core kind: sgemm.cuh with mma_tf32.cuh
+  /// appended, and "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>".
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     std::string expr;
@@ -945,8 +946,8 @@ class SgemmFamilyImpl final : public Family {
            {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}) {
         args.push_back(At(config, p));
       }
-      return {embedded::kSgemmMmaSource, absl::StrCat("sgemm_mma<", absl::StrJoin(args, ","), ">"),
-              {}};
+      return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource),
+              absl::StrCat("sgemm_mma<", absl::StrJoin(args, ","), ">"), {}};
     }
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
