@@ -884,7 +884,7 @@ TEST(SgemmMath, TensorCoreNamesKeysSourceAndGeometry) {
   EXPECT_TRUE(f.Check(Mma(), d).ok()) << f.Check(Mma(), d);
   const KernelSource src = f.Source(Mma());
   EXPECT_EQ(src.name_expression, "sgemm_mma<128,128,16,64,64,3,1,3,8,1>");
-  EXPECT_EQ(src.source, embedded::kSgemmMmaSource);
+  EXPECT_EQ(src.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kSgemmMmaSource);
   EXPECT_TRUE(src.options.empty());
   // Every tensor-core config of every mode: its name and key read back.
   std::set<std::string> names;
