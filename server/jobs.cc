@@ -193,7 +193,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   auto family = FamilyOf(problem);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
-  if (auto s = (*family)->ValidateProblem(shape, device()); !s.ok()) return s;
+  if (auto s = (*family)->ValidateProblem(shape, device(), problem.math()); !s.ok()) return s;
   std::vector<Pruned> pruned;
   const auto valid = (*family)->ValidSpace(device(), shape, &pruned, problem.math());
   if (valid.empty()) {

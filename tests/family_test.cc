@@ -60,6 +60,11 @@ TEST(ValidateProblem, RejectsBadShapesWithTheRightCode) {
   EXPECT_EQ(f.ValidateProblem({8192, 8192, 16384}, small).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(f.ValidateProblem({8192, 8192, 16384}, Sm90ReferenceDevice()).ok());
+  // The fp64 reference of fp32_accurate: 12 * (MK + KN + MN) bytes, 1.125 GiB
+  // at 8192 x 8192 x 2048, over the 1 GiB device; ieee_fp32 fits (0.625 GiB).
+  EXPECT_EQ(f.ValidateProblem({8192, 8192, 2048}, small, v1::MATH_FP32_ACCURATE).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(f.ValidateProblem({8192, 8192, 2048}, small, v1::MATH_IEEE_FP32).ok());
 }
 
 TEST(Neighbours, StepOneParameterToTheAdjacentListedValues) {

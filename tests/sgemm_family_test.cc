@@ -116,8 +116,11 @@ TEST(SgemmFamily, WorkAndBuffers) {
   EXPECT_EQ(F().Work({16, 4096, 4096}), 2.0 * 16 * 4096 * 4096);
   EXPECT_EQ(F().Work({17, 33, 65}), 2.0 * 17 * 33 * 65);
   // A (M*K) + B (K*N) + C and reference (2*M*N), 4 bytes each.
-  EXPECT_EQ(F().BufferBytes({1024, 1024, 1024}), int64_t{4} * 4 * 1024 * 1024);
-  EXPECT_EQ(F().BufferBytes({2, 3, 5}), 4 * (2 * 5 + 5 * 3 + 2 * 2 * 3));
+  EXPECT_EQ(F().BufferBytes({1024, 1024, 1024}, v1::MATH_IEEE_FP32), int64_t{4} * 4 * 1024 * 1024);
+  EXPECT_EQ(F().BufferBytes({2, 3, 5}, v1::MATH_IEEE_FP32), 4 * (2 * 5 + 5 * 3 + 2 * 2 * 3));
+  // The fp64 reference: 12 bytes per element of A, B and C at the peak.
+  EXPECT_EQ(F().BufferBytes({2, 3, 5}, v1::MATH_FP32_ACCURATE), 12 * (2 * 5 + 5 * 3 + 2 * 3));
+  EXPECT_EQ(F().BufferBytes({2, 3, 5}, v1::MATH_TF32), 12 * (2 * 5 + 5 * 3 + 2 * 3));
   EXPECT_EQ(F().MaxBufferElements({2, 3, 5}), 15);        // K*N
   EXPECT_EQ(F().MaxBufferElements({7, 3, 5}), 35);        // M*K
   EXPECT_EQ(F().MaxBufferElements({7, 11, 5}), 77);       // M*N

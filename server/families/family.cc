@@ -37,9 +37,10 @@ absl::Status Family::ValidateShape(const Shape& shape) const {
   return absl::OkStatus();
 }
 
-absl::Status Family::ValidateProblem(const Shape& shape, const v1::Device& device) const {
+absl::Status Family::ValidateProblem(const Shape& shape, const v1::Device& device,
+                                     v1::Math math) const {
   if (auto s = ValidateShape(shape); !s.ok()) return s;
-  const int64_t bytes = BufferBytes(shape);
+  const int64_t bytes = BufferBytes(shape, math);
   if (device.total_memory_bytes() > 0 && bytes > device.total_memory_bytes()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "shape ", ShapeString(shape), " needs ", bytes / (1 << 20), " MiB of device memory; ",

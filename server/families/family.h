@@ -81,8 +81,9 @@ class Family {
   /// Work per run: flops (sgemm: 2*M*N*K) or bytes moved (read + written).
   /// metric = Work / (median_ms * 1e6).
   virtual double Work(const Shape& shape) const = 0;
-  /// Device memory a job on this shape allocates, in bytes.
-  virtual int64_t BufferBytes(const Shape& shape) const = 0;
+  /// Device memory a job on this shape allocates in the math mode, in bytes
+  /// (at its peak).
+  virtual int64_t BufferBytes(const Shape& shape, v1::Math math) const = 0;
 
   /// The whole space, before pruning; each config appears once.
   virtual std::vector<Config> Space() const = 0;
@@ -117,7 +118,8 @@ class Family {
   /// has 2^31 or more elements (the kernels index with int). INVALID_ARGUMENT.
   absl::Status ValidateShape(const Shape& shape) const;
   /// ValidateShape plus BufferBytes against the device's memory (RESOURCE_EXHAUSTED).
-  absl::Status ValidateProblem(const Shape& shape, const v1::Device& device) const;
+  absl::Status ValidateProblem(const Shape& shape, const v1::Device& device,
+                               v1::Math math = v1::MATH_IEEE_FP32) const;
   /// INVALID_ARGUMENT unless `math` is one of MathModes() (naming them).
   absl::Status ValidateMath(v1::Math math) const;
   /// The configs of Space() that `math` admits (Admits), split into the

@@ -39,7 +39,7 @@ class FaultTestFamilyImpl final : public Family {
   /// Bytes read + written by the WORK=1 kernel: 8 * N.
   double Work(const Shape& shape) const override { return 8.0 * static_cast<double>(shape[0]); }
   /// in and out: 8 * N bytes.
-  int64_t BufferBytes(const Shape& shape) const override { return 8 * shape[0]; }
+  int64_t BufferBytes(const Shape& shape, v1::Math) const override { return 8 * shape[0]; }
   int64_t MaxBufferElements(const Shape& shape) const override { return shape[0]; }
 
   /// Every WORK x BLOCK (64..256) ok config, then one config of each bad

@@ -560,8 +560,12 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// Bytes of A (M*K), B (K*N), C (M*N) and the reference C (M*N), fp32.
-  int64_t BufferBytes(const Shape& shape) const override {
+  /// ieee_fp32: A, B, C and the baseline's C, 4 bytes each. The fp64 modes
+  /// (server/worker/sgemm_problem.cc): A, B, C, the fp64 reference C, and
+  /// while the reference is computed A and B in fp64: 12 * (MK + KN + MN).
+  int64_t BufferBytes(const Shape& shape, v1::Math math) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
+    if (math != v1::MATH_IEEE_FP32) return 3 * kBytesPerElement * (m * k + k * n + m * n);
     return kBytesPerElement * (m * k + k * n + 2 * m * n);
   }
 

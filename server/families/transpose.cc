@@ -65,7 +65,7 @@ class TransposeFamilyImpl final : public Family {
   }
 
   /// in, out, and the baseline's copy target: 3 * 4 * ROWS * COLS bytes.
-  int64_t BufferBytes(const Shape& shape) const override {
+  int64_t BufferBytes(const Shape& shape, v1::Math) const override {
     return 3 * kBytesPerElement * MaxBufferElements(shape);
   }
 
