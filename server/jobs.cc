@@ -282,6 +282,13 @@ bool JobRunner::AdvanceIdleJobs() {
 
 void JobRunner::AheadLoop() {
   while (!Stopping()) {
+    {  // A job's compile has the cores (NVRTC threads at nice 19 still share
+       // their caches and memory bandwidth): wait for it to end.
+      absl::MutexLock lock(&mu_);
+      auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || job_compiles_ == 0; };
+      mu_.Await(absl::Condition(&idle));
+      if (stop_) return;
+    }
     if (CompileAhead()) continue;
     // All compiled: wait for the neighbours of the next job's winners.
     absl::MutexLock lock(&mu_);
@@ -359,10 +366,8 @@ bool JobRunner::CompileAhead() {
   }
   if (done >= static_cast<int64_t>(ahead_.size())) return false;
   const auto first = ahead_.begin() + done;
-  // Batches of 4 x a job's: nothing waits on them, and fewer batches lose
-  // less to their last, slowest kernel.
   const std::vector<v1::worker::Kernel> batch(
-      first, first + std::min<int64_t>(4 * options_.compile_batch, ahead_.size() - done));
+      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
   JobTime time;
   CompileStage(batch, &time, ahead_compiler_);  // caches what compiles (or fails to); a timeout is retried later
   if (Stopping()) return false;  // the batch was interrupted: not counted
@@ -651,7 +656,16 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
     }
     v1::worker::Request request;
     for (size_t i : which) *request.mutable_compile()->add_kernels() = kernels[i];
+    const bool job = compiler == compiler_;
+    if (job) {
+      absl::MutexLock lock(&mu_);
+      ++job_compiles_;
+    }
     auto response = compiler->Call(request, options_.compile_timeout);
+    if (job) {
+      absl::MutexLock lock(&mu_);
+      --job_compiles_;
+    }
     if (!response.ok()) return response.status();
     if (!response->error().empty()) return absl::InternalError(response->error());
     if (response->compiled().results_size() != static_cast<int>(which.size())) {

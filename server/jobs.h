@@ -154,8 +154,9 @@ class JobRunner {
   /// Compiles the next batch of the compile-ahead list through the compile
   /// cache; false when there is nothing left. The ahead thread only.
   bool CompileAhead();
-  /// The ahead thread: CompileAhead() until the list is done, then waits for
-  /// the neighbours of finished jobs' winners (QueueAhead).
+  /// The ahead thread: CompileAhead() a batch at a time, while no job's
+  /// compile is in flight, until the list is done; then waits for the
+  /// neighbours of finished jobs' winners (QueueAhead).
   void AheadLoop();
   /// Puts the untried neighbours of the job's best kAheadTop OK configs at
   /// the front of the compile-ahead list (with the compile-ahead on).
@@ -244,6 +245,9 @@ class JobRunner {
   // only), the kernels to compile before the rest of it, and its progress.
   std::vector<v1::worker::Kernel> ahead_;
   std::deque<v1::worker::Kernel> ahead_first_ ABSL_GUARDED_BY(mu_);
+  // Compile calls of jobs in flight (CompileStage on compiler_): the
+  // compile-ahead waits for them, between its batches.
+  int job_compiles_ ABSL_GUARDED_BY(mu_) = 0;
   // Each job's strategy between its rounds (Advance; the Loop thread only):
   // the model strategy's cost model is fitted once per job, not per round.
   std::map<int64_t, std::unique_ptr<search::Strategy>> strategies_;
