@@ -51,34 +51,13 @@
 
 namespace sgemm_mma_detail {
 
-__device__ __forceinline__ bool Aligned16(const void* p) {
-  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
-}
-
+// sgemm.cuh's helpers (this file is compiled appended to it).
+using sgemm_detail::Aligned16;
 using sgemm_detail::CeilDiv;
-
-__device__ __forceinline__ unsigned SmemAddr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 4 bytes global -> shared asynchronously; zero-fills when !pred (src unread).
-__device__ __forceinline__ void CpAsync4(float* dst, const float* src, bool pred) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
-               "r"(pred ? 4 : 0));
-}
-
-// 16 bytes (both addresses 16-byte aligned), bypassing L1; zero-fills when !pred.
-__device__ __forceinline__ void CpAsync16(float* dst, const float* src, bool pred) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
-               "r"(pred ? 16 : 0));
-}
-
-__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int N>
-__device__ __forceinline__ void CpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+using sgemm_detail::CpAsync16;
+using sgemm_detail::CpAsync4;
+using sgemm_detail::CpAsyncCommit;
+using sgemm_detail::CpAsyncWait;
 
 // x rounded to TF32 (round to nearest, ties away), as the .b32 mma operand.
 __device__ __forceinline__ unsigned Tf32(float x) {
@@ -233,15 +212,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
   int tile_m, tile_n;
   sgemm_detail::RasterTile<GROUP>(pid, tiles_m, tiles_n, tile_m, tile_n);
   if (tile_m >= tiles_m) return;
-  // K tiles of this split.
-  const int ktiles = sgemm_mma_detail::CeilDiv(K, BK);
-  int kt0 = 0, kt1 = ktiles;
-  if constexpr (SPLITK > 1) {
-    const int per = sgemm_mma_detail::CeilDiv(ktiles, SPLITK);
-    kt0 = blockIdx.y * per;
-    kt1 = min(ktiles, kt0 + per);
-    if (kt0 >= kt1) return;  // nothing to add
-  }
+  int kt0, kt1;  // K tiles of this split
+  if (!sgemm_detail::SplitKRange<SPLITK>(sgemm_detail::CeilDiv(K, BK), kt0, kt1)) return;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;

@@ -79,6 +79,21 @@ __device__ __forceinline__ void RasterTile(int pid, int tiles_m, int tiles_n, in
   }
 }
 
+// K tiles [kt0, kt1) of split blockIdx.y of SPLITK over `ktiles` (SPLITK 1:
+// all); false when the split has none (nothing to add).
+template <int SPLITK>
+__device__ __forceinline__ bool SplitKRange(int ktiles, int& kt0, int& kt1) {
+  kt0 = 0;
+  kt1 = ktiles;
+  if constexpr (SPLITK > 1) {
+    const int per = CeilDiv(ktiles, SPLITK);
+    kt0 = blockIdx.y * per;
+    kt1 = min(ktiles, kt0 + per);
+    return kt0 < kt1;
+  }
+  return true;  // K >= 1
+}
+
 // One thread's output C[row0 + dr][col0 + dc] (none when out of range; row0 <
 // M and col0 < N): a dot product over K.
 __device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
@@ -927,14 +942,8 @@ __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
       __syncthreads();
     }
   } else {
-    // K tiles of this split.
-    int kt0 = 0, kt1 = ktiles;
-    if constexpr (SPLITK > 1) {
-      const int per = sgemm_detail::CeilDiv(ktiles, SPLITK);
-      kt0 = blockIdx.y * per;
-      kt1 = min(ktiles, kt0 + per);
-      if (kt0 >= kt1) return;  // nothing to add
-    }
+    int kt0, kt1;  // K tiles of this split
+    if (!sgemm_detail::SplitKRange<SPLITK>(ktiles, kt0, kt1)) return;
     sgemm_detail::WarpTile<W, BM, BN, TM, TN, LN, GROUP, SLICEK, ATOMIC>(
         M, N, K, alpha, A, B, beta, C, smem, blockIdx.x, kt0, kt1, threadIdx.x);
   }
