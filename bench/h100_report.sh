@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# On the GPU machine: the H100 runs of issues 17 and 18 as one background
+# pipeline that outlives a device call, so that its 10-minute limit cuts
+# nothing (the machine stays warm 30 s after a call: the next call, issued at
+# once, collects more of the logs).
+#
+#   bench/h100_report.sh start LOGDIR    copy the bundle and scripts to
+#                                        /tmp/h100r/w, then run the steps
+#                                        below under setsid, in order
+#   bench/h100_report.sh wait LOGDIR S   wait up to S seconds for it to end
+#
+# Steps (each marked done in LOGDIR/*.done; a step that ran is not run again):
+#   gpu_tests    the whole GPU test suite (ctest label gpu)
+#   mma_race     every tensor-core config of .bundle/mma_configs.txt raced
+#                with cuBLAS pure fp32 on 4096^3 and 8192^3 (sbs_probe --race)
+#   exh, strat   bench/regret.sh (issue 17: exhaustive, then the model
+#                strategy leave-one-out and the two winners raced)
+#   sbs          bench/suite.sh --side-by-side on the exhaustive database
+#                (issue 17: the served choice in a separate process)
+#   gemv         bench/suite.sh --gemv on bench/gemv_shapes.txt (issue 18)
+# The database starts from .bundle/cache.db.xz if present: the compile
+# cache, compiled without a GPU by `tuned --compile-only` (NVRTC needs none),
+# so the exhaustive phase measures with a warm cache from its first shape.
+set -u
+cmd=$1 logs=$2
+w=/tmp/h100r/w
+case $cmd in
+start)
+  mkdir -p "$logs" "$w"
+  cp -r .bundle bench "$w/"
+  cd "$w" || exit 1
+  setsid bash bench/h100_report.sh run "$logs" > "$logs/pipeline.log" 2>&1 < /dev/null &
+  ;;
+run)
+  cd "$w" || exit 1
+  export LD_LIBRARY_PATH=$PWD/.bundle/lib:/usr/local/cuda/lib64 PATH=$PWD/.bundle/bin:$PATH
+  step() {  # step NAME COMMAND...: runs once, logs its time
+    local name=$1; shift
+    [[ -f $logs/$name.done ]] && return
+    echo "$(date -u +%T) $name start"
+    local s=$(date +%s)
+    "$@"
+    echo "$(date -u +%T) $name rc $? after $(( $(date +%s) - s )) s"
+    touch "$logs/$name.done"
+  }
+  mkdir -p .regretdb
+  [[ -f .regretdb/gpu0.db || ! -f .bundle/cache.db.xz ]] ||
+    xz -dc .bundle/cache.db.xz > .regretdb/gpu0.db
+  shapes=.bundle/shapes.txt
+  step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests > '$logs/gpu_tests.log' 2>&1"
+  mma_race() {
+    local d
+    for d in "4096 4096 4096" "8192 8192 8192"; do
+      mapfile -t names < .bundle/mma_configs.txt
+      timeout 120 sbs_probe --shape $d --race --pairs 10 --config "${names[@]}" \
+        > "$logs/mma_race_${d// /x}.txt" 2>&1
+    done
+  }
+  [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race
+  step exh bash bench/regret.sh "$logs" exh "$shapes"
+  step strat bash bench/regret.sh "$logs" strat "$shapes"
+  rm -f "$logs/gpu0.db"
+  mkdir -p .devdb && cp .regretdb/gpu0.db .devdb/gpu0.db
+  step sbs env SUITE_TIMEOUT=900 bash bench/suite.sh "$logs" sgemm "$shapes" --side-by-side
+  rm -f "$logs/gpu0.db" .devdb/gpu0.db
+  step gemv env SUITE_TIMEOUT=300 bash bench/suite.sh "$logs" sgemm bench/gemv_shapes.txt --gemv
+  rm -f "$logs/gpu0.db"
+  echo "$(date -u +%T) all done"
+  touch "$logs/all.done"
+  ;;
+wait)
+  end=$(( $(date +%s) + $3 ))
+  while [[ ! -f $logs/all.done && $(date +%s) -lt $end ]]; do sleep 5; done
+  ;;
+*) echo "usage: bench/h100_report.sh start|wait LOGDIR [SECONDS]" >&2; exit 2 ;;
+esac
