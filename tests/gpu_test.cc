@@ -324,10 +324,8 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
   const std::vector<Shape> shapes = {{1, 1, 1},     {7, 13, 5},          {129, 65, 300},
                                      {1000, 1000, 1000}, {16, 1024, 1024}, {257, 96, 1001}};
   for (v1::Math math : {v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
-    std::vector<std::pair<Config, CompiledKernel>> kernels;
-    for (auto& k : CompileAll(f, worker_->device(), math)) {
-      if (k.first.at("KIND") == 5) kernels.push_back(std::move(k));
-    }
+    const auto kernels = CompileAll(f, worker_->device(), math,
+                                    [](const Config& c) { return c.at("KIND") == 5; });
     ASSERT_FALSE(kernels.empty());
     for (const auto& shape : shapes) {
       auto prepared = PrepareResult(f, shape, math);

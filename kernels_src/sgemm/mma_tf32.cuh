@@ -81,6 +81,14 @@ __device__ __forceinline__ void MmaTf32(float* d, const unsigned* a, const unsig
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// d = a * b (a fresh accumulator: C is zero), one m16n8k8 TF32 tile.
+__device__ __forceinline__ void MmaTf32Fresh(float* d, const unsigned* a, const unsigned* b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%10,%10,%10,%10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+}
+
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int PASSES>
 struct Tile {
   enum {
@@ -141,7 +149,10 @@ struct Tile {
                                                  int g, int t, float (&acc)[MI][NI][4]) {
     const float* as = smem + stage * A_STAGE + wm * SA;
     const float* bs = smem + STAGES * A_STAGE + stage * B_STAGE + wn;
-#pragma unroll
+    // 3xTF32 holds one k8 step's fragments at a time: unrolled, ptxas loads
+    // the whole stage's ahead and, with the fresh accumulators below, spills
+    // (64x64 warp tiles spill even so: not in its space, sgemm.cc).
+#pragma unroll(PASSES == 3 ? 1 : BK / 8)
     for (int kk = 0; kk < BK; kk += 8) {
       unsigned bbig[NI][2], bsmall[NI][2];
 #pragma unroll
@@ -160,10 +171,20 @@ struct Tile {
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni) {
           if constexpr (PASSES == 3) {
-            MmaTf32(acc[mi][ni], asmall, bbig[ni]);
-            MmaTf32(acc[mi][ni], abig, bsmall[ni]);
+            // The k8 step's three products into a fresh accumulator, then one
+            // IEEE (round-to-nearest) add into acc: the tensor cores' own
+            // accumulation truncates, a bias that grew with K when acc was
+            // the mma's C (7e-6 relative at K = 1000 on the H100, about
+            // 2^-27 x K; tests/gpu_test.cc, 2026-11-23 session 10).
+            float part[4];
+            MmaTf32Fresh(part, asmall, bbig[ni]);
+            MmaTf32(part, abig, bsmall[ni]);
+            MmaTf32(part, abig, bbig[ni]);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[e];
+          } else {
+            MmaTf32(acc[mi][ni], abig, bbig[ni]);
           }
-          MmaTf32(acc[mi][ni], abig, bbig[ni]);
         }
       }
     }
