@@ -14,9 +14,13 @@
 #   mma_race     every tensor-core config of .bundle/mma_configs.txt raced
 #                with cuBLAS pure fp32 on 4096^3 and 8192^3 (sbs_probe --race)
 #   exh, strat   bench/regret.sh (issue 17: exhaustive, then the model
-#                strategy leave-one-out and the two winners raced)
+#                strategy leave-one-out and the two winners raced; the
+#                strategy waits up to AHEAD_WAIT=180 s for the compile-ahead
+#                first)
 #   sbs          bench/suite.sh --side-by-side on the exhaustive database
-#                (issue 17: the served choice in a separate process)
+#                (issue 17: the served choice in a separate process), then
+#                every shape's measurements dumped (results_sgemm_*.txt, the
+#                input of bench/strategy_sim)
 #   gemv         bench/suite.sh --gemv on bench/gemv_shapes.txt (issue 18)
 # The database starts from .bundle/cache.db.xz if present: the compile
 # cache, compiled without a GPU by `tuned --compile-only` (NVRTC needs none),
@@ -58,10 +62,10 @@ run)
   }
   [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race
   step exh bash bench/regret.sh "$logs" exh "$shapes"
-  step strat bash bench/regret.sh "$logs" strat "$shapes"
+  step strat env AHEAD_WAIT=${AHEAD_WAIT:-180} bash bench/regret.sh "$logs" strat "$shapes"
   rm -f "$logs/gpu0.db"
   mkdir -p .devdb && cp .regretdb/gpu0.db .devdb/gpu0.db
-  step sbs env SUITE_TIMEOUT=900 bash bench/suite.sh "$logs" sgemm "$shapes" --side-by-side
+  step sbs env SUITE_TIMEOUT=900 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --side-by-side
   rm -f "$logs/gpu0.db" .devdb/gpu0.db
   step gemv env SUITE_TIMEOUT=300 bash bench/suite.sh "$logs" sgemm bench/gemv_shapes.txt --gemv
   rm -f "$logs/gpu0.db"

@@ -20,7 +20,9 @@
 #            both). Also by_cublas: (strategy ms / its cuBLAS ms) /
 #            (exhaustive ms / its cuBLAS ms) - 1 from the jobs' judged times,
 #            which carries cuBLAS's own noise (2% on 512^3 for one config,
-#            2026-11-23_h100_flush16_strategy.txt).
+#            2026-11-23_h100_flush16_strategy.txt); wait_s, the job's wait
+#            on compiles. AHEAD_WAIT=S waits up to S seconds for the
+#            compile-ahead first (the report's "compile cache warm").
 #            Ends with
 #              SUMMARY strategy=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n>
 #
@@ -83,7 +85,21 @@ exh)
   ;;
 strat)
   : > "$log"
-  printf "%-18s %8s %8s %12s %12s %9s %9s  %s\n" shape tune_s configs strategy_ms exh_ms regret by_cublas winner >> "$log"
+  # AHEAD_WAIT=S: first wait up to S seconds for the compile-ahead to finish
+  # (issue 17 times the strategy with the compile cache warm; a restarted
+  # daemon compiles on from where the cache stands), its progress logged.
+  if (( ${AHEAD_WAIT:-0} > 0 )); then
+    s=$(date +%s.%N)
+    while true; do
+      done_=$(tunectl device --json | field compiled_ahead) total=$(tunectl device --json | field compile_ahead_total)
+      echo "# $(date -u +%T) compiled ahead $done_ of $total" >> "$log"
+      [[ $total != 0 && $done_ -ge $total ]] && break
+      python3 -c "import sys, time; sys.exit(time.time() - float(sys.argv[1]) < float(sys.argv[2]))" "$s" "$AHEAD_WAIT" && break
+      sleep 15
+    done
+    echo "# waited $(since $s) s for the compile-ahead" >> "$log"
+  fi
+  printf "%-18s %8s %8s %12s %12s %9s %9s %7s  %s\n" shape tune_s configs strategy_ms exh_ms regret by_cublas wait_s winner >> "$log"
   shapes_list | while read -r dims; do
     # the exhaustive job of the shape: the newest DONE one
     exh=$(tunectl jobs --limit 1000 --json | python3 -c "
@@ -117,9 +133,9 @@ ms = lambda j: j.get('best', {}).get('medianMs', j.get('best', {}).get('median_m
 base = lambda j: j.get('baselineMs', j.get('baseline_ms', 0))
 sm, em = ms(s), ms(e)
 by_cublas = (sm / base(s)) / (em / base(e)) - 1 if sm and em and base(s) and base(e) else float('nan')
-print("%-18s %8.1f %8d %12.4f %12.4f %9.4f %9.4f  %s" % (sys.argv[4], float(sys.argv[3]),
+print("%-18s %8.1f %8d %12.4f %12.4f %9.4f %9.4f %7.1f  %s" % (sys.argv[4], float(sys.argv[3]),
       s.get('done', 0) + s.get('failed', 0), sm, em, float(sys.argv[5]), by_cublas,
-      s.get('best', {}).get('config', {}).get('name', '-')))
+      s.get('wait_seconds', 0), s.get('best', {}).get('config', {}).get('name', '-')))
 EOF
   done
   python3 - "$log" "$strategy" >> "$log" <<'EOF'

@@ -29,6 +29,9 @@ constexpr uint64_t kJudgingSeed = 0x9E3779B97F4A7C15ull;
 /// from these winners and refines around them.
 constexpr int kAheadTop = 8;
 
+/// The compile-ahead logs its progress every this many kernels.
+constexpr int64_t kAheadLogEvery = 500;
+
 /// Strategies kept between a job's rounds (JobRunner::strategies_) at most.
 constexpr size_t kMaxCachedStrategies = 64;
 
@@ -375,6 +378,8 @@ bool JobRunner::CompileAhead() {
   ahead_progress_.done = done + static_cast<int64_t>(batch.size());
   if (ahead_progress_.done == ahead_progress_.total) {
     spdlog::info("compiled ahead: {} kernels", ahead_progress_.total);
+  } else if (ahead_progress_.done / kAheadLogEvery != done / kAheadLogEvery) {
+    spdlog::info("compiled ahead: {} of {} kernels", ahead_progress_.done, ahead_progress_.total);
   }
   return true;
 }
