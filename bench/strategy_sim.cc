@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--strategy", strategy_name, "exhaustive or model");
   app.add_option("--budget", budget_text, "10s or 64 (configs)");
   app.add_option("--first-round", model.first_round, "model: configs the model predicts fastest in the first round");
+  app.add_option("--first-seconds", model.first_seconds,
+                 "model: more of them while the round's predicted measuring stays within this (s)");
   app.add_option("--near-shapes", model.near_shapes, "model: nearest shapes whose winners go first");
   app.add_option("--near-winners", model.near_winners, "model: winners of each nearest shape");
   app.add_option("--refine-rounds", model.refine_rounds, "model: rounds of neighbours of the best");

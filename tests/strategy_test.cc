@@ -176,12 +176,20 @@ TEST_F(StrategyTest, ModelFirstRoundIsTheNearestWinnersAndTheBestPredicted) {
   };
   ModelOptions options;
   const size_t most = options.first_round + options.near_shapes * options.near_winners;
+  // Sized by count alone (first_seconds 0), and by the predicted cost: more
+  // for the cheap 1024^3, where 40 configs take well under first_seconds.
+  ModelOptions by_count = options;
+  by_count.first_seconds = 0;
   for (size_t i : {1, 3}) {  // 1024^3, 4096^3
-    const auto round = first_round(i, options);
+    const auto round = first_round(i, by_count);
     EXPECT_GE(round.size(), static_cast<size_t>(options.first_round));
     EXPECT_LE(round.size(), most);
   }
+  const auto cheap = first_round(1, options);
+  EXPECT_GT(cheap.size(), most);
+  EXPECT_LT(cheap.size(), valid_.size());
   options.first_round = 4;
+  options.first_seconds = 0;
   const auto tiny = first_round(1, options);
   EXPECT_GE(tiny.size(), 4u);
   EXPECT_LE(tiny.size(), static_cast<size_t>(4 + options.near_shapes * options.near_winners));

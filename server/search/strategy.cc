@@ -324,7 +324,8 @@ class Model : public Strategy {
     if (model_ == nullptr) return absl::StrCat("model: ", why_, ": exhaustive instead");
     return absl::StrCat("model: fitted on ", records_.size(), " measurements of ", bests_.size(),
                         " shapes; first round the ", options_.first_round,
-                        " configs predicted fastest and the winners of ",
+                        " configs predicted fastest (more while within ", options_.first_seconds,
+                        " s of measuring) and the winners of ",
                         options_.near_shapes, " nearest shapes, then ",
                         options_.refine_rounds, " round(s) of neighbours of the best ",
                         options_.refine_top,
@@ -404,13 +405,20 @@ class Model : public Strategy {
     std::vector<Config> configs;
     std::vector<double> ms;
     int others = 0;
+    double cost = 0;  // predicted seconds of measuring the round
+    double fastest = 0;
     for (size_t i : order) {
+      const double predicted = best_ms * std::exp(pred[i] - min_pred);
+      const double seconds = predicted > 0 ? MeasureSeconds(predicted, fastest) : kConfigOverheadS;
       if (winners.count(i) == 0) {
-        if (others >= options_.first_round || seen.count(family.ConfigName(in.valid[i])) == 0) continue;
+        if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
+        if (others >= options_.first_round && cost + seconds > options_.first_seconds) continue;
         ++others;
       }
+      cost += seconds;
+      if (predicted > 0) fastest = fastest > 0 ? std::min(fastest, predicted) : predicted;
       configs.push_back(in.valid[i]);
-      ms.push_back(best_ms * std::exp(pred[i] - min_pred));
+      ms.push_back(predicted);
     }
     return WithinBudget(std::move(configs), ms, in);
   }

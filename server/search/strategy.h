@@ -148,6 +148,15 @@ struct ModelOptions {
   /// sizing by 5 s of predicted GPU time measured 138-377 configs a shape
   /// (bench/results/2026-11-23_h100_regret7.txt).
   int first_round = 40;
+  /// ...and then more of those, in the order of the prediction, while the
+  /// round's predicted measuring (MeasureSeconds) stays within this many
+  /// seconds: cheap shapes, where the model's fit on the larger ones is the
+  /// least sure, measure more of the space (on the H100 the model's winner
+  /// of 512^3 was 5.75% slower than the exhaustive one with 40,
+  /// bench/results/2026-11-23_h100_session10_report.txt; in simulation
+  /// 2.5 s takes 512^3 to the exhaustive winner with 258 configs and leaves
+  /// the shapes over 2 ms a run at 40; 0: no more).
+  double first_seconds = 2.5;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
   int near_shapes = 5;
