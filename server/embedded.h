@@ -5,6 +5,7 @@ namespace tuned::embedded {
 extern const char kSgemmSource[];      // kernels_src/sgemm/sgemm.cuh
 extern const char kGemvSource[];       // kernels_src/sgemm/gemv.cuh (appended to kSgemmSource)
 extern const char kSgemmMmaSource[];   // kernels_src/sgemm/mma_tf32.cuh
+extern const char kSgemmWgmmaSource[];  // kernels_src/sgemm/wgmma_tf32.cuh (after kSgemmMmaSource)
 extern const char kTransposeSource[];  // kernels_src/transpose/transpose.cuh
 extern const char kFaultTestSource[];  // kernels_src/fault_test/fault_test.cuh
 extern const char kSqliteSchemaSql[];      // db/sqlite/schema.sql

@@ -49,6 +49,15 @@ TEST_P(CompileTest, CompilesForSm90WithoutSpills) {
   EXPECT_GT(k->registers, 0) << k->log;
   EXPECT_LE(k->registers, 255);
   EXPECT_EQ(k->spill_bytes, 0) << k->log;
+  // ptxas keeps a kernel's wgmmas asynchronous (it warns "wgmma.mma_async
+  // instructions are serialized" where it cannot, e.g. accumulators touched
+  // between them), and a kernel that names sm_90a is compiled for it.
+  EXPECT_EQ(k->log.find("serialized"), std::string::npos) << k->log;
+  for (const auto& o : src.options) {
+    if (o == "--gpu-architecture=sm_90a") {
+      EXPECT_NE(k->ptx.find(".target sm_90a"), std::string::npos);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConfigs, CompileTest, ::testing::ValuesIn(AllCases()),
@@ -108,6 +117,28 @@ TEST(Compiler, CompilesTheFp64CheckKernel) {
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_TRUE(CheckNoSpills(*k).ok());
   EXPECT_FALSE(k->entry.empty());
+}
+
+// A source that names the arch-specific variant of the device's target
+// (sgemm's KIND 6: wgmma, sm_90a) is compiled for it; another target than
+// the device's is refused.
+TEST(Compiler, CompilesForTheArchSpecificTargetASourceNames) {
+  constexpr char kSource[] = "template <int N> __global__ void k(float* x) { x[threadIdx.x] *= N; }";
+  auto a = Compile(kSource, "k<2>", {"--gpu-architecture=sm_90a"}, "sm_90");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_NE(a->ptx.find(".target sm_90a"), std::string::npos) << a->ptx;
+  auto plain = Compile(kSource, "k<2>", {}, "sm_90");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->ptx.find(".target sm_90a"), std::string::npos);
+  for (const auto& [option, arch] :
+       {std::pair{"--gpu-architecture=sm_90a", "sm_80"}, {"--gpu-architecture=sm_100a", "sm_90"}}) {
+    auto refused = Compile(kSource, "k<2>", {option}, arch);
+    ASSERT_FALSE(refused.ok()) << option << " on " << arch;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find(std::string("which is not the device's ") + arch),
+              std::string::npos)
+        << refused.status();
+  }
 }
 
 TEST(Compiler, ParsesRegistersFromPtxasLog) {

@@ -248,6 +248,26 @@ TEST_F(GpuTest, SplitKAndStreamKWithBetaMatchCublas) {
   ExpectMatchesCublasWithBeta(configs, m, n, k, 1.5f, 0.5f);
 }
 
+// The wgmma kind (KIND 6, compute capability 9.0 only) with beta != 0: its
+// epilogue's float2 path (N even, C 8-byte aligned) and scalar path (N odd;
+// offset 1: A, B and C not 16-byte aligned, the 4-byte loads), and split-K
+// into a prescaled C; 3xTF32 configs, within 1e-5 of cuBLAS fp32.
+TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
+  const Family& f = SgemmFamily();
+  if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
+    GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
+  }
+  std::vector<Config> configs(3);
+  for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_FP32_ACCURATE)) {
+    if (c.at("KIND") != 6) continue;
+    if (c.at("SPLITK") == 1 && c.at("BK") == 32 && c.at("BN") == 128) configs[0] = c;
+    if (c.at("SPLITK") == 1 && c.at("BK") == 16 && c.at("BM") == 64) configs[1] = c;
+    if (c.at("SPLITK") == 4 && c.at("BM") == 128) configs[2] = c;
+  }
+  ExpectMatchesCublasWithBeta(configs, 37, 130, 1029, 1.5f, 0.5f);
+  ExpectMatchesCublasWithBeta(configs, 131, 67, 300, -1.0f, 2.0f, 1);
+}
+
 // The gemv kind (KIND 4) on matrix-vector shapes, smaller versions of the
 // issue's 1x8192x8192, 8192x1x8192, 4x8192x8192 and 8192x4x8192, and odd
 // ones: K not a multiple of 4 (the scalar path), M or N above the chunk GC
@@ -309,7 +329,8 @@ TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
   EXPECT_FALSE(worker_->broken());
 }
 
-// The tensor-core kinds (KIND 5) in their math modes, against the fp64
+// The tensor-core kinds (KIND 5, and KIND 6 on compute capability 9.0) in
+// their math modes, against the fp64
 // reference (cuBLAS DGEMM) on shapes no tile divides, with K and N that are
 // not multiples of 4 (the 4-byte copy path), M = 1, K = 1: every config runs
 // clean and its error is of its arithmetic's class (3xTF32: fp32's, under
@@ -319,14 +340,21 @@ TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
 // shapes every config meets tf32's, 2x cuBLAS TF32's. Small K may miss the
 // bound (3xTF32 drops small*small, ~2^-22 of a product: more than fp32's
 // one rounding): that is the rule deciding, a WRONG_ANSWER, not a bug.
+// KIND 6's 64-row, 64..256-column tiles meet M = 1, N = 1 and K = 1 too.
 TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
   const Family& f = SgemmFamily();
   const std::vector<Shape> shapes = {{1, 1, 1},     {7, 13, 5},          {129, 65, 300},
-                                     {1000, 1000, 1000}, {16, 1024, 1024}, {257, 96, 1001}};
+                                     {1000, 1000, 1000}, {16, 1024, 1024}, {257, 96, 1001},
+                                     {1, 200, 33},  {130, 1, 17},        {67, 131, 1}};
+  const bool hopper = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
   for (v1::Math math : {v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
-    const auto kernels = CompileAll(f, worker_->device(), math,
-                                    [](const Config& c) { return c.at("KIND") == 5; });
+    const auto kernels = CompileAll(f, worker_->device(), math, [](const Config& c) {
+      return c.at("KIND") == 5 || c.at("KIND") == 6;
+    });
     ASSERT_FALSE(kernels.empty());
+    int wgmma = 0;
+    for (const auto& kernel : kernels) wgmma += kernel.first.at("KIND") == 6;
+    if (hopper) EXPECT_GT(wgmma, 0) << v1::Math_Name(math);
     for (const auto& shape : shapes) {
       auto prepared = PrepareResult(f, shape, math);
       ASSERT_TRUE(prepared.ok()) << Family::ShapeString(shape) << ": " << prepared.status();
@@ -397,6 +425,7 @@ TEST_F(GpuTest, AKernelOverItsModeBoundIsStoredAsWrongAnswer) {
   measure.mutable_measure()->mutable_kernel()->set_name(f.ConfigName(tf32));
   measure.mutable_measure()->mutable_kernel()->set_source(src.source);
   measure.mutable_measure()->mutable_kernel()->set_name_expression(src.name_expression);
+  for (const auto& o : src.options) measure.mutable_measure()->mutable_kernel()->add_options(o);
   *measure.mutable_measure()->mutable_kernel()->mutable_geometry() =
       f.Geometry(tf32, shape, worker_->device());
   const worker::MeasureResult r = worker_->Handle(measure).measured();

@@ -2,6 +2,7 @@
 // space, pruning rules, names, keys, geometry and metric. CPU only.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -140,10 +141,10 @@ TEST(SgemmFamily, SpaceSizeAfterPruning) {
   const auto space = F().Space();
   std::vector<Pruned> pruned;
   const auto valid = F().ValidSpace(Sm90ReferenceDevice(), &pruned);
-  // MATH_IEEE_FP32's space: every kind but the tensor cores'.
+  // MATH_IEEE_FP32's space: every kind but the tensor cores' (5 and 6).
   EXPECT_EQ(valid.size() + pruned.size(),
             std::count_if(space.begin(), space.end(),
-                          [](const Config& c) { return c.at("KIND") != 5; }));
+                          [](const Config& c) { return c.at("KIND") < 5; }));
   // Small enough to tune the 12-shape suite in minutes (compile + measure):
   // a job on a shape searches at most 480 (the gemv kind's configs only
   // where M or N is at most 8, a quarter of them per shape).
@@ -227,11 +228,12 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     std::string kernel = src.name_expression;
     for (const auto& o : src.options) kernel += " " + o;
     EXPECT_TRUE(expressions.insert(kernel).second) << F().ConfigKey(c);
-    // KIND 5's and KIND 4's own parameters are absent from the other kinds'
-    // configs (so that their keys are those of before them).
+    // The tensor-core kinds' (5, 6) and KIND 4's own parameters are absent
+    // from the other kinds' configs (so that their keys are those of before
+    // them).
     const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
                                 gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
-    const bool mma = c.at("KIND") == 5, gemv = c.at("KIND") == 4;
+    const bool mma = c.at("KIND") == 5 || c.at("KIND") == 6, gemv = c.at("KIND") == 4;
     ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5)) << F().ConfigKey(c);
     for (const auto& p : F().params()) {
       if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name))) {
@@ -680,7 +682,7 @@ TEST(SgemmFamily, GemvIsSearchedOnlyForMatrixVectorShapes) {
   const size_t all = F().ValidSpace(d, nullptr).size();
   const auto space = F().Space();  // MATH_IEEE_FP32's: every kind but the tensor cores'
   const size_t ieee_space = std::count_if(space.begin(), space.end(),
-                                          [](const Config& c) { return c.at("KIND") != 5; });
+                                          [](const Config& c) { return c.at("KIND") < 5; });
   // {shape, {(GSIDE, GC) searched}}
   const std::vector<std::pair<Shape, std::set<std::pair<int64_t, int64_t>>>> cases = {
       {{1, 8192, 8192}, {{1, 1}}},
@@ -818,7 +820,8 @@ std::vector<std::string> Names(const std::vector<Config>& configs) {
 // MATH_IEEE_FP32's space is that of before the math modes (505 configs, in
 // the same order, the warp kind first) and the 56 gemv configs (KIND 4), with
 // no tensor-core config; MATH_FP32_ACCURATE adds 3xTF32 configs, MATH_TF32 has
-// only tensor-core ones, TF32 and 3xTF32; 30 to 100 of them per mode.
+// only tensor-core ones, TF32 and 3xTF32; 30 to 100 of them per mode and
+// kind (5: mma.sync; 6: wgmma, first).
 TEST(SgemmMath, EachModeAdmitsItsKinds) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -826,34 +829,51 @@ TEST(SgemmMath, EachModeAdmitsItsKinds) {
   const auto ieee = f.ValidSpace(d, &pruned);
   EXPECT_EQ(f.ValidSpace(d, nullptr, v1::MATH_IEEE_FP32).size(), ieee.size());
   EXPECT_EQ(ieee.size() + pruned.size(), 505u + 56);  // the space of before KIND 5, and KIND 4
-  for (const auto& c : ieee) EXPECT_NE(c.at("KIND"), 5) << f.ConfigName(c);
+  for (const auto& c : ieee) EXPECT_LT(c.at("KIND"), 5) << f.ConfigName(c);
   EXPECT_EQ(f.ConfigName(ieee.front()), "sgemm_warp_128x128x8_8x8_ln8_s2_g8_b1");
 
   const auto accurate = f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE);
   const auto tf32 = f.ValidSpace(d, nullptr, v1::MATH_TF32);
-  int accurate_mma = 0, tf32_one = 0, tf32_three = 0;
+  std::map<int64_t, int> accurate_tc, tf32_one, tf32_three;  // by kind
   for (const auto& c : accurate) {
-    if (c.at("KIND") != 5) continue;
-    ++accurate_mma;
+    if (c.at("KIND") < 5) continue;
+    ++accurate_tc[c.at("KIND")];
     EXPECT_EQ(c.at("PASSES"), 3) << f.ConfigName(c);
   }
   for (const auto& c : tf32) {
-    ASSERT_EQ(c.at("KIND"), 5) << f.ConfigName(c);
-    (c.at("PASSES") == 1 ? tf32_one : tf32_three)++;
+    ASSERT_GE(c.at("KIND"), 5) << f.ConfigName(c);
+    (c.at("PASSES") == 1 ? tf32_one : tf32_three)[c.at("KIND")]++;
   }
-  EXPECT_EQ(accurate.size(), ieee.size() + accurate_mma);
-  EXPECT_EQ(accurate.front().at("KIND"), 5);  // tensor cores first
-  // The fp32 kinds in fp32_accurate are ieee_fp32's, in the same order.
+  EXPECT_EQ(accurate.size(), ieee.size() + accurate_tc[5] + accurate_tc[6]);
+  EXPECT_EQ(accurate.front().at("KIND"), 6);  // tensor cores first, wgmma's first
+  EXPECT_EQ(tf32.front().at("KIND"), 6);
+  // The fp32 kinds in fp32_accurate are ieee_fp32's, in the same order;
+  // the tensor-core configs come before them, KIND 6's before KIND 5's.
   std::vector<Config> simt;
+  int64_t last_kind = 6;
   for (const auto& c : accurate) {
-    if (c.at("KIND") != 5) simt.push_back(c);
+    EXPECT_LE(c.at("KIND") >= 5 ? c.at("KIND") : 0, last_kind) << f.ConfigName(c);
+    last_kind = c.at("KIND") >= 5 ? c.at("KIND") : 0;
+    if (c.at("KIND") < 5) simt.push_back(c);
   }
   EXPECT_EQ(Names(simt), Names(ieee));
-  EXPECT_GE(accurate_mma, 30);
-  EXPECT_LE(accurate_mma, 100);
-  EXPECT_EQ(tf32_three, accurate_mma);
-  EXPECT_GE(tf32_one, 30);
-  EXPECT_LE(tf32_one + tf32_three, 110);
+  for (int64_t kind : {5, 6}) {
+    EXPECT_GE(accurate_tc[kind], kind == 5 ? 30 : 15) << kind;
+    EXPECT_LE(accurate_tc[kind], 100) << kind;
+    EXPECT_EQ(tf32_three[kind], accurate_tc[kind]) << kind;
+    EXPECT_GE(tf32_one[kind], kind == 5 ? 30 : 20) << kind;
+    EXPECT_LE(tf32_one[kind] + tf32_three[kind], 110) << kind;
+  }
+  // KIND 6 is the space of compute capability 9.0 only: on an sm_80 or an
+  // sm_100 device the modes have KIND 5's configs alone.
+  for (auto [major, minor] : {std::pair{8, 0}, std::pair{10, 0}, std::pair{9, 1}}) {
+    v1::Device other = d;
+    other.set_cc_major(major);
+    other.set_cc_minor(minor);
+    for (const auto& c : f.ValidSpace(other, nullptr, v1::MATH_TF32)) {
+      EXPECT_EQ(c.at("KIND"), 5) << f.ConfigName(c) << " on " << major << "." << minor;
+    }
+  }
 
   for (v1::Math m : f.MathModes()) EXPECT_TRUE(f.ValidateMath(m).ok());
   const absl::Status bad = f.ValidateMath(static_cast<v1::Math>(7));
@@ -932,6 +952,78 @@ TEST(SgemmMath, CheckRejectsBadTensorCoreConfigs) {
   Config mma_with_tm = Mma();
   mma_with_tm["TM"] = 8;
   EXPECT_FALSE(f.Check(mma_with_tm, d).ok());
+}
+
+/// A wgmma config (kind 6); the defaults are 128x128x32, two 64x128
+/// warpgroup tiles, 3 stages, 3xTF32, GROUP 8, MINB 1.
+Config Wgmma(int64_t bm = 128, int64_t bn = 128, int64_t bk = 32, int64_t wm = 64,
+             int64_t wn = 128, int64_t stages = 3, int64_t splitk = 1, int64_t passes = 3,
+             int64_t group = 8, int64_t minb = 1) {
+  Config c = Mma(bm, bn, bk, wm, wn, stages, splitk, passes, group, minb);
+  c["KIND"] = 6;
+  return c;
+}
+
+TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  EXPECT_EQ(f.ConfigName(Wgmma()), "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32");
+  EXPECT_EQ(f.ConfigName(Wgmma(64, 128, 32, 64, 128, 4, 4, 1, 1)),
+            "sgemm_wgmma_64x128x32_w64x128_s4_g1_b1_sk4_tf32");
+  EXPECT_TRUE(f.Check(Wgmma(), d).ok()) << f.Check(Wgmma(), d);
+  const KernelSource src = f.Source(Wgmma());
+  EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1>");
+  EXPECT_EQ(src.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kSgemmMmaSource +
+                            "\n" + embedded::kSgemmWgmmaSource);
+  EXPECT_EQ(src.options, (std::vector<std::string>{"--gpu-architecture=sm_90a"}));
+  // As KIND 5: no candidate of ieee_fp32; 3xTF32 of fp32_accurate and tf32.
+  EXPECT_FALSE(f.Admits(Wgmma(), v1::MATH_IEEE_FP32));
+  EXPECT_TRUE(f.Admits(Wgmma(), v1::MATH_FP32_ACCURATE));
+  EXPECT_TRUE(f.Admits(Wgmma(), v1::MATH_TF32));
+  const Config one = Wgmma(128, 128, 32, 64, 128, 4, 1, 1);
+  EXPECT_FALSE(f.Admits(one, v1::MATH_IEEE_FP32));
+  EXPECT_FALSE(f.Admits(one, v1::MATH_FP32_ACCURATE));
+  EXPECT_TRUE(f.Admits(one, v1::MATH_TF32));
+
+  // 1000x1000x1000 with 128x128 tiles: 8 x 8 tiles, 2 warpgroups, 3 stages
+  // of big and small 256 rows of 32 floats, and 1024 bytes to align them.
+  const v1::LaunchGeometry g = f.Geometry(Wgmma(), {1000, 1000, 1000}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{64, 1, 1}));
+  EXPECT_EQ(Block(g), (std::vector<uint32_t>{256, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 3u * 2 * 256 * 32 * 4 + 1024);
+  EXPECT_FALSE(g.prescale_output());
+  const v1::LaunchGeometry s = f.Geometry(Wgmma(64, 128, 32, 64, 128, 4, 4, 1, 1), {7, 13, 5}, d);
+  EXPECT_EQ(Grid(s), (std::vector<uint32_t>{1, 4, 1}));
+  EXPECT_EQ(Block(s), (std::vector<uint32_t>{128, 1, 1}));
+  EXPECT_EQ(s.dynamic_shared_bytes(), 4u * 192 * 32 * 4 + 1024);
+  EXPECT_TRUE(s.prescale_output());
+}
+
+TEST(SgemmMath, CheckRejectsBadWgmmaConfigs) {
+  const v1::Device d = Sm90ReferenceDevice();
+  // wgmma is sm_90a's: compute capability 9.0 and no other.
+  for (auto [major, minor] : {std::pair{8, 0}, std::pair{8, 9}, std::pair{10, 0}, std::pair{12, 0}}) {
+    v1::Device other = d;
+    other.set_cc_major(major);
+    other.set_cc_minor(minor);
+    ExpectRejectedOn(Wgmma(), other, "KIND=6 needs wgmma (sm_90a: compute capability 9.0)");
+  }
+  ExpectRejected(Wgmma(128, 128, 32, 64, 128, 3, 1, 0), "KIND=6 takes PASSES 1 or 3");
+  ExpectRejected(Wgmma(128, 128, 32, 32, 128), "the warpgroup tile 32x128");
+  ExpectRejected(Wgmma(128, 128, 32, 64, 32), "the warpgroup tile 64x32");
+  ExpectRejected(Wgmma(128, 128, 64), "KIND=6 takes BK 16 or 32 and STAGES >= 3");
+  ExpectRejected(Wgmma(128, 128, 32, 64, 128, 2), "KIND=6 takes BK 16 or 32 and STAGES >= 3");
+  // 4 stages of big and small 128x128x32 tiles: 256 KiB.
+  ExpectRejected(Wgmma(128, 128, 32, 64, 128, 4), "bytes of shared memory");
+  // The fresh accumulators of 64x256 3xTF32 warpgroup tiles: 256 registers.
+  ExpectRejected(Wgmma(128, 256, 16, 64, 256, 3), "registers per thread");
+  // Four warpgroups (128 registers a thread) at BK 32: spills.
+  ExpectRejected(Wgmma(256, 128, 32, 64, 128, 3, 1, 1), "registers per thread");
+  EXPECT_TRUE(CheckSm90(Wgmma(256, 128, 16, 64, 128, 4, 1, 1)).ok());
+  // KIND 6 takes KIND 5's fixed values of the other parameters.
+  Config with_tm = Wgmma();
+  with_tm["TM"] = 8;
+  ExpectRejected(with_tm, "TM=8 is unused by KIND=6 (wgmma)");
 }
 
 }  // namespace

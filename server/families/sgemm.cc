@@ -16,6 +16,12 @@
 //           TF32 (PASSES 1) or 3xTF32 (PASSES 3), cp.async pipeline, warp
 //           tiles, split-K, rasterization; a candidate of the math modes
 //           MATH_TF32 and (PASSES 3) MATH_FP32_ACCURATE only (Admits())
+//   KIND 6  sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+//           (kernels_src/sgemm/wgmma_tf32.cuh, appended to sgemm.cuh and
+//           mma_tf32.cuh) Hopper warpgroup tensor cores, wgmma.mma_async
+//           m64nNk8 TF32 from swizzled shared memory, register-staged
+//           pipeline, split-K, rasterization; compiled for sm_90a, compute
+//           capability 9.0 only; math modes as KIND 5's
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -43,7 +49,12 @@ enum Kind : int64_t {
   kWarpTiled = 3,  // sgemm_warp<BM,...,MINB,SLICEK,STREAMB,STREAMK>
   kGemv = 4,       // sgemm_gemv_rows / sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB>
   kMma = 5,        // sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+  kWgmma = 6,      // sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
 };
+
+/// The tensor-core kinds (mma.sync, wgmma): candidates of MATH_TF32 and
+/// (3xTF32) MATH_FP32_ACCURATE only.
+constexpr bool TensorCore(int64_t kind) { return kind == kMma || kind == kWgmma; }
 
 /// GSIDE values of the gemv kind.
 enum GemvSide : int64_t {
@@ -59,6 +70,7 @@ constexpr const char* KindName(int64_t kind) {
     case kWarpTiled: return "warp";
     case kGemv: return "gemv";
     case kMma: return "mma";
+    case kWgmma: return "wgmma";
   }
   return "unknown";
 }
@@ -94,6 +106,10 @@ constexpr int64_t kReservedSharedPerBlock = 1024;
 
 /// ptxas's default --register-usage-level.
 constexpr int64_t kDefaultRegisterUsageLevel = 5;
+
+/// NVRTC's target for KIND 6: wgmma is a feature of sm_90a, not of sm_90
+/// (server/worker/compiler.cc compiles for it in place of the device's sm_90).
+constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
 
 /// Parameters added after configs were first stored, and the value a stored
 /// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
@@ -135,14 +151,14 @@ const Config& FixedFor(int64_t kind) {
                               {"MAP", 0},   {"DB", 0},     {"LN", 0},     {"STAGES", 0},
                               {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}, {"STREAMB", 0},
                               {"STREAMK", 0}, {"RUL", kDefaultRegisterUsageLevel}};
-  if (kind == kMma) return mma;
+  if (TensorCore(kind)) return mma;  // KIND 6 uses KIND 5's parameters
   if (kind == kGemv) return gemv;
   return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
 }
 
-/// KIND 5's own parameters, which every other kind lacks (their if_absent
-/// value, 0): so that the configs and names of the other kinds are those
-/// of before KIND 5.
+/// The tensor-core kinds' (5 and 6) own parameters, which every other kind
+/// lacks (their if_absent value, 0): so that the configs and names of the
+/// other kinds are those of before KIND 5.
 constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
 /// KIND 4's own parameters, likewise.
 constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
@@ -172,6 +188,103 @@ MmaTile GetMma(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),  At(c, "WN"),
           At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"), At(c, "MINB")};
 }
+
+/// Registers of the wgmma kernel besides its accumulators and twice its
+/// staged floats (the loaded float4s, and their addresses and converted
+/// copies). Calibrated with ptxas -v (NVRTC/nvcc 13.0, sm_90a) on
+/// sgemm_wgmma: under the cap of __launch_bounds__ it spilled where
+/// accumulators + 2 x staged + 32 exceeded it (128x256x32 with 64x256
+/// warpgroup tiles: 128 + 96 + 32 = 256, 24 bytes at 255; 3xTF32 64x128x32
+/// with one warpgroup: 128 + 96 + 32, 20 bytes; 4 warpgroups at BK 32:
+/// 64 + 48 + 32 = 144 over 128, 8-40 bytes) and never where it did not
+/// (3xTF32 128x128x32: 224, used 254; 4 warpgroups at BK 16: 120, used
+/// 124-128; 128x128x32: 192, used 188).
+constexpr int64_t kWgmmaRegisterOverhead = 32;
+
+/// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_tf32.cuh).
+struct WgmmaTile {
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb;
+
+  /// One warpgroup (128 threads) per WM x WN warpgroup tile.
+  int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 : 0; }
+  /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
+  /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
+  /// 1024-byte period.
+  int64_t SharedBytes() const {
+    return stages * (passes == 3 ? 2 : 1) * (bm + bn) * bk * kBytesPerElement + 1024;
+  }
+  /// Accumulators per thread: WM*WN/128, twice for 3xTF32 (the fresh set).
+  int64_t Accumulators() const { return (passes == 3 ? 2 : 1) * wm * wn / 128; }
+  /// Floats of one K tile a thread stages in registers.
+  int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / Threads() : 0; }
+  int64_t RegisterEstimate() const {
+    return Accumulators() + 2 * Staged() + kWgmmaRegisterOverhead;
+  }
+};
+
+WgmmaTile GetWgmma(const Config& c) {
+  return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),  At(c, "WN"),
+          At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"), At(c, "MINB")};
+}
+
+/// wgmma configs {BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, MINB} of one
+/// TF32 pass: 128x128 with two 64x128 warpgroup tiles, 128x256 and 256x128
+/// with two (64x256, 128x128) or four (64x128, BK 16: 128 registers) warpgroups,
+/// one-warpgroup 64x128 and 128x64; split-K for few output tiles.
+constexpr std::array<std::array<int64_t, 9>, 25> kWgmmaTf32 = {{
+    {128, 128, 32, 64, 128, 4, 1, 8, 1},
+    {128, 128, 32, 64, 128, 3, 1, 8, 1},
+    {128, 128, 32, 64, 128, 4, 1, 1, 1},
+    {128, 128, 16, 64, 128, 4, 1, 8, 1},
+    {128, 128, 16, 64, 128, 6, 1, 8, 1},
+    {128, 256, 16, 64, 256, 4, 1, 8, 1},
+    {128, 256, 16, 64, 256, 6, 1, 8, 1},
+    {256, 128, 16, 128, 128, 4, 1, 8, 1},
+    {256, 128, 16, 128, 128, 6, 1, 8, 1},
+    {256, 128, 16, 64, 128, 4, 1, 8, 1},
+    {128, 256, 16, 64, 128, 4, 1, 8, 1},
+    {256, 128, 16, 64, 128, 6, 1, 8, 1},
+    {64, 128, 32, 64, 128, 4, 1, 8, 1},
+    {128, 64, 32, 64, 64, 4, 1, 8, 1},
+    {128, 128, 32, 64, 128, 4, 2, 8, 1},
+    {128, 128, 32, 64, 128, 4, 4, 8, 1},
+    {64, 128, 32, 64, 128, 4, 2, 1, 1},
+    {64, 128, 32, 64, 128, 4, 4, 1, 1},
+    {64, 128, 32, 64, 128, 4, 8, 1, 1},
+    {128, 64, 32, 64, 64, 4, 2, 1, 1},
+    {128, 64, 32, 64, 64, 4, 4, 1, 1},
+    {128, 64, 32, 64, 64, 4, 8, 1, 1},
+    {64, 64, 32, 64, 64, 4, 4, 1, 1},
+    {64, 64, 32, 64, 64, 4, 8, 1, 1},
+    {64, 64, 32, 64, 64, 4, 16, 1, 1},
+}};
+
+/// wgmma 3xTF32 configs, likewise: the fresh accumulators double a
+/// warpgroup tile's registers, so at most 64x128 (two 128x128 at BK 16 or
+/// 32, or one); the big and small copies double the shared memory (3
+/// stages of 128x128x32 take 192 KiB).
+constexpr std::array<std::array<int64_t, 9>, 20> kWgmma3xTf32 = {{
+    {128, 128, 32, 64, 128, 3, 1, 8, 1},
+    {128, 128, 16, 64, 128, 3, 1, 8, 1},
+    {128, 128, 16, 64, 128, 4, 1, 8, 1},
+    {128, 128, 16, 64, 128, 6, 1, 8, 1},
+    {128, 128, 16, 64, 128, 4, 1, 1, 1},
+    {128, 64, 32, 64, 64, 3, 1, 8, 1},
+    {128, 64, 32, 64, 64, 4, 1, 8, 1},
+    {64, 128, 16, 64, 128, 4, 1, 8, 1},
+    {64, 128, 16, 64, 128, 6, 1, 8, 1},
+    {64, 64, 32, 64, 64, 4, 1, 8, 1},
+    {128, 128, 16, 64, 128, 4, 2, 8, 1},
+    {128, 128, 16, 64, 128, 4, 4, 8, 1},
+    {128, 64, 32, 64, 64, 3, 2, 1, 1},
+    {128, 64, 32, 64, 64, 3, 4, 1, 1},
+    {128, 64, 32, 64, 64, 3, 8, 1, 1},
+    {64, 128, 16, 64, 128, 4, 2, 1, 1},
+    {64, 128, 16, 64, 128, 4, 4, 1, 1},
+    {64, 64, 32, 64, 64, 4, 4, 1, 1},
+    {64, 64, 32, 64, 64, 4, 8, 1, 1},
+    {64, 64, 32, 64, 64, 4, 16, 1, 1},
+}};
 
 /// Tensor-core tiles {BM, BN, WM, WN} for large problems: 4 or 8 warps of
 /// 64x64, 64x32 or 32x64 warp tiles.
@@ -426,7 +539,7 @@ class SgemmFamilyImpl final : public Family {
  public:
   SgemmFamilyImpl()
       : params_{
-            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv, kMma},
+            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv, kMma, kWgmma},
              "0 = naive (one thread per output, threadIdx.x along rows: uncoalesced), "
              "1 = coalesced (one thread per output, threadIdx.x along columns), "
              "2 = tiled (shared-memory block tiling, TM x TN outputs per thread), "
@@ -434,7 +547,10 @@ class SgemmFamilyImpl final : public Family {
              "4 = gemv (matrix-vector shapes, M or N of 1 to 8: a warp or several per row "
              "or column group, float4 loads, K split over warps and blocks), "
              "5 = mma (tensor cores, mma.sync m16n8k8 TF32, cp.async pipeline, split-K; sm_80+; "
-             "math modes tf32 and, 3xTF32, fp32_accurate)"},
+             "math modes tf32 and, 3xTF32, fp32_accurate), "
+             "6 = wgmma (Hopper warpgroup tensor cores, wgmma.mma_async m64nNk8 TF32 from "
+             "swizzled shared memory, register-staged pipeline, split-K; compiled for sm_90a, "
+             "compute capability 9.0 only; math modes as 5's)"},
             {"BM", {8, 16, 32, 64, 128, 256},
              "rows of C per block; naive kinds: block dimension along M"},
             {"BN", {8, 16, 32, 64, 128, 256},
@@ -496,14 +612,19 @@ class SgemmFamilyImpl final : public Family {
              "levels 0-3, one for 4-5 and one for 6-10 (sgemm_warp 128x256 and 64x128, "
              "compared section by section), so 0, 5 and 10 stand for all (other kinds: 5)",
              IfAbsent("RUL")},
-            {"WM", {0, 16, 32, 64},
-             "mma: rows of a warp tile, (WM/16) m16 tiles (other kinds: 0)", IfAbsent("WM")},
-            {"WN", {0, 32, 64},
-             "mma: columns of a warp tile, (WN/8) n8 tiles (other kinds: 0)", IfAbsent("WN")},
+            {"WM", {0, 16, 32, 64, 128},
+             "mma: rows of a warp tile, (WM/16) m16 tiles; wgmma: rows of a warpgroup tile, "
+             "(WM/64) m64 wgmmas per k8 step (other kinds: 0)",
+             IfAbsent("WM")},
+            {"WN", {0, 32, 64, 128, 256},
+             "mma: columns of a warp tile, (WN/8) n8 tiles; wgmma: columns of a warpgroup "
+             "tile, the N of its m64nNk8 wgmmas (other kinds: 0)",
+             IfAbsent("WN")},
             {"PASSES", {0, 1, 3},
              "mma: 1 = TF32 (operands rounded to TF32, one mma per tile; math mode tf32), "
              "3 = 3xTF32 (operands split into big = tf32(x) and small = tf32(x - big) in the "
-             "kernel, small*big + big*small + big*big; fp32_accurate and tf32) (other kinds: 0)",
+             "kernel, small*big + big*small + big*big; fp32_accurate and tf32; wgmma: into a "
+             "fresh accumulator per K tile, added into the result in fp32) (other kinds: 0)",
              IfAbsent("PASSES")},
             {"GSIDE", {kGemvRows, kGemvCols},
              "gemv: 0 = rows (small N: warps along the rows of A, contiguous in K), "
@@ -541,11 +662,11 @@ class SgemmFamilyImpl final : public Family {
   }
 
   /// MATH_IEEE_FP32: the fp32 kinds (0..4), today's space; MATH_FP32_ACCURATE:
-  /// those and 3xTF32 (KIND 5, PASSES 3); MATH_TF32: KIND 5, TF32 and 3xTF32
-  /// (the latter more accurate, for shapes where cuBLAS's TF32 baseline is
-  /// more accurate than one TF32 pass).
+  /// those and 3xTF32 (KIND 5 and 6, PASSES 3); MATH_TF32: KIND 5 and 6, TF32
+  /// and 3xTF32 (the latter more accurate, for shapes where cuBLAS's TF32
+  /// baseline is more accurate than one TF32 pass).
   bool Admits(const Config& config, v1::Math math) const override {
-    if (At(config, "KIND") != kMma) {
+    if (!TensorCore(At(config, "KIND"))) {
       return math == v1::MATH_IEEE_FP32 || math == v1::MATH_FP32_ACCURATE;
     }
     if (At(config, "PASSES") == 3) return math == v1::MATH_FP32_ACCURATE || math == v1::MATH_TF32;
@@ -653,6 +774,20 @@ class SgemmFamilyImpl final : public Family {
       }
       add(c);
     };
+    // Hopper's warpgroup tensor cores (KIND 6) before them: Check keeps
+    // them to compute capability 9.0.
+    auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes) {
+      Config c = base(kWgmma);
+      const auto& [bm, bn, bk, wm, wn, stages, splitk, group, minb] = p;
+      for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
+                          {"WM", wm}, {"WN", wn}, {"STAGES", stages}, {"SPLITK", splitk},
+                          {"PASSES", passes}, {"GROUP", group}, {"MINB", minb}}) {
+        c[k] = v;
+      }
+      add(c);
+    };
+    for (const auto& p : kWgmma3xTf32) wgmma(p, 3);
+    for (const auto& p : kWgmmaTf32) wgmma(p, 1);
     for (int64_t passes : {3, 1}) {
       for (const auto& [bm, bn, wm, wn] : kMmaTiles) {
         // BK 16 with 3 or 4 stages, BK 32 with 3. No 64x64 3xTF32 warp
@@ -810,6 +945,7 @@ class SgemmFamilyImpl final : public Family {
       }
     }
     if (kind == kMma) return CheckMma(config, device);
+    if (kind == kWgmma) return CheckWgmma(config, device);
     for (const char* key : kMmaOnly) {
       if (At(config, key) != 0) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -881,7 +1017,10 @@ class SgemmFamilyImpl final : public Family {
   /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
   /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db",
   /// or "sgemm_gemv_<rows|cols>_w<GW>_r<GR>_u<GU>_c<GC>" with "_sk<SPLITK>"
-  /// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4".
+  /// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4", or, the
+  /// tensor-core kinds, "sgemm_<mma|wgmma>_<BM>x<BN>x<BK>_w<WM>x<WN>_s<STAGES>
+  /// _g<GROUP>_b<MINB>" with "_sk<SPLITK>" where above 1, then "_tf32" or
+  /// "_3xtf32", e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32".
   std::string ConfigName(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     if (kind == kGemv) {
@@ -891,9 +1030,9 @@ class SgemmFamilyImpl final : public Family {
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       return name;
     }
-    if (kind == kMma) {
+    if (TensorCore(kind)) {
       std::string name = absl::StrCat(
-          "sgemm_mma_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_w",
+          "sgemm_", KindName(kind), "_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_w",
           At(config, "WM"), "x", At(config, "WN"), "_s", At(config, "STAGES"), "_g",
           At(config, "GROUP"), "_b", At(config, "MINB"));
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
@@ -933,6 +1072,9 @@ class SgemmFamilyImpl final : public Family {
   /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (MINB:
   /// Gemv::MinBlocks()). The tensor-core kind: sgemm.cuh with mma_tf32.cuh
   /// appended, and "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>".
+  /// The wgmma kind: sgemm.cuh, mma_tf32.cuh (its Split) and wgmma_tf32.cuh,
+  /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>", and the
+  /// option "--gpu-architecture=sm_90a" (kWgmmaArchOption).
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     std::string expr;
@@ -953,6 +1095,17 @@ class SgemmFamilyImpl final : public Family {
       }
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource),
               absl::StrCat("sgemm_mma<", absl::StrJoin(args, ","), ">"), {}};
+    }
+    if (kind == kWgmma) {
+      std::vector<int64_t> args;
+      for (const char* p :
+           {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}) {
+        args.push_back(At(config, p));
+      }
+      return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource, "\n",
+                           embedded::kSgemmWgmmaSource),
+              absl::StrCat("sgemm_wgmma<", absl::StrJoin(args, ","), ">"),
+              {std::string(kWgmmaArchOption)}};
     }
     if (kind == kWarpTiled) {
       std::vector<int64_t> args;
@@ -994,7 +1147,11 @@ class SgemmFamilyImpl final : public Family {
   /// device's SM count is unknown), and prescale_output.
   /// Gemv kind: grid = {ceil(M / GR), SPLITK, 1} (rows) or {ceil(N /
   /// (128*GR)), SPLITK, 1} (cols), block = {32*GW, 1, 1}, static shared memory
-  /// only, prescale_output when SPLITK > 1.
+  /// only, prescale_output when SPLITK > 1. Tensor-core kinds: grid =
+  /// {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block = {(BM/WM)*(BN/WN)*32,
+  /// 1, 1} (mma: warps) or {(BM/WM)*(BN/WN)*128, 1, 1} (wgmma: warpgroups),
+  /// dynamic shared memory MmaTile/WgmmaTile::SharedBytes(), prescale_output
+  /// when SPLITK > 1.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
                               const v1::Device& device) const override {
     const int64_t kind = At(config, "KIND");
@@ -1010,6 +1167,18 @@ class SgemmFamilyImpl final : public Family {
       g.add_block(1);
       g.set_dynamic_shared_bytes(0);
       g.set_prescale_output(gv.splitk > 1);
+      return g;
+    }
+    if (kind == kWgmma) {
+      const WgmmaTile t = GetWgmma(config);
+      v1::LaunchGeometry g;
+      for (int64_t d : {CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn),
+                        std::max<int64_t>(t.splitk, 1), int64_t{1}}) {
+        g.add_grid(static_cast<uint32_t>(d));
+      }
+      for (int64_t d : {t.Threads(), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
+      g.set_dynamic_shared_bytes(static_cast<uint32_t>(t.SharedBytes()));
+      g.set_prescale_output(t.splitk > 1);
       return g;
     }
     if (kind == kMma) {
@@ -1288,6 +1457,74 @@ class SgemmFamilyImpl final : public Family {
           "an estimated ", regs, " registers per thread (", t.wm * t.wn / kWarp,
           " accumulators + ", kMmaRegisterOverhead, ") exceed the cap of ", cap, " that MINB=",
           t.minb, " blocks of ", threads, " threads per SM set (spills)"));
+    }
+    return absl::OkStatus();
+  }
+
+  /// The wgmma kind's rules: compute capability 9.0 exactly (wgmma is an
+  /// sm_90a feature: the cubin runs on no other GPU); PASSES 1 or 3; WM 64
+  /// or 128, WN 64, 128 or 256 (the wgmma N the kernel instantiates), BM %
+  /// WM == 0, BN % WN == 0; BK 16 or 32 (64- or 128-byte swizzled rows);
+  /// STAGES >= 3; the threads within the device's limits, MINB blocks of
+  /// them within the SM's; BM*BK/4 and BK*BN/4 multiples of the threads
+  /// (even float4 copies); dynamic shared memory within the opt-in limit
+  /// and MINB blocks of it within an SM; the register estimate within the
+  /// cap that __launch_bounds__(THREADS, MINB) sets.
+  static absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
+    const WgmmaTile t = GetWgmma(config);
+    if (device.cc_major() != 9 || device.cc_minor() != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "KIND=6 needs wgmma (sm_90a: compute capability 9.0), the device is ",
+          device.cc_major(), ".", device.cc_minor()));
+    }
+    if (t.passes != 1 && t.passes != 3) {
+      return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
+    }
+    if ((t.wm != 64 && t.wm != 128) || (t.wn != 64 && t.wn != 128 && t.wn != 256) ||
+        t.bm % t.wm != 0 || t.bn % t.wn != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the warpgroup tile ", t.wm, "x", t.wn, " (WM 64 or 128, WN 64, 128 or 256) does not tile ",
+          t.bm, "x", t.bn));
+    }
+    if ((t.bk != 16 && t.bk != 32) || t.stages < 3) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "KIND=6 takes BK 16 or 32 and STAGES >= 3, not BK=", t.bk, ", STAGES=", t.stages));
+    }
+    const int64_t threads = t.Threads();
+    if (auto s = CheckThreads(threads, absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*",
+                                                    t.bn / t.wn, "*128"),
+                              device);
+        !s.ok()) {
+      return s;
+    }
+    if (device.max_threads_per_sm() > 0 && t.minb * threads > device.max_threads_per_sm()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("MINB=", t.minb, " blocks of ", threads, " threads exceed the SM's ",
+                       device.max_threads_per_sm(), " threads"));
+    }
+    if ((t.bm * t.bk / 4) % threads != 0 || (t.bk * t.bn / 4) % threads != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the A tile (", t.bm * t.bk, " floats) or the B tile (", t.bk * t.bn,
+          " floats) does not divide into float4 copies evenly among ", threads, " threads"));
+    }
+    const int64_t smem = t.SharedBytes();
+    if (smem > device.shared_memory_per_block_optin() ||
+        t.minb * (smem + kReservedSharedPerBlock) >
+            device.shared_memory_per_block_optin() + kReservedSharedPerBlock) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "MINB=", t.minb, " blocks of ", smem,
+          " bytes of shared memory (STAGES x (1 or 2) x (BM + BN) x BK floats + 1024) do not "
+          "fit the device's opt-in per-block limit of ", device.shared_memory_per_block_optin()));
+    }
+    const int64_t regs = t.RegisterEstimate();
+    const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : 65536;
+    const int64_t cap =
+        std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (t.minb * threads) / 8 * 8);
+    if (regs > cap) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "an estimated ", regs, " registers per thread (", t.Accumulators(), " accumulators + 2 x ",
+          t.Staged(), " staged floats + ", kWgmmaRegisterOverhead, ") exceed the cap of ", cap,
+          " that MINB=", t.minb, " blocks of ", threads, " threads per SM set (spills)"));
     }
     return absl::OkStatus();
   }

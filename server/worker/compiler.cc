@@ -48,9 +48,28 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
   TUNED_NVRTC(nvrtcCreateProgram(&prog.p, src.c_str(), "kernel.cu", 0, nullptr, nullptr));
   TUNED_NVRTC(nvrtcAddNameExpression(prog.p, expr.c_str()));
 
-  std::vector<std::string> opts = {absl::StrCat("--gpu-architecture=", std::string(arch)), "-std=c++17",
+  // A source may name the arch-specific variant of the device's target
+  // ("--gpu-architecture=sm_90a" for sm_90: sgemm's KIND 6, wgmma): it
+  // replaces `arch`. Another target than `arch` or its "a" variant is
+  // refused (a cubin for another GPU).
+  std::string target(arch);
+  std::vector<std::string> extra;
+  for (const auto& o : options) {
+    constexpr std::string_view kArchOption = "--gpu-architecture=";
+    if (o.rfind(kArchOption, 0) != 0) {
+      extra.push_back(o);
+      continue;
+    }
+    const std::string wanted = o.substr(kArchOption.size());
+    if (wanted != arch && wanted != absl::StrCat(std::string(arch), "a")) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          expr, " is compiled for ", wanted, ", which is not the device's ", std::string(arch)));
+    }
+    target = wanted;
+  }
+  std::vector<std::string> opts = {absl::StrCat("--gpu-architecture=", target), "-std=c++17",
                                    "-Xptxas=-v"};
-  opts.insert(opts.end(), options.begin(), options.end());
+  opts.insert(opts.end(), extra.begin(), extra.end());
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
   const nvrtcResult compiled = nvrtcCompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());

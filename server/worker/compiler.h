@@ -24,8 +24,11 @@ struct CompiledKernel {
 };
 
 /// Compiles `source`, instantiating `name_expression`, for `arch` (e.g.
-/// "sm_90") with `options` added. Errors: FAILED_PRECONDITION with the log
-/// when NVRTC rejects the source; INTERNAL when an NVRTC call itself fails.
+/// "sm_90") with `options` added. An option "--gpu-architecture=<arch>a"
+/// (e.g. sm_90a: wgmma, sgemm's KIND 6) compiles for the arch-specific
+/// variant of `arch` instead. Errors: FAILED_PRECONDITION with the log when
+/// NVRTC rejects the source, or when an option names another architecture
+/// than `arch` or its "a" variant; INTERNAL when an NVRTC call itself fails.
 absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
                                        const std::vector<std::string>& options,
                                        std::string_view arch);

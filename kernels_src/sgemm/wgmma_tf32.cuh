@@ -1,0 +1,499 @@
+// Row-major fp32 GEMM on Hopper's warpgroup tensor cores for tuned (family
+// "sgemm", KIND 6, server/families/sgemm.cc), sm_90a only:
+//
+//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
+//
+// with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
+//
+//   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
+//
+// Compiled at runtime by NVRTC appended to sgemm.cuh and mma_tf32.cuh (it
+// uses sgemm_detail's CeilDiv, RasterTile, SplitKRange, SmemAddr and
+// Aligned16 and sgemm_mma_detail's Split; no #include), for the target
+// sm_90a (the family's KernelSource.options, "--gpu-architecture=sm_90a":
+// wgmma is an arch-specific feature, PTX ISA "wgmma.mma_async", target ISA
+// notes), instantiated through a name expression, e.g.
+// "sgemm_wgmma<128,128,32,64,128,4,1,1,8,1>".
+// Correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31:
+//  - every global load is predicated (an element out of range is 0 in
+//    shared memory, read from nowhere), every store bounds-checked;
+//  - 16-byte loads only on a block-uniform path chosen at run time (K and N
+//    multiples of 4, A and B 16-byte aligned), else 4-byte ones;
+//  - beta == 0 never reads C (BLAS semantics); SPLITK > 1 adds alpha * acc
+//    into C with atomics after the launcher set C to beta * C
+//    (LaunchGeometry.prescale_output).
+//
+// The arithmetic: wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 (PTX
+// ISA 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), A
+// and B both from shared memory through matrix descriptors, fp32
+// accumulators in registers. Each operand x is rounded to TF32 with
+// cvt.rna.tf32.f32 as it is staged into shared memory (the tensor cores
+// would otherwise truncate its low 13 bits), as KIND 5 (mma_tf32.cuh) does:
+//  - PASSES = 1 (TF32): acc += big(a) * big(b);
+//  - PASSES = 3 (3xTF32): big = tf32(x), small = tf32(x - big); shared
+//    memory holds a big and a small copy of each operand tile, and each
+//    K tile's small(a)*big(b) + big(a)*small(b) + big(a)*big(b) (BK/8 k8
+//    steps, 3 wgmmas each) goes into a fresh accumulator set (scale-d = 0 on
+//    the first), which after wgmma.wait_group is added into acc with IEEE
+//    fp32 adds: the tensor cores' accumulation truncates, a bias that grows
+//    with the number of products accumulated in them (2^-27 x K relative
+//    with one long-lived accumulator, tests/gpu_test.cc, session 10); so it
+//    is bounded by 3 x BK/8 products, about (BK/8) x 2^-24 for BK <= 32.
+//
+// Operand layouts in shared memory (PTX ISA 9.7.15.5.1 "Register fragments
+// and shared memory matrix layouts", 9.7.15.5.1.2 "Shared Memory Matrix
+// Layout"): .tf32 wgmma takes A and B K-major only (the transpose
+// immediates imm-trans-a/b exist for .f16/.bf16 alone, 9.7.15.5.2
+// "wgmma.mma_async"). A (M x K, k contiguous in global memory) is K-major as
+// it comes; B (K x N, n contiguous) is stored transposed, Bs[n][k], by the
+// register-staged copy below. A tile is rows of BK floats (ROWB = 4*BK =
+// 128, 64 or 32 bytes: BK 32, 16, 8), one row per m (A) or n (B), in the
+// 128-, 64- or 32-byte swizzle mode whose width is ROWB: the swizzle atom is
+// 8 rows x ROWB bytes (Table "swizzle atom layout": 128B/K: 8x8, 64B/K: 8x4,
+// 32B/K: 8x2 16-byte units), and the 16-byte unit u of row r sits at unit
+// u ^ ((r * ROWB / 128) % (ROWB / 16)) of its 128-byte line: byte offset o
+// of the plain row-major tile goes to o ^ (((o >> 7) & (ROWB/16 - 1)) << 4)
+// (address bits [4,7) XOR bits [7,10) for 128B; [4,6) ^ [7,9) for 64B; 4 ^ 7
+// for 32B), applied by the hardware to the absolute shared address: every
+// tile starts on a 1024-byte boundary (the dynamic shared memory is aligned
+// up by hand; Geometry adds 1024 bytes for it).
+// Matrix descriptor (9.7.15.5.1.1 "Matrix Descriptor Format"): bits 0-13
+// start address >> 4; 16-29 leading dimension byte offset >> 4 (unused for
+// swizzled K-major layouts whose k extent, 8 tf32 = 32 bytes, lies within
+// the swizzle width; 1 as is customary); 32-45 stride dimension byte offset
+// >> 4 = 8 * ROWB, the distance between 8-row groups (core matrices along M
+// or N); 49-51 base offset 0 (atoms 1024-aligned); 62-63 swizzle mode (1 =
+// 128B, 2 = 64B, 3 = 32B). The k8 step kk of a tile starts kk * 32 bytes into
+// the rows (the swizzle, a function of the address, follows); the m64 block
+// mi of A 64 * ROWB bytes further.
+// Accumulator fragment of m64nNk8 .f32 (9.7.15.5.1 "Matrix fragments for
+// wgmma .m64nNk8", D): warp w (0..3) of the warpgroup holds rows 16w..16w+15;
+// with g = lane / 4, t = lane % 4, register d[4i + j] (i < N/8) is row
+// 16w + g + 8 * (j / 2), column 8i + 2t + (j % 2), as mma.m16n8's C.
+//
+// Tiling: a block computes a BM x BN tile of C with (BM/WM) x (BN/WN)
+// warpgroups of 128 threads, each a WM x WN warpgroup tile of WM/64 wgmmas of
+// m64nWNk8 per k8 step. K advances BK at a time through STAGES >= 3 stages
+// of dynamic shared memory, each A (BM rows) and B (BN rows) big and, for
+// PASSES 3, small: STAGES * (1 or 2) * (BM + BN) * BK * 4 bytes. The copy is
+// register-staged (it rounds, splits and, for B, transposes): each thread
+// loads its float4s of K tile i + STAGES - 1 into registers while the
+// wgmmas of tile i run, and stores them, converted and swizzled, into stage
+// (i + STAGES - 1) % STAGES in the next iteration, after the K tile that
+// stage held last (i - 1) is done: per iteration, (1) wgmma.fence, the
+// wgmmas of stage i % STAGES, commit_group; (2) store the registers (tile
+// i + STAGES - 2) into stage (i + STAGES - 2) % STAGES, last read by the
+// wgmmas of tile i - 2; (3) load tile i + STAGES - 1 into the registers;
+// (4) wgmma.wait_group 1 (PASSES 1: tile i - 1's wgmmas are done, tile i's
+// may run on) or 0 (PASSES 3: then acc += the fresh accumulators);
+// (5) fence.proxy.async (the generic-proxy stores become visible to the
+// async proxy that wgmma reads through, PTX ISA "Memory consistency model:
+// proxies") and __syncthreads. So tile i - 2's wgmmas of every warpgroup
+// are done before (2) writes over their stage. A thread's copies: A as
+// float4 along k (a quarter-warp writes 8 units of one 128-byte row, each
+// in its own bank group); B as float4 along n, lanes 0-15 and 16-31 on 16
+// consecutive k of two adjacent n-quads (full 32-byte sectors), stored as
+// 4 scalars Bs[n + j][k], which the swizzle spreads over the 32 banks for
+// ROWB = 128.
+//
+// Grid: x = ceil(M/BM) * ceil(N/BN) output tiles, visited GROUP tile-rows at
+// a time (L2 reuse); y = SPLITK, each a contiguous range of the K tiles.
+// Block: (BM/WM) * (BN/WN) * 128 threads; dynamic shared memory
+// STAGES * (1 or 2) * (BM + BN) * BK * 4 + 1024 bytes.
+
+namespace sgemm_wgmma_detail {
+
+// sgemm.cuh's and mma_tf32.cuh's helpers (this file is compiled appended to them).
+using sgemm_detail::Aligned16;
+using sgemm_detail::CeilDiv;
+using sgemm_detail::SmemAddr;
+using sgemm_mma_detail::Split;
+
+// The 4 x 8 "+f" operands d[i..i+31] of a wgmma's accumulators.
+#define SGEMM_WGMMA_D8(d, i)                                                            \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),           \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define SGEMM_WGMMA_D32(d, i)                                                           \
+  SGEMM_WGMMA_D8(d, i), SGEMM_WGMMA_D8(d, i + 8), SGEMM_WGMMA_D8(d, i + 16),            \
+      SGEMM_WGMMA_D8(d, i + 24)
+
+// d (+)= A(64 x 8) * B(8 x N) for the warpgroup, A and B through the matrix
+// descriptors a and b; scale_d 0: d = A * B (a fresh accumulator), 1: d +=
+// A * B. imm-scale-a = imm-scale-b = 1; .tf32 takes no transpose immediates.
+template <int N>
+struct Wgmma;
+
+template <>
+struct Wgmma<64> {
+  static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1;\n}\n"
+        : SGEMM_WGMMA_D32(d, 0)
+        : "l"(a), "l"(b), "r"(scale_d));
+  }
+};
+
+template <>
+struct Wgmma<128> {
+  static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1;\n}\n"
+        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32)
+        : "l"(a), "l"(b), "r"(scale_d));
+  }
+};
+
+template <>
+struct Wgmma<256> {
+  static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
+        " %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
+        " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
+        " %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        " %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125,"
+        " %126, %127"
+        "}, %128, %129, p, 1, 1;\n}\n"
+        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32), SGEMM_WGMMA_D32(d, 64), SGEMM_WGMMA_D32(d, 96)
+        : "l"(a), "l"(b), "r"(scale_d));
+  }
+};
+#undef SGEMM_WGMMA_D32
+#undef SGEMM_WGMMA_D8
+
+// wgmma.fence: orders the registers' earlier accesses before the wgmmas
+// that follow (PTX ISA 9.7.15.6.1 "wgmma.fence").
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+// The wgmmas issued since the last commit become one group (9.7.15.6.2).
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// Waits until at most N of this warpgroup's groups are pending (9.7.15.6.3).
+template <int N>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// This thread's generic-proxy writes to shared memory become visible to the
+// async proxy (wgmma's operand reads) after a barrier.
+__device__ __forceinline__ void FenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Keeps the compiler from moving accesses to accumulator registers across
+// the asynchronous wgmmas that own them.
+template <int N>
+__device__ __forceinline__ void Pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Byte offset `off` of a row-major tile of ROWB-byte rows, swizzled (see the
+// file comment; the tile starts on a 1024-byte boundary).
+template <int ROWB>
+__device__ __forceinline__ int Swizzle(int off) {
+  return off ^ (((off >> 7) & (ROWB / 16 - 1)) << 4);
+}
+
+// The matrix descriptor of a K-major, ROWB-byte-swizzled tile whose first
+// row starts at shared address `addr` (see the file comment).
+template <int ROWB>
+__device__ __forceinline__ unsigned long long Descriptor(unsigned addr) {
+  constexpr unsigned long long kMode = ROWB == 128 ? 1 : ROWB == 64 ? 2 : 3;
+  constexpr unsigned long long kStride = (8 * ROWB) >> 4;
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) | (1ull << 16) |
+         (kStride << 32) | (kMode << 62);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int PASSES>
+struct Tile {
+  enum : int {
+    WGS_N = BN / WN,
+    THREADS = (BM / WM) * (BN / WN) * 128,
+    MI = WM / 64,   // m64 wgmmas per k8 step
+    ACC = WN / 2,   // accumulators per thread of one m64 x WN wgmma
+    ROWB = BK * 4,  // bytes of a K-major row
+    A_BYTES = BM * ROWB,
+    B_BYTES = BN * ROWB,
+    SMALL = A_BYTES + B_BYTES,  // offset of the small copies (PASSES 3)
+    STAGE_BYTES = (PASSES == 3 ? 2 : 1) * (A_BYTES + B_BYTES),
+    KQ = BK / 4,  // float4s of an A row
+    NQ = BN / 4,  // float4s of a B row
+    A_CHUNKS = BM * KQ / THREADS,  // float4s per thread per K tile
+    B_CHUNKS = BK * NQ / THREADS,
+  };
+  static_assert(WM % 64 == 0 && BM % WM == 0 && BN % WN == 0, "warpgroup tiling");
+  static_assert(WN == 64 || WN == 128 || WN == 256, "wgmma N");
+  static_assert((BK == 16 || BK == 32) && STAGES >= 3 && (PASSES == 1 || PASSES == 3),
+                "parameters");
+  static_assert(BM * KQ % THREADS == 0 && BK * NQ % THREADS == 0, "even copies");
+  static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "1024-byte aligned tiles");
+
+  // One K tile's float4s of this thread.
+  struct Regs {
+    float4 a[A_CHUNKS];
+    float4 b[B_CHUNKS];
+  };
+
+  // Chunk c of A: row c / KQ, k quad c % KQ. Chunk c of B: k (c % 16) + 16 *
+  // (c / (16 * NQ)), n quad (c / 16) % NQ (see the file comment).
+  static __device__ __forceinline__ int BK_(int c) { return c % 16 + 16 * (c / (16 * NQ)); }
+  static __device__ __forceinline__ int BQ_(int c) { return (c / 16) % NQ; }
+
+  // r <- K tile at k0 of the block's A rows and B columns (A, B at the
+  // block's corner; rows, cols left in M and N), zeros outside.
+  template <bool VEC>
+  static __device__ __forceinline__ void Load(Regs& r, const float* __restrict__ A,
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int N, int K, int k0, int tid) {
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, row = c / KQ, k = k0 + (c % KQ) * 4;
+      const float* p = A + static_cast<long long>(row) * K + k;
+      if constexpr (VEC) {  // K % 4 == 0: a quad is all in or all out
+        r.a[i] = row < rows && k < K ? *reinterpret_cast<const float4*>(p)
+                                     : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      } else {
+        const bool in = row < rows;
+        r.a[i].x = in && k < K ? p[0] : 0.0f;
+        r.a[i].y = in && k + 1 < K ? p[1] : 0.0f;
+        r.a[i].z = in && k + 2 < K ? p[2] : 0.0f;
+        r.a[i].w = in && k + 3 < K ? p[3] : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, k = k0 + BK_(c), n = BQ_(c) * 4;
+      const float* p = B + static_cast<long long>(k) * N + n;
+      if constexpr (VEC) {  // N % 4 == 0: so is cols, a quad is all in or all out
+        r.b[i] = k < K && n < cols ? *reinterpret_cast<const float4*>(p)
+                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      } else {
+        const bool in = k < K;
+        r.b[i].x = in && n < cols ? p[0] : 0.0f;
+        r.b[i].y = in && n + 1 < cols ? p[1] : 0.0f;
+        r.b[i].z = in && n + 2 < cols ? p[2] : 0.0f;
+        r.b[i].w = in && n + 3 < cols ? p[3] : 0.0f;
+      }
+    }
+  }
+
+  // Stage at `stage` (a 1024-byte aligned shared pointer) <- r, rounded to
+  // TF32 (and split, PASSES 3), swizzled; B transposed.
+  static __device__ __forceinline__ void Store(unsigned char* stage, const Regs& r, int tid) {
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; ++i) {
+      const int c = tid + i * THREADS;
+      const int off = Swizzle<ROWB>((c / KQ) * ROWB + (c % KQ) * 16);
+      uint4 big, small;
+      Split<PASSES>(r.a[i].x, big.x, small.x);
+      Split<PASSES>(r.a[i].y, big.y, small.y);
+      Split<PASSES>(r.a[i].z, big.z, small.z);
+      Split<PASSES>(r.a[i].w, big.w, small.w);
+      *reinterpret_cast<uint4*>(stage + off) = big;
+      if constexpr (PASSES == 3) *reinterpret_cast<uint4*>(stage + SMALL + off) = small;
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, k = BK_(c), n = BQ_(c) * 4;
+      const float v[4] = {r.b[i].x, r.b[i].y, r.b[i].z, r.b[i].w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int off = A_BYTES + Swizzle<ROWB>((n + j) * ROWB + k * 4);
+        unsigned big, small;
+        Split<PASSES>(v[j], big, small);
+        *reinterpret_cast<unsigned*>(stage + off) = big;
+        if constexpr (PASSES == 3) *reinterpret_cast<unsigned*>(stage + SMALL + off) = small;
+      }
+    }
+  }
+
+  // Issues (and commits, one group) the wgmmas of the stage at shared
+  // address `stage` for the warpgroup tile at rows wm, columns wn of the
+  // block: into acc (PASSES 1) or into the fresh part (PASSES 3).
+  static __device__ __forceinline__ void Compute(unsigned stage, int wm, int wn,
+                                                 float (&acc)[MI][ACC], float (&part)[MI][ACC]) {
+    const unsigned a = stage + wm * ROWB, b = stage + A_BYTES + wn * ROWB;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      if constexpr (PASSES == 3) {
+        Pin(part[mi]);
+      } else {
+        Pin(acc[mi]);
+      }
+    }
+    WgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const unsigned long long db = Descriptor<ROWB>(b + kk * 32);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        const unsigned ak = a + mi * 64 * ROWB + kk * 32;
+        const unsigned long long da = Descriptor<ROWB>(ak);
+        if constexpr (PASSES == 3) {
+          Wgmma<WN>::Run(part[mi], Descriptor<ROWB>(ak + SMALL), db, kk > 0 ? 1 : 0);
+          Wgmma<WN>::Run(part[mi], da, Descriptor<ROWB>(b + SMALL + kk * 32), 1);
+          Wgmma<WN>::Run(part[mi], da, db, 1);
+        } else {
+          Wgmma<WN>::Run(acc[mi], da, db, 1);
+        }
+      }
+    }
+    WgmmaCommit();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      if constexpr (PASSES == 3) {
+        Pin(part[mi]);
+      } else {
+        Pin(acc[mi]);
+      }
+    }
+  }
+
+  // The K tiles [kt0, kt1) through the pipeline (see the file comment);
+  // smem/base: the stages' generic pointer and shared address.
+  template <bool VEC>
+  static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
+                                               const float* __restrict__ A,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int kt0, int kt1, int tid, int wm,
+                                               int wn, float (&acc)[MI][ACC]) {
+    float part[MI][ACC];
+    const int nk = kt1 - kt0;
+    Regs r;
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+      if (s < nk) {
+        Load<VEC>(r, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
+        Store(smem + s * STAGE_BYTES, r, tid);
+      }
+    }
+    if (STAGES - 2 < nk) Load<VEC>(r, A, B, rows, cols, N, K, (kt0 + STAGES - 2) * BK, tid);
+    FenceProxyAsync();
+    __syncthreads();
+    for (int i = 0; i < nk; ++i) {
+      Compute(base + (i % STAGES) * STAGE_BYTES, wm, wn, acc, part);
+      const int next = i + STAGES - 2;  // the tile in the registers
+      if (next < nk) Store(smem + (next % STAGES) * STAGE_BYTES, r, tid);
+      if (next + 1 < nk) Load<VEC>(r, A, B, rows, cols, N, K, (kt0 + next + 1) * BK, tid);
+      if constexpr (PASSES == 3) {
+        WgmmaWait<0>();
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          Pin(part[mi]);
+#pragma unroll
+          for (int e = 0; e < ACC; ++e) acc[mi][e] += part[mi][e];
+        }
+      } else {
+        WgmmaWait<1>();
+      }
+      FenceProxyAsync();
+      __syncthreads();
+    }
+    WgmmaWait<0>();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
+  }
+};
+
+}  // namespace sgemm_wgmma_detail
+
+// KIND=6: see the file comment. Parameters: BM x BN block tile, BK K tile,
+// WM x WN warpgroup tile, STAGES shared-memory stages, SPLITK blocks along K
+// per output tile, PASSES 1 (TF32) or 3 (3xTF32), GROUP tile-rows per
+// raster group, MINB __launch_bounds__ minimum blocks per SM.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
+          int MINB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
+    sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
+                const float* __restrict__ B, float beta, float* __restrict__ C) {
+  using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
+  extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
+  const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);
+  const int tiles_n = sgemm_wgmma_detail::CeilDiv(N, BN);
+  int tile_m, tile_n;
+  sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+  if (tile_m >= tiles_m) return;
+  int kt0, kt1;  // K tiles of this split
+  if (!sgemm_detail::SplitKRange<SPLITK>(sgemm_detail::CeilDiv(K, BK), kt0, kt1)) return;
+
+  // The stages start on a 1024-byte boundary (the swizzle's period).
+  const unsigned raw = sgemm_wgmma_detail::SmemAddr(sgemm_wgmma_smem);
+  const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
+  unsigned char* smem = sgemm_wgmma_smem + pad;
+
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
+  const int wm = (wg / T::WGS_N) * WM, wn = (wg % T::WGS_N) * WN;
+  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int rows = M - bm, cols = N - bn;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  C += static_cast<long long>(bm) * N + bn;
+
+  float acc[T::MI][T::ACC];
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi) {
+#pragma unroll
+    for (int e = 0; e < T::ACC; ++e) acc[mi][e] = 0.0f;
+  }
+  const bool vec = ((K | N) & 3) == 0 && sgemm_wgmma_detail::Aligned16(A) &&
+                   sgemm_wgmma_detail::Aligned16(B);
+  if (vec) {
+    T::template KLoop<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+  } else {
+    T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+  }
+
+  // Epilogue: d[4i + j] at row 16w + g + 8 * (j / 2), column 8i + 2t + j % 2
+  // of each m64 block (w: the warp in the warpgroup).
+  const int g = lane / 4, t = lane % 4, w = (tid % 128) / 32;
+  const bool pairs = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 7ull) == 0;
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = wm + mi * 64 + 16 * w + g + 8 * h;
+      if (row >= rows) continue;
+      float* crow = C + static_cast<long long>(row) * N;
+#pragma unroll
+      for (int i = 0; i < WN / 8; ++i) {
+        const int col = wn + 8 * i + 2 * t;
+        const float v0 = alpha * acc[mi][4 * i + 2 * h], v1 = alpha * acc[mi][4 * i + 2 * h + 1];
+        if constexpr (SPLITK > 1) {
+          if (col < cols) atomicAdd(crow + col, v0);
+          if (col + 1 < cols) atomicAdd(crow + col + 1, v1);
+        } else if (pairs && col + 1 < cols) {
+          float2* c2 = reinterpret_cast<float2*>(crow + col);
+          float2 v = make_float2(v0, v1);
+          if (beta != 0.0f) {
+            const float2 old = *c2;
+            v.x = fmaf(beta, old.x, v0);
+            v.y = fmaf(beta, old.y, v1);
+          }
+          *c2 = v;
+        } else {
+          if (col < cols) crow[col] = beta != 0.0f ? fmaf(beta, crow[col], v0) : v0;
+          if (col + 1 < cols) crow[col + 1] = beta != 0.0f ? fmaf(beta, crow[col + 1], v1) : v1;
+        }
+      }
+    }
+  }
+}
