@@ -297,7 +297,7 @@ TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   auto job = store_->CreateJob(*device_id, accurate, 1, 0);
   ASSERT_TRUE(job.ok());
   const Config config = f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE).front();
-  ASSERT_EQ(config.at("KIND"), 5);
+  ASSERT_GE(config.at("KIND"), 5);  // a tensor-core kind leads the space
   v1::Measurement m;
   m.mutable_config()->set_name(f.ConfigName(config));
   for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
