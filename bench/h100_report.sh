@@ -22,6 +22,10 @@
 #                every shape's measurements dumped (results_sgemm_*.txt, the
 #                input of bench/strategy_sim)
 #   gemv         bench/suite.sh --gemv on bench/gemv_shapes.txt (issue 18)
+#   fp32_accurate, tf32   bench/suite.sh --math MODE over the shapes (issue
+#                18's SUMMARY math=... lines; not in the default STEPS)
+# STEPS="..." picks the steps (default: gpu_tests mma_race exh strat sbs
+# gemv), GPU_TESTS_FILTER a gtest filter for gpu_tests.
 # The database starts from .bundle/cache.db.xz if present: the compile
 # cache, compiled without a GPU by `tuned --compile-only` (NVRTC needs none),
 # so the exhaustive phase measures with a warm cache from its first shape.
@@ -38,9 +42,10 @@ start)
 run)
   cd "$w" || exit 1
   export LD_LIBRARY_PATH=$PWD/.bundle/lib:/usr/local/cuda/lib64 PATH=$PWD/.bundle/bin:$PATH
-  step() {  # step NAME COMMAND...: runs once, logs its time
+  steps=" ${STEPS:-gpu_tests mma_race exh strat sbs gemv} "
+  step() {  # step NAME COMMAND...: runs once if in STEPS, logs its time
     local name=$1; shift
-    [[ -f $logs/$name.done ]] && return
+    [[ -f $logs/$name.done || $steps != *" $name "* ]] && return
     echo "$(date -u +%T) $name start"
     local s=$(date +%s)
     "$@"
@@ -51,7 +56,8 @@ run)
   [[ -f .regretdb/gpu0.db || ! -f .bundle/cache.db.xz ]] ||
     xz -dc .bundle/cache.db.xz > .regretdb/gpu0.db
   shapes=.bundle/shapes.txt
-  step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests > '$logs/gpu_tests.log' 2>&1"
+  step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
+    > '$logs/gpu_tests.log' 2>&1"
   mma_race() {
     local d
     for d in "4096 4096 4096" "8192 8192 8192"; do
@@ -64,11 +70,18 @@ run)
   step exh bash bench/regret.sh "$logs" exh "$shapes"
   step strat env AHEAD_WAIT=${AHEAD_WAIT:-180} bash bench/regret.sh "$logs" strat "$shapes"
   rm -f "$logs/gpu0.db"
-  mkdir -p .devdb && cp .regretdb/gpu0.db .devdb/gpu0.db
+  mkdir -p .devdb
+  [[ $steps != *" sbs "* || -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db
   step sbs env SUITE_TIMEOUT=900 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --side-by-side
   rm -f "$logs/gpu0.db" .devdb/gpu0.db
   step gemv env SUITE_TIMEOUT=300 bash bench/suite.sh "$logs" sgemm bench/gemv_shapes.txt --gemv
   rm -f "$logs/gpu0.db"
+  for math in fp32_accurate tf32; do  # issue 18's SUMMARY math=... lines, on the regret database
+    [[ -f .devdb/gpu0.db || $steps != *" $math "* ]] || cp .regretdb/gpu0.db .devdb/gpu0.db
+    step $math env SUITE_TIMEOUT=900 MATH=$math DUMP_RESULTS=1 \
+      bash bench/suite.sh "$logs" sgemm "$shapes" --math $math
+    rm -f "$logs/gpu0.db"
+  done
   echo "$(date -u +%T) all done"
   touch "$logs/all.done"
   ;;
