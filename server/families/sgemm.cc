@@ -1423,42 +1423,16 @@ class SgemmFamilyImpl final : public Family {
           ", BK=", t.bk, ", STAGES=", t.stages));
     }
     const int64_t threads = t.Threads();
-    if (auto s = CheckThreads(threads, absl::StrCat("(BM/WM)*(BN/WN)*32 = ", t.bm / t.wm, "*",
-                                                    t.bn / t.wn, "*32"),
-                              device);
-        !s.ok()) {
-      return s;
-    }
-    if (device.max_threads_per_sm() > 0 && t.minb * threads > device.max_threads_per_sm()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("MINB=", t.minb, " blocks of ", threads, " threads exceed the SM's ",
-                       device.max_threads_per_sm(), " threads"));
-    }
     if ((t.bm * t.bk / 4) % threads != 0 || (t.bk * t.bn / 4) % threads != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the A tile (", t.bm * t.bk, " floats) or the B tile (", t.bk * t.bn,
           " floats) does not divide into 16-byte copies evenly among ", threads, " threads"));
     }
-    const int64_t smem = t.SharedBytes();
-    if (smem > device.shared_memory_per_block_optin() ||
-        t.minb * (smem + kReservedSharedPerBlock) >
-            device.shared_memory_per_block_optin() + kReservedSharedPerBlock) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "MINB=", t.minb, " blocks of ", smem,
-          " bytes of shared memory (STAGES x (BM*(BK+4) + BK*(BN+8)) floats) do not fit the "
-          "device's opt-in per-block limit of ", device.shared_memory_per_block_optin()));
-    }
-    const int64_t regs = t.RegisterEstimate();
-    const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : 65536;
-    const int64_t cap =
-        std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (t.minb * threads) / 8 * 8);
-    if (regs > cap) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "an estimated ", regs, " registers per thread (", t.wm * t.wn / kWarp,
-          " accumulators + ", kMmaRegisterOverhead, ") exceed the cap of ", cap, " that MINB=",
-          t.minb, " blocks of ", threads, " threads per SM set (spills)"));
-    }
-    return absl::OkStatus();
+    return CheckBlock({threads, absl::StrCat("(BM/WM)*(BN/WN)*32 = ", t.bm / t.wm, "*", t.bn / t.wn, "*32"),
+                       t.minb, t.SharedBytes(), "STAGES x (BM*(BK+4) + BK*(BN+8)) floats",
+                       t.RegisterEstimate(),
+                       absl::StrCat(t.wm * t.wn / kWarp, " accumulators + ", kMmaRegisterOverhead)},
+                      device);
   }
 
   /// The wgmma kind's rules: compute capability 9.0 exactly (wgmma is an
@@ -1491,40 +1465,58 @@ class SgemmFamilyImpl final : public Family {
           "KIND=6 takes BK 16 or 32 and STAGES >= 3, not BK=", t.bk, ", STAGES=", t.stages));
     }
     const int64_t threads = t.Threads();
-    if (auto s = CheckThreads(threads, absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*",
-                                                    t.bn / t.wn, "*128"),
-                              device);
-        !s.ok()) {
-      return s;
-    }
-    if (device.max_threads_per_sm() > 0 && t.minb * threads > device.max_threads_per_sm()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("MINB=", t.minb, " blocks of ", threads, " threads exceed the SM's ",
-                       device.max_threads_per_sm(), " threads"));
-    }
     if ((t.bm * t.bk / 4) % threads != 0 || (t.bk * t.bn / 4) % threads != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the A tile (", t.bm * t.bk, " floats) or the B tile (", t.bk * t.bn,
           " floats) does not divide into float4 copies evenly among ", threads, " threads"));
     }
-    const int64_t smem = t.SharedBytes();
-    if (smem > device.shared_memory_per_block_optin() ||
-        t.minb * (smem + kReservedSharedPerBlock) >
+    return CheckBlock(
+        {threads, absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128"),
+         t.minb, t.SharedBytes(), "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
+         t.RegisterEstimate(),
+         absl::StrCat(t.Accumulators(), " accumulators + 2 x ", t.Staged(), " staged floats + ",
+                      kWgmmaRegisterOverhead)},
+        device);
+  }
+
+  /// What a block of the tensor-core kinds uses, for CheckBlock; each *_how
+  /// names the formula in its message.
+  struct BlockUse {
+    int64_t threads;
+    std::string threads_how;
+    int64_t minb;
+    int64_t smem;  // bytes of dynamic shared memory
+    std::string smem_how;
+    int64_t regs;  // estimated registers per thread
+    std::string regs_how;
+  };
+  /// The threads within the device's limits (CheckThreads) and MINB blocks
+  /// of them within the SM's; the shared memory within the opt-in limit and
+  /// MINB blocks of it within an SM; the registers within the cap that
+  /// __launch_bounds__(threads, minb) sets. FAILED_PRECONDITION naming the
+  /// first limit exceeded.
+  static absl::Status CheckBlock(const BlockUse& b, const v1::Device& device) {
+    if (auto s = CheckThreads(b.threads, b.threads_how, device); !s.ok()) return s;
+    if (device.max_threads_per_sm() > 0 && b.minb * b.threads > device.max_threads_per_sm()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("MINB=", b.minb, " blocks of ", b.threads, " threads exceed the SM's ",
+                       device.max_threads_per_sm(), " threads"));
+    }
+    if (b.smem > device.shared_memory_per_block_optin() ||
+        b.minb * (b.smem + kReservedSharedPerBlock) >
             device.shared_memory_per_block_optin() + kReservedSharedPerBlock) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "MINB=", t.minb, " blocks of ", smem,
-          " bytes of shared memory (STAGES x (1 or 2) x (BM + BN) x BK floats + 1024) do not "
-          "fit the device's opt-in per-block limit of ", device.shared_memory_per_block_optin()));
+          "MINB=", b.minb, " blocks of ", b.smem, " bytes of shared memory (", b.smem_how,
+          ") do not fit the device's opt-in per-block limit of ",
+          device.shared_memory_per_block_optin()));
     }
-    const int64_t regs = t.RegisterEstimate();
     const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : 65536;
     const int64_t cap =
-        std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (t.minb * threads) / 8 * 8);
-    if (regs > cap) {
+        std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (b.minb * b.threads) / 8 * 8);
+    if (b.regs > cap) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "an estimated ", regs, " registers per thread (", t.Accumulators(), " accumulators + 2 x ",
-          t.Staged(), " staged floats + ", kWgmmaRegisterOverhead, ") exceed the cap of ", cap,
-          " that MINB=", t.minb, " blocks of ", threads, " threads per SM set (spills)"));
+          "an estimated ", b.regs, " registers per thread (", b.regs_how, ") exceed the cap of ",
+          cap, " that MINB=", b.minb, " blocks of ", b.threads, " threads per SM set (spills)"));
     }
     return absl::OkStatus();
   }
