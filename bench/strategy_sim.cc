@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   app.add_option("--refine-rounds", model.refine_rounds, "model: rounds of neighbours of the best");
   app.add_option("--refine-top", model.refine_top, "model: neighbours of this many best");
   app.add_option("--refine-max", model.refine_max, "model: configs of a refinement round at most (0: all)");
+  app.add_option("--refine-seen", model.refine_seen,
+                 "model: refine only to configs measured on another shape (1, the default) or to any (0)");
   CLI11_PARSE(app, argc, argv);
   auto budget = search::ParseBudget(budget_text);
   if (!budget.ok()) {

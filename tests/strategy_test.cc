@@ -83,29 +83,53 @@ TEST_F(StrategyTest, ExhaustiveIsTheSpaceThenThreeRoundsOfNeighbours) {
 
 TEST_F(StrategyTest, ModelRefinesTheMostPromisingNeighboursOfItsBest) {
   // Rounds 2-4: the neighbours of the best 2 (none measured yet), at most
-  // ModelOptions::refine_max of them; none after refine_rounds.
-  ModelOptions options;
-  auto s = MakeStrategy("model", family_, device_, Others(1), 2, options);
-  ASSERT_TRUE(s.ok());
-  RoundInput in;
-  in.family = &family_;
-  in.device = device_;
-  in.shape = shapes_[1].shape;
-  in.valid = valid_;
-  for (const Config& c : (*s)->NextRound(in)) in.measured.insert(family_.ConfigName(c));
-  in.best = {valid_[5], valid_[7], valid_[9]};
-  in.best_ms = {1, 2, 3};
-  std::set<std::string> refined;
-  const auto all = Refinements(family_, device_, {valid_[5], valid_[7]}, in.measured, &refined);
-  ASSERT_GT(all.size(), static_cast<size_t>(options.refine_max));
-  std::set<std::string> neighbours;
-  for (const Config& c : all) neighbours.insert(family_.ConfigName(c));
-  in.round = 1;
-  const auto next = (*s)->NextRound(in);
-  EXPECT_EQ(next.size(), static_cast<size_t>(options.refine_max));
-  for (const Config& c : next) EXPECT_EQ(neighbours.count(family_.ConfigName(c)), 1u);
-  in.round = options.refine_rounds + 1;
-  EXPECT_TRUE((*s)->NextRound(in).empty());
+  // ModelOptions::refine_max of them; none after refine_rounds. By default
+  // (refine_seen) only neighbours measured on another shape, which are
+  // compiled already; without it, any.
+  std::set<std::string> seen;
+  for (const Record& r : Others(1)) seen.insert(family_.ConfigName(r.config));
+  for (bool refine_seen : {false, true}) {
+    SCOPED_TRACE(refine_seen ? "refine_seen" : "any neighbour");
+    ModelOptions options;
+    options.refine_seen = refine_seen;
+    auto s = MakeStrategy("model", family_, device_, Others(1), 2, options);
+    ASSERT_TRUE(s.ok());
+    RoundInput in;
+    in.family = &family_;
+    in.device = device_;
+    in.shape = shapes_[1].shape;
+    in.valid = valid_;
+    // The best 2 (measured): two of another shape's fastest, whose
+    // neighbours other shapes measured in part.
+    std::vector<Record> other = shapes_[0].records;
+    std::sort(other.begin(), other.end(), [](const Record& a, const Record& b) { return a.ms < b.ms; });
+    in.best = {other[0].config, other[1].config, other[2].config};
+    for (const Config& c : in.best) in.measured.insert(family_.ConfigName(c));
+    in.best_ms = {1, 2, 3};
+    std::set<std::string> refined;
+    const auto all =
+        Refinements(family_, device_, {other[0].config, other[1].config}, in.measured, &refined);
+    std::set<std::string> neighbours, seen_neighbours;
+    for (const Config& c : all) {
+      neighbours.insert(family_.ConfigName(c));
+      if (seen.count(family_.ConfigName(c)) != 0) seen_neighbours.insert(family_.ConfigName(c));
+    }
+    // The fixture has neighbours of both sorts, so the option decides.
+    ASSERT_GT(neighbours.size(), static_cast<size_t>(options.refine_max));
+    ASSERT_GT(seen_neighbours.size(), 0u);
+    ASSERT_LT(seen_neighbours.size(), static_cast<size_t>(options.refine_max));
+    in.round = 1;
+    const auto next = (*s)->NextRound(in);
+    if (refine_seen) {
+      EXPECT_EQ(next.size(), seen_neighbours.size());
+      for (const Config& c : next) EXPECT_EQ(seen_neighbours.count(family_.ConfigName(c)), 1u);
+    } else {
+      EXPECT_EQ(next.size(), static_cast<size_t>(options.refine_max));
+      for (const Config& c : next) EXPECT_EQ(neighbours.count(family_.ConfigName(c)), 1u);
+    }
+    in.round = options.refine_rounds + 1;
+    EXPECT_TRUE((*s)->NextRound(in).empty());
+  }
 }
 
 TEST_F(StrategyTest, ModelWithoutKnowledgeIsExhaustive) {

@@ -306,6 +306,7 @@ class Model : public Strategy {
         int refine_top, ModelOptions options)
       : records_(std::move(records)), exhaustive_(refine_top), options_(options) {
     bests_ = ShapeBests(records_);
+    for (const Record& r : records_) seen_.insert(family.ConfigName(r.config));
     if (bests_.size() < kMinShapes || records_.size() < kMinRecords) {
       why_ = absl::StrCat("too little known: ", records_.size(), " measurements of ",
                           bests_.size(), " other shapes on this device kind (it needs ",
@@ -342,6 +343,9 @@ class Model : public Strategy {
     std::set<std::string> refined;
     std::vector<Config> next =
         Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape);
+    if (options_.refine_seen) {
+      std::erase_if(next, [&](const Config& c) { return seen_.count(in.family->ConfigName(c)) == 0; });
+    }
     // The most promising neighbours first, costed at the best's time.
     const std::vector<double> pred = model_->Predict(next, in.shape);
     std::vector<size_t> order(next.size());
@@ -362,12 +366,11 @@ class Model : public Strategy {
     const std::vector<double> pred = model_->Predict(in.valid, in.shape);
     std::map<std::string, size_t> index;  // name -> position in valid
     for (size_t i = 0; i < in.valid.size(); ++i) index[family.ConfigName(in.valid[i])] = i;
-    // The nearest tuned shapes' winners (those in this space) first.
+    // The nearest tuned shapes' winners (those in this space).
     std::vector<std::pair<double, Shape>> near;
     for (const auto& [shape, ms] : bests_) near.emplace_back(ShapeDistance(shape, in.shape), shape);
     std::sort(near.begin(), near.end());
-    std::vector<size_t> picks;
-    std::set<size_t> taken;
+    std::set<size_t> taken;  // positions in valid measured whatever the prediction
     for (int s = 0; s < options_.near_shapes && s < static_cast<int>(near.size()); ++s) {
       std::vector<const Record*> of;
       for (const Record& r : records_) {
@@ -380,10 +383,9 @@ class Model : public Strategy {
         auto it = index.find(family.ConfigName(r->config));
         if (it == index.end()) continue;
         ++n;
-        if (taken.insert(it->second).second) picks.push_back(it->second);
+        taken.insert(it->second);
       }
     }
-    const std::set<size_t> winners(picks.begin(), picks.end());
     std::vector<size_t> order(in.valid.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
@@ -400,8 +402,6 @@ class Model : public Strategy {
     // Most promising first (the worker screens the rest against it): the
     // nearest shapes' winners all, and the options_.first_round others the
     // model predicts fastest.
-    std::set<std::string> seen;
-    for (const Record& r : records_) seen.insert(family.ConfigName(r.config));
     std::vector<Config> configs;
     std::vector<double> ms;
     int others = 0;
@@ -410,8 +410,8 @@ class Model : public Strategy {
     for (size_t i : order) {
       const double predicted = best_ms * std::exp(pred[i] - min_pred);
       const double seconds = predicted > 0 ? MeasureSeconds(predicted, fastest) : kConfigOverheadS;
-      if (winners.count(i) == 0) {
-        if (seen.count(family.ConfigName(in.valid[i])) == 0) continue;
+      if (taken.count(i) == 0) {
+        if (seen_.count(family.ConfigName(in.valid[i])) == 0) continue;
         if (others >= options_.first_round && cost + seconds > options_.first_seconds) continue;
         ++others;
       }
@@ -425,6 +425,7 @@ class Model : public Strategy {
 
   std::vector<Record> records_;
   std::map<Shape, double> bests_;
+  std::set<std::string> seen_;  // names of the configs measured on another shape
   std::unique_ptr<CostModel> model_;
   std::string why_;
   Exhaustive exhaustive_;

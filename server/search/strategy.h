@@ -10,7 +10,8 @@
 //               XGBoost, fitted on the measurements of other shapes on this
 //               device kind) predicts fastest for the shape, and the winners
 //               of the 5 nearest tuned shapes; then up to 3 rounds of the 16
-//               neighbours of the best 2 it predicts fastest. With too few
+//               neighbours of the best 2 it predicts fastest, of those
+//               measured on another shape (compiled already). With too few
 //               measurements of other shapes (a fresh database) it is
 //               exhaustive.
 //
@@ -169,6 +170,13 @@ struct ModelOptions {
   /// Configs of a refinement round at most: the neighbours the model
   /// predicts fastest (0: all of them).
   int refine_max = 16;
+  /// Refinement takes only neighbours measured on another shape (as the
+  /// first round does): those were compiled for this device kind when they
+  /// were measured, so no round waits on NVRTC, which it did for 6-7 s of
+  /// a 9-12 s job on the H100 while the compile-ahead (6,820 kernels, ~20
+  /// minutes of 16 cores) had not reached them
+  /// (bench/results/2026-11-23_h100_session10_report.txt).
+  bool refine_seen = true;
 };
 
 /// `records`: OK measurements of other shapes of the family on this device
