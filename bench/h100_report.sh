@@ -6,7 +6,7 @@
 #
 #   bench/h100_report.sh start LOGDIR    copy the bundle and scripts to
 #                                        /tmp/h100r/w, then run the steps
-#                                        below under setsid, in order
+#                                        below under setsid, in STEPS' order
 #   bench/h100_report.sh wait LOGDIR S   wait up to S seconds for it to end
 #
 # Steps (each marked done in LOGDIR/*.done; a step that ran is not run again):
@@ -14,18 +14,18 @@
 #   mma_race     every tensor-core config of .bundle/mma_configs.txt raced
 #                with cuBLAS pure fp32 on 4096^3 and 8192^3 (sbs_probe --race)
 #   exh, strat   bench/regret.sh (issue 17: exhaustive, then the model
-#                strategy leave-one-out and the two winners raced; the
-#                strategy waits up to AHEAD_WAIT=180 s for the compile-ahead
-#                first)
+#                strategy leave-one-out and the two winners raced;
+#                AHEAD_WAIT=S waits up to S s for the compile-ahead first,
+#                default 0: the model strategy measures only configs other
+#                shapes measured, compiled already; exh also dumps every
+#                shape's measurements for bench/strategy_sim)
 #   sbs          bench/suite.sh --side-by-side on the exhaustive database
-#                (issue 17: the served choice in a separate process), then
-#                every shape's measurements dumped (results_sgemm_*.txt, the
-#                input of bench/strategy_sim)
+#                (issue 17: the served choice in a separate process)
 #   gemv         bench/suite.sh --gemv on bench/gemv_shapes.txt (issue 18)
 #   fp32_accurate, tf32   bench/suite.sh --math MODE over the shapes (issue
 #                18's SUMMARY math=... lines; not in the default STEPS)
-# STEPS="..." picks the steps (default: gpu_tests mma_race exh strat sbs
-# gemv), GPU_TESTS_FILTER a gtest filter for gpu_tests.
+# STEPS="..." picks the steps and their order (default: gpu_tests mma_race
+# exh strat sbs gemv), GPU_TESTS_FILTER a gtest filter for gpu_tests.
 # The database starts from .bundle/cache.db.xz if present: the compile
 # cache, compiled without a GPU by `tuned --compile-only` (NVRTC needs none),
 # so the exhaustive phase measures with a warm cache from its first shape.
@@ -56,8 +56,6 @@ run)
   [[ -f .regretdb/gpu0.db || ! -f .bundle/cache.db.xz ]] ||
     xz -dc .bundle/cache.db.xz > .regretdb/gpu0.db
   shapes=.bundle/shapes.txt
-  step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
-    > '$logs/gpu_tests.log' 2>&1"
   mma_race() {
     local d
     for d in "4096 4096 4096" "8192 8192 8192"; do
@@ -66,21 +64,29 @@ run)
         > "$logs/mma_race_${d// /x}.txt" 2>&1
     done
   }
-  [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race
-  step exh bash bench/regret.sh "$logs" exh "$shapes"
-  step strat env AHEAD_WAIT=${AHEAD_WAIT:-180} bash bench/regret.sh "$logs" strat "$shapes"
-  rm -f "$logs/gpu0.db"
+  math_suite() {  # issue 18's SUMMARY math=MODE line, on a copy of the regret database
+    cp .regretdb/gpu0.db .devdb/gpu0.db 2>/dev/null
+    env SUITE_TIMEOUT=900 MATH=$1 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --math $1
+    rm -f "$logs/gpu0.db" .devdb/gpu0.db
+  }
   mkdir -p .devdb
-  [[ $steps != *" sbs "* || -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db
-  step sbs env SUITE_TIMEOUT=900 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --side-by-side
-  rm -f "$logs/gpu0.db" .devdb/gpu0.db
-  step gemv env SUITE_TIMEOUT=300 bash bench/suite.sh "$logs" sgemm bench/gemv_shapes.txt --gemv
-  rm -f "$logs/gpu0.db"
-  for math in fp32_accurate tf32; do  # issue 18's SUMMARY math=... lines, on the regret database
-    [[ -f .devdb/gpu0.db || $steps != *" $math "* ]] || cp .regretdb/gpu0.db .devdb/gpu0.db
-    step $math env SUITE_TIMEOUT=900 MATH=$math DUMP_RESULTS=1 \
-      bash bench/suite.sh "$logs" sgemm "$shapes" --math $math
-    rm -f "$logs/gpu0.db"
+  for name in $steps; do  # in the order STEPS names them
+    case $name in
+      gpu_tests) step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
+        > '$logs/gpu_tests.log' 2>&1" ;;
+      mma_race) [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race ;;
+      exh) step exh bash bench/regret.sh "$logs" exh "$shapes" ;;
+      strat) step strat env AHEAD_WAIT=${AHEAD_WAIT:-0} bash bench/regret.sh "$logs" strat "$shapes" ;;
+      sbs)
+        [[ -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db
+        step sbs env SUITE_TIMEOUT=900 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --side-by-side
+        rm -f "$logs/gpu0.db" .devdb/gpu0.db ;;
+      gemv)
+        step gemv env SUITE_TIMEOUT=300 bash bench/suite.sh "$logs" sgemm bench/gemv_shapes.txt --gemv
+        rm -f "$logs/gpu0.db" ;;
+      fp32_accurate|tf32) step $name math_suite $name ;;
+      *) echo "unknown step $name" ;;
+    esac
   done
   echo "$(date -u +%T) all done"
   touch "$logs/all.done"

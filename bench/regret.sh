@@ -8,7 +8,9 @@
 #            then the first shape's exhaustive tune time. Ends when the
 #            compile-ahead is done.
 #   exh      every shape of SHAPES exhaustively (--strategy exhaustive), with
-#            the warm compile cache (what is tuned already is skipped).
+#            the warm compile cache (what is tuned already is skipped); then
+#            every shape's measurements dumped (results_sgemm_MxNxK.txt, the
+#            input of bench/strategy_sim).
 #   strat    every shape again with STRATEGY (and BUDGET if set): the
 #            strategy never learns from its own shape's measurements
 #            (server/jobs.cc JobRunner::Knowledge), so each run is a
@@ -81,6 +83,10 @@ exh)
     s=$(date +%s.%N)
     tunectl sweep $dims --strategy exhaustive --wait > /dev/null 2>&1
     echo "exhaustive ${dims// /x}: $(since $s) s wall" >> "$log"
+  done
+  # every shape's measurements, the input of bench/strategy_sim
+  shapes_list | while read -r dims; do
+    tunectl results --family sgemm --top 0 $dims > "$out/results_sgemm_${dims// /x}.txt" 2>&1
   done
   ;;
 strat)
