@@ -69,14 +69,19 @@ void Check(const absl::Status& s, const char* what) {
 }
 #define CK(x) Check(tuned::CudaStatus((x), #x), #x)
 
-// Times `runs` interleaved over `rounds` rounds; `before(i)` runs (untimed)
-// before run i; `gap_us` of host waiting between the start event and the
-// launch. Returns per-run medians.
+// Times `runs` interleaved over `rounds` rounds, in reverse order every
+// other round, so that no run always follows the same one (in session 11's
+// regret races the second of two configs came out ahead on 9 of 12 shapes,
+// by 6% at 512^3 where both jobs had them within 1%: the order may
+// matter); `before(i)` runs
+// (untimed) before run i; `gap_us` of host waiting between the start event
+// and the launch. Returns per-run medians.
 std::vector<double> Interleave(const std::vector<Run>& runs, int rounds, cudaStream_t s,
                                const std::function<void(size_t)>& before, int gap_us) {
   std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> ev(runs.size());
   for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const size_t i = r % 2 == 0 ? j : runs.size() - 1 - j;
       cudaEvent_t a, b;
       CK(cudaEventCreate(&a));
       CK(cudaEventCreate(&b));

@@ -35,6 +35,9 @@ constexpr int64_t kAheadLogEvery = 500;
 /// Strategies kept between a job's rounds (JobRunner::strategies_) at most.
 constexpr size_t kMaxCachedStrategies = 64;
 
+/// The compile cache's key of a kernel for the device (defined below).
+CompileKey KeyOf(const v1::worker::Kernel& k, const v1::Device& device);
+
 /// GFLOPS or GB/s of a run of `ms` milliseconds (Family::Work); 0 if none.
 double MetricOf(const Family& family, const Shape& shape, double ms) {
   return ms > 0 ? family.Work(shape) / (ms * 1e6) : 0;
@@ -480,6 +483,12 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();
+  // A config is compiled if the cache holds its kernel's outcome (a failed
+  // compile costs no wait either); a database error counts as not compiled.
+  in.compiled = [&](const Config& c) {
+    auto hit = store_->LookupCompiled(KeyOf(KernelOf(family, c, shape, device()), device()));
+    return hit.ok() && hit->has_value();
+  };
   if (job.round() > 0) {
     auto top = JobBest(job, std::max(3, options_.refine_top));
     if (!top.ok()) return top.status();

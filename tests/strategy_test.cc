@@ -82,16 +82,17 @@ TEST_F(StrategyTest, ExhaustiveIsTheSpaceThenThreeRoundsOfNeighbours) {
 }
 
 TEST_F(StrategyTest, ModelRefinesTheMostPromisingNeighboursOfItsBest) {
-  // Rounds 2-4: the neighbours of the best 2 (none measured yet), at most
+  // Rounds 2-4: the neighbours of the best 3 (none measured yet), at most
   // ModelOptions::refine_max of them; none after refine_rounds. By default
-  // (refine_seen) only neighbours measured on another shape, which are
-  // compiled already; without it, any.
+  // (refine_compiled) only neighbours compiled already: measured on another
+  // shape, or in the compile cache (RoundInput::compiled); without it, any.
   std::set<std::string> seen;
   for (const Record& r : Others(1)) seen.insert(family_.ConfigName(r.config));
-  for (bool refine_seen : {false, true}) {
-    SCOPED_TRACE(refine_seen ? "refine_seen" : "any neighbour");
+  enum Mode { kAny, kSeen, kSeenOrCached };
+  for (Mode mode : {kAny, kSeen, kSeenOrCached}) {
+    SCOPED_TRACE(mode == kAny ? "any neighbour" : mode == kSeen ? "seen" : "seen or cached");
     ModelOptions options;
-    options.refine_seen = refine_seen;
+    options.refine_compiled = mode != kAny;
     auto s = MakeStrategy("model", family_, device_, Others(1), 2, options);
     ASSERT_TRUE(s.ok());
     RoundInput in;
@@ -107,25 +108,38 @@ TEST_F(StrategyTest, ModelRefinesTheMostPromisingNeighboursOfItsBest) {
     for (const Config& c : in.best) in.measured.insert(family_.ConfigName(c));
     in.best_ms = {1, 2, 3};
     std::set<std::string> refined;
-    const auto all =
-        Refinements(family_, device_, {other[0].config, other[1].config}, in.measured, &refined);
-    std::set<std::string> neighbours, seen_neighbours;
+    ASSERT_EQ(options.refine_top, 3);
+    const auto all = Refinements(family_, device_, {other[0].config, other[1].config, other[2].config},
+                                 in.measured, &refined);
+    // Compiled: the seen neighbours, and (kSeenOrCached) two unseen ones the
+    // compile cache holds.
+    std::set<std::string> neighbours, compiled, cached;
     for (const Config& c : all) {
-      neighbours.insert(family_.ConfigName(c));
-      if (seen.count(family_.ConfigName(c)) != 0) seen_neighbours.insert(family_.ConfigName(c));
+      const std::string name = family_.ConfigName(c);
+      neighbours.insert(name);
+      if (seen.count(name) != 0) {
+        compiled.insert(name);
+      } else if (mode == kSeenOrCached && cached.size() < 2) {
+        cached.insert(name);
+        compiled.insert(name);
+      }
+    }
+    if (mode == kSeenOrCached) {
+      ASSERT_EQ(cached.size(), 2u);
+      in.compiled = [&](const Config& c) { return cached.count(family_.ConfigName(c)) != 0; };
     }
     // The fixture has neighbours of both sorts, so the option decides.
     ASSERT_GT(neighbours.size(), static_cast<size_t>(options.refine_max));
-    ASSERT_GT(seen_neighbours.size(), 0u);
-    ASSERT_LT(seen_neighbours.size(), static_cast<size_t>(options.refine_max));
+    ASSERT_GT(compiled.size(), cached.size());
+    ASSERT_LT(compiled.size(), static_cast<size_t>(options.refine_max));
     in.round = 1;
     const auto next = (*s)->NextRound(in);
-    if (refine_seen) {
-      EXPECT_EQ(next.size(), seen_neighbours.size());
-      for (const Config& c : next) EXPECT_EQ(seen_neighbours.count(family_.ConfigName(c)), 1u);
-    } else {
+    if (mode == kAny) {
       EXPECT_EQ(next.size(), static_cast<size_t>(options.refine_max));
       for (const Config& c : next) EXPECT_EQ(neighbours.count(family_.ConfigName(c)), 1u);
+    } else {
+      EXPECT_EQ(next.size(), compiled.size());
+      for (const Config& c : next) EXPECT_EQ(compiled.count(family_.ConfigName(c)), 1u);
     }
     in.round = options.refine_rounds + 1;
     EXPECT_TRUE((*s)->NextRound(in).empty());

@@ -11,12 +11,13 @@
 
 namespace tuned::search {
 
-
 Outcome Simulate(Strategy& strategy, const Family& family,
                  const v1::Device& device, const std::vector<Config>& valid,
-                 const ShapeRecord& oracle, const Budget& budget) {
+                 const ShapeRecord& oracle, const Budget& budget,
+                 std::function<bool(const Config&)> compiled) {
   Outcome out;
   RoundInput in;
+  in.compiled = std::move(compiled);
   in.family = &family;
   in.device = device;
   in.shape = oracle.shape;
@@ -65,7 +66,7 @@ Outcome Simulate(Strategy& strategy, const Family& family,
 
 absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, const Family& family,
                                                         int* unknown) {
-  const auto index = family.ByName(1);  // the space and its neighbours
+  const auto index = family.ByName(3);  // the space and its neighbours, as far as 3 rounds of refinement reach
   std::vector<ShapeRecord> shapes;
   std::vector<std::filesystem::path> files;
   std::error_code ec;

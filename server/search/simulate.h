@@ -4,6 +4,7 @@
 // (search::MeasureSeconds, search::RetimeSeconds). CPU-only.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,7 +39,10 @@ struct Outcome {
 /// Runs `strategy` on `oracle`'s shape as the job runner would (on the
 /// configs of `valid` that suit the shape: Family::SuitsShape), measuring
 /// through the oracle: a config it lacks costs kConfigOverheadS and fails.
+/// `compiled`: what the compile cache holds (RoundInput::compiled; empty:
+/// nothing known).
 Outcome Simulate(Strategy& strategy, const Family& family, const v1::Device& device,
-                 const std::vector<Config>& valid, const ShapeRecord& oracle, const Budget& budget);
+                 const std::vector<Config>& valid, const ShapeRecord& oracle, const Budget& budget,
+                 std::function<bool(const Config&)> compiled = {});
 
 }  // namespace tuned::search

@@ -343,8 +343,10 @@ class Model : public Strategy {
     std::set<std::string> refined;
     std::vector<Config> next =
         Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape);
-    if (options_.refine_seen) {
-      std::erase_if(next, [&](const Config& c) { return seen_.count(in.family->ConfigName(c)) == 0; });
+    if (options_.refine_compiled) {
+      std::erase_if(next, [&](const Config& c) {
+        return seen_.count(in.family->ConfigName(c)) == 0 && !(in.compiled && in.compiled(c));
+      });
     }
     // The most promising neighbours first, costed at the best's time.
     const std::vector<double> pred = model_->Predict(next, in.shape);

@@ -9,9 +9,10 @@
 //   model       the 40 configs a cost model (gradient-boosted trees,
 //               XGBoost, fitted on the measurements of other shapes on this
 //               device kind) predicts fastest for the shape, and the winners
-//               of the 5 nearest tuned shapes; then up to 3 rounds of the 16
-//               neighbours of the best 2 it predicts fastest, of those
-//               measured on another shape (compiled already). With too few
+//               of the 5 nearest tuned shapes; then up to 3 rounds of the 32
+//               neighbours of the best 3 it predicts fastest, of those
+//               compiled already (in the compile cache, or measured on
+//               another shape). With too few
 //               measurements of other shapes (a fresh database) it is
 //               exhaustive.
 //
@@ -19,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -125,6 +127,10 @@ struct RoundInput {
   /// GPU seconds the job has spent measuring.
   double spent_seconds = 0;
   Budget budget;
+  /// Whether a config's kernel is in the compile cache for this device kind
+  /// (the job runner asks the store); empty where nothing is known (the
+  /// simulator: only configs measured on other shapes count as compiled).
+  std::function<bool(const Config&)> compiled;
 };
 
 class Strategy {
@@ -166,17 +172,24 @@ struct ModelOptions {
   /// Rounds of neighbours of the best `refine_top` after the first (as the
   /// exhaustive strategy's).
   int refine_rounds = 3;
-  int refine_top = 2;
+  int refine_top = 3;
   /// Configs of a refinement round at most: the neighbours the model
-  /// predicts fastest (0: all of them).
-  int refine_max = 16;
-  /// Refinement takes only neighbours measured on another shape (as the
-  /// first round does): those were compiled for this device kind when they
-  /// were measured, so no round waits on NVRTC, which it did for 6-7 s of
-  /// a 9-12 s job on the H100 while the compile-ahead (6,820 kernels, ~20
-  /// minutes of 16 cores) had not reached them
-  /// (bench/results/2026-11-23_h100_session10_report.txt).
-  bool refine_seen = true;
+  /// predicts fastest (0: all of them). 3 and 32 rather than 2 and 16: on
+  /// the H100 records of 2026-11-23 (bench/results/2026-11-23_h100_session11_*)
+  /// the exhaustive winners of 128x4096x4096 and 4096x4096x64 were
+  /// neighbours that 2 and 16 left out (regret 2.0% and 2.2% in simulation,
+  /// 2.2% and 1.5% raced on the H100); 3 and 32 find every shape's
+  /// exhaustive winner there, for +0.5 s of simulated median time.
+  int refine_max = 32;
+  /// Refinement takes only neighbours whose kernels are compiled already:
+  /// measured on another shape, or in the compile cache
+  /// (RoundInput::compiled; the compile-ahead fills it, the neighbours of
+  /// finished jobs' winners first), so that no round waits on NVRTC, which
+  /// took 6-7 s of a 9-12 s job on the H100 while the compile-ahead (6,820
+  /// kernels, ~20 minutes of 16 cores) had not reached them
+  /// (bench/results/2026-11-23_h100_session10_report.txt). false: any
+  /// neighbour.
+  bool refine_compiled = true;
 };
 
 /// `records`: OK measurements of other shapes of the family on this device
