@@ -24,13 +24,15 @@
 #            which carries cuBLAS's own noise (2% on 512^3 for one config,
 #            2026-11-23_h100_flush16_strategy.txt); wait_s, the job's wait
 #            on compiles. AHEAD_WAIT=S waits up to S seconds for the
-#            compile-ahead first (the report's "compile cache warm").
+#            compile-ahead first (the report's "compile cache warm"; the
+#            model strategy measures only configs compiled already, so 0
+#            will do).
 #            Ends with
 #              SUMMARY strategy=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n>
 #
 # Usage: [BUNDLE=.bundle] [STRATEGY=model] [BUDGET=] bench/regret.sh OUTDIR PHASE [SHAPES_FILE]
-# STRATEGY=model is also the daemon's default now (cold and exh name
-# exhaustive explicitly); BUDGET empty is the daemon's default, no budget:
+# STRATEGY=model is the default here (cold and exh name exhaustive
+# explicitly; the daemon's default strategy is exhaustive); BUDGET empty is the daemon's default, no budget:
 # the model strategy sizes its first round itself (ModelOptions::first_seconds,
 # 5 s of predicted GPU time), as bench/strategy_sim simulates it.
 # Two 10-minute calls on an H100 (16 cores): call 1 `cold` then `exh`

@@ -122,10 +122,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                      "GPU worker crashes after which a config is never run again"))
       ->check(CLI::PositiveNumber);
   std::string budget_text;
-  // The daemon's default stays exhaustive: model met issue 17's bars in the
-  // simulation (bench/results/2026-11-23_cpu2_strategy_sim.txt) but not on the
-  // H100 (bench/results/2026-11-23_h100_regret7.txt: median 19.9 s, regret
-  // 2.7% over 7 shapes, slower than exhaustive on the small ones).
+  // The daemon's default stays exhaustive until model meets issue 17's
+  // regret bar on the H100: median 6.2 s but a 6.3% regret on 512^3 there
+  // (bench/results/2026-11-23_h100_session11_report.txt).
   o->jobs.strategy = std::string(search::kExhaustive);
   env(app.add_option("--strategy", o->jobs.strategy,
                      "how a sweep searches unless it asks: exhaustive (default: the pruned "
