@@ -206,14 +206,14 @@ MmaTile GetMma(const Config& c) {
 /// 124-128; 128x128x32: 192, used 188).
 constexpr int64_t kWgmmaRegisterOverhead = 32;
 /// With LA=2 (two register sets of staged floats) the estimate is
-/// accumulators + 4 x staged + 16, calibrated likewise (nvcc 13.0 ptxas
-/// -v): it spilled where that exceeded the cap (64x128x32 with one
-/// warpgroup: 64 + 192 + 16 = 272, 20 bytes at 255) or met it (128x256x16
-/// with four 64x128 warpgroups: 128 at 128, 4 bytes), and did not elsewhere
-/// (256x128x16 with four: 128, used 124-128; 128x128x32: 208, used 201-212;
-/// 64x256 and 128x128 warpgroup tiles at BK 16: 240, used 234-248; 3xTF32
-/// 128x128x16 and 64x128x16: 208 and 240, used 241-250). 3xTF32 128x128x32
-/// (272) used all 255 registers.
+/// accumulators + 4 x staged + 16, calibrated likewise (13.0, sm_90a): it
+/// spilled where that exceeded the cap (64x128x32 with one warpgroup: 64 +
+/// 192 + 16 = 272, 20 bytes at 255) or met it (128x256x16 with four 64x128
+/// warpgroups: 128 at 128, 4 bytes), and did not elsewhere (256x128x16 with
+/// four: 128, used 124-128; 128x128x32: 208, used 205-214; 64x256 and
+/// 128x128 warpgroup tiles at BK 16: 240, used 234-248; 3xTF32 128x128x16
+/// and 64x128x16: 208 and 240, used 243-254). 3xTF32 128x128x32 (272) used
+/// all 255 registers.
 constexpr int64_t kWgmmaLa2RegisterOverhead = 16;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_tf32.cuh).
