@@ -340,12 +340,15 @@ TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
 // shapes every config meets tf32's, 2x cuBLAS TF32's. Small K may miss the
 // bound (3xTF32 drops small*small, ~2^-22 of a product: more than fp32's
 // one rounding): that is the rule deciding, a WRONG_ANSWER, not a bug.
-// KIND 6's 64-row, 64..256-column tiles meet M = 1, N = 1 and K = 1 too.
+// KIND 6's 64-row, 64..256-column tiles meet M = 1, N = 1 and K = 1 too;
+// 40x64x36 and 72x136x100 take its 16-byte path (where LA = 2 loads ahead)
+// with fewer K tiles than stages (2 or 3) and a few more (4 or 7).
 TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
   const Family& f = SgemmFamily();
   const std::vector<Shape> shapes = {{1, 1, 1},     {7, 13, 5},          {129, 65, 300},
                                      {1000, 1000, 1000}, {16, 1024, 1024}, {257, 96, 1001},
-                                     {1, 200, 33},  {130, 1, 17},        {67, 131, 1}};
+                                     {1, 200, 33},  {130, 1, 17},        {67, 131, 1},
+                                     {40, 64, 36},  {72, 136, 100}};
   const bool hopper = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
   for (v1::Math math : {v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
     const auto kernels = CompileAll(f, worker_->device(), math, [](const Config& c) {

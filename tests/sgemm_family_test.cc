@@ -102,7 +102,7 @@ TEST(SgemmFamily, Describes) {
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
                                               "GROUP", "MINB", "SLICEK", "STREAMB",
                                               "STREAMK", "RUL", "WM", "WN", "PASSES", "GSIDE",
-                                              "GW", "GR", "GU", "GC"}));
+                                              "GW", "GR", "GU", "GC", "LA"}));
   EXPECT_EQ(F().MathModes(), (std::vector<v1::Math>{v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE,
                                                      v1::MATH_TF32}));
 }
@@ -230,13 +230,21 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     EXPECT_TRUE(expressions.insert(kernel).second) << F().ConfigKey(c);
     // The tensor-core kinds' (5, 6) and KIND 4's own parameters are absent
     // from the other kinds' configs (so that their keys are those of before
-    // them).
+    // them); KIND 6's LA is named by its LA=2 configs alone (its LA=1 ones
+    // are those of before it).
     const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
                                 gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
     const bool mma = c.at("KIND") == 5 || c.at("KIND") == 6, gemv = c.at("KIND") == 4;
-    ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5)) << F().ConfigKey(c);
+    const bool la = c.contains("LA");
+    if (la) {
+      EXPECT_EQ(c.at("KIND"), 6) << F().ConfigKey(c);
+      EXPECT_EQ(c.at("LA"), 2) << F().ConfigKey(c);
+    }
+    ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1))
+        << F().ConfigKey(c);
     for (const auto& p : F().params()) {
-      if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name))) {
+      if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name)) ||
+          (!la && p.name == "LA")) {
         EXPECT_FALSE(c.contains(p.name)) << F().ConfigKey(c);
         continue;
       }
@@ -972,7 +980,7 @@ TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
             "sgemm_wgmma_64x128x32_w64x128_s4_g1_b1_sk4_tf32");
   EXPECT_TRUE(f.Check(Wgmma(), d).ok()) << f.Check(Wgmma(), d);
   const KernelSource src = f.Source(Wgmma());
-  EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1>");
+  EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1>");
   EXPECT_EQ(src.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kSgemmMmaSource +
                             "\n" + embedded::kSgemmWgmmaSource);
   EXPECT_EQ(src.options, (std::vector<std::string>{"--gpu-architecture=sm_90a"}));
@@ -1024,6 +1032,71 @@ TEST(SgemmMath, CheckRejectsBadWgmmaConfigs) {
   Config with_tm = Wgmma();
   with_tm["TM"] = 8;
   ExpectRejected(with_tm, "TM=8 is unused by KIND=6 (wgmma)");
+}
+
+// LA (K tiles loaded ahead into registers): KIND 6's alone, 1 or 2; an LA=2
+// config is named "_la2", instantiates LA=2, reads back by name, and its
+// register estimate counts the second register set; LA=1 (named or not)
+// is the config of before LA.
+TEST(SgemmMath, WgmmaLoadAhead) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config la2 = Wgmma(256, 128, 16, 64, 128, 4, 1, 1);
+  la2["LA"] = 2;
+  const std::string name = "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2";
+  EXPECT_EQ(f.ConfigName(la2), name);
+  EXPECT_TRUE(f.Check(la2, d).ok()) << f.Check(la2, d);
+  EXPECT_EQ(f.Source(la2).name_expression, "sgemm_wgmma<256,128,16,64,128,4,1,1,8,1,2>");
+  const auto by_name = f.ByName(0);
+  ASSERT_TRUE(by_name.contains(name));
+  EXPECT_EQ(by_name.at(name), la2);
+  EXPECT_EQ(f.ConfigName(by_name.at(name)), name);
+  auto parsed = f.ParseConfigKey(f.ConfigKey(la2));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, la2);
+  // LA=1 named is LA absent: the name and instantiation of before LA.
+  Config la1 = la2;
+  la1["LA"] = 1;
+  la2.erase("LA");
+  EXPECT_EQ(f.ConfigName(la1), "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32");
+  EXPECT_EQ(f.ConfigName(la1), f.ConfigName(la2));
+  EXPECT_EQ(f.Source(la1).name_expression, f.Source(la2).name_expression);
+  EXPECT_TRUE(f.Check(la1, d).ok());
+  EXPECT_EQ(by_name.at(f.ConfigName(la1)), la2);
+  // Refused: LA 3, LA 2 of another kind, LA 2 where the second set does not
+  // fit (one 64x128 warpgroup at BK 32: 64 + 4 x 48 + 16 = 272).
+  Config la3 = la1;
+  la3["LA"] = 3;
+  ExpectRejected(la3, "LA=3 is not one of the supported values 1, 2");
+  for (Config other : {Mma(), Warp(), Tiled()}) {
+    other["LA"] = 2;
+    const absl::Status s = f.Check(other, d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find("LA=2 is unused by KIND="), std::string::npos) << s;
+    other["LA"] = 1;
+    EXPECT_TRUE(f.Check(other, d).ok()) << f.Check(other, d);
+  }
+  Config one_wg = Wgmma(64, 128, 32, 64, 128, 4, 1, 1);
+  EXPECT_TRUE(f.Check(one_wg, d).ok());
+  one_wg["LA"] = 2;
+  ExpectRejected(one_wg, "an estimated 272 registers per thread (64 accumulators + 4 x 48");
+  // The space's LA=2 configs: KIND 6, SPLITK 1, each the twin of an LA=1
+  // config; TF32 and 3xTF32 ones in tf32.
+  const auto tf32 = f.ValidSpace(d, nullptr, v1::MATH_TF32);
+  std::set<std::string> names;
+  for (const auto& c : tf32) names.insert(f.ConfigName(c));
+  int one = 0, three = 0;
+  for (const auto& c : tf32) {
+    if (!c.contains("LA")) continue;
+    EXPECT_EQ(c.at("KIND"), 6);
+    EXPECT_EQ(c.at("SPLITK"), 1);
+    Config twin = c;
+    twin.erase("LA");
+    EXPECT_TRUE(names.contains(f.ConfigName(twin))) << f.ConfigName(c);
+    (c.at("PASSES") == 1 ? one : three)++;
+  }
+  EXPECT_EQ(one, 10);
+  EXPECT_EQ(three, 8);
 }
 
 }  // namespace

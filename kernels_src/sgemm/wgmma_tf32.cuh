@@ -13,7 +13,7 @@
 // sm_90a (the family's KernelSource.options, "--gpu-architecture=sm_90a":
 // wgmma is an arch-specific feature, PTX ISA "wgmma.mma_async", target ISA
 // notes), instantiated through a name expression, e.g.
-// "sgemm_wgmma<128,128,32,64,128,4,1,1,8,1>".
+// "sgemm_wgmma<128,128,32,64,128,4,1,1,8,1,1>".
 // Correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31:
 //  - every global load is predicated (an element out of range is 0 in
 //    shared memory, read from nowhere), every store bounds-checked;
@@ -89,7 +89,19 @@
 // (5) fence.proxy.async (the generic-proxy stores become visible to the
 // async proxy that wgmma reads through, PTX ISA "Memory consistency model:
 // proxies") and __syncthreads. So tile i - 2's wgmmas of every warpgroup
-// are done before (2) writes over their stage. A thread's copies: A as
+// are done before (2) writes over their stage. LA (K tiles loaded ahead)
+// = 1 is that: each load has one iteration (one K tile's wgmmas) to land.
+// LA = 2 (KLoop2) keeps two register sets R[0], R[1]: the prologue stores
+// tiles 0 .. STAGES - 3 as above, then loads tile STAGES - 2 into
+// R[STAGES % 2] and STAGES - 1 into R[(STAGES + 1) % 2]; iteration i is
+// (1), (2) from R[(i + STAGES) % 2] (which holds tile i + STAGES - 2,
+// loaded in iteration i - 2 or the prologue), (3) tile i + STAGES into that
+// same set, (4), (5): each load has two iterations to land, the stages are
+// as with LA = 1. The set's index is a compile-time constant (the loop is
+// unrolled by two, Step2<P>), else the sets would live in local memory. The
+// 4-byte path (K or N not a multiple of 4, or A or B unaligned) keeps
+// LA = 1: its per-float addresses and predicates would not fit twice under
+// the register caps. A thread's copies: A as
 // float4 along k (a quarter-warp writes 8 units of one 128-byte row, each
 // in its own bank group); B as float4 along n, lanes 0-15 and 16-31 on 16
 // consecutive k of two adjacent n-quads (full 32-byte sectors), stored as
@@ -394,19 +406,85 @@ struct Tile {
       const int next = i + STAGES - 2;  // the tile in the registers
       if (next < nk) Store(smem + (next % STAGES) * STAGE_BYTES, r, tid);
       if (next + 1 < nk) Load<VEC>(r, A, B, rows, cols, N, K, (kt0 + next + 1) * BK, tid);
-      if constexpr (PASSES == 3) {
-        WgmmaWait<0>();
+      EndIteration(acc, part);
+    }
+    WgmmaWait<0>();
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {
-          Pin(part[mi]);
+    for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
+  }
+
+  // The end of an iteration (steps (4) and (5) of the file comment): wait
+  // for the wgmmas of tile i - 1 (PASSES 1) or i (PASSES 3, then acc +=
+  // part), make this thread's stores visible to the async proxy, barrier.
+  static __device__ __forceinline__ void EndIteration(float (&acc)[MI][ACC],
+                                                      float (&part)[MI][ACC]) {
+    if constexpr (PASSES == 3) {
+      WgmmaWait<0>();
 #pragma unroll
-          for (int e = 0; e < ACC; ++e) acc[mi][e] += part[mi][e];
-        }
-      } else {
-        WgmmaWait<1>();
+      for (int mi = 0; mi < MI; ++mi) {
+        Pin(part[mi]);
+#pragma unroll
+        for (int e = 0; e < ACC; ++e) acc[mi][e] += part[mi][e];
       }
-      FenceProxyAsync();
-      __syncthreads();
+    } else {
+      WgmmaWait<1>();
+    }
+    FenceProxyAsync();
+    __syncthreads();
+  }
+
+  // Iteration i of KLoop2 (LA = 2), whose register set (i + STAGES) % 2 is
+  // P: tile i's wgmmas; r[P] (tile i + STAGES - 2) into its stage; tile
+  // i + STAGES into r[P].
+  template <int P, bool VEC>
+  static __device__ __forceinline__ void Step2(unsigned char* smem, unsigned base,
+                                               const float* __restrict__ A,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int kt0, int nk, int i, int tid,
+                                               int wm, int wn, Regs (&r)[2],
+                                               float (&acc)[MI][ACC], float (&part)[MI][ACC]) {
+    Compute(base + (i % STAGES) * STAGE_BYTES, wm, wn, acc, part);
+    const int next = i + STAGES - 2;  // the tile in r[P]
+    if (next < nk) Store(smem + (next % STAGES) * STAGE_BYTES, r[P], tid);
+    if (next + 2 < nk) Load<VEC>(r[P], A, B, rows, cols, N, K, (kt0 + next + 2) * BK, tid);
+    EndIteration(acc, part);
+  }
+
+  // KLoop with LA = 2 register sets (see the file comment): each global
+  // load has two iterations to land. The sets are indexed by compile-time
+  // constants only (else they would go to local memory): the loop is
+  // unrolled by two, Step2<P> for the iterations whose set is P.
+  template <bool VEC>
+  static __device__ __forceinline__ void KLoop2(unsigned char* smem, unsigned base,
+                                                const float* __restrict__ A,
+                                                const float* __restrict__ B, int rows, int cols,
+                                                int N, int K, int kt0, int kt1, int tid, int wm,
+                                                int wn, float (&acc)[MI][ACC]) {
+    float part[MI][ACC];
+    const int nk = kt1 - kt0;
+    Regs r[2];
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+      if (s < nk) {
+        Load<VEC>(r[0], A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
+        Store(smem + s * STAGE_BYTES, r[0], tid);
+      }
+    }
+    if (STAGES - 2 < nk) {
+      Load<VEC>(r[STAGES % 2], A, B, rows, cols, N, K, (kt0 + STAGES - 2) * BK, tid);
+    }
+    if (STAGES - 1 < nk) {
+      Load<VEC>(r[(STAGES + 1) % 2], A, B, rows, cols, N, K, (kt0 + STAGES - 1) * BK, tid);
+    }
+    FenceProxyAsync();
+    __syncthreads();
+    for (int i = 0; i < nk; i += 2) {
+      Step2<STAGES % 2, VEC>(smem, base, A, B, rows, cols, N, K, kt0, nk, i, tid, wm, wn, r, acc,
+                             part);
+      if (i + 1 < nk) {
+        Step2<(STAGES + 1) % 2, VEC>(smem, base, A, B, rows, cols, N, K, kt0, nk, i + 1, tid, wm,
+                                     wn, r, acc, part);
+      }
     }
     WgmmaWait<0>();
 #pragma unroll
@@ -419,9 +497,10 @@ struct Tile {
 // KIND=6: see the file comment. Parameters: BM x BN block tile, BK K tile,
 // WM x WN warpgroup tile, STAGES shared-memory stages, SPLITK blocks along K
 // per output tile, PASSES 1 (TF32) or 3 (3xTF32), GROUP tile-rows per
-// raster group, MINB __launch_bounds__ minimum blocks per SM.
+// raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
+// loaded ahead into registers (1 or 2; the 16-byte path only).
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
-          int MINB>
+          int MINB, int LA>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
@@ -456,7 +535,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
   }
   const bool vec = ((K | N) & 3) == 0 && sgemm_wgmma_detail::Aligned16(A) &&
                    sgemm_wgmma_detail::Aligned16(B);
-  if (vec) {
+  static_assert(LA == 1 || LA == 2, "LA");
+  if constexpr (LA == 2) {
+    if (vec) {
+      T::template KLoop2<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+    } else {
+      T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+    }
+  } else if (vec) {
     T::template KLoop<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
   } else {
     T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);

@@ -16,12 +16,13 @@
 //           TF32 (PASSES 1) or 3xTF32 (PASSES 3), cp.async pipeline, warp
 //           tiles, split-K, rasterization; a candidate of the math modes
 //           MATH_TF32 and (PASSES 3) MATH_FP32_ACCURATE only (Admits())
-//   KIND 6  sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+//   KIND 6  sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>
 //           (kernels_src/sgemm/wgmma_tf32.cuh, appended to sgemm.cuh and
 //           mma_tf32.cuh) Hopper warpgroup tensor cores, wgmma.mma_async
 //           m64nNk8 TF32 from swizzled shared memory, register-staged
-//           pipeline, split-K, rasterization; compiled for sm_90a, compute
-//           capability 9.0 only; math modes as KIND 5's
+//           pipeline (LA K tiles loaded ahead into registers), split-K,
+//           rasterization; compiled for sm_90a, compute capability 9.0
+//           only; math modes as KIND 5's
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -49,7 +50,7 @@ enum Kind : int64_t {
   kWarpTiled = 3,  // sgemm_warp<BM,...,MINB,SLICEK,STREAMB,STREAMK>
   kGemv = 4,       // sgemm_gemv_rows / sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB>
   kMma = 5,        // sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
-  kWgmma = 6,      // sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+  kWgmma = 6,      // sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>
 };
 
 /// The tensor-core kinds (mma.sync, wgmma): candidates of MATH_TF32 and
@@ -115,9 +116,10 @@ constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
 /// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
 /// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
 /// before them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU
-/// and GC (0), which no other kind has.
+/// and GC (0), which no other kind has; KIND 6's LA (1, the kernel as it
+/// was before it; only its LA=2 configs name it).
 int64_t IfAbsent(std::string_view key) {
-  return key == "SLICEK" ? 1 : key == "RUL" ? kDefaultRegisterUsageLevel : 0;
+  return key == "SLICEK" || key == "LA" ? 1 : key == "RUL" ? kDefaultRegisterUsageLevel : 0;
 }
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
@@ -162,6 +164,9 @@ const Config& FixedFor(int64_t kind) {
 constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
 /// KIND 4's own parameters, likewise.
 constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
+/// KIND 6's own parameter: the space names it only where it is not its
+/// if_absent value 1 (so that the LA=1 configs are those of before it).
+constexpr const char* kWgmmaOnly = "LA";
 
 /// Registers of the tensor-core kernel besides its accumulators: fragments
 /// (A and B, big and small parts), addresses, bounds and loop state.
@@ -200,10 +205,20 @@ MmaTile GetMma(const Config& c) {
 /// (3xTF32 128x128x32: 224, used 254; 4 warpgroups at BK 16: 120, used
 /// 124-128; 128x128x32: 192, used 188).
 constexpr int64_t kWgmmaRegisterOverhead = 32;
+/// With LA=2 (two register sets of staged floats) the estimate is
+/// accumulators + 4 x staged + 16, calibrated likewise (13.0, sm_90a): it
+/// spilled where that exceeded the cap (64x128x32 with one warpgroup: 64 +
+/// 192 + 16 = 272, 20 bytes at 255) or met it (128x256x16 with four 64x128
+/// warpgroups: 128 at 128, 4 bytes), and did not elsewhere (256x128x16 with
+/// four: 128, used 124-128; 128x128x32: 208, used 205-214; 64x256 and
+/// 128x128 warpgroup tiles at BK 16: 240, used 234-248; 3xTF32 128x128x16
+/// and 64x128x16: 208 and 240, used 243-254). 3xTF32 128x128x32 (272) used
+/// all 255 registers.
+constexpr int64_t kWgmmaLa2RegisterOverhead = 16;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_tf32.cuh).
 struct WgmmaTile {
-  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb;
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la;
 
   /// One warpgroup (128 threads) per WM x WN warpgroup tile.
   int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 : 0; }
@@ -218,13 +233,15 @@ struct WgmmaTile {
   /// Floats of one K tile a thread stages in registers.
   int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / Threads() : 0; }
   int64_t RegisterEstimate() const {
-    return Accumulators() + 2 * Staged() + kWgmmaRegisterOverhead;
+    return la == 2 ? Accumulators() + 4 * Staged() + kWgmmaLa2RegisterOverhead
+                   : Accumulators() + 2 * Staged() + kWgmmaRegisterOverhead;
   }
 };
 
 WgmmaTile GetWgmma(const Config& c) {
-  return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),  At(c, "WN"),
-          At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"), At(c, "MINB")};
+  return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),
+          At(c, "WN"),     At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"),
+          At(c, "MINB"),   At(c, "LA")};
 }
 
 /// wgmma configs {BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, MINB} of one
@@ -284,6 +301,35 @@ constexpr std::array<std::array<int64_t, 9>, 20> kWgmma3xTf32 = {{
     {64, 64, 32, 64, 64, 4, 4, 1, 1},
     {64, 64, 32, 64, 64, 4, 8, 1, 1},
     {64, 64, 32, 64, 64, 4, 16, 1, 1},
+}};
+
+/// kWgmmaTf32's configs of SPLITK 1 that also get LA=2 (two K tiles loaded
+/// ahead into registers) where its register estimate fits, less 128x256x16
+/// with four 64x128 warpgroups (it meets the cap of 128 and spills 4 bytes).
+constexpr std::array<std::array<int64_t, 9>, 10> kWgmmaTf32La2 = {{
+    {128, 128, 32, 64, 128, 4, 1, 8, 1},
+    {128, 128, 32, 64, 128, 3, 1, 8, 1},
+    {128, 128, 16, 64, 128, 4, 1, 8, 1},
+    {128, 128, 16, 64, 128, 6, 1, 8, 1},
+    {128, 256, 16, 64, 256, 4, 1, 8, 1},
+    {128, 256, 16, 64, 256, 6, 1, 8, 1},
+    {256, 128, 16, 128, 128, 4, 1, 8, 1},
+    {256, 128, 16, 128, 128, 6, 1, 8, 1},
+    {256, 128, 16, 64, 128, 4, 1, 8, 1},
+    {256, 128, 16, 64, 128, 6, 1, 8, 1},
+}};
+
+/// kWgmma3xTf32's likewise (GROUP 8; not 128x128x32: 272 registers
+/// estimated).
+constexpr std::array<std::array<int64_t, 9>, 8> kWgmma3xTf32La2 = {{
+    {128, 128, 16, 64, 128, 3, 1, 8, 1},
+    {128, 128, 16, 64, 128, 4, 1, 8, 1},
+    {128, 128, 16, 64, 128, 6, 1, 8, 1},
+    {128, 64, 32, 64, 64, 3, 1, 8, 1},
+    {128, 64, 32, 64, 64, 4, 1, 8, 1},
+    {64, 128, 16, 64, 128, 4, 1, 8, 1},
+    {64, 128, 16, 64, 128, 6, 1, 8, 1},
+    {64, 64, 32, 64, 64, 4, 1, 8, 1},
 }};
 
 /// Tensor-core tiles {BM, BN, WM, WN} for large problems: 4 or 8 warps of
@@ -647,6 +693,12 @@ class SgemmFamilyImpl final : public Family {
              "over the big operand per GC; each size 1..GC is its own unrolled code "
              "(registers grow with GC) (other kinds: 0)",
              IfAbsent("GC")},
+            {"LA", {1, 2},
+             "wgmma: K tiles loaded ahead into registers by the register-staged copy: 1 = "
+             "the tile stored into shared memory next, loaded one iteration before; 2 = two "
+             "register sets, each load has two iterations (two K tiles' wgmmas) to land "
+             "(16-byte path only: the 4-byte one keeps 1) (other kinds: 1)",
+             IfAbsent("LA")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -775,8 +827,8 @@ class SgemmFamilyImpl final : public Family {
       add(c);
     };
     // Hopper's warpgroup tensor cores (KIND 6) before them: Check keeps
-    // them to compute capability 9.0.
-    auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes) {
+    // them to compute capability 9.0. LA is named only where it is 2.
+    auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la) {
       Config c = base(kWgmma);
       const auto& [bm, bn, bk, wm, wn, stages, splitk, group, minb] = p;
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
@@ -784,10 +836,13 @@ class SgemmFamilyImpl final : public Family {
                           {"PASSES", passes}, {"GROUP", group}, {"MINB", minb}}) {
         c[k] = v;
       }
+      if (la != 1) c[kWgmmaOnly] = la;
       add(c);
     };
-    for (const auto& p : kWgmma3xTf32) wgmma(p, 3);
-    for (const auto& p : kWgmmaTf32) wgmma(p, 1);
+    for (const auto& p : kWgmma3xTf32) wgmma(p, 3, 1);
+    for (const auto& p : kWgmma3xTf32La2) wgmma(p, 3, 2);
+    for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
+    for (const auto& p : kWgmmaTf32La2) wgmma(p, 1, 2);
     for (int64_t passes : {3, 1}) {
       for (const auto& [bm, bn, wm, wn] : kMmaTiles) {
         // BK 16 with 3 or 4 stages, BK 32 with 3. No 64x64 3xTF32 warp
@@ -944,6 +999,11 @@ class SgemmFamilyImpl final : public Family {
         }
       }
     }
+    if (kind != kWgmma && At(config, kWgmmaOnly) != 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(kWgmmaOnly, "=", At(config, kWgmmaOnly), " is unused by KIND=", kind, " (",
+                       KindName(kind), "), which takes ", kWgmmaOnly, "=1"));
+    }
     if (kind == kMma) return CheckMma(config, device);
     if (kind == kWgmma) return CheckWgmma(config, device);
     for (const char* key : kMmaOnly) {
@@ -1020,7 +1080,9 @@ class SgemmFamilyImpl final : public Family {
   /// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4", or, the
   /// tensor-core kinds, "sgemm_<mma|wgmma>_<BM>x<BN>x<BK>_w<WM>x<WN>_s<STAGES>
   /// _g<GROUP>_b<MINB>" with "_sk<SPLITK>" where above 1, then "_tf32" or
-  /// "_3xtf32", e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32".
+  /// "_3xtf32", e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32", and
+  /// "_la<LA>" where LA is not 1, e.g.
+  /// "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2".
   std::string ConfigName(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     if (kind == kGemv) {
@@ -1037,6 +1099,7 @@ class SgemmFamilyImpl final : public Family {
           At(config, "GROUP"), "_b", At(config, "MINB"));
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
+      if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
       return name;
     }
     if (kind == kWarpTiled) {
@@ -1073,7 +1136,7 @@ class SgemmFamilyImpl final : public Family {
   /// Gemv::MinBlocks()). The tensor-core kind: sgemm.cuh with mma_tf32.cuh
   /// appended, and "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>".
   /// The wgmma kind: sgemm.cuh, mma_tf32.cuh (its Split) and wgmma_tf32.cuh,
-  /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>", and the
+  /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>", and the
   /// option "--gpu-architecture=sm_90a" (kWgmmaArchOption).
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
@@ -1099,7 +1162,7 @@ class SgemmFamilyImpl final : public Family {
     if (kind == kWgmma) {
       std::vector<int64_t> args;
       for (const char* p :
-           {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}) {
+           {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
         args.push_back(At(config, p));
       }
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource, "\n",
@@ -1443,7 +1506,8 @@ class SgemmFamilyImpl final : public Family {
   /// them within the SM's; BM*BK/4 and BK*BN/4 multiples of the threads
   /// (even float4 copies); dynamic shared memory within the opt-in limit
   /// and MINB blocks of it within an SM; the register estimate within the
-  /// cap that __launch_bounds__(THREADS, MINB) sets.
+  /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
+  /// LA's register sets; LA 1 or 2 is CheckParams').
   static absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
     const WgmmaTile t = GetWgmma(config);
     if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -1474,8 +1538,10 @@ class SgemmFamilyImpl final : public Family {
         {threads, absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128"),
          t.minb, t.SharedBytes(), "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
          t.RegisterEstimate(),
-         absl::StrCat(t.Accumulators(), " accumulators + 2 x ", t.Staged(), " staged floats + ",
-                      kWgmmaRegisterOverhead)},
+         t.la == 2 ? absl::StrCat(t.Accumulators(), " accumulators + 4 x ", t.Staged(),
+                                  " staged floats (LA=2) + ", kWgmmaLa2RegisterOverhead)
+                   : absl::StrCat(t.Accumulators(), " accumulators + 2 x ", t.Staged(),
+                                  " staged floats + ", kWgmmaRegisterOverhead)},
         device);
   }
 
