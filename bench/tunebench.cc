@@ -306,6 +306,13 @@ int main(int argc, char** argv) {
       ++failed;
       continue;
     }
+    if (!best->has_measurement()) {  // no kernel passed verification: the baseline is served, 1.00x
+      min_ratio = std::min(min_ratio, 1.0);
+      ++n;
+      std::cout << absl::StrFormat("%-18s %-44s %s\n", shape, "- (no kernel)", best->serving_reason())
+                << std::flush;
+      continue;
+    }
     const auto& m = best->measurement();
     double ratio = best->baseline_ms() / m.median_ms();
     // The job's own ratio: its judged speedup where it has one.

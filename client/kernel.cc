@@ -7,7 +7,10 @@
 
 namespace tuned {
 absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
-  if (best.cubin().empty() && best.ptx().empty()) {
+  // cuBLAS serves it (the daemon found it faster, or no kernel passed
+  // verification and the description holds none): nothing to load.
+  const bool cublas_only = best.use_baseline() && best.problem().family() == v1::FAMILY_SGEMM;
+  if (!cublas_only && best.cubin().empty() && best.ptx().empty()) {
     return absl::InvalidArgumentError("the kernel description has neither a cubin nor PTX");
   }
   int device = 0;
@@ -15,10 +18,16 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
     return absl::FailedPreconditionError(
         absl::StrCat("no usable CUDA GPU: ", cudaGetErrorString(err)));
   }
-  cudaDeviceProp prop{};
-  TUNED_CUDA(cudaGetDeviceProperties(&prop, device));
   TunedKernel k;
   k.best_ = best;
+  if (cublas_only) {
+    auto handle = CreateCublas(best.problem().math());  // the mode's baseline
+    if (!handle.ok()) return handle.status();
+    k.cublas_ = *handle;
+    return k;
+  }
+  cudaDeviceProp prop{};
+  TUNED_CUDA(cudaGetDeviceProperties(&prop, device));
   const bool same_arch = best.device().cc_major() == prop.major &&
                          best.device().cc_minor() == prop.minor;
   const std::string& image = same_arch && !best.cubin().empty() ? best.cubin() : best.ptx();
@@ -39,7 +48,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
     return it == params.end() ? int64_t{0} : it->second;
   };
   const bool accumulates = param("SPLITK") > 1 || param("STREAMK") != 0;
-  if ((best.use_baseline() || accumulates) && best.problem().family() == v1::FAMILY_SGEMM) {
+  if (accumulates && best.problem().family() == v1::FAMILY_SGEMM) {
     auto handle = CreateCublas(best.problem().math());  // the mode's baseline
     if (!handle.ok()) return handle.status();
     k.cublas_ = *handle;

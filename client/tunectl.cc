@@ -90,6 +90,11 @@ std::string Speedup(const tuned::v1::BestKernel& b) {
   return tuned::FormatSpeedup({b.speedup(), b.speedup_ci_low(), b.speedup_ci_high(), b.speedup_pairs()});
 }
 std::string Metric(double v) { return v > 0 ? absl::StrFormat("%.1f", v) : "-"; }
+// "GFLOPS" or "GB/s": the unit of the problem's family.
+std::string MetricUnit(const tuned::v1::Problem& p) {
+  const tuned::Family* f = tuned::FindFamily(p.family());
+  return f != nullptr ? std::string(f->metric_unit()) : "";
+}
 
 // "node-a gpu 0: 310, node-b gpu 1: 290": the daemons that measured the job.
 std::string MeasuredBy(const Job& j) {
@@ -369,6 +374,25 @@ int main(int argc, char** argv) {
       PrintJson(*b);
       return status;
     }
+    if (!b->has_measurement()) {  // no kernel passed verification: the baseline is the answer
+      PrintTable({
+          {"problem", ProblemString(b->problem())},
+          {"device", b->device().name()},
+          {"kernel", "none: no config passed verification"},
+          {"error", b->baseline_error() > 0
+                        ? absl::StrFormat("%.2e (%s's, against fp64)", b->baseline_error(),
+                                          b->baseline_name())
+                        : "-"},
+          {"served", b->serving_reason()},
+      });
+      std::cout << "the client library calls " << b->baseline_name() << " for this shape\n\n";
+      PrintTable({
+          {"", "time (ms)", MetricUnit(b->problem())},
+          {b->baseline_name().empty() ? "baseline" : b->baseline_name(), Ms(b->baseline_ms()),
+           Metric(b->baseline_metric())},
+      });
+      return status;
+    }
     const auto& m = b->measurement();
     const auto& g = b->geometry();
     PrintTable({
@@ -427,7 +451,8 @@ int main(int argc, char** argv) {
       else PrintJob(*end);
       return 1;
     }
-    if (end->has_best()) return print_best();
+    // A kernel, or the baseline where no config passed verification.
+    if (end->has_best() || end->baseline_ms() > 0) return print_best();
     if (json) PrintJson(*end);
     else PrintJob(*end);
     return 0;
@@ -515,6 +540,10 @@ int main(int argc, char** argv) {
   if (*export_cmd) {
     auto b = client.GetBest(problem);
     if (!b.ok()) return Fail(b.status());
+    if (!b->has_measurement()) {
+      return Fail(absl::FailedPreconditionError(
+          absl::StrCat("no kernel to export for ", ProblemString(problem), ": ", b->serving_reason())));
+    }
     if (auto s = tuned::SaveKernel(*b, out_dir); !s.ok()) return Fail(s);
     std::cout << "wrote " << out_dir << "/kernel.{cu,cubin,ptx,json}: " << b->measurement().config().name()
               << (b->match() == tuned::v1::MATCH_NEAREST

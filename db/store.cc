@@ -757,8 +757,26 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
              ShapeText(problem), kOk, MathText(problem));
   if (!q.ok()) return q.status();
   if (q->empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("no tuned kernel for ", ProblemLabel(problem), " on this device"));
+    // No kernel passed verification: a sweep that ended DONE with its
+    // baseline timed serves the baseline (server/jobs.cc, Finish). A
+    // compile-only job times none; a running or failed one is no answer.
+    auto base = Q("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
+                  "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
+                  "AND shape = ?5 AND math = ?6 AND baseline_ms > 0 ORDER BY id DESC LIMIT 1",
+                  device_id, v1::JobState_Name(v1::JOB_DONE), v1::Family_Name(problem.family()),
+                  v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem));
+    if (!base.ok()) return base.status();
+    if (base->empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("no tuned kernel for ", ProblemLabel(problem), " on this device"));
+    }
+    BestRow only;
+    only.baseline_only = true;
+    only.baseline_job = base->Int(0, 0);
+    only.baseline_ms = base->Double(0, 1);
+    only.baseline_name = base->Text(0, 2);
+    only.baseline_error = base->Double(0, 3);
+    return std::make_shared<const BestRow>(std::move(only));
   }
   BestRow best;
   TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, 0, &best.measurement));

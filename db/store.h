@@ -102,6 +102,13 @@ struct BestRow {
   StoredSpeedup speedup;
   /// The job's baseline error against the fp64 reference (Job.baseline_error).
   double baseline_error = 0;
+  /// No kernel: no config of the problem passed verification, and
+  /// `baseline_job` is its newest DONE job that timed the baseline (a
+  /// sweep that the runner ended DONE so that the baseline is served,
+  /// server/jobs.cc Finish). `measurement`, `binary` and `speedup` are
+  /// empty; the baseline fields are that job's.
+  bool baseline_only = false;
+  int64_t baseline_job = 0;
 };
 
 /// Who submits a job and the caps on what that client may have pending.
@@ -255,7 +262,9 @@ class Store {
       v1::Math math = v1::MATH_IEEE_FP32);
   /// The fastest OK measurement of the problem on the device kind, whoever
   /// measured it, with its binary and the baseline of the GPU that measured
-  /// it. NOT_FOUND if none. Served from memory after the first call, until
+  /// it. Without one, the baseline of the problem's newest DONE job that
+  /// timed one (BestRow::baseline_only: every config failed verification).
+  /// NOT_FOUND if neither. Served from memory after the first call, until
   /// a write that can change a best (an OK measurement, a baseline, a
   /// re-timing), by this daemon or, seen by Refresh, by another: look-ups
   /// never wait on the database or on the job runner, and go on while the

@@ -49,8 +49,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto& d = kernel->description();
-  std::printf("%dx%dx%d: %s%s, %s%s\n", m, n, k, d.measurement().config().name().c_str(),
-              kernel->uses_cublas() ? " (cuBLAS is faster here: calling cuBLAS)" : "",
+  std::printf("%dx%dx%d: %s%s, %s%s\n", m, n, k,
+              d.has_measurement() ? d.measurement().config().name().c_str()
+                                  : "no kernel (none passed verification)",
+              kernel->uses_cublas() ? (d.has_measurement() ? " (cuBLAS is faster here: calling cuBLAS)"
+                                                           : " (calling cuBLAS)")
+                                    : "",
               kernel->exact() ? "tuned for this shape" : "NOT tuned for this shape; nearest ",
               kernel->exact() ? "" : (std::to_string(d.tuned_shape(0)) + "x" +
                                       std::to_string(d.tuned_shape(1)) + "x" +

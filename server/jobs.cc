@@ -528,18 +528,40 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
 absl::Status JobRunner::Finish(int64_t id) {
   auto done = store_->GetJob(id);
   if (!done.ok()) return done.status();
+  // No config passed verification (e.g. MATH_TF32 at K = 1, where no TF32
+  // kernel meets the bound that cuBLAS's fp32 result sets): where the
+  // family's baseline computes the same result and the job timed it, that
+  // is the answer, and the job is DONE with a note (GetBest then serves the
+  // baseline: db/store.h BestRow::baseline_only); otherwise it failed.
+  std::string note;
   if (!done->has_best() && !device().compile_only()) {
-    return store_->FinishJob(id, v1::JOB_FAILED, "no config passed verification").status();
+    const Family* family = FindFamily(done->problem().family());
+    if (family == nullptr || !family->baseline_is_candidate() || !(done->baseline_ms() > 0)) {
+      const std::string why = "no config passed verification";
+      auto failed = store_->FinishJob(id, v1::JOB_FAILED, why);
+      if (failed.ok() && *failed) {
+        spdlog::warn("job {} failed: {} ({} failed{})", id, why, done->failed(),
+                     family != nullptr && !family->baseline_is_candidate()
+                         ? absl::StrCat("; ", std::string(family->name()), "'s baseline is no answer")
+                         : "; no baseline timed");
+      }
+      return failed.status();
+    }
+    note = absl::StrFormat("no config passed verification; the baseline (%s, %.4f ms) is served",
+                           done->baseline_name(), done->baseline_ms());
   }
-  auto ended = store_->FinishJob(id, v1::JOB_DONE);
+  auto ended = store_->FinishJob(id, v1::JOB_DONE, note);
   if (!ended.ok()) return ended.status();
   if (*ended) {
     QueueAhead(*done);
-    spdlog::info("job {} done: {} ok, {} failed; best {} {:.4f} ms; compile {:.1f} s, measure "
+    spdlog::info("job {} done: {} ok, {} failed; {}; compile {:.1f} s, measure "
                  "{:.1f} s, wait {:.1f} s, {} worker restarts, {} cached",
-                 id, done->done(), done->failed(), done->best().config().name(),
-                 done->best().median_ms(), done->compile_seconds(), done->measure_seconds(),
-                 done->wait_seconds(), done->worker_restarts(), done->cached());
+                 id, done->done(), done->failed(),
+                 note.empty() ? absl::StrFormat("best %s %.4f ms", done->best().config().name(),
+                                                done->best().median_ms())
+                              : note,
+                 done->compile_seconds(), done->measure_seconds(), done->wait_seconds(),
+                 done->worker_restarts(), done->cached());
   }
   return absl::OkStatus();
 }

@@ -171,6 +171,11 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   v1::Problem tuned_problem = req->problem();
   best->set_match(v1::MATCH_EXACT);
   auto row = store_->Best(device_id_, tuned_problem);
+  if (row.ok() && (*row)->baseline_only && !(*family)->baseline_is_candidate()) {
+    // Not stored by this build (its runner fails such a job): nothing to serve.
+    row = absl::NotFoundError(absl::StrCat("no config of ", std::string((*family)->name()), " ",
+                                           Family::ShapeString(shape), " passed verification"));
+  }
   if (absl::IsNotFound(row.status())) {
     if (req->tune_if_missing()) {  // queuing a sweep changes state: the caller's quota
       auto quota = Writer(*ctx);
@@ -198,10 +203,11 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   }
   if (!row.ok()) return ToGrpc(row.status());
   const BestRow& found = **row;
-  const auto& params = found.measurement.config().params();
-  const Config config(params.begin(), params.end());
   *best->mutable_problem() = req->problem();
   best->mutable_tuned_shape()->Assign(tuned_problem.shape().begin(), tuned_problem.shape().end());
+  if (found.baseline_only) return BaselineOnly(found, tuned_problem, **family, best);
+  const auto& params = found.measurement.config().params();
+  const Config config(params.begin(), params.end());
   *best->mutable_measurement() = found.measurement;
   if (req->view() != v1::BEST_VIEW_BASIC) {
     best->set_source(found.binary.source);
@@ -239,6 +245,30 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   const ServingDecision decision = DecideServing(serving);
   best->set_use_baseline(decision.use_baseline);
   best->set_serving_reason(decision.reason);
+  *best->mutable_device() = runner_->device();
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,
+                                        const Family& family, v1::BestKernel* best) const {
+  // No kernel (tuner.proto, BestKernel): no measurement, source, binaries,
+  // entry, geometry or arguments; the baseline's times and why it is served.
+  const Shape timed(tuned_problem.shape().begin(), tuned_problem.shape().end());
+  best->set_baseline_ms(found.baseline_ms);
+  best->set_baseline_metric(family.Work(timed) / (found.baseline_ms * 1e6));
+  best->set_baseline_name(found.baseline_name);
+  best->set_baseline_error(found.baseline_error);
+  const ServingDecision decision =
+      DecideServing({.baseline_is_candidate = family.baseline_is_candidate(),
+                     .kernel_ms = 0,
+                     .baseline_ms = found.baseline_ms,
+                     .baseline_name = found.baseline_name,
+                     .interval = std::nullopt,
+                     .judging_note = "",
+                     .no_kernel = true});
+  best->set_use_baseline(decision.use_baseline);
+  best->set_serving_reason(absl::StrCat(decision.reason, " (every config of job ",
+                                        found.baseline_job, " failed; its measurements say why)"));
   *best->mutable_device() = runner_->device();
   return grpc::Status::OK;
 }

@@ -78,6 +78,10 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
   absl::StatusOr<ClientQuota> Writer(const grpc::ServerContextBase& ctx) const;
   grpc::Status Best(const grpc::ServerContextBase& ctx, const v1::GetBestRequest& req,
                     v1::BestKernel* best);
+  /// Fills `best` (problem and tuned shape set) from a baseline-only row: no
+  /// config of `tuned_problem` passed verification, its baseline is served.
+  grpc::Status BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,
+                            const Family& family, v1::BestKernel* best) const;
 
   Store* store_;
   JobRunner* runner_;

@@ -77,6 +77,7 @@ std::string FormatSpeedup(const SpeedupInterval& s) {
 
 ServingDecision DecideServing(const ServingInput& in) {
   const std::string base = in.baseline_name.empty() ? "the baseline" : in.baseline_name;
+  if (in.no_kernel) return {true, absl::StrCat(base, ": no kernel passed verification")};
   if (!in.baseline_is_candidate) return {false, "the kernel (the baseline is not served for this family)"};
   if (in.interval) {
     const SpeedupInterval& s = *in.interval;

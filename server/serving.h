@@ -73,6 +73,9 @@ struct ServingInput {
   /// Why the judging computed no speedup ("" if it did, or if it never ran):
   /// e.g. the GPU's clock sat low while it timed.
   std::string judging_note;
+  /// There is no kernel: no config of the problem passed verification (a
+  /// baseline-only row, db/store.h BestRow::baseline_only).
+  bool no_kernel = false;
 };
 
 /// The decision and its reason, one line for users (BestKernel.serving_reason).
@@ -82,6 +85,8 @@ struct ServingDecision {
 };
 
 /// The serving rule:
+/// - no kernel passed verification (`no_kernel`): the baseline (the daemon
+///   has such a row only where the baseline is a candidate);
 /// - the family's baseline is no candidate (transpose's copy kernel): the kernel;
 /// - an interval is stored: the kernel iff SurelyFaster, else the baseline;
 /// - the judging ran but computed no speedup (`judging_note`): the baseline;

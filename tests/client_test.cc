@@ -70,6 +70,29 @@ TEST(ClientOffline, ExportedCubinFreeDescriptionKeepsPtxAndGeometry) {
   std::filesystem::remove_all(dir);
 }
 
+// A BestKernel with no kernel (no config passed verification: tuner.proto,
+// "No kernel") loads as cuBLAS in the problem's math mode: without a GPU it
+// says so, as any load does, rather than asking for a cubin.
+TEST(ClientOffline, ADescriptionWithNoKernelLoadsAsCublas) {
+  v1::BestKernel b;
+  *b.mutable_problem() = SgemmProblem(67, 131, 1, v1::MATH_TF32);
+  b.set_match(v1::MATCH_EXACT);
+  b.set_use_baseline(true);
+  b.set_baseline_name("cuBLAS TF32");
+  b.set_baseline_ms(0.004);
+  b.set_serving_reason("cuBLAS TF32: no kernel passed verification");
+  auto loaded = TunedKernel::Load(b);
+  if (loaded.ok()) {  // a GPU
+    EXPECT_TRUE(loaded->uses_cublas());
+  } else {
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition) << loaded.status();
+    EXPECT_NE(loaded.status().message().find("no usable CUDA GPU"), std::string::npos) << loaded.status();
+  }
+  // A transpose (whose baseline is never served) still needs its kernel.
+  *b.mutable_problem() = TransposeProblem(64, 64);
+  EXPECT_EQ(TunedKernel::Load(b).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ClientOffline, ImportOfAMissingDirectoryIsNotFound) {
   EXPECT_EQ(LoadKernelDescription("/nonexistent/tuned").status().code(), absl::StatusCode::kNotFound);
   v1::BestKernel empty;

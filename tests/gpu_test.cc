@@ -23,6 +23,7 @@
 #include "db/store.h"
 #include "server/worker/measure.h"
 #include "server/worker_client.h"
+#include "tuned/kernel.h"
 
 namespace tuned {
 namespace {
@@ -175,6 +176,45 @@ class GpuTest : public ::testing::Test {
 
   Worker* worker_ = nullptr;
 };
+
+// A BestKernel with no kernel (no config passed verification, tuner.proto
+// "No kernel"): the client library loads nothing and TunedKernel::Sgemm is
+// cuBLAS in the problem's math mode, alpha and beta included.
+TEST_F(GpuTest, ClientLibraryRunsCublasForABestWithNoKernel) {
+  const int m = 67, n = 131, k = 1;
+  v1::BestKernel best;
+  best.mutable_problem()->set_family(v1::FAMILY_SGEMM);
+  best.mutable_problem()->set_dtype(v1::DTYPE_F32);
+  best.mutable_problem()->set_math(v1::MATH_TF32);
+  for (int64_t d : {m, n, k}) best.mutable_problem()->add_shape(d);
+  best.set_match(v1::MATCH_EXACT);
+  best.set_use_baseline(true);
+  best.set_baseline_name("cuBLAS TF32");
+  auto kernel = TunedKernel::Load(best);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(kernel->uses_cublas());
+  const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  auto a = DeviceBuffer::Alloc(mk * 4), b = DeviceBuffer::Alloc(kn * 4), c = DeviceBuffer::Alloc(mn * 4),
+       ref = DeviceBuffer::Alloc(mn * 4);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
+  ASSERT_TRUE(FillRandom(*a, mk, 1).ok() && FillRandom(*b, kn, 2).ok());
+  ASSERT_TRUE(FillRandom(*c, mn, 3).ok() && FillRandom(*ref, mn, 3).ok());
+  auto handle = CreateCublas(v1::MATH_TF32);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  ASSERT_TRUE(RowMajorSgemm(*handle, m, n, k, 0.5f, a->f32(), b->f32(), 2.0f, ref->f32(), nullptr).ok());
+  ASSERT_TRUE(kernel->Sgemm(m, n, k, 0.5f, a->f32(), b->f32(), 2.0f, c->f32(), nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = CopyToHost(*c, mn);
+  auto want = CopyToHost(*ref, mn);
+  ASSERT_TRUE(got.ok() && want.ok());
+  double diff2 = 0, norm2 = 0;
+  for (size_t i = 0; i < mn; ++i) {
+    diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
+    norm2 += std::pow(double((*want)[i]), 2);
+  }
+  EXPECT_LT(std::sqrt(diff2 / norm2), 1e-6);
+  cublasDestroy(*handle);
+}
 
 TEST_F(GpuTest, DescribesTheDevice) {
   const auto& d = worker_->device();

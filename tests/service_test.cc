@@ -416,6 +416,69 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
   EXPECT_DOUBLE_EQ(again->speedup_ci_low(), 1.05);
 }
 
+// A shape none of whose configs passed verification, in a DONE job that
+// timed the baseline (server/jobs.cc Finish; end to end: no_kernel_test):
+// GetBest serves the baseline with no kernel for that shape, and a near
+// shape gets the nearest shape that has a kernel, never it. A family whose
+// baseline is no candidate has nothing to serve.
+TEST_F(ServiceTest, GetBestServesTheBaselineWhereNoConfigPassedVerification) {
+  auto device_id = store_->UpsertDevice(worker_->device());
+  ASSERT_TRUE(device_id.ok());
+  const Family& f = SgemmFamily();
+  const Config config = f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32).front();
+  v1::Measurement m;
+  m.mutable_config()->set_name(f.ConfigName(config));
+  for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
+  m.set_status(v1::MEASUREMENT_OK);
+  m.set_median_ms(0.5);
+  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  auto kernel_job = store_->CreateJob(*device_id, SgemmProblem(1024, 1024, 1024, v1::MATH_TF32), 1, 0);
+  ASSERT_TRUE(kernel_job.ok());
+  ASSERT_TRUE(store_->AddMeasurement(*kernel_job, m, &binary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*kernel_job, 0.6, 0, "cuBLAS TF32").ok());
+
+  // Every config of 1000^3 wrong: DONE with the baseline.
+  const v1::Problem none = SgemmProblem(1000, 1000, 1000, v1::MATH_TF32);
+  auto job = store_->CreateJob(*device_id, none, 1, 0);
+  ASSERT_TRUE(job.ok());
+  m.set_status(v1::MEASUREMENT_WRONG_ANSWER);
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job, 0.4, 5000, "cuBLAS TF32").ok());
+  ASSERT_TRUE(store_->SetJobErrorBound(*job, 3e-7, 6e-7).ok());
+  // (The runner may be at it too, compile-only: either ends it DONE.)
+  ASSERT_TRUE(store_->FinishJob(*job, v1::JOB_DONE, "no config passed verification; ...").ok());
+
+  auto best = client_->GetBest(none);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->match(), v1::MATCH_EXACT);
+  EXPECT_TRUE(best->use_baseline());
+  EXPECT_FALSE(best->has_measurement());
+  EXPECT_TRUE(best->cubin().empty());
+  EXPECT_FALSE(best->has_geometry());
+  EXPECT_DOUBLE_EQ(best->baseline_ms(), 0.4);
+  EXPECT_NEAR(best->baseline_metric(), 2e9 / (0.4 * 1e6), 1e-6);
+  EXPECT_DOUBLE_EQ(best->baseline_error(), 3e-7);
+  EXPECT_EQ(best->serving_reason(),
+            "cuBLAS TF32: no kernel passed verification (every config of job " + std::to_string(*job) +
+                " failed; its measurements say why)");
+
+  auto near = client_->GetBest(SgemmProblem(1001, 1000, 1000, v1::MATH_TF32));
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->match(), v1::MATCH_NEAREST);
+  EXPECT_EQ(std::vector<int64_t>(near->tuned_shape().begin(), near->tuned_shape().end()),
+            (std::vector<int64_t>{1024, 1024, 1024}));
+  EXPECT_TRUE(near->has_measurement());
+
+  // transpose: its copy kernel is no answer (this build's runner fails such
+  // a job; a DONE one, as an older or foreign row, serves nothing).
+  auto t = store_->CreateJob(*device_id, TransposeProblem(640, 480), 1, 0);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*t, 0.01, 0, "copy kernel").ok());
+  ASSERT_TRUE(store_->FinishJob(*t, v1::JOB_DONE).ok());
+  auto copy = client_->GetBest(TransposeProblem(640, 480));
+  EXPECT_EQ(copy.status().code(), absl::StatusCode::kNotFound) << copy.status();
+}
+
 // dump/import: ListTuned lists what GetBest serves; a kernel from the same
 // device kind imports as a finished job; another device kind is refused.
 TEST_F(ServiceTest, ListTunedAndImportKernel) {

@@ -131,6 +131,15 @@ TEST(Serving, RowsWithoutAnIntervalKeepTheConservativeRule) {
   EXPECT_FALSE(DecideServing(in).use_baseline);
 }
 
+TEST(Serving, NoKernelServesTheBaselineSayingNoneVerified) {
+  const ServingDecision d = DecideServing({.baseline_is_candidate = true, .kernel_ms = 0,
+                                           .baseline_ms = 0.004, .baseline_name = "cuBLAS TF32",
+                                           .interval = std::nullopt, .judging_note = "",
+                                           .no_kernel = true});
+  EXPECT_TRUE(d.use_baseline);
+  EXPECT_EQ(d.reason, "cuBLAS TF32: no kernel passed verification");
+}
+
 TEST(Serving, FormatSpeedup) {
   EXPECT_EQ(FormatSpeedup({.speedup = 1.0712, .low = 1.049, .high = 1.093, .pairs = 30}),
             "1.07x (95% CI 1.05\u20131.09, 30 pairs)");

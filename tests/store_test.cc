@@ -470,6 +470,50 @@ TEST_P(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
             "no tuned kernel for transpose f32 4096x8192 on this device");
 }
 
+// A problem none of whose configs passed verification: its newest DONE job
+// that timed the baseline is a baseline-only best (server/jobs.cc Finish
+// ends such a sweep DONE where the baseline is served); a running, failed
+// or compile-only job (no baseline) is none, and a kernel found later wins.
+TEST_P(StoreTest, BestIsTheBaselineOfADoneJobWhoseConfigsAllFailed) {
+  v1::Problem p = Sgemm(67, 131, 1);
+  p.set_math(v1::MATH_TF32);
+  const int64_t failed = NewJob(p);
+  ASSERT_TRUE(store_->SetJobBaseline(failed, 0.004, 4.4, "cuBLAS TF32").ok());
+  ASSERT_TRUE(store_->AddMeasurement(failed, Meas("w", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
+  ASSERT_TRUE(*store_->FinishJob(failed, v1::JOB_FAILED, "no config passed verification"));
+  const int64_t compile_only = NewJob(p);
+  ASSERT_TRUE(*store_->FinishJob(compile_only, v1::JOB_DONE));
+  EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, p).status())) << store_->Best(dev_, p).status();
+
+  const int64_t id = NewJob(p);
+  ASSERT_TRUE(store_->SetJobBaseline(id, 0.005, 3.5, "cuBLAS TF32").ok());
+  ASSERT_TRUE(store_->SetJobErrorBound(id, 3e-7, 6e-7).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("w", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
+  EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, p).status()));  // still running
+  ASSERT_TRUE(*store_->FinishJob(id, v1::JOB_DONE, "no config passed verification; ..."));
+  auto only = store_->Best(dev_, p);
+  ASSERT_TRUE(only.ok()) << only.status();
+  EXPECT_TRUE((*only)->baseline_only);
+  EXPECT_EQ((*only)->baseline_job, id);
+  EXPECT_DOUBLE_EQ((*only)->baseline_ms, 0.005);
+  EXPECT_EQ((*only)->baseline_name, "cuBLAS TF32");
+  EXPECT_DOUBLE_EQ((*only)->baseline_error, 3e-7);
+  EXPECT_TRUE((*only)->measurement.config().name().empty());
+  EXPECT_TRUE((*only)->binary.cubin.empty());
+  // Its own math mode, shape and device kind only; never a tuned shape.
+  EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(67, 131, 1)).status()));
+  EXPECT_TRUE(absl::IsNotFound(store_->Best(*store_->UpsertDevice(Gpu("12.8")), p).status()));
+  EXPECT_TRUE(store_->TunedShapes(dev_, v1::FAMILY_SGEMM, v1::DTYPE_F32, v1::MATH_TF32)->empty());
+
+  // A later sweep that finds a kernel: the kernel's row.
+  const int64_t later = NewJob(p);
+  ASSERT_TRUE(store_->AddMeasurement(later, Meas("ok", v1::MEASUREMENT_OK, 0.003), nullptr).ok());
+  auto kernel = store_->Best(dev_, p);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_FALSE((*kernel)->baseline_only);
+  EXPECT_EQ((*kernel)->measurement.config().name(), "ok");
+}
+
 TEST_P(StoreTest, BinaryRoundTripWithBaseline) {
   const v1::Problem p = Sgemm(512, 512, 512);
   int64_t id = NewJob(p);

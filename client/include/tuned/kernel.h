@@ -25,8 +25,11 @@ namespace tuned {
 class TunedKernel {
  public:
   /// Loads the kernel of `best` (from Client::GetBest or a description written
-  /// by `tunectl export`). FAILED_PRECONDITION without a GPU, INVALID_ARGUMENT
-  /// if `best` holds neither a cubin nor PTX.
+  /// by `tunectl export`). Where cuBLAS serves an sgemm problem
+  /// (best.use_baseline(): the daemon found it faster, or no config passed
+  /// verification and `best` holds no kernel, tuner.proto "No kernel"), no
+  /// kernel is loaded and Sgemm calls cuBLAS. FAILED_PRECONDITION without a
+  /// GPU, INVALID_ARGUMENT if `best` holds neither a cubin nor PTX otherwise.
   static absl::StatusOr<TunedKernel> Load(const v1::BestKernel& best);
   ~TunedKernel();
   TunedKernel(TunedKernel&& o) noexcept;
@@ -63,7 +66,7 @@ class TunedKernel {
 
   v1::BestKernel best_;
   LoadedKernel kernel_;
-  cublasHandle_t cublas_ = nullptr;  // set when best_.use_baseline() or the kernel is split-K
+  cublasHandle_t cublas_ = nullptr;  // set when cuBLAS serves (use_baseline) or the kernel accumulates
 };
 
 }  // namespace tuned

@@ -2,12 +2,13 @@
 # ctest's python_client_test: installs client/python as `pip install
 # --no-build-isolation --no-deps` does (its build generates the gRPC stubs from
 # proto/ with protoc + grpc_python_plugin) into BUILD_DIR/python/site, then runs
-# pytest on client/python/tests against the real daemon of BIN_DIR (compile-only).
+# pytest on client/python/tests against the real daemon of BIN_DIR (compile-only;
+# one test gives it BUILD_DIR/fake_worker, tests/fake_worker.cc, as its GPU worker).
 # Usage: run.sh SOURCE_DIR BIN_DIR BUILD_DIR [pytest args...]
 # The interpreter is $TUNED_PYTHON, else Debian's /usr/bin/python3 (where
 # scripts/deps.sh installs python3-grpcio, -protobuf, -pytest), else python3.
 set -euo pipefail
-src=$1 bin=$2 work=$3/python; shift 3
+src=$1 bin=$2 tests=$3 work=$3/python; shift 3
 py=${TUNED_PYTHON:-}
 if [[ -z $py ]]; then
   for p in /usr/bin/python3 python3; do
@@ -24,5 +25,5 @@ cp -r "$src/proto" "$work/src/proto"
 PIP_DISABLE_PIP_VERSION_CHECK=1 "$py" -m pip install -q --no-index --no-build-isolation --no-deps \
   --root-user-action=ignore --target "$work/site" "$work/src/client/python"
 cd "$work"
-PYTHONPATH=$work/site TUNED_BIN_DIR=$bin exec "$py" -m pytest -p no:cacheprovider -v -rs \
+PYTHONPATH=$work/site TUNED_BIN_DIR=$bin TUNED_TEST_FAKE_WORKER=$tests/fake_worker exec "$py" -m pytest -p no:cacheprovider -v -rs \
   "$src/client/python/tests" "$@"

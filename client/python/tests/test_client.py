@@ -149,6 +149,29 @@ def test_compile_only_results_are_not_tuned(client):
     assert [16, 16] not in [list(p.shape) for p in client.tuned()]
 
 
+def test_a_sweep_with_no_verified_config_serves_the_baseline(tmp_path):
+    """Every config a wrong answer (the fake GPU worker of tests/fake_worker.cc):
+    the job is DONE and best is the baseline with no kernel."""
+    fake = os.environ.get("TUNED_TEST_FAKE_WORKER", "")
+    if not os.path.isfile(fake):
+        pytest.skip("TUNED_TEST_FAKE_WORKER names no fake worker (client/python/tests/run.sh sets it)")
+    d = Daemon(tmp_path, flags=("--worker", fake))
+    try:
+        with tuned.Client(d.address) as c:
+            job = c.sweep(67, 131, 1, math="tf32", progress=False)
+            assert job.state == pb.JOB_DONE and not job.HasField("best")
+            assert job.error.startswith("no config passed verification; the baseline (cuBLAS TF32")
+            best = c.best(67, 131, 1, math="tf32")
+            assert best.use_baseline and not best.HasField("measurement")
+            assert not best.cubin and not best.entry and not best.HasField("geometry")
+            assert best.serving_reason.startswith("cuBLAS TF32: no kernel passed verification")
+            assert best.baseline_name == "cuBLAS TF32" and best.baseline_ms > 0
+            assert best.match == pb.MATCH_EXACT
+            assert c.tuned() == []
+    finally:
+        assert d.stop() == 0, d.log.read_text()
+
+
 def test_imported_kernel_round_trip(client):
     """A kernel imported as tuned: best (exact and nearest), geometry for the asked shape."""
     client.sweep(64, 32, family="transpose", progress=False)

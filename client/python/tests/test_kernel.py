@@ -175,6 +175,33 @@ def test_tf32_is_off_within_the_cublas_call_and_restored():
         m.allow_tf32 = saved
 
 
+def test_a_best_with_no_kernel_runs_torch_in_its_math_mode(monkeypatch):
+    """No config passed verification (tuner.proto, "No kernel"): no cubin,
+    PTX or geometry; the Kernel runs torch.matmul, TF32 only for math tf32."""
+    seen = []
+
+    class Recording(tuned.kernel._tf32):
+        def __enter__(self):
+            seen.append(self.allow)
+            return super().__enter__()
+
+    monkeypatch.setattr(tuned.kernel, "_tf32", Recording)
+    monkeypatch.setattr(tuned.kernel, "_check_tensors", lambda *args: None)  # CPU tensors below
+    for math, allow in (("tf32", True), ("fp32_accurate", False), ("ieee_fp32", False)):
+        best = pb.BestKernel(problem=tuned.problem(3, 4, 1, math=math), match=pb.MATCH_EXACT,
+                             use_baseline=True, baseline_name="cuBLAS", baseline_ms=0.004,
+                             serving_reason="cuBLAS: no kernel passed verification")
+        kernel = tuned.Kernel(best, device=0)
+        assert kernel.uses_torch
+        out = kernel.sgemm(torch.full((3, 1), 2.0), torch.full((1, 4), 3.0), out=torch.zeros(3, 4))
+        assert torch.equal(out, torch.full((3, 4), 6.0))
+    assert seen == [True, False, False]
+    # A transpose always needs its kernel.
+    with pytest.raises(ValueError, match="neither a cubin nor PTX"):
+        tuned.Kernel(pb.BestKernel(problem=tuned.problem(4, 4, family="transpose"),
+                                   use_baseline=True), device=0)
+
+
 def test_the_kernel_arguments_follow_the_daemons_order(sgemm, monkeypatch):
     """_launch builds the kernel's parameters by name and C type from best.arguments."""
     launched = {}

@@ -14,6 +14,7 @@ import threading
 import grpc
 
 from .client import TunedError, family_name
+from .v1 import tuner_pb2 as pb
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
@@ -103,21 +104,28 @@ def _check_tensors(torch, tensors, device):
             raise ValueError(f"{name} is on {t.device}, the kernel on {device}")
 
 
-class _no_tf32:
-    """torch.matmul in pure fp32 for a block (TF32 off), restoring the setting."""
+class _tf32:
+    """torch.matmul with TF32 on (`allow`) or off (pure fp32) for a block,
+    restoring the setting."""
 
-    def __init__(self, torch):
+    def __init__(self, torch, allow=False):
         self.m = torch.backends.cuda.matmul
+        self.allow = allow
 
     def __enter__(self):
         try:
             self.saved = ("allow_tf32", self.m.allow_tf32)
         except RuntimeError:  # torch >= 2.9 set through its new API only: restore that
             self.saved = ("fp32_precision", self.m.fp32_precision)
-        self.m.allow_tf32 = False
+        self.m.allow_tf32 = self.allow
 
     def __exit__(self, *exc):
         setattr(self.m, *self.saved)
+
+
+def _no_tf32(torch):
+    """torch.matmul in pure fp32 for a block (TF32 off), restoring the setting."""
+    return _tf32(torch, allow=False)
 
 
 class Kernel:
@@ -133,10 +141,12 @@ class Kernel:
     is made current (pushed) for the load and each launch, so the kernel
     reaches torch's memory and streams from any thread. The image is the
     cubin when this GPU has the architecture the daemon compiled for, else
-    the PTX (JIT-compiled by the driver). Where the daemon
-    found cuBLAS faster (best.use_baseline), sgemm calls torch.matmul with
-    TF32 off instead. Driver failures raise TunedError (INTERNAL, or
-    FAILED_PRECONDITION without a driver or a loadable image).
+    the PTX (JIT-compiled by the driver). Where the daemon serves cuBLAS
+    (best.use_baseline: it found cuBLAS faster, or no config passed
+    verification and best holds no kernel), sgemm calls torch.matmul
+    instead, in the problem's math mode: TF32 for math "tf32", else TF32
+    off. Driver failures raise TunedError (INTERNAL, or FAILED_PRECONDITION
+    without a driver or a loadable image).
     """
 
     def __init__(self, best, device=None):
@@ -234,8 +244,8 @@ class Kernel:
         _check_tensors(torch, [(a, "a", (m, k)), (b, "b", (k, n))] + outs, self.device)
         if out is None:
             out = torch.empty((m, n), dtype=torch.float32, device=self.device)
-        if self.uses_torch:
-            with _no_tf32(torch):
+        if self.uses_torch:  # the mode's baseline: cuBLAS TF32 for math tf32, else fp32
+            with _tf32(torch, allow=self.best.problem.math == pb.MATH_TF32):
                 out.addmm_(a, b, beta=beta, alpha=alpha)
             return out
         if self.best.geometry.prescale_output:  # the kernel adds alpha*a@b into out = beta*out
