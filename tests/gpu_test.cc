@@ -397,7 +397,9 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
     ASSERT_FALSE(kernels.empty());
     int wgmma = 0;
     for (const auto& kernel : kernels) wgmma += kernel.first.at("KIND") == 6;
-    if (hopper) EXPECT_GT(wgmma, 0) << v1::Math_Name(math);
+    if (hopper) {
+      EXPECT_GT(wgmma, 0) << v1::Math_Name(math);
+    }
     for (const auto& shape : shapes) {
       auto prepared = PrepareResult(f, shape, math);
       ASSERT_TRUE(prepared.ok()) << Family::ShapeString(shape) << ": " << prepared.status();

@@ -993,7 +993,7 @@ TEST_P(StoreTest, SetJudgedReplacesAnOkTimeAndTheBestWithItsInterval) {
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.1), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0), nullptr).ok());
   EXPECT_EQ((*store_->Best(dev_, Sgemm(128, 128, 128)))->measurement.config().name(), "a");
-  const StoredSpeedup judged{.speedup = 0.9, .ci_low = 0.88, .ci_high = 0.92, .pairs = 40};
+  const StoredSpeedup judged{.speedup = 0.9, .ci_low = 0.88, .ci_high = 0.92, .pairs = 40, .note = ""};
   ASSERT_TRUE(store_->SetJudged(id, "a", {1.2, 3.5, "first time 1.0000 ms"}, judged).ok());
   ASSERT_TRUE(store_->SetJudged(id, "b", {1.1, 3.6, ""}, judged).ok());
   auto best = store_->Best(dev_, Sgemm(128, 128, 128));
