@@ -862,6 +862,15 @@ absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKe
   return std::optional<CompiledRow>(std::move(r));
 }
 
+absl::StatusOr<bool> Store::HasCompiled(const CompileKey& k) {
+  absl::MutexLock lock(&mu_);
+  auto q = Q("SELECT 1 FROM compiled WHERE digest = ?1 AND source = ?2 AND name_expression = ?3 "
+             "AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 LIMIT 1",
+             Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+  if (!q.ok()) return q.status();
+  return !q->empty();
+}
+
 absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
   absl::MutexLock lock(&mu_);
   return InTxn(false, [&]() -> absl::Status {

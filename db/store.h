@@ -279,6 +279,10 @@ class Store {
   /// The compile cache, shared by every daemon of the database: the cached
   /// outcome for exactly this key, or nullopt.
   absl::StatusOr<std::optional<CompiledRow>> LookupCompiled(const CompileKey& key);
+  /// Whether the compile cache holds an outcome for exactly this key (a
+  /// binary or a compile error), reading no binary: the model strategy asks
+  /// it of each neighbour it may refine to.
+  absl::StatusOr<bool> HasCompiled(const CompileKey& key);
   /// Caches an outcome (binary deduplicated with the measurements' ones).
   /// Idempotent: a key cached already is left as it is.
   absl::Status AddCompiled(const CompileKey& key, const CompiledRow& row);

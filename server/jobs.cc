@@ -486,8 +486,8 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   // A config is compiled if the cache holds its kernel's outcome (a failed
   // compile costs no wait either); a database error counts as not compiled.
   in.compiled = [&](const Config& c) {
-    auto hit = store_->LookupCompiled(KeyOf(KernelOf(family, c, shape, device()), device()));
-    return hit.ok() && hit->has_value();
+    auto hit = store_->HasCompiled(KeyOf(KernelOf(family, c, shape, device()), device()));
+    return hit.ok() && *hit;
   };
   if (job.round() > 0) {
     auto top = JobBest(job, std::max(3, options_.refine_top));

@@ -898,6 +898,7 @@ TEST_P(StoreTest, CompileCacheHitsOnlyTheExactKey) {
   auto miss = store_->LookupCompiled(Key());
   ASSERT_TRUE(miss.ok()) << miss.status();
   EXPECT_FALSE(miss->has_value());
+  EXPECT_FALSE(*store_->HasCompiled(Key()));
 
   CompiledRow row;
   row.ok = true;
@@ -911,6 +912,7 @@ TEST_P(StoreTest, CompileCacheHitsOnlyTheExactKey) {
 
   auto hit = store_->LookupCompiled(Key());
   ASSERT_TRUE(hit.ok() && hit->has_value());
+  EXPECT_TRUE(*store_->HasCompiled(Key()));
   EXPECT_TRUE((*hit)->ok);
   EXPECT_EQ((*hit)->binary.cubin, row.binary.cubin);  // bytes, NUL kept
   EXPECT_EQ((*hit)->binary.entry, "_Z1kILi1EEvv");
@@ -919,15 +921,19 @@ TEST_P(StoreTest, CompileCacheHitsOnlyTheExactKey) {
 
   // Any other architecture, NVRTC, option or instantiation is another kernel.
   EXPECT_FALSE(store_->LookupCompiled(Key("sm_80"))->has_value());
+  EXPECT_FALSE(*store_->HasCompiled(Key("sm_80")));
   CompileKey other = Key();
   other.nvrtc_version = "13.1";
   EXPECT_FALSE(store_->LookupCompiled(other)->has_value());
+  EXPECT_FALSE(*store_->HasCompiled(other));
   other = Key();
   other.options = "-DX=2";
   EXPECT_FALSE(store_->LookupCompiled(other)->has_value());
+  EXPECT_FALSE(*store_->HasCompiled(other));
   other = Key();
   other.name_expression = "k<2>";
   EXPECT_FALSE(store_->LookupCompiled(other)->has_value());
+  EXPECT_FALSE(*store_->HasCompiled(other));
 
   // A compile error is cached too, without a binary.
   CompiledRow error;
@@ -936,6 +942,7 @@ TEST_P(StoreTest, CompileCacheHitsOnlyTheExactKey) {
   ASSERT_TRUE(store_->AddCompiled(Key("sm_80"), error).ok());
   auto bad = store_->LookupCompiled(Key("sm_80"));
   ASSERT_TRUE(bad.ok() && bad->has_value());
+  EXPECT_TRUE(*store_->HasCompiled(Key("sm_80")));
   EXPECT_FALSE((*bad)->ok);
   EXPECT_EQ((*bad)->message, "error: nope");
   EXPECT_TRUE((*bad)->binary.cubin.empty());
