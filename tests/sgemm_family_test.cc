@@ -1095,7 +1095,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
     EXPECT_TRUE(names.contains(f.ConfigName(twin))) << f.ConfigName(c);
     (c.at("PASSES") == 1 ? one : three)++;
   }
-  EXPECT_EQ(one, 10);
+  EXPECT_EQ(one, 11);  // SPLITK 1, GROUP 8, less what the estimate refuses and kWgmmaLa2Spills
   EXPECT_EQ(three, 8);
 }
 
