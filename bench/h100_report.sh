@@ -13,7 +13,9 @@
 #   gpu_tests    the whole GPU test suite (ctest label gpu)
 #   mma_race     every tensor-core config of .bundle/mma_configs.txt raced
 #                with cuBLAS pure fp32 on 4096^3 and 8192^3 (sbs_probe --race)
-#   exh, strat   bench/regret.sh (issue 17: exhaustive, then the model
+#   exh, strat   bench/regret.sh (issue 17: exhaustive, its database kept
+#                as LOGDIR/exh.db.xz (under 400 MB) for EXH_DB= below;
+#                then the model
 #                strategy leave-one-out and the two winners raced;
 #                AHEAD_WAIT=S waits up to S s for the compile-ahead first,
 #                default 0: the model strategy measures only configs other
@@ -53,6 +55,11 @@ run)
     touch "$logs/$name.done"
   }
   mkdir -p .regretdb
+  # EXH_DB=FILE.db.xz: the database an earlier exh step left (LOGDIR/exh.db.xz,
+  # compile cache included): the exh step is done, strat runs on it.
+  if [[ -n ${EXH_DB:-} && ! -f .regretdb/gpu0.db ]]; then
+    xz -dc "$EXH_DB" > .regretdb/gpu0.db && touch "$logs/exh.done"
+  fi
   [[ -f .regretdb/gpu0.db || ! -f .bundle/cache.db.xz ]] ||
     xz -dc .bundle/cache.db.xz > .regretdb/gpu0.db
   shapes=.bundle/shapes.txt
@@ -75,7 +82,8 @@ run)
       gpu_tests) step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
         > '$logs/gpu_tests.log' 2>&1" ;;
       mma_race) [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race ;;
-      exh) step exh bash bench/regret.sh "$logs" exh "$shapes" ;;
+      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' &&
+        (( \$(stat -c %s '$logs/gpu0.db') < 400000000 )) && xz -3 -T0 -c '$logs/gpu0.db' > '$logs/exh.db.xz'" ;;
       strat) step strat env AHEAD_WAIT=${AHEAD_WAIT:-0} bash bench/regret.sh "$logs" strat "$shapes" ;;
       sbs)
         [[ -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db

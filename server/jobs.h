@@ -49,7 +49,12 @@ struct JobRunnerOptions {
   /// on fresh inputs, and keep those times and their speedup interval, which
   /// decides what `best` serves (server/serving.h; 0: off, and then best
   /// serves cuBLAS for sgemm unless the old margin rule holds).
-  int retime_top = 3;
+  /// 5 rather than 3: on the H100 the model strategy's top 3 of 1024^3 by
+  /// their first timings were three variants of one config within 1%, and
+  /// the exhaustive winner, 1.7% faster raced, not among them
+  /// (bench/results/2026-11-23_h100_session12_report.txt); judging two more
+  /// costs 2 x 100 runs of the kernel.
+  int retime_top = 5;
   /// After the sweep, the untried neighbours (Family::Neighbours) of the
   /// job's best few OK configs are measured too, a local search around the
   /// winners, and again for a neighbour that joins the best few (a round of

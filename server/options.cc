@@ -122,15 +122,14 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                      "GPU worker crashes after which a config is never run again"))
       ->check(CLI::PositiveNumber);
   std::string budget_text;
-  // The daemon's default stays exhaustive until model meets issue 17's
-  // regret bar on the H100: median 6.2 s but a 6.3% regret on 512^3 there
-  // (bench/results/2026-11-23_h100_session11_report.txt).
-  o->jobs.strategy = std::string(search::kExhaustive);
+  // model: issue 17's regret report on the H100, leave-one-out over the
+  // public suite (bench/results/2026-11-23_h100_session12_report.txt).
+  o->jobs.strategy = std::string(search::kModel);
   env(app.add_option("--strategy", o->jobs.strategy,
-                     "how a sweep searches unless it asks: exhaustive (default: the pruned "
-                     "space, then neighbours of its best) or model (a cost model fitted on the "
-                     "other tuned shapes of this GPU kind picks the configs to measure, "
-                     "exhaustive while fewer than 3 are tuned)"));
+                     "how a sweep searches unless it asks: model (default: a cost model fitted "
+                     "on the other tuned shapes of this GPU kind picks the configs to measure; "
+                     "exhaustive while fewer than 3 are tuned or none of the shape's alignment "
+                     "class) or exhaustive (the pruned space, then neighbours of its best)"));
   env(app.add_option("--budget", budget_text,
                      "a sweep's budget unless it asks: GPU seconds of measuring ('10s', '2m') or "
                      "configs ('64'); default none"));

@@ -179,6 +179,31 @@ TEST_F(StrategyTest, ModelOnTwoKnownShapesIsExhaustive) {
   EXPECT_LT((*three)->NextRound(in).size(), valid_.size());
 }
 
+TEST_F(StrategyTest, ModelSweepsAShapeOfAnUntunedAlignmentClassExhaustively) {
+  // The fixture's shapes are all multiples of 4: their kernels took the
+  // 16-byte load paths, so for 4097^3 (4-byte paths) the model would
+  // extrapolate; it sweeps the space instead, and stays the model for an
+  // aligned shape.
+  EXPECT_EQ(AlignmentClass({4097, 4096, 64}), (std::vector<bool>{false, true, true}));
+  for (const auto& s : shapes_) {
+    EXPECT_EQ(AlignmentClass(s.shape), std::vector<bool>(3, true)) << Family::ShapeString(s.shape);
+  }
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.valid = valid_;
+  in.shape = {4097, 4097, 4097};
+  auto odd = MakeStrategy("model", family_, device_, Others(3));
+  ASSERT_TRUE(odd.ok());
+  EXPECT_TRUE((*odd)->NextRound(in) == valid_);
+  EXPECT_NE((*odd)->Describe().find("alignment class"), std::string::npos) << (*odd)->Describe();
+  in.shape = {4096, 4096, 4096};
+  auto even = MakeStrategy("model", family_, device_, Others(3));
+  ASSERT_TRUE(even.ok());
+  EXPECT_LT((*even)->NextRound(in).size(), valid_.size() / 2);
+  EXPECT_EQ((*even)->Describe().find("exhaustive instead"), std::string::npos);
+}
+
 TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {
   // Issue 17's bars on the fixture: within 2% of the record's best, in less
   // simulated GPU time than the exhaustive strategy, and a median under 10 s.

@@ -106,6 +106,7 @@ std::vector<float> Features(const Family& family, const v1::Device& device, cons
                             const Shape& shape) {
   std::vector<float> f;
   for (int64_t d : shape) f.push_back(static_cast<float>(std::log2(static_cast<double>(d))));
+  for (int64_t d : shape) f.push_back(static_cast<float>(d % 4 == 0));  // AlignmentClass's
   for (const Param& p : family.params()) {
     auto it = config.find(p.name);
     f.push_back(static_cast<float>(it != config.end() ? it->second : p.if_absent.value_or(-1)));
@@ -142,6 +143,12 @@ std::vector<float> Features(const Family& family, const v1::Device& device, cons
     f.push_back(static_cast<float>(std::log2(tm * tn * Get(config, "SPLITK", 1) / sms)));
   }
   return f;
+}
+
+std::vector<bool> AlignmentClass(const Shape& shape) {
+  std::vector<bool> c;
+  for (int64_t d : shape) c.push_back(d % 4 == 0);
+  return c;
 }
 
 namespace {
@@ -335,6 +342,11 @@ class Model : public Strategy {
   }
 
   std::vector<Config> NextRound(const RoundInput& in) override {
+    if (in.round == 0 && model_ != nullptr && !KnowsClassOf(in.shape)) {
+      why_ = absl::StrCat("no other shape of ", Family::ShapeString(in.shape),
+                          "'s alignment class (which dimensions are multiples of 4) is tuned");
+      model_.reset();
+    }
     if (model_ == nullptr) return exhaustive_.NextRound(in);
     if (in.round == 0) return First(in);
     if (in.round > options_.refine_rounds || in.best.empty()) return {};
@@ -363,6 +375,15 @@ class Model : public Strategy {
   }
 
  private:
+  /// Whether a tuned shape shares `shape`'s AlignmentClass.
+  bool KnowsClassOf(const Shape& shape) const {
+    const std::vector<bool> c = AlignmentClass(shape);
+    for (const auto& [s, ms] : bests_) {
+      if (AlignmentClass(s) == c) return true;
+    }
+    return false;
+  }
+
   std::vector<Config> First(const RoundInput& in) {
     const Family& family = *in.family;
     const std::vector<double> pred = model_->Predict(in.valid, in.shape);

@@ -13,8 +13,8 @@
 //               neighbours of the best 3 it predicts fastest, of those
 //               compiled already (in the compile cache, or measured on
 //               another shape). With too few
-//               measurements of other shapes (a fresh database) it is
-//               exhaustive.
+//               measurements of other shapes (a fresh database), or none of
+//               the shape's AlignmentClass, it is exhaustive.
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
@@ -80,7 +80,8 @@ struct Record {
 };
 
 /// Predicts how much slower than the shape's best a config is, from the
-/// config's parameters and the shape's features (log2 M/N/K, tile counts,
+/// config's parameters and the shape's features (log2 M/N/K, which of
+/// them are multiples of 4, tile counts,
 /// waves over the SMs, K iterations per block, split-K, threads, shared
 /// memory, the padding of the last tiles): XGBoost's gradient-boosted trees
 /// on log(ms / the shape's best ms) of every record.
@@ -101,6 +102,17 @@ class CostModel {
   v1::Device device_;
   void* booster_ = nullptr;  // BoosterHandle
 };
+
+/// Which dimensions of a shape are multiples of 4: the kernels' 16-byte
+/// (float4) load paths depend on it (kernels_src/sgemm/sgemm.cuh: K and N),
+/// so a cost model fitted on shapes of one class extrapolates to another:
+/// on the H100 the model, fitted on the 11 aligned shapes of the public
+/// suite, ranked 4097^3's 4-byte-path configs as if it were 4096^3 and
+/// missed its exhaustive winner by 2.7% raced, 6.3% in simulation
+/// (bench/results/2026-11-23_h100_session12_report.txt). A Features input,
+/// and the model strategy sweeps exhaustively for a shape whose class no
+/// tuned shape has.
+std::vector<bool> AlignmentClass(const Shape& shape);
 
 /// Features of a config on a shape (CostModel's input; exposed for tests).
 std::vector<float> Features(const Family& family, const v1::Device& device, const Config& config,
