@@ -14,8 +14,8 @@
 #   mma_race     every tensor-core config of .bundle/mma_configs.txt raced
 #                with cuBLAS pure fp32 on 4096^3 and 8192^3 (sbs_probe --race)
 #   exh, strat   bench/regret.sh (issue 17: exhaustive, its database kept
-#                as LOGDIR/exh.db.xz (under 400 MB) for EXH_DB= below;
-#                then the model
+#                as LOGDIR/exh.db.xz, less the measurements' cubins, for
+#                EXH_DB= below; then the model
 #                strategy leave-one-out and the two winners raced;
 #                AHEAD_WAIT=S waits up to S s for the compile-ahead first,
 #                default 0: the model strategy measures only configs other
@@ -51,7 +51,8 @@ run)
     echo "$(date -u +%T) $name start"
     local s=$(date +%s)
     "$@"
-    echo "$(date -u +%T) $name rc $? after $(( $(date +%s) - s )) s"
+    local rc=$?  # before any $(...) below resets it
+    echo "$(date -u +%T) $name rc $rc after $(( $(date +%s) - s )) s"
     touch "$logs/$name.done"
   }
   mkdir -p .regretdb
@@ -76,14 +77,30 @@ run)
     env SUITE_TIMEOUT=900 MATH=$1 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --math $1
     rm -f "$logs/gpu0.db" .devdb/gpu0.db
   }
+  keep_exh_db() {  # LOGDIR/exh.db.xz: the exhaustive database less the measurements' own
+    # cubins (the compile cache's stay): the database grew past 400 MB with them
+    python3 - "$1/gpu0.db" /tmp/exh_keep.db <<'PY'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.executescript("""
+UPDATE measurements SET binary_id = NULL
+  WHERE binary_id NOT IN (SELECT binary_id FROM compiled WHERE binary_id IS NOT NULL);
+DELETE FROM binaries WHERE id NOT IN (SELECT binary_id FROM compiled WHERE binary_id IS NOT NULL);
+""")
+dst.commit()
+dst.execute("VACUUM")
+PY
+    xz -6 -T0 -c /tmp/exh_keep.db > "$1/exh.db.xz" && rm -f /tmp/exh_keep.db
+  }
+  export -f keep_exh_db
   mkdir -p .devdb
   for name in $steps; do  # in the order STEPS names them
     case $name in
       gpu_tests) step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
         > '$logs/gpu_tests.log' 2>&1" ;;
       mma_race) [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race ;;
-      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' &&
-        (( \$(stat -c %s '$logs/gpu0.db') < 400000000 )) && xz -3 -T0 -c '$logs/gpu0.db' > '$logs/exh.db.xz'" ;;
+      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' && keep_exh_db '$logs'" ;;
       strat) step strat env AHEAD_WAIT=${AHEAD_WAIT:-0} bash bench/regret.sh "$logs" strat "$shapes" ;;
       sbs)
         [[ -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db
