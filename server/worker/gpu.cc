@@ -157,7 +157,8 @@ absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     TUNED_CUDA(cudaEventCreate(&e.stop));
   }
   for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const size_t i = r % 2 == 0 ? j : runs.size() - 1 - j;  // reversed every other round
       Events& e = ev[static_cast<size_t>(r) * runs.size() + i];
       if (flush) TUNED_RETURN_IF_ERROR(flush(stream));
       TUNED_CUDA(cudaEventRecord(e.start, stream));

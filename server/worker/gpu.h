@@ -65,9 +65,14 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
                                     int warmup, int reps, cudaStream_t stream);
 
 /// Times several runs interleaved: `rounds` rounds, each timing every run of
-/// `runs` once in order, with `flush` before each and outside its events, so
-/// that clock and thermal drift affect them alike. result[i][r] is run i's
-/// time (ms) in round r, so that run i and run j of one round form a pair.
+/// `runs` once, in order in even rounds and in reverse in odd ones (so that
+/// no run always follows the same one: in the H100 regret races of
+/// 2026-11-23 the second of two configs timed in a fixed order came out
+/// ahead on 9 of 12 shapes, bench/results/2026-11-23_h100_session11_report.txt;
+/// bench/sbs_probe.cc's races reverse likewise), with `flush` before each
+/// and outside its events, so that clock and thermal drift affect them
+/// alike. result[i][r] is run i's time (ms) in round r, so that run i and
+/// run j of one round form a pair.
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
