@@ -32,6 +32,9 @@
 //   sbs_probe --shape 1024 1024 1024 --config NAME [--config NAME ...] [--pairs 50]
 //   sbs_probe --cubins DIR --config NAME ...   (no GPU: writes the sm_90 cubins)
 //   sbs_probe --shape M N K --race --config A --config B   (only the configs and cuBLAS, interleaved)
+//   sbs_probe --shape M N K --race --judge 3 --config A --config B   (the race, then the daemon's
+//       judge (Worker::RetimeTogether, in this process, on its own buffers), 3 times each in turn:
+//       whether the two ways of timing disagree within one process)
 // The flush is the worker's (server/worker/gpu.h L2Flusher).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -53,6 +56,7 @@
 #include "server/serving.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
+#include "server/worker/measure.h"
 #include "tuned/kernel.h"
 #include "tuned/launch.h"
 
@@ -135,6 +139,11 @@ int main(int argc, char** argv) {
   app.add_flag("--fixed-order", g_fixed_order,
                "time every round in the order given (default: reversed every other round); a "
                "race run both ways shows what the order does to a pair (512^3, issue 17)");
+  int judge = 0;
+  app.add_option("--judge", judge,
+                 "with --race: N times, the race and then the daemon's judge (Worker::RetimeTogether "
+                 "on a worker prepared in this process, with its own inputs) on the same cubins, "
+                 "printing JUDGE lines as RACE's (issue 17: 512^3's judge and race disagree)");
   std::string sizes_dir;
   app.add_option("--cubins", sizes_dir,
                  "no GPU: write each config's sm_90 cubin to DIR/NAME.cubin (for cuobjdump) and stop");
@@ -237,6 +246,7 @@ int main(int argc, char** argv) {
   std::vector<tuned::LoadedKernel> loaded;
   std::vector<tuned::v1::LaunchGeometry> geos;
   std::vector<tuned::v1::BestKernel> bests;
+  tuned::v1::worker::Retime retime;  // --judge's request: the same cubins and geometry
   for (const std::string& name : names) {
     auto it = by_name.find(name);
     if (it == by_name.end()) {
@@ -261,6 +271,11 @@ int main(int argc, char** argv) {
     *best.mutable_device() = *dev;
     best.set_match(tuned::v1::MATCH_EXACT);
     bests.push_back(best);
+    *retime.add_kernels() = kernel;
+    auto* compiled = retime.add_compiled();
+    compiled->set_status(tuned::v1::MEASUREMENT_COMPILED);
+    compiled->set_cubin(bin->cubin);
+    compiled->set_entry(bin->entry);
   }
   if (race) {
     std::vector<Run> runs;
@@ -277,13 +292,34 @@ int main(int argc, char** argv) {
       for (const Run& r : runs) Check(r(s), "warm");
     }
     CK(cudaStreamSynchronize(s));
-    const std::vector<double> ms =
-        Interleave(runs, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0);
-    for (size_t ki = 0; ki < names.size(); ++ki) {
-      std::cout << absl::StrFormat("RACE %s %.5f ms vs_first %.4f vs_cublas %.4f\n", names[ki], ms[ki],
-                                   ms[ki] / ms[0], ms.back() / ms[ki]);
+    auto print = [&](const char* what, const std::vector<double>& ms, int rounds) {
+      for (size_t ki = 0; ki < names.size(); ++ki) {
+        std::cout << absl::StrFormat("%s %s %.5f ms vs_first %.4f vs_cublas %.4f\n", what, names[ki],
+                                     ms[ki], ms[ki] / ms[0], ms.back() / ms[ki]);
+      }
+      std::cout << absl::StrFormat("%s cuBLAS %.5f ms, %d rounds\n", what, ms.back(), rounds);
+    };
+    std::unique_ptr<tuned::Worker> worker;
+    if (judge > 0) {
+      auto w = tuned::Worker::Create(0, /*compile_only=*/false);
+      Check(w.status(), "worker");
+      worker = *std::move(w);
+      tuned::v1::worker::Prepare prepare;
+      prepare.mutable_problem()->set_family(tuned::v1::FAMILY_SGEMM);
+      prepare.mutable_problem()->set_dtype(tuned::v1::DTYPE_F32);
+      for (int64_t d : shape) prepare.mutable_problem()->add_shape(d);
+      prepare.set_seed(7);
+      Check(worker->Prepare(prepare).status(), "prepare");
     }
-    std::cout << absl::StrFormat("RACE cuBLAS %.5f ms, %d rounds\n", ms.back(), pairs);
+    for (int rep = 0; rep < std::max(judge, 1); ++rep) {
+      print("RACE", Interleave(runs, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0), pairs);
+      if (judge == 0) break;
+      auto judged = worker->RetimeTogether(retime);
+      Check(judged.status(), "judge");
+      std::vector<double> ms(judged->median_ms().begin(), judged->median_ms().end());
+      ms.push_back(judged->baseline_ms());
+      print("JUDGE", ms, judged->rounds());
+    }
     return 0;
   }
   for (size_t ki = 0; ki < names.size(); ++ki) {

@@ -767,6 +767,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
     v1::worker::Request request;
     *request.mutable_measure()->mutable_kernel() = kernel;
     request.mutable_measure()->set_best_ms(*best_ms);
+    request.mutable_measure()->set_max_repetitions(search::SearchRepetitions(job.strategy()));
     *request.mutable_measure()->mutable_compiled() = compiled;
     const absl::Time start = absl::Now();
     auto response = worker_->Call(request, RunTimeout(*best_ms));

@@ -21,6 +21,8 @@
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "db/store.h"
+#include "server/jobs.h"
+#include "server/search/strategy.h"
 #include "server/worker/measure.h"
 #include "server/worker_client.h"
 #include "tuned/kernel.h"
@@ -664,6 +666,25 @@ TEST_F(GpuTest, NvmlReadsAPlausibleSmClock) {
   EXPECT_LE(r.sm_clock_mhz(), static_cast<int>((*clock)->max_sm_mhz()));
   std::printf("SM clock now %u MHz, max %u MHz; measured %.4f ms at %d MHz%s\n", *now,
               (*clock)->max_sm_mhz(), r.median_ms(), r.sm_clock_mhz(), r.clock_low() ? " LOW" : "");
+}
+
+// A search's short timings (worker::Measure.max_repetitions): a kernel of
+// well under 2 ms takes the full 100 repetitions by default, and at most the
+// number asked for otherwise (the model strategy's 20).
+TEST_F(GpuTest, MeasureTakesAtMostTheRepetitionsAsked) {
+  const Shape shape = {512, 512, 512};
+  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
+  const Config config = SgemmFamily().ValidSpace(worker_->device(), nullptr).back();
+  worker::Measure m;
+  *m.mutable_kernel() = KernelOf(SgemmFamily(), config, shape, worker_->device());
+  const auto full = worker_->Measure(m);
+  ASSERT_EQ(full.status(), v1::MEASUREMENT_OK) << full.message();
+  EXPECT_EQ(full.repetitions(), kMaxRepetitions);
+  m.set_max_repetitions(search::SearchRepetitions(search::kModel));
+  const auto short_timed = worker_->Measure(m);
+  ASSERT_EQ(short_timed.status(), v1::MEASUREMENT_OK) << short_timed.message();
+  EXPECT_EQ(short_timed.repetitions(), 20);
+  EXPECT_NEAR(short_timed.median_ms(), full.median_ms(), 0.25 * full.median_ms());
 }
 
 // In a child process (the fault leaves its CUDA context unusable).

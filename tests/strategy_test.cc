@@ -322,6 +322,17 @@ TEST(WithinBudgetTest, CutsByPredictedCost) {
     best = 10;
   }
   EXPECT_LE(cost, 1.0);
+  // The model's short timings (20 runs at most) buy more in the same budget:
+  // kernels of 1 ms cost 200 runs' worth... 100 at most in full, 20 short.
+  EXPECT_EQ(SearchRepetitions(kExhaustive), kFullRepetitions);
+  EXPECT_EQ(SearchRepetitions(kModel), 20);
+  EXPECT_NEAR(MeasureSeconds(1.0, 1.0), kConfigOverheadS + (1 + 101 * 1.077) / 1000, 1e-9);
+  EXPECT_NEAR(MeasureSeconds(1.0, 1.0, 20), kConfigOverheadS + (1 + 21 * 1.077) / 1000, 1e-9);
+  const auto full = WithinBudget(some, std::vector<double>(10, 1.0), in).size();
+  EXPECT_EQ(WithinBudget(some, std::vector<double>(10, 1.0), in, 20).size(), 10u);
+  EXPECT_LT(full, 10u);
+  // A screened config (over 1.3x the best) keeps its 3 runs either way.
+  EXPECT_EQ(MeasureSeconds(2.0, 1.0, 20), MeasureSeconds(2.0, 1.0));
   // At least one while anything is left, however dear.
   EXPECT_EQ(WithinBudget(some, std::vector<double>(10, 1000.0), in).size(), 1u);
   in.measured.insert(family.ConfigName(some[0]));

@@ -41,7 +41,7 @@ Outcome Simulate(Strategy& strategy, const Family& family,
         continue;
       }
       ++out.measured;
-      out.seconds += MeasureSeconds(it->second, best);
+      out.seconds += MeasureSeconds(it->second, best, SearchRepetitions(strategy.name()));
       best = best > 0 ? std::min(best, it->second) : it->second;
       ok.emplace_back(it->second, c);
     }

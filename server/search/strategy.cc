@@ -67,14 +67,19 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text) {
   return b;
 }
 
-double MeasureSeconds(double ms, double best_ms) {
+int SearchRepetitions(std::string_view strategy) {
+  return strategy == kModel ? ModelOptions{}.search_repetitions : kFullRepetitions;
+}
+
+double MeasureSeconds(double ms, double best_ms, int max_reps) {
   // Worker::Time: kLoserRatio 20, kScreenRatio 1.3, kScreenReps 3,
   // kTimingBudgetMs 200 (server/worker/measure.h).
   double gpu_ms = ms;  // the verification run (no flush)
   if (!(best_ms > 0 && ms > 20 * best_ms)) {
     gpu_ms += ms + kRunOverheadMs;  // the first timed run
     if (!(best_ms > 0 && ms > 20 * best_ms)) {
-      int reps = static_cast<int>(std::clamp(200.0 / std::max(ms, 1e-3), 5.0, 100.0));
+      const double most = std::clamp(max_reps, 3, kFullRepetitions);
+      int reps = static_cast<int>(std::clamp(200.0 / std::max(ms, 1e-3), std::min(5.0, most), most));
       if (best_ms > 0 && ms > 1.3 * best_ms) reps = 3;
       gpu_ms += reps * (ms + kRunOverheadMs);
     }
@@ -255,7 +260,7 @@ std::vector<double> CostModel::Predict(const std::vector<Config>& configs, const
 // ---- strategies ----
 
 std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<double>& predicted_ms,
-                                 const RoundInput& in) {
+                                 const RoundInput& in, int max_reps) {
   std::vector<Config> out;
   int64_t configs_left = std::numeric_limits<int64_t>::max();
   if (in.budget.configs > 0) {
@@ -271,7 +276,7 @@ std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<
     const std::string name = in.family->ConfigName(configs[i]);
     if (in.measured.count(name) != 0 || !names.insert(name).second) continue;
     const double ms = i < predicted_ms.size() ? predicted_ms[i] : 0;
-    cost += ms > 0 ? MeasureSeconds(ms, best) : kConfigOverheadS;
+    cost += ms > 0 ? MeasureSeconds(ms, best, max_reps) : kConfigOverheadS;
     if (ms > 0) best = best > 0 ? std::min(best, ms) : ms;
     if (!out.empty() && cost > seconds_left) break;
     out.push_back(std::move(configs[i]));
@@ -371,7 +376,8 @@ class Model : public Strategy {
       sorted.push_back(next[i]);
     }
     const double best_ms = in.best_ms.empty() ? 0 : in.best_ms.front();
-    return WithinBudget(std::move(sorted), std::vector<double>(sorted.size(), best_ms), in);
+    return WithinBudget(std::move(sorted), std::vector<double>(sorted.size(), best_ms), in,
+                        options_.search_repetitions);
   }
 
  private:
@@ -432,7 +438,8 @@ class Model : public Strategy {
     double fastest = 0;
     for (size_t i : order) {
       const double predicted = best_ms * std::exp(pred[i] - min_pred);
-      const double seconds = predicted > 0 ? MeasureSeconds(predicted, fastest) : kConfigOverheadS;
+      const double seconds =
+          predicted > 0 ? MeasureSeconds(predicted, fastest, options_.search_repetitions) : kConfigOverheadS;
       if (taken.count(i) == 0) {
         if (seen_.count(family.ConfigName(in.valid[i])) == 0) continue;
         if (others >= options_.first_round && cost + seconds > options_.first_seconds) continue;
@@ -443,7 +450,7 @@ class Model : public Strategy {
       configs.push_back(in.valid[i]);
       ms.push_back(predicted);
     }
-    return WithinBudget(std::move(configs), ms, in);
+    return WithinBudget(std::move(configs), ms, in, options_.search_repetitions);
   }
 
   std::vector<Record> records_;

@@ -66,7 +66,15 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text);
 /// 0.077 ms on the H100 (sbs_probe, bench/results/2026-11-23_h100_flush16_strategy.txt).
 inline constexpr double kConfigOverheadS = 0.0045;
 inline constexpr double kRunOverheadMs = 0.077;
-double MeasureSeconds(double ms, double best_ms);
+/// The worker's timed repetitions at most (kMaxRepetitions, server/worker/measure.h).
+inline constexpr int kFullRepetitions = 100;
+/// `max_reps`: the repetitions at most (SearchRepetitions) in place of 100.
+double MeasureSeconds(double ms, double best_ms, int max_reps = kFullRepetitions);
+/// The timed repetitions at most of each config a strategy's search measures
+/// (worker::Measure.max_repetitions): exhaustive kFullRepetitions, model
+/// ModelOptions::search_repetitions. A job's finalists are judged in full
+/// at its end whatever the strategy (JobRunner::RetimeTop).
+int SearchRepetitions(std::string_view strategy);
 /// The end-of-job re-timing of the best few (`ms`, with the baseline at
 /// about the best's time): RetimeTogether's rounds x every kernel, twice
 /// (a second pass usually confirms the first).
@@ -202,6 +210,15 @@ struct ModelOptions {
   /// (bench/results/2026-11-23_h100_session10_report.txt). false: any
   /// neighbour.
   bool refine_compiled = true;
+  /// Timed repetitions at most of each config measured (short timings for
+  /// many; the job's top 5 are then judged in full, 100 rounds interleaved
+  /// with the baseline in a fresh worker). The worker's 200 ms per config
+  /// (kTimingBudgetMs) gave 100 repetitions to every kernel under 2 ms, and
+  /// the model's picks are rarely screened out (they are good): on the H100
+  /// the search of 2048^3 spent 70 ms a config, 7.6 of its 10.9 s
+  /// (bench/results/2026-11-23_h100_session12_report.txt). The median of 20
+  /// flushed runs ranks configs within well under 1% at these sizes.
+  int search_repetitions = 20;
 };
 
 /// `records`: OK measurements of other shapes of the family on this device
@@ -219,7 +236,8 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
 /// measured, and while the seconds last (the cost of each from
 /// `predicted_ms`, its predicted time, or a flat kConfigOverheadS where
 /// empty). At least one config while anything is left.
+/// `max_reps`: the strategy's SearchRepetitions.
 std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<double>& predicted_ms,
-                                 const RoundInput& in);
+                                 const RoundInput& in, int max_reps = kFullRepetitions);
 
 }  // namespace tuned::search

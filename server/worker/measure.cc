@@ -76,7 +76,7 @@ std::string Worker::Arch() const {
 
 absl::StatusOr<std::pair<double, int>> Worker::Time(
     const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms,
-    std::vector<unsigned>* clock_samples) {
+    std::vector<unsigned>* clock_samples, int max_reps) {
   // A clear loser keeps the time of its verification run.
   if (best_ms > 0 && first_ms > kLoserRatio * best_ms) return std::pair{first_ms, 1};
   ClockSampler sampler(clock_samples != nullptr ? clock_.get() : nullptr);
@@ -89,7 +89,9 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
   auto first = TimeMedianMs(run, flush, /*warmup=*/first_ms > 0 ? 0 : 1, /*reps=*/1, stream_);
   if (!first.ok()) return first.status();
   if (best_ms > 0 && *first > kLoserRatio * best_ms) return done(*first, 1);
-  int reps = static_cast<int>(std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), 5.0, 100.0));
+  const double most = std::clamp(max_reps, kScreenReps, kMaxRepetitions);
+  int reps = static_cast<int>(
+      std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), std::min(5.0, most), most));
   if (best_ms > 0 && *first > kScreenRatio * best_ms) reps = kScreenReps;  // screening
   auto median = TimeMedianMs(run, flush, /*warmup=*/0, reps, stream_);
   if (!median.ok()) return median.status();
@@ -97,11 +99,12 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
 }
 
 absl::StatusOr<Worker::Timed> Worker::TimeClocked(
-    const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms) {
+    const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms,
+    int max_reps) {
   Timed out;
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<unsigned> samples;
-    auto t = Time(run, best_ms, first_ms, &samples);
+    auto t = Time(run, best_ms, first_ms, &samples, max_reps);
     if (!t.ok()) return t.status();
     out = {t->first, t->second, ClockMhz(samples), false};
     if (clock_ == nullptr || !ClockLow(samples, clock_->max_sm_mhz())) return out;
@@ -205,12 +208,13 @@ worker::MeasureResult Worker::Measure(const worker::Measure& request) {
     if (exit_after) broken_ = true;
     return r;
   }
-  return MeasureCompiled(compiled, k.geometry(), request.best_ms());
+  return MeasureCompiled(compiled, k.geometry(), request.best_ms(), /*time=*/true,
+                         request.max_repetitions() > 0 ? request.max_repetitions() : kMaxRepetitions);
 }
 
 worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
                                               const v1::LaunchGeometry& geometry, double best_ms,
-                                              bool time) {
+                                              bool time, int max_reps) {
   worker::MeasureResult r;
   auto fail = [&r](v1::MeasurementStatus status, const absl::Status& s) {
     r.set_status(status);
@@ -266,7 +270,7 @@ worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,
   }
   r.set_status(v1::MEASUREMENT_OK);
   if (!time) return r;
-  auto timed = TimeClocked(run, best_ms, *verify_ms);
+  auto timed = TimeClocked(run, best_ms, *verify_ms, max_reps);
   if (!timed.ok()) return launch_failed(timed.status());
   r.set_median_ms(timed->ms);
   r.set_repetitions(timed->reps);

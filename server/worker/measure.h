@@ -29,6 +29,9 @@ inline constexpr double kTimingBudgetMs = 200.0;
 inline constexpr double kLoserRatio = 20.0;
 inline constexpr double kScreenRatio = 1.3;
 inline constexpr int kScreenReps = 3;
+/// Timed repetitions of a candidate at most (Worker::Time); a job's search
+/// may ask for fewer (worker::Measure.max_repetitions).
+inline constexpr int kMaxRepetitions = 100;
 /// Rounds of the end-of-job re-timing (RetimeTogether): clamp(kTimingBudgetMs
 /// x kernels / (baseline ms x (kernels + 1)), kRetimeMinRounds, kRetimeMaxRounds).
 /// At least 30: the serving rule (server/serving.h, kMinServingPairs) needs
@@ -71,10 +74,11 @@ class Worker {
   /// is compiled once).
   worker::CompileResult CompileBatch(const worker::Compile& request);
 
-  /// The part of Measure after compiling; `time` false only verifies.
+  /// The part of Measure after compiling; `time` false only verifies;
+  /// `max_reps`: Time's repetitions at most.
   worker::MeasureResult MeasureCompiled(const CompiledKernel& compiled,
                                         const v1::LaunchGeometry& geometry, double best_ms,
-                                        bool time = true);
+                                        bool time = true, int max_reps = kMaxRepetitions);
 
   /// Times the kernels and the baseline interleaved, round after round, L2
   /// flushed before each run (rounds: see kRetimeMinRounds; every round's
@@ -100,10 +104,11 @@ class Worker {
   /// Times `run` (already warmed up; `first_ms` from an earlier run, 0 if
   /// none) with L2 flushes: one repetition over kLoserRatio x `best_ms`, the
   /// median of kScreenReps over kScreenRatio x, else repetitions =
-  /// clamp(kTimingBudgetMs / first time, 5, 100). Returns {median ms, reps}.
+  /// clamp(kTimingBudgetMs / first time, 5, max_reps). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
                                               double best_ms, double first_ms = 0,
-                                              std::vector<unsigned>* clock_samples = nullptr);
+                                              std::vector<unsigned>* clock_samples = nullptr,
+                                              int max_reps = kMaxRepetitions);
   /// What TimeClocked returns: Time's median and repetitions, and the SM
   /// clock (MHz, 0: unknown) it ran at; `low` if it sat under 90% of the
   /// maximum twice.
@@ -117,7 +122,8 @@ class Worker {
   /// clock sat low is re-timed once after kLowClockPauseMs, and marked low if
   /// it stays low. Errors: Time's.
   absl::StatusOr<Timed> TimeClocked(const std::function<absl::Status(cudaStream_t)>& run,
-                                    double best_ms, double first_ms = 0);
+                                    double best_ms, double first_ms = 0,
+                                    int max_reps = kMaxRepetitions);
 
   v1::Device device_;
   bool compile_only_ = false;
