@@ -68,21 +68,15 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text) {
 }
 
 int SearchRepetitions(std::string_view strategy) {
-  return strategy == kModel ? ModelOptions{}.search_repetitions : kFullRepetitions;
+  return strategy == kModel ? ModelOptions{}.search_repetitions : kMaxRepetitions;
 }
 
 double MeasureSeconds(double ms, double best_ms, int max_reps) {
-  // Worker::Time: kLoserRatio 20, kScreenRatio 1.3, kScreenReps 3,
-  // kTimingBudgetMs 200 (server/worker/measure.h).
+  // Worker::Time's policy (server/worker/timing.h).
   double gpu_ms = ms;  // the verification run (no flush)
-  if (!(best_ms > 0 && ms > 20 * best_ms)) {
+  if (!(best_ms > 0 && ms > kLoserRatio * best_ms)) {
     gpu_ms += ms + kRunOverheadMs;  // the first timed run
-    if (!(best_ms > 0 && ms > 20 * best_ms)) {
-      const double most = std::clamp(max_reps, 3, kFullRepetitions);
-      int reps = static_cast<int>(std::clamp(200.0 / std::max(ms, 1e-3), std::min(5.0, most), most));
-      if (best_ms > 0 && ms > 1.3 * best_ms) reps = 3;
-      gpu_ms += reps * (ms + kRunOverheadMs);
-    }
+    gpu_ms += TimedRepetitions(ms, best_ms, max_reps) * (ms + kRunOverheadMs);
   }
   return kConfigOverheadS + gpu_ms / 1000;
 }

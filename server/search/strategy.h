@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/families/family.h"
+#include "server/worker/timing.h"
 
 namespace tuned::search {
 
@@ -66,12 +67,10 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text);
 /// 0.077 ms on the H100 (sbs_probe, bench/results/2026-11-23_h100_flush16_strategy.txt).
 inline constexpr double kConfigOverheadS = 0.0045;
 inline constexpr double kRunOverheadMs = 0.077;
-/// The worker's timed repetitions at most (kMaxRepetitions, server/worker/measure.h).
-inline constexpr int kFullRepetitions = 100;
 /// `max_reps`: the repetitions at most (SearchRepetitions) in place of 100.
-double MeasureSeconds(double ms, double best_ms, int max_reps = kFullRepetitions);
+double MeasureSeconds(double ms, double best_ms, int max_reps = kMaxRepetitions);
 /// The timed repetitions at most of each config a strategy's search measures
-/// (worker::Measure.max_repetitions): exhaustive kFullRepetitions, model
+/// (worker::Measure.max_repetitions): exhaustive kMaxRepetitions, model
 /// ModelOptions::search_repetitions. A job's finalists are judged in full
 /// at its end whatever the strategy (JobRunner::RetimeTop).
 int SearchRepetitions(std::string_view strategy);
@@ -238,6 +237,6 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
 /// empty). At least one config while anything is left.
 /// `max_reps`: the strategy's SearchRepetitions.
 std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<double>& predicted_ms,
-                                 const RoundInput& in, int max_reps = kFullRepetitions);
+                                 const RoundInput& in, int max_reps = kMaxRepetitions);
 
 }  // namespace tuned::search

@@ -89,10 +89,7 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
   auto first = TimeMedianMs(run, flush, /*warmup=*/first_ms > 0 ? 0 : 1, /*reps=*/1, stream_);
   if (!first.ok()) return first.status();
   if (best_ms > 0 && *first > kLoserRatio * best_ms) return done(*first, 1);
-  const double most = std::clamp(max_reps, kScreenReps, kMaxRepetitions);
-  int reps = static_cast<int>(
-      std::clamp(kTimingBudgetMs / std::max(*first, 1e-3), std::min(5.0, most), most));
-  if (best_ms > 0 && *first > kScreenRatio * best_ms) reps = kScreenReps;  // screening
+  const int reps = TimedRepetitions(*first, best_ms, max_reps);
   auto median = TimeMedianMs(run, flush, /*warmup=*/0, reps, stream_);
   if (!median.ok()) return median.status();
   return done(*median, reps);

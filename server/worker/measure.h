@@ -14,24 +14,13 @@
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
+#include "server/worker/timing.h"
 #include "tuned/v1/worker.pb.h"
 
 namespace tuned {
 
 namespace worker = v1::worker;
 
-/// Time spent timing one candidate, in ms of GPU time (sets the repetitions).
-inline constexpr double kTimingBudgetMs = 200.0;
-/// Timing policy (Worker::Time), relative to the best time of the job so far:
-/// over kLoserRatio x the best, a candidate keeps one run (its verification
-/// run if that was already over); over kScreenRatio x, the median of
-/// kScreenReps runs; else the full kTimingBudgetMs.
-inline constexpr double kLoserRatio = 20.0;
-inline constexpr double kScreenRatio = 1.3;
-inline constexpr int kScreenReps = 3;
-/// Timed repetitions of a candidate at most (Worker::Time); a job's search
-/// may ask for fewer (worker::Measure.max_repetitions).
-inline constexpr int kMaxRepetitions = 100;
 /// Rounds of the end-of-job re-timing (RetimeTogether): clamp(kTimingBudgetMs
 /// x kernels / (baseline ms x (kernels + 1)), kRetimeMinRounds, kRetimeMaxRounds).
 /// At least 30: the serving rule (server/serving.h, kMinServingPairs) needs
@@ -104,7 +93,7 @@ class Worker {
   /// Times `run` (already warmed up; `first_ms` from an earlier run, 0 if
   /// none) with L2 flushes: one repetition over kLoserRatio x `best_ms`, the
   /// median of kScreenReps over kScreenRatio x, else repetitions =
-  /// clamp(kTimingBudgetMs / first time, 5, max_reps). Returns {median ms, reps}.
+  /// TimedRepetitions (server/worker/timing.h). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
                                               double best_ms, double first_ms = 0,
                                               std::vector<unsigned>* clock_samples = nullptr,

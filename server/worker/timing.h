@@ -1,0 +1,35 @@
+// The worker's timing policy for one candidate (Worker::Time), CUDA-free so
+// that the search's cost model (search::MeasureSeconds) follows the same
+// rule rather than a copy of its numbers.
+#pragma once
+
+#include <algorithm>
+
+namespace tuned {
+
+/// Time spent timing one candidate, in ms of GPU time (sets the repetitions).
+inline constexpr double kTimingBudgetMs = 200.0;
+/// Timing policy (Worker::Time), relative to the best time of the job so far:
+/// over kLoserRatio x the best, a candidate keeps one run (its verification
+/// run if that was already over); over kScreenRatio x, the median of
+/// kScreenReps runs; else the full kTimingBudgetMs.
+inline constexpr double kLoserRatio = 20.0;
+inline constexpr double kScreenRatio = 1.3;
+inline constexpr int kScreenReps = 3;
+/// Timed repetitions of a candidate at most; a job's search may ask for
+/// fewer (worker::Measure.max_repetitions, search::SearchRepetitions).
+inline constexpr int kMaxRepetitions = 100;
+
+/// The timed repetitions of a candidate whose first timed run took
+/// `first_ms` (ms), the job's best so far `best_ms` (0: none) and at most
+/// `max_reps` (kScreenReps..kMaxRepetitions): kScreenReps if screened, else
+/// kTimingBudgetMs / first_ms within [5, max_reps]. (Clear losers, over
+/// kLoserRatio x the best, stop before: the caller's check.)
+inline int TimedRepetitions(double first_ms, double best_ms, int max_reps = kMaxRepetitions) {
+  if (best_ms > 0 && first_ms > kScreenRatio * best_ms) return kScreenReps;
+  const double most = std::clamp(max_reps, kScreenReps, kMaxRepetitions);
+  return static_cast<int>(
+      std::clamp(kTimingBudgetMs / std::max(first_ms, 1e-3), std::min(5.0, most), most));
+}
+
+}  // namespace tuned
