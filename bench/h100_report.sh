@@ -31,10 +31,54 @@
 # The database starts from .bundle/cache.db.xz if present: the compile
 # cache, compiled without a GPU by `tuned --compile-only` (NVRTC needs none),
 # so the exhaustive phase measures with a warm cache from its first shape.
+#
+#   bench/h100_report.sh call STATE OUT SECONDS
+#       one self-contained device call (the machine may go back between
+#       calls, taking what it held): STATE, a carried directory, holds the
+#       database the calls before left (STATE/db.xz, less the measurements'
+#       cubins; else .bundle/cache.db.xz starts it) and their logs
+#       (STATE/logs); runs STEPS (default: exh strat) of bench/regret.sh in
+#       the foreground, starting no shape after SECONDS (REGRET_DEADLINE),
+#       then writes OUT/db.xz and OUT/logs.tgz, the next call's STATE.
 set -u
 cmd=$1 logs=$2
 w=/tmp/h100r/w
+keep_exh_db() {  # keep_exh_db DIR OUT.xz: DIR/gpu0.db less the measurements' own cubins
+  # (the compile cache's stay; the database grew past 400 MB with them), xz'd
+  python3 - "$1/gpu0.db" /tmp/exh_keep.db <<'PY'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.executescript("""
+UPDATE measurements SET binary_id = NULL
+  WHERE binary_id NOT IN (SELECT binary_id FROM compiled WHERE binary_id IS NOT NULL);
+DELETE FROM binaries WHERE id NOT IN (SELECT binary_id FROM compiled WHERE binary_id IS NOT NULL);
+""")
+dst.commit()
+dst.execute("VACUUM")
+PY
+  xz -6 -T0 -c /tmp/exh_keep.db > "$2" && rm -f /tmp/exh_keep.db
+}
+export -f keep_exh_db
 case $cmd in
+call)
+  state=$2 out=$3
+  export LD_LIBRARY_PATH=$PWD/.bundle/lib:/usr/local/cuda/lib64 PATH=$PWD/.bundle/bin:$PATH
+  export REGRET_DEADLINE=$(( $(date +%s) + $4 ))
+  mkdir -p .regretdb "$state/logs"
+  rm -f .regretdb/gpu0.db*
+  if [[ -f $state/db.xz ]]; then xz -dc "$state/db.xz" > .regretdb/gpu0.db
+  else xz -dc .bundle/cache.db.xz > .regretdb/gpu0.db; fi
+  for name in ${STEPS:-exh strat}; do
+    echo "$(date -u +%T) $name start" >> "$state/logs/calls.log"
+    bash bench/regret.sh "$state/logs" "$name" .bundle/shapes.txt > /dev/null
+    rc=$?  # before a $(...) resets it
+    echo "$(date -u +%T) $name rc $rc" >> "$state/logs/calls.log"
+  done
+  keep_exh_db "$state/logs" "$out/db.xz"
+  rm -f "$state/logs/gpu0.db"
+  tar czf "$out/logs.tgz" -C "$state" logs
+  ;;
 start)
   mkdir -p "$logs" "$w"
   cp -r .bundle bench "$w/"
@@ -77,30 +121,13 @@ run)
     env SUITE_TIMEOUT=900 MATH=$1 DUMP_RESULTS=1 bash bench/suite.sh "$logs" sgemm "$shapes" --math $1
     rm -f "$logs/gpu0.db" .devdb/gpu0.db
   }
-  keep_exh_db() {  # LOGDIR/exh.db.xz: the exhaustive database less the measurements' own
-    # cubins (the compile cache's stay): the database grew past 400 MB with them
-    python3 - "$1/gpu0.db" /tmp/exh_keep.db <<'PY'
-import sqlite3, sys
-src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
-src.backup(dst)
-dst.executescript("""
-UPDATE measurements SET binary_id = NULL
-  WHERE binary_id NOT IN (SELECT binary_id FROM compiled WHERE binary_id IS NOT NULL);
-DELETE FROM binaries WHERE id NOT IN (SELECT binary_id FROM compiled WHERE binary_id IS NOT NULL);
-""")
-dst.commit()
-dst.execute("VACUUM")
-PY
-    xz -6 -T0 -c /tmp/exh_keep.db > "$1/exh.db.xz" && rm -f /tmp/exh_keep.db
-  }
-  export -f keep_exh_db
   mkdir -p .devdb
   for name in $steps; do  # in the order STEPS names them
     case $name in
       gpu_tests) step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
         > '$logs/gpu_tests.log' 2>&1" ;;
       mma_race) [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race ;;
-      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' && keep_exh_db '$logs'" ;;
+      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' && keep_exh_db '$logs' '$logs/exh.db.xz'" ;;
       strat) step strat env AHEAD_WAIT=${AHEAD_WAIT:-0} bash bench/regret.sh "$logs" strat "$shapes" ;;
       sbs)
         [[ -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db

@@ -17,9 +17,10 @@
 #            leave-one-out over the other tuned shapes. Per shape: the wall
 #            time of the sweep, the strategy job's winner and the exhaustive
 #            job's winner, raced in one process (sbs_probe --race: the two
-#            and cuBLAS interleaved, caches flushed, 100 rounds); regret =
-#            strategy ms / exhaustive ms - 1 there (0 when one config won
-#            both). Also by_cublas: (strategy ms / its cuBLAS ms) /
+#            and cuBLAS interleaved, caches flushed, 100 rounds, on
+#            PLACEMENTS=4 fresh allocations of the buffers); regret = the
+#            geometric mean of strategy ms / exhaustive ms over them, less 1
+#            (0 when one config won both). Also by_cublas: (strategy ms / its cuBLAS ms) /
 #            (exhaustive ms / its cuBLAS ms) - 1 from the jobs' judged times,
 #            which carries cuBLAS's own noise (2% on 512^3 for one config,
 #            2026-11-23_h100_flush16_strategy.txt); wait_s, the job's wait
@@ -57,6 +58,13 @@ for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; slee
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) phase $phase" >> "$log"
 
 shapes_list() { grep -v '^#' "$shapes" | grep -v '^ *$'; }
+# REGRET_DEADLINE=EPOCH_S: start no shape after EPOCH_S - SHAPE_S (default
+# 100 s, about the longest strategy tune with its race): the rest is left for
+# the next call, which resumes (bench/h100_report.sh call).
+past_deadline() {
+  [[ -n ${REGRET_DEADLINE:-} ]] && (( $(date +%s) + ${SHAPE_S:-100} > REGRET_DEADLINE )) &&
+    echo "# $(date -u +%T) deadline: ${1// /x} and the shapes after it left for the next call" >> "$log"
+}
 # job JSON field (first match) from `tunectl job ID --json`
 # elapsed seconds since $1 (date +%s.%N); the GPU machine has no bc
 since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 1))" "$1"; }
@@ -82,6 +90,7 @@ cold)
 exh)
   shapes_list | while read -r dims; do
     tunectl best $dims > /dev/null 2>&1 && continue
+    past_deadline "$dims" && break
     s=$(date +%s.%N)
     tunectl sweep $dims --strategy exhaustive --wait > /dev/null 2>&1
     echo "exhaustive ${dims// /x}: $(since $s) s wall" >> "$log"
@@ -92,7 +101,8 @@ exh)
   done
   ;;
 strat)
-  : > "$log"
+  # Resumes: a shape with a row in the log already is skipped (carry OUTDIR
+  # to the next call with the database when one call cannot hold the phase).
   # AHEAD_WAIT=S: first wait up to S seconds for the compile-ahead to finish
   # (issue 17 times the strategy with the compile cache warm; a restarted
   # daemon compiles on from where the cache stands), its progress logged.
@@ -109,6 +119,8 @@ strat)
   fi
   printf "%-18s %8s %8s %12s %12s %9s %9s %7s  %s\n" shape tune_s configs strategy_ms exh_ms regret by_cublas wait_s winner >> "$log"
   shapes_list | while read -r dims; do
+    grep -q "^${dims// /x} " "$log" && continue
+    past_deadline "$dims" && break
     # the exhaustive job of the shape: the newest DONE one
     exh=$(tunectl jobs --limit 1000 --json | python3 -c "
 import json,sys
@@ -122,16 +134,19 @@ for j in json.load(sys.stdin).get('jobs', []):
     tunectl job "$id" --json > "$out/job_strat_${dims// /x}.json"
     tunectl job "$exh" --json > "$out/job_exh_${dims// /x}.json"
     # The two winners raced in one process (sbs_probe --race: interleaved with
-    # cuBLAS, caches flushed, 100 rounds): regret = strategy ms / exhaustive
-    # ms - 1 there (0 when the same config won both). by_cublas: the jobs'
-    # own judged times normalized by their cuBLAS, noisier by cuBLAS's noise.
+    # cuBLAS, caches flushed, 100 rounds) on 4 placements of the buffers (fresh
+    # allocations and data for each race: at 512^3 which of two lane mappings
+    # won depended on them, session 13): regret = the geometric mean over the
+    # placements of strategy ms / exhaustive ms, less 1 (0 when the same config
+    # won both). by_cublas: the jobs' own judged times normalized by their
+    # cuBLAS, noisier by cuBLAS's noise.
     names=$(python3 -c "import json,sys; print(*(json.load(open(p)).get('best',{}).get('config',{}).get('name','-') for p in sys.argv[1:]))" \
       "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json")
     race=0
     if [[ ${names% *} != "${names#* }" ]]; then
       sbs_probe --shape $dims --race --config ${names% *} --config ${names#* } --pairs 100 \
-        > "$out/race_${dims// /x}.txt" 2>&1
-      race=$(awk -v n="${names#* }" '$1 == "RACE" && $2 == n {print $6}' "$out/race_${dims// /x}.txt")
+        --placements "${PLACEMENTS:-4}" > "$out/race_${dims// /x}.txt" 2>&1
+      race=$(awk -v n="${names#* }" '$1 == "PLACEMENTS" && $2 == n {print $4}' "$out/race_${dims// /x}.txt")
       race=$(python3 -c "import sys; print(1 / float(sys.argv[1]) - 1 if sys.argv[1] else 'nan')" "${race:-}")
     fi
     python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" "$race" >> "$log" <<'EOF'

@@ -32,6 +32,8 @@
 //   sbs_probe --shape 1024 1024 1024 --config NAME [--config NAME ...] [--pairs 50]
 //   sbs_probe --cubins DIR --config NAME ...   (no GPU: writes the sm_90 cubins)
 //   sbs_probe --shape M N K --race --config A --config B   (only the configs and cuBLAS, interleaved)
+//   sbs_probe --shape M N K --race --placements 4 --config A --config B   (4 races, each on fresh
+//       buffers and data; PLACEMENTS lines: the geometric mean of each config's ratio to the first)
 //   sbs_probe --shape M N K --race --judge 3 --config A --config B   (the race, then the daemon's
 //       judge (Worker::RetimeTogether, in this process, on its own buffers), 3 times each in turn:
 //       whether the two ways of timing disagree within one process)
@@ -144,6 +146,12 @@ int main(int argc, char** argv) {
                  "with --race: N times, the race and then the daemon's judge (Worker::RetimeTogether "
                  "on a worker prepared in this process, with its own inputs) on the same cubins, "
                  "printing JUDGE lines as RACE's (issue 17: 512^3's judge and race disagree)");
+  int placements = 1;
+  app.add_option("--placements", placements,
+                 "with --race: N races, each on freshly allocated inputs and outputs (the earlier "
+                 "ones kept allocated, so each lands elsewhere in memory) with new random data, and "
+                 "a PLACEMENTS line per config: the geometric mean of its ratio to the first config "
+                 "over them (issue 17: at 512^3 which of two configs wins depended on the buffers)");
   std::string sizes_dir;
   app.add_option("--cubins", sizes_dir,
                  "no GPU: write each config's sm_90 cubin to DIR/NAME.cubin (for cuobjdump) and stop");
@@ -311,14 +319,50 @@ int main(int argc, char** argv) {
       prepare.set_seed(7);
       Check(worker->Prepare(prepare).status(), "prepare");
     }
-    for (int rep = 0; rep < std::max(judge, 1); ++rep) {
-      print("RACE", Interleave(runs, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0), pairs);
-      if (judge == 0) break;
-      auto judged = worker->RetimeTogether(retime);
-      Check(judged.status(), "judge");
-      std::vector<double> ms(judged->median_ms().begin(), judged->median_ms().end());
-      ms.push_back(judged->baseline_ms());
-      print("JUDGE", ms, judged->rounds());
+    std::vector<DeviceBuffer> kept;  // earlier placements' buffers, still allocated
+    std::vector<double> log_ratio(names.size(), 0.0), lo(names.size(), 1e9), hi(names.size(), 0);
+    placements = std::max(placements, 1);
+    for (int place = 0; place < placements; ++place) {
+      if (place > 0) {
+        for (auto* buf : {&a, &b, &c, &c2}) {
+          kept.push_back(std::move(**buf));
+          *buf = DeviceBuffer::Alloc(kept.back().bytes());
+          Check(buf->status(), "alloc");
+        }
+        pa = a->f32();
+        pb = b->f32();
+        pc = c->f32();
+        pc2 = c2->f32();
+        uniform(1 + 2 * static_cast<uint64_t>(place));
+        for (const Run& r : runs) Check(r(s), "warm");
+        CK(cudaStreamSynchronize(s));
+        std::cout << absl::StrFormat("# placement %d: A at %p, B at %p, C at %p\n", place,
+                                     static_cast<const void*>(pa), static_cast<const void*>(pb),
+                                     static_cast<void*>(pc));
+      }
+      for (int rep = 0; rep < std::max(judge, 1); ++rep) {
+        const std::vector<double> ms =
+            Interleave(runs, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0);
+        print("RACE", ms, pairs);
+        if (rep == 0) {
+          for (size_t ki = 0; ki < names.size(); ++ki) {
+            log_ratio[ki] += std::log(ms[ki] / ms[0]);
+            lo[ki] = std::min(lo[ki], ms[ki] / ms[0]);
+            hi[ki] = std::max(hi[ki], ms[ki] / ms[0]);
+          }
+        }
+        if (judge == 0) break;
+        auto judged = worker->RetimeTogether(retime);
+        Check(judged.status(), "judge");
+        std::vector<double> jm(judged->median_ms().begin(), judged->median_ms().end());
+        jm.push_back(judged->baseline_ms());
+        print("JUDGE", jm, judged->rounds());
+      }
+    }
+    for (size_t ki = 0; ki < names.size(); ++ki) {
+      std::cout << absl::StrFormat("PLACEMENTS %s vs_first %.4f min %.4f max %.4f over %d\n",
+                                   names[ki], std::exp(log_ratio[ki] / placements), lo[ki], hi[ki],
+                                   placements);
     }
     return 0;
   }
