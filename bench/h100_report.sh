@@ -38,14 +38,16 @@
 #       database the calls before left (STATE/db.xz, less the measurements'
 #       cubins; else .bundle/cache.db.xz starts it) and their logs
 #       (STATE/logs); runs STEPS (default: exh strat) of bench/regret.sh in
-#       the foreground, starting no shape after SECONDS (REGRET_DEADLINE),
-#       then writes OUT/db.xz and OUT/logs.tgz, the next call's STATE.
+#       the foreground, starting no shape within 100 s of SECONDS
+#       (REGRET_DEADLINE) and cutting the step 60 s after it, then writes
+#       OUT/db.xz and OUT/logs.tgz, the next call's STATE: the call takes
+#       up to SECONDS + 90 s.
 set -u
 cmd=$1 logs=$2
 w=/tmp/h100r/w
-keep_exh_db() {  # keep_exh_db DIR OUT.xz: DIR/gpu0.db less the measurements' own cubins
-  # (the compile cache's stay; the database grew past 400 MB with them), xz'd
-  python3 - "$1/gpu0.db" /tmp/exh_keep.db <<'PY'
+keep_exh_db() {  # keep_exh_db DB OUT.xz: DB less the measurements' own cubins (the
+  # compile cache's stay; the database grew past 400 MB with them), xz'd
+  python3 - "$1" /tmp/exh_keep.db <<'PY'
 import sqlite3, sys
 src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
 src.backup(dst)
@@ -70,12 +72,19 @@ call)
   if [[ -f $state/db.xz ]]; then xz -dc "$state/db.xz" > .regretdb/gpu0.db
   else xz -dc .bundle/cache.db.xz > .regretdb/gpu0.db; fi
   for name in ${STEPS:-exh strat}; do
+    left=$(( REGRET_DEADLINE + 60 - $(date +%s) ))
+    (( left > 60 )) || break
+    [[ $name == strat && ! -f $state/logs/exh.complete ]] && break
     echo "$(date -u +%T) $name start" >> "$state/logs/calls.log"
-    bash bench/regret.sh "$state/logs" "$name" .bundle/shapes.txt > /dev/null
+    # a shape started just before the deadline has 160 s to end, then it is cut
+    # (its job resumes in the next call's daemon)
+    timeout -k 5 $left \
+      bash bench/regret.sh "$state/logs" "$name" .bundle/shapes.txt > /dev/null
     rc=$?  # before a $(...) resets it
     echo "$(date -u +%T) $name rc $rc" >> "$state/logs/calls.log"
   done
-  keep_exh_db "$state/logs" "$out/db.xz"
+  pkill -TERM -x tuned; for _ in $(seq 50); do pgrep -x tuned > /dev/null || break; sleep 0.2; done
+  keep_exh_db .regretdb/gpu0.db "$out/db.xz"
   rm -f "$state/logs/gpu0.db"
   tar czf "$out/logs.tgz" -C "$state" logs
   ;;
@@ -127,7 +136,7 @@ run)
       gpu_tests) step gpu_tests bash -c "timeout 300 .bundle/bin/gpu_tests --gtest_filter='${GPU_TESTS_FILTER:-*}' \
         > '$logs/gpu_tests.log' 2>&1" ;;
       mma_race) [[ -f .bundle/mma_configs.txt ]] && step mma_race mma_race ;;
-      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' && keep_exh_db '$logs' '$logs/exh.db.xz'" ;;
+      exh) step exh bash -c "bash bench/regret.sh '$logs' exh '$shapes' && keep_exh_db '$logs/gpu0.db' '$logs/exh.db.xz'" ;;
       strat) step strat env AHEAD_WAIT=${AHEAD_WAIT:-0} bash bench/regret.sh "$logs" strat "$shapes" ;;
       sbs)
         [[ -f $logs/sbs.done ]] || cp .regretdb/gpu0.db .devdb/gpu0.db

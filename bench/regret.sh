@@ -95,6 +95,10 @@ exh)
     tunectl sweep $dims --strategy exhaustive --wait > /dev/null 2>&1
     echo "exhaustive ${dims// /x}: $(since $s) s wall" >> "$log"
   done
+  # OUTDIR/exh.complete once every shape is tuned (the strat phase of
+  # bench/h100_report.sh call waits for it: each shape's leave-one-out needs the other 11)
+  shapes_list | while read -r dims; do tunectl best $dims < /dev/null > /dev/null 2>&1 || echo missing; done |
+    grep -q missing || touch "$out/exh.complete"
   # every shape's measurements, the input of bench/strategy_sim
   shapes_list | while read -r dims; do
     tunectl results --family sgemm --top 0 $dims > "$out/results_sgemm_${dims// /x}.txt" 2>&1

@@ -33,7 +33,7 @@
 //   sbs_probe --cubins DIR --config NAME ...   (no GPU: writes the sm_90 cubins)
 //   sbs_probe --shape M N K --race --config A --config B   (only the configs and cuBLAS, interleaved)
 //   sbs_probe --shape M N K --race --placements 4 --config A --config B   (4 races, each on fresh
-//       buffers and data; PLACEMENTS lines: the geometric mean of each config's ratio to the first)
+//       buffers, data and kernel modules; PLACEMENTS lines: the geometric mean of each config's ratio to the first)
 //   sbs_probe --shape M N K --race --judge 3 --config A --config B   (the race, then the daemon's
 //       judge (Worker::RetimeTogether, in this process, on its own buffers), 3 times each in turn:
 //       whether the two ways of timing disagree within one process)
@@ -148,8 +148,9 @@ int main(int argc, char** argv) {
                  "printing JUDGE lines as RACE's (issue 17: 512^3's judge and race disagree)");
   int placements = 1;
   app.add_option("--placements", placements,
-                 "with --race: N races, each on freshly allocated inputs and outputs (the earlier "
-                 "ones kept allocated, so each lands elsewhere in memory) with new random data, and "
+                 "with --race: N races, each on freshly allocated inputs and outputs and freshly "
+                 "loaded kernels (the earlier ones kept, so each lands elsewhere in memory) with new "
+                 "random data, and "
                  "a PLACEMENTS line per config: the geometric mean of its ratio to the first config "
                  "over them (issue 17: at 512^3 which of two configs wins depended on the buffers)");
   std::string sizes_dir;
@@ -320,6 +321,7 @@ int main(int argc, char** argv) {
       Check(worker->Prepare(prepare).status(), "prepare");
     }
     std::vector<DeviceBuffer> kept;  // earlier placements' buffers, still allocated
+    std::vector<tuned::LoadedKernel> kept_modules;  // and their kernels' modules
     std::vector<double> log_ratio(names.size(), 0.0), lo(names.size(), 1e9), hi(names.size(), 0);
     placements = std::max(placements, 1);
     for (int place = 0; place < placements; ++place) {
@@ -328,6 +330,14 @@ int main(int argc, char** argv) {
           kept.push_back(std::move(**buf));
           *buf = DeviceBuffer::Alloc(kept.back().bytes());
           Check(buf->status(), "alloc");
+        }
+        // and the kernels' code loaded again (the old modules kept loaded, so
+        // the code lands elsewhere too: the judge loads it afresh each call)
+        for (size_t ki = 0; ki < loaded.size(); ++ki) {
+          auto again = tuned::LoadedKernel::Load(bests[ki].cubin(), bests[ki].entry());
+          Check(again.status(), "load");
+          kept_modules.push_back(std::move(loaded[ki]));
+          loaded[ki] = *std::move(again);
         }
         pa = a->f32();
         pb = b->f32();
