@@ -18,7 +18,9 @@
 #            time of the sweep, the strategy job's winner and the exhaustive
 #            job's winner, raced in one process (sbs_probe --race: the two
 #            and cuBLAS interleaved, caches flushed, 100 rounds, on
-#            PLACEMENTS=4 fresh allocations of the buffers); regret = the
+#            PLACEMENTS=4 fresh allocations of the buffers, the kernels' modules
+#            unloaded and loaded again for each, as the judge's segments do:
+#            at 512^3 the two states of a load alternate); regret = the
 #            geometric mean of strategy ms / exhaustive ms over them, less 1
 #            (0 when one config won both). Also by_cublas: (strategy ms / its cuBLAS ms) /
 #            (exhaustive ms / its cuBLAS ms) - 1 from the jobs' judged times,
@@ -139,8 +141,8 @@ for j in json.load(sys.stdin).get('jobs', []):
     tunectl job "$exh" --json > "$out/job_exh_${dims// /x}.json"
     # The two winners raced in one process (sbs_probe --race: interleaved with
     # cuBLAS, caches flushed, 100 rounds) on 4 placements of the buffers (fresh
-    # allocations and data for each race: at 512^3 which of two lane mappings
-    # won depended on them, session 13): regret = the geometric mean over the
+    # allocations, data and module loads for each race: at 512^3 which of two
+    # lane mappings wins alternates with each load, 2026-11-25): regret = the geometric mean over the
     # placements of strategy ms / exhaustive ms, less 1 (0 when the same config
     # won both). by_cublas: the jobs' own judged times normalized by their
     # cuBLAS, noisier by cuBLAS's noise.

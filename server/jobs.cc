@@ -980,8 +980,9 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
       const std::string& name = top[i].config().name();
       const std::string note = absl::StrFormat(
           "judged at the job's end in a fresh worker process with its top %d and %s, interleaved, "
-          "%d rounds (before: %.4f ms)%s",
-          static_cast<int>(top.size()), base, r.rounds(), top[i].median_ms(),
+          "%d rounds in %d segments (before: %.4f ms)%s",
+          static_cast<int>(top.size()), base, r.rounds(), std::max(r.segments(), 1),
+          top[i].median_ms(),
           r.clock_low() ? absl::StrCat("; clock low: ", r.sm_clock_mhz(), " MHz") : "");
       // A baseline timed on a down-clocked GPU reaches no ratio: not stored.
       StoredSpeedup judged;

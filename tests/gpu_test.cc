@@ -558,6 +558,20 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
   EXPECT_GT(r->baseline_ms(), 0);
   EXPECT_GE(r->rounds(), kRetimeMinRounds);
   EXPECT_FALSE(worker_->broken());
+  // 512^3 runs take microseconds: every segment fits (kRetimeSegmentsBudgetMs),
+  // each with its own rounds, all of which come back.
+  EXPECT_EQ(r->segments(), kRetimeMaxSegments);
+  EXPECT_EQ(r->rounds() % r->segments(), 0);
+  EXPECT_GE(r->rounds() / r->segments(), kRetimeMinRounds);
+  EXPECT_EQ(r->samples(0).ms_size(), r->rounds());
+  EXPECT_EQ(r->baseline_samples_size(), r->rounds());
+  // Segments asked for: one.
+  retime.set_segments(1);
+  auto one = worker_->RetimeTogether(retime);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->segments(), 1);
+  EXPECT_EQ(one->rounds() * kRetimeMaxSegments, r->rounds());
+  retime.set_segments(0);
   // Not compiled: refused, nothing run.
   retime.mutable_compiled(1)->set_status(v1::MEASUREMENT_COMPILE_ERROR);
   EXPECT_EQ(worker_->RetimeTogether(retime).status().code(), absl::StatusCode::kInvalidArgument);

@@ -325,6 +325,14 @@ TEST(WithinBudgetTest, CutsByPredictedCost) {
   // The model's short timings (20 runs at most) buy more in the same budget:
   // kernels of 1 ms cost 200 runs' worth... 100 at most in full, 20 short.
   EXPECT_EQ(SearchRepetitions(kExhaustive), kMaxRepetitions);
+  // The judging's segments: as many as fit in 400 ms of GPU time, 1 to 4.
+  EXPECT_EQ(RetimeSegments(5.6), 4);     // 512^3: 103 rounds of 3 runs of ~18 us
+  EXPECT_EQ(RetimeSegments(100.0), 4);
+  EXPECT_EQ(RetimeSegments(133.0), 3);
+  EXPECT_EQ(RetimeSegments(200.0), 2);
+  EXPECT_EQ(RetimeSegments(201.0), 1);
+  EXPECT_EQ(RetimeSegments(4000.0), 1);  // 8192^3
+  EXPECT_EQ(RetimeSegments(0.0), 4);
   EXPECT_EQ(SearchRepetitions(kModel), 20);
   EXPECT_NEAR(MeasureSeconds(1.0, 1.0), kConfigOverheadS + (1 + 101 * 1.077) / 1000, 1e-9);
   EXPECT_NEAR(MeasureSeconds(1.0, 1.0, 20), kConfigOverheadS + (1 + 21 * 1.077) / 1000, 1e-9);

@@ -88,7 +88,9 @@ double RetimeSeconds(const std::vector<double>& ms) {
   const double rounds = std::clamp(200.0 * n / (best * (n + 1)), 10.0, 100.0);
   double round_ms = best;  // the baseline, about the best's time
   for (double m : ms) round_ms += m + kRunOverheadMs;
-  return 2 * (rounds * round_ms / 1000 + kConfigOverheadS * n);
+  // the worker's segments (RetimeSegments), sized by the baseline as it sizes them
+  const int segments = RetimeSegments(best * (n + 1) * rounds);
+  return 2 * (segments * rounds * round_ms / 1000 + kConfigOverheadS * n);
 }
 
 // ---- the cost model ----

@@ -75,7 +75,7 @@ double MeasureSeconds(double ms, double best_ms, int max_reps = kMaxRepetitions)
 /// at its end whatever the strategy (JobRunner::RetimeTop).
 int SearchRepetitions(std::string_view strategy);
 /// The end-of-job re-timing of the best few (`ms`, with the baseline at
-/// about the best's time): RetimeTogether's rounds x every kernel, twice
+/// about the best's time): RetimeTogether's rounds x its segments x every kernel, twice
 /// (a second pass usually confirms the first).
 double RetimeSeconds(const std::vector<double>& ms);
 

@@ -281,70 +281,93 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
   if (request.kernels_size() != request.compiled_size() || request.kernels_size() == 0) {
     return absl::InvalidArgumentError("retime: one compiled result per kernel, at least one");
   }
-  std::vector<LoadedKernel> loaded;
-  std::vector<std::function<absl::Status(cudaStream_t)>> runs;
   for (int i = 0; i < request.kernels_size(); ++i) {
-    const auto& c = request.compiled(i);
-    if (c.status() != v1::MEASUREMENT_COMPILED) {
+    if (request.compiled(i).status() != v1::MEASUREMENT_COMPILED) {
       return absl::InvalidArgumentError(absl::StrCat(request.kernels(i).name(), " is not compiled"));
     }
-    auto k = LoadedKernel::Load(c.cubin(), c.entry());
-    if (!k.ok()) return k.status();
-    loaded.push_back(*std::move(k));
   }
-  for (int i = 0; i < request.kernels_size(); ++i) {
-    const v1::LaunchGeometry& geometry = request.kernels(i).geometry();
-    const LoadedKernel* k = &loaded[i];
-    runs.push_back([this, k, &geometry](cudaStream_t s) -> absl::Status {
-      TUNED_RETURN_IF_ERROR(problem_->BeforeLaunch(geometry, s));
-      return k->Launch(geometry, problem_->KernelArgs().data(), s);
-    });
-  }
-  runs.push_back([this](cudaStream_t s) { return problem_->RunBaseline(s); });
   // Rounds: kTimingBudgetMs per kernel over one round (every run once); the
   // top candidates take about the baseline's time.
-  const double round_ms = std::max(baseline_ms_ * static_cast<double>(runs.size()), 1e-3);
+  const int runs_per_round = request.kernels_size() + 1;
+  const double round_ms = std::max(baseline_ms_ * static_cast<double>(runs_per_round), 1e-3);
   const int rounds = static_cast<int>(std::clamp(kTimingBudgetMs * request.kernels_size() / round_ms,
                                                  double{kRetimeMinRounds}, double{kRetimeMaxRounds}));
+  const int segments = request.segments() > 0
+                           ? std::min(request.segments(), kRetimeMaxSegments)
+                           : RetimeSegments(round_ms * (rounds + kRetimeWarmupRounds));
   auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
   auto failed = [this](const absl::Status& s) {
     if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
     return s;
   };
+  // Every segment's samples, run by run (the kernels', then the baseline's).
+  std::vector<std::vector<double>> pooled(static_cast<size_t>(runs_per_round));
   worker::RetimeResult result;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (auto warm = TimeInterleavedSamplesMs(runs, flush, kRetimeWarmupRounds, stream_); !warm.ok()) {
-      return failed(warm.status());
+  int slowest_mhz = 0;
+  for (int segment = 0; segment < segments; ++segment) {
+    // The kernels' code loaded afresh for each segment (the last segment's
+    // modules unloaded), as two judgings in turn would load it.
+    std::vector<LoadedKernel> loaded;
+    for (int i = 0; i < request.kernels_size(); ++i) {
+      const auto& c = request.compiled(i);
+      auto k = LoadedKernel::Load(c.cubin(), c.entry());
+      if (!k.ok()) return k.status();
+      loaded.push_back(*std::move(k));
     }
-    ClockSampler sampler(clock_.get());
-    sampler.Start();
-    auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream_);
-    const std::vector<unsigned> mhz = sampler.Stop();
-    if (!samples.ok()) return failed(samples.status());
-    result.Clear();
-    for (size_t i = 0; i < samples->size(); ++i) {
-      const std::vector<double>& ms = (*samples)[i];
-      const double median = Median(ms);
-      if (i + 1 < samples->size()) {
-        result.add_median_ms(median);
-        result.add_samples()->mutable_ms()->Assign(ms.begin(), ms.end());
-      } else {
-        result.set_baseline_ms(median);
-        result.mutable_baseline_samples()->Assign(ms.begin(), ms.end());
+    std::vector<std::function<absl::Status(cudaStream_t)>> runs;
+    for (int i = 0; i < request.kernels_size(); ++i) {
+      const v1::LaunchGeometry& geometry = request.kernels(i).geometry();
+      const LoadedKernel* k = &loaded[i];
+      runs.push_back([this, k, &geometry](cudaStream_t s) -> absl::Status {
+        TUNED_RETURN_IF_ERROR(problem_->BeforeLaunch(geometry, s));
+        return k->Launch(geometry, problem_->KernelArgs().data(), s);
+      });
+    }
+    runs.push_back([this](cudaStream_t s) { return problem_->RunBaseline(s); });
+    std::vector<std::vector<double>> kept;
+    bool low = false;
+    unsigned mhz_now = 0;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (auto warm = TimeInterleavedSamplesMs(runs, flush, kRetimeWarmupRounds, stream_);
+          !warm.ok()) {
+        return failed(warm.status());
+      }
+      ClockSampler sampler(clock_.get());
+      sampler.Start();
+      auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream_);
+      const std::vector<unsigned> mhz = sampler.Stop();
+      if (!samples.ok()) return failed(samples.status());
+      kept = *std::move(samples);
+      mhz_now = ClockMhz(mhz);
+      if (clock_ == nullptr) break;
+      low = ClockLow(mhz, clock_->max_sm_mhz());
+      if (!low) break;
+      if (attempt == 0) {
+        spdlog::warn("re-timing: SM clock {} MHz of {} MHz; again after {} ms", mhz_now,
+                     clock_->max_sm_mhz(), kLowClockPauseMs);
+        std::this_thread::sleep_for(std::chrono::milliseconds(kLowClockPauseMs));
       }
     }
-    result.set_rounds(rounds);
-    result.set_sm_clock_mhz(static_cast<int32_t>(ClockMhz(mhz)));
-    if (clock_ == nullptr) break;
-    result.set_max_sm_clock_mhz(static_cast<int32_t>(clock_->max_sm_mhz()));
-    result.set_clock_low(ClockLow(mhz, clock_->max_sm_mhz()));
-    if (!result.clock_low()) break;
-    if (attempt == 0) {
-      spdlog::warn("re-timing: SM clock {} MHz of {} MHz; again after {} ms", result.sm_clock_mhz(),
-                   result.max_sm_clock_mhz(), kLowClockPauseMs);
-      std::this_thread::sleep_for(std::chrono::milliseconds(kLowClockPauseMs));
+    for (size_t i = 0; i < kept.size(); ++i) {
+      pooled[i].insert(pooled[i].end(), kept[i].begin(), kept[i].end());
+    }
+    if (segment == 0 || static_cast<int>(mhz_now) < slowest_mhz) slowest_mhz = static_cast<int>(mhz_now);
+    result.set_clock_low(result.clock_low() || low);
+  }
+  for (size_t i = 0; i < pooled.size(); ++i) {
+    const std::vector<double>& ms = pooled[i];
+    if (i + 1 < pooled.size()) {
+      result.add_median_ms(Median(ms));
+      result.add_samples()->mutable_ms()->Assign(ms.begin(), ms.end());
+    } else {
+      result.set_baseline_ms(Median(ms));
+      result.mutable_baseline_samples()->Assign(ms.begin(), ms.end());
     }
   }
+  result.set_rounds(rounds * segments);
+  result.set_segments(segments);
+  result.set_sm_clock_mhz(slowest_mhz);
+  if (clock_ != nullptr) result.set_max_sm_clock_mhz(static_cast<int32_t>(clock_->max_sm_mhz()));
   return result;
 }
 

@@ -73,7 +73,10 @@ class Worker {
   /// flushed before each run (rounds: see kRetimeMinRounds; every round's
   /// times come back), after kRetimeWarmupRounds untimed rounds, the SM clock
   /// sampled throughout: if it sat low, the rounds are timed again once after
-  /// kLowClockPauseMs, and marked clock_low if it is still low. INVALID_ARGUMENT
+  /// kLowClockPauseMs, and marked clock_low if it is still low. In
+  /// Retime.segments (0: RetimeSegments) segments, each with the kernels'
+  /// modules loaded afresh; the medians are over every segment's rounds
+  /// (RetimeResult.rounds counts them all). INVALID_ARGUMENT
   /// without a problem or with a kernel that is not compiled; a CUDA error
   /// as its status (the worker is then broken).
   absl::StatusOr<worker::RetimeResult> RetimeTogether(const worker::Retime& request);

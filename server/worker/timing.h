@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 namespace tuned {
 
@@ -30,6 +31,26 @@ inline int TimedRepetitions(double first_ms, double best_ms, int max_reps = kMax
   const double most = std::clamp(max_reps, kScreenReps, kMaxRepetitions);
   return static_cast<int>(
       std::clamp(kTimingBudgetMs / std::max(first_ms, 1e-3), std::min(5.0, most), most));
+}
+
+/// RetimeTogether's segments at most: each loads the kernels' code afresh
+/// and times its own rounds, and the medians are taken over all of them. At
+/// 512^3 (14 us a run) the judging of two lane mappings flipped from one
+/// call to the next, in one process on the same buffers, by 3.5-4.3% either
+/// way, while sbs_probe's race had one 4% ahead each time
+/// (bench/results/2026-11-24_h100_session13_probes.txt): one call is one
+/// draw of whatever state decides it.
+inline constexpr int kRetimeMaxSegments = 4;
+/// GPU time (ms) the segments may take together: a judging whose one segment
+/// takes longer than half of it has one segment (large shapes, whose timings
+/// did not flip).
+inline constexpr double kRetimeSegmentsBudgetMs = 400.0;
+/// RetimeTogether's segments for a judging whose one segment (warm-up
+/// rounds included) takes `segment_ms` of GPU time: as many as fit in
+/// kRetimeSegmentsBudgetMs, 1 to kRetimeMaxSegments.
+inline int RetimeSegments(double segment_ms) {
+  return static_cast<int>(std::clamp(std::floor(kRetimeSegmentsBudgetMs / std::max(segment_ms, 1e-3)),
+                                     1.0, double{kRetimeMaxSegments}));
 }
 
 }  // namespace tuned
