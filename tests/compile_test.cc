@@ -73,8 +73,10 @@ TEST(Compiler, ReportsCompileErrorsWithTheLog) {
   EXPECT_NE(k.status().message().find("undefined_name"), std::string::npos) << k.status();
 }
 
-// 64 live accumulators under a 32-register cap: ptxas spills, and the
-// kernel is rejected with the bytes named.
+// 64 live accumulators under a 32-register cap: ptxas spills on every
+// attempt (compiled kCompileAttemptsWhileSpilling times, the log naming the
+// attempts before the last), and the kernel is rejected with the bytes named;
+// a kernel that does not spill is compiled once.
 TEST(Compiler, RejectsAKernelThatSpills) {
   constexpr char kSource[] = R"(
 template <int N> __global__ void k(const float* x, float* y) {
@@ -91,6 +93,12 @@ template <int N> __global__ void k(const float* x, float* y) {
   auto k = Compile(kSource, "k<64>", {"--maxrregcount=32"}, "sm_90");
   ASSERT_TRUE(k.ok()) << k.status();
   ASSERT_GT(k->spill_bytes, 0) << k->log;
+  for (int attempt = 1; attempt < kCompileAttemptsWhileSpilling; ++attempt) {
+    EXPECT_NE(k->log.find(absl::StrCat("attempt ", attempt, ": ptxas spilled ")), std::string::npos)
+        << k->log;
+  }
+  EXPECT_EQ(k->log.find(absl::StrCat("attempt ", kCompileAttemptsWhileSpilling, ":")),
+            std::string::npos);
   const absl::Status s = CheckNoSpills(*k);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find(absl::StrCat("spilled ", k->spill_bytes, " bytes")), std::string::npos)
@@ -98,6 +106,7 @@ template <int N> __global__ void k(const float* x, float* y) {
   auto fine = Compile(kSource, "k<8>", {}, "sm_90");
   ASSERT_TRUE(fine.ok()) << fine.status();
   EXPECT_TRUE(CheckNoSpills(*fine).ok()) << fine->log;
+  EXPECT_EQ(fine->log.find("attempt "), std::string::npos) << fine->log;
 }
 
 TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {

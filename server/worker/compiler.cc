@@ -37,11 +37,11 @@ int ParseInt(const std::string& log, const std::regex& re, int fallback) {
   return fallback;
 }
 
-}  // namespace
-
-absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
-                                       const std::vector<std::string>& options,
-                                       std::string_view arch) {
+// Compile's one NVRTC run.
+absl::StatusOr<CompiledKernel> CompileOnce(std::string_view source,
+                                           std::string_view name_expression,
+                                           const std::vector<std::string>& options,
+                                           std::string_view arch) {
   const auto t0 = std::chrono::steady_clock::now();
   Program prog;
   const std::string src(source), expr(name_expression);
@@ -109,6 +109,27 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
+                                       const std::vector<std::string>& options,
+                                       std::string_view arch) {
+  std::string earlier;  // the attempts that spilled
+  double earlier_ms = 0;
+  for (int attempt = 1;; ++attempt) {
+    auto k = CompileOnce(source, name_expression, options, arch);
+    if (!k.ok()) return k;
+    if (k->spill_bytes <= 0 || attempt == kCompileAttemptsWhileSpilling) {
+      if (!earlier.empty()) k->log = absl::StrCat(earlier, k->log);
+      k->compile_ms += earlier_ms;
+      return k;
+    }
+    absl::StrAppend(&earlier, "attempt ", attempt, ": ptxas spilled ", k->spill_bytes,
+                    " bytes; compiled again\n");
+    earlier_ms += k->compile_ms;
+  }
 }
 
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,

@@ -23,8 +23,18 @@ struct CompiledKernel {
   double compile_ms = 0;
 };
 
+/// Compiles of one kernel at most while ptxas spills (Compile): ptxas's
+/// allocation is not the same from run to run for every kernel. On a
+/// loaded 2-core machine, sgemm_warp 128x128x16 8x8 ln4 s4 MINB 2 stream-K
+/// at --register-usage-level=10 spilled 76 bytes in 1 of 8 compiles of the
+/// same source and options, and none in the others (2026-11-25, NVRTC 13.0).
+inline constexpr int kCompileAttemptsWhileSpilling = 3;
+
 /// Compiles `source`, instantiating `name_expression`, for `arch` (e.g.
-/// "sm_90") with `options` added. An option "--gpu-architecture=<arch>a"
+/// "sm_90") with `options` added; a result that spills registers is
+/// compiled again, kCompileAttemptsWhileSpilling times at most, and the
+/// first that does not is returned (the log names the attempts before it;
+/// compile_ms counts them all). An option "--gpu-architecture=<arch>a"
 /// (e.g. sm_90a: wgmma, sgemm's KIND 6) compiles for the arch-specific
 /// variant of `arch` instead. Errors: FAILED_PRECONDITION with the log when
 /// NVRTC rejects the source, or when an option names another architecture
