@@ -1,0 +1,446 @@
+// Probe of issue 18's next TF32 / 3xTF32 design (not part of the space, not
+// built by CMake): C = A * B (row-major, fp32) computed as C^T = B^T * A^T
+// on Hopper's warpgroup tensor cores, with the register form of
+// wgmma.mma_async (PTX ISA 9.7.15.5.2: "d, a, b-desc, ..."):
+//  - wgmma's A operand (M = 64 columns of C, K = 8) is B^T, read from B's
+//    natural layout in shared memory (k rows, n contiguous, a row pitch of
+//    BN + 8 floats so that a warp's fragment loads hit 32 banks) into
+//    registers, and rounded (TF32) or split (3xTF32) there;
+//  - wgmma's B operand (K = 8, N = BM rows of C) is A^T, i.e. A's rows as
+//    they are in memory: K-major, as .tf32 wgmma needs, so it is copied with
+//    16-byte cp.async straight into the 128-byte-swizzled layout and only
+//    rounded (or split) in place, with no transposing store (the copy of
+//    KIND 6, kernels_src/sgemm/wgmma_tf32.cuh, that Nsight Compute found to
+//    be its bottleneck in session 13).
+// So far it needs M % BM == 0, N % BN == 0 and K % 32 == 0, and has never
+// run on a GPU (written in session 14, with no device time left).
+//
+// Build here (no GPU needed; the CUDA toolkit):
+//   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -o .bundle/bin/wgmma_rs_probe bench/wgmma_rs_probe.cu -lcublas
+// Run there:
+//   .bundle/bin/wgmma_rs_probe 8192 8192 8192
+// It prints, per kernel, its median time interleaved with cuBLAS pure fp32
+// and cuBLAS TF32 (L2 flushed before each run, 20 rounds), TFLOPS, and its
+// relative Frobenius error against an fp64 cuBLAS DGEMM next to cuBLAS's.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <vector>
+
+// The kernels' helpers, as NVRTC compiles them appended (CpAsync16,
+// SmemAddr, Split, Swizzle, Descriptor, the wgmma fences).
+#include "kernels_src/sgemm/sgemm.cuh"
+#include "kernels_src/sgemm/mma_tf32.cuh"
+#include "kernels_src/sgemm/wgmma_tf32.cuh"
+
+namespace rs {
+
+using sgemm_detail::CpAsync16;
+using sgemm_detail::CpAsyncCommit;
+using sgemm_detail::CpAsyncWait;
+using sgemm_detail::SmemAddr;
+using sgemm_mma_detail::Split;
+using sgemm_wgmma_detail::Descriptor;
+using sgemm_wgmma_detail::FenceProxyAsync;
+using sgemm_wgmma_detail::Pin;
+using sgemm_wgmma_detail::Swizzle;
+using sgemm_wgmma_detail::WgmmaCommit;
+using sgemm_wgmma_detail::WgmmaFence;
+using sgemm_wgmma_detail::WgmmaWait;
+
+#define RS_D8(d, i)                                                                               \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define RS_D32(d, i) RS_D8(d, i), RS_D8(d, i + 8), RS_D8(d, i + 16), RS_D8(d, i + 24)
+
+// d (+)= a(64 x 8, registers: the m64k8 .tf32 fragment) * B(8 x N, the
+// K-major shared tile of descriptor b); scale_d 0 overwrites d.
+template <int N>
+struct WgmmaRs;
+
+template <>
+struct WgmmaRs<128> {
+  static __device__ __forceinline__ void Run(float (&d)[64], const unsigned (&a)[4],
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : RS_D32(d, 0), RS_D32(d, 32)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+  }
+};
+
+template <>
+struct WgmmaRs<256> {
+  static __device__ __forceinline__ void Run(float (&d)[128], const unsigned (&a)[4],
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
+        " %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
+        " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
+        " %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        " %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125,"
+        " %126, %127"
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : RS_D32(d, 0), RS_D32(d, 32), RS_D32(d, 64), RS_D32(d, 96)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+  }
+};
+#undef RS_D32
+#undef RS_D8
+
+constexpr int BK = 32;           // K tile: rows of 128 bytes, the 128-byte swizzle
+constexpr int ROWB = BK * 4;
+
+// BM rows of C per block (wgmma's N: 128 or 256), BN columns (64 per
+// warpgroup: wgmma's M), STAGES shared-memory stages (STAGES - 2 K tiles in
+// flight), PASSES 1 (TF32) or 3 (3xTF32: each K tile into fresh
+// accumulators, added in fp32 as KIND 6 does).
+template <int BM, int BN, int STAGES, int PASSES>
+struct Tile {
+  enum : int {
+    WGS = BN / 64,
+    THREADS = WGS * 128,
+    ACC = BM / 2,                    // accumulators per thread of one m64 x BM wgmma
+    A_BYTES = BM * ROWB,             // one copy of the A tile (1024-byte multiple)
+    PB = BN + 8,                     // B's row pitch, floats
+    B_OFF = (PASSES == 3 ? 2 : 1) * A_BYTES,
+    B_BYTES = BK * PB * 4,
+    STAGE_BYTES = (B_OFF + B_BYTES + 1023) / 1024 * 1024,
+    A_CHUNKS = BM * (BK / 4) / THREADS,  // 16-byte copies per thread per K tile
+    B_CHUNKS = BK * (BN / 4) / THREADS,
+    SMEM = STAGES * STAGE_BYTES + 1024,
+  };
+  static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 3, "tile");
+  static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
+  static_assert(PB % 32 == 8, "B's pitch: 8 mod 32 floats (conflict-free fragments)");
+
+  // K tile kt of the block (A at its first row, B at its first column) into
+  // the stage at `stage`: A rows swizzled, B rows padded to PB.
+  static __device__ __forceinline__ void Load(unsigned char* stage, const float* A, const float* B,
+                                              int N, int K, int kt, int tid) {
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, row = c / (BK / 4), q = c % (BK / 4);
+      CpAsync16(reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + q * 16)),
+                A + static_cast<long long>(row) * K + kt * BK + q * 4, true);
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, k = c / (BN / 4), q = c % (BN / 4);
+      CpAsync16(reinterpret_cast<float*>(stage + B_OFF) + k * PB + q * 4,
+                B + static_cast<long long>(kt * BK + k) * N + q * 4, true);
+    }
+  }
+
+  // This thread's A chunks of the stage, as Load copied them, rounded to
+  // TF32 in place (PASSES 3: big in place, small A_BYTES further).
+  static __device__ __forceinline__ void Round(unsigned char* stage, int tid) {
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, row = c / (BK / 4), q = c % (BK / 4);
+      uint4* p = reinterpret_cast<uint4*>(stage + Swizzle<ROWB>(row * ROWB + q * 16));
+      const uint4 v = *p;
+      uint4 big, small;
+      Split<PASSES>(__uint_as_float(v.x), big.x, small.x);
+      Split<PASSES>(__uint_as_float(v.y), big.y, small.y);
+      Split<PASSES>(__uint_as_float(v.z), big.z, small.z);
+      Split<PASSES>(__uint_as_float(v.w), big.w, small.w);
+      *p = big;
+      if constexpr (PASSES == 3) *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(p) + A_BYTES) = small;
+    }
+  }
+};
+
+template <int BM, int BN, int STAGES, int PASSES>
+__global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
+    rs_gemm(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+            float* __restrict__ C) {
+  using T = Tile<BM, BN, STAGES, PASSES>;
+  extern __shared__ __align__(1024) unsigned char rs_smem[];
+  const unsigned raw = SmemAddr(rs_smem);
+  const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
+  unsigned char* smem = rs_smem + pad;
+  const unsigned base = raw + pad;
+
+  const int tiles_n = N / BN;
+  const int bm = (blockIdx.x / tiles_n) * BM, bn = (blockIdx.x % tiles_n) * BN;
+  const int tid = threadIdx.x, wg = tid / 128, w = (tid % 128) / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  const int nk = K / BK;
+
+  float acc[T::ACC], part[T::ACC];
+#pragma unroll
+  for (int e = 0; e < T::ACC; ++e) acc[e] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 2; ++s) {
+    if (s < nk) T::Load(smem + s * T::STAGE_BYTES, A, B, N, K, s, tid);
+    CpAsyncCommit();
+  }
+  // This warp's rows of B^T (columns of C): 16w + g and + 8 of its warpgroup's 64.
+  const int n0 = wg * 64 + 16 * w + g;
+  for (int i = 0; i < nk; ++i) {
+    unsigned char* stage = smem + (i % STAGES) * T::STAGE_BYTES;
+    CpAsyncWait<STAGES - 3>();  // this thread's copies of tile i have landed
+    T::Round(stage, tid);
+    FenceProxyAsync();
+    __syncthreads();  // tile i rounded, visible to wgmma; every warpgroup past tile i - 1's wgmmas
+    if (i + STAGES - 2 < nk) {
+      T::Load(smem + ((i + STAGES - 2) % STAGES) * T::STAGE_BYTES, A, B, N, K, i + STAGES - 2, tid);
+    }
+    CpAsyncCommit();
+    // B^T fragments of the K tile (m64k8 .tf32: a0 (row g, k t), a1 (g + 8, t),
+    // a2 (g, t + 4), a3 (g + 8, t + 4) of the warp's 16 rows)
+    const float* bs = reinterpret_cast<const float*>(stage + T::B_OFF);
+    unsigned big[BK / 8][4], small[BK / 8][4];
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const float* r0 = bs + (kk * 8 + t) * T::PB + n0;
+      const float* r4 = r0 + 4 * T::PB;
+      Split<PASSES>(r0[0], big[kk][0], small[kk][0]);
+      Split<PASSES>(r0[8], big[kk][1], small[kk][1]);
+      Split<PASSES>(r4[0], big[kk][2], small[kk][2]);
+      Split<PASSES>(r4[8], big[kk][3], small[kk][3]);
+    }
+    const unsigned a_tile = base + (i % STAGES) * T::STAGE_BYTES;
+    if constexpr (PASSES == 3) {
+      Pin(part);
+    } else {
+      Pin(acc);
+    }
+    WgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const unsigned long long d_big = Descriptor<ROWB>(a_tile + kk * 32);
+      if constexpr (PASSES == 3) {
+        const unsigned long long d_small = Descriptor<ROWB>(a_tile + T::A_BYTES + kk * 32);
+        WgmmaRs<BM>::Run(part, small[kk], d_big, kk > 0 ? 1 : 0);
+        WgmmaRs<BM>::Run(part, big[kk], d_small, 1);
+        WgmmaRs<BM>::Run(part, big[kk], d_big, 1);
+      } else {
+        WgmmaRs<BM>::Run(acc, big[kk], d_big, 1);
+      }
+    }
+    WgmmaCommit();
+    // the fragments are read by the wgmmas in flight: they finish before the
+    // next K tile's fragments overwrite them (a second register set would
+    // let the next tile's loads run under them)
+    WgmmaWait<0>();
+    if constexpr (PASSES == 3) {
+      Pin(part);
+#pragma unroll
+      for (int e = 0; e < T::ACC; ++e) acc[e] += part[e];
+    } else {
+      Pin(acc);
+    }
+  }
+
+  // acc[4i + j]: row 16w + g + 8 (j / 2) of the warpgroup's 64 columns of C,
+  // column 8i + 2t + j % 2 of the BM rows of C (D = C^T).
+  float* c = C + static_cast<long long>(bm) * N + bn + wg * 64;
+#pragma unroll
+  for (int i = 0; i < BM / 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int n = 16 * w + g + 8 * (j / 2), m = 8 * i + 2 * t + (j % 2);
+      c[static_cast<long long>(m) * N + n] = acc[4 * i + j];
+    }
+  }
+}
+
+}  // namespace rs
+
+namespace {
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+#define CB(x)                                                                          \
+  do {                                                                                 \
+    cublasStatus_t s_ = (x);                                                           \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cublasGetStatusString(s_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+struct Kernel {
+  const char* name;
+  void (*launch)(int, int, int, const float*, const float*, float*, cudaStream_t);
+};
+
+template <int BM, int BN, int STAGES, int PASSES>
+void Launch(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  using T = rs::Tile<BM, BN, STAGES, PASSES>;
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(rs::rs_gemm<BM, BN, STAGES, PASSES>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM));
+    attr = true;
+  }
+  rs::rs_gemm<BM, BN, STAGES, PASSES>
+      <<<(m / BM) * (n / BN), T::THREADS, T::SMEM, s>>>(m, n, k, a, b, c);
+  CK(cudaGetLastError());
+}
+
+double RelFrobenius(const std::vector<float>& c, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    num += (c[i] - ref[i]) * (c[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s M N K (M %% 256, N %% 128, K %% 32 == 0)\n", argv[0]);
+    return 2;
+  }
+  const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
+  if (m % 256 || n % 128 || k % 32) {
+    std::fprintf(stderr, "M %% 256, N %% 128 and K %% 32 must be 0\n");
+    return 2;
+  }
+  const Kernel kernels[] = {
+      {"rs_128x128_s4_tf32", Launch<128, 128, 4, 1>},
+      {"rs_256x128_s4_tf32", Launch<256, 128, 4, 1>},
+      {"rs_128x256_s3_tf32", Launch<128, 256, 3, 1>},
+      {"rs_128x128_s3_3xtf32", Launch<128, 128, 3, 3>},
+      {"rs_128x128_s4_3xtf32", Launch<128, 128, 4, 3>},
+  };
+  const size_t na = size_t(m) * k, nb = size_t(k) * n, nc = size_t(m) * n;
+  std::vector<float> ha(na), hb(nb);
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& x : ha) x = u(gen);
+  for (float& x : hb) x = u(gen);
+  float *a, *b, *c, *flush;
+  double *da, *db, *dc;
+  const size_t flush_bytes = size_t(200) << 20;  // 4x the H100's 50 MB L2
+  CK(cudaMalloc(&a, na * 4));
+  CK(cudaMalloc(&b, nb * 4));
+  CK(cudaMalloc(&c, nc * 4));
+  CK(cudaMalloc(&flush, flush_bytes));
+  CK(cudaMemcpy(a, ha.data(), na * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(b, hb.data(), nb * 4, cudaMemcpyHostToDevice));
+  // fp64 reference (cuBLAS DGEMM, row-major as C^T = B^T A^T column-major)
+  {
+    std::vector<double> t(na);
+    for (size_t i = 0; i < na; ++i) t[i] = ha[i];
+    CK(cudaMalloc(&da, na * 8));
+    CK(cudaMemcpy(da, t.data(), na * 8, cudaMemcpyHostToDevice));
+    t.assign(nb, 0);
+    for (size_t i = 0; i < nb; ++i) t[i] = hb[i];
+    CK(cudaMalloc(&db, nb * 8));
+    CK(cudaMemcpy(db, t.data(), nb * 8, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&dc, nc * 8));
+  }
+  cublasHandle_t fp32, tf32, fp64;
+  CB(cublasCreate(&fp32));
+  CB(cublasCreate(&tf32));
+  CB(cublasCreate(&fp64));
+  CB(cublasSetMathMode(fp32, CUBLAS_PEDANTIC_MATH));
+  CB(cublasSetMathMode(tf32, CUBLAS_TF32_TENSOR_OP_MATH));
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+  for (cublasHandle_t h : {fp32, tf32, fp64}) CB(cublasSetStream(h, s));
+  const float one = 1.0f, zero = 0.0f;
+  const double one64 = 1.0, zero64 = 0.0;
+  CB(cublasDgemm(fp64, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one64, db, n, da, k, &zero64, dc, n));
+  std::vector<double> ref(nc);
+  CK(cudaMemcpy(ref.data(), dc, nc * 8, cudaMemcpyDeviceToHost));
+  auto cublas = [&](cublasHandle_t h) {
+    return [&, h](cudaStream_t) {
+      CB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n));
+    };
+  };
+  std::vector<float> hc(nc);
+  auto error = [&]() {
+    CK(cudaStreamSynchronize(s));
+    CK(cudaMemcpy(hc.data(), c, nc * 4, cudaMemcpyDeviceToHost));
+    return RelFrobenius(hc, ref);
+  };
+  struct Run {
+    const char* name;
+    std::function<void(cudaStream_t)> run;
+    double err = 0;
+    std::vector<double> ms;
+  };
+  std::vector<Run> runs;
+  runs.push_back({"cuBLAS fp32", cublas(fp32)});
+  runs.push_back({"cuBLAS TF32", cublas(tf32)});
+  for (const Kernel& kern : kernels) {
+    auto launch = kern.launch;
+    runs.push_back({kern.name, [=](cudaStream_t st) { launch(m, n, k, a, b, c, st); }});
+  }
+  for (Run& r : runs) {  // correctness on a poisoned output, and the warm-up
+    CK(cudaMemsetAsync(c, 0xff, nc * 4, s));
+    r.run(s);
+    r.err = error();
+  }
+  constexpr int kRounds = 20;
+  std::vector<cudaEvent_t> ev(2 * runs.size() * kRounds);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  for (int round = 0; round < kRounds; ++round) {
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const size_t i = round % 2 ? runs.size() - 1 - j : j;
+      CK(cudaMemsetAsync(flush, round, flush_bytes, s));
+      CK(cudaEventRecord(ev[2 * (round * runs.size() + i)], s));
+      runs[i].run(s);
+      CK(cudaEventRecord(ev[2 * (round * runs.size() + i) + 1], s));
+    }
+  }
+  CK(cudaStreamSynchronize(s));
+  for (int round = 0; round < kRounds; ++round) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, ev[2 * (round * runs.size() + i)],
+                              ev[2 * (round * runs.size() + i) + 1]));
+      runs[i].ms.push_back(ms);
+    }
+  }
+  const double flops = 2.0 * m * n * k;
+  const double fp32_ms = Median(runs[0].ms), tf32_ms = Median(runs[1].ms);
+  std::printf("# %dx%dx%d, %d rounds interleaved, L2 flushed before each run; error: relative "
+              "Frobenius against cuBLAS DGEMM\n", m, n, k, kRounds);
+  std::printf("%-24s %10s %8s %9s %9s %10s %8s\n", "kernel", "ms", "TFLOPS", "vs_fp32", "vs_tf32",
+              "error", "err/fp32");
+  for (const Run& r : runs) {
+    const double ms = Median(r.ms);
+    std::printf("%-24s %10.4f %8.1f %9.3f %9.3f %10.2e %8.2f\n", r.name, ms, flops / ms / 1e9,
+                fp32_ms / ms, tf32_ms / ms, r.err, r.err / runs[0].err);
+  }
+  return 0;
+}
