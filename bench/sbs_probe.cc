@@ -341,8 +341,9 @@ int main(int argc, char** argv) {
         // 512^3 the timings of two lane mappings (and cuBLAS's) flip with each
         // unload and load (2026-11-25, SEGMENT lines of --judge), a state that
         // a race with its modules loaded once samples only one side of
+        // (all unloaded, then all loaded, as the judge's segments do)
+        for (auto& l : loaded) l = tuned::LoadedKernel();
         for (size_t ki = 0; ki < loaded.size(); ++ki) {
-          loaded[ki] = tuned::LoadedKernel();
           auto again = tuned::LoadedKernel::Load(bests[ki].cubin(), bests[ki].entry());
           Check(again.status(), "load");
           loaded[ki] = *std::move(again);
