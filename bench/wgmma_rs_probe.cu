@@ -111,7 +111,8 @@ constexpr int ROWB = BK * 4;
 // BM rows of C per block (wgmma's N: 128 or 256), BN columns (64 per
 // warpgroup: wgmma's M), STAGES shared-memory stages (STAGES - 2 K tiles in
 // flight), PASSES 1 (TF32) or 3 (3xTF32: each K tile into fresh
-// accumulators, added in fp32 as KIND 6 does).
+// accumulators, added in fp32 as KIND 6 does); the kernel's LAG: wgmma
+// groups left in flight at the end of a K tile (0 or 1).
 template <int BM, int BN, int STAGES, int PASSES>
 struct Tile {
   enum : int {
@@ -168,11 +169,12 @@ struct Tile {
   }
 };
 
-template <int BM, int BN, int STAGES, int PASSES>
+template <int BM, int BN, int STAGES, int PASSES, int LAG>
 __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
     rs_gemm(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
             float* __restrict__ C) {
   using T = Tile<BM, BN, STAGES, PASSES>;
+  static_assert(LAG == 0 || (LAG == 1 && PASSES == 1), "LAG 1: TF32 only (3xTF32 adds each tile)");
   extern __shared__ __align__(1024) unsigned char rs_smem[];
   const unsigned raw = SmemAddr(rs_smem);
   const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
@@ -198,20 +200,25 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
   }
   // This warp's rows of B^T (columns of C): 16w + g and + 8 of its warpgroup's 64.
   const int n0 = wg * 64 + 16 * w + g;
-  for (int i = 0; i < nk; ++i) {
+  // K tile i with the fragment set (big, small): LAG 0 waits for its wgmmas
+  // at its end; LAG 1 (TF32 only) for the tile before's, so that the next
+  // tile's rounding, copies and fragment loads run under this tile's
+  // wgmmas, in the other fragment set (the loop below alternates the two).
+  auto step = [&](int i, unsigned (&big)[BK / 8][4], unsigned (&small)[BK / 8][4]) {
     unsigned char* stage = smem + (i % STAGES) * T::STAGE_BYTES;
     CpAsyncWait<STAGES - 3>();  // this thread's copies of tile i have landed
     T::Round(stage, tid);
     FenceProxyAsync();
-    __syncthreads();  // tile i rounded, visible to wgmma; every warpgroup past tile i - 1's wgmmas
-    if (i + STAGES - 2 < nk) {
+    // tile i rounded, visible to wgmma; every warpgroup past its wait at the
+    // end of tile i - 1, so tile i - 2's wgmmas (LAG 1; i - 1's, LAG 0) are done
+    __syncthreads();
+    if (i + STAGES - 2 < nk) {  // into the stage of tile i - 2
       T::Load(smem + ((i + STAGES - 2) % STAGES) * T::STAGE_BYTES, A, B, N, K, i + STAGES - 2, tid);
     }
     CpAsyncCommit();
     // B^T fragments of the K tile (m64k8 .tf32: a0 (row g, k t), a1 (g + 8, t),
     // a2 (g, t + 4), a3 (g + 8, t + 4) of the warp's 16 rows)
     const float* bs = reinterpret_cast<const float*>(stage + T::B_OFF);
-    unsigned big[BK / 8][4], small[BK / 8][4];
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) {
       const float* r0 = bs + (kk * 8 + t) * T::PB + n0;
@@ -241,10 +248,9 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
       }
     }
     WgmmaCommit();
-    // the fragments are read by the wgmmas in flight: they finish before the
-    // next K tile's fragments overwrite them (a second register set would
-    // let the next tile's loads run under them)
-    WgmmaWait<0>();
+    // the fragments are read by the wgmmas in flight: a set is written again
+    // only after the wgmmas that read it are done
+    WgmmaWait<LAG>();
     if constexpr (PASSES == 3) {
       Pin(part);
 #pragma unroll
@@ -252,7 +258,14 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
     } else {
       Pin(acc);
     }
+  };
+  unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
+  for (int i = 0; i < nk; i += 2) {
+    step(i, big0, small0);
+    if (i + 1 < nk) step(i + 1, big1, small1);
   }
+  WgmmaWait<0>();
+  Pin(acc);
 
   // acc[4i + j]: row 16w + g + 8 (j / 2) of the warpgroup's 64 columns of C,
   // column 8i + 2t + j % 2 of the BM rows of C (D = C^T).
@@ -293,16 +306,16 @@ struct Kernel {
   void (*launch)(int, int, int, const float*, const float*, float*, cudaStream_t);
 };
 
-template <int BM, int BN, int STAGES, int PASSES>
+template <int BM, int BN, int STAGES, int PASSES, int LAG = 0>
 void Launch(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   using T = rs::Tile<BM, BN, STAGES, PASSES>;
   static bool attr = false;
   if (!attr) {
-    CK(cudaFuncSetAttribute(rs::rs_gemm<BM, BN, STAGES, PASSES>,
+    CK(cudaFuncSetAttribute(rs::rs_gemm<BM, BN, STAGES, PASSES, LAG>,
                             cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM));
     attr = true;
   }
-  rs::rs_gemm<BM, BN, STAGES, PASSES>
+  rs::rs_gemm<BM, BN, STAGES, PASSES, LAG>
       <<<(m / BM) * (n / BN), T::THREADS, T::SMEM, s>>>(m, n, k, a, b, c);
   CK(cudaGetLastError());
 }
@@ -337,6 +350,8 @@ int main(int argc, char** argv) {
       {"rs_128x128_s4_tf32", Launch<128, 128, 4, 1>},
       {"rs_256x128_s4_tf32", Launch<256, 128, 4, 1>},
       {"rs_128x256_s3_tf32", Launch<128, 256, 3, 1>},
+      {"rs_128x128_s4_tf32_lag1", Launch<128, 128, 4, 1, 1>},
+      {"rs_256x128_s4_tf32_lag1", Launch<256, 128, 4, 1, 1>},
       {"rs_128x128_s3_3xtf32", Launch<128, 128, 3, 3>},
       {"rs_128x128_s4_3xtf32", Launch<128, 128, 4, 3>},
   };
