@@ -32,6 +32,9 @@
 #            will do).
 #            Ends with
 #              SUMMARY strategy=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n>
+#   rerace   strat's rows again (regret_rerace.log) from OUTDIR's job JSONs
+#            and regret_strat.log's tune times, the winners raced anew by this
+#            bundle's sbs_probe; no daemon, no database.
 #
 # Usage: [BUNDLE=.bundle] [STRATEGY=model] [BUDGET=] bench/regret.sh OUTDIR PHASE [SHAPES_FILE]
 # STRATEGY=model is the default here (cold and exh name exhaustive
@@ -53,10 +56,12 @@ export XDG_RUNTIME_DIR=$(mktemp -d)
 mkdir -p "$out" .regretdb
 log=$out/regret_$phase.log
 [[ $phase == cold ]] && rm -f .regretdb/gpu0.db*
-tuned --gpu 0 --db .regretdb/gpu0.db >> "$out/tuned_$phase.log" 2>&1 &
-daemon=$!
-trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; cp .regretdb/gpu0.db "$out/gpu0.db" 2>/dev/null' EXIT
-for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; sleep 0.2; done
+if [[ $phase != rerace ]]; then  # rerace needs no daemon: sbs_probe compiles its configs
+  tuned --gpu 0 --db .regretdb/gpu0.db >> "$out/tuned_$phase.log" 2>&1 &
+  daemon=$!
+  trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; cp .regretdb/gpu0.db "$out/gpu0.db" 2>/dev/null' EXIT
+  for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; sleep 0.2; done
+fi
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) phase $phase" >> "$log"
 
 shapes_list() { grep -v '^#' "$shapes" | grep -v '^ *$'; }
@@ -73,6 +78,53 @@ since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv
 field() { python3 -c "import json,sys; j=json.load(sys.stdin); v=j
 for k in sys.argv[1].split('.'): v=v.get(k, {}) if isinstance(v, dict) else {}
 print(v if v != {} else 0)" "$1"; }
+
+# row DIMS TUNE_S: the regret row of one shape, from OUTDIR's job_strat_ and
+# job_exh_ JSONs. The two winners raced in one process (sbs_probe --race:
+# interleaved with cuBLAS, caches flushed, 100 rounds) on PLACEMENTS=4 fresh
+# allocations of the buffers, with fresh data, the modules loaded again and
+# the two configs' places in the round swapped each time (at 512^3 the config
+# in the first place ran 4.5% slower, whichever it was:
+# 2026-11-25_h100_session15_order512.txt): regret = the
+# geometric mean over the placements of strategy ms / exhaustive ms, less 1 (0
+# when the same config won both). by_cublas: the jobs' own judged times
+# normalized by their cuBLAS, noisier by cuBLAS's noise.
+row() {
+  local dims=$1 t=$2 names race=0
+  names=$(python3 -c "import json,sys; print(*(json.load(open(p)).get('best',{}).get('config',{}).get('name','-') for p in sys.argv[1:]))" \
+    "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json")
+  if [[ ${names% *} != "${names#* }" ]]; then
+    sbs_probe --shape $dims --race --config ${names% *} --config ${names#* } --pairs 100 \
+      --placements "${PLACEMENTS:-4}" > "$out/race_${phase}_${dims// /x}.txt" 2>&1
+    race=$(awk -v n="${names#* }" '$1 == "PLACEMENTS" && $2 == n {print $4}' "$out/race_${phase}_${dims// /x}.txt")
+    race=$(python3 -c "import sys; print(1 / float(sys.argv[1]) - 1 if sys.argv[1] else 'nan')" "${race:-}")
+  fi
+  python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" "$race" >> "$log" <<'EOF'
+import json, sys
+s, e = (json.load(open(p)) for p in sys.argv[1:3])
+ms = lambda j: j.get('best', {}).get('medianMs', j.get('best', {}).get('median_ms', 0))
+base = lambda j: j.get('baselineMs', j.get('baseline_ms', 0))
+sm, em = ms(s), ms(e)
+by_cublas = (sm / base(s)) / (em / base(e)) - 1 if sm and em and base(s) and base(e) else float('nan')
+print("%-18s %8.1f %8d %12.4f %12.4f %9.4f %9.4f %7.1f  %s" % (sys.argv[4], float(sys.argv[3]),
+      s.get('done', 0) + s.get('failed', 0), sm, em, float(sys.argv[5]), by_cublas,
+      s.get('wait_seconds', 0), s.get('best', {}).get('config', {}).get('name', '-')))
+EOF
+}
+header() {
+  printf "%-18s %8s %8s %12s %12s %9s %9s %7s  %s\n" shape tune_s configs strategy_ms exh_ms regret by_cublas wait_s winner >> "$log"
+}
+# the SUMMARY line of the log's rows
+summary() {
+  python3 - "$log" "$strategy" >> "$log" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit() and len(l.split()) >= 8]
+t = sorted(float(r[1]) for r in rows)
+regret = max(float(r[5]) for r in rows)
+print("SUMMARY strategy=%s median_tune_s=%.2f max_tune_s=%.2f max_regret=%.4f shapes=%d"
+      % (sys.argv[2], statistics.median(t), t[-1], regret, len(rows)))
+EOF
+}
 
 case $phase in
 cold)
@@ -123,7 +175,7 @@ strat)
     done
     echo "# waited $(since $s) s for the compile-ahead" >> "$log"
   fi
-  printf "%-18s %8s %8s %12s %12s %9s %9s %7s  %s\n" shape tune_s configs strategy_ms exh_ms regret by_cublas wait_s winner >> "$log"
+  header
   shapes_list | while read -r dims; do
     grep -q "^${dims// /x} " "$log" && continue
     past_deadline "$dims" && break
@@ -139,43 +191,20 @@ for j in json.load(sys.stdin).get('jobs', []):
     t=$(since $s)
     tunectl job "$id" --json > "$out/job_strat_${dims// /x}.json"
     tunectl job "$exh" --json > "$out/job_exh_${dims// /x}.json"
-    # The two winners raced in one process (sbs_probe --race: interleaved with
-    # cuBLAS, caches flushed, 100 rounds) on 4 placements of the buffers (fresh
-    # allocations, data and module loads for each race: at 512^3 which of two
-    # lane mappings wins alternates with each load, 2026-11-25): regret = the geometric mean over the
-    # placements of strategy ms / exhaustive ms, less 1 (0 when the same config
-    # won both). by_cublas: the jobs' own judged times normalized by their
-    # cuBLAS, noisier by cuBLAS's noise.
-    names=$(python3 -c "import json,sys; print(*(json.load(open(p)).get('best',{}).get('config',{}).get('name','-') for p in sys.argv[1:]))" \
-      "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json")
-    race=0
-    if [[ ${names% *} != "${names#* }" ]]; then
-      sbs_probe --shape $dims --race --config ${names% *} --config ${names#* } --pairs 100 \
-        --placements "${PLACEMENTS:-4}" > "$out/race_${dims// /x}.txt" 2>&1
-      race=$(awk -v n="${names#* }" '$1 == "PLACEMENTS" && $2 == n {print $4}' "$out/race_${dims// /x}.txt")
-      race=$(python3 -c "import sys; print(1 / float(sys.argv[1]) - 1 if sys.argv[1] else 'nan')" "${race:-}")
-    fi
-    python3 - "$out/job_strat_${dims// /x}.json" "$out/job_exh_${dims// /x}.json" "$t" "${dims// /x}" "$race" >> "$log" <<'EOF'
-import json, sys
-s, e = (json.load(open(p)) for p in sys.argv[1:3])
-ms = lambda j: j.get('best', {}).get('medianMs', j.get('best', {}).get('median_ms', 0))
-base = lambda j: j.get('baselineMs', j.get('baseline_ms', 0))
-sm, em = ms(s), ms(e)
-by_cublas = (sm / base(s)) / (em / base(e)) - 1 if sm and em and base(s) and base(e) else float('nan')
-print("%-18s %8.1f %8d %12.4f %12.4f %9.4f %9.4f %7.1f  %s" % (sys.argv[4], float(sys.argv[3]),
-      s.get('done', 0) + s.get('failed', 0), sm, em, float(sys.argv[5]), by_cublas,
-      s.get('wait_seconds', 0), s.get('best', {}).get('config', {}).get('name', '-')))
-EOF
+    row "$dims" "$t"
   done
-  python3 - "$log" "$strategy" >> "$log" <<'EOF'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit() and len(l.split()) >= 8]
-t = sorted(float(r[1]) for r in rows)
-regret = max(float(r[5]) for r in rows)
-print("SUMMARY strategy=%s median_tune_s=%.2f max_tune_s=%.2f max_regret=%.4f shapes=%d"
-      % (sys.argv[2], statistics.median(t), t[-1], regret, len(rows)))
-EOF
+  summary
   ;;
-*) echo "unknown phase $phase (cold, exh, strat)" >&2; exit 2 ;;
+rerace)
+  # The strat phase's winners raced again by the sbs_probe of this bundle, with
+  # the tune times of OUTDIR/regret_strat.log: for a race that changed after
+  # the jobs ran (session 15: the configs' places rotated), without the
+  # database.
+  header
+  awk '$1 ~ /^[0-9]+x[0-9]+x[0-9]+$/ {print $1, $2}' "$out/regret_strat.log" | sort -u -k1,1 |
+    while read -r shape t; do row "${shape//x/ }" "$t" < /dev/null; done
+  summary
+  ;;
+*) echo "unknown phase $phase (cold, exh, strat, rerace)" >&2; exit 2 ;;
 esac
 cat "$log"

@@ -33,7 +33,8 @@
 //   sbs_probe --cubins DIR --config NAME ...   (no GPU: writes the sm_90 cubins)
 //   sbs_probe --shape M N K --race --config A --config B   (only the configs and cuBLAS, interleaved)
 //   sbs_probe --shape M N K --race --placements 4 --config A --config B   (4 races, each on fresh
-//       buffers, data and kernel modules; PLACEMENTS lines: the geometric mean of each config's ratio to the first)
+//       buffers, data and kernel modules, the configs' places in the round rotated; PLACEMENTS
+//       lines: the geometric mean of each config's ratio to the first)
 //   sbs_probe --shape M N K --race --judge 3 --config A --config B   (the race, then the daemon's
 //       judge (Worker::RetimeTogether, in this process, on its own buffers), 3 times each in turn:
 //       whether the two ways of timing disagree within one process)
@@ -156,9 +157,11 @@ int main(int argc, char** argv) {
                  "with --race: N races, each on freshly allocated inputs and outputs (the earlier "
                  "ones kept, so each lands elsewhere in memory) with new random data and the "
                  "kernels' modules unloaded and loaded again, as the daemon's judge loads them for "
-                 "each of its segments, and a PLACEMENTS line per config: the geometric mean of its "
-                 "ratio to the first config over them (issue 17: at 512^3 which of two configs wins "
-                 "alternates from one load of the modules to the next; use an even N)");
+                 "each of its segments, the configs' places in the round rotated by one each time "
+                 "(at 512^3 the config in the first place ran 4.5% slower, whichever it was), and a "
+                 "PLACEMENTS line per config: the geometric mean of its ratio to the first config "
+                 "over them (use a multiple of the number of configs, so that each takes each place "
+                 "as often)");
   std::string sizes_dir;
   app.add_option("--cubins", sizes_dir,
                  "no GPU: write each config's sm_90 cubin to DIR/NAME.cubin (for cuobjdump) and stop");
@@ -359,9 +362,24 @@ int main(int argc, char** argv) {
                                      static_cast<const void*>(pa), static_cast<const void*>(pb),
                                      static_cast<void*>(pc));
       }
+      // The configs' places in the round rotated by one for each placement
+      // (cuBLAS stays last): at 512^3 the config in the first place ran 4.5%
+      // slower than the one in the second, whichever it was, in 8 of 8 races
+      // (2026-11-25_h100_session15_order512.txt), so a race that keeps one
+      // order charges the first config with its place.
+      std::vector<Run> placed;
+      std::vector<size_t> order;
+      for (size_t j = 0; j < names.size(); ++j) {
+        order.push_back((j + static_cast<size_t>(place)) % names.size());
+        placed.push_back(runs[order.back()]);
+      }
+      placed.push_back(runs.back());
       for (int rep = 0; rep < std::max(judge, 1); ++rep) {
-        const std::vector<double> ms =
-            Interleave(runs, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0);
+        const std::vector<double> in_place =
+            Interleave(placed, pairs, s, [&](size_t) { Check(flush(s), "flush"); }, 0);
+        std::vector<double> ms(in_place.size());
+        for (size_t j = 0; j < order.size(); ++j) ms[order[j]] = in_place[j];
+        ms.back() = in_place.back();
         print("RACE", ms, pairs);
         if (rep == 0) {
           for (size_t ki = 0; ki < names.size(); ++ki) {

@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--strategy", strategy,
                     "exhaustive (the pruned space, then neighbours of the best) or model (a cost "
                     "model fitted on the other tuned shapes picks the configs); default: the "
-                    "daemon's (tuned --strategy, exhaustive unless set)");
+                    "daemon's (tuned --strategy, model unless set)");
   sweep->add_option("--budget", budget,
                     "stop at this many GPU seconds of measuring ('10s', '2m') or configs ('64'); "
                     "default: the daemon's (tuned --budget)");

@@ -74,8 +74,8 @@ check strategy-queue 0 'queued: sgemm f32 64x64x64, [0-9]+ configs .*, model, bu
   "$T" sweep 64 64 64 --strategy model --budget 10s
 check strategy-job 0 'strategy +model, budget 10s' -- "$T" job 3
 check strategy-jobs 0 '^3 +sgemm f32 64x64x64 +[a-z]+ +model, budget 10s' -- "$T" jobs
-# the daemon's default strategy: exhaustive (tuned --strategy)
-check strategy-configs 0 'exhaustive, budget 5 configs' -- "$T" sweep --family transpose 40 96 --budget 5
+# the daemon's default strategy: model (tuned --strategy)
+check strategy-configs 0 'model, budget 5 configs' -- "$T" sweep --family transpose 40 96 --budget 5
 check strategy-json 0 '"budget_configs": "5"' -- "$T" job 4 --json
 check strategy-unknown 1 "unknown strategy 'bogus' \(known: exhaustive, model\)" -- \
   "$T" sweep 64 64 64 --strategy bogus
