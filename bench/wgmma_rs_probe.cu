@@ -169,7 +169,8 @@ struct Tile {
   }
 };
 
-template <int BM, int BN, int STAGES, int PASSES, int LAG>
+// G: blocks rastered in groups of G rows of tiles (for L2 reuse of B's columns), 1: row by row.
+template <int BM, int BN, int STAGES, int PASSES, int LAG, int G>
 __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
     rs_gemm(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
             float* __restrict__ C) {
@@ -181,8 +182,10 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
   unsigned char* smem = rs_smem + pad;
   const unsigned base = raw + pad;
 
-  const int tiles_n = N / BN;
-  const int bm = (blockIdx.x / tiles_n) * BM, bn = (blockIdx.x % tiles_n) * BN;
+  const int tiles_n = N / BN, tiles_m = M / BM;
+  const int group = blockIdx.x / (G * tiles_n), first = group * G;
+  const int rows = min(tiles_m - first, G), in_group = blockIdx.x % (G * tiles_n);
+  const int bm = (first + in_group % rows) * BM, bn = (in_group / rows) * BN;
   const int tid = threadIdx.x, wg = tid / 128, w = (tid % 128) / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
   A += static_cast<long long>(bm) * K;
@@ -280,6 +283,173 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
   }
 }
 
+
+// Warp-specialized 3xTF32 (session 15): one producer warpgroup and two
+// consumer warpgroups per block, handing the STAGES stages over with
+// mbarriers instead of __syncthreads, so that the consumers' wgmmas never
+// wait for the copies or the split of A, nor for each other:
+//  - producer (warpgroup 0, 40 registers after setmaxnreg.dec): keeps
+//    STAGES - 1 K tiles of cp.async copies in flight; per tile t, after
+//    cp.async.wait_group, splits the A chunks it copied itself into big (in
+//    place) and small (A_BYTES further), fence.proxy.async, arrives on
+//    full[s] (128 arrivals), then, once the consumers released tile t - 1
+//    (empty), copies tile t + STAGES - 1 into that stage;
+//  - consumers (warpgroups 1 and 2, 232 registers after setmaxnreg.inc):
+//    wait on full[s], load their 64 rows of B^T from the padded B tile and
+//    split them in registers, 3 x BK/8 wgmmas into fresh accumulators,
+//    wgmma.wait_group 0, arrive on empty[s] (256 arrivals), acc += part.
+// mbarrier: PTX ISA 9.7.13.15 (init, arrive, try_wait.parity); setmaxnreg:
+// 9.7.17.1 (the block's 3 x 128 x 168 registers: 128 x 40 + 256 x 232 fit).
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void MbarArrive(unsigned bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+template <int STAGES>
+__global__ void __launch_bounds__(384, 1)
+    ws_gemm(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+            float* __restrict__ C) {
+  constexpr int BM = 128, BN = 128;
+  using T = Tile<BM, BN, STAGES, 3>;  // THREADS = 256: the consumers; the producer copies alone
+  constexpr int A_CHUNKS = BM * (BK / 4) / 128, B_CHUNKS = BK * (BN / 4) / 128;
+  static_assert(STAGES >= 3, "STAGES - 1 tiles in flight");
+  extern __shared__ __align__(1024) unsigned char rs_smem[];
+  const unsigned raw = SmemAddr(rs_smem);
+  const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
+  unsigned char* smem = rs_smem + pad;
+  const unsigned base = raw + pad;
+  // the barriers after the stages: full[s] at STAGES * STAGE_BYTES + 8 s, empty[s] 8 STAGES further
+  const unsigned full = base + STAGES * T::STAGE_BYTES, empty = full + 8 * STAGES;
+
+  const int tiles_n = N / BN;
+  const int bm = (blockIdx.x / tiles_n) * BM, bn = (blockIdx.x % tiles_n) * BN;
+  const int tid = threadIdx.x, wg = tid / 128;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  const int nk = K / BK;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      MbarInit(full + 8 * s, 128);
+      MbarInit(empty + 8 * s, 256);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // the producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    const int p = tid;
+    auto copy = [&](int j) {  // K tile j into stage j % STAGES
+      unsigned char* stage = smem + (j % STAGES) * T::STAGE_BYTES;
+#pragma unroll 1
+      for (int i = 0; i < A_CHUNKS; ++i) {
+        const int c = p + i * 128, row = c / (BK / 4), q = c % (BK / 4);
+        CpAsync16(reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + q * 16)),
+                  A + static_cast<long long>(row) * K + j * BK + q * 4, true);
+      }
+#pragma unroll 1
+      for (int i = 0; i < B_CHUNKS; ++i) {
+        const int c = p + i * 128, k = c / (BN / 4), q = c % (BN / 4);
+        CpAsync16(reinterpret_cast<float*>(stage + T::B_OFF) + k * T::PB + q * 4,
+                  B + static_cast<long long>(j * BK + k) * N + q * 4, true);
+      }
+    };
+    // tiles 0 .. STAGES - 2 in flight; then per tile t: wait for its copies,
+    // split, hand it over; once the consumers are done with tile t - 1, copy
+    // tile t + STAGES - 1 into its stage (so the split of tile t + 1 runs
+    // under the consumers' tile t, and each copy has STAGES - 2 tiles to land)
+    for (int j = 0; j < STAGES - 1; ++j) {
+      if (j < nk) copy(j);
+      CpAsyncCommit();
+    }
+    for (int t = 0; t < nk; ++t) {
+      const int s = t % STAGES;
+      CpAsyncWait<STAGES - 2>();  // this thread's copies of tile t have landed
+      unsigned char* stage = smem + s * T::STAGE_BYTES;
+#pragma unroll 1
+      for (int i = 0; i < A_CHUNKS; ++i) {
+        const int c = p + i * 128, row = c / (BK / 4), q = c % (BK / 4);
+        uint4* ptr = reinterpret_cast<uint4*>(stage + Swizzle<ROWB>(row * ROWB + q * 16));
+        const uint4 v = *ptr;
+        uint4 big, small;
+        Split<3>(__uint_as_float(v.x), big.x, small.x);
+        Split<3>(__uint_as_float(v.y), big.y, small.y);
+        Split<3>(__uint_as_float(v.z), big.z, small.z);
+        Split<3>(__uint_as_float(v.w), big.w, small.w);
+        *ptr = big;
+        *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(ptr) + T::A_BYTES) = small;
+      }
+      FenceProxyAsync();
+      MbarArrive(full + 8 * s);
+      const int j = t + STAGES - 1;
+      if (j < nk) {
+        if (t >= 1) MbarWait(empty + 8 * ((t - 1) % STAGES), ((t - 1) / STAGES) & 1);
+        copy(j);
+      }
+      CpAsyncCommit();
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int cw = wg - 1, w = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const int n0 = cw * 64 + 16 * w + g;
+  float acc[64], part[64];
+#pragma unroll
+  for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+  for (int t = 0; t < nk; ++t) {
+    const int s = t % STAGES;
+    MbarWait(full + 8 * s, (t / STAGES) & 1);
+    unsigned char* stage = smem + s * T::STAGE_BYTES;
+    const float* bs = reinterpret_cast<const float*>(stage + T::B_OFF);
+    unsigned big[BK / 8][4], small[BK / 8][4];
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const float* r0 = bs + (kk * 8 + t4) * T::PB + n0;
+      const float* r4 = r0 + 4 * T::PB;
+      Split<3>(r0[0], big[kk][0], small[kk][0]);
+      Split<3>(r0[8], big[kk][1], small[kk][1]);
+      Split<3>(r4[0], big[kk][2], small[kk][2]);
+      Split<3>(r4[8], big[kk][3], small[kk][3]);
+    }
+    const unsigned a_tile = base + s * T::STAGE_BYTES;
+    Pin(part);
+    WgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const unsigned long long d_big = Descriptor<ROWB>(a_tile + kk * 32);
+      const unsigned long long d_small = Descriptor<ROWB>(a_tile + T::A_BYTES + kk * 32);
+      WgmmaRs<BM>::Run(part, small[kk], d_big, kk > 0 ? 1 : 0);
+      WgmmaRs<BM>::Run(part, big[kk], d_small, 1);
+      WgmmaRs<BM>::Run(part, big[kk], d_big, 1);
+    }
+    WgmmaCommit();
+    WgmmaWait<0>();
+    Pin(part);
+    MbarArrive(empty + 8 * s);
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] += part[e];
+  }
+  float* c = C + static_cast<long long>(bm) * N + bn + cw * 64;
+#pragma unroll
+  for (int i = 0; i < BM / 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int n = 16 * w + g + 8 * (j / 2), m = 8 * i + 2 * t4 + (j % 2);
+      c[static_cast<long long>(m) * N + n] = acc[4 * i + j];
+    }
+  }
+}
+
 }  // namespace rs
 
 namespace {
@@ -306,17 +476,30 @@ struct Kernel {
   void (*launch)(int, int, int, const float*, const float*, float*, cudaStream_t);
 };
 
-template <int BM, int BN, int STAGES, int PASSES, int LAG = 0>
+template <int BM, int BN, int STAGES, int PASSES, int LAG = 0, int G = 1>
 void Launch(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   using T = rs::Tile<BM, BN, STAGES, PASSES>;
   static bool attr = false;
   if (!attr) {
-    CK(cudaFuncSetAttribute(rs::rs_gemm<BM, BN, STAGES, PASSES, LAG>,
+    CK(cudaFuncSetAttribute(rs::rs_gemm<BM, BN, STAGES, PASSES, LAG, G>,
                             cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM));
     attr = true;
   }
-  rs::rs_gemm<BM, BN, STAGES, PASSES, LAG>
+  rs::rs_gemm<BM, BN, STAGES, PASSES, LAG, G>
       <<<(m / BM) * (n / BN), T::THREADS, T::SMEM, s>>>(m, n, k, a, b, c);
+  CK(cudaGetLastError());
+}
+
+template <int STAGES>
+void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  using T = rs::Tile<128, 128, STAGES, 3>;
+  constexpr int smem = T::SMEM + 16 * STAGES;
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(rs::ws_gemm<STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    attr = true;
+  }
+  rs::ws_gemm<STAGES><<<(m / 128) * (n / 128), 384, smem, s>>>(m, n, k, a, b, c);
   CK(cudaGetLastError());
 }
 
@@ -354,6 +537,12 @@ int main(int argc, char** argv) {
       {"rs_256x128_s4_tf32_lag1", Launch<256, 128, 4, 1, 1>},
       {"rs_128x128_s3_3xtf32", Launch<128, 128, 3, 3>},
       {"rs_128x128_s4_3xtf32", Launch<128, 128, 4, 3>},
+      {"rs_128x256_s3_tf32_g8", Launch<128, 256, 3, 1, 0, 8>},
+      {"rs_128x128_s3_3xtf32_g8", Launch<128, 128, 3, 3, 0, 8>},
+      {"rs_128x128_s4_3xtf32_g8", Launch<128, 128, 4, 3, 0, 8>},
+      {"rs_128x128_s4_3xtf32_g4", Launch<128, 128, 4, 3, 0, 4>},
+      {"ws_128x128_s4_3xtf32", LaunchWs<4>},
+      {"ws_128x128_s3_3xtf32", LaunchWs<3>},
   };
   const size_t na = size_t(m) * k, nb = size_t(k) * n, nc = size_t(m) * n;
   std::vector<float> ha(na), hb(nb);
