@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 // The kernels' helpers, as NVRTC compiles them appended (CpAsync16,
@@ -505,6 +506,25 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
   CK(cudaGetLastError());
 }
 
+// The space's LA=0 kernel (kernels_src/sgemm/wgmma_tf32.cuh, sgemm_wgmma<...,
+// LA 0>, bounds, alpha and beta included), built here by nvcc: beside
+// rs_gemm it tells the cost of the bounds and the epilogue from that of
+// NVRTC or of the daemon's timing.
+template <int BN, int STAGES, int PASSES>
+void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  using T = sgemm_wgmma_detail::RsTile<128, BN, STAGES, PASSES>;
+  constexpr int smem = STAGES * T::STAGE_BYTES + 1024;
+  auto kernel = sgemm_wgmma<128, BN, 32, 128, 64, STAGES, 1, PASSES, 1, 1, 0>;
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    attr = true;
+  }
+  kernel<<<((m + 127) / 128) * ((n + BN - 1) / BN), T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b,
+                                                                             0.0f, c);
+  CK(cudaGetLastError());
+}
+
 double RelFrobenius(const std::vector<float>& c, const std::vector<double>& ref) {
   double num = 0, den = 0;
   for (size_t i = 0; i < c.size(); ++i) {
@@ -522,8 +542,9 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s M N K (M %% 256, N %% 128, K %% 32 == 0)\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: %s M N K [KERNEL] (M %% 256, N %% 128, K %% 32 == 0; KERNEL: "
+                 "only the kernels whose name holds it, e.g. for ncu)\n", argv[0]);
     return 2;
   }
   const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
@@ -543,6 +564,8 @@ int main(int argc, char** argv) {
       {"rs_128x128_s3_3xtf32_g8", Launch<128, 128, 3, 3, 0, 8>},
       {"rs_128x128_s4_3xtf32_g8", Launch<128, 128, 4, 3, 0, 8>},
       {"rs_128x128_s4_3xtf32_g4", Launch<128, 128, 4, 3, 0, 4>},
+      {"la0_128x128_s4_3xtf32", LaunchLa0<128, 4, 3>},
+      {"la0_128x256_s3_tf32", LaunchLa0<256, 3, 1>},
       {"ws_128x128_s4_3xtf32", LaunchWs<4>},
       {"ws_128x128_s3_3xtf32", LaunchWs<3>},
   };
@@ -608,6 +631,7 @@ int main(int argc, char** argv) {
   runs.push_back({"cuBLAS fp32", cublas(fp32)});
   runs.push_back({"cuBLAS TF32", cublas(tf32)});
   for (const Kernel& kern : kernels) {
+    if (argc == 5 && std::string(kern.name).find(argv[4]) == std::string::npos) continue;
     auto launch = kern.launch;
     runs.push_back({kern.name, [=](cudaStream_t st) { launch(m, n, k, a, b, c, st); }});
   }

@@ -299,9 +299,15 @@ TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
   if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
     GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
   }
-  std::vector<Config> configs(3);
+  // LA 1 and (the register-A form) LA 0, with and without split-K
+  std::vector<Config> configs(5);
   for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.at("KIND") != 6) continue;
+    if (c.contains("LA") && c.at("LA") == 0) {
+      if (c.at("SPLITK") == 1 && c.at("STAGES") == 4) configs[3] = c;
+      if (c.at("SPLITK") == 4) configs[4] = c;
+      continue;
+    }
     if (c.at("SPLITK") == 1 && c.at("BK") == 32 && c.at("BN") == 128) configs[0] = c;
     if (c.at("SPLITK") == 1 && c.at("BK") == 16 && c.at("BM") == 64) configs[1] = c;
     if (c.at("SPLITK") == 4 && c.at("BM") == 128) configs[2] = c;

@@ -230,15 +230,15 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     EXPECT_TRUE(expressions.insert(kernel).second) << F().ConfigKey(c);
     // The tensor-core kinds' (5, 6) and KIND 4's own parameters are absent
     // from the other kinds' configs (so that their keys are those of before
-    // them); KIND 6's LA is named by its LA=2 configs alone (its LA=1 ones
-    // are those of before it).
+    // them); KIND 6's LA is named by its LA=2 and LA=0 configs alone (its
+    // LA=1 ones are those of before it).
     const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
                                 gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
     const bool mma = c.at("KIND") == 5 || c.at("KIND") == 6, gemv = c.at("KIND") == 4;
     const bool la = c.contains("LA");
     if (la) {
       EXPECT_EQ(c.at("KIND"), 6) << F().ConfigKey(c);
-      EXPECT_EQ(c.at("LA"), 2) << F().ConfigKey(c);
+      EXPECT_TRUE(c.at("LA") == 2 || c.at("LA") == 0) << F().ConfigKey(c);
     }
     ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1))
         << F().ConfigKey(c);
@@ -1067,7 +1067,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
   // fit (one 64x128 warpgroup at BK 32: 64 + 4 x 48 + 16 = 272).
   Config la3 = la1;
   la3["LA"] = 3;
-  ExpectRejected(la3, "LA=3 is not one of the supported values 1, 2");
+  ExpectRejected(la3, "LA=3 is not one of the supported values 0, 1, 2");
   for (Config other : {Mma(), Warp(), Tiled()}) {
     other["LA"] = 2;
     const absl::Status s = f.Check(other, d);
@@ -1087,7 +1087,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
   for (const auto& c : tf32) names.insert(f.ConfigName(c));
   int one = 0, three = 0;
   for (const auto& c : tf32) {
-    if (!c.contains("LA")) continue;
+    if (!c.contains("LA") || c.at("LA") == 0) continue;
     EXPECT_EQ(c.at("KIND"), 6);
     EXPECT_EQ(c.at("SPLITK"), 1);
     Config twin = c;
@@ -1097,6 +1097,52 @@ TEST(SgemmMath, WgmmaLoadAhead) {
   }
   EXPECT_EQ(one, 11);  // SPLITK 1, GROUP 8, less what the estimate refuses and kWgmmaLa2Spills
   EXPECT_EQ(three, 8);
+}
+
+// LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
+// WN 64; its shared memory and register estimate; 4 3xTF32 and 3 TF32
+// configs in the space.
+TEST(SgemmMath, WgmmaRegisterA) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config rs = Wgmma(128, 128, 32, 128, 64, 4, 1, 3, 1);
+  rs["LA"] = 0;
+  EXPECT_EQ(f.ConfigName(rs), "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_3xtf32_la0");
+  EXPECT_EQ(f.Source(rs).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0>");
+  EXPECT_TRUE(f.Check(rs, d).ok()) << f.Check(rs, d);
+  const v1::LaunchGeometry g = f.Geometry(rs, {1000, 300, 77}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{8 * 3, 1, 1}));
+  EXPECT_EQ(g.block(0), 256u);  // two warpgroups of 64 columns
+  // 4 stages of (2 x 128 x 32 + 32 x 136) floats = 50176 bytes (49 KiB), + 1024
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024);
+  Config tf32 = Wgmma(128, 256, 32, 128, 64, 3, 1, 1, 1);
+  tf32["LA"] = 0;
+  EXPECT_TRUE(f.Check(tf32, d).ok()) << f.Check(tf32, d);
+  EXPECT_EQ(f.Geometry(tf32, {512, 512, 512}, d).block(0), 512u);
+  // Refused: another K tile, warpgroup tile or 3xTF32 at BN 256.
+  for (auto [key, value] : {std::pair<const char*, int64_t>{"BK", 16}, {"WM", 64}, {"WN", 128}}) {
+    Config bad = rs;
+    bad[key] = value;
+    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM = 128 and WN 64");
+  }
+  Config wide = tf32;
+  wide["PASSES"] = 3;
+  ExpectRejected(wide, "(3xTF32: BN 128)");
+  // The space's: 3xTF32 in fp32_accurate and tf32, TF32 in tf32 only.
+  int three = 0, one = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
+    if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
+  }
+  EXPECT_EQ(three, 4);
+  EXPECT_EQ(one, 3);
+  int accurate = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
+    if (c.contains("LA") && c.at("LA") == 0) {
+      EXPECT_EQ(c.at("PASSES"), 3) << f.ConfigName(c);
+      ++accurate;
+    }
+  }
+  EXPECT_EQ(accurate, 4);
 }
 
 }  // namespace

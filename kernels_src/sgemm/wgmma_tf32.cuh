@@ -492,20 +492,302 @@ struct Tile {
   }
 };
 
+
+// The register form of wgmma (PTX ISA 9.7.15.5.2: "d, a, b-desc"): d (+)=
+// a(64 x 8, this thread's m64k8 .tf32 fragment: a0 (row g, k t), a1 (g + 8,
+// t), a2 (g, t + 4), a3 (g + 8, t + 4) of its warp's 16 rows) * B(8 x N,
+// the K-major shared tile of descriptor b); scale_d 0 overwrites d.
+#define SGEMM_WGMMA_D8(d, i)                                                            \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),           \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define SGEMM_WGMMA_D32(d, i)                                                           \
+  SGEMM_WGMMA_D8(d, i), SGEMM_WGMMA_D8(d, i + 8), SGEMM_WGMMA_D8(d, i + 16),            \
+      SGEMM_WGMMA_D8(d, i + 24)
+template <int N>
+struct WgmmaRs;
+
+template <>
+struct WgmmaRs<128> {
+  static __device__ __forceinline__ void Run(float (&d)[64], const unsigned (&a)[4],
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+  }
+};
+
+template <>
+struct WgmmaRs<256> {
+  static __device__ __forceinline__ void Run(float (&d)[128], const unsigned (&a)[4],
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
+        " %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
+        " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
+        " %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        " %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125,"
+        " %126, %127"
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32), SGEMM_WGMMA_D32(d, 64), SGEMM_WGMMA_D32(d, 96)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+  }
+};
+#undef SGEMM_WGMMA_D32
+#undef SGEMM_WGMMA_D8
+
+// LA = 0, the register-A form (session 15): C^T = B^T * A^T. wgmma's
+// shared operand is A^T, A's rows as they are (K-major), copied with
+// cp.async into 128-byte-swizzled rows of BK = 32 floats and rounded (or
+// split: big in place, small A_BYTES further) in place by the thread that
+// copied them; wgmma's register operand is B^T, read from B's natural tile
+// (k rows of BN + 8 floats: a warp's fragment loads hit 32 banks) and
+// rounded or split in registers. No transposing store. A block: BN / 64
+// warpgroups, each 64 columns of C by all BM rows (wgmma N = BM: 128 or
+// 256); STAGES stages of (1 or 2) x BM x 128 + 32 x (BN + 8) x 4 bytes
+// (rounded up to 1024), STAGES - 2 K tiles of copies in flight. Per K
+// tile: cp.async.wait_group, round, fence.proxy.async, __syncthreads, the
+// copy of tile i + STAGES - 2, the fragments, BK/8 (x 3) wgmmas,
+// wait_group 0 (3xTF32: acc += the fresh accumulators, as LA 1 and 2 do).
+// 16-byte copies where K and N are multiples of 4 and A and B 16-byte
+// aligned, else 4-byte ones (each thread copies whole 16-byte units either
+// way, so that it rounds only what it copied); out-of-range elements are
+// zero-filled.
+template <int BM, int BN, int STAGES, int PASSES>
+struct RsTile {
+  enum : int {
+    BK = 32,
+    ROWB = BK * 4,
+    THREADS = BN / 64 * 128,
+    ACC = BM / 2,  // accumulators per thread of one m64 x BM wgmma
+    A_BYTES = BM * ROWB,
+    PB = BN + 8,  // B's row pitch, floats
+    B_OFF = (PASSES == 3 ? 2 : 1) * A_BYTES,
+    STAGE_BYTES = (B_OFF + BK * PB * 4 + 1023) / 1024 * 1024,
+    A_CHUNKS = BM * (BK / 4) / THREADS,  // 16-byte units per thread per K tile
+    B_CHUNKS = BK * (BN / 4) / THREADS,
+  };
+  static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 3, "LA=0 tile");
+  static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
+
+  // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
+  // (columns left: `cols`) padded to PB; zeros beyond M, N and K.
+  template <bool VEC>
+  static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int N, int K, int k0, int tid) {
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
+      float* dst = reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
+      const float* src = A + static_cast<long long>(row) * K + k;
+      if constexpr (VEC) {
+        const bool in = row < rows && k < K;
+        sgemm_detail::CpAsync16(dst, in ? src : A, in);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool in = row < rows && k + e < K;
+          sgemm_detail::CpAsync4(dst + e, in ? src + e : A, in);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; ++i) {
+      const int c = tid + i * THREADS, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
+      float* dst = reinterpret_cast<float*>(stage + B_OFF) + kr * PB + n;
+      const float* src = B + static_cast<long long>(k0 + kr) * N + n;
+      if constexpr (VEC) {
+        const bool in = k0 + kr < K && n < cols;
+        sgemm_detail::CpAsync16(dst, in ? src : B, in);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool in = k0 + kr < K && n + e < cols;
+          sgemm_detail::CpAsync4(dst + e, in ? src + e : B, in);
+        }
+      }
+    }
+  }
+
+  // This thread's A units of the stage, as Load copied them, rounded to
+  // TF32 in place (PASSES 3: big in place, small A_BYTES further).
+  static __device__ __forceinline__ void Round(unsigned char* stage, int tid) {
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; ++i) {
+      const int c = tid + i * THREADS;
+      uint4* p = reinterpret_cast<uint4*>(stage + Swizzle<ROWB>((c / (BK / 4)) * ROWB + (c % (BK / 4)) * 16));
+      const uint4 v = *p;
+      uint4 big, small;
+      Split<PASSES>(__uint_as_float(v.x), big.x, small.x);
+      Split<PASSES>(__uint_as_float(v.y), big.y, small.y);
+      Split<PASSES>(__uint_as_float(v.z), big.z, small.z);
+      Split<PASSES>(__uint_as_float(v.w), big.w, small.w);
+      *p = big;
+      if constexpr (PASSES == 3) {
+        *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(p) + A_BYTES) = small;
+      }
+    }
+  }
+
+  // K tiles kt0 .. kt1 - 1 into acc (D = C^T: acc[4i + j] is row
+  // 8i + 2t + j % 2 of the block's BM, column 16w + g + 8 (j / 2) of its
+  // warpgroup's 64; see the epilogue).
+  template <bool VEC>
+  static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
+                                               const float* __restrict__ A,
+                                               const float* __restrict__ B, int rows, int cols,
+                                               int N, int K, int kt0, int kt1, int tid,
+                                               float (&acc)[ACC]) {
+    const int nk = kt1 - kt0;
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+      if (s < nk) Load<VEC>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
+      sgemm_detail::CpAsyncCommit();
+    }
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;  // this thread's B^T rows n0, n0 + 8
+    float part[ACC];
+    for (int i = 0; i < nk; ++i) {
+      unsigned char* stage = smem + (i % STAGES) * STAGE_BYTES;
+      sgemm_detail::CpAsyncWait<STAGES - 3>();  // this thread's copies of tile i have landed
+      Round(stage, tid);
+      FenceProxyAsync();
+      // tile i rounded and visible to wgmma; tile i - 1's wgmmas done in every
+      // warpgroup, so the stage of tile i - 2 is free
+      __syncthreads();
+      if (i + STAGES - 2 < nk) {
+        Load<VEC>(smem + ((i + STAGES - 2) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
+                  (kt0 + i + STAGES - 2) * BK, tid);
+      }
+      sgemm_detail::CpAsyncCommit();
+      const float* bs = reinterpret_cast<const float*>(stage + B_OFF);
+      unsigned big[BK / 8][4], small[BK / 8][4];
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        const float* r0 = bs + (kk * 8 + t) * PB + n0;
+        const float* r4 = r0 + 4 * PB;
+        Split<PASSES>(r0[0], big[kk][0], small[kk][0]);
+        Split<PASSES>(r0[8], big[kk][1], small[kk][1]);
+        Split<PASSES>(r4[0], big[kk][2], small[kk][2]);
+        Split<PASSES>(r4[8], big[kk][3], small[kk][3]);
+      }
+      const unsigned a_tile = base + (i % STAGES) * STAGE_BYTES;
+      if constexpr (PASSES == 3) {
+        Pin(part);
+      } else {
+        Pin(acc);
+      }
+      WgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        const unsigned long long d_big = Descriptor<ROWB>(a_tile + kk * 32);
+        if constexpr (PASSES == 3) {
+          const unsigned long long d_small = Descriptor<ROWB>(a_tile + A_BYTES + kk * 32);
+          WgmmaRs<BM>::Run(part, small[kk], d_big, kk > 0 ? 1 : 0);
+          WgmmaRs<BM>::Run(part, big[kk], d_small, 1);
+          WgmmaRs<BM>::Run(part, big[kk], d_big, 1);
+        } else {
+          WgmmaRs<BM>::Run(acc, big[kk], d_big, 1);
+        }
+      }
+      WgmmaCommit();
+      WgmmaWait<0>();  // the fragments and the stage are read by then
+      if constexpr (PASSES == 3) {
+        Pin(part);
+#pragma unroll
+        for (int e = 0; e < ACC; ++e) acc[e] += part[e];
+      } else {
+        Pin(acc);
+      }
+    }
+  }
+};
+
+// The LA = 0 kernel body (sgemm_wgmma's signature, its shared memory):
+// the output tile, the split's K tiles, RsTile's K loop, then C = alpha *
+// acc + beta * C (SPLITK > 1: atomicAdd of alpha * acc, C prescaled).
+template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP>
+__device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
+                                       const float* __restrict__ A, const float* __restrict__ B,
+                                       float beta, float* __restrict__ C, unsigned char* smem_raw) {
+  using T = RsTile<BM, BN, STAGES, PASSES>;
+  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
+  int tile_m, tile_n;
+  sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+  if (tile_m >= tiles_m) return;
+  int kt0, kt1;
+  if (!sgemm_detail::SplitKRange<SPLITK>(CeilDiv(K, T::BK), kt0, kt1)) return;
+  const unsigned raw = SmemAddr(smem_raw);
+  const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
+  const int tid = threadIdx.x;
+  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int rows = M - bm, cols = N - bn;
+  A += static_cast<long long>(bm) * K;
+  B += bn;
+  C += static_cast<long long>(bm) * N + bn;
+  float acc[T::ACC];
+#pragma unroll
+  for (int e = 0; e < T::ACC; ++e) acc[e] = 0.0f;
+  if (((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B)) {
+    T::template KLoop<true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, acc);
+  } else {
+    T::template KLoop<false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, acc);
+  }
+  // acc[4i + j]: row 8i + 2t + j % 2 of the block's BM, column
+  // 16w + g + 8 (j / 2) of this warpgroup's 64 (a warp's store: 4 rows of 8
+  // consecutive floats).
+  const int lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;
+#pragma unroll
+  for (int i = 0; i < BM / 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int m = 8 * i + 2 * t + (j % 2), n = n0 + 8 * (j / 2);
+      if (m >= rows || n >= cols) continue;
+      float* c = C + static_cast<long long>(m) * N + n;
+      const float v = alpha * acc[4 * i + j];
+      if constexpr (SPLITK > 1) {
+        atomicAdd(c, v);
+      } else {
+        *c = beta != 0.0f ? fmaf(beta, *c, v) : v;
+      }
+    }
+  }
+}
+
 }  // namespace sgemm_wgmma_detail
 
 // KIND=6: see the file comment. Parameters: BM x BN block tile, BK K tile,
 // WM x WN warpgroup tile, STAGES shared-memory stages, SPLITK blocks along K
 // per output tile, PASSES 1 (TF32) or 3 (3xTF32), GROUP tile-rows per
 // raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
-// loaded ahead into registers (1 or 2; the 16-byte path only).
+// loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
+// register-A form (RsTile; BK 32, WM = BM, WN 64).
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
           int MINB, int LA>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
+  if constexpr (LA == 0) {
+    static_assert(BK == 32 && WM == BM && WN == 64, "LA=0: BK 32, WM = BM, WN 64");
+    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP>(M, N, K, alpha, A, B, beta,
+                                                                     C, sgemm_wgmma_smem);
+    return;
+  } else {
+  using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
   const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);
   const int tiles_n = sgemm_wgmma_detail::CeilDiv(N, BN);
   int tile_m, tile_n;
@@ -581,5 +863,6 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
         }
       }
     }
+  }
   }
 }

@@ -22,7 +22,8 @@
 //           m64nNk8 TF32 from swizzled shared memory, register-staged
 //           pipeline (LA K tiles loaded ahead into registers), split-K,
 //           rasterization; compiled for sm_90a, compute capability 9.0
-//           only; math modes as KIND 5's
+//           only; math modes as KIND 5's. LA=0: the register-A form
+//           (C^T = B^T A^T, A by cp.async, B^T's fragments in registers)
 // One searchable space: the parameters a kind does not use take one fixed
 // value (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
@@ -215,6 +216,13 @@ constexpr int64_t kWgmmaRegisterOverhead = 32;
 /// and 64x128x16: 208 and 240, used 243-254). 3xTF32 128x128x32 (272) used
 /// all 255 registers.
 constexpr int64_t kWgmmaLa2RegisterOverhead = 16;
+/// With LA=0 (the register-A form) the estimate is accumulators + BK/8 x 4
+/// fragment registers (twice for 3xTF32: big and small) + 48, calibrated
+/// likewise (nvcc 13.0, sm_90a, session 15): 3xTF32 128x128 with two
+/// warpgroups used 202-206 registers (estimate 208), TF32 128x256 with four
+/// 128 at their cap of 128 (estimate 128) and 128x128 168 (128); none
+/// spilled.
+constexpr int64_t kWgmmaRsRegisterOverhead = 48;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_tf32.cuh).
 struct WgmmaTile {
@@ -224,8 +232,13 @@ struct WgmmaTile {
   int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 : 0; }
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
-  /// 1024-byte period.
+  /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
+  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile).
   int64_t SharedBytes() const {
+    if (la == 0) {
+      const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + bk * (bn + 8)) * kBytesPerElement;
+      return stages * ((stage + 1023) / 1024 * 1024) + 1024;
+    }
     return stages * (passes == 3 ? 2 : 1) * (bm + bn) * bk * kBytesPerElement + 1024;
   }
   /// Accumulators per thread: WM*WN/128, twice for 3xTF32 (the fresh set).
@@ -233,6 +246,7 @@ struct WgmmaTile {
   /// Floats of one K tile a thread stages in registers.
   int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / Threads() : 0; }
   int64_t RegisterEstimate() const {
+    if (la == 0) return Accumulators() + (passes == 3 ? 2 : 1) * bk / 2 + kWgmmaRsRegisterOverhead;
     return la == 2 ? Accumulators() + 4 * Staged() + kWgmmaLa2RegisterOverhead
                    : Accumulators() + 2 * Staged() + kWgmmaRegisterOverhead;
   }
@@ -301,6 +315,24 @@ constexpr std::array<std::array<int64_t, 9>, 20> kWgmma3xTf32 = {{
     {64, 64, 32, 64, 64, 4, 4, 1, 1},
     {64, 64, 32, 64, 64, 4, 8, 1, 1},
     {64, 64, 32, 64, 64, 4, 16, 1, 1},
+}};
+
+/// wgmma LA=0 configs (the register-A form), likewise, {BM, BN, BK, WM,
+/// WN, ...} with BK 32, WM = BM, WN 64: 3xTF32 128x128 (the fresh
+/// accumulators leave no registers for more), with 3 or 4 stages and split-K
+/// for few output tiles; TF32 128x256 (four warpgroups) and 128x128. On an
+/// H100 (bench/wgmma_rs_probe.cu, session 15) 3xTF32 128x128 s4 ran 12-14%
+/// faster than LA 1's best at 4096^3 and 8192^3.
+constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaRs3xTf32 = {{
+    {128, 128, 32, 128, 64, 4, 1, 1, 1},
+    {128, 128, 32, 128, 64, 3, 1, 1, 1},
+    {128, 128, 32, 128, 64, 4, 2, 1, 1},
+    {128, 128, 32, 128, 64, 4, 4, 1, 1},
+}};
+constexpr std::array<std::array<int64_t, 9>, 3> kWgmmaRsTf32 = {{
+    {128, 256, 32, 128, 64, 3, 1, 1, 1},
+    {128, 128, 32, 128, 64, 4, 1, 1, 1},
+    {128, 256, 32, 128, 64, 3, 2, 1, 1},
 }};
 
 /// The configs of kWgmma3xTf32 and kWgmmaTf32 that also get LA=2 (two K
@@ -676,11 +708,14 @@ class SgemmFamilyImpl final : public Family {
              "over the big operand per GC; each size 1..GC is its own unrolled code "
              "(registers grow with GC) (other kinds: 0)",
              IfAbsent("GC")},
-            {"LA", {1, 2},
+            {"LA", {0, 1, 2},
              "wgmma: K tiles loaded ahead into registers by the register-staged copy: 1 = "
              "the tile stored into shared memory next, loaded one iteration before; 2 = two "
              "register sets, each load has two iterations (two K tiles' wgmmas) to land "
-             "(16-byte path only: the 4-byte one keeps 1) (other kinds: 1)",
+             "(16-byte path only: the 4-byte one keeps 1); 0 = none: the register-A form, "
+             "C^T = B^T A^T, A copied with cp.async and rounded in shared memory, B^T's "
+             "fragments read from B's own layout and rounded in registers (BK 32, WM = BM, "
+             "WN 64) (other kinds: 1)",
              IfAbsent("LA")},
         } {}
 
@@ -810,7 +845,7 @@ class SgemmFamilyImpl final : public Family {
       add(c);
     };
     // Hopper's warpgroup tensor cores (KIND 6) before them: Check keeps
-    // them to compute capability 9.0. LA is named only where it is 2.
+    // them to compute capability 9.0. LA is named only where it is not 1.
     auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la) {
       Config c = base(kWgmma);
       const auto& [bm, bn, bk, wm, wn, stages, splitk, group, minb] = p;
@@ -822,10 +857,12 @@ class SgemmFamilyImpl final : public Family {
       if (la != 1) c[kWgmmaOnly] = la;
       add(c);
     };
+    for (const auto& p : kWgmmaRs3xTf32) wgmma(p, 3, 0);
     for (const auto& p : kWgmma3xTf32) wgmma(p, 3, 1);
     for (const auto& p : kWgmma3xTf32) {
       if (WgmmaLa2(p)) wgmma(p, 3, 2);
     }
+    for (const auto& p : kWgmmaRsTf32) wgmma(p, 1, 0);
     for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
     for (const auto& p : kWgmmaTf32) {
       if (WgmmaLa2(p)) wgmma(p, 1, 2);
@@ -1494,7 +1531,8 @@ class SgemmFamilyImpl final : public Family {
   /// (even float4 copies); dynamic shared memory within the opt-in limit
   /// and MINB blocks of it within an SM; the register estimate within the
   /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
-  /// LA's register sets; LA 1 or 2 is CheckParams').
+  /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
+  /// BM = 128, WN 64, and 3xTF32 only at BN 128.
   static absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
     const WgmmaTile t = GetWgmma(config);
     if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -1504,6 +1542,12 @@ class SgemmFamilyImpl final : public Family {
     }
     if (t.passes != 1 && t.passes != 3) {
       return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
+    }
+    if (t.la == 0 && (t.bk != 32 || t.wm != t.bm || t.wn != 64 || t.bm != 128 ||
+                      (t.passes == 3 && t.bn != 128))) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "LA=0 (the register-A form) takes BK 32, WM = BM = 128 and WN 64 (3xTF32: BN 128), not "
+          "BK=", t.bk, ", ", t.wm, "x", t.wn, " warpgroup tiles of ", t.bm, "x", t.bn));
     }
     if ((t.wm != 64 && t.wm != 128) || (t.wn != 64 && t.wn != 128 && t.wn != 256) ||
         t.bm % t.wm != 0 || t.bn % t.wn != 0) {
@@ -1523,9 +1567,13 @@ class SgemmFamilyImpl final : public Family {
     }
     return CheckBlock(
         {threads, absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128"),
-         t.minb, t.SharedBytes(), "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
+         t.minb, t.SharedBytes(),
+         t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + BK x (BN + 8) floats, to 1024 bytes) + 1024"
+                   : "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
          t.RegisterEstimate(),
-         t.la == 2 ? absl::StrCat(t.Accumulators(), " accumulators + 4 x ", t.Staged(),
+         t.la == 0 ? absl::StrCat(t.Accumulators(), " accumulators + ", (t.passes == 3 ? 2 : 1) * t.bk / 2,
+                                  " fragment registers (LA=0) + ", kWgmmaRsRegisterOverhead)
+         : t.la == 2 ? absl::StrCat(t.Accumulators(), " accumulators + 4 x ", t.Staged(),
                                   " staged floats (LA=2) + ", kWgmmaLa2RegisterOverhead)
                    : absl::StrCat(t.Accumulators(), " accumulators + 2 x ", t.Staged(),
                                   " staged floats + ", kWgmmaRegisterOverhead)},
