@@ -55,58 +55,8 @@ using sgemm_wgmma_detail::Pin;
 using sgemm_wgmma_detail::Swizzle;
 using sgemm_wgmma_detail::WgmmaCommit;
 using sgemm_wgmma_detail::WgmmaFence;
+using sgemm_wgmma_detail::WgmmaRs;  // the register form of wgmma, m64n128k8 and m64n256k8
 using sgemm_wgmma_detail::WgmmaWait;
-
-#define RS_D8(d, i)                                                                               \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-      "+f"(d[i + 6]), "+f"(d[i + 7])
-#define RS_D32(d, i) RS_D8(d, i), RS_D8(d, i + 8), RS_D8(d, i + 16), RS_D8(d, i + 24)
-
-// d (+)= a(64 x 8, registers: the m64k8 .tf32 fragment) * B(8 x N, the
-// K-major shared tile of descriptor b); scale_d 0 overwrites d.
-template <int N>
-struct WgmmaRs;
-
-template <>
-struct WgmmaRs<128> {
-  static __device__ __forceinline__ void Run(float (&d)[64], const unsigned (&a)[4],
-                                             unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : RS_D32(d, 0), RS_D32(d, 32)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
-  }
-};
-
-template <>
-struct WgmmaRs<256> {
-  static __device__ __forceinline__ void Run(float (&d)[128], const unsigned (&a)[4],
-                                             unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
-        " %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
-        " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
-        " %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-        " %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125,"
-        " %126, %127"
-        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-        : RS_D32(d, 0), RS_D32(d, 32), RS_D32(d, 64), RS_D32(d, 96)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
-  }
-};
-#undef RS_D32
-#undef RS_D8
 
 constexpr int BK = 32;           // K tile: rows of 128 bytes, the 128-byte swizzle
 constexpr int ROWB = BK * 4;
