@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (o.fault_test_family) tuned::EnableFaultTestFamily();
-  signal(SIGPIPE, SIG_IGN);  // a dead worker must not kill the daemon
+  // No write to a closed socket or pipe may kill the daemon (WorkerClient
+  // ignores SIGPIPE too, for the processes that embed it without this main).
+  signal(SIGPIPE, SIG_IGN);
   // SIGINT/SIGTERM are taken by the supervising thread, blocked everywhere else.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

@@ -32,6 +32,13 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::str
 WorkerClient::~WorkerClient() { Stop(); }
 
 absl::Status WorkerClient::Spawn() {
+  // A worker that dies (or is stopped) while a request is being written to
+  // its pipe must not kill this process with SIGPIPE: the write then fails
+  // with EPIPE, which Call reports. Process-wide, once, here where the pipes
+  // are made: the daemon and every test that embeds a WorkerClient (a test
+  // died of it in CI, 2026-11-25, ServiceTest.GetBestFallsBackToTheNearestTunedShape).
+  static const bool sigpipe_ignored = [] { return signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  if (!sigpipe_ignored) return absl::InternalError("cannot ignore SIGPIPE");
   int to[2], from[2];
   if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
