@@ -580,7 +580,8 @@ struct RsTile {
 #pragma unroll
     for (int i = 0; i < A_CHUNKS; ++i) {
       const int c = tid + i * THREADS, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
-      float* dst = reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
+      float* dst =
+          reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
       const float* src = A + static_cast<long long>(row) * K + k;
       if constexpr (VEC) {
         const bool in = row < rows && k < K;
@@ -617,7 +618,8 @@ struct RsTile {
 #pragma unroll
     for (int i = 0; i < A_CHUNKS; ++i) {
       const int c = tid + i * THREADS;
-      uint4* p = reinterpret_cast<uint4*>(stage + Swizzle<ROWB>((c / (BK / 4)) * ROWB + (c % (BK / 4)) * 16));
+      uint4* p = reinterpret_cast<uint4*>(
+          stage + Swizzle<ROWB>((c / (BK / 4)) * ROWB + (c % (BK / 4)) * 16));
       const uint4 v = *p;
       uint4 big, small;
       Split<PASSES>(__uint_as_float(v.x), big.x, small.x);
@@ -647,7 +649,8 @@ struct RsTile {
       sgemm_detail::CpAsyncCommit();
     }
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;  // this thread's B^T rows n0, n0 + 8
+    // this thread's B^T rows: n0 and n0 + 8
+    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;
     float part[ACC];
     for (int i = 0; i < nk; ++i) {
       unsigned char* stage = smem + (i % STAGES) * STAGE_BYTES;
@@ -777,82 +780,84 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
                                                                      C, sgemm_wgmma_smem);
     return;
   } else {
-  using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
-  const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);
-  const int tiles_n = sgemm_wgmma_detail::CeilDiv(N, BN);
-  int tile_m, tile_n;
-  sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
-  if (tile_m >= tiles_m) return;
-  int kt0, kt1;  // K tiles of this split
-  if (!sgemm_detail::SplitKRange<SPLITK>(sgemm_detail::CeilDiv(K, BK), kt0, kt1)) return;
+    using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
+    const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);
+    const int tiles_n = sgemm_wgmma_detail::CeilDiv(N, BN);
+    int tile_m, tile_n;
+    sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+    if (tile_m >= tiles_m) return;
+    int kt0, kt1;  // K tiles of this split
+    if (!sgemm_detail::SplitKRange<SPLITK>(sgemm_detail::CeilDiv(K, BK), kt0, kt1)) return;
 
-  // The stages start on a 1024-byte boundary (the swizzle's period).
-  const unsigned raw = sgemm_wgmma_detail::SmemAddr(sgemm_wgmma_smem);
-  const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
-  unsigned char* smem = sgemm_wgmma_smem + pad;
+    // The stages start on a 1024-byte boundary (the swizzle's period).
+    const unsigned raw = sgemm_wgmma_detail::SmemAddr(sgemm_wgmma_smem);
+    const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
+    unsigned char* smem = sgemm_wgmma_smem + pad;
 
-  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
-  const int wm = (wg / T::WGS_N) * WM, wn = (wg % T::WGS_N) * WN;
-  const int bm = tile_m * BM, bn = tile_n * BN;
-  const int rows = M - bm, cols = N - bn;
-  A += static_cast<long long>(bm) * K;
-  B += bn;
-  C += static_cast<long long>(bm) * N + bn;
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
+    const int wm = (wg / T::WGS_N) * WM, wn = (wg % T::WGS_N) * WN;
+    const int bm = tile_m * BM, bn = tile_n * BN;
+    const int rows = M - bm, cols = N - bn;
+    A += static_cast<long long>(bm) * K;
+    B += bn;
+    C += static_cast<long long>(bm) * N + bn;
 
-  float acc[T::MI][T::ACC];
-#pragma unroll
-  for (int mi = 0; mi < T::MI; ++mi) {
-#pragma unroll
-    for (int e = 0; e < T::ACC; ++e) acc[mi][e] = 0.0f;
-  }
-  const bool vec = ((K | N) & 3) == 0 && sgemm_wgmma_detail::Aligned16(A) &&
-                   sgemm_wgmma_detail::Aligned16(B);
-  static_assert(LA == 1 || LA == 2, "LA");
-  if constexpr (LA == 2) {
-    if (vec) {
-      T::template KLoop2<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+    float acc[T::MI][T::ACC];
+  #pragma unroll
+    for (int mi = 0; mi < T::MI; ++mi) {
+  #pragma unroll
+      for (int e = 0; e < T::ACC; ++e) acc[mi][e] = 0.0f;
+    }
+    const bool vec = ((K | N) & 3) == 0 && sgemm_wgmma_detail::Aligned16(A) &&
+                     sgemm_wgmma_detail::Aligned16(B);
+    static_assert(LA == 1 || LA == 2, "LA");
+    if constexpr (LA == 2) {
+      if (vec) {
+        T::template KLoop2<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+                                 tid, wm, wn, acc);
+      } else {
+        T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+                                 tid, wm, wn, acc);
+      }
+    } else if (vec) {
+      T::template KLoop<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
     } else {
       T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
     }
-  } else if (vec) {
-    T::template KLoop<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
-  } else {
-    T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
-  }
 
-  // Epilogue: d[4i + j] at row 16w + g + 8 * (j / 2), column 8i + 2t + j % 2
-  // of each m64 block (w: the warp in the warpgroup).
-  const int g = lane / 4, t = lane % 4, w = (tid % 128) / 32;
-  const bool pairs = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 7ull) == 0;
-#pragma unroll
-  for (int mi = 0; mi < T::MI; ++mi) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = wm + mi * 64 + 16 * w + g + 8 * h;
-      if (row >= rows) continue;
-      float* crow = C + static_cast<long long>(row) * N;
-#pragma unroll
-      for (int i = 0; i < WN / 8; ++i) {
-        const int col = wn + 8 * i + 2 * t;
-        const float v0 = alpha * acc[mi][4 * i + 2 * h], v1 = alpha * acc[mi][4 * i + 2 * h + 1];
-        if constexpr (SPLITK > 1) {
-          if (col < cols) atomicAdd(crow + col, v0);
-          if (col + 1 < cols) atomicAdd(crow + col + 1, v1);
-        } else if (pairs && col + 1 < cols) {
-          float2* c2 = reinterpret_cast<float2*>(crow + col);
-          float2 v = make_float2(v0, v1);
-          if (beta != 0.0f) {
-            const float2 old = *c2;
-            v.x = fmaf(beta, old.x, v0);
-            v.y = fmaf(beta, old.y, v1);
+    // Epilogue: d[4i + j] at row 16w + g + 8 * (j / 2), column 8i + 2t + j % 2
+    // of each m64 block (w: the warp in the warpgroup).
+    const int g = lane / 4, t = lane % 4, w = (tid % 128) / 32;
+    const bool pairs = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 7ull) == 0;
+  #pragma unroll
+    for (int mi = 0; mi < T::MI; ++mi) {
+  #pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = wm + mi * 64 + 16 * w + g + 8 * h;
+        if (row >= rows) continue;
+        float* crow = C + static_cast<long long>(row) * N;
+  #pragma unroll
+        for (int i = 0; i < WN / 8; ++i) {
+          const int col = wn + 8 * i + 2 * t;
+          const float v0 = alpha * acc[mi][4 * i + 2 * h], v1 = alpha * acc[mi][4 * i + 2 * h + 1];
+          if constexpr (SPLITK > 1) {
+            if (col < cols) atomicAdd(crow + col, v0);
+            if (col + 1 < cols) atomicAdd(crow + col + 1, v1);
+          } else if (pairs && col + 1 < cols) {
+            float2* c2 = reinterpret_cast<float2*>(crow + col);
+            float2 v = make_float2(v0, v1);
+            if (beta != 0.0f) {
+              const float2 old = *c2;
+              v.x = fmaf(beta, old.x, v0);
+              v.y = fmaf(beta, old.y, v1);
+            }
+            *c2 = v;
+          } else {
+            if (col < cols) crow[col] = beta != 0.0f ? fmaf(beta, crow[col], v0) : v0;
+            if (col + 1 < cols) crow[col + 1] = beta != 0.0f ? fmaf(beta, crow[col + 1], v1) : v1;
           }
-          *c2 = v;
-        } else {
-          if (col < cols) crow[col] = beta != 0.0f ? fmaf(beta, crow[col], v0) : v0;
-          if (col + 1 < cols) crow[col + 1] = beta != 0.0f ? fmaf(beta, crow[col + 1], v1) : v1;
         }
       }
     }
-  }
   }
 }
