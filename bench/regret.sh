@@ -16,13 +16,10 @@
 #            (server/jobs.cc JobRunner::Knowledge), so each run is a
 #            leave-one-out over the other tuned shapes. Per shape: the wall
 #            time of the sweep, the strategy job's winner and the exhaustive
-#            job's winner, raced in one process (sbs_probe --race: the two
-#            and cuBLAS interleaved, caches flushed, 100 rounds, on
-#            PLACEMENTS=4 fresh allocations of the buffers, the kernels' modules
-#            unloaded and loaded again for each, as the judge's segments do:
-#            at 512^3 the two states of a load alternate); regret = the
-#            geometric mean of strategy ms / exhaustive ms over them, less 1
-#            (0 when one config won both). Also by_cublas: (strategy ms / its cuBLAS ms) /
+#            job's winner, raced in one process (sbs_probe --race, as row()
+#            below describes); regret = the geometric mean of strategy ms /
+#            exhaustive ms over the race's placements, less 1 (0 when one
+#            config won both). Also by_cublas: (strategy ms / its cuBLAS ms) /
 #            (exhaustive ms / its cuBLAS ms) - 1 from the jobs' judged times,
 #            which carries cuBLAS's own noise (2% on 512^3 for one config,
 #            2026-11-23_h100_flush16_strategy.txt); wait_s, the job's wait
@@ -85,7 +82,7 @@ print(v if v != {} else 0)" "$1"; }
 # allocations of the buffers, with fresh data, the modules loaded again and
 # the two configs' places in the round swapped each time (at 512^3 the config
 # in the first place ran 4.5% slower, whichever it was:
-# 2026-11-25_h100_session15_order512.txt): regret = the
+# 2026-11-25_h100_session15_probes/order512_fixed_places.txt): regret = the
 # geometric mean over the placements of strategy ms / exhaustive ms, less 1 (0
 # when the same config won both). by_cublas: the jobs' own judged times
 # normalized by their cuBLAS, noisier by cuBLAS's noise.

@@ -340,11 +340,10 @@ int main(int argc, char** argv) {
           *buf = DeviceBuffer::Alloc(kept.back().bytes());
           Check(buf->status(), "alloc");
         }
-        // and the kernels' code loaded again, the old modules unloaded first: at
-        // 512^3 the timings of two lane mappings (and cuBLAS's) flip with each
-        // unload and load (2026-11-25, SEGMENT lines of --judge), a state that
-        // a race with its modules loaded once samples only one side of
-        // (all unloaded, then all loaded, as the judge's segments do)
+        // and the kernels' code loaded again, the old modules unloaded first
+        // (all unloaded, then all loaded, as the judge's segments do; the order
+        // of the loads changed nothing at 512^3 in session 15, the configs'
+        // places in the round did: below)
         for (auto& l : loaded) l = tuned::LoadedKernel();
         for (size_t ki = 0; ki < loaded.size(); ++ki) {
           auto again = tuned::LoadedKernel::Load(bests[ki].cubin(), bests[ki].entry());
@@ -365,8 +364,8 @@ int main(int argc, char** argv) {
       // The configs' places in the round rotated by one for each placement
       // (cuBLAS stays last): at 512^3 the config in the first place ran 4.5%
       // slower than the one in the second, whichever it was, in 8 of 8 races
-      // (2026-11-25_h100_session15_order512.txt), so a race that keeps one
-      // order charges the first config with its place.
+      // (bench/results/2026-11-25_h100_session15_probes/order512_fixed_places.txt),
+      // so a race that keeps one order charges the first config with its place.
       std::vector<Run> placed;
       std::vector<size_t> order;
       for (size_t j = 0; j < names.size(); ++j) {
