@@ -460,17 +460,17 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
 // LA 0>, bounds, alpha and beta included), built here by nvcc: beside
 // rs_gemm it tells the cost of the bounds and the epilogue from that of
 // NVRTC or of the daemon's timing.
-template <int BN, int STAGES, int PASSES>
+template <int BM, int BN, int STAGES, int PASSES>
 void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
-  using T = sgemm_wgmma_detail::RsTile<128, BN, STAGES, PASSES>;
+  using T = sgemm_wgmma_detail::RsTile<BM, BN, STAGES, PASSES>;
   constexpr int smem = STAGES * T::STAGE_BYTES + 1024;
-  auto kernel = sgemm_wgmma<128, BN, 32, 128, 64, STAGES, 1, PASSES, 1, 1, 0>;
+  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, 1, PASSES, 1, 1, 0>;
   static bool attr = false;
   if (!attr) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     attr = true;
   }
-  kernel<<<((m + 127) / 128) * ((n + BN - 1) / BN), T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b,
+  kernel<<<((m + BM - 1) / BM) * ((n + BN - 1) / BN), T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b,
                                                                              0.0f, c);
   CK(cudaGetLastError());
 }
@@ -514,8 +514,10 @@ int main(int argc, char** argv) {
       {"rs_128x128_s3_3xtf32_g8", Launch<128, 128, 3, 3, 0, 8>},
       {"rs_128x128_s4_3xtf32_g8", Launch<128, 128, 4, 3, 0, 8>},
       {"rs_128x128_s4_3xtf32_g4", Launch<128, 128, 4, 3, 0, 4>},
-      {"la0_128x128_s4_3xtf32", LaunchLa0<128, 4, 3>},
-      {"la0_128x256_s3_tf32", LaunchLa0<256, 3, 1>},
+      {"la0_128x128_s4_3xtf32", LaunchLa0<128, 128, 4, 3>},
+      {"la0_256x128_s4_tf32", LaunchLa0<256, 128, 4, 1>},
+      {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
+      {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"ws_128x128_s4_3xtf32", LaunchWs<4>},
       {"ws_128x128_s3_3xtf32", LaunchWs<3>},
   };

@@ -1100,8 +1100,8 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 }
 
 // LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
-// WN 64; its shared memory and register estimate; 4 3xTF32 and 3 TF32
-// configs in the space.
+// WN 64, 4 stages or more; its shared memory and register estimate (two
+// fragment sets); 3 3xTF32 and 4 TF32 configs in the space.
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -1115,26 +1115,33 @@ TEST(SgemmMath, WgmmaRegisterA) {
   EXPECT_EQ(g.block(0), 256u);  // two warpgroups of 64 columns
   // 4 stages of (2 x 128 x 32 + 32 x 136) floats = 50176 bytes (49 KiB), + 1024
   EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024);
-  Config tf32 = Wgmma(128, 256, 32, 128, 64, 3, 1, 1, 1);
+  Config tf32 = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
   tf32["LA"] = 0;
   EXPECT_TRUE(f.Check(tf32, d).ok()) << f.Check(tf32, d);
-  EXPECT_EQ(f.Geometry(tf32, {512, 512, 512}, d).block(0), 512u);
-  // Refused: another K tile, warpgroup tile or 3xTF32 at BN 256.
+  EXPECT_EQ(f.Geometry(tf32, {512, 512, 512}, d).block(0), 256u);
+  // Refused: another K tile or warpgroup tile, 3 stages, 3xTF32 beyond
+  // 128x128, four warpgroups of TF32 (64 + 32 + 48 registers over 128).
   for (auto [key, value] : {std::pair<const char*, int64_t>{"BK", 16}, {"WM", 64}, {"WN", 128}}) {
     Config bad = rs;
     bad[key] = value;
-    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM = 128 and WN 64");
+    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256) and WN 64");
   }
+  Config three_stages = rs;
+  three_stages["STAGES"] = 3;
+  ExpectRejected(three_stages, "STAGES >= 3 (LA=0: 4)");
   Config wide = tf32;
   wide["PASSES"] = 3;
-  ExpectRejected(wide, "(3xTF32: BN 128)");
+  ExpectRejected(wide, "(3xTF32: BM = BN = 128)");
+  Config four = Wgmma(128, 256, 32, 128, 64, 4, 1, 1, 1);
+  four["LA"] = 0;
+  ExpectRejected(four, "64 accumulators + 32 fragment registers (LA=0) + 48");
   // The space's: 3xTF32 in fp32_accurate and tf32, TF32 in tf32 only.
   int three = 0, one = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
-  EXPECT_EQ(three, 4);
-  EXPECT_EQ(one, 3);
+  EXPECT_EQ(three, 3);
+  EXPECT_EQ(one, 4);
   int accurate = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
@@ -1142,7 +1149,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
       ++accurate;
     }
   }
-  EXPECT_EQ(accurate, 4);
+  EXPECT_EQ(accurate, 3);
 }
 
 }  // namespace

@@ -546,10 +546,10 @@ struct Tile {
 // rounded or split in registers. No transposing store. A block: BN / 64
 // warpgroups, each 64 columns of C by all BM rows (wgmma N = BM: 128 or
 // 256); STAGES stages of (1 or 2) x BM x 128 + 32 x (BN + 8) x 4 bytes
-// (rounded up to 1024), STAGES - 2 K tiles of copies in flight. Per K
-// tile: cp.async.wait_group, round, fence.proxy.async, __syncthreads, the
-// copy of tile i + STAGES - 2, the fragments, BK/8 (x 3) wgmmas,
-// wait_group 0 (3xTF32: acc += the fresh accumulators, as LA 1 and 2 do).
+// (rounded up to 1024; STAGES >= 4), STAGES - 2 K tiles of copies in
+// flight. Per K tile: BK/8 (x 3) wgmmas from fragments loaded before, and
+// under them the next tile's work (KLoop); one __syncthreads (3xTF32: acc
+// += the fresh accumulators, as LA 1 and 2 do).
 // 16-byte copies where K and N are multiples of 4 and A and B 16-byte
 // aligned, else 4-byte ones (each thread copies whole 16-byte units either
 // way, so that it rounds only what it copied); out-of-range elements are
@@ -568,7 +568,7 @@ struct RsTile {
     A_CHUNKS = BM * (BK / 4) / THREADS,  // 16-byte units per thread per K tile
     B_CHUNKS = BK * (BN / 4) / THREADS,
   };
-  static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 3, "LA=0 tile");
+  static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 4, "LA=0 tile");
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
 
   // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
@@ -633,9 +633,34 @@ struct RsTile {
     }
   }
 
+  // This thread's B^T fragments of the stage (m64k8 .tf32: a0 (row g, k
+  // t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4) of the warp's 16
+  // rows, rows n0 and n0 + 8 of the block's BN), rounded or split.
+  static __device__ __forceinline__ void Fragments(const unsigned char* stage, int n0, int t,
+                                                   unsigned (&big)[BK / 8][4],
+                                                   unsigned (&small)[BK / 8][4]) {
+    const float* bs = reinterpret_cast<const float*>(stage + B_OFF);
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const float* r0 = bs + (kk * 8 + t) * PB + n0;
+      const float* r4 = r0 + 4 * PB;
+      Split<PASSES>(r0[0], big[kk][0], small[kk][0]);
+      Split<PASSES>(r0[8], big[kk][1], small[kk][1]);
+      Split<PASSES>(r4[0], big[kk][2], small[kk][2]);
+      Split<PASSES>(r4[8], big[kk][3], small[kk][3]);
+    }
+  }
+
   // K tiles kt0 .. kt1 - 1 into acc (D = C^T: acc[4i + j] is row
   // 8i + 2t + j % 2 of the block's BM, column 16w + g + 8 (j / 2) of its
-  // warpgroup's 64; see the epilogue).
+  // warpgroup's 64; see the epilogue). Tile i's wgmmas run under the work
+  // of tile i + 1: the copies of tile i + STAGES - 2 (into the stage of
+  // tile i - 2), this thread's rounding of tile i + 1's A, the barrier, and
+  // tile i + 1's B^T fragments into the other fragment set; then
+  // wgmma.wait_group (3xTF32: 0, and acc += the fresh accumulators; TF32:
+  // before the barrier, 1, so that tile i - 1's group, which read the other
+  // set, is done). The one barrier a K tile makes tile i + 1's stage whole
+  // and frees the stage of tile i - 1 (3xTF32) or i - 2.
   template <bool VEC>
   static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
                                                const float* __restrict__ A,
@@ -649,33 +674,18 @@ struct RsTile {
       sgemm_detail::CpAsyncCommit();
     }
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    // this thread's B^T rows: n0 and n0 + 8
-    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;
+    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;  // this thread's B^T rows n0, n0 + 8
     float part[ACC];
-    for (int i = 0; i < nk; ++i) {
-      unsigned char* stage = smem + (i % STAGES) * STAGE_BYTES;
-      sgemm_detail::CpAsyncWait<STAGES - 3>();  // this thread's copies of tile i have landed
-      Round(stage, tid);
-      FenceProxyAsync();
-      // tile i rounded and visible to wgmma; tile i - 1's wgmmas done in every
-      // warpgroup, so the stage of tile i - 2 is free
-      __syncthreads();
-      if (i + STAGES - 2 < nk) {
-        Load<VEC>(smem + ((i + STAGES - 2) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
-                  (kt0 + i + STAGES - 2) * BK, tid);
-      }
-      sgemm_detail::CpAsyncCommit();
-      const float* bs = reinterpret_cast<const float*>(stage + B_OFF);
-      unsigned big[BK / 8][4], small[BK / 8][4];
-#pragma unroll
-      for (int kk = 0; kk < BK / 8; ++kk) {
-        const float* r0 = bs + (kk * 8 + t) * PB + n0;
-        const float* r4 = r0 + 4 * PB;
-        Split<PASSES>(r0[0], big[kk][0], small[kk][0]);
-        Split<PASSES>(r0[8], big[kk][1], small[kk][1]);
-        Split<PASSES>(r4[0], big[kk][2], small[kk][2]);
-        Split<PASSES>(r4[8], big[kk][3], small[kk][3]);
-      }
+    unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
+    if (nk <= 0) return;
+    sgemm_detail::CpAsyncWait<STAGES - 3>();
+    Round(smem, tid);
+    FenceProxyAsync();
+    __syncthreads();
+    Fragments(smem, n0, t, big0, small0);
+    // Tile i, its fragments in (big, small); tile i + 1's into (nbig, nsmall).
+    auto step = [&](int i, unsigned (&big)[BK / 8][4], unsigned (&small)[BK / 8][4],
+                    unsigned (&nbig)[BK / 8][4], unsigned (&nsmall)[BK / 8][4]) {
       const unsigned a_tile = base + (i % STAGES) * STAGE_BYTES;
       if constexpr (PASSES == 3) {
         Pin(part);
@@ -696,15 +706,35 @@ struct RsTile {
         }
       }
       WgmmaCommit();
-      WgmmaWait<0>();  // the fragments and the stage are read by then
+      // Under the wgmmas: the stage of tile i - 2 is free (every warpgroup
+      // waited for its wgmmas before the barrier of tile i - 1).
+      if (i + STAGES - 2 < nk) {
+        Load<VEC>(smem + ((i + STAGES - 2) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
+                  (kt0 + i + STAGES - 2) * BK, tid);
+      }
+      sgemm_detail::CpAsyncCommit();
+      unsigned char* next = smem + ((i + 1) % STAGES) * STAGE_BYTES;
+      if (i + 1 < nk) {
+        sgemm_detail::CpAsyncWait<STAGES - 3>();  // this thread's copies of tile i + 1 landed
+        Round(next, tid);
+        FenceProxyAsync();
+      }
+      if constexpr (PASSES == 1) WgmmaWait<1>();  // tile i - 1's group: the other set is free
+      __syncthreads();  // tile i + 1 rounded and landed in every thread
+      if (i + 1 < nk) Fragments(next, n0, t, nbig, nsmall);
       if constexpr (PASSES == 3) {
+        WgmmaWait<0>();
         Pin(part);
 #pragma unroll
         for (int e = 0; e < ACC; ++e) acc[e] += part[e];
-      } else {
-        Pin(acc);
       }
+    };
+    for (int i = 0; i < nk; i += 2) {
+      step(i, big0, small0, big1, small1);
+      if (i + 1 < nk) step(i + 1, big1, small1, big0, small0);
     }
+    WgmmaWait<0>();
+    Pin(acc);
   }
 };
 

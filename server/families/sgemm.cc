@@ -216,12 +216,12 @@ constexpr int64_t kWgmmaRegisterOverhead = 32;
 /// and 64x128x16: 208 and 240, used 243-254). 3xTF32 128x128x32 (272) used
 /// all 255 registers.
 constexpr int64_t kWgmmaLa2RegisterOverhead = 16;
-/// With LA=0 (the register-A form) the estimate is accumulators + BK/8 x 4
-/// fragment registers (twice for 3xTF32: big and small) + 48, calibrated
-/// likewise (nvcc 13.0, sm_90a, session 15): 3xTF32 128x128 with two
-/// warpgroups used 202-206 registers (estimate 208), TF32 128x256 with four
-/// 128 at their cap of 128 (estimate 128) and 128x128 168 (128); none
-/// spilled.
+/// With LA=0 (the register-A form) the estimate is accumulators + two sets
+/// of BK/8 x 4 fragment registers (twice for 3xTF32: big and small) + 48,
+/// calibrated likewise (NVRTC 13.0, sm_90a, session 16): 3xTF32 128x128
+/// with two warpgroups used 255 registers (estimate 240) and TF32 128x128
+/// 168 (144), neither spilling; TF32 128x256 with four warpgroups (144,
+/// refused) spilled 48 bytes at its cap of 128.
 constexpr int64_t kWgmmaRsRegisterOverhead = 48;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_tf32.cuh).
@@ -243,10 +243,13 @@ struct WgmmaTile {
   }
   /// Accumulators per thread: WM*WN/128, twice for 3xTF32 (the fresh set).
   int64_t Accumulators() const { return (passes == 3 ? 2 : 1) * wm * wn / 128; }
+  /// LA=0: registers of the two B^T fragment sets (the K tile's and the
+  /// next's), BK/8 x 4 each, twice for 3xTF32 (big and small).
+  int64_t RsFragments() const { return 2 * (passes == 3 ? 2 : 1) * bk / 2; }
   /// Floats of one K tile a thread stages in registers.
   int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / Threads() : 0; }
   int64_t RegisterEstimate() const {
-    if (la == 0) return Accumulators() + (passes == 3 ? 2 : 1) * bk / 2 + kWgmmaRsRegisterOverhead;
+    if (la == 0) return Accumulators() + RsFragments() + kWgmmaRsRegisterOverhead;
     return la == 2 ? Accumulators() + 4 * Staged() + kWgmmaLa2RegisterOverhead
                    : Accumulators() + 2 * Staged() + kWgmmaRegisterOverhead;
   }
@@ -318,21 +321,21 @@ constexpr std::array<std::array<int64_t, 9>, 20> kWgmma3xTf32 = {{
 }};
 
 /// wgmma LA=0 configs (the register-A form), likewise, {BM, BN, BK, WM,
-/// WN, ...} with BK 32, WM = BM, WN 64: 3xTF32 128x128 (the fresh
-/// accumulators leave no registers for more), with 3 or 4 stages and split-K
-/// for few output tiles; TF32 128x256 (four warpgroups) and 128x128. On an
-/// H100 (bench/wgmma_rs_probe.cu, session 15) 3xTF32 128x128 s4 ran 12-14%
-/// faster than LA 1's best at 4096^3 and 8192^3.
-constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaRs3xTf32 = {{
+/// WN, ...} with BK 32, WM = BM, WN 64, 4 stages or more: 3xTF32 128x128
+/// (the fresh accumulators leave no registers for more), with split-K for
+/// few output tiles; TF32 256x128 and 128x128 (two warpgroups; four, at
+/// 128x256, spill). On an H100 (bench/wgmma_rs_probe.cu, session 15) 3xTF32
+/// 128x128 s4 ran 12-14% faster than LA 1's best at 4096^3 and 8192^3.
+constexpr std::array<std::array<int64_t, 9>, 3> kWgmmaRs3xTf32 = {{
     {128, 128, 32, 128, 64, 4, 1, 1, 1},
-    {128, 128, 32, 128, 64, 3, 1, 1, 1},
     {128, 128, 32, 128, 64, 4, 2, 1, 1},
     {128, 128, 32, 128, 64, 4, 4, 1, 1},
 }};
-constexpr std::array<std::array<int64_t, 9>, 3> kWgmmaRsTf32 = {{
-    {128, 256, 32, 128, 64, 3, 1, 1, 1},
+constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaRsTf32 = {{
+    {256, 128, 32, 256, 64, 4, 1, 1, 1},
     {128, 128, 32, 128, 64, 4, 1, 1, 1},
-    {128, 256, 32, 128, 64, 3, 2, 1, 1},
+    {128, 128, 32, 128, 64, 6, 1, 1, 1},
+    {256, 128, 32, 256, 64, 4, 2, 1, 1},
 }};
 
 /// The configs of kWgmma3xTf32 and kWgmmaTf32 that also get LA=2 (two K
@@ -673,9 +676,10 @@ class SgemmFamilyImpl final : public Family {
              "levels 0-3, one for 4-5 and one for 6-10 (sgemm_warp 128x256 and 64x128, "
              "compared section by section), so 0, 5 and 10 stand for all (other kinds: 5)",
              IfAbsent("RUL")},
-            {"WM", {0, 16, 32, 64, 128},
+            {"WM", {0, 16, 32, 64, 128, 256},
              "mma: rows of a warp tile, (WM/16) m16 tiles; wgmma: rows of a warpgroup tile, "
-             "(WM/64) m64 wgmmas per k8 step (other kinds: 0)",
+             "(WM/64) m64 wgmmas per k8 step, or with LA=0 the N of its wgmmas (WM = BM: "
+             "128 or 256) (other kinds: 0)",
              IfAbsent("WM")},
             {"WN", {0, 32, 64, 128, 256},
              "mma: columns of a warp tile, (WN/8) n8 tiles; wgmma: columns of a warpgroup "
@@ -1532,7 +1536,8 @@ class SgemmFamilyImpl final : public Family {
   /// and MINB blocks of it within an SM; the register estimate within the
   /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
   /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
-  /// BM = 128, WN 64, and 3xTF32 only at BN 128.
+  /// BM (128 or 256), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
+  /// tiles ahead), and 3xTF32 only at 128x128.
   static absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
     const WgmmaTile t = GetWgmma(config);
     if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -1543,21 +1548,24 @@ class SgemmFamilyImpl final : public Family {
     if (t.passes != 1 && t.passes != 3) {
       return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
     }
-    if (t.la == 0 && (t.bk != 32 || t.wm != t.bm || t.wn != 64 || t.bm != 128 ||
-                      (t.passes == 3 && t.bn != 128))) {
+    if (t.la == 0 && (t.bk != 32 || t.wm != t.bm || t.wn != 64 || (t.bm != 128 && t.bm != 256) ||
+                      (t.passes == 3 && (t.bm != 128 || t.bn != 128)))) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "LA=0 (the register-A form) takes BK 32, WM = BM = 128 and WN 64 (3xTF32: BN 128), not "
+          "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256) and WN 64 (3xTF32: BM = "
+          "BN = 128), not "
           "BK=", t.bk, ", ", t.wm, "x", t.wn, " warpgroup tiles of ", t.bm, "x", t.bn));
     }
-    if ((t.wm != 64 && t.wm != 128) || (t.wn != 64 && t.wn != 128 && t.wn != 256) ||
+    if ((t.wm != 64 && t.wm != 128 && (t.la != 0 || t.wm != 256)) ||
+        (t.wn != 64 && t.wn != 128 && t.wn != 256) ||
         t.bm % t.wm != 0 || t.bn % t.wn != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the warpgroup tile ", t.wm, "x", t.wn, " (WM 64 or 128, WN 64, 128 or 256) does not tile ",
           t.bm, "x", t.bn));
     }
-    if ((t.bk != 16 && t.bk != 32) || t.stages < 3) {
+    if ((t.bk != 16 && t.bk != 32) || t.stages < (t.la == 0 ? 4 : 3)) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "KIND=6 takes BK 16 or 32 and STAGES >= 3, not BK=", t.bk, ", STAGES=", t.stages));
+          "KIND=6 takes BK 16 or 32 and STAGES >= 3 (LA=0: 4), not BK=", t.bk, ", STAGES=",
+          t.stages, ", LA=", t.la));
     }
     const int64_t threads = t.Threads();
     if ((t.bm * t.bk / 4) % threads != 0 || (t.bk * t.bn / 4) % threads != 0) {
@@ -1571,7 +1579,7 @@ class SgemmFamilyImpl final : public Family {
          t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + BK x (BN + 8) floats, to 1024 bytes) + 1024"
                    : "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
          t.RegisterEstimate(),
-         t.la == 0 ? absl::StrCat(t.Accumulators(), " accumulators + ", (t.passes == 3 ? 2 : 1) * t.bk / 2,
+         t.la == 0 ? absl::StrCat(t.Accumulators(), " accumulators + ", t.RsFragments(),
                                   " fragment registers (LA=0) + ", kWgmmaRsRegisterOverhead)
          : t.la == 2 ? absl::StrCat(t.Accumulators(), " accumulators + 4 x ", t.Staged(),
                                   " staged floats (LA=2) + ", kWgmmaLa2RegisterOverhead)
