@@ -798,23 +798,53 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     T::template KLoop<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
                                     tid, acc);
   }
-  // acc[4i + j]: row 8i + 2t + j % 2 of the block's BM, column
-  // 16w + g + 8 (j / 2) of this warpgroup's 64 (a warp's store: 4 rows of 8
-  // consecutive floats).
-  const int lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;
+  // The epilogue through shared memory (the stages are free once every
+  // warpgroup's wgmmas are done): acc[4i + j], row 8i + 2t + j % 2 of the
+  // block's BM and column 16w + g + 8 (j / 2) of this warpgroup's 64, goes
+  // to Cs[m][n] (a pitch of BN + 4 floats: a warp's 32 stores hit 32
+  // banks), then each warp writes whole rows of C, 4 floats a thread
+  // (float4 where N % 4 == 0 and C is 16-byte aligned, else one by one).
+  // Stored straight from acc, a warp's stores were 4 rows of 8 floats.
+  constexpr int PC = BN + 4;
+  static_assert(BM * PC * 4 <= STAGES * T::STAGE_BYTES, "the C tile fits in the stages");
+  __syncthreads();
+  float* cs = reinterpret_cast<float*>(smem_raw + pad);
+  {
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;
 #pragma unroll
-  for (int i = 0; i < BM / 8; ++i) {
+    for (int i = 0; i < BM / 8; ++i) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int m = 8 * i + 2 * t + (j % 2), n = n0 + 8 * (j / 2);
-      if (m >= rows || n >= cols) continue;
-      float* c = C + static_cast<long long>(m) * N + n;
-      const float v = alpha * acc[4 * i + j];
-      if constexpr (SPLITK > 1) {
-        atomicAdd(c, v);
-      } else {
-        *c = beta != 0.0f ? fmaf(beta, *c, v) : v;
+      for (int j = 0; j < 4; ++j) cs[(8 * i + 2 * t + j % 2) * PC + n0 + 8 * (j / 2)] = acc[4 * i + j];
+    }
+  }
+  __syncthreads();
+  const bool vec = (N & 3) == 0 && Aligned16(C);
+#pragma unroll 4
+  for (int q = tid; q < BM * BN / 4; q += T::THREADS) {
+    const int m = q / (BN / 4), n = (q % (BN / 4)) * 4;
+    if (m >= rows || n >= cols) continue;
+    const float4 a = *reinterpret_cast<const float4*>(cs + m * PC + n);
+    float v[4] = {alpha * a.x, alpha * a.y, alpha * a.z, alpha * a.w};
+    float* c = C + static_cast<long long>(m) * N + n;
+    if constexpr (SPLITK > 1) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (n + e < cols) atomicAdd(c + e, v[e]);
+      }
+    } else if (vec && n + 3 < cols) {
+      if (beta != 0.0f) {
+        const float4 old = *reinterpret_cast<const float4*>(c);
+        v[0] = fmaf(beta, old.x, v[0]);
+        v[1] = fmaf(beta, old.y, v[1]);
+        v[2] = fmaf(beta, old.z, v[2]);
+        v[3] = fmaf(beta, old.w, v[3]);
+      }
+      *reinterpret_cast<float4*>(c) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (n + e < cols) c[e] = beta != 0.0f ? fmaf(beta, c[e], v[e]) : v[e];
       }
     }
   }
