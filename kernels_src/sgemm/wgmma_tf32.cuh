@@ -561,7 +561,7 @@ struct Tile {
 // 16-byte copies where K and N are multiples of 4 and A and B 16-byte
 // aligned, else 4-byte ones (each thread copies whole 16-byte units either
 // way, so that it splits only what it copied); out-of-range elements are
-// zero-filled; blocks within M and N copy their K tiles within K without
+// zero-filled, and blocks whose tile lies within M, N and K copy without
 // predicates (Load's FULL).
 template <int BM, int BN, int STAGES, int PASSES>
 struct RsTile {
@@ -582,10 +582,10 @@ struct RsTile {
 
   // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
   // (columns left: `cols`) padded to PB; zeros beyond M, N and K. FULL (a
-  // block-uniform choice): the tile lies within M, N and K, and the copies
-  // go without predicates, which made the kernel 10-12% faster on the H100
-  // (session 16: the zero-filling form and its address selects in the K
-  // loop's issue slots).
+  // block-uniform choice, with VEC): the tile lies within M, N and K, and
+  // the copies go without predicates, which made the kernel 10-12% faster
+  // on the H100 (session 16: the zero-filling form and its address selects
+  // in the K loop's issue slots).
   template <bool VEC, bool FULL>
   static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
@@ -596,14 +596,16 @@ struct RsTile {
       float* dst =
           reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
       const float* src = A + static_cast<long long>(row) * K + k;
-      if constexpr (VEC) {
-        const bool in = FULL || (row < rows && k < K);
-        sgemm_detail::CpAsync16(dst, FULL || in ? src : A, in);
+      if constexpr (FULL) {
+        sgemm_detail::CpAsync16(dst, src, true);
+      } else if constexpr (VEC) {
+        const bool in = row < rows && k < K;
+        sgemm_detail::CpAsync16(dst, in ? src : A, in);
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const bool in = FULL || (row < rows && k + e < K);
-          sgemm_detail::CpAsync4(dst + e, FULL || in ? src + e : A, in);
+          const bool in = row < rows && k + e < K;
+          sgemm_detail::CpAsync4(dst + e, in ? src + e : A, in);
         }
       }
     }
@@ -612,14 +614,16 @@ struct RsTile {
       const int c = tid + i * THREADS, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
       float* dst = reinterpret_cast<float*>(stage + B_OFF) + kr * PB + n;
       const float* src = B + static_cast<long long>(k0 + kr) * N + n;
-      if constexpr (VEC) {
-        const bool in = FULL || (k0 + kr < K && n < cols);
-        sgemm_detail::CpAsync16(dst, FULL || in ? src : B, in);
+      if constexpr (FULL) {
+        sgemm_detail::CpAsync16(dst, src, true);
+      } else if constexpr (VEC) {
+        const bool in = k0 + kr < K && n < cols;
+        sgemm_detail::CpAsync16(dst, in ? src : B, in);
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const bool in = FULL || (k0 + kr < K && n + e < cols);
-          sgemm_detail::CpAsync4(dst + e, FULL || in ? src + e : B, in);
+          const bool in = k0 + kr < K && n + e < cols;
+          sgemm_detail::CpAsync4(dst + e, in ? src + e : B, in);
         }
       }
     }
@@ -676,20 +680,7 @@ struct RsTile {
   // whole, and frees tile i - 1's stage for the copies issued under tile
   // i + 1. On the H100 this order ran 3-4% faster than copying, rounding
   // and loading the fragments between the wgmma groups (session 16).
-  // MN: the block's tile lies within M and N (block-uniform), so that its K
-  // tiles within K copy without predicates (Load's FULL).
-  template <bool VEC, bool MN>
-  static __device__ __forceinline__ void Copy(unsigned char* stage, const float* __restrict__ A,
-                                              const float* __restrict__ B, int rows, int cols,
-                                              int N, int K, int k0, int tid) {
-    if (MN && k0 + BK <= K) {
-      Load<VEC, true>(stage, A, B, rows, cols, N, K, k0, tid);
-    } else {
-      Load<VEC, false>(stage, A, B, rows, cols, N, K, k0, tid);
-    }
-  }
-
-  template <bool VEC, bool MN>
+  template <bool VEC, bool FULL>
   static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
                                                const float* __restrict__ A,
                                                const float* __restrict__ B, int rows, int cols,
@@ -698,7 +689,7 @@ struct RsTile {
     const int nk = kt1 - kt0;
 #pragma unroll
     for (int s = 0; s < STAGES - 2; ++s) {
-      if (s < nk) Copy<VEC, MN>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
+      if (s < nk) Load<VEC, FULL>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
       sgemm_detail::CpAsyncCommit();
     }
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -739,7 +730,7 @@ struct RsTile {
       // Under the wgmmas: the stage of tile i - 2 is free (every warpgroup
       // waited for its wgmmas before the barrier of tile i - 1).
       if (i + STAGES - 2 < nk) {
-        Copy<VEC, MN>(smem + ((i + STAGES - 2) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
+        Load<VEC, FULL>(smem + ((i + STAGES - 2) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
                   (kt0 + i + STAGES - 2) * BK, tid);
       }
       sgemm_detail::CpAsyncCommit();
@@ -795,17 +786,17 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   float acc[T::ACC];
 #pragma unroll
   for (int e = 0; e < T::ACC; ++e) acc[e] = 0.0f;
-  const bool vec = ((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B);
-  const bool mn = rows >= BM && cols >= BN;
-  unsigned char* smem = smem_raw + pad;
-  if (vec && mn) {
-    T::template KLoop<true, true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, acc);
-  } else if (vec) {
-    T::template KLoop<true, false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, acc);
-  } else if (mn) {
-    T::template KLoop<false, true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, acc);
+  if (((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B)) {
+    if (rows >= BM && cols >= BN && K % T::BK == 0) {
+      T::template KLoop<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+                                    tid, acc);
+    } else {
+      T::template KLoop<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+                                     tid, acc);
+    }
   } else {
-    T::template KLoop<false, false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, acc);
+    T::template KLoop<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+                                    tid, acc);
   }
   // The epilogue through shared memory (the stages are free once every
   // warpgroup's wgmmas are done): acc[4i + j], row 8i + 2t + j % 2 of the
@@ -828,7 +819,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     }
   }
   __syncthreads();
-  const bool vec_c = (N & 3) == 0 && Aligned16(C);
+  const bool vec = (N & 3) == 0 && Aligned16(C);
 #pragma unroll 4
   for (int q = tid; q < BM * BN / 4; q += T::THREADS) {
     const int m = q / (BN / 4), n = (q % (BN / 4)) * 4;
@@ -841,7 +832,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
       for (int e = 0; e < 4; ++e) {
         if (n + e < cols) atomicAdd(c + e, v[e]);
       }
-    } else if (vec_c && n + 3 < cols) {
+    } else if (vec && n + 3 < cols) {
       if (beta != 0.0f) {
         const float4 old = *reinterpret_cast<const float4*>(c);
         v[0] = fmaf(beta, old.x, v[0]);
