@@ -16,6 +16,9 @@
 // (session 15, bench/results/2026-11-25_h100_session15_report.txt): correct,
 // 3xTF32 1.46-1.55x cuBLAS fp32 on the large shapes, TF32 under half of
 // cuBLAS TF32; the warp-specialized ws_gemm 20-25% slower than rs_gemm.
+// Since session 16 the space's LA=0 kernel (the la0_* entries) runs 3-12%
+// faster than rs_gemm (bench/results/2026-11-25_h100_session16_report.txt):
+// rs_gemm stays as it was, the reference those changes were measured by.
 //
 // Build here (no GPU needed; the CUDA toolkit):
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -o .bundle/bin/wgmma_rs_probe bench/wgmma_rs_probe.cu -lcublas
