@@ -646,8 +646,17 @@ struct RsTile {
       *reinterpret_cast<uint4*>(stage + A_BYTES + off) = small;
     }
   }
+  // tf32(x - trunc(x)), trunc(x): x's low 13 bits cleared (the part of x
+  // that wgmma reads as .tf32).
   static __device__ __forceinline__ unsigned Small(unsigned x) {
     return sgemm_mma_detail::Tf32(__uint_as_float(x) - __uint_as_float(x & 0xffffe000u));
+  }
+
+  // This thread's first row of B^T (column of C) in the block's BN: 16w +
+  // g of its warpgroup's 64 (w: its warp in the warpgroup, g: lane / 4);
+  // its fragments and accumulators hold rows n0 and n0 + 8.
+  static __device__ __forceinline__ int RowN0(int tid) {
+    return (tid / 128) * 64 + 16 * ((tid % 128) / 32) + (tid % 32) / 4;
   }
 
   // This thread's B^T fragments of the stage (m64k8 .tf32: a0 (row g, k
@@ -692,8 +701,7 @@ struct RsTile {
       if (s < nk) Load<VEC, FULL>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
       sgemm_detail::CpAsyncCommit();
     }
-    const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;  // this thread's B^T rows n0, n0 + 8
+    const int t = tid % 4, n0 = RowN0(tid);
     float part[ACC];
     unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
     if (nk <= 0) return;
@@ -810,8 +818,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   __syncthreads();
   float* cs = reinterpret_cast<float*>(smem_raw + pad);
   {
-    const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int n0 = (tid / 128) * 64 + 16 * ((tid % 128) / 32) + g;
+    const int t = tid % 4, n0 = T::RowN0(tid);
 #pragma unroll
     for (int i = 0; i < BM / 8; ++i) {
 #pragma unroll
@@ -868,7 +875,6 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     static_assert(BK == 32 && WM == BM && WN == 64, "LA=0: BK 32, WM = BM, WN 64");
     sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP>(M, N, K, alpha, A, B, beta,
                                                                      C, sgemm_wgmma_smem);
-    return;
   } else {
     using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
     const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);
