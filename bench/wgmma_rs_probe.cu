@@ -12,7 +12,8 @@
 //    rounded (or split) in place, with no transposing store (the copy of
 //    KIND 6, kernels_src/sgemm/wgmma_tf32.cuh, that Nsight Compute found to
 //    be its bottleneck in session 13).
-// It needs M % BM == 0, N % BN == 0 and K % 32 == 0. First runs on an H100
+// rs_gemm and ws_gemm need M % 256 == 0, N % 128 == 0 and K % 32 == 0
+// (skipped otherwise). First runs on an H100
 // (session 15, bench/results/2026-11-25_h100_session15_report.txt): correct,
 // 3xTF32 1.46-1.55x cuBLAS fp32 on the large shapes, TF32 under half of
 // cuBLAS TF32; the warp-specialized ws_gemm 20-25% slower than rs_gemm.
@@ -463,18 +464,21 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
 // LA 0>, bounds, alpha and beta included), built here by nvcc: beside
 // rs_gemm it tells the cost of the bounds and the epilogue from that of
 // NVRTC or of the daemon's timing.
-template <int BM, int BN, int STAGES, int PASSES>
+// SPLITK > 1: C set to 0 first, inside the timing (the launcher
+// prescales C in a client likewise).
+template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1>
 void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   using T = sgemm_wgmma_detail::RsTile<BM, BN, STAGES, PASSES>;
   constexpr int smem = STAGES * T::STAGE_BYTES + 1024;
-  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, 1, PASSES, 1, 1, 0>;
+  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0>;
   static bool attr = false;
   if (!attr) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     attr = true;
   }
-  kernel<<<((m + BM - 1) / BM) * ((n + BN - 1) / BN), T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b,
-                                                                             0.0f, c);
+  if (SPLITK > 1) CK(cudaMemsetAsync(c, 0, size_t(m) * n * 4, s));
+  const dim3 grid(((m + BM - 1) / BM) * ((n + BN - 1) / BN), SPLITK);
+  kernel<<<grid, T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c);
   CK(cudaGetLastError());
 }
 
@@ -496,15 +500,13 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
-    std::fprintf(stderr, "usage: %s M N K [KERNEL] (M %% 256, N %% 128, K %% 32 == 0; KERNEL: "
+    std::fprintf(stderr, "usage: %s M N K [KERNEL] (rs_* and ws_*: M %% 256, N %% 128, K %% 32 == 0; KERNEL: "
                  "only the kernels whose name holds it, e.g. for ncu)\n", argv[0]);
     return 2;
   }
   const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
-  if (m % 256 || n % 128 || k % 32) {
-    std::fprintf(stderr, "M %% 256, N %% 128 and K %% 32 must be 0\n");
-    return 2;
-  }
+  // rs_* and ws_* need them; the la0_* kernels take any shape.
+  const bool aligned = m % 256 == 0 && n % 128 == 0 && k % 32 == 0;
   const Kernel kernels[] = {
       {"rs_128x128_s4_tf32", Launch<128, 128, 4, 1>},
       {"rs_256x128_s4_tf32", Launch<256, 128, 4, 1>},
@@ -521,6 +523,8 @@ int main(int argc, char** argv) {
       {"la0_256x128_s4_tf32", LaunchLa0<256, 128, 4, 1>},
       {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
+      {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},
+      {"la0_128x128_s4_3xtf32_sk4", LaunchLa0<128, 128, 4, 3, 4>},
       {"ws_128x128_s4_3xtf32", LaunchWs<4>},
       {"ws_128x128_s3_3xtf32", LaunchWs<3>},
   };
@@ -587,6 +591,7 @@ int main(int argc, char** argv) {
   runs.push_back({"cuBLAS TF32", cublas(tf32)});
   for (const Kernel& kern : kernels) {
     if (argc == 5 && std::string(kern.name).find(argv[4]) == std::string::npos) continue;
+    if (!aligned && std::string(kern.name).rfind("la0_", 0) != 0) continue;
     auto launch = kern.launch;
     runs.push_back({kern.name, [=](cudaStream_t st) { launch(m, n, k, a, b, c, st); }});
   }

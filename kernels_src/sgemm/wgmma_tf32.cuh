@@ -554,8 +554,8 @@ struct Tile {
 // mode's bound of 2x, which the job checks on every problem. A block: BN / 64
 // warpgroups, each 64 columns of C by all BM rows (wgmma N = BM: 128 or
 // 256); STAGES stages of (1 or 2) x BM x 128 + 32 x (BN + 8) x 4 bytes
-// (rounded up to 1024; STAGES >= 4), STAGES - 2 K tiles of copies in
-// flight. Per K tile: BK/8 (x 3) wgmmas from fragments loaded before, and
+// (rounded up to 1024; STAGES >= 4), STAGES - 1 K tiles of copies in
+// flight (16-byte path; STAGES - 2 on the 4-byte one, see KLoop). Per K tile: BK/8 (x 3) wgmmas from fragments loaded before, and
 // under them the next tile's work (KLoop); one __syncthreads (3xTF32: acc
 // += the fresh accumulators, as LA 1 and 2 do).
 // 16-byte copies where K and N are multiples of 4 and A and B 16-byte
@@ -680,24 +680,33 @@ struct RsTile {
   // K tiles kt0 .. kt1 - 1 into acc (D = C^T: acc[4i + j] is row
   // 8i + 2t + j % 2 of the block's BM, column 16w + g + 8 (j / 2) of its
   // warpgroup's 64; see the epilogue). Tile i's wgmmas run under the work
-  // of tile i + 1: the copies of tile i + STAGES - 2 (into the stage of
-  // tile i - 2), this thread's split of tile i + 1's A (3xTF32), the
-  // barrier, and tile i + 1's B^T fragments into the other fragment set;
-  // then wgmma.wait_group (3xTF32: 0, and acc += the fresh accumulators;
-  // TF32: before the barrier, 1, so that tile i - 1's group, which read the
-  // other set, is done). The one barrier a K tile makes tile i + 1's stage
-  // whole, and frees tile i - 1's stage for the copies issued under tile
-  // i + 1. On the H100 this order ran 3-4% faster than copying, rounding
-  // and loading the fragments between the wgmma groups (session 16).
+  // of tile i + 1: this thread's split of tile i + 1's A (3xTF32), the
+  // barrier, the copies of tile i + AHEAD, and tile i + 1's B^T fragments
+  // into the other fragment set; then wgmma.wait_group (3xTF32: 0, and acc
+  // += the fresh accumulators; TF32: before the barrier, 1, so that tile
+  // i - 1's group, which read the other set, is done). The one barrier a K
+  // tile makes tile i + 1's stage whole and frees tile i - 1's. AHEAD K
+  // tiles are copied ahead: STAGES - 1 on the 16-byte path, issued after
+  // the barrier into tile i - 1's stage; STAGES - 2 on the 4-byte path
+  // (VEC false), issued before it into tile i - 2's stage, where the
+  // copies' four times as many instructions held up the fragments less.
+  // On the H100 (session 18, bench/results/2026-11-25_h100_session18/
+  // probe_ahead.txt) STAGES - 1 ran 2-7% faster on the 16-byte path (3xTF32
+  // at 2048^3 to 8192^3, 1000^3 split in 2, 16 to 8192 rows by 4096 or
+  // 128 split in 2 or 4), 3% slower at 4096x4096x64 and 14% slower on the
+  // 4-byte path (4097^3). On the H100 the order of split, barrier and
+  // fragments under the wgmmas ran 3-4% faster than doing that work between
+  // the wgmma groups (session 16).
   template <bool VEC, bool FULL>
   static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
                                                const float* __restrict__ A,
                                                const float* __restrict__ B, int rows, int cols,
                                                int N, int K, int kt0, int kt1, int tid,
                                                float (&acc)[ACC]) {
+    constexpr int AHEAD = VEC ? STAGES - 1 : STAGES - 2;
     const int nk = kt1 - kt0;
 #pragma unroll
-    for (int s = 0; s < STAGES - 2; ++s) {
+    for (int s = 0; s < AHEAD; ++s) {
       if (s < nk) Load<VEC, FULL>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
       sgemm_detail::CpAsyncCommit();
     }
@@ -705,7 +714,7 @@ struct RsTile {
     float part[ACC];
     unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
     if (nk <= 0) return;
-    sgemm_detail::CpAsyncWait<STAGES - 3>();
+    sgemm_detail::CpAsyncWait<AHEAD - 1>();  // tile 0 landed
     if constexpr (PASSES == 3) {
       SplitA(smem, tid);
       FenceProxyAsync();
@@ -735,16 +744,23 @@ struct RsTile {
         }
       }
       WgmmaCommit();
-      // Under the wgmmas: the stage of tile i - 2 is free (every warpgroup
-      // waited for its wgmmas before the barrier of tile i - 1).
-      if (i + STAGES - 2 < nk) {
-        Load<VEC, FULL>(smem + ((i + STAGES - 2) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
-                  (kt0 + i + STAGES - 2) * BK, tid);
-      }
-      sgemm_detail::CpAsyncCommit();
+      // Tile i + AHEAD's copies into the stage of tile i + AHEAD - STAGES,
+      // whose wgmmas every warpgroup waited for before the barrier of tile
+      // i + AHEAD - STAGES + 1: i - 2 here (AHEAD STAGES - 2), i - 1 after
+      // this step's barrier (AHEAD STAGES - 1).
+      auto copy_ahead = [&]() {
+        if (i + AHEAD < nk) {
+          Load<VEC, FULL>(smem + ((i + AHEAD) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
+                          (kt0 + i + AHEAD) * BK, tid);
+        }
+        sgemm_detail::CpAsyncCommit();
+      };
+      if constexpr (AHEAD == STAGES - 2) copy_ahead();
       unsigned char* next = smem + ((i + 1) % STAGES) * STAGE_BYTES;
       if (i + 1 < nk) {
-        sgemm_detail::CpAsyncWait<STAGES - 3>();  // this thread's copies of tile i + 1 landed
+        // This thread's copies of tile i + 1 landed: of the groups
+        // committed, those of tiles i + 2 .. i + STAGES - 2 may be pending.
+        sgemm_detail::CpAsyncWait<STAGES - 3>();
         if constexpr (PASSES == 3) {
           SplitA(next, tid);
           FenceProxyAsync();
@@ -752,6 +768,7 @@ struct RsTile {
       }
       if constexpr (PASSES == 1) WgmmaWait<1>();  // tile i - 1's group: the other set is free
       __syncthreads();  // tile i + 1 split and landed in every thread
+      if constexpr (AHEAD == STAGES - 1) copy_ahead();
       if (i + 1 < nk) Fragments(next, n0, t, nbig, nsmall);
       if constexpr (PASSES == 3) {
         WgmmaWait<0>();
