@@ -102,7 +102,7 @@ TEST(SgemmFamily, Describes) {
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
                                               "GROUP", "MINB", "SLICEK", "STREAMB",
                                               "STREAMK", "RUL", "WM", "WN", "PASSES", "GSIDE",
-                                              "GW", "GR", "GU", "GC", "LA"}));
+                                              "GW", "GR", "GU", "GC", "LA", "PROMOTE"}));
   EXPECT_EQ(F().MathModes(), (std::vector<v1::Math>{v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE,
                                                      v1::MATH_TF32}));
 }
@@ -231,20 +231,25 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     // The tensor-core kinds' (5, 6) and KIND 4's own parameters are absent
     // from the other kinds' configs (so that their keys are those of before
     // them); KIND 6's LA is named by its LA=2 and LA=0 configs alone (its
-    // LA=1 ones are those of before it).
+    // LA=1 ones are those of before it), its PROMOTE by PROMOTE=2 ones.
     const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
                                 gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
     const bool mma = c.at("KIND") == 5 || c.at("KIND") == 6, gemv = c.at("KIND") == 4;
-    const bool la = c.contains("LA");
+    const bool la = c.contains("LA"), promote = c.contains("PROMOTE");
     if (la) {
       EXPECT_EQ(c.at("KIND"), 6) << F().ConfigKey(c);
       EXPECT_TRUE(c.at("LA") == 2 || c.at("LA") == 0) << F().ConfigKey(c);
     }
-    ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1))
+    if (promote) {
+      EXPECT_EQ(c.at("PROMOTE"), 2) << F().ConfigKey(c);
+      EXPECT_TRUE(la && c.at("LA") == 0 && c.at("PASSES") == 3) << F().ConfigKey(c);
+    }
+    ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1) -
+                            (promote ? 0 : 1))
         << F().ConfigKey(c);
     for (const auto& p : F().params()) {
       if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name)) ||
-          (!la && p.name == "LA")) {
+          (!la && p.name == "LA") || (!promote && p.name == "PROMOTE")) {
         EXPECT_FALSE(c.contains(p.name)) << F().ConfigKey(c);
         continue;
       }
@@ -1101,7 +1106,8 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 
 // LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
 // WN 64, 4 stages or more; its shared memory and register estimate (two
-// fragment sets); 3 3xTF32 and 4 TF32 configs in the space.
+// fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
+// configs in the space.
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -1140,16 +1146,68 @@ TEST(SgemmMath, WgmmaRegisterA) {
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
-  EXPECT_EQ(three, 3);
+  EXPECT_EQ(three, 6);
   EXPECT_EQ(one, 4);
-  int accurate = 0;
+  int accurate = 0, promoted = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
       EXPECT_EQ(c.at("PASSES"), 3) << f.ConfigName(c);
       ++accurate;
+      promoted += c.contains("PROMOTE");
     }
   }
-  EXPECT_EQ(accurate, 3);
+  EXPECT_EQ(accurate, 6);
+  EXPECT_EQ(promoted, 3);
+}
+
+// PROMOTE (3xTF32 with LA=0): 2 K tiles of products per tensor-core partial
+// sum; named "_p2" and instantiated as the template's last argument, 1
+// (the default) as before it; refused elsewhere with a clear message.
+TEST(SgemmMath, WgmmaPromote) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config p2 = Wgmma(128, 128, 32, 128, 64, 4, 4, 3, 1);
+  p2["LA"] = 0;
+  p2["PROMOTE"] = 2;
+  const std::string name = "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_sk4_3xtf32_la0_p2";
+  EXPECT_EQ(f.ConfigName(p2), name);
+  EXPECT_EQ(f.Source(p2).name_expression, "sgemm_wgmma<128,128,32,128,64,4,4,3,1,1,0,2>");
+  EXPECT_TRUE(f.Check(p2, d).ok()) << f.Check(p2, d);
+  EXPECT_TRUE(f.Admits(p2, v1::MATH_FP32_ACCURATE));
+  EXPECT_FALSE(f.Admits(p2, v1::MATH_IEEE_FP32));
+  const auto by_name = f.ByName(0);
+  ASSERT_TRUE(by_name.contains(name));
+  EXPECT_EQ(by_name.at(name), p2);
+  auto parsed = f.ParseConfigKey(f.ConfigKey(p2));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, p2);
+  // PROMOTE=1 named is PROMOTE absent.
+  Config p1 = p2;
+  p1["PROMOTE"] = 1;
+  Config absent = p2;
+  absent.erase("PROMOTE");
+  EXPECT_EQ(f.ConfigName(p1), "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_sk4_3xtf32_la0");
+  EXPECT_EQ(f.ConfigName(p1), f.ConfigName(absent));
+  EXPECT_EQ(f.Source(p1).name_expression, "sgemm_wgmma<128,128,32,128,64,4,4,3,1,1,0>");
+  EXPECT_EQ(f.Source(p1).name_expression, f.Source(absent).name_expression);
+  // Refused: PROMOTE 3, PROMOTE 2 with TF32, with LA 1, on another kind.
+  Config p3 = p2;
+  p3["PROMOTE"] = 3;
+  ExpectRejected(p3, "PROMOTE=3 is not one of the supported values 1, 2");
+  Config tf32 = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  tf32["LA"] = 0;
+  tf32["PROMOTE"] = 2;
+  ExpectRejected(tf32, "PROMOTE=2 is 3xTF32's with LA=0 (PASSES 3); this config has PASSES=1, LA=0");
+  Config la1 = Wgmma(128, 128, 32, 64, 128, 3, 1, 3);
+  ASSERT_TRUE(f.Check(la1, d).ok()) << f.Check(la1, d);
+  la1["PROMOTE"] = 2;
+  ExpectRejected(la1, "this config has PASSES=3, LA=1, which take PROMOTE=1");
+  for (Config other : {Mma(), Warp(), Tiled()}) {
+    other["PROMOTE"] = 2;
+    const absl::Status s = f.Check(other, d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find("PROMOTE=2 is unused by KIND="), std::string::npos) << s;
+  }
 }
 
 }  // namespace

@@ -39,6 +39,9 @@
 //    with the number of products accumulated in them (2^-27 x K relative
 //    with one long-lived accumulator, tests/gpu_test.cc, session 10); so it
 //    is bounded by 3 x BK/8 products, about (BK/8) x 2^-24 for BK <= 32.
+//    The register-A form (LA = 0) may keep a fresh set for PROMOTE = 2 K
+//    tiles: twice the products and the bias (error 4.7e-7 against 2.5e-7
+//    to 3.7e-7 relative to fp64 on the H100, session 18), half the waits.
 //
 // Operand layouts in shared memory (PTX ISA 9.7.15.5.1 "Register fragments
 // and shared memory matrix layouts", 9.7.15.5.1.2 "Shared Memory Matrix
@@ -557,13 +560,13 @@ struct Tile {
 // (rounded up to 1024; STAGES >= 4), STAGES - 1 K tiles of copies in
 // flight (16-byte path; STAGES - 2 on the 4-byte one, see KLoop). Per K tile: BK/8 (x 3) wgmmas from fragments loaded before, and
 // under them the next tile's work (KLoop); one __syncthreads (3xTF32: acc
-// += the fresh accumulators, as LA 1 and 2 do).
+// += the fresh accumulators, as LA 1 and 2 do, every PROMOTE K tiles).
 // 16-byte copies where K and N are multiples of 4 and A and B 16-byte
 // aligned, else 4-byte ones (each thread copies whole 16-byte units either
 // way, so that it splits only what it copied); out-of-range elements are
 // zero-filled, and blocks whose tile lies within M, N and K copy without
 // predicates (Load's FULL).
-template <int BM, int BN, int STAGES, int PASSES>
+template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1>
 struct RsTile {
   enum : int {
     BK = 32,
@@ -579,6 +582,7 @@ struct RsTile {
   };
   static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 4, "LA=0 tile");
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
+  static_assert(PROMOTE == 1 || PROMOTE == 2 || PROMOTE == 4, "PROMOTE");
 
   // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
   // (columns left: `cols`) padded to PB; zeros beyond M, N and K. FULL (a
@@ -684,7 +688,9 @@ struct RsTile {
   // barrier, the copies of tile i + AHEAD, and tile i + 1's B^T fragments
   // into the other fragment set; then wgmma.wait_group (3xTF32: 0, and acc
   // += the fresh accumulators; TF32: before the barrier, 1, so that tile
-  // i - 1's group, which read the other set, is done). The one barrier a K
+  // i - 1's group, which read the other set, is done; 3xTF32 with PROMOTE
+  // 2: the wait and the add after odd tiles only, a wait for 1 before the
+  // barrier of the others). The one barrier a K
   // tile makes tile i + 1's stage whole and frees tile i - 1's. AHEAD K
   // tiles are copied ahead: STAGES - 1 on the 16-byte path, issued after
   // the barrier into tile i - 1's stage; STAGES - 2 on the 4-byte path
@@ -725,6 +731,10 @@ struct RsTile {
     auto step = [&](int i, unsigned (&big)[BK / 8][4], unsigned (&small)[BK / 8][4],
                     unsigned (&nbig)[BK / 8][4], unsigned (&nsmall)[BK / 8][4]) {
       const unsigned a_tile = base + (i % STAGES) * STAGE_BYTES;
+      // 3xTF32: tile i's products start a fresh part (i % PROMOTE == 0),
+      // and part is added into acc after tile i's group (promote).
+      const bool fresh = i % PROMOTE == 0;
+      const bool promote = (i + 1) % PROMOTE == 0 || i + 1 == nk;
       if constexpr (PASSES == 3) {
         Pin(part);
       } else {
@@ -736,7 +746,7 @@ struct RsTile {
         const unsigned long long d_big = Descriptor<ROWB>(a_tile + kk * 32);
         if constexpr (PASSES == 3) {
           const unsigned long long d_small = Descriptor<ROWB>(a_tile + A_BYTES + kk * 32);
-          WgmmaRs<BM>::Run(part, small[kk], d_big, kk > 0 ? 1 : 0);
+          WgmmaRs<BM>::Run(part, small[kk], d_big, kk > 0 || !fresh ? 1 : 0);
           WgmmaRs<BM>::Run(part, big[kk], d_small, 1);
           WgmmaRs<BM>::Run(part, big[kk], d_big, 1);
         } else {
@@ -766,11 +776,13 @@ struct RsTile {
           FenceProxyAsync();
         }
       }
-      if constexpr (PASSES == 1) WgmmaWait<1>();  // tile i - 1's group: the other set is free
+      // Tile i - 1's group (unless it was waited for: 3xTF32's promotion):
+      // the other fragment set is free.
+      if (PASSES == 1 || !fresh) WgmmaWait<1>();
       __syncthreads();  // tile i + 1 split and landed in every thread
       if constexpr (AHEAD == STAGES - 1) copy_ahead();
       if (i + 1 < nk) Fragments(next, n0, t, nbig, nsmall);
-      if constexpr (PASSES == 3) {
+      if (PASSES == 3 && promote) {
         WgmmaWait<0>();
         Pin(part);
 #pragma unroll
@@ -789,11 +801,11 @@ struct RsTile {
 // The LA = 0 kernel body (sgemm_wgmma's signature, its shared memory):
 // the output tile, the split's K tiles, RsTile's K loop, then C = alpha *
 // acc + beta * C (SPLITK > 1: atomicAdd of alpha * acc, C prescaled).
-template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP>
+template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE>
 __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
                                        float beta, float* __restrict__ C, unsigned char* smem_raw) {
-  using T = RsTile<BM, BN, STAGES, PASSES>;
+  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE>;
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
   sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
@@ -881,17 +893,18 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
 // per output tile, PASSES 1 (TF32) or 3 (3xTF32), GROUP tile-rows per
 // raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
 // loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
-// register-A form (RsTile; BK 32, WM = BM, WN 64).
+// register-A form (RsTile; BK 32, WM = BM, WN 64); PROMOTE (LA 0, 3xTF32)
+// K tiles per tensor-core partial sum (1, 2 or 4; the space has 1 and 2).
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
-          int MINB, int LA>
+          int MINB, int LA, int PROMOTE = 1>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
   if constexpr (LA == 0) {
     static_assert(BK == 32 && WM == BM && WN == 64, "LA=0: BK 32, WM = BM, WN 64");
-    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP>(M, N, K, alpha, A, B, beta,
-                                                                     C, sgemm_wgmma_smem);
+    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE>(
+        M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem);
   } else {
     using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
     const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);

@@ -117,10 +117,13 @@ constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
 /// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
 /// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
 /// before them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU
-/// and GC (0), which no other kind has; KIND 6's LA (1, the kernel as it
-/// was before it; only its LA=2 configs name it).
+/// and GC (0), which no other kind has; KIND 6's LA and PROMOTE (1, the
+/// kernel as it was before them; only the configs of another value name
+/// them).
 int64_t IfAbsent(std::string_view key) {
-  return key == "SLICEK" || key == "LA" ? 1 : key == "RUL" ? kDefaultRegisterUsageLevel : 0;
+  return key == "SLICEK" || key == "LA" || key == "PROMOTE" ? 1
+         : key == "RUL"                                      ? kDefaultRegisterUsageLevel
+                                                             : 0;
 }
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
@@ -165,9 +168,9 @@ const Config& FixedFor(int64_t kind) {
 constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
 /// KIND 4's own parameters, likewise.
 constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
-/// KIND 6's own parameter: the space names it only where it is not its
-/// if_absent value 1 (so that the LA=1 configs are those of before it).
-constexpr const char* kWgmmaOnly = "LA";
+/// KIND 6's own parameters: the space names each only where it is not its
+/// if_absent value 1 (so that the other configs are those of before it).
+constexpr std::array<const char*, 2> kWgmmaOnly = {"LA", "PROMOTE"};
 
 /// Registers of the tensor-core kernel besides its accumulators: fragments
 /// (A and B, big and small parts), addresses, bounds and loop state.
@@ -721,6 +724,12 @@ class SgemmFamilyImpl final : public Family {
              "fragments read from B's own layout and rounded in registers (BK 32, WM = BM, "
              "WN 64) (other kinds: 1)",
              IfAbsent("LA")},
+            {"PROMOTE", {1, 2},
+             "wgmma 3xTF32 with LA=0: K tiles whose products accumulate in the tensor cores' "
+             "partial sums before they are added into the fp32 accumulators (the tensor "
+             "cores' accumulation truncates: 2 doubles the bias and halves the waits; the "
+             "error rule decides per problem) (other configs: 1)",
+             IfAbsent("PROMOTE")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -849,8 +858,10 @@ class SgemmFamilyImpl final : public Family {
       add(c);
     };
     // Hopper's warpgroup tensor cores (KIND 6) before them: Check keeps
-    // them to compute capability 9.0. LA is named only where it is not 1.
-    auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la) {
+    // them to compute capability 9.0. LA and PROMOTE are named only where
+    // they are not 1.
+    auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
+                     int64_t promote = 1) {
       Config c = base(kWgmma);
       const auto& [bm, bn, bk, wm, wn, stages, splitk, group, minb] = p;
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
@@ -858,10 +869,13 @@ class SgemmFamilyImpl final : public Family {
                           {"PASSES", passes}, {"GROUP", group}, {"MINB", minb}}) {
         c[k] = v;
       }
-      if (la != 1) c[kWgmmaOnly] = la;
+      if (la != 1) c["LA"] = la;
+      if (promote != 1) c["PROMOTE"] = promote;
       add(c);
     };
-    for (const auto& p : kWgmmaRs3xTf32) wgmma(p, 3, 0);
+    for (const auto& p : kWgmmaRs3xTf32) {
+      for (int64_t promote : {1, 2}) wgmma(p, 3, 0, promote);
+    }
     for (const auto& p : kWgmma3xTf32) wgmma(p, 3, 1);
     for (const auto& p : kWgmma3xTf32) {
       if (WgmmaLa2(p)) wgmma(p, 3, 2);
@@ -1027,10 +1041,12 @@ class SgemmFamilyImpl final : public Family {
         }
       }
     }
-    if (kind != kWgmma && At(config, kWgmmaOnly) != 1) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(kWgmmaOnly, "=", At(config, kWgmmaOnly), " is unused by KIND=", kind, " (",
-                       KindName(kind), "), which takes ", kWgmmaOnly, "=1"));
+    for (const char* key : kWgmmaOnly) {
+      if (kind != kWgmma && At(config, key) != 1) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(key, "=", At(config, key), " is unused by KIND=", kind, " (",
+                         KindName(kind), "), which takes ", key, "=1"));
+      }
     }
     if (kind == kMma) return CheckMma(config, device);
     if (kind == kWgmma) return CheckWgmma(config, device);
@@ -1110,7 +1126,9 @@ class SgemmFamilyImpl final : public Family {
   /// _g<GROUP>_b<MINB>" with "_sk<SPLITK>" where above 1, then "_tf32" or
   /// "_3xtf32", e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32", and
   /// "_la<LA>" where LA is not 1, e.g.
-  /// "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2".
+  /// "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2", and "_p<PROMOTE>"
+  /// where PROMOTE is not 1, e.g.
+  /// "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_3xtf32_la0_p2".
   std::string ConfigName(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
     if (kind == kGemv) {
@@ -1128,6 +1146,7 @@ class SgemmFamilyImpl final : public Family {
       if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
       absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
       if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
+      if (At(config, "PROMOTE") != 1) absl::StrAppend(&name, "_p", At(config, "PROMOTE"));
       return name;
     }
     if (kind == kWarpTiled) {
@@ -1193,6 +1212,8 @@ class SgemmFamilyImpl final : public Family {
            {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
         args.push_back(At(config, p));
       }
+      // PROMOTE: the template's default 1 unnamed (the expression of before it).
+      if (At(config, "PROMOTE") != 1) args.push_back(At(config, "PROMOTE"));
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource, "\n",
                            embedded::kSgemmWgmmaSource),
               absl::StrCat("sgemm_wgmma<", absl::StrJoin(args, ","), ">"),
@@ -1537,7 +1558,8 @@ class SgemmFamilyImpl final : public Family {
   /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
   /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
   /// BM (128 or 256), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
-  /// tiles ahead), and 3xTF32 only at 128x128.
+  /// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128. PROMOTE
+  /// other than 1: 3xTF32 with LA=0 only.
   static absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
     const WgmmaTile t = GetWgmma(config);
     if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -1547,6 +1569,11 @@ class SgemmFamilyImpl final : public Family {
     }
     if (t.passes != 1 && t.passes != 3) {
       return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
+    }
+    if (At(config, "PROMOTE") != 1 && (t.la != 0 || t.passes != 3)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "PROMOTE=", At(config, "PROMOTE"), " is 3xTF32's with LA=0 (PASSES 3); this config has "
+          "PASSES=", t.passes, ", LA=", t.la, ", which take PROMOTE=1"));
     }
     if (t.la == 0 && (t.bk != 32 || t.wm != t.bm || t.wn != 64 || (t.bm != 128 && t.bm != 256) ||
                       (t.passes == 3 && (t.bm != 128 || t.bn != 128)))) {
