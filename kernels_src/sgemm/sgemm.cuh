@@ -32,6 +32,22 @@ __device__ __forceinline__ bool Aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
 
+// p[0..3] += (a, b, c, d) in global memory, p 16-byte aligned: one 16-byte
+// atomic reduction on sm_90 and up (PTX ISA "red", the .v4.f32 vector
+// form), four atomicAdds before.
+__device__ __forceinline__ void RedAdd4(float* p, float a, float b, float c, float d) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+#else
+  atomicAdd(p, a);
+  atomicAdd(p + 1, b);
+  atomicAdd(p + 2, c);
+  atomicAdd(p + 3, d);
+#endif
+}
+
 // alpha * acc + beta * c, reading c only when beta != 0.
 __device__ __forceinline__ float Blend(float acc, float alpha, float beta, const float* c) {
   float out = alpha * acc;
@@ -782,17 +798,13 @@ __device__ __forceinline__ void WarpStore(float* __restrict__ C, int N, int rows
     for (int j = 0; j < TN; j += 4) {
       const int col = wn + (j / 4) * (LN * 4);
       if constexpr (ATOMIC) {
-#if __CUDA_ARCH__ >= 900
-        if (vec_c) {  // one 16-byte atomic add (sm_90 red.global.v4.f32)
+        if (vec_c) {
           if (col < cols) {
-            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(crow + col),
-                         "f"(alpha * acc[i][j]), "f"(alpha * acc[i][j + 1]),
-                         "f"(alpha * acc[i][j + 2]), "f"(alpha * acc[i][j + 3])
-                         : "memory");
+            RedAdd4(crow + col, alpha * acc[i][j], alpha * acc[i][j + 1], alpha * acc[i][j + 2],
+                    alpha * acc[i][j + 3]);
           }
           continue;
         }
-#endif
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
           if (col + w < cols) atomicAdd(crow + col + w, alpha * acc[i][j + w]);

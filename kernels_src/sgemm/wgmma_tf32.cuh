@@ -864,9 +864,13 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     float v[4] = {alpha * a.x, alpha * a.y, alpha * a.z, alpha * a.w};
     float* c = C + static_cast<long long>(m) * N + n;
     if constexpr (SPLITK > 1) {
+      if (vec && n + 3 < cols) {  // 4 times fewer atomics than scalar ones
+        sgemm_detail::RedAdd4(c, v[0], v[1], v[2], v[3]);
+      } else {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        if (n + e < cols) atomicAdd(c + e, v[e]);
+        for (int e = 0; e < 4; ++e) {
+          if (n + e < cols) atomicAdd(c + e, v[e]);
+        }
       }
     } else if (vec && n + 3 < cols) {
       if (beta != 0.0f) {
