@@ -466,11 +466,11 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
 // NVRTC or of the daemon's timing.
 // SPLITK > 1: C set to 0 first, inside the timing (the launcher
 // prescales C in a client likewise).
-template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1>
+template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1, int PROMOTE = 1>
 void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   using T = sgemm_wgmma_detail::RsTile<BM, BN, STAGES, PASSES>;
   constexpr int smem = STAGES * T::STAGE_BYTES + 1024;
-  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0>;
+  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0, PROMOTE>;
   static bool attr = false;
   if (!attr) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -525,6 +525,10 @@ int main(int argc, char** argv) {
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},
       {"la0_128x128_s4_3xtf32_sk4", LaunchLa0<128, 128, 4, 3, 4>},
+      {"la0_128x128_s4_3xtf32_p2", LaunchLa0<128, 128, 4, 3, 1, 2>},
+      {"la0_128x128_s4_3xtf32_p4", LaunchLa0<128, 128, 4, 3, 1, 4>},
+      {"la0_128x128_s4_3xtf32_sk2_p2", LaunchLa0<128, 128, 4, 3, 2, 2>},
+      {"la0_128x128_s4_3xtf32_sk4_p2", LaunchLa0<128, 128, 4, 3, 4, 2>},
       {"ws_128x128_s4_3xtf32", LaunchWs<4>},
       {"ws_128x128_s3_3xtf32", LaunchWs<3>},
   };
