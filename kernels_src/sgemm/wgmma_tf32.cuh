@@ -558,9 +558,10 @@ struct Tile {
 // warpgroups, each 64 columns of C by all BM rows (wgmma N = BM: 128 or
 // 256); STAGES stages of (1 or 2) x BM x 128 + 32 x (BN + 8) x 4 bytes
 // (rounded up to 1024; STAGES >= 4), STAGES - 1 K tiles of copies in
-// flight (16-byte path; STAGES - 2 on the 4-byte one, see KLoop). Per K tile: BK/8 (x 3) wgmmas from fragments loaded before, and
-// under them the next tile's work (KLoop); one __syncthreads (3xTF32: acc
-// += the fresh accumulators, as LA 1 and 2 do, every PROMOTE K tiles).
+// flight (16-byte path; STAGES - 2 on the 4-byte one, see KLoop). Per K
+// tile: BK/8 (x 3) wgmmas from fragments loaded before, and under them the
+// next tile's work (KLoop); one __syncthreads (3xTF32: acc += the fresh
+// accumulators, as LA 1 and 2 do, every PROMOTE K tiles).
 // 16-byte copies where K and N are multiples of 4 and A and B 16-byte
 // aligned, else 4-byte ones (each thread copies whole 16-byte units either
 // way, so that it splits only what it copied); out-of-range elements are
@@ -690,12 +691,12 @@ struct RsTile {
   // += the fresh accumulators; TF32: before the barrier, 1, so that tile
   // i - 1's group, which read the other set, is done; 3xTF32 with PROMOTE
   // 2: the wait and the add after odd tiles only, a wait for 1 before the
-  // barrier of the others). The one barrier a K
-  // tile makes tile i + 1's stage whole and frees tile i - 1's. AHEAD K
-  // tiles are copied ahead: STAGES - 1 on the 16-byte path, issued after
-  // the barrier into tile i - 1's stage; STAGES - 2 on the 4-byte path
-  // (VEC false), issued before it into tile i - 2's stage, where the
-  // copies' four times as many instructions held up the fragments less.
+  // barrier of the others). The one barrier a K tile makes tile i + 1's
+  // stage whole and frees tile i - 1's. AHEAD K tiles are copied ahead:
+  // STAGES - 1 on the 16-byte path, issued after the barrier into tile
+  // i - 1's stage; STAGES - 2 on the 4-byte path (VEC false), issued
+  // before it into tile i - 2's stage, where the copies' four times as many
+  // instructions held up the fragments less.
   // On the H100 (session 18, bench/results/2026-11-25_h100_session18/
   // probe_ahead.txt) STAGES - 1 ran 2-7% faster on the 16-byte path (3xTF32
   // at 2048^3 to 8192^3, 1000^3 split in 2, 16 to 8192 rows by 4096 or
