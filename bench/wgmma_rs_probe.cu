@@ -526,7 +526,6 @@ int main(int argc, char** argv) {
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},
       {"la0_128x128_s4_3xtf32_sk4", LaunchLa0<128, 128, 4, 3, 4>},
       {"la0_128x128_s4_3xtf32_p2", LaunchLa0<128, 128, 4, 3, 1, 2>},
-      {"la0_128x128_s4_3xtf32_p4", LaunchLa0<128, 128, 4, 3, 1, 4>},
       {"la0_128x128_s4_3xtf32_sk2_p2", LaunchLa0<128, 128, 4, 3, 2, 2>},
       {"la0_128x128_s4_3xtf32_sk4_p2", LaunchLa0<128, 128, 4, 3, 4, 2>},
       {"ws_128x128_s4_3xtf32", LaunchWs<4>},

@@ -583,7 +583,7 @@ struct RsTile {
   };
   static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 4, "LA=0 tile");
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
-  static_assert(PROMOTE == 1 || PROMOTE == 2 || PROMOTE == 4, "PROMOTE");
+  static_assert(PROMOTE == 1 || PROMOTE == 2, "PROMOTE");
 
   // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
   // (columns left: `cols`) padded to PB; zeros beyond M, N and K. FULL (a
@@ -899,7 +899,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
 // raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
 // loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
 // register-A form (RsTile; BK 32, WM = BM, WN 64); PROMOTE (LA 0, 3xTF32)
-// K tiles per tensor-core partial sum (1, 2 or 4; the space has 1 and 2).
+// K tiles per tensor-core partial sum (1 or 2).
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
           int MINB, int LA, int PROMOTE = 1>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
