@@ -683,6 +683,13 @@ TEST_F(GpuTest, NvmlReadsAPlausibleSmClock) {
   ASSERT_TRUE(now.ok()) << now.status();
   EXPECT_GT(*now, 0u);
   EXPECT_LE(*now, (*clock)->max_sm_mhz());
+  // The clocks event reasons come with each sample (the clock rule's power
+  // cap exception needs them; NVML has had the call since driver 535).
+  auto sample = (*clock)->Sample();
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  EXPECT_GT(sample->mhz, 0u);
+  EXPECT_NE(sample->reasons, kReasonsUnknown);
+  std::printf("NVML clocks event reasons now 0x%llx\n", sample->reasons);
   ASSERT_NE(worker_->clock(), nullptr);
 
   const Shape shape = {1024, 1024, 1024};

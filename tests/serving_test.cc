@@ -145,15 +145,46 @@ TEST(Serving, FormatSpeedup) {
             "1.07x (95% CI 1.05\u20131.09, 30 pairs)");
 }
 
+// Samples at `mhz` with NVML's clocks event reasons `reasons`.
+std::vector<ClockSample> Samples(std::initializer_list<unsigned> mhz,
+                                 unsigned long long reasons = kReasonsUnknown) {
+  std::vector<ClockSample> out;
+  for (unsigned m : mhz) out.push_back({m, reasons});
+  return out;
+}
+
 TEST(Clock, LowWhenTheMedianSampleSitsUnder90PercentOfTheMax) {
-  EXPECT_FALSE(ClockLow({1980, 1980, 1965}, 1980));
-  EXPECT_FALSE(ClockLow({1800, 1790, 1785}, 1980));  // 90.1%
-  EXPECT_TRUE(ClockLow({1200, 1755, 1200}, 1980));
-  EXPECT_FALSE(ClockLow({345, 1980, 1980}, 1980));  // one idle sample at the start
-  EXPECT_FALSE(ClockLow({}, 1980));                 // unknown: no NVML
-  EXPECT_FALSE(ClockLow({1000}, 0));
-  EXPECT_EQ(ClockMhz({1200, 1980, 1500}), 1500u);
+  EXPECT_FALSE(ClockLow(Samples({1980, 1980, 1965}), 1980));
+  EXPECT_FALSE(ClockLow(Samples({1800, 1790, 1785}), 1980));  // 90.1%
+  EXPECT_TRUE(ClockLow(Samples({1200, 1755, 1200}), 1980));
+  EXPECT_FALSE(ClockLow(Samples({345, 1980, 1980}), 1980));  // one idle sample at the start
+  EXPECT_FALSE(ClockLow(Samples({345, 345, 1980, 1980}), 1980));  // half: the upper median is high
+  EXPECT_TRUE(ClockLow(Samples({345, 345, 345, 1980}), 1980));
+  EXPECT_FALSE(ClockLow({}, 1980));                          // unknown: no NVML
+  EXPECT_FALSE(ClockLow(Samples({1000}), 0));
+  EXPECT_EQ(ClockMhz(Samples({1200, 1980, 1500})), 1500u);
   EXPECT_EQ(ClockMhz({}), 0u);
+}
+
+// The H100 at its 700 W under 3xTF32 at 8192^3 (session 19): 1755-1875 MHz of
+// 1980 with the software power cap as NVML's only reason is the GPU's own
+// speed there; other reasons, no reason, unknown reasons or a clock under
+// 80% of the maximum stay low.
+TEST(Clock, ThePowerCapAloneDownTo80PercentIsNotASlowGpu) {
+  EXPECT_FALSE(ClockLow(Samples({1755, 1770, 1830}, kReasonSwPowerCap), 1980));
+  EXPECT_FALSE(SlowSample({1600, kReasonSwPowerCap}, 1980));  // 80.8%
+  EXPECT_TRUE(SlowSample({1560, kReasonSwPowerCap}, 1980));   // 78.8%
+  EXPECT_TRUE(SlowSample({1755, kReasonSwPowerCap | 0x40}, 1980));  // and HW thermal slowdown
+  EXPECT_TRUE(SlowSample({1755, 0x20}, 1980));                // SW thermal slowdown alone
+  EXPECT_TRUE(SlowSample({1755, 0}, 1980));
+  EXPECT_TRUE(SlowSample({1755, kReasonsUnknown}, 1980));
+  EXPECT_FALSE(SlowSample({1790, 0}, 1980));  // over 90%: never slow
+  std::vector<ClockSample> mixed = Samples({1755, 1770}, kReasonSwPowerCap);
+  mixed.push_back({1200, 0x8});  // HW slowdown
+  mixed.push_back({1200, 0x8});
+  EXPECT_FALSE(ClockLow(mixed, 1980));  // 2 slow of 4
+  mixed.push_back({1200, 0x8});
+  EXPECT_TRUE(ClockLow(mixed, 1980));  // 3 slow of 5
 }
 
 TEST(Clock, WithoutNvmlTheClockIsUnknownAndNothingIsSampled) {

@@ -9,14 +9,24 @@
 
 namespace tuned {
 
-bool ClockLow(const std::vector<unsigned>& samples_mhz, unsigned max_mhz) {
-  if (samples_mhz.empty() || max_mhz == 0) return false;
-  return static_cast<double>(ClockMhz(samples_mhz)) < kLowClockFraction * max_mhz;
+bool SlowSample(const ClockSample& sample, unsigned max_mhz) {
+  const double mhz = sample.mhz;
+  if (mhz >= kLowClockFraction * max_mhz) return false;
+  return sample.reasons != kReasonSwPowerCap || mhz < kPowerCapFloorFraction * max_mhz;
 }
 
-unsigned ClockMhz(const std::vector<unsigned>& samples_mhz) {
-  if (samples_mhz.empty()) return 0;
-  std::vector<unsigned> v = samples_mhz;
+bool ClockLow(const std::vector<ClockSample>& samples, unsigned max_mhz) {
+  if (samples.empty() || max_mhz == 0) return false;
+  const auto slow = std::count_if(samples.begin(), samples.end(),
+                                  [&](const ClockSample& s) { return SlowSample(s, max_mhz); });
+  return 2 * static_cast<size_t>(slow) > samples.size();
+}
+
+unsigned ClockMhz(const std::vector<ClockSample>& samples) {
+  if (samples.empty()) return 0;
+  std::vector<unsigned> v;
+  v.reserve(samples.size());
+  for (const ClockSample& s : samples) v.push_back(s.mhz);
   std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
@@ -38,6 +48,9 @@ struct GpuClock::Api {
   nvmlReturn_t (*by_uuid)(const char*, nvmlDevice_t*) = nullptr;             // nvmlDeviceGetHandleByUUID
   nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;             // nvmlDeviceGetClockInfo
   nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned*) = nullptr;         // nvmlDeviceGetMaxClockInfo
+  // nvmlDeviceGetCurrentClocksEventReasons (or, before driver 535, its old
+  // name ...ThrottleReasons); null where neither exists.
+  nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
 
   std::string Error(std::string_view call, nvmlReturn_t r) const {
     return absl::StrCat("NVML ", std::string(call), ": ", error_string != nullptr ? error_string(r) : "error",
@@ -70,6 +83,10 @@ absl::StatusOr<std::unique_ptr<GpuClock>> GpuClock::Open(const std::string& uuid
                          sym("nvmlDeviceGetMaxClockInfo", &api->max_clock)}) {
     if (!s.ok()) return s;
   }
+  if (!sym("nvmlDeviceGetCurrentClocksEventReasons", &api->reasons).ok() &&
+      !sym("nvmlDeviceGetCurrentClocksThrottleReasons", &api->reasons).ok()) {
+    api->reasons = nullptr;  // the rule then goes by the clock alone
+  }
   if (nvmlReturn_t r = api->init(); r != kNvmlSuccess) {
     return absl::FailedPreconditionError(api->Error("nvmlInit_v2", r));
   }
@@ -95,6 +112,18 @@ absl::StatusOr<unsigned> GpuClock::SmMhz() const {
   return mhz;
 }
 
+absl::StatusOr<ClockSample> GpuClock::Sample() const {
+  ClockSample sample;
+  auto mhz = SmMhz();
+  if (!mhz.ok()) return mhz.status();
+  sample.mhz = *mhz;
+  unsigned long long reasons = 0;
+  if (api_->reasons != nullptr && api_->reasons(device_, &reasons) == kNvmlSuccess) {
+    sample.reasons = reasons;  // else unknown: the clock alone decides
+  }
+  return sample;
+}
+
 void ClockSampler::Start() {
   Stop();
   {
@@ -105,9 +134,9 @@ void ClockSampler::Start() {
   running_ = true;
   thread_ = std::thread([this] {
     while (true) {
-      if (auto mhz = clock_->SmMhz(); mhz.ok()) {
+      if (auto sample = clock_->Sample(); sample.ok()) {
         std::lock_guard<std::mutex> lock(mu_);
-        samples_.push_back(*mhz);
+        samples_.push_back(*sample);
       }
       if (!running_) break;  // one last sample after Stop asked
       std::this_thread::sleep_for(std::chrono::microseconds(period_us_));
@@ -115,7 +144,7 @@ void ClockSampler::Start() {
   });
 }
 
-std::vector<unsigned> ClockSampler::Stop() {
+std::vector<ClockSample> ClockSampler::Stop() {
   running_ = false;
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);

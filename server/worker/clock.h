@@ -25,14 +25,40 @@ namespace tuned {
 /// re-timed once, and marked if it stays there.
 inline constexpr double kLowClockFraction = 0.9;
 
-/// The clock rule: true when the median of `samples_mhz` (SM clock samples
-/// taken while the GPU ran the timed work) is under kLowClockFraction x
-/// `max_mhz`. False when either is unknown (no samples, max 0): without NVML
-/// nothing is marked.
-bool ClockLow(const std::vector<unsigned>& samples_mhz, unsigned max_mhz);
+/// NVML's clocks event reason for the software power cap
+/// (nvmlClocksEventReasonSwPowerCap, nvml.h): the GPU draws its power limit.
+inline constexpr unsigned long long kReasonSwPowerCap = 0x4;
+/// The reasons of a sample where NVML could not say (older drivers).
+inline constexpr unsigned long long kReasonsUnknown = ~0ull;
+/// A clock held down by the power cap alone counts as the GPU's own speed
+/// down to this fraction of the maximum. An H100 SXM running 3xTF32 at
+/// 8192^3 draws its 700 W and sits at 1755-1875 of 1980 MHz (88.6-94.7%)
+/// with the software power cap as the only reason (session 19,
+/// bench/results/2026-11-25_h100_session19/call2_smi_reasons_8192.csv): the clock
+/// every client's sustained work gets there, not a slow GPU.
+inline constexpr double kPowerCapFloorFraction = 0.8;
 
-/// The median of `samples_mhz` (0 if none): the clock stored with a measurement.
-unsigned ClockMhz(const std::vector<unsigned>& samples_mhz);
+/// One reading: the SM clock (MHz) and NVML's clocks event reasons (bits
+/// nvmlClocksEventReason*: why the clock is under its maximum).
+struct ClockSample {
+  unsigned mhz = 0;
+  unsigned long long reasons = kReasonsUnknown;
+};
+
+/// A sample of a slow GPU: under kLowClockFraction x `max_mhz`, unless the
+/// software power cap is its only reason and it is at least
+/// kPowerCapFloorFraction x `max_mhz`.
+bool SlowSample(const ClockSample& sample, unsigned max_mhz);
+
+/// The clock rule: true when more than half of `samples` (taken while the GPU
+/// ran the timed work) are slow (SlowSample); without reasons, that is their
+/// median clock under kLowClockFraction x `max_mhz`. False when either is
+/// unknown (no samples, max 0): without NVML nothing is marked.
+bool ClockLow(const std::vector<ClockSample>& samples, unsigned max_mhz);
+
+/// The median clock of `samples` (MHz, 0 if none): the clock stored with a
+/// measurement.
+unsigned ClockMhz(const std::vector<ClockSample>& samples);
 
 /// One GPU's SM clock through NVML. Thread-safe reads.
 class GpuClock {
@@ -45,6 +71,10 @@ class GpuClock {
 
   /// The SM clock now (MHz). Errors: NVML's return code and message.
   absl::StatusOr<unsigned> SmMhz() const;
+  /// The SM clock and the clocks event reasons now (reasons
+  /// kReasonsUnknown where this driver's NVML has no such call or it
+  /// failed). Errors: the clock's, as SmMhz.
+  absl::StatusOr<ClockSample> Sample() const;
   /// The SM clock's maximum (MHz), read once at Open.
   unsigned max_sm_mhz() const { return max_mhz_; }
 
@@ -66,9 +96,9 @@ class ClockSampler {
   ~ClockSampler() { Stop(); }
   /// Starts sampling, clearing earlier samples; also takes one sample now.
   void Start();
-  /// Stops and returns the samples (MHz; empty: unknown). A failed NVML
-  /// read is skipped.
-  std::vector<unsigned> Stop();
+  /// Stops and returns the samples (empty: unknown). A failed NVML read is
+  /// skipped.
+  std::vector<ClockSample> Stop();
 
  private:
   const GpuClock* clock_;
@@ -76,7 +106,7 @@ class ClockSampler {
   std::atomic<bool> running_{false};
   std::thread thread_;
   std::mutex mu_;
-  std::vector<unsigned> samples_;
+  std::vector<ClockSample> samples_;
 };
 
 }  // namespace tuned

@@ -76,7 +76,7 @@ std::string Worker::Arch() const {
 
 absl::StatusOr<std::pair<double, int>> Worker::Time(
     const std::function<absl::Status(cudaStream_t)>& run, double best_ms, double first_ms,
-    std::vector<unsigned>* clock_samples, int max_reps) {
+    std::vector<ClockSample>* clock_samples, int max_reps) {
   // A clear loser keeps the time of its verification run.
   if (best_ms > 0 && first_ms > kLoserRatio * best_ms) return std::pair{first_ms, 1};
   ClockSampler sampler(clock_samples != nullptr ? clock_.get() : nullptr);
@@ -100,7 +100,7 @@ absl::StatusOr<Worker::Timed> Worker::TimeClocked(
     int max_reps) {
   Timed out;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::vector<unsigned> samples;
+    std::vector<ClockSample> samples;
     auto t = Time(run, best_ms, first_ms, &samples, max_reps);
     if (!t.ok()) return t.status();
     out = {t->first, t->second, ClockMhz(samples), false};
@@ -335,7 +335,7 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
       ClockSampler sampler(clock_.get());
       sampler.Start();
       auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream_);
-      const std::vector<unsigned> mhz = sampler.Stop();
+      const std::vector<ClockSample> mhz = sampler.Stop();
       if (!samples.ok()) return failed(samples.status());
       kept = *std::move(samples);
       mhz_now = ClockMhz(mhz);

@@ -99,11 +99,11 @@ class Worker {
   /// TimedRepetitions (server/worker/timing.h). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
                                               double best_ms, double first_ms = 0,
-                                              std::vector<unsigned>* clock_samples = nullptr,
+                                              std::vector<ClockSample>* clock_samples = nullptr,
                                               int max_reps = kMaxRepetitions);
   /// What TimeClocked returns: Time's median and repetitions, and the SM
-  /// clock (MHz, 0: unknown) it ran at; `low` if it sat under 90% of the
-  /// maximum twice.
+  /// clock (MHz, 0: unknown) it ran at; `low` if it was low twice (ClockLow:
+  /// under 90% of the maximum, the power cap's exception aside).
   struct Timed {
     double ms = 0;
     int reps = 0;
