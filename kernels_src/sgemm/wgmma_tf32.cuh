@@ -273,6 +273,42 @@ __device__ __forceinline__ int Swizzle(int off) {
   return off ^ (((off >> 7) & (ROWB / 16 - 1)) << 4);
 }
 
+// x rounded to TF32 (to nearest, ties away from zero: cvt.rna's rounding)
+// as a wgmma register operand: the tensor cores read a .tf32 operand's top
+// 19 bits, so adding half a TF32 ulp (bit 12) to x's bits rounds it, the low
+// 13 bits being left unread. Two instructions (a NaN test, an add) where
+// cvt.rna.tf32.f32, which ptxas emulates on sm_90, takes three (the test,
+// the add, a mask) (session 19: Nsight Compute's SASS of LA=0). A NaN is
+// left as it is: the carry of its payload could reach the sign bit.
+__device__ __forceinline__ unsigned Tf32Operand(float x) {
+  unsigned r = __float_as_uint(x);
+  asm("{\n.reg .pred p;\nsetp.num.f32 p, %1, %1;\n@p add.u32 %0, %0, 0x1000;\n}\n"
+      : "+r"(r)
+      : "f"(x));
+  return r;
+}
+
+// 16 bytes from global `src` to shared address `dst` (both 16-byte
+// aligned), bypassing L1 (cp.async.cg; sgemm_detail::CpAsync16 without its
+// predicate and generic-to-shared conversion).
+__device__ __forceinline__ void CpAsync16Shared(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
+// Split's operands for wgmma's register form: big = tf32(x), masked (x -
+// big must be exact), and for PASSES = 3 small = tf32(x - big) as
+// Tf32Operand rounds it. The same values as Split for finite x; a NaN or an
+// infinity makes small (and so the product) NaN, as with Split.
+template <int PASSES>
+__device__ __forceinline__ void SplitOperand(float x, unsigned& big, unsigned& small) {
+  if constexpr (PASSES == 3) {
+    big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    small = Tf32Operand(x - __uint_as_float(big));
+  } else {
+    big = Tf32Operand(x);
+  }
+}
+
 // The matrix descriptor of a K-major, ROWB-byte-swizzled tile whose first
 // row starts at shared address `addr` (see the file comment).
 template <int ROWB>
@@ -585,13 +621,61 @@ struct RsTile {
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
   static_assert(PROMOTE == 1 || PROMOTE == 2, "PROMOTE");
 
+  // The copies of blocks whose tile lies within M, N and K (KLoop's FULL),
+  // K tile after K tile: this thread's A chunks lie THREADS / 8 rows apart
+  // and its B chunks THREADS / (BN / 4) rows apart, so a chunk costs a
+  // 64-bit add, and their shared addresses are constant offsets from the
+  // stage's (the swizzle of rows 8 apart is the same). The indexed form
+  // (Load) took about 95 of the 226 instructions a warp issued per K tile
+  // in LA=0 TF32 256x128 (session 19, Nsight Compute's SASS), recomputing
+  // 64-bit addresses.
+  struct FullCopier {
+    enum : int {
+      A_ROWS = THREADS / (BK / 4),  // rows between a thread's A chunks
+      B_ROWS = THREADS / (BN / 4),  // rows between its B chunks
+    };
+    const char* a;  // this thread's first A chunk of the next K tile
+    const char* b;  // its first B chunk of the next K tile
+    long long a_step, b_step;  // bytes between its chunks
+    unsigned a_dst, b_dst;     // their offsets in a stage
+
+    // A and B at the block's corner, k0 the first K tile's column.
+    __device__ __forceinline__ FullCopier(const float* A, const float* B, int N, int K, int k0,
+                                          int tid) {
+      const int row = tid / (BK / 4), kq = tid % (BK / 4);
+      const int kr = tid / (BN / 4), nq = tid % (BN / 4);
+      a = reinterpret_cast<const char*>(A + static_cast<long long>(row) * K + k0 + kq * 4);
+      b = reinterpret_cast<const char*>(B + static_cast<long long>(k0 + kr) * N + nq * 4);
+      a_step = static_cast<long long>(A_ROWS) * K * 4;
+      b_step = static_cast<long long>(B_ROWS) * N * 4;
+      a_dst = Swizzle<ROWB>(row * ROWB + kq * 16);
+      b_dst = B_OFF + (kr * PB + nq * 4) * 4;
+    }
+    // The next K tile into the stage at shared address `stage`.
+    __device__ __forceinline__ void Issue(unsigned stage) {
+      static_assert(A_ROWS % 8 == 0 && B_CHUNKS * B_ROWS == BK, "copy plan");
+      const char* p = a;
+#pragma unroll
+      for (int i = 0; i < A_CHUNKS; ++i, p += a_step) {
+        CpAsync16Shared(stage + a_dst + i * A_ROWS * ROWB, p);
+      }
+      a += BK * 4;
+      p = b;
+#pragma unroll
+      for (int i = 0; i < B_CHUNKS; ++i, p += b_step) {
+        CpAsync16Shared(stage + b_dst + i * B_ROWS * PB * 4, p);
+      }
+      b = p;  // BK rows on
+    }
+  };
+
   // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
-  // (columns left: `cols`) padded to PB; zeros beyond M, N and K. FULL (a
-  // block-uniform choice, with VEC): the tile lies within M, N and K, and
-  // the copies go without predicates, which made the kernel 10-12% faster
-  // on the H100 (session 16: the zero-filling form and its address selects
-  // in the K loop's issue slots).
-  template <bool VEC, bool FULL>
+  // (columns left: `cols`) padded to PB; zeros beyond M, N and K. Blocks
+  // whose tile lies within M, N and K copy with FullCopier instead, without
+  // predicates, which made the kernel 10-12% faster on the H100 (session 16:
+  // the zero-filling form and its address selects in the K loop's issue
+  // slots).
+  template <bool VEC>
   static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
                                               int N, int K, int k0, int tid) {
@@ -601,9 +685,7 @@ struct RsTile {
       float* dst =
           reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
       const float* src = A + static_cast<long long>(row) * K + k;
-      if constexpr (FULL) {
-        sgemm_detail::CpAsync16(dst, src, true);
-      } else if constexpr (VEC) {
+      if constexpr (VEC) {
         const bool in = row < rows && k < K;
         sgemm_detail::CpAsync16(dst, in ? src : A, in);
       } else {
@@ -619,9 +701,7 @@ struct RsTile {
       const int c = tid + i * THREADS, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
       float* dst = reinterpret_cast<float*>(stage + B_OFF) + kr * PB + n;
       const float* src = B + static_cast<long long>(k0 + kr) * N + n;
-      if constexpr (FULL) {
-        sgemm_detail::CpAsync16(dst, src, true);
-      } else if constexpr (VEC) {
+      if constexpr (VEC) {
         const bool in = k0 + kr < K && n < cols;
         sgemm_detail::CpAsync16(dst, in ? src : B, in);
       } else {
@@ -657,34 +737,38 @@ struct RsTile {
     return sgemm_mma_detail::Tf32(__uint_as_float(x) - __uint_as_float(x & 0xffffe000u));
   }
 
-  // This thread's first row of B^T (column of C) in the block's BN: 16w +
-  // g of its warpgroup's 64 (w: its warp in the warpgroup, g: lane / 4);
-  // its fragments and accumulators hold rows n0 and n0 + 8.
-  static __device__ __forceinline__ int RowN0(int tid) {
-    return (tid / 128) * 64 + 16 * ((tid % 128) / 32) + (tid % 32) / 4;
+  // The wgmma rows (B^T rows, columns of C) of a thread are ours to place:
+  // its rows g and g + 8 of its warp's 16 (g = lane / 4) are columns n0 and
+  // n0 + 1 of the block's BN, n0 = 16w + 2g of its warpgroup's 64 (w: its
+  // warp in the warpgroup), so that each of its fragment pairs is one 8-byte
+  // load (session 19: 8 loads a K tile instead of 16). This returns n0.
+  static __device__ __forceinline__ int ColN0(int tid) {
+    return (tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * ((tid % 32) / 4);
   }
 
   // This thread's B^T fragments of the stage (m64k8 .tf32: a0 (row g, k
   // t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4) of the warp's 16
-  // rows, rows n0 and n0 + 8 of the block's BN), rounded or split.
+  // rows: columns n0 and n0 + 1 of the block's BN, ColN0), rounded or split.
+  // A quarter-warp's 8-byte loads (rows t, t + 1, .. 8 floats apart in the
+  // banks, PB = BN + 8) hit 32 banks.
   static __device__ __forceinline__ void Fragments(const unsigned char* stage, int n0, int t,
                                                    unsigned (&big)[BK / 8][4],
                                                    unsigned (&small)[BK / 8][4]) {
     const float* bs = reinterpret_cast<const float*>(stage + B_OFF);
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) {
-      const float* r0 = bs + (kk * 8 + t) * PB + n0;
-      const float* r4 = r0 + 4 * PB;
-      Split<PASSES>(r0[0], big[kk][0], small[kk][0]);
-      Split<PASSES>(r0[8], big[kk][1], small[kk][1]);
-      Split<PASSES>(r4[0], big[kk][2], small[kk][2]);
-      Split<PASSES>(r4[8], big[kk][3], small[kk][3]);
+      const float2 r0 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t) * PB + n0);
+      const float2 r4 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t + 4) * PB + n0);
+      SplitOperand<PASSES>(r0.x, big[kk][0], small[kk][0]);
+      SplitOperand<PASSES>(r0.y, big[kk][1], small[kk][1]);
+      SplitOperand<PASSES>(r4.x, big[kk][2], small[kk][2]);
+      SplitOperand<PASSES>(r4.y, big[kk][3], small[kk][3]);
     }
   }
 
   // K tiles kt0 .. kt1 - 1 into acc (D = C^T: acc[4i + j] is row
-  // 8i + 2t + j % 2 of the block's BM, column 16w + g + 8 (j / 2) of its
-  // warpgroup's 64; see the epilogue). Tile i's wgmmas run under the work
+  // 8i + 2t + j % 2 of the block's BM, column n0 + j / 2, ColN0; see the
+  // epilogue). Tile i's wgmmas run under the work
   // of tile i + 1: this thread's split of tile i + 1's A (3xTF32), the
   // barrier, the copies of tile i + AHEAD, and tile i + 1's B^T fragments
   // into the other fragment set; then wgmma.wait_group (3xTF32: 0, and acc
@@ -712,12 +796,21 @@ struct RsTile {
                                                float (&acc)[ACC]) {
     constexpr int AHEAD = VEC ? STAGES - 1 : STAGES - 2;
     const int nk = kt1 - kt0;
+    // K tile kt0 + t (issued in order of t) into stage s.
+    FullCopier copier(A, B, N, K, kt0 * BK, tid);
+    auto load = [&](int s, int t) {
+      if constexpr (FULL) {
+        copier.Issue(base + s * STAGE_BYTES);
+      } else {
+        Load<VEC>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + t) * BK, tid);
+      }
+    };
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
-      if (s < nk) Load<VEC, FULL>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + s) * BK, tid);
+      if (s < nk) load(s, s);
       sgemm_detail::CpAsyncCommit();
     }
-    const int t = tid % 4, n0 = RowN0(tid);
+    const int t = tid % 4, n0 = ColN0(tid);
     float part[ACC];
     unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
     if (nk <= 0) return;
@@ -732,6 +825,10 @@ struct RsTile {
     auto step = [&](int i, unsigned (&big)[BK / 8][4], unsigned (&small)[BK / 8][4],
                     unsigned (&nbig)[BK / 8][4], unsigned (&nsmall)[BK / 8][4]) {
       const unsigned a_tile = base + (i % STAGES) * STAGE_BYTES;
+      // k8 step kk starts kk * 32 bytes further: its descriptor's address
+      // field (bytes / 16, 14 bits, no carry within the stages) 2 * kk more.
+      const unsigned long long d_big0 = Descriptor<ROWB>(a_tile);
+      [[maybe_unused]] const unsigned long long d_small0 = Descriptor<ROWB>(a_tile + A_BYTES);
       // 3xTF32: tile i's products start a fresh part (i % PROMOTE == 0),
       // and part is added into acc after tile i's group (promote).
       const bool fresh = i % PROMOTE == 0;
@@ -744,9 +841,9 @@ struct RsTile {
       WgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < BK / 8; ++kk) {
-        const unsigned long long d_big = Descriptor<ROWB>(a_tile + kk * 32);
+        const unsigned long long d_big = d_big0 + 2ull * kk;
         if constexpr (PASSES == 3) {
-          const unsigned long long d_small = Descriptor<ROWB>(a_tile + A_BYTES + kk * 32);
+          const unsigned long long d_small = d_small0 + 2ull * kk;
           WgmmaRs<BM>::Run(part, small[kk], d_big, kk > 0 || !fresh ? 1 : 0);
           WgmmaRs<BM>::Run(part, big[kk], d_small, 1);
           WgmmaRs<BM>::Run(part, big[kk], d_big, 1);
@@ -760,10 +857,7 @@ struct RsTile {
       // i + AHEAD - STAGES + 1: i - 2 here (AHEAD STAGES - 2), i - 1 after
       // this step's barrier (AHEAD STAGES - 1).
       auto copy_ahead = [&]() {
-        if (i + AHEAD < nk) {
-          Load<VEC, FULL>(smem + ((i + AHEAD) % STAGES) * STAGE_BYTES, A, B, rows, cols, N, K,
-                          (kt0 + i + AHEAD) * BK, tid);
-        }
+        if (i + AHEAD < nk) load((i + AHEAD) % STAGES, i + AHEAD);
         sgemm_detail::CpAsyncCommit();
       };
       if constexpr (AHEAD == STAGES - 2) copy_ahead();
@@ -838,9 +932,9 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   }
   // The epilogue through shared memory (the stages are free once every
   // warpgroup's wgmmas are done): acc[4i + j], row 8i + 2t + j % 2 of the
-  // block's BM and column 16w + g + 8 (j / 2) of this warpgroup's 64, goes
-  // to Cs[m][n] (a pitch of BN + 4 floats: a warp's 32 stores hit 32
-  // banks), then each warp writes whole rows of C, 4 floats a thread
+  // block's BM and column n0 + j / 2 (RsTile::ColN0), goes to Cs[m][n] (a
+  // pitch of BN + 4 floats: a half-warp's 8-byte stores of both columns hit
+  // 32 banks), then each warp writes whole rows of C, 4 floats a thread
   // (float4 where N % 4 == 0 and C is 16-byte aligned, else one by one).
   // Stored straight from acc, a warp's stores were 4 rows of 8 floats.
   constexpr int PC = BN + 4;
@@ -848,11 +942,14 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   __syncthreads();
   float* cs = reinterpret_cast<float*>(smem_raw + pad);
   {
-    const int t = tid % 4, n0 = T::RowN0(tid);
+    const int t = tid % 4, n0 = T::ColN0(tid);
 #pragma unroll
     for (int i = 0; i < BM / 8; ++i) {
 #pragma unroll
-      for (int j = 0; j < 4; ++j) cs[(8 * i + 2 * t + j % 2) * PC + n0 + 8 * (j / 2)] = acc[4 * i + j];
+      for (int h = 0; h < 2; ++h) {
+        *reinterpret_cast<float2*>(cs + (8 * i + 2 * t + h) * PC + n0) =
+            make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+      }
     }
   }
   __syncthreads();
