@@ -35,8 +35,10 @@
 // or the baseline where the serving rule picks it), both in TFLOPS, the
 // served ratio (baseline ms / served ms: the judged speedup, or with
 // --side-by-side the ratio timed here; 1.0 where the baseline is served), and the kernel's and the baseline's relative
-// Frobenius errors against the fp64 reference with their ratio; the last
-// line is then
+// Frobenius errors against the fp64 reference with their ratio (with
+// --side-by-side also the job's ratio and the kernel's ratio timed here with
+// its 95% interval, as in the default table, which max_disagreement
+// compares); the last line is then
 //   SUMMARY math=<mode> geomean_vs_baseline=<x> min_vs_baseline=<x> max_error_ratio=<x> shapes=<n>
 // (max_error_ratio: the largest kernel error / baseline error over the
 // shapes; the mode admits kernels up to 2).
@@ -263,9 +265,10 @@ int main(int argc, char** argv) {
                                  "tuned GB/s", "cublas GB/s", "copy GB/s", "of copy", "error",
                                  "tune s", "vs cuBLAS (95% CI, pairs)  served");
   } else if (mode) {
-    std::cout << absl::StrFormat("%-18s %-44s %-14s %8s %8s %7s %9s %9s %7s %8s\n", "shape",
+    std::cout << absl::StrFormat("%-18s %-44s %-14s %8s %8s %7s %9s %9s %7s %8s%s\n", "shape",
                                  "kernel", "served", "kernel TF", "base TF", "served",
-                                 "err kern", "err base", "err x", "tune s");
+                                 "err kern", "err base", "err x", "tune s",
+                                 side_by_side ? "  job ratio  kernel ratio (95% CI, pairs)" : "");
   } else {
     std::cout << absl::StrFormat("%-18s %-44s %12s %12s %7s %9s %8s%s\n", "shape", "config",
                                  "tuned " + unit, base + " " + unit, "ratio", "error", "tune s",
@@ -376,11 +379,13 @@ int main(int argc, char** argv) {
       log_sum += std::log(served);
       min_ratio = std::min(min_ratio, served);
       ++n;
-      std::cout << absl::StrFormat("%-18s %-44s %-14s %8.1f %8.1f %6.2fx %9.2e %9.2e %7.2f %8.1f\n",
+      std::cout << absl::StrFormat("%-18s %-44s %-14s %8.1f %8.1f %6.2fx %9.2e %9.2e %7.2f %8.1f",
                                    shape, m.config().name(),
                                    best->use_baseline() ? best->baseline_name() : "kernel",
                                    tuned_metric / 1e3, base_metric / 1e3, served, error,
                                    best->baseline_error(), error_ratio, seconds)
+                << (side_by_side ? absl::StrFormat("  %8.2fx%s", job_ratio, served_column) : "")
+                << "\n"
                 << std::flush;
       continue;
     }
