@@ -20,6 +20,11 @@
 // Since session 16 the space's LA=0 kernel (the la0_* entries) runs 3-12%
 // faster than rs_gemm (bench/results/2026-11-25_h100_session16_report.txt):
 // rs_gemm stays as it was, the reference those changes were measured by.
+// Session 19 added la0ws_256x128_s4_tf32 (rs::wsr::ws_tf32): LA=0 TF32 with
+// a producer warpgroup (setmaxnreg 40) issuing every cp.async of a K tile and
+// two consumer warpgroups (setmaxnreg 232) that meet it through mbarriers
+// and never at a CTA barrier: 3-6% faster than the space's LA=0 on the
+// large shapes (bench/results/2026-11-25_h100_session19_report.txt).
 //
 // Build here (no GPU needed; the CUDA toolkit):
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -o .bundle/bin/wgmma_rs_probe bench/wgmma_rs_probe.cu -lcublas
@@ -407,6 +412,125 @@ __global__ void __launch_bounds__(384, 1)
   }
 }
 
+// Session 19: LA=0 TF32 warp-specialized. A producer warpgroup issues every
+// cp.async of a K tile (A swizzled, B padded as RsTile lays them out) and
+// signals the stage's "full" mbarrier through cp.async.mbarrier.arrive; the
+// two consumer warpgroups wait for it on their own (no CTA barrier), load
+// B^T fragments, issue the wgmmas, and free a stage ("empty", 8 warp
+// arrivals) once its wgmmas are done. M % 256, N % 128, K % 32 == 0.
+namespace wsr {
+using T = sgemm_wgmma_detail::RsTile<256, 128, 4, 1>;
+constexpr int S = 4, BK = 32, BM = 256, BN = 128, PB = BN + 8, ROWB = 128;
+constexpr int SMEM = S * T::STAGE_BYTES + 1024 + 2 * S * 8;
+
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void MbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__global__ void __launch_bounds__(384, 1)
+    ws_tf32(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+            float* __restrict__ C) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned raw = sgemm_detail::SmemAddr(smem_raw);
+  const unsigned base = raw + ((1024u - (raw & 1023u)) & 1023u);
+  unsigned char* smem = smem_raw + (base - raw);
+  const unsigned full = base + S * T::STAGE_BYTES, empty = full + 8 * S;
+  const int tid = threadIdx.x, tiles_n = N / BN;
+  const int tile_m = blockIdx.x / tiles_n, tile_n = blockIdx.x % tiles_n;
+  A += static_cast<long long>(tile_m) * BM * K;
+  B += tile_n * BN;
+  C += static_cast<long long>(tile_m) * BM * N + tile_n * BN;
+  const int nk = K / BK;
+  if (tid < S) {
+    MbarInit(full + 8 * tid, 128);  // the producer's threads (cp.async arrivals)
+    MbarInit(empty + 8 * tid, 8);  // the consumers' warps
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  __syncthreads();
+  if (tid >= 256) {  // the producer warpgroup copies
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    const int lane = tid - 256;
+    // A: chunk c = lane + 128 j: row c / 8 = lane / 8 + 16 j (the same
+    // swizzle), 16-byte unit lane % 8.
+    const char* a = reinterpret_cast<const char*>(A + static_cast<long long>(lane / 8) * K + (lane % 8) * 4);
+    const long long a_step = 16ll * K * 4;
+    const unsigned a_dst = sgemm_wgmma_detail::Swizzle<ROWB>((lane / 8) * ROWB + (lane % 8) * 16);
+    // B: chunk c = lane + 128 j: row lane / 32 + 4 j, float quad lane % 32.
+    const char* b = reinterpret_cast<const char*>(B + static_cast<long long>(lane / 32) * N + (lane % 32) * 4);
+    const long long b_step = 4ll * N * 4;
+    const unsigned b_dst = T::B_OFF + ((lane / 32) * PB + (lane % 32) * 4) * 4;
+    for (int t = 0; t < nk; ++t) {
+      const int st = t % S;
+      if (t >= S) MbarWait(empty + 8 * st, ((t / S) - 1) & 1);
+      const unsigned stage = base + st * T::STAGE_BYTES;
+      const char* p = a;
+#pragma unroll
+      for (int j = 0; j < 16; ++j, p += a_step) {
+        sgemm_wgmma_detail::CpAsync16Shared(stage + a_dst + j * 16 * ROWB, p);
+      }
+      a += BK * 4;
+      p = b;
+#pragma unroll
+      for (int j = 0; j < 8; ++j, p += b_step) {
+        sgemm_wgmma_detail::CpAsync16Shared(stage + b_dst + j * 4 * PB * 4, p);
+      }
+      b = p;  // 32 rows on
+      CpAsyncArrive(full + 8 * st);
+    }
+    return;
+  }
+  // The consumers: warpgroup w, columns 64 w .. 64 w + 63 of the block's BN.
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  float acc[128];
+#pragma unroll
+  for (int e = 0; e < 128; ++e) acc[e] = 0.0f;
+  const int t = tid % 4, n0 = T::ColN0(tid), warp_lane0 = tid % 32 == 0;
+  unsigned f0[4][4], f1[4][4], dummy[4][4];
+  MbarWait(full, 0);
+  T::Fragments(smem, n0, t, f0, dummy);
+  auto step = [&](int i, unsigned (&f)[4][4], unsigned (&nf)[4][4]) {
+    const unsigned long long d0 = sgemm_wgmma_detail::Descriptor<ROWB>(base + (i % S) * T::STAGE_BYTES);
+    sgemm_wgmma_detail::Pin(acc);
+    sgemm_wgmma_detail::WgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) sgemm_wgmma_detail::WgmmaRs<256>::Run(acc, f[kk], d0 + 2ull * kk, 1);
+    sgemm_wgmma_detail::WgmmaCommit();
+    if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % S), ((i + 1) / S) & 1);
+    sgemm_wgmma_detail::WgmmaWait<1>();  // tile i - 1's wgmmas: its stage is free
+    if (i >= 1 && warp_lane0) MbarArrive(empty + 8 * ((i - 1) % S));
+    if (i + 1 < nk) T::Fragments(smem + ((i + 1) % S) * T::STAGE_BYTES, n0, t, nf, dummy);
+  };
+  for (int i = 0; i < nk; i += 2) {
+    step(i, f0, f1);
+    if (i + 1 < nk) step(i + 1, f1, f0);
+  }
+  sgemm_wgmma_detail::WgmmaWait<0>();
+  sgemm_wgmma_detail::Pin(acc);
+  // acc[4i + j]: row 8i + 2t + j % 2 of the block's 256, column n0 + j / 2.
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      *reinterpret_cast<float2*>(C + static_cast<long long>(8 * i + 2 * t + h) * N + n0) =
+          make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+    }
+  }
+}
+}  // namespace wsr
+
 }  // namespace rs
 
 namespace {
@@ -482,6 +606,16 @@ void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cu
   CK(cudaGetLastError());
 }
 
+void LaunchWsTf32(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(rs::wsr::ws_tf32, cudaFuncAttributeMaxDynamicSharedMemorySize, rs::wsr::SMEM));
+    attr = true;
+  }
+  rs::wsr::ws_tf32<<<(m / 256) * (n / 128), 384, rs::wsr::SMEM, s>>>(m, n, k, a, b, c);
+  CK(cudaGetLastError());
+}
+
 double RelFrobenius(const std::vector<float>& c, const std::vector<double>& ref) {
   double num = 0, den = 0;
   for (size_t i = 0; i < c.size(); ++i) {
@@ -521,6 +655,7 @@ int main(int argc, char** argv) {
       {"rs_128x128_s4_3xtf32_g4", Launch<128, 128, 4, 3, 0, 4>},
       {"la0_128x128_s4_3xtf32", LaunchLa0<128, 128, 4, 3>},
       {"la0_256x128_s4_tf32", LaunchLa0<256, 128, 4, 1>},
+      {"la0ws_256x128_s4_tf32", LaunchWsTf32},
       {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},
