@@ -602,7 +602,7 @@ struct Tile {
 // aligned, else 4-byte ones (each thread copies whole 16-byte units either
 // way, so that it splits only what it copied); out-of-range elements are
 // zero-filled, and blocks whose tile lies within M, N and K copy without
-// predicates (Load's FULL).
+// predicates (FullCopier).
 template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1>
 struct RsTile {
   enum : int {
