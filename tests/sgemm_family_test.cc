@@ -102,7 +102,7 @@ TEST(SgemmFamily, Describes) {
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
                                               "GROUP", "MINB", "SLICEK", "STREAMB",
                                               "STREAMK", "RUL", "WM", "WN", "PASSES", "GSIDE",
-                                              "GW", "GR", "GU", "GC", "LA", "PROMOTE"}));
+                                              "GW", "GR", "GU", "GC", "LA", "PROMOTE", "WS"}));
   EXPECT_EQ(F().MathModes(), (std::vector<v1::Math>{v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE,
                                                      v1::MATH_TF32}));
 }
@@ -231,11 +231,12 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     // The tensor-core kinds' (5, 6) and KIND 4's own parameters are absent
     // from the other kinds' configs (so that their keys are those of before
     // them); KIND 6's LA is named by its LA=2 and LA=0 configs alone (its
-    // LA=1 ones are those of before it), its PROMOTE by PROMOTE=2 ones.
+    // LA=1 ones are those of before it), its PROMOTE by PROMOTE=2 ones, its
+    // WS by WS=1 ones.
     const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
                                 gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
     const bool mma = c.at("KIND") == 5 || c.at("KIND") == 6, gemv = c.at("KIND") == 4;
-    const bool la = c.contains("LA"), promote = c.contains("PROMOTE");
+    const bool la = c.contains("LA"), promote = c.contains("PROMOTE"), ws = c.contains("WS");
     if (la) {
       EXPECT_EQ(c.at("KIND"), 6) << F().ConfigKey(c);
       EXPECT_TRUE(c.at("LA") == 2 || c.at("LA") == 0) << F().ConfigKey(c);
@@ -244,12 +245,17 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
       EXPECT_EQ(c.at("PROMOTE"), 2) << F().ConfigKey(c);
       EXPECT_TRUE(la && c.at("LA") == 0 && c.at("PASSES") == 3) << F().ConfigKey(c);
     }
+    if (ws) {
+      EXPECT_EQ(c.at("WS"), 1) << F().ConfigKey(c);
+      EXPECT_TRUE(la && c.at("LA") == 0 && c.at("PASSES") == 1) << F().ConfigKey(c);
+    }
     ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1) -
-                            (promote ? 0 : 1))
+                            (promote ? 0 : 1) - (ws ? 0 : 1))
         << F().ConfigKey(c);
     for (const auto& p : F().params()) {
       if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name)) ||
-          (!la && p.name == "LA") || (!promote && p.name == "PROMOTE")) {
+          (!la && p.name == "LA") || (!promote && p.name == "PROMOTE") ||
+          (!ws && p.name == "WS")) {
         EXPECT_FALSE(c.contains(p.name)) << F().ConfigKey(c);
         continue;
       }
@@ -1107,7 +1113,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 // LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
 // WN 64, 4 stages or more; its shared memory and register estimate (two
 // fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
-// configs in the space.
+// configs in the space, each also with WS.
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -1147,7 +1153,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
   EXPECT_EQ(three, 6);
-  EXPECT_EQ(one, 4);
+  EXPECT_EQ(one, 8);  // 4, and their WS twins
   int accurate = 0, promoted = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
@@ -1158,6 +1164,49 @@ TEST(SgemmMath, WgmmaRegisterA) {
   }
   EXPECT_EQ(accurate, 6);
   EXPECT_EQ(promoted, 3);
+}
+
+// WS (TF32 with LA=0, BN 128): the warp-specialized form, a producer
+// warpgroup more (384 threads), 16 bytes of mbarriers a stage more, the
+// consumers' registers under setmaxnreg's 232 (not the 168 of 384
+// threads); named "_ws", instantiated after PROMOTE; each TF32 LA=0 config
+// of the space has a WS twin; refused elsewhere with a clear message.
+TEST(SgemmMath, WgmmaWarpSpecialized) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config ws = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  ws["LA"] = 0;
+  ws["WS"] = 1;
+  EXPECT_EQ(f.ConfigName(ws), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_ws");
+  EXPECT_EQ(f.Source(ws).name_expression, "sgemm_wgmma<256,128,32,256,64,4,1,1,1,1,0,1,1>");
+  EXPECT_TRUE(f.Check(ws, d).ok()) << f.Check(ws, d);
+  const v1::LaunchGeometry g = f.Geometry(ws, {1000, 300, 77}, d);
+  EXPECT_EQ(g.block(0), 384u);  // two consumer warpgroups and the producer
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024 + 4 * 16);
+  Config no_ws = ws;
+  no_ws.erase("WS");
+  EXPECT_EQ(f.Geometry(no_ws, {1000, 300, 77}, d).block(0), 256u);
+  Config accurate = ws;  // 3xTF32 128x128
+  accurate["BM"] = accurate["WM"] = 128;
+  accurate["PASSES"] = 3;
+  ExpectRejected(accurate, "WS=1 (warp-specialized) is TF32's with LA=0 and BN 128");
+  Config la1 = ws;
+  la1.erase("LA");
+  la1["WM"] = 64;
+  la1["BK"] = 16;
+  ExpectRejected(la1, "WS=1 (warp-specialized) is TF32's with LA=0 and BN 128");
+  for (Config other : {Mma(), Warp(), Tiled()}) {
+    other["WS"] = 1;
+    ExpectRejected(other, "WS=1 is unused by KIND=");
+  }
+  int twins = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
+    if (!c.contains("WS")) continue;
+    ++twins;
+    EXPECT_EQ(c.at("LA"), 0) << f.ConfigName(c);
+    EXPECT_EQ(c.at("PASSES"), 1) << f.ConfigName(c);
+  }
+  EXPECT_EQ(twins, 4);
 }
 
 // PROMOTE (3xTF32 with LA=0): 2 K tiles of products per tensor-core partial

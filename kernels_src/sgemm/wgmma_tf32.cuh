@@ -295,6 +295,32 @@ __device__ __forceinline__ void CpAsync16Shared(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 
+// mbarriers (PTX ISA "mbarrier") for the warp-specialized LA=0 (WS):
+// `bar` is a shared address.
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// The initializations visible to the async proxy (cp.async's arrivals).
+__device__ __forceinline__ void FenceMbarInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void MbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// This thread's arrival, once its cp.async issued before complete (the
+// arrival is counted in the mbarrier's expected count: .noinc).
+__device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the phase of `bar` of parity `parity` has completed.
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
 // Split's operands for wgmma's register form: big = tf32(x), masked (x -
 // big must be exact), and for PASSES = 3 small = tf32(x - big) as
 // Tf32Operand rounds it. The same values as Split for finite x; a NaN or an
@@ -629,10 +655,13 @@ struct RsTile {
   // (Load) took about 95 of the 226 instructions a warp issued per K tile
   // in LA=0 TF32 256x128 (session 19, Nsight Compute's SASS), recomputing
   // 64-bit addresses.
+  template <int CT = THREADS>  // the threads that copy
   struct FullCopier {
     enum : int {
-      A_ROWS = THREADS / (BK / 4),  // rows between a thread's A chunks
-      B_ROWS = THREADS / (BN / 4),  // rows between its B chunks
+      A_ROWS = CT / (BK / 4),  // rows between a thread's A chunks
+      B_ROWS = CT / (BN / 4),  // rows between its B chunks
+      AC = BM * (BK / 4) / CT,  // chunks a thread
+      BC = BK * (BN / 4) / CT,
     };
     const char* a;  // this thread's first A chunk of the next K tile
     const char* b;  // its first B chunk of the next K tile
@@ -653,16 +682,16 @@ struct RsTile {
     }
     // The next K tile into the stage at shared address `stage`.
     __device__ __forceinline__ void Issue(unsigned stage) {
-      static_assert(A_ROWS % 8 == 0 && B_CHUNKS * B_ROWS == BK, "copy plan");
+      static_assert(A_ROWS % 8 == 0 && BC * B_ROWS == BK, "copy plan");
       const char* p = a;
 #pragma unroll
-      for (int i = 0; i < A_CHUNKS; ++i, p += a_step) {
+      for (int i = 0; i < AC; ++i, p += a_step) {
         CpAsync16Shared(stage + a_dst + i * A_ROWS * ROWB, p);
       }
       a += BK * 4;
       p = b;
 #pragma unroll
-      for (int i = 0; i < B_CHUNKS; ++i, p += b_step) {
+      for (int i = 0; i < BC; ++i, p += b_step) {
         CpAsync16Shared(stage + b_dst + i * B_ROWS * PB * 4, p);
       }
       b = p;  // BK rows on
@@ -675,13 +704,16 @@ struct RsTile {
   // predicates, which made the kernel 10-12% faster on the H100 (session 16:
   // the zero-filling form and its address selects in the K loop's issue
   // slots).
-  template <bool VEC>
+  // CT: the threads that copy; WS's producer (CT < THREADS) keeps its loops
+  // rolled, within its 40 registers (unrolled, they spilled 1.2 KB).
+  template <bool VEC, int CT = THREADS>
   static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
                                               int N, int K, int k0, int tid) {
-#pragma unroll
-    for (int i = 0; i < A_CHUNKS; ++i) {
-      const int c = tid + i * THREADS, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
+    constexpr int UNROLL = CT == THREADS ? 64 : 1;
+#pragma unroll UNROLL
+    for (int i = 0; i < BM * (BK / 4) / CT; ++i) {
+      const int c = tid + i * CT, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
       float* dst =
           reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
       const float* src = A + static_cast<long long>(row) * K + k;
@@ -696,9 +728,9 @@ struct RsTile {
         }
       }
     }
-#pragma unroll
-    for (int i = 0; i < B_CHUNKS; ++i) {
-      const int c = tid + i * THREADS, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
+#pragma unroll UNROLL
+    for (int i = 0; i < BK * (BN / 4) / CT; ++i) {
+      const int c = tid + i * CT, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
       float* dst = reinterpret_cast<float*>(stage + B_OFF) + kr * PB + n;
       const float* src = B + static_cast<long long>(k0 + kr) * N + n;
       if constexpr (VEC) {
@@ -797,7 +829,7 @@ struct RsTile {
     constexpr int AHEAD = VEC ? STAGES - 1 : STAGES - 2;
     const int nk = kt1 - kt0;
     // K tile kt0 + t (issued in order of t) into stage s.
-    FullCopier copier(A, B, N, K, kt0 * BK, tid);
+    FullCopier<> copier(A, B, N, K, kt0 * BK, tid);
     auto load = [&](int s, int t) {
       if constexpr (FULL) {
         copier.Issue(base + s * STAGE_BYTES);
@@ -891,12 +923,77 @@ struct RsTile {
     WgmmaWait<0>();
     Pin(acc);
   }
+
+  // The warp-specialized form (WS, TF32; session 19's probe ran it 3-6%
+  // faster than KLoop on the large shapes): a producer warpgroup (its
+  // registers cut to 40 with setmaxnreg) issues every copy of a K tile,
+  // WS_PRODUCERS threads, and arrives on the stage's "full" mbarrier through
+  // cp.async.mbarrier.arrive; the THREADS consumer threads (registers raised
+  // to 232) wait for it, read their fragments, issue the wgmmas, and after
+  // wgmma.wait_group 1 arrive (a lane a warp) on the previous tile's
+  // "empty" mbarrier, which the producer waits for before refilling it. No
+  // CTA barrier in the K loop: each warpgroup runs at its own pace. The
+  // mbarriers lie after the stages: full[STAGES], empty[STAGES].
+  enum : int { WS_PRODUCERS = 128, WS_BARS = STAGES * STAGE_BYTES };
+
+  // The producer (ptid: its thread in the producer warpgroup).
+  template <bool VEC, bool FULL>
+  static __device__ __forceinline__ void Produce(unsigned char* smem, unsigned base,
+                                                 const float* __restrict__ A,
+                                                 const float* __restrict__ B, int rows, int cols,
+                                                 int N, int K, int kt0, int kt1, int ptid) {
+    const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
+    FullCopier<WS_PRODUCERS> copier(A, B, N, K, kt0 * BK, ptid);
+    const int nk = kt1 - kt0;
+    for (int t = 0; t < nk; ++t) {
+      const int st = t % STAGES;
+      if (t >= STAGES) MbarWait(empty + 8 * st, ((t / STAGES) - 1) & 1);
+      if constexpr (FULL) {
+        copier.Issue(base + st * STAGE_BYTES);
+      } else {
+        Load<VEC, WS_PRODUCERS>(smem + st * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + t) * BK,
+                                ptid);
+      }
+      CpAsyncArrive(full + 8 * st);
+    }
+  }
+
+  // A consumer (tid < THREADS): K tiles kt0 .. kt0 + nk - 1 into acc, as
+  // KLoop's (the same fragments, wgmmas and accumulator layout).
+  static __device__ __forceinline__ void Consume(unsigned char* smem, unsigned base, int nk,
+                                                 int tid, float (&acc)[ACC]) {
+    static_assert(PASSES == 1, "WS: TF32");
+    const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
+    const int t = tid % 4, n0 = ColN0(tid);
+    const bool lane0 = tid % 32 == 0;
+    unsigned f0[BK / 8][4], f1[BK / 8][4], unused[BK / 8][4];
+    MbarWait(full, 0);
+    Fragments(smem, n0, t, f0, unused);
+    auto step = [&](int i, unsigned (&f)[BK / 8][4], unsigned (&nf)[BK / 8][4]) {
+      const unsigned long long d0 = Descriptor<ROWB>(base + (i % STAGES) * STAGE_BYTES);
+      Pin(acc);
+      WgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) WgmmaRs<BM>::Run(acc, f[kk], d0 + 2ull * kk, 1);
+      WgmmaCommit();
+      if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % STAGES), ((i + 1) / STAGES) & 1);
+      WgmmaWait<1>();  // tile i - 1's wgmmas: its stage is free here
+      if (i >= 1 && lane0) MbarArrive(empty + 8 * ((i - 1) % STAGES));
+      if (i + 1 < nk) Fragments(smem + ((i + 1) % STAGES) * STAGE_BYTES, n0, t, nf, unused);
+    };
+    for (int i = 0; i < nk; i += 2) {
+      step(i, f0, f1);
+      if (i + 1 < nk) step(i + 1, f1, f0);
+    }
+    WgmmaWait<0>();
+    Pin(acc);
+  }
 };
 
 // The LA = 0 kernel body (sgemm_wgmma's signature, its shared memory):
 // the output tile, the split's K tiles, RsTile's K loop, then C = alpha *
 // acc + beta * C (SPLITK > 1: atomicAdd of alpha * acc, C prescaled).
-template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE>
+template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS>
 __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
                                        float beta, float* __restrict__ C, unsigned char* smem_raw) {
@@ -915,11 +1012,40 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   A += static_cast<long long>(bm) * K;
   B += bn;
   C += static_cast<long long>(bm) * N + bn;
+  const bool vec = ((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B);
+  const bool whole = rows >= BM && cols >= BN && K % T::BK == 0;
+  if constexpr (WS) {
+    const unsigned full = raw + pad + T::WS_BARS;
+    if (tid < STAGES) {
+      MbarInit(full + 8 * tid, T::WS_PRODUCERS);
+      MbarInit(full + 8 * STAGES + 8 * tid, T::THREADS / 32);
+    }
+    FenceMbarInit();
+    __syncthreads();
+    if (tid >= T::THREADS) {  // the producer warpgroup
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+      const int ptid = tid - T::THREADS;
+      if (vec && whole) {
+        T::template Produce<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0,
+                                        kt1, ptid);
+      } else if (vec) {
+        T::template Produce<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0,
+                                         kt1, ptid);
+      } else {
+        T::template Produce<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0,
+                                          kt1, ptid);
+      }
+      return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  }
   float acc[T::ACC];
 #pragma unroll
   for (int e = 0; e < T::ACC; ++e) acc[e] = 0.0f;
-  if (((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B)) {
-    if (rows >= BM && cols >= BN && K % T::BK == 0) {
+  if constexpr (WS) {
+    T::Consume(smem_raw + pad, raw + pad, kt1 - kt0, tid, acc);
+  } else if (vec) {
+    if (whole) {
       T::template KLoop<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
                                     tid, acc);
     } else {
@@ -937,9 +1063,17 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   // 32 banks), then each warp writes whole rows of C, 4 floats a thread
   // (float4 where N % 4 == 0 and C is 16-byte aligned, else one by one).
   // Stored straight from acc, a warp's stores were 4 rows of 8 floats.
+  // (WS: the consumers alone, at named barrier 1.)
+  auto sync = [&]() {
+    if constexpr (WS) {
+      asm volatile("bar.sync 1, %0;\n" ::"r"(static_cast<int>(T::THREADS)) : "memory");
+    } else {
+      __syncthreads();
+    }
+  };
   constexpr int PC = BN + 4;
   static_assert(BM * PC * 4 <= STAGES * T::STAGE_BYTES, "the C tile fits in the stages");
-  __syncthreads();
+  sync();
   float* cs = reinterpret_cast<float*>(smem_raw + pad);
   {
     const int t = tid % 4, n0 = T::ColN0(tid);
@@ -952,8 +1086,8 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
       }
     }
   }
-  __syncthreads();
-  const bool vec = (N & 3) == 0 && Aligned16(C);
+  sync();
+  const bool cvec = (N & 3) == 0 && Aligned16(C);
 #pragma unroll 4
   for (int q = tid; q < BM * BN / 4; q += T::THREADS) {
     const int m = q / (BN / 4), n = (q % (BN / 4)) * 4;
@@ -962,7 +1096,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     float v[4] = {alpha * a.x, alpha * a.y, alpha * a.z, alpha * a.w};
     float* c = C + static_cast<long long>(m) * N + n;
     if constexpr (SPLITK > 1) {
-      if (vec && n + 3 < cols) {  // 4 times fewer atomics than scalar ones
+      if (cvec && n + 3 < cols) {  // 4 times fewer atomics than scalar ones
         sgemm_detail::RedAdd4(c, v[0], v[1], v[2], v[3]);
       } else {
 #pragma unroll
@@ -970,7 +1104,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
           if (n + e < cols) atomicAdd(c + e, v[e]);
         }
       }
-    } else if (vec && n + 3 < cols) {
+    } else if (cvec && n + 3 < cols) {
       if (beta != 0.0f) {
         const float4 old = *reinterpret_cast<const float4*>(c);
         v[0] = fmaf(beta, old.x, v[0]);
@@ -996,16 +1130,19 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
 // raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
 // loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
 // register-A form (RsTile; BK 32, WM = BM, WN 64); PROMOTE (LA 0, 3xTF32)
-// K tiles per tensor-core partial sum (1 or 2).
+// K tiles per tensor-core partial sum (1 or 2); WS 1 (LA 0, TF32, BN 128):
+// warp-specialized, a producer warpgroup more (RsTile::Produce / Consume),
+// dynamic shared memory 16 x STAGES bytes more for its mbarriers.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
-          int MINB, int LA, int PROMOTE = 1>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
+          int MINB, int LA, int PROMOTE = 1, int WS = 0>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128 + WS * 128, MINB)
     sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
   if constexpr (LA == 0) {
     static_assert(BK == 32 && WM == BM && WN == 64, "LA=0: BK 32, WM = BM, WN 64");
-    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE>(
+    static_assert(WS == 0 || (PASSES == 1 && BN == 128), "WS: TF32, BN 128");
+    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE, WS>(
         M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem);
   } else {
     using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;

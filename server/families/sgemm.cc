@@ -226,13 +226,20 @@ constexpr int64_t kWgmmaLa2RegisterOverhead = 16;
 /// 168 (144), neither spilling; TF32 128x256 with four warpgroups (144,
 /// refused) spilled 48 bytes at its cap of 128.
 constexpr int64_t kWgmmaRsRegisterOverhead = 48;
+/// WS (the warp-specialized LA=0): the consumer warpgroups' registers, which
+/// setmaxnreg raises to 232 after the producer's are cut to 40 (128 x 40 +
+/// 256 x 232 = 64512 of the SM's 65536; wgmma_tf32.cuh RsGemm).
+constexpr int64_t kWsConsumerRegisters = 232;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_tf32.cuh).
 struct WgmmaTile {
-  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la;
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la, ws;
 
-  /// One warpgroup (128 threads) per WM x WN warpgroup tile.
-  int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 : 0; }
+  /// One warpgroup (128 threads) per WM x WN warpgroup tile, and with WS
+  /// the producer warpgroup.
+  int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 + ws * 128 : 0; }
+  /// The warpgroups that compute (WS: the consumers).
+  int64_t ComputeThreads() const { return Threads() - ws * 128; }
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
   /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
@@ -240,7 +247,8 @@ struct WgmmaTile {
   int64_t SharedBytes() const {
     if (la == 0) {
       const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + bk * (bn + 8)) * kBytesPerElement;
-      return stages * ((stage + 1023) / 1024 * 1024) + 1024;
+      // WS: the stages' full and empty mbarriers, 8 bytes each.
+      return stages * ((stage + 1023) / 1024 * 1024) + 1024 + ws * 16 * stages;
     }
     return stages * (passes == 3 ? 2 : 1) * (bm + bn) * bk * kBytesPerElement + 1024;
   }
@@ -250,7 +258,7 @@ struct WgmmaTile {
   /// next's), BK/8 x 4 each, twice for 3xTF32 (big and small).
   int64_t RsFragments() const { return 2 * (passes == 3 ? 2 : 1) * bk / 2; }
   /// Floats of one K tile a thread stages in registers.
-  int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / Threads() : 0; }
+  int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / ComputeThreads() : 0; }
   int64_t RegisterEstimate() const {
     if (la == 0) return Accumulators() + RsFragments() + kWgmmaRsRegisterOverhead;
     return la == 2 ? Accumulators() + 4 * Staged() + kWgmmaLa2RegisterOverhead
@@ -261,7 +269,7 @@ struct WgmmaTile {
 WgmmaTile GetWgmma(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),
           At(c, "WN"),     At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"),
-          At(c, "MINB"),   At(c, "LA")};
+          At(c, "MINB"),   At(c, "LA"),     At(c, "WS")};
 }
 
 /// wgmma configs {BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, MINB} of one
@@ -730,6 +738,11 @@ class SgemmFamilyImpl final : public Family {
              "cores' accumulation truncates: 2 doubles the bias and halves the waits; the "
              "error rule decides per problem) (other configs: 1)",
              IfAbsent("PROMOTE")},
+            {"WS", {0, 1},
+             "wgmma TF32 with LA=0 and BN 128: 1 = warp-specialized, a producer warpgroup (40 "
+             "registers) issues the copies and two consumer warpgroups (232) meet it through "
+             "mbarriers, with no block barrier in the K loop (other configs: 0)",
+             IfAbsent("WS")},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -861,7 +874,7 @@ class SgemmFamilyImpl final : public Family {
     // them to compute capability 9.0. LA and PROMOTE are named only where
     // they are not 1.
     auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
-                     int64_t promote = 1) {
+                     int64_t promote = 1, int64_t ws = 0) {
       Config c = base(kWgmma);
       const auto& [bm, bn, bk, wm, wn, stages, splitk, group, minb] = p;
       for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
@@ -871,6 +884,7 @@ class SgemmFamilyImpl final : public Family {
       }
       if (la != 1) c["LA"] = la;
       if (promote != 1) c["PROMOTE"] = promote;
+      if (ws != 0) c["WS"] = ws;
       add(c);
     };
     for (const auto& p : kWgmmaRs3xTf32) {
@@ -880,7 +894,9 @@ class SgemmFamilyImpl final : public Family {
     for (const auto& p : kWgmma3xTf32) {
       if (WgmmaLa2(p)) wgmma(p, 3, 2);
     }
-    for (const auto& p : kWgmmaRsTf32) wgmma(p, 1, 0);
+    for (const auto& p : kWgmmaRsTf32) {
+      for (int64_t ws : {0, 1}) wgmma(p, 1, 0, 1, ws);  // all BN 128: each has a WS twin
+    }
     for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
     for (const auto& p : kWgmmaTf32) {
       if (WgmmaLa2(p)) wgmma(p, 1, 2);
@@ -1048,6 +1064,10 @@ class SgemmFamilyImpl final : public Family {
                          KindName(kind), "), which takes ", key, "=1"));
       }
     }
+    if (kind != kWgmma && At(config, "WS") != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("WS=", At(config, "WS"), " is unused by KIND=",
+                                                        kind, " (", KindName(kind), "), which takes WS=0"));
+    }
     if (kind == kMma) return CheckMma(config, device);
     if (kind == kWgmma) return CheckWgmma(config, device);
     for (const char* key : kMmaOnly) {
@@ -1147,6 +1167,7 @@ class SgemmFamilyImpl final : public Family {
       absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
       if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
       if (At(config, "PROMOTE") != 1) absl::StrAppend(&name, "_p", At(config, "PROMOTE"));
+      if (At(config, "WS") != 0) absl::StrAppend(&name, "_ws");
       return name;
     }
     if (kind == kWarpTiled) {
@@ -1212,8 +1233,10 @@ class SgemmFamilyImpl final : public Family {
            {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
         args.push_back(At(config, p));
       }
-      // PROMOTE: the template's default 1 unnamed (the expression of before it).
-      if (At(config, "PROMOTE") != 1) args.push_back(At(config, "PROMOTE"));
+      // PROMOTE and WS: the template's defaults (1, 0) unnamed (the
+      // expression of before them).
+      if (At(config, "PROMOTE") != 1 || At(config, "WS") != 0) args.push_back(At(config, "PROMOTE"));
+      if (At(config, "WS") != 0) args.push_back(At(config, "WS"));
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource, "\n",
                            embedded::kSgemmWgmmaSource),
               absl::StrCat("sgemm_wgmma<", absl::StrJoin(args, ","), ">"),
@@ -1570,6 +1593,12 @@ class SgemmFamilyImpl final : public Family {
     if (t.passes != 1 && t.passes != 3) {
       return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
     }
+    if (t.ws != 0 && (t.ws != 1 || t.la != 0 || t.passes != 1 || t.bn != 128)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "WS=", t.ws, " (warp-specialized) is TF32's with LA=0 and BN 128 (two consumer "
+          "warpgroups); this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
+          ", which take WS=0"));
+    }
     if (At(config, "PROMOTE") != 1 && (t.la != 0 || t.passes != 3)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "PROMOTE=", At(config, "PROMOTE"), " is 3xTF32's with LA=0 (PASSES 3); this config has "
@@ -1595,13 +1624,16 @@ class SgemmFamilyImpl final : public Family {
           t.stages, ", LA=", t.la));
     }
     const int64_t threads = t.Threads();
-    if ((t.bm * t.bk / 4) % threads != 0 || (t.bk * t.bn / 4) % threads != 0) {
+    const int64_t copiers = t.ws != 0 ? 128 : threads;  // WS: the producer warpgroup copies
+    if ((t.bm * t.bk / 4) % copiers != 0 || (t.bk * t.bn / 4) % copiers != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the A tile (", t.bm * t.bk, " floats) or the B tile (", t.bk * t.bn,
-          " floats) does not divide into float4 copies evenly among ", threads, " threads"));
+          " floats) does not divide into float4 copies evenly among ", copiers, " threads"));
     }
     return CheckBlock(
-        {threads, absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128"),
+        {threads,
+         absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128",
+                      t.ws != 0 ? " + 128 (WS's producer)" : ""),
          t.minb, t.SharedBytes(),
          t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + BK x (BN + 8) floats, to 1024 bytes) + 1024"
                    : "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
@@ -1611,7 +1643,8 @@ class SgemmFamilyImpl final : public Family {
          : t.la == 2 ? absl::StrCat(t.Accumulators(), " accumulators + 4 x ", t.Staged(),
                                   " staged floats (LA=2) + ", kWgmmaLa2RegisterOverhead)
                    : absl::StrCat(t.Accumulators(), " accumulators + 2 x ", t.Staged(),
-                                  " staged floats + ", kWgmmaRegisterOverhead)},
+                                  " staged floats + ", kWgmmaRegisterOverhead),
+         t.ws != 0 ? kWsConsumerRegisters : 0},
         device);
   }
 
@@ -1625,6 +1658,9 @@ class SgemmFamilyImpl final : public Family {
     std::string smem_how;
     int64_t regs;  // estimated registers per thread
     std::string regs_how;
+    /// The consumers' registers where setmaxnreg sets them (WS: 232), else 0:
+    /// the cap that __launch_bounds__(threads, minb) sets.
+    int64_t reg_cap = 0;
   };
   /// The threads within the device's limits (CheckThreads) and MINB blocks
   /// of them within the SM's; the shared memory within the opt-in limit and
@@ -1648,7 +1684,8 @@ class SgemmFamilyImpl final : public Family {
     }
     const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : 65536;
     const int64_t cap =
-        std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (b.minb * b.threads) / 8 * 8);
+        b.reg_cap > 0 ? b.reg_cap
+                      : std::min<int64_t>(kMaxRegistersPerThread, regs_per_sm / (b.minb * b.threads) / 8 * 8);
     if (b.regs > cap) {
       return absl::FailedPreconditionError(absl::StrCat(
           "an estimated ", b.regs, " registers per thread (", b.regs_how, ") exceed the cap of ",
