@@ -37,6 +37,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -590,11 +591,11 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
 // NVRTC or of the daemon's timing.
 // SPLITK > 1: C set to 0 first, inside the timing (the launcher
 // prescales C in a client likewise).
-template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1, int PROMOTE = 1>
+template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1, int PROMOTE = 1, int WS = 0>
 void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   using T = sgemm_wgmma_detail::RsTile<BM, BN, STAGES, PASSES>;
-  constexpr int smem = STAGES * T::STAGE_BYTES + 1024;
-  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0, PROMOTE>;
+  constexpr int smem = STAGES * T::STAGE_BYTES + 1024 + WS * 16 * STAGES;
+  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0, PROMOTE, WS>;
   static bool attr = false;
   if (!attr) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -602,7 +603,7 @@ void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cu
   }
   if (SPLITK > 1) CK(cudaMemsetAsync(c, 0, size_t(m) * n * 4, s));
   const dim3 grid(((m + BM - 1) / BM) * ((n + BN - 1) / BN), SPLITK);
-  kernel<<<grid, T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c);
+  kernel<<<grid, T::THREADS + WS * 128, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c);
   CK(cudaGetLastError());
 }
 
@@ -656,6 +657,8 @@ int main(int argc, char** argv) {
       {"la0_128x128_s4_3xtf32", LaunchLa0<128, 128, 4, 3>},
       {"la0_256x128_s4_tf32", LaunchLa0<256, 128, 4, 1>},
       {"la0ws_256x128_s4_tf32", LaunchWsTf32},
+      {"la0_256x128_s4_tf32_ws", LaunchLa0<256, 128, 4, 1, 1, 1, 1>},
+      {"la0_128x128_s4_tf32_ws", LaunchLa0<128, 128, 4, 1, 1, 1, 1>},
       {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},
@@ -769,6 +772,28 @@ int main(int argc, char** argv) {
     const double ms = Median(r.ms);
     std::printf("%-24s %10.4f %8.1f %9.3f %9.3f %10.2e %8.2f\n", r.name, ms, flops / ms / 1e9,
                 fp32_ms / ms, tf32_ms / ms, r.err, r.err / runs[0].err);
+  }
+  // PROBE_SUSTAIN=s: each kernel alone, back to back for s seconds (no
+  // flush), with its wall-clock start and end (to match against
+  // nvidia-smi's clock and power samples) and its TFLOPS over the whole run.
+  if (const char* sus = std::getenv("PROBE_SUSTAIN")) {
+    const double secs = std::atof(sus);
+    for (Run& r : runs) {
+      CK(cudaStreamSynchronize(s));
+      const auto t0 = std::chrono::system_clock::now();
+      long long launches = 0;
+      while (std::chrono::duration<double>(std::chrono::system_clock::now() - t0).count() < secs) {
+        for (int j = 0; j < 10; ++j, ++launches) r.run(s);
+        CK(cudaStreamSynchronize(s));
+      }
+      const auto t1 = std::chrono::system_clock::now();
+      const double wall = std::chrono::duration<double>(t1 - t0).count();
+      auto epoch = [](std::chrono::system_clock::time_point t) {
+        return std::chrono::duration<double>(t.time_since_epoch()).count();
+      };
+      std::printf("sustain %-24s start %.3f end %.3f launches %lld TFLOPS %.1f\n", r.name, epoch(t0),
+                  epoch(t1), launches, flops * launches / wall / 1e12);
+    }
   }
   return 0;
 }
