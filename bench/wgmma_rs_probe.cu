@@ -34,6 +34,7 @@
 // and cuBLAS TF32 (L2 flushed before each run, 20 rounds), TFLOPS, and its
 // relative Frobenius error against an fp64 cuBLAS DGEMM next to cuBLAS's.
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,6 +42,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -441,6 +443,11 @@ __device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// Diagnostics (session 20; MODE != 0 computes a wrong C, for timing only):
+// MODE 1 copies only the first S K tiles (the consumers' ceiling with no
+// loads), 2 copies A only on even K tiles, 3 B only on even K tiles (half
+// of one operand's L2 traffic). GROUP: sgemm_detail::RasterTile's.
+template <int MODE = 0, int GROUP = 1>
 __global__ void __launch_bounds__(384, 1)
     ws_tf32(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
             float* __restrict__ C) {
@@ -450,7 +457,8 @@ __global__ void __launch_bounds__(384, 1)
   unsigned char* smem = smem_raw + (base - raw);
   const unsigned full = base + S * T::STAGE_BYTES, empty = full + 8 * S;
   const int tid = threadIdx.x, tiles_n = N / BN;
-  const int tile_m = blockIdx.x / tiles_n, tile_n = blockIdx.x % tiles_n;
+  int tile_m, tile_n;
+  sgemm_detail::RasterTile<GROUP>(blockIdx.x, M / BM, tiles_n, tile_m, tile_n);
   A += static_cast<long long>(tile_m) * BM * K;
   B += tile_n * BN;
   C += static_cast<long long>(tile_m) * BM * N + tile_n * BN;
@@ -477,18 +485,28 @@ __global__ void __launch_bounds__(384, 1)
       const int st = t % S;
       if (t >= S) MbarWait(empty + 8 * st, ((t / S) - 1) & 1);
       const unsigned stage = base + st * T::STAGE_BYTES;
+      if (MODE == 1 && t >= S) {
+        a += BK * 4;
+        b += 8 * b_step;
+        MbarArrive(full + 8 * st);
+        continue;
+      }
       const char* p = a;
+      if (MODE != 2 || t % 2 == 0 || t < S) {
 #pragma unroll
-      for (int j = 0; j < 16; ++j, p += a_step) {
-        sgemm_wgmma_detail::CpAsync16Shared(stage + a_dst + j * 16 * ROWB, p);
+        for (int j = 0; j < 16; ++j, p += a_step) {
+          sgemm_wgmma_detail::CpAsync16Shared(stage + a_dst + j * 16 * ROWB, p);
+        }
       }
       a += BK * 4;
       p = b;
+      if (MODE != 3 || t % 2 == 0 || t < S) {
 #pragma unroll
-      for (int j = 0; j < 8; ++j, p += b_step) {
-        sgemm_wgmma_detail::CpAsync16Shared(stage + b_dst + j * 4 * PB * 4, p);
+        for (int j = 0; j < 8; ++j, p += b_step) {
+          sgemm_wgmma_detail::CpAsync16Shared(stage + b_dst + j * 4 * PB * 4, p);
+        }
       }
-      b = p;  // 32 rows on
+      b += 8 * b_step;  // 32 rows on
       CpAsyncArrive(full + 8 * st);
     }
     return;
@@ -528,6 +546,131 @@ __global__ void __launch_bounds__(384, 1)
       *reinterpret_cast<float2*>(C + static_cast<long long>(8 * i + 2 * t + h) * N + n0) =
           make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
     }
+  }
+}
+
+// Session 20: A (256 rows x 32 k, 32 KB a K tile) by TMA (one
+// cp.async.bulk.tensor.2d a K tile from one producer thread, the 128-byte
+// swizzle done by the TMA unit: the same layout as Swizzle<128>), B by the
+// producer warpgroup's cp.async as in ws_tf32. "full" counts the 128
+// cp.async arrivals and the expect_tx arrival, and A's 32 KB of
+// transactions. MC = 2: a cluster of 2 CTAs along N shares A: each loads
+// half its rows (box 32 x 128) and multicasts them to both; a stage is
+// refilled when the consumers of both CTAs have freed it ("empty" counts 16
+// warps, the peer's arriving remotely), and the CTAs meet at a cluster
+// barrier before they exit.
+template <int MC, int GROUP>
+__global__ void __launch_bounds__(384, 1)
+    ws_tma(int M, int N, int K, const float* __restrict__ B, float* __restrict__ C,
+           const __grid_constant__ CUtensorMap tma) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned raw = sgemm_detail::SmemAddr(smem_raw);
+  const unsigned base = raw + ((1024u - (raw & 1023u)) & 1023u);
+  unsigned char* smem = smem_raw + (base - raw);
+  const unsigned full = base + S * T::STAGE_BYTES, empty = full + 8 * S;
+  const int tid = threadIdx.x, tiles_n = N / BN;
+  int tile_m, tile_n;
+  sgemm_detail::RasterTile<GROUP>(blockIdx.x, M / BM, tiles_n, tile_m, tile_n);
+  unsigned rank = 0;
+  if constexpr (MC > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  B += tile_n * BN;
+  C += static_cast<long long>(tile_m) * BM * N + tile_n * BN;
+  const int nk = K / BK;
+  if (tid < S) {
+    MbarInit(full + 8 * tid, 129);
+    MbarInit(empty + 8 * tid, 8 * MC);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  if constexpr (MC > 1) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+  if (tid >= 256) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    const int lane = tid - 256;
+    const char* b = reinterpret_cast<const char*>(B + static_cast<long long>(lane / 32) * N + (lane % 32) * 4);
+    const long long b_step = 4ll * N * 4;
+    const unsigned b_dst = T::B_OFF + ((lane / 32) * PB + (lane % 32) * 4) * 4;
+    const int m0 = tile_m * BM + rank * (BM / MC);
+    for (int t = 0; t < nk; ++t) {
+      const int st = t % S;
+      if (t >= S) MbarWait(empty + 8 * st, ((t / S) - 1) & 1);
+      const unsigned stage = base + st * T::STAGE_BYTES;
+      if (lane == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full + 8 * st),
+                     "r"(BM * BK * 4) : "memory");
+        if constexpr (MC > 1) {
+          asm volatile(
+              "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+              " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(stage + rank * (BM / MC) * ROWB),
+              "l"(&tma), "r"(t * BK), "r"(m0), "r"(full + 8 * st), "h"(static_cast<unsigned short>(3))
+              : "memory");
+        } else {
+          asm volatile(
+              "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+              " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(stage),
+              "l"(&tma), "r"(t * BK), "r"(m0), "r"(full + 8 * st)
+              : "memory");
+        }
+      }
+      const char* p = b;
+#pragma unroll
+      for (int j = 0; j < 8; ++j, p += b_step) {
+        sgemm_wgmma_detail::CpAsync16Shared(stage + b_dst + j * 4 * PB * 4, p);
+      }
+      b += 8 * b_step;
+      CpAsyncArrive(full + 8 * st);
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    float acc[128];
+#pragma unroll
+    for (int e = 0; e < 128; ++e) acc[e] = 0.0f;
+    const int t = tid % 4, n0 = T::ColN0(tid), warp_lane0 = tid % 32 == 0;
+    unsigned peer_empty = empty;
+    if constexpr (MC > 1) {
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer_empty) : "r"(empty), "r"(rank ^ 1u));
+    }
+    unsigned f0[4][4], f1[4][4], dummy[4][4];
+    MbarWait(full, 0);
+    T::Fragments(smem, n0, t, f0, dummy);
+    auto step = [&](int i, unsigned (&f)[4][4], unsigned (&nf)[4][4]) {
+      const unsigned long long d0 = sgemm_wgmma_detail::Descriptor<ROWB>(base + (i % S) * T::STAGE_BYTES);
+      sgemm_wgmma_detail::Pin(acc);
+      sgemm_wgmma_detail::WgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) sgemm_wgmma_detail::WgmmaRs<256>::Run(acc, f[kk], d0 + 2ull * kk, 1);
+      sgemm_wgmma_detail::WgmmaCommit();
+      if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % S), ((i + 1) / S) & 1);
+      sgemm_wgmma_detail::WgmmaWait<1>();
+      if (i >= 1 && warp_lane0) {
+        MbarArrive(empty + 8 * ((i - 1) % S));
+        if constexpr (MC > 1) {
+          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
+                           peer_empty + 8 * ((i - 1) % S))
+                       : "memory");
+        }
+      }
+      if (i + 1 < nk) T::Fragments(smem + ((i + 1) % S) * T::STAGE_BYTES, n0, t, nf, dummy);
+    };
+    for (int i = 0; i < nk; i += 2) {
+      step(i, f0, f1);
+      if (i + 1 < nk) step(i + 1, f1, f0);
+    }
+    sgemm_wgmma_detail::WgmmaWait<0>();
+    sgemm_wgmma_detail::Pin(acc);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        *reinterpret_cast<float2*>(C + static_cast<long long>(8 * i + 2 * t + h) * N + n0) =
+            make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+      }
+    }
+  }
+  if constexpr (MC > 1) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
   }
 }
 }  // namespace wsr
@@ -585,17 +728,81 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
   CK(cudaGetLastError());
 }
 
+
+// A's tensor map (as the launcher encodes LaunchGeometry.tensor_maps):
+// dims {K, M}, box {32, rows}, 128-byte swizzle.
+CUtensorMap EncodeA(const float* a, int m, int k, int rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(m)};
+  const cuuint64_t strides[1] = {cuuint64_t(k) * 4};
+  const cuuint32_t box[2] = {32, cuuint32_t(rows)}, estr[2] = {1, 1};
+  const CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(a), dims,
+                                            strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", int(r));
+    std::exit(1);
+  }
+  return map;
+}
+
+// The space's WS=1 kernel (sgemm_wgmma_ws, A by TMA).
+template <int BM, int STAGES, int GROUP = 1>
+void LaunchLa0Ws(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  using T = sgemm_wgmma_detail::RsTile<BM, 128, STAGES, 1>;
+  constexpr int smem = STAGES * T::STAGE_BYTES + 1024 + 16 * STAGES;
+  auto kernel = sgemm_wgmma_ws<BM, STAGES, 1, GROUP>;
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    attr = true;
+  }
+  const CUtensorMap map = EncodeA(a, m, k, BM);
+  sgemm_wgmma_detail::TensorMap tma;
+  static_assert(sizeof(tma) == sizeof(map), "128 bytes");
+  std::memcpy(&tma, &map, sizeof(map));
+  const dim3 grid(((m + BM - 1) / BM) * ((n + 127) / 128));
+  kernel<<<grid, T::THREADS + 128, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c, tma);
+  CK(cudaGetLastError());
+}
+
+// A's tensor map for ws_tma: dims {K, M}, box {32, 256 / MC}, 128-byte swizzle.
+template <int MC, int GROUP>
+void LaunchWsTma(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  auto kernel = rs::wsr::ws_tma<MC, GROUP>;
+  static bool attr = false;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, rs::wsr::SMEM));
+    attr = true;
+  }
+  const CUtensorMap map = EncodeA(a, m, k, 256 / MC);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((m / 256) * (n / 128));
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = rs::wsr::SMEM;
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = MC;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, kernel, m, n, k, b, c, map));
+}
+
 // The space's LA=0 kernel (kernels_src/sgemm/wgmma_tf32.cuh, sgemm_wgmma<...,
 // LA 0>, bounds, alpha and beta included), built here by nvcc: beside
 // rs_gemm it tells the cost of the bounds and the epilogue from that of
 // NVRTC or of the daemon's timing.
 // SPLITK > 1: C set to 0 first, inside the timing (the launcher
 // prescales C in a client likewise).
-template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1, int PROMOTE = 1, int WS = 0>
+template <int BM, int BN, int STAGES, int PASSES, int SPLITK = 1, int PROMOTE = 1>
 void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   using T = sgemm_wgmma_detail::RsTile<BM, BN, STAGES, PASSES>;
-  constexpr int smem = STAGES * T::STAGE_BYTES + 1024 + WS * 16 * STAGES;
-  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0, PROMOTE, WS>;
+  constexpr int smem = STAGES * T::STAGE_BYTES + 1024;
+  auto kernel = sgemm_wgmma<BM, BN, 32, BM, 64, STAGES, SPLITK, PASSES, 1, 1, 0, PROMOTE>;
   static bool attr = false;
   if (!attr) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -603,17 +810,18 @@ void LaunchLa0(int m, int n, int k, const float* a, const float* b, float* c, cu
   }
   if (SPLITK > 1) CK(cudaMemsetAsync(c, 0, size_t(m) * n * 4, s));
   const dim3 grid(((m + BM - 1) / BM) * ((n + BN - 1) / BN), SPLITK);
-  kernel<<<grid, T::THREADS + WS * 128, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c);
+  kernel<<<grid, T::THREADS, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c);
   CK(cudaGetLastError());
 }
 
+template <int MODE = 0, int GROUP = 1>
 void LaunchWsTf32(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
   static bool attr = false;
   if (!attr) {
-    CK(cudaFuncSetAttribute(rs::wsr::ws_tf32, cudaFuncAttributeMaxDynamicSharedMemorySize, rs::wsr::SMEM));
+    CK(cudaFuncSetAttribute(rs::wsr::ws_tf32<MODE, GROUP>, cudaFuncAttributeMaxDynamicSharedMemorySize, rs::wsr::SMEM));
     attr = true;
   }
-  rs::wsr::ws_tf32<<<(m / 256) * (n / 128), 384, rs::wsr::SMEM, s>>>(m, n, k, a, b, c);
+  rs::wsr::ws_tf32<MODE, GROUP><<<(m / 256) * (n / 128), 384, rs::wsr::SMEM, s>>>(m, n, k, a, b, c);
   CK(cudaGetLastError());
 }
 
@@ -656,9 +864,19 @@ int main(int argc, char** argv) {
       {"rs_128x128_s4_3xtf32_g4", Launch<128, 128, 4, 3, 0, 4>},
       {"la0_128x128_s4_3xtf32", LaunchLa0<128, 128, 4, 3>},
       {"la0_256x128_s4_tf32", LaunchLa0<256, 128, 4, 1>},
-      {"la0ws_256x128_s4_tf32", LaunchWsTf32},
-      {"la0_256x128_s4_tf32_ws", LaunchLa0<256, 128, 4, 1, 1, 1, 1>},
-      {"la0_128x128_s4_tf32_ws", LaunchLa0<128, 128, 4, 1, 1, 1, 1>},
+      {"la0ws_256x128_s4_tf32", LaunchWsTf32<>},
+      {"la0ws_256x128_s4_tf32_g4", LaunchWsTf32<0, 4>},
+      {"tma_ws_256x128_s4_tf32", LaunchWsTma<1, 1>},
+      {"tma_ws_256x128_s4_tf32_g4", LaunchWsTma<1, 4>},
+      {"tma_mc2_ws_256x128_s4_tf32", LaunchWsTma<2, 1>},
+      {"la0ws_256x128_s4_tf32_g8", LaunchWsTf32<0, 8>},
+      {"la0ws_256x128_s4_tf32_g16", LaunchWsTf32<0, 16>},
+      {"diag_noload_ws_256x128_s4_tf32_g8", LaunchWsTf32<1, 8>},
+      {"diag_halfA_ws_256x128_s4_tf32_g8", LaunchWsTf32<2, 8>},
+      {"diag_halfB_ws_256x128_s4_tf32_g8", LaunchWsTf32<3, 8>},
+      {"la0_256x128_s4_tf32_ws", LaunchLa0Ws<256, 4>},
+      {"la0_256x128_s4_tf32_ws_g4", LaunchLa0Ws<256, 4, 4>},
+      {"la0_128x128_s4_tf32_ws", LaunchLa0Ws<128, 4>},
       {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},

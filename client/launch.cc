@@ -1,5 +1,7 @@
 #include "tuned/launch.h"
 
+#include <cudaTypedefs.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -50,10 +52,82 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const std::string& image, const 
   return k;
 }
 
+absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const void* base) {
+  const int rank = m.dims_size();
+  if (rank < 1 || rank > 5 || m.box_size() != rank || m.strides_bytes_size() != rank - 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor map: ", rank, " dims, ", m.box_size(), " box sizes and ", m.strides_bytes_size(),
+        " strides; it needs 1 to 5 dims, as many box sizes and one stride fewer"));
+  }
+  CUtensorMapSwizzle swizzle;
+  switch (m.swizzle_bytes()) {
+    case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+    case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+    case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+    case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor map: swizzle of ", m.swizzle_bytes(), " bytes (0, 32, 64 or 128)"));
+  }
+  TensorMapBytes out;
+  bool tma = reinterpret_cast<uintptr_t>(base) % 16 == 0;
+  for (uint64_t s : m.strides_bytes()) tma = tma && s % 16 == 0;
+  if (!tma) return out;  // zeros: the kernel copies without TMA
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (encode == nullptr) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    TUNED_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+      return absl::InternalError("cuTensorMapEncodeTiled: not found in the driver");
+    }
+    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], unit[5];
+  for (int i = 0; i < rank; ++i) {
+    dims[i] = m.dims(i);
+    box[i] = m.box(i);
+    unit[i] = 1;
+    if (i + 1 < rank) strides[i] = m.strides_bytes(i);
+  }
+  const CUresult r = encode(reinterpret_cast<CUtensorMap*>(&out), CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                            static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, strides,
+                            box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return absl::InternalError(absl::StrCat("cuTensorMapEncodeTiled: CUresult ", static_cast<int>(r)));
+  }
+  return out;
+}
+
 absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,
                                   cudaStream_t stream) const {
   if (g.grid_size() != 3 || g.block_size() != 3) {
     return absl::InvalidArgumentError("launch geometry needs 3 grid and 3 block dimensions");
+  }
+  // Tensor maps: the parameters from the first map's on, in order.
+  std::vector<TensorMapBytes> maps;
+  std::vector<void*> with_maps;
+  if (g.tensor_maps_size() > 0) {
+    const uint32_t first = g.tensor_maps(0).param();
+    maps.reserve(g.tensor_maps_size());
+    for (int i = 0; i < g.tensor_maps_size(); ++i) {
+      const v1::TensorMap& m = g.tensor_maps(i);
+      if (m.param() != first + i || m.pointer_arg() >= first) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor map ", i, ": parameter ", m.param(), " over pointer parameter ",
+            m.pointer_arg(), "; maps follow the other parameters in order, over one of them"));
+      }
+      absl::StatusOr<TensorMapBytes> bytes =
+          EncodeTensorMap(m, *static_cast<void* const*>(args[m.pointer_arg()]));
+      if (!bytes.ok()) return bytes.status();
+      maps.push_back(*bytes);
+    }
+    with_maps.assign(args, args + first);
+    for (TensorMapBytes& m : maps) with_maps.push_back(&m);
+    args = with_maps.data();
   }
   const void* fn = reinterpret_cast<const void*>(kernel_);
   if (g.dynamic_shared_bytes() > 48 * 1024) {

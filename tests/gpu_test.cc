@@ -122,8 +122,10 @@ class GpuTest : public ::testing::Test {
   // prescale_output), against cuBLAS's alpha * A * B + beta * C on the same
   // random inputs, by the relative Frobenius error. `offset`: A, B and C
   // start that many floats into their buffers (1: not 16-byte aligned).
+  // `tolerance`: 1e-5 for fp32-accurate kernels; TF32 ones take more.
   void ExpectMatchesCublasWithBeta(const std::vector<Config>& configs, int m, int n, int k,
-                                   float alpha, float beta, size_t offset = 0) {
+                                   float alpha, float beta, size_t offset = 0,
+                                   double tolerance = 1e-5) {
     const Family& f = SgemmFamily();
     // The inputs and cuBLAS's C, once; each config starts from the same C.
     const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
@@ -167,7 +169,7 @@ class GpuTest : public ::testing::Test {
         diff2 += std::pow(double(got[i]) - (*want)[i], 2);
         norm2 += std::pow(double((*want)[i]), 2);
       }
-      EXPECT_LT(std::sqrt(diff2 / norm2), 1e-5)
+      EXPECT_LT(std::sqrt(diff2 / norm2), tolerance)
           << f.ConfigName(config) << " on " << m << "x" << n << "x" << k << " offset " << offset;
       std::printf("%s on %dx%dx%d, offset %zu (grid %u): error %.1e\n",
                   f.ConfigName(config).c_str(), m, n, k, offset, g.grid(0),
@@ -319,6 +321,45 @@ TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
   // LA 0's blocks within M, N and K copy without predicates (RsTile's
   // FULL), the others with: both in one launch.
   ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f);
+}
+
+// WS=1 (the warp-specialized TF32, sgemm_wgmma_ws) takes A's TMA tensor map,
+// which the launcher encodes where TMA can take A (16-byte aligned, K % 4
+// == 0) and passes as zeros elsewhere, where the kernel copies A with
+// cp.async: every WS config matches cuBLAS with alpha and beta on an
+// aligned shape with partial tiles (TMA's zero fill beyond M and K), one
+// with A a float off, and one with K odd; within 2e-3 of cuBLAS fp32 (TF32
+// rounds the operands: about 4e-4 on these shapes). EncodeTensorMap
+// itself: bytes for an aligned A, zeros for an unaligned one, and a clear
+// refusal of a malformed map.
+TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
+  const Family& f = SgemmFamily();
+  if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
+    GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
+  }
+  std::vector<Config> configs;
+  for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32)) {
+    if (c.contains("WS")) configs.push_back(c);
+  }
+  ASSERT_EQ(configs.size(), 4u);
+  const v1::LaunchGeometry g = f.Geometry(configs[0], {300, 264, 512}, worker_->device());
+  ASSERT_EQ(g.tensor_maps_size(), 1);
+  auto buf = DeviceBuffer::Alloc(300 * 512 * 4 + 16);
+  ASSERT_TRUE(buf.ok());
+  auto aligned = EncodeTensorMap(g.tensor_maps(0), buf->f32());
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  int nonzero = 0;
+  for (uint64_t q : aligned->opaque) nonzero += q != 0;
+  EXPECT_GT(nonzero, 0);
+  auto unaligned = EncodeTensorMap(g.tensor_maps(0), buf->f32() + 1);
+  ASSERT_TRUE(unaligned.ok()) << unaligned.status();
+  for (uint64_t q : unaligned->opaque) EXPECT_EQ(q, 0u);
+  v1::TensorMap bad = g.tensor_maps(0);
+  bad.set_swizzle_bytes(96);
+  EXPECT_EQ(EncodeTensorMap(bad, buf->f32()).status().code(), absl::StatusCode::kInvalidArgument);
+  ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f, 0, 2e-3);
+  ExpectMatchesCublasWithBeta(configs, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3);
+  ExpectMatchesCublasWithBeta(configs, 257, 136, 1029, 1.0f, 0.0f, 0, 2e-3);
 }
 
 // The gemv kind (KIND 4) on matrix-vector shapes, smaller versions of the

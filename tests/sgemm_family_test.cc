@@ -1169,7 +1169,8 @@ TEST(SgemmMath, WgmmaRegisterA) {
 // WS (TF32 with LA=0, BN 128): the warp-specialized form, a producer
 // warpgroup more (384 threads), 16 bytes of mbarriers a stage more, the
 // consumers' registers under setmaxnreg's 232 (not the 168 of 384
-// threads); named "_ws", instantiated after PROMOTE; each TF32 LA=0 config
+// threads); named "_ws", its own kernel sgemm_wgmma_ws taking A's TMA tensor
+// map (LaunchGeometry.tensor_maps) after C; each TF32 LA=0 config
 // of the space has a WS twin; refused elsewhere with a clear message.
 TEST(SgemmMath, WgmmaWarpSpecialized) {
   const Family& f = SgemmFamily();
@@ -1178,23 +1179,40 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
   ws["LA"] = 0;
   ws["WS"] = 1;
   EXPECT_EQ(f.ConfigName(ws), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_ws");
-  EXPECT_EQ(f.Source(ws).name_expression, "sgemm_wgmma<256,128,32,256,64,4,1,1,1,1,0,1,1>");
+  EXPECT_EQ(f.Source(ws).name_expression, "sgemm_wgmma_ws<256,4,1,1>");
   EXPECT_TRUE(f.Check(ws, d).ok()) << f.Check(ws, d);
   const v1::LaunchGeometry g = f.Geometry(ws, {1000, 300, 77}, d);
   EXPECT_EQ(g.block(0), 384u);  // two consumer warpgroups and the producer
   EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024 + 4 * 16);
+  // A (1000 x 77) by TMA: dims K, M; a row of 77 floats; boxes of 32 x 256,
+  // 128-byte swizzle; passed after C (parameter 8) over A (parameter 4).
+  ASSERT_EQ(g.tensor_maps_size(), 1);
+  const v1::TensorMap& a = g.tensor_maps(0);
+  EXPECT_EQ(a.pointer_arg(), 4u);
+  EXPECT_EQ(a.param(), 8u);
+  EXPECT_EQ(std::vector<uint64_t>(a.dims().begin(), a.dims().end()), (std::vector<uint64_t>{77, 1000}));
+  EXPECT_EQ(std::vector<uint64_t>(a.strides_bytes().begin(), a.strides_bytes().end()),
+            (std::vector<uint64_t>{308}));
+  EXPECT_EQ(std::vector<uint32_t>(a.box().begin(), a.box().end()), (std::vector<uint32_t>{32, 256}));
+  EXPECT_EQ(a.swizzle_bytes(), 128u);
   Config no_ws = ws;
   no_ws.erase("WS");
-  EXPECT_EQ(f.Geometry(no_ws, {1000, 300, 77}, d).block(0), 256u);
+  EXPECT_EQ(f.Source(no_ws).name_expression, "sgemm_wgmma<256,128,32,256,64,4,1,1,1,1,0>");
+  const v1::LaunchGeometry g0 = f.Geometry(no_ws, {1000, 300, 77}, d);
+  EXPECT_EQ(g0.block(0), 256u);
+  EXPECT_EQ(g0.tensor_maps_size(), 0);
   Config accurate = ws;  // 3xTF32 128x128
   accurate["BM"] = accurate["WM"] = 128;
   accurate["PASSES"] = 3;
-  ExpectRejected(accurate, "WS=1 (warp-specialized) is TF32's with LA=0 and BN 128");
+  ExpectRejected(accurate, "WS=1 (warp-specialized) is TF32's with LA=0, BN 128");
   Config la1 = ws;
   la1.erase("LA");
   la1["WM"] = 64;
   la1["BK"] = 16;
-  ExpectRejected(la1, "WS=1 (warp-specialized) is TF32's with LA=0 and BN 128");
+  ExpectRejected(la1, "WS=1 (warp-specialized) is TF32's with LA=0, BN 128");
+  Config two_blocks = ws;
+  two_blocks["MINB"] = 2;
+  ExpectRejected(two_blocks, "and MINB 1; this config has PASSES=1, LA=0, BN=128, MINB=2");
   for (Config other : {Mma(), Warp(), Tiled()}) {
     other["WS"] = 1;
     ExpectRejected(other, "WS=1 is unused by KIND=");

@@ -312,6 +312,32 @@ __device__ __forceinline__ void MbarArrive(unsigned bar) {
 __device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
+// This thread's arrival, with `bytes` more transactions (a TMA copy's)
+// expected in the current phase.
+__device__ __forceinline__ void MbarExpectTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+// The CUtensorMap of cuda.h (128 opaque bytes, 64-byte aligned), which the
+// launcher encodes (LaunchGeometry.tensor_maps) and passes by value;
+// NVRTC compiles without cuda.h.
+struct __align__(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+// The box at (x, y) (elements, x innermost) of the 2-D tensor map `map`
+// into shared memory at `dst`, completing on mbarrier `bar` (PTX ISA
+// "cp.async.bulk.tensor").
+__device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, int x, int y,
+                                          unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
 // Waits until the phase of `bar` of parity `parity` has completed.
 __device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
   asm volatile(
@@ -680,15 +706,19 @@ struct RsTile {
       a_dst = Swizzle<ROWB>(row * ROWB + kq * 16);
       b_dst = B_OFF + (kr * PB + nq * 4) * 4;
     }
-    // The next K tile into the stage at shared address `stage`.
+    // The next K tile into the stage at shared address `stage` (WITH_A
+    // false: B's rows alone, A's come by TMA).
+    template <bool WITH_A = true>
     __device__ __forceinline__ void Issue(unsigned stage) {
       static_assert(A_ROWS % 8 == 0 && BC * B_ROWS == BK, "copy plan");
       const char* p = a;
+      if constexpr (WITH_A) {
 #pragma unroll
-      for (int i = 0; i < AC; ++i, p += a_step) {
-        CpAsync16Shared(stage + a_dst + i * A_ROWS * ROWB, p);
+        for (int i = 0; i < AC; ++i, p += a_step) {
+          CpAsync16Shared(stage + a_dst + i * A_ROWS * ROWB, p);
+        }
+        a += BK * 4;
       }
-      a += BK * 4;
       p = b;
 #pragma unroll
       for (int i = 0; i < BC; ++i, p += b_step) {
@@ -706,13 +736,14 @@ struct RsTile {
   // slots).
   // CT: the threads that copy; WS's producer (CT < THREADS) keeps its loops
   // rolled, within its 40 registers (unrolled, they spilled 1.2 KB).
-  template <bool VEC, int CT = THREADS>
+  // WITH_A false: B alone (A comes by TMA).
+  template <bool VEC, int CT = THREADS, bool WITH_A = true>
   static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
                                               int N, int K, int k0, int tid) {
     constexpr int UNROLL = CT == THREADS ? 64 : 1;
 #pragma unroll UNROLL
-    for (int i = 0; i < BM * (BK / 4) / CT; ++i) {
+    for (int i = 0; i < (WITH_A ? BM * (BK / 4) / CT : 0); ++i) {
       const int c = tid + i * CT, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
       float* dst =
           reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
@@ -936,25 +967,55 @@ struct RsTile {
   // mbarriers lie after the stages: full[STAGES], empty[STAGES].
   enum : int { WS_PRODUCERS = 128, WS_BARS = STAGES * STAGE_BYTES };
 
-  // The producer (ptid: its thread in the producer warpgroup).
-  template <bool VEC, bool FULL>
+  // The producer (ptid: its thread in the producer warpgroup). TMA (A by
+  // the tensor map `tma`, see RsGemm): thread 0 arrives on the stage's
+  // "full" with A's BM x BK x 4 bytes of transactions expected and issues
+  // one 2-D bulk tensor copy, which writes the 128-byte swizzle itself (the
+  // layout Swizzle<128> gives the cp.async) and zero-fills rows beyond M and
+  // columns beyond K; the producer warpgroup copies B alone. On the H100
+  // that made the probe's WS 7-12% faster on 4096^3 and 8192^3 (session 20:
+  // 128 threads' cp.async of A could not keep enough bytes in flight).
+  template <bool VEC, bool FULL, bool TMA>
   static __device__ __forceinline__ void Produce(unsigned char* smem, unsigned base,
                                                  const float* __restrict__ A,
                                                  const float* __restrict__ B, int rows, int cols,
-                                                 int N, int K, int kt0, int kt1, int ptid) {
+                                                 int N, int K, int kt0, int kt1, int ptid,
+                                                 const TensorMap* tma, int m0) {
     const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
     FullCopier<WS_PRODUCERS> copier(A, B, N, K, kt0 * BK, ptid);
     const int nk = kt1 - kt0;
     for (int t = 0; t < nk; ++t) {
       const int st = t % STAGES;
       if (t >= STAGES) MbarWait(empty + 8 * st, ((t / STAGES) - 1) & 1);
+      if constexpr (TMA) {
+        if (ptid == 0) {
+          MbarExpectTx(full + 8 * st, BM * BK * 4);
+          TmaLoad2d(base + st * STAGE_BYTES, tma, (kt0 + t) * BK, m0, full + 8 * st);
+        }
+      }
       if constexpr (FULL) {
-        copier.Issue(base + st * STAGE_BYTES);
+        copier.template Issue<!TMA>(base + st * STAGE_BYTES);
       } else {
-        Load<VEC, WS_PRODUCERS>(smem + st * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + t) * BK,
-                                ptid);
+        Load<VEC, WS_PRODUCERS, !TMA>(smem + st * STAGE_BYTES, A, B, rows, cols, N, K,
+                                      (kt0 + t) * BK, ptid);
       }
       CpAsyncArrive(full + 8 * st);
+    }
+  }
+
+  // Produce on the path the block's tile takes (see RsGemm's vec, whole).
+  template <bool TMA>
+  static __device__ __forceinline__ void ProduceAny(bool vec, bool whole, unsigned char* smem,
+                                                    unsigned base, const float* __restrict__ A,
+                                                    const float* __restrict__ B, int rows,
+                                                    int cols, int N, int K, int kt0, int kt1,
+                                                    int ptid, const TensorMap* tma, int m0) {
+    if (vec && whole) {
+      Produce<true, true, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+    } else if (vec) {
+      Produce<true, false, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+    } else {
+      Produce<false, false, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
     }
   }
 
@@ -993,10 +1054,15 @@ struct RsTile {
 // The LA = 0 kernel body (sgemm_wgmma's signature, its shared memory):
 // the output tile, the split's K tiles, RsTile's K loop, then C = alpha *
 // acc + beta * C (SPLITK > 1: atomicAdd of alpha * acc, C prescaled).
+// WS: `tma` is A's tensor map (dims K, M; box 32 x BM; 128-byte swizzle),
+// used where K % 4 == 0 and A is 16-byte aligned (TMA's rules, which the
+// launcher tests alike before it encodes the map; elsewhere the map is
+// zeros and the producer copies A with cp.async).
 template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS>
 __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
-                                       float beta, float* __restrict__ C, unsigned char* smem_raw) {
+                                       float beta, float* __restrict__ C, unsigned char* smem_raw,
+                                       const TensorMap* tma = nullptr) {
   using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE>;
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
@@ -1016,8 +1082,9 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   const bool whole = rows >= BM && cols >= BN && K % T::BK == 0;
   if constexpr (WS) {
     const unsigned full = raw + pad + T::WS_BARS;
-    if (tid < STAGES) {
-      MbarInit(full + 8 * tid, T::WS_PRODUCERS);
+    const bool by_tma = tma != nullptr && (K & 3) == 0 && Aligned16(A);
+    if (tid < STAGES) {  // full: the producers' cp.async arrivals (and TMA's expect_tx one)
+      MbarInit(full + 8 * tid, T::WS_PRODUCERS + (by_tma ? 1 : 0));
       MbarInit(full + 8 * STAGES + 8 * tid, T::THREADS / 32);
     }
     FenceMbarInit();
@@ -1025,15 +1092,12 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     if (tid >= T::THREADS) {  // the producer warpgroup
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
       const int ptid = tid - T::THREADS;
-      if (vec && whole) {
-        T::template Produce<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0,
-                                        kt1, ptid);
-      } else if (vec) {
-        T::template Produce<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0,
-                                         kt1, ptid);
+      if (by_tma) {
+        T::template ProduceAny<true>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, N,
+                                     K, kt0, kt1, ptid, tma, bm);
       } else {
-        T::template Produce<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0,
-                                          kt1, ptid);
+        T::template ProduceAny<false>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, N,
+                                      K, kt0, kt1, ptid, tma, bm);
       }
       return;
     }
@@ -1130,19 +1194,16 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
 // raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
 // loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
 // register-A form (RsTile; BK 32, WM = BM, WN 64); PROMOTE (LA 0, 3xTF32)
-// K tiles per tensor-core partial sum (1 or 2); WS 1 (LA 0, TF32, BN 128):
-// warp-specialized, a producer warpgroup more (RsTile::Produce / Consume),
-// dynamic shared memory 16 x STAGES bytes more for its mbarriers.
+// K tiles per tensor-core partial sum (1 or 2). WS = 1 is sgemm_wgmma_ws.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
-          int MINB, int LA, int PROMOTE = 1, int WS = 0>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128 + WS * 128, MINB)
+          int MINB, int LA, int PROMOTE = 1>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
   if constexpr (LA == 0) {
     static_assert(BK == 32 && WM == BM && WN == 64, "LA=0: BK 32, WM = BM, WN 64");
-    static_assert(WS == 0 || (PASSES == 1 && BN == 128), "WS: TF32, BN 128");
-    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE, WS>(
+    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE, 0>(
         M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem);
   } else {
     using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
@@ -1225,4 +1286,20 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128 + WS * 128, MINB)
       }
     }
   }
+}
+
+// KIND=6 with WS = 1: the warp-specialized LA = 0 TF32 (BN 128, BK 32, WM
+// = BM, WN 64, MINB 1), a producer warpgroup more (RsTile::Produce /
+// Consume; dynamic shared memory 16 x STAGES bytes more for its
+// mbarriers), A by TMA through `tma_a`, which the launcher encodes
+// (LaunchGeometry.tensor_maps: dims K, M; box 32 x BM; 128-byte swizzle)
+// and passes after C.
+template <int BM, int STAGES, int SPLITK, int GROUP>
+__global__ void __launch_bounds__(384, 1)  // two consumer warpgroups (BN 128 / WN 64) and the producer
+    sgemm_wgmma_ws(int M, int N, int K, float alpha, const float* __restrict__ A,
+                   const float* __restrict__ B, float beta, float* __restrict__ C,
+                   const __grid_constant__ sgemm_wgmma_detail::TensorMap tma_a) {
+  extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
+  sgemm_wgmma_detail::RsGemm<BM, 128, STAGES, SPLITK, 1, GROUP, 1, 1>(
+      M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem, &tma_a);
 }

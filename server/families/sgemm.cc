@@ -78,6 +78,8 @@ constexpr const char* KindName(int64_t kind) {
 }
 
 constexpr int64_t kBytesPerElement = 4;  // fp32
+/// The index of A among the kernels' parameters (Arguments()).
+constexpr uint32_t kSgemmArgA = 4;
 constexpr int64_t kWarp = 32;
 /// Largest gridDim.y (and z) of a launch; more row blocks spill over to grid.z.
 constexpr int64_t kMaxGridY = 65535;
@@ -1229,17 +1231,21 @@ class SgemmFamilyImpl final : public Family {
     }
     if (kind == kWgmma) {
       std::vector<int64_t> args;
-      for (const char* p :
-           {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
-        args.push_back(At(config, p));
+      std::string entry = "sgemm_wgmma";
+      if (At(config, "WS") != 0) {  // its own kernel, which takes A's tensor map after C
+        entry = "sgemm_wgmma_ws";
+        for (const char* p : {"BM", "STAGES", "SPLITK", "GROUP"}) args.push_back(At(config, p));
+      } else {
+        for (const char* p :
+             {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
+          args.push_back(At(config, p));
+        }
+        // PROMOTE: the template's default 1 unnamed (the expression of before it).
+        if (At(config, "PROMOTE") != 1) args.push_back(At(config, "PROMOTE"));
       }
-      // PROMOTE and WS: the template's defaults (1, 0) unnamed (the
-      // expression of before them).
-      if (At(config, "PROMOTE") != 1 || At(config, "WS") != 0) args.push_back(At(config, "PROMOTE"));
-      if (At(config, "WS") != 0) args.push_back(At(config, "WS"));
       return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource, "\n",
                            embedded::kSgemmWgmmaSource),
-              absl::StrCat("sgemm_wgmma<", absl::StrJoin(args, ","), ">"),
+              absl::StrCat(entry, "<", absl::StrJoin(args, ","), ">"),
               {std::string(kWgmmaArchOption)}};
     }
     if (kind == kWarpTiled) {
@@ -1314,6 +1320,17 @@ class SgemmFamilyImpl final : public Family {
       for (int64_t d : {t.Threads(), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
       g.set_dynamic_shared_bytes(static_cast<uint32_t>(t.SharedBytes()));
       g.set_prescale_output(t.splitk > 1);
+      if (t.ws != 0) {  // A (M x K, row-major) by TMA: BM rows of 32 floats a copy
+        v1::TensorMap* a = g.add_tensor_maps();
+        a->set_pointer_arg(kSgemmArgA);
+        a->add_dims(static_cast<uint64_t>(shape[2]));
+        a->add_dims(static_cast<uint64_t>(shape[0]));
+        a->add_strides_bytes(static_cast<uint64_t>(shape[2]) * kBytesPerElement);
+        a->add_box(static_cast<uint32_t>(t.bk));
+        a->add_box(static_cast<uint32_t>(t.bm));
+        a->set_swizzle_bytes(128);
+        a->set_param(static_cast<uint32_t>(Arguments().size()));  // after C
+      }
       return g;
     }
     if (kind == kMma) {
@@ -1373,7 +1390,8 @@ class SgemmFamilyImpl final : public Family {
     return g;
   }
 
-  /// The kernels' common signature, in order.
+  /// The kernels' common signature, in order (WS=1 kernels take A's tensor
+  /// map after it: LaunchGeometry.tensor_maps).
   std::vector<std::string> Arguments() const override {
     return {"int M", "int N", "int K", "float alpha", "const float* A", "const float* B",
             "float beta", "float* C"};
@@ -1593,11 +1611,11 @@ class SgemmFamilyImpl final : public Family {
     if (t.passes != 1 && t.passes != 3) {
       return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
     }
-    if (t.ws != 0 && (t.ws != 1 || t.la != 0 || t.passes != 1 || t.bn != 128)) {
+    if (t.ws != 0 && (t.ws != 1 || t.la != 0 || t.passes != 1 || t.bn != 128 || t.minb != 1)) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "WS=", t.ws, " (warp-specialized) is TF32's with LA=0 and BN 128 (two consumer "
-          "warpgroups); this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
-          ", which take WS=0"));
+          "WS=", t.ws, " (warp-specialized) is TF32's with LA=0, BN 128 (two consumer "
+          "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
+          ", MINB=", t.minb, ", which take WS=0"));
     }
     if (At(config, "PROMOTE") != 1 && (t.la != 0 || t.passes != 3)) {
       return absl::FailedPreconditionError(absl::StrCat(

@@ -39,7 +39,10 @@ class LoadedKernel {
   /// finds `entry` (the lowered name).
   static absl::StatusOr<LoadedKernel> Load(const std::string& image, const std::string& entry);
   /// Launches with the geometry (dynamic shared memory opted in as needed);
-  /// `args` are pointers to the arguments in the kernel's order.
+  /// `args` are pointers to the arguments in the kernel's order, less the
+  /// tensor maps of geometry.tensor_maps, which it encodes (EncodeTensorMap)
+  /// and passes as the parameters they name. INVALID_ARGUMENT for a
+  /// malformed geometry, INTERNAL for a failed encode or launch.
   absl::Status Launch(const v1::LaunchGeometry& geometry, void** args, cudaStream_t stream) const;
   /// Registers per thread and local (spill) bytes of the loaded function.
   int registers() const { return registers_; }
@@ -51,6 +54,19 @@ class LoadedKernel {
   int registers_ = 0;
   int local_bytes_ = 0;
 };
+
+/// A CUtensorMap's 128 bytes, 64-byte aligned as cuTensorMapEncodeTiled needs.
+struct alignas(64) TensorMapBytes {
+  uint64_t opaque[16] = {};
+};
+
+/// The fp32 tiled tensor map `m` describes over `base` (cuTensorMapEncodeTiled,
+/// through the runtime's driver entry point; interleave none, zero fill, L2
+/// promotion 256 bytes), or 128 zero bytes where TMA cannot take it: `base`
+/// not 16-byte aligned or a stride not a multiple of 16 bytes (the kernel
+/// tests the same and copies without TMA). INVALID_ARGUMENT for a
+/// malformed map (rank, box, swizzle), INTERNAL when the driver refuses it.
+absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const void* base);
 
 /// OK for CUBLAS_STATUS_SUCCESS, else INTERNAL "<what>: <cublasGetStatusString>".
 absl::Status CublasStatus(cublasStatus_t status, std::string_view what);

@@ -202,18 +202,41 @@ def test_a_best_with_no_kernel_runs_torch_in_its_math_mode(monkeypatch):
                                    use_baseline=True), device=0)
 
 
-def test_the_kernel_arguments_follow_the_daemons_order(sgemm, monkeypatch):
-    """_launch builds the kernel's parameters by name and C type from best.arguments."""
-    launched = {}
+class FakeDriver:
+    """libcuda for _launch: records cuLaunchKernel's dimensions, parameter
+    addresses and the bytes there while the call lasts (8 a scalar or pointer,
+    128 a tensor map from the 9th on), and each cuTensorMapEncodeTiled call
+    (Python values), which writes 0xA5 bytes into the map and returns
+    `encode_result`."""
 
-    class FakeLib:
-        def cuLaunchKernel(self, fn, *rest):
-            dims, params = rest[:7], rest[8]
-            launched["dims"] = [d.value for d in dims]
-            launched["ints"] = [ctypes.c_int.from_address(params[i]).value for i in (0, 1, 2)]
-            launched["floats"] = [ctypes.c_float.from_address(params[i]).value for i in (3, 6)]
-            launched["ptrs"] = [ctypes.c_void_p.from_address(params[i]).value for i in (4, 5, 7)]
-            return 0
+    def __init__(self):
+        self.launches, self.encodes, self.encode_result = [], [], 0
+
+    def cuLaunchKernel(self, fn, *rest):
+        dims, params = rest[:7], rest[8]
+        self.launches.append({"dims": [d.value for d in dims], "params": list(params),
+                              "bytes": [ctypes.string_at(p, 8 if i < 8 else 128)
+                                        for i, p in enumerate(params)]})
+        return 0
+
+    def cuTensorMapEncodeTiled(self, out, dtype, rank, base, dims, strides, box, elem_strides,
+                               interleave, swizzle, l2, oob):
+        self.encodes.append({"out": out.value, "dtype": dtype, "rank": rank.value,
+                             "base": base.value, "dims": list(dims), "strides": list(strides),
+                             "box": list(box), "elem_strides": list(elem_strides),
+                             "interleave": interleave, "swizzle": swizzle, "l2": l2, "oob": oob})
+        ctypes.memset(out.value, 0xA5, 128)
+        return self.encode_result
+
+    def cuGetErrorName(self, result, name):
+        name._obj.value = {1: b"CUDA_ERROR_INVALID_VALUE"}[result]
+        return 0
+
+
+@pytest.fixture
+def driver(monkeypatch):
+    """A FakeDriver in place of libcuda, with no context to push and stream 0."""
+    lib = FakeDriver()
 
     class FakeContext:
         def __init__(self, lib, device):
@@ -228,13 +251,93 @@ def test_the_kernel_arguments_follow_the_daemons_order(sgemm, monkeypatch):
     class FakeStream:
         cuda_stream = 0
 
-    monkeypatch.setattr(tuned.kernel, "_driver", FakeLib)
+    monkeypatch.setattr(tuned.kernel, "_driver", lambda: lib)
     monkeypatch.setattr(tuned.kernel, "_Context", FakeContext)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: FakeStream())
-    sgemm._function = ctypes.c_void_p(1)  # as if loaded
-    sgemm._launch(torch, {"M": 64, "N": 32, "K": 16, "alpha": 0.5, "beta": 2.0,
-                          "A": 0x1000, "B": 0x2000, "C": 0x3000})
-    assert launched["dims"] == [1, 2, 1, 256, 1, 1, 0]
-    assert launched["ints"] == [64, 32, 16]
-    assert launched["floats"] == [0.5, 2.0]
-    assert launched["ptrs"] == [0x1000, 0x2000, 0x3000]
+    return lib
+
+
+def launch_sgemm(kernel, a=0x1000, k=16):
+    kernel._function = ctypes.c_void_p(1)  # as if loaded
+    kernel._launch(torch, {"M": 64, "N": 32, "K": k, "alpha": 0.5, "beta": 2.0,
+                           "A": a, "B": 0x2000, "C": 0x3000})
+
+
+def with_a_map(k=16, **fields):
+    """An sgemm BestKernel whose geometry has A's tensor map (as tuner.proto's
+    TensorMap comments: base parameter 4, dims K, M, stride 4 K bytes)."""
+    m = dict(pointer_arg=4, dims=[k, 64], strides_bytes=[4 * k], box=[32, 64], swizzle_bytes=128)
+    m.update(fields)
+    best = best_kernel()
+    best.geometry.tensor_maps.add(**m)
+    return tuned.Kernel(best, device="cuda:0")
+
+
+def test_the_kernel_arguments_follow_the_daemons_order(sgemm, driver):
+    """_launch builds the kernel's parameters by name and C type from
+    best.arguments; without tensor maps those 8 are all it passes."""
+    launch_sgemm(sgemm)
+    (launch,) = driver.launches
+    raw = launch["bytes"]
+    assert launch["dims"] == [1, 2, 1, 256, 1, 1, 0]
+    assert len(launch["params"]) == 8
+    assert [ctypes.c_int.from_buffer_copy(raw[i][:4]).value for i in (0, 1, 2)] == [64, 32, 16]
+    assert [ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6)] == [0.5, 2.0]
+    assert [ctypes.c_void_p.from_buffer_copy(raw[i]).value for i in (4, 5, 7)] == [
+        0x1000, 0x2000, 0x3000]
+    assert driver.encodes == []
+
+
+def test_a_tensor_map_is_encoded_and_passed_after_the_arguments(driver):
+    """A 16-byte aligned base with 16-byte strides: cuTensorMapEncodeTiled
+    over the named parameter's pointer into a 64-byte aligned map, which the
+    9th parameter points at (the kernel takes it by value)."""
+    launch_sgemm(with_a_map(), a=0x1000)
+    (encode,) = driver.encodes
+    assert encode == {"out": encode["out"], "dtype": 7, "rank": 2, "base": 0x1000,
+                      "dims": [16, 64], "strides": [64], "box": [32, 64], "elem_strides": [1, 1],
+                      "interleave": 0, "swizzle": 3, "l2": 3, "oob": 0}
+    assert encode["out"] % 64 == 0
+    (launch,) = driver.launches
+    assert len(launch["params"]) == 9
+    assert launch["params"][8] == encode["out"]
+    assert launch["bytes"][8] == b"\xa5" * 128  # what the encode wrote
+    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][4]).value == 0x1000  # A as before
+
+
+@pytest.mark.parametrize("swizzle_bytes, enum", [(0, 0), (32, 1), (64, 2)])
+def test_the_swizzle_bytes_name_the_drivers_enum(driver, swizzle_bytes, enum):
+    launch_sgemm(with_a_map(swizzle_bytes=swizzle_bytes))
+    assert [e["swizzle"] for e in driver.encodes] == [enum]
+
+
+@pytest.mark.parametrize("a, k", [(0x1004, 16),   # A not 16-byte aligned
+                                  (0x1000, 9)])   # a row of A is 36 bytes
+def test_without_tmas_alignment_the_map_is_128_zero_bytes(driver, a, k):
+    launch_sgemm(with_a_map(k=k), a=a, k=k)
+    assert driver.encodes == []
+    (launch,) = driver.launches
+    assert len(launch["params"]) == 9
+    assert launch["params"][8] % 64 == 0
+    assert launch["bytes"][8] == bytes(128)
+
+
+def test_a_failing_encode_is_named_and_launches_nothing(driver):
+    driver.encode_result = 1
+    with pytest.raises(tuned.TunedError) as e:
+        launch_sgemm(with_a_map())
+    assert e.value.code == grpc.StatusCode.INTERNAL
+    assert e.value.message == "cuTensorMapEncodeTiled: CUDA_ERROR_INVALID_VALUE"
+    assert len(driver.encodes) == 1 and driver.launches == []
+
+
+@pytest.mark.parametrize("fields", [dict(pointer_arg=0),       # M, an int
+                                    dict(pointer_arg=8),       # no such parameter
+                                    dict(strides_bytes=[]),    # rank 2 needs 1 stride
+                                    dict(box=[32]),
+                                    dict(swizzle_bytes=16)])
+def test_a_malformed_tensor_map_is_refused(driver, fields):
+    with pytest.raises(tuned.TunedError, match="malformed tensor map") as e:
+        launch_sgemm(with_a_map(**fields))
+    assert e.value.code == grpc.StatusCode.INTERNAL
+    assert driver.encodes == [] and driver.launches == []

@@ -21,6 +21,10 @@ _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 _CUDA_ERROR_OUT_OF_MEMORY = 2
 _STATIC_SHARED_LIMIT = 48 * 1024
+_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
+_CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
+_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+_TENSOR_MAP_BYTES = 128
 
 _lock = threading.Lock()
 _libcuda = None
@@ -52,6 +56,33 @@ def _check(lib, result, what):
     code = (grpc.StatusCode.RESOURCE_EXHAUSTED if result == _CUDA_ERROR_OUT_OF_MEMORY
             else grpc.StatusCode.INTERNAL)
     raise TunedError(code, f"{what}: {text}")
+
+
+def _tensor_map(lib, m, params):
+    """The 128 bytes of a const __grid_constant__ CUtensorMap parameter for
+    tuned.v1.TensorMap `m` (tuner.proto), as client/launch.cc makes them: where
+    the base (the value of kernel parameter m.pointer_arg) is 16-byte aligned
+    and every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
+    (fp32, element strides 1, interleave none, the swizzle of m.swizzle_bytes,
+    L2 promotion 256 B, out-of-range reads zero) into a 64-byte aligned map;
+    elsewhere the bytes stay zero, and the kernel, testing the same, uses no TMA."""
+    rank, swizzle = len(m.dims), _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
+    if (m.pointer_arg >= len(params) or not isinstance(params[m.pointer_arg], ctypes.c_void_p)
+            or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None):
+        raise TunedError(grpc.StatusCode.INTERNAL,
+                         f"malformed tensor map {' '.join(str(m).split())}")
+    buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
+    out = (ctypes.c_char * _TENSOR_MAP_BYTES).from_buffer(  # 64-byte aligned; keeps buf alive
+        buf, -ctypes.addressof(buf) % 64)
+    base = params[m.pointer_arg].value or 0
+    if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
+        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+        _check(lib, lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(ctypes.addressof(out)), _CU_TENSOR_MAP_DATA_TYPE_FLOAT32, u32(rank),
+            ctypes.c_void_p(base), (u64 * rank)(*m.dims), (u64 * (rank - 1))(*m.strides_bytes),
+            (u32 * rank)(*m.box), (u32 * rank)(*[1] * rank), 0, swizzle,
+            _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
+    return out
 
 
 class _Context:
@@ -203,7 +234,9 @@ class Kernel:
 
     def _launch(self, torch, values):
         """Launches with the kernel's arguments by name (best.arguments gives
-        their order and C types) on torch's current stream of the device."""
+        their order and C types) on torch's current stream of the device,
+        followed by one CUtensorMap (128 bytes by value) per
+        geometry.tensor_maps entry, in that order (_tensor_map)."""
         if self._function is None:
             self._load()
         params = []
@@ -219,11 +252,12 @@ class Kernel:
                 params.append(ctypes.c_float(values[name]))
             else:
                 raise TunedError(grpc.StatusCode.INTERNAL, f"unsupported argument type '{decl}'")
-        args = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
         g = self.best.geometry
         stream = torch.cuda.current_stream(self.device).cuda_stream
         lib = _driver()
         with _Context(lib, self.device.index):
+            params += [_tensor_map(lib, m, params) for m in g.tensor_maps]
+            args = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
             dims = [ctypes.c_uint(v) for v in (*g.grid, *g.block, g.dynamic_shared_bytes)]
             _check(lib, lib.cuLaunchKernel(self._function, *dims, ctypes.c_void_p(stream),
                                            args, None), "cuLaunchKernel")
