@@ -13,7 +13,7 @@
 # reports the Python packages, pip-installs ./client/python offline
 # (--no-build-isolation --no-deps, stubs from .bundle/python/stubs) into a
 # temporary folder, starts .bundle/bin/tuned --gpu 0, sweeps sgemm 1024^3
-# (and transpose 1024x768), then runs README's Python example and the tests:
+# (and transpose 1024x768, and 2048^3 in math tf32), then runs README's Python example and the tests:
 # test_gpu.py against that daemon, test_client.py and test_kernel.py (with a
 # compile-only daemon of their own). Logs: OUTDIR/python_gpu.log (everything,
 # with the commands), OUTDIR/tuned.log (the daemon). Exit 0 if all passed.
@@ -82,6 +82,7 @@ for _ in $(seq 150); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; slee
 [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] || { echo "tuned did not start"; tail -20 "$out/tuned.log"; exit 1; }
 run .bundle/bin/tunectl sweep 1024 1024 1024 --wait || fails=$((fails + 1))
 run .bundle/bin/tunectl sweep --family transpose 1024 768 --wait || fails=$((fails + 1))
+run .bundle/bin/tunectl sweep --math tf32 2048 2048 2048 --wait || fails=$((fails + 1))  # test_gpu.py: the TMA kernel
 
 # README's Python example, as written there (the indented block from "import torch, tuned").
 awk '/^    import torch, tuned$/ {on = 1} on && /^$/ {exit} on {print substr($0, 5)}' README.md > "$out/readme_example.py"

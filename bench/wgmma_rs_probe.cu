@@ -559,10 +559,13 @@ __global__ void __launch_bounds__(384, 1)
 // refilled when the consumers of both CTAs have freed it ("empty" counts 16
 // warps, the peer's arriving remotely), and the CTAs meet at a cluster
 // barrier before they exit.
-template <int MC, int GROUP>
+// TB: B by TMA too, 8 boxes of 16 columns x 32 k (no swizzle: a warp's
+// fragment pairs, rows t and t + 2 at 64-byte pitch, take 2 wavefronts as
+// with the padded pitch), thread 0 issuing every copy of a K tile.
+template <int MC, int GROUP, bool TB = false>
 __global__ void __launch_bounds__(384, 1)
     ws_tma(int M, int N, int K, const float* __restrict__ B, float* __restrict__ C,
-           const __grid_constant__ CUtensorMap tma) {
+           const __grid_constant__ CUtensorMap tma, const __grid_constant__ CUtensorMap tmb) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned raw = sgemm_detail::SmemAddr(smem_raw);
   const unsigned base = raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -577,7 +580,7 @@ __global__ void __launch_bounds__(384, 1)
   C += static_cast<long long>(tile_m) * BM * N + tile_n * BN;
   const int nk = K / BK;
   if (tid < S) {
-    MbarInit(full + 8 * tid, 129);
+    MbarInit(full + 8 * tid, TB ? 1 : 129);
     MbarInit(empty + 8 * tid, 8 * MC);
   }
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -593,13 +596,24 @@ __global__ void __launch_bounds__(384, 1)
     const long long b_step = 4ll * N * 4;
     const unsigned b_dst = T::B_OFF + ((lane / 32) * PB + (lane % 32) * 4) * 4;
     const int m0 = tile_m * BM + rank * (BM / MC);
+    if (TB && lane != 0) return;
     for (int t = 0; t < nk; ++t) {
       const int st = t % S;
       if (t >= S) MbarWait(empty + 8 * st, ((t / S) - 1) & 1);
       const unsigned stage = base + st * T::STAGE_BYTES;
       if (lane == 0) {
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full + 8 * st),
-                     "r"(BM * BK * 4) : "memory");
+                     "r"(BM * BK * 4 + (TB ? BK * BN * 4 : 0)) : "memory");
+        if constexpr (TB) {
+#pragma unroll
+          for (int j = 0; j < BN / 16; ++j) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(stage + T::B_OFF + j * 2048),
+                "l"(&tmb), "r"(tile_n * BN + 16 * j), "r"(t * BK), "r"(full + 8 * st)
+                : "memory");
+          }
+        }
         if constexpr (MC > 1) {
           asm volatile(
               "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
@@ -614,13 +628,15 @@ __global__ void __launch_bounds__(384, 1)
               : "memory");
         }
       }
-      const char* p = b;
+      if constexpr (!TB) {
+        const char* p = b;
 #pragma unroll
-      for (int j = 0; j < 8; ++j, p += b_step) {
-        sgemm_wgmma_detail::CpAsync16Shared(stage + b_dst + j * 4 * PB * 4, p);
+        for (int j = 0; j < 8; ++j, p += b_step) {
+          sgemm_wgmma_detail::CpAsync16Shared(stage + b_dst + j * 4 * PB * 4, p);
+        }
+        b += 8 * b_step;
+        CpAsyncArrive(full + 8 * st);
       }
-      b += 8 * b_step;
-      CpAsyncArrive(full + 8 * st);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
@@ -633,8 +649,24 @@ __global__ void __launch_bounds__(384, 1)
       asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer_empty) : "r"(empty), "r"(rank ^ 1u));
     }
     unsigned f0[4][4], f1[4][4], dummy[4][4];
+    auto frags = [&](const unsigned char* stage, unsigned (&f)[4][4]) {
+      if constexpr (TB) {
+        const float* bs = reinterpret_cast<const float*>(stage + T::B_OFF) + (n0 / 16) * 512 + n0 % 16;
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          const float2 r0 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t) * 16);
+          const float2 r4 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t + 4) * 16);
+          sgemm_wgmma_detail::SplitOperand<1>(r0.x, f[kk][0], dummy[kk][0]);
+          sgemm_wgmma_detail::SplitOperand<1>(r0.y, f[kk][1], dummy[kk][1]);
+          sgemm_wgmma_detail::SplitOperand<1>(r4.x, f[kk][2], dummy[kk][2]);
+          sgemm_wgmma_detail::SplitOperand<1>(r4.y, f[kk][3], dummy[kk][3]);
+        }
+      } else {
+        T::Fragments(stage, n0, t, f, dummy);
+      }
+    };
     MbarWait(full, 0);
-    T::Fragments(smem, n0, t, f0, dummy);
+    frags(smem, f0);
     auto step = [&](int i, unsigned (&f)[4][4], unsigned (&nf)[4][4]) {
       const unsigned long long d0 = sgemm_wgmma_detail::Descriptor<ROWB>(base + (i % S) * T::STAGE_BYTES);
       sgemm_wgmma_detail::Pin(acc);
@@ -652,7 +684,7 @@ __global__ void __launch_bounds__(384, 1)
                        : "memory");
         }
       }
-      if (i + 1 < nk) T::Fragments(smem + ((i + 1) % S) * T::STAGE_BYTES, n0, t, nf, dummy);
+      if (i + 1 < nk) frags(smem + ((i + 1) % S) * T::STAGE_BYTES, nf);
     };
     for (int i = 0; i < nk; i += 2) {
       step(i, f0, f1);
@@ -768,15 +800,29 @@ void LaunchLa0Ws(int m, int n, int k, const float* a, const float* b, float* c, 
 }
 
 // A's tensor map for ws_tma: dims {K, M}, box {32, 256 / MC}, 128-byte swizzle.
-template <int MC, int GROUP>
+template <int MC, int GROUP, bool TB = false>
 void LaunchWsTma(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
-  auto kernel = rs::wsr::ws_tma<MC, GROUP>;
+  auto kernel = rs::wsr::ws_tma<MC, GROUP, TB>;
   static bool attr = false;
   if (!attr) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, rs::wsr::SMEM));
     attr = true;
   }
   const CUtensorMap map = EncodeA(a, m, k, 256 / MC);
+  CUtensorMap mapb;  // B (K x N): dims {N, K}, box {16, 32}, no swizzle
+  {
+    const cuuint64_t dims[2] = {cuuint64_t(n), cuuint64_t(k)};
+    const cuuint64_t strides[1] = {cuuint64_t(n) * 4};
+    const cuuint32_t box[2] = {16, 32}, estr[2] = {1, 1};
+    const CUresult r = cuTensorMapEncodeTiled(&mapb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(b), dims,
+                                              strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                              CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      std::fprintf(stderr, "cuTensorMapEncodeTiled (B): %d\n", int(r));
+      std::exit(1);
+    }
+  }
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3((m / 256) * (n / 128));
   cfg.blockDim = dim3(384);
@@ -789,7 +835,7 @@ void LaunchWsTma(int m, int n, int k, const float* a, const float* b, float* c, 
   at[0].val.clusterDim.z = 1;
   cfg.attrs = at;
   cfg.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&cfg, kernel, m, n, k, b, c, map));
+  CK(cudaLaunchKernelEx(&cfg, kernel, m, n, k, b, c, map, mapb));
 }
 
 // The space's LA=0 kernel (kernels_src/sgemm/wgmma_tf32.cuh, sgemm_wgmma<...,
@@ -869,6 +915,7 @@ int main(int argc, char** argv) {
       {"tma_ws_256x128_s4_tf32", LaunchWsTma<1, 1>},
       {"tma_ws_256x128_s4_tf32_g4", LaunchWsTma<1, 4>},
       {"tma_mc2_ws_256x128_s4_tf32", LaunchWsTma<2, 1>},
+      {"tmab_ws_256x128_s4_tf32", LaunchWsTma<1, 1, true>},
       {"la0ws_256x128_s4_tf32_g8", LaunchWsTf32<0, 8>},
       {"la0ws_256x128_s4_tf32_g16", LaunchWsTf32<0, 16>},
       {"diag_noload_ws_256x128_s4_tf32_g8", LaunchWsTf32<1, 8>},

@@ -153,3 +153,35 @@ def test_time_kernel_and_torch_side_by_side(client):
     assert rel_error(out_tuned, out_torch) < MAX_ERROR
     assert all(t > 0 for t in ms.values())
     assert ms["tuned"] < 2.0 * ms["torch"], "the tuned kernel is over twice as slow as torch.matmul"
+
+
+TF32_SHAPE = tuple(int(d) for d in os.environ.get("TUNED_GPU_TF32_SHAPE", "2048,2048,2048").split(","))
+
+
+def test_a_kernel_with_a_tma_tensor_map_matches_torch(client):
+    """The mode tf32's kernel of TUNED_GPU_TF32_SHAPE (default 2048^3; on an
+    H100 the warp-specialized TF32, sgemm_wgmma_ws) reads A through a TMA
+    tensor map, which this client encodes (geometry.tensor_maps): run as
+    the kernel itself even where cuBLAS is served, with A aligned (TMA) and
+    one float in (no map: the kernel copies A itself), its error against
+    fp64 within 2x torch's TF32 matmul's, the mode's bound."""
+    m, n, k = TF32_SHAPE
+    try:
+        best = client.best(m, n, k, math="tf32")
+    except tuned.TunedError as e:
+        pytest.skip(f"{TF32_SHAPE} is not tuned in math tf32 ({e}): tunectl sweep --math tf32 first")
+    if not best.geometry.tensor_maps:
+        pytest.skip(f"the tf32 kernel {best.measurement.config.name} takes no tensor map")
+    best.use_baseline = False  # the kernel itself, served or not
+    kernel = tuned.Kernel(best)
+    g = torch.Generator(device="cuda").manual_seed(5)
+    buf = torch.randn(m * k + 1, device="cuda", generator=g)
+    b = torch.randn(k, n, device="cuda", generator=g)
+    for a in (buf[:m * k].view(m, k), buf[1:].view(m, k)):
+        ref64 = a.double() @ b.double()
+        with tuned.kernel._tf32(torch, allow=True):
+            base = rel_error(torch.matmul(a, b), ref64)
+        err = rel_error(kernel.sgemm(a, b), ref64)
+        print(f"\n{best.measurement.config.name} A at {a.data_ptr() % 16} bytes past 16: "
+              f"error {err:.2e}, torch TF32 {base:.2e}")
+        assert 0 < err <= 2 * base
