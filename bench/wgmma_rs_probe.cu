@@ -426,21 +426,83 @@ using T = sgemm_wgmma_detail::RsTile<256, 128, 4, 1>;
 constexpr int S = 4, BK = 32, BM = 256, BN = 128, PB = BN + 8, ROWB = 128;
 constexpr int SMEM = S * T::STAGE_BYTES + 1024 + 2 * S * 8;
 
-__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+using sgemm_wgmma_detail::CpAsyncArrive;
+using sgemm_wgmma_detail::MbarArrive;
+using sgemm_wgmma_detail::MbarInit;
+using sgemm_wgmma_detail::MbarWait;
+
+// cuda.h's CUtensorMap as the header's TensorMap (the same 128 bytes).
+__device__ __forceinline__ const sgemm_wgmma_detail::TensorMap* Map(const CUtensorMap* m) {
+  return reinterpret_cast<const sgemm_wgmma_detail::TensorMap*>(m);
 }
-__device__ __forceinline__ void MbarArrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
+
+// The two consumer warpgroups of ws_tf32 and ws_tma (tid < 256): the K
+// loop through the full/empty mbarriers (empty: also the peer CTA's,
+// `peer_empty`, for MC = 2), then C (N columns, at the block's corner)
+// straight from the accumulators. TB: B's stage layout is 8 boxes of 16
+// columns x 32 k (ws_tma's TMA), else RsTile's padded rows.
+template <int MC, bool TB>
+__device__ __forceinline__ void Consume(const unsigned char* smem, unsigned base, int nk, int tid,
+                                        unsigned peer_empty, float* __restrict__ C, int N) {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const unsigned full = base + S * T::STAGE_BYTES, empty = full + 8 * S;
+  float acc[128];
+#pragma unroll
+  for (int e = 0; e < 128; ++e) acc[e] = 0.0f;
+  const int t = tid % 4, n0 = T::ColN0(tid), warp_lane0 = tid % 32 == 0;
+  unsigned f0[4][4], f1[4][4], dummy[4][4];
+  auto frags = [&](const unsigned char* stage, unsigned (&f)[4][4]) {
+    if constexpr (TB) {
+      const float* bs = reinterpret_cast<const float*>(stage + T::B_OFF) + (n0 / 16) * 512 + n0 % 16;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const float2 r0 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t) * 16);
+        const float2 r4 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t + 4) * 16);
+        sgemm_wgmma_detail::SplitOperand<1>(r0.x, f[kk][0], dummy[kk][0]);
+        sgemm_wgmma_detail::SplitOperand<1>(r0.y, f[kk][1], dummy[kk][1]);
+        sgemm_wgmma_detail::SplitOperand<1>(r4.x, f[kk][2], dummy[kk][2]);
+        sgemm_wgmma_detail::SplitOperand<1>(r4.y, f[kk][3], dummy[kk][3]);
+      }
+    } else {
+      T::Fragments(stage, n0, t, f, dummy);
+    }
+  };
+  MbarWait(full, 0);
+  frags(smem, f0);
+  auto step = [&](int i, unsigned (&f)[4][4], unsigned (&nf)[4][4]) {
+    const unsigned long long d0 = sgemm_wgmma_detail::Descriptor<ROWB>(base + (i % S) * T::STAGE_BYTES);
+    sgemm_wgmma_detail::Pin(acc);
+    sgemm_wgmma_detail::WgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) sgemm_wgmma_detail::WgmmaRs<256>::Run(acc, f[kk], d0 + 2ull * kk, 1);
+    sgemm_wgmma_detail::WgmmaCommit();
+    if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % S), ((i + 1) / S) & 1);
+    sgemm_wgmma_detail::WgmmaWait<1>();  // tile i - 1's wgmmas: its stage is free
+    if (i >= 1 && warp_lane0) {
+      MbarArrive(empty + 8 * ((i - 1) % S));
+      if constexpr (MC > 1) {
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
+                         peer_empty + 8 * ((i - 1) % S))
+                     : "memory");
+      }
+    }
+    if (i + 1 < nk) frags(smem + ((i + 1) % S) * T::STAGE_BYTES, nf);
+  };
+  for (int i = 0; i < nk; i += 2) {
+    step(i, f0, f1);
+    if (i + 1 < nk) step(i + 1, f1, f0);
+  }
+  sgemm_wgmma_detail::WgmmaWait<0>();
+  sgemm_wgmma_detail::Pin(acc);
+  // acc[4i + j]: row 8i + 2t + j % 2 of the block's 256, column n0 + j / 2.
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      *reinterpret_cast<float2*>(C + static_cast<long long>(8 * i + 2 * t + h) * N + n0) =
+          make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+    }
+  }
 }
 
 // Diagnostics (session 20; MODE != 0 computes a wrong C, for timing only):
@@ -512,41 +574,7 @@ __global__ void __launch_bounds__(384, 1)
     return;
   }
   // The consumers: warpgroup w, columns 64 w .. 64 w + 63 of the block's BN.
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-  float acc[128];
-#pragma unroll
-  for (int e = 0; e < 128; ++e) acc[e] = 0.0f;
-  const int t = tid % 4, n0 = T::ColN0(tid), warp_lane0 = tid % 32 == 0;
-  unsigned f0[4][4], f1[4][4], dummy[4][4];
-  MbarWait(full, 0);
-  T::Fragments(smem, n0, t, f0, dummy);
-  auto step = [&](int i, unsigned (&f)[4][4], unsigned (&nf)[4][4]) {
-    const unsigned long long d0 = sgemm_wgmma_detail::Descriptor<ROWB>(base + (i % S) * T::STAGE_BYTES);
-    sgemm_wgmma_detail::Pin(acc);
-    sgemm_wgmma_detail::WgmmaFence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) sgemm_wgmma_detail::WgmmaRs<256>::Run(acc, f[kk], d0 + 2ull * kk, 1);
-    sgemm_wgmma_detail::WgmmaCommit();
-    if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % S), ((i + 1) / S) & 1);
-    sgemm_wgmma_detail::WgmmaWait<1>();  // tile i - 1's wgmmas: its stage is free
-    if (i >= 1 && warp_lane0) MbarArrive(empty + 8 * ((i - 1) % S));
-    if (i + 1 < nk) T::Fragments(smem + ((i + 1) % S) * T::STAGE_BYTES, n0, t, nf, dummy);
-  };
-  for (int i = 0; i < nk; i += 2) {
-    step(i, f0, f1);
-    if (i + 1 < nk) step(i + 1, f1, f0);
-  }
-  sgemm_wgmma_detail::WgmmaWait<0>();
-  sgemm_wgmma_detail::Pin(acc);
-  // acc[4i + j]: row 8i + 2t + j % 2 of the block's 256, column n0 + j / 2.
-#pragma unroll
-  for (int i = 0; i < 32; ++i) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      *reinterpret_cast<float2*>(C + static_cast<long long>(8 * i + 2 * t + h) * N + n0) =
-          make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
-    }
-  }
+  Consume<1, false>(smem, base, nk, tid, empty, C, N);
 }
 
 // Session 20: A (256 rows x 32 k, 32 KB a K tile) by TMA (one
@@ -602,16 +630,12 @@ __global__ void __launch_bounds__(384, 1)
       if (t >= S) MbarWait(empty + 8 * st, ((t / S) - 1) & 1);
       const unsigned stage = base + st * T::STAGE_BYTES;
       if (lane == 0) {
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full + 8 * st),
-                     "r"(BM * BK * 4 + (TB ? BK * BN * 4 : 0)) : "memory");
+        sgemm_wgmma_detail::MbarExpectTx(full + 8 * st, BM * BK * 4 + (TB ? BK * BN * 4 : 0));
         if constexpr (TB) {
 #pragma unroll
           for (int j = 0; j < BN / 16; ++j) {
-            asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(stage + T::B_OFF + j * 2048),
-                "l"(&tmb), "r"(tile_n * BN + 16 * j), "r"(t * BK), "r"(full + 8 * st)
-                : "memory");
+            sgemm_wgmma_detail::TmaLoad2d(stage + T::B_OFF + j * 2048, Map(&tmb), tile_n * BN + 16 * j,
+                                          t * BK, full + 8 * st);
           }
         }
         if constexpr (MC > 1) {
@@ -621,11 +645,7 @@ __global__ void __launch_bounds__(384, 1)
               "l"(&tma), "r"(t * BK), "r"(m0), "r"(full + 8 * st), "h"(static_cast<unsigned short>(3))
               : "memory");
         } else {
-          asm volatile(
-              "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-              " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(stage),
-              "l"(&tma), "r"(t * BK), "r"(m0), "r"(full + 8 * st)
-              : "memory");
+          sgemm_wgmma_detail::TmaLoad2d(stage, Map(&tma), t * BK, m0, full + 8 * st);
         }
       }
       if constexpr (!TB) {
@@ -639,67 +659,11 @@ __global__ void __launch_bounds__(384, 1)
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-    float acc[128];
-#pragma unroll
-    for (int e = 0; e < 128; ++e) acc[e] = 0.0f;
-    const int t = tid % 4, n0 = T::ColN0(tid), warp_lane0 = tid % 32 == 0;
     unsigned peer_empty = empty;
     if constexpr (MC > 1) {
       asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer_empty) : "r"(empty), "r"(rank ^ 1u));
     }
-    unsigned f0[4][4], f1[4][4], dummy[4][4];
-    auto frags = [&](const unsigned char* stage, unsigned (&f)[4][4]) {
-      if constexpr (TB) {
-        const float* bs = reinterpret_cast<const float*>(stage + T::B_OFF) + (n0 / 16) * 512 + n0 % 16;
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          const float2 r0 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t) * 16);
-          const float2 r4 = *reinterpret_cast<const float2*>(bs + (kk * 8 + t + 4) * 16);
-          sgemm_wgmma_detail::SplitOperand<1>(r0.x, f[kk][0], dummy[kk][0]);
-          sgemm_wgmma_detail::SplitOperand<1>(r0.y, f[kk][1], dummy[kk][1]);
-          sgemm_wgmma_detail::SplitOperand<1>(r4.x, f[kk][2], dummy[kk][2]);
-          sgemm_wgmma_detail::SplitOperand<1>(r4.y, f[kk][3], dummy[kk][3]);
-        }
-      } else {
-        T::Fragments(stage, n0, t, f, dummy);
-      }
-    };
-    MbarWait(full, 0);
-    frags(smem, f0);
-    auto step = [&](int i, unsigned (&f)[4][4], unsigned (&nf)[4][4]) {
-      const unsigned long long d0 = sgemm_wgmma_detail::Descriptor<ROWB>(base + (i % S) * T::STAGE_BYTES);
-      sgemm_wgmma_detail::Pin(acc);
-      sgemm_wgmma_detail::WgmmaFence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) sgemm_wgmma_detail::WgmmaRs<256>::Run(acc, f[kk], d0 + 2ull * kk, 1);
-      sgemm_wgmma_detail::WgmmaCommit();
-      if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % S), ((i + 1) / S) & 1);
-      sgemm_wgmma_detail::WgmmaWait<1>();
-      if (i >= 1 && warp_lane0) {
-        MbarArrive(empty + 8 * ((i - 1) % S));
-        if constexpr (MC > 1) {
-          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
-                           peer_empty + 8 * ((i - 1) % S))
-                       : "memory");
-        }
-      }
-      if (i + 1 < nk) frags(smem + ((i + 1) % S) * T::STAGE_BYTES, nf);
-    };
-    for (int i = 0; i < nk; i += 2) {
-      step(i, f0, f1);
-      if (i + 1 < nk) step(i + 1, f1, f0);
-    }
-    sgemm_wgmma_detail::WgmmaWait<0>();
-    sgemm_wgmma_detail::Pin(acc);
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        *reinterpret_cast<float2*>(C + static_cast<long long>(8 * i + 2 * t + h) * N + n0) =
-            make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
-      }
-    }
+    Consume<MC, TB>(smem, base, nk, tid, peer_empty, C, N);
   }
   if constexpr (MC > 1) {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
