@@ -73,8 +73,9 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
   bool tma = reinterpret_cast<uintptr_t>(base) % 16 == 0;
   for (uint64_t s : m.strides_bytes()) tma = tma && s % 16 == 0;
   if (!tma) return out;  // zeros: the kernel copies without TMA
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (encode == nullptr) {
+  // The driver's function, looked up once (thread-safe static initialization).
+  static const absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> encode =
+      []() -> absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
     TUNED_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
@@ -82,8 +83,9 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
     if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
       return absl::InternalError("cuTensorMapEncodeTiled: not found in the driver");
     }
-    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode.ok()) return encode.status();
   cuuint64_t dims[5], strides[4];
   cuuint32_t box[5], unit[5];
   for (int i = 0; i < rank; ++i) {
@@ -92,7 +94,7 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
     unit[i] = 1;
     if (i + 1 < rank) strides[i] = m.strides_bytes(i);
   }
-  const CUresult r = encode(reinterpret_cast<CUtensorMap*>(&out), CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+  const CUresult r = (*encode)(reinterpret_cast<CUtensorMap*>(&out), CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
                             static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, strides,
                             box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
