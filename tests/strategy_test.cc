@@ -5,6 +5,8 @@
 // are the simulated ones (search::MeasureSeconds), no clock.
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_join.h"
+
 #include "server/search/simulate.h"
 #include "server/search/strategy.h"
 #include "server/serving.h"
@@ -202,6 +204,29 @@ TEST_F(StrategyTest, ModelSweepsAShapeOfAnUntunedAlignmentClassExhaustively) {
   ASSERT_TRUE(even.ok());
   EXPECT_LT((*even)->NextRound(in).size(), valid_.size() / 2);
   EXPECT_EQ((*even)->Describe().find("exhaustive instead"), std::string::npos);
+}
+
+TEST_F(StrategyTest, ModelSweepsAShapeWithOtherKernelKindsExhaustively) {
+  // 8192x4x8192's space holds the gemv kind's rows kernels, which none of
+  // the fixture's (larger) shapes has: the model would extrapolate to a
+  // kind it never saw, so it sweeps the space instead.
+  const Shape gemv = {8192, 4, 8192};
+  const std::set<std::string> big =
+      KernelKinds(family_, family_.ValidSpace(device_, Shape{4096, 4096, 4096}, nullptr));
+  const std::set<std::string> small = KernelKinds(family_, family_.ValidSpace(device_, gemv, nullptr));
+  EXPECT_TRUE(big.count("sgemm_warp")) << absl::StrJoin(big, " ");
+  EXPECT_FALSE(big.count("sgemm_gemv_rows")) << absl::StrJoin(big, " ");
+  EXPECT_TRUE(small.count("sgemm_gemv_rows")) << absl::StrJoin(small, " ");
+  EXPECT_EQ(AlignmentClass(gemv), std::vector<bool>(3, true));
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = gemv;
+  in.valid = family_.ValidSpace(device_, gemv, nullptr);
+  auto model = MakeStrategy("model", family_, device_, Others(3));
+  ASSERT_TRUE(model.ok());
+  EXPECT_TRUE((*model)->NextRound(in) == in.valid);
+  EXPECT_NE((*model)->Describe().find("kernel kinds"), std::string::npos) << (*model)->Describe();
 }
 
 TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {

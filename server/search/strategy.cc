@@ -152,6 +152,26 @@ std::vector<bool> AlignmentClass(const Shape& shape) {
   return c;
 }
 
+std::set<std::string> KernelKinds(const Family& family, const std::vector<Config>& configs) {
+  std::set<std::string> kinds;
+  for (const Config& c : configs) {
+    const std::string name = family.ConfigName(c);
+    size_t end = 0;  // the tokens before the first with a digit
+    for (size_t begin = 0; begin < name.size();) {
+      size_t next = name.find('_', begin);
+      if (next == std::string::npos) next = name.size();
+      if (std::any_of(name.begin() + begin, name.begin() + next,
+                      [](char ch) { return absl::ascii_isdigit(ch); })) {
+        break;
+      }
+      end = next;
+      begin = next + 1;
+    }
+    kinds.insert(name.substr(0, end));
+  }
+  return kinds;
+}
+
 namespace {
 /// The fastest ms of each shape among the records.
 std::map<Shape, double> ShapeBests(const std::vector<Record>& records) {
@@ -343,9 +363,10 @@ class Model : public Strategy {
   }
 
   std::vector<Config> NextRound(const RoundInput& in) override {
-    if (in.round == 0 && model_ != nullptr && !KnowsClassOf(in.shape)) {
+    if (in.round == 0 && model_ != nullptr && !KnowsClassOf(in)) {
       why_ = absl::StrCat("no other shape of ", Family::ShapeString(in.shape),
-                          "'s alignment class (which dimensions are multiples of 4) is tuned");
+                          "'s alignment class (which dimensions are multiples of 4) and kernel "
+                          "kinds (KernelKinds of its space) is tuned");
       model_.reset();
     }
     if (model_ == nullptr) return exhaustive_.NextRound(in);
@@ -377,11 +398,16 @@ class Model : public Strategy {
   }
 
  private:
-  /// Whether a tuned shape shares `shape`'s AlignmentClass.
-  bool KnowsClassOf(const Shape& shape) const {
-    const std::vector<bool> c = AlignmentClass(shape);
+  /// Whether a tuned shape shares the job's shape's AlignmentClass and the
+  /// KernelKinds of its space.
+  bool KnowsClassOf(const RoundInput& in) const {
+    const std::vector<bool> c = AlignmentClass(in.shape);
+    auto kinds_of = [&](const Shape& shape) {
+      return KernelKinds(*in.family, in.family->ValidSpace(in.device, shape, nullptr, in.math));
+    };
+    const std::set<std::string> kinds = kinds_of(in.shape);
     for (const auto& [s, ms] : bests_) {
-      if (AlignmentClass(s) == c) return true;
+      if (AlignmentClass(s) == c && kinds_of(s) == kinds) return true;
     }
     return false;
   }

@@ -14,7 +14,7 @@
 //               compiled already (in the compile cache, or measured on
 //               another shape). With too few
 //               measurements of other shapes (a fresh database), or none of
-//               the shape's AlignmentClass, it is exhaustive.
+//               the shape's AlignmentClass and KernelKinds, it is exhaustive.
 //
 // Either stops at the job's budget (configs, or seconds of GPU time).
 #pragma once
@@ -120,6 +120,17 @@ class CostModel {
 /// and the model strategy sweeps exhaustively for a shape whose class no
 /// tuned shape has.
 std::vector<bool> AlignmentClass(const Shape& shape);
+
+/// The kinds of kernel among `configs`: each name's words before the first
+/// with a digit (sgemm_warp, sgemm_wgmma, sgemm_gemv_rows, ...). The model
+/// strategy also sweeps exhaustively for a shape whose space holds other
+/// kinds than every tuned shape's of its AlignmentClass: on the H100,
+/// 8192x4x8192 after 1x8192x8192, 8192x1x8192 and 4x8192x8192 (whose spaces
+/// hold gemv kernels of the other side, or of the other alignment), the
+/// model's first round held no rows kernel of 4 columns a pass and served
+/// cuBLAS where the exhaustive sweep finds 1.58x it
+/// (bench/results/2026-11-25_h100_session20_report.txt, section 8).
+std::set<std::string> KernelKinds(const Family& family, const std::vector<Config>& configs);
 
 /// Features of a config on a shape (CostModel's input; exposed for tests).
 std::vector<float> Features(const Family& family, const v1::Device& device, const Config& config,
