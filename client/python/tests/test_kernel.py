@@ -265,8 +265,10 @@ def launch_sgemm(kernel, a=0x1000, k=16):
 
 def with_a_map(k=16, **fields):
     """An sgemm BestKernel whose geometry has A's tensor map (as tuner.proto's
-    TensorMap comments: base parameter 4, dims K, M, stride 4 K bytes)."""
-    m = dict(pointer_arg=4, dims=[k, 64], strides_bytes=[4 * k], box=[32, 64], swizzle_bytes=128)
+    TensorMap comments: base parameter 4, dims K, M, stride 4 K bytes, passed
+    as parameter 8)."""
+    m = dict(pointer_arg=4, dims=[k, 64], strides_bytes=[4 * k], box=[32, 64], swizzle_bytes=128,
+             param=8)
     m.update(fields)
     best = best_kernel()
     best.geometry.tensor_maps.add(**m)
@@ -333,6 +335,7 @@ def test_a_failing_encode_is_named_and_launches_nothing(driver):
 
 @pytest.mark.parametrize("fields", [dict(pointer_arg=0),       # M, an int
                                     dict(pointer_arg=8),       # no such parameter
+                                    dict(param=9),             # not the parameter after C
                                     dict(strides_bytes=[]),    # rank 2 needs 1 stride
                                     dict(box=[32]),
                                     dict(swizzle_bytes=16)])

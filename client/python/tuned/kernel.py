@@ -58,16 +58,18 @@ def _check(lib, result, what):
     raise TunedError(code, f"{what}: {text}")
 
 
-def _tensor_map(lib, m, params):
+def _tensor_map(lib, m, params, index):
     """The 128 bytes of a const __grid_constant__ CUtensorMap parameter for
     tuned.v1.TensorMap `m` (tuner.proto), as client/launch.cc makes them: where
     the base (the value of kernel parameter m.pointer_arg) is 16-byte aligned
     and every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
     (fp32, element strides 1, interleave none, the swizzle of m.swizzle_bytes,
     L2 promotion 256 B, out-of-range reads zero) into a 64-byte aligned map;
-    elsewhere the bytes stay zero, and the kernel, testing the same, uses no TMA."""
+    elsewhere the bytes stay zero, and the kernel, testing the same, uses no TMA.
+    It is the index-th map: kernel parameter len(params) + index (m.param)."""
     rank, swizzle = len(m.dims), _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
-    if (m.pointer_arg >= len(params) or not isinstance(params[m.pointer_arg], ctypes.c_void_p)
+    if (m.param != len(params) + index or m.pointer_arg >= len(params)
+            or not isinstance(params[m.pointer_arg], ctypes.c_void_p)
             or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None):
         raise TunedError(grpc.StatusCode.INTERNAL,
                          f"malformed tensor map {' '.join(str(m).split())}")
@@ -256,7 +258,7 @@ class Kernel:
         stream = torch.cuda.current_stream(self.device).cuda_stream
         lib = _driver()
         with _Context(lib, self.device.index):
-            params += [_tensor_map(lib, m, params) for m in g.tensor_maps]
+            params += [_tensor_map(lib, m, params, i) for i, m in enumerate(g.tensor_maps)]
             args = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
             dims = [ctypes.c_uint(v) for v in (*g.grid, *g.block, g.dynamic_shared_bytes)]
             _check(lib, lib.cuLaunchKernel(self._function, *dims, ctypes.c_void_p(stream),
