@@ -7,12 +7,14 @@
 #include <limits>
 #include <numeric>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace tuned::search {
 
@@ -156,18 +158,12 @@ std::set<std::string> KernelKinds(const Family& family, const std::vector<Config
   std::set<std::string> kinds;
   for (const Config& c : configs) {
     const std::string name = family.ConfigName(c);
-    size_t end = 0;  // the tokens before the first with a digit
-    for (size_t begin = 0; begin < name.size();) {
-      size_t next = name.find('_', begin);
-      if (next == std::string::npos) next = name.size();
-      if (std::any_of(name.begin() + begin, name.begin() + next,
-                      [](char ch) { return absl::ascii_isdigit(ch); })) {
-        break;
-      }
-      end = next;
-      begin = next + 1;
+    std::vector<absl::string_view> words;  // the name's words before the first with a digit
+    for (absl::string_view w : absl::StrSplit(name, '_')) {
+      if (absl::c_any_of(w, [](char ch) { return absl::ascii_isdigit(ch); })) break;
+      words.push_back(w);
     }
-    kinds.insert(name.substr(0, end));
+    kinds.insert(absl::StrJoin(words, "_"));
   }
   return kinds;
 }
