@@ -84,7 +84,7 @@ class FaultTestProblem final : public DeviceProblem {
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const Shape& shape,
                                                                     uint64_t seed,
                                                                     const v1::Device& device) {
-  if (auto s = FaultTestFamily().ValidateProblem(shape, device); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(FaultTestFamily().ValidateProblem(shape, device));
   return FaultTestProblem::Create(shape, seed);
 }
 

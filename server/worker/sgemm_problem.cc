@@ -247,8 +247,8 @@ class SgemmProblem final : public DeviceProblem {
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(const Shape& shape, uint64_t seed,
                                                                 const v1::Device& device,
                                                                 v1::Math math) {
-  if (auto s = SgemmFamily().ValidateMath(math); !s.ok()) return s;
-  if (auto s = SgemmFamily().ValidateProblem(shape, device, math); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(SgemmFamily().ValidateMath(math));
+  TUNED_RETURN_IF_ERROR(SgemmFamily().ValidateProblem(shape, device, math));
   return SgemmProblem::Create(shape, seed, math);
 }
 

@@ -134,7 +134,7 @@ class TransposeProblem final : public DeviceProblem {
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeTransposeProblem(const Shape& shape,
                                                                     uint64_t seed,
                                                                     const v1::Device& device) {
-  if (auto s = TransposeFamily().ValidateProblem(shape, device); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(TransposeFamily().ValidateProblem(shape, device));
   return TransposeProblem::Create(shape, seed, device);
 }
 
