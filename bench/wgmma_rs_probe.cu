@@ -27,7 +27,8 @@
 // and never at a CTA barrier: 3-6% faster than the space's LA=0 on the
 // large shapes (bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt).
 //
-// Build here (no GPU needed; the CUDA toolkit):
+// Build here (no GPU needed; the CUDA toolkit): TUNED_BUILD_BENCH=ON bash scripts/build.sh
+// (build/bin/wgmma_rs_probe), or
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -o .bundle/bin/wgmma_rs_probe bench/wgmma_rs_probe.cu -lcublas
 // Run there:
 //   .bundle/bin/wgmma_rs_probe 8192 8192 8192
