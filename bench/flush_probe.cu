@@ -4,8 +4,9 @@
 // (pure fp32, as the worker runs it), each three ways: back to back with no
 // flush; after a cudaMemsetAsync of 2 x L2 (the worker's flush, which leaves
 // the L2 full of dirty lines); after a kernel that only reads 2 x L2 (clean
-// lines). Not part of the build: it measures the measurement.
-// Build (here): nvcc -O3 -std=c++17 -arch=sm_90 -I. -o flush_probe bench/flush_probe.cu -lcublas
+// lines). It measures the measurement.
+// Build (here): TUNED_BUILD_BENCH=ON bash scripts/build.sh (build/bin/flush_probe), or
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I. -o flush_probe bench/flush_probe.cu -lcublas
 // Run (device): flush_probe
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -89,7 +89,7 @@ call)
   done
   pkill -TERM -x tuned; for _ in $(seq 50); do pgrep -x tuned > /dev/null || break; sleep 0.2; done
   # the database comes back only under the 16 MiB a returned file may have (it
-  # was 47-78 MB with the 12 shapes' measurements, session 14): else it stays in
+  # was 47-78 MB with the 12 shapes' measurements on the H100): else it stays in
   # .regretdb/ for the next call on this machine, issued at once
   keep_exh_db .regretdb/gpu0.db /tmp/h100r_db.xz
   if (( $(stat -c %s /tmp/h100r_db.xz) < 16 * 1024 * 1024 )); then mv /tmp/h100r_db.xz "$out/db.xz"

@@ -82,7 +82,7 @@ print(v if v != {} else 0)" "$1"; }
 # allocations of the buffers, with fresh data, the modules loaded again and
 # the two configs' places in the round swapped each time (at 512^3 the config
 # in the first place ran 4.5% slower, whichever it was:
-# 2026-11-25_h100_session15_probes/order512_fixed_places.txt): regret = the
+# 2026-11-25_h100_regret_race_places_probes/order512_fixed_places.txt): regret = the
 # geometric mean over the placements of strategy ms / exhaustive ms, less 1 (0
 # when the same config won both). by_cublas: the jobs' own judged times
 # normalized by their cuBLAS, noisier by cuBLAS's noise.
@@ -195,7 +195,7 @@ for j in json.load(sys.stdin).get('jobs', []):
 rerace)
   # The strat phase's winners raced again by the sbs_probe of this bundle, with
   # the tune times of OUTDIR/regret_strat.log: for a race that changed after
-  # the jobs ran (session 15: the configs' places rotated), without the
+  # the jobs ran (as when the configs' places in the round began to rotate), without the
   # database.
   header
   awk '$1 ~ /^[0-9]+x[0-9]+x[0-9]+$/ {print $1, $2}' "$out/regret_strat.log" | sort -u -k1,1 |

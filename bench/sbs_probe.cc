@@ -77,14 +77,14 @@ void Check(const absl::Status& s, const char* what) {
 #define CK(x) Check(tuned::CudaStatus((x), #x), #x)
 
 // Times `runs` interleaved over `rounds` rounds, in reverse order every
-// other round, so that no run always follows the same one (in session 11's
-// regret races the second of two configs came out ahead on 9 of 12 shapes,
-// by 6% at 512^3 where both jobs had them within 1%: the order may
-// matter); `before(i)` runs
+// other round, so that no run always follows the same one (in the H100
+// regret races of 2026-11-23 in a fixed order the second of two configs came
+// out ahead on 9 of 12 shapes, by 6% at 512^3 where both jobs had them within
+// 1%: bench/results/2026-11-23_h100_regret_tensorcore_report.txt); `before(i)` runs
 // (untimed) before run i; `gap_us` of host waiting between the start event
 // and the launch. Returns per-run medians.
-// --fixed-order: every round in the given order (the daemon's judge before
-// 2026-11-23's session 12), to measure what the order does.
+// --fixed-order: every round in the given order (as the daemon's judge timed
+// before it reversed every other round), to measure what the order does.
 bool g_fixed_order = false;
 
 std::vector<double> Interleave(const std::vector<Run>& runs, int rounds, cudaStream_t s,
@@ -342,8 +342,9 @@ int main(int argc, char** argv) {
         }
         // and the kernels' code loaded again, the old modules unloaded first
         // (all unloaded, then all loaded, as the judge's segments do; the order
-        // of the loads changed nothing at 512^3 in session 15, the configs'
-        // places in the round did: below)
+        // of the loads changed nothing at 512^3 on the H100, the configs'
+        // places in the round did: below;
+        // bench/results/2026-11-25_h100_regret_race_places_probes/)
         for (auto& l : loaded) l = tuned::LoadedKernel();
         for (size_t ki = 0; ki < loaded.size(); ++ki) {
           auto again = tuned::LoadedKernel::Load(bests[ki].cubin(), bests[ki].entry());
@@ -364,7 +365,7 @@ int main(int argc, char** argv) {
       // The configs' places in the round rotated by one for each placement
       // (cuBLAS stays last): at 512^3 the config in the first place ran 4.5%
       // slower than the one in the second, whichever it was, in 8 of 8 races
-      // (bench/results/2026-11-25_h100_session15_probes/order512_fixed_places.txt),
+      // (bench/results/2026-11-25_h100_regret_race_places_probes/order512_fixed_places.txt),
       // so a race that keeps one order charges the first config with its place.
       std::vector<Run> placed;
       std::vector<size_t> order;

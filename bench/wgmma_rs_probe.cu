@@ -11,22 +11,24 @@
 //    16-byte cp.async straight into the 128-byte-swizzled layout and only
 //    rounded (or split) in place, with no transposing store (the copy of
 //    KIND 6, kernels_src/sgemm/wgmma_tf32.cuh, that Nsight Compute found to
-//    be its bottleneck in session 13).
+//    be its bottleneck:
+//    bench/results/2026-11-24_h100_judge_order_ncu_probes.txt).
 // rs_gemm and ws_gemm need M % 256 == 0, N % 128 == 0 and K % 32 == 0
 // (skipped otherwise). First runs on an H100
-// (session 15, bench/results/2026-11-25_h100_session15_report.txt): correct,
+// (bench/results/2026-11-25_h100_regret_race_places_report.txt): correct,
 // 3xTF32 1.46-1.55x cuBLAS fp32 on the large shapes, TF32 under half of
 // cuBLAS TF32; the warp-specialized ws_gemm 20-25% slower than rs_gemm.
-// Since session 16 the space's LA=0 kernel (the la0_* entries) runs 3-12%
-// faster than rs_gemm (bench/results/2026-11-25_h100_session16_report.txt):
+// The space's LA=0 kernel (the la0_* entries) runs 3-12%
+// faster than rs_gemm (bench/results/2026-11-25_h100_wgmma_la0_pipeline_report.txt):
 // rs_gemm stays as it was, the reference those changes were measured by.
-// Session 19 added la0ws_256x128_s4_tf32 (rs::wsr::ws_tf32): LA=0 TF32 with
+// la0ws_256x128_s4_tf32 (rs::wsr::ws_tf32): LA=0 TF32 with
 // a producer warpgroup (setmaxnreg 40) issuing every cp.async of a K tile and
 // two consumer warpgroups (setmaxnreg 232) that meet it through mbarriers
 // and never at a CTA barrier: 3-6% faster than the space's LA=0 on the
-// large shapes (bench/results/2026-11-25_h100_session19_report.txt).
+// large shapes (bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt).
 //
-// Build here (no GPU needed; the CUDA toolkit):
+// Build here (no GPU needed; the CUDA toolkit): TUNED_BUILD_BENCH=ON bash scripts/build.sh
+// (build/bin/wgmma_rs_probe), or
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -o .bundle/bin/wgmma_rs_probe bench/wgmma_rs_probe.cu -lcublas
 // Run there:
 //   .bundle/bin/wgmma_rs_probe 8192 8192 8192
@@ -249,7 +251,8 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
 }
 
 
-// Warp-specialized 3xTF32 (session 15): one producer warpgroup and two
+// Warp-specialized 3xTF32 (negative: 20-25% slower than rs_gemm,
+// bench/results/2026-11-25_h100_regret_race_places_report.txt): one producer warpgroup and two
 // consumer warpgroups per block, handing the STAGES stages over with
 // mbarriers instead of __syncthreads, so that the consumers' wgmmas never
 // wait for the copies or the split of A, nor for each other:
@@ -415,7 +418,8 @@ __global__ void __launch_bounds__(384, 1)
   }
 }
 
-// Session 19: LA=0 TF32 warp-specialized. A producer warpgroup issues every
+// LA=0 TF32 warp-specialized (3-6% faster than the space's LA=0,
+// bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt). A producer warpgroup issues every
 // cp.async of a K tile (A swizzled, B padded as RsTile lays them out) and
 // signals the stage's "full" mbarrier through cp.async.mbarrier.arrive; the
 // two consumer warpgroups wait for it on their own (no CTA barrier), load
@@ -505,7 +509,7 @@ __device__ __forceinline__ void Consume(const unsigned char* smem, unsigned base
   }
 }
 
-// Diagnostics (session 20; MODE != 0 computes a wrong C, for timing only):
+// Diagnostics (bench/results/2026-11-25_h100_tf32_tma_report.txt; MODE != 0 computes a wrong C, for timing only):
 // MODE 1 copies only the first S K tiles (the consumers' ceiling with no
 // loads), 2 copies A only on even K tiles, 3 B only on even K tiles (half
 // of one operand's L2 traffic). GROUP: sgemm_detail::RasterTile's.
@@ -577,7 +581,7 @@ __global__ void __launch_bounds__(384, 1)
   Consume<1, false>(smem, base, nk, tid, empty, C, N);
 }
 
-// Session 20: A (256 rows x 32 k, 32 KB a K tile) by TMA (one
+// TMA form (bench/results/2026-11-25_h100_tf32_tma_report.txt): A (256 rows x 32 k, 32 KB a K tile) by TMA (one
 // cp.async.bulk.tensor.2d a K tile from one producer thread, the 128-byte
 // swizzle done by the TMA unit: the same layout as Swizzle<128>), B by the
 // producer warpgroup's cp.async as in ws_tf32. "full" counts the 128
