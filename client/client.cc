@@ -16,6 +16,7 @@
 #include "grpcpp/grpcpp.h"
 #include "server/families/family.h"
 #include "server/paths.h"
+#include "server/status.h"
 
 namespace tuned {
 namespace {
@@ -106,7 +107,7 @@ absl::Status SaveKernel(const v1::BestKernel& best, const std::string& dir) {
   }
   for (const auto& [name, bytes] : {std::pair{"kernel.json", json}, {"kernel.cu", best.source()},
                                     {"kernel.cubin", best.cubin()}, {"kernel.ptx", best.ptx()}}) {
-    if (auto s = WriteFile(d / name, bytes); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(WriteFile(d / name, bytes));
   }
   return absl::OkStatus();
 }
@@ -204,7 +205,7 @@ absl::StatusOr<v1::Job> Client::SubmitSweep(const v1::Problem& problem, const st
   req.set_strategy(strategy);
   req.set_budget(budget);
   v1::Job job;
-  if (auto s = Convert(stub_->SubmitSweep(Context().get(), req, &job)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->SubmitSweep(Context().get(), req, &job)));
   return job;
 }
 
@@ -212,7 +213,7 @@ absl::StatusOr<v1::Job> Client::GetJob(int64_t id) {
   v1::GetJobRequest req;
   req.set_id(id);
   v1::Job job;
-  if (auto s = Convert(stub_->GetJob(Context().get(), req, &job)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->GetJob(Context().get(), req, &job)));
   return job;
 }
 
@@ -236,7 +237,7 @@ absl::StatusOr<v1::Job> Client::WatchJob(int64_t id,
       any = true;
       on_update(last);
     }
-    if (auto s = Convert(reader->Finish()); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(Convert(reader->Finish()));
     if (!any) return absl::InternalError("the daemon ended a watch without sending the job");
   } while (!ended(last.state()));
   return last;
@@ -246,7 +247,7 @@ absl::StatusOr<v1::Job> Client::CancelJob(int64_t id) {
   v1::CancelJobRequest req;
   req.set_id(id);
   v1::Job job;
-  if (auto s = Convert(stub_->CancelJob(Context().get(), req, &job)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->CancelJob(Context().get(), req, &job)));
   return job;
 }
 
@@ -254,7 +255,7 @@ absl::StatusOr<std::vector<v1::Job>> Client::ListJobs(int limit) {
   v1::ListJobsRequest req;
   req.set_limit(limit);
   v1::ListJobsResponse resp;
-  if (auto s = Convert(stub_->ListJobs(Context().get(), req, &resp)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->ListJobs(Context().get(), req, &resp)));
   return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
 }
 
@@ -263,7 +264,7 @@ absl::StatusOr<v1::BestKernel> Client::GetBest(const v1::Problem& problem, bool 
   *req.mutable_problem() = problem;
   req.set_tune_if_missing(tune_if_missing);
   v1::BestKernel best;
-  if (auto s = Convert(stub_->GetBest(Context().get(), req, &best)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->GetBest(Context().get(), req, &best)));
   return best;
 }
 
@@ -279,13 +280,13 @@ absl::StatusOr<std::vector<v1::Measurement>> Client::ListMeasurements(const v1::
   *req.mutable_problem() = problem;
   req.set_top(top);
   v1::ListMeasurementsResponse resp;
-  if (auto s = Convert(stub_->ListMeasurements(Context().get(), req, &resp)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->ListMeasurements(Context().get(), req, &resp)));
   return std::vector<v1::Measurement>(resp.measurements().begin(), resp.measurements().end());
 }
 
 absl::StatusOr<v1::Device> Client::DescribeDevice() {
   v1::Device device;
-  if (auto s = Convert(stub_->DescribeDevice(Context().get(), {}, &device)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->DescribeDevice(Context().get(), {}, &device)));
   return device;
 }
 
@@ -293,7 +294,7 @@ absl::StatusOr<std::vector<v1::Problem>> Client::ListTuned(v1::Family family) {
   v1::ListTunedRequest req;
   req.set_family(family);
   v1::ListTunedResponse resp;
-  if (auto s = Convert(stub_->ListTuned(Context().get(), req, &resp)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->ListTuned(Context().get(), req, &resp)));
   return std::vector<v1::Problem>(resp.problems().begin(), resp.problems().end());
 }
 
@@ -302,7 +303,7 @@ absl::StatusOr<bool> Client::Serving(const std::string& service) {
   req.set_service(service);
   grpc::health::v1::HealthCheckResponse resp;
   auto stub = grpc::health::v1::Health::NewStub(channel_);
-  if (auto s = Convert(stub->Check(Context().get(), req, &resp)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub->Check(Context().get(), req, &resp)));
   return resp.status() == grpc::health::v1::HealthCheckResponse::SERVING;
 }
 
@@ -310,7 +311,7 @@ absl::StatusOr<v1::Job> Client::ImportKernel(const v1::BestKernel& kernel) {
   v1::ImportKernelRequest req;
   *req.mutable_kernel() = kernel;
   v1::Job job;
-  if (auto s = Convert(stub_->ImportKernel(Context().get(), req, &job)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->ImportKernel(Context().get(), req, &job)));
   return job;
 }
 
@@ -318,7 +319,7 @@ absl::StatusOr<std::vector<v1::Daemon>> Client::ListDaemons(bool all) {
   v1::ListDaemonsRequest req;
   req.set_all(all);
   v1::ListDaemonsResponse resp;
-  if (auto s = Convert(stub_->ListDaemons(Context().get(), req, &resp)); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->ListDaemons(Context().get(), req, &resp)));
   return std::vector<v1::Daemon>(resp.daemons().begin(), resp.daemons().end());
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/families/family.h"
+#include "server/status.h"
 
 namespace tuned {
 absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
@@ -82,10 +83,10 @@ absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel
     return absl::InvalidArgumentError(
         absl::StrCat("unknown kernel family ", EnumName(best.problem().family())));
   }
-  if (auto s = family->ValidateShape(shape); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(family->ValidateShape(shape));
   const auto& params = best.measurement().config().params();
   const Config config(params.begin(), params.end());
-  if (auto s = family->CheckParams(config); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(family->CheckParams(config));
   return family->Geometry(config, shape, best.device());
 }
 
@@ -105,7 +106,7 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   auto g = GeometryFor(best_, {m, n, k});
   if (!g.ok()) return g.status();
   if (g->prescale_output()) {  // the kernel adds alpha * A * B into C = beta * C
-    if (auto s = PrescaleOutput(cublas_, beta, c, int64_t{m} * n, stream); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(PrescaleOutput(cublas_, beta, c, int64_t{m} * n, stream));
   }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
   return kernel_.Launch(*g, args, stream);
