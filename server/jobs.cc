@@ -7,13 +7,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "server/serving.h"
+#include "server/status.h"
 #include "server/worker/clock.h"  // kLowClockFraction (no CUDA there)
 #include "spdlog/spdlog.h"
 
 namespace tuned {
 
 namespace {
-/// Rounds of end-of-job re-timing at most (JobRunner::RetimeTop). 3 let a
+/// Rounds of end-of-job re-timing at most (JobRunner::JudgeFinalists). 3 let a
 /// config that was never re-timed win 1024^3 on the H100 with a first time
 /// 20% under its true one, among ten configs within 1% (bench/results/
 /// 2026-11-22_h100_sgemm_suite_arow.txt): a pass costs a few rounds
@@ -61,7 +62,7 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
         "dtype ", EnumName(problem.dtype()), " is not supported by ", std::string(family->name()),
         " (supported: f32)"));
   }
-  if (auto s = family->ValidateMath(problem.math()); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(family->ValidateMath(problem.math()));
   return family;
 }
 
@@ -156,7 +157,7 @@ void JobRunner::HeartbeatLoop() {
   }
 }
 
-void JobRunner::Bump() {
+void JobRunner::NotifyChange() {
   absl::MutexLock lock(&mu_);
   ++version_;
 }
@@ -189,7 +190,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
                                           const SweepRequest& sweep) {
   JobSearch search{sweep.strategy.empty() ? options_.strategy : sweep.strategy,
                    options_.budget.seconds, options_.budget.configs};
-  if (auto s = search::CheckStrategy(search.strategy); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(search::CheckStrategy(search.strategy));
   if (!sweep.budget.empty()) {
     auto budget = search::ParseBudget(sweep.budget);
     if (!budget.ok()) return budget.status();
@@ -199,7 +200,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   auto family = FamilyOf(problem);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
-  if (auto s = (*family)->ValidateProblem(shape, device(), problem.math()); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR((*family)->ValidateProblem(shape, device(), problem.math()));
   std::vector<Pruned> pruned;
   const auto valid = (*family)->ValidSpace(device(), shape, &pruned, problem.math());
   if (valid.empty()) {
@@ -218,7 +219,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
                (*family)->name(), Family::ShapeString(shape), valid.size(), pruned.size(),
                search.strategy, budget.unlimited() ? "" : ", budget ", budget.ToString());
   auto job = store_->GetJob(*id);  // as submitted, before the runner is woken
-  Bump();
+  NotifyChange();
   return job;
 }
 
@@ -233,7 +234,7 @@ absl::StatusOr<v1::Job> JobRunner::Cancel(int64_t id) {
     // The job ends now; the daemons measuring it stop within one candidate
     // (this one at once, the others at their next heartbeat).
     if (auto s = store_->FinishJob(id, v1::JOB_CANCELLED, "cancelled"); !s.ok()) return s.status();
-    Bump();
+    NotifyChange();
     spdlog::info("job {} cancelled", id);
   }
   return store_->GetJob(id);
@@ -271,7 +272,7 @@ void JobRunner::Loop() {
     } else if (!s.ok()) {
       FailJob(c.job_id, s);
     }
-    Bump();
+    NotifyChange();
   }
 }
 
@@ -281,7 +282,7 @@ bool JobRunner::AdvanceIdleJobs() {
   for (const v1::Job& job : *idle) {
     absl::Status s = Advance(job);
     if (!s.ok() && !absl::IsUnavailable(s)) FailJob(job.id(), s);
-    Bump();
+    NotifyChange();
   }
   return !idle->empty();
 }
@@ -425,8 +426,8 @@ absl::Status JobRunner::RunClaim(const Claim& claim) {
   double best_ms = job->has_best() ? job->best().median_ms() : 0;
   auto ran = MeasureAll(*job, family, configs, &best_ms);
   if (!ran.ok()) return ran.status();
-  if (*ran != Ran::kAll || !retime) return absl::OkStatus();
-  RetimeTop(*job, family, &time);
+  if (*ran != MeasureOutcome::kAll || !retime) return absl::OkStatus();
+  JudgeFinalists(*job, family, &time);
   AddTime(job->id(), &time);
   return Finish(job->id());
 }
@@ -575,7 +576,7 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   auto response = worker_->Call(request, options_.prepare_timeout);
   if (!response.ok()) {  // the worker died or hung: one restart and retry
     ++time->worker_restarts;
-    if (auto s = worker_->Restart(); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(worker_->Restart());
     response = worker_->Call(request, options_.prepare_timeout);
     if (!response.ok()) return response.status();
   }
@@ -595,9 +596,7 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   if (p.baseline_error() > 0) {
     spdlog::info("job {}: {} error {:.3g} against the fp64 reference; bound {:.3g}", job.id(),
                  p.baseline_name(), p.baseline_error(), p.tolerance());
-    if (auto s = store_->SetJobErrorBound(job.id(), p.baseline_error(), p.tolerance()); !s.ok()) {
-      return s;
-    }
+    TUNED_RETURN_IF_ERROR(store_->SetJobErrorBound(job.id(), p.baseline_error(), p.tolerance()));
   }
   if (p.baseline_ms() > 0) {
     const Family* family = FindFamily(job.problem().family());
@@ -688,7 +687,7 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
   auto call = [&](const std::vector<size_t>& which) -> absl::StatusOr<v1::worker::CompileResult> {
     if (Stopping()) return absl::CancelledError("the daemon is stopping");  // nothing is stored
     if (!compiler->alive()) {
-      if (auto s = compiler->Restart(); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(compiler->Restart());
     }
     v1::worker::Request request;
     for (size_t i : which) *request.mutable_compile()->add_kernels() = kernels[i];
@@ -819,7 +818,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
   if (metrics_ != nullptr) {
     metrics_->Measured(m, compiled.cached() ? 0 : compiled.compile_ms(), absl::Now() - started);
   }
-  Bump();
+  NotifyChange();
   if (restart) {
     const std::string what =
         absl::StrCat(v1::MeasurementStatus_Name(m.status()), ": ", m.message());
@@ -829,8 +828,8 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
                  *count, what);
     const absl::Time start = absl::Now();
     ++time->worker_restarts;
-    if (auto s = worker_->Restart(); !s.ok()) return s;
-    if (auto s = Prepare(job, time); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(worker_->Restart());
+    TUNED_RETURN_IF_ERROR(Prepare(job, time));
     time->wait_seconds += absl::ToDoubleSeconds(absl::Now() - start);
   }
   return absl::OkStatus();
@@ -872,7 +871,7 @@ absl::StatusOr<std::vector<v1::Measurement>> JobRunner::JobBest(const v1::Job& j
   return best;
 }
 
-void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* time) {
+void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime* time) {
   if (options_.retime_top < 1) return;
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
   const std::string base =
@@ -888,7 +887,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
     }
-    Bump();
+    NotifyChange();
   };
   // A fresh worker process, not the one that measured hundreds of kernels,
   // on fresh inputs (another seed): what a client's process sees.
@@ -1021,7 +1020,7 @@ void JobRunner::RetimeTop(const v1::Job& job, const Family& family, JobTime* tim
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
     }
-    Bump();
+    NotifyChange();
   }
 }
 
@@ -1041,9 +1040,10 @@ void JobRunner::AddTime(int64_t id, JobTime* time) {
   *time = {};
 }
 
-absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const Family& family,
-                                                     const std::vector<Config>& configs,
-                                                     double* best_ms) {
+absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& job,
+                                                                const Family& family,
+                                                                const std::vector<Config>& configs,
+                                                                double* best_ms) {
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
   std::vector<std::vector<v1::worker::Kernel>> batches;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -1068,10 +1068,10 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
     compile_time = {};
     if (b + 1 < batches.size()) next = compile(b + 1);
     for (size_t i = 0; i < batches[b].size(); ++i) {
-      const Ran stop = Stopping()              ? Ran::kStopping
-                       : Cancelled(job.id()) ? Ran::kCancelled
-                                             : Ran::kAll;
-      if (stop != Ran::kAll) {
+      const MeasureOutcome stop = Stopping()              ? MeasureOutcome::kStopping
+                                  : Cancelled(job.id()) ? MeasureOutcome::kCancelled
+                                                        : MeasureOutcome::kAll;
+      if (stop != MeasureOutcome::kAll) {
         AddTime(job.id(), &time);
         return stop;
       }
@@ -1084,7 +1084,7 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
         spdlog::info("job {}: its budget of {} s is spent ({:.2f} s); {} configs skipped",
                      job.id(), job.budget_seconds(), job.measure_seconds() + measured_seconds,
                      *skipped);
-        return Ran::kBudget;
+        return MeasureOutcome::kBudget;
       }
       const Config& config = configs[b * options_.compile_batch + i];
       if (auto s = MeasureOne(job, family, config, batches[b][i], compiled[i], best_ms, &time);
@@ -1096,7 +1096,7 @@ absl::StatusOr<JobRunner::Ran> JobRunner::MeasureAll(const v1::Job& job, const F
     measured_seconds += time.measure_seconds;
     AddTime(job.id(), &time);
   }
-  return Ran::kAll;
+  return MeasureOutcome::kAll;
 }
 
 }  // namespace tuned
