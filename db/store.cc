@@ -160,7 +160,7 @@ absl::Status ReadMeasurement(const Rows& q, size_t r, v1::Measurement* m) {
 }  // namespace
 
 template <typename... Args>
-absl::StatusOr<Rows> Store::Q(std::string_view sql, const Args&... args) {
+absl::StatusOr<Rows> Store::Query(std::string_view sql, const Args&... args) {
   return db_->Query(sql, std::vector<Value>{V(args)...});
 }
 
@@ -188,22 +188,23 @@ absl::StatusOr<int64_t> Store::UpsertDevice(const v1::Device& d) {
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
     // A kind stored before the SM count was part of it (schema 2) is this one.
     if (d.sm_count() != 0) {
-      auto adopt = Q("UPDATE devices SET sm_count = ?6 WHERE name = ?1 AND cc_major = ?2 AND "
-                     "cc_minor = ?3 AND driver_version = ?4 AND nvrtc_version = ?5 AND "
-                     "sm_count = 0",
-                     d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
-                     d.sm_count());
+      auto adopt = Query(
+          "UPDATE devices SET sm_count = ?6 WHERE name = ?1 AND cc_major = ?2 AND "
+          "cc_minor = ?3 AND driver_version = ?4 AND nvrtc_version = ?5 AND "
+          "sm_count = 0",
+          d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
+          d.sm_count());
       if (!adopt.ok()) return adopt.status();
     }
-    auto insert = Q("INSERT INTO devices (name, cc_major, cc_minor, driver_version, nvrtc_version, "
-                    "sm_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-                    d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
-                    d.sm_count());
+    auto insert = Query(
+        "INSERT INTO devices (name, cc_major, cc_minor, driver_version, nvrtc_version, "
+        "sm_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(), d.sm_count());
     if (!insert.ok()) return insert.status();
-    auto find = Q("SELECT id FROM devices WHERE name = ?1 AND cc_major = ?2 AND cc_minor = ?3 "
-                  "AND driver_version = ?4 AND nvrtc_version = ?5 AND sm_count = ?6",
-                  d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
-                  d.sm_count());
+    auto find = Query("SELECT id FROM devices WHERE name = ?1 AND cc_major = ?2 AND cc_minor = ?3 "
+                      "AND driver_version = ?4 AND nvrtc_version = ?5 AND sm_count = ?6",
+                      d.name(), d.cc_major(), d.cc_minor(), d.driver_version(), d.nvrtc_version(),
+                      d.sm_count());
     if (!find.ok()) return find.status();
     if (find->empty()) return absl::InternalError("device row vanished after insert");
     id = find->Int(0, 0);
@@ -218,21 +219,22 @@ absl::StatusOr<int64_t> Store::RegisterDaemon(int64_t device_id, const DaemonIde
   absl::MutexLock lock(&mu_);
   int64_t id = 0;
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
-    auto row = Q("INSERT INTO daemons (host, gpu, gpu_uuid, device_id, pid, started_unix, "
-                 "heartbeat, lease_seconds, job_id, stopped) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, {now}, ?7, 0, 0) "
-                 "ON CONFLICT (host, gpu, gpu_uuid) DO UPDATE SET device_id = excluded.device_id, "
-                 "pid = excluded.pid, started_unix = excluded.started_unix, "
-                 "heartbeat = excluded.heartbeat, lease_seconds = excluded.lease_seconds, "
-                 "job_id = 0, stopped = 0 RETURNING id",
-                 who.host, who.gpu, who.gpu_uuid, device_id, who.pid, NowUnix(), who.lease_seconds);
+    auto row = Query(
+        "INSERT INTO daemons (host, gpu, gpu_uuid, device_id, pid, started_unix, "
+        "heartbeat, lease_seconds, job_id, stopped) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, {now}, ?7, 0, 0) "
+        "ON CONFLICT (host, gpu, gpu_uuid) DO UPDATE SET device_id = excluded.device_id, "
+        "pid = excluded.pid, started_unix = excluded.started_unix, "
+        "heartbeat = excluded.heartbeat, lease_seconds = excluded.lease_seconds, "
+        "job_id = 0, stopped = 0 RETURNING id",
+        who.host, who.gpu, who.gpu_uuid, device_id, who.pid, NowUnix(), who.lease_seconds);
     if (!row.ok()) return row.status();
     if (row->empty()) return absl::InternalError("daemon row vanished after insert");
     id = row->Int(0, 0);
     // Its earlier run's claims: that run is gone.
-    return Q("UPDATE work_items SET daemon_id = NULL, lease_until = NULL "
-             "WHERE daemon_id = ?1 AND done = 0",
-             id)
+    return Query("UPDATE work_items SET daemon_id = NULL, lease_until = NULL "
+                 "WHERE daemon_id = ?1 AND done = 0",
+                 id)
         .status();
   }));
   return id;
@@ -242,18 +244,18 @@ absl::StatusOr<HeartbeatResult> Store::Heartbeat(int64_t daemon_id, int64_t job_
   absl::MutexLock lock(&mu_);
   HeartbeatResult out;
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
-    auto me = Q("UPDATE daemons SET heartbeat = {now}, job_id = ?2 WHERE id = ?1", daemon_id,
-                job_id);
+    auto me = Query("UPDATE daemons SET heartbeat = {now}, job_id = ?2 WHERE id = ?1", daemon_id,
+                    job_id);
     if (!me.ok()) return me.status();
     if (me->affected() == 0) return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " not found"));
-    auto leases = Q("UPDATE work_items SET lease_until = {now} + "
-                    "(SELECT lease_seconds FROM daemons WHERE id = ?1) "
-                    "WHERE daemon_id = ?1 AND done = 0",
-                    daemon_id);
+    auto leases = Query("UPDATE work_items SET lease_until = {now} + "
+                        "(SELECT lease_seconds FROM daemons WHERE id = ?1) "
+                        "WHERE daemon_id = ?1 AND done = 0",
+                        daemon_id);
     if (!leases.ok()) return leases.status();
     out.held = leases->affected();
     if (job_id > 0) {
-      auto state = Q("SELECT state FROM jobs WHERE id = ?1", job_id);
+      auto state = Query("SELECT state FROM jobs WHERE id = ?1", job_id);
       if (!state.ok()) return state.status();
       out.job_active = !state->empty() && (state->Text(0, 0) == "JOB_QUEUED" ||
                                            state->Text(0, 0) == "JOB_RUNNING");
@@ -266,22 +268,23 @@ absl::StatusOr<HeartbeatResult> Store::Heartbeat(int64_t daemon_id, int64_t job_
 absl::Status Store::ReleaseClaims(int64_t daemon_id, bool stopped) {
   absl::MutexLock lock(&mu_);
   return InTxn(false, [&]() -> absl::Status {
-    auto released = Q("UPDATE work_items SET daemon_id = NULL, lease_until = NULL "
-                      "WHERE daemon_id = ?1 AND done = 0",
-                      daemon_id);
+    auto released = Query("UPDATE work_items SET daemon_id = NULL, lease_until = NULL "
+                          "WHERE daemon_id = ?1 AND done = 0",
+                          daemon_id);
     if (!released.ok()) return released.status();
-    return Q("UPDATE daemons SET job_id = 0, stopped = ?2 WHERE id = ?1", daemon_id, stopped)
+    return Query("UPDATE daemons SET job_id = 0, stopped = ?2 WHERE id = ?1", daemon_id, stopped)
         .status();
   });
 }
 
 absl::StatusOr<std::vector<v1::Daemon>> Store::ListDaemons(bool all) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT d.id, d.host, d.gpu, d.gpu_uuid, {now} - d.heartbeat, d.lease_seconds, "
-             "d.job_id, d.started_unix, d.stopped, d.pid, v.name, v.cc_major, v.cc_minor, "
-             "v.sm_count, v.driver_version, v.nvrtc_version, "
-             "(SELECT COUNT(*) FROM work_items w WHERE w.daemon_id = d.id AND w.done = 0) "
-             "FROM daemons d JOIN devices v ON v.id = d.device_id ORDER BY d.host, d.gpu, d.id");
+  auto q = Query(
+      "SELECT d.id, d.host, d.gpu, d.gpu_uuid, {now} - d.heartbeat, d.lease_seconds, "
+      "d.job_id, d.started_unix, d.stopped, d.pid, v.name, v.cc_major, v.cc_minor, "
+      "v.sm_count, v.driver_version, v.nvrtc_version, "
+      "(SELECT COUNT(*) FROM work_items w WHERE w.daemon_id = d.id AND w.done = 0) "
+      "FROM daemons d JOIN devices v ON v.id = d.device_id ORDER BY d.host, d.gpu, d.id");
   if (!q.ok()) return q.status();
   std::vector<v1::Daemon> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -318,23 +321,24 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
   bool none = false;  // no job of the kind has a claimable item
   for (int attempt = 0; attempt < 3 && !claim && !none; ++attempt) {
     TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
-      auto job = Q("SELECT w.job_id FROM work_items w JOIN jobs j ON j.id = w.job_id "
-                   "WHERE j.device_id = ?1 AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') "
-                   "AND w.done = 0 AND (w.daemon_id IS NULL OR w.daemon_id = ?3 OR "
-                   "w.lease_until < {now}) "
-                   "ORDER BY CASE WHEN w.job_id = ?2 THEN 0 ELSE 1 END, w.job_id LIMIT 1",
-                   device_id, prefer_job, daemon_id);
+      auto job = Query("SELECT w.job_id FROM work_items w JOIN jobs j ON j.id = w.job_id "
+                       "WHERE j.device_id = ?1 AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') "
+                       "AND w.done = 0 AND (w.daemon_id IS NULL OR w.daemon_id = ?3 OR "
+                       "w.lease_until < {now}) "
+                       "ORDER BY CASE WHEN w.job_id = ?2 THEN 0 ELSE 1 END, w.job_id LIMIT 1",
+                       device_id, prefer_job, daemon_id);
       if (!job.ok()) return job.status();
       if (job->empty()) {
         none = true;
         return absl::OkStatus();
       }
       const int64_t job_id = job->Int(0, 0);
-      auto items = Q("SELECT config, params, round, CASE WHEN daemon_id IS NULL OR daemon_id = ?3 "
-                     "THEN 0 ELSE 1 END FROM work_items WHERE job_id = ?1 AND done = 0 "
-                     "AND (daemon_id IS NULL OR daemon_id = ?3 OR lease_until < {now}) "
-                     "ORDER BY seq LIMIT ?2 {skip_locked}",
-                     job_id, n, daemon_id);
+      auto items = Query(
+          "SELECT config, params, round, CASE WHEN daemon_id IS NULL OR daemon_id = ?3 "
+          "THEN 0 ELSE 1 END FROM work_items WHERE job_id = ?1 AND done = 0 "
+          "AND (daemon_id IS NULL OR daemon_id = ?3 OR lease_until < {now}) "
+          "ORDER BY seq LIMIT ?2 {skip_locked}",
+          job_id, n, daemon_id);
       if (!items.ok()) return items.status();
       if (items->empty()) return absl::OkStatus();
       Claim c;
@@ -356,11 +360,11 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
       sql += ")";
       auto update = db_->Query(sql, args);
       if (!update.ok()) return update.status();
-      auto running = Q("UPDATE jobs SET state = 'JOB_RUNNING', started_unix = ?2 "
-                       "WHERE id = ?1 AND state = 'JOB_QUEUED'",
-                       job_id, NowUnix());
+      auto running = Query("UPDATE jobs SET state = 'JOB_RUNNING', started_unix = ?2 "
+                           "WHERE id = ?1 AND state = 'JOB_QUEUED'",
+                           job_id, NowUnix());
       if (!running.ok()) return running.status();
-      auto me = Q("UPDATE daemons SET job_id = ?2 WHERE id = ?1", daemon_id, job_id);
+      auto me = Query("UPDATE daemons SET job_id = ?2 WHERE id = ?1", daemon_id, job_id);
       if (!me.ok()) return me.status();
       claim = std::move(c);
       return absl::OkStatus();
@@ -371,10 +375,10 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
 
 absl::StatusOr<std::vector<v1::Job>> Store::IdleJobs(int64_t device_id) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT j.id FROM jobs j WHERE j.device_id = ?1 "
-             "AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') AND NOT EXISTS "
-             "(SELECT 1 FROM work_items w WHERE w.job_id = j.id AND w.done = 0) ORDER BY j.id",
-             device_id);
+  auto q = Query("SELECT j.id FROM jobs j WHERE j.device_id = ?1 "
+                 "AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') AND NOT EXISTS "
+                 "(SELECT 1 FROM work_items w WHERE w.job_id = j.id AND w.done = 0) ORDER BY j.id",
+                 device_id);
   if (!q.ok()) return q.status();
   std::vector<v1::Job> jobs;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -390,10 +394,11 @@ absl::StatusOr<bool> Store::AddRound(int64_t job_id, int from_round,
   absl::MutexLock lock(&mu_);
   bool added = false;
   TUNED_RETURN_IF_ERROR(InTxn(true, [&]() -> absl::Status {
-    auto job = Q("SELECT round, (SELECT COUNT(*) FROM work_items w WHERE w.job_id = ?1 AND "
-                 "w.done = 0), (SELECT COALESCE(MAX(seq), 0) FROM work_items w WHERE w.job_id = ?1) "
-                 "FROM jobs WHERE id = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
-                 job_id);
+    auto job = Query(
+        "SELECT round, (SELECT COUNT(*) FROM work_items w WHERE w.job_id = ?1 AND "
+        "w.done = 0), (SELECT COALESCE(MAX(seq), 0) FROM work_items w WHERE w.job_id = ?1) "
+        "FROM jobs WHERE id = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
+        job_id);
     if (!job.ok()) return job.status();
     if (job->empty() || job->Int(0, 0) != from_round || job->Int(0, 1) != 0) {
       return absl::OkStatus();  // ended, or another daemon moved it on
@@ -401,22 +406,23 @@ absl::StatusOr<bool> Store::AddRound(int64_t job_id, int from_round,
     int64_t seq = job->Int(0, 2);
     const int round = from_round + 1;
     for (const v1::KernelConfig& c : configs) {
-      auto insert = Q("INSERT INTO work_items (job_id, config, params, round, seq, done) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN EXISTS (SELECT 1 FROM measurements "
-                      "m WHERE m.job_id = ?1 AND m.config = ?2) THEN 1 ELSE 0 END) "
-                      "ON CONFLICT DO NOTHING",
-                      job_id, c.name(), ParamsText(c), round, ++seq);
+      auto insert = Query(
+          "INSERT INTO work_items (job_id, config, params, round, seq, done) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN EXISTS (SELECT 1 FROM measurements "
+          "m WHERE m.job_id = ?1 AND m.config = ?2) THEN 1 ELSE 0 END) "
+          "ON CONFLICT DO NOTHING",
+          job_id, c.name(), ParamsText(c), round, ++seq);
       if (!insert.ok()) return insert.status();
     }
     if (retime) {
-      auto insert = Q("INSERT INTO work_items (job_id, config, params, round, seq, done) "
-                      "VALUES (?1, '', '', ?2, ?3, 0) ON CONFLICT DO NOTHING",
-                      job_id, round, ++seq);
+      auto insert = Query("INSERT INTO work_items (job_id, config, params, round, seq, done) "
+                          "VALUES (?1, '', '', ?2, ?3, 0) ON CONFLICT DO NOTHING",
+                          job_id, round, ++seq);
       if (!insert.ok()) return insert.status();
     }
-    auto update = Q("UPDATE jobs SET round = ?2, total = (SELECT COUNT(*) FROM work_items w "
-                    "WHERE w.job_id = ?1 AND w.config <> '') WHERE id = ?1",
-                    job_id, round);
+    auto update = Query("UPDATE jobs SET round = ?2, total = (SELECT COUNT(*) FROM work_items w "
+                        "WHERE w.job_id = ?1 AND w.config <> '') WHERE id = ?1",
+                        job_id, round);
     if (!update.ok()) return update.status();
     added = true;
     return absl::OkStatus();
@@ -426,8 +432,8 @@ absl::StatusOr<bool> Store::AddRound(int64_t job_id, int from_round,
 
 absl::StatusOr<int64_t> Store::SkipRemaining(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0 AND config <> ''",
-             job_id);
+  auto q = Query("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0 AND config <> ''",
+                 job_id);
   if (!q.ok()) return q.status();
   return q->affected();
 }
@@ -440,13 +446,13 @@ absl::StatusOr<bool> Store::FinishJob(int64_t id, v1::JobState state, std::strin
   bool changed = false;
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
     const int64_t now = NowUnix();
-    auto update = Q("UPDATE jobs SET state = ?2, error = ?3, finished_unix = ?4, "
-                    "started_unix = COALESCE(started_unix, ?4) "
-                    "WHERE id = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
-                    id, v1::JobState_Name(state), error, now);
+    auto update = Query("UPDATE jobs SET state = ?2, error = ?3, finished_unix = ?4, "
+                        "started_unix = COALESCE(started_unix, ?4) "
+                        "WHERE id = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
+                        id, v1::JobState_Name(state), error, now);
     if (!update.ok()) return update.status();
     changed = update->affected() > 0;
-    return Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0", id).status();
+    return Query("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0", id).status();
   }));
   return changed;
 }
@@ -454,12 +460,13 @@ absl::StatusOr<bool> Store::FinishJob(int64_t id, v1::JobState state, std::strin
 // ---- jobs ----
 
 absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
-  auto q = Q("SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
-             "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
-             "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
-             "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound "
-             "FROM jobs WHERE id = ?1",
-             id);
+  auto q = Query(
+      "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
+      "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
+      "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
+      "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound "
+      "FROM jobs WHERE id = ?1",
+      id);
   if (!q.ok()) return q.status();
   if (q->empty()) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
   v1::Job job;
@@ -493,25 +500,25 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   job.set_baseline_error(q->Double(0, 24));
   job.set_error_bound(q->Double(0, 25));
 
-  auto counts = Q("SELECT COALESCE(SUM(CASE WHEN status IN ('MEASUREMENT_OK', "
-                  "'MEASUREMENT_COMPILED') THEN 1 ELSE 0 END), 0), COUNT(*) "
-                  "FROM measurements WHERE job_id = ?1",
-                  id);
+  auto counts = Query("SELECT COALESCE(SUM(CASE WHEN status IN ('MEASUREMENT_OK', "
+                      "'MEASUREMENT_COMPILED') THEN 1 ELSE 0 END), 0), COUNT(*) "
+                      "FROM measurements WHERE job_id = ?1",
+                      id);
   if (!counts.ok()) return counts.status();
   job.set_done(static_cast<int32_t>(counts->Int(0, 0)));
   job.set_failed(static_cast<int32_t>(counts->Int(0, 1) - counts->Int(0, 0)));
 
-  auto best = Q("SELECT " TUNED_MEASUREMENT_COLS
-                " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
-                "WHERE m.job_id = ?1 AND m.status = ?2 ORDER BY m.median_ms, m.id LIMIT 1",
-                id, kOk);
+  auto best = Query("SELECT " TUNED_MEASUREMENT_COLS
+                    " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
+                    "WHERE m.job_id = ?1 AND m.status = ?2 ORDER BY m.median_ms, m.id LIMIT 1",
+                    id, kOk);
   if (!best.ok()) return best.status();
   if (!best->empty()) TUNED_RETURN_IF_ERROR(ReadMeasurement(*best, 0, job.mutable_best()));
 
-  auto shares = Q("SELECT d.host, d.gpu, COUNT(*) FROM measurements m "
-                  "JOIN daemons d ON d.id = m.daemon_id WHERE m.job_id = ?1 "
-                  "GROUP BY d.host, d.gpu ORDER BY COUNT(*) DESC, d.host, d.gpu",
-                  id);
+  auto shares = Query("SELECT d.host, d.gpu, COUNT(*) FROM measurements m "
+                      "JOIN daemons d ON d.id = m.daemon_id WHERE m.job_id = ?1 "
+                      "GROUP BY d.host, d.gpu ORDER BY COUNT(*) DESC, d.host, d.gpu",
+                      id);
   if (!shares.ok()) return shares.status();
   for (size_t r = 0; r < shares->size(); ++r) {
     v1::JobDaemon* d = job.add_daemons();
@@ -530,10 +537,11 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
   // Serialized: the check and the insert see no other writer, on any host.
   TUNED_RETURN_IF_ERROR(InTxn(true, [&]() -> absl::Status {
     if (quota.max_jobs > 0 || quota.max_configs > 0) {
-      auto load = Q("SELECT COUNT(*), COALESCE(SUM(total - (SELECT COUNT(*) FROM measurements m "
-                    "WHERE m.job_id = jobs.id)), 0) FROM jobs "
-                    "WHERE client = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
-                    quota.client);
+      auto load = Query(
+          "SELECT COUNT(*), COALESCE(SUM(total - (SELECT COUNT(*) FROM measurements m "
+          "WHERE m.job_id = jobs.id)), 0) FROM jobs "
+          "WHERE client = ?1 AND state IN ('JOB_QUEUED', 'JOB_RUNNING')",
+          quota.client);
       if (!load.ok()) return load.status();
       const int64_t jobs = load->Int(0, 0), configs = load->Int(0, 1);
       if (quota.max_jobs > 0 && jobs + 1 > quota.max_jobs) {
@@ -547,13 +555,14 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
             " and the limit is ", quota.max_configs));
       }
     }
-    auto insert = Q("INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-                    "created_unix, client, strategy, budget_seconds, budget_configs, math) "
-                    "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-                    "RETURNING id",
-                    device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-                    ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
-                    search.budget_seconds, search.budget_configs, MathText(problem));
+    auto insert = Query(
+        "INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
+        "created_unix, client, strategy, budget_seconds, budget_configs, math) "
+        "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "RETURNING id",
+        device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+        ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
+        search.budget_seconds, search.budget_configs, MathText(problem));
     if (!insert.ok()) return insert.status();
     if (insert->empty()) return absl::InternalError("job insert returned no id");
     id = insert->Int(0, 0);
@@ -564,8 +573,8 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
 
 absl::StatusOr<int64_t> Store::CountJobs(int64_t device_id, v1::JobState state) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT COUNT(*) FROM jobs WHERE device_id = ?1 AND state = ?2", device_id,
-             v1::JobState_Name(state));
+  auto q = Query("SELECT COUNT(*) FROM jobs WHERE device_id = ?1 AND state = ?2", device_id,
+                 v1::JobState_Name(state));
   if (!q.ok()) return q.status();
   return q->Int(0, 0);
 }
@@ -577,7 +586,7 @@ absl::StatusOr<v1::Job> Store::GetJob(int64_t id) {
 
 absl::StatusOr<std::vector<v1::Job>> Store::ListJobs(int limit) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT id FROM jobs ORDER BY id DESC LIMIT ?1", limit <= 0 ? 50 : limit);
+  auto q = Query("SELECT id FROM jobs ORDER BY id DESC LIMIT ?1", limit <= 0 ? 50 : limit);
   if (!q.ok()) return q.status();
   std::vector<v1::Job> jobs;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -593,12 +602,14 @@ absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::st
   {
     absl::MutexLock lock(&mu_);
     s = InTxn(false, [&]() -> absl::Status {
-      auto update = Q("UPDATE jobs SET baseline_ms = ?1, baseline_metric = ?2, baseline_name = ?3 "
-                      "WHERE id = ?4",
-                      ms, metric, name, id);
+      auto update = Query(
+          "UPDATE jobs SET baseline_ms = ?1, baseline_metric = ?2, baseline_name = ?3 "
+          "WHERE id = ?4",
+          ms, metric, name, id);
       if (!update.ok()) return update.status();
-      if (update->affected() == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
-      return Q("{bump}").status();  // a best carries its job's baseline
+      if (update->affected() == 0)
+        return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+      return Query("{bump}").status();  // a best carries its job's baseline
     });
   }
   InvalidateBest();
@@ -607,8 +618,8 @@ absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::st
 
 absl::Status Store::SetJobErrorBound(int64_t id, double baseline_error, double error_bound) {
   absl::MutexLock lock(&mu_);
-  auto update = Q("UPDATE jobs SET baseline_error = ?1, error_bound = ?2 WHERE id = ?3",
-                  baseline_error, error_bound, id);
+  auto update = Query("UPDATE jobs SET baseline_error = ?1, error_bound = ?2 WHERE id = ?3",
+                      baseline_error, error_bound, id);
   if (!update.ok()) return update.status();
   if (update->affected() == 0) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
   return absl::OkStatus();
@@ -626,9 +637,9 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
   {
     absl::MutexLock lock(&mu_);
     s = InTxn(false, [&]() -> absl::Status {
-      auto exists = Q("SELECT (SELECT COUNT(*) FROM jobs WHERE id = ?1), "
-                      "(SELECT COUNT(*) FROM measurements WHERE job_id = ?1 AND config = ?2)",
-                      job_id, m.config().name());
+      auto exists = Query("SELECT (SELECT COUNT(*) FROM jobs WHERE id = ?1), "
+                          "(SELECT COUNT(*) FROM measurements WHERE job_id = ?1 AND config = ?2)",
+                          job_id, m.config().name());
       if (!exists.ok()) return exists.status();
       if (exists->Int(0, 0) == 0) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
       if (exists->Int(0, 1) == 0) {  // else measured already (by this or another daemon)
@@ -638,7 +649,7 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
           if (!id.ok()) return id.status();
           binary_id = *id;
         }
-        auto insert = Q(
+        auto insert = Query(
             "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
             "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
             "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low, math) "
@@ -651,10 +662,10 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
             baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr), m.sm_clock_mhz(), m.clock_low());
         if (!insert.ok()) return insert.status();
         inserted = insert->affected() > 0;
-        if (ok) TUNED_RETURN_IF_ERROR(Q("{bump}").status());
+        if (ok) TUNED_RETURN_IF_ERROR(Query("{bump}").status());
       }
-      return Q("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND config = ?2", job_id,
-               m.config().name())
+      return Query("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND config = ?2", job_id,
+                   m.config().name())
           .status();
     });
   }
@@ -666,7 +677,7 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
 
 absl::StatusOr<std::set<std::string>> Store::MeasuredConfigs(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT config FROM measurements WHERE job_id = ?1", job_id);
+  auto q = Query("SELECT config FROM measurements WHERE job_id = ?1", job_id);
   if (!q.ok()) return q.status();
   std::set<std::string> names;
   for (size_t r = 0; r < q->size(); ++r) names.insert(q->Text(r, 0));
@@ -678,15 +689,15 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
                                                                      int top) {
   absl::MutexLock lock(&mu_);
   // OK by time, then compile-only results, then failures; ties by insertion.
-  auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
-             " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
-             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-             "AND m.math = ?6 "
-             "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
-             "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
-             "LIMIT ?5",
-             device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-             ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem));
+  auto q = Query("SELECT " TUNED_MEASUREMENT_COLS
+                 " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
+                 "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+                 "AND m.math = ?6 "
+                 "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
+                 "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
+                 "LIMIT ?5",
+                 device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+                 ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem));
   if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -726,7 +737,7 @@ absl::Status Store::Refresh() {
   int64_t now = 0;
   {
     absl::MutexLock lock(&mu_);
-    auto q = Q("{generation}");
+    auto q = Query("{generation}");
     if (!q.ok()) return q.status();
     if (q->empty()) return absl::DataLossError("the change counter has no row");
     now = q->Int(0, 0);
@@ -744,27 +755,28 @@ absl::Status Store::Refresh() {
 absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_id,
                                                                 const v1::Problem& problem) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT " TUNED_MEASUREMENT_COLS
-             ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
-             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
-             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
-             "FROM measurements m "
-             "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
-             "LEFT JOIN daemons d ON d.id = m.daemon_id "
-             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-             "AND m.status = ?5 AND m.math = ?6 ORDER BY m.median_ms, m.id LIMIT 1",
-             device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
-             ShapeText(problem), kOk, MathText(problem));
+  auto q =
+      Query("SELECT " TUNED_MEASUREMENT_COLS
+            ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
+            "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
+            "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
+            "FROM measurements m "
+            "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
+            "LEFT JOIN daemons d ON d.id = m.daemon_id "
+            "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+            "AND m.status = ?5 AND m.math = ?6 ORDER BY m.median_ms, m.id LIMIT 1",
+            device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+            ShapeText(problem), kOk, MathText(problem));
   if (!q.ok()) return q.status();
   if (q->empty()) {
     // No kernel passed verification: a sweep that ended DONE with its
     // baseline timed serves the baseline (server/jobs.cc, Finish). A
     // compile-only job times none; a running or failed one is no answer.
-    auto base = Q("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
-                  "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
-                  "AND shape = ?5 AND math = ?6 AND baseline_ms > 0 ORDER BY id DESC LIMIT 1",
-                  device_id, v1::JobState_Name(v1::JOB_DONE), v1::Family_Name(problem.family()),
-                  v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem));
+    auto base = Query("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
+                      "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
+                      "AND shape = ?5 AND math = ?6 AND baseline_ms > 0 ORDER BY id DESC LIMIT 1",
+                      device_id, v1::JobState_Name(v1::JOB_DONE), v1::Family_Name(problem.family()),
+                      v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem));
     if (!base.ok()) return base.status();
     if (base->empty()) {
       return absl::NotFoundError(
@@ -810,9 +822,9 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
   absl::MutexLock lock(&mu_);
   v1::Problem like;
   like.set_math(math);
-  auto q = Q("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
-             "AND dtype = ?3 AND status = ?4 AND math = ?5 ORDER BY shape",
-             device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk, MathText(like));
+  auto q = Query("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
+                 "AND dtype = ?3 AND status = ?4 AND math = ?5 ORDER BY shape",
+                 device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk, MathText(like));
   if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -829,14 +841,14 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
 
 absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
   const int64_t digest = Digest(b);
-  auto find = Q("SELECT id FROM binaries WHERE digest = ?1 AND source = ?2 AND entry = ?3 "
-                "AND cubin = ?4 AND ptx = ?5 AND log = ?6 LIMIT 1",
-                digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+  auto find = Query("SELECT id FROM binaries WHERE digest = ?1 AND source = ?2 AND entry = ?3 "
+                    "AND cubin = ?4 AND ptx = ?5 AND log = ?6 LIMIT 1",
+                    digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
   if (!find.ok()) return find.status();
   if (!find->empty()) return find->Int(0, 0);
-  auto insert = Q("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-                  digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+  auto insert = Query("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                      digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
   if (!insert.ok()) return insert.status();
   if (insert->empty()) return absl::InternalError("binary insert returned no id");
   return insert->Int(0, 0);
@@ -844,12 +856,13 @@ absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
 
 absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKey& k) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT c.ok, c.message, c.registers, c.local_bytes, c.compile_ms, "
-             "b.source, b.entry, b.cubin, b.ptx, b.log "
-             "FROM compiled c LEFT JOIN binaries b ON b.id = c.binary_id "
-             "WHERE c.digest = ?1 AND c.source = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
-             "AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1",
-             Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+  auto q = Query(
+      "SELECT c.ok, c.message, c.registers, c.local_bytes, c.compile_ms, "
+      "b.source, b.entry, b.cubin, b.ptx, b.log "
+      "FROM compiled c LEFT JOIN binaries b ON b.id = c.binary_id "
+      "WHERE c.digest = ?1 AND c.source = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
+      "AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1",
+      Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
   if (!q.ok()) return q.status();
   if (q->empty()) return std::optional<CompiledRow>();
   CompiledRow r;
@@ -864,9 +877,10 @@ absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKe
 
 absl::StatusOr<bool> Store::HasCompiled(const CompileKey& k) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT 1 FROM compiled WHERE digest = ?1 AND source = ?2 AND name_expression = ?3 "
-             "AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 LIMIT 1",
-             Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+  auto q = Query(
+      "SELECT 1 FROM compiled WHERE digest = ?1 AND source = ?2 AND name_expression = ?3 "
+      "AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 LIMIT 1",
+      Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
   if (!q.ok()) return q.status();
   return !q->empty();
 }
@@ -875,10 +889,10 @@ absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
   absl::MutexLock lock(&mu_);
   return InTxn(false, [&]() -> absl::Status {
     const int64_t digest = Digest(k);
-    auto find = Q("SELECT id FROM compiled WHERE digest = ?1 AND source = ?2 AND "
-                  "name_expression = ?3 AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 "
-                  "LIMIT 1",
-                  digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
+    auto find = Query("SELECT id FROM compiled WHERE digest = ?1 AND source = ?2 AND "
+                      "name_expression = ?3 AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 "
+                      "LIMIT 1",
+                      digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
     if (!find.ok()) return find.status();
     if (!find->empty()) return absl::OkStatus();  // cached already (idempotent)
     std::optional<int64_t> binary_id;
@@ -887,11 +901,11 @@ absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
       if (!id.ok()) return id.status();
       binary_id = *id;
     }
-    return Q("INSERT INTO compiled (digest, source, name_expression, options, arch, "
-             "nvrtc_version, ok, message, binary_id, registers, local_bytes, compile_ms, "
-             "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-             digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version, r.ok,
-             r.message, binary_id, r.registers, r.local_bytes, r.compile_ms, NowUnix())
+    return Query("INSERT INTO compiled (digest, source, name_expression, options, arch, "
+                 "nvrtc_version, ok, message, binary_id, registers, local_bytes, compile_ms, "
+                 "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version, r.ok,
+                 r.message, binary_id, r.registers, r.local_bytes, r.compile_ms, NowUnix())
         .status();
   });
 }
@@ -900,10 +914,10 @@ absl::StatusOr<int> Store::AddCrash(int64_t device_id, v1::Family family, std::s
                                     std::string_view what) {
   absl::MutexLock lock(&mu_);
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
-    return Q("INSERT INTO crashes (device_id, family, config, count, last) "
-             "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (device_id, family, config) "
-             "DO UPDATE SET count = crashes.count + 1, last = excluded.last",
-             device_id, v1::Family_Name(family), config, what)
+    return Query("INSERT INTO crashes (device_id, family, config, count, last) "
+                 "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (device_id, family, config) "
+                 "DO UPDATE SET count = crashes.count + 1, last = excluded.last",
+                 device_id, v1::Family_Name(family), config, what)
         .status();
   }));
   return CrashCountLocked(device_id, family, config);
@@ -917,18 +931,19 @@ absl::StatusOr<int> Store::CrashCount(int64_t device_id, v1::Family family,
 
 absl::StatusOr<int> Store::CrashCountLocked(int64_t device_id, v1::Family family,
                                             std::string_view config) {
-  auto q = Q("SELECT count FROM crashes WHERE device_id = ?1 AND family = ?2 AND config = ?3",
-             device_id, v1::Family_Name(family), config);
+  auto q = Query("SELECT count FROM crashes WHERE device_id = ?1 AND family = ?2 AND config = ?3",
+                 device_id, v1::Family_Name(family), config);
   if (!q.ok()) return q.status();
   return q->empty() ? 0 : static_cast<int>(q->Int(0, 0));
 }
 
 absl::Status Store::AddJobTime(int64_t id, const JobTime& t) {
   absl::MutexLock lock(&mu_);
-  return Q("UPDATE jobs SET compile_seconds = compile_seconds + ?2, "
-           "measure_seconds = measure_seconds + ?3, wait_seconds = wait_seconds + ?4, "
-           "worker_restarts = worker_restarts + ?5, cached = cached + ?6 WHERE id = ?1",
-           id, t.compile_seconds, t.measure_seconds, t.wait_seconds, t.worker_restarts, t.cached)
+  return Query(
+             "UPDATE jobs SET compile_seconds = compile_seconds + ?2, "
+             "measure_seconds = measure_seconds + ?3, wait_seconds = wait_seconds + ?4, "
+             "worker_restarts = worker_restarts + ?5, cached = cached + ?6 WHERE id = ?1",
+             id, t.compile_seconds, t.measure_seconds, t.wait_seconds, t.worker_restarts, t.cached)
       .status();
 }
 
@@ -944,7 +959,7 @@ absl::Status Store::UpdateFinalist(int64_t job_id, std::string_view config,
         return absl::NotFoundError(
             absl::StrCat("job ", job_id, " has no OK measurement of ", std::string(config)));
       }
-      return Q("{bump}").status();
+      return Query("{bump}").status();
     });
   }
   InvalidateBest();
@@ -962,10 +977,10 @@ constexpr std::string_view kSetSpeedupSql =
 absl::Status Store::SetSpeedup(int64_t job_id, std::string_view config, const StoredSpeedup& sp) {
   const bool computed = sp.pairs > 0;
   return UpdateFinalist(job_id, config, [&] {
-    return Q(kSetSpeedupSql, job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
-             computed ? Value(sp.ci_low) : Value(nullptr),
-             computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
-             sp.clock_low);
+    return Query(kSetSpeedupSql, job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
+                 computed ? Value(sp.ci_low) : Value(nullptr),
+                 computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
+                 sp.clock_low);
   });
 }
 
@@ -973,24 +988,24 @@ absl::Status Store::SetJudged(int64_t job_id, std::string_view config, const Ret
                               const StoredSpeedup& sp) {
   const bool computed = sp.pairs > 0;
   return UpdateFinalist(job_id, config, [&]() -> absl::StatusOr<Rows> {
-    auto timed = Q("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
-                   "baseline_ms = COALESCE(?6, baseline_ms) "
-                   "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
-                   job_id, config, r.median_ms, r.metric, r.note,
-                   r.baseline_ms > 0 ? Value(r.baseline_ms) : Value(nullptr));
+    auto timed = Query("UPDATE measurements SET median_ms = ?3, metric = ?4, message = ?5, "
+                       "baseline_ms = COALESCE(?6, baseline_ms) "
+                       "WHERE job_id = ?1 AND config = ?2 AND status = 'MEASUREMENT_OK'",
+                       job_id, config, r.median_ms, r.metric, r.note,
+                       r.baseline_ms > 0 ? Value(r.baseline_ms) : Value(nullptr));
     if (!timed.ok() || timed->affected() == 0) return timed;
-    return Q(kSetSpeedupSql, job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
-             computed ? Value(sp.ci_low) : Value(nullptr),
-             computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
-             sp.clock_low);
+    return Query(kSetSpeedupSql, job_id, config, computed ? Value(sp.speedup) : Value(nullptr),
+                 computed ? Value(sp.ci_low) : Value(nullptr),
+                 computed ? Value(sp.ci_high) : Value(nullptr), sp.pairs, sp.note, sp.sm_clock_mhz,
+                 sp.clock_low);
   });
 }
 
 absl::StatusOr<KernelBinary> Store::MeasurementBinary(int64_t job_id, std::string_view config) {
   absl::MutexLock lock(&mu_);
-  auto q = Q("SELECT b.source, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
-             "JOIN binaries b ON b.id = m.binary_id WHERE m.job_id = ?1 AND m.config = ?2",
-             job_id, config);
+  auto q = Query("SELECT b.source, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
+                 "JOIN binaries b ON b.id = m.binary_id WHERE m.job_id = ?1 AND m.config = ?2",
+                 job_id, config);
   if (!q.ok()) return q.status();
   if (q->empty()) {
     return absl::NotFoundError(
