@@ -48,7 +48,8 @@ struct JobRunnerOptions {
   /// together, interleaved with the baseline, in a fresh GPU worker process
   /// on fresh inputs, and keep those times and their speedup interval, which
   /// decides what `best` serves (server/serving.h; 0: off, and then best
-  /// serves cuBLAS for sgemm unless the old margin rule holds).
+  /// serves cuBLAS for sgemm unless the margin rule of unjudged rows holds,
+  /// kLegacyMargin).
   /// 5 rather than 3: on the H100 the model strategy's top 3 of 1024^3 by
   /// their first timings were three variants of one config within 1%, and
   /// the exhaustive winner, 1.7% faster raced, not among them
