@@ -61,6 +61,7 @@
 #include "absl/strings/str_join.h"
 #include "server/families/family.h"
 #include "server/serving.h"
+#include "server/status.h"
 #include "tuned/client.h"
 #include "tuned/kernel.h"
 #include "tuned/launch.h"
@@ -92,7 +93,7 @@ absl::StatusOr<std::vector<std::vector<double>>> Interleaved(
     for (size_t which = 0; which < runs.size(); ++which) {
       TUNED_CUDA(cudaMemsetAsync(scratch, r & 0xff, scratch_bytes, nullptr));
       TUNED_CUDA(cudaEventRecord(start, nullptr));
-      if (auto s = runs[which](); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(runs[which]());
       TUNED_CUDA(cudaEventRecord(stop, nullptr));
       TUNED_CUDA(cudaEventSynchronize(stop));
       float ms = 0;
@@ -169,8 +170,8 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double cop
   }
   // Correctness: C poisoned with NaN first.
   TUNED_CUDA(cudaMemset(c, 0xff, mn * sizeof(float)));
-  if (auto s = tuned_run(); !s.ok()) return s;
-  if (auto s = cublas_run(); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(tuned_run());
+  TUNED_RETURN_IF_ERROR(cublas_run());
   TUNED_CUDA(cudaDeviceSynchronize());
   std::vector<float> hc(mn), hr(mn);
   TUNED_CUDA(cudaMemcpy(hc.data(), c, mn * sizeof(float), cudaMemcpyDeviceToHost));

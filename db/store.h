@@ -321,9 +321,10 @@ class Store {
   absl::Status AddJobTime(int64_t id, const JobTime& time);
 
  private:
-  /// Query() under the held lock, with the arguments as Values.
+  /// Runs one statement (Database::Query, the dialect of db/database.h) with
+  /// `args` bound as Values, under the held lock. Errors: the database's.
   template <typename... Args>
-  absl::StatusOr<Rows> Q(std::string_view sql, const Args&... args)
+  absl::StatusOr<Rows> Query(std::string_view sql, const Args&... args)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Runs `body` in one transaction (serialized across the fleet if asked);
   /// rolls back if it fails.

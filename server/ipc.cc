@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/status.h"
 
 namespace tuned {
 namespace {
@@ -45,18 +46,18 @@ absl::Status WriteMessage(int fd, const google::protobuf::MessageLite& msg) {
   const uint32_t n = static_cast<uint32_t>(body.size());
   const char header[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
                           static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
-  if (auto s = WriteAll(fd, header, 4); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(WriteAll(fd, header, 4));
   return WriteAll(fd, body.data(), body.size());
 }
 
 absl::Status ReadMessage(int fd, google::protobuf::MessageLite* msg) {
   unsigned char header[4];
-  if (auto s = ReadAll(fd, reinterpret_cast<char*>(header), 4); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(ReadAll(fd, reinterpret_cast<char*>(header), 4));
   const uint32_t n = header[0] | (header[1] << 8) | (header[2] << 16) |
                      (static_cast<uint32_t>(header[3]) << 24);
   if (n > kMaxPipeMessageBytes) return absl::DataLossError(absl::StrCat("frame of ", n, " bytes"));
   std::string body(n, '\0');
-  if (auto s = ReadAll(fd, body.data(), n); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(ReadAll(fd, body.data(), n));
   if (!msg->ParseFromString(body)) return absl::DataLossError("cannot parse message");
   return absl::OkStatus();
 }

@@ -48,7 +48,8 @@ struct JobRunnerOptions {
   /// together, interleaved with the baseline, in a fresh GPU worker process
   /// on fresh inputs, and keep those times and their speedup interval, which
   /// decides what `best` serves (server/serving.h; 0: off, and then best
-  /// serves cuBLAS for sgemm unless the old margin rule holds).
+  /// serves cuBLAS for sgemm unless the margin rule of unjudged rows holds,
+  /// kLegacyMargin).
   /// 5 rather than 3: on the H100 the model strategy's top 3 of 1024^3 by
   /// their first timings were three variants of one config within 1%, and
   /// the exhaustive winner, 1.7% faster raced, not among them
@@ -187,7 +188,7 @@ class JobRunner {
                           const v1::worker::MeasureResult& compiled, double* best_ms,
                           JobTime* time);
   /// How a run of measurements ended.
-  enum class Ran { kAll, kStopping, kCancelled, kBudget };
+  enum class MeasureOutcome { kAll, kStopping, kCancelled, kBudget };
   /// The OK measurements of the family's other shapes on this device kind
   /// in math mode `math` (not `except`'s): the model strategy's knowledge.
   absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family, const Shape& except,
@@ -197,8 +198,8 @@ class JobRunner {
   /// stops or the job is cancelled, and when the job's seconds budget is
   /// spent (its configs left are then skipped: Store::SkipRemaining).
   /// Errors: the store's.
-  absl::StatusOr<Ran> MeasureAll(const v1::Job& job, const Family& family,
-                                 const std::vector<Config>& configs, double* best_ms);
+  absl::StatusOr<MeasureOutcome> MeasureAll(const v1::Job& job, const Family& family,
+                                            const std::vector<Config>& configs, double* best_ms);
   /// The job's best `n` OK measurements on this device, fastest first.
   /// Errors: the store's.
   absl::StatusOr<std::vector<v1::Measurement>> JobBest(const v1::Job& job, int n);
@@ -216,14 +217,15 @@ class JobRunner {
   /// Where the clock sat low twice, or the judging failed, no speedup is
   /// computed and the reason is stored (best then serves the baseline). A
   /// failure only logs (the first times stay).
-  void RetimeTop(const v1::Job& job, const Family& family, JobTime* time);
+  void JudgeFinalists(const v1::Job& job, const Family& family, JobTime* time);
   /// The judging call's limit: its rounds of `top` and the baseline at the
   /// slowest of their times, with a margin; at least run_timeout_floor.
   absl::Duration JudgingTimeout(const std::vector<v1::Measurement>& top, double baseline_ms) const;
   /// A verify+time call's limit: max(run_timeout_floor, run_timeout_multiple
   /// x `best_ms`).
   absl::Duration RunTimeout(double best_ms) const;
-  void Bump();
+  /// Increments the version (version(), WaitForChange): a job changed.
+  void NotifyChange();
   bool Cancelled(int64_t id);
   bool Stopping();
 

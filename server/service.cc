@@ -3,6 +3,7 @@
 #include "server/serving.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/status.h"
 
 namespace tuned {
 
@@ -69,7 +70,7 @@ absl::StatusOr<const Family*> TunerService::Validate(const v1::Problem& problem)
   auto family = FamilyOf(problem);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
-  if (auto s = (*family)->ValidateShape(shape); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR((*family)->ValidateShape(shape));
   return family;
 }
 

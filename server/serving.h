@@ -1,7 +1,7 @@
 // What `best` serves: a generated kernel only where it is surely faster than
 // the baseline (cuBLAS for sgemm), judged from paired timings taken the way a
 // client runs it (a fresh process, the stored cubin, interleaved with the
-// baseline, L2 flushed: server/jobs.cc JobRunner::JudgeFinalists). Pure: no
+// baseline, L2 flushed: server/jobs_judge.cc JobRunner::JudgeFinalists). Pure: no
 // CUDA, no store; the daemon (server/service.cc GetBest), tunectl and
 // tunebench share it.
 #pragma once

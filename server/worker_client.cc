@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/ipc.h"
+#include "server/status.h"
 #include "spdlog/spdlog.h"
 
 extern char** environ;
@@ -25,7 +26,7 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::str
                                                                   std::vector<std::string> args,
                                                                   std::string role) {
   auto w = std::unique_ptr<WorkerClient>(new WorkerClient(path, std::move(args), std::move(role)));
-  if (auto s = w->Spawn(); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(w->Spawn());
   return w;
 }
 

@@ -654,8 +654,8 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
   EXPECT_EQ(worker_->RetimeTogether(retime).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// The judging of a job's finalists as the daemon runs it (server/jobs.cc
-// RetimeTop): a fresh tuned-worker process, fresh inputs, the kernels from
+// The judging of a job's finalists as the daemon runs it (server/jobs_judge.cc
+// JudgeFinalists): a fresh tuned-worker process, fresh inputs, the kernels from
 // their cubins with GetBest's geometry, interleaved with cuBLAS; every
 // round's pair comes back, at least 30, and gives a ratio with its interval.
 std::string WorkerPath() {

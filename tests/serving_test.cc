@@ -166,10 +166,11 @@ TEST(Clock, LowWhenTheMedianSampleSitsUnder90PercentOfTheMax) {
   EXPECT_EQ(ClockMhz({}), 0u);
 }
 
-// The H100 at its 700 W under 3xTF32 at 8192^3 (session 19): 1755-1875 MHz of
-// 1980 with the software power cap as NVML's only reason is the GPU's own
-// speed there; other reasons, no reason, unknown reasons or a clock under
-// 80% of the maximum stay low.
+// The H100 at its 700 W under 3xTF32 at 8192^3: 1755-1875 MHz of 1980 with
+// the software power cap as NVML's only reason is the GPU's own speed there
+// (bench/results/2026-11-25_h100_session19_report.txt, section 2); other
+// reasons, no reason, unknown reasons or a clock under 80% of the maximum
+// stay low.
 TEST(Clock, ThePowerCapAloneDownTo80PercentIsNotASlowGpu) {
   EXPECT_FALSE(ClockLow(Samples({1755, 1770, 1830}, kReasonSwPowerCap), 1980));
   EXPECT_FALSE(SlowSample({1600, kReasonSwPowerCap}, 1980));  // 80.8%

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/status.h"
 
 namespace tuned::search {
 
@@ -487,7 +488,7 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
                                                        const v1::Device& device,
                                                        std::vector<Record> records,
                                                        int refine_top, ModelOptions model) {
-  if (auto s = CheckStrategy(name); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(CheckStrategy(name));
   if (name == kExhaustive) return std::unique_ptr<Strategy>(new Exhaustive(refine_top));
   return std::unique_ptr<Strategy>(new Model(family, device, std::move(records), refine_top, model));
 }

@@ -72,7 +72,7 @@ double MeasureSeconds(double ms, double best_ms, int max_reps = kMaxRepetitions)
 /// The timed repetitions at most of each config a strategy's search measures
 /// (worker::Measure.max_repetitions): exhaustive kMaxRepetitions, model
 /// ModelOptions::search_repetitions. A job's finalists are judged in full
-/// at its end whatever the strategy (JobRunner::RetimeTop).
+/// at its end whatever the strategy (JobRunner::JudgeFinalists).
 int SearchRepetitions(std::string_view strategy);
 /// The end-of-job re-timing of the best few (`ms`, with the baseline at
 /// about the best's time): RetimeTogether's rounds x its segments x every kernel, twice

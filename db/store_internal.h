@@ -1,0 +1,98 @@
+// Helpers shared by the store's files (db/store*.cc): values bound to
+// statements, the text forms of stored columns, the measurement columns, and
+// Store::Query. Not a public header.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "db/database.h"
+#include "db/store.h"
+
+namespace tuned {
+namespace store_internal {
+
+inline int64_t NowUnix() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// "No limit" for LIMIT ?n (PostgreSQL takes no negative limit).
+constexpr int64_t kNoLimit = int64_t{1} << 62;
+
+/// A C++ argument as a statement Value.
+inline Value V(double d) { return d; }
+inline Value V(const Blob& b) { return b; }
+inline Value V(std::string_view s) { return s; }
+inline Value V(const std::string& s) { return std::string_view(s); }
+inline Value V(const char* s) { return std::string_view(s); }
+inline Value V(bool b) { return int64_t{b}; }
+template <typename T>
+  requires std::is_integral_v<T>
+Value V(T x) {
+  return static_cast<int64_t>(x);
+}
+inline Value V(const std::optional<int64_t>& x) { return x ? Value(*x) : Value(nullptr); }
+inline Value V(const Value& v) { return v; }
+
+inline std::string ShapeText(const v1::Problem& p) { return absl::StrJoin(p.shape(), "x"); }
+
+/// The math column's text: the proto name, e.g. "MATH_TF32" (a number this
+/// build does not know as its digits, which match no stored row).
+inline std::string MathText(const v1::Problem& p) {
+  const std::string name = v1::Math_Name(p.math());
+  return name.empty() ? std::to_string(static_cast<int>(p.math())) : name;
+}
+
+/// "sgemm f32 1024x1024x1024", for messages and the cache of bests; a math
+/// mode other than the default follows, e.g. "sgemm f32 1024x1024x1024 tf32".
+std::string ProblemLabel(const v1::Problem& p);
+
+/// The problem of stored family, dtype, shape ("64x64x64") and math
+/// columns. DATA_LOSS for a name this build does not know or a bad shape.
+absl::Status ParseProblem(const std::string& family, const std::string& dtype,
+                          const std::string& shape, const std::string& math, v1::Problem* p);
+
+/// "BK=8,BM=128,BN=64": params in key order.
+std::string ParamsText(const v1::KernelConfig& c);
+/// Reads ParamsText's form into `c`'s params. DATA_LOSS if malformed.
+absl::Status ParseParams(absl::string_view text, v1::KernelConfig* c);
+
+/// FNV-1a over each field and its length, to find identical stored rows;
+/// stable across builds, unlike std::hash.
+int64_t Digest(std::initializer_list<std::string_view> fields);
+int64_t Digest(const KernelBinary& b);
+int64_t Digest(const CompileKey& k);
+
+constexpr char kOk[] = "MEASUREMENT_OK";
+
+// Columns of a measurement, read by ReadMeasurement in this order; the
+// query joins `daemons d` (LEFT JOIN daemons d ON d.id = m.daemon_id).
+#define TUNED_MEASUREMENT_COLS                                                               \
+  "m.config, m.params, m.status, m.median_ms, m.metric, m.metric_unit, m.error, m.message, " \
+  "m.job_id, m.repetitions, m.registers, m.created_unix, COALESCE(d.host, ''), "             \
+  "COALESCE(d.gpu, 0), m.sm_clock_mhz, m.clock_low"
+constexpr int kMeasurementCols = 16;
+
+/// Reads row `r` of TUNED_MEASUREMENT_COLS into `m`. DATA_LOSS for an
+/// unknown status or malformed params.
+absl::Status ReadMeasurement(const Rows& q, size_t r, v1::Measurement* m);
+
+}  // namespace store_internal
+
+template <typename... Args>
+absl::StatusOr<Rows> Store::Query(std::string_view sql, const Args&... args) {
+  return db_->Query(sql, std::vector<Value>{store_internal::V(args)...});
+}
+
+}  // namespace tuned

@@ -1,0 +1,274 @@
+// The store's measurements (store.h): adding and listing them, the binaries
+// stored with them, tuned shapes, and the best of a problem with its
+// in-memory cache.
+#include "db/store.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "db/store_internal.h"
+#include "server/status.h"
+
+namespace tuned {
+
+using store_internal::NowUnix;
+using store_internal::kNoLimit;
+using store_internal::ShapeText;
+using store_internal::MathText;
+using store_internal::ProblemLabel;
+using store_internal::ParamsText;
+using store_internal::Digest;
+using store_internal::kOk;
+using store_internal::kMeasurementCols;
+using store_internal::ReadMeasurement;
+
+absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
+                                   const KernelBinary* binary, int64_t daemon_id,
+                                   double baseline_ms) {
+  if (m.config().name().empty()) {
+    return absl::InvalidArgumentError("measurement has no config name");
+  }
+  const bool ok = m.status() == v1::MEASUREMENT_OK;
+  bool inserted = false;
+  absl::Status s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = InTxn(false, [&]() -> absl::Status {
+      auto exists = Query("SELECT (SELECT COUNT(*) FROM jobs WHERE id = ?1), "
+                          "(SELECT COUNT(*) FROM measurements WHERE job_id = ?1 AND config = ?2)",
+                          job_id, m.config().name());
+      if (!exists.ok()) return exists.status();
+      if (exists->Int(0, 0) == 0) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+      if (exists->Int(0, 1) == 0) {  // else measured already (by this or another daemon)
+        std::optional<int64_t> binary_id;
+        if (binary != nullptr) {
+          auto id = InsertBinary(*binary);
+          if (!id.ok()) return id.status();
+          binary_id = *id;
+        }
+        auto insert = Query(
+            "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
+            "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
+            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low, math) "
+            "SELECT id, device_id, family, dtype, shape, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+            "?12, ?13, ?14, ?15, ?16, ?17, math FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
+            job_id, m.config().name(), ParamsText(m.config()), v1::MeasurementStatus_Name(m.status()),
+            m.median_ms(), m.metric(), m.metric_unit(), m.error(), m.message(), m.repetitions(),
+            m.registers(), binary_id,
+            NowUnix(), daemon_id > 0 ? std::optional<int64_t>(daemon_id) : std::nullopt,
+            baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr), m.sm_clock_mhz(), m.clock_low());
+        if (!insert.ok()) return insert.status();
+        inserted = insert->affected() > 0;
+        if (ok) TUNED_RETURN_IF_ERROR(Query("{bump}").status());
+      }
+      return Query("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND config = ?2", job_id,
+                   m.config().name())
+          .status();
+    });
+  }
+  // Only an OK measurement can change a best; invalidate after it is stored.
+  if (ok) InvalidateBest();
+  if (!s.ok()) return s;
+  return inserted;
+}
+
+absl::StatusOr<std::set<std::string>> Store::MeasuredConfigs(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  auto q = Query("SELECT config FROM measurements WHERE job_id = ?1", job_id);
+  if (!q.ok()) return q.status();
+  std::set<std::string> names;
+  for (size_t r = 0; r < q->size(); ++r) names.insert(q->Text(r, 0));
+  return names;
+}
+
+absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t device_id,
+                                                                     const v1::Problem& problem,
+                                                                     int top) {
+  absl::MutexLock lock(&mu_);
+  // OK by time, then compile-only results, then failures; ties by insertion.
+  auto q = Query("SELECT " TUNED_MEASUREMENT_COLS
+                 " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
+                 "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+                 "AND m.math = ?6 "
+                 "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
+                 "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
+                 "LIMIT ?5",
+                 device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+                 ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem));
+  if (!q.ok()) return q.status();
+  std::vector<v1::Measurement> out;
+  for (size_t r = 0; r < q->size(); ++r) {
+    TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, r, &out.emplace_back()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
+                                                           const v1::Problem& problem) {
+  const std::string key = absl::StrCat(device_id, " ", ProblemLabel(problem));
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    if (auto it = best_cache_.find(key); it != best_cache_.end()) return it->second;
+    generation = best_generation_;
+  }
+  auto best = QueryBest(device_id, problem);
+  absl::MutexLock lock(&cache_mu_);
+  if (best.ok()) {
+    // Not if a write changed some best meanwhile: this row may be stale.
+    if (generation == best_generation_) best_cache_[key] = *best;
+  } else if (best.status().code() == absl::StatusCode::kUnavailable) {
+    if (auto it = stale_best_.find(key); it != stale_best_.end()) return it->second;
+  }
+  return best;
+}
+
+void Store::InvalidateBest() {
+  absl::MutexLock lock(&cache_mu_);
+  for (auto& [key, row] : best_cache_) stale_best_[key] = std::move(row);
+  best_cache_.clear();
+  ++best_generation_;
+}
+
+absl::Status Store::Refresh() {
+  int64_t now = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto q = Query("{generation}");
+    if (!q.ok()) return q.status();
+    if (q->empty()) return absl::DataLossError("the change counter has no row");
+    now = q->Int(0, 0);
+  }
+  bool changed;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    changed = db_generation_ != now;
+    db_generation_ = now;
+  }
+  if (changed) InvalidateBest();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_id,
+                                                                const v1::Problem& problem) {
+  absl::MutexLock lock(&mu_);
+  auto q =
+      Query("SELECT " TUNED_MEASUREMENT_COLS
+            ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
+            "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
+            "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
+            "FROM measurements m "
+            "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
+            "LEFT JOIN daemons d ON d.id = m.daemon_id "
+            "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
+            "AND m.status = ?5 AND m.math = ?6 ORDER BY m.median_ms, m.id LIMIT 1",
+            device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+            ShapeText(problem), kOk, MathText(problem));
+  if (!q.ok()) return q.status();
+  if (q->empty()) {
+    // No kernel passed verification: a sweep that ended DONE with its
+    // baseline timed serves the baseline (server/jobs.cc, Finish). A
+    // compile-only job times none; a running or failed one is no answer.
+    auto base = Query("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
+                      "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
+                      "AND shape = ?5 AND math = ?6 AND baseline_ms > 0 ORDER BY id DESC LIMIT 1",
+                      device_id, v1::JobState_Name(v1::JOB_DONE), v1::Family_Name(problem.family()),
+                      v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem));
+    if (!base.ok()) return base.status();
+    if (base->empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("no tuned kernel for ", ProblemLabel(problem), " on this device"));
+    }
+    BestRow only;
+    only.baseline_only = true;
+    only.baseline_job = base->Int(0, 0);
+    only.baseline_ms = base->Double(0, 1);
+    only.baseline_name = base->Text(0, 2);
+    only.baseline_error = base->Double(0, 3);
+    return std::make_shared<const BestRow>(std::move(only));
+  }
+  BestRow best;
+  TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, 0, &best.measurement));
+  constexpr int b = kMeasurementCols;
+  if (!q->IsNull(0, b)) {
+    best.binary = KernelBinary{.source = q->Text(0, b + 1),
+                               .entry = q->Text(0, b + 2),
+                               .cubin = q->Text(0, b + 3),
+                               .ptx = q->Text(0, b + 4),
+                               .log = q->Text(0, b + 5)};
+  }
+  best.baseline_ms = q->Double(0, b + 6);
+  best.baseline_name = q->Text(0, b + 7);
+  if (!q->IsNull(0, b + 8)) {
+    best.speedup.speedup = q->Double(0, b + 8);
+    best.speedup.ci_low = q->Double(0, b + 9);
+    best.speedup.ci_high = q->Double(0, b + 10);
+    best.speedup.pairs = static_cast<int>(q->Int(0, b + 11));
+  }
+  best.speedup.note = q->Text(0, b + 12);
+  best.baseline_error = q->Double(0, b + 13);
+  best.speedup.sm_clock_mhz = best.measurement.sm_clock_mhz();
+  best.speedup.clock_low = best.measurement.clock_low();
+  return std::make_shared<const BestRow>(std::move(best));
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
+                                                                     v1::Family family,
+                                                                     v1::DType dtype,
+                                                                     v1::Math math) {
+  absl::MutexLock lock(&mu_);
+  v1::Problem like;
+  like.set_math(math);
+  auto q = Query("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
+                 "AND dtype = ?3 AND status = ?4 AND math = ?5 ORDER BY shape",
+                 device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk, MathText(like));
+  if (!q.ok()) return q.status();
+  std::vector<std::vector<int64_t>> out;
+  for (size_t r = 0; r < q->size(); ++r) {
+    std::vector<int64_t>& shape = out.emplace_back();
+    const std::string& text = q->Text(r, 0);
+    for (absl::string_view d : absl::StrSplit(text, 'x')) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(d, &v)) return absl::DataLossError(absl::StrCat("bad shape ", text));
+      shape.push_back(v);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
+  const int64_t digest = Digest(b);
+  auto find = Query("SELECT id FROM binaries WHERE digest = ?1 AND source = ?2 AND entry = ?3 "
+                    "AND cubin = ?4 AND ptx = ?5 AND log = ?6 LIMIT 1",
+                    digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+  if (!find.ok()) return find.status();
+  if (!find->empty()) return find->Int(0, 0);
+  auto insert = Query("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                      digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+  if (!insert.ok()) return insert.status();
+  if (insert->empty()) return absl::InternalError("binary insert returned no id");
+  return insert->Int(0, 0);
+}
+
+absl::StatusOr<KernelBinary> Store::MeasurementBinary(int64_t job_id, std::string_view config) {
+  absl::MutexLock lock(&mu_);
+  auto q = Query("SELECT b.source, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
+                 "JOIN binaries b ON b.id = m.binary_id WHERE m.job_id = ?1 AND m.config = ?2",
+                 job_id, config);
+  if (!q.ok()) return q.status();
+  if (q->empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", job_id, " has no stored binary of ", std::string(config)));
+  }
+  return KernelBinary{q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 3), q->Text(0, 4)};
+}
+
+}  // namespace tuned

@@ -1,0 +1,258 @@
+// Compiling a job's kernels through the store's compile cache (CompileStage,
+// KernelOf), and the compile-ahead that fills that cache before jobs ask
+// (JobRunnerOptions::compile_ahead).
+#include "server/jobs.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/jobs_internal.h"
+#include "server/status.h"
+#include "spdlog/spdlog.h"
+
+namespace tuned {
+
+using jobs_internal::KeyOf;
+
+namespace {
+/// A finished job's best configs whose neighbours the compile-ahead takes
+/// first (JobRunner::QueueAhead): the model strategy starts the next shapes
+/// from these winners and refines around them.
+constexpr int kAheadTop = 8;
+
+/// The compile-ahead logs its progress every this many kernels.
+constexpr int64_t kAheadLogEvery = 500;
+
+v1::worker::MeasureResult FromCache(const CompiledRow& row) {
+  v1::worker::MeasureResult r;
+  r.set_status(row.ok ? v1::MEASUREMENT_COMPILED : v1::MEASUREMENT_COMPILE_ERROR);
+  r.set_message(row.message);
+  r.set_cubin(row.binary.cubin);
+  r.set_ptx(row.binary.ptx);
+  r.set_entry(row.binary.entry);
+  r.set_registers(row.registers);
+  r.set_local_bytes(row.local_bytes);
+  r.set_compile_ms(row.compile_ms);
+  r.set_cached(true);
+  return r;
+}
+
+CompiledRow ToCache(const v1::worker::Kernel& k, const v1::worker::MeasureResult& r) {
+  CompiledRow row;
+  row.ok = r.status() == v1::MEASUREMENT_COMPILED;
+  row.message = r.message();
+  if (row.ok) row.binary = {k.source(), r.entry(), r.cubin(), r.ptx(), r.message()};
+  row.registers = r.registers();
+  row.local_bytes = r.local_bytes();
+  row.compile_ms = r.compile_ms();
+  return row;
+}
+
+}  // namespace
+
+namespace jobs_internal {
+
+CompileKey KeyOf(const v1::worker::Kernel& k, const v1::Device& device) {
+  return {k.source(), k.name_expression(), absl::StrJoin(k.options(), "\n"),
+          absl::StrCat("sm_", device.cc_major(), device.cc_minor()), device.nvrtc_version()};
+}
+
+}  // namespace jobs_internal
+
+v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape,
+                            const v1::Device& device) {
+  const KernelSource src = family.Source(config);
+  v1::worker::Kernel kernel;
+  kernel.set_name(family.ConfigName(config));
+  kernel.set_source(src.source);
+  kernel.set_name_expression(src.name_expression);
+  for (const auto& o : src.options) kernel.add_options(o);
+  *kernel.mutable_geometry() = family.Geometry(config, shape, device);
+  return kernel;
+}
+
+void JobRunner::AheadLoop() {
+  while (!Stopping()) {
+    {  // A job's compile has the cores (NVRTC threads at nice 19 still share
+       // their caches and memory bandwidth): wait for it to end.
+      absl::MutexLock lock(&mu_);
+      auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || job_compiles_ == 0; };
+      mu_.Await(absl::Condition(&idle));
+      if (stop_) return;
+    }
+    if (CompileAhead()) continue;
+    // All compiled: wait for the neighbours of the next job's winners.
+    absl::MutexLock lock(&mu_);
+    auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !ahead_first_.empty(); };
+    mu_.AwaitWithTimeout(absl::Condition(&work), absl::Seconds(10));
+  }
+}
+
+void JobRunner::QueueAhead(const v1::Job& job) {
+  if (!options_.compile_ahead || ahead_compiler_ == nullptr) return;
+  auto family = FamilyOf(job.problem());
+  auto top = JobBest(job, kAheadTop);
+  if (!family.ok() || !top.ok()) return;
+  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  std::vector<v1::worker::Kernel> kernels;
+  std::set<std::string> names;
+  for (const auto& m : *top) {
+    const Config config(m.config().params().begin(), m.config().params().end());
+    for (const Config& n : (*family)->Neighbours(config)) {
+      if (!(*family)->Admits(n, job.problem().math()) || !(*family)->Check(n, device()).ok() ||
+          !names.insert((*family)->ConfigName(n)).second) {
+        continue;
+      }
+      kernels.push_back(KernelOf(**family, n, shape, device()));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  ahead_first_.insert(ahead_first_.begin(), kernels.begin(), kernels.end());
+}
+
+bool JobRunner::CompileAhead() {
+  {  // The neighbours of finished jobs' winners first (the cache skips what it has).
+    std::vector<v1::worker::Kernel> first;
+    {
+      absl::MutexLock lock(&mu_);
+      while (!ahead_first_.empty() && static_cast<int>(first.size()) < options_.compile_batch) {
+        first.push_back(std::move(ahead_first_.front()));
+        ahead_first_.pop_front();
+      }
+    }
+    if (!first.empty()) {
+      JobTime time;
+      CompileStage(first, &time, ahead_compiler_);
+      return !Stopping();
+    }
+  }
+  if (ahead_.empty()) {
+    std::set<std::string> names;
+    for (const Family* family : AllFamilies()) {
+      if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
+      const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
+      for (v1::Math math : family->MathModes()) {
+        for (const Config& c : family->ValidSpace(device(), nullptr, math)) {
+          std::vector<Config> reach = family->Neighbours(c);
+          reach.push_back(c);
+          for (const Config& r : reach) {
+            if (!family->Admits(r, math) || !family->Check(r, device()).ok() ||
+                !names.insert(family->ConfigName(r)).second) {
+              continue;
+            }
+            ahead_.push_back(KernelOf(*family, r, shape, device()));
+          }
+        }
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    ahead_progress_.total = static_cast<int64_t>(ahead_.size());
+    spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours)",
+                 ahead_.size());
+  }
+  int64_t done;
+  {
+    absl::MutexLock lock(&mu_);
+    done = ahead_progress_.done;
+  }
+  if (done >= static_cast<int64_t>(ahead_.size())) return false;
+  const auto first = ahead_.begin() + done;
+  const std::vector<v1::worker::Kernel> batch(
+      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
+  JobTime time;
+  CompileStage(batch, &time, ahead_compiler_);  // caches what compiles (or fails to); a timeout is retried later
+  if (Stopping()) return false;  // the batch was interrupted: not counted
+  absl::MutexLock lock(&mu_);
+  ahead_progress_.done = done + static_cast<int64_t>(batch.size());
+  if (ahead_progress_.done == ahead_progress_.total) {
+    spdlog::info("compiled ahead: {} kernels", ahead_progress_.total);
+  } else if (ahead_progress_.done / kAheadLogEvery != done / kAheadLogEvery) {
+    spdlog::info("compiled ahead: {} of {} kernels", ahead_progress_.done, ahead_progress_.total);
+  }
+  return true;
+}
+
+std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
+    const std::vector<v1::worker::Kernel>& kernels, JobTime* time, WorkerClient* compiler) {
+  const absl::Time start = absl::Now();
+  std::vector<v1::worker::MeasureResult> results(kernels.size());
+  std::vector<size_t> misses;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    auto hit = store_->LookupCompiled(KeyOf(kernels[i], device()));
+    if (hit.ok() && hit->has_value()) {
+      results[i] = FromCache(**hit);
+      ++time->cached;
+    } else {
+      if (!hit.ok()) spdlog::warn("compile cache: {}", hit.status().ToString());
+      misses.push_back(i);
+    }
+  }
+  // Keeps a compiler's answer (COMPILED or COMPILE_ERROR), caching it.
+  auto keep = [&](size_t i, const v1::worker::MeasureResult& r) {
+    results[i] = r;
+    if (r.status() == v1::MEASUREMENT_COMPILED || r.status() == v1::MEASUREMENT_COMPILE_ERROR) {
+      if (auto s = store_->AddCompiled(KeyOf(kernels[i], device()), ToCache(kernels[i], r)); !s.ok()) {
+        spdlog::warn("compile cache: {}", s.ToString());
+      }
+    }
+  };
+  auto call = [&](const std::vector<size_t>& which) -> absl::StatusOr<v1::worker::CompileResult> {
+    if (Stopping()) return absl::CancelledError("the daemon is stopping");  // nothing is stored
+    if (!compiler->alive()) {
+      TUNED_RETURN_IF_ERROR(compiler->Restart());
+    }
+    v1::worker::Request request;
+    for (size_t i : which) *request.mutable_compile()->add_kernels() = kernels[i];
+    const bool job = compiler == compiler_;
+    if (job) {
+      absl::MutexLock lock(&mu_);
+      ++job_compiles_;
+    }
+    auto response = compiler->Call(request, options_.compile_timeout);
+    if (job) {
+      absl::MutexLock lock(&mu_);
+      --job_compiles_;
+    }
+    if (!response.ok()) return response.status();
+    if (!response->error().empty()) return absl::InternalError(response->error());
+    if (response->compiled().results_size() != static_cast<int>(which.size())) {
+      return absl::InternalError("compiler answered with the wrong number of results");
+    }
+    return response->compiled();
+  };
+  // A kernel whose compile timed out or killed the compiler (not cached).
+  auto failed = [&](size_t i, const absl::Status& why) {
+    v1::worker::MeasureResult r;
+    r.set_status(absl::IsDeadlineExceeded(why) ? v1::MEASUREMENT_COMPILE_TIMEOUT
+                                               : v1::MEASUREMENT_COMPILE_ERROR);
+    r.set_message(absl::StrCat("compiler: ", why.message()));
+    spdlog::warn("{}: {}", kernels[i].name(), r.message());
+    results[i] = r;
+  };
+  if (!misses.empty()) {
+    auto batch = call(misses);
+    if (batch.ok()) {
+      for (size_t j = 0; j < misses.size(); ++j) keep(misses[j], batch->results(static_cast<int>(j)));
+    } else if (misses.size() == 1) {
+      failed(misses[0], batch.status());
+    } else {
+      // A hang or crash somewhere in the batch: each kernel alone finds it.
+      spdlog::warn("compile batch of {}: {}; compiling one at a time", misses.size(),
+                   batch.status().ToString());
+      for (size_t i : misses) {
+        auto one = call({i});
+        if (one.ok()) {
+          keep(i, one->results(0));
+        } else {
+          failed(i, one.status());
+        }
+      }
+    }
+  }
+  time->compile_seconds += absl::ToDoubleSeconds(absl::Now() - start);
+  return results;
+}
+
+}  // namespace tuned
