@@ -9,24 +9,20 @@
 //   source = '''...'''               # or source_file = "matmul.cu" (LoadSpecFile)
 //   dims = ["m", "n", "k"]
 //   restrictions = ["m % TILE == 0"]
-//   [[params]]                       # one table per tunable parameter
-//   name = "TILE"; values = [8, 16, 32]; pass = "define"  # or "template"; doc = "..."
-//   [[arguments]]                    # in the kernel's order; a buffer has `size`,
-//   name = "A"; type = "f32"; size = "m * k"; role = "in"; fill = "uniform"
-//   [[arguments]]                    # a scalar has `value`
-//   name = "n"; type = "i32"; value = "n"
-//   [launch]
-//   block = ["TILE", "TILE"]; grid = ["ceil_div(n, TILE)", "ceil_div(m, TILE)"]
-//   shared_memory_bytes = "0"
-//   [verification]                   # reference = "kernel" + [verification.launch],
-//   reference = "matmul_naive"       # or [verification.config] TILE = 8
-//   rtol = 1e-5; atol = 1e-5
-//   [work]                           # optional
-//   expression = "2 * m * n * k"; unit = "GFLOPS"
-//   [default_config]                 # optional
-//   TILE = 16
-//   [[sample_dims]]                  # optional, validated problems
-//   m = 512; n = 512; k = 512
+//   params = [{ name = "TILE", values = [8, 16, 32], pass = "define", doc = "..." }]
+//                                    # pass: "define" (default) or "template"
+//   arguments = [                    # in the kernel's order
+//     { name = "A", type = "f32", size = "m * k", role = "in", fill = "uniform" },
+//     { name = "n", type = "i32", value = "n" },   # a scalar has `value`
+//   ]
+//   launch = { block = ["TILE", "TILE"], grid = ["n / TILE", "m / TILE"],
+//              shared_memory_bytes = "0" }
+//   verification = { reference = "matmul_naive", rtol = 1e-5, atol = 1e-5,
+//                    launch = { block = [16, 16], grid = ["ceil_div(n, 16)", "ceil_div(m, 16)"] } }
+//                                    # or: config = { TILE = 8 }, a reference config
+//   work = { expression = "2 * m * n * k", unit = "GFLOPS" }   # optional
+//   default_config = { TILE = 16 }                              # optional
+//   sample_dims = [{ m = 512, n = 512, k = 512 }]              # optional
 // Block and grid entries may be TOML integers or expression strings.
 //
 // Libraries: toml++ (Debian libtomlplusplus-dev) parses TOML 1.0 with
@@ -89,8 +85,10 @@ absl::Status ValidateSpec(const v1::KernelSpec& spec);
 /// Checks a problem of a valid spec: a value >= 1 for every dimension and no
 /// other; at least one config in the space; for every config of the space,
 /// every launch, buffer, scalar and work expression (launch limits, buffer
-/// sizes of 1 to 2^31 elements, division by zero). INVALID_ARGUMENT naming
-/// the field, the config and the reason.
+/// sizes of 1 to 2^31 elements, division by zero); the reference config (if
+/// any) in the space. The default config may be outside it (then the problem
+/// has no baseline). INVALID_ARGUMENT naming the field, the config and the
+/// reason.
 absl::Status ValidateProblem(const v1::KernelSpec& spec, const Dims& dims);
 
 /// The spec's content hash: lower-case hex SHA-256 of its deterministic
