@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(THREADS) softmax(const float* __restrict__ x, 
   const float* xr = x + static_cast<long long>(row) * cols;
   float* yr = y + static_cast<long long>(row) * cols;
   const int nv = cols / VEC;
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000);  // -inf
   for (int j = threadIdx.x; j < nv; j += THREADS) {
     const V v = reinterpret_cast<const V*>(xr)[j];
     const float* e = reinterpret_cast<const float*>(&v);
@@ -69,7 +69,7 @@ __global__ void softmax_naive(const float* __restrict__ x, float* __restrict__ y
   if (row >= rows) return;
   const float* xr = x + static_cast<long long>(row) * cols;
   float* yr = y + static_cast<long long>(row) * cols;
-  float m = -INFINITY, s = 0.0f;
+  float m = __int_as_float(0xff800000), s = 0.0f;  // -inf, 0
   for (int j = 0; j < cols; ++j) m = fmaxf(m, xr[j]);
   for (int j = 0; j < cols; ++j) s += expf(xr[j] - m);
   for (int j = 0; j < cols; ++j) yr[j] = expf(xr[j] - m) / s;
