@@ -1,0 +1,540 @@
+// Validation, enumeration and launch evaluation of kernel specs.
+#include "families/spec/spec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "families/spec/expr.h"
+
+namespace tuned::spec {
+namespace {
+
+absl::Status Bad(const std::string& path, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+}
+absl::Status Prefix(const std::string& path, const absl::Status& s) {
+  return s.ok() ? s : absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+bool IsReserved(std::string_view s) { return s == "ceil_div" || s == "min" || s == "max"; }
+
+// The kernel's base name and the text of its template arguments ("" if none).
+std::pair<std::string, std::string> SplitKernel(std::string_view kernel) {
+  const size_t lt = kernel.find('<');
+  std::string base(kernel.substr(0, lt));
+  while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
+  while (!base.empty() && std::isspace(static_cast<unsigned char>(base.front()))) base.erase(0, 1);
+  return {base, lt == std::string_view::npos ? "" : std::string(kernel.substr(lt))};
+}
+
+// The identifiers of a template argument text, in order.
+std::vector<std::pair<size_t, size_t>> Identifiers(std::string_view t) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t i = 0; i < t.size();) {
+    if (std::isdigit(static_cast<unsigned char>(t[i]))) {
+      while (i < t.size() && std::isalnum(static_cast<unsigned char>(t[i]))) ++i;
+    } else if (std::isalpha(static_cast<unsigned char>(t[i])) || t[i] == '_') {
+      size_t j = i;
+      while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
+      out.emplace_back(i, j - i);
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string Describe(const std::vector<std::string>& vars, absl::Span<const int64_t> vals) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < vars.size(); ++i) parts.push_back(absl::StrCat(vars[i], "=", vals[i]));
+  return absl::StrJoin(parts, " ");
+}
+
+// Every expression of a spec, compiled over its dims then its params.
+struct Compiled {
+  struct Launch {
+    std::vector<Expr> block, grid;
+    std::optional<Expr> smem;
+  };
+  std::vector<std::string> vars;
+  int ndims = 0;
+  std::vector<Expr> restrictions;
+  std::vector<bool> uses_dims;
+  std::vector<int> level;  // the last param each restriction uses; -1: none
+  Launch launch;
+  std::optional<Launch> reference;
+  std::vector<Expr> args;  // a buffer's size or a scalar's value
+  std::optional<Expr> work;
+};
+
+absl::Status CheckStructure(const v1::KernelSpec& spec) {
+  const std::string& name = spec.name();
+  if (name.empty()) return Bad("name", "missing");
+  if (name.size() > 64 || !std::isalpha(static_cast<unsigned char>(name[0])) ||
+      !std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      })) {
+    return Bad("name", absl::StrCat("\"", name, "\" is not 1-64 letters, digits, '_', '-' or '.' starting with a letter"));
+  }
+  if (spec.source().empty()) return Bad("source", "missing");
+  if (std::ssize(spec.source()) > kMaxSourceBytes) {
+    return Bad("source", absl::StrCat(spec.source().size(), " bytes, more than the limit of ", kMaxSourceBytes));
+  }
+  const std::vector<std::string> kernels = GlobalKernels(spec.source());
+  if (kernels.empty()) return Bad("source", "no __global__ function");
+  auto has_kernel = [&](const std::string& k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+  if (spec.kernel().empty()) return Bad("kernel", "missing");
+  const auto [base, targs] = SplitKernel(spec.kernel());
+  if (!IsIdentifier(base)) return Bad("kernel", absl::StrCat("\"", spec.kernel(), "\" is not a name or name<args>"));
+  if (!has_kernel(base)) {
+    return Bad("kernel", absl::StrCat("no __global__ function \"", base, "\" in the source (found: ",
+                                      absl::StrJoin(kernels, ", "), ")"));
+  }
+  if (spec.params_size() > kMaxParams) return Bad("params", absl::StrCat("more than ", kMaxParams));
+  if (spec.dims_size() > kMaxDims) return Bad("dims", absl::StrCat("more than ", kMaxDims));
+  if (spec.arguments_size() > kMaxArguments) return Bad("arguments", absl::StrCat("more than ", kMaxArguments));
+  if (spec.restrictions_size() > kMaxRestrictions) return Bad("restrictions", absl::StrCat("more than ", kMaxRestrictions));
+  if (spec.sample_dims_size() > kMaxSampleDims) return Bad("sample_dims", absl::StrCat("more than ", kMaxSampleDims));
+  std::set<std::string> names;
+  for (int i = 0; i < spec.dims_size(); ++i) {
+    const std::string path = absl::StrCat("dims[", i, "]"), &d = spec.dims(i);
+    if (!IsIdentifier(d) || IsReserved(d)) return Bad(path, absl::StrCat("\"", d, "\" is not a C identifier"));
+    if (!names.insert(d).second) return Bad(path, absl::StrCat("duplicate dimension \"", d, "\""));
+  }
+  std::set<std::string> template_params;
+  for (int i = 0; i < spec.params_size(); ++i) {
+    const v1::SpecParam& p = spec.params(i);
+    const std::string path = absl::StrCat("params[", i, "]");
+    if (p.name().empty()) return Bad(path + ".name", "missing");
+    if (!IsIdentifier(p.name()) || IsReserved(p.name())) {
+      return Bad(path + ".name", absl::StrCat("\"", p.name(), "\" is not a C identifier"));
+    }
+    if (!names.insert(p.name()).second) {
+      const bool dim = std::find(spec.dims().begin(), spec.dims().end(), p.name()) != spec.dims().end();
+      return Bad(path + ".name", absl::StrCat(dim ? "parameter \"" : "duplicate parameter \"", p.name(),
+                                              dim ? "\" has the name of a dimension" : "\""));
+    }
+    if (p.values().empty()) return Bad(path + ".values", "empty");
+    if (p.values_size() > kMaxValuesPerParam) return Bad(path + ".values", absl::StrCat("more than ", kMaxValuesPerParam));
+    if (std::set<int64_t>(p.values().begin(), p.values().end()).size() != static_cast<size_t>(p.values_size())) {
+      return Bad(path + ".values", "duplicate value");
+    }
+    if (p.pass() == v1::SPEC_PASS_TEMPLATE) template_params.insert(p.name());
+  }
+  for (const auto& [pos, len] : Identifiers(targs)) {
+    const std::string id = targs.substr(pos, len);
+    if (!template_params.contains(id)) {
+      return Bad("kernel", absl::StrCat("template argument \"", id, "\" is not a parameter with pass = \"template\""));
+    }
+    template_params.erase(id);
+  }
+  if (!template_params.empty()) {
+    return Bad("kernel", absl::StrCat("parameter \"", *template_params.begin(),
+                                      "\" has pass = \"template\" but is not a template argument of the kernel"));
+  }
+  std::set<std::string> arg_names;
+  bool has_output = false;
+  for (int i = 0; i < spec.arguments_size(); ++i) {
+    const v1::SpecArgument& a = spec.arguments(i);
+    const std::string path = absl::StrCat("arguments[", i, "]");
+    if (a.name().empty()) return Bad(path + ".name", "missing");
+    if (!IsIdentifier(a.name())) return Bad(path + ".name", absl::StrCat("\"", a.name(), "\" is not a C identifier"));
+    if (!arg_names.insert(a.name()).second) return Bad(path + ".name", absl::StrCat("duplicate argument \"", a.name(), "\""));
+    if (a.has_buffer()) {
+      if (a.buffer().type() == v1::SPEC_TYPE_UNSPECIFIED) return Bad(path + ".type", "missing");
+      if (a.buffer().role() == v1::SPEC_ROLE_UNSPECIFIED) return Bad(path + ".role", "missing (in, out or inout)");
+      has_output |= a.buffer().role() != v1::SPEC_ROLE_IN;
+      if (!std::isfinite(a.buffer().fill_value())) return Bad(path + ".fill_value", "not finite");
+    } else if (a.has_scalar()) {
+      const v1::SpecType t = a.scalar().type();
+      if (t == v1::SPEC_TYPE_UNSPECIFIED) return Bad(path + ".type", "missing");
+      if (t != v1::SPEC_TYPE_F32 && t != v1::SPEC_TYPE_F64 && t != v1::SPEC_TYPE_I32 && t != v1::SPEC_TYPE_I64) {
+        return Bad(path + ".type", absl::StrCat("a scalar is f32, f64, i32 or i64, not ", std::string(TypeName(t))));
+      }
+    } else {
+      return Bad(path, "neither a buffer nor a scalar");
+    }
+  }
+  if (!has_output) return Bad("arguments", "no output buffer (role out or inout) to verify");
+  const v1::SpecVerification& v = spec.verification();
+  const bool by_kernel = !v.reference_kernel().empty(), by_config = !v.reference_config().empty();
+  if (by_kernel == by_config) {
+    return Bad("verification", "give either a reference kernel (reference) or a reference config (config)");
+  }
+  if (by_kernel && !has_kernel(v.reference_kernel())) {
+    return Bad("verification.reference", absl::StrCat("no __global__ function \"", v.reference_kernel(), "\" in the source"));
+  }
+  if (!by_kernel && v.has_reference_launch()) return Bad("verification.launch", "only a reference kernel takes it");
+  if (!std::isfinite(v.rtol()) || v.rtol() < 0 || v.rtol() >= 1) {
+    return Bad("verification.rtol", absl::StrCat(v.rtol(), " is not in [0, 1)"));
+  }
+  if (!std::isfinite(v.atol()) || v.atol() < 0) return Bad("verification.atol", absl::StrCat(v.atol(), " is not >= 0"));
+  if (spec.has_work()) {
+    if (spec.work().unit() != "GFLOPS" && spec.work().unit() != "GB/s") {
+      return Bad("work.unit", absl::StrCat("unknown unit \"", spec.work().unit(), "\" (GFLOPS or GB/s)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Expr> CompileAt(const std::string& path, const std::string& text, const std::vector<std::string>& vars) {
+  if (std::ssize(text) > kMaxExpressionChars) {
+    return Bad(path, absl::StrCat("expression of ", text.size(), " characters, more than ", kMaxExpressionChars));
+  }
+  auto e = Expr::Compile(text, vars);
+  if (!e.ok()) return Prefix(path, e.status());
+  return e;
+}
+
+absl::StatusOr<Compiled::Launch> CompileLaunch(const std::string& path, const v1::SpecLaunchExpr& l,
+                                               const std::vector<std::string>& vars) {
+  Compiled::Launch out;
+  for (auto [key, list, into] : {std::tuple{"block", &l.block(), &out.block}, {"grid", &l.grid(), &out.grid}}) {
+    if (list->empty()) return Bad(absl::StrCat(path, ".", key), "missing");
+    if (list->size() > 3) return Bad(absl::StrCat(path, ".", key), "more than 3 entries (x, y, z)");
+    for (int i = 0; i < list->size(); ++i) {
+      auto e = CompileAt(absl::StrCat(path, ".", key, "[", i, "]"), list->Get(i), vars);
+      if (!e.ok()) return e.status();
+      into->push_back(*std::move(e));
+    }
+  }
+  if (!l.shared_memory_bytes().empty()) {
+    auto e = CompileAt(path + ".shared_memory_bytes", l.shared_memory_bytes(), vars);
+    if (!e.ok()) return e.status();
+    out.smem = *std::move(e);
+  }
+  return out;
+}
+
+absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec) {
+  if (auto s = CheckStructure(spec); !s.ok()) return s;
+  Compiled c;
+  c.vars.assign(spec.dims().begin(), spec.dims().end());
+  c.ndims = spec.dims_size();
+  for (const auto& p : spec.params()) c.vars.push_back(p.name());
+  for (int i = 0; i < spec.restrictions_size(); ++i) {
+    const std::string path = absl::StrCat("restrictions[", i, "]");
+    auto e = CompileAt(path, spec.restrictions(i), c.vars);
+    if (!e.ok()) return e.status();
+    if (!e->IsBoolean()) {
+      return Bad(path, absl::StrCat("\"", e->text(), "\" is not boolean: its top-level operator must be a "
+                                    "comparison (== != < <= > >=) or logical (&& || !)"));
+    }
+    bool dims = false;
+    int level = -1;
+    for (const std::string& u : e->used()) {
+      const int at = static_cast<int>(std::find(c.vars.begin(), c.vars.end(), u) - c.vars.begin());
+      if (at < c.ndims) dims = true;
+      else level = std::max(level, at - c.ndims);
+    }
+    c.uses_dims.push_back(dims);
+    c.level.push_back(level);
+    c.restrictions.push_back(*std::move(e));
+  }
+  auto l = CompileLaunch("launch", spec.launch(), c.vars);
+  if (!l.ok()) return l.status();
+  c.launch = *std::move(l);
+  if (!spec.verification().reference_kernel().empty()) {
+    auto r = CompileLaunch("verification.launch", spec.verification().reference_launch(), c.vars);
+    if (!r.ok()) return r.status();
+    c.reference = *std::move(r);
+  }
+  for (int i = 0; i < spec.arguments_size(); ++i) {
+    const v1::SpecArgument& a = spec.arguments(i);
+    auto e = a.has_buffer() ? CompileAt(absl::StrCat("arguments[", i, "].size"), a.buffer().size(), c.vars)
+                            : CompileAt(absl::StrCat("arguments[", i, "].value"), a.scalar().value(), c.vars);
+    if (!e.ok()) return e.status();
+    c.args.push_back(*std::move(e));
+  }
+  if (spec.has_work()) {
+    auto e = CompileAt("work.expression", spec.work().expression(), c.vars);
+    if (!e.ok()) return e.status();
+    c.work = *std::move(e);
+  }
+  return c;
+}
+
+// Depth-first over the params in order, pruning with each restriction as
+// soon as its last param has a value. `vals` holds the dims' values.
+absl::StatusOr<std::vector<Config>> Enumerate(const v1::KernelSpec& spec, const Compiled& c,
+                                              std::vector<int64_t> vals, bool with_dims) {
+  std::vector<Config> out;
+  int64_t visited = 0;
+  const int n = spec.params_size();
+  auto holds = [&](int level) -> absl::StatusOr<bool> {
+    for (size_t r = 0; r < c.restrictions.size(); ++r) {
+      if (c.level[r] != level || (c.uses_dims[r] && !with_dims)) continue;
+      auto b = c.restrictions[r].EvaluateBool(vals);
+      if (!b.ok()) return Prefix(absl::StrCat("restrictions[", r, "]"), b.status());
+      if (!*b) return false;
+    }
+    return true;
+  };
+  std::function<absl::Status(int)> dfs = [&](int level) -> absl::Status {
+    if (level == n) {
+      Config cfg;
+      for (int i = 0; i < n; ++i) cfg[spec.params(i).name()] = vals[c.ndims + i];
+      out.push_back(std::move(cfg));
+      if (std::ssize(out) > kMaxSpaceConfigs) {
+        return Bad("params", absl::StrCat("the space has more than ", kMaxSpaceConfigs,
+                                          " configs after restrictions (the limit); add restrictions or drop values"));
+      }
+      return absl::OkStatus();
+    }
+    for (int64_t v : spec.params(level).values()) {
+      if (++visited > kMaxEnumerated) {
+        return Bad("params", absl::StrCat("more than ", kMaxEnumerated, " partial configs to enumerate; add "
+                                          "restrictions over fewer parameters or drop values"));
+      }
+      vals[c.ndims + level] = v;
+      auto ok = holds(level);
+      if (!ok.ok()) return ok.status();
+      if (*ok) {
+        if (auto s = dfs(level + 1); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  };
+  vals.resize(c.vars.size(), 0);
+  auto ok = holds(-1);
+  if (!ok.ok()) return ok.status();
+  if (*ok) {
+    if (auto s = dfs(0); !s.ok()) return s;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> DimValues(const v1::KernelSpec& spec, const Dims& dims) {
+  std::vector<int64_t> vals;
+  for (const std::string& d : spec.dims()) {
+    auto it = dims.find(d);
+    if (it == dims.end()) return Bad("dims", absl::StrCat("no value for dimension \"", d, "\""));
+    if (it->second < 1) return Bad("dims", absl::StrCat("dimension ", d, " = ", it->second, " is not >= 1"));
+    vals.push_back(it->second);
+  }
+  for (const auto& [k, v] : dims) {
+    if (std::find(spec.dims().begin(), spec.dims().end(), k) == spec.dims().end()) {
+      return Bad("dims", absl::StrCat("\"", k, "\" is not a dimension of the spec"));
+    }
+  }
+  return vals;
+}
+
+// Whether `config` names every parameter with one of its values and nothing else.
+absl::Status CheckConfig(const v1::KernelSpec& spec, const Config& config) {
+  for (const auto& p : spec.params()) {
+    auto it = config.find(p.name());
+    if (it == config.end()) return absl::InvalidArgumentError(absl::StrCat("no value for parameter \"", p.name(), "\""));
+    if (std::find(p.values().begin(), p.values().end(), it->second) == p.values().end()) {
+      return absl::InvalidArgumentError(absl::StrCat(p.name(), " = ", it->second, " is not one of its values"));
+    }
+  }
+  if (config.size() != static_cast<size_t>(spec.params_size())) {
+    for (const auto& [k, v] : config) {
+      if (std::none_of(spec.params().begin(), spec.params().end(), [&](const auto& p) { return p.name() == k; })) {
+        return absl::InvalidArgumentError(absl::StrCat("\"", k, "\" is not a parameter"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Geometry> EvalGeometry(const std::string& path, const Compiled::Launch& l,
+                                      absl::Span<const int64_t> vals, const std::string& at) {
+  Geometry g;
+  for (auto [key, exprs, d] : {std::tuple{"block", &l.block, &g.block}, {"grid", &l.grid, &g.grid}}) {
+    int64_t* xyz[3] = {&d->x, &d->y, &d->z};
+    for (size_t i = 0; i < exprs->size(); ++i) {
+      const std::string p = absl::StrCat(path, ".", key, "[", i, "]");
+      auto v = (*exprs)[i].EvaluateInt(vals);
+      if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
+      if (*v < 1) return Bad(p, absl::StrCat("value ", *v, " at ", at, ": each must be at least 1"));
+      *xyz[i] = *v;
+    }
+  }
+  const std::string b = path + ".block";
+  if (g.block.x > 1024 || g.block.y > 1024 || g.block.z > 64 || g.block.x * g.block.y * g.block.z > 1024) {
+    return Bad(b, absl::StrCat(g.block.x, "x", g.block.y, "x", g.block.z, " threads at ", at,
+                               ": CUDA allows x, y <= 1024, z <= 64, x*y*z <= 1024 (restrict the parameters)"));
+  }
+  if (g.grid.x > 2147483647 || g.grid.y > 65535 || g.grid.z > 65535) {
+    return Bad(path + ".grid", absl::StrCat(g.grid.x, "x", g.grid.y, "x", g.grid.z, " blocks at ", at,
+                                            ": CUDA allows x < 2^31, y, z <= 65535"));
+  }
+  if (l.smem) {
+    auto v = l.smem->EvaluateInt(vals);
+    const std::string p = path + ".shared_memory_bytes";
+    if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
+    if (*v < 0 || *v > 232448) return Bad(p, absl::StrCat(*v, " bytes at ", at, ": not in [0, 232448 (227 KiB)]"));
+    g.shared_memory_bytes = *v;
+  }
+  return g;
+}
+
+absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& c, absl::Span<const int64_t> vals) {
+  const std::string at = Describe(c.vars, vals);
+  SpecLaunch out;
+  auto g = EvalGeometry("launch", c.launch, vals, at);
+  if (!g.ok()) return g.status();
+  out.kernel = *g;
+  if (c.reference) {
+    auto r = EvalGeometry("verification.launch", *c.reference, vals, at);
+    if (!r.ok()) return r.status();
+    out.reference = *r;
+  }
+  for (int i = 0; i < spec.arguments_size(); ++i) {
+    const v1::SpecArgument& a = spec.arguments(i);
+    ArgumentValue v{.name = a.name(), .is_buffer = a.has_buffer()};
+    const std::string path = absl::StrCat("arguments[", i, "].", a.has_buffer() ? "size" : "value");
+    auto fail = [&](const absl::Status& s) {
+      return Prefix(path, absl::Status(s.code(), absl::StrCat(s.message(), " at ", at)));
+    };
+    if (a.has_buffer()) {
+      v.type = a.buffer().type();
+      auto n = c.args[i].EvaluateInt(vals);
+      if (!n.ok()) return fail(n.status());
+      if (*n < 1 || *n > kMaxBufferElements) {
+        return Bad(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
+                                      ": not in [1, 2^31]"));
+      }
+      v.elements = *n;
+      v.bytes = *n * TypeBytes(v.type);
+    } else {
+      v.type = a.scalar().type();
+      const bool integer = v.type == v1::SPEC_TYPE_I32 || v.type == v1::SPEC_TYPE_I64;
+      absl::StatusOr<double> x = c.args[i].Evaluate(vals);
+      if (integer && x.ok()) {
+        auto y = c.args[i].EvaluateInt(vals);
+        x = y.ok() ? absl::StatusOr<double>(static_cast<double>(*y)) : y.status();
+      }
+      if (!x.ok()) return fail(x.status());
+      if (v.type == v1::SPEC_TYPE_I32 && (*x < -2147483648.0 || *x > 2147483647.0)) {
+        return Bad(path, absl::StrCat("value ", *x, " at ", at, " does not fit i32"));
+      }
+      v.scalar = *x;
+    }
+    out.arguments.push_back(std::move(v));
+  }
+  if (c.work) {
+    auto w = c.work->Evaluate(vals);
+    if (!w.ok()) return Prefix("work.expression", absl::Status(w.status().code(), absl::StrCat(w.status().message(), " at ", at)));
+    if (*w < 0) return Bad("work.expression", absl::StrCat("value ", *w, " at ", at, " is negative"));
+    out.work = *w;
+  }
+  auto [base, targs] = SplitKernel(spec.kernel());
+  std::string args = targs;
+  const auto ids = Identifiers(targs);
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+    const std::string id = targs.substr(it->first, it->second);
+    const int at_var = static_cast<int>(std::find(c.vars.begin(), c.vars.end(), id) - c.vars.begin());
+    args.replace(it->first, it->second, std::to_string(vals[at_var]));
+  }
+  out.name_expression = base + args;
+  for (int i = 0; i < spec.params_size(); ++i) {
+    if (spec.params(i).pass() == v1::SPEC_PASS_DEFINE) {
+      out.defines.push_back(absl::StrCat("-D", spec.params(i).name(), "=", vals[c.ndims + i]));
+    }
+  }
+  return out;
+}
+
+// The values of dims then params for `config` at `dims`.
+std::vector<int64_t> Values(const v1::KernelSpec& spec, std::vector<int64_t> dim_vals, const Config& config) {
+  for (const auto& p : spec.params()) dim_vals.push_back(config.at(p.name()));
+  return dim_vals;
+}
+
+absl::Status ProblemAt(const v1::KernelSpec& spec, const Compiled& c, const Dims& dims) {
+  auto dv = DimValues(spec, dims);
+  if (!dv.ok()) return dv.status();
+  auto space = Enumerate(spec, c, *dv, true);
+  if (!space.ok()) return space.status();
+  const std::vector<std::string> dim_names(spec.dims().begin(), spec.dims().end());
+  const std::string at = Describe(dim_names, *dv);
+  if (space->empty()) return Bad("restrictions", absl::StrCat("no config of the space holds at ", at));
+  for (const Config& config : *space) {
+    if (auto l = LaunchAt(spec, c, Values(spec, *dv, config)); !l.ok()) return l.status();
+  }
+  // The reference config must hold at every problem; the default config
+  // need not (such a problem has no baseline).
+  if (const auto& ref = spec.verification().reference_config(); !ref.empty()) {
+    if (std::find(space->begin(), space->end(), Config(ref.begin(), ref.end())) == space->end()) {
+      return Bad("verification.config", absl::StrCat("not in the space at ", at, " (a restriction fails)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateSpec(const v1::KernelSpec& spec) {
+  auto c = CompileSpec(spec);
+  if (!c.ok()) return c.status();
+  auto space = Enumerate(spec, *c, std::vector<int64_t>(c->ndims, 0), false);
+  if (!space.ok()) return space.status();
+  if (space->empty()) return Bad("restrictions", "the space is empty: no config holds every restriction");
+  for (auto [path, map] : {std::pair{"default_config", &spec.default_config()},
+                           {"verification.config", &spec.verification().reference_config()}}) {
+    if (map->empty()) continue;
+    const Config config(map->begin(), map->end());
+    if (auto s = CheckConfig(spec, config); !s.ok()) return Prefix(path, s);
+    if (std::find(space->begin(), space->end(), config) == space->end()) {
+      return Bad(path, "not in the space (a restriction fails)");
+    }
+  }
+  for (int i = 0; i < spec.sample_dims_size(); ++i) {
+    const Dims dims(spec.sample_dims(i).dims().begin(), spec.sample_dims(i).dims().end());
+    if (auto s = ProblemAt(spec, *c, dims); !s.ok()) return Prefix(absl::StrCat("sample_dims[", i, "]"), s);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateProblem(const v1::KernelSpec& spec, const Dims& dims) {
+  auto c = CompileSpec(spec);
+  if (!c.ok()) return c.status();
+  return ProblemAt(spec, *c, dims);
+}
+
+absl::StatusOr<std::vector<Config>> EnumerateSpace(const v1::KernelSpec& spec) {
+  auto c = CompileSpec(spec);
+  if (!c.ok()) return c.status();
+  return Enumerate(spec, *c, std::vector<int64_t>(c->ndims, 0), false);
+}
+
+absl::StatusOr<std::vector<Config>> EnumerateSpace(const v1::KernelSpec& spec, const Dims& dims) {
+  auto c = CompileSpec(spec);
+  if (!c.ok()) return c.status();
+  auto dv = DimValues(spec, dims);
+  if (!dv.ok()) return dv.status();
+  return Enumerate(spec, *c, *dv, true);
+}
+
+absl::StatusOr<SpecLaunch> EvaluateLaunch(const v1::KernelSpec& spec, const Config& config, const Dims& dims) {
+  auto c = CompileSpec(spec);
+  if (!c.ok()) return c.status();
+  auto dv = DimValues(spec, dims);
+  if (!dv.ok()) return dv.status();
+  if (auto s = CheckConfig(spec, config); !s.ok()) return Prefix("config", s);
+  const std::vector<int64_t> vals = Values(spec, *dv, config);
+  for (size_t r = 0; r < c->restrictions.size(); ++r) {
+    auto b = c->restrictions[r].EvaluateBool(vals);
+    if (!b.ok()) return Prefix(absl::StrCat("restrictions[", r, "]"), b.status());
+    if (!*b) {
+      return Bad(absl::StrCat("restrictions[", r, "]"),
+                 absl::StrCat("\"", c->restrictions[r].text(), "\" fails at ", Describe(c->vars, vals)));
+    }
+  }
+  return LaunchAt(spec, *c, vals);
+}
+
+}  // namespace tuned::spec

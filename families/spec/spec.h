@@ -1,0 +1,158 @@
+// Kernel specs (tuner.proto KernelSpec): a user's CUDA kernel, its tunable
+// parameters, restrictions, arguments and launch, read from TOML or JSON,
+// validated, and its space enumerated. CPU-only: no CUDA, NVRTC or server.
+//
+// File format (TOML; JSON has the same keys and nesting), see
+// examples/kernels/ for complete specs:
+//   name = "matmul"                  # KernelSpec.name
+//   kernel = "matmul_tiled"          # or "softmax<THREADS, VEC>"
+//   source = '''...'''               # or source_file = "matmul.cu" (LoadSpecFile)
+//   dims = ["m", "n", "k"]
+//   restrictions = ["m % TILE == 0"]
+//   params = [{ name = "TILE", values = [8, 16, 32], pass = "define", doc = "..." }]
+//                                    # pass: "define" (default) or "template"
+//   arguments = [                    # in the kernel's order
+//     { name = "A", type = "f32", size = "m * k", role = "in", fill = "uniform" },
+//     { name = "n", type = "i32", value = "n" },   # a scalar has `value`
+//   ]
+//   launch = { block = ["TILE", "TILE"], grid = ["n / TILE", "m / TILE"],
+//              shared_memory_bytes = "0" }
+//   verification = { reference = "matmul_naive", rtol = 1e-5, atol = 1e-5,
+//                    launch = { block = [16, 16], grid = ["ceil_div(n, 16)", "ceil_div(m, 16)"] } }
+//                                    # or: config = { TILE = 8 }, a reference config
+//   work = { expression = "2 * m * n * k", unit = "GFLOPS" }   # optional
+//   default_config = { TILE = 16 }                              # optional
+//   sample_dims = [{ m = 512, n = 512, k = 512 }]              # optional
+// Block and grid entries may be TOML integers or expression strings.
+//
+// Libraries: toml++ (Debian libtomlplusplus-dev) parses TOML 1.0 with
+// line:column errors and keeps 64-bit integers apart from floats;
+// nlohmann-json (nlohmann-json3-dev) parses JSON, and is the one tree that
+// both formats are converted from, so that both give the same field paths
+// and messages. Expressions: families/spec/expr.h (muParser).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
+
+namespace tuned::spec {
+
+/// One config: a value for each tunable parameter (as tuned::Config).
+using Config = std::map<std::string, int64_t>;
+/// A problem: a value for each dimension.
+using Dims = std::map<std::string, int64_t>;
+
+inline constexpr int64_t kMaxSourceBytes = 1 << 20;      // KernelSpec.source
+inline constexpr int64_t kMaxSpaceConfigs = 100'000;     // after restrictions
+inline constexpr int64_t kMaxEnumerated = 10'000'000;    // partial configs visited
+inline constexpr int64_t kMaxBufferElements = int64_t{1} << 31;
+inline constexpr int kMaxParams = 32;
+inline constexpr int kMaxValuesPerParam = 1024;
+inline constexpr int kMaxArguments = 64;
+inline constexpr int kMaxDims = 16;
+inline constexpr int kMaxRestrictions = 64;
+inline constexpr int kMaxExpressionChars = 1024;
+inline constexpr int kMaxSampleDims = 16;
+
+/// Parses a TOML spec. INVALID_ARGUMENT for TOML that does not parse (with
+/// line and column), an unknown key, a value of the wrong type or an unknown
+/// enum name (type, role, fill, pass, unit), naming the key's path (e.g.
+/// "arguments[2].role"). `source_file` is refused: only LoadSpecFile reads
+/// files. Does not validate (ValidateSpec).
+absl::StatusOr<v1::KernelSpec> ParseSpecToml(std::string_view text);
+/// Parses a JSON spec with the same keys as the TOML one; errors as ParseSpecToml.
+absl::StatusOr<v1::KernelSpec> ParseSpecJson(std::string_view text);
+/// Reads a .toml or .json spec file; a `source_file` key names a file,
+/// relative to the spec's folder, whose text becomes `source`. NOT_FOUND for
+/// a missing file; otherwise as ParseSpecToml. Does not validate.
+absl::StatusOr<v1::KernelSpec> LoadSpecFile(const std::string& path);
+
+/// Checks a spec: names, limits, every expression (syntax, names, restriction
+/// booleans), the kernels in the source, the space over parameters (not empty,
+/// at most kMaxSpaceConfigs), verification, tolerances, the default config,
+/// and ValidateProblem at each sample_dims. INVALID_ARGUMENT naming the field
+/// path and the reason, e.g. "params[1].values: empty".
+absl::Status ValidateSpec(const v1::KernelSpec& spec);
+
+/// Checks a problem of a valid spec: a value >= 1 for every dimension and no
+/// other; at least one config in the space; for every config of the space,
+/// every launch, buffer, scalar and work expression (launch limits, buffer
+/// sizes of 1 to 2^31 elements, division by zero); the reference config (if
+/// any) in the space. The default config may be outside it (then the problem
+/// has no baseline). INVALID_ARGUMENT naming the field, the config and the
+/// reason.
+absl::Status ValidateProblem(const v1::KernelSpec& spec, const Dims& dims);
+
+/// The spec's content hash: lower-case hex SHA-256 of its deterministic
+/// protobuf serialization. Equal specs give equal hashes in every process and
+/// on every machine; any changed field (the source, a value) changes it.
+std::string SpecHash(const v1::KernelSpec& spec);
+
+/// The configs of the space, in order (the last parameter varies fastest),
+/// under the restrictions that use parameters only; those that use a
+/// dimension are left for EnumerateSpace(spec, dims). INVALID_ARGUMENT for an
+/// invalid expression, more than kMaxSpaceConfigs configs, or more than
+/// kMaxEnumerated partial configs visited.
+absl::StatusOr<std::vector<Config>> EnumerateSpace(const v1::KernelSpec& spec);
+/// The configs valid for the problem `dims`: every restriction holds with
+/// them. Errors as above, and INVALID_ARGUMENT for a missing, extra or
+/// non-positive dimension. An empty result is no error.
+absl::StatusOr<std::vector<Config>> EnumerateSpace(const v1::KernelSpec& spec, const Dims& dims);
+
+/// Threads (block) or blocks (grid) along x, y, z.
+struct Dim3 {
+  int64_t x = 1, y = 1, z = 1;
+};
+
+/// A kernel's launch: geometry and dynamic shared memory in bytes.
+struct Geometry {
+  Dim3 block, grid;
+  int64_t shared_memory_bytes = 0;
+};
+
+/// One argument's value for a problem and config.
+struct ArgumentValue {
+  std::string name;
+  bool is_buffer = false;
+  v1::SpecType type = v1::SPEC_TYPE_UNSPECIFIED;
+  int64_t elements = 0;  // buffers: number of elements
+  int64_t bytes = 0;     // buffers: elements * the element's size
+  double scalar = 0;     // scalars: the value (an integer for i32/i64)
+};
+
+/// Everything a launcher needs for one config of one problem.
+struct SpecLaunch {
+  Geometry kernel;
+  /// The reference kernel's launch (verification.reference_kernel), if any.
+  std::optional<Geometry> reference;
+  std::vector<ArgumentValue> arguments;  // in the kernel's order
+  /// FLOPs or bytes per launch (work.expression), if the spec has work.
+  std::optional<double> work;
+  std::string name_expression;       // NVRTC name expression, e.g. "softmax<128, 4>"
+  std::vector<std::string> defines;  // NVRTC options, e.g. "-DTILE=16"
+};
+
+/// Evaluates the launch of `config` for the problem `dims`. INVALID_ARGUMENT
+/// (naming the field) for a config that lacks a parameter, has an unknown one
+/// or a value outside its list, breaks a restriction, for bad dims, or for an
+/// expression that fails or breaks a launch or buffer limit.
+absl::StatusOr<SpecLaunch> EvaluateLaunch(const v1::KernelSpec& spec, const Config& config,
+                                          const Dims& dims);
+
+/// The names of the __global__ functions in `source` (a textual scan that
+/// skips comments, string literals, templates and __launch_bounds__).
+std::vector<std::string> GlobalKernels(std::string_view source);
+
+/// The spec's element type names ("f32", ...) and their sizes in bytes.
+std::string_view TypeName(v1::SpecType type);
+int TypeBytes(v1::SpecType type);
+
+}  // namespace tuned::spec

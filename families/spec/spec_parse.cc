@@ -1,0 +1,343 @@
+// Reading kernel specs: TOML (toml++) and JSON (nlohmann-json) are both
+// converted to one JSON tree, which one reader turns into v1::KernelSpec, so
+// that both formats take the same keys and give the same messages.
+#include <fstream>
+#include <filesystem>
+#include <initializer_list>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "families/spec/spec.h"
+
+namespace tuned::spec {
+namespace {
+
+using json = nlohmann::json;
+
+absl::Status Bad(const std::string& path, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+}
+
+absl::StatusOr<json> TomlToJson(const toml::node& n, const std::string& path) {
+  if (const auto* t = n.as_table()) {
+    json o = json::object();
+    for (const auto& [k, v] : *t) {
+      auto c = TomlToJson(v, path.empty() ? std::string(k.str()) : absl::StrCat(path, ".", std::string(k.str())));
+      if (!c.ok()) return c.status();
+      o[std::string(k.str())] = *std::move(c);
+    }
+    return o;
+  }
+  if (const auto* a = n.as_array()) {
+    json o = json::array();
+    for (size_t i = 0; i < a->size(); ++i) {
+      auto c = TomlToJson((*a)[i], absl::StrCat(path, "[", i, "]"));
+      if (!c.ok()) return c.status();
+      o.push_back(*std::move(c));
+    }
+    return o;
+  }
+  if (auto v = n.value_exact<std::string>()) return json(*v);
+  if (auto v = n.value_exact<int64_t>()) return json(*v);
+  if (auto v = n.value_exact<double>()) return json(*v);
+  if (auto v = n.value_exact<bool>()) return json(*v);
+  return Bad(path, "dates and times are not spec values");
+}
+
+class Reader {
+ public:
+  explicit Reader(std::optional<std::filesystem::path> dir) : dir_(std::move(dir)) {}
+
+  absl::Status Keys(const json& o, const std::string& path, std::initializer_list<std::string> allowed) {
+    if (!o.is_object()) return Bad(path.empty() ? "spec" : path, "expected a table");
+    for (const auto& [k, v] : o.items()) {
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+        return Bad(Join(path, k), absl::StrCat("unknown key (known: ", absl::StrJoin(allowed, ", "), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
+  }
+  // Sets *out to o[key] if present.
+  absl::Status Str(const json& o, const std::string& path, const std::string& key, std::string* out) {
+    auto it = o.find(key);
+    if (it == o.end()) return absl::OkStatus();
+    if (!it->is_string()) return Bad(Join(path, key), "expected a string");
+    *out = it->get<std::string>();
+    return absl::OkStatus();
+  }
+  absl::Status Num(const json& o, const std::string& path, const std::string& key, double* out) {
+    auto it = o.find(key);
+    if (it == o.end()) return absl::OkStatus();
+    if (!it->is_number()) return Bad(Join(path, key), "expected a number");
+    *out = it->get<double>();
+    return absl::OkStatus();
+  }
+  // An expression: a string, or an integer written as a number.
+  absl::Status ExprStr(const json& v, const std::string& path, std::string* out) {
+    if (v.is_string()) {
+      *out = v.get<std::string>();
+    } else if (v.is_number_integer()) {
+      *out = std::to_string(v.get<int64_t>());
+    } else {
+      return Bad(path, "expected an expression (a string or an integer)");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status ExprList(const json& o, const std::string& path, const std::string& key,
+                        google::protobuf::RepeatedPtrField<std::string>* out) {
+    auto it = o.find(key);
+    if (it == o.end()) return absl::OkStatus();
+    const std::string p = Join(path, key);
+    if (!it->is_array()) return ExprStr(*it, p, out->Add());
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (auto s = ExprStr((*it)[i], absl::StrCat(p, "[", i, "]"), out->Add()); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status StrList(const json& o, const std::string& path, const std::string& key,
+                       google::protobuf::RepeatedPtrField<std::string>* out) {
+    auto it = o.find(key);
+    if (it == o.end()) return absl::OkStatus();
+    const std::string p = Join(path, key);
+    if (!it->is_array()) return Bad(p, "expected a list of strings");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string()) return Bad(absl::StrCat(p, "[", i, "]"), "expected a string");
+      out->Add((*it)[i].get<std::string>());
+    }
+    return absl::OkStatus();
+  }
+  absl::Status IntMap(const json& v, const std::string& path, google::protobuf::Map<std::string, int64_t>* out) {
+    if (!v.is_object()) return Bad(path, "expected a table of integers");
+    for (const auto& [k, x] : v.items()) {
+      if (!x.is_number_integer()) return Bad(Join(path, k), "expected an integer");
+      (*out)[k] = x.get<int64_t>();
+    }
+    return absl::OkStatus();
+  }
+  template <typename E>
+  absl::Status Enum(const json& o, const std::string& path, const std::string& key,
+                    std::initializer_list<std::pair<std::string, E>> names, E* out) {
+    std::string s;
+    if (auto st = Str(o, path, key, &s); !st.ok() || s.empty()) return st;
+    std::vector<std::string> known;
+    for (const auto& [n, e] : names) {
+      if (n == s) {
+        *out = e;
+        return absl::OkStatus();
+      }
+      known.push_back(n);
+    }
+    return Bad(Join(path, key), absl::StrCat("unknown ", key, " \"", s, "\" (known: ", absl::StrJoin(known, ", "), ")"));
+  }
+  absl::Status Type(const json& o, const std::string& path, v1::SpecType* out) {
+    using namespace v1;
+    return Enum<SpecType>(o, path, "type",
+                          {{"f32", SPEC_TYPE_F32}, {"f64", SPEC_TYPE_F64}, {"f16", SPEC_TYPE_F16},
+                           {"bf16", SPEC_TYPE_BF16}, {"i32", SPEC_TYPE_I32}, {"u8", SPEC_TYPE_U8},
+                           {"i64", SPEC_TYPE_I64}},
+                          out);
+  }
+  absl::Status Launch(const json& o, const std::string& path, v1::SpecLaunchExpr* out) {
+    if (auto s = Keys(o, path, {"block", "grid", "shared_memory_bytes"}); !s.ok()) return s;
+    if (auto s = ExprList(o, path, "block", out->mutable_block()); !s.ok()) return s;
+    if (auto s = ExprList(o, path, "grid", out->mutable_grid()); !s.ok()) return s;
+    if (auto it = o.find("shared_memory_bytes"); it != o.end()) {
+      return ExprStr(*it, Join(path, "shared_memory_bytes"), out->mutable_shared_memory_bytes());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Param(const json& o, const std::string& path, v1::SpecParam* p) {
+    if (auto s = Keys(o, path, {"name", "values", "pass", "doc"}); !s.ok()) return s;
+    if (auto s = Str(o, path, "name", p->mutable_name()); !s.ok()) return s;
+    if (auto s = Str(o, path, "doc", p->mutable_doc()); !s.ok()) return s;
+    v1::SpecPass pass = v1::SPEC_PASS_DEFINE;
+    if (auto s = Enum<v1::SpecPass>(o, path, "pass", {{"define", v1::SPEC_PASS_DEFINE}, {"template", v1::SPEC_PASS_TEMPLATE}}, &pass);
+        !s.ok()) {
+      return s;
+    }
+    p->set_pass(pass);
+    auto it = o.find("values");
+    if (it == o.end()) return absl::OkStatus();
+    if (!it->is_array()) return Bad(Join(path, "values"), "expected a list of integers");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_number_integer()) return Bad(absl::StrCat(path, ".values[", i, "]"), "expected an integer");
+      p->add_values((*it)[i].get<int64_t>());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Argument(const json& o, const std::string& path, v1::SpecArgument* a) {
+    if (auto s = Keys(o, path, {"name", "type", "size", "role", "fill", "fill_value", "value"}); !s.ok()) return s;
+    if (auto s = Str(o, path, "name", a->mutable_name()); !s.ok()) return s;
+    const bool has_size = o.contains("size"), has_value = o.contains("value");
+    if (has_size == has_value) {
+      return Bad(path, "give either `size` (a buffer) or `value` (a scalar), not both or neither");
+    }
+    v1::SpecType type = v1::SPEC_TYPE_UNSPECIFIED;
+    if (auto s = Type(o, path, &type); !s.ok()) return s;
+    if (has_value) {
+      for (const char* k : {"role", "fill", "fill_value"}) {
+        if (o.contains(k)) return Bad(Join(path, k), "only buffers (with `size`) take it");
+      }
+      a->mutable_scalar()->set_type(type);
+      return ExprStr(o["value"], Join(path, "value"), a->mutable_scalar()->mutable_value());
+    }
+    v1::SpecBuffer* b = a->mutable_buffer();
+    b->set_type(type);
+    if (auto s = ExprStr(o["size"], Join(path, "size"), b->mutable_size()); !s.ok()) return s;
+    using namespace v1;
+    SpecRole role = SPEC_ROLE_UNSPECIFIED;
+    if (auto s = Enum<SpecRole>(o, path, "role", {{"in", SPEC_ROLE_IN}, {"out", SPEC_ROLE_OUT}, {"inout", SPEC_ROLE_INOUT}}, &role);
+        !s.ok()) {
+      return s;
+    }
+    b->set_role(role);
+    SpecFill fill = SPEC_FILL_UNSPECIFIED;
+    if (auto s = Enum<SpecFill>(o, path, "fill",
+                                {{"uniform", SPEC_FILL_UNIFORM}, {"normal", SPEC_FILL_NORMAL},
+                                 {"zeros", SPEC_FILL_ZEROS}, {"constant", SPEC_FILL_CONSTANT}},
+                                &fill);
+        !s.ok()) {
+      return s;
+    }
+    b->set_fill(fill);
+    double v = 0;
+    if (auto s = Num(o, path, "fill_value", &v); !s.ok()) return s;
+    if (o.contains("fill_value") && fill != SPEC_FILL_CONSTANT) {
+      return Bad(Join(path, "fill_value"), "only fill = \"constant\" takes it");
+    }
+    b->set_fill_value(v);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<v1::KernelSpec> Spec(const json& o) {
+    v1::KernelSpec spec;
+    if (auto s = Keys(o, "", {"name", "description", "source", "source_file", "kernel", "params", "restrictions",
+                             "dims", "arguments", "launch", "verification", "work", "default_config", "sample_dims"});
+        !s.ok()) {
+      return s;
+    }
+    for (auto [key, field] : {std::pair{"name", spec.mutable_name()}, {"description", spec.mutable_description()},
+                              {"source", spec.mutable_source()}, {"kernel", spec.mutable_kernel()}}) {
+      if (auto s = Str(o, "", key, field); !s.ok()) return s;
+    }
+    if (o.contains("source_file")) {
+      if (o.contains("source")) return Bad("source_file", "give either `source` or `source_file`, not both");
+      std::string file;
+      if (auto s = Str(o, "", "source_file", &file); !s.ok()) return s;
+      if (!dir_) return Bad("source_file", "only LoadSpecFile reads files; give the CUDA text in `source`");
+      std::ifstream in(*dir_ / file, std::ios::binary);
+      if (!in) return absl::NotFoundError(absl::StrCat("source_file: cannot read ", (*dir_ / file).string()));
+      std::stringstream ss;
+      ss << in.rdbuf();
+      spec.set_source(ss.str());
+    }
+    if (auto s = StrList(o, "", "restrictions", spec.mutable_restrictions()); !s.ok()) return s;
+    if (auto s = StrList(o, "", "dims", spec.mutable_dims()); !s.ok()) return s;
+    for (auto [key, is_param] : {std::pair{"params", true}, {"arguments", false}}) {
+      auto it = o.find(key);
+      if (it == o.end()) continue;
+      if (!it->is_array()) return Bad(key, "expected a list of tables");
+      for (size_t i = 0; i < it->size(); ++i) {
+        const std::string p = absl::StrCat(key, "[", i, "]");
+        auto s = is_param ? Param((*it)[i], p, spec.add_params()) : Argument((*it)[i], p, spec.add_arguments());
+        if (!s.ok()) return s;
+      }
+    }
+    if (auto it = o.find("launch"); it != o.end()) {
+      if (auto s = Launch(*it, "launch", spec.mutable_launch()); !s.ok()) return s;
+    }
+    if (auto it = o.find("verification"); it != o.end()) {
+      const json& v = *it;
+      v1::SpecVerification* ver = spec.mutable_verification();
+      if (auto s = Keys(v, "verification", {"reference", "launch", "config", "rtol", "atol"}); !s.ok()) return s;
+      if (auto s = Str(v, "verification", "reference", ver->mutable_reference_kernel()); !s.ok()) return s;
+      if (auto l = v.find("launch"); l != v.end()) {
+        if (auto s = Launch(*l, "verification.launch", ver->mutable_reference_launch()); !s.ok()) return s;
+      }
+      if (auto c = v.find("config"); c != v.end()) {
+        if (auto s = IntMap(*c, "verification.config", ver->mutable_reference_config()); !s.ok()) return s;
+      }
+      double rtol = 0, atol = 0;
+      if (auto s = Num(v, "verification", "rtol", &rtol); !s.ok()) return s;
+      if (auto s = Num(v, "verification", "atol", &atol); !s.ok()) return s;
+      ver->set_rtol(rtol);
+      ver->set_atol(atol);
+    }
+    if (auto it = o.find("work"); it != o.end()) {
+      if (auto s = Keys(*it, "work", {"expression", "unit"}); !s.ok()) return s;
+      if (auto e = it->find("expression"); e != it->end()) {
+        if (auto s = ExprStr(*e, "work.expression", spec.mutable_work()->mutable_expression()); !s.ok()) return s;
+      }
+      if (auto s = Str(*it, "work", "unit", spec.mutable_work()->mutable_unit()); !s.ok()) return s;
+    }
+    if (auto it = o.find("default_config"); it != o.end()) {
+      if (auto s = IntMap(*it, "default_config", spec.mutable_default_config()); !s.ok()) return s;
+    }
+    if (auto it = o.find("sample_dims"); it != o.end()) {
+      if (!it->is_array()) return Bad("sample_dims", "expected a list of tables");
+      for (size_t i = 0; i < it->size(); ++i) {
+        auto s = IntMap((*it)[i], absl::StrCat("sample_dims[", i, "]"), spec.add_sample_dims()->mutable_dims());
+        if (!s.ok()) return s;
+      }
+    }
+    return spec;
+  }
+
+ private:
+  std::optional<std::filesystem::path> dir_;
+};
+
+absl::StatusOr<json> ParseToml(std::string_view text) {
+  try {
+    toml::table t = toml::parse(text);
+    return TomlToJson(t, "");
+  } catch (const toml::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("TOML: ", std::string(e.description()), " at line ", static_cast<int>(e.source().begin.line),
+                                                   ", column ", static_cast<int>(e.source().begin.column)));
+  }
+}
+
+absl::StatusOr<json> ParseJson(std::string_view text) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("JSON: ", e.what()));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<v1::KernelSpec> ParseSpecToml(std::string_view text) {
+  auto j = ParseToml(text);
+  if (!j.ok()) return j.status();
+  return Reader(std::nullopt).Spec(*j);
+}
+
+absl::StatusOr<v1::KernelSpec> ParseSpecJson(std::string_view text) {
+  auto j = ParseJson(text);
+  if (!j.ok()) return j.status();
+  return Reader(std::nullopt).Spec(*j);
+}
+
+absl::StatusOr<v1::KernelSpec> LoadSpecFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read spec file ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::filesystem::path p(path);
+  auto j = p.extension() == ".json" ? ParseJson(text) : ParseToml(text);
+  if (!j.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", j.status().message()));
+  return Reader(p.parent_path()).Spec(*j);
+}
+
+}  // namespace tuned::spec
