@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/embedded.h"
 #include "server/families/family.h"
+#include "server/families/kernel_text.h"
 
 namespace tuned {
 namespace {
@@ -401,7 +401,7 @@ TEST(SgemmFamily, RefinementsAreTheUntriedValidNeighboursOfTheBestEachOnce) {
 TEST(SgemmFamily, Sources) {
   const KernelSource naive = F().Source(Naive(0, 16, 32));
   EXPECT_EQ(naive.name_expression, "sgemm_naive<16,32>");
-  EXPECT_EQ(naive.source, embedded::kSgemmSource);
+  EXPECT_EQ(naive.parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh"}));
   EXPECT_TRUE(naive.options.empty());
   EXPECT_EQ(F().Source(Naive(1, 32, 32)).name_expression, "sgemm_coalesced<32,32>");
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");
@@ -422,7 +422,7 @@ TEST(SgemmFamily, Sources) {
   EXPECT_EQ(F().Source(Warp(128, 256, 16, 8, 16, 8, 4, 1, 8, 1, 1, 0, 0, 0)).options,
             std::vector<std::string>{"-Xptxas=--register-usage-level=0"});
   // The embedded text is self-contained and defines the four templates.
-  const std::string src = embedded::kSgemmSource;
+  const std::string src = SourceText(naive);
   for (const char* kernel : {"sgemm_naive(", "sgemm_coalesced(", "sgemm_tiled(", "sgemm_warp("}) {
     EXPECT_NE(src.find(kernel), std::string::npos) << kernel;
   }
@@ -683,10 +683,11 @@ TEST(SgemmFamily, GemvConfigs) {
   // loaded floats + 2 x 2 row pointers + 24)) = 6 blocks per SM.
   EXPECT_EQ(rows.name_expression, "sgemm_gemv_rows<4,2,2,4,1,6>");
   EXPECT_TRUE(rows.options.empty());
-  EXPECT_EQ(rows.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kGemvSource);
+  EXPECT_EQ(rows.parts,
+            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/gemv.cuh"}));
   // 65536 / (256 x (4 + 2 x (4 + 16) + 2 + 24)) = 3.
   EXPECT_EQ(F().Source(Gemv(1, 8, 1, 2, 1, 4)).name_expression, "sgemm_gemv_cols<8,1,2,1,4,3>");
-  const std::string gemv = embedded::kGemvSource;
+  const std::string gemv(*KernelFileText("sgemm/gemv.cuh"));
   for (const char* kernel : {"sgemm_gemv_rows(", "sgemm_gemv_cols("}) {
     EXPECT_NE(gemv.find(kernel), std::string::npos) << kernel;
   }
@@ -926,7 +927,8 @@ TEST(SgemmMath, TensorCoreNamesKeysSourceAndGeometry) {
   EXPECT_TRUE(f.Check(Mma(), d).ok()) << f.Check(Mma(), d);
   const KernelSource src = f.Source(Mma());
   EXPECT_EQ(src.name_expression, "sgemm_mma<128,128,16,64,64,3,1,3,8,1>");
-  EXPECT_EQ(src.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kSgemmMmaSource);
+  EXPECT_EQ(src.parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh",
+                                                 "sgemm/mma_tf32.cuh"}));
   EXPECT_TRUE(src.options.empty());
   // Every tensor-core config of every mode: its name and key read back.
   std::set<std::string> names;
@@ -992,8 +994,10 @@ TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
   EXPECT_TRUE(f.Check(Wgmma(), d).ok()) << f.Check(Wgmma(), d);
   const KernelSource src = f.Source(Wgmma());
   EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1>");
-  EXPECT_EQ(src.source, std::string(embedded::kSgemmSource) + "\n" + embedded::kSgemmMmaSource +
-                            "\n" + embedded::kSgemmWgmmaSource);
+  EXPECT_EQ(src.parts, (std::vector<std::string>{
+                           "sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh",
+                           "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh",
+                           "sgemm/wgmma_kernels.cuh"}));
   EXPECT_EQ(src.options, (std::vector<std::string>{"--gpu-architecture=sm_90a"}));
   // As KIND 5: no candidate of ieee_fp32; 3xTF32 of fp32_accurate and tf32.
   EXPECT_FALSE(f.Admits(Wgmma(), v1::MATH_IEEE_FP32));

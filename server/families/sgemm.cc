@@ -37,7 +37,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/embedded.h"
 #include "server/families/family.h"
 
 namespace tuned {
@@ -1216,7 +1215,7 @@ class SgemmFamilyImpl final : public Family {
       std::vector<int64_t> args;
       for (const char* p : {"GW", "GR", "GU", "GC", "SPLITK"}) args.push_back(At(config, p));
       args.push_back(GetGemv(config).MinBlocks());
-      return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kGemvSource),
+      return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/gemv.cuh"},
               absl::StrCat("sgemm_gemv_", GemvKernel(config), "<", absl::StrJoin(args, ","), ">"),
               {}};
     }
@@ -1226,7 +1225,7 @@ class SgemmFamilyImpl final : public Family {
            {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}) {
         args.push_back(At(config, p));
       }
-      return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource),
+      return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh"},
               absl::StrCat("sgemm_mma<", absl::StrJoin(args, ","), ">"), {}};
     }
     if (kind == kWgmma) {
@@ -1243,8 +1242,8 @@ class SgemmFamilyImpl final : public Family {
         // PROMOTE: the template's default 1 unnamed (the expression of before it).
         if (At(config, "PROMOTE") != 1) args.push_back(At(config, "PROMOTE"));
       }
-      return {absl::StrCat(embedded::kSgemmSource, "\n", embedded::kSgemmMmaSource, "\n",
-                           embedded::kSgemmWgmmaSource),
+      return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/wgmma_tf32.cuh",
+               "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh", "sgemm/wgmma_kernels.cuh"},
               absl::StrCat(entry, "<", absl::StrJoin(args, ","), ">"),
               {std::string(kWgmmaArchOption)}};
     }
@@ -1269,7 +1268,7 @@ class SgemmFamilyImpl final : public Family {
       }
       expr = absl::StrCat("sgemm_tiled<", absl::StrJoin(args, ","), ">");
     }
-    return {embedded::kSgemmSource, std::move(expr), std::move(options)};
+    return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh"}, std::move(expr), std::move(options)};
   }
 
   /// grid = {ceil(N / BN), ceil(M / BM), 1}. Where ceil(M / BM) exceeds 65535

@@ -10,7 +10,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/embedded.h"
 #include "server/families/family.h"
 
 namespace tuned {
@@ -143,7 +142,7 @@ class TransposeFamilyImpl final : public Family {
                                     Get(config, "BY"));
     if (kind != kNaive) absl::StrAppend(&expr, ",", Get(config, "PAD"));
     absl::StrAppend(&expr, ">");
-    return {embedded::kTransposeSource, std::move(expr), {}};
+    return {{"transpose/transpose.cuh"}, std::move(expr), {}};
   }
 
   /// One block per TILE x TILE tile on a 1-D grid:
