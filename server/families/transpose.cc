@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/families/family.h"
+#include "server/status.h"
 
 namespace tuned {
 namespace {
@@ -89,7 +90,7 @@ class TransposeFamilyImpl final : public Family {
   }
 
   absl::Status Check(const Config& config, const v1::Device& device) const override {
-    if (auto s = CheckParams(config); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(CheckParams(config));
     const int64_t kind = config.at("KIND");
     const int64_t tile = config.at("TILE");
     const int64_t by = config.at("BY");
