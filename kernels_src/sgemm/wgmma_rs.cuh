@@ -4,12 +4,12 @@
 
 namespace sgemm_wgmma_detail {
 
-// LA = 0, the register-A form (session 15): C^T = B^T * A^T. wgmma's
+// LA = 0, the register-A form: C^T = B^T * A^T. wgmma's
 // shared operand is A^T, A's rows as they are (K-major), copied with
 // cp.async into 128-byte-swizzled rows of BK = 32 floats; wgmma's register
 // operand is B^T, read from B's natural tile (k rows of BN + 8 floats: a
 // warp's fragment loads hit 32 banks) and rounded (cvt.rna) or split in
-// registers. No transposing store. A is not rounded (session 16): wgmma
+// registers. No transposing store. A is not rounded: wgmma
 // reads it truncated to TF32, and 3xTF32 splits it by truncation (big = A
 // as copied, small = tf32(A - trunc(A)) written beside it, SplitA), with
 // the error of the rounded split (2.80e-7 against 2.77e-7 at 2048^3). So
@@ -55,7 +55,7 @@ struct RsTile {
   // 64-bit add, and their shared addresses are constant offsets from the
   // stage's (the swizzle of rows 8 apart is the same). The indexed form
   // (Load) took about 95 of the 226 instructions a warp issued per K tile
-  // in LA=0 TF32 256x128 (session 19, Nsight Compute's SASS), recomputing
+  // in LA=0 TF32 256x128 (Nsight Compute's SASS), recomputing
   // 64-bit addresses.
   template <int CT = THREADS>  // the threads that copy
   struct FullCopier {
@@ -107,8 +107,8 @@ struct RsTile {
   // K tile at k0 into `stage`: A rows (rows left: `rows`) swizzled, B rows
   // (columns left: `cols`) padded to PB; zeros beyond M, N and K. Blocks
   // whose tile lies within M, N and K copy with FullCopier instead, without
-  // predicates, which made the kernel 10-12% faster on the H100 (session 16:
-  // the zero-filling form and its address selects in the K loop's issue
+  // predicates, which made the kernel 10-12% faster on the H100 (the
+  // zero-filling form and its address selects took the K loop's issue
   // slots).
   // CT: the threads that copy; WS's producer (CT < THREADS) keeps its loops
   // rolled, within its 40 registers (unrolled, they spilled 1.2 KB).
@@ -158,7 +158,7 @@ struct RsTile {
   // bits, i.e. x with its low 13 bits cleared), small = tf32(x - big) (the
   // difference is exact; cvt.rna rounds it), written A_BYTES further. One
   // store a unit instead of two: 3-5% faster than rounding big, with the
-  // same error (session 16). TF32 makes no pass over A (see the comment
+  // same error. TF32 makes no pass over A (see the comment
   // before RsTile).
   static __device__ __forceinline__ void SplitA(unsigned char* stage, int tid) {
 #pragma unroll
@@ -180,7 +180,7 @@ struct RsTile {
   // its rows g and g + 8 of its warp's 16 (g = lane / 4) are columns n0 and
   // n0 + 1 of the block's BN, n0 = 16w + 2g of its warpgroup's 64 (w: its
   // warp in the warpgroup), so that each of its fragment pairs is one 8-byte
-  // load (session 19: 8 loads a K tile instead of 16). This returns n0.
+  // load (8 loads a K tile instead of 16). This returns n0.
   static __device__ __forceinline__ int ColN0(int tid) {
     return (tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * ((tid % 32) / 4);
   }
@@ -220,13 +220,13 @@ struct RsTile {
   // i - 1's stage; STAGES - 2 on the 4-byte path (VEC false), issued
   // before it into tile i - 2's stage, where the copies' four times as many
   // instructions held up the fragments less.
-  // On the H100 (session 18, bench/results/2026-11-25_h100_session18/
+  // On the H100 (bench/results/2026-11-25_h100_session18/
   // probe_ahead.txt) STAGES - 1 ran 2-7% faster on the 16-byte path (3xTF32
   // at 2048^3 to 8192^3, 1000^3 split in 2, 16 to 8192 rows by 4096 or
   // 128 split in 2 or 4), 3% slower at 4096x4096x64 and 14% slower on the
   // 4-byte path (4097^3). On the H100 the order of split, barrier and
   // fragments under the wgmmas ran 3-4% faster than doing that work between
-  // the wgmma groups (session 16).
+  // the wgmma groups.
   template <bool VEC, bool FULL>
   static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
                                                const float* __restrict__ A,
@@ -331,9 +331,8 @@ struct RsTile {
     Pin(acc);
   }
 
-  // The warp-specialized form (WS, TF32; session 19's probe ran it 3-6%
-  // faster than KLoop on the large shapes): a producer warpgroup (its
-  // registers cut to 40 with setmaxnreg) issues every copy of a K tile,
+  // The warp-specialized form (WS, TF32; a probe ran it 3-6% faster than
+  // KLoop on the large shapes): a producer warpgroup (its registers cut to 40 with setmaxnreg) issues every copy of a K tile,
   // WS_PRODUCERS threads, and arrives on the stage's "full" mbarrier through
   // cp.async.mbarrier.arrive; the THREADS consumer threads (registers raised
   // to 232) wait for it, read their fragments, issue the wgmmas, and after
@@ -349,8 +348,8 @@ struct RsTile {
   // one 2-D bulk tensor copy, which writes the 128-byte swizzle itself (the
   // layout Swizzle<128> gives the cp.async) and zero-fills rows beyond M and
   // columns beyond K; the producer warpgroup copies B alone. On the H100
-  // that made the probe's WS 7-12% faster on 4096^3 and 8192^3 (session 20:
-  // 128 threads' cp.async of A could not keep enough bytes in flight).
+  // that made the probe's WS 7-12% faster on 4096^3 and 8192^3 (128
+  // threads' cp.async of A could not keep enough bytes in flight).
   template <bool VEC, bool FULL, bool TMA>
   static __device__ __forceinline__ void Produce(unsigned char* smem, unsigned base,
                                                  const float* __restrict__ A,

@@ -1,5 +1,5 @@
 // Row-major fp32 GEMM on Hopper's warpgroup tensor cores for tuned (family
-// "sgemm", KIND 6, server/families/sgemm.cc), sm_90a only:
+// "sgemm", KIND 6, server/families/sgemm/wgmma.cc), sm_90a only:
 //
 //   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
 //
@@ -7,9 +7,11 @@
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
-// Compiled at runtime by NVRTC appended to sgemm.cuh and mma_tf32.cuh (it
-// uses sgemm_detail's CeilDiv, RasterTile, SplitKRange, SmemAddr and
-// Aligned16 and sgemm_mma_detail's Split; no #include), for the target
+// Compiled at runtime by NVRTC appended to sgemm.cuh, warp.cuh and
+// mma_tf32.cuh (it uses sgemm_detail's CeilDiv, RasterTile, SplitKRange,
+// SmemAddr and Aligned16 and sgemm_mma_detail's Split; no #include), and
+// followed by wgmma_tile.cuh, wgmma_rs.cuh and wgmma_kernels.cuh: this
+// file holds the PTX wrappers they share. For the target
 // sm_90a (the family's KernelSource.options, "--gpu-architecture=sm_90a":
 // wgmma is an arch-specific feature, PTX ISA "wgmma.mma_async", target ISA
 // notes), instantiated through a name expression, e.g.
@@ -37,11 +39,11 @@
 //    the first), which after wgmma.wait_group is added into acc with IEEE
 //    fp32 adds: the tensor cores' accumulation truncates, a bias that grows
 //    with the number of products accumulated in them (2^-27 x K relative
-//    with one long-lived accumulator, tests/gpu_test.cc, session 10); so it
+//    with one long-lived accumulator, tests/gpu_test.cc); so it
 //    is bounded by 3 x BK/8 products, about (BK/8) x 2^-24 for BK <= 32.
 //    The register-A form (LA = 0) may keep a fresh set for PROMOTE = 2 K
 //    tiles: twice the products and the bias (error 4.7e-7 against 2.5e-7
-//    to 3.7e-7 relative to fp64 on the H100, session 18), half the waits.
+//    to 3.7e-7 relative to fp64 on the H100), half the waits.
 //
 // Operand layouts in shared memory (PTX ISA 9.7.15.5.1 "Register fragments
 // and shared memory matrix layouts", 9.7.15.5.1.2 "Shared Memory Matrix
@@ -278,7 +280,7 @@ __device__ __forceinline__ int Swizzle(int off) {
 // 19 bits, so adding half a TF32 ulp (bit 12) to x's bits rounds it, the low
 // 13 bits being left unread. Two instructions (a NaN test, an add) where
 // cvt.rna.tf32.f32, which ptxas emulates on sm_90, takes three (the test,
-// the add, a mask) (session 19: Nsight Compute's SASS of LA=0). A NaN is
+// the add, a mask) (Nsight Compute's SASS of LA=0). A NaN is
 // left as it is: the carry of its payload could reach the sign bit.
 __device__ __forceinline__ unsigned Tf32Operand(float x) {
   unsigned r = __float_as_uint(x);
