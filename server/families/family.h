@@ -209,7 +209,7 @@ v1::Device Sm90ReferenceDevice();
 }  // namespace tuned
 
 namespace tuned {
-/// The families, each defined in its own file (sgemm.cc, transpose.cc).
+/// The families, each defined in its own file (sgemm/sgemm.cc, transpose.cc).
 const Family& SgemmFamily();
 const Family& TransposeFamily();
 /// Test-only (fault_test.cc); registered by EnableFaultTestFamily().
