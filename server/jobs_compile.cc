@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/families/kernel_text.h"
 #include "server/jobs_internal.h"
 #include "server/status.h"
 #include "spdlog/spdlog.h"
@@ -66,7 +67,7 @@ v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Sh
   const KernelSource src = family.Source(config);
   v1::worker::Kernel kernel;
   kernel.set_name(family.ConfigName(config));
-  kernel.set_source(src.source);
+  kernel.set_source(SourceText(src));
   kernel.set_name_expression(src.name_expression);
   for (const auto& o : src.options) kernel.add_options(o);
   *kernel.mutable_geometry() = family.Geometry(config, shape, device);

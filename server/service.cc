@@ -1,5 +1,6 @@
 #include "server/service.h"
 
+#include "server/families/kernel_text.h"
 #include "server/serving.h"
 
 #include "absl/strings/str_cat.h"
@@ -348,7 +349,7 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   // The source is the family's own for the checked parameters, never the
   // client's text: what the daemon serves as a kernel's source is what it
   // would have compiled itself.
-  const KernelBinary binary{(*family)->Source(config).source, k.entry(), k.cubin(), k.ptx(), ""};
+  const KernelBinary binary{SourceText((*family)->Source(config)), k.entry(), k.cubin(), k.ptx(), ""};
   absl::Status s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
   if (s.ok()) s = store_->AddMeasurement(*id, m, &binary, /*daemon_id=*/0, k.baseline_ms()).status();
   if (s.ok() && k.speedup_pairs() > 0) {  // the judging travels with the kernel (dump, import)

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "server/families/family.h"
+#include "server/families/kernel_text.h"
 #include "server/worker/compiler.h"
 #include "tuned/client.h"
 
@@ -16,7 +17,7 @@ namespace {
 v1::BestKernel Described(const Config& config) {
   const Family& f = SgemmFamily();
   const KernelSource src = f.Source(config);
-  auto k = Compile(src.source, src.name_expression, src.options, "sm_90");
+  auto k = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
   EXPECT_TRUE(k.ok()) << k.status();
   v1::BestKernel b;
   *b.mutable_problem() = SgemmProblem(1024, 1024, 1024);
@@ -25,7 +26,7 @@ v1::BestKernel Described(const Config& config) {
   b.mutable_measurement()->mutable_config()->set_name(f.ConfigName(config));
   for (const auto& [key, v] : config) (*b.mutable_measurement()->mutable_config()->mutable_params())[key] = v;
   b.mutable_measurement()->set_median_ms(0.07);
-  b.set_source(src.source);
+  b.set_source(SourceText(src));
   b.set_cubin(k->cubin);
   b.set_ptx(k->ptx);
   b.set_entry(k->entry);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/families/family.h"
+#include "server/families/kernel_text.h"
 #include "absl/strings/str_cat.h"
 #include "server/worker/compiler.h"
 #include "server/worker/fp64_check.h"
@@ -41,7 +42,7 @@ class CompileTest : public ::testing::TestWithParam<Case> {};
 TEST_P(CompileTest, CompilesForSm90WithoutSpills) {
   const auto& [family, config] = GetParam();
   const KernelSource src = family->Source(config);
-  auto k = Compile(src.source, src.name_expression, src.options, "sm_90");
+  auto k = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
   ASSERT_TRUE(k.ok()) << family->ConfigName(config) << ": " << k.status();
   EXPECT_GT(k->cubin.size(), 1000u);
   EXPECT_NE(k->ptx.find(".target sm_90"), std::string::npos);

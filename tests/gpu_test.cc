@@ -18,6 +18,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "server/families/kernel_text.h"
 #include "server/serving.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
@@ -102,7 +103,7 @@ class GpuTest : public ::testing::Test {
       for (size_t i = begin; i < std::min(configs.size(), begin + chunk); ++i) {
         futures.push_back(std::async(std::launch::async, [&f, &c = configs[i], &arch] {
           const KernelSource src = f.Source(c);
-          return Compile(src.source, src.name_expression, src.options, arch);
+          return Compile(SourceText(src), src.name_expression, src.options, arch);
         }));
       }
       for (size_t i = 0; i < futures.size(); ++i) {
@@ -164,7 +165,7 @@ class GpuTest : public ::testing::Test {
     for (const Config& config : configs) {
       ASSERT_FALSE(config.empty());
       const KernelSource src = f.Source(config);
-      auto compiled = Compile(src.source, src.name_expression, src.options, "sm_90");
+      auto compiled = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
       ASSERT_TRUE(compiled.ok()) << compiled.status();
       auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
       ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -268,7 +269,7 @@ TEST_F(GpuTest, TimingIsPositiveAndStable) {
   }
   worker::Measure m;
   const KernelSource src = f.Source(*pick);
-  m.mutable_kernel()->set_source(src.source);
+  m.mutable_kernel()->set_source(SourceText(src));
   m.mutable_kernel()->set_name_expression(src.name_expression);
   *m.mutable_kernel()->mutable_geometry() =
       f.Geometry(*pick, {1024, 1024, 1024}, worker_->device());
@@ -547,7 +548,7 @@ TEST_F(GpuTest, AKernelOverItsModeBoundIsStoredAsWrongAnswer) {
   worker::Request measure;
   const KernelSource src = f.Source(tf32);
   measure.mutable_measure()->mutable_kernel()->set_name(f.ConfigName(tf32));
-  measure.mutable_measure()->mutable_kernel()->set_source(src.source);
+  measure.mutable_measure()->mutable_kernel()->set_source(SourceText(src));
   measure.mutable_measure()->mutable_kernel()->set_name_expression(src.name_expression);
   for (const auto& o : src.options) measure.mutable_measure()->mutable_kernel()->add_options(o);
   *measure.mutable_measure()->mutable_kernel()->mutable_geometry() =
@@ -591,7 +592,7 @@ TEST_F(GpuTest, ARefusedLaunchDoesNotFailTheNextCandidate) {
                                      std::pair{good, v1::MEASUREMENT_OK}}) {
     const KernelSource src = FaultTestFamily().Source(config);
     worker::Measure m;
-    m.mutable_kernel()->set_source(src.source);
+    m.mutable_kernel()->set_source(SourceText(src));
     m.mutable_kernel()->set_name_expression(src.name_expression);
     *m.mutable_kernel()->mutable_geometry() =
         FaultTestFamily().Geometry(config, {4096}, worker_->device());
@@ -620,7 +621,7 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
     const KernelSource src = SgemmFamily().Source(configs[i]);
     worker::Kernel* k = retime.add_kernels();
     k->set_name(SgemmFamily().ConfigName(configs[i]));
-    k->set_source(src.source);
+    k->set_source(SourceText(src));
     k->set_name_expression(src.name_expression);
     for (const auto& o : src.options) k->add_options(o);
     *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, worker_->device());
@@ -697,7 +698,7 @@ TEST_F(GpuTest, JudgingInAFreshWorkerProcessReturnsAtLeast30PairsPerKernelAndARa
     const KernelSource src = SgemmFamily().Source(c);
     worker::Kernel* k = retime.mutable_retime()->add_kernels();
     k->set_name(SgemmFamily().ConfigName(c));
-    k->set_source(src.source);
+    k->set_source(SourceText(src));
     k->set_name_expression(src.name_expression);
     for (const auto& o : src.options) k->add_options(o);
     *k->mutable_geometry() = SgemmFamily().Geometry(c, shape, (*fresh)->device());
@@ -756,7 +757,7 @@ TEST_F(GpuTest, NvmlReadsAPlausibleSmClock) {
   const Config config = SgemmFamily().ValidSpace(worker_->device(), nullptr).back();
   const KernelSource src = SgemmFamily().Source(config);
   const std::string arch = absl::StrCat("sm_", worker_->device().cc_major(), worker_->device().cc_minor());
-  auto compiled = Compile(src.source, src.name_expression, src.options, arch);
+  auto compiled = Compile(SourceText(src), src.name_expression, src.options, arch);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   const auto r = worker_->MeasureCompiled(*compiled, SgemmFamily().Geometry(config, shape, worker_->device()), 0);
   ASSERT_EQ(r.status(), v1::MEASUREMENT_OK) << r.message();

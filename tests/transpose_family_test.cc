@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/embedded.h"
 #include "server/families/family.h"
+#include "server/families/kernel_text.h"
 
 namespace tuned {
 namespace {
@@ -115,7 +115,7 @@ TEST(TransposeFamilyTest, EveryValidConfigIsComplete) {
   for (const auto& c : F().ValidSpace(Sm90ReferenceDevice(), nullptr)) {
     EXPECT_EQ(c.size(), F().params().size());
     const KernelSource src = F().Source(c);
-    EXPECT_EQ(src.source, std::string(embedded::kTransposeSource));
+    EXPECT_EQ(src.parts, std::vector<std::string>{"transpose/transpose.cuh"});
     EXPECT_TRUE(src.options.empty());
     const auto g = F().Geometry(c, {8191, 4097}, Sm90ReferenceDevice());
     ASSERT_EQ(g.block_size(), 3);
@@ -131,7 +131,7 @@ TEST(TransposeFamilyTest, NamesAndSources) {
   EXPECT_EQ(F().Source(Cfg(0, 32, 8, 0)).name_expression, "transpose_naive<32,8>");
   EXPECT_EQ(F().Source(Cfg(1, 32, 8, 1)).name_expression, "transpose_tiled<32,8,1>");
   EXPECT_EQ(F().Source(Cfg(2, 64, 16, 0)).name_expression, "transpose_vec4<64,16,0>");
-  const std::string src = embedded::kTransposeSource;
+  const std::string src = SourceText(F().Source(Cfg(0, 32, 8, 0)));
   EXPECT_EQ(src.find("#include"), std::string::npos);
   for (const char* k : {"transpose_naive", "transpose_tiled", "transpose_vec4", "copy_kernel"}) {
     EXPECT_NE(src.find(k), std::string::npos) << k;

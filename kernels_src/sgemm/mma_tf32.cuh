@@ -1,5 +1,5 @@
 // Row-major fp32 GEMM on tensor cores for tuned (family "sgemm", KIND 5,
-// server/families/sgemm.cc), sm_80 and up:
+// server/families/sgemm/mma.cc), sm_80 and up:
 //
 //   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
 //
@@ -7,8 +7,8 @@
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
-// Compiled at runtime by NVRTC appended to sgemm.cuh (it uses sgemm_detail's
-// CeilDiv and RasterTile; no #include), instantiated through a name
+// Compiled at runtime by NVRTC appended to sgemm.cuh and warp.cuh (it uses
+// sgemm_detail's CeilDiv and RasterTile; no #include), instantiated through a name
 // expression, e.g. "sgemm_mma<128,128,32,64,64,3,1,3,8,1>".
 // Correct for every M, N, K >= 1 with M*K, K*N, M*N < 2^31:
 //  - every global load is predicated (out-of-range elements of a tile are
@@ -175,7 +175,7 @@ struct Tile {
             // IEEE (round-to-nearest) add into acc: the tensor cores' own
             // accumulation truncates, a bias that grew with K when acc was
             // the mma's C (7e-6 relative at K = 1000 on the H100, about
-            // 2^-27 x K; tests/gpu_test.cc, 2026-11-23 session 10).
+            // 2^-27 x K; tests/gpu_test.cc).
             float part[4];
             MmaTf32Fresh(part, asmall, bbig[ni]);
             MmaTf32(part, abig, bsmall[ni]);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/status.h"
 
 namespace tuned {
 
@@ -39,7 +40,7 @@ absl::Status Family::ValidateShape(const Shape& shape) const {
 
 absl::Status Family::ValidateProblem(const Shape& shape, const v1::Device& device,
                                      v1::Math math) const {
-  if (auto s = ValidateShape(shape); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(ValidateShape(shape));
   const int64_t bytes = BufferBytes(shape, math);
   if (device.total_memory_bytes() > 0 && bytes > device.total_memory_bytes()) {
     return absl::ResourceExhaustedError(absl::StrCat(

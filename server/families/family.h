@@ -33,10 +33,14 @@ struct Param {
   std::optional<int64_t> if_absent = std::nullopt;
 };
 
-/// What NVRTC needs to build one config: the full source, the template
-/// instantiation to lower (Kernel Launcher style), and extra options.
+/// What NVRTC needs to build one config: the kernel files its source is
+/// made of, the template instantiation to lower (Kernel Launcher style), and
+/// extra options. The text itself is SourceText(*this) (kernel_text.h,
+/// library tuned_kernel_text), which the client library does not link.
 struct KernelSource {
-  std::string source;
+  /// Embedded kernel files, paths under kernels_src/ (e.g. "sgemm/sgemm.cuh"),
+  /// in the order their text is joined.
+  std::vector<std::string> parts;
   std::string name_expression;  // e.g. "sgemm_tiled<128,128,8,8,8,4,4,0,1>"
   std::vector<std::string> options;
 };
@@ -94,7 +98,7 @@ class Family {
   virtual absl::Status Check(const Config& config, const v1::Device& device) const = 0;
   /// Canonical, unique, human-readable name, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1".
   virtual std::string ConfigName(const Config& config) const = 0;
-  /// Source and instantiation for the config.
+  /// Kernel files, instantiation and options for the config.
   virtual KernelSource Source(const Config& config) const = 0;
   /// Grid, block and dynamic shared memory of the config for the shape on
   /// `device` (a persistent grid, sgemm's stream-K, is sized by its SMs).
@@ -205,7 +209,7 @@ v1::Device Sm90ReferenceDevice();
 }  // namespace tuned
 
 namespace tuned {
-/// The families, each defined in its own file (sgemm.cc, transpose.cc).
+/// The families, each defined in its own file (sgemm/sgemm.cc, transpose.cc).
 const Family& SgemmFamily();
 const Family& TransposeFamily();
 /// Test-only (fault_test.cc); registered by EnableFaultTestFamily().

@@ -10,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/embedded.h"
 #include "server/families/family.h"
 
 namespace tuned {
@@ -77,7 +76,7 @@ class FaultTestFamilyImpl final : public Family {
 
   /// fault_test<BEHAVIOR,WORK,BLOCK>.
   KernelSource Source(const Config& config) const override {
-    return {embedded::kFaultTestSource,
+    return {{"fault_test/fault_test.cuh"},
             absl::StrCat("fault_test<", config.at("BEHAVIOR"), ",", config.at("WORK"), ",",
                          config.at("BLOCK"), ">"),
             {}};

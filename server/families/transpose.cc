@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/embedded.h"
 #include "server/families/family.h"
+#include "server/status.h"
 
 namespace tuned {
 namespace {
@@ -90,7 +90,7 @@ class TransposeFamilyImpl final : public Family {
   }
 
   absl::Status Check(const Config& config, const v1::Device& device) const override {
-    if (auto s = CheckParams(config); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(CheckParams(config));
     const int64_t kind = config.at("KIND");
     const int64_t tile = config.at("TILE");
     const int64_t by = config.at("BY");
@@ -143,7 +143,7 @@ class TransposeFamilyImpl final : public Family {
                                     Get(config, "BY"));
     if (kind != kNaive) absl::StrAppend(&expr, ",", Get(config, "PAD"));
     absl::StrAppend(&expr, ">");
-    return {embedded::kTransposeSource, std::move(expr), {}};
+    return {{"transpose/transpose.cuh"}, std::move(expr), {}};
   }
 
   /// One block per TILE x TILE tile on a 1-D grid:

@@ -132,7 +132,7 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
   }
 }
 
-std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,
+std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<CompileInput>& sources,
                                                         std::string_view arch, int threads) {
   // `threads` workers each take the next source as soon as they are free: a
   // slow kernel holds up one worker, not the rest (compiling chunks of

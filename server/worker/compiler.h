@@ -43,9 +43,17 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
                                        const std::vector<std::string>& options,
                                        std::string_view arch);
 
+/// One kernel's NVRTC input: its source text (a family's SourceText), the
+/// instantiation to lower and the extra options.
+struct CompileInput {
+  std::string source;
+  std::string name_expression;
+  std::vector<std::string> options;
+};
+
 /// Compiles every source (NVRTC is thread-safe), `threads` at a time;
 /// results in the order of `sources`.
-std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<KernelSource>& sources,
+std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<CompileInput>& sources,
                                                         std::string_view arch, int threads);
 
 /// OK unless ptxas spilled registers to local memory (k.spill_bytes > 0):

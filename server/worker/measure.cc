@@ -145,7 +145,7 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
 
 namespace {
 
-KernelSource SourceOf(const worker::Kernel& k) {
+CompileInput SourceOf(const worker::Kernel& k) {
   return {k.source(), k.name_expression(), {k.options().begin(), k.options().end()}};
 }
 
@@ -179,7 +179,7 @@ worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
 worker::CompileResult Worker::CompileBatch(const worker::Compile& request) {
   // No memo here: the daemon compiles each kernel once, through the store's
   // compile cache (server/jobs.cc, CompileStage).
-  std::vector<KernelSource> sources;
+  std::vector<CompileInput> sources;
   for (const auto& k : request.kernels()) sources.push_back(SourceOf(k));
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   worker::CompileResult out;

@@ -1,0 +1,50 @@
+#include "server/families/kernel_text.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/embedded.h"
+
+namespace tuned {
+namespace {
+
+/// Each kernel file's path under kernels_src/ and its embedded text
+/// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
+constexpr std::array<std::pair<std::string_view, const char*>, 10> kKernelFiles = {{
+    {"sgemm/sgemm.cuh", embedded::kSgemmSource},
+    {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
+    {"sgemm/gemv.cuh", embedded::kGemvSource},
+    {"sgemm/mma_tf32.cuh", embedded::kSgemmMmaSource},
+    {"sgemm/wgmma_tf32.cuh", embedded::kSgemmWgmmaSource},
+    {"sgemm/wgmma_tile.cuh", embedded::kSgemmWgmmaTileSource},
+    {"sgemm/wgmma_rs.cuh", embedded::kSgemmWgmmaRsSource},
+    {"sgemm/wgmma_kernels.cuh", embedded::kSgemmWgmmaKernelsSource},
+    {"transpose/transpose.cuh", embedded::kTransposeSource},
+    {"fault_test/fault_test.cuh", embedded::kFaultTestSource},
+}};
+
+}  // namespace
+
+absl::StatusOr<std::string_view> KernelFileText(std::string_view part) {
+  for (const auto& [path, text] : kKernelFiles) {
+    if (path == part) return std::string_view(text);
+  }
+  return absl::NotFoundError(absl::StrCat("no kernel file kernels_src/", std::string(part)));
+}
+
+std::string SourceText(const KernelSource& source) {
+  std::string text;
+  for (size_t i = 0; i < source.parts.size(); ++i) {
+    if (i > 0) text += "\n";
+    const auto part = KernelFileText(source.parts[i]);
+    if (part.ok()) {
+      text += *part;
+    } else {
+      absl::StrAppend(&text, "#error \"", part.status().message(), "\"\n");
+    }
+  }
+  return text;
+}
+
+}  // namespace tuned

@@ -1,0 +1,26 @@
+// The text of the kernel files (kernels_src/, embedded at build time by
+// cmake/embed.cmake) and the NVRTC source of a config. Library
+// tuned_kernel_text: linked by the side that compiles kernels (daemon,
+// worker, tests), not by the client library, which takes the families'
+// names and geometry only (tuned_families embeds no kernel).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "server/families/family.h"
+
+namespace tuned {
+
+/// The text of the embedded kernel file `part`, a path under kernels_src/
+/// (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where no kernel file has that path.
+absl::StatusOr<std::string_view> KernelFileText(std::string_view part);
+
+/// The NVRTC source of a config: the text of `source.parts` in order,
+/// joined by "\n" (what NVRTC compiles, and what the compile cache's digest
+/// is taken of). A part that names no kernel file becomes an `#error` line
+/// naming it, so that NVRTC rejects the source with the cause.
+std::string SourceText(const KernelSource& source);
+
+}  // namespace tuned

@@ -1,0 +1,225 @@
+// KIND 4, sgemm_gemv_rows<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 0, small N) and
+// sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 1, small M)
+// (kernels_src/sgemm/gemv.cuh, appended to sgemm.cuh and warp.cuh):
+// matrix-vector shapes, searched only where M or N is at most 8
+// (SuitsShape). Its tables, register model, rules, name, source, geometry
+// and the shapes it suits.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/families/sgemm/kinds.h"
+#include "server/status.h"
+
+namespace tuned::sgemm {
+namespace {
+
+/// Registers of the gemv kernels besides accumulators and loaded operands.
+constexpr int64_t kGemvRegisterOverhead = 24;
+/// Columns of C per warp-wide float4 group of the gemv kind's cols side.
+constexpr int64_t kGemvColsPerGroup = 4 * kWarp;
+/// The gemv kind is searched where M (cols side) or N (rows side) is at most this.
+constexpr int64_t kGemvMaxSmall = 8;
+
+/// Gemv rows-side configs {GW, GR, GU, SPLITK} (small N): one to four rows
+/// a block (4 rows share B's loads: N = 4 reads 4 floats of B per float of
+/// A), 64 to 512 bytes of A in flight per thread, split-K for few rows.
+constexpr std::array<std::array<int64_t, 4>, 7> kGemvRowsSet = {{
+    {4, 1, 4, 1},
+    {8, 1, 2, 1},
+    {4, 2, 2, 1},
+    {2, 4, 2, 1},
+    {4, 4, 1, 1},
+    {8, 2, 4, 1},
+    {4, 1, 4, 8},  // M of a few hundred rows or less: K over 8 blocks
+}};
+
+/// Gemv cols-side configs {GW, GR, GU, SPLITK} (small M): N = 8192 has
+/// only 2048 float4 columns, so K is split over 4 to 16 warps and 2 to 16
+/// blocks for 2000 to 8000 warps; 2 to 8 k-quads of B rows in flight.
+constexpr std::array<std::array<int64_t, 4>, 7> kGemvColsSet = {{
+    {8, 1, 2, 4},
+    {4, 1, 4, 8},
+    {8, 1, 4, 2},
+    {4, 2, 2, 4},
+    {16, 1, 2, 2},
+    {8, 1, 2, 16},
+    {8, 1, 2, 1},  // large N
+}};
+
+/// The gemv kernels' derived sizes (see gemv.cuh).
+struct Gemv {
+  int64_t side, gw, gr, gu, gc, splitk;
+
+  int64_t Threads() const { return kWarp * gw; }
+  /// Floats loaded per thread per step of GU k-quads (4 k each): rows: GR
+  /// float4 of A and 4 x GC floats of B per quad; cols: GC float4 of A and
+  /// 4 x GR float4 of B per quad.
+  int64_t LoadedFloats() const {
+    return side == kGemvRows ? gu * (4 * gr + 4 * gc) : gu * (4 * gc + 16 * gr);
+  }
+  /// Accumulators per thread: GR rows x GC columns (rows), GC rows x 4*GR
+  /// columns (cols).
+  int64_t Accumulators() const { return side == kGemvRows ? gr * gc : gc * 4 * gr; }
+  /// 64-bit pointers to the rows of A a thread reads: GR (rows), GC (cols).
+  int64_t RowPointers() const { return side == kGemvRows ? gr : gc; }
+  /// Estimated registers per thread: accumulators, the loaded floats, two
+  /// per row pointer and kGemvRegisterOverhead. Calibrated with ptxas -v
+  /// (NVRTC 13.0, sm_90) on the gemv configs of Space(): under the cap
+  /// that MinBlocks() gives, none spills.
+  int64_t RegisterEstimate() const {
+    return Accumulators() + LoadedFloats() + 2 * RowPointers() + kGemvRegisterOverhead;
+  }
+  /// The kernel's __launch_bounds__ minimum blocks per SM: as many blocks
+  /// as the SM's 65536 registers hold at RegisterEstimate() (so that ptxas
+  /// may use the estimate and trades no spills for occupancy), within the
+  /// SM's 2048 threads and 32 blocks, at least 1.
+  int64_t MinBlocks() const {
+    const int64_t regs = std::max<int64_t>(RegisterEstimate(), 1);
+    const int64_t threads = std::max<int64_t>(Threads(), kWarp);
+    return std::clamp<int64_t>(kRegistersPerSm / (threads * regs), 1,
+                               std::max<int64_t>(1, std::min<int64_t>(kMaxBlocksPerSm,
+                                                                      kMaxThreadsPerSm / threads)));
+  }
+  /// Static shared memory of the reduction across warps: GW x GR*GC floats
+  /// (rows) or GW x 128*GR floats (cols).
+  int64_t SharedBytes() const {
+    return gw * (side == kGemvRows ? gr * gc : kGemvColsPerGroup * gr) * kBytesPerElement;
+  }
+  /// Grid: (ceil(M / GR), SPLITK) for rows, (ceil(N / (128*GR)), SPLITK) for cols.
+  int64_t GridX(const Shape& shape) const {
+    return side == kGemvRows ? CeilDiv(shape[0], gr) : CeilDiv(shape[1], kGemvColsPerGroup * gr);
+  }
+};
+
+Gemv GetGemv(const Config& c) {
+  return {At(c, "GSIDE"), At(c, "GW"), At(c, "GR"), At(c, "GU"), At(c, "GC"), At(c, "SPLITK")};
+}
+
+/// "rows" (GSIDE 0) or "cols" (GSIDE 1).
+const char* GemvKernel(const Config& config) {
+  return At(config, "GSIDE") == kGemvCols ? "cols" : "rows";
+}
+
+}  // namespace
+
+/// The gemv configs of Space(): kGemvRowsSet and kGemvColsSet, each with
+/// GC 1, 2, 4 and 8 (a job on a shape measures those of its small
+/// dimension: SuitsShape).
+void AddGemvSpace(std::vector<Config>& space) {
+  for (int64_t gc : {1, 2, 4, 8}) {
+    for (int64_t side : {kGemvRows, kGemvCols}) {
+      for (const auto& [gw, gr, gu, splitk] : side == kGemvRows ? kGemvRowsSet : kGemvColsSet) {
+        Config c = Base(kGemv);
+        for (auto [k, v] : {std::pair<const char*, int64_t>{"GSIDE", side}, {"GW", gw},
+                            {"GR", gr}, {"GU", gu}, {"GC", gc}, {"SPLITK", splitk}}) {
+          c[k] = v;
+        }
+        AddOnce(space, c);
+      }
+    }
+  }
+}
+
+/// The gemv kind's rules: GW, GR, GU and GC at least 1 (0 is the other
+/// kinds' value); GR at most 2 on the cols side (its accumulators are
+/// 4*GR per row of C); the threads (32*GW) within the device limit; the
+/// static shared memory within the per-block limit; the register estimate
+/// (Gemv::RegisterEstimate) within 255 and, times the threads, the
+/// device's per-block registers.
+absl::Status CheckGemv(const Config& config, const v1::Device& device) {
+  const Gemv g = GetGemv(config);
+  if (g.gw < 1 || g.gr < 1 || g.gu < 1 || g.gc < 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KIND=4 needs GW, GR, GU and GC of 1 or more, not ", g.gw, ", ", g.gr, ", ", g.gu,
+        ", ", g.gc));
+  }
+  if (g.side == kGemvCols && g.gr > 2) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("GR=", g.gr, " on the cols side (GSIDE=1) exceeds 2"));
+  }
+  TUNED_RETURN_IF_ERROR(CheckThreads(g.Threads(), absl::StrCat("32*GW = 32*", g.gw), device));
+  if (g.SharedBytes() > device.shared_memory_per_block()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(g.SharedBytes(), " bytes of shared memory exceed the device's per-block ",
+                     "limit of ", device.shared_memory_per_block()));
+  }
+  const int64_t regs = g.RegisterEstimate();
+  if (regs > kMaxRegistersPerThread || regs * g.Threads() > device.registers_per_block()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "an estimated ", regs, " registers per thread (", g.Accumulators(), " accumulators + ",
+        g.LoadedFloats(), " loaded floats + 2 x ", g.RowPointers(), " row pointers + ",
+        kGemvRegisterOverhead, ") x ", g.Threads(),
+        " threads exceed the limit of ", kMaxRegistersPerThread, " a thread or ",
+        device.registers_per_block(), " a block"));
+  }
+  return absl::OkStatus();
+}
+
+/// "sgemm_gemv_<rows|cols>_w<GW>_r<GR>_u<GU>_c<GC>" with "_sk<SPLITK>"
+/// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4".
+std::string GemvName(const Config& config) {
+  std::string name = absl::StrCat("sgemm_gemv_", GemvKernel(config), "_w", At(config, "GW"),
+                                  "_r", At(config, "GR"), "_u", At(config, "GU"), "_c",
+                                  At(config, "GC"));
+  if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
+  return name;
+}
+
+/// sgemm.cuh, warp.cuh and gemv.cuh, and
+/// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (MINB:
+/// Gemv::MinBlocks()).
+KernelSource GemvSource(const Config& config) {
+  std::vector<int64_t> args;
+  for (const char* p : {"GW", "GR", "GU", "GC", "SPLITK"}) args.push_back(At(config, p));
+  args.push_back(GetGemv(config).MinBlocks());
+  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/gemv.cuh"},
+          absl::StrCat("sgemm_gemv_", GemvKernel(config), "<", absl::StrJoin(args, ","), ">"),
+          {}};
+}
+
+/// grid = {ceil(M / GR), SPLITK, 1} (rows) or {ceil(N / (128*GR)), SPLITK,
+/// 1} (cols), block = {32*GW, 1, 1}, static shared memory only,
+/// prescale_output when SPLITK > 1.
+v1::LaunchGeometry GemvGeometry(const Config& config, const Shape& shape) {
+  const Gemv gv = GetGemv(config);
+  v1::LaunchGeometry g;
+  g.add_grid(static_cast<uint32_t>(gv.GridX(shape)));
+  g.add_grid(static_cast<uint32_t>(gv.splitk));
+  g.add_grid(1);
+  g.add_block(static_cast<uint32_t>(gv.Threads()));
+  g.add_block(1);
+  g.add_block(1);
+  g.set_dynamic_shared_bytes(0);
+  g.set_prescale_output(gv.splitk > 1);
+  return g;
+}
+
+/// OK where the gemv config's small dimension n (rows: N, cols: M) is at
+/// most 8 and its chunk fits it: n <= GC < 2n (GC 4 for n = 3 or 4; a
+/// smaller GC takes several passes over the big operand, a larger one more
+/// registers for nothing). FAILED_PRECONDITION naming the rule otherwise;
+/// OK for every config of another kind.
+absl::Status GemvSuitsShape(const Config& config, const Shape& shape) {
+  if (At(config, "KIND") != kGemv || shape.size() != 3) return absl::OkStatus();
+  const Gemv gv = GetGemv(config);
+  const bool rows = gv.side == kGemvRows;
+  const int64_t n = rows ? shape[1] : shape[0];
+  if (n > kGemvMaxSmall) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gemv ", GemvKernel(config), " is for ", rows ? "N" : "M", " <= ",
+                     kGemvMaxSmall, ", not ", n));
+  }
+  if (gv.gc < n || gv.gc >= 2 * n) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "gemv GC=", gv.gc, " is not the chunk for ", rows ? "N" : "M", " = ", n));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tuned::sgemm

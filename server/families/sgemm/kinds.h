@@ -1,0 +1,176 @@
+// The sgemm family's parts (server/families/sgemm/): what the kinds share
+// (the KIND values, fixed values, limits, helpers) and what each kind's file
+// defines for the family (sgemm.cc), which dispatches to the kinds:
+//   simt.cc   KIND 0-3: naive, coalesced, tiled, warp-tiled (sgemm.cuh, warp.cuh)
+//   gemv.cc   KIND 4: matrix-vector shapes (gemv.cuh)
+//   mma.cc    KIND 5: mma.sync TF32 tensor cores (mma_tf32.cuh)
+//   wgmma.cc  KIND 6: Hopper's wgmma tensor cores (wgmma_*.cuh)
+// Internal to tuned_families: the family's interface is family.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/families/family.h"
+
+namespace tuned::sgemm {
+
+/// KIND values.
+enum Kind : int64_t {
+  kNaive = 0,      // sgemm_naive<BM,BN>
+  kCoalesced = 1,  // sgemm_coalesced<BM,BN>
+  kTiled = 2,      // sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
+  kWarpTiled = 3,  // sgemm_warp<BM,...,MINB,SLICEK,STREAMB,STREAMK>
+  kGemv = 4,       // sgemm_gemv_rows / sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB>
+  kMma = 5,        // sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+  kWgmma = 6,      // sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>
+};
+
+/// The tensor-core kinds (mma.sync, wgmma): candidates of MATH_TF32 and
+/// (3xTF32) MATH_FP32_ACCURATE only.
+constexpr bool TensorCore(int64_t kind) { return kind == kMma || kind == kWgmma; }
+
+/// GSIDE values of the gemv kind.
+enum GemvSide : int64_t {
+  kGemvRows = 0,  // small N: warps along the rows of A (contiguous in K)
+  kGemvCols = 1,  // small M: threads along the columns of B (N)
+};
+
+constexpr const char* KindName(int64_t kind) {
+  switch (kind) {
+    case kNaive: return "naive";
+    case kCoalesced: return "coalesced";
+    case kTiled: return "tiled";
+    case kWarpTiled: return "warp";
+    case kGemv: return "gemv";
+    case kMma: return "mma";
+    case kWgmma: return "wgmma";
+  }
+  return "unknown";
+}
+
+constexpr int64_t kBytesPerElement = 4;  // fp32
+/// The index of A among the kernels' parameters (Arguments()).
+constexpr uint32_t kSgemmArgA = 4;
+constexpr int64_t kWarp = 32;
+/// Largest gridDim.y (and z) of a launch; more row blocks spill over to grid.z.
+constexpr int64_t kMaxGridY = 65535;
+/// Registers a thread may use (sm_50 and later).
+constexpr int64_t kMaxRegistersPerThread = 255;
+/// An SM's registers, threads and resident blocks (sm_80 to sm_90).
+constexpr int64_t kRegistersPerSm = 65536;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxBlocksPerSm = 32;
+/// Shared memory the driver reserves per block (sm_80+), counted against
+/// the SM's capacity (CUDA C Programming Guide, compute capabilities).
+constexpr int64_t kReservedSharedPerBlock = 1024;
+
+/// ptxas's default --register-usage-level.
+constexpr int64_t kDefaultRegisterUsageLevel = 5;
+
+/// Parameters added after configs were first stored, and the value a stored
+/// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
+/// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
+/// before them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU
+/// and GC (0), which no other kind has; KIND 6's LA and PROMOTE (1, the
+/// kernel as it was before them; only the configs of another value name
+/// them).
+int64_t IfAbsent(std::string_view key);
+
+/// The config's value of `key`, IfAbsent(key) where the config lacks it.
+int64_t At(const Config& c, const std::string& key);
+
+/// The values a kind takes for the parameters it does not use (so that each
+/// distinct kernel appears once): the naive kinds use only BM and BN, the
+/// tiled kind none of the warp kind's LN..MINB, the warp kind has fixed
+/// A padding 4, float4 loads, the outer-product loop and strided lanes; the
+/// gemv kind uses only GSIDE..GC (kGemvOnly, which the others lack) and
+/// SPLITK.
+const Config& FixedFor(int64_t kind);
+
+/// The tensor-core kinds' (5 and 6) own parameters, which every other kind
+/// lacks (their if_absent value, 0): so that the configs and names of the
+/// other kinds are those of before KIND 5.
+constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
+/// KIND 4's own parameters, likewise.
+constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
+/// KIND 6's own parameters: the space names each only where it is not its
+/// if_absent value 1 (so that the other configs are those of before it).
+constexpr std::array<const char*, 2> kWgmmaOnly = {"LA", "PROMOTE"};
+
+inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+/// A config of `kind` with FixedFor(kind)'s values (and the naive kinds'
+/// for the parameters FixedFor(kind) leaves out); its own parameters unset.
+Config Base(int64_t kind);
+/// Appends `c` to `space` unless it is there already (each config once).
+void AddOnce(std::vector<Config>& space, const Config& c);
+
+/// The kernels' common signature, in order (Family::Arguments()).
+std::vector<std::string> Arguments();
+
+/// Threads per block within the device limit and a whole number of warps.
+absl::Status CheckThreads(int64_t threads, const std::string& how, const v1::Device& device);
+
+/// What a block of the tensor-core kinds uses, for CheckBlock; each *_how
+/// names the formula in its message.
+struct BlockUse {
+  int64_t threads;
+  std::string threads_how;
+  int64_t minb;
+  int64_t smem;  // bytes of dynamic shared memory
+  std::string smem_how;
+  int64_t regs;  // estimated registers per thread
+  std::string regs_how;
+  /// The consumers' registers where setmaxnreg sets them (WS: 232), else 0:
+  /// the cap that __launch_bounds__(threads, minb) sets.
+  int64_t reg_cap = 0;
+};
+/// The threads within the device's limits (CheckThreads) and MINB blocks
+/// of them within the SM's; the shared memory within the opt-in limit and
+/// MINB blocks of it within an SM; the registers within the cap that
+/// __launch_bounds__(threads, minb) sets. FAILED_PRECONDITION naming the
+/// first limit exceeded.
+absl::Status CheckBlock(const BlockUse& b, const v1::Device& device);
+
+// ---- each kind's part of the family (Space in sgemm.cc's order) ----
+
+// simt.cc: KIND 0-3.
+/// The warp kind's groups of Space() (large tiles, split-K, sliced-K, RUL 10).
+void AddWarpSpace(std::vector<Config>& space);
+/// The earlier designs' configs of Space(): naive, coalesced, tiled.
+void AddEarlierSpace(std::vector<Config>& space);
+/// Check's rules of KIND 0-3 (after the family's common rules).
+absl::Status CheckSimt(const Config& config, const v1::Device& device);
+std::string SimtName(const Config& config);
+KernelSource SimtSource(const Config& config);
+v1::LaunchGeometry SimtGeometry(const Config& config, const Shape& shape,
+                                const v1::Device& device);
+
+// gemv.cc: KIND 4.
+void AddGemvSpace(std::vector<Config>& space);
+absl::Status CheckGemv(const Config& config, const v1::Device& device);
+std::string GemvName(const Config& config);
+KernelSource GemvSource(const Config& config);
+v1::LaunchGeometry GemvGeometry(const Config& config, const Shape& shape);
+absl::Status GemvSuitsShape(const Config& config, const Shape& shape);
+
+// mma.cc: KIND 5, and the tensor-core kinds' names.
+void AddMmaSpace(std::vector<Config>& space);
+absl::Status CheckMma(const Config& config, const v1::Device& device);
+/// The name of a KIND 5 or 6 config (Family::ConfigName's format).
+std::string TensorCoreName(const Config& config);
+KernelSource MmaSource(const Config& config);
+v1::LaunchGeometry MmaGeometry(const Config& config, const Shape& shape);
+
+// wgmma.cc: KIND 6.
+void AddWgmmaSpace(std::vector<Config>& space);
+absl::Status CheckWgmma(const Config& config, const v1::Device& device);
+KernelSource WgmmaSource(const Config& config);
+v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape);
+
+}  // namespace tuned::sgemm

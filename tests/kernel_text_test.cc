@@ -1,0 +1,50 @@
+// The kernel text library (server/families/kernel_text.h): every config's
+// kernel files exist, and SourceText joins them in order. CPU only.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "server/families/family.h"
+#include "server/families/kernel_text.h"
+
+namespace tuned {
+namespace {
+
+TEST(KernelText, EveryConfigsFilesAreEmbedded) {
+  EnableFaultTestFamily();
+  for (const Family* f : AllFamilies()) {
+    std::set<std::vector<std::string>> seen;
+    for (const auto& [name, config] : f->ByName(0)) {
+      const KernelSource src = f->Source(config);
+      ASSERT_FALSE(src.parts.empty()) << name;
+      if (!seen.insert(src.parts).second) continue;
+      for (const auto& part : src.parts) {
+        const auto text = KernelFileText(part);
+        ASSERT_TRUE(text.ok()) << name << ": " << text.status();
+        EXPECT_FALSE(text->empty()) << part;
+      }
+      EXPECT_EQ(SourceText(src).find("#error"), std::string::npos) << name;
+    }
+  }
+}
+
+TEST(KernelText, JoinsThePartsInOrderWithANewline) {
+  const std::string a(*KernelFileText("sgemm/sgemm.cuh"));
+  const std::string b(*KernelFileText("sgemm/warp.cuh"));
+  EXPECT_EQ(SourceText({{"sgemm/sgemm.cuh", "sgemm/warp.cuh"}, "sgemm_naive<16,16>", {}}),
+            a + "\n" + b);
+  EXPECT_EQ(SourceText({{"sgemm/warp.cuh"}, "", {}}), b);
+  EXPECT_EQ(SourceText({{}, "", {}}), "");
+}
+
+TEST(KernelText, AnUnknownFileIsAnErrorLineNamingIt) {
+  EXPECT_EQ(KernelFileText("sgemm/none.cuh").status().code(), absl::StatusCode::kNotFound);
+  const std::string text = SourceText({{"sgemm/none.cuh"}, "k", {}});
+  EXPECT_EQ(text.rfind("#error", 0), 0u) << text;
+  EXPECT_NE(text.find("kernels_src/sgemm/none.cuh"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tuned

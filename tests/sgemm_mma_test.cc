@@ -1,0 +1,79 @@
+// Unit tests of the sgemm family's mma.sync tensor-core kind, KIND 5
+// (server/families/sgemm/mma.cc): names, keys, source, geometry, rules. CPU only.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "server/families/family.h"
+#include "server/families/kernel_text.h"
+#include "tests/sgemm_test_util.h"
+
+namespace tuned {
+namespace {
+
+using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+
+TEST(SgemmMath, TensorCoreNamesKeysSourceAndGeometry) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  EXPECT_EQ(f.ConfigName(Mma()), "sgemm_mma_128x128x16_w64x64_s3_g8_b1_3xtf32");
+  EXPECT_EQ(f.ConfigName(Mma(32, 64, 32, 32, 32, 3, 4, 1, 1)), "sgemm_mma_32x64x32_w32x32_s3_g1_b1_sk4_tf32");
+  EXPECT_TRUE(f.Check(Mma(), d).ok()) << f.Check(Mma(), d);
+  const KernelSource src = f.Source(Mma());
+  EXPECT_EQ(src.name_expression, "sgemm_mma<128,128,16,64,64,3,1,3,8,1>");
+  EXPECT_EQ(src.parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh",
+                                                 "sgemm/mma_tf32.cuh"}));
+  EXPECT_TRUE(src.options.empty());
+  // Every tensor-core config of every mode: its name and key read back.
+  std::set<std::string> names;
+  for (v1::Math m : {v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
+    for (const auto& c : f.ValidSpace(d, nullptr, m)) {
+      auto back = f.ParseConfigKey(f.ConfigKey(c));
+      ASSERT_TRUE(back.ok());
+      EXPECT_EQ(*back, c);
+      names.insert(f.ConfigName(c));
+    }
+  }
+  const auto by_name = f.ByName(0);
+  for (const auto& n : names) EXPECT_TRUE(by_name.contains(n)) << n;
+
+  // 1000x1000x1000 with 128x128 tiles: 8 x 8 tiles, 4 warps, 3 stages of
+  // 128*20 + 16*136 floats; split-K 4 adds into C.
+  const v1::LaunchGeometry g = f.Geometry(Mma(), {1000, 1000, 1000}, d);
+  EXPECT_EQ(std::vector<uint32_t>(g.grid().begin(), g.grid().end()), (std::vector<uint32_t>{64, 1, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(g.block().begin(), g.block().end()), (std::vector<uint32_t>{128, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 3u * (128 * 20 + 16 * 136) * 4);
+  EXPECT_FALSE(g.prescale_output());
+  const v1::LaunchGeometry s = f.Geometry(Mma(32, 64, 32, 32, 32, 3, 4), {7, 13, 5}, d);
+  EXPECT_EQ(std::vector<uint32_t>(s.grid().begin(), s.grid().end()), (std::vector<uint32_t>{1, 4, 1}));
+  EXPECT_EQ(s.block(0), 64u);
+  EXPECT_TRUE(s.prescale_output());
+}
+
+TEST(SgemmMath, CheckRejectsBadTensorCoreConfigs) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  v1::Device ampere_less = d;
+  ampere_less.set_cc_major(7);
+  EXPECT_EQ(f.Check(Mma(), ampere_less).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(f.Check(Mma(128, 128, 16, 64, 64, 3, 1, 0), d).ok());   // PASSES 0
+  EXPECT_FALSE(f.Check(Mma(128, 128, 16, 0, 64), d).ok());             // no warp tile
+  EXPECT_FALSE(f.Check(Mma(128, 128, 64), d).ok());                   // BK 64
+  EXPECT_FALSE(f.Check(Mma(256, 128, 32, 64, 32, 3, 1, 3, 8, 2), d).ok());  // registers over the cap
+  Config tiled_with_wm = Tiled();
+  tiled_with_wm["WM"] = 32;
+  const absl::Status s = f.Check(tiled_with_wm, d);
+  EXPECT_EQ(s.message(), "WM=32 is unused by KIND=2 (tiled), which takes WM=0");
+  Config mma_with_tm = Mma();
+  mma_with_tm["TM"] = 8;
+  EXPECT_FALSE(f.Check(mma_with_tm, d).ok());
+}
+
+}  // namespace
+}  // namespace tuned

@@ -1,0 +1,320 @@
+// Unit tests of the sgemm family's wgmma kind, KIND 6
+// (server/families/sgemm/wgmma.cc): names, source, geometry, rules, LA,
+// the register-A and warp-specialized forms, PROMOTE. CPU only.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "server/families/family.h"
+#include "server/families/kernel_text.h"
+#include "tests/sgemm_test_util.h"
+
+namespace tuned {
+namespace {
+
+using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+
+TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  EXPECT_EQ(f.ConfigName(Wgmma()), "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32");
+  EXPECT_EQ(f.ConfigName(Wgmma(64, 128, 32, 64, 128, 4, 4, 1, 1)),
+            "sgemm_wgmma_64x128x32_w64x128_s4_g1_b1_sk4_tf32");
+  EXPECT_TRUE(f.Check(Wgmma(), d).ok()) << f.Check(Wgmma(), d);
+  const KernelSource src = f.Source(Wgmma());
+  EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1>");
+  EXPECT_EQ(src.parts, (std::vector<std::string>{
+                           "sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh",
+                           "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh",
+                           "sgemm/wgmma_kernels.cuh"}));
+  EXPECT_EQ(src.options, (std::vector<std::string>{"--gpu-architecture=sm_90a"}));
+  // As KIND 5: no candidate of ieee_fp32; 3xTF32 of fp32_accurate and tf32.
+  EXPECT_FALSE(f.Admits(Wgmma(), v1::MATH_IEEE_FP32));
+  EXPECT_TRUE(f.Admits(Wgmma(), v1::MATH_FP32_ACCURATE));
+  EXPECT_TRUE(f.Admits(Wgmma(), v1::MATH_TF32));
+  const Config one = Wgmma(128, 128, 32, 64, 128, 4, 1, 1);
+  EXPECT_FALSE(f.Admits(one, v1::MATH_IEEE_FP32));
+  EXPECT_FALSE(f.Admits(one, v1::MATH_FP32_ACCURATE));
+  EXPECT_TRUE(f.Admits(one, v1::MATH_TF32));
+
+  // 1000x1000x1000 with 128x128 tiles: 8 x 8 tiles, 2 warpgroups, 3 stages
+  // of big and small 256 rows of 32 floats, and 1024 bytes to align them.
+  const v1::LaunchGeometry g = f.Geometry(Wgmma(), {1000, 1000, 1000}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{64, 1, 1}));
+  EXPECT_EQ(Block(g), (std::vector<uint32_t>{256, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 3u * 2 * 256 * 32 * 4 + 1024);
+  EXPECT_FALSE(g.prescale_output());
+  const v1::LaunchGeometry s = f.Geometry(Wgmma(64, 128, 32, 64, 128, 4, 4, 1, 1), {7, 13, 5}, d);
+  EXPECT_EQ(Grid(s), (std::vector<uint32_t>{1, 4, 1}));
+  EXPECT_EQ(Block(s), (std::vector<uint32_t>{128, 1, 1}));
+  EXPECT_EQ(s.dynamic_shared_bytes(), 4u * 192 * 32 * 4 + 1024);
+  EXPECT_TRUE(s.prescale_output());
+}
+
+TEST(SgemmMath, CheckRejectsBadWgmmaConfigs) {
+  const v1::Device d = Sm90ReferenceDevice();
+  // wgmma is sm_90a's: compute capability 9.0 and no other.
+  for (auto [major, minor] : {std::pair{8, 0}, std::pair{8, 9}, std::pair{10, 0}, std::pair{12, 0}}) {
+    v1::Device other = d;
+    other.set_cc_major(major);
+    other.set_cc_minor(minor);
+    ExpectRejectedOn(Wgmma(), other, "KIND=6 needs wgmma (sm_90a: compute capability 9.0)");
+  }
+  ExpectRejected(Wgmma(128, 128, 32, 64, 128, 3, 1, 0), "KIND=6 takes PASSES 1 or 3");
+  ExpectRejected(Wgmma(128, 128, 32, 32, 128), "the warpgroup tile 32x128");
+  ExpectRejected(Wgmma(128, 128, 32, 64, 32), "the warpgroup tile 64x32");
+  ExpectRejected(Wgmma(128, 128, 64), "KIND=6 takes BK 16 or 32 and STAGES >= 3");
+  ExpectRejected(Wgmma(128, 128, 32, 64, 128, 2), "KIND=6 takes BK 16 or 32 and STAGES >= 3");
+  // 4 stages of big and small 128x128x32 tiles: 256 KiB.
+  ExpectRejected(Wgmma(128, 128, 32, 64, 128, 4), "bytes of shared memory");
+  // The fresh accumulators of 64x256 3xTF32 warpgroup tiles: 256 registers.
+  ExpectRejected(Wgmma(128, 256, 16, 64, 256, 3), "registers per thread");
+  // Four warpgroups (128 registers a thread) at BK 32: spills.
+  ExpectRejected(Wgmma(256, 128, 32, 64, 128, 3, 1, 1), "registers per thread");
+  EXPECT_TRUE(CheckSm90(Wgmma(256, 128, 16, 64, 128, 4, 1, 1)).ok());
+  // KIND 6 takes KIND 5's fixed values of the other parameters.
+  Config with_tm = Wgmma();
+  with_tm["TM"] = 8;
+  ExpectRejected(with_tm, "TM=8 is unused by KIND=6 (wgmma)");
+}
+
+// LA (K tiles loaded ahead into registers): KIND 6's alone, 1 or 2; an LA=2
+// config is named "_la2", instantiates LA=2, reads back by name, and its
+// register estimate counts the second register set; LA=1 (named or not)
+// is the config of before LA.
+TEST(SgemmMath, WgmmaLoadAhead) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config la2 = Wgmma(256, 128, 16, 64, 128, 4, 1, 1);
+  la2["LA"] = 2;
+  const std::string name = "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2";
+  EXPECT_EQ(f.ConfigName(la2), name);
+  EXPECT_TRUE(f.Check(la2, d).ok()) << f.Check(la2, d);
+  EXPECT_EQ(f.Source(la2).name_expression, "sgemm_wgmma<256,128,16,64,128,4,1,1,8,1,2>");
+  const auto by_name = f.ByName(0);
+  ASSERT_TRUE(by_name.contains(name));
+  EXPECT_EQ(by_name.at(name), la2);
+  EXPECT_EQ(f.ConfigName(by_name.at(name)), name);
+  auto parsed = f.ParseConfigKey(f.ConfigKey(la2));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, la2);
+  // LA=1 named is LA absent: the name and instantiation of before LA.
+  Config la1 = la2;
+  la1["LA"] = 1;
+  la2.erase("LA");
+  EXPECT_EQ(f.ConfigName(la1), "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32");
+  EXPECT_EQ(f.ConfigName(la1), f.ConfigName(la2));
+  EXPECT_EQ(f.Source(la1).name_expression, f.Source(la2).name_expression);
+  EXPECT_TRUE(f.Check(la1, d).ok());
+  EXPECT_EQ(by_name.at(f.ConfigName(la1)), la2);
+  // Refused: LA 3, LA 2 of another kind, LA 2 where the second set does not
+  // fit (one 64x128 warpgroup at BK 32: 64 + 4 x 48 + 16 = 272).
+  Config la3 = la1;
+  la3["LA"] = 3;
+  ExpectRejected(la3, "LA=3 is not one of the supported values 0, 1, 2");
+  for (Config other : {Mma(), Warp(), Tiled()}) {
+    other["LA"] = 2;
+    const absl::Status s = f.Check(other, d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find("LA=2 is unused by KIND="), std::string::npos) << s;
+    other["LA"] = 1;
+    EXPECT_TRUE(f.Check(other, d).ok()) << f.Check(other, d);
+  }
+  Config one_wg = Wgmma(64, 128, 32, 64, 128, 4, 1, 1);
+  EXPECT_TRUE(f.Check(one_wg, d).ok());
+  one_wg["LA"] = 2;
+  ExpectRejected(one_wg, "an estimated 272 registers per thread (64 accumulators + 4 x 48");
+  // The space's LA=2 configs: KIND 6, SPLITK 1, each the twin of an LA=1
+  // config; TF32 and 3xTF32 ones in tf32.
+  const auto tf32 = f.ValidSpace(d, nullptr, v1::MATH_TF32);
+  std::set<std::string> names;
+  for (const auto& c : tf32) names.insert(f.ConfigName(c));
+  int one = 0, three = 0;
+  for (const auto& c : tf32) {
+    if (!c.contains("LA") || c.at("LA") == 0) continue;
+    EXPECT_EQ(c.at("KIND"), 6);
+    EXPECT_EQ(c.at("SPLITK"), 1);
+    Config twin = c;
+    twin.erase("LA");
+    EXPECT_TRUE(names.contains(f.ConfigName(twin))) << f.ConfigName(c);
+    (c.at("PASSES") == 1 ? one : three)++;
+  }
+  EXPECT_EQ(one, 11);  // SPLITK 1, GROUP 8, less what the estimate refuses and kWgmmaLa2Spills
+  EXPECT_EQ(three, 8);
+}
+
+// LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
+// WN 64, 4 stages or more; its shared memory and register estimate (two
+// fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
+// configs in the space, each also with WS.
+TEST(SgemmMath, WgmmaRegisterA) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config rs = Wgmma(128, 128, 32, 128, 64, 4, 1, 3, 1);
+  rs["LA"] = 0;
+  EXPECT_EQ(f.ConfigName(rs), "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_3xtf32_la0");
+  EXPECT_EQ(f.Source(rs).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0>");
+  EXPECT_TRUE(f.Check(rs, d).ok()) << f.Check(rs, d);
+  const v1::LaunchGeometry g = f.Geometry(rs, {1000, 300, 77}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{8 * 3, 1, 1}));
+  EXPECT_EQ(g.block(0), 256u);  // two warpgroups of 64 columns
+  // 4 stages of (2 x 128 x 32 + 32 x 136) floats = 50176 bytes (49 KiB), + 1024
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024);
+  Config tf32 = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  tf32["LA"] = 0;
+  EXPECT_TRUE(f.Check(tf32, d).ok()) << f.Check(tf32, d);
+  EXPECT_EQ(f.Geometry(tf32, {512, 512, 512}, d).block(0), 256u);
+  // Refused: another K tile or warpgroup tile, 3 stages, 3xTF32 beyond
+  // 128x128, four warpgroups of TF32 (64 + 32 + 48 registers over 128).
+  for (auto [key, value] : {std::pair<const char*, int64_t>{"BK", 16}, {"WM", 64}, {"WN", 128}}) {
+    Config bad = rs;
+    bad[key] = value;
+    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256) and WN 64");
+  }
+  Config three_stages = rs;
+  three_stages["STAGES"] = 3;
+  ExpectRejected(three_stages, "STAGES >= 3 (LA=0: 4)");
+  Config wide = tf32;
+  wide["PASSES"] = 3;
+  ExpectRejected(wide, "(3xTF32: BM = BN = 128)");
+  Config four = Wgmma(128, 256, 32, 128, 64, 4, 1, 1, 1);
+  four["LA"] = 0;
+  ExpectRejected(four, "64 accumulators + 32 fragment registers (LA=0) + 48");
+  // The space's: 3xTF32 in fp32_accurate and tf32, TF32 in tf32 only.
+  int three = 0, one = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
+    if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
+  }
+  EXPECT_EQ(three, 6);
+  EXPECT_EQ(one, 8);  // 4, and their WS twins
+  int accurate = 0, promoted = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
+    if (c.contains("LA") && c.at("LA") == 0) {
+      EXPECT_EQ(c.at("PASSES"), 3) << f.ConfigName(c);
+      ++accurate;
+      promoted += c.contains("PROMOTE");
+    }
+  }
+  EXPECT_EQ(accurate, 6);
+  EXPECT_EQ(promoted, 3);
+}
+
+// WS (TF32 with LA=0, BN 128): the warp-specialized form, a producer
+// warpgroup more (384 threads), 16 bytes of mbarriers a stage more, the
+// consumers' registers under setmaxnreg's 232 (not the 168 of 384
+// threads); named "_ws", its own kernel sgemm_wgmma_ws taking A's TMA tensor
+// map (LaunchGeometry.tensor_maps) after C; each TF32 LA=0 config
+// of the space has a WS twin; refused elsewhere with a clear message.
+TEST(SgemmMath, WgmmaWarpSpecialized) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config ws = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  ws["LA"] = 0;
+  ws["WS"] = 1;
+  EXPECT_EQ(f.ConfigName(ws), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_ws");
+  EXPECT_EQ(f.Source(ws).name_expression, "sgemm_wgmma_ws<256,4,1,1>");
+  EXPECT_TRUE(f.Check(ws, d).ok()) << f.Check(ws, d);
+  const v1::LaunchGeometry g = f.Geometry(ws, {1000, 300, 77}, d);
+  EXPECT_EQ(g.block(0), 384u);  // two consumer warpgroups and the producer
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024 + 4 * 16);
+  // A (1000 x 77) by TMA: dims K, M; a row of 77 floats; boxes of 32 x 256,
+  // 128-byte swizzle; passed after C (parameter 8) over A (parameter 4).
+  ASSERT_EQ(g.tensor_maps_size(), 1);
+  const v1::TensorMap& a = g.tensor_maps(0);
+  EXPECT_EQ(a.pointer_arg(), 4u);
+  EXPECT_EQ(a.param(), 8u);
+  EXPECT_EQ(std::vector<uint64_t>(a.dims().begin(), a.dims().end()), (std::vector<uint64_t>{77, 1000}));
+  EXPECT_EQ(std::vector<uint64_t>(a.strides_bytes().begin(), a.strides_bytes().end()),
+            (std::vector<uint64_t>{308}));
+  EXPECT_EQ(std::vector<uint32_t>(a.box().begin(), a.box().end()), (std::vector<uint32_t>{32, 256}));
+  EXPECT_EQ(a.swizzle_bytes(), 128u);
+  Config no_ws = ws;
+  no_ws.erase("WS");
+  EXPECT_EQ(f.Source(no_ws).name_expression, "sgemm_wgmma<256,128,32,256,64,4,1,1,1,1,0>");
+  const v1::LaunchGeometry g0 = f.Geometry(no_ws, {1000, 300, 77}, d);
+  EXPECT_EQ(g0.block(0), 256u);
+  EXPECT_EQ(g0.tensor_maps_size(), 0);
+  Config accurate = ws;  // 3xTF32 128x128
+  accurate["BM"] = accurate["WM"] = 128;
+  accurate["PASSES"] = 3;
+  ExpectRejected(accurate, "WS=1 (warp-specialized) is TF32's with LA=0, BN 128");
+  Config la1 = ws;
+  la1.erase("LA");
+  la1["WM"] = 64;
+  la1["BK"] = 16;
+  ExpectRejected(la1, "WS=1 (warp-specialized) is TF32's with LA=0, BN 128");
+  Config two_blocks = ws;
+  two_blocks["MINB"] = 2;
+  ExpectRejected(two_blocks, "and MINB 1; this config has PASSES=1, LA=0, BN=128, MINB=2");
+  for (Config other : {Mma(), Warp(), Tiled()}) {
+    other["WS"] = 1;
+    ExpectRejected(other, "WS=1 is unused by KIND=");
+  }
+  int twins = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
+    if (!c.contains("WS")) continue;
+    ++twins;
+    EXPECT_EQ(c.at("LA"), 0) << f.ConfigName(c);
+    EXPECT_EQ(c.at("PASSES"), 1) << f.ConfigName(c);
+  }
+  EXPECT_EQ(twins, 4);
+}
+
+// PROMOTE (3xTF32 with LA=0): 2 K tiles of products per tensor-core partial
+// sum; named "_p2" and instantiated as the template's last argument, 1
+// (the default) as before it; refused elsewhere with a clear message.
+TEST(SgemmMath, WgmmaPromote) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config p2 = Wgmma(128, 128, 32, 128, 64, 4, 4, 3, 1);
+  p2["LA"] = 0;
+  p2["PROMOTE"] = 2;
+  const std::string name = "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_sk4_3xtf32_la0_p2";
+  EXPECT_EQ(f.ConfigName(p2), name);
+  EXPECT_EQ(f.Source(p2).name_expression, "sgemm_wgmma<128,128,32,128,64,4,4,3,1,1,0,2>");
+  EXPECT_TRUE(f.Check(p2, d).ok()) << f.Check(p2, d);
+  EXPECT_TRUE(f.Admits(p2, v1::MATH_FP32_ACCURATE));
+  EXPECT_FALSE(f.Admits(p2, v1::MATH_IEEE_FP32));
+  const auto by_name = f.ByName(0);
+  ASSERT_TRUE(by_name.contains(name));
+  EXPECT_EQ(by_name.at(name), p2);
+  auto parsed = f.ParseConfigKey(f.ConfigKey(p2));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, p2);
+  // PROMOTE=1 named is PROMOTE absent.
+  Config p1 = p2;
+  p1["PROMOTE"] = 1;
+  Config absent = p2;
+  absent.erase("PROMOTE");
+  EXPECT_EQ(f.ConfigName(p1), "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_sk4_3xtf32_la0");
+  EXPECT_EQ(f.ConfigName(p1), f.ConfigName(absent));
+  EXPECT_EQ(f.Source(p1).name_expression, "sgemm_wgmma<128,128,32,128,64,4,4,3,1,1,0>");
+  EXPECT_EQ(f.Source(p1).name_expression, f.Source(absent).name_expression);
+  // Refused: PROMOTE 3, PROMOTE 2 with TF32, with LA 1, on another kind.
+  Config p3 = p2;
+  p3["PROMOTE"] = 3;
+  ExpectRejected(p3, "PROMOTE=3 is not one of the supported values 1, 2");
+  Config tf32 = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  tf32["LA"] = 0;
+  tf32["PROMOTE"] = 2;
+  ExpectRejected(tf32, "PROMOTE=2 is 3xTF32's with LA=0 (PASSES 3); this config has PASSES=1, LA=0");
+  Config la1 = Wgmma(128, 128, 32, 64, 128, 3, 1, 3);
+  ASSERT_TRUE(f.Check(la1, d).ok()) << f.Check(la1, d);
+  la1["PROMOTE"] = 2;
+  ExpectRejected(la1, "this config has PASSES=3, LA=1, which take PROMOTE=1");
+  for (Config other : {Mma(), Warp(), Tiled()}) {
+    other["PROMOTE"] = 2;
+    const absl::Status s = f.Check(other, d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find("PROMOTE=2 is unused by KIND="), std::string::npos) << s;
+  }
+}
+
+}  // namespace
+}  // namespace tuned
