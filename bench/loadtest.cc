@@ -14,7 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "grpcpp/grpcpp.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
 int main(int argc, char** argv) {

@@ -18,7 +18,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/ascii.h"
 #include "client/report.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"report_from_dump: the sweep report of a recorded `tunectl results` dump"};

@@ -54,9 +54,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "server/jobs.h"
-#include "server/serving.h"
+#include "core/serving.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/measure.h"

@@ -10,7 +10,7 @@
 // library would run for the shape: the kernel, or cuBLAS where cuBLAS won
 // the job. At least 30 interleaved rounds (pairs) are timed, and the
 // kernel's side-by-side ratio (cuBLAS ms / kernel ms, medians) comes with
-// its 95% bootstrap interval (server/serving.h), next to the job's own ratio
+// its 95% bootstrap interval (core/serving.h), next to the job's own ratio
 // (its stored judged speedup, else its baseline / median). Otherwise the
 // numbers are the job's (the baseline timed in the same job on the same GPU:
 // cuBLAS for sgemm, the copy kernel for transpose). The last line is
@@ -59,9 +59,9 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "server/families/family.h"
-#include "server/serving.h"
-#include "server/status.h"
+#include "families/family.h"
+#include "core/serving.h"
+#include "core/status.h"
 #include "tuned/client.h"
 #include "tuned/kernel.h"
 #include "tuned/launch.h"

@@ -14,9 +14,9 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "server/families/family.h"
-#include "server/paths.h"
-#include "server/status.h"
+#include "families/family.h"
+#include "core/paths.h"
+#include "core/status.h"
 
 namespace tuned {
 namespace {

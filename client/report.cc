@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 

@@ -19,8 +19,8 @@
 #include "absl/time/time.h"
 #include "client/report.h"
 #include "google/protobuf/util/json_util.h"
-#include "server/families/family.h"
-#include "server/serving.h"
+#include "families/family.h"
+#include "core/serving.h"
 #include "tuned/client.h"
 
 namespace {

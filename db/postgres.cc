@@ -19,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "db/database.h"
 #include "db/store.h"
-#include "server/embedded.h"
-#include "server/status.h"
+#include "db/schema.h"
+#include "core/status.h"
 
 namespace tuned {
 namespace {

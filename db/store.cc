@@ -17,7 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "db/store_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 

@@ -79,7 +79,7 @@ struct JobSearch {
 };
 
 /// The best measurement of a problem, with its binary and the job's baseline.
-/// A finalist's judging at its job's end (server/serving.h): the speedup
+/// A finalist's judging at its job's end (core/serving.h): the speedup
 /// over the baseline from paired rounds in a fresh worker process, with its
 /// 95% interval, and the clock it ran at.
 struct StoredSpeedup {

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "db/store_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "db/store_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 

@@ -1,5 +1,5 @@
 // The store's record of a finalist's judging at its job's end (store.h,
-// server/serving.h): its re-timed time and its speedup interval.
+// core/serving.h): its re-timed time and its speedup interval.
 #include "db/store.h"
 
 #include <functional>

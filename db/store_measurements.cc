@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "db/store_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 

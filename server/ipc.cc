@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "server/jobs_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 #include "spdlog/spdlog.h"
 
 namespace tuned {

@@ -23,7 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "db/store.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "server/metrics.h"
 #include "server/search/strategy.h"
 #include "server/worker_client.h"
@@ -47,13 +47,13 @@ struct JobRunnerOptions {
   /// At a job's end its best few (the finalists) are judged: re-timed
   /// together, interleaved with the baseline, in a fresh GPU worker process
   /// on fresh inputs, and keep those times and their speedup interval, which
-  /// decides what `best` serves (server/serving.h; 0: off, and then best
+  /// decides what `best` serves (core/serving.h; 0: off, and then best
   /// serves cuBLAS for sgemm unless the margin rule of unjudged rows holds,
   /// kLegacyMargin).
   /// 5 rather than 3: on the H100 the model strategy's top 3 of 1024^3 by
   /// their first timings were three variants of one config within 1%, and
   /// the exhaustive winner, 1.7% faster raced, not among them
-  /// (bench/results/2026-11-23_h100_session12_report.txt); judging two more
+  /// (bench/results/2026-11-23_h100_wgmma_la2_regret_report.txt); judging two more
   /// costs 2 x 100 runs of the kernel.
   int retime_top = 5;
   /// After the sweep, the untried neighbours (Family::Neighbours) of the

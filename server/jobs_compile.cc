@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/families/kernel_text.h"
+#include "families/kernel_text.h"
 #include "server/jobs_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 #include "spdlog/spdlog.h"
 
 namespace tuned {

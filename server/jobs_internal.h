@@ -3,7 +3,7 @@
 #pragma once
 
 #include "db/store.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "tuned/v1/worker.pb.h"
 
 namespace tuned::jobs_internal {

@@ -1,6 +1,6 @@
 // Judging a job's finalists at its end (JobRunner::JudgeFinalists): re-timed
 // together with the baseline in a fresh GPU worker process, and their
-// speedup interval stored, which decides what `best` serves (server/serving.h).
+// speedup interval stored, which decides what `best` serves (core/serving.h).
 #include "server/jobs.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "server/jobs_internal.h"
-#include "server/serving.h"
+#include "core/serving.h"
 #include "server/worker/clock.h"  // kLowClockFraction (no CUDA there)
 #include "spdlog/spdlog.h"
 

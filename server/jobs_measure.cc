@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/jobs_internal.h"
-#include "server/status.h"
+#include "core/status.h"
 #include "server/worker/clock.h"  // kLowClockFraction (no CUDA there)
 #include "spdlog/spdlog.h"
 

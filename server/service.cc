@@ -1,10 +1,10 @@
 #include "server/service.h"
 
-#include "server/families/kernel_text.h"
-#include "server/serving.h"
+#include "families/kernel_text.h"
+#include "core/serving.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 
@@ -229,7 +229,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   best->set_baseline_name(found.baseline_name);
   best->set_baseline_error(found.baseline_error);
   // What is served: the kernel only where its judging shows it surely faster
-  // (server/serving.h, DecideServing).
+  // (core/serving.h, DecideServing).
   const StoredSpeedup& sp = found.speedup;
   ServingInput serving{.baseline_is_candidate = (*family)->baseline_is_candidate(),
                        .kernel_ms = found.measurement.median_ms(),

@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/ipc.h"
-#include "server/status.h"
+#include "core/status.h"
 #include "spdlog/spdlog.h"
 
 extern char** environ;

@@ -112,7 +112,7 @@ check best-nearest 1 '^NOT TUNED for 60x64: nearest tuned shape 64x64' -- "$T" b
 check best-nearest-json 1 '"match": "MATCH_NEAREST"' -- "$T" best --family transpose 60 64 --json
 check best-far 1 'no tuned kernel for transpose f32 4096x4096' -- "$T" best --family transpose 4096 4096
 
-# What best serves (server/serving.h): an SGEMM kernel imported with its
+# What best serves (core/serving.h): an SGEMM kernel imported with its
 # judging (speedup 1.07x, 95% CI 1.05-1.09 over 30 pairs) is served; one whose
 # interval reaches 1.0 is not, and best says why; --json carries the fields.
 sgemm_kernel() {  # sgemm_kernel DIR M LOW HIGH

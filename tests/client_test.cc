@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 #include "server/worker/compiler.h"
 #include "tuned/client.h"
 

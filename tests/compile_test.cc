@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 #include "absl/strings/str_cat.h"
 #include "server/worker/compiler.h"
 #include "server/worker/fp64_check.h"

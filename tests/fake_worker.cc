@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "server/families/family.h"
+#include "families/family.h"
 #include "server/ipc.h"
 #include "tuned/v1/worker.pb.h"
 

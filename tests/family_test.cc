@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 namespace {

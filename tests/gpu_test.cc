@@ -18,8 +18,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "server/families/kernel_text.h"
-#include "server/serving.h"
+#include "families/kernel_text.h"
+#include "core/serving.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "db/store.h"

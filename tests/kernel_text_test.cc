@@ -1,4 +1,4 @@
-// The kernel text library (server/families/kernel_text.h): every config's
+// The kernel text library (families/kernel_text.h): every config's
 // kernel files exist, and SourceText joins them in order. CPU only.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 
 namespace tuned {
 namespace {

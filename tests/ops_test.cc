@@ -27,7 +27,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "tests/daemon_process.h"
 #include "tuned/client.h"
 

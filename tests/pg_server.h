@@ -35,7 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <functional>
 
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 namespace {

@@ -334,7 +334,7 @@ TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   EXPECT_TRUE(client_->ListMeasurements(SgemmProblem(1024, 1024, 1024))->empty());
 }
 
-// What GetBest serves comes from the stored judging (server/serving.h): the
+// What GetBest serves comes from the stored judging (core/serving.h): the
 // kernel only with >= 30 pairs and an interval above 1.0; cuBLAS otherwise,
 // saying why; rows without an interval keep the margin rule.
 TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {

@@ -1,4 +1,4 @@
-// Unit tests of the sgemm family description (server/families/sgemm/): what
+// Unit tests of the sgemm family description (families/sgemm/): what
 // every kind shares: its parameters, space, pruning, names, keys, neighbours,
 // metric and math modes. The kinds' own rules: sgemm_simt_test.cc,
 // sgemm_gemv_test.cc, sgemm_mma_test.cc, sgemm_wgmma_test.cc. CPU only.
@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 #include "tests/sgemm_test_util.h"
 
 namespace tuned {

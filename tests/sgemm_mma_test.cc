@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's mma.sync tensor-core kind, KIND 5
-// (server/families/sgemm/mma.cc): names, keys, source, geometry, rules. CPU only.
+// (families/sgemm/mma.cc): names, keys, source, geometry, rules. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 #include "tests/sgemm_test_util.h"
 
 namespace tuned {

@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's SIMT kinds, KIND 0-3 (naive, coalesced,
-// tiled, warp; server/families/sgemm/simt.cc): sources, geometry, rules. CPU only.
+// tiled, warp; families/sgemm/simt.cc): sources, geometry, rules. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 #include "tests/sgemm_test_util.h"
 
 namespace tuned {

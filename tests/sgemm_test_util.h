@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned::sgemm_test {
 

@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's wgmma kind, KIND 6
-// (server/families/sgemm/wgmma.cc): names, source, geometry, rules, LA,
+// (families/sgemm/wgmma.cc): names, source, geometry, rules, LA,
 // the register-A and warp-specialized forms, PROMOTE. CPU only.
 #include <algorithm>
 #include <cstdint>
@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/families/family.h"
-#include "server/families/kernel_text.h"
+#include "families/family.h"
+#include "families/kernel_text.h"
 #include "tests/sgemm_test_util.h"
 
 namespace tuned {

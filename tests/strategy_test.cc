@@ -9,7 +9,7 @@
 
 #include "server/search/simulate.h"
 #include "server/search/strategy.h"
-#include "server/serving.h"
+#include "core/serving.h"
 
 namespace tuned::search {
 namespace {

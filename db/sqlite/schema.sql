@@ -126,7 +126,7 @@ CREATE TABLE IF NOT EXISTS measurements (
   -- clock_low: under 90% of the maximum even when re-timed after a pause
   sm_clock_mhz INTEGER NOT NULL DEFAULT 0,
   clock_low    INTEGER NOT NULL DEFAULT 0,
-  -- a finalist's judging at the job's end (server/serving.h): the speedup
+  -- a finalist's judging at the job's end (core/serving.h): the speedup
   -- over the baseline (baseline ms / kernel ms) from speedup_pairs rounds in
   -- a fresh worker process and its 95% bootstrap interval (NULL, 0: none);
   -- speedup_note: why the judging computed none (e.g. a low clock)

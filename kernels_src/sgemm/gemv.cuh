@@ -1,4 +1,4 @@
-// Matrix-vector kernels of the sgemm family (KIND=4, "gemv", server/families/
+// Matrix-vector kernels of the sgemm family (KIND=4, "gemv", families/
 // sgemm.cc), for shapes with M or N of 1 to 8: row-major
 //
 //   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,

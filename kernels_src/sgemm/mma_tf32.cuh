@@ -1,5 +1,5 @@
 // Row-major fp32 GEMM on tensor cores for tuned (family "sgemm", KIND 5,
-// server/families/sgemm/mma.cc), sm_80 and up:
+// families/sgemm/mma.cc), sm_80 and up:
 //
 //   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
 //

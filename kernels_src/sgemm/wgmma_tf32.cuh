@@ -1,5 +1,5 @@
 // Row-major fp32 GEMM on Hopper's warpgroup tensor cores for tuned (family
-// "sgemm", KIND 6, server/families/sgemm/wgmma.cc), sm_90a only:
+// "sgemm", KIND 6, families/sgemm/wgmma.cc), sm_90a only:
 //
 //   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
 //

@@ -15,7 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned::search {
 

@@ -30,7 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "server/worker/timing.h"
 
 namespace tuned::search {
@@ -116,7 +116,7 @@ class CostModel {
 /// on the H100 the model, fitted on the 11 aligned shapes of the public
 /// suite, ranked 4097^3's 4-byte-path configs as if it were 4096^3 and
 /// missed its exhaustive winner by 2.7% raced, 6.3% in simulation
-/// (bench/results/2026-11-23_h100_session12_report.txt). A Features input,
+/// (bench/results/2026-11-23_h100_wgmma_la2_regret_report.txt). A Features input,
 /// and the model strategy sweeps exhaustively for a shape whose class no
 /// tuned shape has.
 std::vector<bool> AlignmentClass(const Shape& shape);
@@ -129,7 +129,7 @@ std::vector<bool> AlignmentClass(const Shape& shape);
 /// hold gemv kernels of the other side, or of the other alignment), the
 /// model's first round held no rows kernel of 4 columns a pass and served
 /// cuBLAS where the exhaustive sweep finds 1.58x it
-/// (bench/results/2026-11-25_h100_session20_report.txt, section 8).
+/// (bench/results/2026-11-25_h100_tf32_tma_report.txt, section 8).
 std::set<std::string> KernelKinds(const Family& family, const std::vector<Config>& configs);
 
 /// Features of a config on a shape (CostModel's input; exposed for tests).
@@ -190,7 +190,7 @@ struct ModelOptions {
   /// seconds: cheap shapes, where the model's fit on the larger ones is the
   /// least sure, measure more of the space (on the H100 the model's winner
   /// of 512^3 was 5.75% slower than the exhaustive one with 40,
-  /// bench/results/2026-11-23_h100_session10_report.txt; in simulation
+  /// bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt; in simulation
   /// 2.5 s takes 512^3 to the exhaustive winner with 258 configs and leaves
   /// the shapes over 2 ms a run at 40; 0: no more).
   double first_seconds = 2.5;
@@ -205,7 +205,7 @@ struct ModelOptions {
   int refine_top = 3;
   /// Configs of a refinement round at most: the neighbours the model
   /// predicts fastest (0: all of them). 3 and 32 rather than 2 and 16: on
-  /// the H100 records of 2026-11-23 (bench/results/2026-11-23_h100_session11_*)
+  /// the H100 records of 2026-11-23 (bench/results/2026-11-23_h100_regret_tensorcore_*)
   /// the exhaustive winners of 128x4096x4096 and 4096x4096x64 were
   /// neighbours that 2 and 16 left out (regret 2.0% and 2.2% in simulation,
   /// 2.2% and 1.5% raced on the H100); 3 and 32 find every shape's
@@ -217,7 +217,7 @@ struct ModelOptions {
   /// finished jobs' winners first), so that no round waits on NVRTC, which
   /// took 6-7 s of a 9-12 s job on the H100 while the compile-ahead (6,820
   /// kernels, ~20 minutes of 16 cores) had not reached them
-  /// (bench/results/2026-11-23_h100_session10_report.txt). false: any
+  /// (bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt). false: any
   /// neighbour.
   bool refine_compiled = true;
   /// Timed repetitions at most of each config measured (short timings for
@@ -226,7 +226,7 @@ struct ModelOptions {
   /// (kTimingBudgetMs) gave 100 repetitions to every kernel under 2 ms, and
   /// the model's picks are rarely screened out (they are good): on the H100
   /// the search of 2048^3 spent 70 ms a config, 7.6 of its 10.9 s
-  /// (bench/results/2026-11-23_h100_session12_report.txt). The median of 20
+  /// (bench/results/2026-11-23_h100_wgmma_la2_regret_report.txt). The median of 20
   /// flushed runs ranks configs within well under 1% at these sizes.
   int search_repetitions = 20;
 };

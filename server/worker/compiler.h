@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 

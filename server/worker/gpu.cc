@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/serving.h"
+#include "core/serving.h"
 #include "server/worker/compiler.h"
 #include "server/worker/icache_flush.h"
 

@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/status.h"
+#include "core/status.h"
 #include "tuned/launch.h"
 #include "tuned/v1/tuner.pb.h"
 
@@ -68,7 +68,7 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 /// `runs` once, in order in even rounds and in reverse in odd ones (so that
 /// no run always follows the same one: in the H100 regret races of
 /// 2026-11-23 the second of two configs timed in a fixed order came out
-/// ahead on 9 of 12 shapes, bench/results/2026-11-23_h100_session11_report.txt;
+/// ahead on 9 of 12 shapes, bench/results/2026-11-23_h100_regret_tensorcore_report.txt;
 /// bench/sbs_probe.cc's races reverse likewise), with `flush` before each
 /// and outside its events, so that clock and thermal drift affect them
 /// alike. result[i][r] is run i's time (ms) in round r, so that run i and

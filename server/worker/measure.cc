@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/serving.h"
+#include "core/serving.h"
 #include "spdlog/spdlog.h"
 
 namespace tuned {

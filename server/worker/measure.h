@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
@@ -23,7 +23,7 @@ namespace worker = v1::worker;
 
 /// Rounds of the end-of-job re-timing (RetimeTogether): clamp(kTimingBudgetMs
 /// x kernels / (baseline ms x (kernels + 1)), kRetimeMinRounds, kRetimeMaxRounds).
-/// At least 30: the serving rule (server/serving.h, kMinServingPairs) needs
+/// At least 30: the serving rule (core/serving.h, kMinServingPairs) needs
 /// 30 pairs before it serves a kernel.
 inline constexpr int kRetimeMinRounds = 30;
 inline constexpr int kRetimeMaxRounds = 100;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/families/family.h"
+#include "families/family.h"
 #include "tuned/v1/worker.pb.h"
 
 namespace tuned {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/embedded.h"
+#include "families/kernel_text.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
@@ -49,7 +49,9 @@ class TransposeProblem final : public DeviceProblem {
     // The baseline copy kernel, compiled for this device.
     const std::string arch = absl::StrCat("sm_", device.cc_major(), device.cc_minor());
     const std::string expr = absl::StrCat("copy_kernel<", kCopyBx, ",", kCopyBy, ",", kCopyEpt, ">");
-    auto compiled = Compile(embedded::kTransposeSource, expr, {}, arch);
+    auto text = KernelFileText("transpose/transpose.cuh");
+    if (!text.ok()) return text.status();
+    auto compiled = Compile(*text, expr, {}, arch);
     if (!compiled.ok()) return compiled.status();
     auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
     if (!kernel.ok()) return kernel.status();

@@ -22,7 +22,7 @@
 namespace tuned {
 
 /// "unix:<path>" of the default socket of the daemon owning GPU `gpu`
-/// (see server/paths.h), or $TUNED_SERVER when set.
+/// (see core/paths.h), or $TUNED_SERVER when set.
 std::string DefaultServerAddress(int gpu = 0);
 
 /// How to reach a daemon over TCP ("host:port"), which is always TLS with a

@@ -35,7 +35,7 @@ class TunedKernel {
   TunedKernel(TunedKernel&& o) noexcept;
   TunedKernel& operator=(TunedKernel&& o) noexcept;
 
-  /// Launch geometry for `shape` (the family's rule, server/families/) on the
+  /// Launch geometry for `shape` (the family's rule, families/) on the
   /// device the kernel was tuned on (best.device(): a stream-K grid is sized
   /// by its SMs; correct on any device).
   /// INVALID_ARGUMENT for a bad shape.

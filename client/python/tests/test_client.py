@@ -19,7 +19,7 @@ def test_stubs_were_generated_at_build_time():
     assert hasattr(tuned.v1.tuner_pb2_grpc, "TunerStub")
 
 
-# ---- address discovery, as server/paths.cc and tunectl ----
+# ---- address discovery, as core/paths.cc and tunectl ----
 
 def test_default_address_prefers_tuned_server(monkeypatch):
     monkeypatch.setenv("TUNED_SERVER", "gpu-node-1:50051")

@@ -31,7 +31,7 @@ class TunedError(Exception):
 
 
 def default_socket_path(gpu=0):
-    """The socket of the local daemon owning GPU `gpu`, as server/paths.cc:
+    """The socket of the local daemon owning GPU `gpu`, as core/paths.cc:
     $XDG_RUNTIME_DIR/tuned/gpu<N>.sock, else /tmp/tuned-<uid>/gpu<N>.sock."""
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     base = f"{runtime}/tuned" if runtime else f"/tmp/tuned-{os.getuid()}"

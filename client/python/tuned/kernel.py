@@ -60,7 +60,7 @@ def _check(lib, result, what):
 
 def _tensor_map(lib, m, params, index):
     """The 128 bytes of a const __grid_constant__ CUtensorMap parameter for
-    tuned.v1.TensorMap `m` (tuner.proto), as client/launch.cc makes them: where
+    tuned.v1.TensorMap `m` (tuner.proto), as core/launch.cc makes them: where
     the base (the value of kernel parameter m.pointer_arg) is 16-byte aligned
     and every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
     (fp32, element strides 1, interleave none, the swizzle of m.swizzle_bytes,

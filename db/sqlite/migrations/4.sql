@@ -6,7 +6,7 @@ ALTER TABLE jobs ADD COLUMN strategy TEXT NOT NULL DEFAULT 'exhaustive';
 ALTER TABLE jobs ADD COLUMN budget_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN budget_configs INTEGER NOT NULL DEFAULT 0;
 -- What `best` serves is judged outside the daemon's long-lived worker
--- (server/serving.h). Each measurement keeps the SM clock it was timed at
+-- (core/serving.h). Each measurement keeps the SM clock it was timed at
 -- and whether that clock sat low, and a finalist keeps the speedup over the
 -- baseline from the job's final judging (a fresh worker process,
 -- interleaved pairs), its 95% bootstrap interval and pair count, or why no

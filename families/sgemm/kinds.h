@@ -1,4 +1,4 @@
-// The sgemm family's parts (server/families/sgemm/): what the kinds share
+// The sgemm family's parts (families/sgemm/): what the kinds share
 // (the KIND values, fixed values, limits, helpers) and what each kind's file
 // defines for the family (sgemm.cc), which dispatches to the kinds:
 //   simt.cc   KIND 0-3: naive, coalesced, tiled, warp-tiled (sgemm.cuh, warp.cuh)
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned::sgemm {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 

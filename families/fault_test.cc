@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 namespace {

@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/families/family.h"
-#include "server/status.h"
+#include "families/family.h"
+#include "core/status.h"
 
 namespace tuned {
 namespace {

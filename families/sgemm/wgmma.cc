@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/families/sgemm/kinds.h"
+#include "families/sgemm/kinds.h"
 
 namespace tuned::sgemm {
 namespace {

@@ -1,6 +1,6 @@
 // The sgemm family: row-major fp32 C(MxN) = alpha * A(MxK) * B(KxN) + beta * C
 // (lda = K, ldb = N, ldc = N), in seven kernel kinds (KIND), each in its own
-// file of server/families/sgemm/ with its tables, register model, rules,
+// file of families/sgemm/ with its tables, register model, rules,
 // name, source and geometry (kinds.h lists them):
 //   KIND 0-3  naive, coalesced, tiled, warp-tiled   simt.cc   (sgemm.cuh, warp.cuh)
 //   KIND 4    gemv, matrix-vector shapes            gemv.cc   (gemv.cuh)
@@ -20,9 +20,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/families/family.h"
-#include "server/families/sgemm/kinds.h"
-#include "server/status.h"
+#include "families/family.h"
+#include "families/sgemm/kinds.h"
+#include "core/status.h"
 
 namespace tuned {
 namespace sgemm {

@@ -1,5 +1,5 @@
 // The one place where families are registered.
-#include "server/families/family.h"
+#include "families/family.h"
 
 namespace tuned {
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/status.h"
 
 namespace tuned {
 
@@ -163,7 +164,7 @@ absl::StatusOr<cublasHandle_t> CreateCublas(v1::Math math) {
       return absl::InvalidArgumentError(absl::StrCat("unknown math mode ", static_cast<int>(math)));
   }
   cublasHandle_t handle = nullptr;
-  if (auto s = CublasStatus(cublasCreate(&handle), "cublasCreate"); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasCreate(&handle), "cublasCreate"));
   if (auto s = CublasStatus(cublasSetMathMode(handle, mode), "cublasSetMathMode"); !s.ok()) {
     cublasDestroy(handle);
     return s;
@@ -173,7 +174,7 @@ absl::StatusOr<cublasHandle_t> CreateCublas(v1::Math math) {
 
 absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alpha, const float* a,
                            const float* b, float beta, float* c, cudaStream_t stream) {
-  if (auto s = CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
   return CublasStatus(
       cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
       "cublasSgemm");
@@ -188,7 +189,7 @@ absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t
   if (beta == 1.0f) return absl::OkStatus();
   if (handle == nullptr) return absl::InvalidArgumentError("PrescaleOutput: beta != 0 needs cuBLAS");
   if (count > INT32_MAX) return absl::InvalidArgumentError("PrescaleOutput: C too large");
-  if (auto s = CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
   return CublasStatus(cublasSscal(handle, static_cast<int>(count), &beta, c, 1), "cublasSscal");
 }
 

@@ -16,8 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/families/sgemm/kinds.h"
-#include "server/status.h"
+#include "families/sgemm/kinds.h"
+#include "core/status.h"
 
 namespace tuned::sgemm {
 namespace {

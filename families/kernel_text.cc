@@ -1,10 +1,24 @@
-#include "server/families/kernel_text.h"
+#include "families/kernel_text.h"
 
 #include <array>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/embedded.h"
+
+namespace tuned::embedded {
+// The kernel files, embedded at build time (cmake/embed.cmake; CMakeLists.txt:
+// tuned_embed into tuned_kernel_text).
+extern const char kSgemmSource[];              // kernels_src/sgemm/sgemm.cuh
+extern const char kSgemmWarpSource[];          // kernels_src/sgemm/warp.cuh
+extern const char kGemvSource[];               // kernels_src/sgemm/gemv.cuh
+extern const char kSgemmMmaSource[];           // kernels_src/sgemm/mma_tf32.cuh
+extern const char kSgemmWgmmaSource[];         // kernels_src/sgemm/wgmma_tf32.cuh
+extern const char kSgemmWgmmaTileSource[];     // kernels_src/sgemm/wgmma_tile.cuh
+extern const char kSgemmWgmmaRsSource[];       // kernels_src/sgemm/wgmma_rs.cuh
+extern const char kSgemmWgmmaKernelsSource[];  // kernels_src/sgemm/wgmma_kernels.cuh
+extern const char kTransposeSource[];          // kernels_src/transpose/transpose.cuh
+extern const char kFaultTestSource[];          // kernels_src/fault_test/fault_test.cuh
+}  // namespace tuned::embedded
 
 namespace tuned {
 namespace {

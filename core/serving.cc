@@ -1,4 +1,4 @@
-#include "server/serving.h"
+#include "core/serving.h"
 
 #include <algorithm>
 #include <cmath>

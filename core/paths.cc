@@ -1,4 +1,4 @@
-#include "server/paths.h"
+#include "core/paths.h"
 
 #include <unistd.h>
 

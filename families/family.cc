@@ -1,4 +1,4 @@
-#include "server/families/family.h"
+#include "families/family.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "server/status.h"
+#include "core/status.h"
 
 namespace tuned {
 

@@ -1,0 +1,14 @@
+// The schemas and migrations, embedded at build time (cmake/embed.cmake;
+// CMakeLists.txt: tuned_embed into tuned_store).
+#pragma once
+
+namespace tuned::embedded {
+extern const char kSqliteSchemaSql[];        // db/sqlite/schema.sql
+extern const char kSqliteMigration2Sql[];    // db/sqlite/migrations/2.sql (schema 1 -> 2)
+extern const char kSqliteMigration3Sql[];    // db/sqlite/migrations/3.sql (schema 2 -> 3)
+extern const char kSqliteMigration4Sql[];    // db/sqlite/migrations/4.sql (schema 3 -> 4)
+extern const char kSqliteMigration5Sql[];    // db/sqlite/migrations/5.sql (schema 4 -> 5)
+extern const char kPostgresSchemaSql[];      // db/postgres/schema.sql
+extern const char kPostgresMigration4Sql[];  // db/postgres/migrations/4.sql (schema 3 -> 4)
+extern const char kPostgresMigration5Sql[];  // db/postgres/migrations/5.sql (schema 4 -> 5)
+}  // namespace tuned::embedded
