@@ -9,7 +9,7 @@ are noise; the winner and those within 5% were re-timed interleaved with
 cuBLAS.
 With --space FILE (`tunebench --family sgemm --list-space`: the names of
 Family::Space()), two more rows split the static space from the neighbours
-the jobs' refinement measured outside it (server/jobs.cc, Refine).
+the jobs' refinement measured outside it (server/search/strategy.cc, kRefinePasses).
 Usage: bench/ablation.py [--space FILE] RESULTS_FILE...
 """
 import re

@@ -109,6 +109,12 @@ inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) /
 Config Base(int64_t kind);
 /// Appends `c` to `space` unless it is there already (each config once).
 void AddOnce(std::vector<Config>& space, const Config& c);
+/// The tensor-core kinds' (5 and 6) launch: grid = {ceil(M / bm) * ceil(N /
+/// bn), max(splitk, 1), 1}, block = {threads, 1, 1}, `shared_bytes` of
+/// dynamic shared memory, prescale_output when splitk > 1 (the split-K
+/// slices add into C = beta * C).
+v1::LaunchGeometry TileGeometry(const Shape& shape, int64_t bm, int64_t bn, int64_t splitk,
+                                int64_t threads, int64_t shared_bytes);
 
 /// The kernels' common signature, in order (Family::Arguments()).
 std::vector<std::string> Arguments();

@@ -94,6 +94,19 @@ absl::Status CheckThreads(int64_t threads, const std::string& how,
   return absl::OkStatus();
 }
 
+v1::LaunchGeometry TileGeometry(const Shape& shape, int64_t bm, int64_t bn, int64_t splitk,
+                                int64_t threads, int64_t shared_bytes) {
+  v1::LaunchGeometry g;
+  for (int64_t d : {CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn), std::max<int64_t>(splitk, 1),
+                    int64_t{1}}) {
+    g.add_grid(static_cast<uint32_t>(d));
+  }
+  for (int64_t d : {threads, int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
+  g.set_dynamic_shared_bytes(static_cast<uint32_t>(shared_bytes));
+  g.set_prescale_output(splitk > 1);
+  return g;
+}
+
 absl::Status CheckBlock(const BlockUse& b, const v1::Device& device) {
   TUNED_RETURN_IF_ERROR(CheckThreads(b.threads, b.threads_how, device));
   if (device.max_threads_per_sm() > 0 && b.minb * b.threads > device.max_threads_per_sm()) {

@@ -326,14 +326,7 @@ KernelSource WgmmaSource(const Config& config) {
 v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
-  v1::LaunchGeometry g;
-  for (int64_t d : {CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn),
-                    std::max<int64_t>(t.splitk, 1), int64_t{1}}) {
-    g.add_grid(static_cast<uint32_t>(d));
-  }
-  for (int64_t d : {t.Threads(), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
-  g.set_dynamic_shared_bytes(static_cast<uint32_t>(t.SharedBytes()));
-  g.set_prescale_output(t.splitk > 1);
+  v1::LaunchGeometry g = TileGeometry(shape, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
   if (t.ws != 0) {  // A (M x K, row-major) by TMA: BM rows of 32 floats a copy
     v1::TensorMap* a = g.add_tensor_maps();
     a->set_pointer_arg(kSgemmArgA);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/status.h"
 #include "families/spec/expr.h"
 
 namespace tuned::spec {
@@ -217,7 +218,7 @@ absl::StatusOr<Compiled::Launch> CompileLaunch(const std::string& path, const v1
 }
 
 absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec) {
-  if (auto s = CheckStructure(spec); !s.ok()) return s;
+  TUNED_RETURN_IF_ERROR(CheckStructure(spec));
   Compiled c;
   c.vars.assign(spec.dims().begin(), spec.dims().end());
   c.ndims = spec.dims_size();
@@ -300,7 +301,7 @@ absl::StatusOr<std::vector<Config>> Enumerate(const v1::KernelSpec& spec, const 
       auto ok = holds(level);
       if (!ok.ok()) return ok.status();
       if (*ok) {
-        if (auto s = dfs(level + 1); !s.ok()) return s;
+        TUNED_RETURN_IF_ERROR(dfs(level + 1));
       }
     }
     return absl::OkStatus();
@@ -309,7 +310,7 @@ absl::StatusOr<std::vector<Config>> Enumerate(const v1::KernelSpec& spec, const 
   auto ok = holds(-1);
   if (!ok.ok()) return ok.status();
   if (*ok) {
-    if (auto s = dfs(0); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(dfs(0));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/status.h"
 #include "families/spec/spec.h"
 
 namespace tuned::spec {
@@ -97,7 +98,7 @@ class Reader {
     const std::string p = Join(path, key);
     if (!it->is_array()) return ExprStr(*it, p, out->Add());
     for (size_t i = 0; i < it->size(); ++i) {
-      if (auto s = ExprStr((*it)[i], absl::StrCat(p, "[", i, "]"), out->Add()); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(ExprStr((*it)[i], absl::StrCat(p, "[", i, "]"), out->Add()));
     }
     return absl::OkStatus();
   }
@@ -145,9 +146,9 @@ class Reader {
                           out);
   }
   absl::Status Launch(const json& o, const std::string& path, v1::SpecLaunchExpr* out) {
-    if (auto s = Keys(o, path, {"block", "grid", "shared_memory_bytes"}); !s.ok()) return s;
-    if (auto s = ExprList(o, path, "block", out->mutable_block()); !s.ok()) return s;
-    if (auto s = ExprList(o, path, "grid", out->mutable_grid()); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(Keys(o, path, {"block", "grid", "shared_memory_bytes"}));
+    TUNED_RETURN_IF_ERROR(ExprList(o, path, "block", out->mutable_block()));
+    TUNED_RETURN_IF_ERROR(ExprList(o, path, "grid", out->mutable_grid()));
     if (auto it = o.find("shared_memory_bytes"); it != o.end()) {
       return ExprStr(*it, Join(path, "shared_memory_bytes"), out->mutable_shared_memory_bytes());
     }
@@ -155,9 +156,9 @@ class Reader {
   }
 
   absl::Status Param(const json& o, const std::string& path, v1::SpecParam* p) {
-    if (auto s = Keys(o, path, {"name", "values", "pass", "doc"}); !s.ok()) return s;
-    if (auto s = Str(o, path, "name", p->mutable_name()); !s.ok()) return s;
-    if (auto s = Str(o, path, "doc", p->mutable_doc()); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(Keys(o, path, {"name", "values", "pass", "doc"}));
+    TUNED_RETURN_IF_ERROR(Str(o, path, "name", p->mutable_name()));
+    TUNED_RETURN_IF_ERROR(Str(o, path, "doc", p->mutable_doc()));
     v1::SpecPass pass = v1::SPEC_PASS_DEFINE;
     if (auto s = Enum<v1::SpecPass>(o, path, "pass", {{"define", v1::SPEC_PASS_DEFINE}, {"template", v1::SPEC_PASS_TEMPLATE}}, &pass);
         !s.ok()) {
@@ -175,14 +176,14 @@ class Reader {
   }
 
   absl::Status Argument(const json& o, const std::string& path, v1::SpecArgument* a) {
-    if (auto s = Keys(o, path, {"name", "type", "size", "role", "fill", "fill_value", "value"}); !s.ok()) return s;
-    if (auto s = Str(o, path, "name", a->mutable_name()); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(Keys(o, path, {"name", "type", "size", "role", "fill", "fill_value", "value"}));
+    TUNED_RETURN_IF_ERROR(Str(o, path, "name", a->mutable_name()));
     const bool has_size = o.contains("size"), has_value = o.contains("value");
     if (has_size == has_value) {
       return Bad(path, "give either `size` (a buffer) or `value` (a scalar), not both or neither");
     }
     v1::SpecType type = v1::SPEC_TYPE_UNSPECIFIED;
-    if (auto s = Type(o, path, &type); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(Type(o, path, &type));
     if (has_value) {
       for (const char* k : {"role", "fill", "fill_value"}) {
         if (o.contains(k)) return Bad(Join(path, k), "only buffers (with `size`) take it");
@@ -192,7 +193,7 @@ class Reader {
     }
     v1::SpecBuffer* b = a->mutable_buffer();
     b->set_type(type);
-    if (auto s = ExprStr(o["size"], Join(path, "size"), b->mutable_size()); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(ExprStr(o["size"], Join(path, "size"), b->mutable_size()));
     using namespace v1;
     SpecRole role = SPEC_ROLE_UNSPECIFIED;
     if (auto s = Enum<SpecRole>(o, path, "role", {{"in", SPEC_ROLE_IN}, {"out", SPEC_ROLE_OUT}, {"inout", SPEC_ROLE_INOUT}}, &role);
@@ -210,7 +211,7 @@ class Reader {
     }
     b->set_fill(fill);
     double v = 0;
-    if (auto s = Num(o, path, "fill_value", &v); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(Num(o, path, "fill_value", &v));
     if (o.contains("fill_value") && fill != SPEC_FILL_CONSTANT) {
       return Bad(Join(path, "fill_value"), "only fill = \"constant\" takes it");
     }
@@ -227,12 +228,12 @@ class Reader {
     }
     for (auto [key, field] : {std::pair{"name", spec.mutable_name()}, {"description", spec.mutable_description()},
                               {"source", spec.mutable_source()}, {"kernel", spec.mutable_kernel()}}) {
-      if (auto s = Str(o, "", key, field); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Str(o, "", key, field));
     }
     if (o.contains("source_file")) {
       if (o.contains("source")) return Bad("source_file", "give either `source` or `source_file`, not both");
       std::string file;
-      if (auto s = Str(o, "", "source_file", &file); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Str(o, "", "source_file", &file));
       if (!dir_) return Bad("source_file", "only LoadSpecFile reads files; give the CUDA text in `source`");
       std::ifstream in(*dir_ / file, std::ios::binary);
       if (!in) return absl::NotFoundError(absl::StrCat("source_file: cannot read ", (*dir_ / file).string()));
@@ -240,8 +241,8 @@ class Reader {
       ss << in.rdbuf();
       spec.set_source(ss.str());
     }
-    if (auto s = StrList(o, "", "restrictions", spec.mutable_restrictions()); !s.ok()) return s;
-    if (auto s = StrList(o, "", "dims", spec.mutable_dims()); !s.ok()) return s;
+    TUNED_RETURN_IF_ERROR(StrList(o, "", "restrictions", spec.mutable_restrictions()));
+    TUNED_RETURN_IF_ERROR(StrList(o, "", "dims", spec.mutable_dims()));
     for (auto [key, is_param] : {std::pair{"params", true}, {"arguments", false}}) {
       auto it = o.find(key);
       if (it == o.end()) continue;
@@ -253,34 +254,34 @@ class Reader {
       }
     }
     if (auto it = o.find("launch"); it != o.end()) {
-      if (auto s = Launch(*it, "launch", spec.mutable_launch()); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Launch(*it, "launch", spec.mutable_launch()));
     }
     if (auto it = o.find("verification"); it != o.end()) {
       const json& v = *it;
       v1::SpecVerification* ver = spec.mutable_verification();
-      if (auto s = Keys(v, "verification", {"reference", "launch", "config", "rtol", "atol"}); !s.ok()) return s;
-      if (auto s = Str(v, "verification", "reference", ver->mutable_reference_kernel()); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Keys(v, "verification", {"reference", "launch", "config", "rtol", "atol"}));
+      TUNED_RETURN_IF_ERROR(Str(v, "verification", "reference", ver->mutable_reference_kernel()));
       if (auto l = v.find("launch"); l != v.end()) {
-        if (auto s = Launch(*l, "verification.launch", ver->mutable_reference_launch()); !s.ok()) return s;
+        TUNED_RETURN_IF_ERROR(Launch(*l, "verification.launch", ver->mutable_reference_launch()));
       }
       if (auto c = v.find("config"); c != v.end()) {
-        if (auto s = IntMap(*c, "verification.config", ver->mutable_reference_config()); !s.ok()) return s;
+        TUNED_RETURN_IF_ERROR(IntMap(*c, "verification.config", ver->mutable_reference_config()));
       }
       double rtol = 0, atol = 0;
-      if (auto s = Num(v, "verification", "rtol", &rtol); !s.ok()) return s;
-      if (auto s = Num(v, "verification", "atol", &atol); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Num(v, "verification", "rtol", &rtol));
+      TUNED_RETURN_IF_ERROR(Num(v, "verification", "atol", &atol));
       ver->set_rtol(rtol);
       ver->set_atol(atol);
     }
     if (auto it = o.find("work"); it != o.end()) {
-      if (auto s = Keys(*it, "work", {"expression", "unit"}); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Keys(*it, "work", {"expression", "unit"}));
       if (auto e = it->find("expression"); e != it->end()) {
-        if (auto s = ExprStr(*e, "work.expression", spec.mutable_work()->mutable_expression()); !s.ok()) return s;
+        TUNED_RETURN_IF_ERROR(ExprStr(*e, "work.expression", spec.mutable_work()->mutable_expression()));
       }
-      if (auto s = Str(*it, "work", "unit", spec.mutable_work()->mutable_unit()); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(Str(*it, "work", "unit", spec.mutable_work()->mutable_unit()));
     }
     if (auto it = o.find("default_config"); it != o.end()) {
-      if (auto s = IntMap(*it, "default_config", spec.mutable_default_config()); !s.ok()) return s;
+      TUNED_RETURN_IF_ERROR(IntMap(*it, "default_config", spec.mutable_default_config()));
     }
     if (auto it = o.find("sample_dims"); it != o.end()) {
       if (!it->is_array()) return Bad("sample_dims", "expected a list of tables");
