@@ -42,7 +42,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   k.kernel_ = *std::move(loaded);
   // cuBLAS serves the baseline, and the beta != 0 prescaling of C for
   // kernels that add into it (split-K and stream-K: the family's
-  // LaunchGeometry.prescale_output, families/sgemm.cc).
+  // LaunchGeometry.prescale_output, families/sgemm/).
   const auto& params = best.measurement().config().params();
   const auto param = [&](const char* name) {
     const auto it = params.find(name);

@@ -1,4 +1,4 @@
-// Row-major fp32 GEMM kernels for tuned (family "sgemm", families/sgemm.cc):
+// Row-major fp32 GEMM kernels for tuned (family "sgemm", families/sgemm/):
 //
 //   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N.
 //
