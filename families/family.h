@@ -149,6 +149,10 @@ class Family {
   /// (what a job's refinement can reach), by ConfigName: to read config
   /// names back (recorded results, a probe's arguments).
   std::map<std::string, Config> ByName(int rounds) const;
+  /// ByName(rounds)'s entries of `names` (those it has), without holding
+  /// the configs of the others (sgemm's ByName(3) holds 500,000): the way to
+  /// read back a few names.
+  std::map<std::string, Config> ByName(int rounds, const std::set<std::string>& names) const;
   /// "BM=128,BN=128,..." in canonical order, and back.
   std::string ConfigKey(const Config& config) const;
   absl::StatusOr<Config> ParseConfigKey(std::string_view key) const;

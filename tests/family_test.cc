@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <set>
+#include <string>
 
 #include "families/family.h"
 
@@ -79,6 +82,42 @@ TEST(Neighbours, StepOneParameterToTheAdjacentListedValues) {
   // The last listed value steps only back; a value off the list has no neighbours.
   EXPECT_EQ(f.Neighbours({{"BEHAVIOR", 6}, {"WORK", 32}, {"BLOCK", 2048}}).size(), 3u);
   EXPECT_EQ(f.Neighbours({{"BEHAVIOR", 0}, {"WORK", 3}, {"BLOCK", 64}}).size(), 2u);
+}
+
+TEST(ByName, LooksUpAFewNamesAsTheWholeIndexHasThem) {
+  // sgemm's space and 2 rounds of its neighbours; a few names of each round
+  // (and one no round reaches), looked up alone, get the index's configs.
+  const Family& f = SgemmFamily();
+  const auto space = f.ByName(0);
+  const auto one = f.ByName(1);
+  const auto two = f.ByName(2);
+  ASSERT_LT(space.size(), one.size());
+  ASSERT_LT(one.size(), two.size());
+  for (const auto& [name, config] : one) EXPECT_EQ(two.at(name), config) << name;
+  std::set<std::string> names = {"sgemm_no_such_kernel"};
+  std::map<std::string, Config> want;
+  int of_round[3] = {0, 0, 0};
+  for (const auto& [name, config] : two) {
+    const int round = space.count(name) != 0 ? 0 : one.count(name) != 0 ? 1 : 2;
+    if (of_round[round]++ % 97 != 0) continue;
+    names.insert(name);
+    want.emplace(name, config);
+  }
+  ASSERT_GT(of_round[0], 97);
+  EXPECT_EQ(f.ByName(2, names), want);
+  std::map<std::string, Config> within_one;
+  for (const auto& [name, config] : want) {
+    if (one.count(name) != 0) within_one.emplace(name, config);
+  }
+  EXPECT_EQ(f.ByName(1, names), within_one);
+  // Names of the space alone: found there.
+  std::set<std::string> first;
+  for (const auto& [name, config] : space) {
+    if (first.size() < 5) first.insert(name);
+  }
+  const auto found = f.ByName(2, first);
+  ASSERT_EQ(found.size(), first.size());
+  for (const auto& [name, config] : found) EXPECT_EQ(config, space.at(name)) << name;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -66,13 +67,14 @@ Outcome Simulate(Strategy& strategy, const Family& family,
 
 absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, const Family& family,
                                                         int* unknown) {
-  const auto index = family.ByName(3);  // the space and its neighbours, as far as 3 rounds of refinement reach
-  std::vector<ShapeRecord> shapes;
   std::vector<std::filesystem::path> files;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) files.push_back(e.path());
   if (ec) return absl::NotFoundError(absl::StrCat(dir, ": ", ec.message()));
   std::sort(files.begin(), files.end());
+  std::vector<ShapeRecord> shapes;
+  std::vector<std::vector<std::pair<std::string, double>>> rows;  // each shape's OK (name, ms)
+  std::set<std::string> names;
   for (const auto& path : files) {
     const std::string stem = path.stem().string();  // results_sgemm_MxNxK
     if (stem.rfind("results_sgemm_", 0) != 0) continue;
@@ -84,11 +86,23 @@ absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, 
     if (s.shape.size() != 3) continue;
     std::ifstream in(path);
     std::string line;
+    std::vector<std::pair<std::string, double>> ok;
     while (std::getline(in, line)) {
       std::istringstream fields(line);
       std::string rank, name, status;
       double ms = 0;
       if (!(fields >> rank >> name >> status >> ms) || status != "ok" || ms <= 0) continue;
+      names.insert(name);
+      ok.emplace_back(std::move(name), ms);
+    }
+    shapes.push_back(std::move(s));
+    rows.push_back(std::move(ok));
+  }
+  // The configs of the names, as far as 3 rounds of refinement reach from the space.
+  const auto index = family.ByName(3, names);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    ShapeRecord& s = shapes[i];
+    for (const auto& [name, ms] : rows[i]) {
       auto it = index.find(name);
       if (it == index.end()) {
         if (unknown != nullptr) ++*unknown;
@@ -97,7 +111,6 @@ absl::StatusOr<std::vector<ShapeRecord>> LoadResultsDir(const std::string& dir, 
       s.ms[name] = ms;
       s.records.push_back({s.shape, it->second, ms});
     }
-    shapes.push_back(std::move(s));
   }
   return shapes;
 }
