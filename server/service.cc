@@ -149,6 +149,10 @@ grpc::Status TunerService::CancelJob(grpc::ServerContext* ctx, const v1::CancelJ
 
 grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
                                     v1::ListJobsResponse* resp) {
+  if (req->limit() < 0) {
+    return ToGrpc(absl::InvalidArgumentError(
+        absl::StrCat("limit must be >= 0 (0: the newest 50), got ", req->limit())));
+  }
   auto jobs = store_->ListJobs(req->limit());
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (auto& j : *jobs) *resp->add_jobs() = std::move(j);

@@ -156,6 +156,9 @@ TEST_F(ServiceTest, UnparsableRequestBytesAreInvalidArgument) {
   EXPECT_EQ(client_->WatchJob(12345, [](const v1::Job&) {}).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_TRUE(client_->ListJobs().ok());
+  auto negative = client_->ListJobs(-1);
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(negative.status().message(), "limit must be >= 0 (0: the newest 50), got -1");
 }
 
 TEST_F(ServiceTest, UnknownJobsAndUntunedProblemsAreNotFound) {
