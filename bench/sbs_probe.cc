@@ -50,6 +50,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -168,7 +169,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const tuned::Family* family = tuned::FindFamily("sgemm");
-  std::map<std::string, tuned::Config> by_name = family->ByName(3);  // a job's reach
+  // The configs of `names` among those a job reaches (the space and three rounds of neighbours).
+  std::map<std::string, tuned::Config> by_name =
+      family->ByName(3, std::set<std::string>(names.begin(), names.end()));
   for (const std::string& name : names) {
     if (by_name.count(name) == 0) {
       std::cerr << name << ": not in the space or its neighbours\n";
