@@ -128,8 +128,8 @@ class Family {
   absl::Status ValidateMath(v1::Math math) const;
   /// The configs of Space() that `math` admits (Admits), split into the
   /// valid ones and the pruned ones with reasons; the others are left out,
-  /// not pruned (MATH_IEEE_FP32's space is the family's space of before the
-  /// math modes).
+  /// not pruned (sgemm's MATH_IEEE_FP32 space is that of its CUDA-core
+  /// kinds, whose stored configs name no math mode).
   std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
                                  v1::Math math = v1::MATH_IEEE_FP32) const;
   /// What a job on `shape` in mode `math` searches: ValidSpace(device,

@@ -74,11 +74,11 @@ constexpr int64_t kDefaultRegisterUsageLevel = 5;
 
 /// Parameters added after configs were first stored, and the value a stored
 /// config that lacks one has (Param::if_absent): SLICEK (1), STREAMB (0),
-/// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel as it was
-/// before them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU
-/// and GC (0), which no other kind has; KIND 6's LA and PROMOTE (1, the
-/// kernel as it was before them; only the configs of another value name
-/// them).
+/// STREAMK (0) and RUL (ptxas's default, 5), the warp kernel without
+/// them; KIND 5's WM, WN and PASSES and KIND 4's GSIDE, GW, GR, GU and GC
+/// (0), which no other kind has; KIND 6's LA and PROMOTE (1, the kernel
+/// without them; only the configs of another value name them). So a config
+/// stored without a parameter keeps its name, key and kernel.
 int64_t IfAbsent(std::string_view key);
 
 /// The config's value of `key`, IfAbsent(key) where the config lacks it.
@@ -93,13 +93,13 @@ int64_t At(const Config& c, const std::string& key);
 const Config& FixedFor(int64_t kind);
 
 /// The tensor-core kinds' (5 and 6) own parameters, which every other kind
-/// lacks (their if_absent value, 0): so that the configs and names of the
-/// other kinds are those of before KIND 5.
+/// lacks (their if_absent value, 0): so that the other kinds' configs, as
+/// stored, keep their names and keys.
 constexpr std::array<const char*, 3> kMmaOnly = {"WM", "WN", "PASSES"};
 /// KIND 4's own parameters, likewise.
 constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC"};
 /// KIND 6's own parameters: the space names each only where it is not its
-/// if_absent value 1 (so that the other configs are those of before it).
+/// if_absent value 1 (so that the other configs, as stored, keep their names).
 constexpr std::array<const char*, 2> kWgmmaOnly = {"LA", "PROMOTE"};
 
 inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }

@@ -300,7 +300,7 @@ std::vector<Config> WithinBudget(std::vector<Config> configs, const std::vector<
 
 namespace {
 
-constexpr int kRefinePasses = 3;  // rounds of refinement at most (as before strategies)
+constexpr int kRefinePasses = 3;  // rounds of refinement at most: a job's reach (ByName(3))
 
 class Exhaustive : public Strategy {
  public:
