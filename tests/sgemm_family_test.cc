@@ -167,10 +167,10 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
     for (const auto& o : src.options) kernel += " " + o;
     EXPECT_TRUE(expressions.insert(kernel).second) << F().ConfigKey(c);
     // The tensor-core kinds' (5, 6) and KIND 4's own parameters are absent
-    // from the other kinds' configs (so that their keys are those of before
-    // them); KIND 6's LA is named by its LA=2 and LA=0 configs alone (its
-    // LA=1 ones are those of before it), its PROMOTE by PROMOTE=2 ones, its
-    // WS by WS=1 ones.
+    // from the other kinds' configs (so that their stored keys hold); KIND
+    // 6's LA is named by its LA=2 and LA=0 configs alone (its LA=1 ones keep
+    // the name without LA), its PROMOTE by PROMOTE=2 ones, its WS by WS=1
+    // ones.
     const std::set<std::string> mma_only = {"WM", "WN", "PASSES"},
                                 gemv_only = {"GSIDE", "GW", "GR", "GU", "GC"};
     const bool mma = c.at("KIND") == 5 || c.at("KIND") == 6, gemv = c.at("KIND") == 4;
@@ -385,7 +385,7 @@ TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
   }
 }
 
-// MATH_IEEE_FP32's space is that of before the math modes (505 configs, in
+// MATH_IEEE_FP32's space is the CUDA-core kinds' (505 configs, in
 // the same order, the warp kind first) and the 56 gemv configs (KIND 4), with
 // no tensor-core config; MATH_FP32_ACCURATE adds 3xTF32 configs, MATH_TF32 has
 // only tensor-core ones, TF32 and 3xTF32; 30 to 100 of them per mode and
@@ -396,7 +396,7 @@ TEST(SgemmMath, EachModeAdmitsItsKinds) {
   std::vector<Pruned> pruned;
   const auto ieee = f.ValidSpace(d, &pruned);
   EXPECT_EQ(f.ValidSpace(d, nullptr, v1::MATH_IEEE_FP32).size(), ieee.size());
-  EXPECT_EQ(ieee.size() + pruned.size(), 505u + 56);  // the space of before KIND 5, and KIND 4
+  EXPECT_EQ(ieee.size() + pruned.size(), 505u + 56);  // KIND 0-3, and KIND 4
   for (const auto& c : ieee) EXPECT_LT(c.at("KIND"), 5) << f.ConfigName(c);
   EXPECT_EQ(f.ConfigName(ieee.front()), "sgemm_warp_128x128x8_8x8_ln8_s2_g8_b1");
 

@@ -87,7 +87,7 @@ TEST(SgemmMath, CheckRejectsBadWgmmaConfigs) {
 // LA (K tiles loaded ahead into registers): KIND 6's alone, 1 or 2; an LA=2
 // config is named "_la2", instantiates LA=2, reads back by name, and its
 // register estimate counts the second register set; LA=1 (named or not)
-// is the config of before LA.
+// is the config without LA (its stored name).
 TEST(SgemmMath, WgmmaLoadAhead) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -104,7 +104,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
   auto parsed = f.ParseConfigKey(f.ConfigKey(la2));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(*parsed, la2);
-  // LA=1 named is LA absent: the name and instantiation of before LA.
+  // LA=1 named is LA absent: the name and instantiation without LA.
   Config la1 = la2;
   la1["LA"] = 1;
   la2.erase("LA");
@@ -268,7 +268,7 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
 
 // PROMOTE (3xTF32 with LA=0): 2 K tiles of products per tensor-core partial
 // sum; named "_p2" and instantiated as the template's last argument, 1
-// (the default) as before it; refused elsewhere with a clear message.
+// (the default) as a config without PROMOTE; refused elsewhere with a clear message.
 TEST(SgemmMath, WgmmaPromote) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();

@@ -83,8 +83,8 @@ v1::Problem WithMath(v1::Problem p, v1::Math math) {
 }
 
 // Each math mode of a problem has its own jobs' measurements, best and tuned
-// shapes; MATH_IEEE_FP32 keeps the keys of before the modes (its label has
-// no suffix).
+// shapes; MATH_IEEE_FP32's keys carry no mode (its label has no suffix), so
+// stored fp32 measurements keep theirs.
 TEST_P(StoreTest, MathModesKeepTheirOwnMeasurementsBestAndShapes) {
   const v1::Problem ieee = Sgemm(64, 64, 64);
   const v1::Problem tf32 = WithMath(ieee, v1::MATH_TF32);
