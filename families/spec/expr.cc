@@ -266,4 +266,6 @@ absl::StatusOr<int64_t> EvaluateInt(std::string_view text, const std::map<std::s
   return e->EvaluateInt(values);
 }
 
+bool IsFunction(std::string_view name) { return Functions().contains(name); }
+
 }  // namespace tuned::spec

@@ -26,6 +26,10 @@
 
 namespace tuned::spec {
 
+/// Whether `name` is one of the expressions' functions (ceil_div, min,
+/// max), which no variable may be named.
+bool IsFunction(std::string_view name);
+
 /// An expression compiled once over a fixed list of variable names and
 /// evaluated many times. Move-only; evaluating is not thread-safe (each
 /// thread compiles its own).

@@ -26,7 +26,6 @@ bool IsIdentifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
-bool IsReserved(std::string_view s) { return s == "ceil_div" || s == "min" || s == "max"; }
 
 // The kernel's base name and the text of its template arguments ("" if none).
 std::pair<std::string, std::string> SplitKernel(std::string_view kernel) {
@@ -109,7 +108,7 @@ absl::Status CheckStructure(const v1::KernelSpec& spec) {
   std::set<std::string> names;
   for (int i = 0; i < spec.dims_size(); ++i) {
     const std::string path = absl::StrCat("dims[", i, "]"), &d = spec.dims(i);
-    if (!IsIdentifier(d) || IsReserved(d)) return Bad(path, absl::StrCat("\"", d, "\" is not a C identifier"));
+    if (!IsIdentifier(d) || IsFunction(d)) return Bad(path, absl::StrCat("\"", d, "\" is not a C identifier"));
     if (!names.insert(d).second) return Bad(path, absl::StrCat("duplicate dimension \"", d, "\""));
   }
   std::set<std::string> template_params;
@@ -117,7 +116,7 @@ absl::Status CheckStructure(const v1::KernelSpec& spec) {
     const v1::SpecParam& p = spec.params(i);
     const std::string path = absl::StrCat("params[", i, "]");
     if (p.name().empty()) return Bad(path + ".name", "missing");
-    if (!IsIdentifier(p.name()) || IsReserved(p.name())) {
+    if (!IsIdentifier(p.name()) || IsFunction(p.name())) {
       return Bad(path + ".name", absl::StrCat("\"", p.name(), "\" is not a C identifier"));
     }
     if (!names.insert(p.name()).second) {

@@ -41,12 +41,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "families/family.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned::spec {
 
-/// One config: a value for each tunable parameter (as tuned::Config).
-using Config = std::map<std::string, int64_t>;
+// A config is tuned::Config (families/family.h): a value for each tunable parameter.
 /// A problem: a value for each dimension.
 using Dims = std::map<std::string, int64_t>;
 
