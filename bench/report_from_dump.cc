@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,8 +39,6 @@ int main(int argc, char** argv) {
     std::cerr << "report_from_dump: unknown family " << family_name << "\n";
     return 2;
   }
-  // Names of the space and of three rounds of neighbours.
-  const std::map<std::string, tuned::Config> by_name = family->ByName(3);
 
   tuned::SweepReportData data;
   data.problem.set_family(family->id());
@@ -48,11 +47,24 @@ int main(int argc, char** argv) {
   data.baseline_name = std::string(family->baseline_name());
   data.baseline_metric = baseline_metric;
   data.device = device;
-  std::ifstream in(results);
-  std::string line;
+  // The dump's rows: index, name, status, ms, metric.
+  std::vector<std::string> lines;
+  std::set<std::string> names;
+  {
+    std::ifstream in(results);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::string index, name;
+      std::istringstream(line) >> index >> name;
+      names.insert(name);
+      lines.push_back(std::move(line));
+    }
+  }
+  // The dump's configs among the space and three rounds of neighbours.
+  const std::map<std::string, tuned::Config> by_name = family->ByName(3, names);
   int unknown = 0;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for (const std::string& line : lines) {
     std::istringstream row(line);
     std::string index, name, status;
     double ms = 0, metric = 0;

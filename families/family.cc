@@ -87,50 +87,46 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, const Shape& sh
   return suited;
 }
 
-std::map<std::string, Config> Family::ByName(int rounds) const {
-  // Breadth first, a name's first config kept: each round expands only the
-  // configs the round before added, and holds no copies of them.
-  std::map<std::string, Config> by_name;
-  std::vector<const Config*> frontier;
-  for (Config& c : Space()) {
-    auto [it, fresh] = by_name.emplace(ConfigName(c), std::move(c));
-    if (fresh) frontier.push_back(&it->second);
-  }
-  for (int round = 0; round < rounds && !frontier.empty(); ++round) {
-    std::vector<const Config*> next;
-    for (const Config* c : frontier) {
-      for (Config& n : Neighbours(*c)) {
-        auto [it, fresh] = by_name.emplace(ConfigName(n), std::move(n));
-        if (fresh) next.push_back(&it->second);
-      }
+void Family::VisitReach(int rounds,
+                        const std::function<bool(std::string name, Config& config)>& visit) const {
+  // Breadth first, each name once (its first config), holding only the
+  // configs of the round being expanded.
+  std::set<std::string> seen;
+  std::vector<Config> frontier;
+  bool done = false;
+  auto see = [&](Config& c, std::vector<Config>* next) {
+    std::string name = ConfigName(c);
+    if (done || !seen.insert(name).second) return;
+    if (next != nullptr) next->push_back(c);
+    done = visit(std::move(name), c);
+  };
+  for (Config& c : Space()) see(c, rounds > 0 ? &frontier : nullptr);
+  for (int round = 1; round <= rounds && !frontier.empty() && !done; ++round) {
+    std::vector<Config> next;
+    for (Config& c : frontier) {
+      for (Config& n : Neighbours(c)) see(n, round < rounds ? &next : nullptr);
+      c = Config();
     }
     frontier = std::move(next);
   }
+}
+
+std::map<std::string, Config> Family::ByName(int rounds) const {
+  std::map<std::string, Config> by_name;
+  VisitReach(rounds, [&](std::string name, Config& c) {
+    by_name.emplace(std::move(name), std::move(c));
+    return false;
+  });
   return by_name;
 }
 
 std::map<std::string, Config> Family::ByName(int rounds,
                                              const std::set<std::string>& names) const {
-  // ByName(rounds)'s search, in its order, keeping only the names seen and
-  // the configs of the round being expanded; done once every name is found.
   std::map<std::string, Config> found;
-  std::set<std::string> seen;
-  std::vector<Config> frontier;
-  auto visit = [&](Config& c, std::vector<Config>* next) {
-    std::string name = ConfigName(c);
-    if (!seen.insert(name).second) return;
-    if (names.count(name) != 0) found.emplace(std::move(name), c);
-    if (next != nullptr) next->push_back(std::move(c));
-  };
-  for (Config& c : Space()) visit(c, rounds > 0 ? &frontier : nullptr);
-  for (int round = 1; round <= rounds && !frontier.empty() && found.size() < names.size(); ++round) {
-    std::vector<Config> next;
-    for (Config& c : frontier) {
-      for (Config& n : Neighbours(c)) visit(n, round < rounds ? &next : nullptr);
-      c = Config();
-    }
-    frontier = std::move(next);
-  }
+  VisitReach(rounds, [&](std::string name, Config& c) {
+    if (names.count(name) != 0) found.emplace(std::move(name), std::move(c));
+    return found.size() == names.size();
+  });
   return found;
 }
 

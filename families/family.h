@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -153,6 +154,11 @@ class Family {
   /// the configs of the others (sgemm's ByName(3) holds 500,000): the way to
   /// read back a few names.
   std::map<std::string, Config> ByName(int rounds, const std::set<std::string>& names) const;
+  /// Calls `visit` with each config ByName(rounds) holds, in the order of
+  /// the search (Space(), then each round of Neighbours()), each name once,
+  /// until it returns true. `config` may be moved from.
+  void VisitReach(int rounds,
+                  const std::function<bool(std::string name, Config& config)>& visit) const;
   /// "BM=128,BN=128,..." in canonical order, and back.
   std::string ConfigKey(const Config& config) const;
   absl::StatusOr<Config> ParseConfigKey(std::string_view key) const;
