@@ -251,8 +251,15 @@ absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec) {
   }
   for (int i = 0; i < spec.arguments_size(); ++i) {
     const v1::SpecArgument& a = spec.arguments(i);
-    auto e = a.has_buffer() ? CompileAt(absl::StrCat("arguments[", i, "].size"), a.buffer().size(), c.vars)
+    // A buffer's size is over the dims only: every config of a problem runs
+    // on the same buffers.
+    const std::vector<std::string> dim_vars(c.vars.begin(), c.vars.begin() + c.ndims);
+    auto e = a.has_buffer() ? CompileAt(absl::StrCat("arguments[", i, "].size"), a.buffer().size(), dim_vars)
                             : CompileAt(absl::StrCat("arguments[", i, "].value"), a.scalar().value(), c.vars);
+    if (!e.ok() && a.has_buffer()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          e.status().message(), " (a buffer's size may use the dimensions only)"));
+    }
     if (!e.ok()) return e.status();
     c.args.push_back(*std::move(e));
   }
@@ -401,7 +408,7 @@ absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& 
     };
     if (a.has_buffer()) {
       v.type = a.buffer().type();
-      auto n = c.args[i].EvaluateInt(vals);
+      auto n = c.args[i].EvaluateInt(vals.subspan(0, c.ndims));
       if (!n.ok()) return fail(n.status());
       if (*n < 1 || *n > kMaxBufferElements) {
         return Bad(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
