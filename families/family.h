@@ -44,6 +44,8 @@ struct KernelSource {
   std::vector<std::string> parts;
   std::string name_expression;  // e.g. "sgemm_tiled<128,128,8,8,8,4,4,0,1>"
   std::vector<std::string> options;
+  /// Or the text itself (a user's kernel spec): used where parts is empty.
+  std::string text;
 };
 
 /// A config that was dropped before compiling, and why.
@@ -116,6 +118,16 @@ class Family {
   virtual absl::Status SuitsShape(const Config& /*config*/, const Shape& /*shape*/) const {
     return absl::OkStatus();
   }
+  /// OK if `config` (one that Check admits) computes the right result at
+  /// `shape`: what serving a best at a nearby shape needs. Every config runs
+  /// at every shape by default; a kernel spec's restrictions over dimensions
+  /// say where its configs run (FAILED_PRECONDITION with the reason).
+  virtual absl::Status RunsAt(const Config& /*config*/, const Shape& /*shape*/) const {
+    return absl::OkStatus();
+  }
+  /// The kernel spec the family is made of (families/spec/spec_family.h), or
+  /// nullptr for a family written as code (sgemm).
+  virtual const v1::KernelSpec* spec() const { return nullptr; }
 
   // ---- shared helpers (family.cc) ----
 
@@ -196,10 +208,21 @@ inline constexpr double kMaxNearestDistance = 3.0;
 /// first), or nullopt.
 std::optional<Shape> NearestShape(const Shape& shape, const std::vector<Shape>& tuned);
 
-/// The family for an id or name; nullptr if unknown. Registered in registry.cc.
+/// The built-in family for an id or name; nullptr if unknown. Registered in
+/// registry.cc.
 const Family* FindFamily(v1::Family id);
 const Family* FindFamily(std::string_view name);
+/// The built-in families.
 std::vector<const Family*> AllFamilies();
+/// The family of a problem: a built-in one by `family` or `family_name`,
+/// or a kernel spec family that AddSpecFamily holds by family_name and
+/// spec_hash; nullptr if none.
+const Family* FindFamily(const v1::Problem& problem);
+/// Makes `spec` a family of this process (validated: INVALID_ARGUMENT as
+/// spec::ValidateSpec), held until the process ends under its name and
+/// content hash; the family held already where that version was added
+/// before. ALREADY_EXISTS for the name of a built-in family.
+absl::StatusOr<const Family*> AddSpecFamily(const v1::KernelSpec& spec);
 
 /// The API name of an enum value of tuner.proto (e.g. "FAMILY_SGEMM"), or its
 /// number (e.g. "77") for a value this build does not know: a request's enum

@@ -48,6 +48,7 @@ absl::StatusOr<std::string_view> KernelFileText(std::string_view part) {
 }
 
 std::string SourceText(const KernelSource& source) {
+  if (source.parts.empty()) return source.text;
   std::string text;
   for (size_t i = 0; i < source.parts.size(); ++i) {
     if (i > 0) text += "\n";

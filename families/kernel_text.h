@@ -17,7 +17,8 @@ namespace tuned {
 /// (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where no kernel file has that path.
 absl::StatusOr<std::string_view> KernelFileText(std::string_view part);
 
-/// The NVRTC source of a config: the text of `source.parts` in order,
+/// The NVRTC source of a config: `source.text` where it has no parts, else
+/// the text of `source.parts` in order,
 /// joined by "\n" (what NVRTC compiles, and what the compile cache's digest
 /// is taken of). A part that names no kernel file becomes an `#error` line
 /// naming it, so that NVRTC rejects the source with the cause.

@@ -1,10 +1,31 @@
-// The one place where families are registered.
+// The one place where families are registered: the built-in ones (code, or
+// a spec shipped with the daemon) and the kernel specs added at run time.
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "families/family.h"
+#include "families/spec/spec.h"
+#include "families/spec/spec_family.h"
 
 namespace tuned {
 
 namespace {
 bool fault_test_enabled = false;
+
+/// The kernel spec families of this process, by (name, hash); never
+/// removed, so that the pointers handed out stay valid.
+struct SpecFamilies {
+  absl::Mutex mu;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<SpecFamily>> by_version ABSL_GUARDED_BY(mu);
+};
+
+SpecFamilies& Specs() {
+  static SpecFamilies* specs = new SpecFamilies();
+  return *specs;
+}
 }  // namespace
 
 void EnableFaultTestFamily() { fault_test_enabled = true; }
@@ -27,6 +48,33 @@ const Family* FindFamily(std::string_view name) {
     if (f->name() == name) return f;
   }
   return nullptr;
+}
+
+const Family* FindFamily(const v1::Problem& problem) {
+  if (problem.family_name().empty()) return FindFamily(problem.family());
+  if (const Family* f = FindFamily(problem.family_name()); f != nullptr) return f;
+  SpecFamilies& specs = Specs();
+  absl::MutexLock lock(&specs.mu);
+  auto it = specs.by_version.find({problem.family_name(), problem.spec_hash()});
+  return it == specs.by_version.end() ? nullptr : it->second.get();
+}
+
+absl::StatusOr<const Family*> AddSpecFamily(const v1::KernelSpec& spec) {
+  if (FindFamily(spec.name()) != nullptr) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("\"", spec.name(), "\" is a built-in family; give the kernel spec another name"));
+  }
+  const std::pair<std::string, std::string> key{spec.name(), spec::SpecHash(spec)};
+  SpecFamilies& specs = Specs();
+  {
+    absl::MutexLock lock(&specs.mu);
+    if (auto it = specs.by_version.find(key); it != specs.by_version.end()) return it->second.get();
+  }
+  auto family = SpecFamily::Create(spec);
+  if (!family.ok()) return family.status();
+  absl::MutexLock lock(&specs.mu);
+  auto [it, added] = specs.by_version.emplace(key, *std::move(family));
+  return it->second.get();
 }
 
 }  // namespace tuned

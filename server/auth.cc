@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "grpc/grpc_security_constants.h"
 
 namespace tuned {
@@ -57,7 +58,12 @@ absl::StatusOr<TokenTable> TokenTable::Load(const std::string& path) {
     if (l.empty() || l.front() == '#') continue;
     const size_t colon = l.find(':');
     const std::string_view name = l.substr(0, colon == std::string_view::npos ? 0 : colon);
-    const std::string_view token = colon == std::string_view::npos ? "" : l.substr(colon + 1);
+    std::string_view token = colon == std::string_view::npos ? "" : l.substr(colon + 1);
+    std::string_view scopes;
+    if (const size_t space = token.find_first_of(" \t"); space != std::string_view::npos) {
+      scopes = absl::StripAsciiWhitespace(token.substr(space));
+      token = token.substr(0, space);
+    }
     auto bad = [&](std::string_view why) {
       return absl::InvalidArgumentError(absl::StrCat("token file ", path, " line ", n, ": ", std::string(why)));
     };
@@ -71,6 +77,12 @@ absl::StatusOr<TokenTable> TokenTable::Load(const std::string& path) {
       }
     }
     if (!names.insert(std::string(name)).second) return bad(absl::StrCat("name '", std::string(name), "' given twice"));
+    for (std::string_view scope : absl::StrSplit(scopes, ',', absl::SkipEmpty())) {
+      if (scope != kRegisterScope) {
+        return bad(absl::StrCat("unknown scope '", std::string(scope), "' (known: ", kRegisterScope, ")"));
+      }
+      table.scopes_[std::string(name)].insert(std::string(scope));
+    }
     if (!table.names_.emplace(std::string(token), std::string(name)).second) {
       return bad("token given twice");
     }
@@ -89,6 +101,11 @@ std::optional<std::string> TokenTable::NameOf(std::string_view token) const {
   return found;
 }
 
+bool TokenTable::HasScope(std::string_view name, std::string_view scope) const {
+  auto it = scopes_.find(std::string(name));
+  return it != scopes_.end() && it->second.contains(std::string(scope));
+}
+
 std::string BearerToken(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
   auto it = metadata.find("authorization");
   if (it == metadata.end()) return "";
@@ -101,7 +118,8 @@ std::string BearerToken(const std::multimap<grpc::string_ref, grpc::string_ref>&
 bool ChangesState(std::string_view method_path) {
   return method_path == "/tuned.v1.Tuner/SubmitSweep" ||
          method_path == "/tuned.v1.Tuner/CancelJob" ||
-         method_path == "/tuned.v1.Tuner/ImportKernel";
+         method_path == "/tuned.v1.Tuner/ImportKernel" ||
+         method_path == "/tuned.v1.Tuner/RegisterFamily";
 }
 
 grpc::Status TokenAuthProcessor::Process(const InputMetadata& auth_metadata, grpc::AuthContext*,

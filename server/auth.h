@@ -6,13 +6,16 @@
 // file has one client per line, NAME:TOKEN ('#' comments and blank lines
 // ignored); NAME ([A-Za-z0-9._-], up to 64) is the client's identity for
 // quotas and jobs.client, TOKEN is at least 16 characters without spaces
-// (e.g. `openssl rand -hex 32`). The Unix socket (mode 0660) needs no token:
+// (e.g. `openssl rand -hex 32`). A line may end in scopes, comma-separated
+// after a space, that permit more: "register" (RegisterFamily: a kernel
+// spec is code that runs on the GPU host), e.g. `alice:3f9c... register`. The Unix socket (mode 0660) needs no token:
 // its callers are "local".
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -24,6 +27,8 @@ namespace tuned {
 
 /// Identity of every caller on the Unix socket.
 inline constexpr std::string_view kLocalClient = "local";
+/// The scope a TCP client's token needs to register kernel specs.
+inline constexpr std::string_view kRegisterScope = "register";
 
 /// The clients' tokens, loaded from a token file (format above).
 class TokenTable {
@@ -35,16 +40,20 @@ class TokenTable {
   /// The client name of `token`, or nullopt. Compares in constant time per entry.
   std::optional<std::string> NameOf(std::string_view token) const;
   size_t size() const { return names_.size(); }
+  /// Whether the client `name`'s line grants `scope` (e.g. kRegisterScope).
+  bool HasScope(std::string_view name, std::string_view scope) const;
 
  private:
   std::map<std::string, std::string> names_;  // token -> name
+  std::map<std::string, std::set<std::string>> scopes_;  // name -> scopes
 };
 
 /// The token of a call's metadata ("authorization: Bearer <token>"), or "".
 std::string BearerToken(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata);
 
 /// True for the calls that change state and so always need a token over TCP:
-/// "/tuned.v1.Tuner/SubmitSweep", ".../CancelJob", ".../ImportKernel".
+/// "/tuned.v1.Tuner/SubmitSweep", ".../CancelJob", ".../ImportKernel",
+/// ".../RegisterFamily".
 bool ChangesState(std::string_view method_path);
 
 /// Checks the bearer token of every call on the TLS port, before the handler

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/status.h"
 #include "spdlog/spdlog.h"
@@ -20,22 +21,6 @@ namespace {
 /// Strategies kept between a job's rounds (JobRunner::strategies_) at most.
 constexpr size_t kMaxCachedStrategies = 64;
 }  // namespace
-
-absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem) {
-  const Family* family = FindFamily(problem.family());
-  if (family == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown kernel family ", EnumName(problem.family()),
-                     " (known: sgemm, transpose)"));
-  }
-  if (problem.dtype() != v1::DTYPE_F32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dtype ", EnumName(problem.dtype()), " is not supported by ", std::string(family->name()),
-        " (supported: f32)"));
-  }
-  TUNED_RETURN_IF_ERROR(family->ValidateMath(problem.math()));
-  return family;
-}
 
 JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
                      int64_t device_id, DaemonIdentity who, JobRunnerOptions options,
@@ -168,7 +153,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
     search.budget_seconds = budget->seconds;
     search.budget_configs = budget->configs;
   }
-  auto family = FamilyOf(problem);
+  auto family = FamilyOf(problem, store_);
   if (!family.ok()) return family.status();
   const Shape shape(problem.shape().begin(), problem.shape().end());
   TUNED_RETURN_IF_ERROR((*family)->ValidateProblem(shape, device(), problem.math()));
@@ -269,7 +254,7 @@ absl::Status JobRunner::RunClaim(const Claim& claim) {
   auto job = store_->GetJob(claim.job_id);
   if (!job.ok()) return job.status();
   if (job->state() != v1::JOB_QUEUED && job->state() != v1::JOB_RUNNING) return absl::OkStatus();
-  auto family_or = FamilyOf(job->problem());
+  auto family_or = FamilyOf(job->problem(), store_);
   if (!family_or.ok()) return family_or.status();
   const Family& family = **family_or;
   JobTime time;
@@ -303,7 +288,7 @@ absl::Status JobRunner::RunClaim(const Claim& claim) {
 }
 
 absl::Status JobRunner::Advance(const v1::Job& job) {
-  auto family_or = FamilyOf(job.problem());
+  auto family_or = FamilyOf(job.problem(), store_);
   if (!family_or.ok()) return family_or.status();
   const Family& family = **family_or;
   auto to_items = [&family](const std::vector<Config>& configs) {
@@ -331,7 +316,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   if (strategy == nullptr || strategy->name() != name) {
     std::vector<search::Record> records;
     if (name != search::kExhaustive) {
-      auto known = Knowledge(family, shape, job.problem().math());
+      auto known = Knowledge(family, job.problem());
       if (!known.ok()) return known.status();
       records = *std::move(known);
     }
@@ -406,7 +391,8 @@ absl::Status JobRunner::Finish(int64_t id) {
   // baseline: db/store.h BestRow::baseline_only); otherwise it failed.
   std::string note;
   if (!done->has_best() && !device().compile_only()) {
-    const Family* family = FindFamily(done->problem().family());
+    auto found = FamilyOf(done->problem(), store_);
+    const Family* family = found.ok() ? *found : nullptr;
     if (family == nullptr || !family->baseline_is_candidate() || !(done->baseline_ms() > 0)) {
       const std::string why = "no config passed verification";
       auto failed = store_->FinishJob(id, v1::JOB_FAILED, why);
@@ -438,18 +424,15 @@ absl::Status JobRunner::Finish(int64_t id) {
 }
 
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
-                                                                 const Shape& except,
-                                                                 v1::Math math) {
-  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32, math);
+                                                                 const v1::Problem& job_problem) {
+  const Shape except(job_problem.shape().begin(), job_problem.shape().end());
+  auto shapes = store_->TunedShapes(device_id_, job_problem.family(), job_problem.dtype(), job_problem.math());
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {
     if (shape == except) continue;  // its own measurements: a re-sweep learns nothing from them
-    v1::Problem problem;
-    problem.set_family(family.id());
-    problem.set_dtype(v1::DTYPE_F32);
-    problem.set_math(math);
-    for (int64_t d : shape) problem.add_shape(d);
+    v1::Problem problem = job_problem;  // the same family (and spec version), dtype and math mode
+    problem.mutable_shape()->Assign(shape.begin(), shape.end());
     auto all = store_->ListMeasurements(device_id_, problem, 0);
     if (!all.ok()) return all.status();
     for (const auto& m : *all) {

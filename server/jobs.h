@@ -190,9 +190,10 @@ class JobRunner {
   /// How a run of measurements ended.
   enum class MeasureOutcome { kAll, kStopping, kCancelled, kBudget };
   /// The OK measurements of the family's other shapes on this device kind
-  /// in math mode `math` (not `except`'s): the model strategy's knowledge.
-  absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family, const Shape& except,
-                                                        v1::Math math);
+  /// (the same spec version, dtype and math mode as `job_problem`, not its
+  /// own shape): the model strategy's knowledge.
+  absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family,
+                                                        const v1::Problem& job_problem);
   /// Compiles (one batch ahead) and measures `configs` in order, adding the
   /// time to the job's totals after each batch; stops early when the runner
   /// stops or the job is cancelled, and when the job's seconds budget is
@@ -265,8 +266,5 @@ class JobRunner {
 v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Shape& shape,
                             const v1::Device& device);
 
-/// Looks up the problem's family; INVALID_ARGUMENT for an unknown family or
-/// dtype, or a math mode the family does not tune.
-absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem);
 
 }  // namespace tuned

@@ -93,7 +93,7 @@ void JobRunner::AheadLoop() {
 
 void JobRunner::QueueAhead(const v1::Job& job) {
   if (!options_.compile_ahead || ahead_compiler_ == nullptr) return;
-  auto family = FamilyOf(job.problem());
+  auto family = FamilyOf(job.problem(), store_);
   auto top = JobBest(job, kAheadTop);
   if (!family.ok() || !top.ok()) return;
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/serving.h"
 #include "server/worker/clock.h"  // kLowClockFraction (no CUDA there)
@@ -59,6 +60,11 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     v1::worker::Request prepare;
     prepare.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()) ^ kJudgingSeed);
     *prepare.mutable_prepare()->mutable_problem() = job.problem();
+    if (auto family = FamilyOf(job.problem(), store_); !family.ok()) {
+      fresh = family.status();
+    } else if (auto spec = WorkerSpec(**family)) {
+      *prepare.mutable_prepare()->mutable_spec() = *std::move(spec);
+    }
     if (fresh.ok()) {
       auto response = worker_->Call(prepare, options_.prepare_timeout);
       if (!response.ok()) {

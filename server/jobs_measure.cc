@@ -7,6 +7,7 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
+#include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/status.h"
 #include "server/worker/clock.h"  // kLowClockFraction (no CUDA there)
@@ -36,6 +37,9 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   v1::worker::Request request;
   request.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()));
   *request.mutable_prepare()->mutable_problem() = job.problem();
+  auto family = FamilyOf(job.problem(), store_);
+  if (!family.ok()) return family.status();
+  if (auto spec = WorkerSpec(**family)) *request.mutable_prepare()->mutable_spec() = *std::move(spec);
   const absl::Time start = absl::Now();
   auto response = worker_->Call(request, options_.prepare_timeout);
   if (!response.ok()) {  // the worker died or hung: one restart and retry
@@ -63,11 +67,10 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
     TUNED_RETURN_IF_ERROR(store_->SetJobErrorBound(job.id(), p.baseline_error(), p.tolerance()));
   }
   if (p.baseline_ms() > 0) {
-    const Family* family = FindFamily(job.problem().family());
     const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
     spdlog::info("job {}: {} {:.4f} ms", job.id(), p.baseline_name(), p.baseline_ms());
     return store_->SetJobBaseline(job.id(), p.baseline_ms(),
-                                  MetricOf(*family, shape, p.baseline_ms()), p.baseline_name());
+                                  MetricOf(**family, shape, p.baseline_ms()), p.baseline_name());
   }
   return absl::OkStatus();
 }

@@ -148,9 +148,18 @@ int main(int argc, char** argv) {
     spdlog::critical("job queue: {}", s.ToString());
     return 1;
   }
-  tuned::TunerService service(store->get(), &runner, *device_id,
-                              {tokens.get(), &metrics, o.max_jobs_per_client,
-                               o.max_configs_per_client});
+  tuned::TunerService service(
+      store->get(), &runner, *device_id,
+      {.tokens = tokens.get(),
+       .metrics = &metrics,
+       .max_jobs_per_client = o.max_jobs_per_client,
+       .max_configs_per_client = o.max_configs_per_client,
+       .allow_user_kernels = o.allow_user_kernels,
+       .worker_path = o.worker_path,
+       .compiler_args = {"--compile-only", "--arch",
+                         std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
+                         "--log-level", o.log_level},
+       .compile_timeout = o.jobs.compile_timeout});
 
   // The socket's directory: 0750 if we make it (the group may reach the
   // socket); an existing one (e.g. /run/tuned-autotune from systemd) is left as it is.

@@ -74,7 +74,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--tls-client-ca", o->tls_client_ca,
                      "PEM CA: TCP clients must present a certificate it signed (mutual TLS)"));
   env(app.add_option("--token-file", o->token_file,
-                     "clients of the TCP port, one NAME:TOKEN per line"));
+                     "clients of the TCP port, one NAME:TOKEN [SCOPE,...] per line"));
   env(app.add_flag("--allow-anonymous-reads", o->allow_anonymous_reads,
                    "TCP calls that change nothing may come without a token"));
   env(app.add_option("--max-jobs-per-client", o->max_jobs_per_client,
@@ -135,6 +135,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--budget", budget_text,
                      "a sweep's budget unless it asks: GPU seconds of measuring ('10s', '2m') or "
                      "configs ('64'); default none"));
+  env(app.add_flag("--allow-user-kernels", o->allow_user_kernels,
+                   "take kernel specs (RegisterFamily, tunectl family add): users' CUDA code, "
+                   "compiled and run in the worker processes; over TCP a token needs the "
+                   "'register' scope too"));
   env(app.add_flag("--enable-fault-test-family", o->fault_test_family,
                    "serve the test-only fault_test family (tests of fault isolation)"));
   env(app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical, off"))

@@ -33,6 +33,7 @@ struct DaemonOptions {
   std::string log_level = "info";
   JobRunnerOptions jobs;            // timeouts, compile batch, quarantine
   bool fault_test_family = false;   // serve the test-only fault_test family
+  bool allow_user_kernels = false;  // take kernel specs (RegisterFamily)
 };
 
 /// Parses argv, the environment and the config file into `out`. Returns -1

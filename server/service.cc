@@ -1,6 +1,10 @@
 #include "server/service.h"
 
 #include "families/kernel_text.h"
+#include "families/spec/spec.h"
+#include "families/spec/spec_family.h"
+#include "server/families.h"
+#include "server/worker_client.h"
 #include "core/serving.h"
 
 #include "absl/strings/str_cat.h"
@@ -67,10 +71,11 @@ ServerInterceptors() {
   return out;
 }
 
-absl::StatusOr<const Family*> TunerService::Validate(const v1::Problem& problem) const {
-  auto family = FamilyOf(problem);
+absl::StatusOr<const Family*> TunerService::Validate(v1::Problem* problem) const {
+  TUNED_RETURN_IF_ERROR(ResolveProblem(problem, store_));
+  auto family = FamilyOf(*problem, store_);
   if (!family.ok()) return family.status();
-  const Shape shape(problem.shape().begin(), problem.shape().end());
+  const Shape shape(problem->shape().begin(), problem->shape().end());
   TUNED_RETURN_IF_ERROR((*family)->ValidateShape(shape));
   return family;
 }
@@ -88,7 +93,9 @@ grpc::Status TunerService::SubmitSweep(grpc::ServerContext* ctx, const v1::Submi
                                        v1::Job* job) {
   auto quota = Writer(*ctx);
   if (!quota.ok()) return ToGrpc(quota.status());
-  auto submitted = runner_->Submit(req->problem(), *quota, {req->strategy(), req->budget()});
+  v1::Problem problem = req->problem();
+  if (auto family = Validate(&problem); !family.ok()) return ToGrpc(family.status());
+  auto submitted = runner_->Submit(problem, *quota, {req->strategy(), req->budget()});
   if (!submitted.ok()) return ToGrpc(submitted.status());
   *job = *submitted;
   return grpc::Status::OK;
@@ -170,8 +177,9 @@ grpc::ServerUnaryReactor* TunerService::GetBest(grpc::CallbackServerContext* ctx
 grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
                                 const v1::GetBestRequest& req_ref, v1::BestKernel* best) {
   const grpc::ServerContextBase* ctx = &ctx_ref;
-  const v1::GetBestRequest* req = &req_ref;
-  auto family = Validate(req->problem());
+  v1::GetBestRequest resolved = req_ref;
+  const v1::GetBestRequest* req = &resolved;
+  auto family = Validate(resolved.mutable_problem());
   if (!family.ok()) return ToGrpc(family.status());
   const Shape shape(req->problem().shape().begin(), req->problem().shape().end());
   v1::Problem tuned_problem = req->problem();
@@ -204,6 +212,17 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
     tuned_problem.mutable_shape()->Assign(nearest->begin(), nearest->end());
     best->set_match(v1::MATCH_NEAREST);
     row = store_->Best(device_id_, tuned_problem);
+    if (row.ok() && !(*row)->baseline_only) {
+      // A kernel spec's config may not run at this shape (a restriction
+      // over dimensions): no kernel to serve from the nearest shape then.
+      const auto& p = (*row)->measurement.config().params();
+      if (auto runs = (*family)->RunsAt(Config(p.begin(), p.end()), shape); !runs.ok()) {
+        return ToGrpc(absl::NotFoundError(absl::StrCat(
+            "no kernel tuned for ", Family::ShapeString(shape),
+            "; the nearest tuned shape's (", Family::ShapeString(*nearest), ") does not run there: ",
+            runs.message())));
+      }
+    }
   } else if (row.ok() && options_.metrics != nullptr) {
     options_.metrics->Lookup("exact");
   }
@@ -252,7 +271,46 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   best->set_use_baseline(decision.use_baseline);
   best->set_serving_reason(decision.reason);
   *best->mutable_device() = runner_->device();
+  if ((*family)->spec() != nullptr) {
+    if (decision.use_baseline) ServeDefaultConfig(**family, tuned_problem, req->view(), best);
+    auto args = dynamic_cast<const SpecFamily&>(**family).KernelArguments(shape);
+    if (!args.ok()) return ToGrpc(args.status());
+    for (auto& a : *args) *best->add_kernel_arguments() = std::move(a);
+  }
   return grpc::Status::OK;
+}
+
+void TunerService::ServeDefaultConfig(const Family& family, const v1::Problem& tuned_problem,
+                                      v1::BestView view, v1::BestKernel* best) const {
+  // A kernel spec's baseline is its default config, a kernel like the
+  // others: where it is served, the client gets its kernel.
+  const auto& f = dynamic_cast<const SpecFamily&>(family);
+  const std::string name = f.ConfigName(f.DefaultConfig());
+  auto all = store_->ListMeasurements(device_id_, tuned_problem, 0);
+  if (!all.ok()) return;
+  for (const v1::Measurement& m : *all) {
+    if (m.status() != v1::MEASUREMENT_OK || m.config().name() != name) continue;
+    auto binary = store_->MeasurementBinary(m.job_id(), name);
+    if (!binary.ok()) return;
+    const Shape shape(best->problem().shape().begin(), best->problem().shape().end());
+    *best->mutable_measurement() = m;
+    best->clear_source();
+    best->clear_cubin();
+    best->clear_ptx();
+    if (view != v1::BEST_VIEW_BASIC) {
+      best->set_source(binary->source);
+      best->set_cubin(binary->cubin);
+      best->set_ptx(binary->ptx);
+    }
+    best->set_entry(binary->entry);
+    *best->mutable_geometry() = f.Geometry(f.DefaultConfig(), shape, runner_->device());
+    best->set_use_baseline(false);
+    best->set_serving_reason(absl::StrCat(best->serving_reason(), "; its kernel is served"));
+    return;
+  }
+  best->set_use_baseline(false);
+  best->set_serving_reason(absl::StrCat(best->serving_reason(),
+                                        "; it has no stored measurement, so the best config is served"));
 }
 
 grpc::Status TunerService::BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,
@@ -282,9 +340,10 @@ grpc::Status TunerService::BaselineOnly(const BestRow& found, const v1::Problem&
 grpc::Status TunerService::ListMeasurements(grpc::ServerContext*,
                                             const v1::ListMeasurementsRequest* req,
                                             v1::ListMeasurementsResponse* resp) {
-  if (auto family = Validate(req->problem()); !family.ok()) return ToGrpc(family.status());
+  v1::Problem problem = req->problem();
+  if (auto family = Validate(&problem); !family.ok()) return ToGrpc(family.status());
   if (req->top() < 0) return ToGrpc(absl::InvalidArgumentError("top must be >= 0"));
-  auto rows = store_->ListMeasurements(device_id_, req->problem(), req->top());
+  auto rows = store_->ListMeasurements(device_id_, problem, req->top());
   if (!rows.ok()) return ToGrpc(rows.status());
   for (auto& m : *rows) *resp->add_measurements() = std::move(m);
   return grpc::Status::OK;
@@ -296,6 +355,128 @@ grpc::Status TunerService::DescribeDevice(grpc::ServerContext*, const v1::Descri
   const CompileAheadProgress ahead = runner_->compile_ahead();
   device->set_compiled_ahead(ahead.done);
   device->set_compile_ahead_total(ahead.total);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::RegisterFamilyRequest* req,
+                                          v1::FamilyInfo* info) {
+  if (!options_.allow_user_kernels) {
+    return ToGrpc(absl::FailedPreconditionError(
+        "this daemon takes no kernel specs: a spec is code that runs on the GPU host; start it "
+        "with --allow-user-kernels to allow them"));
+  }
+  auto quota = Writer(*ctx);
+  if (!quota.ok()) return ToGrpc(quota.status());
+  if (quota->client != kLocalClient &&
+      (options_.tokens == nullptr || !options_.tokens->HasScope(quota->client, kRegisterScope))) {
+    return ToGrpc(absl::PermissionDeniedError(absl::StrCat(
+        "client '", quota->client, "' may not register kernel specs: its token needs the '",
+        kRegisterScope, "' scope (server/auth.h)")));
+  }
+  v1::KernelSpec spec = req->spec();
+  if (!req->json().empty()) {
+    auto parsed = spec::ParseSpecJson(req->json());
+    if (!parsed.ok()) return ToGrpc(parsed.status());
+    spec = *std::move(parsed);
+  }
+  auto family = AddSpecFamily(spec);  // validates; nothing is stored yet
+  if (!family.ok()) return ToGrpc(family.status());
+  if (auto s = CompileCheck(**family); !s.ok()) return ToGrpc(s);
+  const std::string hash = spec::SpecHash(spec);
+  auto created = store_->AddSpec(spec, hash, quota->client, absl::ToUnixSeconds(absl::Now()));
+  if (!created.ok()) return ToGrpc(created.status());
+  auto stored = store_->GetSpec(spec.name(), hash);
+  if (!stored.ok()) return ToGrpc(stored.status());
+  *info = DescribeFamily(**family, /*with_spec=*/true);
+  info->set_created(*created);
+  info->set_created_unix(stored->created_unix);
+  info->set_client(stored->client);
+  info->set_versions(stored->versions);
+  return grpc::Status::OK;
+}
+
+absl::Status TunerService::CompileCheck(const Family& family) const {
+  // The user's code compiles in a compiler process of its own (never in the
+  // daemon), killed past the compile timeout: the config a job measures
+  // first (the default, else the reference config, else the first of the
+  // space), and the reference kernel.
+  const v1::KernelSpec& spec = *family.spec();
+  Config config = Config(spec.default_config().begin(), spec.default_config().end());
+  if (config.empty()) {
+    config = Config(spec.verification().reference_config().begin(), spec.verification().reference_config().end());
+  }
+  if (config.empty()) config = family.Space().front();
+  v1::worker::Request request;
+  v1::worker::Kernel* k = request.mutable_compile()->add_kernels();
+  const KernelSource source = family.Source(config);
+  k->set_name(family.ConfigName(config));
+  k->set_source(SourceText(source));
+  k->set_name_expression(source.name_expression);
+  for (const auto& o : source.options) k->add_options(o);
+  if (!spec.verification().reference_kernel().empty()) {
+    v1::worker::Kernel* r = request.mutable_compile()->add_kernels();
+    *r = *k;
+    r->set_name(spec.verification().reference_kernel());
+    r->set_name_expression(spec.verification().reference_kernel());
+  }
+  absl::MutexLock lock(&compile_check_mu_);
+  if (options_.worker_path.empty()) return absl::OkStatus();  // tests without a compiler
+  auto compiler = WorkerClient::Start(options_.worker_path, options_.compiler_args, "spec compiler");
+  if (!compiler.ok()) return compiler.status();
+  auto response = (*compiler)->Call(request, options_.compile_timeout);
+  if (!response.ok()) {
+    if (absl::IsDeadlineExceeded(response.status())) {
+      return absl::InvalidArgumentError(absl::StrCat("source: ", k->name(), " did not compile within ",
+                                                     absl::FormatDuration(options_.compile_timeout)));
+    }
+    return response.status();
+  }
+  if (!response->error().empty()) return absl::InternalError(response->error());
+  const auto& results = response->compiled().results();
+  for (int i = 0; i < results.size(); ++i) {
+    if (results[i].status() == v1::MEASUREMENT_COMPILED) continue;
+    std::string log = results[i].message();
+    if (log.size() > 4000) log = absl::StrCat(log.substr(0, 4000), "...");
+    return absl::InvalidArgumentError(absl::StrCat("source: ", request.compile().kernels(i).name(),
+                                                   " does not compile: ", log));
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status TunerService::ListFamilies(grpc::ServerContext*, const v1::ListFamiliesRequest*,
+                                        v1::ListFamiliesResponse* resp) {
+  for (const Family* f : AllFamilies()) *resp->add_families() = DescribeFamily(*f, /*with_spec=*/false);
+  auto specs = store_->ListSpecs();
+  if (!specs.ok()) return ToGrpc(specs.status());
+  for (const StoredSpec& s : *specs) {
+    auto family = AddSpecFamily(s.spec);
+    if (!family.ok()) continue;  // stored by a build whose rules differ: GetFamily says why
+    v1::FamilyInfo* info = resp->add_families();
+    *info = DescribeFamily(**family, /*with_spec=*/false);
+    info->set_created_unix(s.created_unix);
+    info->set_client(s.client);
+    info->set_versions(s.versions);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::GetFamily(grpc::ServerContext*, const v1::GetFamilyRequest* req,
+                                     v1::FamilyInfo* info) {
+  if (const Family* f = FindFamily(req->name()); f != nullptr) {
+    if (!req->spec_hash().empty()) {
+      return ToGrpc(absl::InvalidArgumentError(absl::StrCat(req->name(), " is built in: it has no versions")));
+    }
+    *info = DescribeFamily(*f, /*with_spec=*/true);
+    return grpc::Status::OK;
+  }
+  auto stored = store_->GetSpec(req->name(), req->spec_hash());
+  if (!stored.ok()) return ToGrpc(stored.status());
+  auto family = AddSpecFamily(stored->spec);
+  if (!family.ok()) return ToGrpc(family.status());
+  *info = DescribeFamily(**family, /*with_spec=*/true);
+  info->set_created_unix(stored->created_unix);
+  info->set_client(stored->client);
+  info->set_versions(stored->versions);
   return grpc::Status::OK;
 }
 
@@ -322,8 +503,8 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
                                         v1::Job* job) {
   auto quota = Writer(*ctx);
   if (!quota.ok()) return ToGrpc(quota.status());
-  const v1::BestKernel& k = req->kernel();
-  auto family = Validate(k.problem());
+  v1::BestKernel k = req->kernel();
+  auto family = Validate(k.mutable_problem());
   if (!family.ok()) return ToGrpc(family.status());
   const v1::Device& here = runner_->device();
   if (k.device().name() != here.name() || k.device().cc_major() != here.cc_major() ||

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "server/auth.h"
@@ -36,6 +37,14 @@ struct ServiceOptions {
   Metrics* metrics = nullptr;
   int max_jobs_per_client = 0;         // queued + running; 0: no cap
   int64_t max_configs_per_client = 0;  // configs not yet measured; 0: no cap
+  /// RegisterFamily is refused unless set (tuned --allow-user-kernels).
+  bool allow_user_kernels = false;
+  /// The compiler process RegisterFamily starts to compile a spec's first
+  /// config (tuned-worker and its --compile-only arguments), and how long
+  /// it may take. No path: the compile is not checked (tests).
+  std::string worker_path;
+  std::vector<std::string> compiler_args;
+  absl::Duration compile_timeout = absl::Seconds(120);
 };
 
 // GetBest, the hot read, is served by gRPC's callback API (no hand-off to a
@@ -69,10 +78,24 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
                             v1::Job*) override;
   grpc::Status ListDaemons(grpc::ServerContext*, const v1::ListDaemonsRequest*,
                            v1::ListDaemonsResponse*) override;
+  grpc::Status RegisterFamily(grpc::ServerContext*, const v1::RegisterFamilyRequest*,
+                              v1::FamilyInfo*) override;
+  grpc::Status ListFamilies(grpc::ServerContext*, const v1::ListFamiliesRequest*,
+                            v1::ListFamiliesResponse*) override;
+  grpc::Status GetFamily(grpc::ServerContext*, const v1::GetFamilyRequest*, v1::FamilyInfo*) override;
 
  private:
-  /// The problem's family after checking family, dtype and shape.
-  absl::StatusOr<const Family*> Validate(const v1::Problem& problem) const;
+  /// Puts the problem in canonical form (ResolveProblem) and returns its
+  /// family after checking family, dtype and shape.
+  absl::StatusOr<const Family*> Validate(v1::Problem* problem) const;
+  /// Compiles a kernel spec family's first config (and its reference
+  /// kernel) in a compiler process of its own: INVALID_ARGUMENT with
+  /// NVRTC's log where it does not compile.
+  absl::Status CompileCheck(const Family& family) const;
+  /// Where the serving rule serves a kernel spec's baseline: its default
+  /// config's kernel, measured in `tuned_problem`'s jobs, replaces the best.
+  void ServeDefaultConfig(const Family& family, const v1::Problem& tuned_problem, v1::BestView view,
+                          v1::BestKernel* best) const;
   /// The quota of the caller of a call that changes state: UNAUTHENTICATED
   /// for an anonymous TCP caller, UNAVAILABLE while draining.
   absl::StatusOr<ClientQuota> Writer(const grpc::ServerContextBase& ctx) const;
@@ -88,6 +111,7 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
   int64_t device_id_;
   ServiceOptions options_;
   std::atomic<bool> draining_{false};
+  mutable absl::Mutex compile_check_mu_;  // one spec compiler process at a time
 };
 
 }  // namespace tuned

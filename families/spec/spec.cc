@@ -77,7 +77,7 @@ struct Compiled {
   std::optional<Expr> work;
 };
 
-absl::Status CheckStructure(const v1::KernelSpec& spec) {
+absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
   const std::string& name = spec.name();
   if (name.empty()) return Bad("name", "missing");
   if (name.size() > 64 || !std::isalpha(static_cast<unsigned char>(name[0])) ||
@@ -86,13 +86,15 @@ absl::Status CheckStructure(const v1::KernelSpec& spec) {
       })) {
     return Bad("name", absl::StrCat("\"", name, "\" is not 1-64 letters, digits, '_', '-' or '.' starting with a letter"));
   }
-  if (spec.source().empty()) return Bad("source", "missing");
+  if (check_source && spec.source().empty()) return Bad("source", "missing");
   if (std::ssize(spec.source()) > kMaxSourceBytes) {
     return Bad("source", absl::StrCat(spec.source().size(), " bytes, more than the limit of ", kMaxSourceBytes));
   }
   const std::vector<std::string> kernels = GlobalKernels(spec.source());
-  if (kernels.empty()) return Bad("source", "no __global__ function");
-  auto has_kernel = [&](const std::string& k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+  if (check_source && kernels.empty()) return Bad("source", "no __global__ function");
+  auto has_kernel = [&](const std::string& k) {
+    return !check_source || std::find(kernels.begin(), kernels.end(), k) != kernels.end();
+  };
   if (spec.kernel().empty()) return Bad("kernel", "missing");
   const auto [base, targs] = SplitKernel(spec.kernel());
   if (!IsIdentifier(base)) return Bad("kernel", absl::StrCat("\"", spec.kernel(), "\" is not a name or name<args>"));
@@ -216,8 +218,8 @@ absl::StatusOr<Compiled::Launch> CompileLaunch(const std::string& path, const v1
   return out;
 }
 
-absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec) {
-  TUNED_RETURN_IF_ERROR(CheckStructure(spec));
+absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec, bool check_source = true) {
+  TUNED_RETURN_IF_ERROR(CheckStructure(spec, check_source));
   Compiled c;
   c.vars.assign(spec.dims().begin(), spec.dims().end());
   c.ndims = spec.dims_size();
@@ -251,14 +253,14 @@ absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec) {
   }
   for (int i = 0; i < spec.arguments_size(); ++i) {
     const v1::SpecArgument& a = spec.arguments(i);
-    // A buffer's size is over the dims only: every config of a problem runs
-    // on the same buffers.
+    // A buffer's size and a scalar's value are over the dims only: every
+    // config of a problem runs on the same arguments.
     const std::vector<std::string> dim_vars(c.vars.begin(), c.vars.begin() + c.ndims);
     auto e = a.has_buffer() ? CompileAt(absl::StrCat("arguments[", i, "].size"), a.buffer().size(), dim_vars)
-                            : CompileAt(absl::StrCat("arguments[", i, "].value"), a.scalar().value(), c.vars);
-    if (!e.ok() && a.has_buffer()) {
+                            : CompileAt(absl::StrCat("arguments[", i, "].value"), a.scalar().value(), dim_vars);
+    if (!e.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          e.status().message(), " (a buffer's size may use the dimensions only)"));
+          e.status().message(), " (a buffer's size and a scalar's value may use the dimensions only)"));
     }
     if (!e.ok()) return e.status();
     c.args.push_back(*std::move(e));
@@ -419,9 +421,9 @@ absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& 
     } else {
       v.type = a.scalar().type();
       const bool integer = v.type == v1::SPEC_TYPE_I32 || v.type == v1::SPEC_TYPE_I64;
-      absl::StatusOr<double> x = c.args[i].Evaluate(vals);
+      absl::StatusOr<double> x = c.args[i].Evaluate(vals.subspan(0, c.ndims));
       if (integer && x.ok()) {
-        auto y = c.args[i].EvaluateInt(vals);
+        auto y = c.args[i].EvaluateInt(vals.subspan(0, c.ndims));
         x = y.ok() ? absl::StatusOr<double>(static_cast<double>(*y)) : y.status();
       }
       if (!x.ok()) return fail(x.status());
@@ -438,20 +440,11 @@ absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& 
     if (*w < 0) return Bad("work.expression", absl::StrCat("value ", *w, " at ", at, " is negative"));
     out.work = *w;
   }
-  auto [base, targs] = SplitKernel(spec.kernel());
-  std::string args = targs;
-  const auto ids = Identifiers(targs);
-  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
-    const std::string id = targs.substr(it->first, it->second);
-    const int at_var = static_cast<int>(std::find(c.vars.begin(), c.vars.end(), id) - c.vars.begin());
-    args.replace(it->first, it->second, std::to_string(vals[at_var]));
-  }
-  out.name_expression = base + args;
-  for (int i = 0; i < spec.params_size(); ++i) {
-    if (spec.params(i).pass() == v1::SPEC_PASS_DEFINE) {
-      out.defines.push_back(absl::StrCat("-D", spec.params(i).name(), "=", vals[c.ndims + i]));
-    }
-  }
+  Config config;
+  for (int i = 0; i < spec.params_size(); ++i) config[spec.params(i).name()] = vals[c.ndims + i];
+  KernelInstance k = Instantiate(spec, config);
+  out.name_expression = std::move(k.name_expression);
+  out.defines = std::move(k.defines);
   return out;
 }
 
@@ -484,8 +477,26 @@ absl::Status ProblemAt(const v1::KernelSpec& spec, const Compiled& c, const Dims
 
 }  // namespace
 
-absl::Status ValidateSpec(const v1::KernelSpec& spec) {
-  auto c = CompileSpec(spec);
+KernelInstance Instantiate(const v1::KernelSpec& spec, const Config& config) {
+  auto value = [&](const std::string& name) {
+    auto it = config.find(name);
+    return it == config.end() ? std::string("0") : std::to_string(it->second);
+  };
+  auto [base, targs] = SplitKernel(spec.kernel());
+  std::string args = targs;
+  const auto ids = Identifiers(targs);
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+    args.replace(it->first, it->second, value(targs.substr(it->first, it->second)));
+  }
+  KernelInstance out{base + args, {}};
+  for (const auto& p : spec.params()) {
+    if (p.pass() == v1::SPEC_PASS_DEFINE) out.defines.push_back(absl::StrCat("-D", p.name(), "=", value(p.name())));
+  }
+  return out;
+}
+
+absl::Status ValidateSpec(const v1::KernelSpec& spec, bool check_source) {
+  auto c = CompileSpec(spec, check_source);
   if (!c.ok()) return c.status();
   auto space = Enumerate(spec, *c, std::vector<int64_t>(c->ndims, 0), false);
   if (!space.ok()) return space.status();
@@ -526,22 +537,59 @@ absl::StatusOr<std::vector<Config>> EnumerateSpace(const v1::KernelSpec& spec, c
   return Enumerate(spec, *c, *dv, true);
 }
 
-absl::StatusOr<SpecLaunch> EvaluateLaunch(const v1::KernelSpec& spec, const Config& config, const Dims& dims) {
-  auto c = CompileSpec(spec);
-  if (!c.ok()) return c.status();
+namespace {
+absl::StatusOr<SpecLaunch> LaunchOf(const v1::KernelSpec& spec, const Compiled& c, const Config& config,
+                                    const Dims& dims) {
   auto dv = DimValues(spec, dims);
   if (!dv.ok()) return dv.status();
   if (auto s = CheckConfig(spec, config); !s.ok()) return Prefix("config", s);
   const std::vector<int64_t> vals = Values(spec, *dv, config);
-  for (size_t r = 0; r < c->restrictions.size(); ++r) {
-    auto b = c->restrictions[r].EvaluateBool(vals);
+  for (size_t r = 0; r < c.restrictions.size(); ++r) {
+    auto b = c.restrictions[r].EvaluateBool(vals);
     if (!b.ok()) return Prefix(absl::StrCat("restrictions[", r, "]"), b.status());
     if (!*b) {
       return Bad(absl::StrCat("restrictions[", r, "]"),
-                 absl::StrCat("\"", c->restrictions[r].text(), "\" fails at ", Describe(c->vars, vals)));
+                 absl::StrCat("\"", c.restrictions[r].text(), "\" fails at ", Describe(c.vars, vals)));
     }
   }
-  return LaunchAt(spec, *c, vals);
+  return LaunchAt(spec, c, vals);
+}
+}  // namespace
+
+absl::StatusOr<SpecLaunch> EvaluateLaunch(const v1::KernelSpec& spec, const Config& config, const Dims& dims) {
+  auto c = CompileSpec(spec);
+  if (!c.ok()) return c.status();
+  return LaunchOf(spec, *c, config, dims);
+}
+
+struct CompiledSpec::Impl {
+  v1::KernelSpec spec;
+  Compiled compiled;
+};
+
+absl::StatusOr<std::unique_ptr<CompiledSpec>> CompiledSpec::Create(const v1::KernelSpec& spec,
+                                                                  bool check_source) {
+  auto c = CompileSpec(spec, check_source);
+  if (!c.ok()) return c.status();
+  auto impl = std::make_unique<Impl>(Impl{spec, *std::move(c)});
+  return std::unique_ptr<CompiledSpec>(new CompiledSpec(std::move(impl)));
+}
+
+CompiledSpec::CompiledSpec(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledSpec::~CompiledSpec() = default;
+
+absl::StatusOr<SpecLaunch> CompiledSpec::Launch(const Config& config, const Dims& dims) const {
+  return LaunchOf(impl_->spec, impl_->compiled, config, dims);
+}
+
+absl::StatusOr<std::vector<Config>> CompiledSpec::Space(const Dims& dims) const {
+  auto dv = DimValues(impl_->spec, dims);
+  if (!dv.ok()) return dv.status();
+  return Enumerate(impl_->spec, impl_->compiled, *dv, true);
+}
+
+absl::StatusOr<std::vector<Config>> CompiledSpec::Space() const {
+  return Enumerate(impl_->spec, impl_->compiled, std::vector<int64_t>(impl_->compiled.ndims, 0), false);
 }
 
 }  // namespace tuned::spec

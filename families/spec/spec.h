@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,7 +81,10 @@ absl::StatusOr<v1::KernelSpec> LoadSpecFile(const std::string& path);
 /// at most kMaxSpaceConfigs), verification, tolerances, the default config,
 /// and ValidateProblem at each sample_dims. INVALID_ARGUMENT naming the field
 /// path and the reason, e.g. "params[1].values: empty".
-absl::Status ValidateSpec(const v1::KernelSpec& spec);
+/// `check_source` false: a built-in spec family whose source lives in kernel
+/// files (KernelSource::parts) and is empty here; the source-free checks
+/// only (tests check the spec with its text).
+absl::Status ValidateSpec(const v1::KernelSpec& spec, bool check_source = true);
 
 /// Checks a problem of a valid spec: a value >= 1 for every dimension and no
 /// other; at least one config in the space; for every config of the space,
@@ -146,6 +150,38 @@ struct SpecLaunch {
 /// expression that fails or breaks a launch or buffer limit.
 absl::StatusOr<SpecLaunch> EvaluateLaunch(const v1::KernelSpec& spec, const Config& config,
                                           const Dims& dims);
+
+/// What NVRTC compiles for a config: the kernel's name expression with the
+/// template parameters' values (e.g. "softmax<128, 4>") and -DNAME=value
+/// for the define parameters, in parameter order. A parameter the config
+/// lacks takes 0 (EvaluateLaunch refuses such a config).
+struct KernelInstance {
+  std::string name_expression;
+  std::vector<std::string> defines;
+};
+KernelInstance Instantiate(const v1::KernelSpec& spec, const Config& config);
+
+/// A spec's expressions compiled once, to evaluate many configs and
+/// problems: what EvaluateLaunch and EnumerateSpace do, without compiling
+/// each time. Not thread-safe (muParser evaluates in place): one per thread,
+/// or a pool.
+class CompiledSpec {
+ public:
+  /// Errors as ValidateSpec's structural checks (it does not enumerate).
+  static absl::StatusOr<std::unique_ptr<CompiledSpec>> Create(const v1::KernelSpec& spec,
+                                                             bool check_source = true);
+  ~CompiledSpec();
+  /// As EvaluateLaunch(spec, config, dims).
+  absl::StatusOr<SpecLaunch> Launch(const Config& config, const Dims& dims) const;
+  /// As EnumerateSpace(spec, dims) and EnumerateSpace(spec).
+  absl::StatusOr<std::vector<Config>> Space(const Dims& dims) const;
+  absl::StatusOr<std::vector<Config>> Space() const;
+
+ private:
+  struct Impl;
+  explicit CompiledSpec(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The names of the __global__ functions in `source` (a textual scan that
 /// skips comments, string literals, templates and __launch_bounds__).

@@ -4,21 +4,22 @@
 //   in:  ROWS x COLS, row-major      out: COLS x ROWS, row-major
 //   out[c * rows + r] = in[r * cols + c]
 //
-// Every kernel takes (int rows, int cols, const float* in, float* out) and is
+// The kernel, transpose<KIND, TILE, BY, PAD>, takes (int rows, int cols,
+// const float* in, float* out) and is
 // correct for every shape with rows * cols < 2^31 (bounds checks on every
 // access; the index arithmetic never forms an out-of-range offset).
 //
 // Grid: one-dimensional, one block per TILE x TILE tile, tiles in row-major
 // order: blockIdx.x = tile_row * tiles_x + tile_col with
 // tiles_x = ceil(cols / TILE). (A 2-D grid would cap the tile rows at 65535.)
-// The variants follow NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++"
+// The kinds follow NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++"
 // and the CUDA samples' transpose:
-//   transpose_naive  reads coalesced, writes strided; no shared memory.
-//   transpose_tiled  stages the tile in shared memory so that both the reads
+//   naive (KIND 0)   reads coalesced, writes strided; no shared memory.
+//   tiled (KIND 1)   stages the tile in shared memory so that both the reads
 //                    and the writes are coalesced; PAD = 1 pads each tile row
 //                    by one float, removing the bank conflicts of the
 //                    column-wise shared-memory reads.
-//   transpose_vec4   as tiled, with float4 global loads and stores when the
+//   vec4 (KIND 2)    as tiled, with float4 global loads and stores when the
 //                    shape and pointers allow it (grid-uniform check), else a
 //                    scalar path over the same tile.
 // Block: TILE x BY threads (vec4: TILE/4 x BY); each thread moves TILE/BY
@@ -48,35 +49,14 @@ __device__ __forceinline__ TileOrigin tile_origin(int rows, int cols) {
 
 }  // namespace tuned_transpose_detail
 
-/// Baseline: a plain copy, out[r * cols + c] = in[r * cols + c]. Block BX x BY
-/// threads (default 32 x 8) moves a BX-column x (BY * EPT)-row tile, each
-/// thread EPT rows (default 4: a 32 x 32 tile, as the references' copy).
-/// Grid: one block per tile, tiles_x = ceil(cols / BX), tiles_y =
-/// ceil(rows / (BY * EPT)), grid.x = tiles_x * tiles_y.
-template <int BX = 32, int BY = 8, int EPT = 4>
-__global__ void __launch_bounds__(BX * BY)
-    copy_kernel(int rows, int cols, const float* __restrict__ in, float* __restrict__ out) {
-  const tuned_transpose_detail::TileOrigin t =
-      tuned_transpose_detail::tile_origin<BY * EPT, BX>(rows, cols);
-  const int tx = threadIdx.x;
-  const int ty = threadIdx.y;
-  if (tx >= t.cols_left) return;
-#pragma unroll
-  for (int j = 0; j < BY * EPT; j += BY) {
-    const int r = ty + j;
-    if (r < t.rows_left) {
-      const int i = (t.r0 + r) * cols + t.c0 + tx;
-      out[i] = in[i];
-    }
-  }
-}
+namespace tuned_transpose_detail {
 
 /// Naive transpose: coalesced reads, strided writes. Block TILE x BY.
 template <int TILE, int BY>
-__global__ void __launch_bounds__(TILE * BY)
-    transpose_naive(int rows, int cols, const float* __restrict__ in, float* __restrict__ out) {
+__device__ __forceinline__ void naive(int rows, int cols, const float* __restrict__ in,
+                                      float* __restrict__ out) {
   const tuned_transpose_detail::TileOrigin t =
-      tuned_transpose_detail::tile_origin<TILE, TILE>(rows, cols);
+      tile_origin<TILE, TILE>(rows, cols);
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   if (tx >= t.cols_left) return;
@@ -91,11 +71,11 @@ __global__ void __launch_bounds__(TILE * BY)
 /// Shared-memory tiled transpose. Block TILE x BY; shared tile
 /// TILE x (TILE + PAD) floats = 4 * TILE * (TILE + PAD) bytes.
 template <int TILE, int BY, int PAD>
-__global__ void __launch_bounds__(TILE * BY)
-    transpose_tiled(int rows, int cols, const float* __restrict__ in, float* __restrict__ out) {
+__device__ __forceinline__ void tiled(int rows, int cols, const float* __restrict__ in,
+                                      float* __restrict__ out) {
   __shared__ float tile[TILE][TILE + PAD];
   const tuned_transpose_detail::TileOrigin t =
-      tuned_transpose_detail::tile_origin<TILE, TILE>(rows, cols);
+      tile_origin<TILE, TILE>(rows, cols);
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   if (tx < t.cols_left) {
@@ -122,12 +102,12 @@ __global__ void __launch_bounds__(TILE * BY)
 /// wholly in range or wholly out); otherwise the same block moves the tile
 /// with scalar, coalesced accesses.
 template <int TILE, int BY, int PAD>
-__global__ void __launch_bounds__(TILE / 4 * BY)
-    transpose_vec4(int rows, int cols, const float* __restrict__ in, float* __restrict__ out) {
+__device__ __forceinline__ void vec4(int rows, int cols, const float* __restrict__ in,
+                                     float* __restrict__ out) {
   constexpr int BX = TILE / 4;
   __shared__ float tile[TILE][TILE + PAD];
   const tuned_transpose_detail::TileOrigin t =
-      tuned_transpose_detail::tile_origin<TILE, TILE>(rows, cols);
+      tile_origin<TILE, TILE>(rows, cols);
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   const bool vec = ((rows | cols) & 3) == 0 &&
@@ -189,5 +169,22 @@ __global__ void __launch_bounds__(TILE / 4 * BY)
         }
       }
     }
+  }
+}
+
+}  // namespace tuned_transpose_detail
+
+/// The family's one kernel (families/transpose/spec.toml): KIND 0 = naive,
+/// 1 = tiled, 2 = vec4, each with its block of TILE x BY threads (vec4:
+/// TILE/4 x BY).
+template <int KIND, int TILE, int BY, int PAD>
+__global__ void __launch_bounds__((KIND == 2 ? TILE / 4 : TILE) * BY)
+    transpose(int rows, int cols, const float* __restrict__ in, float* __restrict__ out) {
+  if constexpr (KIND == 0) {
+    tuned_transpose_detail::naive<TILE, BY>(rows, cols, in, out);
+  } else if constexpr (KIND == 1) {
+    tuned_transpose_detail::tiled<TILE, BY, PAD>(rows, cols, in, out);
+  } else {
+    tuned_transpose_detail::vec4<TILE, BY, PAD>(rows, cols, in, out);
   }
 }

@@ -12,22 +12,24 @@
 
 namespace tuned {
 
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
-                                                           uint64_t seed, const v1::Device& device,
-                                                           v1::Math math) {
-  if (family != v1::FAMILY_SGEMM && math != v1::MATH_IEEE_FP32) {
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Prepare& request,
+                                                           const v1::Device& device) {
+  const v1::Problem& problem = request.problem();
+  const Shape shape(problem.shape().begin(), problem.shape().end());
+  const v1::Family family = problem.family();
+  if (family != v1::FAMILY_SGEMM && problem.math() != v1::MATH_IEEE_FP32) {
     return absl::InvalidArgumentError(
-        absl::StrCat("math mode ", EnumName(math), " is for sgemm only"));
+        absl::StrCat("math mode ", EnumName(problem.math()), " is for sgemm only"));
   }
+  if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
   switch (family) {
     case v1::FAMILY_SGEMM:
-      return MakeSgemmProblem(shape, seed, device, math);
-    case v1::FAMILY_TRANSPOSE:
-      return MakeTransposeProblem(shape, seed, device);
+      return MakeSgemmProblem(shape, request.seed(), device, problem.math());
     case v1::FAMILY_FAULT_TEST:
-      return MakeFaultTestProblem(shape, seed, device);
+      return MakeFaultTestProblem(shape, request.seed(), device);
     default:
-      return absl::InvalidArgumentError(absl::StrCat("unknown family ", family));
+      return absl::InvalidArgumentError(
+          absl::StrCat("family ", EnumName(family), " needs its kernel spec in the request"));
   }
 }
 
@@ -127,8 +129,7 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
     result.set_baseline_name("none (compile-only)");
     return result;
   }
-  auto problem = MakeProblem(request.problem().family(), shape, request.seed(), device_,
-                             request.problem().math());
+  auto problem = MakeProblem(request, device_);
   if (!problem.ok()) return problem.status();
   problem_ = *std::move(problem);
   auto timed = TimeClocked([this](cudaStream_t s) { return problem_->RunBaseline(s); }, 0);

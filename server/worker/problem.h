@@ -51,9 +51,13 @@ class DeviceProblem {
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(
     const Shape& shape, uint64_t seed, const v1::Device& device,
     v1::Math math = v1::MATH_IEEE_FP32);
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeTransposeProblem(const Shape& shape,
-                                                                    uint64_t seed,
-                                                                    const v1::Device& device);
+/// A kernel spec's problem (server/worker/spec_problem.cc): `spec` with its
+/// source text, `shape` in the order of its dims. INVALID_ARGUMENT for a bad
+/// spec or shape; the compile error where its reference or default config
+/// does not compile; RESOURCE_EXHAUSTED if it cannot fit.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSpecProblem(const v1::KernelSpec& spec,
+                                                               const Shape& shape, uint64_t seed,
+                                                               const v1::Device& device);
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const Shape& shape,
                                                                     uint64_t seed,
                                                                     const v1::Device& device);
@@ -63,10 +67,10 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const Shape&
 /// exits as after a real sticky error.
 v1::worker::MeasureResult SimulateFaultTest(const v1::worker::Kernel& kernel, const Shape& shape,
                                             bool* exit_after);
-/// Dispatches on the family; INVALID_ARGUMENT for a math mode the family
-/// does not tune.
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(v1::Family family, const Shape& shape,
-                                                           uint64_t seed, const v1::Device& device,
-                                                           v1::Math math = v1::MATH_IEEE_FP32);
+/// The problem of a Prepare request: a kernel spec's where it carries one
+/// (transpose's too), else by the family; INVALID_ARGUMENT for a math mode
+/// the family does not tune.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Prepare& request,
+                                                           const v1::Device& device);
 
 }  // namespace tuned

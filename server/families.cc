@@ -1,0 +1,116 @@
+#include "server/families.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/status.h"
+#include "families/kernel_text.h"
+#include "families/spec/spec_family.h"
+
+namespace tuned {
+
+absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store) {
+  const Family* family = FindFamily(problem);
+  if (family == nullptr && !problem.family_name().empty() && store != nullptr) {
+    if (problem.spec_hash().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("problem of kernel spec \"", problem.family_name(), "\" names no version (spec_hash)"));
+    }
+    auto stored = store->GetSpec(problem.family_name(), problem.spec_hash());
+    if (!stored.ok()) return stored.status();
+    auto added = AddSpecFamily(stored->spec);
+    if (!added.ok()) return added.status();
+    family = *added;
+  }
+  if (family == nullptr) {
+    const std::string name =
+        problem.family_name().empty() ? EnumName(problem.family()) : problem.family_name();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown kernel family ", name,
+        " (built-in: sgemm, transpose; `tunectl families` lists the registered kernel specs)"));
+  }
+  if (family->spec() == nullptr || family->id() != v1::FAMILY_UNSPECIFIED) {
+    if (problem.dtype() != v1::DTYPE_F32) {
+      return absl::InvalidArgumentError(absl::StrCat("dtype ", EnumName(problem.dtype()),
+                                                     " is not supported by ", std::string(family->name()),
+                                                     " (supported: f32)"));
+    }
+  } else if (problem.dtype() != v1::DTYPE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel spec ", std::string(family->name()), " takes no dtype (its arguments have their types)"));
+  }
+  TUNED_RETURN_IF_ERROR(family->ValidateMath(problem.math()));
+  return family;
+}
+
+absl::Status ResolveProblem(v1::Problem* problem, Store* store) {
+  if (problem->family_name().empty()) {
+    if (!problem->spec_hash().empty()) {
+      return absl::InvalidArgumentError("spec_hash is for a kernel spec named by family_name");
+    }
+    return absl::OkStatus();
+  }
+  if (problem->family() != v1::FAMILY_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat("the problem names two families: ",
+                                                   EnumName(problem->family()), " and \"",
+                                                   problem->family_name(), "\""));
+  }
+  if (const Family* builtin = FindFamily(problem->family_name()); builtin != nullptr) {
+    if (!problem->spec_hash().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(problem->family_name(), " is a built-in family: it has no spec_hash"));
+    }
+    problem->set_family(builtin->id());
+    problem->clear_family_name();
+    // A built-in family's dtype defaults to f32, as a client that names it by name expects.
+    if (problem->dtype() == v1::DTYPE_UNSPECIFIED) problem->set_dtype(v1::DTYPE_F32);
+    return absl::OkStatus();
+  }
+  if (problem->spec_hash().empty()) {
+    auto newest = store->GetSpec(problem->family_name(), "");
+    if (!newest.ok()) {
+      if (absl::IsNotFound(newest.status())) {
+        return absl::NotFoundError(absl::StrCat("no family \"", problem->family_name(),
+                                                "\": not built in, and no kernel spec of that name is "
+                                                "registered (tunectl family add SPEC)"));
+      }
+      return newest.status();
+    }
+    problem->set_spec_hash(newest->hash);
+  }
+  // A kernel spec's buffers and scalars have their own types.
+  problem->set_dtype(v1::DTYPE_UNSPECIFIED);
+  return absl::OkStatus();
+}
+
+std::optional<v1::KernelSpec> WorkerSpec(const Family& family) {
+  const v1::KernelSpec* spec = family.spec();
+  if (spec == nullptr) return std::nullopt;
+  v1::KernelSpec out = *spec;
+  if (const auto* f = dynamic_cast<const SpecFamily*>(&family); f != nullptr && !f->builtin().parts.empty()) {
+    out.set_source(SourceText(KernelSource{.parts = f->builtin().parts}));
+  }
+  return out;
+}
+
+v1::FamilyInfo DescribeFamily(const Family& family, bool with_spec) {
+  v1::FamilyInfo info;
+  info.set_name(std::string(family.name()));
+  const auto* spec_family = dynamic_cast<const SpecFamily*>(&family);
+  info.set_builtin(spec_family == nullptr || spec_family->builtin().id != v1::FAMILY_UNSPECIFIED);
+  for (const std::string& d : family.dims()) info.add_dims(d);
+  for (const Param& p : family.params()) {
+    v1::SpecParam* sp = info.add_params();
+    sp->set_name(p.name);
+    sp->mutable_values()->Assign(p.values.begin(), p.values.end());
+    sp->set_doc(p.doc);
+  }
+  info.set_space_size(static_cast<int64_t>(family.Space().size()));
+  info.set_metric_unit(std::string(family.metric_unit()));
+  info.set_baseline_name(std::string(family.baseline_name()));
+  if (spec_family != nullptr && !info.builtin()) info.set_spec_hash(spec_family->hash());
+  if (with_spec) {
+    if (auto spec = WorkerSpec(family)) *info.mutable_spec() = *std::move(spec);
+  }
+  return info;
+}
+
+}  // namespace tuned
