@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "families/spec/spec_family.h"
 
 namespace tuned::embedded {
 // The kernel files, embedded at build time (cmake/embed.cmake; CMakeLists.txt:
@@ -60,6 +61,16 @@ std::string SourceText(const KernelSource& source) {
     }
   }
   return text;
+}
+
+std::optional<v1::KernelSpec> SpecWithSource(const Family& family) {
+  const v1::KernelSpec* spec = family.spec();
+  if (spec == nullptr) return std::nullopt;
+  v1::KernelSpec out = *spec;
+  if (const auto* f = dynamic_cast<const SpecFamily*>(&family); f != nullptr && !f->builtin().parts.empty()) {
+    out.set_source(SourceText(KernelSource{.parts = f->builtin().parts}));
+  }
+  return out;
 }
 
 }  // namespace tuned

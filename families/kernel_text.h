@@ -5,6 +5,7 @@
 // names and geometry only (tuned_families embeds no kernel).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,11 @@ absl::StatusOr<std::string_view> KernelFileText(std::string_view part);
 /// is taken of). A part that names no kernel file becomes an `#error` line
 /// naming it, so that NVRTC rejects the source with the cause.
 std::string SourceText(const KernelSource& source);
+
+/// The kernel spec `family` is made of, with its source text (a built-in
+/// spec family's kernel files joined): what the worker prepares a problem
+/// from, and what GetFamily shows. nullopt for a family written as code
+/// (sgemm).
+std::optional<v1::KernelSpec> SpecWithSource(const Family& family);
 
 }  // namespace tuned

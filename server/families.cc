@@ -81,16 +81,6 @@ absl::Status ResolveProblem(v1::Problem* problem, Store* store) {
   return absl::OkStatus();
 }
 
-std::optional<v1::KernelSpec> WorkerSpec(const Family& family) {
-  const v1::KernelSpec* spec = family.spec();
-  if (spec == nullptr) return std::nullopt;
-  v1::KernelSpec out = *spec;
-  if (const auto* f = dynamic_cast<const SpecFamily*>(&family); f != nullptr && !f->builtin().parts.empty()) {
-    out.set_source(SourceText(KernelSource{.parts = f->builtin().parts}));
-  }
-  return out;
-}
-
 v1::FamilyInfo DescribeFamily(const Family& family, bool with_spec) {
   v1::FamilyInfo info;
   info.set_name(std::string(family.name()));
@@ -108,7 +98,7 @@ v1::FamilyInfo DescribeFamily(const Family& family, bool with_spec) {
   info.set_baseline_name(std::string(family.baseline_name()));
   if (spec_family != nullptr && !info.builtin()) info.set_spec_hash(spec_family->hash());
   if (with_spec) {
-    if (auto spec = WorkerSpec(family)) *info.mutable_spec() = *std::move(spec);
+    if (auto spec = SpecWithSource(family)) *info.mutable_spec() = *std::move(spec);
   }
   return info;
 }

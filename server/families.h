@@ -25,11 +25,6 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store)
 /// name; INVALID_ARGUMENT for a problem that names no family, or two.
 absl::Status ResolveProblem(v1::Problem* problem, Store* store);
 
-/// What the worker needs to prepare a problem of `family`: its kernel spec
-/// with the source text (a built-in spec family's kernel files joined), or
-/// nullopt for a family written as code (sgemm).
-std::optional<v1::KernelSpec> WorkerSpec(const Family& family);
-
 /// The API's description of a family (ListFamilies, GetFamily): name,
 /// dims, params, space size, unit, baseline; for a kernel spec its hash,
 /// and the spec itself where `with_spec`.

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "families/kernel_text.h"
 #include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/serving.h"
@@ -62,7 +63,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     *prepare.mutable_prepare()->mutable_problem() = job.problem();
     if (auto family = FamilyOf(job.problem(), store_); !family.ok()) {
       fresh = family.status();
-    } else if (auto spec = WorkerSpec(**family)) {
+    } else if (auto spec = SpecWithSource(**family)) {
       *prepare.mutable_prepare()->mutable_spec() = *std::move(spec);
     }
     if (fresh.ok()) {

@@ -7,6 +7,7 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
+#include "families/kernel_text.h"
 #include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/status.h"
@@ -39,7 +40,7 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   *request.mutable_prepare()->mutable_problem() = job.problem();
   auto family = FamilyOf(job.problem(), store_);
   if (!family.ok()) return family.status();
-  if (auto spec = WorkerSpec(**family)) *request.mutable_prepare()->mutable_spec() = *std::move(spec);
+  if (auto spec = SpecWithSource(**family)) *request.mutable_prepare()->mutable_spec() = *std::move(spec);
   const absl::Time start = absl::Now();
   auto response = worker_->Call(request, options_.prepare_timeout);
   if (!response.ok()) {  // the worker died or hung: one restart and retry

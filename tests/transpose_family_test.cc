@@ -1,4 +1,5 @@
-// Unit tests of the transpose family's description (CPU only).
+// Unit tests of the transpose family: a kernel spec shipped with the daemon
+// (families/transpose/spec.toml), CPU only.
 #include <set>
 #include <string>
 #include <vector>
@@ -6,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
+#include "families/spec/spec.h"
 
 namespace tuned {
 namespace {
@@ -34,7 +36,9 @@ TEST(TransposeFamilyTest, Description) {
   EXPECT_EQ(F().name(), "transpose");
   EXPECT_EQ(F().dims(), (std::vector<std::string>{"ROWS", "COLS"}));
   EXPECT_EQ(F().metric_unit(), "GB/s");
-  EXPECT_EQ(F().baseline_name(), "copy kernel");
+  EXPECT_EQ(F().baseline_name(), "default config transpose_tiled_32x8_p1");
+  EXPECT_TRUE(F().baseline_is_candidate());
+  ASSERT_NE(F().spec(), nullptr);
   EXPECT_EQ(F().Arguments(),
             (std::vector<std::string>{"int rows", "int cols", "const float* in", "float* out"}));
   std::vector<std::string> names;
@@ -51,12 +55,23 @@ TEST(TransposeFamilyTest, FindFamily) {
   EXPECT_EQ(FindFamily(v1::FAMILY_TRANSPOSE), &F());
 }
 
+// The spec the daemon ships is a valid spec once its kernel file is joined
+// in: its kernel and the __global__ functions it names are in the text.
+TEST(TransposeFamilyTest, ShippedSpecIsValidWithItsSource) {
+  auto spec = SpecWithSource(F());
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_NE(spec->source().find("transpose(int rows"), std::string::npos);
+  EXPECT_TRUE(spec::ValidateSpec(*spec).ok()) << spec::ValidateSpec(*spec);
+  EXPECT_EQ(spec->name(), "transpose");
+}
+
 TEST(TransposeFamilyTest, WorkAndBuffers) {
   EXPECT_DOUBLE_EQ(F().Work({8192, 8192}), 2.0 * 4 * 8192 * 8192);
   EXPECT_DOUBLE_EQ(F().Work({8191, 4097}), 2.0 * 4 * 8191 * 4097);
   EXPECT_DOUBLE_EQ(F().Work({1, 1}), 8.0);
-  EXPECT_EQ(F().BufferBytes({8192, 8192}, v1::MATH_IEEE_FP32), int64_t{3} * 4 * 8192 * 8192);
-  EXPECT_EQ(F().BufferBytes({1, 5000}, v1::MATH_IEEE_FP32), 3 * 4 * 5000);
+  // in and out (the baseline is a config of the kernel: no buffer of its own).
+  EXPECT_EQ(F().BufferBytes({8192, 8192}, v1::MATH_IEEE_FP32), int64_t{2} * 4 * 8192 * 8192);
+  EXPECT_EQ(F().BufferBytes({1, 5000}, v1::MATH_IEEE_FP32), 2 * 4 * 5000);
   EXPECT_EQ(F().MaxBufferElements({8191, 4097}), int64_t{8191} * 4097);
 }
 
@@ -72,13 +87,12 @@ TEST(TransposeFamilyTest, SpaceSizeAndPruning) {
   const auto space = F().Space();
   std::vector<Pruned> pruned;
   const auto valid = F().ValidSpace(Sm90ReferenceDevice(), &pruned);
-  EXPECT_EQ(space.size(), 60u);
-  EXPECT_EQ(valid.size() + pruned.size(), space.size());
-  // Small enough to compile in CI, large enough to hold the known-good variants.
-  EXPECT_GE(valid.size(), 30u);
-  EXPECT_LE(valid.size(), 150u);
+  // KIND x TILE x BY x PAD = 72, less the restrictions: naive takes PAD = 0
+  // (12), TILE % BY (8 more), whole warps (2 vec4 16x4), 1024 threads (2
+  // 64x32): 50, all valid on the device.
+  EXPECT_EQ(space.size(), 50u);
   EXPECT_EQ(valid.size(), 50u);
-  for (const auto& p : pruned) EXPECT_FALSE(p.reason.empty()) << F().ConfigKey(p.config);
+  EXPECT_TRUE(pruned.empty());
 
   // Every kind is represented, and the references' winners are in the space.
   std::set<std::string> names;
@@ -116,7 +130,7 @@ TEST(TransposeFamilyTest, EveryValidConfigIsComplete) {
     EXPECT_EQ(c.size(), F().params().size());
     const KernelSource src = F().Source(c);
     EXPECT_EQ(src.parts, std::vector<std::string>{"transpose/transpose.cuh"});
-    EXPECT_TRUE(src.options.empty());
+    EXPECT_TRUE(src.options.empty());  // every parameter is a template argument
     const auto g = F().Geometry(c, {8191, 4097}, Sm90ReferenceDevice());
     ASSERT_EQ(g.block_size(), 3);
     EXPECT_EQ(g.block(0) * g.block(1) * g.block(2) % 32, 0u) << F().ConfigName(c);
@@ -128,17 +142,15 @@ TEST(TransposeFamilyTest, NamesAndSources) {
   EXPECT_EQ(F().ConfigName(Cfg(0, 32, 8, 0)), "transpose_naive_32x8");
   EXPECT_EQ(F().ConfigName(Cfg(1, 32, 8, 1)), "transpose_tiled_32x8_p1");
   EXPECT_EQ(F().ConfigName(Cfg(2, 64, 16, 0)), "transpose_vec4_64x16_p0");
-  EXPECT_EQ(F().Source(Cfg(0, 32, 8, 0)).name_expression, "transpose_naive<32,8>");
-  EXPECT_EQ(F().Source(Cfg(1, 32, 8, 1)).name_expression, "transpose_tiled<32,8,1>");
-  EXPECT_EQ(F().Source(Cfg(2, 64, 16, 0)).name_expression, "transpose_vec4<64,16,0>");
+  EXPECT_EQ(F().Source(Cfg(0, 32, 8, 0)).name_expression, "transpose<0, 32, 8, 0>");
+  EXPECT_EQ(F().Source(Cfg(1, 32, 8, 1)).name_expression, "transpose<1, 32, 8, 1>");
+  EXPECT_EQ(F().Source(Cfg(2, 64, 16, 0)).name_expression, "transpose<2, 64, 16, 0>");
   const std::string src = SourceText(F().Source(Cfg(0, 32, 8, 0)));
   EXPECT_EQ(src.find("#include"), std::string::npos);
-  for (const char* k : {"transpose_naive", "transpose_tiled", "transpose_vec4", "copy_kernel"}) {
-    EXPECT_NE(src.find(k), std::string::npos) << k;
-  }
+  EXPECT_EQ(spec::GlobalKernels(src), std::vector<std::string>{"transpose"});
 }
 
-TEST(TransposeFamilyTest, CheckRejectsUnknownMissingAndUnsupported) {
+TEST(TransposeFamilyTest, CheckRejectsUnknownMissingAndRestricted) {
   const v1::Device d = Sm90ReferenceDevice();
   EXPECT_TRUE(F().Check(Cfg(1, 32, 8, 1), d).ok());
 
@@ -153,41 +165,10 @@ TEST(TransposeFamilyTest, CheckRejectsUnknownMissingAndUnsupported) {
   ExpectRejected(Cfg(3, 32, 8, 1), d, "KIND=3 is not one of");
   ExpectRejected(Cfg(1, 48, 8, 1), d, "TILE=48 is not one of");
   ExpectRejected(Cfg(1, 32, 8, 2), d, "PAD=2 is not one of");
-  ExpectRejected(Cfg(0, 32, 8, 1), d, "naive kind takes PAD=0");
-}
-
-TEST(TransposeFamilyTest, CheckRejectsTileNotMultipleOfBy) {
-  const v1::Device d = Sm90ReferenceDevice();
-  ExpectRejected(Cfg(1, 16, 32, 1), d, "TILE=16 is not a multiple of BY=32");
-  ExpectRejected(Cfg(2, 16, 32, 1), d, "TILE=16 is not a multiple of BY=32");
-}
-
-TEST(TransposeFamilyTest, CheckRejectsThreadCounts) {
-  const v1::Device d = Sm90ReferenceDevice();
-  // 64 x 32 = 2048 threads.
-  ExpectRejected(Cfg(1, 64, 32, 1), d, "2048 threads per block (64x32) exceed the device's limit of 1024");
-  ExpectRejected(Cfg(0, 64, 32, 0), d, "exceed the device's limit of 1024");
-  // vec4 16 x 4: a block of 4 x 4 = 16 threads is not a whole warp.
-  ExpectRejected(Cfg(2, 16, 4, 1), d, "16 threads per block (4x4) is not a multiple of the warp size 32");
-  // The same config passes on a device whose limit is higher, and 32 x 32 = 1024
-  // fails on a device limited to 512 threads.
-  v1::Device small = d;
-  small.set_max_threads_per_block(512);
-  EXPECT_TRUE(F().Check(Cfg(1, 32, 32, 1), d).ok());
-  ExpectRejected(Cfg(1, 32, 32, 1), small, "exceed the device's limit of 512");
-}
-
-TEST(TransposeFamilyTest, CheckRejectsSharedMemory) {
-  v1::Device d = Sm90ReferenceDevice();
-  d.set_shared_memory_per_block(16 * 1024);
-  // 64 x 65 floats = 16640 bytes > 16384; 64 x 64 = 16384 fits.
-  ExpectRejected(Cfg(1, 64, 8, 1), d, "16640 bytes of shared memory (64x65 floats) exceed");
-  ExpectRejected(Cfg(2, 64, 8, 1), d, "16640 bytes of shared memory");
-  EXPECT_TRUE(F().Check(Cfg(1, 64, 8, 0), d).ok());
-  // The naive kernel uses no shared memory.
-  d.set_shared_memory_per_block(0);
-  EXPECT_TRUE(F().Check(Cfg(0, 64, 8, 0), d).ok());
-  ExpectRejected(Cfg(1, 16, 8, 0), d, "shared memory");
+  // The spec's restrictions: naive takes PAD = 0, TILE % BY, whole warps, 1024 threads.
+  for (const Config& c : {Cfg(0, 32, 8, 1), Cfg(1, 16, 32, 1), Cfg(2, 16, 4, 1), Cfg(1, 64, 32, 1)}) {
+    ExpectRejected(c, d, "breaks a restriction of transpose");
+  }
 }
 
 TEST(TransposeFamilyTest, GeometrySquare8192) {
