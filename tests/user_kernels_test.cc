@@ -1,0 +1,271 @@
+// Kernel specs through the real daemon (`tuned --compile-only`, real gRPC
+// channel, real worker and compiler processes): registering the specs of
+// examples/kernels/, refusing bad ones with nothing stored, sweeping a spec
+// (every config compiled with NVRTC), and versions that never mix.
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "families/spec/spec.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/daemon_process.h"
+#include "tuned/v1/tuner.grpc.pb.h"
+
+namespace tuned {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const char* const kExamples[] = {"matmul", "reduction", "stencil", "softmax"};
+
+v1::KernelSpec Example(const std::string& name) {
+  auto spec = spec::LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/" + name + "/spec.toml");
+  EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
+  return spec.ok() ? *spec : v1::KernelSpec();
+}
+
+class UserKernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(testing::TempDir()) /
+           ("tuned_user_kernels_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    daemon_.reset();
+    fs::remove_all(dir_);
+  }
+
+  /// Starts the daemon with `flags` and connects.
+  void Start(std::vector<std::string> flags = {"--allow-user-kernels"}) {
+    daemon_ = std::make_unique<DaemonProcess>(TUNED_DAEMON_PATH, dir_, flags);
+    ASSERT_TRUE(daemon_->WaitServing()) << daemon_->RunLog();
+    stub_ = v1::Tuner::NewStub(grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  grpc::Status Register(const v1::KernelSpec& spec, v1::FamilyInfo* info) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 120s);
+    v1::RegisterFamilyRequest req;
+    *req.mutable_spec() = spec;
+    return stub_->RegisterFamily(&ctx, req, info);
+  }
+
+  std::vector<v1::FamilyInfo> Families() {
+    grpc::ClientContext ctx;
+    v1::ListFamiliesResponse resp;
+    const grpc::Status s = stub_->ListFamilies(&ctx, v1::ListFamiliesRequest(), &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return {resp.families().begin(), resp.families().end()};
+  }
+
+  /// Submits a sweep of `problem` and waits for its end.
+  v1::Job Sweep(const v1::Problem& problem) {
+    grpc::ClientContext ctx;
+    v1::SubmitSweepRequest req;
+    *req.mutable_problem() = problem;
+    v1::Job job;
+    const grpc::Status s = stub_->SubmitSweep(&ctx, req, &job);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    if (!s.ok()) return job;
+    for (int i = 0; i < 1200; ++i) {
+      grpc::ClientContext c;
+      v1::GetJobRequest get;
+      get.set_id(job.id());
+      EXPECT_TRUE(stub_->GetJob(&c, get, &job).ok());
+      if (job.state() == v1::JOB_DONE || job.state() == v1::JOB_FAILED) return job;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << "job " << job.id() << " did not end: " << job.ShortDebugString();
+    return job;
+  }
+
+  std::vector<v1::Measurement> Measurements(const v1::Problem& problem) {
+    grpc::ClientContext ctx;
+    v1::ListMeasurementsRequest req;
+    *req.mutable_problem() = problem;
+    v1::ListMeasurementsResponse resp;
+    const grpc::Status s = stub_->ListMeasurements(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return {resp.measurements().begin(), resp.measurements().end()};
+  }
+
+  static v1::Problem SpecProblem(const std::string& name, std::vector<int64_t> shape,
+                                 const std::string& hash = "") {
+    v1::Problem p;
+    p.set_family_name(name);
+    p.set_spec_hash(hash);
+    p.mutable_shape()->Assign(shape.begin(), shape.end());
+    return p;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<v1::Tuner::Stub> stub_;
+};
+
+TEST_F(UserKernelsTest, RegisteringIsOffUnlessTheDaemonAllowsIt) {
+  Start({});
+  v1::FamilyInfo info;
+  const grpc::Status s = Register(Example("softmax"), &info);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("--allow-user-kernels"), std::string::npos) << s.error_message();
+  EXPECT_EQ(Families().size(), 2u);  // sgemm and transpose only
+}
+
+TEST_F(UserKernelsTest, TheExamplesRegisterOnceEachAndAreListedAndShown) {
+  Start();
+  std::set<std::string> names;
+  for (const char* example : kExamples) {
+    const v1::KernelSpec spec = Example(example);
+    v1::FamilyInfo info;
+    grpc::Status s = Register(spec, &info);
+    ASSERT_TRUE(s.ok()) << example << ": " << s.error_message();
+    EXPECT_TRUE(info.created()) << example;
+    EXPECT_FALSE(info.builtin());
+    EXPECT_EQ(info.name(), spec.name());
+    EXPECT_EQ(info.spec_hash(), spec::SpecHash(spec));
+    auto space = spec::EnumerateSpace(spec);
+    ASSERT_TRUE(space.ok());
+    EXPECT_EQ(info.space_size(), static_cast<int64_t>(space->size())) << example;
+    EXPECT_EQ(info.versions(), 1);
+    EXPECT_EQ(info.client(), "local");
+    // Registering the same spec again changes nothing.
+    v1::FamilyInfo again;
+    s = Register(spec, &again);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_FALSE(again.created());
+    EXPECT_EQ(again.versions(), 1);
+    names.insert(spec.name());
+  }
+  const auto families = Families();
+  ASSERT_EQ(families.size(), 2u + names.size());
+  EXPECT_EQ(families[0].name(), "sgemm");
+  EXPECT_EQ(families[1].name(), "transpose");
+  EXPECT_TRUE(families[1].builtin());
+  for (size_t i = 2; i < families.size(); ++i) EXPECT_TRUE(names.contains(families[i].name()));
+
+  grpc::ClientContext ctx;
+  v1::GetFamilyRequest get;
+  get.set_name("softmax_rows");
+  v1::FamilyInfo shown;
+  ASSERT_TRUE(stub_->GetFamily(&ctx, get, &shown).ok());
+  EXPECT_EQ(shown.spec().SerializeAsString(), Example("softmax").SerializeAsString());
+  grpc::ClientContext ctx2;
+  get.set_name("no_such_family");
+  EXPECT_EQ(stub_->GetFamily(&ctx2, get, &shown).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(UserKernelsTest, BadSpecsAreRefusedNamingTheFieldAndNothingIsStored) {
+  Start();
+  struct Case {
+    const char* what;
+    std::function<void(v1::KernelSpec&)> change;
+    grpc::StatusCode code;
+    std::vector<std::string> expect;
+  };
+  const std::vector<Case> cases = {
+      {"unknown name", [](v1::KernelSpec& s) { s.mutable_launch()->set_grid(0, "rows2"); },
+       grpc::StatusCode::INVALID_ARGUMENT, {"launch.grid[0]", "unknown name 'rows2'"}},
+      {"missing kernel", [](v1::KernelSpec& s) { s.set_kernel("softmax2<THREADS, VEC>"); },
+       grpc::StatusCode::INVALID_ARGUMENT, {"kernel", "no __global__ function \"softmax2\""}},
+      {"empty space", [](v1::KernelSpec& s) { s.add_restrictions("THREADS > 4096"); },
+       grpc::StatusCode::INVALID_ARGUMENT, {"restrictions", "empty"}},
+      {"source that does not compile",
+       [](v1::KernelSpec& s) { s.set_source(s.source() + "\n__global__ void broken() { this is not C++; }\n"); },
+       grpc::StatusCode::INVALID_ARGUMENT, {"source", "does not compile"}},
+      {"a built-in family's name", [](v1::KernelSpec& s) { s.set_name("transpose"); },
+       grpc::StatusCode::ALREADY_EXISTS, {"built-in"}},
+  };
+  for (const Case& c : cases) {
+    v1::KernelSpec spec = Example("softmax");
+    c.change(spec);
+    v1::FamilyInfo info;
+    const grpc::Status s = Register(spec, &info);
+    EXPECT_EQ(s.error_code(), c.code) << c.what << ": " << s.error_message();
+    for (const std::string& e : c.expect) {
+      EXPECT_NE(s.error_message().find(e), std::string::npos) << c.what << ": '" << s.error_message()
+                                                              << "' lacks '" << e << "'";
+    }
+  }
+  EXPECT_EQ(Families().size(), 2u);
+}
+
+TEST_F(UserKernelsTest, ASweepOfASpecCompilesEveryConfigOfItsProblem) {
+  Start();
+  const v1::KernelSpec spec = Example("softmax");
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(spec, &info).ok());
+  const v1::Job job = Sweep(SpecProblem("softmax_rows", {256, 100}));
+  EXPECT_EQ(job.problem().family_name(), "softmax_rows");
+  EXPECT_EQ(job.problem().spec_hash(), spec::SpecHash(spec));
+  auto space = spec::EnumerateSpace(spec, {{"rows", 256}, {"cols", 100}});
+  ASSERT_TRUE(space.ok());
+  ASSERT_FALSE(space->empty());
+  EXPECT_EQ(job.total(), static_cast<int>(space->size()));
+  const auto ms = Measurements(SpecProblem("softmax_rows", {256, 100}));
+  std::set<std::string> names;
+  for (const auto& m : ms) {
+    EXPECT_EQ(m.status(), v1::MEASUREMENT_COMPILED) << m.config().name() << ": " << m.message();
+    names.insert(m.config().name());
+  }
+  EXPECT_EQ(names.size(), space->size());
+  EXPECT_TRUE(names.contains("softmax_rows_THREADS128_VEC4")) << *names.begin();
+}
+
+TEST_F(UserKernelsTest, AChangedSpecIsANewVersionAndResultsNeverMix) {
+  Start();
+  v1::KernelSpec v1spec = Example("reduction");
+  v1::FamilyInfo a, b;
+  ASSERT_TRUE(Register(v1spec, &a).ok());
+  const v1::Job first = Sweep(SpecProblem("reduce_sum", {4096}));
+  v1::KernelSpec v2spec = v1spec;
+  v2spec.mutable_params(0)->clear_values();  // BLOCK: 128 and 256 only
+  v2spec.mutable_params(0)->add_values(128);
+  v2spec.mutable_params(0)->add_values(256);
+  ASSERT_TRUE(Register(v2spec, &b).ok());
+  EXPECT_NE(a.spec_hash(), b.spec_hash());
+  EXPECT_EQ(b.versions(), 2);
+  const v1::Job second = Sweep(SpecProblem("reduce_sum", {4096}));  // the newest version
+  EXPECT_EQ(second.problem().spec_hash(), b.spec_hash());
+  EXPECT_LT(second.total(), first.total());
+  // Each version has its own measurements.
+  const auto old_ms = Measurements(SpecProblem("reduce_sum", {4096}, a.spec_hash()));
+  const auto new_ms = Measurements(SpecProblem("reduce_sum", {4096}));
+  EXPECT_EQ(static_cast<int>(old_ms.size()), first.total());
+  EXPECT_EQ(static_cast<int>(new_ms.size()), second.total());
+  for (const auto& m : new_ms) EXPECT_EQ(m.job_id(), second.id());
+}
+
+TEST_F(UserKernelsTest, ProblemsOfUnknownSpecsAndWrongShapesAreRefused) {
+  Start();
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(Example("softmax"), &info).ok());
+  grpc::ClientContext c1;
+  v1::SubmitSweepRequest req;
+  *req.mutable_problem() = SpecProblem("no_such_kernel", {16});
+  v1::Job job;
+  grpc::Status s = stub_->SubmitSweep(&c1, req, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+  grpc::ClientContext c2;
+  *req.mutable_problem() = SpecProblem("softmax_rows", {16});  // two dims
+  s = stub_->SubmitSweep(&c2, req, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  grpc::ClientContext c3;
+  *req.mutable_problem() = SpecProblem("softmax_rows", {16, 20});  // VEC = 4 breaks a restriction here
+  s = stub_->SubmitSweep(&c3, req, &job);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  grpc::ClientContext c4;
+  *req.mutable_problem() = SpecProblem("softmax_rows", {16, 100}, std::string(64, 'a'));
+  s = stub_->SubmitSweep(&c4, req, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+}
+
+}  // namespace
+}  // namespace tuned
