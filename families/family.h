@@ -125,6 +125,15 @@ class Family {
   virtual absl::Status RunsAt(const Config& /*config*/, const Shape& /*shape*/) const {
     return absl::OkStatus();
   }
+  /// Features of `config` at `shape` on `device` that the model strategy's
+  /// cost model (server/search/strategy.h) adds to the generic ones (the
+  /// dimensions, the parameters, the launch's blocks, threads and waves):
+  /// what the family knows of its kernels' cost. None by default; sgemm's
+  /// tiles (families/sgemm/sgemm.cc).
+  virtual std::vector<float> ModelFeatures(const Config& /*config*/, const Shape& /*shape*/,
+                                           const v1::Device& /*device*/) const {
+    return {};
+  }
   /// The kernel spec the family is made of (families/spec/spec_family.h), or
   /// nullptr for a family written as code (sgemm).
   virtual const v1::KernelSpec* spec() const { return nullptr; }

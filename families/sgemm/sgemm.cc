@@ -12,6 +12,7 @@
 // (FixedFor() below), so each distinct kernel appears once.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -494,6 +495,25 @@ class SgemmFamilyImpl final : public Family {
   /// smaller GC takes several passes over the big operand, a larger one more
   /// registers for nothing). FAILED_PRECONDITION naming the rule otherwise;
   /// every other config suits every shape.
+  /// The tiles: how much of the padded tiles is the matrix, the tiles, K
+  /// iterations per block, the flops, and tiles times split-K per SM.
+  std::vector<float> ModelFeatures(const Config& config, const Shape& shape,
+                                   const v1::Device& device) const override {
+    auto get = [&](const char* key) {
+      auto it = config.find(key);
+      return it == config.end() ? 1.0 : static_cast<double>(it->second);
+    };
+    auto ceil_div = [](double a, double b) { return std::ceil(a / std::max(b, 1.0)); };
+    const double sms = device.sm_count() > 0 ? device.sm_count() : 132;
+    const double m = shape[0], n = shape[1], k = shape[2];
+    const double bm = get("BM"), bn = get("BN"), bk = get("BK");
+    const double split = get("SPLITK") * get("SLICEK");
+    const double tm = ceil_div(m, bm), tn = ceil_div(n, bn);
+    return {static_cast<float>(m * n / (tm * bm * tn * bn)), static_cast<float>(std::log2(tm * tn)),
+            static_cast<float>(std::log2(ceil_div(k, split * bk))), static_cast<float>(std::log2(m * n * k)),
+            static_cast<float>(std::log2(tm * tn * get("SPLITK") / sms))};
+  }
+
   absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
     return GemvSuitsShape(config, shape);
   }

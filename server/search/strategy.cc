@@ -98,14 +98,6 @@ double RetimeSeconds(const std::vector<double>& ms) {
 
 // ---- the cost model ----
 
-namespace {
-int64_t Get(const Config& c, const char* key, int64_t absent) {
-  auto it = c.find(key);
-  return it == c.end() ? absent : it->second;
-}
-double CeilDiv(double a, double b) { return std::ceil(a / std::max(b, 1.0)); }
-}  // namespace
-
 std::vector<float> Features(const Family& family, const v1::Device& device, const Config& config,
                             const Shape& shape) {
   std::vector<float> f;
@@ -134,18 +126,7 @@ std::vector<float> Features(const Family& family, const v1::Device& device, cons
   f.push_back(static_cast<float>(std::log2(waves)));
   f.push_back(static_cast<float>(waves / std::ceil(waves)));  // the last wave's fill
   f.push_back(static_cast<float>(blocks / sms));              // blocks per SM
-  // Tiles: how much of the padded tiles is the matrix, K iterations per block.
-  if (shape.size() == 3) {
-    const double m = shape[0], n = shape[1], k = shape[2];
-    const double bm = Get(config, "BM", 1), bn = Get(config, "BN", 1), bk = Get(config, "BK", 1);
-    const double split = Get(config, "SPLITK", 1) * Get(config, "SLICEK", 1);
-    const double tm = CeilDiv(m, bm), tn = CeilDiv(n, bn);
-    f.push_back(static_cast<float>(m * n / (tm * bm * tn * bn)));
-    f.push_back(static_cast<float>(std::log2(tm * tn)));
-    f.push_back(static_cast<float>(std::log2(CeilDiv(k, split * bk))));
-    f.push_back(static_cast<float>(std::log2(m * n * k)));
-    f.push_back(static_cast<float>(std::log2(tm * tn * Get(config, "SPLITK", 1) / sms)));
-  }
+  for (float x : family.ModelFeatures(config, shape, device)) f.push_back(x);
   return f;
 }
 
