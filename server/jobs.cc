@@ -440,7 +440,7 @@ absl::Status JobRunner::Finish(int64_t id) {
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
                                                                  const Shape& except,
                                                                  v1::Math math) {
-  auto shapes = store_->TunedShapes(device_id_, family.id(), v1::DTYPE_F32, math);
+  auto shapes = store_->TunedShapes(device_id_, FamilyKey(family.id()), v1::DTYPE_F32, math);
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {
