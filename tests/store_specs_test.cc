@@ -177,6 +177,60 @@ TEST_P(StoreTest, StoredSpecBytesThatDoNotParseAreDataLoss) {
   EXPECT_EQ(st->ListSpecs().status().code(), absl::StatusCode::kDataLoss);
 }
 
+// A database of schema 5 (no kernel_specs) with a job and its measurement:
+// migrations/6.sql adds the table; the rows keep their family key.
+TEST_P(StoreTest, SchemaFiveIsMigratedToSixKeepingItsRows) {
+  TempDir dir;
+  std::string url = url_;
+  if (GetParam() == "sqlite") {
+    fs::create_directories(dir.path());
+    url = (dir.path() / "v5.db").string();
+  }
+  {
+    auto s = Store::Open(url);
+    ASSERT_TRUE(s.ok()) << s.status();
+    Store& st = **s;
+    auto dev = st.UpsertDevice(Gpu());
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    auto job = st.CreateJob(*dev, Sgemm(64, 64, 64), 1, 0);
+    ASSERT_TRUE(job.ok()) << job.status();
+    ASSERT_TRUE(st.AddMeasurement(*job, Meas("a", v1::MEASUREMENT_OK, 0.5), nullptr).ok());
+  }
+  {
+    auto db = Database::Open(url);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Query("DROP TABLE kernel_specs", {}).ok());
+    const char* downgrade = GetParam() == "sqlite" ? "PRAGMA user_version = 5"
+                                                   : "UPDATE schema_version SET version = 5";
+    ASSERT_TRUE((*db)->Query(downgrade, {}).ok());
+    auto family = (*db)->Query("SELECT family FROM measurements", {});
+    ASSERT_TRUE(family.ok()) << family.status();
+    ASSERT_EQ(family->size(), 1u);
+    EXPECT_EQ(family->Text(0, 0), "FAMILY_SGEMM");
+  }
+  auto s = Store::Open(url);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto version = Database::Open(url);
+  ASSERT_TRUE(version.ok()) << version.status();
+  auto v = (*version)->Query(GetParam() == "sqlite" ? "PRAGMA user_version"
+                                                    : "SELECT max(version) FROM schema_version",
+                             {});
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->Int(0, 0), 6);
+  auto dev = (*s)->UpsertDevice(Gpu());
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  auto best = (*s)->Best(*dev, Sgemm(64, 64, 64));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ((*best)->measurement.config().name(), "a");
+  EXPECT_EQ(*(*s)->TunedShapes(*dev, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32),
+            (std::vector<std::vector<int64_t>>{{64, 64, 64}}));
+  const v1::KernelSpec a = Spec("matmul", "a[0] = 1;");
+  auto added = (*s)->AddSpec(a, spec::SpecHash(a), "alice", 100);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(*added);
+  EXPECT_EQ((*s)->ListSpecs()->size(), 1u);
+}
+
 // Two versions of a spec and a built-in family, on the same shapes: each
 // keeps its own jobs, measurements, best and tuned shapes.
 TEST_P(StoreTest, SpecVersionsKeepTheirOwnJobsMeasurementsBestAndShapes) {
