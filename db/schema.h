@@ -8,7 +8,9 @@ extern const char kSqliteMigration2Sql[];    // db/sqlite/migrations/2.sql (sche
 extern const char kSqliteMigration3Sql[];    // db/sqlite/migrations/3.sql (schema 2 -> 3)
 extern const char kSqliteMigration4Sql[];    // db/sqlite/migrations/4.sql (schema 3 -> 4)
 extern const char kSqliteMigration5Sql[];    // db/sqlite/migrations/5.sql (schema 4 -> 5)
+extern const char kSqliteMigration6Sql[];    // db/sqlite/migrations/6.sql (schema 5 -> 6)
 extern const char kPostgresSchemaSql[];      // db/postgres/schema.sql
 extern const char kPostgresMigration4Sql[];  // db/postgres/migrations/4.sql (schema 3 -> 4)
 extern const char kPostgresMigration5Sql[];  // db/postgres/migrations/5.sql (schema 4 -> 5)
+extern const char kPostgresMigration6Sql[];  // db/postgres/migrations/6.sql (schema 5 -> 6)
 }  // namespace tuned::embedded

@@ -142,7 +142,8 @@ class SqliteDatabase final : public Database {
         // migrations[v] alters v's tables towards v + 1 (migrations/<v + 1>.sql).
         static const std::map<int64_t, const char*> migrations = {
             {1, embedded::kSqliteMigration2Sql}, {2, embedded::kSqliteMigration3Sql},
-            {3, embedded::kSqliteMigration4Sql}, {4, embedded::kSqliteMigration5Sql}};
+            {3, embedded::kSqliteMigration4Sql}, {4, embedded::kSqliteMigration5Sql},
+            {5, embedded::kSqliteMigration6Sql}};
         for (int64_t v = *version; v < Store::kSchemaVersion; ++v) {
           auto it = migrations.find(v);
           if (it == migrations.end()) {

@@ -21,13 +21,28 @@
 
 namespace tuned {
 
+std::string FamilyKey(const v1::Problem& problem) {
+  if (problem.family_name().empty()) return FamilyKey(problem.family());
+  return absl::StrCat(problem.family_name(), "@", problem.spec_hash());
+}
+
+std::string FamilyKey(v1::Family family) { return v1::Family_Name(family); }
+
 namespace store_internal {
 
 std::string ProblemLabel(const v1::Problem& p) {
-  std::string label = absl::StrCat(
-      absl::AsciiStrToLower(absl::StripPrefix(v1::Family_Name(p.family()), "FAMILY_")), " ",
-      absl::AsciiStrToLower(absl::StripPrefix(v1::DType_Name(p.dtype()), "DTYPE_")), " ",
-      ShapeText(p));
+  // A spec's version by its hash's first 12 digits (the cache of bests
+  // keys by FamilyKey too).
+  const std::string family =
+      p.family_name().empty()
+          ? absl::AsciiStrToLower(absl::StripPrefix(v1::Family_Name(p.family()), "FAMILY_"))
+          : absl::StrCat(p.family_name(), "@", p.spec_hash().substr(0, 12));
+  std::string label = family;
+  if (p.dtype() != v1::DTYPE_UNSPECIFIED) {  // a spec problem's may be unset
+    absl::StrAppend(&label, " ",
+                    absl::AsciiStrToLower(absl::StripPrefix(v1::DType_Name(p.dtype()), "DTYPE_")));
+  }
+  absl::StrAppend(&label, " ", ShapeText(p));
   if (p.math() != v1::MATH_IEEE_FP32) {
     absl::StrAppend(&label, " ", absl::AsciiStrToLower(absl::StripPrefix(MathText(p), "MATH_")));
   }
@@ -36,14 +51,25 @@ std::string ProblemLabel(const v1::Problem& p) {
 
 absl::Status ParseProblem(const std::string& family, const std::string& dtype,
                           const std::string& shape, const std::string& math, v1::Problem* p) {
-  v1::Family f;
+  v1::Family f = v1::FAMILY_UNSPECIFIED;
   v1::DType d;
   v1::Math m;
-  if (!v1::Family_Parse(family, &f) || !v1::DType_Parse(dtype, &d) || !v1::Math_Parse(math, &m)) {
-    return absl::DataLossError(absl::StrCat("stored problem has unknown family '", family,
-                                            "', dtype '", dtype, "' or math '", math, "'"));
+  // A kernel spec's version: "<family_name>@<spec_hash>" (FamilyKey).
+  const size_t at = family.find('@');
+  const bool spec = at != std::string::npos;
+  if (spec ? (at == 0 || at + 1 == family.size()) : !v1::Family_Parse(family, &f)) {
+    return absl::DataLossError(absl::StrCat("stored problem has unknown family '", family, "'"));
+  }
+  if (!v1::DType_Parse(dtype, &d) || !v1::Math_Parse(math, &m)) {
+    return absl::DataLossError(absl::StrCat("stored problem of family '", family,
+                                            "' has unknown dtype '", dtype, "' or math '", math,
+                                            "'"));
   }
   p->set_family(f);
+  if (spec) {
+    p->set_family_name(family.substr(0, at));
+    p->set_spec_hash(family.substr(at + 1));
+  }
   p->set_dtype(d);
   p->set_math(m);
   for (absl::string_view dim : absl::StrSplit(shape, 'x', absl::SkipEmpty())) {

@@ -33,6 +33,25 @@
 
 namespace tuned {
 
+/// The text that the family columns of jobs, measurements and crashes hold
+/// for the problem's family: the enum's name for a built-in family
+/// (family_name empty), e.g. "FAMILY_SGEMM", and "<family_name>@<spec_hash>"
+/// for a kernel spec's version, e.g. "matmul@3f2a...". Two versions of a
+/// spec never share a key; keys stored before kernel specs are unchanged.
+std::string FamilyKey(const v1::Problem& problem);
+/// The key of a built-in family's problems: FamilyKey of a problem with
+/// `family` set and family_name empty.
+std::string FamilyKey(v1::Family family);
+
+/// A version of a kernel spec as stored (Store::AddSpec).
+struct StoredSpec {
+  v1::KernelSpec spec;
+  std::string hash;          // its content hash (spec::SpecHash), lower-case hex
+  std::string client;        // who registered it first
+  int64_t created_unix = 0;  // when it was first registered (Unix seconds)
+  int versions = 0;          // how many versions its name has
+};
+
 /// A compiled kernel as stored with its measurement.
 struct KernelBinary {
   std::string source;  // CUDA C++ source given to NVRTC
@@ -151,7 +170,7 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...) and applies or migrates its schema.
@@ -255,10 +274,11 @@ class Store {
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,
                                                                 const v1::Problem& problem,
                                                                 int top);
-  /// Shapes of the family, dtype and math mode with at least one OK
+  /// Shapes of the family (its FamilyKey: a kernel spec's version lists
+  /// only its own shapes), dtype and math mode with at least one OK
   /// measurement on the device kind.
   absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(
-      int64_t device_id, v1::Family family, v1::DType dtype,
+      int64_t device_id, std::string_view family_key, v1::DType dtype,
       v1::Math math = v1::MATH_IEEE_FP32);
   /// The fastest OK measurement of the problem on the device kind, whoever
   /// measured it, with its binary and the baseline of the GPU that measured
@@ -287,11 +307,35 @@ class Store {
   /// Idempotent: a key cached already is left as it is.
   absl::Status AddCompiled(const CompileKey& key, const CompiledRow& row);
 
-  /// Counts one more crash of the GPU worker on the config (`what`: status
-  /// and message); returns the count. A config at 2 is quarantined.
-  absl::StatusOr<int> AddCrash(int64_t device_id, v1::Family family, std::string_view config,
-                               std::string_view what);
-  absl::StatusOr<int> CrashCount(int64_t device_id, v1::Family family, std::string_view config);
+  /// Counts one more crash of the GPU worker on the config of the family
+  /// (its FamilyKey: a kernel spec's versions count apart) on the device
+  /// kind (`what`: status and message); returns the count. A config at 2 is
+  /// quarantined.
+  absl::StatusOr<int> AddCrash(int64_t device_id, std::string_view family_key,
+                               std::string_view config, std::string_view what);
+  /// The crashes AddCrash counted for the config (0: none).
+  absl::StatusOr<int> CrashCount(int64_t device_id, std::string_view family_key,
+                                 std::string_view config);
+
+  // ---- kernel specs (tuner.proto KernelSpec, RegisterFamily) ----
+
+  /// Stores a version of a kernel spec: `spec` (serialized), its content
+  /// hash `hash` (spec::SpecHash(spec), 64 lower-case hex digits; not
+  /// recomputed here), the registering `client` and `now_unix` (Unix
+  /// seconds). Returns true if the version is new, false if (spec.name(),
+  /// hash) was stored already (then nothing changes: the first client and
+  /// time stay). Idempotent and safe for daemons of a fleet registering the
+  /// same spec at once. INVALID_ARGUMENT for an empty name or a hash that is
+  /// no lower-case hex SHA-256.
+  absl::StatusOr<bool> AddSpec(const v1::KernelSpec& spec, std::string_view hash,
+                               std::string_view client, int64_t now_unix);
+  /// The version `hash` of the spec `name`; an empty hash: its newest version
+  /// (latest created_unix, then the last registered). NOT_FOUND for an
+  /// unknown name or version (the message names both); DATA_LOSS if the
+  /// stored bytes do not parse as a KernelSpec.
+  absl::StatusOr<StoredSpec> GetSpec(std::string_view name, std::string_view hash = "");
+  /// The newest version of every registered spec, by name. DATA_LOSS as GetSpec.
+  absl::StatusOr<std::vector<StoredSpec>> ListSpecs();
 
   /// A finalist's re-timing at the job's end: its time (ms) and metric,
   /// `note` (e.g. the first time) for its message, and the baseline timed
@@ -332,7 +376,7 @@ class Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Job> LoadJob(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> InsertBinary(const KernelBinary& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<int> CrashCountLocked(int64_t device_id, v1::Family family,
+  absl::StatusOr<int> CrashCountLocked(int64_t device_id, std::string_view family_key,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Best() without the cache: the SQL.
   absl::StatusOr<std::shared_ptr<const BestRow>> QueryBest(int64_t device_id,

@@ -54,12 +54,17 @@ inline std::string MathText(const v1::Problem& p) {
   return name.empty() ? std::to_string(static_cast<int>(p.math())) : name;
 }
 
-/// "sgemm f32 1024x1024x1024", for messages and the cache of bests; a math
-/// mode other than the default follows, e.g. "sgemm f32 1024x1024x1024 tf32".
+/// "sgemm f32 1024x1024x1024", for messages; a math mode other than the
+/// default follows, e.g. "sgemm f32 1024x1024x1024 tf32", and a kernel spec
+/// is named with its hash's first 12 digits, "matmul@3f2a9c01d2e4 64x64"
+/// (an unset dtype is left out).
 std::string ProblemLabel(const v1::Problem& p);
 
-/// The problem of stored family, dtype, shape ("64x64x64") and math
-/// columns. DATA_LOSS for a name this build does not know or a bad shape.
+/// The problem of stored family (FamilyKey: a built-in family's enum name,
+/// or "<family_name>@<spec_hash>", read back as family FAMILY_UNSPECIFIED
+/// with family_name and spec_hash), dtype, shape ("64x64x64") and math
+/// columns. DATA_LOSS for a name this build does not know, a key with an
+/// empty name or hash, or a bad shape.
 absl::Status ParseProblem(const std::string& family, const std::string& dtype,
                           const std::string& shape, const std::string& math, v1::Problem* p);
 

@@ -118,7 +118,7 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
         "created_unix, client, strategy, budget_seconds, budget_configs, math) "
         "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
         "RETURNING id",
-        device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+        device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
         ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
         search.budget_seconds, search.budget_configs, MathText(problem));
     if (!insert.ok()) return insert.status();

@@ -100,7 +100,7 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
                  "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
                  "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
                  "LIMIT ?5",
-                 device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+                 device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
                  ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem));
   if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
@@ -112,7 +112,8 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
 
 absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
                                                            const v1::Problem& problem) {
-  const std::string key = absl::StrCat(device_id, " ", ProblemLabel(problem));
+  const std::string key =
+      absl::StrCat(device_id, " ", FamilyKey(problem), " ", ProblemLabel(problem));
   uint64_t generation;
   {
     absl::MutexLock lock(&cache_mu_);
@@ -169,7 +170,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
             "LEFT JOIN daemons d ON d.id = m.daemon_id "
             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
             "AND m.status = ?5 AND m.math = ?6 ORDER BY m.median_ms, m.id LIMIT 1",
-            device_id, v1::Family_Name(problem.family()), v1::DType_Name(problem.dtype()),
+            device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
             ShapeText(problem), kOk, MathText(problem));
   if (!q.ok()) return q.status();
   if (q->empty()) {
@@ -179,7 +180,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
     auto base = Query("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
                       "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
                       "AND shape = ?5 AND math = ?6 AND baseline_ms > 0 ORDER BY id DESC LIMIT 1",
-                      device_id, v1::JobState_Name(v1::JOB_DONE), v1::Family_Name(problem.family()),
+                      device_id, v1::JobState_Name(v1::JOB_DONE), FamilyKey(problem),
                       v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem));
     if (!base.ok()) return base.status();
     if (base->empty()) {
@@ -220,7 +221,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
-                                                                     v1::Family family,
+                                                                     std::string_view family_key,
                                                                      v1::DType dtype,
                                                                      v1::Math math) {
   absl::MutexLock lock(&mu_);
@@ -228,7 +229,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
   like.set_math(math);
   auto q = Query("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
                  "AND dtype = ?3 AND status = ?4 AND math = ?5 ORDER BY shape",
-                 device_id, v1::Family_Name(family), v1::DType_Name(dtype), kOk, MathText(like));
+                 device_id, family_key, v1::DType_Name(dtype), kOk, MathText(like));
   if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;
   for (size_t r = 0; r < q->size(); ++r) {

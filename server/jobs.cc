@@ -426,7 +426,8 @@ absl::Status JobRunner::Finish(int64_t id) {
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
                                                                  const v1::Problem& job_problem) {
   const Shape except(job_problem.shape().begin(), job_problem.shape().end());
-  auto shapes = store_->TunedShapes(device_id_, job_problem.family(), job_problem.dtype(), job_problem.math());
+  auto shapes = store_->TunedShapes(device_id_, FamilyKey(job_problem), job_problem.dtype(),
+                                    job_problem.math());
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {

@@ -198,7 +198,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
       if (!job.ok()) return ToGrpc(job.status());
       best->set_queued_job_id(job->id());
     }
-    auto shapes = store_->TunedShapes(device_id_, req->problem().family(), req->problem().dtype(),
+    auto shapes = store_->TunedShapes(device_id_, FamilyKey(req->problem()), req->problem().dtype(),
                                       req->problem().math());
     if (!shapes.ok()) return ToGrpc(shapes.status());
     const auto nearest = NearestShape(shape, *shapes);
@@ -485,7 +485,7 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
   for (const Family* f : AllFamilies()) {
     if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != f->id()) continue;
     for (v1::Math math : f->MathModes()) {
-      auto shapes = store_->TunedShapes(device_id_, f->id(), v1::DTYPE_F32, math);
+      auto shapes = store_->TunedShapes(device_id_, FamilyKey(f->id()), v1::DTYPE_F32, math);
       if (!shapes.ok()) return ToGrpc(shapes.status());
       for (const auto& shape : *shapes) {
         v1::Problem* p = resp->add_problems();
@@ -494,6 +494,22 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
         p->set_math(math);
         p->mutable_shape()->Assign(shape.begin(), shape.end());
       }
+    }
+  }
+  if (req->family() != v1::FAMILY_UNSPECIFIED) return grpc::Status::OK;
+  // The kernel specs' newest versions.
+  auto specs = store_->ListSpecs();
+  if (!specs.ok()) return ToGrpc(specs.status());
+  for (const StoredSpec& s : *specs) {
+    v1::Problem like;
+    like.set_family_name(s.spec.name());
+    like.set_spec_hash(s.hash);
+    auto shapes = store_->TunedShapes(device_id_, FamilyKey(like), v1::DTYPE_UNSPECIFIED, v1::MATH_IEEE_FP32);
+    if (!shapes.ok()) return ToGrpc(shapes.status());
+    for (const auto& shape : *shapes) {
+      v1::Problem* p = resp->add_problems();
+      *p = like;
+      p->mutable_shape()->Assign(shape.begin(), shape.end());
     }
   }
   return grpc::Status::OK;

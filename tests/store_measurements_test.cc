@@ -69,10 +69,10 @@ TEST_P(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
   ASSERT_TRUE(store_->AddMeasurement(a, Meas("y", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(b, Meas("x", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(c, Meas("x", v1::MEASUREMENT_WRONG_ANSWER, 1.0), nullptr).ok());
-  auto shapes = store_->TunedShapes(dev_, v1::FAMILY_SGEMM, v1::DTYPE_F32);
+  auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32);
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{1000, 17, 4097}, {1024, 1024, 1024}}));
-  auto none = store_->TunedShapes(dev_, v1::FAMILY_TRANSPOSE, v1::DTYPE_F32);
+  auto none = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_TRANSPOSE), v1::DTYPE_F32);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -128,7 +128,7 @@ TEST_P(StoreTest, MathModesKeepTheirOwnMeasurementsBestAndShapes) {
                                      nullptr)
                   .ok());
   for (v1::Math math : {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
-    auto shapes = store_->TunedShapes(dev_, v1::FAMILY_SGEMM, v1::DTYPE_F32, math);
+    auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32, math);
     ASSERT_TRUE(shapes.ok()) << shapes.status();
     EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{64, 64, 64}})) << v1::Math_Name(math);
   }
@@ -240,7 +240,8 @@ TEST_P(StoreTest, BestIsTheBaselineOfADoneJobWhoseConfigsAllFailed) {
   // Its own math mode, shape and device kind only; never a tuned shape.
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(67, 131, 1)).status()));
   EXPECT_TRUE(absl::IsNotFound(store_->Best(*store_->UpsertDevice(Gpu("12.8")), p).status()));
-  EXPECT_TRUE(store_->TunedShapes(dev_, v1::FAMILY_SGEMM, v1::DTYPE_F32, v1::MATH_TF32)->empty());
+  EXPECT_TRUE(
+      store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32, v1::MATH_TF32)->empty());
 
   // A later sweep that finds a kernel: the kernel's row.
   const int64_t later = NewJob(p);

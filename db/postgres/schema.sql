@@ -1,4 +1,4 @@
--- The tuned store on PostgreSQL 15, schema version 5: db/sqlite/schema.sql
+-- The tuned store on PostgreSQL 15, schema version 6: db/sqlite/schema.sql
 -- (the reference; every comment there holds here) in PostgreSQL's types:
 -- ids are BIGINT identities, INTEGER is BIGINT, REAL is DOUBLE PRECISION,
 -- BLOB is BYTEA; the digests are signed 64-bit FNV-1a values (BIGINT). The
@@ -162,6 +162,18 @@ CREATE TABLE IF NOT EXISTS work_items (
 CREATE INDEX IF NOT EXISTS work_items_open ON work_items (job_id, done, seq);
 CREATE INDEX IF NOT EXISTS work_items_by_daemon ON work_items (daemon_id, done);
 
+-- Kernel specs, one row per version (name, content hash); spec: the
+-- serialized KernelSpec. Schema 6.
+CREATE TABLE IF NOT EXISTS kernel_specs (
+  name         TEXT   NOT NULL,
+  hash         TEXT   NOT NULL,
+  spec         BYTEA  NOT NULL,
+  client       TEXT   NOT NULL DEFAULT '',
+  created_unix BIGINT NOT NULL,
+  seq          BIGINT NOT NULL,
+  PRIMARY KEY (name, hash)
+);
+
 -- The change counter ({bump}: nextval, {generation}: last_value), which
 -- never waits on another writer's transaction. setval: last_value reads 0
 -- before the first bump and 1 after it, as SQLite's counter.
@@ -169,4 +181,4 @@ CREATE SEQUENCE IF NOT EXISTS generation AS BIGINT MINVALUE 0;
 SELECT setval('generation', 0, true);
 
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) SELECT 5 WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+INSERT INTO schema_version (version) SELECT 6 WHERE NOT EXISTS (SELECT 1 FROM schema_version);

@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 5 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 6 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -7,7 +7,9 @@
 -- (they alter existing tables), then this file (so every CREATE here is IF
 -- NOT EXISTS). Enums are stored by their proto names
 -- ("FAMILY_SGEMM", "JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
--- as Unix seconds (NULL: not yet).
+-- as Unix seconds (NULL: not yet). A family column holds the problem's
+-- family key (Store's FamilyKey): a built-in family's enum name, or
+-- "<name>@<spec hash>" for a version of a kernel spec (kernel_specs).
 
 -- A GPU kind as identified for measurements: results on another name,
 -- compute capability, SM count, driver or NVRTC are kept apart; every daemon
@@ -194,6 +196,22 @@ CREATE TABLE IF NOT EXISTS work_items (
 CREATE INDEX IF NOT EXISTS work_items_open ON work_items (job_id, done, seq);
 CREATE INDEX IF NOT EXISTS work_items_by_daemon ON work_items (daemon_id, done);
 
+-- Kernel specs (tuner.proto KernelSpec) registered by clients, one row per
+-- version: `spec` is the serialized KernelSpec, `hash` its content hash
+-- (spec::SpecHash, lower-case hex SHA-256), client and created_unix those of
+-- its first registration. seq: the order of registration (the newest
+-- version of a name is the latest created_unix, then the highest seq).
+-- Schema 6.
+CREATE TABLE IF NOT EXISTS kernel_specs (
+  name         TEXT    NOT NULL,
+  hash         TEXT    NOT NULL,
+  spec         BLOB    NOT NULL,
+  client       TEXT    NOT NULL DEFAULT '',
+  created_unix INTEGER NOT NULL,
+  seq          INTEGER NOT NULL,
+  PRIMARY KEY (name, hash)
+);
+
 -- The change counter: bumped by every write that can change a best kernel,
 -- so that each daemon's cache of bests (Store::Best) follows the others'.
 CREATE TABLE IF NOT EXISTS generation (
@@ -202,4 +220,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
