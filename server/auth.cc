@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -61,7 +62,7 @@ absl::StatusOr<TokenTable> TokenTable::Load(const std::string& path) {
     std::string_view token = colon == std::string_view::npos ? "" : l.substr(colon + 1);
     std::string_view scopes;
     if (const size_t space = token.find_first_of(" \t"); space != std::string_view::npos) {
-      scopes = absl::StripAsciiWhitespace(token.substr(space));
+      scopes = token.substr(space);
       token = token.substr(0, space);
     }
     auto bad = [&](std::string_view why) {
@@ -77,11 +78,13 @@ absl::StatusOr<TokenTable> TokenTable::Load(const std::string& path) {
       }
     }
     if (!names.insert(std::string(name)).second) return bad(absl::StrCat("name '", std::string(name), "' given twice"));
-    for (std::string_view scope : absl::StrSplit(scopes, ',', absl::SkipEmpty())) {
+    const std::vector<std::string> granted =
+        absl::StrSplit(std::string(scopes), absl::ByAnyChar(", \t"), absl::SkipEmpty());
+    for (const std::string& scope : granted) {
       if (scope != kRegisterScope) {
-        return bad(absl::StrCat("unknown scope '", std::string(scope), "' (known: ", kRegisterScope, ")"));
+        return bad(absl::StrCat("unknown scope '", scope, "' (known: ", std::string(kRegisterScope), ")"));
       }
-      table.scopes_[std::string(name)].insert(std::string(scope));
+      table.scopes_[std::string(name)].insert(scope);
     }
     if (!table.names_.emplace(std::string(token), std::string(name)).second) {
       return bad("token given twice");

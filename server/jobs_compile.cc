@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "families/kernel_text.h"
+#include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/status.h"
 #include "spdlog/spdlog.h"

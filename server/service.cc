@@ -371,7 +371,7 @@ grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::Re
       (options_.tokens == nullptr || !options_.tokens->HasScope(quota->client, kRegisterScope))) {
     return ToGrpc(absl::PermissionDeniedError(absl::StrCat(
         "client '", quota->client, "' may not register kernel specs: its token needs the '",
-        kRegisterScope, "' scope (server/auth.h)")));
+        std::string(kRegisterScope), "' scope (server/auth.h)")));
   }
   v1::KernelSpec spec = req->spec();
   if (!req->json().empty()) {
