@@ -2,7 +2,8 @@
 // default) or a PostgreSQL server shared by a fleet of daemons, one per GPU.
 // Schemas in db/sqlite/ and db/postgres/, versioned. Knows nothing of CUDA
 // or of families: configs are stored by canonical name plus their
-// parameters as "BM=128,BN=64,..." text. Thread-safe (one connection behind
+// parameters as "BM=128,BN=64,..." text, a problem's family by its key
+// (FamilyKey), and kernel specs as the messages that clients registered. Thread-safe (one connection behind
 // a mutex); every write is one transaction.
 //
 // The fleet: a job's configs are work items (AddRound) that the daemons of
@@ -38,6 +39,7 @@ namespace tuned {
 /// (family_name empty), e.g. "FAMILY_SGEMM", and "<family_name>@<spec_hash>"
 /// for a kernel spec's version, e.g. "matmul@3f2a...". Two versions of a
 /// spec never share a key; keys stored before kernel specs are unchanged.
+/// A spec problem's spec_hash must be set (its version resolved) first.
 std::string FamilyKey(const v1::Problem& problem);
 /// The key of a built-in family's problems: FamilyKey of a problem with
 /// `family` set and family_name empty.
@@ -236,6 +238,8 @@ class Store {
   /// client's queued and running jobs on any device would exceed
   /// quota.max_jobs, or their configs not yet measured quota.max_configs;
   /// checked and inserted in one serialized transaction (fleet-wide).
+  /// INVALID_ARGUMENT for a kernel spec's problem without its spec_hash
+  /// (the caller resolves an empty one to a version first).
   absl::StatusOr<int64_t> CreateJob(int64_t device_id, const v1::Problem& problem, int32_t total,
                                     int32_t pruned, const ClientQuota& quota = {},
                                     const JobSearch& search = {});

@@ -90,6 +90,11 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
 absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& problem,
                                          int32_t total, int32_t pruned, const ClientQuota& quota,
                                          const JobSearch& search) {
+  if (!problem.family_name().empty() && problem.spec_hash().empty()) {
+    // Its key would name no version (the caller resolves the newest).
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a job's problem of kernel spec '", problem.family_name(), "' needs its spec_hash"));
+  }
   absl::MutexLock lock(&mu_);
   int64_t id = 0;
   // Serialized: the check and the insert see no other writer, on any host.

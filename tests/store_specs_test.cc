@@ -1,7 +1,9 @@
 // The store's kernel specs on both backends (db/store_specs.cc), and a
 // spec problem's jobs, measurements, bests, tuned shapes and crashes, kept
 // per version by their family key (FamilyKey).
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -79,6 +81,50 @@ TEST_P(StoreTest, AddSpecStoresEachVersionOnce) {
   }
   EXPECT_EQ(store_->ListSpecs()->size(), 1u);
   EXPECT_EQ(store_->GetSpec("matmul", ha)->versions, 2);
+}
+
+// Daemons of a fleet (a store each, on one database) registering the same
+// versions at once: each version is stored once, by one of them, and none fails.
+TEST_P(StoreTest, DaemonsRegisteringTheSameSpecAtOnceStoreItOnce) {
+  TempDir dir;
+  std::string url = url_;
+  if (GetParam() == "sqlite") {
+    fs::create_directories(dir.path());
+    url = (dir.path() / "fleet.db").string();
+  }
+  constexpr int kDaemons = 4, kVersions = 8;
+  std::unique_ptr<Store> stores[kDaemons];
+  for (auto& store : stores) {
+    auto s = Store::Open(url);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store = *std::move(s);
+  }
+  std::vector<v1::KernelSpec> specs;
+  for (int v = 0; v < kVersions; ++v) {
+    specs.push_back(Spec("matmul", absl::StrCat("a[0] = ", v, ";")));
+  }
+  std::atomic<int> ready{0}, added{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int d = 0; d < kDaemons; ++d) {
+    threads.emplace_back([&, d] {
+      for (++ready; ready < kDaemons;) std::this_thread::yield();  // start together
+      for (const v1::KernelSpec& spec : specs) {
+        auto r = stores[d]->AddSpec(spec, spec::SpecHash(spec), absl::StrCat("daemon", d), 100);
+        if (!r.ok()) {
+          ++failed;
+          ADD_FAILURE() << r.status();
+        } else if (*r) {
+          ++added;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(added, kVersions);
+  auto newest = stores[0]->GetSpec("matmul");
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->versions, kVersions);
 }
 
 TEST_P(StoreTest, GetSpecNewestByTimeThenOrderByHashAndNotFound) {
@@ -313,6 +359,13 @@ TEST_P(StoreTest, SpecVersionsKeepTheirOwnJobsMeasurementsBestAndShapes) {
             (Shapes{{64, 64, 64}}));
   EXPECT_TRUE(store_->TunedShapes(dev_, "matmul@" + std::string(64, '0'), v1::DTYPE_UNSPECIFIED)
                   ->empty());
+
+  // A spec problem names its version: without one, no job (its key would name none).
+  auto unresolved = store_->CreateJob(dev_, SpecProblem("", 64, 64, 64), 1, 0);
+  EXPECT_EQ(unresolved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(unresolved.status().message(),
+            "a job's problem of kernel spec 'matmul' needs its spec_hash");
+  EXPECT_EQ(store_->ListJobs(0)->size(), 5u);
 }
 
 TEST_P(StoreTest, CrashCountsAreKeptPerSpecVersion) {
