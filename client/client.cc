@@ -22,10 +22,13 @@ namespace tuned {
 namespace {
 
 constexpr auto kCallTimeout = std::chrono::seconds(30);
+// RegisterFamily compiles a config of the spec (NVRTC) before it answers.
+constexpr auto kRegisterTimeout = std::chrono::seconds(120);
 
-std::unique_ptr<grpc::ClientContext> Context(bool deadline = true) {
+std::unique_ptr<grpc::ClientContext> Context(bool deadline = true,
+                                             std::chrono::seconds timeout = kCallTimeout) {
   auto ctx = std::make_unique<grpc::ClientContext>();
-  if (deadline) ctx->set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+  if (deadline) ctx->set_deadline(std::chrono::system_clock::now() + timeout);
   return ctx;
 }
 
@@ -66,6 +69,28 @@ v1::Problem TransposeProblem(int64_t rows, int64_t cols) {
   p.add_shape(rows);
   p.add_shape(cols);
   return p;
+}
+
+v1::Problem FamilyProblem(std::string_view name, std::vector<int64_t> shape,
+                          std::string_view spec_hash) {
+  v1::Problem p;
+  if (const Family* f = FindFamily(name); f != nullptr) {
+    p.set_family(f->id());
+    p.set_dtype(v1::DTYPE_F32);
+  } else {
+    p.set_family_name(std::string(name));
+    p.set_spec_hash(std::string(spec_hash));
+  }
+  for (int64_t d : shape) p.add_shape(d);
+  return p;
+}
+
+bool IsBuiltinFamily(std::string_view name) { return FindFamily(name) != nullptr; }
+
+std::string ProblemFamilyName(const v1::Problem& problem) {
+  if (!problem.family_name().empty()) return problem.family_name();
+  if (const Family* f = FindFamily(problem.family()); f != nullptr) return std::string(f->name());
+  return "family " + EnumName(problem.family());
 }
 
 namespace {
@@ -194,6 +219,9 @@ absl::Status Client::Convert(const grpc::Status& s) const {
   std::string msg = s.error_message();
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
     msg = absl::StrCat("cannot reach tuned at ", address_, " (is the daemon running?): ", msg);
+  } else if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    msg = absl::StrCat("the daemon at ", address_, " does not implement this call (it is older "
+                       "than this client)", msg.empty() ? "" : ": " + msg);
   }
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), msg);
 }
@@ -321,6 +349,30 @@ absl::StatusOr<std::vector<v1::Daemon>> Client::ListDaemons(bool all) {
   v1::ListDaemonsResponse resp;
   TUNED_RETURN_IF_ERROR(Convert(stub_->ListDaemons(Context().get(), req, &resp)));
   return std::vector<v1::Daemon>(resp.daemons().begin(), resp.daemons().end());
+}
+
+absl::StatusOr<v1::FamilyInfo> Client::RegisterFamily(const v1::KernelSpec& spec) {
+  v1::RegisterFamilyRequest req;
+  *req.mutable_spec() = spec;
+  v1::FamilyInfo info;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->RegisterFamily(Context(true, kRegisterTimeout).get(), req, &info)));
+  return info;
+}
+
+absl::StatusOr<std::vector<v1::FamilyInfo>> Client::ListFamilies() {
+  v1::ListFamiliesResponse resp;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->ListFamilies(Context().get(), {}, &resp)));
+  return std::vector<v1::FamilyInfo>(resp.families().begin(), resp.families().end());
+}
+
+absl::StatusOr<v1::FamilyInfo> Client::GetFamily(const std::string& name,
+                                                 const std::string& spec_hash) {
+  v1::GetFamilyRequest req;
+  req.set_name(name);
+  req.set_spec_hash(spec_hash);
+  v1::FamilyInfo info;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->GetFamily(Context().get(), req, &info)));
+  return info;
 }
 
 }  // namespace tuned

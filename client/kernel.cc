@@ -1,8 +1,10 @@
 #include "tuned/kernel.h"
 
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "families/family.h"
 #include "core/status.h"
 
@@ -90,8 +92,8 @@ absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel
   return family->Geometry(config, shape, best.device());
 }
 
-absl::Status TunedKernel::Launch(const std::vector<int64_t>& shape, void** args,
-                                 cudaStream_t stream) const {
+absl::Status TunedKernel::LaunchShape(const std::vector<int64_t>& shape, void** args,
+                                      cudaStream_t stream) const {
   auto g = GeometryFor(best_, shape);
   if (!g.ok()) return g.status();
   return kernel_.Launch(*g, args, stream);
@@ -118,7 +120,96 @@ absl::Status TunedKernel::Transpose(int rows, int cols, const float* in, float* 
     return absl::FailedPreconditionError("not a transpose kernel");
   }
   void* args[] = {&rows, &cols, &in, &out};
-  return Launch({rows, cols}, args, stream);
+  return LaunchShape({rows, cols}, args, stream);
+}
+
+std::vector<void*> PackedArguments::Pointers() {
+  std::vector<void*> p;
+  p.reserve(slots.size());
+  for (uint64_t& s : slots) p.push_back(&s);
+  return p;
+}
+
+absl::StatusOr<PackedArguments> PackKernelArguments(const v1::BestKernel& best,
+                                                    const std::vector<void*>& buffers) {
+  const auto& arguments = best.kernel_arguments();
+  if (arguments.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the kernel of ", best.problem().family_name().empty() ? "this problem"
+                                                               : best.problem().family_name(),
+        " has no kernel_arguments: not a kernel spec's kernel (use Sgemm or Transpose), "
+        "or a daemon older than kernel specs"));
+  }
+  std::vector<std::string> names;
+  for (const v1::KernelArgument& a : arguments) {
+    if (a.is_buffer()) names.push_back(a.name());
+  }
+  if (names.size() != buffers.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the kernel takes ", names.size(), " buffers (", absl::StrJoin(names, ", "), "), got ",
+        buffers.size()));
+  }
+  PackedArguments packed;
+  packed.slots.assign(arguments.size(), 0);
+  size_t next = 0;
+  for (int i = 0; i < arguments.size(); ++i) {
+    const v1::KernelArgument& a = arguments[i];
+    void* slot = &packed.slots[i];
+    if (a.is_buffer()) {
+      void* ptr = buffers[next++];
+      if (ptr == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("buffer ", next - 1, " (", a.name(), ") is a null pointer"));
+      }
+      std::memcpy(slot, &ptr, sizeof ptr);
+      continue;
+    }
+    switch (a.type()) {
+      case v1::SPEC_TYPE_F32: {
+        const float v = static_cast<float>(a.value());
+        std::memcpy(slot, &v, sizeof v);
+        break;
+      }
+      case v1::SPEC_TYPE_F64: {
+        const double v = a.value();
+        std::memcpy(slot, &v, sizeof v);
+        break;
+      }
+      case v1::SPEC_TYPE_I32: {
+        const int32_t v = static_cast<int32_t>(a.int_value());
+        if (v != a.int_value()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "scalar ", a.name(), " (i32) = ", a.int_value(), " does not fit 32 bits"));
+        }
+        std::memcpy(slot, &v, sizeof v);
+        break;
+      }
+      case v1::SPEC_TYPE_I64: {
+        const int64_t v = a.int_value();
+        std::memcpy(slot, &v, sizeof v);
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("scalar ", a.name(), " has type ",
+                                                       EnumName(a.type()),
+                                                       "; scalars are f32, f64, i32 or i64"));
+    }
+  }
+  return packed;
+}
+
+absl::Status TunedKernel::Launch(const std::vector<void*>& buffers, cudaStream_t stream) const {
+  auto packed = PackKernelArguments(best_, buffers);
+  if (!packed.ok()) return packed.status();
+  v1::LaunchGeometry g = best_.geometry();
+  if (g.grid().empty() || g.block().empty() || g.grid_size() > 3 || g.block_size() > 3) {
+    return absl::InvalidArgumentError(
+        "the kernel description has no launch geometry (1 to 3 grid and block dimensions)");
+  }
+  while (g.grid_size() < 3) g.add_grid(1);
+  while (g.block_size() < 3) g.add_block(1);
+  std::vector<void*> args = packed->Pointers();
+  return kernel_.Launch(g, args.data(), stream);
 }
 
 }  // namespace tuned

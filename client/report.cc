@@ -160,7 +160,7 @@ constexpr double kTopA = 120, kBottomA = 390, kRightA = 700;  // panel (a)
 // What the panels share: the sweep, one row per config, and the value scale.
 struct Sweep {
   const SweepReportData& data;
-  const Family& family;
+  std::vector<Param> params;
   std::string problem{}, unit{}, baseline{};      // "sgemm f32 1024x1024x1024", "GFLOPS", "cuBLAS"
   std::vector<const v1::Measurement*> ok{};       // the verified configs, fastest first
   std::map<v1::MeasurementStatus, int> counts{};  // configs by status
@@ -279,7 +279,7 @@ double DrawParams(Svg& svg, const Sweep& w, double top) {
            "class=\"small\"");
   constexpr int kCols = 5;
   constexpr double kPanelW = (kWidth - kLeft - 10) / kCols, kPanelH = 150;
-  const auto& params = w.family.params();
+  const auto& params = w.params;
   for (size_t i = 0; i < params.size(); ++i) {
     const Param& p = params[i];
     const double gx = kLeft + static_cast<double>(i % kCols) * kPanelW;
@@ -329,18 +329,50 @@ double DrawParams(Svg& svg, const Sweep& w, double top) {
 
 }  // namespace
 
-absl::StatusOr<std::string> SweepReportSvg(const SweepReportData& data) {
-  const Family* family = FindFamily(data.problem.family());
-  if (family == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown kernel family ", EnumName(data.problem.family())));
+absl::StatusOr<std::string> SweepReportSvg(const SweepReportData& input) {
+  const bool is_spec =
+      input.problem.family() == v1::FAMILY_UNSPECIFIED && !input.problem.family_name().empty();
+  SweepReportData spec_data;  // a spec without work: its metric is launches per ms
+  const SweepReportData* in = &input;
+  std::vector<Param> params;
+  std::string problem, unit;
+  if (is_spec) {
+    if (input.family.name() != input.problem.family_name()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the report of a kernel spec's problem needs its family (GetFamily ",
+          input.problem.family_name(), ")"));
+    }
+    for (const v1::SpecParam& p : input.family.params()) {
+      params.push_back({p.name(), {p.values().begin(), p.values().end()}, p.doc()});
+    }
+    problem = absl::StrCat(input.problem.family_name(), " ", absl::StrJoin(input.problem.shape(), "x"));
+    unit = input.family.metric_unit();
+    if (unit.empty()) {
+      spec_data = input;
+      spec_data.baseline_metric = 0;  // only its time is known, not kept here
+      for (v1::Measurement& m : spec_data.measurements) {
+        m.set_metric(m.median_ms() > 0 ? 1.0 / m.median_ms() : 0);
+      }
+      in = &spec_data;
+      unit = "launches/ms";
+    }
+  } else {
+    const Family* family = FindFamily(input.problem.family());
+    if (family == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown kernel family ", EnumName(input.problem.family())));
+    }
+    params = family->params();
+    problem = absl::StrCat(std::string(family->name()), " f32 ", absl::StrJoin(input.problem.shape(), "x"));
+    unit = family->metric_unit();
   }
-  Sweep w{data, *family};
-  w.problem = absl::StrCat(std::string(family->name()), " f32 ", absl::StrJoin(data.problem.shape(), "x"));
+  const SweepReportData& data = *in;
+  Sweep w{data, std::move(params)};
+  w.problem = problem;
   if (data.measurements.empty()) {
     return absl::NotFoundError(absl::StrCat("no measurements of ", w.problem, " to report"));
   }
-  w.unit = family->metric_unit();
+  w.unit = unit;
   w.baseline = data.baseline_name.empty() ? "baseline" : data.baseline_name;
   for (const v1::Measurement* m : OnePerConfig(data.measurements)) {
     ++w.counts[m->status()];

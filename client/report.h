@@ -21,6 +21,9 @@ struct SweepReportData {
   double baseline_metric = 0;                 // in the family's unit; <= 0: none measured
   bool use_baseline = false;                  // GetBest: the baseline is served, not the winner
   std::string device;                         // the GPU's name, for the title; may be empty
+  /// A kernel spec's problem (Problem.family_name): its family as GetFamily
+  /// returns it (name, params, metric_unit); unused for a built-in family.
+  v1::FamilyInfo family;
 };
 
 /// An SVG document (1000 px wide) of the sweep: (a) the metric (GFLOPS or
@@ -29,8 +32,10 @@ struct SweepReportData {
 /// per parameter of the family: the metric of the OK configs at each value;
 /// (c) the configs counted by status, failures by class. A config measured
 /// by several jobs counts once: its fastest OK row, else its latest row.
-/// INVALID_ARGUMENT for a family this build does not know; NOT_FOUND if
-/// there are no measurements.
+/// INVALID_ARGUMENT for a built-in family this build does not know, or a
+/// kernel spec's problem without its `family`; NOT_FOUND if there are no
+/// measurements. A spec without work (metric_unit "") is drawn in ms^-1
+/// (launches per millisecond) from the measured times.
 absl::StatusOr<std::string> SweepReportSvg(const SweepReportData& data);
 
 /// "ok", "compile_error", ...: the status's API name without MEASUREMENT_, in

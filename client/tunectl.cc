@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -20,6 +22,7 @@
 #include "client/report.h"
 #include "google/protobuf/util/json_util.h"
 #include "families/family.h"
+#include "families/spec/spec.h"
 #include "core/serving.h"
 #include "tuned/client.h"
 
@@ -60,12 +63,18 @@ std::string StateName(tuned::v1::JobState s) {
 
 using tuned::StatusName;
 
+// A kernel spec's version as tunectl shows it: the first 12 hex digits of its hash.
+std::string ShortHash(const std::string& hash) { return hash.substr(0, 12); }
+
 // "sgemm f32 1024x1024x1024", with the math mode after it where it is not
-// the default: "sgemm f32 1024x1024x1024 tf32".
+// the default: "sgemm f32 1024x1024x1024 tf32"; a kernel spec's problem with
+// its version: "matmul_tiled@3f2a9c1d04e7 1024x1024x1024".
 std::string ProblemString(const tuned::v1::Problem& p) {
-  const tuned::Family* f = tuned::FindFamily(p.family());
-  return absl::StrCat(f != nullptr ? std::string(f->name()) : "family " + tuned::EnumName(p.family()),
-                      " f32 ", absl::StrJoin(p.shape(), "x"),
+  if (!p.family_name().empty() && p.family() == tuned::v1::FAMILY_UNSPECIFIED) {
+    return absl::StrCat(p.family_name(), p.spec_hash().empty() ? "" : "@" + ShortHash(p.spec_hash()),
+                        " ", absl::StrJoin(p.shape(), "x"));
+  }
+  return absl::StrCat(tuned::ProblemFamilyName(p), " f32 ", absl::StrJoin(p.shape(), "x"),
                       p.math() == tuned::v1::MATH_IEEE_FP32 ? "" : " " + tuned::MathName(p.math()));
 }
 
@@ -90,10 +99,11 @@ std::string Speedup(const tuned::v1::BestKernel& b) {
   return tuned::FormatSpeedup({b.speedup(), b.speedup_ci_low(), b.speedup_ci_high(), b.speedup_pairs()});
 }
 std::string Metric(double v) { return v > 0 ? absl::StrFormat("%.1f", v) : "-"; }
-// "GFLOPS" or "GB/s": the unit of the problem's family.
+// "GFLOPS" or "GB/s": the unit of the problem's built-in family ("metric"
+// for a kernel spec's, whose unit its spec names).
 std::string MetricUnit(const tuned::v1::Problem& p) {
   const tuned::Family* f = tuned::FindFamily(p.family());
-  return f != nullptr ? std::string(f->metric_unit()) : "";
+  return f != nullptr ? std::string(f->metric_unit()) : "metric";
 }
 
 // "node-a gpu 0: 310, node-b gpu 1: 290": the daemons that measured the job.
@@ -186,6 +196,125 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
+// Fail, for a request about a problem: where the daemon refused a kernel
+// spec's problem (INVALID_ARGUMENT, NOT_FOUND) without naming its family,
+// says which name was sent and where the known ones are listed.
+int FailFor(const tuned::v1::Problem& p, const absl::Status& s) {
+  const std::string& name = p.family_name();
+  if (name.empty() || p.family() != tuned::v1::FAMILY_UNSPECIFIED ||
+      !(absl::IsInvalidArgument(s) || absl::IsNotFound(s)) ||
+      absl::StrContains(s.message(), "'" + name + "'")) {
+    return Fail(s);
+  }
+  return Fail(absl::Status(s.code(), absl::StrCat(s.message(), " (family '", name,
+                                                  "': 'tunectl families' lists the known ones)")));
+}
+
+// "2025-01-31 14:05 UTC", or "-" for 0.
+std::string Date(int64_t unix_seconds) {
+  if (unix_seconds <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::FromUnixSeconds(unix_seconds),
+                          absl::UTCTimeZone());
+}
+
+std::string TypeName(tuned::v1::SpecType t) {
+  return absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(t), "SPEC_TYPE_"));
+}
+
+// "(TILE, TILE)": a launch's block or grid expressions.
+std::string Dims3(const google::protobuf::RepeatedPtrField<std::string>& e) {
+  return "(" + absl::StrJoin(e, ", ") + ")";
+}
+
+// "block (TILE, TILE)  grid (n / TILE, m / TILE)  shared 0 B".
+std::string LaunchString(const tuned::v1::SpecLaunchExpr& l) {
+  return absl::StrCat("block ", Dims3(l.block()), "  grid ", Dims3(l.grid()), "  shared ",
+                      l.shared_memory_bytes().empty() ? "0" : l.shared_memory_bytes(), " B");
+}
+
+// "TILE=16 PAD=0", by name.
+std::string ConfigString(const google::protobuf::Map<std::string, int64_t>& config) {
+  std::map<std::string, int64_t> sorted(config.begin(), config.end());
+  return sorted.empty() ? "-" : absl::StrJoin(sorted, " ", absl::PairFormatter("="));
+}
+
+// The spec of `f` as rows of a table: each field readable, one line per
+// parameter, restriction and argument.
+void PrintFamily(const tuned::v1::FamilyInfo& f) {
+  std::vector<std::vector<std::string>> rows;
+  auto add = [&](std::string key, std::string value) { rows.push_back({std::move(key), std::move(value)}); };
+  // Several lines under one key: the key on the first.
+  auto add_lines = [&](const std::string& key, const std::vector<std::string>& lines) {
+    if (lines.empty()) add(key, "-");
+    for (size_t i = 0; i < lines.size(); ++i) add(i == 0 ? key : "", lines[i]);
+  };
+  const tuned::v1::KernelSpec& s = f.spec();
+  add("name", f.name());
+  add("kind", f.builtin() ? "built-in" : "kernel spec");
+  if (!f.builtin()) {
+    add("version", f.spec_hash().empty() ? "-" : f.spec_hash());
+    add("registered", absl::StrCat(Date(f.created_unix()), f.client().empty() ? "" : " by " + f.client(),
+                                   "; ", f.versions(), f.versions() == 1 ? " version" : " versions"));
+  }
+  if (!s.description().empty()) add("description", s.description());
+  if (!s.kernel().empty()) add("kernel", s.kernel());
+  add("dims", f.dims().empty() ? "-" : absl::StrJoin(f.dims(), ", "));
+  std::vector<std::string> lines;
+  for (const auto& p : f.params()) {
+    lines.push_back(absl::StrCat(p.name(), ": ", absl::StrJoin(p.values(), ", "),
+                                 p.pass() == tuned::v1::SPEC_PASS_TEMPLATE ? " (template)" : "",
+                                 p.doc().empty() ? "" : "  # " + p.doc()));
+  }
+  add_lines("params", lines);
+  add("space", absl::StrCat(f.space_size(), " configs"));
+  add("metric", f.metric_unit().empty() ? "time only" : f.metric_unit());
+  if (!f.baseline_name().empty()) add("baseline", f.baseline_name());
+  if (f.builtin()) {
+    PrintTable(rows);
+    return;
+  }
+  add_lines("restrictions", std::vector<std::string>(s.restrictions().begin(), s.restrictions().end()));
+  lines.clear();
+  for (const auto& a : s.arguments()) {
+    if (a.has_buffer()) {
+      const auto& b = a.buffer();
+      std::string fill = absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(b.fill()), "SPEC_FILL_"));
+      if (b.fill() == tuned::v1::SPEC_FILL_CONSTANT) fill = absl::StrCat("constant ", b.fill_value());
+      lines.push_back(absl::StrCat(
+          a.name(), ": ", TypeName(b.type()), "[", b.size(), "] ",
+          absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(b.role()), "SPEC_ROLE_")),
+          b.fill() == tuned::v1::SPEC_FILL_UNSPECIFIED ? "" : ", fill " + fill));
+    } else {
+      lines.push_back(absl::StrCat(a.name(), ": ", TypeName(a.scalar().type()), " = ", a.scalar().value()));
+    }
+  }
+  add_lines("arguments", lines);
+  add("launch", LaunchString(s.launch()));
+  const auto& v = s.verification();
+  add("verification",
+      absl::StrCat(v.reference_kernel().empty()
+                       ? "reference config " + ConfigString(v.reference_config())
+                       : "reference kernel " + v.reference_kernel() + ", " +
+                             LaunchString(v.reference_launch()),
+                   absl::StrFormat(", rtol %g, atol %g", v.rtol(), v.atol())));
+  add("work", s.has_work() ? s.work().expression() + " " + s.work().unit() : "-");
+  add("default config", ConfigString(s.default_config()));
+  lines.clear();
+  for (const auto& d : s.sample_dims()) {
+    std::vector<std::string> values;
+    for (const std::string& name : s.dims()) {
+      const auto it = d.dims().find(name);
+      values.push_back(absl::StrCat(name, "=", it == d.dims().end() ? "?" : absl::StrCat(it->second)));
+    }
+    lines.push_back(absl::StrJoin(values, " "));
+  }
+  add_lines("sample dims", lines);
+  const int64_t source_lines = std::count(s.source().begin(), s.source().end(), '\n');
+  add("source", absl::StrCat(s.source().size(), " bytes, ", source_lines,
+                             " lines (--json prints it)"));
+  PrintTable(rows);
+}
+
 // A usage error (clig.dev): one line on stderr pointing to the command's
 // --help, exit 2. Nothing was sent to the daemon.
 int Usage(std::string message, const CLI::App& app) {
@@ -249,11 +378,17 @@ int main(int argc, char** argv) {
       ->envname("TUNED_TOKEN_FILE");
 
   std::vector<int64_t> dims;
+  std::string spec_hash;
   bool wait = false, tune_if_missing = false;
   int top = 10, limit = 20;
   int64_t id = 0;
   auto add_problem = [&](CLI::App* cmd) {
-    cmd->add_option("--family", family_name, "kernel family: sgemm (M N K) or transpose (ROWS COLS)");
+    cmd->add_option("--family", family_name,
+                    "kernel family: sgemm (M N K), transpose (ROWS COLS), or a registered kernel "
+                    "spec's name (its dims in order; 'tunectl families' lists them)");
+    cmd->add_option("--version", spec_hash,
+                    "a kernel spec's version (its hash, as 'tunectl family show NAME' prints it); "
+                    "default: the newest");
     cmd->add_option("dims", dims, "shape, e.g. M N K")->required()->check(kInteger);
     cmd->add_option("--math", math_name,
                     "sgemm math mode: ieee_fp32 (default; fp32 kernels, cuBLAS pedantic), "
@@ -312,6 +447,24 @@ int main(int argc, char** argv) {
   auto* dump = app.add_subcommand("dump", "export every tuned kernel of the daemon's device, one "
                                           "directory per problem");
   dump->add_option("--out", out_dir, "directory to write")->required();
+  // Kernel specs: a user's own kernel as a family (tuner.proto KernelSpec).
+  std::string spec_file, show_name;
+  auto* family_cmd = app.add_subcommand(
+      "family", "register a kernel spec as a family, or show one (see 'tunectl families')");
+  family_cmd->require_subcommand(1);
+  family_cmd->fallthrough();
+  auto* family_add = family_cmd->add_subcommand(
+      "add", "register a kernel spec file (.toml or .json; its source_file is read relative to it) "
+             "with the daemon (needs tuned --allow-user-kernels)");
+  family_add->add_option("spec_file", spec_file, "the spec file")->required();
+  auto* family_show = family_cmd->add_subcommand(
+      "show", "print a family's spec, each field readable (--json: the spec as protobuf JSON)");
+  family_show->add_option("name", show_name, "the family's name")->required();
+  family_add->fallthrough();
+  family_show->fallthrough();
+  family_show->add_option("--version", spec_hash, "the version (hash); default: the newest");
+  auto* families = app.add_subcommand(
+      "families", "list the families: built-in ones and the newest version of each kernel spec");
   std::string in_dir;
   auto* import_cmd = app.add_subcommand(
       "import", "store kernels written by dump or export (same device kind) in the daemon");
@@ -339,19 +492,21 @@ int main(int argc, char** argv) {
   tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server, remote);
   tuned::v1::Problem problem;
   if (!dims.empty()) {
-    const tuned::Family* family = tuned::FindFamily(family_name);
-    if (family == nullptr) {
-      return Usage(absl::StrCat("unknown family '", family_name, "' (known: sgemm, transpose)"), app);
-    }
-    if (dims.size() != family->dims().size()) {
+    // A built-in family's name maps to its enum, and its rank is checked
+    // here; any other name goes to the daemon, which knows the kernel specs.
+    if (const tuned::Family* family = tuned::FindFamily(family_name);
+        family != nullptr && dims.size() != family->dims().size()) {
       return Usage(absl::StrCat(std::string(family->name()), " takes ", family->dims().size(),
                                 " dimensions (", absl::StrJoin(family->dims(), ", "), "), got ",
                                 dims.size()),
                    app);
     }
-    problem.set_family(family->id());
-    problem.set_dtype(tuned::v1::DTYPE_F32);
-    for (int64_t d : dims) problem.add_shape(d);
+    if (tuned::IsBuiltinFamily(family_name) && !spec_hash.empty()) {
+      return Usage(absl::StrCat("--version names a kernel spec's version; ", family_name,
+                                " is a built-in family"),
+                   app);
+    }
+    problem = tuned::FamilyProblem(family_name, dims, spec_hash);
     auto math = tuned::ParseMath(math_name);
     if (!math.ok()) return Usage(std::string(math.status().message()), app);
     problem.set_math(*math);
@@ -359,7 +514,7 @@ int main(int argc, char** argv) {
 
   auto print_best = [&]() -> int {
     auto b = client.GetBest(problem, tune_if_missing);
-    if (!b.ok()) return Fail(b.status());
+    if (!b.ok()) return FailFor(problem, b.status());
     if (b->match() == tuned::v1::MATCH_NEAREST && !json) {
       std::cout << "NOT TUNED for " << absl::StrJoin(b->problem().shape(), "x")
                 << ": nearest tuned shape " << absl::StrJoin(b->tuned_shape(), "x")
@@ -432,7 +587,7 @@ int main(int argc, char** argv) {
 
   if (*sweep) {
     auto j = client.SubmitSweep(problem, strategy, budget);
-    if (!j.ok()) return Fail(j.status());
+    if (!j.ok()) return FailFor(problem, j.status());
     if (!wait) {
       if (json) PrintJson(*j);
       else std::cout << absl::StrFormat("job %d queued: %s, %d configs (%d pruned), %s\n", j->id(),
@@ -460,10 +615,15 @@ int main(int argc, char** argv) {
   if (*best) return print_best();
   if (*report) {
     auto ms = client.ListMeasurements(problem);
-    if (!ms.ok()) return Fail(ms.status());
+    if (!ms.ok()) return FailFor(problem, ms.status());
     tuned::SweepReportData data;
     data.problem = problem;
     data.measurements = *std::move(ms);
+    if (!problem.family_name().empty() && problem.family() == tuned::v1::FAMILY_UNSPECIFIED) {
+      auto f = client.GetFamily(problem.family_name(), problem.spec_hash());
+      if (!f.ok()) return FailFor(problem, f.status());
+      data.family = *std::move(f);
+    }
     auto b = client.GetBest(problem);
     if (!b.ok() && !absl::IsNotFound(b.status())) return Fail(b.status());
     if (b.ok() && b->match() == tuned::v1::MATCH_EXACT) {
@@ -539,7 +699,7 @@ int main(int argc, char** argv) {
   }
   if (*export_cmd) {
     auto b = client.GetBest(problem);
-    if (!b.ok()) return Fail(b.status());
+    if (!b.ok()) return FailFor(problem, b.status());
     if (!b->has_measurement()) {
       return Fail(absl::FailedPreconditionError(
           absl::StrCat("no kernel to export for ", ProblemString(problem), ": ", b->serving_reason())));
@@ -554,7 +714,7 @@ int main(int argc, char** argv) {
   }
   if (*results) {
     auto ms = client.ListMeasurements(problem, top);
-    if (!ms.ok()) return Fail(ms.status());
+    if (!ms.ok()) return FailFor(problem, ms.status());
     if (json) {
       tuned::v1::ListMeasurementsResponse r;
       for (auto& m : *ms) *r.add_measurements() = m;
@@ -630,6 +790,59 @@ int main(int argc, char** argv) {
                       absl::StrFormat("%.1f s ago", d.heartbeat_age_seconds()),
                       d.job_id() > 0 ? absl::StrCat(d.job_id()) : "-", absl::StrCat(d.claimed()),
                       d.live() ? "live" : "gone"});
+    }
+    PrintTable(rows);
+    return 0;
+  }
+  if (*family_add) {
+    auto spec = tuned::spec::LoadSpecFile(spec_file);
+    if (!spec.ok()) return Fail(spec.status());
+    auto info = client.RegisterFamily(*spec);
+    if (!info.ok()) return Fail(info.status());
+    if (json) {
+      info->clear_spec();
+      PrintJson(*info);
+      return 0;
+    }
+    std::cout << absl::StrFormat("%s version %s: %d configs, %s\n", info->name(),
+                                 ShortHash(info->spec_hash()), info->space_size(),
+                                 info->created() ? "registered" : "already registered");
+    return 0;
+  }
+  if (*family_show) {
+    auto info = client.GetFamily(show_name, spec_hash);
+    if (!info.ok()) return Fail(info.status());
+    if (json) {
+      if (info->builtin()) {
+        PrintJson(*info);
+      } else {
+        PrintJson(info->spec());
+      }
+      return 0;
+    }
+    PrintFamily(*info);
+    return 0;
+  }
+  if (*families) {
+    auto fs = client.ListFamilies();
+    if (!fs.ok()) return Fail(fs.status());
+    if (json) {
+      tuned::v1::ListFamiliesResponse r;
+      for (auto& f : *fs) {
+        *r.add_families() = f;
+        r.mutable_families()->rbegin()->clear_spec();
+      }
+      PrintJson(r);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"name", "kind", "version", "dims", "params", "space", "metric"}};
+    for (const auto& f : *fs) {
+      rows.push_back({f.name(), f.builtin() ? "built-in" : "spec",
+                      f.builtin() || f.spec_hash().empty() ? "-" : ShortHash(f.spec_hash()),
+                      f.dims().empty() ? "-" : absl::StrJoin(f.dims(), ","),
+                      absl::StrCat(f.params_size()), absl::StrCat(f.space_size()),
+                      f.metric_unit().empty() ? "time" : f.metric_unit()});
     }
     PrintTable(rows);
     return 0;

@@ -45,7 +45,10 @@ check zero-dim 1 'M must be at least 1' -- "$T" sweep 0 64 64
 check negative-dim 1 'K must be at least 1' -- "$T" sweep 64 64 -5
 usage wrong-rank 'sgemm takes 3 dimensions \(M, N, K\), got 2' -- "$T" sweep 64 64
 usage overflow "dims: '99999999999999999999999' is not a 64-bit whole number" -- "$T" sweep 64 64 99999999999999999999999
-usage unknown-family "unknown family 'conv' \(known: sgemm, transpose\)" -- "$T" sweep --family conv 64 64
+# Any other name than a built-in family's goes to the daemon (a kernel spec's name).
+check unknown-family 1 "family 'conv'" -- "$T" sweep --family conv 64 64
+usage version-builtin "--version names a kernel spec's version; transpose is a built-in family" -- \
+  "$T" sweep --family transpose --version abc 64 64
 # Usage errors (clig.dev): exit 2, one line, a pointer to --help; nothing reaches the daemon.
 usage not-a-number "dims: 'abc' is not a 64-bit whole number" -- "$T" sweep abc 1 1
 usage no-dims 'dims is required' -- "$T" best
@@ -166,6 +169,28 @@ usage math-unknown "unknown math mode 'fp16' \(known: ieee_fp32, fp32_accurate, 
 check math-transpose 1 'math mode MATH_TF32 is not supported by transpose \(supported: ieee_fp32\)' -- \
   "$T" sweep --family transpose 64 64 --math tf32
 check jobs-client 0 '^2 +transpose f32 33x17 +done .* local +.+ gpu 0: [0-9]+$' -- "$T" jobs
+# Kernel specs (a user's own kernel): needs tuned --allow-user-kernels.
+src=$(cd "$(dirname "$0")/.." && pwd)
+spec=$src/examples/kernels/matmul/spec.toml
+check spec-not-allowed 1 'allow-user-kernels' -- "$T" family add "$spec"
+check spec-missing-file 1 'nope.toml' -- "$T" family add "$dir/nope.toml"
+"$bin/tuned" --gpu 5 --compile-only --allow-user-kernels > "$dir/specs.log" 2>&1 &
+spid=$!
+for _ in $(seq 100); do [[ -S $dir/run/tuned/gpu5.sock ]] && break; sleep 0.1; done
+S=("$T" --gpu 5)
+check spec-add 0 '^matmul_tiled version [0-9a-f]{12}: 6 configs, registered$' -- "${S[@]}" family add "$spec"
+check spec-add-again 0 '^matmul_tiled version [0-9a-f]{12}: 6 configs, already registered$' -- "${S[@]}" family add "$spec"
+check spec-families 0 '^matmul_tiled +spec +[0-9a-f]{12} +m,n,k +2 +6 +GFLOPS$' -- "${S[@]}" families
+check spec-families-builtin 0 '^sgemm +built-in +- ' -- "${S[@]}" families
+check spec-show 0 '^params +TILE: 8, 16, 32  # tile edge' -- "${S[@]}" family show matmul_tiled
+check spec-show-args 0 '^ +C: f32\[m \* n\] out$' -- "${S[@]}" family show matmul_tiled
+check spec-show-json 0 '"kernel": "matmul_tiled"' -- "${S[@]}" family show matmul_tiled --json
+check spec-show-unknown 1 'nope' -- "${S[@]}" family show nope
+check spec-sweep 0 '^job 1 queued: matmul_tiled@[0-9a-f]{12} 64x64x64, 6 configs' -- \
+  "${S[@]}" sweep --family matmul_tiled 64 64 64
+check spec-results 0 'compiled' -- sh -c "sleep 2; '$T' --gpu 5 results --family matmul_tiled 64 64 64"
+check spec-rank 1 '' -- "${S[@]}" sweep --family matmul_tiled 64 64
+kill -TERM $spid; wait $spid
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?
 [[ $rc -eq 0 ]] || { log "FAIL: daemon exit $rc after SIGTERM"; fails=$((fails + 1)); }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "families/family.h"
@@ -98,6 +99,90 @@ TEST(ClientOffline, ImportOfAMissingDirectoryIsNotFound) {
   EXPECT_EQ(LoadKernelDescription("/nonexistent/tuned").status().code(), absl::StatusCode::kNotFound);
   v1::BestKernel empty;
   EXPECT_EQ(TunedKernel::Load(empty).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+v1::KernelArgument Arg(const std::string& name, v1::SpecType type, bool buffer, int64_t elements,
+                       double value = 0, int64_t int_value = 0) {
+  v1::KernelArgument a;
+  a.set_name(name);
+  a.set_type(type);
+  a.set_is_buffer(buffer);
+  a.set_elements(elements);
+  a.set_value(value);
+  a.set_int_value(int_value);
+  return a;
+}
+
+template <typename T>
+T SlotAs(const PackedArguments& p, size_t i) {
+  T v;
+  std::memcpy(&v, &p.slots[i], sizeof v);
+  return v;
+}
+
+TEST(ClientOffline, FamilyProblemMapsBuiltinNamesAndSendsOthersByName) {
+  const v1::Problem s = FamilyProblem("sgemm", {64, 32, 16});
+  EXPECT_EQ(s.SerializeAsString(), SgemmProblem(64, 32, 16).SerializeAsString());
+  EXPECT_EQ(FamilyProblem("transpose", {4, 8}).SerializeAsString(),
+            TransposeProblem(4, 8).SerializeAsString());
+  const v1::Problem m = FamilyProblem("matmul_tiled", {1024, 512, 256}, "ab12");
+  EXPECT_EQ(m.family(), v1::FAMILY_UNSPECIFIED);
+  EXPECT_EQ(m.family_name(), "matmul_tiled");
+  EXPECT_EQ(m.spec_hash(), "ab12");
+  EXPECT_EQ(m.dtype(), v1::DTYPE_UNSPECIFIED);
+  EXPECT_EQ(std::vector<int64_t>(m.shape().begin(), m.shape().end()),
+            (std::vector<int64_t>{1024, 512, 256}));
+  EXPECT_EQ(ProblemFamilyName(m), "matmul_tiled");
+  EXPECT_EQ(ProblemFamilyName(s), "sgemm");
+  EXPECT_TRUE(IsBuiltinFamily("transpose"));
+  EXPECT_FALSE(IsBuiltinFamily("matmul_tiled"));
+}
+
+TEST(ClientOffline, KernelArgumentsArePackedInOrderByType) {
+  v1::BestKernel b;
+  *b.add_kernel_arguments() = Arg("x", v1::SPEC_TYPE_F16, true, 100);
+  *b.add_kernel_arguments() = Arg("alpha", v1::SPEC_TYPE_F32, false, 0, 0.1);
+  *b.add_kernel_arguments() = Arg("y", v1::SPEC_TYPE_F32, true, 100);
+  *b.add_kernel_arguments() = Arg("eps", v1::SPEC_TYPE_F64, false, 0, 0.1);
+  *b.add_kernel_arguments() = Arg("n", v1::SPEC_TYPE_I32, false, 0, -7, -7);
+  *b.add_kernel_arguments() = Arg("stride", v1::SPEC_TYPE_I64, false, 0, 0, (int64_t{1} << 40) + 3);
+  int dx = 0, dy = 0;  // stand-ins for device pointers
+  auto p = PackKernelArguments(b, {&dx, &dy});
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->slots.size(), 6u);
+  EXPECT_EQ(SlotAs<void*>(*p, 0), &dx);
+  EXPECT_EQ(SlotAs<float>(*p, 1), 0.1f);
+  EXPECT_EQ(SlotAs<void*>(*p, 2), &dy);
+  EXPECT_EQ(SlotAs<double>(*p, 3), 0.1);
+  EXPECT_EQ(SlotAs<int32_t>(*p, 4), -7);
+  EXPECT_EQ(SlotAs<int64_t>(*p, 5), (int64_t{1} << 40) + 3);
+  const std::vector<void*> ptrs = p->Pointers();
+  ASSERT_EQ(ptrs.size(), 6u);
+  for (size_t i = 0; i < ptrs.size(); ++i) EXPECT_EQ(ptrs[i], &p->slots[i]);
+}
+
+TEST(ClientOffline, KernelArgumentsRefuseWrongBuffersAndTypes) {
+  v1::BestKernel b;
+  *b.add_kernel_arguments() = Arg("A", v1::SPEC_TYPE_F32, true, 16);
+  *b.add_kernel_arguments() = Arg("B", v1::SPEC_TYPE_F32, true, 16);
+  *b.add_kernel_arguments() = Arg("n", v1::SPEC_TYPE_I32, false, 0, 4, 4);
+  int d = 0;
+  auto few = PackKernelArguments(b, {&d});
+  EXPECT_EQ(few.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(few.status().message(), "the kernel takes 2 buffers (A, B), got 1");
+  auto null = PackKernelArguments(b, {&d, nullptr});
+  EXPECT_EQ(null.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(null.status().message(), "buffer 1 (B) is a null pointer");
+  v1::BestKernel half = b;
+  *half.add_kernel_arguments() = Arg("h", v1::SPEC_TYPE_F16, false, 0, 1);
+  EXPECT_EQ(PackKernelArguments(half, {&d, &d}).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::BestKernel wide = b;
+  *wide.add_kernel_arguments() = Arg("big", v1::SPEC_TYPE_I32, false, 0, 0, int64_t{1} << 31);
+  EXPECT_EQ(PackKernelArguments(wide, {&d, &d}).status().code(), absl::StatusCode::kInvalidArgument);
+  // A built-in family's kernel has none: use Sgemm or Transpose.
+  v1::BestKernel sgemm;
+  *sgemm.mutable_problem() = SgemmProblem(4, 4, 4);
+  EXPECT_EQ(PackKernelArguments(sgemm, {}).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -57,6 +58,20 @@ std::string MathName(v1::Math math);
 absl::StatusOr<v1::Math> ParseMath(std::string_view name);
 /// An fp32 transpose problem: out(COLS x ROWS) = in(ROWS x COLS)^T, row-major.
 v1::Problem TransposeProblem(int64_t rows, int64_t cols);
+/// A problem of the family `name` at `shape`: a built-in family's name
+/// ("sgemm": M N K, "transpose": ROWS COLS) sets Problem.family (dtype f32,
+/// MATH_IEEE_FP32); any other name is sent as Problem.family_name, a
+/// registered kernel spec's (RegisterFamily), whose shape lists the values of
+/// its dims in their order, and `spec_hash` picks its version ("" = the
+/// newest). The daemon validates the name and the shape (INVALID_ARGUMENT or
+/// NOT_FOUND).
+v1::Problem FamilyProblem(std::string_view name, std::vector<int64_t> shape,
+                          std::string_view spec_hash = "");
+/// True for the names of the built-in families ("sgemm", "transpose", ...).
+bool IsBuiltinFamily(std::string_view name);
+/// The family's name of a problem: the built-in family's ("sgemm") or
+/// family_name; "family N" for an enum value this build does not know.
+std::string ProblemFamilyName(const v1::Problem& problem);
 
 /// Writes `best` to `dir` as `tunectl export` does: kernel.cu (source),
 /// kernel.cubin, kernel.ptx and kernel.json (everything else, protobuf JSON).
@@ -100,6 +115,22 @@ class Client {
   /// The daemons sharing the daemon's database (the fleet): host, GPU,
   /// kind, heartbeat age, current job; live ones unless `all`.
   absl::StatusOr<std::vector<v1::Daemon>> ListDaemons(bool all = false);
+  /// Registers a kernel spec as a family (e.g. spec::LoadSpecFile's result):
+  /// the daemon validates it, compiles one config and stores it under its
+  /// name and content hash. Returns the family with spec_hash, space_size
+  /// and created (false: this very version was registered before).
+  /// INVALID_ARGUMENT naming the field for a bad spec; FAILED_PRECONDITION
+  /// unless the daemon allows user kernels (--allow-user-kernels);
+  /// ALREADY_EXISTS for a built-in family's name; PERMISSION_DENIED over TCP
+  /// without the "register" scope.
+  absl::StatusOr<v1::FamilyInfo> RegisterFamily(const v1::KernelSpec& spec);
+  /// The built-in families, then the newest version of each kernel spec by name.
+  absl::StatusOr<std::vector<v1::FamilyInfo>> ListFamilies();
+  /// One family with its spec; `spec_hash` "" is the newest version (a
+  /// prefix is not accepted: the full hex hash). NOT_FOUND for an unknown
+  /// name or version.
+  absl::StatusOr<v1::FamilyInfo> GetFamily(const std::string& name,
+                                           const std::string& spec_hash = "");
   /// The standard health check (grpc.health.v1): true if `service` ("" for
   /// the daemon as a whole) is SERVING, false if NOT_SERVING (e.g. draining).
   absl::StatusOr<bool> Serving(const std::string& service = "");

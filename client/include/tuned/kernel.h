@@ -4,6 +4,13 @@
 //   auto k = client.Get(tuned::SgemmProblem(1024, 1024, 1024));  // StatusOr<TunedKernel>
 //   k->Sgemm(M, N, K, 1.0f, dA, dB, 0.0f, dC, stream);           // row-major, device pointers
 //
+// A kernel spec's kernel (a registered family, tuner.proto KernelSpec) takes
+// the caller's buffers in the order of its buffer arguments; the daemon
+// evaluated its scalars and geometry for the requested shape:
+//
+//   auto k = client.Get(tuned::FamilyProblem("matmul_tiled", {1024, 1024, 1024}));
+//   k->Launch({dA, dB, dC}, stream);   // scalars m, n, k from best.kernel_arguments
+//
 // Loading uses the CUDA runtime's library API (cudaLibraryLoadData) on the
 // current device: the cubin when it was built for this device's architecture,
 // otherwise the PTX (JIT-compiled by the driver).
@@ -21,6 +28,26 @@
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
+
+/// A kernel spec's arguments packed for cudaLaunchKernel: one 8-byte,
+/// 8-aligned slot per argument of BestKernel.kernel_arguments, in order,
+/// holding a buffer's device pointer or a scalar's value in its C type
+/// (f32 float, f64 double, i32 int32_t, i64 int64_t) at the slot's start.
+struct PackedArguments {
+  std::vector<uint64_t> slots;
+  /// A pointer to each slot, as cudaLaunchKernel's `args` takes them; valid
+  /// while `slots` is neither resized nor moved.
+  std::vector<void*> Pointers();
+};
+
+/// Packs `best.kernel_arguments()` with `buffers` (device pointers, in the
+/// order of the buffer arguments). INVALID_ARGUMENT for a wrong number of
+/// buffers (naming the buffer arguments), a null pointer (naming its
+/// argument) or a scalar of another type than f32, f64, i32 or i64;
+/// FAILED_PRECONDITION if `best` has no kernel_arguments (a built-in family's
+/// kernel, or a daemon that predates kernel specs).
+absl::StatusOr<PackedArguments> PackKernelArguments(const v1::BestKernel& best,
+                                                    const std::vector<void*>& buffers);
 
 class TunedKernel {
  public:
@@ -53,6 +80,17 @@ class TunedKernel {
   /// Row-major out(COLS x ROWS) = in(ROWS x COLS)^T on `stream`.
   absl::Status Transpose(int rows, int cols, const float* in, float* out,
                          cudaStream_t stream = nullptr) const;
+  /// Runs a kernel spec's kernel on `stream` for the shape it was asked
+  /// for (best.problem().shape(): its geometry and scalars are that shape's,
+  /// so another shape needs its own GetBest). `buffers`: the caller's device
+  /// pointers in the order of the buffer arguments of
+  /// best.kernel_arguments(), each holding at least that argument's
+  /// `elements` elements of its type (not checked: device memory has no
+  /// size). Scalars are packed from kernel_arguments (PackKernelArguments);
+  /// geometry from best.geometry() (missing y, z are 1). Errors as
+  /// PackKernelArguments; INVALID_ARGUMENT for a best without geometry;
+  /// INTERNAL on a CUDA error.
+  absl::Status Launch(const std::vector<void*>& buffers, cudaStream_t stream = nullptr) const;
 
   const v1::BestKernel& description() const { return best_; }
   /// True if the kernel was tuned for exactly the shape it was asked for.
@@ -62,7 +100,7 @@ class TunedKernel {
 
  private:
   TunedKernel() = default;
-  absl::Status Launch(const std::vector<int64_t>& shape, void** args, cudaStream_t stream) const;
+  absl::Status LaunchShape(const std::vector<int64_t>& shape, void** args, cudaStream_t stream) const;
 
   v1::BestKernel best_;
   LoadedKernel kernel_;

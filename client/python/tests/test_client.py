@@ -1,9 +1,11 @@
 """The gRPC client against the real daemon in compile-only mode (no GPU):
 address discovery, every call's round trip, errors as TunedError, TLS + token."""
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import grpc
 import pytest
@@ -214,7 +216,6 @@ def test_imported_kernel_round_trip(client):
     ((64, 64, -5), "sgemm", "K must be at least 1"),
     ((64, 64), "sgemm", "takes 3 dimensions"),
     ((64, 64, 64), "transpose", "takes 2 dimensions"),
-    ((64, 64), "conv", "unknown family 'conv'"),
     ((64, 64, 2**70), "sgemm", "does not fit 64 bits"),
     ((64, 1.5, 64), "sgemm", "is not an integer"),
     (("64", 64, 64), "sgemm", "is not an integer"),
@@ -340,3 +341,210 @@ def test_tls_unknown_ca_and_missing_files(tls_daemon, tmp_path, monkeypatch):
     with pytest.raises(tuned.TunedError) as e:
         tuned.Client("localhost:1")
     assert e.value.code == grpc.StatusCode.NOT_FOUND and "token file" in e.value.message
+
+
+# ---- kernel specs: problems, spec files, requests (no daemon) ----
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "kernels"
+
+
+def test_a_spec_familys_problem_goes_by_name():
+    p = tuned.problem(1024, 512, 256, family="matmul_tiled")
+    assert p.family == pb.FAMILY_UNSPECIFIED and p.family_name == "matmul_tiled"
+    assert list(p.shape) == [1024, 512, 256] and p.spec_hash == "" and p.dtype == 0
+    v = tuned.problem(8, family="softmax", version="ab" * 32)
+    assert v.family_name == "softmax" and v.spec_hash == "ab" * 32
+    # Built-in names map to the enum, as before.
+    assert tuned.problem(4, 4, family="transpose") == pb.Problem(
+        family=pb.FAMILY_TRANSPOSE, dtype=pb.DTYPE_F32, shape=[4, 4])
+    assert tuned.problem(1, 2, 3).family == pb.FAMILY_SGEMM and not tuned.problem(1, 2, 3).family_name
+    assert tuned.family_name(p) == "matmul_tiled" and tuned.family_name(tuned.problem(1, 2, 3)) == "sgemm"
+    for family, version, text in (("", None, "the family name is empty"),
+                                  ("sgemm", "ab" * 32, "sgemm is a built-in family")):
+        with pytest.raises(tuned.TunedError) as e:
+            tuned.problem(1, 2, 3, family=family, version=version)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT and text in e.value.message
+
+
+def test_spec_json_of_a_toml_file_inlines_its_source_file():
+    spec = json.loads(tuned.spec_json(EXAMPLES / "matmul" / "spec.toml"))
+    assert "source_file" not in spec
+    assert spec["source"] == (EXAMPLES / "matmul" / "matmul.cu").read_text()
+    assert spec["name"] == "matmul_tiled" and spec["kernel"] == "matmul_tiled"
+    assert spec["dims"] == ["m", "n", "k"]
+    assert [(p["name"], p["values"]) for p in spec["params"]] == [("TILE", [8, 16, 32]), ("PAD", [0, 1])]
+    assert [a["name"] for a in spec["arguments"]] == ["A", "B", "C", "m", "n", "k"]
+    assert spec["arguments"][0] == {"name": "A", "type": "f32", "size": "m * k", "role": "in",
+                                    "fill": "uniform"}
+    assert spec["launch"] == {"block": ["TILE", "TILE"], "grid": ["n / TILE", "m / TILE"]}
+    assert spec["verification"]["rtol"] == 1e-4 and spec["verification"]["launch"]["block"] == [16, 16]
+    assert spec["default_config"] == {"TILE": 16, "PAD": 0}
+    assert spec["sample_dims"] == [{"m": 1024, "n": 1024, "k": 1024}, {"m": 256, "n": 768, "k": 512}]
+    assert isinstance(spec["default_config"]["TILE"], int)  # TOML integers stay integers
+
+
+def test_spec_json_of_a_json_file_reads_source_file_beside_it(tmp_path, monkeypatch):
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "k" / "spec.json").write_text(json.dumps({"name": "k", "source_file": "k.cu"}))
+    monkeypatch.chdir(tmp_path)  # relative to the spec file, not the current directory
+    assert json.loads(tuned.spec_json("k/spec.json")) == {"name": "k",
+                                                         "source": "__global__ void k() {}\n"}
+
+
+def test_spec_json_of_a_dict(tmp_path, monkeypatch):
+    spec = {"name": "scale", "source": "__global__ void scale(float* x) {}", "dims": ["n"],
+            "params": [{"name": "T", "values": [64, 128]}]}
+    assert json.loads(tuned.spec_json(spec)) == spec
+    (tmp_path / "scale.cu").write_text("// scale")
+    monkeypatch.chdir(tmp_path)  # a dict's source_file is relative to the current directory
+    with_file = {"name": "scale", "source_file": "scale.cu"}
+    assert json.loads(tuned.spec_json(with_file)) == {"name": "scale", "source": "// scale"}
+    assert with_file == {"name": "scale", "source_file": "scale.cu"}  # not changed
+
+
+def test_spec_json_errors(tmp_path):
+    cases = [(tmp_path / "none.toml", grpc.StatusCode.NOT_FOUND, "cannot read spec file"),
+             (tmp_path / "spec.yaml", grpc.StatusCode.INVALID_ARGUMENT, "is .toml or .json, not '.yaml'"),
+             (tmp_path / "bad.toml", grpc.StatusCode.INVALID_ARGUMENT, "bad.toml: "),
+             (tmp_path / "bad.json", grpc.StatusCode.INVALID_ARGUMENT, "bad.json: "),
+             (tmp_path / "both.toml", grpc.StatusCode.INVALID_ARGUMENT, "both source and source_file"),
+             (tmp_path / "missing.toml", grpc.StatusCode.NOT_FOUND, "cannot read source file"),
+             (tmp_path / "date.toml", grpc.StatusCode.INVALID_ARGUMENT, "does not convert to JSON")]
+    (tmp_path / "spec.yaml").write_text("name: x")
+    (tmp_path / "bad.toml").write_text("name = \n")
+    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "both.toml").write_text('source = "x"\nsource_file = "x.cu"\n')
+    (tmp_path / "missing.toml").write_text('source_file = "nowhere.cu"\n')
+    (tmp_path / "date.toml").write_text("when = 2024-01-01\n")
+    for path, code, text in cases:
+        with pytest.raises(tuned.TunedError) as e:
+            tuned.spec_json(path)
+        assert e.value.code == code and text in e.value.message, (path, e.value)
+    with pytest.raises(TypeError, match="a path or a dict, not int"):
+        tuned.spec_json(3)
+
+
+class Recorder:
+    """Stands in for the gRPC stub: records (method, request, timeout), answers `answer`."""
+
+    def __init__(self, answer):
+        self.calls, self.answer = [], answer
+
+    def __getattr__(self, method):
+        def call(request, timeout=None):
+            self.calls.append((method, request, timeout))
+            return self.answer
+        return call
+
+
+def test_register_family_sends_json_or_the_message():
+    c = tuned.Client("unix:/nowhere.sock")
+    c._stub = Recorder(pb.FamilyInfo(name="matmul_tiled", created=True))
+    assert c.register_family(str(EXAMPLES / "matmul" / "spec.toml")).name == "matmul_tiled"
+    c.register_family({"name": "x"})
+    spec = pb.KernelSpec(name="y", kernel="y", dims=["n"])
+    c.register_family(spec)
+    (m1, r1, t1), (m2, r2, _), (m3, r3, _) = c._stub.calls
+    assert m1 == m2 == m3 == "RegisterFamily" and t1 == 120.0
+    assert json.loads(r1.json)["source"] == (EXAMPLES / "matmul" / "matmul.cu").read_text()
+    assert not r1.HasField("spec")
+    assert json.loads(r2.json) == {"name": "x"}
+    assert r3.spec == spec and r3.json == ""
+
+
+def test_families_and_family_requests():
+    c = tuned.Client("unix:/nowhere.sock")
+    c._stub = Recorder(pb.ListFamiliesResponse(families=[pb.FamilyInfo(name="sgemm", builtin=True)]))
+    assert [f.name for f in c.families()] == ["sgemm"]
+    c._stub = Recorder(pb.FamilyInfo(name="m"))
+    c.family("m")
+    c.family("m", version="cd" * 32)
+    assert [r for _, r, _ in c._stub.calls] == [pb.GetFamilyRequest(name="m"),
+                                                pb.GetFamilyRequest(name="m", spec_hash="cd" * 32)]
+
+
+def test_spec_problems_reach_every_problem_call():
+    c = tuned.Client("unix:/nowhere.sock")
+    c._stub = Recorder(pb.Job(id=1, state=pb.JOB_QUEUED))
+    c.sweep(64, 64, 64, family="matmul_tiled", wait=False, version="ef" * 32)
+    c.best(64, 64, 64, family="matmul_tiled")
+    calls = c._stub.calls
+    c._stub = Recorder(pb.ListMeasurementsResponse())
+    assert c.results(64, 64, 64, family="matmul_tiled", top=2) == []
+    c._stub.calls[:0] = calls
+    want = tuned.problem(64, 64, 64, family="matmul_tiled")
+    (_, sweep, _), (_, best, _), (_, results, _) = c._stub.calls
+    assert sweep.problem.family_name == "matmul_tiled" and sweep.problem.spec_hash == "ef" * 32
+    assert best.problem == want and results.problem == want and results.top == 2
+
+
+# ---- kernel specs through the daemon (its RegisterFamily, ListFamilies, GetFamily) ----
+
+def test_an_unknown_family_name_is_refused_by_the_daemon(client):
+    for call in (client.sweep, client.best, client.results):
+        with pytest.raises(tuned.TunedError) as e:
+            call(64, 64, family="conv")
+        assert e.value.code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), e.value
+        assert "'conv'" in e.value.message
+
+
+def test_registering_needs_allow_user_kernels(client):
+    with pytest.raises(tuned.TunedError) as e:
+        client.register_family(EXAMPLES / "matmul" / "spec.toml")
+    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "allow-user-kernels" in e.value.message
+
+
+@pytest.fixture(scope="module")
+def spec_client(tmp_path_factory):
+    d = Daemon(tmp_path_factory.mktemp("specs"), gpu=2, flags=("--allow-user-kernels",))
+    with tuned.Client(d.address) as c:
+        yield c
+    assert d.stop() == 0, d.log.read_text()
+
+
+def test_register_a_spec_and_read_it_back(spec_client):
+    c = spec_client
+    info = c.register_family(EXAMPLES / "matmul" / "spec.toml")
+    assert info.name == "matmul_tiled" and not info.builtin and info.created
+    assert len(info.spec_hash) == 64 and int(info.spec_hash, 16) >= 0
+    assert info.space_size == 6  # TILE 3 values x PAD 2; the restriction is over dims
+    again = c.register_family(EXAMPLES / "matmul" / "spec.toml")
+    assert not again.created and again.spec_hash == info.spec_hash
+
+    families = c.families()
+    assert [f.name for f in families if f.builtin][:2] == ["sgemm", "transpose"]
+    (spec,) = [f for f in families if f.name == "matmul_tiled"]
+    assert not spec.builtin and spec.spec_hash == info.spec_hash
+    assert list(spec.dims) == ["m", "n", "k"] and [p.name for p in spec.params] == ["TILE", "PAD"]
+    assert spec.space_size == 6 and spec.metric_unit == "GFLOPS" and spec.versions == 1
+
+    shown = c.family("matmul_tiled")
+    assert shown.spec.name == "matmul_tiled" and shown.spec_hash == info.spec_hash
+    assert shown.spec.source == (EXAMPLES / "matmul" / "matmul.cu").read_text()
+    assert list(shown.spec.params[0].values) == [8, 16, 32]
+    assert dict(shown.spec.default_config) == {"TILE": 16, "PAD": 0}
+    assert c.family("matmul_tiled", version=info.spec_hash).spec == shown.spec
+    for name, version in (("nope", None), ("matmul_tiled", "0" * 64)):
+        with pytest.raises(tuned.TunedError) as e:
+            c.family(name, version=version)
+        assert e.value.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_sweep_a_spec_family(spec_client):
+    c = spec_client
+    info = c.register_family(EXAMPLES / "matmul" / "spec.toml")
+    job = c.sweep(64, 64, 64, family="matmul_tiled", progress=False)
+    assert job.state == pb.JOB_DONE, job.error
+    assert job.problem.family_name == "matmul_tiled" and job.problem.spec_hash == info.spec_hash
+    assert job.total == 6 and job.done == 6 and job.failed == 0  # 64 is a multiple of 8, 16, 32
+    results = c.results(64, 64, 64, family="matmul_tiled")
+    assert len(results) == 6 and all(m.status == pb.MEASUREMENT_COMPILED for m in results)
+    assert {(m.config.params["TILE"], m.config.params["PAD"]) for m in results} == {
+        (t, p) for t in (8, 16, 32) for p in (0, 1)}
+    # 48 is no multiple of 32: the restriction over dims leaves TILE 8 and 16.
+    assert c.sweep(48, 48, 48, family="matmul_tiled", progress=False).total == 4
+    with pytest.raises(tuned.TunedError) as e:  # rank: the spec has 3 dims
+        c.sweep(64, 64, family="matmul_tiled", wait=False)
+    assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT

@@ -4,6 +4,13 @@
     c = tuned.matmul(a, b)                  # a (MxK), b (KxN): float32, contiguous, on a GPU
     best = tuned.Client().best(1024, 1024, 1024)   # tuned.v1.BestKernel
 
+    # Your own kernel (a spec file, examples/kernels/), tuned and run:
+    client = tuned.Client()
+    client.register_family("examples/kernels/matmul/spec.toml")
+    client.sweep(1024, 1024, 1024, family="matmul_tiled")
+    k = tuned.Kernel(client.best(1024, 1024, 1024, family="matmul_tiled"))
+    k.launch(a, b, c)                       # the buffer arguments, in order
+
 Every failure of the daemon or the driver raises tuned.TunedError (.code is a
 grpc.StatusCode, .message the text); wrong tensors raise TypeError/ValueError.
 """
@@ -11,12 +18,12 @@ grpc.StatusCode, .message the text); wrong tensors raise TypeError/ValueError.
 import threading
 
 from .client import (Client, TunedError, default_address, default_socket_path, family_name,
-                     problem, read_token_file)
+                     problem, read_token_file, spec_json)
 from .kernel import Kernel
 from .v1 import tuner_pb2 as pb
 
 __all__ = ["Client", "TunedError", "Kernel", "matmul", "default_address", "default_socket_path",
-           "family_name", "problem", "read_token_file", "pb"]
+           "family_name", "problem", "read_token_file", "spec_json", "pb"]
 
 _lock = threading.Lock()
 _clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)

@@ -1,13 +1,16 @@
 """gRPC client of the tuned daemon (proto/tuned/v1/tuner.proto).
 
 Shapes are row-major: sgemm takes (M, N, K), C(MxN) = A(MxK) @ B(KxN);
-transpose takes (ROWS, COLS). Times are in milliseconds. Every method returns
+transpose takes (ROWS, COLS); a registered kernel spec's family (its name, see
+register_family) takes the values of its spec's dims in their order. Times are in milliseconds. Every method returns
 the daemon's proto messages (tuned.v1.tuner_pb2) and raises TunedError, which
 carries the gRPC status code, for every failure.
 """
 
+import json
 import os
 import sys
+import tomllib
 
 import grpc
 
@@ -15,6 +18,7 @@ from .v1 import tuner_pb2 as pb
 from .v1 import tuner_pb2_grpc as pb_grpc
 
 CALL_TIMEOUT_S = 30.0  # per unary call, as the C++ client
+REGISTER_TIMEOUT_S = 120.0  # RegisterFamily compiles a config first
 
 _ENDED = (pb.JOB_DONE, pb.JOB_FAILED, pb.JOB_CANCELLED)
 
@@ -60,14 +64,19 @@ def _read(path, what):
         raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read {what} file {path}: {e}") from None
 
 
-def problem(*shape, family="sgemm", math="ieee_fp32"):
-    """A tuned.v1.Problem (f32). `family`: "sgemm" or "transpose" (or an enum value).
+def problem(*shape, family="sgemm", math="ieee_fp32", version=None):
+    """A tuned.v1.Problem. `family`: a built-in family's name ("sgemm",
+    "transpose": Problem.family, f32) or enum value, or any other name: a
+    registered kernel spec's (Problem.family_name; the shape lists its dims
+    in order), whose version is `version` (its hash, FamilyInfo.spec_hash;
+    None: the newest).
     `math` (sgemm's math mode, tuner.proto Math): "ieee_fp32" (the default,
     fp32 kernels), "fp32_accurate" (also 3xTF32 tensor-core kernels within 2x
     cuBLAS fp32's error against fp64) or "tf32" (TF32 tensor cores within 2x
     cuBLAS TF32's), or an enum value.
-    TunedError INVALID_ARGUMENT for an unknown family or math mode or a
-    non-integer dimension; the daemon checks the rest (rank, range, whether
+    TunedError INVALID_ARGUMENT for an empty family name, an unknown math
+    mode, a version for a built-in family or a non-integer dimension; the
+    daemon checks the rest (whether the family exists, rank, range, whether
     the family tunes the mode)."""
     if isinstance(math, str):
         try:
@@ -76,14 +85,16 @@ def problem(*shape, family="sgemm", math="ieee_fp32"):
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
                              f"unknown math mode '{math}' (known: ieee_fp32, fp32_accurate, tf32)"
                              ) from None
+    name = ""
     if isinstance(family, str):
-        try:
-            value = pb.Family.Value("FAMILY_" + family.upper())
-        except ValueError:
-            value = 0
-        if not value:
-            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown family '{family}'")
-        family = value
+        if not family:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, "the family name is empty")
+        builtin = _builtin_family(family)
+        family, name = (builtin, "") if builtin else (0, family)
+    if version and not name:
+        raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                         f"version names a kernel spec's version; {family_name(family)} is a "
+                         "built-in family")
     dims = []
     for d in shape:
         if isinstance(d, bool) or not hasattr(d, "__index__"):
@@ -92,12 +103,72 @@ def problem(*shape, family="sgemm", math="ieee_fp32"):
         if not -(2**63) <= d < 2**63:
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"dimension {d} does not fit 64 bits")
         dims.append(d)
+    if name:
+        return pb.Problem(family_name=name, spec_hash=version or "", shape=dims, math=math)
     return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims, math=math)
 
 
+def _builtin_family(name):
+    """The enum value of a built-in family's lower-case name, else 0."""
+    if name != name.lower():
+        return 0
+    try:
+        return pb.Family.Value("FAMILY_" + name.upper())
+    except ValueError:
+        return 0
+
+
 def family_name(value):
-    """"sgemm" for FAMILY_SGEMM, and so on."""
-    return pb.Family.Name(value).removeprefix("FAMILY_").lower()
+    """"sgemm" for FAMILY_SGEMM, and so on; for a tuned.v1.Problem, its
+    family's name (a kernel spec's family_name, or the built-in one's)."""
+    if isinstance(value, pb.Problem):
+        return value.family_name or family_name(value.family)
+    try:
+        return pb.Family.Name(value).removeprefix("FAMILY_").lower()
+    except ValueError:
+        return f"family {value}"
+
+
+def spec_json(spec):
+    """The JSON text of a kernel spec as RegisterFamilyRequest.json takes it.
+    `spec`: the path of a .toml (read with tomllib) or .json file, or a dict
+    with the spec file's keys (families/spec/spec.h, examples/kernels/). A
+    `source_file` key is read, relative to the spec file's folder (the
+    current directory for a dict), and sent inline as `source`.
+    TunedError NOT_FOUND for a file that cannot be read, INVALID_ARGUMENT for
+    a file that does not parse, another extension, a spec with both source
+    and source_file, or a value JSON cannot hold; the daemon validates the rest."""
+    if isinstance(spec, dict):
+        data, base = dict(spec), os.getcwd()
+    elif isinstance(spec, (str, os.PathLike)):
+        path = os.fspath(spec)
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in (".toml", ".json"):
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"{path}: a spec file is .toml or .json, not '{ext or 'no extension'}'")
+        text = _read(path, "spec").decode("utf-8", errors="replace")
+        try:
+            data = tomllib.loads(text) if ext == ".toml" else json.loads(text)
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"{path}: {e}") from None
+        if not isinstance(data, dict):
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"{path}: the spec is not a table")
+        base = os.path.dirname(os.path.abspath(path))
+    else:
+        raise TypeError(f"spec must be a path or a dict, not {type(spec).__name__}")
+    if "source_file" in data:
+        if "source" in data:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                             "the spec has both source and source_file")
+        source_file = data.pop("source_file")
+        if not isinstance(source_file, str):
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, "source_file must be a string")
+        data["source"] = _read(os.path.join(base, source_file), "source").decode("utf-8")
+    try:
+        return json.dumps(data)
+    except (TypeError, ValueError) as e:  # e.g. a TOML date
+        raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"the spec does not convert to JSON: {e}"
+                         ) from None
 
 
 class Client:
@@ -158,26 +229,34 @@ class Client:
         code, message = e.code(), e.details() or ""
         if code == grpc.StatusCode.UNAVAILABLE:
             message = f"cannot reach tuned at {self.address} (is the daemon running?): {message}"
+        elif code == grpc.StatusCode.UNIMPLEMENTED:
+            message = (f"the daemon at {self.address} does not implement this call (it is older "
+                       f"than this client)" + (f": {message}" if message else ""))
         return TunedError(code, message)
 
-    def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False, math="ieee_fp32"):
+    def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False, math="ieee_fp32",
+             version=None):
         """The tuned kernel (tuned.v1.BestKernel) for the shape: config, times,
         launch geometry for this very shape, entry, cubin and PTX (not with
         basic=True). An untuned shape gets the nearest tuned shape's kernel
         (match == MATCH_NEAREST); tune_if_missing also queues a sweep for it
-        (queued_job_id). NOT_FOUND if no tuned shape is near. `math`: as in problem()."""
-        req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math),
+        (queued_job_id). NOT_FOUND if no tuned shape is near. `family`,
+        `math`, `version`: as in problem(); a kernel spec's best also has
+        kernel_arguments (tuned.Kernel.launch runs it)."""
+        req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math, version=version),
                                 tune_if_missing=tune_if_missing,
                                 view=pb.BEST_VIEW_BASIC if basic else pb.BEST_VIEW_FULL)
         return self._call(self._stub.GetBest, req)
 
-    def sweep(self, *shape, family="sgemm", wait=True, progress=None, math="ieee_fp32"):
+    def sweep(self, *shape, family="sgemm", wait=True, progress=None, math="ieee_fp32",
+              version=None):
         """Queues a sweep of the family's space for the shape; returns the
         tuned.v1.Job, once it ended if `wait`. progress (with wait): None
         shows a tqdm bar on a terminal and plain lines otherwise (stderr),
-        False nothing, or a callable taking each Job update. `math`: as in problem()."""
+        False nothing, or a callable taking each Job update. `family`, `math`,
+        `version`: as in problem()."""
         job = self._call(self._stub.SubmitSweep, pb.SubmitSweepRequest(
-            problem=problem(*shape, family=family, math=math)))
+            problem=problem(*shape, family=family, math=math, version=version)))
         return self.watch(job.id, progress) if wait else job
 
     def watch(self, job_id, progress=None):
@@ -216,11 +295,12 @@ class Client:
         """Jobs, newest first (list of tuned.v1.Job); limit 0 = the daemon's default (50)."""
         return list(self._call(self._stub.ListJobs, pb.ListJobsRequest(limit=limit)).jobs)
 
-    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32"):
+    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32", version=None):
         """The stored measurements of the problem, best first (list of
         tuned.v1.Measurement; error: against the fp64 reference outside
-        ieee_fp32); top 0 = all. `math`: as in problem()."""
-        req = pb.ListMeasurementsRequest(problem=problem(*shape, family=family, math=math), top=top)
+        ieee_fp32); top 0 = all. `family`, `math`, `version`: as in problem()."""
+        req = pb.ListMeasurementsRequest(
+            problem=problem(*shape, family=family, math=math, version=version), top=top)
         return list(self._call(self._stub.ListMeasurements, req).measurements)
 
     def device(self):
@@ -234,9 +314,40 @@ class Client:
         return list(self._call(self._stub.ListDaemons, pb.ListDaemonsRequest(all=all)).daemons)
 
     def tuned(self, family=None):
-        """Problems with a tuned kernel on the daemon's device (list of tuned.v1.Problem)."""
-        req = pb.ListTunedRequest(family=problem(family=family).family if family else 0)
-        return list(self._call(self._stub.ListTuned, req).problems)
+        """Problems with a tuned kernel on the daemon's device (list of
+        tuned.v1.Problem), of every family or of `family` (a name, as in problem())."""
+        p = problem(family=family) if family else pb.Problem()
+        req = pb.ListTunedRequest(family=p.family)
+        problems = list(self._call(self._stub.ListTuned, req).problems)
+        if p.family_name:
+            problems = [q for q in problems if q.family_name == p.family_name]
+        return problems
+
+    def register_family(self, spec):
+        """Registers a kernel spec as a family; returns its tuned.v1.FamilyInfo
+        (spec_hash, space_size; created False when this very version was
+        registered before). `spec`: a .toml or .json file's path, or a dict
+        (sent as JSON, see spec_json), or a tuned.v1.KernelSpec.
+        TunedError INVALID_ARGUMENT naming the field for a bad spec,
+        FAILED_PRECONDITION unless the daemon allows user kernels
+        (tuned --allow-user-kernels), ALREADY_EXISTS for a built-in name."""
+        if isinstance(spec, pb.KernelSpec):
+            req = pb.RegisterFamilyRequest(spec=spec)
+        else:
+            req = pb.RegisterFamilyRequest(json=spec_json(spec))
+        # The daemon compiles a config of the spec before it answers.
+        return self._call(self._stub.RegisterFamily, req, timeout=REGISTER_TIMEOUT_S)
+
+    def families(self):
+        """The families (list of tuned.v1.FamilyInfo): the built-in ones, then
+        the newest version of each kernel spec by name."""
+        return list(self._call(self._stub.ListFamilies, pb.ListFamiliesRequest()).families)
+
+    def family(self, name, version=None):
+        """One family (tuned.v1.FamilyInfo) with its spec; `version` (its
+        hash) None: the newest. NOT_FOUND for an unknown name or version."""
+        return self._call(self._stub.GetFamily,
+                          pb.GetFamilyRequest(name=name, spec_hash=version or ""))
 
     def import_kernel(self, best):
         """Stores a kernel (tuned.v1.BestKernel) exported from a daemon on the
@@ -246,7 +357,7 @@ class Client:
 
 def _describe(job):
     shape = "x".join(str(d) for d in job.problem.shape)
-    return f"job {job.id} {family_name(job.problem.family)} {shape}"
+    return f"job {job.id} {family_name(job.problem)} {shape}"
 
 
 def _best_text(job):

@@ -25,6 +25,41 @@ _CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
 _CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
 _CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 _TENSOR_MAP_BYTES = 128
+_BUILTIN = ("sgemm", "transpose")
+# A kernel spec's element types: the torch dtype (by name) of a buffer, the
+# ctypes type and proto field of a scalar (tuner.proto SpecType).
+_TORCH_DTYPE = {pb.SPEC_TYPE_F32: "float32", pb.SPEC_TYPE_F64: "float64",
+                pb.SPEC_TYPE_F16: "float16", pb.SPEC_TYPE_BF16: "bfloat16",
+                pb.SPEC_TYPE_I32: "int32", pb.SPEC_TYPE_I64: "int64", pb.SPEC_TYPE_U8: "uint8"}
+_SCALAR = {pb.SPEC_TYPE_F32: (ctypes.c_float, "value"), pb.SPEC_TYPE_F64: (ctypes.c_double, "value"),
+           pb.SPEC_TYPE_I32: (ctypes.c_int32, "int_value"),
+           pb.SPEC_TYPE_I64: (ctypes.c_int64, "int_value")}
+
+
+def _type_name(t):
+    return pb.SpecType.Name(t).removeprefix("SPEC_TYPE_").lower() if t in _TORCH_DTYPE else str(t)
+
+
+def pack_scalars(best):
+    """The kernel spec's arguments of `best` (best.kernel_arguments, in
+    order) as ctypes parameters: each scalar its value in its C type (f32
+    c_float from .value, f64 c_double, i32 c_int32 from .int_value, i64
+    c_int64), each buffer None (the caller's pointer goes there).
+    ValueError for a scalar of another type or an i32 that does not fit."""
+    params = []
+    for a in best.kernel_arguments:
+        if a.is_buffer:
+            params.append(None)
+            continue
+        if a.type not in _SCALAR:
+            raise ValueError(f"scalar {a.name} has type {_type_name(a.type)}; scalars are f32, "
+                             "f64, i32 or i64")
+        ctype, field = _SCALAR[a.type]
+        value = getattr(a, field)
+        if a.type == pb.SPEC_TYPE_I32 and not -2**31 <= value < 2**31:
+            raise ValueError(f"scalar {a.name} (i32) = {value} does not fit 32 bits")
+        params.append(ctype(value))
+    return params
 
 _lock = threading.Lock()
 _libcuda = None
@@ -180,15 +215,24 @@ class Kernel:
     instead, in the problem's math mode: TF32 for math "tf32", else TF32
     off. Driver failures raise TunedError (INTERNAL, or FAILED_PRECONDITION
     without a driver or a loadable image).
+
+    A kernel spec's kernel (a registered family: best.kernel_arguments is
+    set) runs with launch(*tensors) (or calling the Kernel): the buffers in
+    the order of its buffer arguments, its scalars as the daemon evaluated
+    them for the shape.
     """
 
     def __init__(self, best, device=None):
         torch = _torch()
         self.best = best
-        self.family = family_name(best.problem.family)
+        self.family = family_name(best.problem)
         self.shape = tuple(best.problem.shape)
-        if self.family not in ("sgemm", "transpose"):
-            raise ValueError(f"no launcher for the {self.family} family")
+        self.is_spec = self.family not in _BUILTIN
+        if self.is_spec and not best.kernel_arguments:
+            raise ValueError(f"no launcher for the {self.family} family: its BestKernel has no "
+                             "kernel_arguments (not a kernel spec's, or from a daemon older than "
+                             "kernel specs)")
+        self._scalars = pack_scalars(best) if self.is_spec else None
         if device is None:
             device = torch.device("cuda", torch.cuda.current_device())
         self.device = torch.device(device)
@@ -199,7 +243,8 @@ class Kernel:
             if not best.cubin and not best.ptx:
                 raise ValueError("the BestKernel holds neither a cubin nor PTX (asked with basic=True?)")
             g = best.geometry
-            if len(g.grid) != 3 or len(g.block) != 3:
+            ranks = (1, 2, 3) if self.is_spec else (3,)  # a spec's y, z default to 1
+            if len(g.grid) not in ranks or len(g.block) not in ranks:
                 raise ValueError("the BestKernel has no launch geometry (3 grid and 3 block dimensions)")
         self._function = None
         self._module = None
@@ -239,8 +284,6 @@ class Kernel:
         their order and C types) on torch's current stream of the device,
         followed by one CUtensorMap (128 bytes by value) per
         geometry.tensor_maps entry, in that order (_tensor_map)."""
-        if self._function is None:
-            self._load()
         params = []
         for decl in self.best.arguments:
             ctype, _, name = decl.rpartition(" ")
@@ -254,13 +297,22 @@ class Kernel:
                 params.append(ctypes.c_float(values[name]))
             else:
                 raise TunedError(grpc.StatusCode.INTERNAL, f"unsupported argument type '{decl}'")
+        self._launch_params(torch.cuda.current_stream(self.device).cuda_stream, params)
+
+    def _launch_params(self, stream, params):
+        """cuLaunchKernel on `stream` (a CUstream handle) with the ctypes
+        parameters `params`, in order, then the geometry's tensor maps; the
+        geometry's missing y, z are 1. Loads the module first if needed."""
+        if self._function is None:
+            self._load()
         g = self.best.geometry
-        stream = torch.cuda.current_stream(self.device).cuda_stream
+        grid = [*g.grid, 1, 1][:3]
+        block = [*g.block, 1, 1][:3]
         lib = _driver()
         with _Context(lib, self.device.index):
-            params += [_tensor_map(lib, m, params, i) for i, m in enumerate(g.tensor_maps)]
+            params = params + [_tensor_map(lib, m, params, i) for i, m in enumerate(g.tensor_maps)]
             args = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-            dims = [ctypes.c_uint(v) for v in (*g.grid, *g.block, g.dynamic_shared_bytes)]
+            dims = [ctypes.c_uint(v) for v in (*grid, *block, g.dynamic_shared_bytes)]
             _check(lib, lib.cuLaunchKernel(self._function, *dims, ctypes.c_void_p(stream),
                                            args, None), "cuLaunchKernel")
 
@@ -305,6 +357,54 @@ class Kernel:
             out = torch.empty((cols, rows), dtype=torch.float32, device=self.device)
         self._launch(torch, {"rows": rows, "cols": cols, "in": x.data_ptr(), "out": out.data_ptr()})
         return out
+
+    def launch(self, *tensors, stream=None):
+        """Runs a kernel spec's kernel on `tensors`, the buffers in the order
+        of its buffer arguments (best.kernel_arguments), with its scalars
+        (packed with ctypes by type, pack_scalars) and geometry for
+        best.problem.shape. Each tensor must be a contiguous torch tensor on
+        the kernel's device, of its argument's dtype (f32 torch.float32, f64
+        float64, f16 float16, bf16 bfloat16, i32 int32, i64 int64, u8 uint8),
+        with at least the argument's `elements` elements; every tensor's form
+        is checked before any device. `stream`: a torch.cuda.Stream, a raw
+        CUstream handle (int), or None for torch's current stream of the
+        device. Returns None (the outputs are written in place).
+        ValueError for a built-in family's kernel, a wrong number of tensors,
+        a wrong dtype, layout, size or device; TypeError for a non-tensor."""
+        torch = _torch()
+        if not self.is_spec:
+            raise ValueError(f"this is a {self.family} kernel: launch runs a kernel spec's kernel "
+                             f"(call {self.family}())")
+        buffers = [a for a in self.best.kernel_arguments if a.is_buffer]
+        if len(tensors) != len(buffers):
+            raise ValueError(f"the kernel takes {len(buffers)} tensors "
+                             f"({', '.join(a.name for a in buffers)}), got {len(tensors)}")
+        for t, a in zip(tensors, buffers):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{a.name} must be a torch.Tensor, not {type(t).__name__}")
+            want = getattr(torch, _TORCH_DTYPE.get(a.type, ""), None)
+            if want is None:
+                raise ValueError(f"{a.name} has type {_type_name(a.type)}, which has no torch dtype")
+            if t.dtype != want:
+                raise ValueError(f"{a.name} must be {want} ({_type_name(a.type)}), not {t.dtype}")
+            if not t.is_contiguous():
+                raise ValueError(f"{a.name} must be contiguous; call .contiguous()")
+            if t.numel() < a.elements:
+                raise ValueError(f"{a.name} has {t.numel()} elements, the kernel reads or writes "
+                                 f"{a.elements}")
+        for t, a in zip(tensors, buffers):
+            if t.device != self.device:
+                raise ValueError(f"{a.name} is on {t.device}, the kernel on {self.device}")
+        pointers = iter(tensors)
+        params = [ctypes.c_void_p(next(pointers).data_ptr()) if p is None else p
+                  for p in self._scalars]
+        if stream is None:
+            stream = torch.cuda.current_stream(self.device).cuda_stream
+        elif not isinstance(stream, int):
+            stream = stream.cuda_stream
+        self._launch_params(stream, params)
+
+    __call__ = launch
 
     def __del__(self):
         module, self._module = getattr(self, "_module", None), None
