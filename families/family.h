@@ -71,6 +71,10 @@ class Family {
   /// client may call it instead where it beat every generated kernel; false
   /// where it is only a yardstick (a copy for transpose).
   virtual bool baseline_is_candidate() const { return false; }
+  /// Whether the baseline is the answer where no config passed
+  /// verification: a library call (sgemm's cuBLAS), not a kernel spec's
+  /// default config, which is one of the configs that failed.
+  bool baseline_serves_alone() const { return baseline_is_candidate() && spec() == nullptr; }
   /// The parameters, in canonical order.
   virtual const std::vector<Param>& params() const = 0;
   /// The math modes (tuner.proto Math) the family tunes: MATH_IEEE_FP32

@@ -1,6 +1,7 @@
 #include "server/families.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status.h"
 #include "families/kernel_text.h"
 #include "families/spec/spec_family.h"
@@ -23,9 +24,11 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store)
   if (family == nullptr) {
     const std::string name =
         problem.family_name().empty() ? EnumName(problem.family()) : problem.family_name();
+    std::vector<std::string> builtin;
+    for (const Family* f : AllFamilies()) builtin.emplace_back(f->name());
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown kernel family ", name,
-        " (built-in: sgemm, transpose; `tunectl families` lists the registered kernel specs)"));
+        "unknown kernel family ", name, " (built-in: ", absl::StrJoin(builtin, ", "),
+        "; `tunectl families` lists the registered kernel specs)"));
   }
   if (family->spec() == nullptr || family->id() != v1::FAMILY_UNSPECIFIED) {
     if (problem.dtype() != v1::DTYPE_F32) {
@@ -68,8 +71,8 @@ absl::Status ResolveProblem(v1::Problem* problem, Store* store) {
     auto newest = store->GetSpec(problem->family_name(), "");
     if (!newest.ok()) {
       if (absl::IsNotFound(newest.status())) {
-        return absl::NotFoundError(absl::StrCat("no family \"", problem->family_name(),
-                                                "\": not built in, and no kernel spec of that name is "
+        return absl::NotFoundError(absl::StrCat("no family '", problem->family_name(),
+                                                "': not built in, and no kernel spec of that name is "
                                                 "registered (tunectl family add SPEC)"));
       }
       return newest.status();

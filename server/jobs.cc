@@ -393,12 +393,12 @@ absl::Status JobRunner::Finish(int64_t id) {
   if (!done->has_best() && !device().compile_only()) {
     auto found = FamilyOf(done->problem(), store_);
     const Family* family = found.ok() ? *found : nullptr;
-    if (family == nullptr || !family->baseline_is_candidate() || !(done->baseline_ms() > 0)) {
+    if (family == nullptr || !family->baseline_serves_alone() || !(done->baseline_ms() > 0)) {
       const std::string why = "no config passed verification";
       auto failed = store_->FinishJob(id, v1::JOB_FAILED, why);
       if (failed.ok() && *failed) {
         spdlog::warn("job {} failed: {} ({} failed{})", id, why, done->failed(),
-                     family != nullptr && !family->baseline_is_candidate()
+                     family != nullptr && !family->baseline_serves_alone()
                          ? absl::StrCat("; ", std::string(family->name()), "'s baseline is no answer")
                          : "; no baseline timed");
       }

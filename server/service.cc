@@ -185,7 +185,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   v1::Problem tuned_problem = req->problem();
   best->set_match(v1::MATCH_EXACT);
   auto row = store_->Best(device_id_, tuned_problem);
-  if (row.ok() && (*row)->baseline_only && !(*family)->baseline_is_candidate()) {
+  if (row.ok() && (*row)->baseline_only && !(*family)->baseline_serves_alone()) {
     // Not stored by this build (its runner fails such a job): nothing to serve.
     row = absl::NotFoundError(absl::StrCat("no config of ", std::string((*family)->name()), " ",
                                            Family::ShapeString(shape), " passed verification"));

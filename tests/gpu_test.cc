@@ -19,6 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "families/kernel_text.h"
+#include "families/spec/spec.h"
+#include "families/spec/spec_family.h"
 #include "core/serving.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
@@ -76,7 +78,9 @@ class GpuTest : public ::testing::Test {
                                                       v1::Math math) {
     worker::Prepare p;
     p.mutable_problem()->set_family(f.id());
-    p.mutable_problem()->set_dtype(v1::DTYPE_F32);
+    if (f.id() == v1::FAMILY_UNSPECIFIED) p.mutable_problem()->set_family_name(std::string(f.name()));
+    p.mutable_problem()->set_dtype(f.id() == v1::FAMILY_UNSPECIFIED ? v1::DTYPE_UNSPECIFIED : v1::DTYPE_F32);
+    if (auto spec = SpecWithSource(f)) *p.mutable_spec() = *std::move(spec);
     p.mutable_problem()->set_math(math);
     for (int64_t d : shape) p.mutable_problem()->add_shape(d);
     p.set_seed(7);
@@ -256,6 +260,47 @@ TEST_F(GpuTest, EverySgemmConfigIsCorrectOnShapesNoTileDivides) {
 
 TEST_F(GpuTest, EveryTransposeConfigIsCorrectOnOddSizes) {
   VerifyAll(TransposeFamily(), {{8191, 4097}, {1, 1}, {33, 17}, {1, 5000}, {4096, 4096}});
+}
+
+// The kernel specs of examples/kernels/ ($TUNED_EXAMPLES_DIR, else
+// examples/kernels under the working directory, the repository's root):
+// every config of each is correct against its reference, on odd sizes.
+TEST_F(GpuTest, EveryConfigOfTheExampleSpecsIsCorrect) {
+  const char* env = std::getenv("TUNED_EXAMPLES_DIR");
+  const std::string dir = env != nullptr ? env : "examples/kernels";
+  const std::vector<std::pair<std::string, std::vector<Shape>>> examples = {
+      {"matmul", {{64, 128, 32}, {192, 64, 96}}},
+      {"reduction", {{1000003}, {4096}, {1}}},
+      {"stencil", {{1000, 333}, {64, 64}}},
+      {"softmax", {{333, 1000}, {4, 4096}, {1000, 7}}},
+  };
+  for (const auto& [name, shapes] : examples) {
+    auto spec = spec::LoadSpecFile(dir + "/" + name + "/spec.toml");
+    ASSERT_TRUE(spec.ok()) << name << ": " << spec.status();
+    auto family = SpecFamily::Create(*spec);
+    ASSERT_TRUE(family.ok()) << name << ": " << family.status();
+    const Family& f = **family;
+    const auto kernels = CompileAll(f, worker_->device());
+    ASSERT_FALSE(kernels.empty()) << name;
+    for (const auto& shape : shapes) {
+      ASSERT_TRUE(Prepare(f, shape).ok()) << name << " " << Family::ShapeString(shape);
+      int ok = 0, runs = 0;
+      for (const auto& [config, kernel] : kernels) {
+        if (!f.SuitsShape(config, shape).ok()) continue;  // a restriction over dimensions
+        ++runs;
+        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape, worker_->device()), 0,
+                                          /*time=*/false);
+        EXPECT_EQ(r.status(), v1::MEASUREMENT_OK)
+            << f.ConfigName(config) << " on " << Family::ShapeString(shape) << ": " << r.message();
+        EXPECT_LE(r.error(), 1.0) << f.ConfigName(config);
+        ok += r.status() == v1::MEASUREMENT_OK;
+        ASSERT_FALSE(worker_->broken()) << f.ConfigName(config);
+      }
+      EXPECT_GT(runs, 0) << name << " " << Family::ShapeString(shape);
+      std::cout << name << " " << Family::ShapeString(shape) << ": " << ok << "/" << runs
+                << " configs correct\n";
+    }
+  }
 }
 
 TEST_F(GpuTest, TimingIsPositiveAndStable) {

@@ -106,7 +106,7 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
       {no_family, absl::StatusCode::kInvalidArgument, "unknown kernel family"},
       {no_dtype, absl::StatusCode::kInvalidArgument, "dtype"},
       {family77, absl::StatusCode::kInvalidArgument,
-       "unknown kernel family 77 (known: sgemm, transpose)"},
+       "unknown kernel family 77 (built-in: sgemm, transpose;"},
       {dtype9, absl::StatusCode::kInvalidArgument,
        "dtype 9 is not supported by sgemm (supported: f32)"},
       {math7, absl::StatusCode::kInvalidArgument,
