@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine (issue 36): transpose as a kernel spec against the
 # built-in transpose family it replaced. Two daemons tune the transpose
-# suite, each with its own database: OLD_BIN's (a build from before
-# transpose became a spec) and the bundle's; then spec_bench loads both
+# suite, each with its own database: OLD_TUNED's with OLD_WORKER (a build
+# from before transpose became a spec) and the bundle's; then spec_bench loads both
 # served kernels in one client process and times them interleaved on the
 # same buffers, L2 flushed. Ends with
 #   SUMMARY transpose_as_spec vs_builtin=<geomean of spec GB/s / built-in GB/s> shapes=<n>
-# Usage: [BUNDLE=.bundle] OLD_BIN=dir bench/transpose_as_spec.sh OUTDIR SHAPES_FILE
+# Usage: [BUNDLE=.bundle] OLD_TUNED=path OLD_WORKER=path bench/transpose_as_spec.sh OUTDIR SHAPES_FILE
 set -u
 out=$1 shapes=$2
 bundle=${BUNDLE:-.bundle}
@@ -16,12 +16,12 @@ log=$out/transpose_as_spec.log
 run=$(mktemp -d)
 {
   echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader)"
-  echo "# command: OLD_BIN=$OLD_BIN bench/transpose_as_spec.sh $out $shapes"
+  echo "# command: OLD_TUNED=$OLD_TUNED OLD_WORKER=$OLD_WORKER bench/transpose_as_spec.sh $out $shapes"
 } > "$log"
 for side in old new; do
-  bin=$PWD/$bundle/bin
-  [[ $side == old ]] && bin=$OLD_BIN
-  "$bin/tuned" --gpu 0 --worker "$bin/tuned-worker" --socket "$run/$side.sock" --db "$out/transpose_$side.db" \
+  daemon=$PWD/$bundle/bin/tuned worker=$PWD/$bundle/bin/tuned-worker
+  [[ $side == old ]] && daemon=$OLD_TUNED worker=$OLD_WORKER
+  "$daemon" --gpu 0 --worker "$worker" --socket "$run/$side.sock" --db "$out/transpose_$side.db" \
     > "$out/tuned_transpose_$side.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do [[ -S $run/$side.sock ]] && break; sleep 0.2; done
@@ -33,7 +33,7 @@ for side in old new; do
   kill -TERM $pid; wait $pid
 done
 # Both daemons serve again (their databases hold the tuned kernels), and one client times both.
-"$OLD_BIN/tuned" --gpu 0 --worker "$OLD_BIN/tuned-worker" --socket "$run/old.sock" --db "$out/transpose_old.db" \
+"$OLD_TUNED" --gpu 0 --worker "$OLD_WORKER" --socket "$run/old.sock" --db "$out/transpose_old.db" \
   >> "$out/tuned_transpose_old.log" 2>&1 &
 old=$!
 tuned --gpu 0 --socket "$run/new.sock" --db "$out/transpose_new.db" >> "$out/tuned_transpose_new.log" 2>&1 &
