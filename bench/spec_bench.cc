@@ -3,8 +3,9 @@
 // with the client library (TunedKernel::Load) and launched on fresh buffers
 // (TunedKernel::Launch), its outputs checked against the spec's reference
 // (the worker's SpecProblem, a fresh seed), then timed interleaved with the
-// default config (or, with --against, with the kernel another daemon serves
-// for the same problem), L2 flushed before each run, median of --rounds.
+// default config compiled here (or, with --against, with the kernel another
+// daemon serves for the same problem), both launched by TunedKernel::Launch
+// on the same buffers, L2 flushed before each run, median of --rounds.
 //
 //   spec_bench --spec examples/kernels/softmax/spec.toml --problem 4096,1024 --problem 65536,100
 //   spec_bench --family transpose --problems transpose_shapes.txt --against unix:/old.sock
@@ -28,6 +29,7 @@
 #include "families/kernel_text.h"
 #include "families/spec/spec.h"
 #include "families/spec/spec_family.h"
+#include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
 #include "tuned/client.h"
@@ -145,20 +147,37 @@ int main(int argc, char** argv) {
     auto error = s.ok() ? p.CheckOutput(stream) : absl::StatusOr<double>(s);
     const bool right = error.ok() && *error <= p.Tolerance();
     wrong += !right;
-    // The yardstick: the default config (the problem's baseline), or the
-    // kernel another daemon serves.
-    std::function<absl::Status(cudaStream_t)> yardstick = [&](cudaStream_t st) { return p.RunBaseline(st); };
-    std::string yardstick_name = p.BaselineName();
+    // The yardstick, launched the same way (a TunedKernel, so that the
+    // launch's own cost is alike): the default config (the problem's
+    // baseline) compiled here, or the kernel another daemon serves.
+    tuned::v1::BestKernel yard = *best;
+    std::string yardstick_name;
     if (other != nullptr) {
       auto b = other->GetBest(problem);
       if (!b.ok()) return std::fprintf(stderr, "--against: %s\n", b.status().ToString().c_str()), 1;
-      auto loaded = tuned::LoadedKernel::Load(b->cubin(), b->entry());
-      if (!loaded.ok()) return std::fprintf(stderr, "--against: %s\n", loaded.status().ToString().c_str()), 1;
+      yard = *b;
+      yard.clear_kernel_arguments();  // a daemon before kernel specs sends none: the same arguments
+      *yard.mutable_kernel_arguments() = best->kernel_arguments();
+      yard.set_use_baseline(false);
       yardstick_name = b->measurement().config().name();
-      // Its own geometry, on the same arguments (the kernels take them in one order).
-      auto k = std::make_shared<tuned::LoadedKernel>(*std::move(loaded));
-      yardstick = [&p, k, g = b->geometry()](cudaStream_t st) { return k->Launch(g, p.KernelArgs().data(), st); };
+    } else {
+      const auto& f = dynamic_cast<const tuned::SpecFamily&>(*family);
+      const tuned::Config def = f.DefaultConfig();
+      if (def.empty()) return std::fprintf(stderr, "%s has no default config\n", spec.name().c_str()), 2;
+      const tuned::KernelSource src = f.Source(def);
+      auto compiled = tuned::Compile(tuned::SourceText(src), src.name_expression, src.options,
+                                     "sm_" + std::to_string(device->cc_major()) + std::to_string(device->cc_minor()));
+      if (!compiled.ok()) return std::fprintf(stderr, "default config: %s\n", compiled.status().ToString().c_str()), 1;
+      yard.set_cubin(compiled->cubin);
+      yard.set_ptx(compiled->ptx);
+      yard.set_entry(compiled->entry);
+      *yard.mutable_geometry() = f.Geometry(def, shape, *device);
+      yard.set_use_baseline(false);
+      yardstick_name = "default config " + f.ConfigName(def);
     }
+    auto yard_kernel = tuned::TunedKernel::Load(yard);
+    if (!yard_kernel.ok()) return std::fprintf(stderr, "%s\n", yard_kernel.status().ToString().c_str()), 1;
+    auto yardstick = [&](cudaStream_t st) { return yard_kernel->Launch(buffers, st); };
     auto flush = [&](cudaStream_t st) { return flusher->Flush(st); };
     auto samples = tuned::TimeInterleavedSamplesMs({served, yardstick}, flush, rounds, stream);
     if (!samples.ok()) {
