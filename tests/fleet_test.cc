@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "db/store.h"
+#include "families/spec/spec.h"
 #include "gtest/gtest.h"
 #include "tests/daemon_process.h"
 #include "tests/pg_server.h"
@@ -266,6 +267,35 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
   ASSERT_TRUE(a.client().SubmitSweep(TransposeProblem(4096, 64)).ok());
   auto over = b.client().SubmitSweep(TransposeProblem(64, 4096));
   EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted) << over.status();
+}
+
+// A kernel spec registered on one daemon is everyone's: another daemon of
+// the fleet lists it and sweeps it by name, and the first serves the result.
+TEST_F(FleetTest, AKernelSpecRegisteredOnOneDaemonIsSweptByAnother) {
+  FleetDaemon& a = Start(0, {"--allow-user-kernels"});
+  FleetDaemon& b = Start(1);
+  auto spec = spec::LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/reduction/spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto registered = a.client().RegisterFamily(*spec);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_TRUE(registered->created());
+  // B takes no specs itself, but sees and tunes the one A stored.
+  EXPECT_EQ(b.client().RegisterFamily(*spec).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto families = b.client().ListFamilies();
+  ASSERT_TRUE(families.ok()) << families.status();
+  ASSERT_EQ(families->size(), 3u);
+  EXPECT_EQ(families->back().name(), "reduce_sum");
+  EXPECT_EQ(families->back().spec_hash(), spec::SpecHash(*spec));
+  const v1::Problem problem = FamilyProblem("reduce_sum", {65536});
+  auto job = b.client().SubmitSweep(problem);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->problem().spec_hash(), spec::SpecHash(*spec));
+  const v1::Job end = WaitForEnd(b.client(), job->id());
+  auto space = spec::EnumerateSpace(*spec, {{"n", 65536}});
+  ASSERT_TRUE(space.ok());
+  EXPECT_EQ(end.total(), static_cast<int>(space->size()));
+  // Every config once, by either daemon; A reads them from the shared database.
+  ExpectEachConfigOnce(a.client(), problem, static_cast<int>(space->size()));
 }
 
 TEST_F(FleetTest, SigtermStopsWithinTwoSecondsDuringACompileAndHandsTheClaimsBack) {
