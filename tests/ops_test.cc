@@ -29,6 +29,7 @@
 #include "grpcpp/grpcpp.h"
 #include "families/family.h"
 #include "tests/daemon_process.h"
+#include "families/spec/spec.h"
 #include "tuned/client.h"
 
 namespace tuned {
@@ -162,7 +163,8 @@ class OpsTest : public ::testing::Test {
                      ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile " + name +
                      ".ext -out " + name + ".pem 2>/dev/null"));
     }
-    std::ofstream(dir_ / "tokens") << "# NAME:TOKEN\nalice:" << kAlice << "\n\nbob:" << kBob << "\n";
+    // alice may register kernel specs (the "register" scope); bob may not.
+    std::ofstream(dir_ / "tokens") << "# NAME:TOKEN [SCOPES]\nalice:" << kAlice << " register\n\nbob:" << kBob << "\n";
   }
   std::vector<std::string> TlsFlags() const {
     return {"--listen", "127.0.0.1:0", "--tls-cert", (dir_ / "server.pem").string(), "--tls-key",
@@ -345,6 +347,35 @@ TEST_F(OpsTest, TlsPortNeedsTheTokenAndEnforcesPerClientQuotas) {
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].client(), "bob");
   EXPECT_EQ((*jobs)[1].client(), "alice");
+}
+
+// Over TCP a kernel spec is registered only with a token whose line grants
+// the "register" scope; the Unix socket's local users need none.
+TEST_F(OpsTest, RegisteringOverTcpNeedsTheRegisterScope) {
+  MakeCertificates();
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back("--allow-user-kernels");
+  Daemon d(dir_, flags);
+  ASSERT_TRUE(d.WaitServing()) << ReadAll(d.log());
+  const std::string tcp = "127.0.0.1:" + std::to_string(d.LoggedPort("listening tcp 127.0.0.1:"));
+  auto spec = spec::LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/matmul/spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  Client alice(tcp, As(kAlice)), bob(tcp, As(kBob)), nobody(tcp, As(""));
+  auto refused = bob.RegisterFamily(*spec);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
+  EXPECT_NE(refused.status().message().find("'register' scope"), std::string::npos) << refused.status();
+  EXPECT_EQ(nobody.RegisterFamily(*spec).status().code(), absl::StatusCode::kUnauthenticated);
+  auto families = Client(d.address()).ListFamilies();
+  ASSERT_TRUE(families.ok());
+  EXPECT_EQ(families->size(), 2u);  // nothing stored
+  auto registered = alice.RegisterFamily(*spec);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_EQ(registered->client(), "alice");
+  // An unknown scope in the token file stops the daemon at start, naming it.
+  std::ofstream(dir_ / "tokens") << "carol:carol-0123456789abcdef admin\n";
+  Daemon bad(dir_ / "bad", flags);
+  EXPECT_FALSE(bad.WaitServing());
+  EXPECT_NE(ReadAll(bad.log()).find("unknown scope 'admin'"), std::string::npos) << ReadAll(bad.log());
 }
 
 TEST_F(OpsTest, AnonymousReadsOnlyWhenAllowedAndMutualTls) {
