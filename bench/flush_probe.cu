@@ -22,6 +22,7 @@
 #define SGEMM_HEADER "kernels_src/sgemm/sgemm.cuh"
 #endif
 #include SGEMM_HEADER
+#include "kernels_src/sgemm/warp.cuh"  // sgemm_warp (the kernel files are joined in this order)
 
 #define CHECK(x)                                                              \
   do {                                                                        \
