@@ -196,16 +196,18 @@ KernelSource SpecFamily::Source(const Config& config) const {
   return source;
 }
 
+v1::LaunchGeometry LaunchGeometryOf(const spec::Geometry& geometry) {
+  v1::LaunchGeometry g;
+  for (int64_t v : {geometry.grid.x, geometry.grid.y, geometry.grid.z}) g.add_grid(static_cast<uint32_t>(v));
+  for (int64_t v : {geometry.block.x, geometry.block.y, geometry.block.z}) g.add_block(static_cast<uint32_t>(v));
+  g.set_dynamic_shared_bytes(static_cast<uint32_t>(geometry.shared_memory_bytes));
+  return g;
+}
+
 v1::LaunchGeometry SpecFamily::Geometry(const Config& config, const Shape& shape,
                                         const v1::Device& /*device*/) const {
-  v1::LaunchGeometry g;
   auto launch = Launch(config, shape);
-  if (!launch.ok()) return g;
-  const spec::Geometry& k = launch->kernel;
-  for (int64_t v : {k.grid.x, k.grid.y, k.grid.z}) g.add_grid(static_cast<uint32_t>(v));
-  for (int64_t v : {k.block.x, k.block.y, k.block.z}) g.add_block(static_cast<uint32_t>(v));
-  g.set_dynamic_shared_bytes(static_cast<uint32_t>(k.shared_memory_bytes));
-  return g;
+  return launch.ok() ? LaunchGeometryOf(launch->kernel) : v1::LaunchGeometry();
 }
 
 std::vector<std::string> SpecFamily::Arguments() const {

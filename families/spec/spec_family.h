@@ -18,6 +18,10 @@
 
 namespace tuned {
 
+/// A spec launch's geometry as the API's LaunchGeometry (grid and block x,
+/// y, z; dynamic shared memory in bytes).
+v1::LaunchGeometry LaunchGeometryOf(const spec::Geometry& geometry);
+
 class SpecFamily : public Family {
  public:
   /// A built-in family made of a spec: its enum value, and the kernel files

@@ -85,14 +85,6 @@ absl::StatusOr<std::vector<unsigned char>> ToHost(const DeviceBuffer& buf) {
   return out;
 }
 
-v1::LaunchGeometry ToGeometry(const spec::Geometry& g) {
-  v1::LaunchGeometry out;
-  for (int64_t v : {g.grid.x, g.grid.y, g.grid.z}) out.add_grid(static_cast<uint32_t>(v));
-  for (int64_t v : {g.block.x, g.block.y, g.block.z}) out.add_block(static_cast<uint32_t>(v));
-  out.set_dynamic_shared_bytes(static_cast<uint32_t>(g.shared_memory_bytes));
-  return out;
-}
-
 class SpecProblem final : public DeviceProblem {
  public:
   static absl::StatusOr<std::unique_ptr<DeviceProblem>> Create(const v1::KernelSpec& spec,
@@ -160,7 +152,7 @@ class SpecProblem final : public DeviceProblem {
       auto k = CompileAndLoad(text, v.reference_kernel(), instance.defines, arch);
       if (!k.ok()) return k.status();
       reference = *std::move(k);
-      reference_geometry = ToGeometry(*launch->reference);
+      reference_geometry = LaunchGeometryOf(*launch->reference);
       reference_name = absl::StrCat("reference kernel ", v.reference_kernel());
     } else {
       const Config config(v.reference_config().begin(), v.reference_config().end());
@@ -169,7 +161,7 @@ class SpecProblem final : public DeviceProblem {
       auto k = CompileAndLoad(text, ref_launch->name_expression, ref_launch->defines, arch);
       if (!k.ok()) return k.status();
       reference = *std::move(k);
-      reference_geometry = ToGeometry(ref_launch->kernel);
+      reference_geometry = LaunchGeometryOf(ref_launch->kernel);
       reference_name = absl::StrCat("reference config ", f.ConfigName(config));
     }
     TUNED_RETURN_IF_ERROR(p->ResetOutputs(nullptr));
@@ -190,7 +182,7 @@ class SpecProblem final : public DeviceProblem {
       auto k = CompileAndLoad(text, def_launch->name_expression, def_launch->defines, arch);
       if (!k.ok()) return k.status();
       p->baseline_ = *std::move(k);
-      p->baseline_geometry_ = ToGeometry(def_launch->kernel);
+      p->baseline_geometry_ = LaunchGeometryOf(def_launch->kernel);
       p->baseline_name_ = f.baseline_name();
     } else {
       p->baseline_ = std::move(reference);
