@@ -146,7 +146,7 @@ int64_t SpecFamily::BufferBytes(const Shape& shape, v1::Math) const {
   for (const v1::KernelArgument& a : *args) {
     if (!a.is_buffer()) continue;
     const int64_t b = a.elements() * spec::TypeBytes(a.type());
-    bytes += a.role() == v1::SPEC_ROLE_INOUT ? 2 * b : b;
+    bytes += a.role() == v1::SPEC_ROLE_IN ? b : 2 * b;
   }
   return bytes;
 }

@@ -64,8 +64,8 @@ class SpecFamily : public Family {
   /// where that breaks a restriction there, the first config of the shape's
   /// space); 0 without work or where no config holds.
   double Work(const Shape& shape) const override;
-  /// The buffers, plus a pristine copy of each inout buffer (the worker
-  /// restores it before each verification), in bytes.
+  /// The buffers, plus a copy of each output's initial fill (the worker
+  /// restores outputs from it before each verification), in bytes.
   int64_t BufferBytes(const Shape& shape, v1::Math math) const override;
   int64_t MaxBufferElements(const Shape& shape) const override;
 
