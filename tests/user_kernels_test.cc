@@ -247,6 +247,65 @@ TEST_F(UserKernelsTest, AChangedSpecIsANewVersionAndResultsNeverMix) {
   for (const auto& m : new_ms) EXPECT_EQ(m.job_id(), second.id());
 }
 
+// A spec kernel tuned elsewhere (tunectl export) imports as a finished job,
+// and GetBest serves it with the launch a client needs for the asked shape:
+// the geometry and every argument evaluated there (the nearest tuned shape's
+// config where it runs at the asked one).
+TEST_F(UserKernelsTest, AnImportedSpecKernelIsServedWithItsArgumentsAndGeometry) {
+  Start();
+  const v1::KernelSpec spec = Example("softmax");
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(spec, &info).ok());
+  grpc::ClientContext c1;
+  v1::Device device;
+  ASSERT_TRUE(stub_->DescribeDevice(&c1, v1::DescribeDeviceRequest(), &device).ok());
+  v1::ImportKernelRequest import;
+  v1::BestKernel* k = import.mutable_kernel();
+  *k->mutable_problem() = SpecProblem("softmax_rows", {4096, 1024});
+  *k->mutable_device() = device;
+  v1::Measurement* m = k->mutable_measurement();
+  m->set_status(v1::MEASUREMENT_OK);
+  m->set_median_ms(0.02);
+  (*m->mutable_config()->mutable_params())["THREADS"] = 256;
+  (*m->mutable_config()->mutable_params())["VEC"] = 4;
+  k->set_cubin("stand-in cubin");  // never run: compile-only
+  k->set_entry("softmax_entry");
+  k->set_baseline_ms(0.03);
+  grpc::ClientContext c2;
+  v1::Job job;
+  const grpc::Status imported = stub_->ImportKernel(&c2, import, &job);
+  ASSERT_TRUE(imported.ok()) << imported.error_message();
+  EXPECT_EQ(job.problem().spec_hash(), info.spec_hash());
+
+  grpc::ClientContext c3;
+  v1::GetBestRequest req;
+  *req.mutable_problem() = SpecProblem("softmax_rows", {4000, 1000});  // near 4096x1024
+  v1::BestKernel best;
+  const grpc::Status s = stub_->GetBest(&c3, req, &best);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(best.match(), v1::MATCH_NEAREST);
+  EXPECT_EQ(best.measurement().config().name(), "softmax_rows_THREADS256_VEC4");
+  EXPECT_EQ(best.cubin(), "stand-in cubin");
+  EXPECT_EQ(std::vector<uint32_t>(best.geometry().grid().begin(), best.geometry().grid().end()),
+            (std::vector<uint32_t>{4000, 1, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(best.geometry().block().begin(), best.geometry().block().end()),
+            (std::vector<uint32_t>{256, 1, 1}));
+  ASSERT_EQ(best.kernel_arguments_size(), 4);
+  EXPECT_EQ(best.kernel_arguments(0).name(), "x");
+  EXPECT_TRUE(best.kernel_arguments(0).is_buffer());
+  EXPECT_EQ(best.kernel_arguments(0).elements(), 4000 * 1000);
+  EXPECT_EQ(best.kernel_arguments(1).role(), v1::SPEC_ROLE_OUT);
+  EXPECT_FALSE(best.kernel_arguments(2).is_buffer());
+  EXPECT_EQ(best.kernel_arguments(2).int_value(), 4000);
+  EXPECT_EQ(best.kernel_arguments(3).int_value(), 1000);
+  // At 4096x1022 the imported config breaks a restriction (cols % VEC): nothing to serve.
+  grpc::ClientContext c4;
+  *req.mutable_problem() = SpecProblem("softmax_rows", {4096, 1022});
+  const grpc::Status far = stub_->GetBest(&c4, req, &best);
+  EXPECT_EQ(far.error_code(), grpc::StatusCode::NOT_FOUND) << far.error_message();
+  EXPECT_NE(far.error_message().find("does not run there"), std::string::npos) << far.error_message();
+}
+
 TEST_F(UserKernelsTest, ProblemsOfUnknownSpecsAndWrongShapesAreRefused) {
   Start();
   v1::FamilyInfo info;
