@@ -132,7 +132,14 @@ bool JobRunner::CompileAhead() {
   }
   if (ahead_.empty()) {
     std::set<std::string> names;
-    for (const Family* family : AllFamilies()) {
+    // The built-in families, and the newest version of each registered kernel spec.
+    std::vector<const Family*> families = AllFamilies();
+    if (auto specs = store_->ListSpecs(); specs.ok()) {
+      for (const StoredSpec& s : *specs) {
+        if (auto f = AddSpecFamily(s.spec); f.ok()) families.push_back(*f);
+      }
+    }
+    for (const Family* family : families) {
       if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
       const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
       for (v1::Math math : family->MathModes()) {
@@ -151,7 +158,7 @@ bool JobRunner::CompileAhead() {
     }
     absl::MutexLock lock(&mu_);
     ahead_progress_.total = static_cast<int64_t>(ahead_.size());
-    spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours)",
+    spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours, kernel specs included)",
                  ahead_.size());
   }
   int64_t done;
