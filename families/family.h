@@ -231,6 +231,9 @@ std::vector<const Family*> AllFamilies();
 /// or a kernel spec family that AddSpecFamily holds by family_name and
 /// spec_hash; nullptr if none.
 const Family* FindFamily(const v1::Problem& problem);
+/// ALREADY_EXISTS where `name` is a built-in family's, which no kernel spec
+/// may take.
+absl::Status CheckSpecFamilyName(std::string_view name);
 /// Makes `spec` a family of this process (validated: INVALID_ARGUMENT as
 /// spec::ValidateSpec), held until the process ends under its name and
 /// content hash; the family held already where that version was added

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/status.h"
 #include "families/family.h"
 #include "families/spec/spec.h"
 #include "families/spec/spec_family.h"
@@ -59,11 +60,14 @@ const Family* FindFamily(const v1::Problem& problem) {
   return it == specs.by_version.end() ? nullptr : it->second.get();
 }
 
+absl::Status CheckSpecFamilyName(std::string_view name) {
+  if (FindFamily(name) == nullptr) return absl::OkStatus();
+  return absl::AlreadyExistsError(
+      absl::StrCat("\"", std::string(name), "\" is a built-in family; give the kernel spec another name"));
+}
+
 absl::StatusOr<const Family*> AddSpecFamily(const v1::KernelSpec& spec) {
-  if (FindFamily(spec.name()) != nullptr) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("\"", spec.name(), "\" is a built-in family; give the kernel spec another name"));
-  }
+  TUNED_RETURN_IF_ERROR(CheckSpecFamilyName(spec.name()));
   const std::pair<std::string, std::string> key{spec.name(), spec::SpecHash(spec)};
   SpecFamilies& specs = Specs();
   {

@@ -379,12 +379,17 @@ grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::Re
     if (!parsed.ok()) return ToGrpc(parsed.status());
     spec = *std::move(parsed);
   }
-  auto family = AddSpecFamily(spec);  // validates; nothing is stored yet
-  if (!family.ok()) return ToGrpc(family.status());
-  if (auto s = CompileCheck(**family); !s.ok()) return ToGrpc(s);
+  // Checked and compiled before anything holds it: a refused spec leaves no
+  // trace, in the store or in this process's registry.
+  if (auto s = CheckSpecFamilyName(spec.name()); !s.ok()) return ToGrpc(s);
+  auto checked = SpecFamily::Create(spec);
+  if (!checked.ok()) return ToGrpc(checked.status());
+  if (auto s = CompileCheck(**checked); !s.ok()) return ToGrpc(s);
   const std::string hash = spec::SpecHash(spec);
   auto created = store_->AddSpec(spec, hash, quota->client, absl::ToUnixSeconds(absl::Now()));
   if (!created.ok()) return ToGrpc(created.status());
+  auto family = AddSpecFamily(spec);
+  if (!family.ok()) return ToGrpc(family.status());
   auto stored = store_->GetSpec(spec.name(), hash);
   if (!stored.ok()) return ToGrpc(stored.status());
   *info = DescribeFamily(**family, /*with_spec=*/true);

@@ -197,6 +197,15 @@ TEST_F(UserKernelsTest, BadSpecsAreRefusedNamingTheFieldAndNothingIsStored) {
     }
   }
   EXPECT_EQ(Families().size(), 2u);
+  // Nor does this daemon hold a refused spec: its version cannot be swept.
+  v1::KernelSpec broken = Example("softmax");
+  cases[3].change(broken);
+  grpc::ClientContext ctx;
+  v1::SubmitSweepRequest sweep;
+  *sweep.mutable_problem() = SpecProblem("softmax_rows", {256, 100}, spec::SpecHash(broken));
+  v1::Job job;
+  const grpc::Status s = stub_->SubmitSweep(&ctx, sweep, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
 }
 
 TEST_F(UserKernelsTest, ASweepOfASpecCompilesEveryConfigOfItsProblem) {

@@ -390,6 +390,47 @@ absl::StatusOr<Geometry> EvalGeometry(const std::string& path, const Compiled::L
   return g;
 }
 
+// Every argument's value (buffers' sizes, scalars), over the dims' values
+// `dim_vals`; `at` names the point in errors.
+absl::StatusOr<std::vector<ArgumentValue>> ArgumentsAt(const v1::KernelSpec& spec, const Compiled& c,
+                                                       absl::Span<const int64_t> dim_vals, const std::string& at) {
+  std::vector<ArgumentValue> out;
+  for (int i = 0; i < spec.arguments_size(); ++i) {
+    const v1::SpecArgument& a = spec.arguments(i);
+    ArgumentValue v{.name = a.name(), .is_buffer = a.has_buffer()};
+    const std::string path = absl::StrCat("arguments[", i, "].", a.has_buffer() ? "size" : "value");
+    auto fail = [&](const absl::Status& s) {
+      return Prefix(path, absl::Status(s.code(), absl::StrCat(s.message(), " at ", at)));
+    };
+    if (a.has_buffer()) {
+      v.type = a.buffer().type();
+      auto n = c.args[i].EvaluateInt(dim_vals);
+      if (!n.ok()) return fail(n.status());
+      if (*n < 1 || *n > kMaxBufferElements) {
+        return Bad(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
+                                      ": not in [1, 2^31]"));
+      }
+      v.elements = *n;
+      v.bytes = *n * TypeBytes(v.type);
+    } else {
+      v.type = a.scalar().type();
+      const bool integer = v.type == v1::SPEC_TYPE_I32 || v.type == v1::SPEC_TYPE_I64;
+      absl::StatusOr<double> x = c.args[i].Evaluate(dim_vals);
+      if (integer && x.ok()) {
+        auto y = c.args[i].EvaluateInt(dim_vals);
+        x = y.ok() ? absl::StatusOr<double>(static_cast<double>(*y)) : y.status();
+      }
+      if (!x.ok()) return fail(x.status());
+      if (v.type == v1::SPEC_TYPE_I32 && (*x < -2147483648.0 || *x > 2147483647.0)) {
+        return Bad(path, absl::StrCat("value ", *x, " at ", at, " does not fit i32"));
+      }
+      v.scalar = *x;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& c, absl::Span<const int64_t> vals) {
   const std::string at = Describe(c.vars, vals);
   SpecLaunch out;
@@ -401,39 +442,9 @@ absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& 
     if (!r.ok()) return r.status();
     out.reference = *r;
   }
-  for (int i = 0; i < spec.arguments_size(); ++i) {
-    const v1::SpecArgument& a = spec.arguments(i);
-    ArgumentValue v{.name = a.name(), .is_buffer = a.has_buffer()};
-    const std::string path = absl::StrCat("arguments[", i, "].", a.has_buffer() ? "size" : "value");
-    auto fail = [&](const absl::Status& s) {
-      return Prefix(path, absl::Status(s.code(), absl::StrCat(s.message(), " at ", at)));
-    };
-    if (a.has_buffer()) {
-      v.type = a.buffer().type();
-      auto n = c.args[i].EvaluateInt(vals.subspan(0, c.ndims));
-      if (!n.ok()) return fail(n.status());
-      if (*n < 1 || *n > kMaxBufferElements) {
-        return Bad(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
-                                      ": not in [1, 2^31]"));
-      }
-      v.elements = *n;
-      v.bytes = *n * TypeBytes(v.type);
-    } else {
-      v.type = a.scalar().type();
-      const bool integer = v.type == v1::SPEC_TYPE_I32 || v.type == v1::SPEC_TYPE_I64;
-      absl::StatusOr<double> x = c.args[i].Evaluate(vals.subspan(0, c.ndims));
-      if (integer && x.ok()) {
-        auto y = c.args[i].EvaluateInt(vals.subspan(0, c.ndims));
-        x = y.ok() ? absl::StatusOr<double>(static_cast<double>(*y)) : y.status();
-      }
-      if (!x.ok()) return fail(x.status());
-      if (v.type == v1::SPEC_TYPE_I32 && (*x < -2147483648.0 || *x > 2147483647.0)) {
-        return Bad(path, absl::StrCat("value ", *x, " at ", at, " does not fit i32"));
-      }
-      v.scalar = *x;
-    }
-    out.arguments.push_back(std::move(v));
-  }
+  auto args = ArgumentsAt(spec, c, vals.subspan(0, c.ndims), at);
+  if (!args.ok()) return args.status();
+  out.arguments = *std::move(args);
   if (c.work) {
     auto w = c.work->Evaluate(vals);
     if (!w.ok()) return Prefix("work.expression", absl::Status(w.status().code(), absl::StrCat(w.status().message(), " at ", at)));
@@ -586,6 +597,13 @@ absl::StatusOr<std::vector<Config>> CompiledSpec::Space(const Dims& dims) const 
   auto dv = DimValues(impl_->spec, dims);
   if (!dv.ok()) return dv.status();
   return Enumerate(impl_->spec, impl_->compiled, *dv, true);
+}
+
+absl::StatusOr<std::vector<ArgumentValue>> CompiledSpec::Arguments(const Dims& dims) const {
+  auto dv = DimValues(impl_->spec, dims);
+  if (!dv.ok()) return dv.status();
+  const std::vector<std::string> names(impl_->spec.dims().begin(), impl_->spec.dims().end());
+  return ArgumentsAt(impl_->spec, impl_->compiled, *dv, Describe(names, *dv));
 }
 
 absl::StatusOr<std::vector<Config>> CompiledSpec::Space() const {

@@ -176,6 +176,11 @@ class CompiledSpec {
   /// As EnumerateSpace(spec, dims) and EnumerateSpace(spec).
   absl::StatusOr<std::vector<Config>> Space(const Dims& dims) const;
   absl::StatusOr<std::vector<Config>> Space() const;
+  /// Every argument at the problem `dims`: buffers' sizes and scalars' values,
+  /// which are over the dimensions only (any config has the same).
+  /// INVALID_ARGUMENT as EvaluateLaunch for bad dims or an expression that
+  /// fails or breaks a buffer limit.
+  absl::StatusOr<std::vector<ArgumentValue>> Arguments(const Dims& dims) const;
 
  private:
   struct Impl;

@@ -108,19 +108,13 @@ double SpecFamily::Work(const Shape& shape) const {
 }
 
 absl::StatusOr<std::vector<v1::KernelArgument>> SpecFamily::KernelArguments(const Shape& shape) const {
-  // Sizes and scalars are over the dimensions only: any config gives them.
-  auto launch = Launch(space_.front(), shape);
+  const spec::Dims dims = DimsOf(shape);
+  auto values = WithCompiled([&](const spec::CompiledSpec& c) { return c.Arguments(dims); });
+  if (!values.ok()) return values.status();
   std::vector<v1::KernelArgument> out;
-  if (!launch.ok()) {
-    // The first config may break a restriction at the shape; one that runs there will do.
-    auto config = RepresentativeConfig(shape);
-    if (!config.ok()) return config.status();
-    launch = Launch(*config, shape);
-    if (!launch.ok()) return launch.status();
-  }
   for (int i = 0; i < spec_.arguments_size(); ++i) {
     const v1::SpecArgument& a = spec_.arguments(i);
-    const spec::ArgumentValue& v = launch->arguments[i];
+    const spec::ArgumentValue& v = (*values)[i];
     v1::KernelArgument k;
     k.set_name(a.name());
     k.set_type(v.type);
