@@ -24,32 +24,21 @@ shift 2
 root=$PWD
 export LD_LIBRARY_PATH=$root/.bundle/lib:/usr/local/cuda/lib64
 export PATH=$root/.bundle/bin:$PATH
-pg=${FLEET_PG:-/var/tmp/tuned-fleet-pg}  # outside the work tree: the server's user must reach it
 shapes=${SHAPES:-$root/.fleet/shapes.txt}  # ../shared/bench/shapes.txt, carried
 flags=${FLEET_FLAGS:-}
 family=${FAMILY:-sgemm}  # FAMILY=transpose SHAPES=... WARM="1024 1024": a quick local check
-pgbin=$pg/.pgroot/usr/lib/postgresql/15/bin
-pgenv() { LD_LIBRARY_PATH=$pg/.pgroot/lib "$@"; }
-url() { echo "postgresql://postgres@/$1?host=$pg/sock&port=5432"; }
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u pgfleet -- "$@"; else "$@"; fi; }
+source "$root/bench/pg.sh"
 log() { echo "# $(date -u +%FT%TZ) $*"; }
 
 case $cmd in
 setup)
   mkdir -p "$out"
-  if [[ $(id -u) -eq 0 ]]; then id pgfleet > /dev/null 2>&1 || useradd -M -r pgfleet; fi
-  rm -rf "$pg" && mkdir -p "$pg/sock" && tar xJf "$root/.fleet/pg.tar.xz" -C "$pg" || exit 1
-  [[ $(id -u) -eq 0 ]] && chown -R pgfleet "$pg"
-  as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/initdb" -D "$pg/data" -A trust -U postgres \
-    --no-sync > "$out/initdb.log" 2>&1 || { cat "$out/initdb.log"; exit 1; }
-  as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w \
-    -o "-k $pg/sock -p 5432 -c listen_addresses='' -c max_connections=300 -c fsync=off" start ||
-    { cat "$pg/server.log"; exit 1; }
+  pg_setup "$out/initdb.log" || exit 1
   pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres cache || exit 1
   # The warm cache: a compile-only daemon compiles the static space once.
   export XDG_RUNTIME_DIR=$(mktemp -d)
   log "warming the compile cache" | tee "$out/warm.log"
-  tuned --compile-only --gpu 9 --db "$(url cache)" >> "$out/warm_daemon.log" 2>&1 &
+  tuned --compile-only --gpu 9 --db "$(pg_url cache)" >> "$out/warm_daemon.log" 2>&1 &
   d=$!
   for _ in $(seq 100); do tunectl --gpu 9 device > /dev/null 2>&1 && break; sleep 0.2; done
   start=$(date +%s)
@@ -59,9 +48,7 @@ setup)
   kill -TERM $d; wait $d
   ;;
 start)
-  as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w \
-    -o "-k $pg/sock -p 5432 -c listen_addresses='' -c max_connections=300 -c fsync=off" start ||
-    { cat "$pg/server.log"; exit 1; }
+  pg_start || exit 1
   ;;
 run)
   # RUN_LIMIT=S: after S seconds the run pauses (SIGTERM: the daemons hand
@@ -82,7 +69,7 @@ run)
   fi
   pids=()
   for ((g = 0; g < gpus; g++)); do
-    tuned --gpu $g --db "$(url "$name")" --metrics-listen 127.0.0.1:$((9400 + g)) $flags \
+    tuned --gpu $g --db "$(pg_url "$name")" --metrics-listen 127.0.0.1:$((9400 + g)) $flags \
       > "$out/tuned_${name}_gpu$g.log" 2>&1 &
     pids+=($!)
   done

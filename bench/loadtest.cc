@@ -1,18 +1,27 @@
 // loadtest: concurrent `best` look-ups against a running daemon, from a
-// separate process: C client threads, each with its own gRPC connection,
-// call GetBest back to back for D seconds (or until R requests each) and
-// the latencies of all calls give QPS and p50/p99/max in ms. Bounded in count
+// separate process: C clients, each with its own gRPC connection, call
+// GetBest back to back for D seconds (or until R requests each) and the
+// latencies of all calls give QPS and p50/p99/max in ms. Bounded in count
 // and time so it can run anywhere.
+//   --api sync: one thread per client, blocking calls (a client program's way);
+//   --api callback: gRPC's callback API, each client's next call started from
+//     the last one's completion on gRPC's own threads, so C clients need not
+//     be C threads competing with the daemon for the cores.
 // Usage: loadtest --server ADDR [--clients 64] [--seconds 10] [--max-requests 100000]
-//                 [--view basic|full] [--family sgemm] SHAPE...
+//                 [--api sync|callback] [--view basic|full] [--family sgemm] SHAPE...
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "families/family.h"
 #include "tuned/v1/tuner.grpc.pb.h"
@@ -24,10 +33,12 @@ int main(int argc, char** argv) {
   double seconds = 10;
   int64_t max_requests = 100000;
   std::vector<int64_t> shape;
-  std::string view = "basic", method = "best";
+  std::string view = "basic", method = "best", api = "sync";
   app.add_option("--method", method,
                  "best (GetBest) or device (DescribeDevice: the transport's floor, no store)")
       ->check(CLI::IsMember({"best", "device"}));
+  app.add_option("--api", api, "sync (a thread per client) or callback (gRPC's callback API)")
+      ->check(CLI::IsMember({"sync", "callback"}));
   app.add_option("--view", view, "basic (config, times, geometry) or full (with source, cubin, PTX)")
       ->check(CLI::IsMember({"basic", "full"}));
   app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
@@ -39,6 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--family", family_name, "kernel family of the looked-up problem");
   app.add_option("shape", shape, "the problem's shape, e.g. 1024 1024 1024")->required();
   CLI11_PARSE(app, argc, argv);
+  // As the daemon: Debian's Abseil checks every lock for deadlocks under one global lock.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const tuned::Family* family = tuned::FindFamily(family_name);
   if (family == nullptr) {
     std::fprintf(stderr, "unknown family %s\n", family_name.c_str());
@@ -50,6 +63,7 @@ int main(int argc, char** argv) {
   for (int64_t d : shape) request.mutable_problem()->add_shape(d);
   request.set_view(view == "full" ? tuned::v1::BEST_VIEW_FULL : tuned::v1::BEST_VIEW_BASIC);
 
+  const tuned::v1::DescribeDeviceRequest describe;
   using Clock = std::chrono::steady_clock;
   std::vector<std::vector<double>> latencies(clients);
   std::atomic<int64_t> errors{0};
@@ -57,36 +71,84 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(seconds));
-  std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] {
-      grpc::ChannelArguments args;
-      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
-      auto stub = tuned::v1::Tuner::NewStub(
-          grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
-      auto& lat = latencies[c];
-      lat.reserve(16384);
-      for (int64_t i = 0; i < max_requests && Clock::now() < end; ++i) {
-        grpc::ClientContext ctx;
-        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-        tuned::v1::BestKernel reply;
-        tuned::v1::Device device;
-        const auto t0 = Clock::now();
-        grpc::Status s = method == "best"
-                             ? stub->GetBest(&ctx, request, &reply)
-                             : stub->DescribeDevice(&ctx, tuned::v1::DescribeDeviceRequest(), &device);
-        const auto t1 = Clock::now();
-        if (!s.ok()) {
-          ++errors;
-          int zero = 0;
-          first_error_code.compare_exchange_strong(zero, static_cast<int>(s.error_code()));
-          continue;
+  auto channel = [&server] {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+    return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  };
+  auto record = [&](int c, const grpc::Status& s, Clock::time_point t0) {
+    if (!s.ok()) {
+      ++errors;
+      int zero = 0;
+      first_error_code.compare_exchange_strong(zero, static_cast<int>(s.error_code()));
+      return;
+    }
+    latencies[c].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  };
+  if (api == "sync") {
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&, c] {
+        auto stub = tuned::v1::Tuner::NewStub(channel());
+        latencies[c].reserve(16384);
+        for (int64_t i = 0; i < max_requests && Clock::now() < end; ++i) {
+          grpc::ClientContext ctx;
+          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+          tuned::v1::BestKernel reply;
+          tuned::v1::Device device;
+          const auto t0 = Clock::now();
+          record(c, method == "best" ? stub->GetBest(&ctx, request, &reply)
+                                     : stub->DescribeDevice(&ctx, tuned::v1::DescribeDeviceRequest(), &device),
+                 t0);
         }
-        lat.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      });
+    }
+    for (auto& t : threads) t.join();
+  } else {
+    // Each client's calls alternate between two contexts and replies: call
+    // i+1 starts in call i's completion, when call i-1's are long done.
+    struct Chain {
+      std::unique_ptr<tuned::v1::Tuner::Stub> stub;
+      grpc::ClientContext ctx[2];
+      tuned::v1::BestKernel reply[2];
+      tuned::v1::Device device[2];
+      int64_t calls = 0;
+    };
+    std::vector<std::unique_ptr<Chain>> chains(clients);
+    std::mutex mu;
+    std::condition_variable cv;
+    int running = clients;
+    std::function<void(int)> next = [&](int c) {
+      Chain& ch = *chains[c];
+      if (ch.calls >= max_requests || Clock::now() >= end) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (--running == 0) cv.notify_one();
+        return;
       }
-    });
+      const int slot = static_cast<int>(ch.calls++ % 2);
+      ch.ctx[slot].~ClientContext();
+      new (&ch.ctx[slot]) grpc::ClientContext();
+      ch.ctx[slot].set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      const auto t0 = Clock::now();
+      auto done = [&, c, t0](grpc::Status s) {
+        record(c, s, t0);
+        next(c);
+      };
+      if (method == "best") {
+        ch.stub->async()->GetBest(&ch.ctx[slot], &request, &ch.reply[slot], done);
+      } else {
+        ch.stub->async()->DescribeDevice(&ch.ctx[slot], &describe, &ch.device[slot], done);
+      }
+    };
+    for (int c = 0; c < clients; ++c) {
+      chains[c] = std::make_unique<Chain>();
+      chains[c]->stub = tuned::v1::Tuner::NewStub(channel());
+      latencies[c].reserve(16384);
+    }
+    for (int c = 0; c < clients; ++c) next(c);
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return running == 0; });
   }
-  for (auto& t : threads) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
@@ -94,9 +156,9 @@ int main(int argc, char** argv) {
   auto pct = [&all](double p) {
     return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
   };
-  std::printf("method=%s view=%s clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
+  std::printf("api=%s method=%s view=%s clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
               "p99_ms=%.3f max_ms=%.3f\n",
-              method.c_str(), view.c_str(), clients, wall, all.size(), static_cast<long long>(errors.load()),
+              api.c_str(), method.c_str(), view.c_str(), clients, wall, all.size(), static_cast<long long>(errors.load()),
               all.size() / wall, pct(0.50), pct(0.99), all.empty() ? 0.0 : all.back());
   if (errors > 0) std::fprintf(stderr, "first error: gRPC code %d\n", first_error_code.load());
   return all.empty() ? 1 : 0;

@@ -14,6 +14,7 @@
 // the single-daemon queue: it claims everything itself.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -296,6 +297,9 @@ class Store {
   /// then, rather than UNAVAILABLE). The row is shared and immutable.
   absl::StatusOr<std::shared_ptr<const BestRow>> Best(int64_t device_id,
                                                       const v1::Problem& problem);
+  /// Changes (grows) whenever a row Best() returns may have changed: what
+  /// was built from Best() at one generation holds while it stays the same.
+  uint64_t BestGeneration() const { return best_generation_.load(std::memory_order_acquire); }
   /// Reads the database's change counter and drops the cached bests if
   /// another daemon changed one. Errors: the database's (the cache stays).
   absl::Status Refresh();
@@ -400,7 +404,7 @@ class Store {
   // that may change a best (a row computed before the bump is not cached).
   absl::Mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const BestRow>> best_cache_ ABSL_GUARDED_BY(cache_mu_);
-  uint64_t best_generation_ ABSL_GUARDED_BY(cache_mu_) = 0;
+  std::atomic<uint64_t> best_generation_ = 0;  // changed under cache_mu_
   // Rows InvalidateBest dropped: what Best() serves while the database is down.
   std::map<std::string, std::shared_ptr<const BestRow>> stale_best_ ABSL_GUARDED_BY(cache_mu_);
   int64_t db_generation_ ABSL_GUARDED_BY(cache_mu_) = -1;  // the database's counter, last read

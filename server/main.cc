@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "db/store.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -39,6 +40,10 @@ std::string WithPort(const std::string& address, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian builds Abseil with its deadlock detection on: every absl::Mutex
+  // acquisition (gRPC's own locks included) then updates one global lock
+  // graph under one global lock, which serializes concurrent calls.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   tuned::DaemonOptions o;
   if (int rc = tuned::ParseDaemonOptions(argc, argv, &o); rc >= 0) return rc;
   if (auto s = tuned::SetUpLogging("tuned", o.log_level); !s.ok()) {

@@ -1,5 +1,7 @@
 #include "server/metrics.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cctype>
 #include <mutex>
@@ -81,7 +83,9 @@ class Metrics::Collector final : public prometheus::Collectable {
                   .Help("Work items this daemon holds under its lease, at its last heartbeat")
                   .Register(*registry_)
                   .Add({})) {
-    for (const char* m : {"exact", "nearest", "miss"}) lookups_.Add({{"match", m}});
+    // Each match's counter is made once: Family::Add locks the family, and
+    // GetBest counts every call.
+    for (const char* m : {"exact", "nearest", "miss"}) lookup_counters_[m] = &lookups_.Add({{"match", m}});
   }
 
   std::vector<prometheus::MetricFamily> Collect() const override {
@@ -105,6 +109,7 @@ class Metrics::Collector final : public prometheus::Collectable {
   prometheus::Gauge& queued_;
   prometheus::Gauge& running_;
   prometheus::Family<prometheus::Counter>& lookups_;
+  std::map<std::string, prometheus::Counter*, std::less<>> lookup_counters_;  // by match; fixed after construction
   prometheus::Counter& restarts_;
   prometheus::Counter& claims_;
   prometheus::Counter& claimed_;
@@ -169,7 +174,8 @@ void Metrics::Heartbeat(int64_t held) {
 }
 
 void Metrics::Lookup(std::string_view match) {
-  collector_->lookups_.Add({{"match", std::string(match)}}).Increment();
+  auto it = collector_->lookup_counters_.find(match);
+  if (it != collector_->lookup_counters_.end()) it->second->Increment();
 }
 
 std::string Metrics::Text() const {

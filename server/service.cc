@@ -1,5 +1,7 @@
 #include "server/service.h"
 
+#include "grpcpp/support/byte_buffer.h"
+
 #include "families/kernel_text.h"
 #include "families/spec/spec.h"
 #include "families/spec/spec_family.h"
@@ -50,6 +52,9 @@ class UnparsedRequestFactory : public grpc::experimental::ServerInterceptorFacto
       grpc::experimental::ServerRpcInfo* info) override {
     using Type = grpc::experimental::ServerRpcInfo::Type;
     if (info->type() != Type::UNARY && info->type() != Type::SERVER_STREAMING) return nullptr;
+    // GetBest takes raw bytes and parses them itself (AnswerBest); the hot
+    // read runs without interception.
+    if (std::string_view(info->method()) == "/tuned.v1.Tuner/GetBest") return nullptr;
     return new UnparsedRequestInterceptor(info->method());
   }
 };
@@ -167,11 +172,39 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequ
 }
 
 grpc::ServerUnaryReactor* TunerService::GetBest(grpc::CallbackServerContext* ctx,
-                                                const v1::GetBestRequest* req,
-                                                v1::BestKernel* best) {
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(Best(*ctx, *req, best));
+  reactor->Finish(AnswerBest(*ctx, *request, response));
   return reactor;
+}
+
+grpc::Status TunerService::AnswerBest(const grpc::ServerContextBase& ctx,
+                                      const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
+  grpc::Slice raw;
+  if (grpc::Status s = request.DumpToSingleSlice(&raw); !s.ok()) return s;
+  const absl::string_view bytes(reinterpret_cast<const char*>(raw.begin()), raw.size());
+  const uint64_t generation = store_->BestGeneration();
+  if (auto held = answers_.Find(bytes, generation)) {
+    if (options_.metrics != nullptr) options_.metrics->Lookup(held->nearest ? "nearest" : "exact");
+    *response = grpc::ByteBuffer(&held->bytes, 1);
+    return grpc::Status::OK;
+  }
+  v1::GetBestRequest req;
+  if (!req.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return ToGrpc(absl::InvalidArgumentError(
+        "the request to /tuned.v1.Tuner/GetBest is not a valid protobuf message of its type"));
+  }
+  v1::BestKernel best;
+  if (grpc::Status s = Best(ctx, req, &best); !s.ok()) return s;
+  const size_t size = best.ByteSizeLong();
+  grpc::Slice answer(grpc_slice_malloc(size), grpc::Slice::STEAL_REF);
+  best.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(answer.begin()));
+  if (best.queued_job_id() == 0) {  // a call that queued a job must queue it again
+    answers_.Add(bytes, generation, {answer, best.match() == v1::MATCH_NEAREST});
+  }
+  *response = grpc::ByteBuffer(&answer, 1);
+  return grpc::Status::OK;
 }
 
 grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,

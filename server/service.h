@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "db/store.h"
+#include "server/best_answers.h"
 #include "server/auth.h"
 #include "server/jobs.h"
 #include "server/metrics.h"
@@ -48,8 +49,9 @@ struct ServiceOptions {
 };
 
 // GetBest, the hot read, is served by gRPC's callback API (no hand-off to a
-// thread pool); the other methods are synchronous.
-class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tuner::Service> {
+// thread pool) as raw bytes, from answers serialized once (BestAnswers); the
+// other methods are synchronous.
+class TunerService final : public v1::Tuner::WithRawCallbackMethod_GetBest<v1::Tuner::Service> {
  public:
   /// `store` and `runner` must outlive the service.
   TunerService(Store* store, JobRunner* runner, int64_t device_id, ServiceOptions options = {})
@@ -66,8 +68,9 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
   grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest*, v1::Job*) override;
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
                         v1::ListJobsResponse*) override;
-  grpc::ServerUnaryReactor* GetBest(grpc::CallbackServerContext* ctx, const v1::GetBestRequest* req,
-                                    v1::BestKernel* best) override;
+  /// GetBest: a tuned.v1.GetBestRequest in, a tuned.v1.BestKernel out (AnswerBest).
+  grpc::ServerUnaryReactor* GetBest(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::Status ListMeasurements(grpc::ServerContext*, const v1::ListMeasurementsRequest*,
                                 v1::ListMeasurementsResponse*) override;
   grpc::Status DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
@@ -101,6 +104,12 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
   absl::StatusOr<ClientQuota> Writer(const grpc::ServerContextBase& ctx) const;
   grpc::Status Best(const grpc::ServerContextBase& ctx, const v1::GetBestRequest& req,
                     v1::BestKernel* best);
+  /// GetBest on the request's bytes: the held answer to the same bytes while
+  /// the store's bests are unchanged, else Best's, serialized and held
+  /// unless it queued a job. INVALID_ARGUMENT for bytes that are no
+  /// GetBestRequest.
+  grpc::Status AnswerBest(const grpc::ServerContextBase& ctx, const grpc::ByteBuffer& request,
+                          grpc::ByteBuffer* response);
   /// Fills `best` (problem and tuned shape set) from a baseline-only row: no
   /// config of `tuned_problem` passed verification, its baseline is served.
   grpc::Status BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,
@@ -112,6 +121,7 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_GetBest<v1::Tune
   ServiceOptions options_;
   std::atomic<bool> draining_{false};
   mutable absl::Mutex compile_check_mu_;  // one spec compiler process at a time
+  BestAnswers answers_;
 };
 
 }  // namespace tuned

@@ -10,6 +10,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "server/jobs.h"
+#include "server/best_answers.h"
 #include "server/service.h"
 #include "server/worker_client.h"
 #include "tuned/client.h"
@@ -527,6 +528,61 @@ TEST_F(ServiceTest, ListTunedAndImportKernel) {
   EXPECT_EQ(best->cubin(), "cubin");
   EXPECT_DOUBLE_EQ(best->baseline_ms(), 0.03);
   EXPECT_TRUE(client_->ListTuned(v1::FAMILY_TRANSPOSE)->empty());
+
+  // GetBest answers from memory until the best changes: a faster import
+  // is served at once, in the basic and the full view, exact and nearest.
+  auto nearest = client_->GetBest(SgemmProblem(512, 512, 500));
+  ASSERT_TRUE(nearest.ok()) << nearest.status();
+  EXPECT_EQ(nearest->match(), v1::MATCH_NEAREST);
+  v1::BestKernel faster = k;
+  faster.mutable_measurement()->set_median_ms(0.01);
+  faster.set_cubin("faster cubin");
+  ASSERT_TRUE(client_->ImportKernel(faster).ok());
+  auto stub = v1::Tuner::NewStub(
+      grpc::CreateChannel("unix:" + (dir_ / "t.sock").string(), grpc::InsecureChannelCredentials()));
+  for (int i = 0; i < 2; ++i) {  // the first answer is built, the second held
+    auto full = client_->GetBest(SgemmProblem(512, 512, 512));
+    ASSERT_TRUE(full.ok()) << full.status();
+    EXPECT_EQ(full->cubin(), "faster cubin");
+    EXPECT_DOUBLE_EQ(full->measurement().median_ms(), 0.01);
+    v1::GetBestRequest request;
+    *request.mutable_problem() = SgemmProblem(512, 512, 512);
+    request.set_view(v1::BEST_VIEW_BASIC);
+    v1::BestKernel basic;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->GetBest(&ctx, request, &basic).ok());
+    EXPECT_TRUE(basic.cubin().empty());
+    EXPECT_EQ(basic.entry(), "_Z1k");
+    EXPECT_DOUBLE_EQ(basic.measurement().median_ms(), 0.01);
+    auto near = client_->GetBest(SgemmProblem(512, 512, 500));
+    ASSERT_TRUE(near.ok()) << near.status();
+    EXPECT_EQ(near->match(), v1::MATCH_NEAREST);
+    EXPECT_EQ(near->cubin(), "faster cubin");
+  }
+}
+
+TEST(BestAnswers, HoldsAnswersOfTheNewestGenerationWithinItsBounds) {
+  BestAnswers answers;
+  auto answer = [](const std::string& bytes, bool nearest = false) {
+    return BestAnswers::Answer{grpc::Slice(bytes), nearest};
+  };
+  auto text = [](const std::optional<BestAnswers::Answer>& a) {
+    return a ? std::string(reinterpret_cast<const char*>(a->bytes.begin()), a->bytes.size()) : "none";
+  };
+  answers.Add("q1", 3, answer("a1", true));
+  EXPECT_EQ(text(answers.Find("q1", 3)), "a1");
+  EXPECT_TRUE(answers.Find("q1", 3)->nearest);
+  EXPECT_EQ(text(answers.Find("q2", 3)), "none");
+  EXPECT_EQ(text(answers.Find("q1", 4)), "none");  // the store changed since
+  answers.Add("q1", 2, answer("old"));              // built before the last change: dropped
+  EXPECT_EQ(text(answers.Find("q1", 3)), "a1");
+  answers.Add("q2", 4, answer("a2"));               // a newer generation drops the older answers
+  EXPECT_EQ(text(answers.Find("q2", 4)), "a2");
+  EXPECT_EQ(text(answers.Find("q1", 4)), "none");
+  EXPECT_EQ(text(answers.Find("q1", 3)), "none");
+  for (size_t i = 0; i < BestAnswers::kMaxAnswers; ++i) answers.Add(std::to_string(i), 4, answer("x"));
+  EXPECT_EQ(text(answers.Find("q2", 4)), "none");   // full: emptied before the last was added
+  EXPECT_EQ(text(answers.Find(std::to_string(BestAnswers::kMaxAnswers - 1), 4)), "x");
 }
 
 }  // namespace
