@@ -124,9 +124,15 @@ def test_the_layout_of_an_operand_comes_from_its_strides(t, layout):
     assert tuned.ops._layout(t) == layout
 
 
-def test_the_layout_of_a_weight_is_that_of_its_transpose():
-    assert tuned.ops._transposed("n") == "t" and tuned.ops._transposed("t") == "n"
-    assert tuned.ops._transposed(None) is None
+@pytest.mark.parametrize("weight, layout", [
+    (torch.zeros(5, 8), "t"),                # row-major (N, K): B = weight.t() is transposed
+    (torch.zeros(8, 5).t(), "n"),            # the transpose of a row-major (K, N): B row-major
+    (torch.zeros(5, 16)[:, ::2], None),
+    (torch.zeros(1, 8), "n"),                # N = 1: B (8, 1) is row-major either way
+    (torch.zeros(5, 1), "n"),                # K = 1: B (1, 5) too
+])
+def test_the_layout_of_linears_b_comes_from_the_weights_strides(weight, layout):
+    assert tuned.ops._weight_layout(weight) == layout
 
 
 def test_math_modes_map_to_the_problems_math_and_cublas_tf32():

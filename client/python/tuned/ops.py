@@ -76,8 +76,15 @@ def _layout(t):
     return None
 
 
-def _transposed(layout):
-    return None if layout is None else "t" if layout == "n" else "n"
+def _weight_layout(w):
+    """The layout of linear's B = w.t() (w: (N, K)): "n" where w is the
+    transpose of a row-major (K, N) matrix (B row-major; preferred where both
+    hold, a single row or column), "t" where w is row-major, else None."""
+    rows, cols = w.shape
+    s0, s1 = w.stride()
+    if (s0 == 1 or rows == 1) and (s1 == rows or cols == 1):
+        return "n"
+    return "t" if w.is_contiguous() else None
 
 
 def _client(index):
@@ -315,7 +322,7 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
             route = _routes.get(
                 (x.shape, weight.shape, x.get_device(), weight.get_device(), math,
                  "n" if x.is_contiguous() else None,
-                 "t" if weight.is_contiguous() else _transposed(_layout(weight)), client, bias_key))
+                 _weight_layout(weight), client, bias_key))
     except (AttributeError, TypeError, ValueError):
         route = None
     if route is not None:
@@ -355,7 +362,7 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
         la = "n"
     else:
         la = _layout(x) if x.dim() == 2 else None
-    lb = "t" if weight.is_contiguous() else _transposed(_layout(weight))
+    lb = _weight_layout(weight)
     layout = (la or "n") + (lb or "t")
     bias_key = None if bias is None else (bias.shape, bias.get_device())
     index = x.get_device()
