@@ -121,8 +121,14 @@ def run_gpu(args):
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; math {math}; "
           f"{args.calls} calls in batches of {args.batch}, a stream of {args.stream}", flush=True)
     worst = {"kernel": 0.0, "matmul": 0.0, "torch": 0.0}
+    measured = 0
     for m, n, k in args.shapes:
-        best = client.best(m, n, k, math=math)
+        try:
+            best = client.best(m, n, k, math=math)
+        except tuned.TunedError as e:
+            print(f"shape {m}x{n}x{k}: {e} (tunectl sweep {m} {n} {k} --wait first)", flush=True)
+            continue
+        measured += 1
         served = "cublas" if best.use_baseline else "kernel"
         g = torch.Generator(device="cuda").manual_seed(m + n + k)
         a = torch.randn(m, k, device="cuda", generator=g)
@@ -172,7 +178,7 @@ def run_gpu(args):
         if overheads:
             cpp = max(overheads)
     print(f"SUMMARY python_call kernel_us={worst['kernel']:.2f} matmul_us={worst['matmul']:.2f} "
-          f"torch_us={worst['torch']:.2f} cpp_us={cpp:.2f} shapes={len(args.shapes)}")
+          f"torch_us={worst['torch']:.2f} cpp_us={cpp:.2f} shapes={measured}")
 
 
 def run_fake(args):

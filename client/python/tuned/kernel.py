@@ -355,27 +355,31 @@ def _no_tf32(torch):
 
 
 def _tf32_reader(torch):
-    """f() -> whether torch's cuBLAS matmuls use TF32 now: True, False, or None
-    where it cannot tell. Through torch's C getters (a Python property costs
-    several times more): torch >= 2.9's precision of ("cuda", "matmul"), with
-    its "none" inherited from ("cuda", "all"), then ("generic", "all"), as
-    at::Context::float32Precision resolves it; before, allow_tf32."""
+    """f() -> whether torch's cuBLAS matmuls use TF32 now (True or False;
+    None where it cannot tell). Through torch's C getters (a Python property
+    costs several times more): torch >= 2.9's precision of ("cuda",
+    "matmul"), its "none" inherited from ("cuda", "all"), then ("generic",
+    "all"), as at::Context::float32Precision resolves it, TF32 only where that
+    says "tf32" (as torch's cuBLAS calls test it); before 2.9, allow_tf32."""
     C = torch._C
     get = getattr(C, "_get_fp32_precision_getter", None) or getattr(C, "_get_fp32_precision", None)
     if get is not None:
-        try:
-            for backend, op in (("cuda", "matmul"), ("cuda", "all"), ("generic", "all")):
+        chain = []
+        for backend, op in (("cuda", "matmul"), ("cuda", "all"), ("generic", "all")):
+            try:
                 get(backend, op)
-        except Exception:  # another shape of the API: ask the setting each time
+            except Exception:  # not a pair this torch knows
+                continue
+            chain.append((backend, op))
+        if not chain or chain[0] != ("cuda", "matmul"):
             return lambda: None
 
         def read():
-            v = get("cuda", "matmul")
-            if v == "none":
-                v = get("cuda", "all")
-                if v == "none":
-                    v = get("generic", "all")
-            return True if v == "tf32" else False if v == "ieee" else None
+            for backend, op in chain:
+                v = get(backend, op)
+                if v != "none":
+                    return v == "tf32"
+            return False
         return read
     get = getattr(C, "_get_cublas_allow_tf32", None)
     return get if get is not None else (lambda: None)
@@ -454,6 +458,7 @@ class Kernel:
         self._function = None
         self._module = None
         self._launcher = None
+        self._prepare_lock = threading.Lock()
         self._sizes = None
         if self.family == "sgemm" and len(self.shape) == 3:
             m, n, k = self.shape
@@ -535,14 +540,18 @@ class Kernel:
         return template, [index[n] for n in fast]
 
     def _prepare(self):
-        """Loads the module (if not yet) and prepares its launches (_Launcher)."""
-        if self._function is None:
-            self._load()
-        template, fast = self._template()
-        lib = _driver()
-        self._launcher = _Launcher(lib, self._torch, self.best, self._index, self._function,
-                                   _primary_context(lib, self.device.index), template, fast)
-        return self._launcher
+        """Loads the module (if not yet) and prepares its launches (_Launcher),
+        once whichever threads launch first."""
+        with self._prepare_lock:
+            if self._launcher is None:
+                if self._function is None:
+                    self._load()
+                template, fast = self._template()
+                lib = _driver()
+                self._launcher = _Launcher(lib, self._torch, self.best, self._index,
+                                           self._function, _primary_context(lib, self.device.index),
+                                           template, fast)
+            return self._launcher
 
     def load(self):
         """Loads the module and prepares the launches now rather than at the
