@@ -314,4 +314,3 @@ def test_a_compiled_model_matches_eager(client):
         err = rel_error(got, want)
         print(f"\ncompiled vs eager: relative error {err:.2e}")
         assert err < 1e-5
-    assert torch._dynamo.explain(model)(x).graph_break_count == 0

@@ -443,7 +443,5 @@ def test_a_compiled_model_has_no_graph_break_and_matches_eager(cpu, backend):
     with torch.no_grad():
         want = model(x)
         got = torch.compile(model, fullgraph=True, backend=backend)(x)
-    assert close(got, want)
-    explained = torch._dynamo.explain(model)(x)
-    assert explained.graph_break_count == 0
+    assert close(got, want)  # (fullgraph=True raises at a graph break)
     assert any(((64, 32, 16), pb.MATH_IEEE_FP32, False) == asked for asked in daemon.asked)
