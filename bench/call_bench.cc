@@ -1,9 +1,9 @@
 // What a launch through the client library costs the CPU: TunedKernel::Sgemm
 // against a bare cudaLaunchKernel of the same kernel (its own library load
 // of the same image, the daemon's geometry and, for a TMA kernel, its tensor
-// map encoded beforehand), and the path Sgemm took before launches were
-// prepared (TunedKernel::GeometryFor, then LoadedKernel::Launch with the
-// geometry: what it did per call).
+// map encoded beforehand), and a launch whose geometry is worked out at the
+// call (TunedKernel::GeometryFor, then LoadedKernel::Launch with the
+// geometry: what Sgemm does for a shape other than the one it prepared).
 //
 //   call_bench --shape 64 64 64 --shape 4096 1 4096 --shape 3000 2000 1500 [--math ieee_fp32]
 //
@@ -16,7 +16,7 @@
 // fills), the three ways interleaved batch by batch. GPU: CUDA events
 // around a stream of --stream back-to-back calls. One line a shape:
 //   cpp M N K config=<name> served=<kernel|cublas> sgemm_cpu_us=... bare_cpu_us=...
-//       old_cpu_us=... sgemm_gpu_us=... bare_gpu_us=...
+//       unprepared_cpu_us=... sgemm_gpu_us=... bare_gpu_us=...
 // then `SUMMARY call_bench overhead_us=<max of sgemm_cpu_us - bare_cpu_us> shapes=N`.
 #include <cuda_runtime.h>
 
@@ -115,9 +115,9 @@ int main(int argc, char** argv) {
     cudaKernel_t bare;
     CHECK_CUDA(cudaLibraryLoadData(&library, image.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     CHECK_CUDA(cudaLibraryGetKernel(&bare, library, best->entry().c_str()));
-    auto old = tuned::LoadedKernel::Load(image, best->entry());
-    if (!old.ok()) {
-      std::printf("cpp %d %d %d error=\"%s\"\n", m, n, k, old.status().ToString().c_str());
+    auto unprepared = tuned::LoadedKernel::Load(image, best->entry());
+    if (!unprepared.ok()) {
+      std::printf("cpp %d %d %d error=\"%s\"\n", m, n, k, unprepared.status().ToString().c_str());
       continue;
     }
     const tuned::v1::LaunchGeometry& g = best->geometry();
@@ -161,14 +161,14 @@ int main(int argc, char** argv) {
           CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(bare), grid, block,
                                       bare_args.data(), g.dynamic_shared_bytes(), stream));
         },
-        [&] {  // what Sgemm did per call before launches were prepared
+        [&] {  // the geometry worked out at the call
           auto geometry = tuned::TunedKernel::GeometryFor(*best, {m, n, k});
           if (!geometry.ok()) std::exit(1);
           if (geometry->prescale_output()) {
             CHECK_CUDA(cudaMemsetAsync(c, 0, size_t(m) * n * 4, stream));
           }
           void* args[] = {&mm, &nn, &kk, &alpha, &pa, &pb, &beta, &pc};
-          if (!old->Launch(*geometry, args, stream).ok()) std::exit(1);
+          if (!unprepared->Launch(*geometry, args, stream).ok()) std::exit(1);
         }};
     Timing t[3];
     for (auto& way : ways) {
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
     }
     t[2].cpu_us = cpu_ns[2] / calls / 1e3;
     std::printf("cpp %d %d %d config=%s served=%s maps=%d sgemm_cpu_us=%.3f bare_cpu_us=%.3f "
-                "old_cpu_us=%.3f sgemm_gpu_us=%.3f bare_gpu_us=%.3f\n",
+                "unprepared_cpu_us=%.3f sgemm_gpu_us=%.3f bare_gpu_us=%.3f\n",
                 m, n, k, best->measurement().config().name().c_str(),
                 served_cublas ? "cublas" : "kernel", g.tensor_maps_size(), t[0].cpu_us,
                 t[1].cpu_us, t[2].cpu_us, t[0].gpu_us, t[1].gpu_us);

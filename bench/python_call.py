@@ -79,15 +79,16 @@ def parse_shape(text):
     return dims
 
 
-def cpu_times(ways, calls, batch, sync):
+def cpu_times(ways, calls, batch, sync, median=False):
     """{name: CPU us a call}: `calls` calls of each way in batches, `sync()`
-    after each batch (untimed), the ways' order rotated per batch."""
+    after each batch (untimed), the ways' order rotated per batch; the mean
+    over the batches, or their median (`median`: on a busy machine)."""
     names = list(ways)
     for fn in ways.values():  # warm-up
         for _ in range(20):
             fn()
     sync()
-    ns = dict.fromkeys(names, 0)
+    ns = {name: [] for name in names}
     for i in range(calls // batch):
         for j in range(len(names)):
             name = names[(i + j) % len(names)]
@@ -95,9 +96,11 @@ def cpu_times(ways, calls, batch, sync):
             start = time.perf_counter_ns()
             for _ in range(batch):
                 fn()
-            ns[name] += time.perf_counter_ns() - start
+            ns[name].append(time.perf_counter_ns() - start)
             sync()
-    return {name: ns[name] / (calls // batch * batch) / 1e3 for name in names}
+    if median:
+        return {name: sorted(t)[len(t) // 2] / batch / 1e3 for name, t in ns.items()}
+    return {name: sum(t) / (len(t) * batch) / 1e3 for name, t in ns.items()}
 
 
 def gpu_times(ways, calls):
@@ -220,9 +223,11 @@ def run_fake(args):
         ways = {"Kernel.sgemm(out)": lambda: kernel.sgemm(a, b, out=out),
                 "tuned.matmul": lambda: tuned.matmul(a, b, math=args.math),
                 "tuned.matmul(out)": lambda: tuned.matmul(a, b, math=args.math, out=out),
-                "tuned.linear (nn)": lambda: tuned.linear(a, w, math=args.math)}
-        cpu = cpu_times(ways, args.calls, args.batch, lambda: None)
-        print(f"shape {m}x{n}x{k}:")
+                "tuned.linear (nn)": lambda: tuned.linear(a, w, math=args.math),
+                # a torch op's own dispatch on tensors this small, for scale
+                "torch.add(out)": lambda: torch.add(out, out, out=out)}
+        cpu = cpu_times(ways, args.calls, args.batch, lambda: None, median=True)
+        print(f"shape {m}x{n}x{k} (the median batch):")
         for name, us in cpu.items():
             print(f"  {name:20s} cpu_us={us:8.2f}")
 

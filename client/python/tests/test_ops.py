@@ -63,6 +63,7 @@ class FakeDaemon:
 def fresh(monkeypatch):
     """No route or client kept from another test; any driver use fails."""
     monkeypatch.setattr(tuned.ops, "_routes", {})
+    monkeypatch.setattr(tuned.ops, "_kernels", {})
     monkeypatch.setattr(tuned.ops, "_clients", {})
 
     def fail():
@@ -314,6 +315,15 @@ def test_linear_flattens_x_for_the_kernel_and_adds_the_bias(cpu, lead, bias_shap
     (launch,) = cpu.launches
     assert [int.from_bytes(launch["bytes"][i][:4], "little") for i in range(3)] == [m, 5, 8]
     assert close(tuned.linear(x, weight, bias, client=daemon), y) and len(daemon.asked) == 1
+
+
+def test_matmul_and_linear_of_one_gemm_share_the_kernel(cpu):
+    daemon = FakeDaemon()
+    x, w_kn = randn(6, 8), randn(8, 5, seed=1)
+    assert close(tuned.matmul(x, w_kn, client=daemon), x @ w_kn)
+    assert close(tuned.linear(x, w_kn.t(), randn(5), client=daemon), x @ w_kn + randn(5))
+    assert len(daemon.asked) == 1 and len(tuned.ops._kernels) == 1 and len(tuned.ops._routes) == 2
+    assert cpu.calls.count(("load", b"\x7fELF")) == 1
 
 
 def test_linear_of_a_non_contiguous_x_copies_it_for_the_kernel(cpu):

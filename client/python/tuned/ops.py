@@ -50,6 +50,7 @@ _DEVICE_TYPE = "cuda"
 _lock = threading.Lock()  # taken to add a route or a client, never to look one up
 _clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)
 _routes = {}  # key (see matmul, linear) -> _Route
+_kernels = {}  # (m, n, k, GPU index, Math, layout, client) -> loaded Kernel, shared by routes
 
 
 def _math(math):
@@ -179,13 +180,17 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
                          f"{m}x{n}x{k} ({math}, {layout}) is asked for the first time during a CUDA "
                          "graph capture: call it once before capturing, so that the daemon is "
                          "asked and the kernel loaded outside the capture")
-    if client is None:
-        client = _client(index)
-    best = client.best(m, n, k, math=mode, tune_if_missing=tune_if_missing)
-    kernel = _new_kernel(best, device)
+    kernel_key = (m, n, k, index, mode, layout, client)
+    kernel = _kernels.get(kernel_key)
+    if kernel is None:
+        best = (client or _client(index)).best(m, n, k, math=mode, tune_if_missing=tune_if_missing)
+        kernel = _new_kernel(best, device)
+        if not kernel.uses_torch:
+            kernel.load()
+        with _lock:
+            kernel = _kernels.setdefault(kernel_key, kernel)
     if kernel.uses_torch:  # the daemon serves cuBLAS: torch in the mode
         return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
-    kernel.load()
     return _Route(kernel, tf32, layout, copy_a, copy_b, m, n, k, index, **shaped)
 
 
