@@ -1,6 +1,9 @@
 #include "tuned/kernel.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +12,35 @@
 #include "core/status.h"
 
 namespace tuned {
+namespace {
+
+constexpr size_t kMaxCachedMaps = 4;     // tensor maps per kernel that the cache keys
+constexpr size_t kMapCacheEntries = 16;  // base pointer sets kept per kernel
+constexpr size_t kMaxParams = 64;
+
+// The geometry with its missing y, z set to 1; INVALID_ARGUMENT where it has
+// no (or too many) grid or block dimensions.
+absl::StatusOr<v1::LaunchGeometry> Padded(v1::LaunchGeometry g) {
+  if (g.grid().empty() || g.block().empty() || g.grid_size() > 3 || g.block_size() > 3) {
+    return absl::InvalidArgumentError(
+        "the kernel description has no launch geometry (1 to 3 grid and block dimensions)");
+  }
+  while (g.grid_size() < 3) g.add_grid(1);
+  while (g.block_size() < 3) g.add_block(1);
+  return g;
+}
+
+}  // namespace
+
+struct TunedKernel::MapCache {
+  struct Entry {
+    std::array<const void*, kMaxCachedMaps> bases{};
+    std::array<TensorMapBytes, kMaxCachedMaps> maps;
+  };
+  std::mutex mu;
+  std::vector<Entry> entries;  // oldest first
+};
+
 absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   // cuBLAS serves it (the daemon found it faster, or no kernel passed
   // verification and the description holds none): nothing to load.
@@ -42,6 +74,18 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   auto loaded = LoadedKernel::Load(image, best.entry());
   if (!loaded.ok()) return loaded.status();
   k.kernel_ = *std::move(loaded);
+  // The launch of the shape asked for, prepared once (a failure here is
+  // reported by each launch, which then works the geometry out itself).
+  const bool spec = best.kernel_arguments_size() > 0;
+  k.prepared_shape_.assign(best.problem().shape().begin(), best.problem().shape().end());
+  absl::StatusOr<v1::LaunchGeometry> g =
+      spec ? Padded(best.geometry()) : GeometryFor(best, k.prepared_shape_);
+  if (g.ok()) {
+    if (absl::StatusOr<PreparedLaunch> p = k.kernel_.Prepare(*g); p.ok()) {
+      k.prepared_ = *std::move(p);
+      if (!k.prepared_->tensor_maps.empty()) k.maps_ = std::make_unique<MapCache>();
+    }
+  }
   // cuBLAS serves the baseline, and the beta != 0 prescaling of C for
   // kernels that add into it (split-K and stream-K: the family's
   // LaunchGeometry.prescale_output, families/sgemm/).
@@ -66,7 +110,10 @@ TunedKernel::~TunedKernel() {
 TunedKernel::TunedKernel(TunedKernel&& o) noexcept
     : best_(std::move(o.best_)),
       kernel_(std::move(o.kernel_)),
-      cublas_(std::exchange(o.cublas_, nullptr)) {}
+      cublas_(std::exchange(o.cublas_, nullptr)),
+      prepared_(std::move(o.prepared_)),
+      prepared_shape_(std::move(o.prepared_shape_)),
+      maps_(std::move(o.maps_)) {}
 
 TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
   if (this != &o) {
@@ -74,6 +121,9 @@ TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
     best_ = std::move(o.best_);
     kernel_ = std::move(o.kernel_);
     cublas_ = std::exchange(o.cublas_, nullptr);
+    prepared_ = std::move(o.prepared_);
+    prepared_shape_ = std::move(o.prepared_shape_);
+    maps_ = std::move(o.maps_);
   }
   return *this;
 }
@@ -92,11 +142,69 @@ absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel
   return family->Geometry(config, shape, best.device());
 }
 
+absl::StatusOr<const PreparedLaunch*> TunedKernel::LaunchFor(const int64_t* shape, int rank,
+                                                             PreparedLaunch* other,
+                                                             bool* prepared) const {
+  *prepared = prepared_.has_value() && static_cast<int>(prepared_shape_.size()) == rank &&
+              std::equal(shape, shape + rank, prepared_shape_.begin());
+  if (*prepared) return &*prepared_;
+  auto g = GeometryFor(best_, std::vector<int64_t>(shape, shape + rank));
+  if (!g.ok()) return g.status();
+  auto p = kernel_.Prepare(*g);
+  if (!p.ok()) return p.status();
+  *other = *std::move(p);
+  return other;
+}
+
+absl::Status TunedKernel::LaunchPrepared(const PreparedLaunch& p, bool prepared, void** args,
+                                         cudaStream_t stream) const {
+  const size_t count = p.tensor_maps.size();
+  if (count == 0) return kernel_.LaunchWithMaps(p, args, stream);
+  if (!prepared || maps_ == nullptr || count > kMaxCachedMaps ||
+      p.first_map_param + count > kMaxParams) {
+    return kernel_.Launch(p, args, stream);  // encoded now
+  }
+  // The maps of these base pointers: cached, else encoded and kept (the
+  // oldest set goes past kMapCacheEntries). Copied out under the lock, so a
+  // launch never reads a map another thread evicts.
+  MapCache::Entry entry;
+  for (size_t i = 0; i < count; ++i) {
+    entry.bases[i] = *static_cast<void* const*>(args[p.tensor_maps[i].pointer_arg()]);
+  }
+  bool found = false;
+  {
+    std::lock_guard<std::mutex> lock(maps_->mu);
+    for (auto it = maps_->entries.rbegin(); it != maps_->entries.rend(); ++it) {
+      if (it->bases == entry.bases) {
+        entry.maps = it->maps;
+        found = true;
+        break;
+      }
+    }
+  }
+  if (!found) {
+    for (size_t i = 0; i < count; ++i) {
+      absl::StatusOr<TensorMapBytes> bytes = EncodeTensorMap(p.tensor_maps[i], entry.bases[i]);
+      if (!bytes.ok()) return bytes.status();
+      entry.maps[i] = *bytes;
+    }
+    std::lock_guard<std::mutex> lock(maps_->mu);
+    if (maps_->entries.size() >= kMapCacheEntries) maps_->entries.erase(maps_->entries.begin());
+    maps_->entries.push_back(entry);
+  }
+  std::array<void*, kMaxParams> full;
+  std::copy(args, args + p.first_map_param, full.begin());
+  for (size_t i = 0; i < count; ++i) full[p.first_map_param + i] = &entry.maps[i];
+  return kernel_.LaunchWithMaps(p, full.data(), stream);
+}
+
 absl::Status TunedKernel::LaunchShape(const std::vector<int64_t>& shape, void** args,
                                       cudaStream_t stream) const {
-  auto g = GeometryFor(best_, shape);
-  if (!g.ok()) return g.status();
-  return kernel_.Launch(*g, args, stream);
+  PreparedLaunch other;
+  bool prepared = false;
+  auto p = LaunchFor(shape.data(), static_cast<int>(shape.size()), &other, &prepared);
+  if (!p.ok()) return p.status();
+  return LaunchPrepared(**p, prepared, args, stream);
 }
 
 absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a, const float* b,
@@ -105,13 +213,16 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
     return absl::FailedPreconditionError("not an sgemm kernel");
   }
   if (uses_cublas()) return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream);
-  auto g = GeometryFor(best_, {m, n, k});
-  if (!g.ok()) return g.status();
-  if (g->prescale_output()) {  // the kernel adds alpha * A * B into C = beta * C
+  PreparedLaunch other;
+  bool prepared = false;
+  const int64_t shape[] = {m, n, k};
+  auto p = LaunchFor(shape, 3, &other, &prepared);
+  if (!p.ok()) return p.status();
+  if ((*p)->prescale_output) {  // the kernel adds alpha * A * B into C = beta * C
     TUNED_RETURN_IF_ERROR(PrescaleOutput(cublas_, beta, c, int64_t{m} * n, stream));
   }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
-  return kernel_.Launch(*g, args, stream);
+  return LaunchPrepared(**p, prepared, args, stream);
 }
 
 absl::Status TunedKernel::Transpose(int rows, int cols, const float* in, float* out,
@@ -201,15 +312,11 @@ absl::StatusOr<PackedArguments> PackKernelArguments(const v1::BestKernel& best,
 absl::Status TunedKernel::Launch(const std::vector<void*>& buffers, cudaStream_t stream) const {
   auto packed = PackKernelArguments(best_, buffers);
   if (!packed.ok()) return packed.status();
-  v1::LaunchGeometry g = best_.geometry();
-  if (g.grid().empty() || g.block().empty() || g.grid_size() > 3 || g.block_size() > 3) {
-    return absl::InvalidArgumentError(
-        "the kernel description has no launch geometry (1 to 3 grid and block dimensions)");
-  }
-  while (g.grid_size() < 3) g.add_grid(1);
-  while (g.block_size() < 3) g.add_block(1);
   std::vector<void*> args = packed->Pointers();
-  return kernel_.Launch(g, args.data(), stream);
+  if (prepared_.has_value()) return LaunchPrepared(*prepared_, true, args.data(), stream);
+  auto g = Padded(best_.geometry());
+  if (!g.ok()) return g.status();
+  return kernel_.Launch(*g, args.data(), stream);
 }
 
 }  // namespace tuned

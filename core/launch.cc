@@ -105,46 +105,66 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
   return out;
 }
 
-absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,
-                                  cudaStream_t stream) const {
+absl::StatusOr<PreparedLaunch> LoadedKernel::Prepare(const v1::LaunchGeometry& g) const {
   if (g.grid_size() != 3 || g.block_size() != 3) {
     return absl::InvalidArgumentError("launch geometry needs 3 grid and 3 block dimensions");
   }
-  // Tensor maps: the parameters from the first map's on, in order.
-  std::vector<TensorMapBytes> maps;
-  std::vector<void*> with_maps;
+  PreparedLaunch p;
+  p.grid = dim3(g.grid(0), g.grid(1), g.grid(2));
+  p.block = dim3(g.block(0), g.block(1), g.block(2));
+  p.dynamic_shared_bytes = g.dynamic_shared_bytes();
+  p.prescale_output = g.prescale_output();
   if (g.tensor_maps_size() > 0) {
-    const uint32_t first = g.tensor_maps(0).param();
-    maps.reserve(g.tensor_maps_size());
+    p.first_map_param = g.tensor_maps(0).param();
     for (int i = 0; i < g.tensor_maps_size(); ++i) {
       const v1::TensorMap& m = g.tensor_maps(i);
-      if (m.param() != first + i || m.pointer_arg() >= first) {
+      if (m.param() != p.first_map_param + i || m.pointer_arg() >= p.first_map_param) {
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor map ", i, ": parameter ", m.param(), " over pointer parameter ",
             m.pointer_arg(), "; maps follow the other parameters in order, over one of them"));
       }
-      absl::StatusOr<TensorMapBytes> bytes =
-          EncodeTensorMap(m, *static_cast<void* const*>(args[m.pointer_arg()]));
-      if (!bytes.ok()) return bytes.status();
-      maps.push_back(*bytes);
+      p.tensor_maps.push_back(m);
     }
-    with_maps.assign(args, args + first);
-    for (TensorMapBytes& m : maps) with_maps.push_back(&m);
-    args = with_maps.data();
   }
-  const void* fn = reinterpret_cast<const void*>(kernel_);
-  if (g.dynamic_shared_bytes() > 48 * 1024) {
-    TUNED_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(g.dynamic_shared_bytes())));
+  if (p.dynamic_shared_bytes > 48 * 1024) {
+    TUNED_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(p.dynamic_shared_bytes)));
   }
-  const cudaError_t launched =
-      cudaLaunchKernel(fn, dim3(g.grid(0), g.grid(1), g.grid(2)),
-                       dim3(g.block(0), g.block(1), g.block(2)), args, g.dynamic_shared_bytes(),
-                       stream);
+  return p;
+}
+
+absl::Status LoadedKernel::LaunchWithMaps(const PreparedLaunch& p, void** args,
+                                          cudaStream_t stream) const {
+  const cudaError_t launched = cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), p.grid,
+                                                p.block, args, p.dynamic_shared_bytes, stream);
   // A refused launch (e.g. too many threads) also stays in the runtime's
   // last-error slot: take it out, or the next good launch would report it.
   const cudaError_t last = cudaGetLastError();
   return CudaStatus(launched != cudaSuccess ? launched : last, "kernel launch");
+}
+
+absl::Status LoadedKernel::Launch(const PreparedLaunch& p, void** args, cudaStream_t stream) const {
+  if (p.tensor_maps.empty()) return LaunchWithMaps(p, args, stream);
+  // Tensor maps: the parameters from the first map's on, in order.
+  std::vector<TensorMapBytes> maps;
+  maps.reserve(p.tensor_maps.size());
+  for (const v1::TensorMap& m : p.tensor_maps) {
+    absl::StatusOr<TensorMapBytes> bytes =
+        EncodeTensorMap(m, *static_cast<void* const*>(args[m.pointer_arg()]));
+    if (!bytes.ok()) return bytes.status();
+    maps.push_back(*bytes);
+  }
+  std::vector<void*> with_maps(args, args + p.first_map_param);
+  for (TensorMapBytes& m : maps) with_maps.push_back(&m);
+  return LaunchWithMaps(p, with_maps.data(), stream);
+}
+
+absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,
+                                  cudaStream_t stream) const {
+  absl::StatusOr<PreparedLaunch> p = Prepare(g);
+  if (!p.ok()) return p.status();
+  return Launch(*p, args, stream);
 }
 
 absl::Status CublasStatus(cublasStatus_t status, std::string_view what) {

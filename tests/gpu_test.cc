@@ -426,6 +426,88 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
   ExpectMatchesCublasWithBeta(configs, 257, 136, 1029, 1.0f, 0.0f, 0, 2e-3);
 }
 
+// The client library's TunedKernel::Sgemm launches the shape it was asked
+// for as prepared at Load, and a TMA kernel's tensor map is encoded once per
+// A pointer (TunedKernel keeps 16 sets): a plain config and a WS config
+// (A's map), each at its prepared shape and another one (whose geometry the
+// call works out), against cuBLAS with alpha and beta; the WS config over 20
+// 16-byte aligned A pointers (more than the cache keeps, so that sets are
+// evicted and encoded again), A one float off (no map) and the first
+// pointer again.
+TEST_F(GpuTest, ClientLibraryLaunchesPreparedAndCachesTensorMapsPerPointer) {
+  const Family& f = SgemmFamily();
+  const bool sm90 = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
+  std::vector<std::pair<Config, v1::Math>> configs = {
+      {f.ValidSpace(worker_->device(), nullptr).front(), v1::MATH_IEEE_FP32}};
+  if (sm90) {
+    for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32)) {
+      if (c.contains("WS")) {
+        configs.push_back({c, v1::MATH_TF32});
+        break;
+      }
+    }
+  }
+  const int m = 300, n = 264, k = 512;
+  const size_t slack = 128;  // floats past each buffer's largest use (A's offsets)
+  auto a = DeviceBuffer::Alloc((1024 * 1029 + slack) * 4), b = DeviceBuffer::Alloc((1029 * 264 + slack) * 4),
+       c = DeviceBuffer::Alloc(300 * 264 * 4), ref = DeviceBuffer::Alloc(300 * 264 * 4);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
+  ASSERT_TRUE(FillRandom(*a, 1024 * 1029 + slack, 1).ok() && FillRandom(*b, 1029 * 264 + slack, 2).ok());
+  auto handle = CreatePureFp32Cublas();
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  for (const auto& [config, math] : configs) {
+    const KernelSource src = f.Source(config);
+    auto compiled = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    v1::BestKernel best;
+    best.mutable_problem()->set_family(v1::FAMILY_SGEMM);
+    best.mutable_problem()->set_dtype(v1::DTYPE_F32);
+    best.mutable_problem()->set_math(math);
+    for (int64_t d : {m, n, k}) best.mutable_problem()->add_shape(d);
+    best.set_match(v1::MATCH_EXACT);
+    best.mutable_measurement()->mutable_config()->set_name(f.ConfigName(config));
+    for (const auto& [key, v] : config) {
+      (*best.mutable_measurement()->mutable_config()->mutable_params())[key] = v;
+    }
+    best.set_cubin(compiled->cubin);
+    best.set_ptx(compiled->ptx);
+    best.set_entry(compiled->entry);
+    *best.mutable_geometry() = f.Geometry(config, {m, n, k}, worker_->device());
+    *best.mutable_device() = worker_->device();
+    auto kernel = TunedKernel::Load(best);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    const double tolerance = math == v1::MATH_TF32 ? 2e-3 : 1e-5;
+    const auto check = [&](int mm, int nn, int kk, size_t a_offset, float alpha, float beta) {
+      const float* ap = a->f32() + a_offset;
+      const size_t mn = size_t(mm) * nn;
+      ASSERT_TRUE(FillRandom(*ref, mn, 3).ok());
+      ASSERT_EQ(cudaMemcpy(c->f32(), ref->f32(), mn * 4, cudaMemcpyDeviceToDevice), cudaSuccess);
+      ASSERT_TRUE(RowMajorSgemm(*handle, mm, nn, kk, alpha, ap, b->f32(), beta, ref->f32(), nullptr).ok());
+      const absl::Status s = kernel->Sgemm(mm, nn, kk, alpha, ap, b->f32(), beta, c->f32(), nullptr);
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      auto got = CopyToHost(*c, mn);
+      auto want = CopyToHost(*ref, mn);
+      ASSERT_TRUE(got.ok() && want.ok());
+      double diff2 = 0, norm2 = 0;
+      for (size_t i = 0; i < mn; ++i) {
+        diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
+        norm2 += std::pow(double((*want)[i]), 2);
+      }
+      EXPECT_LT(std::sqrt(diff2 / norm2), tolerance)
+          << f.ConfigName(config) << " on " << mm << "x" << nn << "x" << kk << ", A "
+          << a_offset << " floats in";
+    };
+    check(m, n, k, 0, 1.5f, 0.5f);
+    check(257, 136, 1029, 0, 1.0f, 0.0f);  // another shape: its own geometry
+    if (best.geometry().tensor_maps_size() == 0) continue;
+    for (size_t offset = 0; offset < 20 * 4; offset += 4) check(m, n, k, offset, 1.0f, 0.0f);
+    check(m, n, k, 1, -1.0f, 2.0f);  // A not 16-byte aligned: 128 zero bytes, cp.async
+    check(m, n, k, 0, 1.0f, 0.0f);   // encoded again (evicted)
+  }
+  cublasDestroy(*handle);
+}
+
 // The gemv kind (KIND 4) on matrix-vector shapes, smaller versions of the
 // issue's 1x8192x8192, 8192x1x8192, 4x8192x8192 and 8192x4x8192, and odd
 // ones: K not a multiple of 4 (the scalar path), M or N above the chunk GC

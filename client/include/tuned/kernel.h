@@ -20,6 +20,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,11 @@ class TunedKernel {
 
   /// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream`, device
   /// pointers. Any M, N, K >= 1 (every config is correct for every shape).
+  /// The shape the kernel was asked for (best.problem().shape()) launches as
+  /// prepared at Load: its geometry and dynamic shared memory worked out
+  /// once, the tensor maps of a TMA kernel encoded once per pointers (a few
+  /// are kept), so that a call costs little more than cudaLaunchKernel;
+  /// another shape works its geometry out at each call.
   /// Calls cuBLAS instead where the daemon found it faster
   /// (BestKernel.use_baseline), in the problem's math mode (CreateCublas:
   /// pure fp32, or TF32 for MATH_TF32).
@@ -101,10 +108,25 @@ class TunedKernel {
  private:
   TunedKernel() = default;
   absl::Status LaunchShape(const std::vector<int64_t>& shape, void** args, cudaStream_t stream) const;
+  /// The launch of `shape`: prepared_ where it is the prepared shape
+  /// (*prepared = true), else worked out now into *other.
+  absl::StatusOr<const PreparedLaunch*> LaunchFor(const int64_t* shape, int rank,
+                                                  PreparedLaunch* other, bool* prepared) const;
+  /// Launches `p` with `args` (the parameters but the tensor maps), the
+  /// tensor maps taken from maps_ when `prepared`, else encoded now.
+  absl::Status LaunchPrepared(const PreparedLaunch& p, bool prepared, void** args,
+                              cudaStream_t stream) const;
 
   v1::BestKernel best_;
   LoadedKernel kernel_;
   cublasHandle_t cublas_ = nullptr;  // set when cuBLAS serves (use_baseline) or the kernel accumulates
+  /// The launch of best_.problem().shape() (a kernel spec's: of best_.geometry()),
+  /// prepared at Load; empty where that failed (each launch then says why).
+  std::optional<PreparedLaunch> prepared_;
+  std::vector<int64_t> prepared_shape_;
+  /// prepared_'s tensor maps, encoded per base pointers (TMA kernels only).
+  struct MapCache;
+  std::unique_ptr<MapCache> maps_;
 };
 
 }  // namespace tuned

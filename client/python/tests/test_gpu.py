@@ -1,7 +1,10 @@
 """On a GPU, against a real daemon that has tuned $TUNED_GPU_SHAPE (M,N,K;
 default 1024,1024,1024) and found at the default address (TUNED_SERVER, else
 the local socket of GPU 0): tuned.matmul and tuned.Kernel against
-torch.matmul in pure fp32 (TF32 off), and their times side by side.
+torch.matmul in pure fp32 (TF32 off), and their times side by side;
+tuned.matmul and tuned.linear in each math mode the daemon has tuned
+($TUNED_GPU_TF32_SHAPE, default 2048^3, for tf32), under a CUDA graph
+capture and in a torch.compile(fullgraph=True) model (torch >= 2.4).
 bench/python_gpu.sh runs it; skipped without torch or a GPU."""
 
 import os
@@ -185,3 +188,129 @@ def test_a_kernel_with_a_tma_tensor_map_matches_torch(client):
         print(f"\n{best.measurement.config.name} A at {a.data_ptr() % 16} bytes past 16: "
               f"error {err:.2e}, torch TF32 {base:.2e}")
         assert 0 < err <= 2 * base
+
+
+# ---- tuned.matmul and tuned.linear in each math mode, compiled, captured ----
+
+MODES = {"ieee_fp32": SHAPE, "fp32_accurate": SHAPE, "tf32": TF32_SHAPE}
+
+
+def shape_in_mode(client, math):
+    """The mode's shape (MODES), skipping the test where the daemon has
+    nothing tuned in the mode (no kernel near: NOT_FOUND)."""
+    shape = MODES[math]
+    try:
+        client.best(*shape, basic=True, math=math)
+    except tuned.TunedError as e:
+        assert e.code == grpc.StatusCode.NOT_FOUND
+        pytest.skip(f"nothing tuned in math {math} near {shape} (tunectl sweep --math {math} "
+                    f"{' '.join(map(str, shape))} --wait first)")
+    return shape
+
+
+def within_mode(math, got, a, b, bias=None):
+    """(error, torch's error, bound): got's relative Frobenius error against
+    fp64 and the bound of the mode: ieee_fp32 within MAX_ERROR of torch's
+    pure fp32 result; fp32_accurate and tf32 at most 3x torch's own error in
+    the mode (the daemon verifies 2x on its inputs; these are others)."""
+    ref = a.double() @ b.double() + (0 if bias is None else bias.double())
+    with tuned.kernel._tf32(torch, allow=math == "tf32"):
+        base = torch.matmul(a, b) + (0 if bias is None else bias)
+    if math == "ieee_fp32":
+        return rel_error(got, base), 0.0, MAX_ERROR
+    return rel_error(got, ref), rel_error(base, ref), 3 * rel_error(base, ref) + 1e-7
+
+
+@pytest.mark.parametrize("math", list(MODES))
+def test_matmul_and_linear_match_torch_in_each_math_mode(client, math):
+    """tuned.matmul (the daemon's kernel, "nn"), and tuned.linear with a
+    weight that is the transpose of a row-major matrix (the kernel too,
+    then the bias) and with a row-major one (torch in the mode, "nt"), in
+    each mode the daemon has tuned."""
+    m, n, k = shape_in_mode(client, math)
+    a, b = random_pair(m, n, k, seed=11)
+    bias = torch.randn(n, device="cuda")
+    best = client.best(m, n, k, basic=True, math=math)
+    err, base, bound = within_mode(math, tuned.matmul(a, b, math=math), a, b)
+    print(f"\n{math} {m}x{n}x{k}: tuned.matmul error {err:.2e} (torch {base:.2e}, bound {bound:.2e}), "
+          f"{best.measurement.config.name}{' (cuBLAS served)' if best.use_baseline else ''}")
+    assert err <= bound
+    out = torch.empty(m, n, device="cuda")
+    assert tuned.matmul(a, b, math=math, out=out) is out
+    assert within_mode(math, out, a, b)[0] <= bound
+    x = a.view(2, m // 2, k) if m % 2 == 0 else a
+    y = tuned.linear(x, b.t(), bias, math=math)  # weight (n, k) = b.t(): layout "nn"
+    assert y.shape == (*x.shape[:-1], n)
+    err, _, bound = within_mode(math, y.reshape(m, n), a, b, bias)
+    assert err <= bound, f"linear (nn): {err:.2e} > {bound:.2e}"
+    w = b.t().contiguous()  # row-major weight: "nt", torch in the mode
+    err, _, bound = within_mode(math, tuned.linear(x, w, bias, math=math).reshape(m, n), a, b, bias)
+    assert err <= bound, f"linear (nt): {err:.2e} > {bound:.2e}"
+
+
+@pytest.mark.parametrize("math", ["ieee_fp32", "tf32"])
+def test_a_cuda_graph_capture_replays_matmul_and_linear(client, math):
+    """Warm-up calls on a side stream (the daemon asked, the kernel loaded),
+    then tuned.matmul and tuned.linear captured in a CUDA graph (the launch
+    on the capturing stream; a tf32 kernel's TMA tensor map encoded for the
+    captured pointer) and replayed on new inputs copied into the captured
+    ones: equal to the same calls run eagerly on those inputs."""
+    m, n, k = shape_in_mode(client, math)
+    a, b = random_pair(m, n, k, seed=12)
+    bias = torch.randn(n, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            tuned.matmul(a, b, math=math)
+            tuned.linear(a, b.t(), bias, math=math)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        c = tuned.matmul(a, b, math=math)
+        y = tuned.linear(a, b.t(), bias, math=math)
+    a2, b2 = random_pair(m, n, k, seed=13)
+    a.copy_(a2)
+    b.copy_(b2)
+    graph.replay()
+    torch.cuda.synchronize()
+    want_c = tuned.matmul(a2, b2, math=math)
+    want_y = tuned.linear(a2, b2.t(), bias, math=math)
+    assert rel_error(c, want_c) < 1e-6 and rel_error(y, want_y) < 1e-6
+    err, _, bound = within_mode(math, c, a2, b2)
+    assert err <= bound
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason=f"torch {torch.__version__} has no torch.library.custom_op (torch >= 2.4): "
+                           "the operators tuned::matmul and tuned::linear are not registered")
+def test_a_compiled_model_matches_eager(client):
+    """torch.compile(fullgraph=True) (an error at any graph break) of a model
+    calling tuned.matmul (the kernel, "nn") and tuned.linear (a row-major
+    weight: torch in the mode) gives the eager model's result."""
+    import torch._dynamo
+
+    m, n, k = SHAPE
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator(device="cuda").manual_seed(14)
+            self.proj = torch.nn.Parameter(torch.randn(k, n, device="cuda", generator=g) / k ** 0.5)
+            self.out = torch.nn.Linear(n, 64, device="cuda")
+
+        def forward(self, x):
+            h = torch.relu(tuned.matmul(x, self.proj))
+            return tuned.linear(h, self.out.weight, self.out.bias)
+
+    torch._dynamo.reset()
+    model = Model()
+    compiled = torch.compile(model, fullgraph=True)
+    for seed in (15, 16):
+        x = torch.randn(m, k, device="cuda", generator=torch.Generator(device="cuda").manual_seed(seed))
+        with torch.no_grad():
+            want = model(x)
+            got = compiled(x)
+        err = rel_error(got, want)
+        print(f"\ncompiled vs eager: relative error {err:.2e}")
+        assert err < 1e-5

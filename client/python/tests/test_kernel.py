@@ -3,6 +3,7 @@ before any CUDA call (the driver is replaced by one that fails the test),
 driver errors are named, TF32 is off around the cuBLAS path and restored."""
 
 import ctypes
+import threading
 
 import grpc
 import pytest
@@ -14,6 +15,7 @@ from tuned import pb
 torch = pytest.importorskip(
     "torch", reason="torch is not installed: the Kernel's tensor checks need it "
                     "(the gRPC tests in test_client.py run without it)")
+import cuda_fake  # noqa: E402 (needs torch)
 
 SGEMM_ARGS = ["int M", "int N", "int K", "float alpha", "const float* A", "const float* B",
               "float beta", "float* C"]
@@ -126,27 +128,6 @@ def test_unusable_descriptions_are_refused():
         tuned.Kernel(best_kernel("fault_test", (64,)), device="cuda:0")
 
 
-class NoDaemon:
-    address = "unix:/nowhere"
-
-    def best(self, *args, **kwargs):
-        raise AssertionError("the daemon was asked before the arguments were checked")
-
-
-@pytest.mark.parametrize("a, b, error, text", [
-    ([[1.0]], None, TypeError, "a must be a torch.Tensor"),
-    (torch.zeros(4, 8, dtype=torch.float64), torch.zeros(8, 2), TypeError, "a must be float32"),
-    (torch.zeros(2, 4, 8), torch.zeros(8, 2), ValueError, "a must be a matrix"),
-    (torch.zeros(4, 8), torch.zeros(7, 2), ValueError, "inner dimensions differ"),
-    (torch.zeros(4, 8), torch.zeros(2, 8).t(), ValueError, "b must be contiguous"),
-    (torch.zeros(4, 8), torch.zeros(8, 2), ValueError, "must be on a CUDA device, not cpu"),
-])
-def test_matmul_checks_before_asking_the_daemon(a, b, error, text):
-    b = torch.zeros(8, 2) if b is None else b
-    with pytest.raises(error, match=text):
-        tuned.matmul(a, b, client=NoDaemon())
-
-
 def test_driver_errors_are_named():
     class FakeLib:
         def cuGetErrorName(self, result, name):
@@ -175,125 +156,211 @@ def test_tf32_is_off_within_the_cublas_call_and_restored():
         m.allow_tf32 = saved
 
 
-def test_a_best_with_no_kernel_runs_torch_in_its_math_mode(monkeypatch):
-    """No config passed verification (tuner.proto, "No kernel"): no cubin,
-    PTX or geometry; the Kernel runs torch.matmul, TF32 only for math tf32."""
+@pytest.fixture
+def tf32_seen(monkeypatch):
+    """torch.matmul recording whether TF32 was on when it ran (torch's setting
+    as its cuBLAS reads it); the setting starts off and is restored after."""
     seen = []
+    real = torch.matmul
 
-    class Recording(tuned.kernel._tf32):
-        def __enter__(self):
-            seen.append(self.allow)
-            return super().__enter__()
+    def recording(*args, **kwargs):
+        seen.append(torch.backends.cuda.matmul.allow_tf32)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(tuned.kernel, "_tf32", Recording)
-    monkeypatch.setattr(tuned.kernel, "_check_tensors", lambda *args: None)  # CPU tensors below
-    for math, allow in (("tf32", True), ("fp32_accurate", False), ("ieee_fp32", False)):
+    monkeypatch.setattr(torch, "matmul", recording)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield seen
+    torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+@pytest.mark.parametrize("initially", [False, True])
+def test_a_best_with_no_kernel_runs_torch_in_its_math_mode(monkeypatch, tf32_seen, initially):
+    """No config passed verification (tuner.proto, "No kernel"): no cubin,
+    PTX or geometry; the Kernel runs torch.matmul, TF32 only for math tf32,
+    whatever torch's setting, which it leaves as it found it."""
+    torch.backends.cuda.matmul.allow_tf32 = initially
+    for math in ("tf32", "fp32_accurate", "ieee_fp32"):
         best = pb.BestKernel(problem=tuned.problem(3, 4, 1, math=math), match=pb.MATCH_EXACT,
                              use_baseline=True, baseline_name="cuBLAS", baseline_ms=0.004,
                              serving_reason="cuBLAS: no kernel passed verification")
-        kernel = tuned.Kernel(best, device=0)
+        kernel = cuda_fake.on_cpu(tuned.Kernel(best, device=0))
         assert kernel.uses_torch
         out = kernel.sgemm(torch.full((3, 1), 2.0), torch.full((1, 4), 3.0), out=torch.zeros(3, 4))
         assert torch.equal(out, torch.full((3, 4), 6.0))
-    assert seen == [True, False, False]
+        assert torch.backends.cuda.matmul.allow_tf32 is initially
+        # alpha and beta: addmm_, in the mode too
+        c = torch.ones(3, 4)
+        kernel.sgemm(torch.full((3, 1), 2.0), torch.full((1, 4), 3.0), out=c, alpha=0.5, beta=2.0)
+        assert torch.equal(c, torch.full((3, 4), 5.0))
+    assert tf32_seen == [True, False, False]
     # A transpose always needs its kernel.
     with pytest.raises(ValueError, match="neither a cubin nor PTX"):
         tuned.Kernel(pb.BestKernel(problem=tuned.problem(4, 4, family="transpose"),
                                    use_baseline=True), device=0)
 
 
-class FakeDriver:
-    """libcuda for _launch: records cuLaunchKernel's dimensions, parameter
-    addresses and the bytes there while the call lasts (8 a scalar or pointer,
-    128 a tensor map from the 9th on), and each cuTensorMapEncodeTiled call
-    (Python values), which writes 0xA5 bytes into the map and returns
-    `encode_result`."""
+def test_the_tf32_reader_follows_torchs_setting():
+    read = tuned.kernel._tf32_reader(torch)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for on in (True, False):
+            torch.backends.cuda.matmul.allow_tf32 = on
+            assert read() is on
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
 
-    def __init__(self):
-        self.launches, self.encodes, self.encode_result = [], [], 0
 
-    def cuLaunchKernel(self, fn, *rest):
-        dims, params = rest[:7], rest[8]
-        self.launches.append({"dims": [d.value for d in dims], "params": list(params),
-                              "bytes": [ctypes.string_at(p, 8 if i < 8 else 128)
-                                        for i, p in enumerate(params)]})
-        return 0
-
-    def cuTensorMapEncodeTiled(self, out, dtype, rank, base, dims, strides, box, elem_strides,
-                               interleave, swizzle, l2, oob):
-        self.encodes.append({"out": out.value, "dtype": dtype, "rank": rank.value,
-                             "base": base.value, "dims": list(dims), "strides": list(strides),
-                             "box": list(box), "elem_strides": list(elem_strides),
-                             "interleave": interleave, "swizzle": swizzle, "l2": l2, "oob": oob})
-        ctypes.memset(out.value, 0xA5, 128)
-        return self.encode_result
-
-    def cuGetErrorName(self, result, name):
-        name._obj.value = {1: b"CUDA_ERROR_INVALID_VALUE"}[result]
-        return 0
-
+# ---- launches, through a stand-in driver (cuda_fake.FakeDriver) ----
 
 @pytest.fixture
 def driver(monkeypatch):
-    """A FakeDriver in place of libcuda, with no context to push and stream 0."""
-    lib = FakeDriver()
-
-    class FakeContext:
-        def __init__(self, lib, device):
-            pass
-
-        def __enter__(self):
-            pass
-
-        def __exit__(self, *exc):
-            pass
-
-    class FakeStream:
-        cuda_stream = 0
-
-    monkeypatch.setattr(tuned.kernel, "_driver", lambda: lib)
-    monkeypatch.setattr(tuned.kernel, "_Context", FakeContext)
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: FakeStream())
-    return lib
+    return cuda_fake.install(monkeypatch, cuda_fake.FakeDriver())
 
 
-def launch_sgemm(kernel, a=0x1000, k=16):
-    kernel._function = ctypes.c_void_p(1)  # as if loaded
-    kernel._launch(torch, {"M": 64, "N": 32, "K": k, "alpha": 0.5, "beta": 2.0,
-                           "A": a, "B": 0x2000, "C": 0x3000})
+class Pointer:
+    """What a launch reads of a tensor: its address (and its size, for a memset)."""
+
+    def __init__(self, address, numel=0):
+        self.address, self.size = address, numel
+
+    def data_ptr(self):
+        return self.address
+
+    def numel(self):
+        return self.size
+
+
+def launch_sgemm(kernel, a=0x1000, alpha=0.5, beta=2.0):
+    kernel._sgemm_launch(Pointer(a), Pointer(0x2000), Pointer(0x3000, 64 * 32), alpha, beta)
 
 
 def with_a_map(k=16, **fields):
-    """An sgemm BestKernel whose geometry has A's tensor map (as tuner.proto's
-    TensorMap comments: base parameter 4, dims K, M, stride 4 K bytes, passed
-    as parameter 8)."""
+    """An sgemm Kernel (64x32xk) whose geometry has A's tensor map (as
+    tuner.proto's TensorMap comments: base parameter 4, dims K, M, stride
+    4 K bytes, passed as parameter 8)."""
     m = dict(pointer_arg=4, dims=[k, 64], strides_bytes=[4 * k], box=[32, 64], swizzle_bytes=128,
              param=8)
     m.update(fields)
-    best = best_kernel()
+    best = best_kernel(shape=(64, 32, k))
     best.geometry.tensor_maps.add(**m)
     return tuned.Kernel(best, device="cuda:0")
 
 
 def test_the_kernel_arguments_follow_the_daemons_order(sgemm, driver):
-    """_launch builds the kernel's parameters by name and C type from
-    best.arguments; without tensor maps those 8 are all it passes."""
+    """The parameters are built by name and C type from best.arguments;
+    without tensor maps those 8 are all a launch passes, with the geometry
+    and torch's current stream, in the device's primary context."""
     launch_sgemm(sgemm)
     (launch,) = driver.launches
     raw = launch["bytes"]
-    assert launch["dims"] == [1, 2, 1, 256, 1, 1, 0]
-    assert len(launch["params"]) == 8
+    assert launch["dims"] == [1, 2, 1, 256, 1, 1, 0] and launch["stream"] == 0
     assert [ctypes.c_int.from_buffer_copy(raw[i][:4]).value for i in (0, 1, 2)] == [64, 32, 16]
     assert [ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6)] == [0.5, 2.0]
     assert [ctypes.c_void_p.from_buffer_copy(raw[i]).value for i in (4, 5, 7)] == [
         0x1000, 0x2000, 0x3000]
-    assert driver.encodes == []
+    assert driver.encodes == [] and driver.memsets == []
+    assert [c[0] for c in driver.calls] == ["push", "load", "pop", "launch"]  # no push: current
+
+
+def test_launches_reuse_the_prepared_parameters(sgemm, driver):
+    """The second launch changes only the pointers and scalars it is given:
+    the same parameter block, nothing loaded again."""
+    launch_sgemm(sgemm)
+    launch_sgemm(sgemm, a=0x1100, alpha=1.0, beta=0.0)
+    first, second = driver.launches
+    assert first["params"] == second["params"]  # the same slots
+    assert ctypes.c_void_p.from_buffer_copy(second["bytes"][4]).value == 0x1100
+    assert [ctypes.c_float.from_buffer_copy(second["bytes"][i][:4]).value for i in (3, 6)] == [
+        1.0, 0.0]
+    assert [c[0] for c in driver.calls].count("load") == 1
+
+
+def test_each_thread_has_its_own_parameters(sgemm, driver):
+    launch_sgemm(sgemm)
+    thread = threading.Thread(target=launch_sgemm, args=(sgemm, 0x1200))
+    thread.start()
+    thread.join()
+    first, second = driver.launches
+    assert first["params"] != second["params"]
+    assert ctypes.c_void_p.from_buffer_copy(second["bytes"][4]).value == 0x1200
+    assert ctypes.c_void_p.from_buffer_copy(first["bytes"][4]).value == 0x1000
+
+
+def test_another_current_context_is_pushed_for_the_launch(sgemm, driver):
+    """A thread whose current context is not the device's (none, or
+    another device's): the launch pushes the device's and pops it after."""
+    sgemm.load()
+    for current in (0, 0xD0):
+        driver.current, driver.calls = current, []
+        launch_sgemm(sgemm)
+        assert driver.calls == [("push", cuda_fake.CONTEXT), ("launch",), ("pop", cuda_fake.CONTEXT)]
+        assert driver.current == current
+
+
+def test_a_failed_launch_is_named(sgemm, driver):
+    driver.launch_result = 1
+    with pytest.raises(tuned.TunedError, match="cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"):
+        launch_sgemm(sgemm)
+
+
+def test_a_driver_without_cuLaunchKernelEx_takes_cuLaunchKernel(sgemm, monkeypatch):
+    driver = cuda_fake.install(monkeypatch, cuda_fake.OldDriver())
+    launch_sgemm(sgemm)
+    (launch,) = driver.launches
+    assert launch["dims"] == [1, 2, 1, 256, 1, 1, 0]
+    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][7]).value == 0x3000
+
+
+def test_large_dynamic_shared_memory_is_opted_in_once(monkeypatch):
+    driver = cuda_fake.install(monkeypatch, cuda_fake.FakeDriver())
+    best = best_kernel()
+    best.geometry.dynamic_shared_bytes = 100 * 1024
+    kernel = tuned.Kernel(best, device="cuda:0")
+    launch_sgemm(kernel)
+    launch_sgemm(kernel)
+    assert [c for c in driver.calls if c[0] == "attribute"] == [("attribute", 8, 100 * 1024)]
+    assert [launch["dims"][6] for launch in driver.launches] == [100 * 1024] * 2
+
+
+@pytest.mark.parametrize("beta, memset", [(0.0, True), (1.0, False)])
+def test_a_kernel_adding_into_c_has_it_prescaled(monkeypatch, beta, memset):
+    """prescale_output (split-K, stream-K): C = 0 by a memset on the launch's
+    stream before it when beta == 0; nothing when beta == 1."""
+    driver = cuda_fake.install(monkeypatch, cuda_fake.FakeDriver())
+    best = best_kernel()
+    best.geometry.prescale_output = True
+    launch_sgemm(tuned.Kernel(best, device="cuda:0"), beta=beta)
+    assert driver.memsets == ([(0x3000, 0, 64 * 32, 0)] if memset else [])
+    assert [c[0] for c in driver.calls][-2:] == (["memset", "launch"] if memset else ["pop", "launch"])
+
+
+def test_sgemm_computes_on_cpu_tensors_through_the_emulator(monkeypatch):
+    """The whole of Kernel.sgemm, checks and fast path, with the kernel
+    emulated on the CPU (cuda_fake.Emulator): alpha, beta, out=None, and a
+    prescaled kernel's beta == 0 clearing a NaN-filled C."""
+    cuda_fake.install(monkeypatch, cuda_fake.Emulator())
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best_kernel(), device="cuda:0"))
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 16, generator=g), torch.randn(16, 32, generator=g)
+    c0 = torch.randn(64, 32, generator=g)
+    assert torch.allclose(kernel.sgemm(a, b), a @ b, atol=1e-5)
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=2.0) is out
+    assert torch.allclose(out, 0.5 * (a @ b) + 2.0 * c0, atol=1e-5)
+    best = best_kernel()
+    best.geometry.prescale_output = True
+    prescaled = cuda_fake.on_cpu(tuned.Kernel(best, device="cuda:0"))
+    out.fill_(float("nan"))
+    prescaled.sgemm(a, b, out=out)
+    assert torch.allclose(out, a @ b, atol=1e-5)
 
 
 def test_a_tensor_map_is_encoded_and_passed_after_the_arguments(driver):
     """A 16-byte aligned base with 16-byte strides: cuTensorMapEncodeTiled
     over the named parameter's pointer into a 64-byte aligned map, which the
     9th parameter points at (the kernel takes it by value)."""
+    driver.params = 9
     launch_sgemm(with_a_map(), a=0x1000)
     (encode,) = driver.encodes
     assert encode == {"out": encode["out"], "dtype": 7, "rank": 2, "base": 0x1000,
@@ -301,14 +368,26 @@ def test_a_tensor_map_is_encoded_and_passed_after_the_arguments(driver):
                       "interleave": 0, "swizzle": 3, "l2": 3, "oob": 0}
     assert encode["out"] % 64 == 0
     (launch,) = driver.launches
-    assert len(launch["params"]) == 9
     assert launch["params"][8] == encode["out"]
     assert launch["bytes"][8] == b"\xa5" * 128  # what the encode wrote
     assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][4]).value == 0x1000  # A as before
 
 
+def test_tensor_maps_are_cached_by_pointer(driver):
+    """One encode per A pointer: a launch over a pointer seen before passes
+    the map encoded then."""
+    driver.params = 9
+    kernel = with_a_map()
+    for a in (0x1000, 0x2000, 0x1000, 0x2000):
+        launch_sgemm(kernel, a=a)
+    assert [e["base"] for e in driver.encodes] == [0x1000, 0x2000]
+    maps = [launch["params"][8] for launch in driver.launches]
+    assert maps[0] == maps[2] and maps[1] == maps[3] and maps[0] != maps[1]
+
+
 @pytest.mark.parametrize("swizzle_bytes, enum", [(0, 0), (32, 1), (64, 2)])
 def test_the_swizzle_bytes_name_the_drivers_enum(driver, swizzle_bytes, enum):
+    driver.params = 9
     launch_sgemm(with_a_map(swizzle_bytes=swizzle_bytes))
     assert [e["swizzle"] for e in driver.encodes] == [enum]
 
@@ -316,10 +395,10 @@ def test_the_swizzle_bytes_name_the_drivers_enum(driver, swizzle_bytes, enum):
 @pytest.mark.parametrize("a, k", [(0x1004, 16),   # A not 16-byte aligned
                                   (0x1000, 9)])   # a row of A is 36 bytes
 def test_without_tmas_alignment_the_map_is_128_zero_bytes(driver, a, k):
-    launch_sgemm(with_a_map(k=k), a=a, k=k)
+    driver.params = 9
+    launch_sgemm(with_a_map(k=k), a=a)
     assert driver.encodes == []
     (launch,) = driver.launches
-    assert len(launch["params"]) == 9
     assert launch["params"][8] % 64 == 0
     assert launch["bytes"][8] == bytes(128)
 
@@ -344,6 +423,49 @@ def test_a_malformed_tensor_map_is_refused(driver, fields):
         launch_sgemm(with_a_map(**fields))
     assert e.value.code == grpc.StatusCode.INTERNAL
     assert driver.encodes == [] and driver.launches == []
+
+
+@pytest.mark.parametrize("arguments, text", [
+    (SGEMM_ARGS[:3] + ["float gamma"] + SGEMM_ARGS[4:], "unknown kernel argument 'float gamma'"),
+    (SGEMM_ARGS[:7] + ["double* C"], None),  # any pointer type is a pointer
+    (SGEMM_ARGS[:7] + ["half C"], "unsupported argument type 'half C'"),
+    (SGEMM_ARGS[:7], "lack C"),
+])
+def test_the_kernels_declared_arguments_are_checked(driver, arguments, text):
+    best = best_kernel()
+    del best.arguments[:]
+    best.arguments.extend(arguments)
+    kernel = tuned.Kernel(best, device="cuda:0")
+    if text is None:
+        launch_sgemm(kernel)
+        return
+    with pytest.raises(tuned.TunedError, match=text):
+        launch_sgemm(kernel)
+    assert driver.launches == []
+
+
+def test_sgemm_call_overhead_on_the_cpu(monkeypatch):
+    """Kernel.sgemm(out=...)'s own CPU time with a stand-in driver whose
+    launch does nothing (bench/python_call.py measures the real one):
+    printed, with a loose bound that a slow path taken by mistake breaks."""
+    import time
+
+    class Quiet(cuda_fake.FakeDriver):
+        def cuLaunchKernelEx(self, config, function, params, extra):
+            return 0
+
+    cuda_fake.install(monkeypatch, Quiet())
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best_kernel(), device="cuda:0"))
+    a, b, out = torch.zeros(64, 16), torch.zeros(16, 32), torch.zeros(64, 32)
+    for _ in range(200):
+        kernel.sgemm(a, b, out=out)
+    calls = 2000
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        kernel.sgemm(a, b, out=out)
+    us = (time.perf_counter_ns() - start) / calls / 1e3
+    print(f"\nKernel.sgemm(out=...) with a Python stand-in driver: {us:.2f} us a call")
+    assert us < 100
 
 
 # ---- a kernel spec's kernel (tuned.v1.KernelSpec): Kernel.launch ----
@@ -386,30 +508,10 @@ def f32(n):
     return torch.zeros(n, dtype=torch.float32)
 
 
-def on_cpu(kernel):
-    """The kernel as if its device were the CPU, so that CPU tensors pass the
-    device check and reach the (fake) driver."""
-    kernel.device = torch.device("cpu")
-    kernel._function = ctypes.c_void_p(1)  # as if loaded
-    return kernel
-
-
-class SpecDriver(FakeDriver):
-    """FakeDriver whose launches record the stream and 8 bytes at every parameter."""
-
-    def cuLaunchKernel(self, fn, *rest):
-        dims, stream, params = rest[:7], rest[7], rest[8]
-        n = len(params)
-        self.launches.append({"dims": [d.value for d in dims], "stream": stream.value,
-                              "bytes": [ctypes.string_at(params[i], 8) for i in range(n)]})
-        return 0
-
-
 @pytest.fixture
-def spec_driver(driver, monkeypatch):
-    lib = SpecDriver()
-    monkeypatch.setattr(tuned.kernel, "_driver", lambda: lib)
-    return lib
+def spec_driver(monkeypatch):
+    """A FakeDriver reading the spec kernel's 6 parameters, 8 bytes each."""
+    return cuda_fake.install(monkeypatch, cuda_fake.FakeDriver(params=6, maps_from=6))
 
 
 def test_a_spec_kernel_is_constructed_without_a_gpu(matmul):
@@ -452,7 +554,7 @@ def test_scalars_of_other_types_are_refused(a, text):
 
 def test_launch_passes_buffers_and_scalars_in_the_specs_order(matmul, spec_driver):
     a, b, c = f32(64 * 16), f32(16 * 32), f32(64 * 32)
-    on_cpu(matmul).launch(a, b, c)
+    cuda_fake.on_cpu(matmul).launch(a, b, c)
     (launch,) = spec_driver.launches
     assert launch["dims"] == [2, 4, 1, 16, 16, 1, 0]  # y, z of a shorter geometry are 1
     assert launch["stream"] in (None, 0)  # torch's current stream (the fake's: 0)
@@ -471,7 +573,7 @@ def test_launch_takes_a_torch_stream_object(matmul, spec_driver):
     class Stream:
         cuda_stream = 0xBEEF
 
-    on_cpu(matmul).launch(f32(1024), f32(512), f32(2048), stream=Stream())
+    cuda_fake.on_cpu(matmul).launch(f32(1024), f32(512), f32(2048), stream=Stream())
     assert spec_driver.launches[0]["stream"] == 0xBEEF
 
 

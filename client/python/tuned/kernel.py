@@ -6,6 +6,12 @@ CUDA program already has. torch has created the device's primary context for
 its tensors; the kernel is loaded into that context and launched on torch's
 current stream, so it orders with torch's own work like any torch op.
 torch is imported lazily: the gRPC client works without it.
+
+A launch costs a few microseconds of CPU: everything that does not change from
+one call to the next is prepared at the kernel's first launch (_Launcher: the
+geometry, the driver's functions with their C types, one parameter block per
+thread whose pointer slots alone change, the tensor maps per base pointer),
+and each call checks its tensors against values computed once.
 """
 
 import ctypes
@@ -25,6 +31,7 @@ _CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
 _CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
 _CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 _TENSOR_MAP_BYTES = 128
+_MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
 _BUILTIN = ("sgemm", "transpose")
 # A kernel spec's element types: the torch dtype (by name) of a buffer, the
 # ctypes type and proto field of a scalar (tuner.proto SpecType).
@@ -61,6 +68,7 @@ def pack_scalars(best):
         params.append(ctype(value))
     return params
 
+
 _lock = threading.Lock()
 _libcuda = None
 _primary = {}  # device ordinal -> its primary context (retained once per process)
@@ -93,49 +101,25 @@ def _check(lib, result, what):
     raise TunedError(code, f"{what}: {text}")
 
 
-def _tensor_map(lib, m, params, index):
-    """The 128 bytes of a const __grid_constant__ CUtensorMap parameter for
-    tuned.v1.TensorMap `m` (tuner.proto), as core/launch.cc makes them: where
-    the base (the value of kernel parameter m.pointer_arg) is 16-byte aligned
-    and every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
-    (fp32, element strides 1, interleave none, the swizzle of m.swizzle_bytes,
-    L2 promotion 256 B, out-of-range reads zero) into a 64-byte aligned map;
-    elsewhere the bytes stay zero, and the kernel, testing the same, uses no TMA.
-    It is the index-th map: kernel parameter len(params) + index (m.param)."""
-    rank, swizzle = len(m.dims), _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
-    if (m.param != len(params) + index or m.pointer_arg >= len(params)
-            or not isinstance(params[m.pointer_arg], ctypes.c_void_p)
-            or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None):
-        raise TunedError(grpc.StatusCode.INTERNAL,
-                         f"malformed tensor map {' '.join(str(m).split())}")
-    buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
-    out = (ctypes.c_char * _TENSOR_MAP_BYTES).from_buffer(  # 64-byte aligned; keeps buf alive
-        buf, -ctypes.addressof(buf) % 64)
-    base = params[m.pointer_arg].value or 0
-    if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
-        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
-        _check(lib, lib.cuTensorMapEncodeTiled(
-            ctypes.c_void_p(ctypes.addressof(out)), _CU_TENSOR_MAP_DATA_TYPE_FLOAT32, u32(rank),
-            ctypes.c_void_p(base), (u64 * rank)(*m.dims), (u64 * (rank - 1))(*m.strides_bytes),
-            (u32 * rank)(*m.box), (u32 * rank)(*[1] * rank), 0, swizzle,
-            _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
-    return out
+def _primary_context(lib, device):
+    """The primary context of device `device` (a c_void_p), retained once per process."""
+    with _lock:
+        if device not in _primary:
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            _check(lib, lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
+            _check(lib, lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                   "cuDevicePrimaryCtxRetain")
+            _primary[device] = ctx
+        return _primary[device]
 
 
 class _Context:
     """Makes the primary context of `device` current for a block (push/pop),
-    so that loads and launches work from any thread."""
+    so that loads work from any thread."""
 
     def __init__(self, lib, device):
         self.lib = lib
-        with _lock:
-            if device not in _primary:
-                dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-                _check(lib, lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
-                _check(lib, lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
-                       "cuDevicePrimaryCtxRetain")
-                _primary[device] = ctx
-        self.ctx = _primary[device]
+        self.ctx = _primary_context(lib, device)
 
     def __enter__(self):
         _check(self.lib, self.lib.cuCtxPushCurrent_v2(self.ctx), "cuCtxPushCurrent")
@@ -143,6 +127,180 @@ class _Context:
     def __exit__(self, *exc):
         popped = ctypes.c_void_p()
         _check(self.lib, self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped)), "cuCtxPopCurrent")
+
+
+class _LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig (cuda.h), cuLaunchKernelEx's first argument."""
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+def _function(lib, name, restype, argtypes):
+    """libcuda's `name` with its C types declared (a fresh function object, so
+    that `lib.name` elsewhere keeps ctypes' defaults), or None where the driver
+    lacks it. A stand-in driver (a Python object, as the tests use) gives its
+    method as it is."""
+    if isinstance(lib, ctypes.CDLL):
+        try:
+            f = lib[name]
+        except AttributeError:
+            return None
+        f.restype, f.argtypes = restype, argtypes
+        return f
+    return getattr(lib, name, None)
+
+
+def _stream_function(torch):
+    """f(device index) -> the raw CUstream handle (an int) of torch's current
+    stream on that device: torch._C._cuda_getCurrentRawStream (what torch's own
+    generated code calls, ~0.1 us), else the public torch.cuda.current_stream
+    (a Stream object made per call, a few us)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+class _Slots:
+    """One thread's parameter block for a _Launcher: a ctypes value per kernel
+    parameter (prebuilt: the shape's integers, alpha, beta, a spec's scalars),
+    the array of their addresses that the driver reads, with the tensor maps'
+    slots after them, and the launch configuration. A call sets the pointer
+    values (and alpha, beta) and launches: the driver copies the parameters at
+    the launch, so the block is reused at once."""
+
+    def __init__(self, launcher):
+        self.values = [ctype(value) for ctype, value in launcher.template]
+        count = len(self.values) + len(launcher.maps)
+        self.array = (ctypes.c_void_p * count)(*[ctypes.addressof(v) for v in self.values])
+        self.array_address = ctypes.addressof(self.array)
+        self.config = _LaunchConfig(*launcher.grid, *launcher.block, launcher.smem, None, None, 0)
+        self.config_address = ctypes.addressof(self.config)
+        self.current = ctypes.c_void_p()
+        self.current_address = ctypes.addressof(self.current)
+        # The ctypes values a caller sets by name, in the launcher's `fast` order.
+        self.fast = tuple(self.values[i] for i in launcher.fast)
+        self.maps = None  # the encoded maps the array points at, kept alive while it does
+
+
+class _Launcher:
+    """A loaded kernel's launch, prepared once: its geometry, the driver's
+    functions, the parameters' C types and initial values (`template`, a
+    (ctype, value) pair per parameter), the tensor maps (encoded per base
+    pointer, cached) and a _Slots per thread.
+
+    Each launch: the tensor maps for the pointers (cached), torch's current
+    raw stream of the device, the current context checked with
+    cuCtxGetCurrent (pushed and popped only when another one is current: a
+    thread where torch has not made the device's context current), then
+    cuLaunchKernelEx with a prepared CUlaunchConfig (4 arguments to convert;
+    cuLaunchKernel's 11 cost twice as much through ctypes), or cuLaunchKernel
+    where the driver predates it (CUDA < 12)."""
+
+    def __init__(self, lib, torch, best, device_index, function, ctx, template, fast=()):
+        g = best.geometry
+        self.lib = lib
+        self.index = device_index
+        self.grid = [*g.grid, 1, 1][:3]
+        self.block = [*g.block, 1, 1][:3]
+        self.smem = g.dynamic_shared_bytes
+        self.template = template
+        self.fast = tuple(fast)
+        self.fn = function.value
+        self.ctx = ctx.value
+        self.maps = list(g.tensor_maps)
+        for i, m in enumerate(self.maps):
+            swizzle = _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
+            rank = len(m.dims)
+            if (m.param != len(template) + i or m.pointer_arg >= len(template)
+                    or template[m.pointer_arg][0] is not ctypes.c_void_p
+                    or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None):
+                raise TunedError(grpc.StatusCode.INTERNAL,
+                                 f"malformed tensor map {' '.join(str(m).split())}")
+        self.map_pointers = tuple(m.pointer_arg for m in self.maps)
+        self.map_cache = {}  # base pointers -> (buffers, their addresses)
+        v, u = ctypes.c_void_p, ctypes.c_uint
+        self.launch_ex = _function(lib, "cuLaunchKernelEx", ctypes.c_int, [v, v, v, v])
+        self.launch = _function(lib, "cuLaunchKernel", ctypes.c_int, [v] + [u] * 7 + [v, v, v])
+        self.get_current = _function(lib, "cuCtxGetCurrent", ctypes.c_int, [v])
+        self.push = _function(lib, "cuCtxPushCurrent_v2", ctypes.c_int, [v])
+        self.pop = _function(lib, "cuCtxPopCurrent_v2", ctypes.c_int, [v])
+        self.memset32 = _function(lib, "cuMemsetD32Async", ctypes.c_int,
+                                  [v, u, ctypes.c_size_t, v])
+        self.stream = _stream_function(torch)
+        self.local = threading.local()
+
+    def slots(self):
+        """This thread's _Slots."""
+        try:
+            return self.local.slots
+        except AttributeError:
+            s = self.local.slots = _Slots(self)
+            return s
+
+    def _encode(self, key):
+        """The tensor maps over base pointers `key` (one per map, as
+        core/launch.cc's EncodeTensorMap): where the base is 16-byte aligned and
+        every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
+        (fp32, element strides 1, interleave none, the swizzle of
+        m.swizzle_bytes, L2 promotion 256 B, out-of-range reads zero) into a
+        64-byte aligned map; elsewhere the bytes stay zero, and the kernel,
+        testing the same, uses no TMA. Cached by the pointers."""
+        buffers, addresses = [], []
+        for m, base in zip(self.maps, key):
+            buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
+            address = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
+            if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
+                rank, u64, u32 = len(m.dims), ctypes.c_uint64, ctypes.c_uint32
+                _check(self.lib, self.lib.cuTensorMapEncodeTiled(
+                    ctypes.c_void_p(address), _CU_TENSOR_MAP_DATA_TYPE_FLOAT32, u32(rank),
+                    ctypes.c_void_p(base), (u64 * rank)(*m.dims),
+                    (u64 * (rank - 1))(*m.strides_bytes), (u32 * rank)(*m.box),
+                    (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
+                    _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
+            buffers.append(buf)
+            addresses.append(address)
+        if len(self.map_cache) >= _MAP_CACHE_SIZE:
+            self.map_cache.clear()  # a slot still pointing at a map holds it (_Slots.maps)
+        entry = self.map_cache[key] = (buffers, addresses)
+        return entry
+
+    def run(self, s, zero=None, stream=None):
+        """Launches with `s`'s parameters (the caller has set its pointers) on
+        `stream` (a CUstream handle; None: torch's current stream of the
+        device); `zero`: (pointer, count) of floats set to zero first, on the
+        same stream (the prescaling of a kernel that adds into C, beta == 0)."""
+        if self.maps:
+            key = tuple(s.values[p].value or 0 for p in self.map_pointers)
+            entry = self.map_cache.get(key) or self._encode(key)
+            first = len(s.values)
+            for i, address in enumerate(entry[1]):
+                s.array[first + i] = address
+            s.maps = entry
+        if stream is None:
+            stream = self.stream(self.index)
+        pushed = False
+        if self.get_current(s.current_address) != 0 or s.current.value != self.ctx:
+            _check(self.lib, self.push(self.ctx), "cuCtxPushCurrent")
+            pushed = True
+        try:
+            if zero is not None:
+                _check(self.lib, self.memset32(zero[0], 0, zero[1], stream),
+                       "cuMemsetD32Async (prescale C)")
+            if self.launch_ex is not None:
+                s.config.hStream = stream
+                result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
+            else:
+                result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
+                                     s.array_address, None)
+        finally:
+            if pushed:
+                self.pop(s.current_address)
+        if result != 0:
+            _check(self.lib, result, "cuLaunchKernel")
 
 
 def _torch():
@@ -196,6 +354,54 @@ def _no_tf32(torch):
     return _tf32(torch, allow=False)
 
 
+def _tf32_reader(torch):
+    """f() -> whether torch's cuBLAS matmuls use TF32 now (True or False;
+    None where it cannot tell). Through torch's C getters (a Python property
+    costs several times more): torch >= 2.9's precision of ("cuda",
+    "matmul"), its "none" inherited from ("cuda", "all"), then ("generic",
+    "all"), as at::Context::float32Precision resolves it, TF32 only where that
+    says "tf32" (as torch's cuBLAS calls test it); before 2.9, allow_tf32."""
+    C = torch._C
+    get = getattr(C, "_get_fp32_precision_getter", None) or getattr(C, "_get_fp32_precision", None)
+    if get is not None:
+        chain = []
+        for backend, op in (("cuda", "matmul"), ("cuda", "all"), ("generic", "all")):
+            try:
+                get(backend, op)
+            except Exception:  # not a pair this torch knows
+                continue
+            chain.append((backend, op))
+        if not chain or chain[0] != ("cuda", "matmul"):
+            return lambda: None
+
+        def read():
+            for backend, op in chain:
+                v = get(backend, op)
+                if v != "none":
+                    return v == "tf32"
+            return False
+        return read
+    get = getattr(C, "_get_cublas_allow_tf32", None)
+    return get if get is not None else (lambda: None)
+
+
+_tf32_now = None  # _tf32_reader(torch), made at the first use
+
+
+def _run_in_mode(torch, tf32, fn, *args, **kwargs):
+    """fn(*args, **kwargs) (a torch matmul) with TF32 on (`tf32`) or off: where
+    torch's setting already is that, a call of one C getter; otherwise the
+    setting is changed for the call and restored (_tf32)."""
+    global _tf32_now
+    now = _tf32_now
+    if now is None:
+        now = _tf32_now = _tf32_reader(torch)
+    if now() is tf32:
+        return fn(*args, **kwargs)
+    with _tf32(torch, allow=tf32):
+        return fn(*args, **kwargs)
+
+
 class Kernel:
     """A tuned kernel (a tuned.v1.BestKernel from Client.best) for one shape,
     run on torch tensors.
@@ -205,16 +411,16 @@ class Kernel:
     that shape, as tuned.matmul does). The module is loaded at the first
     launch, into the current context as torch sees it: the primary context
     of `device` (default: torch's current CUDA device), which the CUDA
-    runtime, and so torch, uses and has already created for the tensors. It
-    is made current (pushed) for the load and each launch, so the kernel
-    reaches torch's memory and streams from any thread. The image is the
-    cubin when this GPU has the architecture the daemon compiled for, else
-    the PTX (JIT-compiled by the driver). Where the daemon serves cuBLAS
-    (best.use_baseline: it found cuBLAS faster, or no config passed
-    verification and best holds no kernel), sgemm calls torch.matmul
-    instead, in the problem's math mode: TF32 for math "tf32", else TF32
-    off. Driver failures raise TunedError (INTERNAL, or FAILED_PRECONDITION
-    without a driver or a loadable image).
+    runtime, and so torch, uses and has already created for the tensors. A
+    launch makes it current only where another context is (it is pushed for
+    the launch), so the kernel reaches torch's memory and streams from any
+    thread. The image is the cubin when this GPU has the architecture the
+    daemon compiled for, else the PTX (JIT-compiled by the driver). Where the
+    daemon serves cuBLAS (best.use_baseline: it found cuBLAS faster, or no
+    config passed verification and best holds no kernel), sgemm calls
+    torch.matmul instead, in the problem's math mode: TF32 for math "tf32",
+    else TF32 off. Driver failures raise TunedError (INTERNAL, or
+    FAILED_PRECONDITION without a driver or a loadable image).
 
     A kernel spec's kernel (a registered family: best.kernel_arguments is
     set) runs with launch(*tensors) (or calling the Kernel): the buffers in
@@ -239,6 +445,7 @@ class Kernel:
         if self.device.type != "cuda" or self.device.index is None:
             raise ValueError(f"device must be a CUDA device with an index, e.g. cuda:0, not {device}")
         self.uses_torch = self.family == "sgemm" and best.use_baseline
+        self.tf32 = best.problem.math == pb.MATH_TF32  # the mode of the cuBLAS it may call
         if not self.uses_torch:
             if not best.cubin and not best.ptx:
                 raise ValueError("the BestKernel holds neither a cubin nor PTX (asked with basic=True?)")
@@ -246,8 +453,26 @@ class Kernel:
             ranks = (1, 2, 3) if self.is_spec else (3,)  # a spec's y, z default to 1
             if len(g.grid) not in ranks or len(g.block) not in ranks:
                 raise ValueError("the BestKernel has no launch geometry (3 grid and 3 block dimensions)")
+        self._prescale = best.geometry.prescale_output
+        self._torch = torch
         self._function = None
         self._module = None
+        self._launcher = None
+        self._prepare_lock = threading.Lock()
+        self._sizes = None
+        if self.family == "sgemm" and len(self.shape) == 3:
+            m, n, k = self.shape
+            self._sizes = (torch.Size((m, k)), torch.Size((k, n)), torch.Size((m, n)))
+
+    @property
+    def device(self):
+        """The torch.device the kernel runs on."""
+        return self._device
+
+    @device.setter
+    def device(self, device):
+        self._device = device
+        self._index = device.index if device.type == "cuda" else -1  # as Tensor.get_device()
 
     def _load(self):
         lib = _driver()
@@ -279,42 +504,88 @@ class Kernel:
                     "cuFuncSetAttribute")
             self._function = function
 
-    def _launch(self, torch, values):
-        """Launches with the kernel's arguments by name (best.arguments gives
-        their order and C types) on torch's current stream of the device,
-        followed by one CUtensorMap (128 bytes by value) per
-        geometry.tensor_maps entry, in that order (_tensor_map)."""
-        params = []
+    def _template(self):
+        """The parameters' (ctype, initial value) pairs and, for a built-in
+        family, the indices of the ones a call sets (sgemm: A, B, C, alpha,
+        beta; transpose: in, out), from best.arguments (the kernel's C
+        declarations in order) and the shape; for a kernel spec, its packed
+        scalars and buffer slots."""
+        if self.is_spec:
+            template = [(ctypes.c_void_p, None) if p is None else (type(p), p.value)
+                        for p in self._scalars]
+            return template, [i for i, p in enumerate(self._scalars) if p is None]
+        names = (("M", "N", "K") if self.family == "sgemm" else ("rows", "cols"))
+        known = dict(zip(names, self.shape))
+        known.update(alpha=1.0, beta=0.0)
+        fast = ("A", "B", "C", "alpha", "beta") if self.family == "sgemm" else ("in", "out")
+        template, index = [], {}
         for decl in self.best.arguments:
             ctype, _, name = decl.rpartition(" ")
-            if name not in values:
-                raise TunedError(grpc.StatusCode.INTERNAL, f"unknown kernel argument '{decl}'")
             if "*" in ctype:
-                params.append(ctypes.c_void_p(values[name]))
-            elif ctype == "int":
-                params.append(ctypes.c_int(values[name]))
-            elif ctype == "float":
-                params.append(ctypes.c_float(values[name]))
+                template.append((ctypes.c_void_p, None))
+            elif ctype == "int" and name in known:
+                template.append((ctypes.c_int, known[name]))
+            elif ctype == "float" and name in known:
+                template.append((ctypes.c_float, known[name]))
+            elif ctype in ("int", "float"):
+                raise TunedError(grpc.StatusCode.INTERNAL, f"unknown kernel argument '{decl}'")
             else:
                 raise TunedError(grpc.StatusCode.INTERNAL, f"unsupported argument type '{decl}'")
-        self._launch_params(torch.cuda.current_stream(self.device).cuda_stream, params)
+            index[name] = len(template) - 1
+        missing = [n for n in fast if n not in index]
+        if missing:
+            raise TunedError(grpc.StatusCode.INTERNAL,
+                             f"the kernel's arguments ({', '.join(self.best.arguments)}) lack "
+                             f"{', '.join(missing)}")
+        return template, [index[n] for n in fast]
 
-    def _launch_params(self, stream, params):
-        """cuLaunchKernel on `stream` (a CUstream handle) with the ctypes
-        parameters `params`, in order, then the geometry's tensor maps; the
-        geometry's missing y, z are 1. Loads the module first if needed."""
-        if self._function is None:
-            self._load()
-        g = self.best.geometry
-        grid = [*g.grid, 1, 1][:3]
-        block = [*g.block, 1, 1][:3]
-        lib = _driver()
-        with _Context(lib, self.device.index):
-            params = params + [_tensor_map(lib, m, params, i) for i, m in enumerate(g.tensor_maps)]
-            args = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-            dims = [ctypes.c_uint(v) for v in (*grid, *block, g.dynamic_shared_bytes)]
-            _check(lib, lib.cuLaunchKernel(self._function, *dims, ctypes.c_void_p(stream),
-                                           args, None), "cuLaunchKernel")
+    def _prepare(self):
+        """Loads the module (if not yet) and prepares its launches (_Launcher),
+        once whichever threads launch first."""
+        with self._prepare_lock:
+            if self._launcher is None:
+                if self._function is None:
+                    self._load()
+                template, fast = self._template()
+                lib = _driver()
+                self._launcher = _Launcher(lib, self._torch, self.best, self._index,
+                                           self._function, _primary_context(lib, self.device.index),
+                                           template, fast)
+            return self._launcher
+
+    def load(self):
+        """Loads the module and prepares the launches now rather than at the
+        first launch (e.g. before a CUDA graph capture); returns self."""
+        if self._launcher is None and not self.uses_torch:
+            self._prepare()
+        return self
+
+    def _sgemm_launch(self, a, b, out, alpha, beta):
+        """The kernel on checked tensors (row-major, of the kernel's shape, on
+        its device): out = alpha * a @ b + beta * out."""
+        launcher = self._launcher or self._prepare()
+        s = launcher.slots()
+        pa, pb_, pc, al, be = s.fast
+        pa.value = a.data_ptr()
+        pb_.value = b.data_ptr()
+        c = pc.value = out.data_ptr()
+        al.value = alpha
+        be.value = beta
+        zero = None
+        if self._prescale:  # the kernel adds alpha*a@b into out = beta*out
+            if beta == 0:
+                zero = (c, out.numel())
+            elif beta != 1:
+                out.mul_(beta)
+        launcher.run(s, zero)
+
+    def _sgemm_torch(self, a, b, out, alpha, beta):
+        """cuBLAS (torch) in the problem's math mode: the mode's baseline,
+        cuBLAS TF32 for math tf32, else fp32."""
+        torch = self._torch
+        if alpha == 1 and beta == 0:
+            return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
+        return _run_in_mode(torch, self.tf32, out.addmm_, a, b, beta=beta, alpha=alpha)
 
     def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0):
         """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
@@ -322,7 +593,31 @@ class Kernel:
         the kernel's shape; out=None allocates it (beta must then be 0).
         Runs on torch's current stream. TypeError for a wrong type or dtype,
         ValueError for a wrong shape, layout or device."""
-        torch = _torch()
+        sizes = self._sizes
+        if sizes is not None:
+            # The checks below, compared with values computed once; any
+            # failure (or a non-tensor) takes the path that names it.
+            f32, index = self._torch.float32, self._index
+            try:
+                ok = (a.dtype is f32 and b.dtype is f32 and a.shape == sizes[0]
+                      and b.shape == sizes[1] and a.get_device() == index
+                      and b.get_device() == index and a.is_contiguous() and b.is_contiguous()
+                      and (beta == 0 if out is None else
+                           out.dtype is f32 and out.shape == sizes[2]
+                           and out.get_device() == index and out.is_contiguous()))
+            except AttributeError:
+                ok = False
+            if ok:
+                if out is None:
+                    out = a.new_empty(sizes[2])
+                if self.uses_torch:
+                    return self._sgemm_torch(a, b, out, alpha, beta)
+                self._sgemm_launch(a, b, out, alpha, beta)
+                return out
+        return self._sgemm_checked(a, b, out, alpha, beta)
+
+    def _sgemm_checked(self, a, b, out, alpha, beta):
+        torch = self._torch
         if self.family != "sgemm":
             raise ValueError(f"this is a {self.family} kernel, not sgemm")
         if out is None and beta != 0:
@@ -333,21 +628,13 @@ class Kernel:
         if out is None:
             out = torch.empty((m, n), dtype=torch.float32, device=self.device)
         if self.uses_torch:  # the mode's baseline: cuBLAS TF32 for math tf32, else fp32
-            with _tf32(torch, allow=self.best.problem.math == pb.MATH_TF32):
-                out.addmm_(a, b, beta=beta, alpha=alpha)
-            return out
-        if self.best.geometry.prescale_output:  # the kernel adds alpha*a@b into out = beta*out
-            if beta == 0:
-                out.zero_()
-            elif beta != 1:
-                out.mul_(beta)
-        self._launch(torch, {"M": m, "N": n, "K": k, "alpha": alpha, "beta": beta,
-                             "A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()})
+            return self._sgemm_torch(a, b, out, alpha, beta)
+        self._sgemm_launch(a, b, out, alpha, beta)
         return out
 
     def transpose(self, x, out=None):
         """out(COLS x ROWS) = x(ROWS x COLS)^T; returns out. Tensors and errors as sgemm."""
-        torch = _torch()
+        torch = self._torch
         if self.family != "transpose":
             raise ValueError(f"this is a {self.family} kernel, not transpose")
         rows, cols = self.shape
@@ -355,7 +642,11 @@ class Kernel:
         _check_tensors(torch, [(x, "x", (rows, cols))] + outs, self.device)
         if out is None:
             out = torch.empty((cols, rows), dtype=torch.float32, device=self.device)
-        self._launch(torch, {"rows": rows, "cols": cols, "in": x.data_ptr(), "out": out.data_ptr()})
+        launcher = self._launcher or self._prepare()
+        s = launcher.slots()
+        s.fast[0].value = x.data_ptr()
+        s.fast[1].value = out.data_ptr()
+        launcher.run(s)
         return out
 
     def launch(self, *tensors, stream=None):
@@ -371,7 +662,7 @@ class Kernel:
         device. Returns None (the outputs are written in place).
         ValueError for a built-in family's kernel, a wrong number of tensors,
         a wrong dtype, layout, size or device; TypeError for a non-tensor."""
-        torch = _torch()
+        torch = self._torch
         if not self.is_spec:
             raise ValueError(f"this is a {self.family} kernel: launch runs a kernel spec's kernel "
                              f"(call {self.family}())")
@@ -395,14 +686,13 @@ class Kernel:
         for t, a in zip(tensors, buffers):
             if t.device != self.device:
                 raise ValueError(f"{a.name} is on {t.device}, the kernel on {self.device}")
-        pointers = iter(tensors)
-        params = [ctypes.c_void_p(next(pointers).data_ptr()) if p is None else p
-                  for p in self._scalars]
-        if stream is None:
-            stream = torch.cuda.current_stream(self.device).cuda_stream
-        elif not isinstance(stream, int):
+        launcher = self._launcher or self._prepare()
+        s = launcher.slots()
+        for value, t in zip(s.fast, tensors):
+            value.value = t.data_ptr()
+        if stream is not None and not isinstance(stream, int):
             stream = stream.cuda_stream
-        self._launch_params(stream, params)
+        launcher.run(s, stream=stream)
 
     __call__ = launch
 

@@ -25,6 +25,20 @@ namespace tuned {
 /// OK for cudaSuccess, else INTERNAL "<what>: <cudaGetErrorName>: <string>".
 absl::Status CudaStatus(cudaError_t err, std::string_view what);
 
+/// A launch geometry checked and converted once (LoadedKernel::Prepare):
+/// what a launch would otherwise work out from the proto each time.
+struct PreparedLaunch {
+  dim3 grid;
+  dim3 block;
+  uint32_t dynamic_shared_bytes = 0;
+  bool prescale_output = false;  // LaunchGeometry.prescale_output
+  /// The tensor maps (LaunchGeometry.tensor_maps), passed as the parameters
+  /// from `first_map_param` on, in order, each over the pointer parameter it
+  /// names (pointer_arg < first_map_param).
+  std::vector<v1::TensorMap> tensor_maps;
+  uint32_t first_map_param = 0;
+};
+
 /// A compiled kernel loaded into the current context (cudaLibrary API).
 class LoadedKernel {
  public:
@@ -44,6 +58,18 @@ class LoadedKernel {
   /// and passes as the parameters they name. INVALID_ARGUMENT for a
   /// malformed geometry, INTERNAL for a failed encode or launch.
   absl::Status Launch(const v1::LaunchGeometry& geometry, void** args, cudaStream_t stream) const;
+  /// Checks `geometry` (3 grid and 3 block dimensions; tensor maps after the
+  /// other parameters, in order, each over an earlier one) and opts the
+  /// kernel into its dynamic shared memory, once, for launches with it.
+  /// INVALID_ARGUMENT for a malformed geometry, INTERNAL for a CUDA error.
+  absl::StatusOr<PreparedLaunch> Prepare(const v1::LaunchGeometry& geometry) const;
+  /// Launches a prepared geometry: `args` as above (the tensor maps, if
+  /// any, are encoded here over the pointers they name).
+  absl::Status Launch(const PreparedLaunch& prepared, void** args, cudaStream_t stream) const;
+  /// Launches a prepared geometry with `args` holding every parameter,
+  /// the tensor maps included: cudaLaunchKernel and nothing else.
+  absl::Status LaunchWithMaps(const PreparedLaunch& prepared, void** args,
+                              cudaStream_t stream) const;
   /// Registers per thread and local (spill) bytes of the loaded function.
   int registers() const { return registers_; }
   int local_bytes() const { return local_bytes_; }

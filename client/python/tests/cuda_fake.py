@@ -1,0 +1,182 @@
+"""A stand-in for libcuda (what tuned.kernel calls through ctypes), for the
+tests without a GPU: FakeDriver records every call that matters (loads,
+context pushes, launches with their configuration and parameter bytes,
+tensor map encodes, memsets); Emulator also runs an sgemm launch on the CPU,
+reading and writing the host memory its pointers name (CPU tensors), as the
+kernel would on the GPU."""
+
+import ctypes
+
+import torch
+
+import tuned.kernel
+
+CONTEXT = 0xC0  # the primary context the fake hands out (its device's: CONTEXT + ordinal)
+FUNCTION = 0xF00
+MODULE = 0x1000
+
+
+def _value(x):
+    """A pointer argument as an int: ctypes passes c_void_p objects and byref()s on."""
+    if isinstance(x, int) or x is None:
+        return x or 0
+    if hasattr(x, "value"):
+        return x.value or 0
+    return ctypes.addressof(x._obj)
+
+
+class FakeDriver:
+    """libcuda for tuned.kernel. `params`: how many parameters a launch
+    reads (the kernel's: 8 for sgemm, then one per tensor map: whose bytes,
+    128, are read from the 9th on). `current`: the context cuCtxGetCurrent
+    reports (the device's primary context by default; 0: none)."""
+
+    def __init__(self, params=8, maps_from=8):
+        self.params, self.maps_from = params, maps_from
+        self.launches, self.encodes, self.memsets, self.calls = [], [], [], []
+        self.encode_result = self.launch_result = 0
+        self.current = CONTEXT
+        self.stack = []
+
+    # ---- device, context, module ----
+    def cuInit(self, flags):
+        return 0
+
+    def cuDeviceGet(self, dev, ordinal):
+        dev._obj.value = ordinal if isinstance(ordinal, int) else 0
+        return 0
+
+    def cuDevicePrimaryCtxRetain(self, ctx, dev):
+        ctx._obj.value = CONTEXT + dev.value
+        return 0
+
+    def cuCtxGetCurrent(self, out):
+        ctypes.c_void_p.from_address(out).value = self.current or None
+        return 0
+
+    def cuCtxPushCurrent_v2(self, ctx):
+        self.calls.append(("push", _value(ctx)))
+        self.stack.append(self.current)
+        self.current = _value(ctx)
+        return 0
+
+    def cuCtxPopCurrent_v2(self, out):
+        self.calls.append(("pop", self.current))
+        self.current = self.stack.pop()
+        return 0
+
+    def cuCtxGetDevice(self, dev):
+        dev._obj.value = 0
+        return 0
+
+    def cuDeviceGetAttribute(self, out, attr, dev):
+        out._obj.value = {75: 9, 76: 0}[attr]  # an sm_90
+        return 0
+
+    def cuModuleLoadData(self, module, image):
+        self.calls.append(("load", bytes(image)[:4]))
+        module._obj.value = MODULE
+        return 0
+
+    def cuModuleGetFunction(self, function, module, name):
+        function._obj.value = FUNCTION
+        return 0
+
+    def cuFuncSetAttribute(self, function, attr, value):
+        self.calls.append(("attribute", attr, value))
+        return 0
+
+    def cuModuleUnload(self, module):
+        return 0
+
+    # ---- launches ----
+    def _record(self, dims, stream, params):
+        raw = [ctypes.string_at(ctypes.c_void_p.from_address(params + 8 * i).value,
+                                8 if i < self.maps_from else 128) for i in range(self.params)]
+        pointers = [ctypes.c_void_p.from_address(params + 8 * i).value for i in range(self.params)]
+        self.calls.append(("launch",))
+        self.launches.append({"dims": dims, "stream": stream or 0, "params": pointers,
+                              "bytes": raw})
+        return self.launch_result
+
+    def cuLaunchKernelEx(self, config, function, params, extra):
+        assert function == FUNCTION and extra is None
+        c = tuned.kernel._LaunchConfig.from_address(config)
+        assert c.attrs is None and c.numAttrs == 0
+        dims = [c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
+                c.sharedMemBytes]
+        return self._record(dims, c.hStream, params)
+
+    def cuMemsetD32Async(self, pointer, value, count, stream):
+        self.calls.append(("memset",))
+        self.memsets.append((pointer, value, count, stream))
+        return 0
+
+    def cuTensorMapEncodeTiled(self, out, dtype, rank, base, dims, strides, box, elem_strides,
+                               interleave, swizzle, l2, oob):
+        self.encodes.append({"out": out.value, "dtype": dtype, "rank": rank.value,
+                             "base": base.value, "dims": list(dims), "strides": list(strides),
+                             "box": list(box), "elem_strides": list(elem_strides),
+                             "interleave": interleave, "swizzle": swizzle, "l2": l2, "oob": oob})
+        ctypes.memset(out.value, 0xA5, 128)
+        return self.encode_result
+
+    def cuGetErrorName(self, result, name):
+        name._obj.value = {1: b"CUDA_ERROR_INVALID_VALUE", 700: b"CUDA_ERROR_ILLEGAL_ADDRESS",
+                           2: b"CUDA_ERROR_OUT_OF_MEMORY"}[result]
+        return 0
+
+
+class OldDriver(FakeDriver):
+    """A driver without cuLaunchKernelEx (CUDA < 12): cuLaunchKernel's 11 arguments."""
+
+    cuLaunchKernelEx = None
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        assert function == FUNCTION and extra is None
+        return self._record([gx, gy, gz, bx, by, bz, smem], stream, params)
+
+
+def host_floats(pointer, count):
+    """`count` floats at host address `pointer`, as a tensor sharing the memory."""
+    return torch.frombuffer((ctypes.c_float * count).from_address(pointer), dtype=torch.float32)
+
+
+class Emulator(FakeDriver):
+    """A FakeDriver whose sgemm launches compute, on the CPU, what the kernel
+    computes: C(MxN) = alpha A(MxK) B(KxN) + beta C, row-major, at the host
+    addresses the parameters hold (CPU tensors' data_ptr()), the
+    parameters in the sgemm kernel's order (M, N, K, alpha, A, B, beta, C);
+    memsets write zeros there."""
+
+    def _record(self, dims, stream, params):
+        result = super()._record(dims, stream, params)
+        raw = self.launches[-1]["bytes"]
+        m, n, k = (ctypes.c_int.from_buffer_copy(raw[i][:4]).value for i in range(3))
+        alpha, beta = (ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6))
+        a, b, c = (ctypes.c_void_p.from_buffer_copy(raw[i]).value for i in (4, 5, 7))
+        A = host_floats(a, m * k).view(m, k)
+        B = host_floats(b, k * n).view(k, n)
+        C = host_floats(c, m * n).view(m, n)
+        C.copy_(alpha * (A.double() @ B.double()).float() + (beta * C if beta else 0))
+        return result
+
+    def cuMemsetD32Async(self, pointer, value, count, stream):
+        host_floats(pointer, count).zero_()
+        return super().cuMemsetD32Async(pointer, value, count, stream)
+
+
+def install(monkeypatch, lib):
+    """`lib` in place of libcuda for tuned.kernel, with torch's current raw
+    stream 0 and no context retained yet."""
+    monkeypatch.setattr(tuned.kernel, "_driver", lambda: lib)
+    monkeypatch.setattr(tuned.kernel, "_primary", {})
+    monkeypatch.setattr(tuned.kernel, "_stream_function", lambda torch: (lambda index: 0))
+    return lib
+
+
+def on_cpu(kernel):
+    """The kernel as if its device were the CPU, so that CPU tensors pass the
+    device checks and reach the (fake) driver."""
+    kernel.device = torch.device("cpu")
+    return kernel

@@ -1,0 +1,457 @@
+"""tuned.matmul, tuned.linear and the torch operators tuned::matmul and
+tuned::linear without a GPU: layouts, math modes, argument checks (before
+the daemon is asked or the driver used), routes (the daemon's kernel, run by
+cuda_fake.Emulator on CPU tensors, or torch in the mode), linear's
+flattening and bias, gradients; the operators where torch has
+torch.library.custom_op (torch >= 2.4), in torch.compile(fullgraph=True)."""
+
+import grpc
+import pytest
+
+import tuned
+from tuned import pb
+
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed: tuned.matmul and tuned.linear need it "
+                    "(the gRPC tests in test_client.py run without it)")
+import torch.nn.functional as F  # noqa: E402
+
+import cuda_fake  # noqa: E402
+import tuned.ops  # noqa: E402
+
+HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
+NO_OPS = (f"torch {torch.__version__} has no torch.library.custom_op (torch >= 2.4 has it): "
+          "the operators tuned::matmul and tuned::linear are not registered, and tuned.matmul "
+          "and tuned.linear run eagerly only (a compiled graph breaks there)")
+
+SGEMM_ARGS = ["int M", "int N", "int K", "float alpha", "const float* A", "const float* B",
+              "float beta", "float* C"]
+
+
+class NoDaemon:
+    address = "unix:/nowhere"
+
+    def best(self, *args, **kwargs):
+        raise AssertionError("the daemon was asked before the arguments were checked")
+
+
+class FakeDaemon:
+    """Client.best as the daemon answers: a kernel for any (M, N, K) in any
+    mode (cuBLAS where `cublas`); records what was asked."""
+
+    address = "unix:/fake"
+
+    def __init__(self, cublas=False):
+        self.cublas = cublas
+        self.asked = []
+
+    def best(self, m, n, k, math=0, tune_if_missing=False):
+        self.asked.append(((m, n, k), math, tune_if_missing))
+        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math), match=pb.MATCH_NEAREST,
+                          device=pb.Device(name="NVIDIA H100", cc_major=9, cc_minor=0))
+        if self.cublas:
+            b.use_baseline = True
+            return b
+        b.cubin, b.ptx, b.entry = b"\x7fELF", "//", "_Z1kv"
+        b.arguments.extend(SGEMM_ARGS)
+        b.geometry.grid.extend([1, 1, 1])
+        b.geometry.block.extend([256, 1, 1])
+        return b
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    """No route or client kept from another test; any driver use fails."""
+    monkeypatch.setattr(tuned.ops, "_routes", {})
+    monkeypatch.setattr(tuned.ops, "_kernels", {})
+    monkeypatch.setattr(tuned.ops, "_clients", {})
+
+    def fail():
+        raise AssertionError("the CUDA driver was used")
+    monkeypatch.setattr(tuned.kernel, "_driver", fail)
+
+
+@pytest.fixture
+def cpu(monkeypatch):
+    """The whole path on CPU tensors: the CPU counts as the device, kernels
+    run on cuda_fake.Emulator."""
+    monkeypatch.setattr(tuned.ops, "_DEVICE_TYPE", "cpu")
+    monkeypatch.setattr(tuned.ops, "_new_kernel",
+                        lambda best, device: cuda_fake.on_cpu(tuned.Kernel(best, device="cuda:0")))
+    return cuda_fake.install(monkeypatch, cuda_fake.Emulator())
+
+
+@pytest.fixture
+def tf32_seen(monkeypatch):
+    """torch.matmul and F.linear recording whether TF32 was on when they ran;
+    the setting starts off and is restored after."""
+    seen = []
+    for module, name in ((torch, "matmul"), (tuned.ops.F, "linear")):
+        real = getattr(module, name)
+
+        def recording(*args, _real=real, **kwargs):
+            seen.append(torch.backends.cuda.matmul.allow_tf32)
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(module, name, recording)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield seen
+    torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def close(x, y):
+    return x.shape == y.shape and torch.allclose(x, y, rtol=1e-4, atol=1e-4)
+
+
+# ---- layouts and math modes ----
+
+@pytest.mark.parametrize("t, layout", [
+    (torch.zeros(4, 3), "n"),
+    (torch.zeros(3, 4).t(), "t"),            # a transposed view: strides (1, 3)
+    (torch.zeros(4, 6)[:, ::2], None),       # every other column
+    (torch.zeros(4, 5)[:, :3], None),        # a row pitch of 5 for 3 columns
+    (torch.zeros(1, 3).expand(4, 3), None),  # a broadcast row (stride 0)
+    (torch.zeros(1, 5), "n"),
+    (torch.zeros(5, 1).t(), "n"),            # one row: row-major whatever its strides
+    (torch.zeros(3, 1).expand(3, 1), "n"),
+    (torch.zeros(5, 3)[:, :1], None),        # one column of a wider matrix: rows 3 floats apart
+    (torch.zeros(3, 5).t()[:, :2], "t"),     # two columns of a transpose: strides (1, 5)
+])
+def test_the_layout_of_an_operand_comes_from_its_strides(t, layout):
+    assert tuned.ops._layout(t) == layout
+
+
+@pytest.mark.parametrize("weight, layout", [
+    (torch.zeros(5, 8), "t"),                # row-major (N, K): B = weight.t() is transposed
+    (torch.zeros(8, 5).t(), "n"),            # the transpose of a row-major (K, N): B row-major
+    (torch.zeros(5, 16)[:, ::2], None),
+    (torch.zeros(1, 8), "n"),                # N = 1: B (8, 1) is row-major either way
+    (torch.zeros(5, 1), "n"),                # K = 1: B (1, 5) too
+])
+def test_the_layout_of_linears_b_comes_from_the_weights_strides(weight, layout):
+    assert tuned.ops._weight_layout(weight) == layout
+
+
+def test_math_modes_map_to_the_problems_math_and_cublas_tf32():
+    assert tuned.ops._math("ieee_fp32") == (pb.MATH_IEEE_FP32, False)
+    assert tuned.ops._math("fp32_accurate") == (pb.MATH_FP32_ACCURATE, False)
+    assert tuned.ops._math("tf32") == (pb.MATH_TF32, True)
+    assert tuned.ops._math(pb.MATH_TF32) == (pb.MATH_TF32, True)
+    for bad in ("fp16", "TF32", "", None, True, 7):
+        with pytest.raises(ValueError, match="unknown math mode"):
+            tuned.ops._math(bad)
+
+
+# ---- argument checks: before the daemon, the driver or torch runs ----
+
+@pytest.mark.parametrize("a, b, kwargs, error, text", [
+    ([[1.0]], torch.zeros(8, 2), {}, TypeError, "a must be a torch.Tensor, not list"),
+    (torch.zeros(4, 8), "b", {}, TypeError, "b must be a torch.Tensor, not str"),
+    (torch.zeros(4, 8, dtype=torch.float64), torch.zeros(8, 2), {}, TypeError, "a must be float32"),
+    (torch.zeros(4, 8), torch.zeros(8, 2, dtype=torch.int32), {}, TypeError, "b must be float32"),
+    (torch.zeros(2, 4, 8), torch.zeros(8, 2), {}, ValueError, "a must be a matrix"),
+    (torch.zeros(4, 8), torch.zeros(8), {}, ValueError, "b must be a matrix"),
+    (torch.zeros(4, 8), torch.zeros(7, 2), {}, ValueError, "inner dimensions differ"),
+    (torch.zeros(4, 8), torch.zeros(8, 2), dict(math="fp16"), ValueError, "unknown math mode 'fp16'"),
+    (torch.zeros(4, 8), torch.zeros(8, 2), {}, ValueError, "must be on a CUDA device, not cpu"),
+    (torch.zeros(4, 8), torch.zeros(2, 8).t(), {}, ValueError, "must be on a CUDA device"),
+])
+def test_matmul_checks_before_asking_the_daemon(a, b, kwargs, error, text):
+    with pytest.raises(error, match=text):
+        tuned.matmul(a, b, client=NoDaemon(), **kwargs)
+
+
+@pytest.mark.parametrize("out, error, text", [
+    (torch.zeros(4, 3), ValueError, r"out has shape \(4, 3\), expected \(4, 2\)"),
+    (torch.zeros(4, 2, dtype=torch.float64), TypeError, "out must be float32"),
+    (torch.zeros(2, 4).t(), ValueError, "out must be contiguous"),
+    (torch.zeros(4, 2, device="meta"), ValueError, "out is on meta"),
+    ([0.0], TypeError, "out must be a torch.Tensor"),
+])
+def test_matmul_checks_out(cpu, out, error, text):
+    with pytest.raises(error, match=text):
+        tuned.matmul(torch.zeros(4, 8), torch.zeros(8, 2), out=out, client=NoDaemon())
+
+
+def test_operands_on_two_devices_are_refused(cpu):
+    with pytest.raises(ValueError, match="b is on meta, a on cpu"):
+        tuned.matmul(torch.zeros(4, 8), torch.zeros(8, 2, device="meta"), client=NoDaemon())
+
+
+@pytest.mark.parametrize("x, weight, bias, kwargs, error, text", [
+    (torch.zeros(3, 8, dtype=torch.float64), torch.zeros(4, 8), None, {}, TypeError, "x must be float32"),
+    (torch.zeros(3, 8), [[0.0]], None, {}, TypeError, "weight must be a torch.Tensor"),
+    (torch.zeros(3, 8), torch.zeros(4, 8), torch.zeros(4, dtype=torch.float16), {}, TypeError,
+     "bias must be float32"),
+    (torch.zeros(3, 8), torch.zeros(8), None, {}, ValueError, "weight must be a matrix"),
+    (torch.zeros(()), torch.zeros(4, 8), None, {}, ValueError, "at least one dimension"),
+    (torch.zeros(3, 7), torch.zeros(4, 8), None, {}, ValueError, r"x has 7 features .* takes 8"),
+    (torch.zeros(3, 8), torch.zeros(4, 8), torch.zeros(5), {}, ValueError,
+     r"bias of shape \(5,\) does not broadcast to the output's \(3, 4\)"),
+    (torch.zeros(3, 8), torch.zeros(4, 8), torch.zeros(2, 3, 4), {}, ValueError,
+     "does not broadcast"),  # it would grow the output
+    (torch.zeros(3, 8), torch.zeros(4, 8), None, dict(math="bf16"), ValueError, "unknown math mode"),
+    (torch.zeros(3, 8), torch.zeros(4, 8), torch.zeros(4), {}, ValueError,
+     "must be on a CUDA device, not cpu"),
+])
+def test_linear_checks_before_asking_the_daemon(x, weight, bias, kwargs, error, text):
+    with pytest.raises(error, match=text):
+        tuned.linear(x, weight, bias, client=NoDaemon(), **kwargs)
+
+
+# ---- routes ----
+
+@pytest.mark.parametrize("math, tf32", [("ieee_fp32", False), ("fp32_accurate", False),
+                                        ("tf32", True)])
+def test_a_transposed_operand_runs_torch_in_the_mode_without_asking(cpu, tf32_seen, math, tf32):
+    """x @ w.t() is layout "nt", which the daemon does not tune: torch.matmul
+    in the mode, on the operands as they are (no copy), kept as the route."""
+    a, w = randn(6, 8), randn(5, 8, seed=1)
+    nod = NoDaemon()  # (the client is part of the key)
+    c = tuned.matmul(a, w.t(), math=math, client=nod)
+    assert close(c, a @ w.t())
+    assert tf32_seen == [tf32]
+    assert tuned.matmul(a, w.t(), math=math, client=nod).shape == (6, 5)
+    (key,) = tuned.ops._routes
+    route = tuned.ops._routes[key]
+    assert route.kernel is None and route.layout == "nt" and route.tf32 is tf32
+    assert torch.backends.cuda.matmul.allow_tf32 is False  # restored
+    at, b = a.t().contiguous().t(), randn(8, 5, seed=2)  # at: (6, 8), column-major
+    assert close(tuned.matmul(at, b, math=math, client=nod), a @ b)
+    assert close(tuned.matmul(at, w.t(), math=math, client=nod), a @ w.t())
+    assert sorted(r.layout for r in tuned.ops._routes.values()) == ["nt", "tn", "tt"]
+    assert tf32_seen == [tf32] * 4
+
+
+def test_nn_runs_the_daemons_kernel_asked_once(cpu):
+    daemon = FakeDaemon()
+    a, b = randn(64, 16), randn(16, 32, seed=1)
+    for _ in range(3):
+        assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert daemon.asked == [((64, 32, 16), pb.MATH_IEEE_FP32, False)]
+    assert len(cpu.launches) == 3
+    # Each mode is its own problem, asked once; tune_if_missing is passed on.
+    tuned.matmul(a, b, math="tf32", client=daemon, tune_if_missing=True)
+    tuned.matmul(a, b, math="tf32", client=daemon)
+    assert daemon.asked[1:] == [((64, 32, 16), pb.MATH_TF32, True)]
+    # out=: written in place, through the same route.
+    out = torch.full((64, 32), float("nan"))
+    assert tuned.matmul(a, b, out=out, client=daemon) is out and close(out, a @ b)
+    assert len(daemon.asked) == 2
+
+
+def test_an_operand_of_other_strides_is_copied_for_the_kernel(cpu):
+    daemon = FakeDaemon()
+    wide = randn(64, 40)
+    a = wide[:, 8:24]  # (64, 16), a row pitch of 40
+    b = randn(16, 64, seed=1)[:, ::2]  # (16, 32), every other column
+    assert tuned.ops._layout(a) is None and tuned.ops._layout(b) is None
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    (route,) = tuned.ops._routes.values()
+    assert route.layout == "nn" and route.copy_a and route.copy_b and route.kernel is not None
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert len(daemon.asked) == 1
+
+
+def test_a_daemon_serving_cublas_runs_torch_in_the_mode(cpu, tf32_seen):
+    daemon = FakeDaemon(cublas=True)
+    a, b = randn(64, 16), randn(16, 32, seed=1)
+    for math in ("tf32", "ieee_fp32", "tf32"):
+        assert close(tuned.matmul(a, b, math=math, client=daemon), a @ b)
+    assert tf32_seen == [True, False, True]
+    assert len(daemon.asked) == 2 and cpu.launches == []
+
+
+def test_a_first_call_during_a_cuda_graph_capture_is_refused(cpu, monkeypatch):
+    """The daemon is asked and the kernel loaded at a key's first call: not
+    inside a capture. A key seen before, and torch's routes, are fine."""
+    daemon = FakeDaemon()
+    a, b = randn(64, 16), randn(16, 32, seed=1)
+    tuned.matmul(a, b, client=daemon)
+    monkeypatch.setattr(tuned.ops, "_capturing", lambda: True)
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert close(tuned.matmul(a, randn(32, 16).t(), client=daemon), a @ randn(32, 16).t())
+    with pytest.raises(tuned.TunedError, match="during a CUDA graph capture: call it once before") as e:
+        tuned.matmul(randn(32, 16), b, client=daemon)
+    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+# ---- linear ----
+
+@pytest.mark.parametrize("lead", [(), (6,), (2, 3)])
+def test_linear_of_a_row_major_weight_is_torchs_in_the_mode(cpu, tf32_seen, lead):
+    x, w, bias = randn(*lead, 8), randn(5, 8, seed=1), randn(5, seed=2)
+    nod = NoDaemon()
+    y = tuned.linear(x, w, bias, math="tf32", client=nod)
+    assert close(y, x @ w.t() + bias)  # (F.linear itself would be recorded)
+    assert y.shape == (*lead, 5)
+    assert tf32_seen == [True]
+    (route,) = tuned.ops._routes.values()
+    assert route.layout == "nt" and route.kernel is None
+    # A bias of another shape that broadcasts: added after torch's GEMM.
+    if lead:
+        bias2 = randn(*lead[-1:], 5, seed=3)
+        assert close(tuned.linear(x, w, bias2, client=nod), x @ w.t() + bias2)
+
+
+@pytest.mark.parametrize("lead, bias_shape", [((6,), None), ((6,), (5,)), ((2, 3), (5,)),
+                                              ((2, 3), (3, 5)), ((2, 3), (1, 1, 5)), ((), (5,))])
+def test_linear_flattens_x_for_the_kernel_and_adds_the_bias(cpu, lead, bias_shape):
+    """A weight that is the transpose of a row-major (K, N) matrix is layout
+    "nn": the kernel's GEMM is (prod(lead) x N x K) over x's memory, the
+    bias broadcast over its result, shaped (*lead, N)."""
+    daemon = FakeDaemon()
+    x, w_kn = randn(*lead, 8), randn(8, 5, seed=1)
+    weight = w_kn.t()  # (5, 8)
+    bias = None if bias_shape is None else randn(*bias_shape, seed=2)
+    y = tuned.linear(x, weight, bias, client=daemon)
+    assert close(y, x @ weight.t() + (0 if bias is None else bias))
+    m = max(1, x.numel() // 8)
+    assert daemon.asked == [((m, 5, 8), pb.MATH_IEEE_FP32, False)]
+    (launch,) = cpu.launches
+    assert [int.from_bytes(launch["bytes"][i][:4], "little") for i in range(3)] == [m, 5, 8]
+    assert close(tuned.linear(x, weight, bias, client=daemon), y) and len(daemon.asked) == 1
+
+
+def test_matmul_and_linear_of_one_gemm_share_the_kernel(cpu):
+    daemon = FakeDaemon()
+    x, w_kn = randn(6, 8), randn(8, 5, seed=1)
+    assert close(tuned.matmul(x, w_kn, client=daemon), x @ w_kn)
+    assert close(tuned.linear(x, w_kn.t(), randn(5), client=daemon), x @ w_kn + randn(5))
+    assert len(daemon.asked) == 1 and len(tuned.ops._kernels) == 1 and len(tuned.ops._routes) == 2
+    assert cpu.calls.count(("load", b"\x7fELF")) == 1
+
+
+def test_linear_of_a_non_contiguous_x_copies_it_for_the_kernel(cpu):
+    daemon = FakeDaemon()
+    x = randn(3, 16, 2)[:, :8, 0]  # (3, 8), strided
+    weight = randn(8, 5, seed=1).t()
+    assert close(tuned.linear(x, weight, None, client=daemon), F.linear(x, weight))
+    x3 = randn(4, 2, 8).transpose(0, 1)  # (2, 4, 8), not viewable as (8, 8)
+    assert close(tuned.linear(x3, weight, None, client=daemon), F.linear(x3, weight))
+
+
+# ---- gradients ----
+
+def test_gradients_flow_through_matmul_and_linear(cpu):
+    daemon = FakeDaemon()
+    a = randn(6, 8).requires_grad_()
+    b = randn(8, 5, seed=1).requires_grad_()
+    (tuned.matmul(a, b, client=daemon) ** 2).sum().backward()
+    a2, b2 = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    ((a2 @ b2) ** 2).sum().backward()
+    assert close(a.grad, a2.grad) and close(b.grad, b2.grad)
+
+    x = randn(2, 3, 8).requires_grad_()
+    w = randn(5, 8, seed=1).requires_grad_()
+    bias = randn(5, seed=2).requires_grad_()
+    (tuned.linear(x, w, bias, client=daemon) ** 2).sum().backward()
+    x2, w2, bias2 = (t.detach().clone().requires_grad_() for t in (x, w, bias))
+    (F.linear(x2, w2, bias2) ** 2).sum().backward()
+    assert close(x.grad, x2.grad) and close(w.grad, w2.grad) and close(bias.grad, bias2.grad)
+    with pytest.raises(ValueError, match="out= does not take part in autograd"):
+        tuned.matmul(a, b, out=torch.zeros(6, 5), client=daemon)
+    with torch.no_grad():  # no graph: the direct path
+        assert not tuned.matmul(a, b, client=daemon).requires_grad
+
+
+def test_matmul_call_overhead_on_the_cpu(cpu, monkeypatch):
+    """tuned.matmul's own CPU time on a cached route, the launch a no-op:
+    printed, with a loose bound that a slow path taken by mistake breaks."""
+    import time
+
+    class Quiet(cuda_fake.FakeDriver):
+        def cuLaunchKernelEx(self, config, function, params, extra):
+            return 0
+
+    cuda_fake.install(monkeypatch, Quiet())
+    daemon = FakeDaemon()
+    a, b = torch.zeros(64, 16), torch.zeros(16, 32)
+    for _ in range(200):
+        tuned.matmul(a, b, client=daemon)
+    calls = 2000
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        tuned.matmul(a, b, client=daemon)
+    us = (time.perf_counter_ns() - start) / calls / 1e3
+    print(f"\ntuned.matmul with a Python stand-in driver: {us:.2f} us a call")
+    assert us < 100 and len(daemon.asked) == 1
+
+
+# ---- the torch operators (torch >= 2.4) ----
+
+def test_the_operators_are_registered_where_torch_has_custom_op():
+    if not HAS_CUSTOM_OP:
+        assert tuned.ops.OPS_REGISTERED is False
+        pytest.skip(NO_OPS)
+    assert tuned.ops.OPS_REGISTERED
+    assert "tuned::matmul(Tensor a, Tensor b, str math) -> Tensor" in str(
+        torch.ops.tuned.matmul.default._schema)
+    assert "Tensor? bias" in str(torch.ops.tuned.linear.default._schema)
+
+
+needs_ops = pytest.mark.skipif(not HAS_CUSTOM_OP, reason=NO_OPS)
+
+
+@needs_ops
+def test_the_fake_implementations_give_shapes_and_dtypes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        c = torch.ops.tuned.matmul(torch.empty(4, 8), torch.empty(8, 2), "tf32")
+        y = torch.ops.tuned.linear(torch.empty(2, 3, 8), torch.empty(5, 8), None, "ieee_fp32")
+    assert c.shape == (4, 2) and c.dtype == torch.float32
+    assert y.shape == (2, 3, 5)
+
+
+@needs_ops
+def test_the_operators_run_the_eager_path(cpu):
+    daemon = FakeDaemon()
+    monkeypatch_client(daemon)
+    a, b = randn(64, 16), randn(16, 32, seed=1)
+    assert close(torch.ops.tuned.matmul(a, b, "ieee_fp32"), a @ b)
+    x, w = randn(2, 3, 16), randn(32, 16, seed=1)
+    assert close(torch.ops.tuned.linear(x, w, None, "tf32"), F.linear(x, w))
+    torch.library.opcheck(torch.ops.tuned.matmul.default, (a, b, "ieee_fp32"),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
+def monkeypatch_client(daemon):
+    """The operators take no client: the default one of the device (-1, the CPU here)."""
+    tuned.ops._clients[-1] = daemon
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Parameter(randn(16, 32, seed=3))  # (K, N): x @ proj, "nn"
+        self.lin = torch.nn.Linear(32, 8)  # weight (8, 32) row-major: "nt"
+
+    def forward(self, x):
+        h = torch.relu(tuned.matmul(x, self.proj, math="ieee_fp32"))
+        return tuned.linear(h, self.lin.weight, self.lin.bias, math="tf32")
+
+
+@needs_ops
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_compiled_model_has_no_graph_break_and_matches_eager(cpu, backend):
+    """torch.compile(fullgraph=True) (which fails at a graph break) of a
+    model calling tuned.matmul and tuned.linear: the operators in the graph,
+    run by the eager path (the kernel on the Emulator, torch for "nt")."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    daemon = FakeDaemon()
+    monkeypatch_client(daemon)
+    model = Model()
+    x = randn(64, 16, seed=4)
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, fullgraph=True, backend=backend)(x)
+    assert close(got, want)  # (fullgraph=True raises at a graph break)
+    assert any(((64, 32, 16), pb.MATH_IEEE_FP32, False) == asked for asked in daemon.asked)

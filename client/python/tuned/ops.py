@@ -1,0 +1,522 @@
+"""tuned.matmul and tuned.linear: the tuned SGEMM as drop-ins for
+torch.matmul (of two matrices) and torch.nn.functional.linear, and the torch
+operators tuned::matmul and tuned::linear for compiled graphs.
+
+What serves a call is decided once per (shapes, devices, math mode, layouts)
+and kept in a dict (a _Route): the daemon's kernel, loaded and prepared, or
+torch's cuBLAS in the mode. A call looks its route up without a lock and
+checks only what the key does not hold (dtypes, out), so it costs about what
+torch.matmul costs; the first call of a key asks the daemon (the one owning
+the tensors' GPU), which is why a CUDA graph capture must be preceded by a
+warm-up call of each shape.
+
+Layouts, in row-major terms: an operand is "n" (row-major: contiguous), "t"
+(the transpose of a row-major matrix, as weight.t() is: strides (1, rows)),
+or neither (copied with .contiguous() where a kernel takes it). The pair,
+e.g. "nt" for x @ W.t(), is part of the key. The daemon tunes "nn" only
+(_DAEMON_LAYOUTS); every other pair runs torch in the mode, without a copy.
+
+Importing this module imports torch; `tuned.matmul` does that on first use.
+"""
+
+import threading
+from typing import Optional
+
+import grpc
+import torch
+import torch.nn.functional as F
+
+from .client import Client, TunedError, default_address
+from .kernel import Kernel, _run_in_mode
+from .v1 import tuner_pb2 as pb
+
+# The layouts the daemon tunes and serves. When tuner.proto's Problem takes
+# op(A)/op(B) (nn, nt, tn, tt), add them here and pass `layout` to
+# Client.best in _new_route: that is all the change.
+_DAEMON_LAYOUTS = frozenset({"nn"})
+
+# math mode name -> (tuner.proto Math, whether its cuBLAS baseline is TF32)
+_MATH = {"ieee_fp32": (pb.MATH_IEEE_FP32, False),
+         "fp32_accurate": (pb.MATH_FP32_ACCURATE, False),
+         "tf32": (pb.MATH_TF32, True)}
+_MATH_BY_VALUE = {v[0]: (name, v) for name, v in _MATH.items()}
+
+_F32 = torch.float32
+_grad_enabled = torch.is_grad_enabled
+# The device type the tensors must be on; the tests run every path on the CPU
+# with a stand-in driver by setting it to "cpu".
+_DEVICE_TYPE = "cuda"
+
+_lock = threading.Lock()  # taken to add a route or a client, never to look one up
+_clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)
+_routes = {}  # key (see matmul, linear) -> _Route
+_kernels = {}  # (m, n, k, GPU index, Math, layout, client) -> loaded Kernel, shared by routes
+
+
+def _math(math):
+    """(Math enum value, tf32) of a mode's name (or enum value); ValueError for another."""
+    if isinstance(math, str):
+        mode = _MATH.get(math)
+        if mode is not None:
+            return mode
+    elif isinstance(math, int) and not isinstance(math, bool) and math in _MATH_BY_VALUE:
+        return _MATH_BY_VALUE[math][1]
+    raise ValueError(f"unknown math mode {math!r} (known: {', '.join(_MATH)})")
+
+
+def _layout(t):
+    """A matrix's layout: "n" if row-major (contiguous), "t" if the transpose
+    of a row-major matrix (strides (1, rows); dimensions of size 1 take any
+    stride), else None."""
+    if t.is_contiguous():
+        return "n"
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    if (s0 == 1 or rows == 1) and (s1 == rows or cols == 1):
+        return "t"
+    return None
+
+
+def _weight_layout(w):
+    """The layout of linear's B = w.t() (w: (N, K)): "n" where w is the
+    transpose of a row-major (K, N) matrix (B row-major; preferred where both
+    hold, a single row or column), "t" where w is row-major, else None."""
+    rows, cols = w.shape
+    s0, s1 = w.stride()
+    if (s0 == 1 or rows == 1) and (s1 == rows or cols == 1):
+        return "n"
+    return "t" if w.is_contiguous() else None
+
+
+def _client(index):
+    client = _clients.get(index)
+    if client is None:
+        with _lock:
+            client = _clients.get(index) or _clients.setdefault(index, Client(default_address(index)))
+    return client
+
+
+def _new_kernel(best, device):
+    return Kernel(best, device=device)
+
+
+def _capturing():
+    try:
+        return torch.cuda.is_current_stream_capturing()
+    except Exception:  # no CUDA in this torch
+        return False
+
+
+class _Route:
+    """How one key runs: `kernel` (a loaded tuned.Kernel for (m, n, k)) with
+    its operands copied first where `copy_a`/`copy_b`, or, where kernel is
+    None, torch in the math mode (`tf32`: cuBLAS TF32, else pure fp32).
+    `out_shape`: the shape of the result (linear's keeps x's leading
+    dimensions)."""
+
+    __slots__ = ("kernel", "tf32", "layout", "copy_a", "copy_b", "m", "n", "k", "size",
+                 "out_shape", "index", "fused_bias")
+
+    def __init__(self, kernel, tf32, layout, copy_a, copy_b, m, n, k, index, out_shape=None,
+                 bias_shape=None):
+        self.kernel, self.tf32, self.layout = kernel, tf32, layout
+        # torch.nn.functional.linear adds a bias of shape (N,) itself; another
+        # shape that broadcasts is added after the GEMM.
+        self.fused_bias = bias_shape is None or tuple(bias_shape) == (n,)
+        self.copy_a, self.copy_b = copy_a, copy_b
+        self.m, self.n, self.k, self.index = m, n, k, index
+        self.size = torch.Size((m, n))
+        same = out_shape is None or tuple(out_shape) == (m, n)
+        self.out_shape = self.size if same else torch.Size(out_shape)
+
+    def fits(self, out):
+        """Whether `out` is a row-major float32 (m, n) tensor on the device."""
+        return (out.dtype is _F32 and out.shape == self.size and out.get_device() == self.index
+                and out.is_contiguous())
+
+    def matmul(self, a, b, out):
+        kernel = self.kernel
+        if kernel is None:
+            if out is None:
+                return _run_in_mode(torch, self.tf32, torch.matmul, a, b)
+            return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
+        if self.copy_a:
+            a = a.contiguous()
+        if self.copy_b:
+            b = b.contiguous()
+        if out is None:
+            out = a.new_empty(self.size)
+        kernel._sgemm_launch(a, b, out, 1.0, 0.0)
+        return out
+
+    def linear(self, x, weight, bias):
+        kernel = self.kernel
+        if kernel is None:
+            if self.fused_bias:
+                return _run_in_mode(torch, self.tf32, F.linear, x, weight, bias)
+            return _run_in_mode(torch, self.tf32, F.linear, x, weight).add_(bias)
+        # The kernel's B is weight.t(), (K, N): row-major where weight is itself
+        # the transpose of a row-major (K, N) matrix (layout "nn"), transposed
+        # where weight is row-major ("nt"). Only the pointers are passed.
+        a = x.contiguous() if self.copy_a else x
+        b = weight.contiguous() if self.copy_b else weight
+        out = a.new_empty(self.size)
+        kernel._sgemm_launch(a, b, out, 1.0, 0.0)
+        y = out if self.out_shape is self.size else out.view(self.out_shape)
+        if bias is not None:
+            y.add_(bias)
+        return y
+
+
+def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, client,
+               out_shape=None, bias_shape=None):
+    mode, tf32 = _math(math)
+    index = device.index if device.type == "cuda" else -1
+    shaped = dict(out_shape=out_shape, bias_shape=bias_shape)
+    if layout not in _DAEMON_LAYOUTS or not (m and n and k):  # (an empty GEMM: torch's)
+        return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
+    if _capturing():
+        raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                         f"{m}x{n}x{k} ({math}, {layout}) is asked for the first time during a CUDA "
+                         "graph capture: call it once before capturing, so that the daemon is "
+                         "asked and the kernel loaded outside the capture")
+    kernel_key = (m, n, k, index, mode, layout, client)
+    kernel = _kernels.get(kernel_key)
+    if kernel is None:
+        best = (client or _client(index)).best(m, n, k, math=mode, tune_if_missing=tune_if_missing)
+        kernel = _new_kernel(best, device)
+        if not kernel.uses_torch:
+            kernel.load()
+        with _lock:
+            kernel = _kernels.setdefault(kernel_key, kernel)
+    if kernel.uses_torch:  # the daemon serves cuBLAS: torch in the mode
+        return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
+    return _Route(kernel, tf32, layout, copy_a, copy_b, m, n, k, index, **shaped)
+
+
+def _route(key, *args, **kwargs):
+    route = _routes.get(key)
+    if route is None:
+        route = _new_route(*args, **kwargs)
+        with _lock:
+            route = _routes.setdefault(key, route)
+    return route
+
+
+def _check_tensor(t, name):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
+    if t.dtype != _F32:
+        raise TypeError(f"{name} must be float32, not {t.dtype}")
+
+
+def _check_device(tensors):
+    """The device of (tensor, name) pairs: ValueError unless all are on one CUDA device."""
+    first, name = tensors[0]
+    if first.device.type != _DEVICE_TYPE:
+        raise ValueError(f"the tensors must be on a CUDA device, not {first.device}")
+    for t, other in tensors[1:]:
+        if t.device != first.device:
+            raise ValueError(f"{other} is on {t.device}, {name} on {first.device}")
+    return first.device
+
+
+def _check_out(out, size, device):
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"out must be a torch.Tensor, not {type(out).__name__}")
+    if out.dtype != _F32:
+        raise TypeError(f"out must be float32, not {out.dtype}")
+    if tuple(out.shape) != tuple(size):
+        raise ValueError(f"out has shape {tuple(out.shape)}, expected {tuple(size)}")
+    if not out.is_contiguous():
+        raise ValueError("out must be contiguous (row-major)")
+    if out.device != device:
+        raise ValueError(f"out is on {out.device}, the operands on {device}")
+
+
+def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=None):
+    """a(MxK) @ b(KxN) with the tuned SGEMM; returns a new (MxN) tensor, or `out`.
+
+    a, b: float32 torch matrices on one GPU, each row-major or the transpose
+    of a row-major matrix (b = w.t()); any other strides are copied where a
+    kernel takes the operand. math: "ieee_fp32" (fp32 kernels; cuBLAS with
+    TF32 off), "fp32_accurate" (also 3xTF32 tensor-core kernels; cuBLAS
+    fp32) or "tf32" (TF32 tensor cores; cuBLAS TF32). out: a row-major
+    float32 (MxN) tensor on that GPU to write into.
+
+    The kernel comes from the daemon owning that GPU (default_address(gpu),
+    or `client`): the shape's own, else the nearest tuned shape's
+    (tune_if_missing also queues a sweep for the shape), asked at the first
+    call of each (shapes, GPU, math, layouts) in this process and kept; where
+    the daemon serves cuBLAS, or for the layouts it does not tune (every one
+    but "nn" today), torch.matmul runs in the math mode. TunedError
+    NOT_FOUND if nothing near is tuned; TypeError/ValueError for wrong
+    tensors or math (checked before the daemon is asked). Gradients flow
+    where a or b requires them. Inside torch.compile the call is the operator
+    torch.ops.tuned.matmul (tune_if_missing and client do not apply there).
+    """
+    if _OPS and _is_compiling():
+        return _matmul_in_graph(a, b, math, out)
+    route = None
+    try:
+        if (a.dtype is _F32 and b.dtype is _F32
+                and not ((a.requires_grad or b.requires_grad) and _grad_enabled())):
+            route = _routes.get((a.shape, b.shape, a.get_device(), b.get_device(), math,
+                                 "n" if a.is_contiguous() else _layout(a),
+                                 "n" if b.is_contiguous() else _layout(b), client))
+            if route is not None and out is not None and not route.fits(out):
+                route = None
+    except (AttributeError, TypeError, ValueError):  # not tensors or matrices: named below
+        route = None
+    if route is not None:
+        return route.matmul(a, b, out)
+    return _matmul_checked(a, b, math, out, tune_if_missing, client, True)
+
+
+def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd):
+    _check_tensor(a, "a")
+    _check_tensor(b, "b")
+    for name, t in (("a", a), ("b", b)):
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be a matrix, it has {t.dim()} dimensions")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    _math(math)
+    device = _check_device([(a, "a"), (b, "b")])
+    (m, k), n = a.shape, b.shape[1]
+    if out is not None:
+        _check_out(out, (m, n), device)
+    if autograd and (a.requires_grad or b.requires_grad) and _grad_enabled():
+        if out is not None:
+            raise ValueError("out= does not take part in autograd: a or b requires grad")
+        return _MatmulFunction.apply(a, b, math, tune_if_missing, client)
+    la, lb = _layout(a), _layout(b)
+    layout = (la or "n") + (lb or "n")
+    index = a.get_device()
+    route = _route((a.shape, b.shape, index, index, math, la, lb, client),
+                   m, n, k, device, math, layout, la is None, lb is None, tune_if_missing, client)
+    return route.matmul(a, b, out)
+
+
+def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, client=None):
+    """torch.nn.functional.linear with the tuned SGEMM: x(..., K) @ weight(N, K)^T
+    + bias; returns a new (..., N) tensor.
+
+    x's leading dimensions are flattened to M (the GEMM is M x N x K); the
+    bias (float32, broadcast to (..., N), e.g. of shape (N,)) is added after
+    the GEMM. weight.t() is the GEMM's B: a row-major weight makes it a
+    transposed operand (layout "nt"), which the daemon does not tune yet, so
+    such a call runs torch.nn.functional.linear in the math mode today; a
+    weight that is itself the transpose of a row-major (K, N) matrix runs the
+    tuned kernel ("nn"). math, tune_if_missing, client, errors, gradients and
+    torch.compile: as tuned.matmul (torch.ops.tuned.linear).
+    """
+    if _OPS and _is_compiling():
+        return torch.ops.tuned.linear(x, weight, bias, math)
+    route = None
+    try:
+        if (x.dtype is _F32 and weight.dtype is _F32
+                and not ((x.requires_grad or weight.requires_grad
+                          or (bias is not None and bias.requires_grad)) and _grad_enabled())):
+            if bias is None:
+                bias_key = None
+            elif bias.dtype is _F32:
+                bias_key = (bias.shape, bias.get_device())
+            else:
+                bias_key = False  # no route has it: the checks name the dtype
+            route = _routes.get(
+                (x.shape, weight.shape, x.get_device(), weight.get_device(), math,
+                 "n" if x.is_contiguous() else None,
+                 _weight_layout(weight), client, bias_key))
+    except (AttributeError, TypeError, ValueError):
+        route = None
+    if route is not None:
+        return route.linear(x, weight, bias)
+    return _linear_checked(x, weight, bias, math, tune_if_missing, client, True)
+
+
+def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
+    _check_tensor(x, "x")
+    _check_tensor(weight, "weight")
+    if bias is not None:
+        _check_tensor(bias, "bias")
+    if x.dim() < 1:
+        raise ValueError("x must have at least one dimension (its last is K)")
+    if weight.dim() != 2:
+        raise ValueError(f"weight must be a matrix (N, K), it has {weight.dim()} dimensions")
+    n, k = weight.shape
+    if x.shape[-1] != k:
+        raise ValueError(f"x has {x.shape[-1]} features (its last dimension), weight "
+                         f"{tuple(weight.shape)} takes {k}")
+    out_shape = (*x.shape[:-1], n)
+    if bias is not None:
+        try:
+            fits = torch.broadcast_shapes(bias.shape, out_shape) == torch.Size(out_shape)
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"bias of shape {tuple(bias.shape)} does not broadcast to the "
+                             f"output's {out_shape}")
+    _math(math)
+    named = [(x, "x"), (weight, "weight")] + ([] if bias is None else [(bias, "bias")])
+    device = _check_device(named)
+    if autograd and any(t.requires_grad for t, _ in named) and _grad_enabled():
+        return _LinearFunction.apply(x, weight, bias, math, tune_if_missing, client)
+    m = x.numel() // k if k else 0
+    if x.is_contiguous():
+        la = "n"
+    else:
+        la = _layout(x) if x.dim() == 2 else None
+    lb = _weight_layout(weight)
+    layout = (la or "n") + (lb or "t")
+    bias_key = None if bias is None else (bias.shape, bias.get_device())
+    index = x.get_device()
+    key = (x.shape, weight.shape, index, index, math, "n" if x.is_contiguous() else None,
+           lb, client, bias_key)
+    route = _route(key, m, n, k, device, math, layout, la is None, lb is None,
+                   tune_if_missing, client, out_shape, None if bias is None else bias.shape)
+    return route.linear(x, weight, bias)
+
+
+class _MatmulFunction(torch.autograd.Function):
+    """tuned.matmul where a or b requires grad: the backward's GEMMs are
+    tuned.matmul too (transposed operands: torch in the mode today)."""
+
+    @staticmethod
+    def forward(ctx, a, b, math, tune_if_missing, client):
+        ctx.save_for_backward(a, b)
+        ctx.math, ctx.client = math, client
+        return _matmul_checked(a, b, math, None, tune_if_missing, client, False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = matmul(grad, b.t(), math=ctx.math, client=ctx.client)
+        if ctx.needs_input_grad[1]:
+            gb = matmul(a.t(), grad, math=ctx.math, client=ctx.client)
+        return ga, gb, None, None, None
+
+
+def _linear_backward(grad, x, weight, bias, math, client, needs):
+    n, k = weight.shape
+    g = grad.reshape(-1, n)
+    gx = gw = gb = None
+    if needs[0]:
+        gx = matmul(g, weight, math=math, client=client).view(x.shape)
+    if needs[1]:
+        gw = matmul(g.t(), x.reshape(-1, k), math=math, client=client)
+    if bias is not None and needs[2]:
+        gb = grad.sum_to_size(bias.shape)
+    return gx, gw, gb
+
+
+class _LinearFunction(torch.autograd.Function):
+    """tuned.linear where an operand requires grad."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, math, tune_if_missing, client):
+        ctx.save_for_backward(x, weight, bias)
+        ctx.math, ctx.client = math, client
+        return _linear_checked(x, weight, bias, math, tune_if_missing, client, False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, bias = ctx.saved_tensors
+        needs = ctx.needs_input_grad[:3]
+        return (*_linear_backward(grad, x, weight, bias, ctx.math, ctx.client, needs),
+                None, None, None)
+
+
+# ---- torch.library operators: tuned::matmul, tuned::linear ----
+#
+# The eager tuned.matmul and tuned.linear stay direct calls: an operator's
+# dispatch costs tens of microseconds a call, several times the launch.
+# Inside torch.compile (Dynamo traces the call: torch.compiler.is_compiling()
+# is True) they become the operators, which a graph holds without a break
+# and a CUDA graph captures: their fake implementations give the output's
+# shape and dtype while tracing, and the compiled code calls the eager path
+# (a cached route; the first call of a key, in the warm-up run before any
+# capture, asks the daemon). Needs torch.library.custom_op (torch >= 2.4);
+# with an older torch the operators are not registered (OPS_REGISTERED is
+# False) and a compiled graph breaks at tuned.matmul.
+
+
+def _fake_matmul(a, b, math):
+    _math(math)
+    torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0],
+                 lambda: f"tuned::matmul takes (M, K) and (K, N), not {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}")
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+def _fake_linear(x, weight, bias, math):
+    _math(math)
+    torch._check(weight.dim() == 2 and x.shape[-1] == weight.shape[1],
+                 lambda: f"tuned::linear takes x (..., K) and weight (N, K), not "
+                         f"{tuple(x.shape)} and {tuple(weight.shape)}")
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+def _register_ops():
+    """Registers tuned::matmul and tuned::linear; False where torch has no
+    torch.library.custom_op."""
+    custom_op = getattr(getattr(torch, "library", None), "custom_op", None)
+    if custom_op is None:
+        return False
+    if hasattr(torch.ops, "tuned") and hasattr(torch.ops.tuned, "matmul"):
+        return True  # this module imported again (importlib.reload)
+
+    @custom_op("tuned::matmul", mutates_args=())
+    def matmul_op(a: torch.Tensor, b: torch.Tensor, math: str) -> torch.Tensor:
+        return _matmul_checked(a, b, math, None, False, None, False).contiguous()
+
+    matmul_op.register_fake(_fake_matmul)
+
+    def matmul_setup(ctx, inputs, output):
+        a, b, math = inputs
+        ctx.save_for_backward(a, b)
+        ctx.math = math
+
+    def matmul_backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = torch.ops.tuned.matmul(grad, b.t(), ctx.math) if ctx.needs_input_grad[0] else None
+        gb = torch.ops.tuned.matmul(a.t(), grad, ctx.math) if ctx.needs_input_grad[1] else None
+        return ga, gb, None
+
+    matmul_op.register_autograd(matmul_backward, setup_context=matmul_setup)
+
+    @custom_op("tuned::linear", mutates_args=())
+    def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+                  math: str) -> torch.Tensor:
+        return _linear_checked(x, weight, bias, math, False, None, False).contiguous()
+
+    linear_op.register_fake(_fake_linear)
+
+    def linear_setup(ctx, inputs, output):
+        x, weight, bias, math = inputs
+        ctx.save_for_backward(x, weight, bias)
+        ctx.math = math
+
+    def linear_backward(ctx, grad):
+        x, weight, bias = ctx.saved_tensors
+        n, k = weight.shape
+        g = grad.reshape(-1, n)
+        needs = ctx.needs_input_grad
+        gx = torch.ops.tuned.matmul(g, weight, ctx.math).view(x.shape) if needs[0] else None
+        gw = torch.ops.tuned.matmul(g.t(), x.reshape(-1, k), ctx.math) if needs[1] else None
+        gb = grad.sum_to_size(bias.shape) if bias is not None and needs[2] else None
+        return gx, gw, gb, None
+
+    linear_op.register_autograd(linear_backward, setup_context=linear_setup)
+    return True
+
+
+def _matmul_in_graph(a, b, math, out):
+    c = torch.ops.tuned.matmul(a, b, math)
+    return c if out is None else out.copy_(c)
+
+
+OPS_REGISTERED = _OPS = _register_ops()
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
