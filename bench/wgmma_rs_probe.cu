@@ -50,11 +50,16 @@
 #include <string>
 #include <vector>
 
-// The kernels' helpers, as NVRTC compiles them appended (CpAsync16,
-// SmemAddr, Split, Swizzle, Descriptor, the wgmma fences).
+// The kernels' files, in the order NVRTC compiles them appended (the
+// helpers CpAsync16, SmemAddr, Split, Swizzle, Descriptor, the wgmma fences;
+// RsTile; the space's sgemm_wgmma_ws, timed beside the probes).
 #include "kernels_src/sgemm/sgemm.cuh"
+#include "kernels_src/sgemm/warp.cuh"
 #include "kernels_src/sgemm/mma_tf32.cuh"
 #include "kernels_src/sgemm/wgmma_tf32.cuh"
+#include "kernels_src/sgemm/wgmma_tile.cuh"
+#include "kernels_src/sgemm/wgmma_rs.cuh"
+#include "kernels_src/sgemm/wgmma_kernels.cuh"
 
 namespace rs {
 
