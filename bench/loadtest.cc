@@ -7,8 +7,8 @@
 //   --api callback: gRPC's callback API, each client's next call started from
 //     the last one's completion on gRPC's own threads, so C clients need not
 //     be C threads competing with the daemon for the cores.
-// Usage: loadtest --server ADDR [--clients 64] [--seconds 10] [--max-requests 100000]
-//                 [--api sync|callback] [--view basic|full] [--family sgemm] SHAPE...
+// Usage: loadtest --server ADDR [--clients 64] [--connections C] [--seconds 10]
+//                 [--max-requests 100000] [--api sync|callback] [--view basic|full] [--family sgemm] SHAPE...
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,7 +29,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"loadtest: concurrent GetBest calls, QPS and latency percentiles"};
   std::string server, family_name = "sgemm";
-  int clients = 64;
+  int clients = 64, connections = 0;
   double seconds = 10;
   int64_t max_requests = 100000;
   std::vector<int64_t> shape;
@@ -42,7 +42,9 @@ int main(int argc, char** argv) {
   app.add_option("--view", view, "basic (config, times, geometry) or full (with source, cubin, PTX)")
       ->check(CLI::IsMember({"basic", "full"}));
   app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
-  app.add_option("--clients", clients, "concurrent clients, one connection each")
+  app.add_option("--clients", clients, "concurrent clients")->check(CLI::Range(1, 1024));
+  app.add_option("--connections", connections,
+                 "connections the clients share, round robin (default: one per client)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--seconds", seconds, "how long to run")->check(CLI::Range(0.1, 600.0));
   app.add_option("--max-requests", max_requests, "requests per client at most")
@@ -71,11 +73,14 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(seconds));
-  auto channel = [&server] {
+  // The connections, made up front; client c calls over connection c % connections.
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < (connections > 0 ? connections : clients); ++i) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
-    return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
-  };
+    channels.push_back(grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
+  }
+  auto channel = [&channels](int c) { return channels[c % channels.size()]; };
   auto record = [&](int c, const grpc::Status& s, Clock::time_point t0) {
     if (!s.ok()) {
       ++errors;
@@ -89,7 +94,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> threads;
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&, c] {
-        auto stub = tuned::v1::Tuner::NewStub(channel());
+        auto stub = tuned::v1::Tuner::NewStub(channel(c));
         latencies[c].reserve(16384);
         for (int64_t i = 0; i < max_requests && Clock::now() < end; ++i) {
           grpc::ClientContext ctx;
@@ -142,7 +147,7 @@ int main(int argc, char** argv) {
     };
     for (int c = 0; c < clients; ++c) {
       chains[c] = std::make_unique<Chain>();
-      chains[c]->stub = tuned::v1::Tuner::NewStub(channel());
+      chains[c]->stub = tuned::v1::Tuner::NewStub(channel(c));
       latencies[c].reserve(16384);
     }
     for (int c = 0; c < clients; ++c) next(c);
@@ -156,9 +161,9 @@ int main(int argc, char** argv) {
   auto pct = [&all](double p) {
     return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
   };
-  std::printf("api=%s method=%s view=%s clients=%d seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
+  std::printf("api=%s method=%s view=%s clients=%d connections=%zu seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
               "p99_ms=%.3f max_ms=%.3f\n",
-              api.c_str(), method.c_str(), view.c_str(), clients, wall, all.size(), static_cast<long long>(errors.load()),
+              api.c_str(), method.c_str(), view.c_str(), clients, channels.size(), wall, all.size(), static_cast<long long>(errors.load()),
               all.size() / wall, pct(0.50), pct(0.99), all.empty() ? 0.0 : all.back());
   if (errors > 0) std::fprintf(stderr, "first error: gRPC code %d\n", first_error_code.load());
   return all.empty() ? 1 : 0;
