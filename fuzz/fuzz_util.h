@@ -10,11 +10,13 @@
 #include <iostream>
 #include <streambuf>
 #include <vector>
+
+#include "google/protobuf/stubs/logging.h"
 #include <string>
 
 namespace tuned::fuzz {
 
-/// Sends std::cout and std::cerr nowhere (the code under test prints; a
+/// Sends std::cout, std::cerr and protobuf's log nowhere (the code under test prints; a
 /// fuzzer runs it thousands of times a second). libFuzzer's own output and
 /// the sanitizers' reports go to stderr's file descriptor, not through them.
 inline void Quiet() {
@@ -26,6 +28,8 @@ inline void Quiet() {
   static NullBuffer* null = new NullBuffer();
   std::cout.rdbuf(null);
   std::cerr.rdbuf(null);
+  // Protobuf's complaints (a string field that is not UTF-8, parsed or serialized).
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int, const std::string&) {});
 }
 
 /// A new folder under $TMPDIR (or /tmp), removed when the process exits.

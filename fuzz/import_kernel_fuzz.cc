@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -76,7 +77,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   v1::ImportKernelRequest req;
   *req.mutable_kernel() = *std::move(best);
   v1::Job job;
-  (void)harness.stub().ImportKernel(ServiceHarness::Context().get(), req, &job);
+  const grpc::Status s = harness.stub().ImportKernel(ServiceHarness::Context().get(), req, &job);
+  if (const char* v = std::getenv("TUNED_FUZZ_VERBOSE"); v != nullptr && *v == '1') {
+    fprintf(stderr, "ImportKernel: %d %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+  }
   harness.ResetIfChanged();
   return 0;
 }

@@ -5,6 +5,8 @@
 // and never run, and the store is put back after each call that changed it.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "fuzz/service_harness.h"
@@ -14,6 +16,16 @@ namespace v1 = tuned::v1;
 
 namespace {
 
+// TUNED_FUZZ_VERBOSE=1: each call's method and status on stderr (reproducing an input).
+const bool kVerbose = [] {
+  const char* v = std::getenv("TUNED_FUZZ_VERBOSE");
+  return v != nullptr && *v == '1';
+}();
+
+void Report(const char* method, const grpc::Status& s) {
+  if (kVerbose) fprintf(stderr, "%s: %d %s\n", method, static_cast<int>(s.error_code()), s.error_message().c_str());
+}
+
 // Calls `method` of the stub with the request parsed from `bytes`; false if
 // the bytes are not a message of its type.
 template <typename Request, typename Response, typename Method>
@@ -22,7 +34,8 @@ bool Call(const std::string& bytes, Method method) {
   if (!req.ParseFromString(bytes)) return false;
   Response resp;
   auto& harness = ServiceHarness::Get();
-  (void)(harness.stub().*method)(ServiceHarness::Context().get(), req, &resp);
+  Report(Request::descriptor()->name().c_str(),
+         (harness.stub().*method)(ServiceHarness::Context().get(), req, &resp));
   return true;
 }
 
@@ -34,7 +47,7 @@ bool Watch(const std::string& bytes) {
   v1::JobEvent event;
   while (reader->Read(&event)) {
   }
-  (void)reader->Finish();
+  Report("WatchJob", reader->Finish());
   return true;
 }
 

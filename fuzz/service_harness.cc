@@ -61,6 +61,10 @@ constexpr char kMatmulSpec[] = R"json({
   "default_config": {"TILE": 16, "PAD": 0}
 })json";
 
+// Stand-ins for a kernel's binaries (nothing runs them).
+const std::string kSeedCubin = std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(57, '\0');
+constexpr char kSeedPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
 }  // namespace
 
 struct ServiceHarness::State {
@@ -195,8 +199,8 @@ void ServiceHarness::Build() {
     m->set_metric(100);
     m->mutable_config()->set_name(family->ConfigName(config));
     for (const auto& [key, v] : config) (*m->mutable_config()->mutable_params())[key] = v;
-    k->set_cubin(std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(57, '\0'));
-    k->set_ptx(".version 8.0\n.target sm_90\n");
+    k->set_cubin(kSeedCubin);
+    k->set_ptx(kSeedPtx);
     k->set_entry("kernel_entry");
     k->set_baseline_ms(0.6);
     k->set_baseline_metric(80);
@@ -363,9 +367,12 @@ void ServiceHarness::WriteSeeds(const std::string& dir) {
   for (const auto& [name, problem] : {std::pair{"sgemm", sgemm}, {"transpose", transpose}, {"spec", spec}}) {
     v1::GetBestRequest r;
     *r.mutable_problem() = problem;
+    r.set_view(v1::BEST_VIEW_BASIC);  // the family's source (tens of KB) is never imported
     v1::BestKernel best;
     const grpc::Status s = stub_->GetBest(Context().get(), r, &best);
     if (!s.ok()) Die(absl::StrCat("seed GetBest ", name, ": ", s.error_message()));
+    best.set_cubin(kSeedCubin);
+    best.set_ptx(kSeedPtx);
     v1::ImportKernelRequest imp;
     *imp.mutable_kernel() = best;
     seed(absl::StrCat("import-", name), 9, imp);
