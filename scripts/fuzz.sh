@@ -12,8 +12,8 @@
 #                   (default: build-fuzz/out, or a new temporary folder with --prebuilt)
 #   --prebuilt DIR  run the binaries in DIR or DIR/bin (<target>_fuzz, tuned-worker
 #                   beside them; shared libraries in DIR/lib, as ../shared/device/bundle.sh
-#                   lays them out) instead of building: a machine without clang or apt
-#                   (docs/development.md, "Fuzzing")
+#                   lays them out), or in a tar archive of such a folder, instead of
+#                   building: a machine without clang or apt (docs/development.md, "Fuzzing")
 #   TARGET...       some of: rpc import_kernel config tunectl spec (default: all)
 #
 # Fails (exit 1) on any crash, sanitizer report, leak, timeout (-timeout=10)
@@ -49,6 +49,11 @@ done
 declare -A max_len=([rpc]=16384 [import_kernel]=65536 [config]=4096 [tunectl]=1024 [spec]=16384)
 
 if [[ -n $prebuilt ]]; then
+  if [[ -f $prebuilt ]]; then  # an archive of such a folder (tar, any compression tar reads)
+    unpacked=$(mktemp -d /tmp/tuned_fuzz_bin.XXXXXX)
+    tar xf "$prebuilt" -C "$unpacked"
+    prebuilt=$unpacked
+  fi
   bin=$(cd "$prebuilt" && pwd)
   [[ -d $bin/lib ]] && export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   [[ -x $bin/${targets[0]}_fuzz || ! -d $bin/bin ]] || bin=$bin/bin
