@@ -138,10 +138,15 @@ for t in "${targets[@]}"; do
   log=$out/$t.log
   cpu_seconds=$((cpu_seconds + elapsed * jobs))
   total_crashes=$((total_crashes + crashes)) total_hangs=$((total_hangs + hangs))
-  execs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
-  rate=$(grep -a -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
-  cov=$(grep -a -oE '(cov|ft): [0-9]+' "$log" | tail -2 | tr '\n' ' ')
-  echo "fuzz.sh: $t: exit $rc, ${elapsed} s x $jobs, $execs runs ($rate/s), ${cov:-}crashes=$crashes" \
+  # (Fork mode prints no final stats: its runs are the last "#N" line's.)
+  execs=$( (grep -a -o 'stat::number_of_executed_units: *[0-9]*' "$log" || true) | awk '{s += $2} END {print s + 0}')
+  if ((execs == 0)); then
+    execs=$( (grep -a -oE '^#[0-9]+' "$log" || true) | tail -1 | tr -d '#')
+  fi
+  rate=$( (grep -a -o 'stat::average_exec_per_sec: *[0-9]*' "$log" || true) | awk '{s += $2} END {print s + 0}')
+  cov=$( (grep -a -oE '(cov|ft): [0-9]+' "$log" || true) | tail -2 | tr '\n' ' ')
+  ((rate > 0)) || rate=$(( ${execs:-0} / (elapsed > 0 ? elapsed : 1) ))
+  echo "fuzz.sh: $t: exit $rc, ${elapsed} s x $jobs, ${execs:-0} runs ($rate/s), ${cov:-}crashes=$crashes" \
        "hangs=$hangs, corpus $(find "$out/corpus/$t" -type f | wc -l) files"
   if ((rc != 0 || crashes + hangs > 0)); then
     failed=1 targets_failed=$((targets_failed + 1))
