@@ -74,7 +74,7 @@ struct ServiceHarness::State {
   std::unique_ptr<grpc::Server> server;
 };
 
-// Kept for the whole process (the worker is started once).
+// Kept for the whole process: the worker is started once, for its device.
 static std::unique_ptr<WorkerClient>* worker = nullptr;
 
 ServiceHarness& ServiceHarness::Get() {
@@ -100,6 +100,8 @@ void ServiceHarness::Open() {
   state_ = std::make_unique<State>();
   state_->store = *std::move(store);
   // Never started: a sweep that passes every check is queued and stays so.
+  // The worker stands in for the compiler too; only its device is used
+  // (the runner's Stop, at the first reset, interrupts it: no matter).
   state_->runner = std::make_unique<JobRunner>(state_->store.get(), worker->get(), worker->get(),
                                                *device_id,
                                                DaemonIdentity{.host = "fuzz", .gpu = 0, .gpu_uuid = "fuzz"});
