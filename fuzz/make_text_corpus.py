@@ -77,7 +77,6 @@ compile-ahead = false
     "log-level": 'log-level = "loud"\n',
     "array": "gpu = [0, 1]\n",
     "config-key": 'config = "other.toml"\n',
-    "print-config": "print-config = true\n",
     "no-compile-ahead": "no-compile-ahead = true\n",
     "db-postgres": 'db = "postgresql://tuned@localhost:5432/tuned?sslmode=disable"\nmetrics-listen = "127.0.0.1:9100"\nhealth-listen = "127.0.0.1:9101"\n',
     "string-number": 'gpu = "zero"\n',
