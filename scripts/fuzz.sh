@@ -51,6 +51,7 @@ declare -A max_len=([rpc]=16384 [import_kernel]=65536 [config]=4096 [tunectl]=10
 if [[ -n $prebuilt ]]; then
   if [[ -f $prebuilt ]]; then  # an archive of such a folder (tar, any compression tar reads)
     unpacked=$(mktemp -d /tmp/tuned_fuzz_bin.XXXXXX)
+    trap 'rm -rf "$unpacked"' EXIT
     tar xf "$prebuilt" -C "$unpacked"
     prebuilt=$unpacked
   fi
