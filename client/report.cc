@@ -97,7 +97,10 @@ class Svg {
 };
 
 // 27012 -> "27012", 512.4 -> "512", 12.34 -> "12.3", 1.234 -> "1.23".
-std::string Num(double v) { return absl::StrFormat(v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v); }
+// (Each format a literal: clang checks absl::StrFormat's formats at compile time.)
+std::string Num(double v) {
+  return v >= 100 ? absl::StrFormat("%.0f", v) : v >= 10 ? absl::StrFormat("%.1f", v) : absl::StrFormat("%.2f", v);
+}
 
 // "1 config", "2 configs".
 std::string Count(size_t n, const std::string& noun) { return absl::StrCat(n, " ", noun, n == 1 ? "" : "s"); }
@@ -124,7 +127,7 @@ void Grid(Svg& svg, const Scale& s, double x0, double x1, bool labels, const std
   for (double t = 0; t <= s.max + s.step / 2; t += s.step) {
     svg.Line(x0, s.Y(t), x1, s.Y(t), "class=\"grid\"");
     if (labels) {
-      svg.Text(x0 - 5, s.Y(t) + 4, absl::StrFormat(s.step >= 1 ? "%.0f" : "%g", t),
+      svg.Text(x0 - 5, s.Y(t) + 4, s.step >= 1 ? absl::StrFormat("%.0f", t) : absl::StrFormat("%g", t),
                absl::StrCat("class=\"", label_class, "\""));
     }
   }

@@ -1,4 +1,6 @@
 // tunectl: command-line client of the tuned daemon.
+#include "client/tunectl.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -346,7 +348,9 @@ CLI::Validator AtLeast(int64_t min) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace tuned {
+
+int RunTunectl(int argc, char** argv, const std::string& server_override) {
   CLI::App app{"tunectl: client of the tuned autotuning daemon"};
   app.footer("Exit status: 0 done; 1 the daemon refused or failed the request (message on stderr), "
              "or for best, the shape is not tuned; 2 a usage error.");
@@ -489,7 +493,10 @@ int main(int argc, char** argv) {
     if (!t.ok()) return Fail(t.status());
     remote.token = *t;
   }
-  tuned::Client client(server.empty() ? tuned::DefaultServerAddress(gpu) : server, remote);
+  tuned::Client client(!server_override.empty() ? server_override
+                       : server.empty()           ? tuned::DefaultServerAddress(gpu)
+                                                  : server,
+                       remote);
   tuned::v1::Problem problem;
   if (!dims.empty()) {
     // A built-in family's name maps to its enum, and its rank is checked
@@ -875,3 +882,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace tuned

@@ -239,6 +239,10 @@ absl::Status CheckSpecFamilyName(std::string_view name);
 /// content hash; the family held already where that version was added
 /// before. ALREADY_EXISTS for the name of a built-in family.
 absl::StatusOr<const Family*> AddSpecFamily(const v1::KernelSpec& spec);
+/// Drops every kernel spec family AddSpecFamily holds. Only for a process
+/// that starts over from a fresh store (the fuzzer, between inputs): no
+/// pointer AddSpecFamily or FindFamily handed out may be used after.
+void ForgetSpecFamilies();
 
 /// The API name of an enum value of tuner.proto (e.g. "FAMILY_SGEMM"), or its
 /// number (e.g. "77") for a value this build does not know: a request's enum

@@ -81,4 +81,10 @@ absl::StatusOr<const Family*> AddSpecFamily(const v1::KernelSpec& spec) {
   return it->second.get();
 }
 
+void ForgetSpecFamilies() {
+  SpecFamilies& specs = Specs();
+  absl::MutexLock lock(&specs.mu);
+  specs.by_version.clear();
+}
+
 }  // namespace tuned

@@ -30,6 +30,9 @@ void ApplyConfigFile(CLI::App& app, const std::string& path) {
     if (opt == nullptr || item.name == "config") {
       throw CLI::ConfigError("unknown setting '" + item.name + "' in " + path);
     }
+    if (!opt->get_configurable()) {  // --print-config: a command, not a setting
+      throw CLI::ConfigError("'" + item.name + "' is a flag of the command line, not a setting of " + path);
+    }
     if (opt->count() > 0) continue;  // a flag or TUNED_* already set it
     if (opt->get_expected_min() == 0) {  // a flag: as CLI11 reads one from a config file
       opt->add_result(opt->get_flag_value(item.name, CLI::ConfigTOML().to_flag(item)));

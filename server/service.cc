@@ -9,6 +9,8 @@
 #include "server/worker_client.h"
 #include "core/serving.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
 
@@ -65,6 +67,46 @@ bool Finished(v1::JobState s) {
 
 absl::Status CheckId(int64_t id) {
   if (id <= 0) return absl::InvalidArgumentError(absl::StrCat("job id must be positive, got ", id));
+  return absl::OkStatus();
+}
+
+// The numbers an imported kernel brings (times, rates, its judging), which
+// `best` serves and compares as they are: each finite and in its range.
+absl::Status CheckImportedNumbers(const v1::BestKernel& k) {
+  const v1::Measurement& m = k.measurement();
+  struct Number {
+    const char* name;
+    double value;
+    bool zero_ok;  // 0 means "none" or "unknown"
+  };
+  for (const Number& n : {Number{"measurement.median_ms", m.median_ms(), false},
+                          Number{"measurement.metric", m.metric(), true},
+                          Number{"measurement.error", m.error(), true},
+                          Number{"baseline_ms", k.baseline_ms(), true},
+                          Number{"baseline_metric", k.baseline_metric(), true},
+                          Number{"baseline_error", k.baseline_error(), true}}) {
+    if (!std::isfinite(n.value) || n.value < 0 || (!n.zero_ok && n.value == 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("an imported kernel's ", n.name, " must be a finite number ",
+                                                     n.zero_ok ? ">= 0" : "> 0", ", got ", n.value));
+    }
+  }
+  if (m.repetitions() < 0 || m.registers() < 0 || m.sm_clock_mhz() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an imported kernel's measurement.repetitions, registers and sm_clock_mhz must be >= 0, got ",
+        m.repetitions(), ", ", m.registers(), ", ", m.sm_clock_mhz()));
+  }
+  if (k.speedup_pairs() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an imported kernel's speedup_pairs must be >= 0 (0: not judged), got ", k.speedup_pairs()));
+  }
+  if (k.speedup_pairs() > 0) {
+    const double low = k.speedup_ci_low(), speedup = k.speedup(), high = k.speedup_ci_high();
+    if (!std::isfinite(low) || !std::isfinite(high) || !(low > 0) || !(low <= speedup && speedup <= high)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "an imported kernel's judging needs 0 < speedup_ci_low <= speedup <= speedup_ci_high, all finite; got ",
+          low, " <= ", speedup, " <= ", high));
+    }
+  }
   return absl::OkStatus();
 }
 }  // namespace
@@ -212,6 +254,10 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   const grpc::ServerContextBase* ctx = &ctx_ref;
   v1::GetBestRequest resolved = req_ref;
   const v1::GetBestRequest* req = &resolved;
+  if (!v1::BestView_IsValid(req->view())) {
+    return ToGrpc(absl::InvalidArgumentError(absl::StrCat(
+        "unknown view ", EnumName(req->view()), " (BEST_VIEW_FULL, the default, or BEST_VIEW_BASIC)")));
+  }
   auto family = Validate(resolved.mutable_problem());
   if (!family.ok()) return ToGrpc(family.status());
   const Shape shape(req->problem().shape().begin(), req->problem().shape().end());
@@ -406,6 +452,9 @@ grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::Re
         "client '", quota->client, "' may not register kernel specs: its token needs the '",
         std::string(kRegisterScope), "' scope (server/auth.h)")));
   }
+  if (req->has_spec() && !req->json().empty()) {
+    return ToGrpc(absl::InvalidArgumentError("a kernel spec comes as a message (spec) or as JSON (json), not both"));
+  }
   v1::KernelSpec spec = req->spec();
   if (!req->json().empty()) {
     auto parsed = spec::ParseSpecJson(req->json());
@@ -520,6 +569,9 @@ grpc::Status TunerService::GetFamily(grpc::ServerContext*, const v1::GetFamilyRe
 
 grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRequest* req,
                                      v1::ListTunedResponse* resp) {
+  if (req->family() != v1::FAMILY_UNSPECIFIED && FindFamily(req->family()) == nullptr) {
+    return ToGrpc(absl::InvalidArgumentError(absl::StrCat("unknown kernel family ", EnumName(req->family()))));
+  }
   for (const Family* f : AllFamilies()) {
     if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != f->id()) continue;
     for (v1::Math math : f->MathModes()) {
@@ -578,6 +630,7 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
     return ToGrpc(absl::InvalidArgumentError(
         "an imported kernel needs an OK measurement with its time, a cubin and an entry"));
   }
+  if (auto s = CheckImportedNumbers(k); !s.ok()) return ToGrpc(s);
   v1::Measurement m = k.measurement();
   m.mutable_config()->set_name((*family)->ConfigName(config));
   m.set_message(absl::StrCat("imported; tuned on ", k.device().name(), " driver ",
@@ -599,7 +652,11 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
                                          .clock_low = m.clock_low()});
   }
   if (s.ok()) s = store_->FinishJob(*id, v1::JOB_DONE).status();
-  if (!s.ok()) return ToGrpc(s);
+  if (!s.ok()) {
+    // Never left queued: a runner would take it for a sweep to run.
+    (void)store_->FinishJob(*id, v1::JOB_FAILED, absl::StrCat("import failed: ", s.message()));
+    return ToGrpc(s);
+  }
   auto stored = store_->GetJob(*id);
   if (!stored.ok()) return ToGrpc(stored.status());
   *job = *stored;

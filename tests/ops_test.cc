@@ -489,6 +489,11 @@ TEST_F(OpsTest, FlagsThenEnvironmentThenConfigFile) {
   std::ofstream(dir_ / "bad.toml") << "no-such-setting = 1\n";
   EXPECT_FALSE(Sh(TUNED_BIN_DIR "/tuned --print-config --config " + (dir_ / "bad.toml").string() +
                   " 2>/dev/null >/dev/null"));
+  // --print-config is a command, not a setting: a config file that sets it
+  // is refused (it made the daemon print its settings and exit 0).
+  std::ofstream(dir_ / "print.toml") << "print-config = true\n";
+  EXPECT_TRUE(Sh("timeout 20 " TUNED_BIN_DIR "/tuned --config " + (dir_ / "print.toml").string() +
+                 " 2>&1 >/dev/null | grep -q \"'print-config' is a flag of the command line\""));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <future>
 
 #include "db/store.h"
@@ -512,6 +514,27 @@ TEST_F(ServiceTest, ListTunedAndImportKernel) {
   v1::BestKernel no_cubin = k;
   no_cubin.clear_cubin();
   EXPECT_EQ(client_->ImportKernel(no_cubin).status().code(), absl::StatusCode::kInvalidArgument);
+  // Numbers that `best` would serve and compare as they are: finite, in range.
+  const auto refused = [&](const std::string& what, const std::function<void(v1::BestKernel*)>& spoil) {
+    v1::BestKernel b = k;
+    spoil(&b);
+    auto imported = client_->ImportKernel(b);
+    EXPECT_EQ(imported.status().code(), absl::StatusCode::kInvalidArgument) << what;
+    EXPECT_NE(imported.status().message().find(what), std::string::npos) << imported.status();
+  };
+  refused("median_ms", [](v1::BestKernel* b) { b->mutable_measurement()->set_median_ms(INFINITY); });
+  refused("baseline_ms", [](v1::BestKernel* b) { b->set_baseline_ms(-1); });
+  refused("baseline_metric", [](v1::BestKernel* b) { b->set_baseline_metric(NAN); });
+  refused("measurement.error", [](v1::BestKernel* b) { b->mutable_measurement()->set_error(-0.5); });
+  refused("speedup_pairs", [](v1::BestKernel* b) { b->set_speedup_pairs(-3); });
+  refused("speedup_ci_low <= speedup", [](v1::BestKernel* b) {
+    b->set_speedup_pairs(20);
+    b->set_speedup(1.5);
+    b->set_speedup_ci_low(1.6);
+    b->set_speedup_ci_high(1.7);
+  });
+  // No refused import left a job behind.
+  EXPECT_TRUE(client_->ListJobs()->empty());
 
   auto job = client_->ImportKernel(k);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -528,6 +551,10 @@ TEST_F(ServiceTest, ListTunedAndImportKernel) {
   EXPECT_EQ(best->cubin(), "cubin");
   EXPECT_DOUBLE_EQ(best->baseline_ms(), 0.03);
   EXPECT_TRUE(client_->ListTuned(v1::FAMILY_TRANSPOSE)->empty());
+  // A family number this daemon does not know is no empty list.
+  auto unknown = client_->ListTuned(static_cast<v1::Family>(77));
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("unknown kernel family 77"), std::string::npos) << unknown.status();
 
   // GetBest answers from memory until the best changes: a faster import
   // is served at once, in the basic and the full view, exact and nearest.
@@ -583,6 +610,20 @@ TEST(BestAnswers, HoldsAnswersOfTheNewestGenerationWithinItsBounds) {
   for (size_t i = 0; i < BestAnswers::kMaxAnswers; ++i) answers.Add(std::to_string(i), 4, answer("x"));
   EXPECT_EQ(text(answers.Find("q2", 4)), "none");   // full: emptied before the last was added
   EXPECT_EQ(text(answers.Find(std::to_string(BestAnswers::kMaxAnswers - 1), 4)), "x");
+}
+
+// A view of GetBest that does not exist is refused, not read as the full one.
+TEST_F(ServiceTest, AnUnknownViewIsInvalidArgument) {
+  auto stub = v1::Tuner::NewStub(grpc::CreateChannel("unix:" + (dir_ / "t.sock").string(),
+                                                     grpc::InsecureChannelCredentials()));
+  v1::GetBestRequest get;
+  *get.mutable_problem() = SgemmProblem(64, 64, 64);
+  get.set_view(static_cast<v1::BestView>(9));
+  v1::BestKernel best;
+  grpc::ClientContext c1;
+  const grpc::Status s = stub->GetBest(&c1, get, &best);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("unknown view 9"), std::string::npos) << s.error_message();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -150,6 +151,11 @@ TEST(Expr, Errors) {
   ExpectInvalid(EvaluateInt("n * 1.5", {{"n", 3}}).status(), {"4.5", "not an integer"});
   ExpectInvalid(EvaluateInt("n / 1.5", {{"n", 3}}).status(), {"not an integer"});
   ExpectInvalid(EvaluateInt("n * n * n * n", {{"n", 100000}}).status(), {"beyond +-2^53"});
+  // An operand of / % ceil_div beyond 2^53, a variable or a literal: an
+  // error, not a conversion to int64 out of its range (fuzz/corpus/spec/regress-expr-*).
+  ExpectInvalid(EvaluateInt("ceil_div(n, 1)", {{"n", INT64_MAX}}).status(), {"beyond +-2^53"});
+  ExpectInvalid(EvaluateInt("n / 2", {{"n", INT64_MIN}}).status(), {"beyond +-2^53"});
+  ExpectInvalid(EvaluateInt("1e300 % 7", {}).status(), {"beyond +-2^53"});
 }
 
 TEST(Parse, TomlAndJsonGiveTheSameSpec) {

@@ -196,6 +196,16 @@ TEST_F(UserKernelsTest, BadSpecsAreRefusedNamingTheFieldAndNothingIsStored) {
                                                               << "' lacks '" << e << "'";
     }
   }
+  {  // a spec as a message and as JSON at once: which one was meant?
+    grpc::ClientContext both_ctx;
+    v1::RegisterFamilyRequest both;
+    *both.mutable_spec() = Example("softmax");
+    both.set_json(R"({"name": "softmax_json"})");
+    v1::FamilyInfo info;
+    const grpc::Status s = stub_->RegisterFamily(&both_ctx, both, &info);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+    EXPECT_NE(s.error_message().find("not both"), std::string::npos) << s.error_message();
+  }
   EXPECT_EQ(Families().size(), 2u);
   // Nor does this daemon hold a refused spec: its version cannot be swept.
   v1::KernelSpec broken = Example("softmax");

@@ -28,10 +28,13 @@ double Checked(double v) {
   }
   return v;
 }
+// An operand of an integer operator: an integer within +-2^53 (a variable or
+// a literal may be beyond it, and no double beyond 2^63 converts to int64).
 void NeedInteger(double v, const char* op) {
   if (v != std::trunc(v)) {
     throw ValueError{absl::StrFormat("operand %.17g of '%s' is not an integer", v, op)};
   }
+  Checked(v);
 }
 double Add(double a, double b) { return Checked(a + b); }
 double Sub(double a, double b) { return Checked(a - b); }

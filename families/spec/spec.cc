@@ -349,7 +349,8 @@ absl::Status CheckConfig(const v1::KernelSpec& spec, const Config& config) {
     }
   }
   if (config.size() != static_cast<size_t>(spec.params_size())) {
-    for (const auto& [k, v] : config) {
+    for (const auto& entry : config) {
+      const std::string& k = entry.first;  // a name, not a structured binding: clang 14 captures none
       if (std::none_of(spec.params().begin(), spec.params().end(), [&](const auto& p) { return p.name() == k; })) {
         return absl::InvalidArgumentError(absl::StrCat("\"", k, "\" is not a parameter"));
       }
