@@ -93,6 +93,8 @@ out=$(cd "$out" && pwd)
 # -fno-sanitize-recover=undefined) and prints the stack.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:symbolize=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+# Leaks inside gRPC's libraries are not reported (fuzz/lsan.supp says why).
+export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 symbolizer=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)
 [[ -n $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer
 
