@@ -62,18 +62,8 @@ if [[ -n $prebuilt ]]; then
   [[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
   [[ -n $out ]] || out=$(mktemp -d /tmp/tuned_fuzz_out.XXXXXX)
 else
-  # Build dependencies, then clang-14 with libFuzzer and the sanitizer runtimes.
-  bash scripts/deps.sh
-  pkgs=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
-  missing=()
-  for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  # Build dependencies, and clang-14 with libFuzzer and the sanitizer runtimes.
+  bash scripts/deps.sh clang-14 libfuzzer-14-dev libclang-rt-14-dev
   launcher=()
   if command -v ccache > /dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
