@@ -48,6 +48,16 @@ bool GpuPresent() {
   return std::filesystem::exists("/dev/nvidia0", ec);
 }
 
+/// ||got - want||_F / ||want||_F, in double.
+double RelativeFrobenius(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff2 = 0, norm2 = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff2 += std::pow(double(got[i]) - want[i], 2);
+    norm2 += std::pow(double(want[i]), 2);
+  }
+  return std::sqrt(diff2 / norm2);
+}
+
 std::unique_ptr<Worker>& SharedWorker() {
   static std::unique_ptr<Worker> worker;
   return worker;
@@ -187,16 +197,11 @@ class GpuTest : public ::testing::Test {
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       std::vector<float> got(mn);
       ASSERT_EQ(cudaMemcpy(got.data(), cp, mn * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-      double diff2 = 0, norm2 = 0;
-      for (size_t i = 0; i < mn; ++i) {
-        diff2 += std::pow(double(got[i]) - (*want)[i], 2);
-        norm2 += std::pow(double((*want)[i]), 2);
-      }
-      EXPECT_LT(std::sqrt(diff2 / norm2), tolerance)
+      const double error = RelativeFrobenius(got, *want);
+      EXPECT_LT(error, tolerance)
           << f.ConfigName(config) << " on " << m << "x" << n << "x" << k << " offset " << offset;
       std::printf("%s on %dx%dx%d, offset %zu (grid %u): error %.1e\n",
-                  f.ConfigName(config).c_str(), m, n, k, offset, g.grid(0),
-                  std::sqrt(diff2 / norm2));
+                  f.ConfigName(config).c_str(), m, n, k, offset, g.grid(0), error);
     }
     cublasDestroy(*handle);
   }
@@ -234,12 +239,7 @@ TEST_F(GpuTest, ClientLibraryRunsCublasForABestWithNoKernel) {
   auto got = CopyToHost(*c, mn);
   auto want = CopyToHost(*ref, mn);
   ASSERT_TRUE(got.ok() && want.ok());
-  double diff2 = 0, norm2 = 0;
-  for (size_t i = 0; i < mn; ++i) {
-    diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
-    norm2 += std::pow(double((*want)[i]), 2);
-  }
-  EXPECT_LT(std::sqrt(diff2 / norm2), 1e-6);
+  EXPECT_LT(RelativeFrobenius(*got, *want), 1e-6);
   cublasDestroy(*handle);
 }
 
@@ -489,12 +489,7 @@ TEST_F(GpuTest, ClientLibraryLaunchesPreparedAndCachesTensorMapsPerPointer) {
       auto got = CopyToHost(*c, mn);
       auto want = CopyToHost(*ref, mn);
       ASSERT_TRUE(got.ok() && want.ok());
-      double diff2 = 0, norm2 = 0;
-      for (size_t i = 0; i < mn; ++i) {
-        diff2 += std::pow(double((*got)[i]) - (*want)[i], 2);
-        norm2 += std::pow(double((*want)[i]), 2);
-      }
-      EXPECT_LT(std::sqrt(diff2 / norm2), tolerance)
+      EXPECT_LT(RelativeFrobenius(*got, *want), tolerance)
           << f.ConfigName(config) << " on " << mm << "x" << nn << "x" << kk << ", A "
           << a_offset << " floats in";
     };
