@@ -312,6 +312,12 @@ absl::StatusOr<std::vector<v1::Measurement>> Client::ListMeasurements(const v1::
   return std::vector<v1::Measurement>(resp.measurements().begin(), resp.measurements().end());
 }
 
+absl::StatusOr<v1::PriorInfo> Client::DescribePrior() {
+  v1::PriorInfo info;
+  TUNED_RETURN_IF_ERROR(Convert(stub_->DescribePrior(Context().get(), {}, &info)));
+  return info;
+}
+
 absl::StatusOr<v1::Device> Client::DescribeDevice() {
   v1::Device device;
   TUNED_RETURN_IF_ERROR(Convert(stub_->DescribeDevice(Context().get(), {}, &device)));

@@ -435,6 +435,9 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
   auto* cancel = app.add_subcommand("cancel", "cancel a queued or running job");
   cancel->add_option("id", id, "job id")->required()->check(kInteger);
   auto* device = app.add_subcommand("device", "describe the daemon's GPU");
+  auto* prior = app.add_subcommand(
+      "prior", "show the prior the daemon loaded (measurements of another GPU of its "
+               "architecture that choose what to compile and measure first) and where it uses it");
   bool all_daemons = false;
   auto* daemons = app.add_subcommand(
       "daemons", "list the daemons sharing the database (the fleet): host, GPU, kind, heartbeat, job");
@@ -859,6 +862,38 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
     if (!serving.ok()) return Fail(serving.status());
     std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
     return *serving ? 0 : 1;
+  }
+  if (*prior) {
+    auto p = client.DescribePrior();
+    if (!p.ok()) return Fail(p.status());
+    if (json) {
+      PrintJson(*p);
+      return 0;
+    }
+    if (!p->loaded()) {
+      std::cout << "no prior: off (tuned --no-prior, or --compile-only without --prior)\n";
+      return 0;
+    }
+    const auto& d = p->device();
+    PrintTable({{"prior", p->origin()},
+                {"format", absl::StrCat("version ", p->version())},
+                {"measured on", absl::StrFormat("%s (sm_%d%d, %d SMs, driver %d, NVRTC %s)", d.name(),
+                                                d.cc_major(), d.cc_minor(), d.sm_count(),
+                                                d.driver_version(), d.nvrtc_version())},
+                {"source", p->source().empty() ? "-" : p->source()},
+                {"this GPU", p->match()}});
+    std::vector<std::vector<std::string>> rows = {
+        {"family", "dtype", "math", "shapes", "measurements", "tuned here", "in use"}};
+    for (const auto& pr : p->problems()) {
+      rows.push_back({pr.family(), absl::AsciiStrToLower(tuned::v1::DType_Name(pr.dtype()).substr(6)),
+                      tuned::MathName(pr.math()), absl::StrCat(pr.shapes()),
+                      absl::StrCat(pr.measurements()),
+                      absl::StrCat(pr.own_shapes(), " of ", p->own_shapes_enough()),
+                      pr.in_use() ? "yes" : "no"});
+    }
+    std::cout << "\n";
+    PrintTable(rows);
+    return 0;
   }
   if (*device) {
     auto d = client.DescribeDevice();

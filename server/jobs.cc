@@ -423,6 +423,13 @@ absl::Status JobRunner::Finish(int64_t id) {
   return absl::OkStatus();
 }
 
+namespace {
+/// The prior's records of each shape the model strategy fits on: the
+/// fastest this many, then every Prior::kThinEvery-th (about 200 of a
+/// shape's 500).
+constexpr size_t kPriorFastest = 100;
+}  // namespace
+
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
                                                                  const v1::Problem& job_problem) {
   const Shape except(job_problem.shape().begin(), job_problem.shape().end());
@@ -441,6 +448,17 @@ absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& f
       Config config(m.config().params().begin(), m.config().params().end());
       if (!family.CheckParams(config).ok()) continue;  // of an older space
       records.push_back({shape, std::move(config), m.median_ms()});
+    }
+  }
+  const search::Prior* prior = options_.prior;
+  if (prior != nullptr && family.spec() == nullptr &&
+      shapes->size() < static_cast<size_t>(search::kOwnShapesEnough)) {
+    const std::set<Shape> own(shapes->begin(), shapes->end());
+    // Thinned: the cost model's fit grows with its records (each job fits
+    // one), and the prior's slow configs teach it little more than "slow".
+    for (search::Record& r : prior->Records(family.name(), job_problem.dtype(), job_problem.math(),
+                                            except, &own, kPriorFastest)) {
+      records.push_back(std::move(r));
     }
   }
   return records;

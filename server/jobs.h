@@ -25,6 +25,7 @@
 #include "db/store.h"
 #include "families/family.h"
 #include "server/metrics.h"
+#include "server/search/prior.h"
 #include "server/search/strategy.h"
 #include "server/worker_client.h"
 
@@ -78,6 +79,13 @@ struct JobRunnerOptions {
   /// --strategy, --budget; server/search/strategy.h).
   std::string strategy = std::string(search::kExhaustive);
   search::Budget budget;
+  /// Measurements of another GPU of this architecture (prior/README.md;
+  /// null: none, or one of another architecture): the model strategy learns
+  /// from them while the database holds fewer than kOwnShapesEnough tuned
+  /// shapes of a problem kind on this GPU kind (Knowledge), and the
+  /// compile-ahead compiles the configs they rank first (Prior::Ranked).
+  /// Never served. Outlives the runner.
+  const search::Prior* prior = nullptr;
 };
 
 /// What a sweep request asks for beyond its problem: "" takes the daemon's
@@ -164,6 +172,9 @@ class JobRunner {
   /// compile is in flight, until the list is done; then waits for the
   /// neighbours of finished jobs' winners (QueueAhead).
   void AheadLoop();
+  /// Orders the compile-ahead list by the prior (options_.prior): the
+  /// configs it ranks first, then their neighbours, then the rest.
+  void OrderByPrior(const std::vector<const Family*>& families);
   /// Puts the untried neighbours of the job's best kAheadTop OK configs at
   /// the front of the compile-ahead list (with the compile-ahead on).
   void QueueAhead(const v1::Job& job);
@@ -191,7 +202,9 @@ class JobRunner {
   enum class MeasureOutcome { kAll, kStopping, kCancelled, kBudget };
   /// The OK measurements of the family's other shapes on this device kind
   /// (the same spec version, dtype and math mode as `job_problem`, not its
-  /// own shape): the model strategy's knowledge.
+  /// own shape): the model strategy's knowledge. While fewer than
+  /// kOwnShapesEnough shapes are tuned, also the prior's measurements of
+  /// the other shapes the database has not tuned (never the job's shape).
   absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family,
                                                         const v1::Problem& job_problem);
   /// Compiles (one batch ahead) and measures `configs` in order, adding the

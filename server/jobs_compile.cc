@@ -4,6 +4,8 @@
 #include "server/jobs.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +25,10 @@ namespace {
 /// first (JobRunner::QueueAhead): the model strategy starts the next shapes
 /// from these winners and refines around them.
 constexpr int kAheadTop = 8;
+
+/// With a prior, the compile-ahead takes the neighbours of the prior's this
+/// many best-ranked configs right after the ranked configs themselves.
+constexpr size_t kPriorNeighboursOf = 64;
 
 /// The compile-ahead logs its progress every this many kernels.
 constexpr int64_t kAheadLogEvery = 500;
@@ -114,6 +120,17 @@ void JobRunner::QueueAhead(const v1::Job& job) {
   ahead_first_.insert(ahead_first_.begin(), kernels.begin(), kernels.end());
 }
 
+void JobRunner::OrderByPrior(const std::vector<const Family*>& families) {
+  const std::map<std::string, size_t> place =
+      search::AheadPlaces(*options_.prior, families, kPriorNeighboursOf);
+  auto of = [&](const v1::worker::Kernel& k) {
+    auto it = place.find(k.name());
+    return it == place.end() ? SIZE_MAX : it->second;
+  };
+  std::stable_sort(ahead_.begin(), ahead_.end(),
+                   [&](const auto& a, const auto& b) { return of(a) < of(b); });
+}
+
 bool JobRunner::CompileAhead() {
   {  // The neighbours of finished jobs' winners first (the cache skips what it has).
     std::vector<v1::worker::Kernel> first;
@@ -156,10 +173,12 @@ bool JobRunner::CompileAhead() {
         }
       }
     }
+    if (options_.prior != nullptr) OrderByPrior(families);
     absl::MutexLock lock(&mu_);
     ahead_progress_.total = static_cast<int64_t>(ahead_.size());
-    spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours, kernel specs included)",
-                 ahead_.size());
+    spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours, kernel specs "
+                 "included{})",
+                 ahead_.size(), options_.prior != nullptr ? "; the prior's best first" : "");
   }
   int64_t done;
   {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -142,6 +143,23 @@ int main(int argc, char** argv) {
     auto n = s->CountJobs(id, state);
     return n.ok() ? *n : int64_t{0};
   });
+  // The prior: what to compile and measure first while this database knows
+  // little (prior/README.md). One of another architecture is not used.
+  std::optional<tuned::search::Prior> prior;
+  if (o.use_prior) {
+    auto loaded = o.prior_path.empty() ? tuned::search::Prior::Shipped()
+                                       : tuned::search::Prior::Load(o.prior_path);
+    if (!loaded.ok()) {
+      spdlog::critical("{}", loaded.status().ToString());
+      return 1;
+    }
+    prior = *std::move(loaded);
+    const tuned::search::PriorMatch match = prior->Match(gpu_device);
+    spdlog::info("prior {}: measured on {} (sm_{}{}): {}", prior->origin(), prior->device().name(),
+                 prior->device().cc_major(), prior->device().cc_minor(),
+                 tuned::search::PriorMatchName(match));
+    if (match != tuned::search::PriorMatch::kNone) o.jobs.prior = &*prior;
+  }
   tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id,
                           {.host = host,
                            .gpu = o.gpu,
@@ -164,7 +182,8 @@ int main(int argc, char** argv) {
        .compiler_args = {"--compile-only", "--arch",
                          std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
                          "--log-level", o.log_level},
-       .compile_timeout = o.jobs.compile_timeout});
+       .compile_timeout = o.jobs.compile_timeout,
+       .prior = prior ? &*prior : nullptr});
 
   // The socket's directory: 0750 if we make it (the group may reach the
   // socket); an existing one (e.g. /run/tuned-autotune from systemd) is left as it is.

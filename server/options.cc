@@ -138,6 +138,16 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--budget", budget_text,
                      "a sweep's budget unless it asks: GPU seconds of measuring ('10s', '2m') or "
                      "configs ('64'); default none"));
+  bool use_prior = true;
+  CLI::Option* prior_flag = env(app.add_flag(
+      "--prior,!--no-prior", use_prior,
+      "learn what to compile and measure first from the shipped prior (the project's own "
+      "measurements on an H100; used on GPUs of its architecture while this database has fewer "
+      "than 12 tuned shapes of a problem kind; never served) (default: on, off with "
+      "--compile-only)"));
+  CLI::Option* prior_file = env(app.add_option(
+      "--prior-file", o->prior_path,
+      "read the prior from this file (format: prior/README.md) instead of the shipped one"));
   env(app.add_flag("--allow-user-kernels", o->allow_user_kernels,
                    "take kernel specs (RegisterFamily, tunectl family add): users' CUDA code, "
                    "compiled and run in the worker processes; over TCP a token needs the "
@@ -153,6 +163,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
     return app.exit(e);
   }
   o->jobs.compile_ahead = ahead->count() > 0 ? compile_ahead : !o->compile_only;
+  o->use_prior = prior_flag->count() > 0 ? use_prior : !o->compile_only || prior_file->count() > 0;
   if (auto s = search::CheckStrategy(o->jobs.strategy); !s.ok()) {
     std::cerr << "tuned: --strategy: " << s.message() << "\n";
     return 2;

@@ -34,6 +34,10 @@ struct DaemonOptions {
   JobRunnerOptions jobs;            // timeouts, compile batch, quarantine
   bool fault_test_family = false;   // serve the test-only fault_test family
   bool allow_user_kernels = false;  // take kernel specs (RegisterFamily)
+  /// The prior (prior/README.md): on by default (off with --compile-only
+  /// unless asked for), the shipped one unless prior_path names a file.
+  bool use_prior = true;
+  std::string prior_path;
 };
 
 /// Parses argv, the environment and the config file into `out`. Returns -1

@@ -437,6 +437,36 @@ grpc::Status TunerService::DescribeDevice(grpc::ServerContext*, const v1::Descri
   return grpc::Status::OK;
 }
 
+grpc::Status TunerService::DescribePrior(grpc::ServerContext*, const v1::DescribePriorRequest*,
+                                         v1::PriorInfo* info) {
+  const search::Prior* prior = options_.prior;
+  info->set_own_shapes_enough(search::kOwnShapesEnough);
+  if (prior == nullptr) return grpc::Status::OK;
+  info->set_loaded(true);
+  info->set_origin(prior->origin());
+  info->set_version(prior->version());
+  *info->mutable_device() = prior->device();
+  info->set_source(prior->source());
+  const search::PriorMatch match = prior->Match(runner_->device());
+  info->set_used(match != search::PriorMatch::kNone);
+  info->set_match(std::string(search::PriorMatchName(match)));
+  for (const auto& [key, problems] : prior->problems()) {
+    const auto& [family, dtype, math] = key;
+    v1::PriorInfo::Problems* p = info->add_problems();
+    p->set_family(family);
+    p->set_dtype(dtype);
+    p->set_math(math);
+    p->set_shapes(static_cast<int32_t>(problems.by_shape.size()));
+    p->set_measurements(problems.rows);
+    const Family* f = FindFamily(family);
+    auto own = store_->TunedShapes(device_id_, f != nullptr ? FamilyKey(f->id()) : family, dtype, math);
+    if (!own.ok()) return ToGrpc(own.status());
+    p->set_own_shapes(static_cast<int32_t>(own->size()));
+    p->set_in_use(info->used() && p->own_shapes() < search::kOwnShapesEnough);
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::RegisterFamilyRequest* req,
                                           v1::FamilyInfo* info) {
   if (!options_.allow_user_kernels) {

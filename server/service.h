@@ -46,6 +46,8 @@ struct ServiceOptions {
   std::string worker_path;
   std::vector<std::string> compiler_args;
   absl::Duration compile_timeout = absl::Seconds(120);
+  /// The prior loaded (whatever its GPU; null: off), for DescribePrior.
+  const search::Prior* prior = nullptr;
 };
 
 // GetBest, the hot read, is served by gRPC's callback API (no hand-off to a
@@ -63,6 +65,8 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_GetBest<v1::T
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*, v1::Job*) override;
   grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest*, v1::Job*) override;
+  grpc::Status DescribePrior(grpc::ServerContext*, const v1::DescribePriorRequest*,
+                             v1::PriorInfo*) override;
   grpc::Status WatchJob(grpc::ServerContext*, const v1::GetJobRequest*,
                         grpc::ServerWriter<v1::JobEvent>*) override;
   grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest*, v1::Job*) override;

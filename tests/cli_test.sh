@@ -41,6 +41,7 @@ for _ in $(seq 100); do [[ -S $dir/run/tuned/gpu0.sock ]] && break; sleep 0.1; d
 T=$bin/tunectl
 check device 0 'compile-only' -- "$T" device
 check device-json 0 '"cc_major": 9' -- "$T" device --json
+check prior-off 0 'no prior: off' -- "$T" prior
 check zero-dim 1 'M must be at least 1' -- "$T" sweep 0 64 64
 check negative-dim 1 'K must be at least 1' -- "$T" sweep 64 64 -5
 usage wrong-rank 'sgemm takes 3 dimensions \(M, N, K\), got 2' -- "$T" sweep 64 64

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -288,6 +289,63 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   DaemonProcess quiet(TUNED_DAEMON_PATH, dir_ / "quiet", {});
   ASSERT_TRUE(quiet.WaitServing());
   EXPECT_EQ(Client(quiet.address()).DescribeDevice()->compile_ahead_total(), 0);
+}
+
+// The prior (prior/README.md). A compile-only daemon loads the shipped one
+// when asked (--prior; its GPU, "sm_90 reference", is of the H100's
+// architecture), and then a fresh database's first model sweep starts from
+// what the prior predicts, not from the whole space. --no-prior (even with
+// --prior-file), and a prior of another architecture, leave it exhaustive.
+TEST_F(JobsTest, AFreshDatabaseLearnsFromThePrior) {
+  const fs::path a100 = dir_ / "a100.tsv";
+  {
+    std::ofstream f(a100);
+    f << "tuned-prior\t1\ndevice\tNVIDIA A100-SXM4-80GB\t8.0\t108\t13000\t13.0\n";
+  }
+  struct Case {
+    std::string name;
+    std::vector<std::string> flags;
+    bool loaded, used;
+    std::string match, search;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"p", {"--prior"}, true, true, "same architecture, another model", "model: fitted on"},
+           {"a100", {"--prior-file", a100.string()}, true, false,
+            "another architecture: not used", "too little known"},
+           {"off", {"--prior-file", a100.string(), "--no-prior"}, false, false, "", "too little known"}}) {
+    SCOPED_TRACE(c.name);
+    DaemonProcess daemon(TUNED_DAEMON_PATH, dir_ / c.name, c.flags);
+    ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
+    Client client(daemon.address());
+    auto info = client.DescribePrior();
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->loaded(), c.loaded);
+    EXPECT_EQ(info->used(), c.used);
+    EXPECT_EQ(info->match(), c.match);
+    EXPECT_EQ(info->own_shapes_enough(), 12);
+    if (c.name == "p") {  // the shipped prior (short names: the socket's path has a limit)
+      EXPECT_EQ(info->origin(), "shipped (prior/h100.tsv)");
+      EXPECT_EQ(info->device().name(), "NVIDIA H100 80GB HBM3");
+      bool ieee = false;
+      for (const auto& p : info->problems()) {
+        if (p.family() != "sgemm" || p.math() != v1::MATH_IEEE_FP32) continue;
+        ieee = true;
+        EXPECT_EQ(p.shapes(), 28);
+        EXPECT_EQ(p.own_shapes(), 0);
+        EXPECT_TRUE(p.in_use());
+      }
+      EXPECT_TRUE(ieee);
+    }
+    // Two configs of the budget: the first round's best two by the prior's
+    // model, or the space's first two.
+    auto job = client.SubmitSweep(SgemmProblem(1000, 1000, 1000), "model", "2");
+    ASSERT_TRUE(job.ok()) << job.status();
+    auto done = WaitForEnd(client, job->id());
+    ASSERT_TRUE(done.ok()) << done.status();
+    EXPECT_EQ(done->state(), v1::JOB_DONE) << done->error();
+    EXPECT_EQ(done->total(), 2);
+    EXPECT_NE(daemon.RunLog().find(c.search), std::string::npos) << daemon.RunLog();
+  }
 }
 
 TEST_F(JobsTest, RefusesMessagesOverTheSizeCapAndKeepsServing) {

@@ -431,9 +431,13 @@ class Model : public Strategy {
     // Most promising first (the worker screens the rest against it): the
     // nearest shapes' winners all, and the options_.first_round others the
     // model predicts fastest.
+    // Beyond first_round, and past first_uncompiled configs to compile, only
+    // configs compiled already: on a fresh install (a prior, nothing
+    // compiled) the round waits on NVRTC for each (~2.4 s of a core).
+    auto compiled = [&](const Config& c) { return !in.compiled || in.compiled(c); };
     std::vector<Config> configs;
     std::vector<double> ms;
-    int others = 0;
+    int others = 0, uncompiled = 0;
     double cost = 0;  // predicted seconds of measuring the round
     double fastest = 0;
     for (size_t i : order) {
@@ -442,7 +446,10 @@ class Model : public Strategy {
           predicted > 0 ? MeasureSeconds(predicted, fastest, options_.search_repetitions) : kConfigOverheadS;
       if (taken.count(i) == 0) {
         if (seen_.count(family.ConfigName(in.valid[i])) == 0) continue;
-        if (others >= options_.first_round && cost + seconds > options_.first_seconds) continue;
+        const bool ready = compiled(in.valid[i]);
+        if (others >= options_.first_round && (!ready || cost + seconds > options_.first_seconds)) continue;
+        if (!ready && uncompiled >= options_.first_uncompiled) continue;
+        uncompiled += ready ? 0 : 1;
         ++others;
       }
       cost += seconds;

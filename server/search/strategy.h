@@ -194,6 +194,12 @@ struct ModelOptions {
   /// 2.5 s takes 512^3 to the exhaustive winner with 258 configs and leaves
   /// the shapes over 2 ms a run at 40; 0: no more).
   double first_seconds = 2.5;
+  /// Configs of the first round (besides the nearest shapes' winners) whose
+  /// kernels are not compiled yet (RoundInput::compiled), at most: a fresh
+  /// install's first shape learns from the prior and has compiled nothing,
+  /// and NVRTC takes ~2.4 s of a core a kernel (16 cores: 24 kernels are
+  /// 1.5 waves). The extension by first_seconds takes compiled configs only.
+  int first_uncompiled = 24;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
   int near_shapes = 5;

@@ -108,6 +108,8 @@ class Client {
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(const v1::Problem& problem,
                                                                 int top = 0);
   absl::StatusOr<v1::Device> DescribeDevice();
+  /// The prior the daemon loaded (prior/README.md) and where it uses it.
+  absl::StatusOr<v1::PriorInfo> DescribePrior();
   /// Problems with a tuned kernel on the daemon's device (family 0: all).
   absl::StatusOr<std::vector<v1::Problem>> ListTuned(v1::Family family = v1::FAMILY_UNSPECIFIED);
   /// Stores a kernel exported from a daemon on the same device kind.
