@@ -227,7 +227,9 @@ class JobRunner {
   /// before each run); stores their medians and, from every round's pair,
   /// the speedup and its 95% interval, each finalist's in one transaction
   /// (Store::SetJudged). Repeated while the new top few include a config
-  /// not yet judged (at most kRetimePasses).
+  /// not yet judged whose time, corrected by the judging's bias (judged /
+  /// first time, the median over the judged), beats the best judged one (at
+  /// most kRetimePasses).
   /// Where the clock sat low twice, or the judging failed, no speedup is
   /// computed and the reason is stored (best then serves the baseline). A
   /// failure only logs (the first times stay).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -83,6 +84,15 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
   }
   std::set<std::string> retimed;
+  // Judged time / search time of each config at its first judging: the
+  // judging's conditions (interleaved with the baseline and the other
+  // finalists, fresh inputs and process) time the same kernel ~1-2% slower
+  // than the search did, so an unjudged config's search time is compared
+  // with the judged ones only after this bias (their median) is applied.
+  // Without it the top few took an unjudged config at each pass, and a
+  // small shape's judging ran all kRetimePasses (4.8 s of a 9.3 s 1024^3
+  // job on the H100, bench/results/2026-11-26_h100_fresh_install/).
+  std::vector<double> bias;
   for (int pass = 0; pass < kRetimePasses; ++pass) {
     auto best = JobBest(job, options_.retime_top);
     if (!best.ok()) {
@@ -91,12 +101,27 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
     const std::vector<v1::Measurement>& top = *best;
     std::vector<v1::worker::Kernel> kernels;
+    // Another pass only where an unjudged config, its time corrected by the
+    // bias, could beat the best judged one: only that changes the winner.
+    double best_judged = 0;
+    for (const auto& m : top) {
+      if (retimed.count(m.config().name()) != 0 && (best_judged == 0 || m.median_ms() < best_judged)) {
+        best_judged = m.median_ms();
+      }
+    }
+    double factor = 1;
+    if (!bias.empty()) {
+      std::vector<double> b = bias;
+      std::nth_element(b.begin(), b.begin() + b.size() / 2, b.end());
+      factor = b[b.size() / 2];
+    }
     bool unjudged = false;
     for (const auto& m : top) {
       const Config config(m.config().params().begin(), m.config().params().end());
       // The geometry GetBest returns for the shape (Family::Geometry on this device).
       kernels.push_back(KernelOf(family, config, shape, device()));
-      unjudged |= retimed.count(m.config().name()) == 0;
+      unjudged |= retimed.count(m.config().name()) == 0 &&
+                  (best_judged == 0 || m.median_ms() * factor < best_judged);
     }
     if (top.empty() || !unjudged) return;
     // The cubins stored with the measurements: what GetBest serves.
@@ -172,7 +197,9 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
       if (auto s = store_->SetJudged(job.id(), name, time, judged); !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
-      retimed.insert(name);
+      if (retimed.insert(name).second && top[i].median_ms() > 0 && ms > 0) {
+        bias.push_back(ms / top[i].median_ms());
+      }
       spdlog::info("job {}: {} judged {:.4f} ms (before {:.4f} ms): {}", job.id(), name, ms,
                    top[i].median_ms(),
                    judged.pairs > 0

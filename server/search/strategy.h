@@ -190,10 +190,13 @@ struct ModelOptions {
   /// seconds: cheap shapes, where the model's fit on the larger ones is the
   /// least sure, measure more of the space (on the H100 the model's winner
   /// of 512^3 was 5.75% slower than the exhaustive one with 40,
-  /// bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt; in simulation
-  /// 2.5 s takes 512^3 to the exhaustive winner with 258 configs and leaves
-  /// the shapes over 2 ms a run at 40; 0: no more).
-  double first_seconds = 2.5;
+  /// bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt; 0: no
+  /// more). 1 s: simulated on the H100 measurements of 2026-11-26, each
+  /// public shape learning from the 16 shapes of bench/prior_shapes.txt
+  /// alone, its small shapes measure 150-240 configs instead of 400-500, and
+  /// their winners stay the exhaustive ones (128x4096x4096 within 0.2%), as
+  /// with 2.5 s (bench/results/2026-11-26_h100_fresh_install/strategy_sim.txt).
+  double first_seconds = 1.0;
   /// Configs of the first round (besides the nearest shapes' winners) whose
   /// kernels are not compiled yet (RoundInput::compiled), at most: a fresh
   /// install's first shape learns from the prior and has compiled nothing,
