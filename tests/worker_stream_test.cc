@@ -80,7 +80,7 @@ class WorkerStreamTest : public ::testing::Test {
 TEST_F(WorkerStreamTest, EachKernelComesAsItIsCompiledThenTheFinalMessage) {
   std::vector<v1::worker::Kernel> kernels;
   for (int i = 1; i <= 5; ++i) kernels.push_back(Unrolled(i));
-  kernels.push_back(Unrolled(1 << 12));
+  kernels.push_back(Unrolled(1 << 9));
   std::vector<Partial> partials;
   const auto start = Clock::now();
   auto response = Stream(kernels, absl::Minutes(5), &partials);
