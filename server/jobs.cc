@@ -60,7 +60,7 @@ void JobRunner::Stop() {
     stop_ = true;
     ++version_;
   }
-  compiler_->Interrupt();  // a compile batch may take a minute; nothing of it is stored
+  compiler_->Interrupt();  // a compile may take a minute; what it had not delivered is lost
   if (ahead_compiler_ != nullptr) ahead_compiler_->Interrupt();
   if (thread_.joinable()) thread_.join();
   if (ahead_thread_.joinable()) ahead_thread_.join();

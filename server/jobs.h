@@ -5,15 +5,18 @@
 // for its GPU (Store::ClaimWork), preferring the job its GPU worker is
 // prepared for, and sends each to the GPU worker, storing every result as it
 // arrives; a heartbeat thread renews its claims' lease. A job whose items
-// are all done gets its next round from whichever daemon sees it first. Candidates are compiled by a second worker process (NVRTC only)
-// one batch ahead of the GPU, through the store's compile cache. Hung or
-// faulting kernels and compiles are killed with their process and recorded
-// with their class; a config that broke the GPU worker twice is quarantined.
-// No CUDA here.
+// are all done gets its next round from whichever daemon sees it first.
+// Candidates are compiled by a second worker process (NVRTC only) through
+// the store's compile cache, a claim's kernels in one call that delivers
+// each as it compiles, so that the GPU measures a config as soon as its
+// kernel is there. Hung or faulting kernels and compiles are killed with
+// their process and recorded with their class; a config that broke the GPU
+// worker twice is quarantined. No CUDA here.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -37,11 +40,15 @@ struct JobRunnerOptions {
   /// max(run_timeout_floor, run_timeout_multiple * best time so far).
   absl::Duration run_timeout_floor = absl::Seconds(30);
   double run_timeout_multiple = 500;
-  /// A compile (a batch, then each of its kernels alone) is killed after this.
+  /// A compile (a batch, then each of its kernels without a result alone) is
+  /// killed after this (a job's claim of kernels: this per compile_batch).
   absl::Duration compile_timeout = absl::Seconds(120);
   /// Prepare (buffers, reference, baseline) is killed after this.
   absl::Duration prepare_timeout = absl::Minutes(10);
-  /// Kernels per compile batch (compiled in parallel on the compiler's cores).
+  /// Kernels per compile batch of the compile-ahead (compiled in parallel
+  /// on the compiler's cores); a claim of a job's configs holds twice as
+  /// many, compiled in one streamed call with compile_timeout for each
+  /// compile_batch of them.
   int compile_batch = 32;
   /// Crashes of the GPU worker after which a config is never run again.
   int quarantine_after = 2;
@@ -185,12 +192,22 @@ class JobRunner {
   /// Times the job's baseline on this GPU (and sets up its buffers and
   /// reference in the worker).
   absl::Status Prepare(const v1::Job& job, JobTime* time);
+  /// Receives one kernel's result of CompileStage: its index in the
+  /// kernels, and its result.
+  using CompileDelivery = std::function<void(size_t index, const v1::worker::MeasureResult& result)>;
   /// Compiles the kernels through the compile cache and `compiler` (a job's:
-  /// compiler_, on its own thread one batch ahead of the GPU; the
-  /// compile-ahead's: ahead_compiler_); one COMPILED, COMPILE_ERROR or
-  /// COMPILE_TIMEOUT result per kernel. Touches only `compiler` and the store.
+  /// compiler_, on its own thread beside the GPU's measurements; the
+  /// compile-ahead's: ahead_compiler_) in one streamed call
+  /// (WorkerClient::CallStreaming, at most compile_timeout per compile_batch
+  /// kernels); one COMPILED, COMPILE_ERROR or COMPILE_TIMEOUT result per
+  /// kernel, each also handed to `on_result` (if set, on this thread, each
+  /// index once) as soon as it is known: cache hits first, then the misses
+  /// as they compile (each cached as it arrives). When the call fails (a
+  /// hang or a crash), the kernels without a result yet are compiled one at
+  /// a time. Touches only `compiler` and the store.
   std::vector<v1::worker::MeasureResult> CompileStage(const std::vector<v1::worker::Kernel>& kernels,
-                                                      JobTime* time, WorkerClient* compiler);
+                                                      JobTime* time, WorkerClient* compiler,
+                                                      const CompileDelivery& on_result = nullptr);
   /// Verifies and times one compiled config on the GPU worker (unless
   /// quarantined or not compiled) and stores the result; restarts the worker
   /// if the config broke it.
@@ -207,11 +224,14 @@ class JobRunner {
   /// the other shapes the database has not tuned (never the job's shape).
   absl::StatusOr<std::vector<search::Record>> Knowledge(const Family& family,
                                                         const v1::Problem& job_problem);
-  /// Compiles (one batch ahead) and measures `configs` in order, adding the
-  /// time to the job's totals after each batch; stops early when the runner
-  /// stops or the job is cancelled, and when the job's seconds budget is
-  /// spent (its configs left are then skipped: Store::SkipRemaining).
-  /// Errors: the store's.
+  /// Compiles `configs` in one streamed CompileStage on a thread of its own
+  /// and measures them in order, each as soon as its own kernel is
+  /// delivered (the time the GPU waited for it is JobTime::wait_seconds),
+  /// adding the time to the job's totals every compile_batch configs; stops
+  /// early when the runner stops or the job is cancelled, and when the
+  /// job's seconds budget is spent (its configs left are then skipped:
+  /// Store::SkipRemaining), after the compile's end (its kernels are
+  /// cached). Errors: the store's.
   absl::StatusOr<MeasureOutcome> MeasureAll(const v1::Job& job, const Family& family,
                                             const std::vector<Config>& configs, double* best_ms);
   /// The job's best `n` OK measurements on this device, fastest first.

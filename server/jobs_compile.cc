@@ -203,52 +203,85 @@ bool JobRunner::CompileAhead() {
 }
 
 std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
-    const std::vector<v1::worker::Kernel>& kernels, JobTime* time, WorkerClient* compiler) {
+    const std::vector<v1::worker::Kernel>& kernels, JobTime* time, WorkerClient* compiler,
+    const CompileDelivery& on_result) {
   const absl::Time start = absl::Now();
   std::vector<v1::worker::MeasureResult> results(kernels.size());
+  std::vector<bool> delivered(kernels.size(), false);
+  auto deliver = [&](size_t i, const v1::worker::MeasureResult& r) {
+    results[i] = r;
+    delivered[i] = true;
+    if (on_result) on_result(i, results[i]);
+  };
   std::vector<size_t> misses;
   for (size_t i = 0; i < kernels.size(); ++i) {
     auto hit = store_->LookupCompiled(KeyOf(kernels[i], device()));
     if (hit.ok() && hit->has_value()) {
-      results[i] = FromCache(**hit);
+      deliver(i, FromCache(**hit));
       ++time->cached;
     } else {
       if (!hit.ok()) spdlog::warn("compile cache: {}", hit.status().ToString());
       misses.push_back(i);
     }
   }
-  // Keeps a compiler's answer (COMPILED or COMPILE_ERROR), caching it.
+  // Delivers a compiler's answer (COMPILED or COMPILE_ERROR), caching it.
   auto keep = [&](size_t i, const v1::worker::MeasureResult& r) {
-    results[i] = r;
+    deliver(i, r);
     if (r.status() == v1::MEASUREMENT_COMPILED || r.status() == v1::MEASUREMENT_COMPILE_ERROR) {
       if (auto s = store_->AddCompiled(KeyOf(kernels[i], device()), ToCache(kernels[i], r)); !s.ok()) {
         spdlog::warn("compile cache: {}", s.ToString());
       }
     }
   };
-  auto call = [&](const std::vector<size_t>& which) -> absl::StatusOr<v1::worker::CompileResult> {
+  // One streamed compile of the kernels `which`, each kept as it arrives;
+  // an error leaves the kernels not delivered yet without a result. The
+  // call's limit is compile_timeout per compile_batch kernels.
+  auto call = [&](const std::vector<size_t>& which) -> absl::Status {
     if (Stopping()) return absl::CancelledError("the daemon is stopping");  // nothing is stored
     if (!compiler->alive()) {
       TUNED_RETURN_IF_ERROR(compiler->Restart());
     }
     v1::worker::Request request;
     for (size_t i : which) *request.mutable_compile()->add_kernels() = kernels[i];
+    request.mutable_compile()->set_stream(true);
     const bool job = compiler == compiler_;
     if (job) {
       absl::MutexLock lock(&mu_);
       ++job_compiles_;
     }
-    auto response = compiler->Call(request, options_.compile_timeout);
+    const int64_t batches = (static_cast<int64_t>(which.size()) + options_.compile_batch - 1) /
+                            options_.compile_batch;
+    std::string bad;  // a partial answer that does not fit the request
+    auto response = compiler->CallStreaming(
+        request, options_.compile_timeout * batches, [&](const v1::worker::CompiledOne& one) {
+          const int j = one.index();
+          if (j < 0 || j >= static_cast<int>(which.size()) || delivered[which[j]]) {
+            bad = absl::StrCat("the compiler answered kernel ", j, " of ", which.size(),
+                               ": out of range or twice");
+            return;
+          }
+          keep(which[j], one.result());
+        });
     if (job) {
       absl::MutexLock lock(&mu_);
       --job_compiles_;
     }
     if (!response.ok()) return response.status();
     if (!response->error().empty()) return absl::InternalError(response->error());
-    if (response->compiled().results_size() != static_cast<int>(which.size())) {
-      return absl::InternalError("compiler answered with the wrong number of results");
+    if (!bad.empty()) return absl::InternalError(bad);
+    const v1::worker::CompileResult& all = response->compiled();
+    if (all.results_size() > 0) {  // a worker that answers at once, not streaming
+      if (all.results_size() != static_cast<int>(which.size())) {
+        return absl::InternalError("compiler answered with the wrong number of results");
+      }
+      for (size_t j = 0; j < which.size(); ++j) {
+        if (!delivered[which[j]]) keep(which[j], all.results(static_cast<int>(j)));
+      }
     }
-    return response->compiled();
+    for (size_t i : which) {
+      if (!delivered[i]) return absl::InternalError("the compiler left kernels without a result");
+    }
+    return absl::OkStatus();
   };
   // A kernel whose compile timed out or killed the compiler (not cached).
   auto failed = [&](size_t i, const absl::Status& why) {
@@ -257,25 +290,23 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
                                                : v1::MEASUREMENT_COMPILE_ERROR);
     r.set_message(absl::StrCat("compiler: ", why.message()));
     spdlog::warn("{}: {}", kernels[i].name(), r.message());
-    results[i] = r;
+    deliver(i, r);
   };
   if (!misses.empty()) {
-    auto batch = call(misses);
-    if (batch.ok()) {
-      for (size_t j = 0; j < misses.size(); ++j) keep(misses[j], batch->results(static_cast<int>(j)));
-    } else if (misses.size() == 1) {
-      failed(misses[0], batch.status());
-    } else {
-      // A hang or crash somewhere in the batch: each kernel alone finds it.
-      spdlog::warn("compile batch of {}: {}; compiling one at a time", misses.size(),
-                   batch.status().ToString());
+    const absl::Status all = call(misses);
+    if (!all.ok() && misses.size() == 1) {
+      if (!delivered[misses[0]]) failed(misses[0], all);
+    } else if (!all.ok()) {
+      // A hang or crash among the kernels not delivered: each alone finds it.
+      std::vector<size_t> left;
       for (size_t i : misses) {
-        auto one = call({i});
-        if (one.ok()) {
-          keep(i, one->results(0));
-        } else {
-          failed(i, one.status());
-        }
+        if (!delivered[i]) left.push_back(i);
+      }
+      spdlog::warn("compile of {} kernels: {}; {} without a result, compiling them one at a time",
+                   misses.size(), all.ToString(), left.size());
+      for (size_t i : left) {
+        const absl::Status one = call({i});
+        if (!one.ok() && !delivered[i]) failed(i, one);
       }
     }
   }

@@ -1,10 +1,11 @@
 // Measuring a job's configs on the GPU worker: preparing the problem (the
-// baseline's time), then compiling one batch ahead and verifying and timing
-// each config, storing every result as it arrives.
+// baseline's time), then verifying and timing each config as soon as the
+// compiler delivers its kernel, storing every result as it arrives.
 #include "server/jobs.h"
 
 #include <algorithm>
-#include <future>
+#include <optional>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "families/kernel_text.h"
@@ -175,36 +176,42 @@ absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& j
                                                                 const std::vector<Config>& configs,
                                                                 double* best_ms) {
   const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
-  std::vector<std::vector<v1::worker::Kernel>> batches;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    if (i % options_.compile_batch == 0) batches.emplace_back();
-    batches.back().push_back(KernelOf(family, configs[i], shape, device()));
+  std::vector<v1::worker::Kernel> kernels;
+  kernels.reserve(configs.size());
+  for (const Config& config : configs) kernels.push_back(KernelOf(family, config, shape, device()));
+  // One streamed compile of every kernel, on a thread of its own, which
+  // hands each result over as it comes: config i waits for kernel i alone.
+  struct Compiled {
+    absl::Mutex mu;
+    std::vector<std::optional<v1::worker::MeasureResult>> results ABSL_GUARDED_BY(mu);
+  } compiled;
+  {
+    absl::MutexLock lock(&compiled.mu);
+    compiled.results.resize(kernels.size());
   }
-  // The compiler works one batch ahead of the GPU.
-  JobTime time, compile_time;
+  JobTime compile_time;  // the compile thread's until it is joined
+  std::thread compile([this, &kernels, &compiled, &compile_time] {
+    CompileStage(kernels, &compile_time, compiler_,
+                 [&compiled](size_t i, const v1::worker::MeasureResult& r) {
+                   absl::MutexLock lock(&compiled.mu);
+                   compiled.results[i] = r;
+                 });
+  });
+
+  JobTime time;
   double measured_seconds = 0;  // by this call, beside job.measure_seconds() at its claim
-  auto compile = [&](size_t b) {
-    return std::async(std::launch::async,
-                      [this, &batches, &compile_time, b] { return CompileStage(batches[b], &compile_time, compiler_); });
+  auto stop = [&]() {
+    return Stopping()              ? MeasureOutcome::kStopping
+           : Cancelled(job.id()) ? MeasureOutcome::kCancelled
+                                 : MeasureOutcome::kAll;
   };
-  std::future<std::vector<v1::worker::MeasureResult>> next;
-  if (!batches.empty()) next = compile(0);
-  for (size_t b = 0; b < batches.size(); ++b) {
-    const absl::Time wait_start = absl::Now();
-    const auto compiled = next.get();
-    time.wait_seconds += absl::ToDoubleSeconds(absl::Now() - wait_start);
-    time.compile_seconds += compile_time.compile_seconds;
-    time.cached += compile_time.cached;
-    compile_time = {};
-    if (b + 1 < batches.size()) next = compile(b + 1);
-    for (size_t i = 0; i < batches[b].size(); ++i) {
-      const MeasureOutcome stop = Stopping()              ? MeasureOutcome::kStopping
-                                  : Cancelled(job.id()) ? MeasureOutcome::kCancelled
-                                                        : MeasureOutcome::kAll;
-      if (stop != MeasureOutcome::kAll) {
+  auto measure = [&]() -> absl::StatusOr<MeasureOutcome> {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (i > 0 && i % options_.compile_batch == 0) {
+        measured_seconds += time.measure_seconds;
         AddTime(job.id(), &time);
-        return stop;
       }
+      if (const MeasureOutcome s = stop(); s != MeasureOutcome::kAll) return s;
       if (job.budget_seconds() > 0 &&
           job.measure_seconds() + measured_seconds + time.measure_seconds >= job.budget_seconds()) {
         measured_seconds += time.measure_seconds;
@@ -216,17 +223,36 @@ absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& j
                      *skipped);
         return MeasureOutcome::kBudget;
       }
-      const Config& config = configs[b * options_.compile_batch + i];
-      if (auto s = MeasureOne(job, family, config, batches[b][i], compiled[i], best_ms, &time);
+      // Kernel i, looking up every 100 ms for a stop or a cancel.
+      const absl::Time wait_start = absl::Now();
+      v1::worker::MeasureResult result;
+      for (bool ready = false; !ready;) {
+        {
+          absl::MutexLock lock(&compiled.mu);
+          auto delivered = [&compiled, i]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(compiled.mu) {
+            return compiled.results[i].has_value();
+          };
+          ready = compiled.mu.AwaitWithTimeout(absl::Condition(&delivered), absl::Milliseconds(100));
+          if (ready) result = *std::move(compiled.results[i]);
+        }
+        if (!ready && stop() != MeasureOutcome::kAll) break;
+      }
+      time.wait_seconds += absl::ToDoubleSeconds(absl::Now() - wait_start);
+      // A compile that a stop interrupted is no result.
+      if (const MeasureOutcome s = stop(); s != MeasureOutcome::kAll) return s;
+      if (auto s = MeasureOne(job, family, configs[i], kernels[i], result, best_ms, &time);
           !s.ok()) {
-        AddTime(job.id(), &time);
         return s;
       }
     }
-    measured_seconds += time.measure_seconds;
-    AddTime(job.id(), &time);
-  }
-  return MeasureOutcome::kAll;
+    return MeasureOutcome::kAll;
+  };
+  const absl::StatusOr<MeasureOutcome> outcome = measure();
+  compile.join();  // a stop interrupts it; otherwise it caches the kernels left
+  time.compile_seconds += compile_time.compile_seconds;
+  time.cached += compile_time.cached;
+  AddTime(job.id(), &time);
+  return outcome;
 }
 
 }  // namespace tuned

@@ -113,9 +113,12 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                      "see --run-timeout-floor"))
       ->check(CLI::PositiveNumber);
   env(app.add_option("--compile-timeout", compile_timeout_s,
-                     "seconds: a compile batch, then each of its kernels alone, is killed after this"))
+                     "seconds: a compile is killed after this for each --compile-batch of its "
+                     "kernels, then each kernel without a result alone after this"))
       ->check(CLI::PositiveNumber);
-  env(app.add_option("--compile-batch", o->jobs.compile_batch, "kernels per compile batch"))
+  env(app.add_option("--compile-batch", o->jobs.compile_batch,
+                     "kernels per compile batch of the compile-ahead; a job claims twice as many "
+                     "configs at a time"))
       ->check(CLI::PositiveNumber);
   env(app.add_option("--lease-seconds", o->jobs.lease_seconds,
                      "seconds a daemon's claim of work items lasts without its heartbeat (renewed "

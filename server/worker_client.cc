@@ -112,11 +112,33 @@ void WorkerClient::Stop() {
 absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Request& request,
                                                         absl::Duration timeout) {
   if (pid_ <= 0) return absl::UnavailableError(absl::StrCat(role_, " is not running"));
+  const absl::Time deadline =
+      timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
+  TUNED_RETURN_IF_ERROR(Fail(WriteMessage(to_worker_, request)));
   v1::worker::Response response;
-  absl::Status s = WriteMessage(to_worker_, request);
-  if (s.ok() && timeout != absl::InfiniteDuration()) {
-    // Wait for the answer to begin; the worker writes each answer at once.
-    const absl::Time deadline = absl::Now() + timeout;
+  TUNED_RETURN_IF_ERROR(Receive(deadline, timeout, &response));
+  return response;
+}
+
+absl::StatusOr<v1::worker::Response> WorkerClient::CallStreaming(
+    const v1::worker::Request& request, absl::Duration timeout,
+    const std::function<void(const v1::worker::CompiledOne&)>& on_partial) {
+  if (pid_ <= 0) return absl::UnavailableError(absl::StrCat(role_, " is not running"));
+  const absl::Time deadline =
+      timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
+  TUNED_RETURN_IF_ERROR(Fail(WriteMessage(to_worker_, request)));
+  while (true) {
+    v1::worker::Response response;
+    TUNED_RETURN_IF_ERROR(Receive(deadline, timeout, &response));
+    if (!response.has_compiled_one()) return response;
+    on_partial(response.compiled_one());
+  }
+}
+
+absl::Status WorkerClient::Receive(absl::Time deadline, absl::Duration timeout,
+                                   v1::worker::Response* response) {
+  if (deadline != absl::InfiniteFuture()) {
+    // Wait for the message to begin; the worker writes each message at once.
     while (true) {
       pollfd p{from_worker_, POLLIN, 0};
       const int ms = static_cast<int>(
@@ -124,8 +146,7 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
       const int n = poll(&p, 1, ms);
       if (n > 0) break;  // readable, or hung up: ReadMessage tells which
       if (n < 0 && errno != EINTR) {
-        s = absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
-        break;
+        return Fail(absl::InternalError(absl::StrCat("poll: ", std::strerror(errno))));
       }
       if (absl::Now() >= deadline) {
         interruptible_ = -1;
@@ -139,20 +160,21 @@ absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Reques
       }
     }
   }
-  if (s.ok()) s = ReadMessage(from_worker_, &response);
-  if (!s.ok()) {
-    int status = 0;
-    std::string how = "is gone";
-    interruptible_ = -1;
-    if (waitpid(pid_, &status, 0) == pid_) {
-      how = WIFSIGNALED(status) ? absl::StrCat("was killed by signal ", WTERMSIG(status))
-                                : absl::StrCat("exited with status ", WEXITSTATUS(status));
-    }
-    pid_ = -1;
-    Stop();
-    return absl::UnavailableError(absl::StrCat(role_, " ", how, " (", s.message(), ")"));
+  return Fail(ReadMessage(from_worker_, response));
+}
+
+absl::Status WorkerClient::Fail(const absl::Status& s) {
+  if (s.ok()) return s;
+  int status = 0;
+  std::string how = "is gone";
+  interruptible_ = -1;
+  if (waitpid(pid_, &status, 0) == pid_) {
+    how = WIFSIGNALED(status) ? absl::StrCat("was killed by signal ", WTERMSIG(status))
+                              : absl::StrCat("exited with status ", WEXITSTATUS(status));
   }
-  return response;
+  pid_ = -1;
+  Stop();
+  return absl::UnavailableError(absl::StrCat(role_, " ", how, " (", s.message(), ")"));
 }
 
 absl::Status WorkerClient::Respawn() {

@@ -36,6 +36,16 @@ class WorkerClient {
   /// Response.error is not converted.
   absl::StatusOr<v1::worker::Response> Call(const v1::worker::Request& request,
                                             absl::Duration timeout = absl::InfiniteDuration());
+  /// Call for a request answered in parts (a Compile with `stream`): hands
+  /// each partial answer (Response.compiled_one) to `on_partial` as it
+  /// arrives, on this thread, and returns the final response. `timeout`
+  /// bounds the whole call; death and timeout are as for Call (UNAVAILABLE,
+  /// DEADLINE_EXCEEDED, the worker reaped), the partial answers handed over
+  /// before them stay handed over. A worker that answers at once (no
+  /// partial answers) is accepted: its response is the final one.
+  absl::StatusOr<v1::worker::Response> CallStreaming(
+      const v1::worker::Request& request, absl::Duration timeout,
+      const std::function<void(const v1::worker::CompiledOne&)>& on_partial);
   /// True while the worker process is running (false after it died or was
   /// killed, until Restart).
   bool alive() const { return pid_ > 0; }
@@ -62,6 +72,13 @@ class WorkerClient {
       : path_(std::move(path)), role_(std::move(role)), args_(std::move(args)) {}
   absl::Status Spawn();
   void Stop();
+  /// Reads one message of the worker into `response`, waiting until
+  /// `deadline` (InfiniteFuture: no limit) at most; past it, the worker is
+  /// killed and DEADLINE_EXCEEDED names `timeout`. Errors pass through Fail.
+  absl::Status Receive(absl::Time deadline, absl::Duration timeout, v1::worker::Response* response);
+  /// `s` unchanged if OK; else the worker is reaped and stopped, and
+  /// UNAVAILABLE says how it ended and why (`s`).
+  absl::Status Fail(const absl::Status& s);
 
   std::string path_;
   std::string role_;

@@ -2,7 +2,10 @@
 // and checks the result: a cubin, PTX, the lowered entry name, and no spills.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 #include <string>
 
 #include "families/family.h"
@@ -72,6 +75,33 @@ TEST(Compiler, ReportsCompileErrorsWithTheLog) {
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(k.status().message().find("undefined_name"), std::string::npos) << k.status();
+}
+
+// CompileEach hands each result over once, one call at a time; one thread
+// takes the sources in their order, and a failure comes as its status.
+TEST(Compiler, CompileEachHandsEachResultOverOnceInTheSourcesOrder) {
+  const std::string source = "template <int N> __global__ void k(float* x) { x[0] = N; }";
+  std::vector<CompileInput> sources;
+  for (int n = 0; n < 5; ++n) sources.push_back({source, absl::StrCat("k<", n, ">"), {}});
+  sources[3].source = "template <int N> __global__ void k(float* x) { x[0] = undefined_name; }";
+  for (int threads : {1, 3}) {
+    std::vector<size_t> order;
+    std::vector<bool> ok(sources.size(), false);
+    std::atomic<int> inside{0};
+    int overlapped = 0;
+    CompileEach(sources, "sm_90", threads, [&](size_t i, absl::StatusOr<CompiledKernel> k) {
+      if (inside++ > 0) ++overlapped;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // room for an overlap
+      order.push_back(i);
+      ok[i] = k.ok();
+      --inside;
+    });
+    EXPECT_EQ(overlapped, 0) << threads << " threads";
+    ASSERT_EQ(order.size(), sources.size()) << threads << " threads";
+    EXPECT_EQ(std::set<size_t>(order.begin(), order.end()).size(), sources.size());
+    if (threads == 1) EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(ok, (std::vector<bool>{true, true, true, false, true})) << threads << " threads";
+  }
 }
 
 // 64 live accumulators under a 32-register cap: ptxas spills on every

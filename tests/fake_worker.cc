@@ -3,7 +3,8 @@
 // compile-only), on a machine without one. It speaks the worker pipe
 // protocol (proto/tuned/v1/worker.proto, server/ipc.h):
 //   hello    a device "Fake H100 (tests/fake_worker)", sm_90, not compile-only
-//   compile  every kernel COMPILED, with a stand-in cubin (no NVRTC)
+//   compile  every kernel COMPILED, with a stand-in cubin (no NVRTC), in one
+//            answer also when asked to stream (the daemon takes either)
 //   prepare  the family's baseline (cuBLAS in the problem's math mode, the
 //            copy kernel, cudaMemcpy) timed at $FAKE_WORKER_BASELINE_MS
 //            (default 0.004; 0: none timed), with an error bound outside

@@ -310,7 +310,7 @@ TEST_F(FleetTest, SigtermStopsWithinTwoSecondsDuringACompileAndHandsTheClaimsBac
   for (int i = 0; i < 200 && a.RunLog().find("claimed 32 configs") == std::string::npos; ++i) {
     std::this_thread::sleep_for(50ms);
   }
-  std::this_thread::sleep_for(500ms);  // into the compile batch
+  std::this_thread::sleep_for(500ms);  // into the compile
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(a.Terminate(), 0) << a.RunLog();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << a.RunLog();

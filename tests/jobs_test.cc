@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -223,6 +224,52 @@ TEST_F(JobsTest, KillNineAtRandomPointsLosesAndRepeatsNothing) {
                       "SELECT COUNT(*) FROM (SELECT job_id, config FROM measurements "
                       "GROUP BY job_id, config HAVING COUNT(*) > 1)"),
             "0");
+}
+
+// A round's kernels compile in one streamed call, and each config is
+// measured as soon as its own kernel is there: with every config of the job
+// in one claim, the ones before the compile hang (the last config) are
+// measured while it still compiles, before its timeout (with a batch
+// barrier, nothing would be measured before it).
+TEST_F(JobsTest, ConfigsAreMeasuredWhileALaterKernelOfTheirRoundStillCompiles) {
+  DaemonProcess daemon(TUNED_DAEMON_PATH, dir_,
+                       {"--enable-fault-test-family", "--run-timeout-floor", "1",
+                        "--compile-timeout", "10", "--compile-batch", "32"});
+  ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
+  Client client(daemon.address());
+  const v1::Problem p = FaultTest(4096);
+  auto job = client.SubmitSweep(p);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->total(), 24);
+  // Measurements stored before the compiler is restarted after the compile
+  // call's timeout (read first, then the log: they were stored before it).
+  constexpr const char* kTimedOut = "restarting compiler";
+  size_t before_timeout = 0;
+  v1::Job now;
+  for (auto end = std::chrono::steady_clock::now() + 120s; std::chrono::steady_clock::now() < end;) {
+    auto ms = client.ListMeasurements(p);
+    ASSERT_TRUE(ms.ok()) << ms.status();
+    if (daemon.RunLog().find(kTimedOut) == std::string::npos) {
+      before_timeout = std::max(before_timeout, ms->size());
+    }
+    auto got = client.GetJob(job->id());
+    ASSERT_TRUE(got.ok()) << got.status();
+    now = *got;
+    if (Ended(now.state())) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(now.state(), v1::JOB_DONE) << now.error() << daemon.RunLog();
+  ASSERT_NE(daemon.RunLog().find(kTimedOut), std::string::npos) << daemon.RunLog();
+  std::printf("%zu of 23 configs measured before the compile hang's timeout\n", before_timeout);
+  EXPECT_GE(before_timeout, 12u) << daemon.RunLog();  // 23 on a loaded 2-core machine
+  EXPECT_LE(before_timeout, 23u);
+  auto got = Statuses(client, p);
+  EXPECT_EQ(got["fault_test_compile_hang_w1_b128"], v1::MEASUREMENT_COMPILE_TIMEOUT);
+  EXPECT_EQ(got["fault_test_ok_w1_b64"], v1::MEASUREMENT_COMPILED);
+  // The GPU waited for the hang: its call's limit, then its own alone.
+  EXPECT_GE(now.wait_seconds(), 10.0);
+  EXPECT_GE(now.compile_seconds(), 20.0);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.RunLog();
 }
 
 // One daemon finishes the jobs in the order they came: a job's next round

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <regex>
 #include <thread>
 
@@ -134,24 +135,35 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
 
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<CompileInput>& sources,
                                                         std::string_view arch, int threads) {
+  std::vector<absl::StatusOr<CompiledKernel>> out(sources.size(),
+                                                  absl::InternalError("not compiled"));
+  CompileEach(sources, arch, threads,
+              [&](size_t i, absl::StatusOr<CompiledKernel> k) { out[i] = std::move(k); });
+  return out;
+}
+
+void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch, int threads,
+                 const CompileDone& done) {
   // `threads` workers each take the next source as soon as they are free: a
   // slow kernel holds up one worker, not the rest (compiling chunks of
   // `threads` waited for each chunk's slowest, about half of 16 cores idle
-  // in the compile-ahead on the H100, 2026-11-23_h100_regret7.txt).
-  std::vector<absl::StatusOr<CompiledKernel>> out(sources.size(),
-                                                  absl::InternalError("not compiled"));
+  // in the compile-ahead on the H100, 2026-11-23_h100_regret7.txt). In
+  // index order, so that a caller who uses the results in order (a job's
+  // measurements) gets the first ones first.
   std::atomic<size_t> next{0};
+  std::mutex done_mu;  // one `done` call at a time
   std::vector<std::thread> workers;
   const size_t n = std::min(sources.size(), static_cast<size_t>(std::max(threads, 1)));
   for (size_t w = 0; w < n; ++w) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < sources.size(); i = next++) {
-        out[i] = Compile(sources[i].source, sources[i].name_expression, sources[i].options, arch);
+        auto k = Compile(sources[i].source, sources[i].name_expression, sources[i].options, arch);
+        std::lock_guard<std::mutex> lock(done_mu);
+        done(i, std::move(k));
       }
     });
   }
   for (auto& w : workers) w.join();
-  return out;
 }
 
 std::string NvrtcVersion() {

@@ -2,6 +2,7 @@
 // config of every family with it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,18 @@ struct CompileInput {
 /// results in the order of `sources`.
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<CompileInput>& sources,
                                                         std::string_view arch, int threads);
+
+/// Receives one kernel's result of CompileEach: its index in the sources and
+/// what Compile returned.
+using CompileDone = std::function<void(size_t index, absl::StatusOr<CompiledKernel> result)>;
+
+/// Compiles every source, `threads` at a time, each thread taking the next
+/// source in their order as soon as it is free (source 0 starts first), and
+/// hands each result to `done` as soon as it is compiled: from the compiling
+/// threads, one call at a time, each index once. Returns when every call
+/// has returned.
+void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch, int threads,
+                 const CompileDone& done);
 
 /// OK unless ptxas spilled registers to local memory (k.spill_bytes > 0):
 /// then FAILED_PRECONDITION naming the bytes. The tuner rejects a config that

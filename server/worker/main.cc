@@ -1,7 +1,9 @@
 // tuned-worker: the GPU worker process. Started by the daemon, one per GPU;
 // reads framed requests on stdin and writes framed responses on stdout
-// (server/ipc.h). Logs go to stderr. Exits when stdin closes, or with status 3
-// after a CUDA error that leaves the context unusable, so the daemon restarts it.
+// (server/ipc.h): one a request, but for a streamed compile (Compile.stream),
+// which is answered one kernel at a time before its final response. Logs go
+// to stderr. Exits when stdin closes, or with status 3 after a CUDA error
+// that leaves the context unusable, so the daemon restarts it.
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -74,7 +76,12 @@ int main(int argc, char** argv) {
       if (!absl::IsUnavailable(s)) spdlog::error("bad request: {}", s.ToString());
       return absl::IsUnavailable(s) ? 0 : 1;
     }
-    auto response = (*worker)->Handle(request);
+    // A streamed compile's partial answers, written as each kernel is
+    // compiled (Worker::CompileStreamed makes one call at a time).
+    auto emit = [out](const tuned::v1::worker::Response& partial) {
+      return tuned::WriteMessage(out, partial);
+    };
+    auto response = (*worker)->Handle(request, emit);
     if ((*worker)->broken() && response.has_measured()) response.mutable_measured()->set_worker_exits(true);
     if (auto s = tuned::WriteMessage(out, response); !s.ok()) {
       spdlog::error("cannot answer: {}", s.ToString());

@@ -188,6 +188,26 @@ worker::CompileResult Worker::CompileBatch(const worker::Compile& request) {
   return out;
 }
 
+absl::StatusOr<worker::CompileResult> Worker::CompileStreamed(const worker::Compile& request,
+                                                               const Emit& emit) {
+  std::vector<CompileInput> sources;
+  for (const auto& k : request.kernels()) sources.push_back(SourceOf(k));
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  absl::Status written = absl::OkStatus();
+  worker::CompileResult out;
+  // CompileEach makes one call at a time: `written` and `out` need no lock.
+  CompileEach(sources, Arch(), threads, [&](size_t i, absl::StatusOr<CompiledKernel> k) {
+    if (!written.ok()) return;
+    worker::Response partial;
+    partial.mutable_compiled_one()->set_index(static_cast<int32_t>(i));
+    *partial.mutable_compiled_one()->mutable_result() = ToResult(k);
+    written = emit(partial);
+    if (written.ok()) out.set_streamed(out.streamed() + 1);
+  });
+  if (!written.ok()) return written;
+  return out;
+}
+
 worker::MeasureResult Worker::Measure(const worker::Measure& request) {
   const worker::Kernel& k = request.kernel();
   CompiledKernel compiled;
@@ -372,7 +392,7 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
   return result;
 }
 
-worker::Response Worker::Handle(const worker::Request& request) {
+worker::Response Worker::Handle(const worker::Request& request, const Emit& emit) {
   worker::Response response;
   switch (request.kind_case()) {
     case worker::Request::kHello:
@@ -392,7 +412,16 @@ worker::Response Worker::Handle(const worker::Request& request) {
       *response.mutable_measured() = Measure(request.measure());
       break;
     case worker::Request::kCompile:
-      *response.mutable_compiled() = CompileBatch(request.compile());
+      if (request.compile().stream() && emit) {
+        auto r = CompileStreamed(request.compile(), emit);
+        if (r.ok()) {
+          *response.mutable_compiled() = *std::move(r);
+        } else {
+          response.set_error(r.status().ToString());
+        }
+      } else {
+        *response.mutable_compiled() = CompileBatch(request.compile());
+      }
       break;
     case worker::Request::kRetime: {
       auto r = RetimeTogether(request.retime());

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,17 @@ class Worker {
   /// kernel, COMPILED or COMPILE_ERROR (the daemon caches them: each kernel
   /// is compiled once).
   worker::CompileResult CompileBatch(const worker::Compile& request);
+  /// Writes one partial answer of a streamed request to the daemon; errors:
+  /// the pipe's (UNAVAILABLE: the daemon is gone).
+  using Emit = std::function<absl::Status(const worker::Response&)>;
+  /// CompileBatch for a request with Compile.stream: each kernel's result
+  /// goes to `emit` as a Response with compiled_one as soon as it is
+  /// compiled, kernels taken in their order (one call at a time); returns
+  /// the final answer (no results; streamed = the messages emitted), or the
+  /// first error of `emit` (the compiles still run to their end; nothing is
+  /// emitted after it).
+  absl::StatusOr<worker::CompileResult> CompileStreamed(const worker::Compile& request,
+                                                        const Emit& emit);
 
   /// The part of Measure after compiling; `time` false only verifies;
   /// `max_reps`: Time's repetitions at most.
@@ -81,8 +93,11 @@ class Worker {
   /// as its status (the worker is then broken).
   absl::StatusOr<worker::RetimeResult> RetimeTogether(const worker::Retime& request);
 
-  /// One pipe request; sets Response.error when the request failed as a whole.
-  worker::Response Handle(const worker::Request& request);
+  /// One pipe request; sets Response.error when the request failed as a
+  /// whole. A Compile with `stream` writes its partial answers through
+  /// `emit` (CompileStreamed) before returning the final one; without
+  /// `emit` it is answered at once, as without `stream`.
+  worker::Response Handle(const worker::Request& request, const Emit& emit = nullptr);
 
   /// True once a CUDA error left the context unusable: the process must exit.
   bool broken() const { return broken_; }
