@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -27,7 +28,7 @@ namespace {
 constexpr int kAheadTop = 8;
 
 /// With a prior, the compile-ahead takes the neighbours of the prior's this
-/// many best-ranked configs right after the ranked configs themselves.
+/// many best-ranked configs of each math mode early (search::AheadPlaces).
 constexpr size_t kPriorNeighboursOf = 64;
 
 /// The compile-ahead logs its progress every this many kernels.
@@ -121,11 +122,11 @@ void JobRunner::QueueAhead(const v1::Job& job) {
 }
 
 void JobRunner::OrderByPrior(const std::vector<const Family*>& families) {
-  const std::map<std::string, size_t> place =
+  const std::map<std::string, double> place =
       search::AheadPlaces(*options_.prior, families, kPriorNeighboursOf);
   auto of = [&](const v1::worker::Kernel& k) {
     auto it = place.find(k.name());
-    return it == place.end() ? SIZE_MAX : it->second;
+    return it == place.end() ? std::numeric_limits<double>::infinity() : it->second;
   };
   std::stable_sort(ahead_.begin(), ahead_.end(),
                    [&](const auto& a, const auto& b) { return of(a) < of(b); });

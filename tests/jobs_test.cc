@@ -377,7 +377,7 @@ TEST_F(JobsTest, AFreshDatabaseLearnsFromThePrior) {
       for (const auto& p : info->problems()) {
         if (p.family() != "sgemm" || p.math() != v1::MATH_IEEE_FP32) continue;
         ieee = true;
-        EXPECT_EQ(p.shapes(), 28);
+        EXPECT_EQ(p.shapes(), 32);
         EXPECT_EQ(p.own_shapes(), 0);
         EXPECT_TRUE(p.in_use());
       }

@@ -172,14 +172,14 @@ std::vector<Record> Prior::Records(std::string_view family, v1::DType dtype, v1:
   return out;
 }
 
-std::vector<Config> Prior::Ranked(std::string_view family) const {
+std::vector<Config> Prior::Ranked(std::string_view family, v1::Math math) const {
   struct Rank {
     size_t best = SIZE_MAX;
     int shapes = 0;  // shapes where it has its best rank
   };
   std::map<Config, Rank> ranks;
   for (const auto& [key, p] : problems_) {
-    if (std::get<0>(key) != family) continue;
+    if (std::get<0>(key) != family || std::get<2>(key) != math) continue;
     for (const auto& [shape, rows] : p.by_shape) {
       for (size_t i = 0; i < rows.size(); ++i) {
         Rank& r = ranks[rows[i].config];
@@ -202,18 +202,32 @@ std::vector<Config> Prior::Ranked(std::string_view family) const {
   return out;
 }
 
-std::map<std::string, size_t> AheadPlaces(const Prior& prior,
+std::map<std::string, double> AheadPlaces(const Prior& prior,
                                           const std::vector<const Family*>& families,
                                           size_t neighbours_of) {
-  std::map<std::string, size_t> place;
-  for (const Family* family : families) {
-    const std::vector<Config> ranked = prior.Ranked(family->name());
-    for (size_t i = 0; i < ranked.size(); ++i) place.emplace(family->ConfigName(ranked[i]), i);
-    for (size_t i = 0; i < ranked.size() && i < neighbours_of; ++i) {
-      for (const Config& n : family->Neighbours(ranked[i])) {
-        place.emplace(family->ConfigName(n), ranked.size() + i);
+  std::map<std::string, double> place;
+  auto put = [&](const std::string& name, double p) {  // the earliest place a config earns
+    auto [it, fresh] = place.emplace(name, p);
+    if (!fresh) it->second = std::min(it->second, p);
+  };
+  double offset = 0;  // each mode after the ones before it
+  for (v1::Math math : {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
+    double last = offset;
+    for (const Family* family : families) {
+      const std::vector<Config> ranked = prior.Ranked(family->name(), math);
+      const double tail = offset + static_cast<double>(ranked.size());  // the neighbours' tier
+      for (size_t i = 0; i < ranked.size(); ++i) {
+        put(family->ConfigName(ranked[i]), offset + static_cast<double>(i));
+        if (i >= neighbours_of) continue;
+        for (const Config& n : family->Neighbours(ranked[i])) {
+          if (!family->Admits(n, math)) continue;
+          put(family->ConfigName(n), tail + static_cast<double>(i));
+          last = std::max(last, tail + static_cast<double>(i));
+        }
       }
+      last = std::max(last, tail);
     }
+    offset = last + 1;
   }
   return place;
 }

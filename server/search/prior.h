@@ -72,11 +72,11 @@ class Prior {
                               const Shape& except, const std::set<Shape>* skip = nullptr,
                               size_t fastest = 0) const;
   static constexpr size_t kThinEvery = 4;
-  /// Configs of the family in every math mode, the most useful first: by
+  /// Configs of the family in the math mode, the most useful first: by
   /// their best rank on any shape of the prior (a shape's winner first),
   /// ties by how many shapes rank them there. What the compile-ahead
   /// compiles first.
-  std::vector<Config> Ranked(std::string_view family) const;
+  std::vector<Config> Ranked(std::string_view family, v1::Math math) const;
 
  private:
   std::string origin_;
@@ -87,12 +87,16 @@ class Prior {
 };
 
 /// The compile-ahead's order (server/jobs_compile.cc): each config name's
-/// place, the configs the prior ranks (Ranked) at their rank, then the
-/// neighbours of the first `neighbours_of` ranked configs (where the
-/// model's refinement of the first shapes goes) after all ranked ones, by
-/// the rank of the config they neighbour. Names not in the map go last, in
-/// their order.
-std::map<std::string, size_t> AheadPlaces(const Prior& prior,
+/// place, lower first. The default math mode (MATH_IEEE_FP32) before the
+/// others; within a mode the configs the prior ranks (Ranked) at their
+/// rank, then the neighbours of the first `neighbours_of` of them (where the
+/// model's refinement goes) in the order of the config they neighbour.
+/// Names not in the map go last, in their order. Placing the neighbours
+/// among the ranked configs instead (the neighbours of the i-th at 8i + 4)
+/// made the model's first rounds wait longer on NVRTC on the H100 (the
+/// first rounds pick from the ranked configs;
+/// bench/results/2026-11-26_h100_fresh_install/README.md).
+std::map<std::string, double> AheadPlaces(const Prior& prior,
                                           const std::vector<const Family*>& families,
                                           size_t neighbours_of);
 

@@ -192,7 +192,7 @@ struct ModelOptions {
   /// of 512^3 was 5.75% slower than the exhaustive one with 40,
   /// bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt; 0: no
   /// more). 1 s: simulated on the H100 measurements of 2026-11-26, each
-  /// public shape learning from the 16 shapes of bench/prior_shapes.txt
+  /// public shape learning from the first 16 shapes of bench/prior_shapes.txt
   /// alone, its small shapes measure 150-240 configs instead of 400-500, and
   /// their winners stay the exhaustive ones (128x4096x4096 within 0.2%), as
   /// with 2.5 s (bench/results/2026-11-26_h100_fresh_install/strategy_sim.txt).
@@ -200,9 +200,9 @@ struct ModelOptions {
   /// Configs of the first round (besides the nearest shapes' winners) whose
   /// kernels are not compiled yet (RoundInput::compiled), at most: a fresh
   /// install's first shape learns from the prior and has compiled nothing,
-  /// and NVRTC takes ~2.4 s of a core a kernel (16 cores: 24 kernels are
-  /// 1.5 waves). The extension by first_seconds takes compiled configs only.
-  int first_uncompiled = 24;
+  /// and NVRTC takes ~2.4 s of a core a kernel (16 cores: 16 kernels are
+  /// one wave). The extension by first_seconds takes compiled configs only.
+  int first_uncompiled = 16;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
   int near_shapes = 5;
