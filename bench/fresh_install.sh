@@ -21,10 +21,7 @@ export LD_LIBRARY_PATH=$PWD/$bundle/lib:/usr/local/cuda/lib64 PATH=$PWD/$bundle/
 export XDG_RUNTIME_DIR=$(mktemp -d)
 mkdir -p "$out" && rm -rf .freshdb && mkdir .freshdb
 log=$out/fresh_install.log
-since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 2))" "$1"; }
-field() { python3 -c "import json,sys; j=json.load(sys.stdin); v=j
-for k in sys.argv[1].split('.'): v=v.get(k, {}) if isinstance(v, dict) else {}
-print(v if v != {} else 0)" "$1"; }
+source "$(dirname "$0")/common.sh"  # since, field
 
 start=$(date +%s.%N)
 tuned --gpu 0 --db .freshdb/gpu0.db ${PRIOR:+--prior-file "$PRIOR"} > "$out/tuned.log" 2>&1 &

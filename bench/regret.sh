@@ -69,12 +69,7 @@ past_deadline() {
   [[ -n ${REGRET_DEADLINE:-} ]] && (( $(date +%s) + ${SHAPE_S:-100} > REGRET_DEADLINE )) &&
     echo "# $(date -u +%T) deadline: ${1// /x} and the shapes after it left for the next call" >> "$log"
 }
-# job JSON field (first match) from `tunectl job ID --json`
-# elapsed seconds since $1 (date +%s.%N); the GPU machine has no bc
-since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 1))" "$1"; }
-field() { python3 -c "import json,sys; j=json.load(sys.stdin); v=j
-for k in sys.argv[1].split('.'): v=v.get(k, {}) if isinstance(v, dict) else {}
-print(v if v != {} else 0)" "$1"; }
+source "$(dirname "$0")/common.sh"  # since, field
 
 # row DIMS TUNE_S: the regret row of one shape, from OUTDIR's job_strat_ and
 # job_exh_ JSONs. The two winners raced in one process (sbs_probe --race:
