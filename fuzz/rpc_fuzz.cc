@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   using S = v1::Tuner::Stub;
   bool parsed = false;
-  switch (data[0] % 14) {
+  switch (data[0] % 15) {
     case 0: parsed = Call<v1::SubmitSweepRequest, v1::Job>(bytes, &S::SubmitSweep); break;
     case 1: parsed = Call<v1::GetJobRequest, v1::Job>(bytes, &S::GetJob); break;
     case 2: parsed = Watch(bytes); break;
@@ -81,6 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 11: parsed = Call<v1::RegisterFamilyRequest, v1::FamilyInfo>(bytes, &S::RegisterFamily); break;
     case 12: parsed = Call<v1::ListFamiliesRequest, v1::ListFamiliesResponse>(bytes, &S::ListFamilies); break;
     case 13: parsed = Call<v1::GetFamilyRequest, v1::FamilyInfo>(bytes, &S::GetFamily); break;
+    case 14: parsed = Call<v1::DescribePriorRequest, v1::PriorInfo>(bytes, &S::DescribePrior); break;
   }
   if (!parsed) return -1;  // not a request of that method: not worth keeping
   ServiceHarness::Get().ResetIfChanged();

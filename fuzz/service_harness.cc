@@ -107,6 +107,8 @@ void ServiceHarness::Open() {
                                                DaemonIdentity{.host = "fuzz", .gpu = 0, .gpu_uuid = "fuzz"});
   ServiceOptions options;
   options.allow_user_kernels = true;  // RegisterFamily checks specs but compiles nothing (no worker_path)
+  static const auto prior = search::Prior::Shipped();  // DescribePrior's table over this store
+  if (prior.ok()) options.prior = &*prior;
   options.max_jobs_per_client = 4;
   options.max_configs_per_client = 100000;
   state_->service = std::make_unique<TunerService>(state_->store.get(), state_->runner.get(), *device_id, options);
@@ -334,6 +336,7 @@ void ServiceHarness::WriteSeeds(const std::string& dir) {
     seed(absl::StrCat("list-measurements-", name), 6, m);
   }
   seed("describe-device", 7, v1::DescribeDeviceRequest());
+  seed("describe-prior", 14, v1::DescribePriorRequest());
   {
     v1::ListTunedRequest r;
     seed("list-tuned", 8, r);
