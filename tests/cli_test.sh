@@ -230,7 +230,7 @@ R=(--server "localhost:$port" --tls-ca "$dir/ca.pem")
 check tls-no-token 1 'needs a token' -- "$T" "${R[@]}" sweep --family transpose 64 64
 check tls-wrong-token 1 'invalid token' -- env TUNED_TOKEN=0123456789abcdef0123 "$T" "${R[@]}" jobs
 check tls-env-token 0 'job 1 queued' -- env TUNED_TOKEN="$token" "$T" "${R[@]}" sweep --family transpose 64 64
-check tls-token-file 0 '^1 +transpose f32 64x64 .* ci( +-| +.+ gpu 0: [0-9]+)$' -- "$T" "${R[@]}" --token-file "$dir/ci.token" jobs
+check tls-token-file 0 '^1 +transpose f32 64x64 .* ci( +-| +.+ gpu 1: [0-9]+)$' -- "$T" "${R[@]}" --token-file "$dir/ci.token" jobs
 check tls-env-all 0 'compile-only' -- env TUNED_SERVER="localhost:$port" TUNED_TLS_CA="$dir/ca.pem" \
   TUNED_TOKEN_FILE="$dir/ci.token" "$T" device
 check tls-unknown-ca 1 'cannot reach tuned' -- "$T" --server "localhost:$port" --token "$token" jobs
