@@ -155,9 +155,12 @@ int main(int argc, char** argv) {
     }
     prior = *std::move(loaded);
     const tuned::search::PriorMatch match = prior->Match(gpu_device);
-    spdlog::info("prior {}: measured on {} (sm_{}{}): {}", prior->origin(), prior->device().name(),
+    spdlog::info("prior {}: measured on {} (sm_{}{}): {}{}", prior->origin(), prior->device().name(),
                  prior->device().cc_major(), prior->device().cc_minor(),
-                 tuned::search::PriorMatchName(match));
+                 tuned::search::PriorMatchName(match),
+                 prior->skipped() > 0 ? fmt::format("; {} rows of configs the families no longer "
+                                                    "accept skipped", prior->skipped())
+                                      : "");
     if (match != tuned::search::PriorMatch::kNone) o.jobs.prior = &*prior;
   }
   tuned::JobRunner runner(store->get(), worker->get(), compiler->get(), *device_id,

@@ -48,6 +48,9 @@ TEST(PriorTest, TheShippedPriorHoldsThePublicSuiteInEveryMathMode) {
   auto prior = Prior::Shipped();
   ASSERT_TRUE(prior.ok()) << prior.status();
   EXPECT_EQ(prior->version(), 1);
+  // Every row a config of today's space: after a change of the space,
+  // rebuild the prior (prior/README.md).
+  EXPECT_EQ(prior->skipped(), 0);
   EXPECT_EQ(prior->device().name(), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(prior->device().cc_major(), 9);
   for (v1::Math math : {v1::MATH_IEEE_FP32, v1::MATH_TF32, v1::MATH_FP32_ACCURATE}) {
@@ -147,6 +150,14 @@ TEST(PriorTest, RefusesAFileThatIsNotThisFormatNamingTheLine) {
   math.replace(math.find("ieee_fp32"), 9, "fp64");
   refused(math, "unknown math mode 'fp64'");
   refused(absl::StrCat("tuned-prior\t1\n", good.substr(good.find("params"))), "no device line");
+  // A row of a config the family no longer accepts is skipped, not refused.
+  std::string old_space = good;
+  const size_t row = old_space.find("\n0.02\t") + 6;  // the row's first parameter value
+  old_space.replace(row, old_space.find('\t', row) - row, "7777777");
+  auto skipped = Prior::Parse(old_space, "old.tsv");
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  EXPECT_EQ(skipped->skipped(), 1);
+  EXPECT_EQ(skipped->Records("sgemm", v1::DTYPE_F32, v1::MATH_IEEE_FP32, {64, 64, 64}).size(), 4u);
   auto missing = Prior::Load("/nonexistent/prior.tsv");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }

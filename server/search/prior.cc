@@ -121,7 +121,10 @@ absl::StatusOr<Prior> Prior::Parse(std::string_view text, std::string origin) {
         if (!absl::SimpleAtoi(f[i + 1], &v)) return bad(absl::StrCat("bad value of ", names[i]));
         r.config[names[i]] = v;
       }
-      if (auto s = family->CheckParams(r.config); !s.ok()) return bad(s.message());
+      if (!family->CheckParams(r.config).ok()) {  // of an older space: of no use, no harm
+        ++prior.skipped_;
+        continue;
+      }
       rows->push_back(std::move(r));
       ++problems->rows;
     }

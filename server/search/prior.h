@@ -39,8 +39,9 @@ class Prior {
  public:
   /// Parses a prior file's text. `origin` names it in messages (a path, or
   /// "shipped"). INVALID_ARGUMENT with the line number for a line that is
-  /// not the format, another format version, a family this daemon does not
-  /// have, or a row whose parameters that family rejects.
+  /// not the format, another format version, or a family this daemon does
+  /// not have. A row whose config the family no longer accepts (a prior of
+  /// an older space) is skipped and counted (skipped()).
   static absl::StatusOr<Prior> Parse(std::string_view text, std::string origin);
   /// Reads and parses a file: NOT_FOUND if it cannot be read; Parse's errors.
   static absl::StatusOr<Prior> Load(const std::string& path);
@@ -55,6 +56,8 @@ class Prior {
   /// Where and how it was measured (free text; may be empty).
   const std::string& source() const { return source_; }
   PriorMatch Match(const v1::Device& device) const;
+  /// Rows skipped: configs their family does not accept.
+  int64_t skipped() const { return skipped_; }
 
   /// The measurements of one problem kind: a family, dtype and math mode.
   struct Problems {
@@ -84,6 +87,7 @@ class Prior {
   v1::Device device_;
   std::string source_;
   std::map<Key, Problems> problems_;
+  int64_t skipped_ = 0;
 };
 
 /// The compile-ahead's order (server/jobs_compile.cc): each config name's
