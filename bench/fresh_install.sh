@@ -47,7 +47,9 @@ for dims in "${order[@]}"; do
   t=$(since "$s")
   tunectl job "$id" --json > "$out/job_$name.json" < /dev/null
   mine=$(field best.config.name < "$out/job_$name.json")
+  # a job (best.config) or, from a sweep's --wait --json, the served kernel (measurement.config)
   exh=$(field best.config.name < "$EXH_JOBS/ieee_fp32_$name.json")
+  [[ $exh != 0 ]] || exh=$(field measurement.config.name < "$EXH_JOBS/ieee_fp32_$name.json")
   regret=nan
   if [[ $mine == "$exh" ]]; then
     regret=0
