@@ -457,7 +457,7 @@ grpc::Status TunerService::DescribePrior(grpc::ServerContext*, const v1::Describ
     p->set_dtype(dtype);
     p->set_math(math);
     p->set_shapes(static_cast<int32_t>(problems.by_shape.size()));
-    p->set_measurements(problems.rows);
+    p->set_measurements(problems.rows());
     const Family* f = FindFamily(family);
     auto own = store_->TunedShapes(device_id_, f != nullptr ? FamilyKey(f->id()) : family, dtype, math);
     if (!own.ok()) return ToGrpc(own.status());

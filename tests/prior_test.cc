@@ -57,7 +57,7 @@ TEST(PriorTest, TheShippedPriorHoldsThePublicSuiteInEveryMathMode) {
     auto it = prior->problems().find({"sgemm", v1::DTYPE_F32, math});
     ASSERT_NE(it, prior->problems().end()) << v1::Math_Name(math);
     EXPECT_GE(it->second.by_shape.size(), 8u) << v1::Math_Name(math);
-    EXPECT_GT(it->second.rows, 500) << v1::Math_Name(math);
+    EXPECT_GT(it->second.rows(), 500) << v1::Math_Name(math);
   }
   // ieee_fp32: the 12 public shapes and the 20 of bench/prior_shapes.txt.
   const auto& ieee = prior->problems().at({"sgemm", v1::DTYPE_F32, v1::MATH_IEEE_FP32});

@@ -50,7 +50,6 @@ absl::StatusOr<Prior> Prior::Parse(std::string_view text, std::string origin) {
   // The current `params` line's family and names, and `shape` line's block.
   const Family* family = nullptr;
   std::vector<std::string> names;
-  Problems* problems = nullptr;
   std::vector<Record>* rows = nullptr;
   Shape shape;
   for (absl::string_view line : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
@@ -104,8 +103,7 @@ absl::StatusOr<Prior> Prior::Parse(std::string_view text, std::string origin) {
       if (!ParseShape(f[4], &shape) || shape.size() != family->dims().size()) {
         return bad(absl::StrCat("bad shape '", std::string(f[4]), "'"));
       }
-      problems = &prior.problems_[{std::string(family->name()), dtype, math}];
-      rows = &problems->by_shape[shape];
+      rows = &prior.problems_[{std::string(family->name()), dtype, math}].by_shape[shape];
     } else {
       if (rows == nullptr) return bad("a measurement before its params and shape lines");
       if (f.size() != names.size() + 1) {
@@ -126,7 +124,6 @@ absl::StatusOr<Prior> Prior::Parse(std::string_view text, std::string origin) {
         continue;
       }
       rows->push_back(std::move(r));
-      ++problems->rows;
     }
   }
   if (prior.version_ == 0) return bad("empty");

@@ -62,7 +62,12 @@ class Prior {
   /// The measurements of one problem kind: a family, dtype and math mode.
   struct Problems {
     std::map<Shape, std::vector<Record>> by_shape;  // fastest first
-    int64_t rows = 0;
+    /// Its measurements, over every shape.
+    int64_t rows() const {
+      int64_t n = 0;
+      for (const auto& [shape, records] : by_shape) n += static_cast<int64_t>(records.size());
+      return n;
+    }
   };
   using Key = std::tuple<std::string, v1::DType, v1::Math>;
   const std::map<Key, Problems>& problems() const { return problems_; }
