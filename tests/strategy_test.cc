@@ -86,13 +86,19 @@ TEST_F(StrategyTest, ExhaustiveIsTheSpaceThenThreeRoundsOfNeighbours) {
 TEST_F(StrategyTest, ModelRefinesTheMostPromisingNeighboursOfItsBest) {
   // Rounds 2-4: the neighbours of the best 3 (none measured yet), at most
   // ModelOptions::refine_max of them; none after refine_rounds. By default
-  // (refine_compiled) only neighbours compiled already: measured on another
-  // shape, or in the compile cache (RoundInput::compiled); without it, any.
+  // (refine_compiled) only neighbours compiled already: those in the compile
+  // cache where the runner tells (RoundInput::compiled; a config only the
+  // prior measured is not), else those measured on another shape; without
+  // it, any. A shape whose configs take compile_hidden_seconds or more to
+  // measure takes any neighbour too: its compiles hide behind its measuring.
   std::set<std::string> seen;
   for (const Record& r : Others(1)) seen.insert(family_.ConfigName(r.config));
-  enum Mode { kAny, kSeen, kSeenOrCached };
-  for (Mode mode : {kAny, kSeen, kSeenOrCached}) {
-    SCOPED_TRACE(mode == kAny ? "any neighbour" : mode == kSeen ? "seen" : "seen or cached");
+  enum Mode { kAny, kSeen, kCached, kSlow };
+  for (Mode mode : {kAny, kSeen, kCached, kSlow}) {
+    SCOPED_TRACE(mode == kAny    ? "any neighbour"
+                 : mode == kSeen ? "seen"
+                 : mode == kCached ? "cached"
+                                   : "slow to measure");
     ModelOptions options;
     options.refine_compiled = mode != kAny;
     auto s = MakeStrategy("model", family_, device_, Others(1), 2, options);
@@ -102,41 +108,54 @@ TEST_F(StrategyTest, ModelRefinesTheMostPromisingNeighboursOfItsBest) {
     in.device = device_;
     in.shape = shapes_[1].shape;
     in.valid = valid_;
-    // The best 2 (measured): two of another shape's fastest, whose
+    // The best 3 (measured): three of another shape's fastest, whose
     // neighbours other shapes measured in part.
     std::vector<Record> other = shapes_[0].records;
     std::sort(other.begin(), other.end(), [](const Record& a, const Record& b) { return a.ms < b.ms; });
     in.best = {other[0].config, other[1].config, other[2].config};
     for (const Config& c : in.best) in.measured.insert(family_.ConfigName(c));
-    in.best_ms = {1, 2, 3};
+    // 1 ms: 0.05 s a config to measure; 30 ms: 0.6 s.
+    in.best_ms = mode == kSlow ? std::vector<double>{30, 31, 32} : std::vector<double>{1, 2, 3};
+    ASSERT_EQ(MeasureSeconds(1, 1, options.search_repetitions) < options.compile_hidden_seconds, true);
+    ASSERT_EQ(MeasureSeconds(30, 30, options.search_repetitions) >= options.compile_hidden_seconds, true);
     std::set<std::string> refined;
     ASSERT_EQ(options.refine_top, 3);
     const auto all = Refinements(family_, device_, {other[0].config, other[1].config, other[2].config},
                                  in.measured, &refined);
-    // Compiled: the seen neighbours, and (kSeenOrCached) two unseen ones the
-    // compile cache holds.
-    std::set<std::string> neighbours, compiled, cached;
+    // Compiled: kSeen the seen neighbours; kCached two seen and two unseen
+    // ones that the compile cache holds (the other seen ones it lacks).
+    std::set<std::string> neighbours, compiled;
+    int cached_seen = 0, cached_unseen = 0, seen_neighbours = 0;
     for (const Config& c : all) {
       const std::string name = family_.ConfigName(c);
       neighbours.insert(name);
-      if (seen.count(name) != 0) {
-        compiled.insert(name);
-      } else if (mode == kSeenOrCached && cached.size() < 2) {
-        cached.insert(name);
-        compiled.insert(name);
+      seen_neighbours += seen.count(name) != 0;
+      if (mode == kSeen && seen.count(name) != 0) compiled.insert(name);
+      if (mode == kCached) {
+        int& n = seen.count(name) != 0 ? cached_seen : cached_unseen;
+        if (n < 2) {
+          ++n;
+          compiled.insert(name);
+        }
       }
     }
-    if (mode == kSeenOrCached) {
-      ASSERT_EQ(cached.size(), 2u);
-      in.compiled = [&](const Config& c) { return cached.count(family_.ConfigName(c)) != 0; };
+    if (mode == kCached) {
+      ASSERT_EQ(cached_seen, 2);
+      ASSERT_EQ(cached_unseen, 2);
+      ASSERT_GT(seen_neighbours, 2);
+    }
+    if (mode == kCached || mode == kSlow) {
+      in.compiled = [&](const Config& c) { return compiled.count(family_.ConfigName(c)) != 0; };
     }
     // The fixture has neighbours of both sorts, so the option decides.
     ASSERT_GT(neighbours.size(), static_cast<size_t>(options.refine_max));
-    ASSERT_GT(compiled.size(), cached.size());
-    ASSERT_LT(compiled.size(), static_cast<size_t>(options.refine_max));
+    if (mode == kSeen || mode == kCached) {
+      ASSERT_GT(compiled.size(), 0u);
+      ASSERT_LT(compiled.size(), static_cast<size_t>(options.refine_max));
+    }
     in.round = 1;
     const auto next = (*s)->NextRound(in);
-    if (mode == kAny) {
+    if (mode == kAny || mode == kSlow) {
       EXPECT_EQ(next.size(), static_cast<size_t>(options.refine_max));
       for (const Config& c : next) EXPECT_EQ(neighbours.count(family_.ConfigName(c)), 1u);
     } else {
@@ -292,6 +311,32 @@ TEST_F(StrategyTest, ModelFirstRoundIsTheNearestWinnersAndTheBestPredicted) {
     }
     EXPECT_EQ(names.count(winner), 1u) << winner;
   }
+}
+
+TEST_F(StrategyTest, ModelFirstRoundWaitsOnOneWaveOfCompilesAtMost) {
+  // Nothing compiled (a fresh install learning from a prior): besides the
+  // nearest shapes' winners, a first round takes first_uncompiled configs at
+  // most, unless its configs take compile_hidden_seconds or more to measure
+  // (4096^3's take ~0.06 s: hidden at 0.01 s, not at the default 0.15 s).
+  auto first_round = [&](ModelOptions options) {
+    auto s = MakeStrategy("model", family_, device_, Others(3), 2, options);
+    RoundInput in;
+    in.family = &family_;
+    in.device = device_;
+    in.shape = shapes_[3].shape;
+    in.valid = valid_;
+    in.compiled = [](const Config&) { return false; };
+    return (*s)->NextRound(in).size();
+  };
+  ModelOptions options;
+  const size_t winners = options.near_shapes * options.near_winners;
+  const size_t waiting = first_round(options);
+  EXPECT_GE(waiting, static_cast<size_t>(options.first_uncompiled));
+  EXPECT_LE(waiting, options.first_uncompiled + winners);
+  options.compile_hidden_seconds = 0.01;
+  const size_t hidden = first_round(options);
+  EXPECT_GE(hidden, static_cast<size_t>(options.first_round));
+  EXPECT_LE(hidden, options.first_round + winners);
 }
 
 TEST_F(StrategyTest, ConfigBudgetIsRespected) {

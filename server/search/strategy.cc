@@ -355,9 +355,13 @@ class Model : public Strategy {
     std::set<std::string> refined;
     std::vector<Config> next =
         Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape);
-    if (options_.refine_compiled) {
+    const double best_ms = in.best_ms.empty() ? 0 : in.best_ms.front();
+    if (options_.refine_compiled &&
+        MeasureSeconds(best_ms, best_ms, options_.search_repetitions) < options_.compile_hidden_seconds) {
+      // Compiled: in the compile cache where the runner says (a config the
+      // prior measured is not compiled here), else measured on another shape.
       std::erase_if(next, [&](const Config& c) {
-        return seen_.count(in.family->ConfigName(c)) == 0 && !(in.compiled && in.compiled(c));
+        return in.compiled ? !in.compiled(c) : seen_.count(in.family->ConfigName(c)) == 0;
       });
     }
     // The most promising neighbours first, costed at the best's time.
@@ -370,7 +374,6 @@ class Model : public Strategy {
       if (options_.refine_max > 0 && static_cast<int>(sorted.size()) >= options_.refine_max) break;
       sorted.push_back(next[i]);
     }
-    const double best_ms = in.best_ms.empty() ? 0 : in.best_ms.front();
     return WithinBudget(std::move(sorted), std::vector<double>(sorted.size(), best_ms), in,
                         options_.search_repetitions);
   }
@@ -432,7 +435,8 @@ class Model : public Strategy {
     // nearest shapes' winners all, and the options_.first_round others the
     // model predicts fastest.
     // Beyond first_round, and past first_uncompiled configs to compile, only
-    // configs compiled already: on a fresh install (a prior, nothing
+    // configs compiled already, or measured long enough to hide a compile
+    // (compile_hidden_seconds): on a fresh install (a prior, nothing
     // compiled) the round waits on NVRTC for each (~2.4 s of a core).
     auto compiled = [&](const Config& c) { return !in.compiled || in.compiled(c); };
     std::vector<Config> configs;
@@ -446,7 +450,7 @@ class Model : public Strategy {
           predicted > 0 ? MeasureSeconds(predicted, fastest, options_.search_repetitions) : kConfigOverheadS;
       if (taken.count(i) == 0) {
         if (seen_.count(family.ConfigName(in.valid[i])) == 0) continue;
-        const bool ready = compiled(in.valid[i]);
+        const bool ready = compiled(in.valid[i]) || seconds >= options_.compile_hidden_seconds;
         if (others >= options_.first_round && (!ready || cost + seconds > options_.first_seconds)) continue;
         if (!ready && uncompiled >= options_.first_uncompiled) continue;
         uncompiled += ready ? 0 : 1;

@@ -229,6 +229,15 @@ struct ModelOptions {
   /// (bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt). false: any
   /// neighbour.
   bool refine_compiled = true;
+  /// A config whose measuring is predicted (MeasureSeconds) to take at least
+  /// this many seconds counts as compiled in the first round and the
+  /// refinement: the compiler builds a kernel while the GPU measures such
+  /// configs (streamed, JobRunner::MeasureAll), so it costs no wait.
+  /// NVRTC takes ~2.4 s of a core a kernel, 16 cores build one each 0.15 s;
+  /// at 8192^3 (~0.3 s a config) the compiled-only rule left the exhaustive
+  /// winner out on a fresh install (2.3-3.2% regret on the H100,
+  /// bench/results/2026-11-26_h100_fresh_install/).
+  double compile_hidden_seconds = 0.15;
   /// Timed repetitions at most of each config measured (short timings for
   /// many; the job's top 5 are then judged in full, 100 rounds interleaved
   /// with the baseline in a fresh worker). The worker's 200 ms per config

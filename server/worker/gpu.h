@@ -42,7 +42,9 @@ class DeviceBuffer {
 };
 
 /// Fills `count` floats of `buf` with uniform random values in [-1, 1)
-/// from a fixed-seed generator (std::mt19937_64).
+/// from fixed-seed generators (std::mt19937_64, one per 2^20 values, on
+/// several threads): the same seed gives the same values, and a shorter
+/// fill of the same seed is a prefix of a longer one.
 absl::Status FillRandom(const DeviceBuffer& buf, size_t count, uint64_t seed);
 
 /// Copies `count` floats to the host.
