@@ -10,10 +10,10 @@
 # its winner against the exhaustive winner of the same shape
 # (EXH_JOBS/ieee_fp32_MxNxK.json, bench/prior_data.sh's jobs/ from a separate
 # database), both raced in one process as bench/regret.sh races them
-# (sbs_probe --race, PLACEMENTS=4 placements). Ends with
+# (sbs_probe --race, PLACEMENTS=4 placements of 100-2000 pairs). Ends with
 #   SUMMARY fresh_install first_shape_s=<s> median_tune_s=<s> max_tune_s=<s> max_regret=<x> shapes=<n> [gpu=<GPU>]
 #
-# Usage: [BUNDLE=.bundle] [PRIOR=FILE] [GPU_TAG=h200] EXH_JOBS=DIR bench/fresh_install.sh OUTDIR [SHAPES]
+# Usage: [BUNDLE=.bundle] [PRIOR=FILE] [GPU_TAG=TAG] EXH_JOBS=DIR bench/fresh_install.sh OUTDIR [SHAPES]
 set -u
 out=$1 shapes=${2:-.bundle/shapes.txt}
 bundle=${BUNDLE:-.bundle}
@@ -54,7 +54,11 @@ for dims in "${order[@]}"; do
   if [[ $mine == "$exh" ]]; then
     regret=0
   elif [[ $mine != 0 && $exh != 0 ]]; then
-    sbs_probe --shape $dims --race --config "$mine" --config "$exh" --pairs 100 \
+    # ~300 ms of the kernel per placement, 100-2000 pairs: a 15 us kernel's
+    # placements spread +-4% over 100 pairs.
+    pairs=$(python3 -c "import sys; print(max(100, min(2000, int(300 / max(float(sys.argv[1]), 1e-3)))))" \
+      "$(field best.median_ms < "$out/job_$name.json")")
+    sbs_probe --shape $dims --race --config "$mine" --config "$exh" --pairs "$pairs" \
       --placements "${PLACEMENTS:-4}" > "$out/race_$name.txt" 2>&1 < /dev/null
     r=$(awk -v n="$exh" '$1 == "PLACEMENTS" && $2 == n {print $4}' "$out/race_$name.txt")
     regret=$(python3 -c "import sys; print(round(1 / float(sys.argv[1]) - 1, 4) if sys.argv[1] else 'nan')" "${r:-}")
@@ -68,7 +72,10 @@ print("%-18s %8s %8d %9.1f %7.1f %9.1f %9s  %s (exhaustive: %s)" % (
     j.get('best', {}).get('config', {}).get('name', '-'), sys.argv[5]))
 PY
 done
-python3 - "$log" "${GPU_TAG:-}" >> "$log" <<'PY'
+# gpu=h200 (or another kind) from the GPU's name, none on the H100 (the issue's line).
+tag=${GPU_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE 'h100|h200|a100|b200' | tr A-Z a-z)}
+[[ $tag != h100 ]] || tag=
+python3 - "$log" "$tag" >> "$log" <<'PY'
 import math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit() and len(l.split()) >= 8]
 t = [float(r[1]) for r in rows]

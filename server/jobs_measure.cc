@@ -42,6 +42,9 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
   auto family = FamilyOf(job.problem(), store_);
   if (!family.ok()) return family.status();
   if (auto spec = SpecWithSource(**family)) *request.mutable_prepare()->mutable_spec() = *std::move(spec);
+  // The process that will judge this job's finalists (JudgeFinalists),
+  // started while the job searches.
+  if (options_.retime_top >= 1 && !device().compile_only()) worker_->StartSpare();
   const absl::Time start = absl::Now();
   auto response = worker_->Call(request, options_.prepare_timeout);
   if (!response.ok()) {  // the worker died or hung: one restart and retry

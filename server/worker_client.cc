@@ -30,9 +30,12 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::str
   return w;
 }
 
-WorkerClient::~WorkerClient() { Stop(); }
+WorkerClient::~WorkerClient() {
+  Stop();
+  StopSpare();
+}
 
-absl::Status WorkerClient::Spawn() {
+absl::Status WorkerClient::Launch(Process* p) {
   // A worker that dies (or is stopped) while a request is being written to
   // its pipe must not kill this process with SIGPIPE: the write then fails
   // with EPIPE, which Call reports. Process-wide, once, here where the pipes
@@ -51,7 +54,8 @@ absl::Status WorkerClient::Spawn() {
   std::vector<const char*> argv = {path_.c_str()};
   for (const auto& a : args_) argv.push_back(a.c_str());
   argv.push_back(nullptr);
-  const int err = posix_spawn(&pid_, path_.c_str(), &actions, nullptr,
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, path_.c_str(), &actions, nullptr,
                               const_cast<char* const*>(argv.data()), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(to[0]);
@@ -59,30 +63,65 @@ absl::Status WorkerClient::Spawn() {
   if (err != 0) {
     close(to[1]);
     close(from[0]);
-    pid_ = -1;
     return absl::FailedPreconditionError(
         absl::StrCat("cannot start ", role_, " ", path_, ": ", std::strerror(err)));
   }
-  to_worker_ = to[1];
-  from_worker_ = from[0];
-  interruptible_ = pid_;
+  *p = {.pid = pid, .to = to[1], .from = from[0]};
+  return absl::OkStatus();
+}
 
+absl::Status WorkerClient::Spawn() {
+  Process p;
+  TUNED_RETURN_IF_ERROR(Launch(&p));
+  pid_ = p.pid;
+  to_worker_ = p.to;
+  from_worker_ = p.from;
+  interruptible_ = pid_;
   v1::worker::Request hello;
   hello.mutable_hello();
-  auto response = Call(hello);
-  if (!response.ok()) {
+  if (absl::Status s = Fail(WriteMessage(to_worker_, hello)); !s.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat(role_, " ", path_, " exited at start: ", response.status().message()));
+        absl::StrCat(role_, " ", path_, " exited at start: ", s.message()));
   }
-  if (!response->error().empty()) {
+  return Greet();
+}
+
+absl::Status WorkerClient::Greet() {
+  v1::worker::Response response;
+  if (absl::Status s = Receive(absl::InfiniteFuture(), absl::InfiniteDuration(), &response); !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(role_, " ", path_, " exited at start: ", s.message()));
+  }
+  if (!response.error().empty()) {
     Stop();
-    return absl::FailedPreconditionError(absl::StrCat(role_, ": ", response->error()));
+    return absl::FailedPreconditionError(absl::StrCat(role_, ": ", response.error()));
   }
-  device_ = response->device();
+  device_ = response.device();
   ready_ = true;
   spdlog::info("{} pid {} ready: {} sm_{}{}{}", role_, pid_, device_.name(), device_.cc_major(),
                device_.cc_minor(), device_.compile_only() ? " (compile-only)" : "");
   return absl::OkStatus();
+}
+
+void WorkerClient::StartSpare() {
+  if (spare_.pid > 0) return;
+  Process p;
+  if (absl::Status s = Launch(&p); !s.ok()) {
+    spdlog::warn("no spare {}: {}", role_, s.ToString());
+    return;
+  }
+  spare_ = p;
+  v1::worker::Request hello;  // answered once it has started; read by Respawn
+  hello.mutable_hello();
+  if (absl::Status s = WriteMessage(spare_.to, hello); !s.ok()) StopSpare();
+}
+
+void WorkerClient::StopSpare() {
+  if (spare_.pid <= 0) return;
+  close(spare_.to);  // the worker exits on end of input
+  close(spare_.from);
+  Reap(spare_.pid);
+  spare_ = {};
 }
 
 void WorkerClient::Interrupt() {
@@ -96,17 +135,18 @@ void WorkerClient::Stop() {
   if (from_worker_ >= 0) close(from_worker_);
   to_worker_ = from_worker_ = -1;
   if (pid_ <= 0) return;
-  int status = 0;
-  for (int i = 0; i < 50; ++i) {  // up to 5 s for a clean exit
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  kill(pid_, SIGKILL);
-  waitpid(pid_, &status, 0);
+  Reap(pid_);
   pid_ = -1;
+}
+
+void WorkerClient::Reap(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 500; ++i) {  // up to 5 s for a clean exit
+    if (waitpid(pid, &status, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
 }
 
 absl::StatusOr<v1::worker::Response> WorkerClient::Call(const v1::worker::Request& request,
@@ -179,6 +219,16 @@ absl::Status WorkerClient::Fail(const absl::Status& s) {
 
 absl::Status WorkerClient::Respawn() {
   Stop();
+  if (spare_.pid > 0) {
+    spdlog::info("taking the spare {} (pid {})", role_, spare_.pid);
+    pid_ = spare_.pid;
+    to_worker_ = spare_.to;
+    from_worker_ = spare_.from;
+    interruptible_ = pid_;
+    spare_ = {};
+    if (Greet().ok()) return absl::OkStatus();
+    Stop();  // it died at start: a fresh one, as without a spare
+  }
   spdlog::info("starting a fresh {}", role_);
   return Spawn();
 }

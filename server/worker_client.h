@@ -55,7 +55,15 @@ class WorkerClient {
   /// Stops the worker and starts a fresh process on purpose (not a failure:
   /// neither restarts() nor the on_restart callback count it), e.g. to judge
   /// the job's finalists in a process that measured nothing else.
+  /// Takes the spare process if StartSpare made one (its start already
+  /// done), else starts one.
   absl::Status Respawn();
+  /// Starts the next fresh process now, beside the running one, so that
+  /// Respawn finds it started (a GPU worker's start, CUDA's context
+  /// included, took ~0.25 s of each job's judging on the H100). No-op while
+  /// a spare is there; a spare that cannot start is logged, and Respawn
+  /// starts one as before.
+  void StartSpare();
   int restarts() const { return restarts_; }
   /// True while a started worker answers; false from its death until a
   /// restart succeeds. Safe to read from any thread (health checks).
@@ -70,8 +78,22 @@ class WorkerClient {
  private:
   WorkerClient(std::string path, std::vector<std::string> args, std::string role)
       : path_(std::move(path)), role_(std::move(role)), args_(std::move(args)) {}
+  /// A worker process and its pipes.
+  struct Process {
+    pid_t pid = -1;
+    int to = -1;    // its standard input
+    int from = -1;  // its standard output
+  };
+  /// Starts `path args...` with pipes into `p`.
+  absl::Status Launch(Process* p);
+  /// Launch as the worker, then its hello (Greet).
   absl::Status Spawn();
+  /// Reads the worker's answer to its hello: its device, or why it could not start.
+  absl::Status Greet();
   void Stop();
+  void StopSpare();
+  /// Waits up to 5 s for `pid` to exit, then kills it.
+  static void Reap(pid_t pid);
   /// Reads one message of the worker into `response`, waiting until
   /// `deadline` (InfiniteFuture: no limit) at most; past it, the worker is
   /// killed and DEADLINE_EXCEEDED names `timeout`. Errors pass through Fail.
@@ -91,6 +113,7 @@ class WorkerClient {
   std::atomic<pid_t> interruptible_{-1};  // pid_ for Interrupt, -1 once being reaped
   std::function<void()> on_restart_;
   v1::Device device_;
+  Process spare_;  // StartSpare's, until Respawn takes it
 };
 
 }  // namespace tuned

@@ -1,0 +1,100 @@
+// WorkerClient's spare process (StartSpare, Respawn) against the real
+// `tuned-worker --compile-only`: Respawn takes the spare, started beforehand,
+// or starts a fresh process where the spare is gone; no process is left
+// behind.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "server/worker_client.h"
+
+namespace tuned {
+namespace {
+
+/// This process's child processes (Linux: /proc/self/task/*/children).
+std::set<pid_t> Children() {
+  std::set<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(entry.path() / "children");
+    pid_t pid = 0;
+    while (in >> pid) out.insert(pid);
+  }
+  return out;
+}
+
+/// A compile-only worker answers: the hello of a request of its own.
+bool Answers(WorkerClient& w) {
+  v1::worker::Request hello;
+  hello.mutable_hello();
+  auto r = w.Call(hello, absl::Seconds(60));
+  return r.ok() && r->error().empty() && r->has_device();
+}
+
+std::unique_ptr<WorkerClient> Start() {
+  auto w = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90"}, "compiler");
+  EXPECT_TRUE(w.ok()) << w.status();
+  return w.ok() ? *std::move(w) : nullptr;
+}
+
+TEST(WorkerClientTest, RespawnTakesTheSpareStartedBeforehand) {
+  auto w = Start();
+  ASSERT_NE(w, nullptr);
+  const std::set<pid_t> one = Children();
+  ASSERT_EQ(one.size(), 1u);
+  w->StartSpare();
+  w->StartSpare();  // one spare at most
+  const std::set<pid_t> two = Children();
+  ASSERT_EQ(two.size(), 2u);
+  pid_t spare = 0;
+  for (pid_t p : two) {
+    if (one.count(p) == 0) spare = p;
+  }
+  ASSERT_TRUE(w->Respawn().ok());
+  EXPECT_EQ(Children(), std::set<pid_t>{spare});  // the old one reaped, the spare working
+  EXPECT_TRUE(w->ready());
+  EXPECT_TRUE(Answers(*w));
+  EXPECT_EQ(w->restarts(), 0);
+  // No spare now: a fresh process.
+  ASSERT_TRUE(w->Respawn().ok());
+  const std::set<pid_t> fresh = Children();
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_EQ(fresh.count(spare), 0u);
+  EXPECT_TRUE(Answers(*w));
+}
+
+TEST(WorkerClientTest, ASpareThatDiedIsReplacedByAFreshProcess) {
+  auto w = Start();
+  ASSERT_NE(w, nullptr);
+  const std::set<pid_t> one = Children();
+  w->StartSpare();
+  pid_t spare = 0;
+  for (pid_t p : Children()) {
+    if (one.count(p) == 0) spare = p;
+  }
+  ASSERT_GT(spare, 0);
+  ASSERT_EQ(kill(spare, SIGKILL), 0);
+  ASSERT_TRUE(w->Respawn().ok());
+  const std::set<pid_t> now = Children();
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now.count(spare), 0u);
+  EXPECT_EQ(now.count(*one.begin()), 0u);
+  EXPECT_TRUE(Answers(*w));
+}
+
+TEST(WorkerClientTest, TheSpareEndsWithItsClient) {
+  auto w = Start();
+  ASSERT_NE(w, nullptr);
+  w->StartSpare();
+  ASSERT_EQ(Children().size(), 2u);
+  w.reset();
+  EXPECT_TRUE(Children().empty());
+}
+
+}  // namespace
+}  // namespace tuned
