@@ -68,7 +68,7 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
 
   auto best = Query("SELECT " TUNED_MEASUREMENT_COLS
                     " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
-                    "WHERE m.job_id = ?1 AND m.status = ?2 ORDER BY m.median_ms, m.id LIMIT 1",
+                    "WHERE m.job_id = ?1 AND m.status = ?2 " TUNED_BEST_ORDER " LIMIT 1",
                     id, kOk);
   if (!best.ok()) return best.status();
   if (!best->empty()) TUNED_RETURN_IF_ERROR(ReadMeasurement(*best, 0, job.mutable_best()));

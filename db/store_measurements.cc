@@ -169,7 +169,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
             "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
             "LEFT JOIN daemons d ON d.id = m.daemon_id "
             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-            "AND m.status = ?5 AND m.math = ?6 ORDER BY m.median_ms, m.id LIMIT 1",
+            "AND m.status = ?5 AND m.math = ?6 " TUNED_BEST_ORDER " LIMIT 1",
             device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
             ShapeText(problem), kOk, MathText(problem));
   if (!q.ok()) return q.status();

@@ -30,6 +30,35 @@ TEST_P(StoreTest, SetJudgedReplacesAnOkTimeAndTheBestWithItsInterval) {
   EXPECT_TRUE(absl::IsNotFound(store_->SetJudged(id, "none", {1, 1, ""}, judged)));
 }
 
+// A judged time and a search time are not compared: a config the judging
+// left unjudged (its search time 1-2% optimistic) is not the best over the
+// judged ones, however fast its search time, in Best and the job's best.
+TEST_P(StoreTest, TheJudgedConfigsComeBeforeUnjudgedOnesAsTheBest) {
+  const v1::Problem p = Sgemm(160, 160, 160);
+  const int64_t id = NewJob(p);
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("judged", v1::MEASUREMENT_OK, 1.00), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("unjudged", v1::MEASUREMENT_OK, 1.01), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("slower", v1::MEASUREMENT_OK, 1.05), nullptr).ok());
+  const StoredSpeedup interval{.speedup = 1.07, .ci_low = 1.06, .ci_high = 1.08, .pairs = 400, .note = ""};
+  ASSERT_TRUE(store_->SetJudged(id, "judged", {1.02, 3.5, "judged"}, interval).ok());
+  ASSERT_TRUE(store_->SetJudged(id, "slower", {1.04, 3.4, "judged"}, interval).ok());
+  auto best = store_->Best(dev_, p);
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ((*best)->measurement.config().name(), "judged");
+  EXPECT_DOUBLE_EQ((*best)->measurement.median_ms(), 1.02);
+  EXPECT_EQ((*best)->speedup.pairs, 400);
+  auto job = store_->GetJob(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->best().config().name(), "judged");
+  // With none judged, the fastest.
+  const v1::Problem q = Sgemm(176, 176, 176);
+  const int64_t other = NewJob(q);
+  ASSERT_TRUE(store_->AddMeasurement(other, Meas("x", v1::MEASUREMENT_OK, 1.2), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(other, Meas("y", v1::MEASUREMENT_OK, 1.1), nullptr).ok());
+  EXPECT_EQ((*store_->Best(dev_, q))->measurement.config().name(), "y");
+  EXPECT_EQ(store_->GetJob(other)->best().config().name(), "y");
+}
+
 // Schema 4: a measurement's SM clock and low-clock mark, and a finalist's
 // judging (speedup, interval, pairs, note) reach Best and ListMeasurements.
 TEST_P(StoreTest, ClockAndSpeedupRoundTrip) {
