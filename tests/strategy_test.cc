@@ -313,30 +313,44 @@ TEST_F(StrategyTest, ModelFirstRoundIsTheNearestWinnersAndTheBestPredicted) {
   }
 }
 
-TEST_F(StrategyTest, ModelFirstRoundWaitsOnOneWaveOfCompilesAtMost) {
+TEST_F(StrategyTest, ModelFirstRoundWaitsOnOneWaveOfCompilesAtMostAndNoneOnceEnoughAreCompiled) {
   // Nothing compiled (a fresh install learning from a prior): besides the
   // nearest shapes' winners, a first round takes first_uncompiled configs at
   // most, unless its configs take compile_hidden_seconds or more to measure
   // (4096^3's take ~0.06 s: hidden at 0.01 s, not at the default 0.15 s).
-  auto first_round = [&](ModelOptions options) {
+  // Once first_round configs the model knows are compiled, it waits on none.
+  auto first_round = [&](ModelOptions options, std::function<bool(const Config&)> compiled) {
     auto s = MakeStrategy("model", family_, device_, Others(3), 2, options);
     RoundInput in;
     in.family = &family_;
     in.device = device_;
     in.shape = shapes_[3].shape;
     in.valid = valid_;
-    in.compiled = [](const Config&) { return false; };
-    return (*s)->NextRound(in).size();
+    in.compiled = std::move(compiled);
+    return (*s)->NextRound(in);
   };
+  auto none = [](const Config&) { return false; };
   ModelOptions options;
   const size_t winners = options.near_shapes * options.near_winners;
-  const size_t waiting = first_round(options);
+  const size_t waiting = first_round(options, none).size();
   EXPECT_GE(waiting, static_cast<size_t>(options.first_uncompiled));
   EXPECT_LE(waiting, options.first_uncompiled + winners);
+  // All compiled but the first 8 of that round (nearest winners among them).
+  const std::vector<Config> all = first_round(options, [](const Config&) { return true; });
+  ASSERT_GT(all.size(), 8u);
+  std::set<std::string> missing;
+  for (size_t i = 0; i < 8; ++i) missing.insert(family_.ConfigName(all[i]));
+  auto most = [&](const Config& c) { return missing.count(family_.ConfigName(c)) == 0; };
+  const std::vector<Config> ready = first_round(options, most);
+  EXPECT_GE(ready.size(), static_cast<size_t>(options.first_round));
+  for (const Config& c : ready) EXPECT_EQ(missing.count(family_.ConfigName(c)), 0u);
   options.compile_hidden_seconds = 0.01;
-  const size_t hidden = first_round(options);
+  const size_t hidden = first_round(options, none).size();
   EXPECT_GE(hidden, static_cast<size_t>(options.first_round));
   EXPECT_LE(hidden, options.first_round + winners);
+  size_t taken = 0;
+  for (const Config& c : first_round(options, most)) taken += missing.count(family_.ConfigName(c));
+  EXPECT_EQ(taken, missing.size());
 }
 
 TEST_F(StrategyTest, ConfigBudgetIsRespected) {

@@ -439,6 +439,11 @@ class Model : public Strategy {
     // (compile_hidden_seconds): on a fresh install (a prior, nothing
     // compiled) the round waits on NVRTC for each (~2.4 s of a core).
     auto compiled = [&](const Config& c) { return !in.compiled || in.compiled(c); };
+    int known_compiled = 0;
+    for (size_t i = 0; i < in.valid.size() && known_compiled < options_.first_round; ++i) {
+      known_compiled += seen_.count(family.ConfigName(in.valid[i])) != 0 && compiled(in.valid[i]);
+    }
+    const int may_compile = known_compiled >= options_.first_round ? 0 : options_.first_uncompiled;
     std::vector<Config> configs;
     std::vector<double> ms;
     int others = 0, uncompiled = 0;
@@ -448,13 +453,15 @@ class Model : public Strategy {
       const double predicted = best_ms * std::exp(pred[i] - min_pred);
       const double seconds =
           predicted > 0 ? MeasureSeconds(predicted, fastest, options_.search_repetitions) : kConfigOverheadS;
+      const bool ready = compiled(in.valid[i]) || seconds >= options_.compile_hidden_seconds;
       if (taken.count(i) == 0) {
         if (seen_.count(family.ConfigName(in.valid[i])) == 0) continue;
-        const bool ready = compiled(in.valid[i]) || seconds >= options_.compile_hidden_seconds;
         if (others >= options_.first_round && (!ready || cost + seconds > options_.first_seconds)) continue;
-        if (!ready && uncompiled >= options_.first_uncompiled) continue;
+        if (!ready && uncompiled >= may_compile) continue;
         uncompiled += ready ? 0 : 1;
         ++others;
+      } else if (!ready && may_compile == 0) {
+        continue;
       }
       cost += seconds;
       if (predicted > 0) fastest = fastest > 0 ? std::min(fastest, predicted) : predicted;

@@ -202,6 +202,12 @@ struct ModelOptions {
   /// install's first shape learns from the prior and has compiled nothing,
   /// and NVRTC takes ~2.4 s of a core a kernel (16 cores: 16 kernels are
   /// one wave). The extension by first_seconds takes compiled configs only.
+  /// Once first_round configs that the model knows are compiled, none (the
+  /// nearest shapes' winners included): a round that waits on one kernel
+  /// waits ~2.4 s, however few it compiles, where a small shape's search
+  /// takes 1-2 s. On an H100 whose compile-ahead ran slower, small shapes
+  /// waited 1-2 s each and the median tuning time rose from 3.9 s to 5.4 s
+  /// (bench/results/2026-11-26_h100_fresh_install/, runs 6 and 7).
   int first_uncompiled = 16;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
