@@ -326,10 +326,12 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     };
     absl::StatusOr<std::unique_ptr<search::Strategy>> made;
     if (job.round() == 0 && name != search::kExhaustive && !device().compile_only() &&
-        prepared_job_ != job.id()) {
+        prepared_job_ == 0) {
       // The cost model's fit (CPU: 0.3-0.7 s on the H100 host with a prior)
       // beside the worker's Prepare of the job's inputs, reference and
-      // baseline (GPU: 0.3-1.2 s), which its first claim needs anyway.
+      // baseline (GPU: 0.3-1.2 s), which its first claim needs anyway. Only
+      // on a daemon between jobs: ClaimWork prefers the prepared job, and a
+      // job that came later must not take over one that is being searched.
       auto fit = std::async(std::launch::async, make);
       JobTime time;
       const absl::Status prepared = Prepare(job, &time);
