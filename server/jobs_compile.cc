@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -122,11 +121,11 @@ void JobRunner::QueueAhead(const v1::Job& job) {
 }
 
 void JobRunner::OrderByPrior(const std::vector<const Family*>& families) {
-  const std::map<std::string, double> place =
+  const std::map<std::string, size_t> place =
       search::AheadPlaces(*options_.prior, families, kPriorNeighboursOf);
   auto of = [&](const v1::worker::Kernel& k) {
     auto it = place.find(k.name());
-    return it == place.end() ? std::numeric_limits<double>::infinity() : it->second;
+    return it == place.end() ? SIZE_MAX : it->second;
   };
   std::stable_sort(ahead_.begin(), ahead_.end(),
                    [&](const auto& a, const auto& b) { return of(a) < of(b); });

@@ -108,9 +108,9 @@ TEST(PriorTest, TheCompileAheadTakesTheWinnersFirstThenTheirNeighbours) {
   EXPECT_EQ(ranked[2], space[1]);
   EXPECT_TRUE(prior->Ranked("sgemm", v1::MATH_TF32).empty());
   const auto places = AheadPlaces(*prior, {&Sgemm()}, 1);
-  EXPECT_EQ(places.at(Sgemm().ConfigName(space[1])), 2);
-  EXPECT_LT(places.at(Sgemm().ConfigName(space[0])), 2);
-  EXPECT_LT(places.at(Sgemm().ConfigName(space[2])), 2);
+  EXPECT_EQ(places.at(Sgemm().ConfigName(space[1])), 2u);
+  EXPECT_LT(places.at(Sgemm().ConfigName(space[0])), 2u);
+  EXPECT_LT(places.at(Sgemm().ConfigName(space[2])), 2u);
   // The neighbours of the first ranked config come after the ranked ones
   // (at 3); those of the others (neighbours_of = 1) and the rest of the
   // space not at all.
@@ -119,7 +119,7 @@ TEST(PriorTest, TheCompileAheadTakesTheWinnersFirstThenTheirNeighbours) {
   int placed = 0;
   for (const Config& n : near) {
     auto it = places.find(Sgemm().ConfigName(n));
-    if (it != places.end() && it->second == 3) ++placed;
+    if (it != places.end() && it->second == 3u) ++placed;
   }
   EXPECT_GT(placed, 0);
   EXPECT_LT(places.size(), space.size());

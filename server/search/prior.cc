@@ -202,27 +202,27 @@ std::vector<Config> Prior::Ranked(std::string_view family, v1::Math math) const 
   return out;
 }
 
-std::map<std::string, double> AheadPlaces(const Prior& prior,
+std::map<std::string, size_t> AheadPlaces(const Prior& prior,
                                           const std::vector<const Family*>& families,
                                           size_t neighbours_of) {
-  std::map<std::string, double> place;
-  auto put = [&](const std::string& name, double p) {  // the earliest place a config earns
+  std::map<std::string, size_t> place;
+  auto put = [&](const std::string& name, size_t p) {  // the earliest place a config earns
     auto [it, fresh] = place.emplace(name, p);
     if (!fresh) it->second = std::min(it->second, p);
   };
-  double offset = 0;  // each mode after the ones before it
+  size_t offset = 0;  // each mode after the ones before it
   for (v1::Math math : {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
-    double last = offset;
+    size_t last = offset;
     for (const Family* family : families) {
       const std::vector<Config> ranked = prior.Ranked(family->name(), math);
-      const double tail = offset + static_cast<double>(ranked.size());  // the neighbours' tier
+      const size_t tail = offset + ranked.size();  // the neighbours' tier
       for (size_t i = 0; i < ranked.size(); ++i) {
-        put(family->ConfigName(ranked[i]), offset + static_cast<double>(i));
+        put(family->ConfigName(ranked[i]), offset + i);
         if (i >= neighbours_of) continue;
         for (const Config& n : family->Neighbours(ranked[i])) {
           if (!family->Admits(n, math)) continue;
-          put(family->ConfigName(n), tail + static_cast<double>(i));
-          last = std::max(last, tail + static_cast<double>(i));
+          put(family->ConfigName(n), tail + i);
+          last = std::max(last, tail + i);
         }
       }
       last = std::max(last, tail);

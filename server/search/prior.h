@@ -105,7 +105,7 @@ class Prior {
 /// made the model's first rounds wait longer on NVRTC on the H100 (the
 /// first rounds pick from the ranked configs;
 /// bench/results/2026-11-26_h100_fresh_install/README.md).
-std::map<std::string, double> AheadPlaces(const Prior& prior,
+std::map<std::string, size_t> AheadPlaces(const Prior& prior,
                                           const std::vector<const Family*>& families,
                                           size_t neighbours_of);
 

@@ -438,10 +438,15 @@ class Model : public Strategy {
     // configs compiled already, or measured long enough to hide a compile
     // (compile_hidden_seconds): on a fresh install (a prior, nothing
     // compiled) the round waits on NVRTC for each (~2.4 s of a core).
-    auto compiled = [&](const Config& c) { return !in.compiled || in.compiled(c); };
+    // in.compiled asks the compile cache (a store query): once per config.
+    std::vector<signed char> is_compiled(in.valid.size(), -1);
+    auto compiled = [&](size_t i) {
+      if (is_compiled[i] < 0) is_compiled[i] = !in.compiled || in.compiled(in.valid[i]);
+      return is_compiled[i] == 1;
+    };
     int known_compiled = 0;
     for (size_t i = 0; i < in.valid.size() && known_compiled < options_.first_round; ++i) {
-      known_compiled += seen_.count(family.ConfigName(in.valid[i])) != 0 && compiled(in.valid[i]);
+      known_compiled += seen_.count(family.ConfigName(in.valid[i])) != 0 && compiled(i);
     }
     const int may_compile = known_compiled >= options_.first_round ? 0 : options_.first_uncompiled;
     std::vector<Config> configs;
@@ -453,14 +458,15 @@ class Model : public Strategy {
       const double predicted = best_ms * std::exp(pred[i] - min_pred);
       const double seconds =
           predicted > 0 ? MeasureSeconds(predicted, fastest, options_.search_repetitions) : kConfigOverheadS;
-      const bool ready = compiled(in.valid[i]) || seconds >= options_.compile_hidden_seconds;
+      auto ready = [&] { return seconds >= options_.compile_hidden_seconds || compiled(i); };
       if (taken.count(i) == 0) {
         if (seen_.count(family.ConfigName(in.valid[i])) == 0) continue;
-        if (others >= options_.first_round && (!ready || cost + seconds > options_.first_seconds)) continue;
-        if (!ready && uncompiled >= may_compile) continue;
-        uncompiled += ready ? 0 : 1;
+        const bool now = ready();
+        if (others >= options_.first_round && (!now || cost + seconds > options_.first_seconds)) continue;
+        if (!now && uncompiled >= may_compile) continue;
+        uncompiled += now ? 0 : 1;
         ++others;
-      } else if (!ready && may_compile == 0) {
+      } else if (may_compile == 0 && !ready()) {
         continue;
       }
       cost += seconds;
