@@ -192,12 +192,22 @@ absl::StatusOr<cublasHandle_t> CreateCublas(v1::Math math) {
   return handle;
 }
 
+RowMajorGemmArgs RowMajorGemm(int m, int n, int k, v1::Layout layout) {
+  // A row-major X (r x c) is column-major X^T (c x r, ld c): cuBLAS reads a
+  // transposed operand's storage as op(X) itself and takes OP_T.
+  const bool ta = layout == v1::LAYOUT_TN || layout == v1::LAYOUT_TT;
+  const bool tb = layout == v1::LAYOUT_NT || layout == v1::LAYOUT_TT;
+  return {tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? k : n, ta ? m : k};
+}
+
 absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alpha, const float* a,
-                           const float* b, float beta, float* c, cudaStream_t stream) {
+                           const float* b, float beta, float* c, cudaStream_t stream,
+                           v1::Layout layout) {
   TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
-  return CublasStatus(
-      cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
-      "cublasSgemm");
+  const RowMajorGemmArgs g = RowMajorGemm(m, n, k, layout);
+  return CublasStatus(cublasSgemm(handle, g.op_first, g.op_second, n, m, k, &alpha, b, g.ldb, a,
+                                  g.lda, &beta, c, n),
+                      "cublasSgemm");
 }
 
 absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,

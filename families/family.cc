@@ -60,11 +60,24 @@ absl::Status Family::ValidateMath(v1::Math math) const {
                                                  " (supported: ", absl::StrJoin(names, ", "), ")"));
 }
 
+absl::Status Family::ValidateLayout(v1::Layout layout) const {
+  const auto layouts = Layouts();
+  if (std::find(layouts.begin(), layouts.end(), layout) != layouts.end()) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (v1::Layout l : layouts) {
+    names.push_back(absl::AsciiStrToLower(absl::StripPrefix(EnumName(l), "LAYOUT_")));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("layout ", EnumName(layout),
+                                                 " is not supported by ", std::string(name()),
+                                                 " (supported: ", absl::StrJoin(names, ", "), ")"));
+}
+
 std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
-                                       v1::Math math) const {
+                                       v1::Math math, v1::Layout layout) const {
   std::vector<Config> valid;
-  for (auto& c : Space()) {
-    if (!Admits(c, math)) continue;
+  for (auto& nn : Space()) {
+    Config c = InLayout(std::move(nn), layout);
+    if (!AdmitsIn(c, math, layout)) continue;
     if (auto s = Check(c, device); s.ok()) {
       valid.push_back(std::move(c));
     } else if (pruned != nullptr) {
@@ -75,9 +88,10 @@ std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pru
 }
 
 std::vector<Config> Family::ValidSpace(const v1::Device& device, const Shape& shape,
-                                       std::vector<Pruned>* pruned, v1::Math math) const {
+                                       std::vector<Pruned>* pruned, v1::Math math,
+                                       v1::Layout layout) const {
   std::vector<Config> suited;
-  for (auto& c : ValidSpace(device, pruned, math)) {
+  for (auto& c : ValidSpace(device, pruned, math, layout)) {
     if (auto s = SuitsShape(c, shape); s.ok()) {
       suited.push_back(std::move(c));
     } else if (pruned != nullptr) {
@@ -94,11 +108,20 @@ void Family::VisitReach(int rounds,
   std::set<std::string> seen;
   std::vector<Config> frontier;
   bool done = false;
+  // The frontier holds the configs of LAYOUT_NN, whose neighbours in
+  // another layout are the other layout's neighbours (LAYOUT is not stepped).
+  const std::vector<v1::Layout> layouts = Layouts();
   auto see = [&](Config& c, std::vector<Config>* next) {
     std::string name = ConfigName(c);
     if (done || !seen.insert(name).second) return;
     if (next != nullptr) next->push_back(c);
-    done = visit(std::move(name), c);
+    for (v1::Layout layout : layouts) {
+      if (layout == v1::LAYOUT_NN || done) continue;
+      Config in = InLayout(c, layout);
+      std::string in_name = ConfigName(in);
+      if (seen.insert(in_name).second) done = visit(std::move(in_name), in);
+    }
+    if (!done) done = visit(std::move(name), c);
   };
   for (Config& c : Space()) see(c, rounds > 0 ? &frontier : nullptr);
   for (int round = 1; round <= rounds && !frontier.empty() && !done; ++round) {
@@ -133,6 +156,7 @@ std::map<std::string, Config> Family::ByName(int rounds,
 std::vector<Config> Family::Neighbours(const Config& config) const {
   std::vector<Config> out;
   for (const auto& p : params()) {
+    if (p.from_problem) continue;
     auto at = config.find(p.name);
     if (at == config.end() && !p.if_absent) continue;
     const int64_t value = at != config.end() ? at->second : *p.if_absent;
@@ -152,14 +176,14 @@ std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
                                 std::set<std::string>* refined, v1::Math math,
-                                const Shape& shape) {
+                                const Shape& shape, v1::Layout layout) {
   std::vector<Config> out;
   std::set<std::string> names;
   for (const Config& config : best) {
     if (!refined->insert(family.ConfigName(config)).second) continue;
     for (Config& c : family.Neighbours(config)) {
       const std::string name = family.ConfigName(c);
-      if (measured.count(name) != 0 || names.count(name) != 0 || !family.Admits(c, math) ||
+      if (measured.count(name) != 0 || names.count(name) != 0 || !family.AdmitsIn(c, math, layout) ||
           !family.Check(c, device).ok() || (!shape.empty() && !family.SuitsShape(c, shape).ok())) {
         continue;
       }

@@ -32,6 +32,9 @@ struct Param {
   /// The value a config stored before the parameter existed has (it lacks
   /// the parameter); nullopt: every config must name it.
   std::optional<int64_t> if_absent = std::nullopt;
+  /// Set from the problem, not searched (sgemm's LAYOUT): InLayout() gives
+  /// it its value, and Neighbours() never steps it.
+  bool from_problem = false;
 };
 
 /// What NVRTC needs to build one config: the kernel files its source is
@@ -87,6 +90,22 @@ class Family {
   virtual bool Admits(const Config& config, v1::Math math) const {
     (void)config;
     return math == v1::MATH_IEEE_FP32;
+  }
+  /// The operand layouts (tuner.proto Layout) the family's problems take:
+  /// LAYOUT_NN only, unless it says otherwise (sgemm: all four).
+  virtual std::vector<v1::Layout> Layouts() const { return {v1::LAYOUT_NN}; }
+  /// `config` (one of Space(), whose configs are those of LAYOUT_NN) made
+  /// for problems in `layout`: sgemm sets its LAYOUT parameter (a kind that
+  /// does not handle the layout refuses it in Check). The config itself by
+  /// default.
+  virtual Config InLayout(Config config, v1::Layout layout) const {
+    (void)layout;
+    return config;
+  }
+  /// The layout a config was made for (InLayout): LAYOUT_NN by default.
+  virtual v1::Layout LayoutOf(const Config& config) const {
+    (void)config;
+    return v1::LAYOUT_NN;
   }
 
   /// Work per run: flops (sgemm: 2*M*N*K) or bytes moved (read + written).
@@ -152,18 +171,29 @@ class Family {
                                v1::Math math = v1::MATH_IEEE_FP32) const;
   /// INVALID_ARGUMENT unless `math` is one of MathModes() (naming them).
   absl::Status ValidateMath(v1::Math math) const;
+  /// INVALID_ARGUMENT unless `layout` is one of Layouts() (naming them).
+  absl::Status ValidateLayout(v1::Layout layout) const;
   /// The configs of Space() that `math` admits (Admits), split into the
   /// valid ones and the pruned ones with reasons; the others are left out,
   /// not pruned (sgemm's MATH_IEEE_FP32 space is that of its CUDA-core
   /// kinds, whose stored configs name no math mode).
+  /// In layout `layout`, the configs are InLayout(c, layout) of Space()'s,
+  /// those the layout admits (LayoutOf) and Check passes.
   std::vector<Config> ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
-                                 v1::Math math = v1::MATH_IEEE_FP32) const;
+                                 v1::Math math = v1::MATH_IEEE_FP32,
+                                 v1::Layout layout = v1::LAYOUT_NN) const;
   /// What a job on `shape` in mode `math` searches: ValidSpace(device,
   /// pruned, math) less the configs that do not suit the shape (SuitsShape),
   /// which join `pruned` too.
   std::vector<Config> ValidSpace(const v1::Device& device, const Shape& shape,
                                  std::vector<Pruned>* pruned,
-                                 v1::Math math = v1::MATH_IEEE_FP32) const;
+                                 v1::Math math = v1::MATH_IEEE_FP32,
+                                 v1::Layout layout = v1::LAYOUT_NN) const;
+  /// Whether a job in `math` and `layout` may measure `config`: Admits(config,
+  /// math) and LayoutOf(config) == layout.
+  bool AdmitsIn(const Config& config, v1::Math math, v1::Layout layout) const {
+    return Admits(config, math) && LayoutOf(config) == layout;
+  }
   /// The configs one step from `config` along one parameter: that parameter
   /// set to the value before or after its own in Param::values (a parameter
   /// the config lacks has its if_absent value), the others unchanged; in
@@ -172,7 +202,8 @@ class Family {
   /// where Space() samples the parameters sparsely.
   std::vector<Config> Neighbours(const Config& config) const;
   /// Every config of Space() and of `rounds` rounds of Neighbours() from it
-  /// (what a job's refinement can reach), by ConfigName: to read config
+  /// (what a job's refinement can reach), each in every one of Layouts()
+  /// (InLayout), by ConfigName: to read config
   /// names back (recorded results, a probe's arguments).
   std::map<std::string, Config> ByName(int rounds) const;
   /// ByName(rounds)'s entries of `names` (those it has), without holding
@@ -203,12 +234,14 @@ class Family {
 /// the job's math mode `math` admits, that pass Check on `device` (and,
 /// where `shape` is given, SuitsShape) and whose names are not in
 /// `measured`; each once, in order. Adds the names of the configs it
-/// refines to `refined`.
+/// refines to `refined`. The neighbours keep the layout of their config
+/// (from_problem parameters are not stepped), which must be `layout`.
 std::vector<Config> Refinements(const Family& family, const v1::Device& device,
                                 const std::vector<Config>& best,
                                 const std::set<std::string>& measured,
                                 std::set<std::string>* refined,
-                                v1::Math math = v1::MATH_IEEE_FP32, const Shape& shape = {});
+                                v1::Math math = v1::MATH_IEEE_FP32, const Shape& shape = {},
+                                v1::Layout layout = v1::LAYOUT_NN);
 
 /// Distance between two shapes of one family: the sum over dimensions of
 /// |log2(a_i / b_i)|, so doubling one dimension costs 1 whatever its size.

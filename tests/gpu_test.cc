@@ -78,20 +78,23 @@ class GpuTest : public ::testing::Test {
   }
 
   absl::Status Prepare(const Family& f, const Shape& shape,
-                       v1::Math math = v1::MATH_IEEE_FP32) {
-    auto r = PrepareResult(f, shape, math);
+                       v1::Math math = v1::MATH_IEEE_FP32,
+                       v1::Layout layout = v1::LAYOUT_NN) {
+    auto r = PrepareResult(f, shape, math, layout);
     return r.ok() ? absl::OkStatus() : r.status();
   }
 
   // Prepare, returning the baseline's time, error and the bound.
   absl::StatusOr<worker::PrepareResult> PrepareResult(const Family& f, const Shape& shape,
-                                                      v1::Math math) {
+                                                      v1::Math math,
+                                                      v1::Layout layout = v1::LAYOUT_NN) {
     worker::Prepare p;
     p.mutable_problem()->set_family(f.id());
     if (f.id() == v1::FAMILY_UNSPECIFIED) p.mutable_problem()->set_family_name(std::string(f.name()));
     p.mutable_problem()->set_dtype(f.id() == v1::FAMILY_UNSPECIFIED ? v1::DTYPE_UNSPECIFIED : v1::DTYPE_F32);
     if (auto spec = SpecWithSource(f)) *p.mutable_spec() = *std::move(spec);
     p.mutable_problem()->set_math(math);
+    p.mutable_problem()->set_layout(layout);
     for (int64_t d : shape) p.mutable_problem()->add_shape(d);
     p.set_seed(7);
     auto r = worker_->Prepare(p);
@@ -100,13 +103,14 @@ class GpuTest : public ::testing::Test {
     return r;
   }
 
-  // Compiles every valid config of the family in math mode `math` (those
-  // `which` picks, where given), in parallel on the CPU.
+  // Compiles every valid config of the family in math mode `math` and
+  // layout `layout` (those `which` picks, where given), in parallel on the CPU.
   static std::vector<std::pair<Config, CompiledKernel>> CompileAll(
       const Family& f, const v1::Device& d, v1::Math math = v1::MATH_IEEE_FP32,
-      const std::function<bool(const Config&)>& which = nullptr) {
+      const std::function<bool(const Config&)>& which = nullptr,
+      v1::Layout layout = v1::LAYOUT_NN) {
     std::vector<Config> configs;
-    for (Config& c : f.ValidSpace(d, nullptr, math)) {
+    for (Config& c : f.ValidSpace(d, nullptr, math, layout)) {
       if (!which || which(c)) configs.push_back(std::move(c));
     }
     const std::string arch = "sm_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
@@ -129,13 +133,15 @@ class GpuTest : public ::testing::Test {
     return out;
   }
 
-  // Every config (that `which` picks, where given) verifies on every shape.
+  // Every config (that `which` picks, where given) verifies on every shape,
+  // in layout `layout`.
   void VerifyAll(const Family& f, const std::vector<Shape>& shapes,
-                 const std::function<bool(const Config&)>& which = nullptr) {
-    const auto kernels = CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32, which);
+                 const std::function<bool(const Config&)>& which = nullptr,
+                 v1::Layout layout = v1::LAYOUT_NN) {
+    const auto kernels = CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32, which, layout);
     ASSERT_FALSE(kernels.empty());
     for (const auto& shape : shapes) {
-      ASSERT_TRUE(Prepare(f, shape).ok()) << Family::ShapeString(shape);
+      ASSERT_TRUE(Prepare(f, shape, v1::MATH_IEEE_FP32, layout).ok()) << Family::ShapeString(shape);
       int ok = 0;
       for (const auto& [config, kernel] : kernels) {
         auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape, worker_->device()), 0,
@@ -145,7 +151,7 @@ class GpuTest : public ::testing::Test {
         ok += r.status() == v1::MEASUREMENT_OK;
         ASSERT_FALSE(worker_->broken()) << f.ConfigName(config);
       }
-      std::cout << f.name() << " " << Family::ShapeString(shape) << ": " << ok << "/"
+      std::cout << f.name() << " " << EnumName(layout) << " " << Family::ShapeString(shape) << ": " << ok << "/"
                 << kernels.size() << " configs correct\n";
     }
   }

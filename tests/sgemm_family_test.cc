@@ -40,7 +40,8 @@ TEST(SgemmFamily, Describes) {
                                               "LOOP", "MAP", "DB", "LN", "STAGES", "SPLITK",
                                               "GROUP", "MINB", "SLICEK", "STREAMB",
                                               "STREAMK", "RUL", "WM", "WN", "PASSES", "GSIDE",
-                                              "GW", "GR", "GU", "GC", "LA", "PROMOTE", "WS"}));
+                                              "GW", "GR", "GU", "GC", "LA", "PROMOTE", "WS",
+                                              "LAYOUT"}));
   EXPECT_EQ(F().MathModes(), (std::vector<v1::Math>{v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE,
                                                      v1::MATH_TF32}));
 }
@@ -188,12 +189,12 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
       EXPECT_TRUE(la && c.at("LA") == 0 && c.at("PASSES") == 1) << F().ConfigKey(c);
     }
     ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1) -
-                            (promote ? 0 : 1) - (ws ? 0 : 1))
+                            (promote ? 0 : 1) - (ws ? 0 : 1) - 1)  // LAYOUT: InLayout's
         << F().ConfigKey(c);
     for (const auto& p : F().params()) {
       if ((!mma && mma_only.count(p.name)) || (!gemv && gemv_only.count(p.name)) ||
           (!la && p.name == "LA") || (!promote && p.name == "PROMOTE") ||
-          (!ws && p.name == "WS")) {
+          (!ws && p.name == "WS") || p.name == "LAYOUT") {
         EXPECT_FALSE(c.contains(p.name)) << F().ConfigKey(c);
         continue;
       }

@@ -102,6 +102,22 @@ constexpr std::array<const char*, 5> kGemvOnly = {"GSIDE", "GW", "GR", "GU", "GC
 /// if_absent value 1 (so that the other configs, as stored, keep their names).
 constexpr std::array<const char*, 2> kWgmmaOnly = {"LA", "PROMOTE"};
 
+/// The LAYOUT parameter's values: tuner.proto Layout (NN 0, NT 1, TN 2, TT
+/// 3). A kernel template takes it as its last argument, `int LAYOUT = 0`
+/// (op(B) = B^T where LAYOUT & 1: B stored N x K, ldb = K; op(A) = A^T where
+/// LAYOUT & 2: A stored K x M, lda = M); LAYOUT_NN configs leave it out, so
+/// their names, keys and kernels are those stored before layouts.
+constexpr bool TransposedA(int64_t layout) { return (layout & 2) != 0; }
+constexpr bool TransposedB(int64_t layout) { return (layout & 1) != 0; }
+/// "", "_nt", "_tn" or "_tt": the config name's layout suffix.
+std::string LayoutSuffix(const Config& config);
+/// `expression` ("sgemm_tiled<...>") with the config's LAYOUT appended to
+/// its template arguments where it is not 0.
+std::string WithLayoutArgument(std::string expression, const Config& config);
+/// OK if KIND `kind` handles the config's LAYOUT, else FAILED_PRECONDITION
+/// naming the layout and the kind.
+absl::Status CheckLayout(const Config& config);
+
 inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 /// A config of `kind` with FixedFor(kind)'s values (and the naive kinds'

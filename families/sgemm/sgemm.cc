@@ -71,6 +71,34 @@ Config Base(int64_t kind) {
   return c;
 }
 
+std::string LayoutSuffix(const Config& config) {
+  static constexpr std::array<const char*, 4> kSuffix = {"", "_nt", "_tn", "_tt"};
+  const int64_t layout = At(config, "LAYOUT");
+  return layout >= 0 && layout < 4 ? kSuffix[layout] : "_l?";
+}
+
+std::string WithLayoutArgument(std::string expression, const Config& config) {
+  const int64_t layout = At(config, "LAYOUT");
+  if (layout != 0 && !expression.empty() && expression.back() == '>') {
+    expression.insert(expression.size() - 1, absl::StrCat(",", layout));
+  }
+  return expression;
+}
+
+absl::Status CheckLayout(const Config& config) {
+  const int64_t kind = At(config, "KIND");
+  const int64_t layout = At(config, "LAYOUT");
+  // The kinds whose kernels take LAYOUT (each handles all four layouts).
+  static constexpr std::array<int64_t, 0> kLayoutKinds = {};
+  if (layout == 0 ||
+      std::find(kLayoutKinds.begin(), kLayoutKinds.end(), kind) != kLayoutKinds.end()) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("LAYOUT=", layout, " (", EnumName(static_cast<v1::Layout>(layout)),
+                   ") is not handled by KIND=", kind, " (", KindName(kind), ")"));
+}
+
 void AddOnce(std::vector<Config>& space, const Config& c) {
   if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
 }
@@ -270,6 +298,11 @@ class SgemmFamilyImpl final : public Family {
              "registers) issues the copies and two consumer warpgroups (232) meet it through "
              "mbarriers, with no block barrier in the K loop (other configs: 0)",
              IfAbsent("WS")},
+            {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
+             "the problem's operand layouts (tuner.proto Layout: 0 = NN, 1 = NT, 2 = TN, "
+             "3 = TT), set from the problem, not searched; a kind that does not handle a "
+             "layout refuses it (every kind: 0)",
+             IfAbsent("LAYOUT"), /*from_problem=*/true},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -282,6 +315,22 @@ class SgemmFamilyImpl final : public Family {
 
   std::vector<v1::Math> MathModes() const override {
     return {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32};
+  }
+
+  std::vector<v1::Layout> Layouts() const override {
+    return {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT};
+  }
+  /// LAYOUT set to `layout` (left out for LAYOUT_NN, as stored before).
+  Config InLayout(Config config, v1::Layout layout) const override {
+    if (layout == v1::LAYOUT_NN) {
+      config.erase("LAYOUT");
+    } else {
+      config["LAYOUT"] = layout;
+    }
+    return config;
+  }
+  v1::Layout LayoutOf(const Config& config) const override {
+    return static_cast<v1::Layout>(At(config, "LAYOUT"));
   }
 
   /// MATH_IEEE_FP32: the fp32 kinds (0..4), today's space; MATH_FP32_ACCURATE:
@@ -372,6 +421,7 @@ class SgemmFamilyImpl final : public Family {
   /// or, times the threads, above registers_per_block.
   absl::Status Check(const Config& config, const v1::Device& device) const override {
     TUNED_RETURN_IF_ERROR(CheckParams(config));
+    TUNED_RETURN_IF_ERROR(CheckLayout(config));
     const int64_t kind = config.at("KIND");
     for (const auto& [key, value] : FixedFor(kind)) {
       if (At(config, key) != value) {
@@ -427,12 +477,14 @@ class SgemmFamilyImpl final : public Family {
   /// "_la<LA>" where LA is not 1, e.g.
   /// "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2", and "_p<PROMOTE>"
   /// where PROMOTE is not 1, e.g.
-  /// "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_3xtf32_la0_p2".
+  /// "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_3xtf32_la0_p2". A layout
+  /// other than NN follows as LayoutSuffix(), e.g. "..._3xtf32_nt".
   std::string ConfigName(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
-    if (kind == kGemv) return GemvName(config);
-    if (TensorCore(kind)) return TensorCoreName(config);
-    return SimtName(config);
+    const std::string name = kind == kGemv       ? GemvName(config)
+                             : TensorCore(kind) ? TensorCoreName(config)
+                                                : SimtName(config);
+    return name + LayoutSuffix(config);
   }
 
   /// Every kind's parts start with sgemm/sgemm.cuh and sgemm/warp.cuh
@@ -448,12 +500,16 @@ class SgemmFamilyImpl final : public Family {
   /// The wgmma kind: mma_tf32.cuh (its Split) and the wgmma_*.cuh files,
   /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>", and the
   /// option "--gpu-architecture=sm_90a" (WgmmaSource).
+  /// A LAYOUT other than 0 is the template's last argument
+  /// (WithLayoutArgument), e.g. "sgemm_tiled<128,128,8,8,8,4,4,0,1,0,1>".
   KernelSource Source(const Config& config) const override {
     const int64_t kind = At(config, "KIND");
-    if (kind == kGemv) return GemvSource(config);
-    if (kind == kMma) return MmaSource(config);
-    if (kind == kWgmma) return WgmmaSource(config);
-    return SimtSource(config);
+    KernelSource source = kind == kGemv    ? GemvSource(config)
+                          : kind == kMma   ? MmaSource(config)
+                          : kind == kWgmma ? WgmmaSource(config)
+                                           : SimtSource(config);
+    source.name_expression = WithLayoutArgument(std::move(source.name_expression), config);
+    return source;
   }
 
   /// grid = {ceil(N / BN), ceil(M / BM), 1}. Where ceil(M / BM) exceeds 65535

@@ -21,10 +21,15 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
     return absl::InvalidArgumentError(
         absl::StrCat("math mode ", EnumName(problem.math()), " is for sgemm only"));
   }
+  if (family != v1::FAMILY_SGEMM && problem.layout() != v1::LAYOUT_NN) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layout ", EnumName(problem.layout()), " is for sgemm only"));
+  }
   if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
   switch (family) {
     case v1::FAMILY_SGEMM:
-      return MakeSgemmProblem(shape, request.seed(), device, problem.math());
+      return MakeSgemmProblem(shape, request.seed(), device, problem.math(),
+                              problem.layout());
     case v1::FAMILY_FAULT_TEST:
       return MakeFaultTestProblem(shape, request.seed(), device);
     default:

@@ -46,11 +46,13 @@ class DeviceProblem {
 };
 
 /// Allocates the buffers for the shape, fills inputs with random values from
-/// `seed`, and computes the reference (sgemm: of math mode `math`, with the
-/// baseline's error against it). RESOURCE_EXHAUSTED if it cannot fit.
+/// `seed`, and computes the reference (sgemm: of math mode `math` and
+/// operand layout `layout`, with the baseline's error against it).
+/// RESOURCE_EXHAUSTED if it cannot fit; INVALID_ARGUMENT for an unknown
+/// math mode or layout.
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(
     const Shape& shape, uint64_t seed, const v1::Device& device,
-    v1::Math math = v1::MATH_IEEE_FP32);
+    v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN);
 /// A kernel spec's problem (server/worker/spec_problem.cc): `spec` with its
 /// source text, `shape` in the order of its dims. INVALID_ARGUMENT for a bad
 /// spec or shape; the compile error where its reference or default config

@@ -1,5 +1,6 @@
-// SGEMM on the device: random A, B; the baseline is cuBLAS in the problem's
-// math mode (CreateCublas: pedantic fp32, pure fp32 or TF32). The check is a
+// SGEMM on the device: random A, B, stored in the problem's layout (A M x K
+// or K x M, B K x N or N x K: the same sizes); the baseline is cuBLAS in the
+// problem's layout and math mode (CreateCublas: pedantic fp32, pure fp32 or TF32). The check is a
 // relative Frobenius error, computed on the GPU so that checking a candidate
 // of a large shape costs no device-to-host copy:
 //  - MATH_IEEE_FP32 (today's rule, unchanged): against the baseline's own
@@ -61,9 +62,10 @@ class SgemmProblem final : public DeviceProblem {
   }
 
   static absl::StatusOr<std::unique_ptr<DeviceProblem>> Create(const Shape& shape, uint64_t seed,
-                                                               v1::Math math) {
+                                                               v1::Math math, v1::Layout layout) {
     auto p = std::unique_ptr<SgemmProblem>(new SgemmProblem());
     p->math_ = math;
+    p->layout_ = layout;
     p->m_ = static_cast<int>(shape[0]);
     p->n_ = static_cast<int>(shape[1]);
     p->k_ = static_cast<int>(shape[2]);
@@ -185,7 +187,7 @@ class SgemmProblem final : public DeviceProblem {
   /// before the modes) or into C (the others: C is poisoned before each check).
   absl::Status RunBaseline(cudaStream_t stream) override {
     float* out = math_ == v1::MATH_IEEE_FP32 ? ref_.f32() : c_.f32();
-    return RowMajorSgemm(handle_, m_, n_, k_, 1.0f, a_.f32(), b_.f32(), 0.0f, out, stream);
+    return RowMajorSgemm(handle_, m_, n_, k_, 1.0f, a_.f32(), b_.f32(), 0.0f, out, stream, layout_);
   }
 
   /// "cuBLAS" (MATH_IEEE_FP32, as stored before the modes), "cuBLAS fp32"
@@ -201,7 +203,7 @@ class SgemmProblem final : public DeviceProblem {
  private:
   SgemmProblem() = default;
 
-  /// ref_ = A * B in fp64 (cuBLAS DGEMM, row-major as RowMajorSgemm) on the
+  /// ref_ = op(A) * op(B) in fp64 (cuBLAS DGEMM, row-major as RowMajorSgemm) on the
   /// fp32 inputs widened to double on the host; ref_norm_ = ||ref_||_F
   /// (cublasDnrm2). The widened copies are freed after.
   absl::Status ComputeFp64Reference(size_t mk, size_t kn, size_t mn) {
@@ -218,10 +220,11 @@ class SgemmProblem final : public DeviceProblem {
     const double one = 1.0, zero = 0.0;
     double* ref = static_cast<double*>(ref_.get());
     TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle_, nullptr), "cublasSetStream"));
+    const RowMajorGemmArgs g = RowMajorGemm(m_, n_, k_, layout_);
     TUNED_RETURN_IF_ERROR(CublasStatus(
-        cublasDgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, m_, k_, &one,
-                    static_cast<const double*>(b64.get()), n_, static_cast<const double*>(a64.get()),
-                    k_, &zero, ref, n_),
+        cublasDgemm(handle_, g.op_first, g.op_second, n_, m_, k_, &one,
+                    static_cast<const double*>(b64.get()), g.ldb,
+                    static_cast<const double*>(a64.get()), g.lda, &zero, ref, n_),
         "cublasDgemm"));
     TUNED_RETURN_IF_ERROR(
         CublasStatus(cublasDnrm2(handle_, static_cast<int>(mn), ref, 1, &ref_norm_), "cublasDnrm2"));
@@ -230,6 +233,7 @@ class SgemmProblem final : public DeviceProblem {
   }
 
   v1::Math math_ = v1::MATH_IEEE_FP32;
+  v1::Layout layout_ = v1::LAYOUT_NN;
   int m_ = 0, n_ = 0, k_ = 0;
   float alpha_ = 1.0f, beta_ = 0.0f;
   DeviceBuffer a_, b_, c_, ref_, sum_;
@@ -246,10 +250,12 @@ class SgemmProblem final : public DeviceProblem {
 
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(const Shape& shape, uint64_t seed,
                                                                 const v1::Device& device,
-                                                                v1::Math math) {
+                                                                v1::Math math,
+                                                                v1::Layout layout) {
   TUNED_RETURN_IF_ERROR(SgemmFamily().ValidateMath(math));
+  TUNED_RETURN_IF_ERROR(SgemmFamily().ValidateLayout(layout));
   TUNED_RETURN_IF_ERROR(SgemmFamily().ValidateProblem(shape, device, math));
-  return SgemmProblem::Create(shape, seed, math);
+  return SgemmProblem::Create(shape, seed, math, layout);
 }
 
 }  // namespace tuned

@@ -109,10 +109,22 @@ absl::StatusOr<cublasHandle_t> CreatePureFp32Cublas();
 /// value; INTERNAL for a cuBLAS error.
 absl::StatusOr<cublasHandle_t> CreateCublas(v1::Math math);
 
-/// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream` with cuBLAS
-/// (column-major C^T = B^T * A^T, so A and B swap places).
+/// Row-major C(MxN) = alpha * op(A) * op(B) + beta * C on `stream` with
+/// cuBLAS (column-major C^T = op(B)^T * op(A)^T, so A and B swap places), in
+/// `layout` (tuner.proto Layout: A stored M x K, lda = K, or for op(A) = A^T
+/// K x M, lda = M; B stored K x N, ldb = N, or for op(B) = B^T N x K, ldb = K).
 absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alpha, const float* a,
-                           const float* b, float beta, float* c, cudaStream_t stream);
+                           const float* b, float beta, float* c, cudaStream_t stream,
+                           v1::Layout layout = v1::LAYOUT_NN);
+
+/// cuBLAS's arguments for a row-major GEMM in `layout` (RowMajorSgemm):
+/// cublasSgemm/Dgemm(handle, op_first, op_second, n, m, k, alpha, B, ldb, A,
+/// lda, beta, C, n).
+struct RowMajorGemmArgs {
+  cublasOperation_t op_first, op_second;  // B's, then A's
+  int ldb, lda;
+};
+RowMajorGemmArgs RowMajorGemm(int m, int n, int k, v1::Layout layout);
 
 /// Sets the `count` floats at `c` to beta * c on `stream`: a memset to zero
 /// when beta == 0 (BLAS semantics: C is not read, so NaN in C is cleared),
