@@ -39,11 +39,12 @@ std::string DefaultServerAddress(int gpu) {
   return "unix:" + DefaultSocketPath(gpu);
 }
 
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math) {
+v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math, v1::Layout layout) {
   v1::Problem p;
   p.set_family(v1::FAMILY_SGEMM);
   p.set_dtype(v1::DTYPE_F32);
   p.set_math(math);
+  p.set_layout(layout);
   p.add_shape(m);
   p.add_shape(n);
   p.add_shape(k);
@@ -60,6 +61,18 @@ absl::StatusOr<v1::Math> ParseMath(std::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown math mode '", std::string(name), "' (known: ieee_fp32, fp32_accurate, tf32)"));
+}
+
+std::string LayoutName(v1::Layout layout) {
+  return absl::AsciiStrToLower(absl::StripPrefix(EnumName(layout), "LAYOUT_"));
+}
+
+absl::StatusOr<v1::Layout> ParseLayout(std::string_view name) {
+  for (v1::Layout l : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+    if (name == LayoutName(l)) return l;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown layout '", std::string(name), "' (known: nn, nt, tn, tt)"));
 }
 
 v1::Problem TransposeProblem(int64_t rows, int64_t cols) {

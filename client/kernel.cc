@@ -212,7 +212,9 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   if (best_.problem().family() != v1::FAMILY_SGEMM) {
     return absl::FailedPreconditionError("not an sgemm kernel");
   }
-  if (uses_cublas()) return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream);
+  if (uses_cublas()) {
+    return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout());
+  }
   PreparedLaunch other;
   bool prepared = false;
   const int64_t shape[] = {m, n, k};

@@ -68,8 +68,8 @@ using tuned::StatusName;
 // A kernel spec's version as tunectl shows it: the first 12 hex digits of its hash.
 std::string ShortHash(const std::string& hash) { return hash.substr(0, 12); }
 
-// "sgemm f32 1024x1024x1024", with the math mode after it where it is not
-// the default: "sgemm f32 1024x1024x1024 tf32"; a kernel spec's problem with
+// "sgemm f32 1024x1024x1024", with the math mode and the layout after it
+// where they are not the defaults: "sgemm f32 1024x1024x1024 tf32 nt"; a kernel spec's problem with
 // its version: "matmul_tiled@3f2a9c1d04e7 1024x1024x1024".
 std::string ProblemString(const tuned::v1::Problem& p) {
   if (!p.family_name().empty() && p.family() == tuned::v1::FAMILY_UNSPECIFIED) {
@@ -77,7 +77,8 @@ std::string ProblemString(const tuned::v1::Problem& p) {
                         " ", absl::StrJoin(p.shape(), "x"));
   }
   return absl::StrCat(tuned::ProblemFamilyName(p), " f32 ", absl::StrJoin(p.shape(), "x"),
-                      p.math() == tuned::v1::MATH_IEEE_FP32 ? "" : " " + tuned::MathName(p.math()));
+                      p.math() == tuned::v1::MATH_IEEE_FP32 ? "" : " " + tuned::MathName(p.math()),
+                      p.layout() == tuned::v1::LAYOUT_NN ? "" : " " + tuned::LayoutName(p.layout()));
 }
 
 // What a kernel's error is measured against: "vs cuBLAS" (ieee_fp32), or
@@ -356,7 +357,7 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
              "or for best, the shape is not tuned; 2 a usage error.");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
-  std::string server, family_name = "sgemm", math_name = "ieee_fp32";
+  std::string server, family_name = "sgemm", math_name = "ieee_fp32", layout_name = "nn";
   int gpu = 0;
   bool json = false;
   app.add_option("--server", server, "daemon address: unix:/path or host:port (default: $TUNED_SERVER "
@@ -398,6 +399,10 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
                     "sgemm math mode: ieee_fp32 (default; fp32 kernels, cuBLAS pedantic), "
                     "fp32_accurate (also 3xTF32 tensor cores; error <= 2x cuBLAS fp32's vs fp64) "
                     "or tf32 (TF32 tensor cores; error <= 2x cuBLAS TF32's vs fp64)");
+    cmd->add_option("--layout", layout_name,
+                    "sgemm operand layout, op(A) then op(B), as cuBLAS's: nn (default; A M x K, "
+                    "B K x N, row-major), nt (B stored N x K, as torch's F.linear weight), tn "
+                    "(A stored K x M) or tt");
   };
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
   add_problem(sweep);
@@ -520,6 +525,9 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
     auto math = tuned::ParseMath(math_name);
     if (!math.ok()) return Usage(std::string(math.status().message()), app);
     problem.set_math(*math);
+    auto layout = tuned::ParseLayout(layout_name);
+    if (!layout.ok()) return Usage(std::string(layout.status().message()), app);
+    problem.set_layout(*layout);
   }
 
   auto print_best = [&]() -> int {

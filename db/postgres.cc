@@ -222,7 +222,8 @@ class PostgresDatabase final : public Database {
       static const std::map<int64_t, std::pair<const char*, const char*>> migrations = {
           {3, {embedded::kPostgresMigration4Sql, "db/postgres/migrations/4.sql"}},
           {4, {embedded::kPostgresMigration5Sql, "db/postgres/migrations/5.sql"}},
-          {5, {embedded::kPostgresMigration6Sql, "db/postgres/migrations/6.sql"}}};
+          {5, {embedded::kPostgresMigration6Sql, "db/postgres/migrations/6.sql"}},
+          {6, {embedded::kPostgresMigration7Sql, "db/postgres/migrations/7.sql"}}};
       for (auto it = migrations.find(v); it != migrations.end() && v < Store::kSchemaVersion;
            it = migrations.find(v)) {
         TUNED_RETURN_IF_ERROR(Begin(false));

@@ -46,11 +46,16 @@ std::string ProblemLabel(const v1::Problem& p) {
   if (p.math() != v1::MATH_IEEE_FP32) {
     absl::StrAppend(&label, " ", absl::AsciiStrToLower(absl::StripPrefix(MathText(p), "MATH_")));
   }
+  if (p.layout() != v1::LAYOUT_NN) {
+    absl::StrAppend(&label, " ",
+                    absl::AsciiStrToLower(absl::StripPrefix(LayoutText(p), "LAYOUT_")));
+  }
   return label;
 }
 
 absl::Status ParseProblem(const std::string& family, const std::string& dtype,
-                          const std::string& shape, const std::string& math, v1::Problem* p) {
+                          const std::string& shape, const std::string& math,
+                          const std::string& layout, v1::Problem* p) {
   v1::Family f = v1::FAMILY_UNSPECIFIED;
   v1::DType d;
   v1::Math m;
@@ -72,6 +77,12 @@ absl::Status ParseProblem(const std::string& family, const std::string& dtype,
   }
   p->set_dtype(d);
   p->set_math(m);
+  v1::Layout l;
+  if (!v1::Layout_Parse(layout, &l)) {
+    return absl::DataLossError(absl::StrCat("stored problem of family '", family,
+                                            "' has unknown layout '", layout, "'"));
+  }
+  p->set_layout(l);
   for (absl::string_view dim : absl::StrSplit(shape, 'x', absl::SkipEmpty())) {
     int64_t n;
     if (!absl::SimpleAtoi(dim, &n)) return absl::DataLossError(absl::StrCat("bad shape ", shape));

@@ -12,6 +12,7 @@ namespace tuned {
 
 using store_internal::NowUnix;
 using store_internal::ShapeText;
+using store_internal::LayoutText;
 using store_internal::MathText;
 using store_internal::ParseProblem;
 using store_internal::kOk;
@@ -22,7 +23,7 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
       "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
       "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
       "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
-      "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound "
+      "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound, layout "
       "FROM jobs WHERE id = ?1",
       id);
   if (!q.ok()) return q.status();
@@ -30,7 +31,8 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   v1::Job job;
   job.set_id(id);
   TUNED_RETURN_IF_ERROR(
-      ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 23), job.mutable_problem()));
+      ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 23), q->Text(0, 26),
+                   job.mutable_problem()));
   v1::JobState state;
   if (!v1::JobState_Parse(q->Text(0, 3), &state)) {
     return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q->Text(0, 3), "'"));
@@ -120,12 +122,12 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
     }
     auto insert = Query(
         "INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-        "created_unix, client, strategy, budget_seconds, budget_configs, math) "
-        "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "created_unix, client, strategy, budget_seconds, budget_configs, math, layout) "
+        "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
         "RETURNING id",
         device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
         ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
-        search.budget_seconds, search.budget_configs, MathText(problem));
+        search.budget_seconds, search.budget_configs, MathText(problem), LayoutText(problem));
     if (!insert.ok()) return insert.status();
     if (insert->empty()) return absl::InternalError("job insert returned no id");
     id = insert->Int(0, 0);

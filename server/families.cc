@@ -41,6 +41,7 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store)
         "kernel spec ", std::string(family->name()), " takes no dtype (its arguments have their types)"));
   }
   TUNED_RETURN_IF_ERROR(family->ValidateMath(problem.math()));
+  TUNED_RETURN_IF_ERROR(family->ValidateLayout(problem.layout()));
   return family;
 }
 

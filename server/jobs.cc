@@ -159,7 +159,8 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   const Shape shape(problem.shape().begin(), problem.shape().end());
   TUNED_RETURN_IF_ERROR((*family)->ValidateProblem(shape, device(), problem.math()));
   std::vector<Pruned> pruned;
-  const auto valid = (*family)->ValidSpace(device(), shape, &pruned, problem.math());
+  const auto valid =
+      (*family)->ValidSpace(device(), shape, &pruned, problem.math(), problem.layout());
   if (valid.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
@@ -357,7 +358,8 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   in.round = job.round();
   std::vector<Pruned> pruned;
   in.math = job.problem().math();
-  in.valid = family.ValidSpace(device(), shape, &pruned, in.math);
+  in.layout = job.problem().layout();
+  in.valid = family.ValidSpace(device(), shape, &pruned, in.math, in.layout);
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();
@@ -456,12 +458,12 @@ absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& f
                                                                  const v1::Problem& job_problem) {
   const Shape except(job_problem.shape().begin(), job_problem.shape().end());
   auto shapes = store_->TunedShapes(device_id_, FamilyKey(job_problem), job_problem.dtype(),
-                                    job_problem.math());
+                                    job_problem.math(), job_problem.layout());
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {
     if (shape == except) continue;  // its own measurements: a re-sweep learns nothing from them
-    v1::Problem problem = job_problem;  // the same family (and spec version), dtype and math mode
+    v1::Problem problem = job_problem;  // the same family (and spec version), dtype, math mode, layout
     problem.mutable_shape()->Assign(shape.begin(), shape.end());
     auto all = store_->ListMeasurements(device_id_, problem, 0);
     if (!all.ok()) return all.status();
@@ -480,6 +482,10 @@ absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& f
     // one), and the prior's slow configs teach it little more than "slow".
     for (search::Record& r : prior->Records(family.name(), job_problem.dtype(), job_problem.math(),
                                             except, &own, kPriorFastest)) {
+      // The prior's problems are LAYOUT_NN: its configs, made for the
+      // job's layout, stand for the same kernels reading the operands
+      // there (a model of the tiles, not of the layout).
+      r.config = family.InLayout(std::move(r.config), job_problem.layout());
       records.push_back(std::move(r));
     }
   }

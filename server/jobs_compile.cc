@@ -109,7 +109,8 @@ void JobRunner::QueueAhead(const v1::Job& job) {
   for (const auto& m : *top) {
     const Config config(m.config().params().begin(), m.config().params().end());
     for (const Config& n : (*family)->Neighbours(config)) {
-      if (!(*family)->Admits(n, job.problem().math()) || !(*family)->Check(n, device()).ok() ||
+      if (!(*family)->AdmitsIn(n, job.problem().math(), job.problem().layout()) ||
+          !(*family)->Check(n, device()).ok() ||
           !names.insert((*family)->ConfigName(n)).second) {
         continue;
       }

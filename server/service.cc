@@ -278,7 +278,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
       best->set_queued_job_id(job->id());
     }
     auto shapes = store_->TunedShapes(device_id_, FamilyKey(req->problem()), req->problem().dtype(),
-                                      req->problem().math());
+                                      req->problem().math(), req->problem().layout());
     if (!shapes.ok()) return ToGrpc(shapes.status());
     const auto nearest = NearestShape(shape, *shapes);
     if (options_.metrics != nullptr) options_.metrics->Lookup(nearest ? "nearest" : "miss");
@@ -605,14 +605,18 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
   for (const Family* f : AllFamilies()) {
     if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != f->id()) continue;
     for (v1::Math math : f->MathModes()) {
-      auto shapes = store_->TunedShapes(device_id_, FamilyKey(f->id()), v1::DTYPE_F32, math);
-      if (!shapes.ok()) return ToGrpc(shapes.status());
-      for (const auto& shape : *shapes) {
-        v1::Problem* p = resp->add_problems();
-        p->set_family(f->id());
-        p->set_dtype(v1::DTYPE_F32);
-        p->set_math(math);
-        p->mutable_shape()->Assign(shape.begin(), shape.end());
+      for (v1::Layout layout : f->Layouts()) {
+        auto shapes =
+            store_->TunedShapes(device_id_, FamilyKey(f->id()), v1::DTYPE_F32, math, layout);
+        if (!shapes.ok()) return ToGrpc(shapes.status());
+        for (const auto& shape : *shapes) {
+          v1::Problem* p = resp->add_problems();
+          p->set_family(f->id());
+          p->set_dtype(v1::DTYPE_F32);
+          p->set_math(math);
+          p->set_layout(layout);
+          p->mutable_shape()->Assign(shape.begin(), shape.end());
+        }
       }
     }
   }

@@ -294,6 +294,55 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
 // Each math mode has its own best and nearest shapes; ListTuned and
 // GetBest carry the mode and the baseline's error vs fp64. (A sweep of a
 // mode: cli_test's math-queue and the Python client's tests.)
+// A layout is its own problem: a best stored for NT serves NT (and a shape
+// near it in NT), never NN or TN; ListTuned names the layout; a layout the
+// family does not take is INVALID_ARGUMENT, naming the ones it does.
+TEST_F(ServiceTest, LayoutsHaveTheirOwnBests) {
+  const v1::Device d = worker_->device();
+  auto device_id = store_->UpsertDevice(d);
+  ASSERT_TRUE(device_id.ok());
+  const v1::Problem nt = SgemmProblem(1024, 1024, 1024, v1::MATH_IEEE_FP32, v1::LAYOUT_NT);
+  auto job = store_->CreateJob(*device_id, nt, 1, 0);
+  ASSERT_TRUE(job.ok());
+  v1::Measurement m;
+  m.mutable_config()->set_name("sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_nt");
+  m.set_status(v1::MEASUREMENT_OK);
+  m.set_median_ms(0.2);
+  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job, 0.3, 0, "cuBLAS").ok());
+  auto best = client_->GetBest(nt);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->match(), v1::MATCH_EXACT);
+  EXPECT_EQ(best->problem().layout(), v1::LAYOUT_NT);
+  EXPECT_EQ(best->measurement().config().name(), "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_nt");
+  auto near = client_->GetBest(SgemmProblem(1000, 1000, 1000, v1::MATH_IEEE_FP32, v1::LAYOUT_NT));
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->match(), v1::MATCH_NEAREST);
+  for (v1::Layout other : {v1::LAYOUT_NN, v1::LAYOUT_TN}) {
+    auto none = client_->GetBest(SgemmProblem(1024, 1024, 1024, v1::MATH_IEEE_FP32, other));
+    EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound) << none.status();
+  }
+  auto tuned = client_->ListTuned(v1::FAMILY_SGEMM);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  ASSERT_EQ(tuned->size(), 1u);
+  EXPECT_EQ((*tuned)[0].layout(), v1::LAYOUT_NT);
+  v1::Problem bad = nt;
+  bad.set_layout(static_cast<v1::Layout>(7));
+  auto refused = client_->GetBest(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "layout 7 is not supported by sgemm (supported: nn, nt, tn, tt)");
+  auto transpose = client_->GetBest([] {
+    v1::Problem p = TransposeProblem(64, 64);
+    p.set_layout(v1::LAYOUT_TT);
+    return p;
+  }());
+  EXPECT_EQ(transpose.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(transpose.status().message(),
+            "layout LAYOUT_TT is not supported by transpose (supported: nn)");
+}
+
 TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   const Family& f = SgemmFamily();
   const v1::Device d = worker_->device();

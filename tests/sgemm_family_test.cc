@@ -337,6 +337,49 @@ TEST(SgemmFamily, RefinementsAreTheUntriedValidNeighboursOfTheBestEachOnce) {
   for (const Config& n : next) EXPECT_EQ(now.count(F().ConfigName(n)), 0u);
 }
 
+// The layout is the problem's: InLayout sets LAYOUT (NN leaves it out, so
+// NN configs keep their stored names, keys and kernels), names carry its
+// suffix and the source its template argument, Neighbours never step it,
+// a job's space and refinements stay in it, and ByName reads its names
+// back.
+TEST(SgemmFamily, TheLayoutIsSetFromTheProblemAndNeverSearched) {
+  EXPECT_EQ(F().Layouts(), (std::vector<v1::Layout>{v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN,
+                                                    v1::LAYOUT_TT}));
+  EXPECT_TRUE(F().ValidateLayout(v1::LAYOUT_TT).ok());
+  EXPECT_EQ(F().ValidateLayout(static_cast<v1::Layout>(9)).message(),
+            "layout 9 is not supported by sgemm (supported: nn, nt, tn, tt)");
+  EXPECT_EQ(TransposeFamily().ValidateLayout(v1::LAYOUT_NT).message(),
+            "layout LAYOUT_NT is not supported by transpose (supported: nn)");
+  const Config nn = Warp();
+  const Config nt = F().InLayout(nn, v1::LAYOUT_NT);
+  EXPECT_EQ(nt.at("LAYOUT"), 1);
+  EXPECT_EQ(F().InLayout(nt, v1::LAYOUT_NN), nn);
+  EXPECT_EQ(F().LayoutOf(nt), v1::LAYOUT_NT);
+  EXPECT_EQ(F().LayoutOf(nn), v1::LAYOUT_NN);
+  EXPECT_EQ(F().ConfigName(nt), F().ConfigName(nn) + "_nt");
+  EXPECT_EQ(F().ConfigName(F().InLayout(nn, v1::LAYOUT_TT)), F().ConfigName(nn) + "_tt");
+  const std::string expr = F().Source(nn).name_expression;
+  EXPECT_EQ(F().Source(F().InLayout(nn, v1::LAYOUT_TN)).name_expression,
+            expr.substr(0, expr.size() - 1) + ",2>");
+  EXPECT_TRUE(F().AdmitsIn(nt, v1::MATH_IEEE_FP32, v1::LAYOUT_NT));
+  EXPECT_FALSE(F().AdmitsIn(nt, v1::MATH_IEEE_FP32, v1::LAYOUT_NN));
+  for (const Config& c : F().Neighbours(nt)) EXPECT_EQ(c.at("LAYOUT"), 1) << F().ConfigKey(c);
+  std::set<std::string> refined;
+  const auto next = Refinements(F(), Sm90ReferenceDevice(), {nt}, {}, &refined,
+                                v1::MATH_IEEE_FP32, {1024, 1024, 1024}, v1::LAYOUT_NT);
+  for (const Config& c : next) EXPECT_EQ(F().LayoutOf(c), v1::LAYOUT_NT) << F().ConfigKey(c);
+  for (v1::Layout layout : F().Layouts()) {
+    for (v1::Math math : F().MathModes()) {
+      for (const Config& c : F().ValidSpace(Sm90ReferenceDevice(), nullptr, math, layout)) {
+        ASSERT_EQ(F().LayoutOf(c), layout) << F().ConfigKey(c);
+      }
+    }
+  }
+  const auto found = F().ByName(0, {F().ConfigName(nt), F().ConfigName(nn)});
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found.at(F().ConfigName(nt)), nt);
+}
+
 TEST(SgemmFamily, ChecksParameterNames) {
   Config c = Tiled();
   c["WARP"] = 1;

@@ -134,6 +134,53 @@ TEST_P(StoreTest, MathModesKeepTheirOwnMeasurementsBestAndShapes) {
   }
 }
 
+// Each operand layout of a problem has its own jobs, measurements, best and
+// tuned shapes, as a math mode has; LAYOUT_NN's keys are those stored
+// before layouts (its label has no suffix).
+TEST_P(StoreTest, LayoutsKeepTheirOwnMeasurementsBestAndShapes) {
+  const v1::Problem nn = Sgemm(64, 64, 64);
+  v1::Problem nt = nn, tt_tf32 = WithMath(nn, v1::MATH_TF32);
+  nt.set_layout(v1::LAYOUT_NT);
+  tt_tf32.set_layout(v1::LAYOUT_TT);
+  const int64_t j_nn = NewJob(nn), j_nt = NewJob(nt), j_tt = NewJob(tt_tf32);
+  ASSERT_TRUE(store_->AddMeasurement(j_nn, Meas("k", v1::MEASUREMENT_OK, 0.5), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_nt, Meas("k_nt", v1::MEASUREMENT_OK, 0.7), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_nt, Meas("k2_nt", v1::MEASUREMENT_OK, 0.6), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_tt, Meas("tc_tt", v1::MEASUREMENT_OK, 0.1), nullptr).ok());
+  EXPECT_EQ(store_->GetJob(j_nt)->problem().layout(), v1::LAYOUT_NT);
+  EXPECT_EQ(store_->GetJob(j_tt)->problem().layout(), v1::LAYOUT_TT);
+  EXPECT_EQ(store_->GetJob(j_tt)->problem().math(), v1::MATH_TF32);
+  EXPECT_EQ(store_->GetJob(j_nn)->problem().layout(), v1::LAYOUT_NN);
+  for (auto [problem, names] : {std::pair{nn, std::vector<std::string>{"k"}},
+                                {nt, std::vector<std::string>{"k2_nt", "k_nt"}},
+                                {tt_tf32, std::vector<std::string>{"tc_tt"}}}) {
+    auto ms = store_->ListMeasurements(dev_, problem, 0);
+    ASSERT_TRUE(ms.ok()) << ms.status();
+    std::vector<std::string> got;
+    for (const auto& m : *ms) got.push_back(m.config().name());
+    EXPECT_EQ(got, names) << v1::Layout_Name(problem.layout());
+    auto best = store_->Best(dev_, problem);
+    ASSERT_TRUE(best.ok()) << best.status();
+    EXPECT_EQ((*best)->measurement.config().name(), names.front());
+  }
+  v1::Problem tn = nn;
+  tn.set_layout(v1::LAYOUT_TN);
+  EXPECT_EQ(store_->Best(dev_, tn).status().message(),
+            "no tuned kernel for sgemm f32 64x64x64 tn on this device");
+  for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT}) {
+    auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32,
+                                      v1::MATH_IEEE_FP32, layout);
+    ASSERT_TRUE(shapes.ok()) << shapes.status();
+    EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{64, 64, 64}}));
+  }
+  EXPECT_TRUE(store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32,
+                                  v1::MATH_IEEE_FP32, v1::LAYOUT_TN)
+                  ->empty());
+  EXPECT_TRUE(store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32,
+                                  v1::MATH_IEEE_FP32, v1::LAYOUT_TT)
+                  ->empty());
+}
+
 TEST_P(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
   const v1::Problem p = Sgemm(2048, 2048, 2048);
   int64_t j1 = NewJob(p);

@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 6 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 7 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -83,7 +83,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   -- not measured, as for MATH_IEEE_FP32)
   math            TEXT    NOT NULL DEFAULT 'MATH_IEEE_FP32',
   baseline_error  REAL    NOT NULL DEFAULT 0,
-  error_bound     REAL    NOT NULL DEFAULT 0
+  error_bound     REAL    NOT NULL DEFAULT 0,
+  layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN'  -- tuner.proto Layout (schema 7), as math
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -138,6 +139,7 @@ CREATE TABLE IF NOT EXISTS measurements (
   speedup_pairs   INTEGER NOT NULL DEFAULT 0,
   speedup_note    TEXT    NOT NULL DEFAULT '',
   math            TEXT    NOT NULL DEFAULT 'MATH_IEEE_FP32',  -- the job's (schema 5)
+  layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN',       -- the job's (schema 7)
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem
@@ -220,4 +222,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;

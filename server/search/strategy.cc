@@ -298,7 +298,7 @@ class Exhaustive : public Strategy {
                              in.best.begin() + std::min<size_t>(in.best.size(), refine_top_));
     std::set<std::string> refined;
     return WithinBudget(
-        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape),
+        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape, in.layout),
                         std::vector<double>(), in);
   }
 
@@ -354,7 +354,7 @@ class Model : public Strategy {
                              in.best.begin() + std::min<size_t>(in.best.size(), options_.refine_top));
     std::set<std::string> refined;
     std::vector<Config> next =
-        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape);
+        Refinements(*in.family, in.device, best, in.measured, &refined, in.math, in.shape, in.layout);
     const double best_ms = in.best_ms.empty() ? 0 : in.best_ms.front();
     if (options_.refine_compiled &&
         MeasureSeconds(best_ms, best_ms, options_.search_repetitions) < options_.compile_hidden_seconds) {
@@ -384,7 +384,7 @@ class Model : public Strategy {
   bool KnowsClassOf(const RoundInput& in) const {
     const std::vector<bool> c = AlignmentClass(in.shape);
     auto kinds_of = [&](const Shape& shape) {
-      return KernelKinds(*in.family, in.family->ValidSpace(in.device, shape, nullptr, in.math));
+      return KernelKinds(*in.family, in.family->ValidSpace(in.device, shape, nullptr, in.math, in.layout));
     };
     const std::set<std::string> kinds = kinds_of(in.shape);
     for (const auto& [s, ms] : bests_) {

@@ -145,6 +145,9 @@ struct RoundInput {
   int round = 0;
   /// The job's math mode: the space's and the refinements' (Family::Admits).
   v1::Math math = v1::MATH_IEEE_FP32;
+  /// The job's operand layout (Family::InLayout): the space's and the
+  /// refinements' configs are made for it.
+  v1::Layout layout = v1::LAYOUT_NN;
   /// The family's space of the math mode pruned for the device and the
   /// shape (Family::ValidSpace), in order.
   std::vector<Config> valid;

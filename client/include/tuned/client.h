@@ -46,10 +46,20 @@ ClientOptions DefaultClientOptions();
 /// the client side); NOT_FOUND if it cannot be read.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
-/// An fp32 SGEMM problem, row-major C(MxN) = A(MxK) * B(KxN), in math mode
+/// An fp32 SGEMM problem, row-major C(MxN) = op(A) * op(B), in math mode
 /// `math` (tuner.proto Math: MATH_IEEE_FP32, today's kernels, by default;
-/// MATH_FP32_ACCURATE admits 3xTF32 tensor-core kernels, MATH_TF32 one-pass TF32).
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32);
+/// MATH_FP32_ACCURATE admits 3xTF32 tensor-core kernels, MATH_TF32 one-pass
+/// TF32) and operand layout `layout` (tuner.proto Layout: LAYOUT_NN, A(MxK)
+/// and B(KxN) row-major, by default; LAYOUT_NT takes B stored N x K, as
+/// torch's F.linear weight; LAYOUT_TN A stored K x M; LAYOUT_TT both).
+v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32,
+                         v1::Layout layout = v1::LAYOUT_NN);
+/// A layout's name as the CLI and the Python client write it: "nn", "nt",
+/// "tn", "tt" (the number for an unknown value).
+std::string LayoutName(v1::Layout layout);
+/// The layout of a name written by LayoutName. INVALID_ARGUMENT, naming the
+/// four, for any other text.
+absl::StatusOr<v1::Layout> ParseLayout(std::string_view name);
 /// A math mode's name as the CLI and the Python client write it:
 /// "ieee_fp32", "fp32_accurate", "tf32" (the number for an unknown value).
 std::string MathName(v1::Math math);

@@ -71,8 +71,10 @@ class TunedKernel {
   static absl::StatusOr<v1::LaunchGeometry> GeometryFor(const v1::BestKernel& best,
                                                         const std::vector<int64_t>& shape);
 
-  /// Row-major C(MxN) = alpha * A(MxK) * B(KxN) + beta * C on `stream`, device
-  /// pointers. Any M, N, K >= 1 (every config is correct for every shape).
+  /// Row-major C(MxN) = alpha * op(A) * op(B) + beta * C on `stream`, device
+  /// pointers, A and B stored in the problem's layout (best.problem().layout():
+  /// A M x K or, op(A) = A^T, K x M; B K x N or, op(B) = B^T, N x K). Any M,
+  /// N, K >= 1 (every config is correct for every shape).
   /// The shape the kernel was asked for (best.problem().shape()) launches as
   /// prepared at Load: its geometry and dynamic shared memory worked out
   /// once, the tensor maps of a TMA kernel encoded once per pointers (a few
