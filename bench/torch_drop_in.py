@@ -323,7 +323,7 @@ def run(args):
         rows.append(row)
         wrong += not row["ok"]
         print(line(m, n, k, layout, mode, row), flush=True)
-        del a, b, w, fn
+        a = b = w = fn = None  # the operands freed before the next problem's
 
     if missing or wrong:
         print(f"# {missing} of {len(problems)} problems not measured, {wrong} WRONG", flush=True)
