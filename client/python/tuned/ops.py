@@ -23,13 +23,12 @@ Importing this module imports torch; `tuned.matmul` does that on first use.
 """
 
 import threading
+import warnings
 from typing import Optional
 
 import grpc
 import torch
 import torch.nn.functional as F
-
-import warnings
 
 from .client import LAYOUTS, Client, TunedError, default_address, layout_value
 from .kernel import Kernel, _run_in_mode, served_layout
@@ -240,9 +239,10 @@ def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=No
     transpose of a row-major matrix ("t": a.t() of a contiguous (K, M), b =
     w.t() of a contiguous (N, K)), read where they are: the pair is the
     problem's layout ("nn", "nt", "tn", "tt"); any other strides are copied
-    (.contiguous(), "n") where a kernel takes the operand. math: "ieee_fp32" (fp32 kernels; cuBLAS with
-    TF32 off), "fp32_accurate" (also 3xTF32 tensor-core kernels; cuBLAS
-    fp32) or "tf32" (TF32 tensor cores; cuBLAS TF32). out: a row-major
+    (.contiguous(), "n") where a kernel takes the operand. math:
+    "ieee_fp32" (fp32 kernels; cuBLAS with TF32 off), "fp32_accurate" (also
+    3xTF32 tensor-core kernels; cuBLAS fp32) or "tf32" (TF32 tensor cores;
+    cuBLAS TF32). out: a row-major
     float32 (MxN) tensor on that GPU to write into.
 
     The kernel comes from the daemon owning that GPU (default_address(gpu),
