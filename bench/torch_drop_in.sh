@@ -41,8 +41,12 @@ if [[ ${1:-} == prepare ]]; then
   exit 0
 fi
 
-out=${1:-${OUT:?usage: bench/torch_drop_in.sh [OUTDIR] [options] (or prepare)}}
-shift || true
+if [[ $# -gt 0 && $1 != -* ]]; then
+  out=$1
+  shift
+else
+  out=${OUT:?usage: bench/torch_drop_in.sh [OUTDIR] [options] (or prepare)}
+fi
 mkdir -p "$out"
 exec > >(tee "$out/torch_drop_in.log") 2>&1
 export LD_LIBRARY_PATH=$PWD/.bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
