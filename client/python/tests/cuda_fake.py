@@ -3,7 +3,7 @@ tests without a GPU: FakeDriver records every call that matters (loads,
 context pushes, launches with their configuration and parameter bytes,
 tensor map encodes, memsets); Emulator also runs an sgemm launch on the CPU,
 reading and writing the host memory its pointers name (CPU tensors), as the
-kernel would on the GPU."""
+kernel would on the GPU, in the layout its image names (image(layout))."""
 
 import ctypes
 
@@ -12,8 +12,15 @@ import torch
 import tuned.kernel
 
 CONTEXT = 0xC0  # the primary context the fake hands out (its device's: CONTEXT + ordinal)
-FUNCTION = 0xF00
+FUNCTION = 0xF00  # the first module's function; the i-th module's: FUNCTION + i
 MODULE = 0x1000
+LAYOUTS = ("nn", "nt", "tn", "tt")
+
+
+def image(layout="nn"):
+    """A cubin for the fakes: the ELF magic, then the layout (tuner.proto
+    Layout's name) the Emulator computes in."""
+    return b"\x7fELF" + layout.encode()
 
 
 def _value(x):
@@ -37,6 +44,7 @@ class FakeDriver:
         self.encode_result = self.launch_result = 0
         self.current = CONTEXT
         self.stack = []
+        self.images = []  # each module's image, in load order
 
     # ---- device, context, module ----
     def cuInit(self, flags):
@@ -75,11 +83,12 @@ class FakeDriver:
 
     def cuModuleLoadData(self, module, image):
         self.calls.append(("load", bytes(image)[:4]))
-        module._obj.value = MODULE
+        module._obj.value = MODULE + len(self.images)
+        self.images.append(ctypes.string_at(ctypes.addressof(image)))
         return 0
 
     def cuModuleGetFunction(self, function, module, name):
-        function._obj.value = FUNCTION
+        function._obj.value = FUNCTION + (_value(module) - MODULE)
         return 0
 
     def cuFuncSetAttribute(self, function, attr, value):
@@ -90,22 +99,29 @@ class FakeDriver:
         return 0
 
     # ---- launches ----
-    def _record(self, dims, stream, params):
+    def _record(self, dims, stream, params, function=FUNCTION):
         raw = [ctypes.string_at(ctypes.c_void_p.from_address(params + 8 * i).value,
                                 8 if i < self.maps_from else 128) for i in range(self.params)]
         pointers = [ctypes.c_void_p.from_address(params + 8 * i).value for i in range(self.params)]
         self.calls.append(("launch",))
         self.launches.append({"dims": dims, "stream": stream or 0, "params": pointers,
-                              "bytes": raw})
+                              "bytes": raw, "function": function})
         return self.launch_result
 
+    def _image_of(self, function):
+        """The image of the module `function` came from (the first where none was loaded)."""
+        i = function - FUNCTION
+        assert 0 <= i < max(1, len(self.images)), f"function {function:#x} was not handed out"
+        return self.images[i] if self.images else b""
+
     def cuLaunchKernelEx(self, config, function, params, extra):
-        assert function == FUNCTION and extra is None
+        assert extra is None
+        self._image_of(function)
         c = tuned.kernel._LaunchConfig.from_address(config)
         assert c.attrs is None and c.numAttrs == 0
         dims = [c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
                 c.sharedMemBytes]
-        return self._record(dims, c.hStream, params)
+        return self._record(dims, c.hStream, params, function)
 
     def cuMemsetD32Async(self, pointer, value, count, stream):
         self.calls.append(("memset",))
@@ -133,8 +149,14 @@ class OldDriver(FakeDriver):
     cuLaunchKernelEx = None
 
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
-        assert function == FUNCTION and extra is None
-        return self._record([gx, gy, gz, bx, by, bz, smem], stream, params)
+        assert extra is None
+        self._image_of(function)
+        return self._record([gx, gy, gz, bx, by, bz, smem], stream, params, function)
+
+
+def sgemm_pointers(launch):
+    """(A, B, C): the pointer values an sgemm launch passed (its parameters 4, 5, 7)."""
+    return tuple(ctypes.c_void_p.from_buffer_copy(launch["bytes"][i]).value for i in (4, 5, 7))
 
 
 def host_floats(pointer, count):
@@ -144,19 +166,31 @@ def host_floats(pointer, count):
 
 class Emulator(FakeDriver):
     """A FakeDriver whose sgemm launches compute, on the CPU, what the kernel
-    computes: C(MxN) = alpha A(MxK) B(KxN) + beta C, row-major, at the host
+    computes: C(MxN) = alpha op(A) op(B) + beta C, C row-major, at the host
     addresses the parameters hold (CPU tensors' data_ptr()), the
-    parameters in the sgemm kernel's order (M, N, K, alpha, A, B, beta, C);
-    memsets write zeros there."""
+    parameters in the sgemm kernel's order (M, N, K, alpha, A, B, beta, C),
+    in the layout of the launched module's image (image(): "nn" unless it
+    names another; op(A) = A^T reads A as a row-major KxM, op(B) = B^T B as
+    a row-major NxK); memsets write zeros there. `layouts` records each
+    launch's layout."""
 
-    def _record(self, dims, stream, params):
-        result = super()._record(dims, stream, params)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.layouts = []
+
+    def _record(self, dims, stream, params, function=FUNCTION):
+        result = super()._record(dims, stream, params, function)
         raw = self.launches[-1]["bytes"]
         m, n, k = (ctypes.c_int.from_buffer_copy(raw[i][:4]).value for i in range(3))
         alpha, beta = (ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6))
         a, b, c = (ctypes.c_void_p.from_buffer_copy(raw[i]).value for i in (4, 5, 7))
-        A = host_floats(a, m * k).view(m, k)
-        B = host_floats(b, k * n).view(k, n)
+        named = self._image_of(function)[4:6].decode(errors="replace")
+        layout = named if named in LAYOUTS else "nn"
+        self.layouts.append(layout)
+        A = (host_floats(a, m * k).view(k, m).t() if layout[0] == "t"
+             else host_floats(a, m * k).view(m, k))
+        B = (host_floats(b, k * n).view(n, k).t() if layout[1] == "t"
+             else host_floats(b, k * n).view(k, n))
         C = host_floats(c, m * n).view(m, n)
         C.copy_(alpha * (A.double() @ B.double()).float() + (beta * C if beta else 0))
         return result

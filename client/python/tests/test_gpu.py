@@ -3,8 +3,11 @@ default 1024,1024,1024) and found at the default address (TUNED_SERVER, else
 the local socket of GPU 0): tuned.matmul and tuned.Kernel against
 torch.matmul in pure fp32 (TF32 off), and their times side by side;
 tuned.matmul and tuned.linear in each math mode the daemon has tuned
-($TUNED_GPU_TF32_SHAPE, default 2048^3, for tf32), under a CUDA graph
-capture and in a torch.compile(fullgraph=True) model (torch >= 2.4).
+($TUNED_GPU_TF32_SHAPE, default 2048^3, for tf32) and in each operand layout
+(transposed views, read without a copy; a layout the daemon lacks is swept
+first with a small budget, $TUNED_GPU_LAYOUT_BUDGET configs, default 24),
+under a CUDA graph capture and in a torch.compile(fullgraph=True) model
+(torch >= 2.4).
 bench/python_gpu.sh runs it; skipped without torch or a GPU."""
 
 import os
@@ -18,6 +21,7 @@ import tuned
 torch = pytest.importorskip("torch", reason="torch is not installed")
 if not torch.cuda.is_available():
     pytest.skip("no GPU (torch.cuda.is_available() is False)", allow_module_level=True)
+import tuned.ops  # noqa: E402 (imports torch)
 
 SHAPE = tuple(int(d) for d in os.environ.get("TUNED_GPU_SHAPE", "1024,1024,1024").split(","))
 MAX_ERROR = 1e-5  # relative Frobenius error against fp32 torch.matmul
@@ -208,6 +212,26 @@ def shape_in_mode(client, math):
     return shape
 
 
+LAYOUT_BUDGET = os.environ.get("TUNED_GPU_LAYOUT_BUDGET", "24")
+
+
+def tuned_in(client, shape, math, layout):
+    """Makes sure the daemon serves the problem in `layout` (a sweep of
+    LAYOUT_BUDGET configs where nothing is tuned near it); skips the test
+    where it cannot (a daemon that does not tune layouts)."""
+    try:
+        return client.best(*shape, basic=True, math=math, layout=layout)
+    except tuned.TunedError as e:
+        assert e.code == grpc.StatusCode.NOT_FOUND, e
+    try:
+        job = client.sweep(*shape, math=math, layout=layout, budget=LAYOUT_BUDGET, progress=False)
+        best = client.best(*shape, basic=True, math=math, layout=layout)
+    except tuned.TunedError as e:
+        pytest.skip(f"the daemon does not serve {shape} in layout {layout} ({math}): {e}")
+    assert job.state == tuned.pb.JOB_DONE, job
+    return best
+
+
 def within_mode(math, got, a, b, bias=None):
     """(error, torch's error, bound): got's relative Frobenius error against
     fp64 and the bound of the mode: ieee_fp32 within MAX_ERROR of torch's
@@ -225,8 +249,8 @@ def within_mode(math, got, a, b, bias=None):
 def test_matmul_and_linear_match_torch_in_each_math_mode(client, math):
     """tuned.matmul (the daemon's kernel, "nn"), and tuned.linear with a
     weight that is the transpose of a row-major matrix (the kernel too,
-    then the bias) and with a row-major one (torch in the mode, "nt"), in
-    each mode the daemon has tuned."""
+    then the bias), in each mode the daemon has tuned (a row-major weight,
+    "nt": test_each_layout_runs_on_transposed_views_without_a_copy)."""
     m, n, k = shape_in_mode(client, math)
     a, b = random_pair(m, n, k, seed=11)
     bias = torch.randn(n, device="cuda")
@@ -243,9 +267,33 @@ def test_matmul_and_linear_match_torch_in_each_math_mode(client, math):
     assert y.shape == (*x.shape[:-1], n)
     err, _, bound = within_mode(math, y.reshape(m, n), a, b, bias)
     assert err <= bound, f"linear (nn): {err:.2e} > {bound:.2e}"
-    w = b.t().contiguous()  # row-major weight: "nt", torch in the mode
-    err, _, bound = within_mode(math, tuned.linear(x, w, bias, math=math).reshape(m, n), a, b, bias)
-    assert err <= bound, f"linear (nt): {err:.2e} > {bound:.2e}"
+
+
+@pytest.mark.parametrize("layout", ["nt", "tn", "tt"])
+@pytest.mark.parametrize("math", list(MODES))
+def test_each_layout_runs_on_transposed_views_without_a_copy(client, math, layout):
+    """tuned.matmul of operands in `layout` (a "t" operand the .t() of a
+    contiguous tensor), and tuned.linear with a row-major weight for "nt":
+    the layout's own kernel (or cuBLAS, as served) on the operands as they
+    are (the route copies nothing), within the mode's bound."""
+    m, n, k = shape_in_mode(client, math)
+    best = tuned_in(client, (m, n, k), math, layout)
+    g = torch.Generator(device="cuda").manual_seed(21)
+    a = (torch.randn(k, m, device="cuda", generator=g).t() if layout[0] == "t"
+         else torch.randn(m, k, device="cuda", generator=g))
+    w = torch.randn(n, k, device="cuda", generator=g) if layout[1] == "t" else None
+    b = w.t() if w is not None else torch.randn(k, n, device="cuda", generator=g)
+    err, base, bound = within_mode(math, tuned.matmul(a, b, math=math), a, b)
+    print(f"\n{math} {m}x{n}x{k} {layout}: error {err:.2e} (torch {base:.2e}, bound {bound:.2e}), "
+          f"{'cuBLAS' if best.use_baseline else best.measurement.config.name}")
+    assert err <= bound
+    (route,) = [r for key, r in tuned.ops._routes.items()
+                if key[:2] == (a.shape, b.shape) and key[4] == math and r.layout == layout]
+    assert not route.copy_a and not route.copy_b
+    if layout == "nt":
+        bias = torch.randn(n, device="cuda", generator=g)
+        err, _, bound = within_mode(math, tuned.linear(a, w, bias, math=math), a, b, bias)
+        assert err <= bound, f"linear (nt): {err:.2e} > {bound:.2e}"
 
 
 @pytest.mark.parametrize("math", ["ieee_fp32", "tf32"])
@@ -287,10 +335,11 @@ def test_a_cuda_graph_capture_replays_matmul_and_linear(client, math):
 def test_a_compiled_model_matches_eager(client):
     """torch.compile(fullgraph=True) (an error at any graph break) of a model
     calling tuned.matmul (the kernel, "nn") and tuned.linear (a row-major
-    weight: torch in the mode) gives the eager model's result."""
+    weight: the "nt" kernel) gives the eager model's result."""
     import torch._dynamo
 
     m, n, k = SHAPE
+    tuned_in(client, (m, 64, n), "ieee_fp32", "nt")  # the nn.Linear
 
     class Model(torch.nn.Module):
         def __init__(self):

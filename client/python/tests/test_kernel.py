@@ -628,3 +628,78 @@ def test_a_spec_kernel_needs_an_image_and_a_geometry():
     best.ClearField("geometry")
     with pytest.raises(ValueError, match="no launch geometry"):
         tuned.Kernel(best, device="cuda:0")
+
+
+# ---- layouts ----
+
+def layout_best(layout, shape=(64, 32, 16), **fields):
+    """An sgemm BestKernel for a problem in `layout`, its config's LAYOUT that
+    layout's (absent for "nn", as the daemon stores it) and its image the
+    Emulator's for the layout."""
+    b = best_kernel(shape=shape, **fields)
+    b.problem.layout = pb.Layout.Value("LAYOUT_" + layout.upper())
+    b.measurement.config.params["KIND"] = 2
+    if layout != "nn":
+        b.measurement.config.params["LAYOUT"] = b.problem.layout
+    b.measurement.config.name = "sgemm_tiled_64" + ("" if layout == "nn" else "_" + layout)
+    b.cubin = cuda_fake.image(layout)
+    return b
+
+
+def operands(layout, m=64, n=32, k=16, seed=0):
+    """op(A) (m, k), op(B) (k, n) in `layout`: "t" operands are .t() views of contiguous tensors."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(k, m, generator=g).t() if layout[0] == "t" else torch.randn(m, k, generator=g)
+    b = torch.randn(n, k, generator=g).t() if layout[1] == "t" else torch.randn(k, n, generator=g)
+    return a, b
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_sgemm_in_a_layout_takes_transposed_views_without_a_copy(monkeypatch, layout):
+    """Kernel.sgemm of a kernel in `layout`: the operands as op(A), op(B),
+    transposed ones as views; the launch gets their own pointers and the
+    Emulator computes in the layout (fast path and checked path alike)."""
+    driver = cuda_fake.install(monkeypatch, cuda_fake.Emulator())
+    kernel = cuda_fake.on_cpu(tuned.Kernel(layout_best(layout), device="cuda:0"))
+    assert kernel.layout == layout
+    a, b = operands(layout)
+    for _ in range(2):
+        out = torch.full((64, 32), float("nan"))
+        assert kernel.sgemm(a, b, out=out) is out
+        assert torch.allclose(out, a @ b, atol=1e-5)
+        assert cuda_fake.sgemm_pointers(driver.launches[-1]) == (a.data_ptr(), b.data_ptr(),
+                                                                 out.data_ptr())
+    assert driver.layouts == [layout, layout]
+    assert torch.allclose(kernel.sgemm(a, b, alpha=2.0), 2 * (a @ b), atol=1e-5)
+
+
+@pytest.mark.parametrize("layout, a_t, b_t, text", [
+    ("nt", False, False, r"b must be the transpose of a row-major matrix \(strides \(1, 16\)"),
+    ("tn", False, False, r"a must be the transpose of a row-major matrix \(strides \(1, 64\): "
+                         r"the \.t\(\) of a contiguous \(16, 64\) tensor\)"),
+    ("nn", False, True, "b must be contiguous"),
+    ("tt", True, False, "b must be the transpose"),
+])
+def test_sgemm_refuses_operands_not_in_its_layout(layout, a_t, b_t, text):
+    kernel = tuned.Kernel(layout_best(layout), device="cuda:0")
+    a = cuda_like(16, 64).t() if a_t else cuda_like(64, 16)
+    b = cuda_like(32, 16).t() if b_t else cuda_like(16, 32)
+    with pytest.raises(ValueError, match=text):
+        kernel.sgemm(a, b)
+
+
+def test_a_kernel_of_another_layout_than_its_problems_is_refused():
+    """A daemon older than layouts answers an "nt" problem with its "nn"
+    kernel (the problem echoed, the config without LAYOUT)."""
+    best = layout_best("nn")
+    best.problem.layout = pb.LAYOUT_NT
+    with pytest.raises(tuned.TunedError, match=r"sgemm_tiled_64 \(layout nn\) for a problem in "
+                                               "layout nt") as e:
+        tuned.Kernel(best, device="cuda:0")
+    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    best.use_baseline = True  # cuBLAS served: runs torch in the layout, nothing to refuse
+    assert tuned.Kernel(best, device="cuda:0").uses_torch
+    assert tuned.kernel.served_layout(layout_best("tt")) == pb.LAYOUT_TT
+    no_config = best_kernel()
+    no_config.problem.layout = pb.LAYOUT_TN
+    assert tuned.kernel.served_layout(no_config) == pb.LAYOUT_TN  # no config named: the problem's

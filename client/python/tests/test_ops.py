@@ -1,9 +1,11 @@
 """tuned.matmul, tuned.linear and the torch operators tuned::matmul and
-tuned::linear without a GPU: layouts, math modes, argument checks (before
-the daemon is asked or the driver used), routes (the daemon's kernel, run by
-cuda_fake.Emulator on CPU tensors, or torch in the mode), linear's
-flattening and bias, gradients; the operators where torch has
-torch.library.custom_op (torch >= 2.4), in torch.compile(fullgraph=True)."""
+tuned::linear without a GPU: layouts (read from strides, asked of the
+daemon as Problem.layout, run without a copy), math modes, argument checks
+(before the daemon is asked or the driver used), routes (the daemon's
+kernel, run by cuda_fake.Emulator on CPU tensors in its layout, or torch in
+the mode), linear's flattening and bias, gradients; the operators where
+torch has torch.library.custom_op (torch >= 2.4), in
+torch.compile(fullgraph=True)."""
 
 import grpc
 import pytest
@@ -37,22 +39,33 @@ class NoDaemon:
 
 class FakeDaemon:
     """Client.best as the daemon answers: a kernel for any (M, N, K) in any
-    mode (cuBLAS where `cublas`); records what was asked."""
+    mode and layout (its config's LAYOUT parameter that layout's, as sgemm's;
+    its image makes the Emulator compute in it), or cuBLAS where `cublas`;
+    `before_layouts`: a daemon older than layouts, whose kernel is the "nn"
+    one whatever the layout asked. Records what was asked: ((M, N, K),
+    Math, layout, tune_if_missing)."""
 
     address = "unix:/fake"
 
-    def __init__(self, cublas=False):
-        self.cublas = cublas
+    def __init__(self, cublas=False, before_layouts=False):
+        self.cublas, self.before_layouts = cublas, before_layouts
         self.asked = []
 
-    def best(self, m, n, k, math=0, tune_if_missing=False):
-        self.asked.append(((m, n, k), math, tune_if_missing))
-        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math), match=pb.MATCH_NEAREST,
+    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False):
+        self.asked.append(((m, n, k), math, layout, tune_if_missing))
+        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout),
+                          match=pb.MATCH_NEAREST,
                           device=pb.Device(name="NVIDIA H100", cc_major=9, cc_minor=0))
         if self.cublas:
             b.use_baseline = True
             return b
-        b.cubin, b.ptx, b.entry = b"\x7fELF", "//", "_Z1kv"
+        served = "nn" if self.before_layouts else layout
+        config = b.measurement.config
+        config.params.update({"KIND": 2, "BM": 64})
+        if served != "nn":
+            config.params["LAYOUT"] = pb.Layout.Value("LAYOUT_" + served.upper())
+        config.name = "sgemm_tiled_64" + ("" if served == "nn" else "_" + served)
+        b.cubin, b.ptx, b.entry = cuda_fake.image(served), "//", "_Z1kv"
         b.arguments.extend(SGEMM_ARGS)
         b.geometry.grid.extend([1, 1, 1])
         b.geometry.block.extend([256, 1, 1])
@@ -205,26 +218,97 @@ def test_linear_checks_before_asking_the_daemon(x, weight, bias, kwargs, error, 
 
 # ---- routes ----
 
+def operands(layout, m=6, n=5, k=8, seed=0):
+    """op(A) (m, k) and op(B) (k, n) in `layout`: a "t" operand is the .t()
+    of a contiguous tensor (a transposed view), an "n" one contiguous."""
+    a = randn(k, m, seed=seed).t() if layout[0] == "t" else randn(m, k, seed=seed)
+    b = randn(n, k, seed=seed + 1).t() if layout[1] == "t" else randn(k, n, seed=seed + 1)
+    return a, b
+
+
+@pytest.mark.parametrize("math", ["ieee_fp32", "fp32_accurate", "tf32"])
+def test_each_layout_runs_its_own_kernel_on_the_operands_as_they_are(cpu, math):
+    """Transposed views pick the layout from their strides; the daemon is
+    asked for that layout's kernel (once per shape, layout and mode), which
+    gets the operands' own pointers: no copy."""
+    daemon = FakeDaemon()
+    mode = tuned.ops._math(math)[0]
+    for layout in ("nn", "nt", "tn", "tt"):
+        a, b = operands(layout)
+        assert tuned.ops._layout(a) + tuned.ops._layout(b) == layout
+        for _ in range(2):
+            assert close(tuned.matmul(a, b, math=math, client=daemon), a @ b)
+        # A and B as they are
+        assert cuda_fake.sgemm_pointers(cpu.launches[-1])[:2] == (a.data_ptr(), b.data_ptr())
+        assert cpu.layouts[-2:] == [layout, layout]
+    assert daemon.asked == [((6, 5, 8), mode, layout, False) for layout in ("nn", "nt", "tn", "tt")]
+    assert sorted(r.layout for r in tuned.ops._routes.values()) == ["nn", "nt", "tn", "tt"]
+    assert all(r.kernel is not None and not r.copy_a and not r.copy_b
+               for r in tuned.ops._routes.values())
+    assert len(tuned.ops._kernels) == 4
+
+
+def test_a_transposed_view_is_not_copied(cpu, monkeypatch):
+    """No .contiguous() copy of a transposed operand: Tensor.contiguous is
+    never asked for one that is not contiguous already."""
+    daemon = FakeDaemon()
+    a, b = operands("tt", m=16, n=12, k=8)
+    copied = []
+    real = torch.Tensor.contiguous
+
+    def contiguous(t, *args, **kwargs):
+        if not t.is_contiguous():
+            copied.append(tuple(t.shape))
+        return real(t, *args, **kwargs)
+    monkeypatch.setattr(torch.Tensor, "contiguous", contiguous)
+    for _ in range(2):
+        assert close(tuned.matmul(a, b, client=daemon), a @ b)
+        assert close(tuned.linear(a, randn(12, 8), client=daemon), a @ randn(12, 8).t())
+    assert copied == []
+
+
 @pytest.mark.parametrize("math, tf32", [("ieee_fp32", False), ("fp32_accurate", False),
                                         ("tf32", True)])
-def test_a_transposed_operand_runs_torch_in_the_mode_without_asking(cpu, tf32_seen, math, tf32):
-    """x @ w.t() is layout "nt", which the daemon does not tune: torch.matmul
-    in the mode, on the operands as they are (no copy), kept as the route."""
-    a, w = randn(6, 8), randn(5, 8, seed=1)
-    nod = NoDaemon()  # (the client is part of the key)
-    c = tuned.matmul(a, w.t(), math=math, client=nod)
-    assert close(c, a @ w.t())
-    assert tf32_seen == [tf32]
-    assert tuned.matmul(a, w.t(), math=math, client=nod).shape == (6, 5)
-    (key,) = tuned.ops._routes
-    route = tuned.ops._routes[key]
-    assert route.kernel is None and route.layout == "nt" and route.tf32 is tf32
-    assert torch.backends.cuda.matmul.allow_tf32 is False  # restored
-    at, b = a.t().contiguous().t(), randn(8, 5, seed=2)  # at: (6, 8), column-major
-    assert close(tuned.matmul(at, b, math=math, client=nod), a @ b)
-    assert close(tuned.matmul(at, w.t(), math=math, client=nod), a @ w.t())
-    assert sorted(r.layout for r in tuned.ops._routes.values()) == ["nt", "tn", "tt"]
-    assert tf32_seen == [tf32] * 4
+def test_a_daemon_serving_cublas_runs_torch_on_the_operands_as_they_are(cpu, monkeypatch, math,
+                                                                          tf32):
+    """Where cuBLAS is served for a layout, torch.matmul gets the very
+    tensors passed (transposed views, no copy), in the mode."""
+    seen = []
+    real = torch.matmul
+
+    def recording(x, y, **kwargs):
+        seen.append((x, y, torch.backends.cuda.matmul.allow_tf32))
+        return real(x, y, **kwargs)
+    monkeypatch.setattr(torch, "matmul", recording)
+    daemon = FakeDaemon(cublas=True)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        for layout in ("nt", "tn", "tt"):
+            a, b = operands(layout)
+            assert close(tuned.matmul(a, b, math=math, client=daemon), real(a, b))
+            x, y, tf32_on = seen[-1]
+            assert x is a and y is b and tf32_on is tf32
+        assert torch.backends.cuda.matmul.allow_tf32 is False  # restored
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    assert [asked[2] for asked in daemon.asked] == ["nt", "tn", "tt"]
+    assert cpu.launches == []
+
+
+def test_a_daemon_older_than_layouts_is_not_trusted_with_them(cpu, tf32_seen):
+    """A daemon that ignores Problem.layout answers with its "nn" kernel
+    (its config names no LAYOUT): torch runs the transposed call, warned
+    once; "nn" still runs the kernel."""
+    daemon = FakeDaemon(before_layouts=True)
+    a, b = operands("nt")
+    with pytest.warns(RuntimeWarning, match="does not tune layouts"):
+        assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert cpu.launches == [] and tf32_seen == [False, False]
+    a, b = operands("nn")
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert len(cpu.launches) == 1 and cpu.layouts == ["nn"]
 
 
 def test_nn_runs_the_daemons_kernel_asked_once(cpu):
@@ -232,12 +316,12 @@ def test_nn_runs_the_daemons_kernel_asked_once(cpu):
     a, b = randn(64, 16), randn(16, 32, seed=1)
     for _ in range(3):
         assert close(tuned.matmul(a, b, client=daemon), a @ b)
-    assert daemon.asked == [((64, 32, 16), pb.MATH_IEEE_FP32, False)]
+    assert daemon.asked == [((64, 32, 16), pb.MATH_IEEE_FP32, "nn", False)]
     assert len(cpu.launches) == 3
     # Each mode is its own problem, asked once; tune_if_missing is passed on.
     tuned.matmul(a, b, math="tf32", client=daemon, tune_if_missing=True)
     tuned.matmul(a, b, math="tf32", client=daemon)
-    assert daemon.asked[1:] == [((64, 32, 16), pb.MATH_TF32, True)]
+    assert daemon.asked[1:] == [((64, 32, 16), pb.MATH_TF32, "nn", True)]
     # out=: written in place, through the same route.
     out = torch.full((64, 32), float("nan"))
     assert tuned.matmul(a, b, out=out, client=daemon) is out and close(out, a @ b)
@@ -268,34 +352,67 @@ def test_a_daemon_serving_cublas_runs_torch_in_the_mode(cpu, tf32_seen):
 
 def test_a_first_call_during_a_cuda_graph_capture_is_refused(cpu, monkeypatch):
     """The daemon is asked and the kernel loaded at a key's first call: not
-    inside a capture. A key seen before, and torch's routes, are fine."""
+    inside a capture. A key seen before is fine; a layout not seen before is
+    a first call too."""
     daemon = FakeDaemon()
     a, b = randn(64, 16), randn(16, 32, seed=1)
     tuned.matmul(a, b, client=daemon)
     monkeypatch.setattr(tuned.ops, "_capturing", lambda: True)
     assert close(tuned.matmul(a, b, client=daemon), a @ b)
-    assert close(tuned.matmul(a, randn(32, 16).t(), client=daemon), a @ randn(32, 16).t())
-    with pytest.raises(tuned.TunedError, match="during a CUDA graph capture: call it once before") as e:
-        tuned.matmul(randn(32, 16), b, client=daemon)
-    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    for a2, b2 in ((randn(32, 16), b), (a, randn(32, 16).t())):
+        with pytest.raises(tuned.TunedError, match="during a CUDA graph capture: call it once "
+                                                   "before") as e:
+            tuned.matmul(a2, b2, client=daemon)
+        assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
 
 
 # ---- linear ----
 
 @pytest.mark.parametrize("lead", [(), (6,), (2, 3)])
-def test_linear_of_a_row_major_weight_is_torchs_in_the_mode(cpu, tf32_seen, lead):
+def test_linear_of_a_row_major_weight_runs_the_nt_kernel_on_the_weight_as_stored(cpu, lead):
+    """An nn.Linear's weight (N, K), row-major: op(B) = weight^T, layout "nt",
+    the daemon's "nt" kernel reading the weight where it is."""
+    daemon = FakeDaemon()
     x, w, bias = randn(*lead, 8), randn(5, 8, seed=1), randn(5, seed=2)
-    nod = NoDaemon()
-    y = tuned.linear(x, w, bias, math="tf32", client=nod)
-    assert close(y, x @ w.t() + bias)  # (F.linear itself would be recorded)
+    y = tuned.linear(x, w, bias, math="tf32", client=daemon)
+    assert close(y, x @ w.t() + bias)
     assert y.shape == (*lead, 5)
-    assert tf32_seen == [True]
+    m = max(1, x.numel() // 8)
+    assert daemon.asked == [((m, 5, 8), pb.MATH_TF32, "nt", False)]
     (route,) = tuned.ops._routes.values()
-    assert route.layout == "nt" and route.kernel is None
-    # A bias of another shape that broadcasts: added after torch's GEMM.
+    assert route.layout == "nt" and route.kernel is not None and not route.copy_b
+    assert cuda_fake.sgemm_pointers(cpu.launches[-1])[:2] == (x.data_ptr(), w.data_ptr())
+    assert cpu.layouts == ["nt"]
+    # A bias of another shape that broadcasts: added after the GEMM.
     if lead:
         bias2 = randn(*lead[-1:], 5, seed=3)
-        assert close(tuned.linear(x, w, bias2, client=nod), x @ w.t() + bias2)
+        assert close(tuned.linear(x, w, bias2, client=daemon), x @ w.t() + bias2)
+
+
+def test_linear_where_cublas_is_served_is_f_linear_in_the_mode(cpu, tf32_seen):
+    daemon = FakeDaemon(cublas=True)
+    x, w, bias = randn(2, 3, 8), randn(5, 8, seed=1), randn(5, seed=2)
+    assert close(tuned.linear(x, w, bias, math="tf32", client=daemon), x @ w.t() + bias)
+    assert tf32_seen == [True]  # (F.linear, recorded)
+    (route,) = tuned.ops._routes.values()
+    assert route.layout == "nt" and route.kernel is None
+
+
+@pytest.mark.parametrize("weight_layout, layout", [("t", "tt"), ("n", "tn")])
+def test_linear_of_a_transposed_x_reads_it_as_op_a_transposed(cpu, weight_layout, layout):
+    """A 2-D x that is the .t() of a contiguous (K, M): op(A) = A^T, no copy;
+    an x of other strides (same shape) has a route of its own, copied."""
+    daemon = FakeDaemon()
+    x = randn(8, 6).t()  # (6, 8)
+    w = randn(5, 8, seed=1) if weight_layout == "t" else randn(8, 5, seed=1).t()
+    assert close(tuned.linear(x, w, client=daemon), x @ w.t())
+    assert daemon.asked[-1][2] == layout and cpu.layouts[-1] == layout
+    assert cuda_fake.sgemm_pointers(cpu.launches[-1])[:2] == (x.data_ptr(), w.data_ptr())
+    strided = randn(6, 16)[:, ::2]  # (6, 8), neither "n" nor "t"
+    assert close(tuned.linear(strided, w, client=daemon), strided @ w.t())
+    assert cpu.layouts[-1] == "n" + layout[1]
+    assert close(tuned.linear(x, w, client=daemon), x @ w.t())  # its own route still
+    assert cpu.layouts[-1] == layout and len(tuned.ops._routes) == 2
 
 
 @pytest.mark.parametrize("lead, bias_shape", [((6,), None), ((6,), (5,)), ((2, 3), (5,)),
@@ -311,7 +428,7 @@ def test_linear_flattens_x_for_the_kernel_and_adds_the_bias(cpu, lead, bias_shap
     y = tuned.linear(x, weight, bias, client=daemon)
     assert close(y, x @ weight.t() + (0 if bias is None else bias))
     m = max(1, x.numel() // 8)
-    assert daemon.asked == [((m, 5, 8), pb.MATH_IEEE_FP32, False)]
+    assert daemon.asked == [((m, 5, 8), pb.MATH_IEEE_FP32, "nn", False)]
     (launch,) = cpu.launches
     assert [int.from_bytes(launch["bytes"][i][:4], "little") for i in range(3)] == [m, 5, 8]
     assert close(tuned.linear(x, weight, bias, client=daemon), y) and len(daemon.asked) == 1
@@ -427,22 +544,33 @@ def monkeypatch_client(daemon):
 
 
 class Model(torch.nn.Module):
+    """A GEMM in each layout, transposed operands as views (never copied)."""
+
     def __init__(self):
         super().__init__()
         self.proj = torch.nn.Parameter(randn(16, 32, seed=3))  # (K, N): x @ proj, "nn"
-        self.lin = torch.nn.Linear(32, 8)  # weight (8, 32) row-major: "nt"
+        self.back = torch.nn.Parameter(randn(24, 32, seed=5))  # h @ back.t(): "nt"
+        self.mix = torch.nn.Parameter(randn(64, 48, seed=6))  # mix.t() @ g: "tn"
+        self.lin = torch.nn.Linear(24, 8)  # weight (8, 24) row-major: "nt"
 
     def forward(self, x):
         h = torch.relu(tuned.matmul(x, self.proj, math="ieee_fp32"))
-        return tuned.linear(h, self.lin.weight, self.lin.bias, math="tf32")
+        g = tuned.matmul(h, self.back.t(), math="fp32_accurate")
+        z = tuned.matmul(self.mix.t(), g)
+        return tuned.linear(z, self.lin.weight, self.lin.bias, math="tf32")
+
+    def reference(self, x):
+        h = torch.relu(x @ self.proj)
+        return F.linear(self.mix.t() @ (h @ self.back.t()), self.lin.weight, self.lin.bias)
 
 
 @needs_ops
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_a_compiled_model_has_no_graph_break_and_matches_eager(cpu, backend):
     """torch.compile(fullgraph=True) (which fails at a graph break) of a
-    model calling tuned.matmul and tuned.linear: the operators in the graph,
-    run by the eager path (the kernel on the Emulator, torch for "nt")."""
+    model calling tuned.matmul and tuned.linear in layouts nn, nt and tn:
+    the operators in the graph, run by the eager path (each layout's kernel
+    on the Emulator), equal to the eager model's result."""
     import torch._dynamo
 
     torch._dynamo.reset()
@@ -453,5 +581,8 @@ def test_a_compiled_model_has_no_graph_break_and_matches_eager(cpu, backend):
     with torch.no_grad():
         want = model(x)
         got = torch.compile(model, fullgraph=True, backend=backend)(x)
+        assert close(want, model.reference(x))
     assert close(got, want)  # (fullgraph=True raises at a graph break)
-    assert any(((64, 32, 16), pb.MATH_IEEE_FP32, False) == asked for asked in daemon.asked)
+    asked = {(shape, layout) for shape, _, layout, _ in daemon.asked}
+    assert {((64, 32, 16), "nn"), ((64, 24, 32), "nt"), ((48, 24, 64), "tn"),
+            ((48, 8, 24), "nt")} <= asked

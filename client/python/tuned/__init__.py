@@ -3,7 +3,8 @@
     import torch, tuned
     c = tuned.matmul(a, b)                  # a (MxK), b (KxN): float32 matrices on a GPU
     c = tuned.matmul(a, b, math="tf32")     # or "fp32_accurate"; default "ieee_fp32"
-    y = tuned.linear(x, weight, bias)       # torch.nn.functional.linear's semantics
+    c = tuned.matmul(a, w.t())              # a transposed view: layout "nt", no copy
+    y = tuned.linear(x, weight, bias)       # torch.nn.functional.linear's semantics ("nt")
     best = tuned.Client().best(1024, 1024, 1024)   # tuned.v1.BestKernel
 
     # Your own kernel (a spec file, examples/kernels/), tuned and run:
@@ -19,13 +20,14 @@ tuned.matmul, tuned.linear and tuned.ops (the torch operators tuned::matmul,
 tuned::linear for torch.compile) import torch when first used.
 """
 
-from .client import (Client, TunedError, default_address, default_socket_path, family_name,
-                     problem, read_token_file, spec_json)
+from .client import (LAYOUTS, Client, TunedError, default_address, default_socket_path,
+                     family_name, layout_name, problem, read_token_file, spec_json)
 from .kernel import Kernel
 from .v1 import tuner_pb2 as pb
 
 __all__ = ["Client", "TunedError", "Kernel", "matmul", "linear", "default_address",
-           "default_socket_path", "family_name", "problem", "read_token_file", "spec_json", "pb"]
+           "default_socket_path", "family_name", "layout_name", "LAYOUTS", "problem",
+           "read_token_file", "spec_json", "pb"]
 
 _LAZY = ("matmul", "linear")
 

@@ -1,7 +1,8 @@
 """gRPC client of the tuned daemon (proto/tuned/v1/tuner.proto).
 
-Shapes are row-major: sgemm takes (M, N, K), C(MxN) = A(MxK) @ B(KxN);
-transpose takes (ROWS, COLS); a registered kernel spec's family (its name, see
+Shapes are row-major: sgemm takes (M, N, K), C(MxN) = op(A) @ op(B) with
+op(A) (MxK), op(B) (KxN) in the problem's layout ("nn": A(MxK) @ B(KxN); see
+problem()); transpose takes (ROWS, COLS); a registered kernel spec's family (its name, see
 register_family) takes the values of its spec's dims in their order. Times are in milliseconds. Every method returns
 the daemon's proto messages (tuned.v1.tuner_pb2) and raises TunedError, which
 carries the gRPC status code, for every failure.
@@ -64,7 +65,33 @@ def _read(path, what):
         raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read {what} file {path}: {e}") from None
 
 
-def problem(*shape, family="sgemm", math="ieee_fp32", version=None):
+# Layout names (tuner.proto Layout): op(A) then op(B), "n" as stored, "t" transposed.
+LAYOUTS = ("nn", "nt", "tn", "tt")
+
+
+def layout_value(layout):
+    """tuner.proto Layout of a layout's name ("nn", "nt", "tn", "tt") or enum
+    value; TunedError INVALID_ARGUMENT for another."""
+    if isinstance(layout, str):
+        if layout in LAYOUTS:
+            return pb.Layout.Value("LAYOUT_" + layout.upper())
+    elif isinstance(layout, int) and not isinstance(layout, bool) and layout in pb.Layout.values():
+        return layout
+    raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                     f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
+
+
+def layout_name(value):
+    """"nt" for LAYOUT_NT, and so on; for a tuned.v1.Problem, its layout's name."""
+    if isinstance(value, pb.Problem):
+        value = value.layout
+    try:
+        return pb.Layout.Name(value).removeprefix("LAYOUT_").lower()
+    except ValueError:
+        return f"layout {value}"
+
+
+def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn"):
     """A tuned.v1.Problem. `family`: a built-in family's name ("sgemm",
     "transpose": Problem.family, f32) or enum value, or any other name: a
     registered kernel spec's (Problem.family_name; the shape lists its dims
@@ -74,8 +101,13 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None):
     fp32 kernels), "fp32_accurate" (also 3xTF32 tensor-core kernels within 2x
     cuBLAS fp32's error against fp64) or "tf32" (TF32 tensor cores within 2x
     cuBLAS TF32's), or an enum value.
+    `layout` (sgemm's operand layouts, tuner.proto Layout): C(MxN) = op(A) @
+    op(B), C row-major; "nn" (the default: A row-major MxK, B row-major KxN),
+    "nt" (op(B) = B^T: B stored row-major NxK, as torch.nn.functional.linear's
+    weight), "tn" (op(A) = A^T: A stored row-major KxM), "tt", or an enum
+    value. Each layout is its own problem (its own measurements and best).
     TunedError INVALID_ARGUMENT for an empty family name, an unknown math
-    mode, a version for a built-in family or a non-integer dimension; the
+    mode or layout, a version for a built-in family or a non-integer dimension; the
     daemon checks the rest (whether the family exists, rank, range, whether
     the family tunes the mode)."""
     if isinstance(math, str):
@@ -85,6 +117,7 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None):
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
                              f"unknown math mode '{math}' (known: ieee_fp32, fp32_accurate, tf32)"
                              ) from None
+    layout = layout_value(layout)
     name = ""
     if isinstance(family, str):
         if not family:
@@ -104,8 +137,9 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None):
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"dimension {d} does not fit 64 bits")
         dims.append(d)
     if name:
-        return pb.Problem(family_name=name, spec_hash=version or "", shape=dims, math=math)
-    return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims, math=math)
+        return pb.Problem(family_name=name, spec_hash=version or "", shape=dims, math=math,
+                          layout=layout)
+    return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims, math=math, layout=layout)
 
 
 def _builtin_family(name):
@@ -235,28 +269,34 @@ class Client:
         return TunedError(code, message)
 
     def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False, math="ieee_fp32",
-             version=None):
+             version=None, layout="nn"):
         """The tuned kernel (tuned.v1.BestKernel) for the shape: config, times,
         launch geometry for this very shape, entry, cubin and PTX (not with
         basic=True). An untuned shape gets the nearest tuned shape's kernel
         (match == MATCH_NEAREST); tune_if_missing also queues a sweep for it
         (queued_job_id). NOT_FOUND if no tuned shape is near. `family`,
-        `math`, `version`: as in problem(); a kernel spec's best also has
+        `math`, `version`, `layout`: as in problem() (sgemm in layout "nt":
+        a kernel reading B as stored NxK); a kernel spec's best also has
         kernel_arguments (tuned.Kernel.launch runs it)."""
-        req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math, version=version),
+        req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math, version=version,
+                                                layout=layout),
                                 tune_if_missing=tune_if_missing,
                                 view=pb.BEST_VIEW_BASIC if basic else pb.BEST_VIEW_FULL)
         return self._call(self._stub.GetBest, req)
 
     def sweep(self, *shape, family="sgemm", wait=True, progress=None, math="ieee_fp32",
-              version=None):
+              version=None, layout="nn", strategy="", budget=""):
         """Queues a sweep of the family's space for the shape; returns the
         tuned.v1.Job, once it ended if `wait`. progress (with wait): None
         shows a tqdm bar on a terminal and plain lines otherwise (stderr),
         False nothing, or a callable taking each Job update. `family`, `math`,
-        `version`: as in problem()."""
+        `version`, `layout`: as in problem(). `strategy`: "model" or
+        "exhaustive" ("": the daemon's default); `budget`: GPU time of
+        measuring ("10s", "2m") or a number of configs ("64"); "": the
+        daemon's default."""
         job = self._call(self._stub.SubmitSweep, pb.SubmitSweepRequest(
-            problem=problem(*shape, family=family, math=math, version=version)))
+            problem=problem(*shape, family=family, math=math, version=version, layout=layout),
+            strategy=strategy or "", budget=str(budget) if budget else ""))
         return self.watch(job.id, progress) if wait else job
 
     def watch(self, job_id, progress=None):
@@ -295,12 +335,14 @@ class Client:
         """Jobs, newest first (list of tuned.v1.Job); limit 0 = the daemon's default (50)."""
         return list(self._call(self._stub.ListJobs, pb.ListJobsRequest(limit=limit)).jobs)
 
-    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32", version=None):
+    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32", version=None, layout="nn"):
         """The stored measurements of the problem, best first (list of
         tuned.v1.Measurement; error: against the fp64 reference outside
-        ieee_fp32); top 0 = all. `family`, `math`, `version`: as in problem()."""
+        ieee_fp32); top 0 = all. `family`, `math`, `version`, `layout`: as
+        in problem()."""
         req = pb.ListMeasurementsRequest(
-            problem=problem(*shape, family=family, math=math, version=version), top=top)
+            problem=problem(*shape, family=family, math=math, version=version, layout=layout),
+            top=top)
         return list(self._call(self._stub.ListMeasurements, req).measurements)
 
     def device(self):
@@ -357,7 +399,8 @@ class Client:
 
 def _describe(job):
     shape = "x".join(str(d) for d in job.problem.shape)
-    return f"job {job.id} {family_name(job.problem)} {shape}"
+    layout = f" {layout_name(job.problem)}" if job.problem.layout != pb.LAYOUT_NN else ""
+    return f"job {job.id} {family_name(job.problem)} {shape}{layout}"
 
 
 def _best_text(job):

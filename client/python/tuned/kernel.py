@@ -19,7 +19,9 @@ import threading
 
 import grpc
 
-from .client import TunedError, family_name
+from .client import TunedError, family_name, layout_name
+from .layout import describe as _describe_layout
+from .layout import is_transposed
 from .v1 import tuner_pb2 as pb
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
@@ -87,6 +89,16 @@ def _driver():
             _check(lib, lib.cuInit(0), "cuInit")
             _libcuda = lib
         return _libcuda
+
+
+def served_layout(best):
+    """The tuner.proto Layout of the kernel a BestKernel holds: its config's
+    LAYOUT parameter (sgemm; absent: LAYOUT_NN, as configs stored before
+    layouts), else, where the best names no config, its problem's."""
+    params = best.measurement.config.params
+    if not params:
+        return best.problem.layout
+    return params.get("LAYOUT", pb.LAYOUT_NN)
 
 
 def _check(lib, result, what):
@@ -313,19 +325,23 @@ def _torch():
 
 
 def _check_tensors(torch, tensors, device):
-    """TypeError/ValueError unless each (tensor, name, shape) is a contiguous
-    float32 torch tensor of that shape, then unless each is on `device`: the
-    form of every tensor is checked before any device."""
-    for t, name, shape in tensors:
+    """TypeError/ValueError unless each (tensor, name, shape[, layout]) is a
+    float32 torch tensor of that shape, contiguous (layout "n", the default)
+    or the transpose of a row-major matrix (layout "t"), then unless each is
+    on `device`: the form of every tensor is checked before any device."""
+    for t, name, shape, *layout in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
         if t.dtype != torch.float32:
             raise TypeError(f"{name} must be float32, not {t.dtype}")
         if tuple(t.shape) != tuple(shape):
             raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
-        if not t.is_contiguous():
+        op = layout[0] if layout else "n"
+        if op == "n" and not t.is_contiguous():
             raise ValueError(f"{name} must be contiguous (row-major); call .contiguous()")
-    for t, name, _ in tensors:
+        if op == "t" and not is_transposed(t):
+            raise ValueError(f"{_describe_layout(op, name, shape)}, as this kernel's layout reads it")
+    for t, name, *_ in tensors:
         if t.device != device:
             raise ValueError(f"{name} is on {t.device}, the kernel on {device}")
 
@@ -422,6 +438,15 @@ class Kernel:
     else TF32 off. Driver failures raise TunedError (INTERNAL, or
     FAILED_PRECONDITION without a driver or a loadable image).
 
+    An sgemm kernel reads its operands in its problem's layout
+    (best.problem.layout, `layout`: "nn", "nt", "tn", "tt"): sgemm(a, b)
+    takes op(A) as a (MxK) and op(B) as b (KxN), each row-major for "n" or,
+    for "t", the transpose of a row-major matrix (w.t() of a contiguous
+    (N, K) w for op(B) = B^T); only the pointers are passed, nothing is
+    copied. A served kernel made for another layout than the problem's (a
+    daemon older than layouts answering with its "nn" kernel) is refused:
+    TunedError FAILED_PRECONDITION.
+
     A kernel spec's kernel (a registered family: best.kernel_arguments is
     set) runs with launch(*tensors) (or calling the Kernel): the buffers in
     the order of its buffer arguments, its scalars as the daemon evaluated
@@ -446,6 +471,14 @@ class Kernel:
             raise ValueError(f"device must be a CUDA device with an index, e.g. cuda:0, not {device}")
         self.uses_torch = self.family == "sgemm" and best.use_baseline
         self.tf32 = best.problem.math == pb.MATH_TF32  # the mode of the cuBLAS it may call
+        self.layout = layout_name(best.problem.layout)
+        if self.family == "sgemm" and not self.uses_torch:
+            served = served_layout(best)
+            if served != best.problem.layout:
+                raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 f"the daemon served {best.measurement.config.name or 'a kernel'} "
+                                 f"(layout {layout_name(served)}) for a problem in layout "
+                                 f"{self.layout}: it does not tune layouts (older than them)")
         if not self.uses_torch:
             if not best.cubin and not best.ptx:
                 raise ValueError("the BestKernel holds neither a cubin nor PTX (asked with basic=True?)")
@@ -460,9 +493,13 @@ class Kernel:
         self._launcher = None
         self._prepare_lock = threading.Lock()
         self._sizes = None
+        self._strides = (None, None)  # op(A)'s, op(B)'s where transposed ("t"), else None
         if self.family == "sgemm" and len(self.shape) == 3:
             m, n, k = self.shape
             self._sizes = (torch.Size((m, k)), torch.Size((k, n)), torch.Size((m, n)))
+            if self.layout in ("nn", "nt", "tn", "tt"):
+                self._strides = ((1, m) if self.layout[0] == "t" else None,
+                                 (1, k) if self.layout[1] == "t" else None)
 
     @property
     def device(self):
@@ -589,19 +626,24 @@ class Kernel:
 
     def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0):
         """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
-        Row-major contiguous float32 CUDA tensors on the kernel's device, of
-        the kernel's shape; out=None allocates it (beta must then be 0).
-        Runs on torch's current stream. TypeError for a wrong type or dtype,
-        ValueError for a wrong shape, layout or device."""
+        float32 CUDA tensors on the kernel's device, of the kernel's shape:
+        out row-major (contiguous), a and b in the kernel's layout (`layout`:
+        "n" row-major, "t" the transpose of a row-major matrix, e.g. b =
+        w.t() of a contiguous (N, K) w for "nt"); out=None allocates it
+        (beta must then be 0). Runs on torch's current stream. TypeError for
+        a wrong type or dtype, ValueError for a wrong shape, layout or device."""
         sizes = self._sizes
         if sizes is not None:
             # The checks below, compared with values computed once; any
             # failure (or a non-tensor) takes the path that names it.
             f32, index = self._torch.float32, self._index
+            sa, sb = self._strides
             try:
                 ok = (a.dtype is f32 and b.dtype is f32 and a.shape == sizes[0]
                       and b.shape == sizes[1] and a.get_device() == index
-                      and b.get_device() == index and a.is_contiguous() and b.is_contiguous()
+                      and b.get_device() == index
+                      and (a.is_contiguous() if sa is None else a.stride() == sa)
+                      and (b.is_contiguous() if sb is None else b.stride() == sb)
                       and (beta == 0 if out is None else
                            out.dtype is f32 and out.shape == sizes[2]
                            and out.get_device() == index and out.is_contiguous()))
@@ -624,7 +666,8 @@ class Kernel:
             raise ValueError("beta != 0 needs out (C is read)")
         m, n, k = self.shape
         outs = [] if out is None else [(out, "out", (m, n))]
-        _check_tensors(torch, [(a, "a", (m, k)), (b, "b", (k, n))] + outs, self.device)
+        _check_tensors(torch, [(a, "a", (m, k), self.layout[0]), (b, "b", (k, n), self.layout[1])]
+                       + outs, self.device)
         if out is None:
             out = torch.empty((m, n), dtype=torch.float32, device=self.device)
         if self.uses_torch:  # the mode's baseline: cuBLAS TF32 for math tf32, else fp32

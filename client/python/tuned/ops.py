@@ -10,30 +10,34 @@ torch.matmul costs; the first call of a key asks the daemon (the one owning
 the tensors' GPU), which is why a CUDA graph capture must be preceded by a
 warm-up call of each shape.
 
-Layouts, in row-major terms: an operand is "n" (row-major: contiguous), "t"
-(the transpose of a row-major matrix, as weight.t() is: strides (1, rows)),
-or neither (copied with .contiguous() where a kernel takes it). The pair,
-e.g. "nt" for x @ W.t(), is part of the key. The daemon tunes "nn" only
-(_DAEMON_LAYOUTS); every other pair runs torch in the mode, without a copy.
+Layouts, in row-major terms (tuned/layout.py): an operand is "n" (row-major:
+contiguous), "t" (the transpose of a row-major matrix, as weight.t() is:
+strides (1, rows)), or neither (copied with .contiguous() where a kernel
+takes it, then "n"). The pair, e.g. "nt" for x @ W.t(), is part of the key
+and of the problem the daemon is asked (Problem.layout): each layout has
+its own kernel, which reads the operands where they are (only the pointers
+are passed); where the daemon serves cuBLAS, torch runs on the operands as
+they are.
 
 Importing this module imports torch; `tuned.matmul` does that on first use.
 """
 
 import threading
+import warnings
 from typing import Optional
 
 import grpc
 import torch
 import torch.nn.functional as F
 
-from .client import Client, TunedError, default_address
-from .kernel import Kernel, _run_in_mode
+from .client import LAYOUTS, Client, TunedError, default_address, layout_value
+from .kernel import Kernel, _run_in_mode, served_layout
+from .layout import operand_layout as _layout
+from .layout import weight_layout as _weight_layout
 from .v1 import tuner_pb2 as pb
 
-# The layouts the daemon tunes and serves. When tuner.proto's Problem takes
-# op(A)/op(B) (nn, nt, tn, tt), add them here and pass `layout` to
-# Client.best in _new_route: that is all the change.
-_DAEMON_LAYOUTS = frozenset({"nn"})
+# The layouts the daemon tunes and serves (tuner.proto Layout), each its own problem.
+_DAEMON_LAYOUTS = frozenset(LAYOUTS)
 
 # math mode name -> (tuner.proto Math, whether its cuBLAS baseline is TF32)
 _MATH = {"ieee_fp32": (pb.MATH_IEEE_FP32, False),
@@ -64,28 +68,12 @@ def _math(math):
     raise ValueError(f"unknown math mode {math!r} (known: {', '.join(_MATH)})")
 
 
-def _layout(t):
-    """A matrix's layout: "n" if row-major (contiguous), "t" if the transpose
-    of a row-major matrix (strides (1, rows); dimensions of size 1 take any
-    stride), else None."""
-    if t.is_contiguous():
+def _x_layout(x):
+    """linear's op(A) layout key for x: "n" if contiguous, a 2-D x's
+    _layout otherwise (a transposed view: "t"), None (copied) for the rest."""
+    if x.is_contiguous():
         return "n"
-    rows, cols = t.shape
-    s0, s1 = t.stride()
-    if (s0 == 1 or rows == 1) and (s1 == rows or cols == 1):
-        return "t"
-    return None
-
-
-def _weight_layout(w):
-    """The layout of linear's B = w.t() (w: (N, K)): "n" where w is the
-    transpose of a row-major (K, N) matrix (B row-major; preferred where both
-    hold, a single row or column), "t" where w is row-major, else None."""
-    rows, cols = w.shape
-    s0, s1 = w.stride()
-    if (s0 == 1 or rows == 1) and (s1 == rows or cols == 1):
-        return "n"
-    return "t" if w.is_contiguous() else None
+    return _layout(x) if x.dim() == 2 else None
 
 
 def _client(index):
@@ -155,9 +143,11 @@ class _Route:
             if self.fused_bias:
                 return _run_in_mode(torch, self.tf32, F.linear, x, weight, bias)
             return _run_in_mode(torch, self.tf32, F.linear, x, weight).add_(bias)
-        # The kernel's B is weight.t(), (K, N): row-major where weight is itself
-        # the transpose of a row-major (K, N) matrix (layout "nn"), transposed
-        # where weight is row-major ("nt"). Only the pointers are passed.
+        # The kernel's op(B) is weight.t(), (K, N): row-major where weight is
+        # itself the transpose of a row-major (K, N) matrix ("n"), transposed
+        # where weight is row-major ("t": layout "nt", as stored). A 2-D x
+        # that is a transposed view is op(A) = A^T ("t"). Only the pointers
+        # are passed.
         a = x.contiguous() if self.copy_a else x
         b = weight.contiguous() if self.copy_b else weight
         out = a.new_empty(self.size)
@@ -183,7 +173,15 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
     kernel_key = (m, n, k, index, mode, layout, client)
     kernel = _kernels.get(kernel_key)
     if kernel is None:
-        best = (client or _client(index)).best(m, n, k, math=mode, tune_if_missing=tune_if_missing)
+        best = (client or _client(index)).best(m, n, k, math=mode, layout=layout,
+                                               tune_if_missing=tune_if_missing)
+        if not best.use_baseline and served_layout(best) != layout_value(layout):
+            # A daemon older than layouts answers with its "nn" kernel: torch
+            # in the mode computes the asked layout correctly.
+            warnings.warn(f"tuned: the daemon at {(client or _client(index)).address} served a "
+                          f"kernel of another layout for {m}x{n}x{k} ({math}, {layout}): it does "
+                          "not tune layouts; torch runs this call", RuntimeWarning, stacklevel=3)
+            return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
         kernel = _new_kernel(best, device)
         if not kernel.uses_torch:
             kernel.load()
@@ -237,20 +235,24 @@ def _check_out(out, size, device):
 def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=None):
     """a(MxK) @ b(KxN) with the tuned SGEMM; returns a new (MxN) tensor, or `out`.
 
-    a, b: float32 torch matrices on one GPU, each row-major or the transpose
-    of a row-major matrix (b = w.t()); any other strides are copied where a
-    kernel takes the operand. math: "ieee_fp32" (fp32 kernels; cuBLAS with
-    TF32 off), "fp32_accurate" (also 3xTF32 tensor-core kernels; cuBLAS
-    fp32) or "tf32" (TF32 tensor cores; cuBLAS TF32). out: a row-major
+    a, b: float32 torch matrices on one GPU, each row-major ("n") or the
+    transpose of a row-major matrix ("t": a.t() of a contiguous (K, M), b =
+    w.t() of a contiguous (N, K)), read where they are: the pair is the
+    problem's layout ("nn", "nt", "tn", "tt"); any other strides are copied
+    (.contiguous(), "n") where a kernel takes the operand. math:
+    "ieee_fp32" (fp32 kernels; cuBLAS with TF32 off), "fp32_accurate" (also
+    3xTF32 tensor-core kernels; cuBLAS fp32) or "tf32" (TF32 tensor cores;
+    cuBLAS TF32). out: a row-major
     float32 (MxN) tensor on that GPU to write into.
 
     The kernel comes from the daemon owning that GPU (default_address(gpu),
     or `client`): the shape's own, else the nearest tuned shape's
     (tune_if_missing also queues a sweep for the shape), asked at the first
-    call of each (shapes, GPU, math, layouts) in this process and kept; where
-    the daemon serves cuBLAS, or for the layouts it does not tune (every one
-    but "nn" today), torch.matmul runs in the math mode. TunedError
-    NOT_FOUND if nothing near is tuned; TypeError/ValueError for wrong
+    call of each (shapes, GPU, math, layouts) in this process and kept (each
+    layout is its own problem: tune it in that layout); where the daemon
+    serves cuBLAS, torch.matmul runs in the math mode on the operands as
+    they are. TunedError NOT_FOUND if nothing near is tuned in the mode and
+    layout; TypeError/ValueError for wrong
     tensors or math (checked before the daemon is asked). Gradients flow
     where a or b requires them. Inside torch.compile the call is the operator
     torch.ops.tuned.matmul (tune_if_missing and client do not apply there).
@@ -304,12 +306,15 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
 
     x's leading dimensions are flattened to M (the GEMM is M x N x K); the
     bias (float32, broadcast to (..., N), e.g. of shape (N,)) is added after
-    the GEMM. weight.t() is the GEMM's B: a row-major weight makes it a
-    transposed operand (layout "nt"), which the daemon does not tune yet, so
-    such a call runs torch.nn.functional.linear in the math mode today; a
-    weight that is itself the transpose of a row-major (K, N) matrix runs the
-    tuned kernel ("nn"). math, tune_if_missing, client, errors, gradients and
-    torch.compile: as tuned.matmul (torch.ops.tuned.linear).
+    the GEMM. weight.t() is the GEMM's op(B): a row-major weight (an
+    nn.Linear's) is read as stored, op(B) = B^T (layout "nt", the daemon's
+    kernel for "nt"); a weight that is itself the transpose of a row-major
+    (K, N) matrix is "nn"; a 2-D x that is the transpose of a row-major
+    matrix is op(A) = A^T ("tn", "tt"); nothing is copied but operands of
+    other strides. Where the daemon serves cuBLAS,
+    torch.nn.functional.linear runs in the math mode. math,
+    tune_if_missing, client, errors, gradients and torch.compile: as
+    tuned.matmul (torch.ops.tuned.linear).
     """
     if _OPS and _is_compiling():
         return torch.ops.tuned.linear(x, weight, bias, math)
@@ -326,7 +331,7 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
                 bias_key = False  # no route has it: the checks name the dtype
             route = _routes.get(
                 (x.shape, weight.shape, x.get_device(), weight.get_device(), math,
-                 "n" if x.is_contiguous() else None,
+                 "n" if x.is_contiguous() else _x_layout(x),
                  _weight_layout(weight), client, bias_key))
     except (AttributeError, TypeError, ValueError):
         route = None
@@ -363,16 +368,12 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
     if autograd and any(t.requires_grad for t, _ in named) and _grad_enabled():
         return _LinearFunction.apply(x, weight, bias, math, tune_if_missing, client)
     m = x.numel() // k if k else 0
-    if x.is_contiguous():
-        la = "n"
-    else:
-        la = _layout(x) if x.dim() == 2 else None
+    la = _x_layout(x)
     lb = _weight_layout(weight)
     layout = (la or "n") + (lb or "t")
     bias_key = None if bias is None else (bias.shape, bias.get_device())
     index = x.get_device()
-    key = (x.shape, weight.shape, index, index, math, "n" if x.is_contiguous() else None,
-           lb, client, bias_key)
+    key = (x.shape, weight.shape, index, index, math, la, lb, client, bias_key)
     route = _route(key, m, n, k, device, math, layout, la is None, lb is None,
                    tune_if_missing, client, out_shape, None if bias is None else bias.shape)
     return route.linear(x, weight, bias)
@@ -380,7 +381,8 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
 
 class _MatmulFunction(torch.autograd.Function):
     """tuned.matmul where a or b requires grad: the backward's GEMMs are
-    tuned.matmul too (transposed operands: torch in the mode today)."""
+    tuned.matmul too, in their own layouts (grad @ b.t(): "nt" for a
+    row-major b; a.t() @ grad: "tn")."""
 
     @staticmethod
     def forward(ctx, a, b, math, tune_if_missing, client):
