@@ -6,6 +6,10 @@
 //   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
 //           stream-K, rasterization, L2 evict-first for a streamed B
+// Each handles every operand layout (LAYOUT, its template's last argument
+// where not 0): the tiled and warp kinds stage op(A) and op(B) k-major in
+// shared memory, copying a K-contiguous operand transposed and an
+// MN-contiguous one as is, so their loads coalesce in every layout.
 // Their tables, register models, rules, names, sources and geometry.
 #include <algorithm>
 #include <array>
