@@ -40,7 +40,8 @@
 //  allocation must allow.
 //  STREAMB 1: B's copies carry an L2 evict-first policy (EvictFirstPolicy),
 //  for B read once (ceil(M/BM) == 1, e.g. M = 16): streaming it then evicts
-//  its own lines rather than what else the L2 holds. 0: default policy.
+//  its own lines rather than what else the L2 holds. 0: default policy. (A
+//  K-contiguous B, op(B) = B^T, is copied under the default policy.)
 //  STREAMK 1 (stream-K, Osama et al., "Stream-K: Work-centric Parallel
 //  Decomposition for Dense Matrix Multiplication", PPoPP 2023; CUTLASS):
 //  grid = (G, ceil(tiles / G)) for G = MINB * SMs block slots: the rows but
@@ -139,14 +140,15 @@ struct Warp {
   // op(A) = A, B where op(B) = B^T) into xs[k][mn] (row stride LD),
   // transposed: EXT (BM or BN) along M (N), X at the tile's first row
   // (element (mn, k) at X[mn * ld + k]), `left` of EXT inside the matrix.
-  // 4-byte copies: copy e = tid + it * THREADS is (mn, k) of 4-row x 8-k
-  // block e / 32, lane e % 32 (a warp reads one 32-byte sector per row).
-  // Offsets are 32-bit (M*K, K*N < 2^31) and written so that the copy index
-  // `it` enters as a compile-time step: few registers stay live.
-  template <int EXT, int LD, bool EF>
+  // 4-byte copies under the default L2 policy: copy e = tid + it * THREADS
+  // is (mn, k) of 4-row x 8-k block e / 32, lane e % 32 (a warp reads one
+  // 32-byte sector per row). Offsets are 32-bit (M*K, K*N < 2^31) and
+  // written so that the copy index `it` enters as a compile-time step: few
+  // registers stay live.
+  template <int EXT, int LD>
   static __device__ __forceinline__ void CopyKContiguous(float* xs, const float* __restrict__ X,
                                                          int left, int ld, int kleft, int k0,
-                                                         int tid, unsigned long long policy) {
+                                                         int tid) {
     constexpr int PER = EXT * BK / THREADS;
     constexpr int KB = BK / 8;  // 8-k blocks per row block
     constexpr int WARPS = THREADS / 32;
@@ -160,8 +162,8 @@ struct Warp {
 #pragma unroll
       for (int it = 0; it < PER; ++it) {
         const bool in = kin && m0 + it * RSTEP < left;
-        CpAsync4<EF>(xs + k * LD + m0 + it * RSTEP,
-                     X + (in ? static_cast<unsigned>(src0 + it * RSTEP * ld) : 0u), in, policy);
+        CpAsync4(xs + k * LD + m0 + it * RSTEP,
+                 X + (in ? static_cast<unsigned>(src0 + it * RSTEP * ld) : 0u), in);
       }
     } else {
 #pragma unroll
@@ -170,7 +172,7 @@ struct Warp {
         const int m = (blk / KB) * 4 + q % 4;
         const int k = (blk % KB) * 8 + q / 4;
         const bool in = m < left && k < kleft;
-        CpAsync4<EF>(xs + k * LD + m, X + (in ? m * ld + k0 + k : 0), in, policy);
+        CpAsync4(xs + k * LD + m, X + (in ? m * ld + k0 + k : 0), in);
       }
     }
   }
@@ -256,22 +258,23 @@ struct Warp {
   // op(B)'s tiles, each by CopyKContiguous or CopyMnContiguous as its
   // layout stores it. A points at the tile's first row of op(A) (rows
   // left), B at its first column of op(B) (cols left). V: the
-  // MN-contiguous operands take 16-byte copies.
+  // MN-contiguous operands take 16-byte copies. STREAMB's evict-first
+  // policy applies to B's MN-contiguous copies (op(B) = B).
   template <bool V>
   static __device__ __forceinline__ void Load(float* as, float* bs, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
                                               int lda, int ldb, int K, int kt, int tid) {
     const int k0 = kt * BK;
     const int kleft = K - k0;
-    constexpr bool EF = STREAMB != 0;  // B's copies evict-first
+    constexpr bool EF = STREAMB != 0 && !TRANS_B;  // B's copies evict-first
     const unsigned long long policy = EF ? EvictFirstPolicy() : 0;
     if constexpr (TRANS_A) {
       CopyMnContiguous<BM, LDA, V, false>(as, A, rows, lda, kleft, k0, tid, policy);
     } else {
-      CopyKContiguous<BM, LDA, false>(as, A, rows, lda, kleft, k0, tid, policy);
+      CopyKContiguous<BM, LDA>(as, A, rows, lda, kleft, k0, tid);
     }
     if constexpr (TRANS_B) {
-      CopyKContiguous<BN, LDB, EF>(bs, B, cols, ldb, kleft, k0, tid, policy);
+      CopyKContiguous<BN, LDB>(bs, B, cols, ldb, kleft, k0, tid);
     } else {
       CopyMnContiguous<BN, LDB, V, EF>(bs, B, cols, ldb, kleft, k0, tid, policy);
     }
