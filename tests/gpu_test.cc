@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <functional>
 #include <future>
+#include <map>
+#include <set>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -162,9 +165,10 @@ class GpuTest : public ::testing::Test {
   // random inputs, by the relative Frobenius error. `offset`: A, B and C
   // start that many floats into their buffers (1: not 16-byte aligned).
   // `tolerance`: 1e-5 for fp32-accurate kernels; TF32 ones take more.
+  // `layout`: the operands' (the configs' LAYOUT must be it), for cuBLAS too.
   void ExpectMatchesCublasWithBeta(const std::vector<Config>& configs, int m, int n, int k,
                                    float alpha, float beta, size_t offset = 0,
-                                   double tolerance = 1e-5) {
+                                   double tolerance = 1e-5, v1::Layout layout = v1::LAYOUT_NN) {
     const Family& f = SgemmFamily();
     // The inputs and cuBLAS's C, once; each config starts from the same C.
     const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
@@ -179,11 +183,13 @@ class GpuTest : public ::testing::Test {
     const float* ap = a->f32() + offset;
     const float* bp = b->f32() + offset;
     float* cp = c->f32() + offset;
-    ASSERT_TRUE(RowMajorSgemm(*handle, m, n, k, alpha, ap, bp, beta, ref->f32(), nullptr).ok());
+    ASSERT_TRUE(
+        RowMajorSgemm(*handle, m, n, k, alpha, ap, bp, beta, ref->f32(), nullptr, layout).ok());
     auto want = CopyToHost(*ref, mn);
     ASSERT_TRUE(want.ok());
     for (const Config& config : configs) {
       ASSERT_FALSE(config.empty());
+      ASSERT_EQ(f.LayoutOf(config), layout) << f.ConfigName(config);
       const KernelSource src = f.Source(config);
       auto compiled = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
       ASSERT_TRUE(compiled.ok()) << compiled.status();
@@ -206,8 +212,8 @@ class GpuTest : public ::testing::Test {
       const double error = RelativeFrobenius(got, *want);
       EXPECT_LT(error, tolerance)
           << f.ConfigName(config) << " on " << m << "x" << n << "x" << k << " offset " << offset;
-      std::printf("%s on %dx%dx%d, offset %zu (grid %u): error %.1e\n",
-                  f.ConfigName(config).c_str(), m, n, k, offset, g.grid(0), error);
+      std::printf("%s on %dx%dx%d, offset %zu, beta %g (grid %u): error %.1e\n",
+                  f.ConfigName(config).c_str(), m, n, k, offset, beta, g.grid(0), error);
     }
     cublasDestroy(*handle);
   }
@@ -533,6 +539,124 @@ TEST_F(GpuTest, GemvConfigsMatchCublasOnMatrixVectorShapes) {
   }
   for (auto [m, n, k] : {std::tuple{3, 1000, 1024}, {1000, 3, 1024}, {4, 4, 4099}}) {
     for (size_t offset : {0, 1}) ExpectMatchesCublasWithBeta(configs, m, n, k, 1.5f, 0.5f, offset);
+  }
+}
+
+// The SIMT kinds (KIND 0-3) and the gemv kind in the layouts other than NN
+// (op(A) = A^T, op(B) = B^T; NN's kernels are those the tests above run): a
+// sample of each kind's configs (every naive and coalesced one, every
+// third tiled one, every eighth warp one and each of its forms: split-K,
+// sliced-K, stream-K, streamed B) verified by the worker against cuBLAS in
+// the problem's layout on shapes no tile divides; every other gemv config
+// on matrix-vector shapes (N or M of 1 to 8; K odd, the scalar path, and K
+// % 4 == 0, the float4 path) and one with M, N > 8 (several chunks); then
+// alpha 1.5, beta 0.5 against cuBLAS, aligned and a float off (A, B and C
+// not 16-byte aligned: the 4-byte paths).
+TEST_F(GpuTest, SimtAndGemvConfigsAreCorrectInEveryLayout) {
+  const Family& f = SgemmFamily();
+  std::set<std::string> sample;  // NN names
+  int tiled = 0, warp = 0, gemv = 0;
+  std::set<std::string> forms;
+  for (const Config& c : f.ValidSpace(worker_->device(), nullptr)) {
+    const int64_t kind = c.at("KIND");
+    bool take = kind <= 1 || (kind == 2 && tiled++ % 3 == 0) || (kind == 4 && gemv++ % 2 == 0);
+    if (kind == 3) {
+      const std::string form = absl::StrCat(c.at("SPLITK") > 1, c.at("SLICEK") > 1,
+                                            c.at("STREAMK"), c.at("STREAMB"));
+      take = warp++ % 8 == 0 || forms.insert(form).second;
+    }
+    if (take) sample.insert(f.ConfigName(c));
+  }
+  auto in_sample = [&](const Config& c) {
+    return c.at("KIND") != 4 && sample.count(f.ConfigName(f.InLayout(c, v1::LAYOUT_NN))) > 0;
+  };
+  auto gemv_sample = [&](const Config& c) {
+    return c.at("KIND") == 4 && sample.count(f.ConfigName(f.InLayout(c, v1::LAYOUT_NN))) > 0;
+  };
+  for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+    VerifyAll(f, {{17, 33, 65}, {1, 1, 1}, {1000, 1000, 1000}, {16, 515, 300}, {129, 64, 1}},
+              in_sample, layout);
+    VerifyAll(f,
+              {{1, 1000, 1001}, {1000, 1, 1001}, {4, 777, 1024}, {777, 4, 1024}, {8, 300, 333},
+               {300, 7, 332}, {1, 1, 1}, {2, 2, 4099}, {33, 65, 129}},
+              gemv_sample, layout);
+    // alpha and beta: the tiled kind's float4 path, the warp kind plain,
+    // split-K and stream-K (C prescaled), the gemv sides with and without
+    // split-K.
+    std::vector<Config> configs(4), gemvs(4);
+    for (const Config& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_IEEE_FP32, layout)) {
+      const int64_t kind = c.at("KIND");
+      if (kind == 2 && c.at("VEC") == 4 && c.at("DB") == 1) configs[0] = c;
+      if (kind == 3 && c.at("SPLITK") == 1 && c.at("STREAMK") == 0 && c.at("BM") == 64) {
+        configs[1] = c;
+      }
+      if (kind == 3 && c.at("SPLITK") == 8 && c.at("BM") == 32) configs[2] = c;
+      if (kind == 3 && c.at("STREAMK") == 1 && c.at("BM") == 16) configs[3] = c;
+      if (kind == 4 && c.at("GC") == 4) gemvs[2 * c.at("GSIDE") + (c.at("SPLITK") > 1)] = c;
+    }
+    for (size_t offset : {0, 1}) {
+      ExpectMatchesCublasWithBeta(configs, 37, 131, 1029, 1.5f, 0.5f, offset, 1e-5, layout);
+      for (auto [m, n, k] : {std::tuple{3, 1000, 1024}, {1000, 3, 1024}, {4, 4, 4099}}) {
+        ExpectMatchesCublasWithBeta(gemvs, m, n, k, 1.5f, 0.5f, offset, 1e-5, layout);
+      }
+    }
+  }
+}
+
+// op(B) = B^T (NT, torch's F.linear) costs the warp kind and the gemv kind
+// little: the warp kind copies B's K-contiguous tile with 4-byte cp.async,
+// transposed, as A's; gemv's rows side reads a float4 of each of B's N
+// columns per k-quad. Each config's median in every layout, beside cuBLAS's
+// in the same layout, on 4096^3 and 4096 x N x 4096 (N = 1, 4); NT within
+// 1.5x of NN. (On an H100: the warp kind's best 2.85 ms NN, 3.25 NT, 2.77
+// TN; gemv rows 0.029 ms NN and NT at N = 1, 0.030 NT at N = 4.)
+TEST_F(GpuTest, LayoutsRunCloseToNn) {
+  const Family& f = SgemmFamily();
+  std::vector<Config> warps, gemvs;
+  for (const Config& c : f.ValidSpace(worker_->device(), nullptr)) {
+    if (c.at("KIND") == 3 && c.at("BM") >= 128 && c.at("BN") >= 128 && c.at("BK") == 16 &&
+        c.at("STAGES") == 4 && c.at("SPLITK") == 1 && c.at("STREAMK") == 0 &&
+        c.at("GROUP") == 8 && c.at("RUL") == 5 && c.at("SLICEK") == 1 && c.at("MINB") == 1) {
+      warps.push_back(c);
+    }
+    if (c.at("KIND") == 4 && c.at("GSIDE") == 0 && c.at("SPLITK") == 1 && c.at("GR") <= 2 &&
+        c.at("GW") <= 8) {
+      gemvs.push_back(c);
+    }
+  }
+  ASSERT_FALSE(warps.empty());
+  ASSERT_FALSE(gemvs.empty());
+  for (const auto& [configs, shapes] :
+       {std::pair{warps, std::vector<Shape>{{4096, 4096, 4096}}},
+        std::pair{gemvs, std::vector<Shape>{{4096, 1, 4096}, {4096, 4, 4096}}}}) {
+    for (const Shape& shape : shapes) {
+      std::map<std::string, std::map<v1::Layout, double>> ms;
+      for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+        auto prepared = PrepareResult(f, shape, v1::MATH_IEEE_FP32, layout);
+        ASSERT_TRUE(prepared.ok()) << prepared.status();
+        std::printf("%s %s: cuBLAS %.4f ms\n", Family::ShapeString(shape).c_str(),
+                    EnumName(layout).c_str(), prepared->baseline_ms());
+        for (const Config& nn : configs) {
+          if (!f.SuitsShape(nn, shape).ok()) continue;
+          const Config c = f.InLayout(nn, layout);
+          if (!f.Check(c, worker_->device()).ok()) continue;
+          const KernelSource src = f.Source(c);
+          auto k = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
+          ASSERT_TRUE(k.ok()) << k.status();
+          auto r = worker_->MeasureCompiled(*k, f.Geometry(c, shape, worker_->device()), 0);
+          ASSERT_EQ(r.status(), v1::MEASUREMENT_OK) << f.ConfigName(c) << ": " << r.message();
+          ms[f.ConfigName(nn)][layout] = r.median_ms();
+        }
+      }
+      for (const auto& [name, by_layout] : ms) {
+        std::printf("%s %s: NN %.4f NT %.4f TN %.4f TT %.4f ms\n",
+                    Family::ShapeString(shape).c_str(), name.c_str(), by_layout.at(v1::LAYOUT_NN),
+                    by_layout.at(v1::LAYOUT_NT),
+                    by_layout.count(v1::LAYOUT_TN) ? by_layout.at(v1::LAYOUT_TN) : 0.0,
+                    by_layout.count(v1::LAYOUT_TT) ? by_layout.at(v1::LAYOUT_TT) : 0.0);
+        EXPECT_LT(by_layout.at(v1::LAYOUT_NT), 1.5 * by_layout.at(v1::LAYOUT_NN)) << name;
+      }
+    }
   }
 }
 

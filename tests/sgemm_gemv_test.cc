@@ -184,5 +184,83 @@ TEST(SgemmFamily, ChecksGemvKind) {
   ExpectRejectedOn(Gemv(1, 16, 1, 2, 1, 2), small, "512 threads per block (32*GW = 32*16)");
 }
 
+// The gemv kind in every layout: LAYOUT as its kernels' last template
+// argument, the name's suffix. Each side streams its big operand coalesced:
+// the rows side (small N) runs the rows algorithm (grid over M by GR) unless
+// op(A) = A^T, where A is M-contiguous and it runs the cols algorithm (grid
+// over M by 128*GR, GR at most 2); the cols side (small M) the cols
+// algorithm unless op(B) = B^T, where it runs the rows algorithm over N.
+TEST(SgemmFamily, GemvTakesEveryLayout) {
+  const Config rows = Gemv(0, 4, 1, 4, 1), cols = Gemv(1, 8, 1, 2, 1, 4);
+  EXPECT_EQ(F().ConfigName(In(rows, v1::LAYOUT_NT)), "sgemm_gemv_rows_w4_r1_u4_c1_nt");
+  EXPECT_EQ(F().ConfigName(In(cols, v1::LAYOUT_TT)), "sgemm_gemv_cols_w8_r1_u2_c1_sk4_tt");
+  // MINB follows the algorithm's register estimate: rows 65536 / (128 x (1
+  // + 4 x 8 + 2 + 24)) = 8; cols 65536 / (128 x (4 + 4 x 20 + 2 + 24)) = 4.
+  EXPECT_EQ(F().Source(rows).name_expression, "sgemm_gemv_rows<4,1,4,1,1,8>");
+  EXPECT_EQ(F().Source(In(rows, v1::LAYOUT_NT)).name_expression, "sgemm_gemv_rows<4,1,4,1,1,8,1>");
+  EXPECT_EQ(F().Source(In(rows, v1::LAYOUT_TN)).name_expression, "sgemm_gemv_rows<4,1,4,1,1,4,2>");
+  EXPECT_EQ(F().Source(In(cols, v1::LAYOUT_TN)).name_expression, "sgemm_gemv_cols<8,1,2,1,4,3,2>");
+  const v1::Device d = Sm90ReferenceDevice();
+  for (auto [c, layout, shape, grid_x] :
+       {std::tuple{rows, v1::LAYOUT_NT, Shape{4096, 1, 4096}, 4096u},
+        std::tuple{rows, v1::LAYOUT_TN, Shape{4096, 1, 4096}, 32u},
+        std::tuple{rows, v1::LAYOUT_TT, Shape{4097, 1, 4096}, 33u},
+        std::tuple{cols, v1::LAYOUT_TN, Shape{1, 8192, 8192}, 64u},
+        std::tuple{cols, v1::LAYOUT_NT, Shape{1, 8192, 8192}, 8192u},
+        std::tuple{cols, v1::LAYOUT_TT, Shape{1, 1000, 333}, 1000u}}) {
+    const Config in = In(c, layout);
+    EXPECT_TRUE(CheckSm90(in).ok()) << F().ConfigName(in) << ": " << CheckSm90(in);
+    EXPECT_TRUE(F().SuitsShape(in, shape).ok()) << F().ConfigName(in);
+    const v1::LaunchGeometry g = F().Geometry(in, shape, d);
+    EXPECT_EQ(Grid(g), (std::vector<uint32_t>{grid_x, static_cast<uint32_t>(c.at("SPLITK")), 1}))
+        << F().ConfigName(in);
+    EXPECT_EQ(Block(g)[0], 32 * c.at("GW"));
+  }
+  // GR 4 on the rows side: the cols algorithm, where op(A) = A^T, takes 2 at most.
+  EXPECT_TRUE(CheckSm90(In(Gemv(0, 2, 4, 2, 1), v1::LAYOUT_NT)).ok());
+  ExpectRejected(In(Gemv(0, 2, 4, 2, 1), v1::LAYOUT_TN),
+                 "GR=4 exceeds 2: with op(A) = A^T (A stored K x M, M-contiguous) the rows side");
+  // Every gemv config of the space passes in NT (where the cols side runs
+  // the rows algorithm, also the three whose registers the cols algorithm's
+  // estimate puts over the limits in NN); where op(A) = A^T, the rows
+  // side's configs of GR 4 (2 x 4 GC) and those over the register limits
+  // are refused.
+  const auto space = F().Space();
+  const int all = std::count_if(space.begin(), space.end(),
+                                [](const Config& c) { return c.at("KIND") == 4; });
+  for (v1::Layout layout : kTransposedLayouts) {
+    int in = 0, refused = 0, gr4 = 0;
+    std::vector<Pruned> pruned;
+    for (const Config& c : F().ValidSpace(d, &pruned, v1::MATH_IEEE_FP32, layout)) {
+      in += c.at("KIND") == 4;
+    }
+    for (const Pruned& p : pruned) {
+      if (p.config.at("KIND") != 4) continue;
+      ++refused;
+      const bool gr = p.reason.find("exceeds 2: with op(A) = A^T") != std::string::npos;
+      gr4 += gr;
+      EXPECT_TRUE(gr || p.reason.find("registers per thread") != std::string::npos) << p.reason;
+    }
+    EXPECT_EQ(in + refused, all) << EnumName(layout);
+    const bool trans_a = layout == v1::LAYOUT_TN || layout == v1::LAYOUT_TT;
+    EXPECT_EQ(gr4, trans_a ? 8 : 0) << EnumName(layout);
+    if (layout == v1::LAYOUT_NT) EXPECT_EQ(refused, 0);
+  }
+}
+
+// NVRTC compiles each gemv side in each layout other than NN without
+// spills, with the chunk sizes 1 to 8 (a sample; compile_test.cc compiles
+// every NN config).
+TEST(SgemmFamily, GemvCompilesInEveryLayout) {
+  ExpectCompiles({
+      In(Gemv(0, 4, 1, 4, 1), v1::LAYOUT_NT),
+      In(Gemv(0, 4, 2, 2, 4), v1::LAYOUT_TN),
+      In(Gemv(0, 4, 1, 4, 8, 8), v1::LAYOUT_TT),
+      In(Gemv(1, 8, 1, 2, 1, 4), v1::LAYOUT_NT),
+      In(Gemv(1, 4, 2, 2, 4, 4), v1::LAYOUT_TN),
+      In(Gemv(1, 8, 1, 2, 8, 16), v1::LAYOUT_TT),
+  });
+}
+
 }  // namespace
 }  // namespace tuned

@@ -220,5 +220,99 @@ TEST(SgemmFamily, ChecksWarpKind) {
   EXPECT_TRUE(F().Check(Warp(64, 128, 16, 8, 8, 8, 4, 1, 8, 2), few_threads).ok());
 }
 
+// The SIMT kinds take every layout: LAYOUT is their kernels' last template
+// argument where it is not 0 (NN's names and expressions are those stored
+// before layouts), the name gets the layout's suffix, Check admits it.
+TEST(SgemmFamily, SimtKindsTakeEveryLayout) {
+  const std::vector<std::pair<Config, std::string>> cases = {
+      {Naive(0, 16, 32), "sgemm_naive<16,32"},
+      {Naive(1, 32, 32), "sgemm_coalesced<32,32"},
+      {Tiled(), "sgemm_tiled<128,128,8,8,8,4,4,0,1,0"},
+      {Warp(), "sgemm_warp<128,128,16,8,8,8,3,1,8,2,1,0,0"},
+  };
+  const char* suffix[] = {"", "_nt", "_tn", "_tt"};
+  for (const auto& [config, expression] : cases) {
+    for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+      const Config c = In(config, layout);
+      EXPECT_EQ(c.contains("LAYOUT"), layout != v1::LAYOUT_NN);
+      EXPECT_EQ(F().LayoutOf(c), layout);
+      EXPECT_EQ(F().ConfigName(c), F().ConfigName(config) + suffix[layout]);
+      const KernelSource src = F().Source(c);
+      EXPECT_EQ(src.name_expression,
+                expression + (layout == v1::LAYOUT_NN ? "" : "," + std::to_string(layout)) + ">");
+      EXPECT_EQ(src.parts, F().Source(config).parts);
+      EXPECT_TRUE(CheckSm90(c).ok()) << F().ConfigName(c) << ": " << CheckSm90(c);
+    }
+  }
+  EXPECT_EQ(F().ConfigName(In(Warp(), v1::LAYOUT_NT)),
+            "sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_nt");
+  EXPECT_EQ(F().Source(In(Tiled(), v1::LAYOUT_TT)).name_expression,
+            "sgemm_tiled<128,128,8,8,8,4,4,0,1,0,3>");
+}
+
+// The warp kind copies a K-contiguous B (op(B) = B^T) transposed, into rows
+// of BN+4 floats (as A's BM+4): its shared memory, in Geometry and in
+// Check, counts the padding; op(A) = A^T needs none.
+TEST(SgemmFamily, WarpKindCountsBsPaddingWhereBIsTransposed) {
+  const Shape shape = {1000, 1000, 1000};
+  const v1::Device d = Sm90ReferenceDevice();
+  EXPECT_EQ(F().Geometry(In(Warp(), v1::LAYOUT_NN), shape, d).dynamic_shared_bytes(),
+            3u * 16 * (132 + 128) * 4);
+  EXPECT_EQ(F().Geometry(In(Warp(), v1::LAYOUT_TN), shape, d).dynamic_shared_bytes(),
+            3u * 16 * (132 + 128) * 4);
+  for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TT}) {
+    EXPECT_EQ(F().Geometry(In(Warp(), layout), shape, d).dynamic_shared_bytes(),
+              3u * 16 * (132 + 132) * 4);
+  }
+  // 2 x 32 x (132 + 128) floats fit 100 KiB; with Bs's padding, 2 x 32 x
+  // (132 + 132) do not.
+  v1::Device small = d;
+  small.set_shared_memory_per_block_optin(2 * 32 * (132 + 128) * 4);
+  const Config c = Warp(128, 128, 32, 8, 8, 8, 2, 1, 8, 1);
+  EXPECT_TRUE(F().Check(c, small).ok());
+  ExpectRejectedOn(In(c, v1::LAYOUT_NT), small, "67584 bytes of shared memory (STAGES x BK*(BM+4 + BN+4)");
+  // On the sm_90 reference device, every SIMT config of the space passes in
+  // TN; in NT and TT, all but the two whose MINB blocks the padding takes
+  // over the SM's shared memory (stream-K 16x128x32, 3 stages, MINB 4:
+  // 4 x 58368 bytes).
+  for (v1::Layout layout : kTransposedLayouts) {
+    size_t nn = 0, in = 0, refused = 0;
+    for (const Config& c : F().ValidSpace(d, nullptr)) nn += c.at("KIND") <= 3;
+    std::vector<Pruned> pruned;
+    for (const Config& c : F().ValidSpace(d, &pruned, v1::MATH_IEEE_FP32, layout)) {
+      in += c.at("KIND") <= 3;
+    }
+    for (const Pruned& p : pruned) {
+      if (p.config.at("KIND") > 3 || !CheckSm90(In(p.config, v1::LAYOUT_NN)).ok()) continue;
+      ++refused;
+      EXPECT_NE(p.reason.find("MINB=4 blocks of 58368 bytes of shared memory"), std::string::npos)
+          << F().ConfigName(p.config) << ": " << p.reason;
+    }
+    EXPECT_EQ(in + refused, nn) << EnumName(layout);
+    EXPECT_EQ(refused, layout == v1::LAYOUT_TN ? 0u : 2u) << EnumName(layout);
+  }
+}
+
+// NVRTC compiles each SIMT kind in each layout other than NN without
+// spills (a sample: a few configs each; tests/compile_test.cc compiles
+// every NN config): the scalar and float4 tiled paths, the warp kind's
+// 16-byte copies of op(A) = A^T with a short last round (sliced-K 32x64:
+// 256 float4 of A over 512 threads), split-K with a streamed B, stream-K.
+TEST(SgemmFamily, SimtKindsCompileInEveryLayout) {
+  ExpectCompiles({
+      In(Naive(0, 16, 16), v1::LAYOUT_NT),
+      In(Naive(0, 16, 16), v1::LAYOUT_TT),
+      In(Naive(1, 16, 16), v1::LAYOUT_NT),
+      In(Naive(1, 16, 16), v1::LAYOUT_TN),
+      In(Tiled(), v1::LAYOUT_NT),
+      In(Tiled(32, 32, 32, 1, 1, 4, 1, 0, 0, 1), v1::LAYOUT_TN),
+      In(Tiled(64, 64, 8, 8, 1, 4, 1, 0, 1, 0), v1::LAYOUT_TT),
+      In(Warp(), v1::LAYOUT_NT),
+      In(Warp(32, 64, 32, 4, 4, 8, 3, 1, 1, 1, 4), v1::LAYOUT_TN),
+      In(Warp(16, 128, 32, 4, 4, 8, 3, 4, 1, 1, 1, 1), v1::LAYOUT_NT),
+      In(Warp(128, 128, 32, 8, 8, 8, 2, 1, 8, 2, 1, 0, 1), v1::LAYOUT_TT),
+  });
+}
+
 }  // namespace
 }  // namespace tuned

@@ -10,6 +10,8 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "families/family.h"
+#include "families/kernel_text.h"
+#include "server/worker/compiler.h"
 
 namespace tuned::sgemm_test {
 
@@ -108,6 +110,33 @@ inline Config Wgmma(int64_t bm = 128, int64_t bn = 128, int64_t bk = 32, int64_t
   Config c = Mma(bm, bn, bk, wm, wn, stages, splitk, passes, group, minb);
   c["KIND"] = 6;
   return c;
+}
+
+/// `c` made for problems in `layout` (Family::InLayout: LAYOUT set, or left
+/// out for LAYOUT_NN).
+inline Config In(const Config& c, v1::Layout layout) { return F().InLayout(c, layout); }
+
+/// The layouts other than NN.
+inline constexpr v1::Layout kTransposedLayouts[] = {v1::LAYOUT_NT, v1::LAYOUT_TN,
+                                                     v1::LAYOUT_TT};
+
+/// NVRTC-compiles each config for sm_90 on the CPU, two at a time, and
+/// expects a kernel that does not spill.
+inline void ExpectCompiles(const std::vector<Config>& configs) {
+  std::vector<CompileInput> sources;
+  for (const Config& c : configs) {
+    const KernelSource src = F().Source(c);
+    sources.push_back({SourceText(src), src.name_expression, src.options});
+  }
+  CompileEach(sources, "sm_90", 2, [&](size_t i, absl::StatusOr<CompiledKernel> k) {
+    const std::string name = F().ConfigName(configs[i]);
+    if (!k.ok()) {
+      ADD_FAILURE() << name << ": " << k.status();
+      return;
+    }
+    EXPECT_EQ(k->spill_bytes, 0) << name << ": " << k->log;
+    EXPECT_EQ(k->entry.rfind("_Z", 0), 0u) << name << ": " << k->entry;
+  });
 }
 
 }  // namespace tuned::sgemm_test

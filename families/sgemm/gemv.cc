@@ -3,7 +3,11 @@
 // (kernels_src/sgemm/gemv.cuh, appended to sgemm.cuh and warp.cuh):
 // matrix-vector shapes, searched only where M or N is at most 8
 // (SuitsShape). Its tables, register model, rules, name, source, geometry
-// and the shapes it suits.
+// and the shapes it suits. In every layout each side streams its big
+// operand (A for small N, B for small M) coalesced: by the rows algorithm
+// (threads along K) where that operand is K-contiguous, else by the cols
+// algorithm (lanes along its contiguous M or N) on C^T = op(B)^T op(A)^T
+// (GemvAlgorithm).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -52,22 +56,33 @@ constexpr std::array<std::array<int64_t, 4>, 7> kGemvColsSet = {{
     {8, 1, 2, 1},  // large N
 }};
 
+/// The algorithm a gemv config runs (gemv.cuh): kGemvRows (threads along
+/// K) where its big operand is K-contiguous: A for GSIDE 0 unless op(A) =
+/// A^T, B for GSIDE 1 where op(B) = B^T; else kGemvCols (lanes along the big
+/// operand's contiguous M or N).
+int64_t GemvAlgorithm(int64_t side, int64_t layout) {
+  const bool k_contiguous = side == kGemvRows ? !TransposedA(layout) : TransposedB(layout);
+  return k_contiguous ? kGemvRows : kGemvCols;
+}
+
 /// The gemv kernels' derived sizes (see gemv.cuh).
 struct Gemv {
-  int64_t side, gw, gr, gu, gc, splitk;
+  // side: the small dimension (GSIDE); algo: GemvAlgorithm, which the
+  // estimates, the reduction and the grid follow.
+  int64_t side, gw, gr, gu, gc, splitk, algo;
 
   int64_t Threads() const { return kWarp * gw; }
   /// Floats loaded per thread per step of GU k-quads (4 k each): rows: GR
   /// float4 of A and 4 x GC floats of B per quad; cols: GC float4 of A and
   /// 4 x GR float4 of B per quad.
   int64_t LoadedFloats() const {
-    return side == kGemvRows ? gu * (4 * gr + 4 * gc) : gu * (4 * gc + 16 * gr);
+    return algo == kGemvRows ? gu * (4 * gr + 4 * gc) : gu * (4 * gc + 16 * gr);
   }
   /// Accumulators per thread: GR rows x GC columns (rows), GC rows x 4*GR
   /// columns (cols).
-  int64_t Accumulators() const { return side == kGemvRows ? gr * gc : gc * 4 * gr; }
+  int64_t Accumulators() const { return algo == kGemvRows ? gr * gc : gc * 4 * gr; }
   /// 64-bit pointers to the rows of A a thread reads: GR (rows), GC (cols).
-  int64_t RowPointers() const { return side == kGemvRows ? gr : gc; }
+  int64_t RowPointers() const { return algo == kGemvRows ? gr : gc; }
   /// Estimated registers per thread: accumulators, the loaded floats, two
   /// per row pointer and kGemvRegisterOverhead. Calibrated with ptxas -v
   /// (NVRTC 13.0, sm_90) on the gemv configs of Space(): under the cap
@@ -89,16 +104,21 @@ struct Gemv {
   /// Static shared memory of the reduction across warps: GW x GR*GC floats
   /// (rows) or GW x 128*GR floats (cols).
   int64_t SharedBytes() const {
-    return gw * (side == kGemvRows ? gr * gc : kGemvColsPerGroup * gr) * kBytesPerElement;
+    return gw * (algo == kGemvRows ? gr * gc : kGemvColsPerGroup * gr) * kBytesPerElement;
   }
-  /// Grid: (ceil(M / GR), SPLITK) for rows, (ceil(N / (128*GR)), SPLITK) for cols.
+  /// Grid: (ceil(P / GR), SPLITK) for the rows algorithm, (ceil(P /
+  /// (128*GR)), SPLITK) for the cols algorithm, P the big dimension (M for
+  /// GSIDE 0, N for GSIDE 1).
   int64_t GridX(const Shape& shape) const {
-    return side == kGemvRows ? CeilDiv(shape[0], gr) : CeilDiv(shape[1], kGemvColsPerGroup * gr);
+    const int64_t big = side == kGemvRows ? shape[0] : shape[1];
+    return algo == kGemvRows ? CeilDiv(big, gr) : CeilDiv(big, kGemvColsPerGroup * gr);
   }
 };
 
 Gemv GetGemv(const Config& c) {
-  return {At(c, "GSIDE"), At(c, "GW"), At(c, "GR"), At(c, "GU"), At(c, "GC"), At(c, "SPLITK")};
+  return {At(c, "GSIDE"), At(c, "GW"),     At(c, "GR"),
+          At(c, "GU"),    At(c, "GC"),     At(c, "SPLITK"),
+          GemvAlgorithm(At(c, "GSIDE"), At(c, "LAYOUT"))};
 }
 
 /// "rows" (GSIDE 0) or "cols" (GSIDE 1).
@@ -127,8 +147,9 @@ void AddGemvSpace(std::vector<Config>& space) {
 }
 
 /// The gemv kind's rules: GW, GR, GU and GC at least 1 (0 is the other
-/// kinds' value); GR at most 2 on the cols side (its accumulators are
-/// 4*GR per row of C); the threads (32*GW) within the device limit; the
+/// kinds' value); GR at most 2 where the cols algorithm runs (its
+/// accumulators are 4*GR per row of C): on the cols side unless op(B) =
+/// B^T, on the rows side where op(A) = A^T; the threads (32*GW) within the device limit; the
 /// static shared memory within the per-block limit; the register estimate
 /// (Gemv::RegisterEstimate) within 255 and, times the threads, the
 /// device's per-block registers.
@@ -139,9 +160,13 @@ absl::Status CheckGemv(const Config& config, const v1::Device& device) {
         "KIND=4 needs GW, GR, GU and GC of 1 or more, not ", g.gw, ", ", g.gr, ", ", g.gu,
         ", ", g.gc));
   }
-  if (g.side == kGemvCols && g.gr > 2) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("GR=", g.gr, " on the cols side (GSIDE=1) exceeds 2"));
+  if (g.algo == kGemvCols && g.gr > 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "GR=", g.gr,
+        g.side == kGemvCols
+            ? " on the cols side (GSIDE=1) exceeds 2"
+            : " exceeds 2: with op(A) = A^T (A stored K x M, M-contiguous) the rows side "
+              "(GSIDE=0) runs the cols algorithm, lanes along M, 4*GR columns of C^T a lane"));
   }
   TUNED_RETURN_IF_ERROR(CheckThreads(g.Threads(), absl::StrCat("32*GW = 32*", g.gw), device));
   if (g.SharedBytes() > device.shared_memory_per_block()) {
@@ -183,8 +208,8 @@ KernelSource GemvSource(const Config& config) {
           {}};
 }
 
-/// grid = {ceil(M / GR), SPLITK, 1} (rows) or {ceil(N / (128*GR)), SPLITK,
-/// 1} (cols), block = {32*GW, 1, 1}, static shared memory only,
+/// grid = {Gemv::GridX(), SPLITK, 1}: {ceil(M / GR), SPLITK, 1} (rows) or
+/// {ceil(N / (128*GR)), SPLITK, 1} (cols) in NN, block = {32*GW, 1, 1}, static shared memory only,
 /// prescale_output when SPLITK > 1.
 v1::LaunchGeometry GemvGeometry(const Config& config, const Shape& shape) {
   const Gemv gv = GetGemv(config);

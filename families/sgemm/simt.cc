@@ -6,6 +6,10 @@
 //   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>
 //           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
 //           stream-K, rasterization, L2 evict-first for a streamed B
+// Each handles every operand layout (LAYOUT, its template's last argument
+// where not 0): the tiled and warp kinds stage op(A) and op(B) k-major in
+// shared memory, copying a K-contiguous operand transposed and an
+// MN-contiguous one as is, so their loads coalesce in every layout.
 // Their tables, register models, rules, names, sources and geometry.
 #include <algorithm>
 #include <array>
@@ -142,6 +146,7 @@ struct Tiled {
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
   int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamk;
+  bool trans_b;  // op(B) = B^T (LAYOUT): Bs rows padded by 4 floats
 
   /// SLICEK groups of (BM/TM) * (BN/TN) threads.
   int64_t Threads() const { return slicek * (bm / tm) * (bn / tn); }
@@ -149,10 +154,14 @@ struct Warp {
   /// Warp tile: (32/LN * TM) x (LN * TN).
   int64_t Wm() const { return Lm() * tm; }
   int64_t Wn() const { return ln * tn; }
-  /// Dynamic shared memory: STAGES x (As[BK][BM+4] + Bs[BK][BN]) floats,
+  /// Bs's row stride: BN, or BN+4 where op(B) = B^T (its K-contiguous
+  /// tile is copied transposed, as A's, and the padding spreads the
+  /// transposed copies over the banks).
+  int64_t Ldb() const { return trans_b ? bn + 4 : bn; }
+  /// Dynamic shared memory: STAGES x (As[BK][BM+4] + Bs[BK][Ldb()]) floats,
   /// then (SLICEK-1) x BM*BN floats for the sliced-K reduction.
   int64_t SharedBytes() const {
-    return (stages * bk * ((bm + 4) + bn) + (slicek - 1) * bm * bn) * kBytesPerElement;
+    return (stages * bk * ((bm + 4) + Ldb()) + (slicek - 1) * bm * bn) * kBytesPerElement;
   }
   /// Estimated registers per thread: TM*TN accumulators, TM + TN operands,
   /// kWarpRegisterOverhead (addresses, bounds, loop state). Calibrated with
@@ -168,7 +177,8 @@ struct Warp {
 Warp GetWarp(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),    At(c, "TM"),
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
-          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "STREAMK")};
+          At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "STREAMK"),
+          TransposedB(At(c, "LAYOUT"))};
 }
 
 Tiled GetTiled(const Config& c) {
@@ -188,8 +198,11 @@ bool MapIsIrrelevant(int64_t tm, int64_t tn) {
 /// tiles tile the block); the threads, and MINB blocks of them within the
 /// SM's thread limit; BK % 8 == 0; BK % SLICEK == 0; STREAMK=1 only with
 /// SPLITK = SLICEK = 1; BM*BK a multiple of THREADS and BN*BK of 4*THREADS
-/// (even copies); dynamic shared memory up to the opt-in limit, and MINB
-/// blocks of it (plus the 1 KiB reserved per block) within an SM (taken as
+/// (even copies; an A tile of op(A) = A^T, copied 16 bytes at a time,
+/// may leave the last round's copies short); dynamic shared memory
+/// (Warp::SharedBytes, which counts the layout's padding) up to the opt-in
+/// limit, and MINB blocks of it (plus the 1 KiB reserved per block) within
+/// an SM (taken as
 /// the opt-in limit + 1 KiB); the register estimate within the cap that
 /// __launch_bounds__(THREADS, MINB) sets. So MINB blocks fit in an SM, as
 /// stream-K's one-wave grid needs.
@@ -243,8 +256,8 @@ absl::Status CheckWarp(const Config& config, const v1::Device& device) {
   const int64_t smem = w.SharedBytes();
   if (smem > device.shared_memory_per_block_optin()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        smem, " bytes of shared memory (STAGES x BK*(BM+4 + BN) + (SLICEK-1) x BM*BN "
-              "floats) exceed the device's opt-in per-block limit of ",
+        smem, " bytes of shared memory (STAGES x BK*(BM+4 + ", w.trans_b ? "BN+4" : "BN",
+        ") + (SLICEK-1) x BM*BN floats) exceed the device's opt-in per-block limit of ",
         device.shared_memory_per_block_optin()));
   }
   if (w.minb * (smem + kReservedSharedPerBlock) >

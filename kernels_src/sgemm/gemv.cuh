@@ -1,12 +1,29 @@
 // Matrix-vector kernels of the sgemm family (KIND=4, "gemv", families/
 // sgemm.cc), for shapes with M or N of 1 to 8: row-major
 //
-//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
+//   C(MxN) = alpha * op(A) * op(B) + beta * C,   ldc = N,
 //
+// in the operand layout LAYOUT (the templates' last argument, sgemm.cuh),
 // with the signature and guarantees of sgemm.cuh (correct for every M, N, K
 // >= 1; beta == 0 never reads C; SPLITK > 1 adds into C, which the launcher
 // sets to beta * C first: LaunchGeometry.prescale_output). This text is
 // compiled appended to sgemm.cuh (it uses sgemm_detail's helpers).
+//
+// Two algorithms stream the big operand (A for small N, B for small M),
+// each coalesced where that operand's storage suits it: the rows algorithm
+// (threads along K) a K-contiguous one, the cols algorithm (lanes along M or
+// N) an MN-contiguous one. Below, in NN's terms, the rows algorithm is
+// sgemm_gemv_rows and the cols algorithm sgemm_gemv_cols. In other layouts:
+//  - sgemm_gemv_rows (small N) runs the rows algorithm on A unless op(A) =
+//    A^T; op(B) = B^T makes B's columns K-contiguous (a float4 of each of
+//    the N columns per k-quad). With op(A) = A^T (A stored K x M,
+//    M-contiguous) it runs the cols algorithm on C^T = op(B)^T * A: lanes
+//    along M, op(B)^T the small operand, C written transposed (CT).
+//  - sgemm_gemv_cols (small M) runs the cols algorithm on B unless op(B) =
+//    B^T (op(A) = A^T: A's rows strided by M, four loads per k-quad,
+//    broadcast over the warp). With op(B) = B^T (B stored N x K,
+//    K-contiguous) it runs the rows algorithm on C^T = B * op(A)^T: threads
+//    along K of B's rows, C written transposed.
 //
 // Such shapes are memory-bound: each element of the big operand (A for small
 // N, B for small M) is read once and used for at most 8 outputs, so the
@@ -79,6 +96,27 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+// The 16-byte aligned float4 of k = 4q .. 4q+3 of K-contiguous row `n` of
+// `x` (row stride K, K % 4 == 0, x 16-byte aligned).
+__device__ __forceinline__ const float4* QuadOf(const float* x, int n, int K, int q) {
+  return reinterpret_cast<const float4*>(x + static_cast<size_t>(n) * K) + q;
+}
+
+// The small operand's k = k0 .. k0+3 of one row, `a` pointing at its k = 0:
+// YK (K-contiguous): one float4 (16-byte aligned); else its elements are
+// strided by `ld` (four loads).
+template <bool YK>
+__device__ __forceinline__ float4 SmallQuad(const float* a, int k0, int ld) {
+  if constexpr (YK) {
+    return __ldg(reinterpret_cast<const float4*>(a + k0));
+  } else {
+    return make_float4(__ldg(a + static_cast<size_t>(k0) * ld),
+                       __ldg(a + static_cast<size_t>(k0 + 1) * ld),
+                       __ldg(a + static_cast<size_t>(k0 + 2) * ld),
+                       __ldg(a + static_cast<size_t>(k0 + 3) * ld));
+  }
+}
+
 // C[i][j] = alpha * sum + beta * C[i][j] (SPLITK == 1), else C[i][j] +=
 // alpha * sum (C was set to beta * C).
 template <int SPLITK>
@@ -105,10 +143,14 @@ __device__ __forceinline__ bool KRange(int K, int* kb, int* ke) {
   return true;
 }
 
-// sgemm_gemv_rows' work on columns [j0, j0 + NC) of rows [row0, row0 + GR)
-// over k in [kb, ke). VEC: K % 4 == 0 (so kb and ke are too), A and B 16-byte
-// aligned, j0 == 0 and NC == N. Rows past M repeat row M-1 (read, not stored).
-template <int GW, int GR, int GU, int GC, int SPLITK, int NC, bool VEC>
+// The rows algorithm's work on columns [j0, j0 + NC) of rows [row0, row0 +
+// GR) over k in [kb, ke): A is the big operand, M x K and K-contiguous (lda
+// = K); B the small one, K x N, its element (k, n) at B[k * N + n] or, YK
+// (K-contiguous), at B[n * K + k]; C's element (m, n) at C[m * N + n] or, CT,
+// at C[n * M + m]. VEC: K % 4 == 0 (so kb and ke are too), A and B 16-byte
+// aligned, and (unless YK) j0 == 0 and NC == N. Rows past M repeat row M-1
+// (read, not stored).
+template <int GW, int GR, int GU, int GC, int SPLITK, int NC, bool VEC, bool YK, bool CT>
 __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
                                           const float* __restrict__ A,
                                           const float* __restrict__ B, float beta,
@@ -126,7 +168,8 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
     for (int c = 0; c < NC; ++c) acc[r][c] = 0.0f;
   }
   if (VEC) {
-    // Quad q: k = 4q .. 4q+3; B's 4 x NC floats at 4q*N (16-byte aligned).
+    // Quad q: k = 4q .. 4q+3; B's 4 x NC floats at 4q*N (16-byte aligned),
+    // or, YK, a float4 of each of its NC columns at (j0 + c)*K + 4q.
     const int q1 = ke >> 2;
     int q = (kb >> 2) + tid;
     // GU quads at a time (all loads issued first), then one at a time.
@@ -136,10 +179,15 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
       for (int u = 0; u < GU; ++u) {
 #pragma unroll
         for (int r = 0; r < GR; ++r) av[u][r] = Stream4(a[r] + 4 * (q + u * THREADS));
-        const float4* b =
-            reinterpret_cast<const float4*>(B + static_cast<size_t>(q + u * THREADS) * 4 * NC);
+        if constexpr (YK) {
 #pragma unroll
-        for (int c = 0; c < NC; ++c) bv[u][c] = __ldg(b + c);
+          for (int c = 0; c < NC; ++c) bv[u][c] = __ldg(QuadOf(B, j0 + c, K, q + u * THREADS));
+        } else {
+          const float4* b =
+              reinterpret_cast<const float4*>(B + static_cast<size_t>(q + u * THREADS) * 4 * NC);
+#pragma unroll
+          for (int c = 0; c < NC; ++c) bv[u][c] = __ldg(b + c);
+        }
       }
 #pragma unroll
       for (int u = 0; u < GU; ++u) {
@@ -150,7 +198,8 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
 #pragma unroll
             for (int c = 0; c < NC; ++c) {
               const int f = kk * NC + c;  // B[4q + kk][c] among the quad's 4*NC floats
-              acc[r][c] = fmaf(Lane4(av[u][r], kk), Lane4(bv[u][f / 4], f % 4), acc[r][c]);
+              const float b = YK ? Lane4(bv[u][c], kk) : Lane4(bv[u][f / 4], f % 4);
+              acc[r][c] = fmaf(Lane4(av[u][r], kk), b, acc[r][c]);
             }
           }
         }
@@ -160,9 +209,14 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
       float4 av[GR], bv[NC];
 #pragma unroll
       for (int r = 0; r < GR; ++r) av[r] = Stream4(a[r] + 4 * q);
-      const float4* b = reinterpret_cast<const float4*>(B + static_cast<size_t>(q) * 4 * NC);
+      if constexpr (YK) {
 #pragma unroll
-      for (int c = 0; c < NC; ++c) bv[c] = __ldg(b + c);
+        for (int c = 0; c < NC; ++c) bv[c] = __ldg(QuadOf(B, j0 + c, K, q));
+      } else {
+        const float4* b = reinterpret_cast<const float4*>(B + static_cast<size_t>(q) * 4 * NC);
+#pragma unroll
+        for (int c = 0; c < NC; ++c) bv[c] = __ldg(b + c);
+      }
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
@@ -170,7 +224,8 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
 #pragma unroll
           for (int c = 0; c < NC; ++c) {
             const int f = kk * NC + c;
-            acc[r][c] = fmaf(Lane4(av[r], kk), Lane4(bv[f / 4], f % 4), acc[r][c]);
+            const float b = YK ? Lane4(bv[c], kk) : Lane4(bv[f / 4], f % 4);
+            acc[r][c] = fmaf(Lane4(av[r], kk), b, acc[r][c]);
           }
         }
       }
@@ -185,9 +240,16 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
       for (int u = 0; u < GU; ++u) {
 #pragma unroll
         for (int r = 0; r < GR; ++r) av[u][r] = Stream1(a[r] + k + u * THREADS);
-        const float* b = B + static_cast<size_t>(k + u * THREADS) * N + j0;
+        if constexpr (YK) {
 #pragma unroll
-        for (int c = 0; c < NC; ++c) bv[u][c] = __ldg(b + c);
+          for (int c = 0; c < NC; ++c) {
+            bv[u][c] = __ldg(B + static_cast<size_t>(j0 + c) * K + k + u * THREADS);
+          }
+        } else {
+          const float* b = B + static_cast<size_t>(k + u * THREADS) * N + j0;
+#pragma unroll
+          for (int c = 0; c < NC; ++c) bv[u][c] = __ldg(b + c);
+        }
       }
 #pragma unroll
       for (int u = 0; u < GU; ++u) {
@@ -199,12 +261,15 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
       }
     }
     for (; k < unsigned(ke); k += THREADS) {
-      const float* b = B + static_cast<size_t>(k) * N + j0;
+      // B's element (k, j0 + c): b[c] (YK: b[c * K]).
+      const float* b = YK ? B + static_cast<size_t>(j0) * K + k : B + static_cast<size_t>(k) * N + j0;
 #pragma unroll
       for (int r = 0; r < GR; ++r) {
         const float av = Stream1(a[r] + k);
 #pragma unroll
-        for (int c = 0; c < NC; ++c) acc[r][c] = fmaf(av, __ldg(b + c), acc[r][c]);
+        for (int c = 0; c < NC; ++c) {
+          acc[r][c] = fmaf(av, __ldg(YK ? b + static_cast<size_t>(c) * K : b + c), acc[r][c]);
+        }
       }
     }
   }
@@ -221,7 +286,9 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
         if (r < M - row0) {
 #pragma unroll
           for (int c = 0; c < NC; ++c) {
-            Store<SPLITK>(C + static_cast<size_t>(row0 + r) * N + j0 + c, acc[r][c], alpha, beta);
+            Store<SPLITK>(CT ? C + static_cast<size_t>(j0 + c) * M + row0 + r
+                             : C + static_cast<size_t>(row0 + r) * N + j0 + c,
+                          acc[r][c], alpha, beta);
           }
         }
       }
@@ -241,7 +308,9 @@ __device__ __forceinline__ void RowsChunk(int M, int N, int K, float alpha,
 #pragma unroll
       for (int w = 0; w < GW; ++w) sum += red[w * GR * GC + tid];
       if (r < M - row0) {
-        Store<SPLITK>(C + static_cast<size_t>(row0 + r) * N + j0 + c, sum, alpha, beta);
+        Store<SPLITK>(CT ? C + static_cast<size_t>(j0 + c) * M + row0 + r
+                         : C + static_cast<size_t>(row0 + r) * N + j0 + c,
+                      sum, alpha, beta);
       }
     }
     __syncthreads();  // red is reused by the next chunk
@@ -274,10 +343,13 @@ __device__ __forceinline__ float ColsLoad1(const float* b, int lane, int c, int 
   return ColsIn<false>(lane, c, left) ? Stream1(b + ColsColumn<false>(lane, c)) : 0.0f;
 }
 
-// sgemm_gemv_cols' work on rows [i0, i0 + MC) and the block's columns from
-// col0 over k in [kb, ke). VEC: N % 4 == 0 and K % 4 == 0 (so kb and ke are
-// too), A and B 16-byte aligned.
-template <int GW, int GR, int GU, int SPLITK, int MC, bool VEC>
+// The cols algorithm's work on rows [i0, i0 + MC) and the block's columns
+// from col0 over k in [kb, ke): B is the big operand, K x N and
+// N-contiguous (ldb = N); A the small one, M x K, its element (m, k) at A[m *
+// K + k] (YK, K-contiguous) or else at A[k * M + m]; C's element (m, n) at
+// C[m * N + n] or, CT, at C[n * M + m]. VEC: N % 4 == 0 and K % 4 == 0 (so kb
+// and ke are too), B and (YK) A 16-byte aligned.
+template <int GW, int GR, int GU, int SPLITK, int MC, bool VEC, bool YK, bool CT>
 __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
                                           const float* __restrict__ A,
                                           const float* __restrict__ B, float beta,
@@ -288,7 +360,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const float* a[MC];
 #pragma unroll
-  for (int i = 0; i < MC; ++i) a[i] = A + static_cast<size_t>(i0 + i) * K;
+  for (int i = 0; i < MC; ++i) a[i] = YK ? A + static_cast<size_t>(i0 + i) * K : A + i0 + i;
   const int left = N - col0;  // columns of the block inside N
   const float* bcol = B + col0;
   float acc[MC][4 * GR];
@@ -307,7 +379,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
       for (int u = 0; u < GU; ++u) {
         const int k = 4 * (q + u * GW);
 #pragma unroll
-        for (int i = 0; i < MC; ++i) av[u][i] = __ldg(reinterpret_cast<const float4*>(a[i] + k));
+        for (int i = 0; i < MC; ++i) av[u][i] = SmallQuad<YK>(a[i], k, M);
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
           const float* b = bcol + static_cast<size_t>(k + kk) * N;
@@ -335,7 +407,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
       const int k = 4 * q;
       float4 av[MC], bv[4][GR];
 #pragma unroll
-      for (int i = 0; i < MC; ++i) av[i] = __ldg(reinterpret_cast<const float4*>(a[i] + k));
+      for (int i = 0; i < MC; ++i) av[i] = SmallQuad<YK>(a[i], k, M);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const float* b = bcol + static_cast<size_t>(k + kk) * N;
@@ -363,7 +435,9 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
 #pragma unroll
       for (int u = 0; u < GU; ++u) {
 #pragma unroll
-        for (int i = 0; i < MC; ++i) av[u][i] = __ldg(a[i] + k + u * GW);
+        for (int i = 0; i < MC; ++i) {
+          av[u][i] = __ldg(YK ? a[i] + k + u * GW : a[i] + static_cast<size_t>(k + u * GW) * M);
+        }
         const float* b = bcol + static_cast<size_t>(k + u * GW) * N;
 #pragma unroll
         for (int c = 0; c < 4 * GR; ++c) bv[u][c] = ColsLoad1(b, lane, c, left);
@@ -384,7 +458,7 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
       for (int c = 0; c < 4 * GR; ++c) bv[c] = ColsLoad1(b, lane, c, left);
 #pragma unroll
       for (int i = 0; i < MC; ++i) {
-        const float av = __ldg(a[i] + k);
+        const float av = __ldg(YK ? a[i] + k : a[i] + static_cast<size_t>(k) * M);
 #pragma unroll
         for (int c = 0; c < 4 * GR; ++c) acc[i][c] = fmaf(av, bv[c], acc[i][c]);
       }
@@ -397,8 +471,9 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
 #pragma unroll
       for (int c = 0; c < 4 * GR; ++c) {
         if (ColsIn<VEC>(lane, VEC ? c / 4 : c, left)) {
-          Store<SPLITK>(crow + static_cast<size_t>(i) * N + ColsColumn<VEC>(lane, c), acc[i][c],
-                        alpha, beta);
+          Store<SPLITK>(CT ? C + static_cast<size_t>(col0 + ColsColumn<VEC>(lane, c)) * M + i0 + i
+                           : crow + static_cast<size_t>(i) * N + ColsColumn<VEC>(lane, c),
+                        acc[i][c], alpha, beta);
         }
       }
     }
@@ -413,15 +488,17 @@ __device__ __forceinline__ void ColsChunk(int M, int N, int K, float alpha,
         float sum = 0.0f;
 #pragma unroll
         for (int w = 0; w < GW; ++w) sum += red[w * CB + c];
-        Store<SPLITK>(crow + static_cast<size_t>(i) * N + c, sum, alpha, beta);
+        Store<SPLITK>(CT ? C + static_cast<size_t>(col0 + c) * M + i0 + i
+                         : crow + static_cast<size_t>(i) * N + c,
+                      sum, alpha, beta);
       }
       __syncthreads();
     }
   }
 }
 
-// RowsChunk<..., n, VEC> for n = nc in 1..NC (the chunk's exact size).
-template <int GW, int GR, int GU, int GC, int SPLITK, bool VEC, int NC = GC>
+// RowsChunk<..., n, VEC, YK, CT> for n = nc in 1..NC (the chunk's exact size).
+template <int GW, int GR, int GU, int GC, int SPLITK, bool VEC, bool YK, bool CT, int NC = GC>
 __device__ __forceinline__ void RowsChunks(int nc, int M, int N, int K, float alpha,
                                            const float* __restrict__ A,
                                            const float* __restrict__ B, float beta,
@@ -429,17 +506,17 @@ __device__ __forceinline__ void RowsChunks(int nc, int M, int N, int K, float al
                                            int ke, float* red) {
   if constexpr (NC > 1) {
     if (nc < NC) {
-      RowsChunks<GW, GR, GU, GC, SPLITK, VEC, NC - 1>(nc, M, N, K, alpha, A, B, beta, C, row0,
-                                                      j0, kb, ke, red);
+      RowsChunks<GW, GR, GU, GC, SPLITK, VEC, YK, CT, NC - 1>(nc, M, N, K, alpha, A, B, beta, C,
+                                                              row0, j0, kb, ke, red);
       return;
     }
   }
-  RowsChunk<GW, GR, GU, GC, SPLITK, NC, VEC>(M, N, K, alpha, A, B, beta, C, row0, j0, kb, ke,
-                                             red);
+  RowsChunk<GW, GR, GU, GC, SPLITK, NC, VEC, YK, CT>(M, N, K, alpha, A, B, beta, C, row0, j0, kb,
+                                                     ke, red);
 }
 
-// ColsChunk<..., m, VEC> for m = mc in 1..MC (the chunk's exact size).
-template <int GW, int GR, int GU, int SPLITK, bool VEC, int MC>
+// ColsChunk<..., m, VEC, YK, CT> for m = mc in 1..MC (the chunk's exact size).
+template <int GW, int GR, int GU, int SPLITK, bool VEC, bool YK, bool CT, int MC>
 __device__ __forceinline__ void ColsChunks(int mc, int M, int N, int K, float alpha,
                                            const float* __restrict__ A,
                                            const float* __restrict__ B, float beta,
@@ -447,57 +524,107 @@ __device__ __forceinline__ void ColsChunks(int mc, int M, int N, int K, float al
                                            int ke, float* red) {
   if constexpr (MC > 1) {
     if (mc < MC) {
-      ColsChunks<GW, GR, GU, SPLITK, VEC, MC - 1>(mc, M, N, K, alpha, A, B, beta, C, i0, col0,
-                                                  kb, ke, red);
+      ColsChunks<GW, GR, GU, SPLITK, VEC, YK, CT, MC - 1>(mc, M, N, K, alpha, A, B, beta, C, i0,
+                                                          col0, kb, ke, red);
       return;
     }
   }
-  ColsChunk<GW, GR, GU, SPLITK, MC, VEC>(M, N, K, alpha, A, B, beta, C, i0, col0, kb, ke, red);
+  ColsChunk<GW, GR, GU, SPLITK, MC, VEC, YK, CT>(M, N, K, alpha, A, B, beta, C, i0, col0, kb, ke,
+                                                 red);
 }
 
-}  // namespace gemv_detail
-
-// KIND=4, GSIDE=0: see the file comment. Block = 32*GW threads; grid =
-// (ceil(M / GR), SPLITK).
-template <int GW, int GR, int GU, int GC, int SPLITK, int MINB>
-__global__ void __launch_bounds__(32 * GW, MINB)
-    sgemm_gemv_rows(int M, int N, int K, float alpha, const float* __restrict__ A,
-                    const float* __restrict__ B, float beta, float* __restrict__ C) {
-  __shared__ float red[GW * GR * GC];
+// The rows algorithm (see the file comment; RowsChunk for A, B, C, YK, CT).
+template <int GW, int GR, int GU, int GC, int SPLITK, bool YK, bool CT>
+__device__ __forceinline__ void Rows(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                     const float* __restrict__ B, float beta,
+                                     float* __restrict__ C, float* red) {
   int kb, ke;
-  if (!gemv_detail::KRange<SPLITK>(K, &kb, &ke)) return;
+  if (!KRange<SPLITK>(K, &kb, &ke)) return;
   const int row0 = blockIdx.x * GR;
-  if (N <= GC && K % 4 == 0 && sgemm_detail::Aligned16(A) && sgemm_detail::Aligned16(B)) {
-    gemv_detail::RowsChunks<GW, GR, GU, GC, SPLITK, true>(N, M, N, K, alpha, A, B, beta, C, row0,
-                                                          0, kb, ke, red);
+  if ((YK || N <= GC) && K % 4 == 0 && sgemm_detail::Aligned16(A) &&
+      sgemm_detail::Aligned16(B)) {
+    if constexpr (YK) {
+      for (int j0 = 0; j0 < N; j0 = N - j0 > GC ? j0 + GC : N) {
+        RowsChunks<GW, GR, GU, GC, SPLITK, true, YK, CT>(min(GC, N - j0), M, N, K, alpha, A, B,
+                                                         beta, C, row0, j0, kb, ke, red);
+      }
+    } else {
+      RowsChunks<GW, GR, GU, GC, SPLITK, true, YK, CT>(N, M, N, K, alpha, A, B, beta, C, row0, 0,
+                                                       kb, ke, red);
+    }
     return;
   }
   for (int j0 = 0; j0 < N; j0 = N - j0 > GC ? j0 + GC : N) {  // no int overflow at N ~ 2^31
-    gemv_detail::RowsChunks<GW, GR, GU, GC, SPLITK, false>(min(GC, N - j0), M, N, K, alpha, A, B,
-                                                           beta, C, row0, j0, kb, ke, red);
+    RowsChunks<GW, GR, GU, GC, SPLITK, false, YK, CT>(min(GC, N - j0), M, N, K, alpha, A, B, beta,
+                                                      C, row0, j0, kb, ke, red);
   }
 }
 
-// KIND=4, GSIDE=1: see the file comment. Block = 32*GW threads; grid =
-// (ceil(N / (128*GR)), SPLITK).
-template <int GW, int GR, int GU, int GC, int SPLITK, int MINB>
-__global__ void __launch_bounds__(32 * GW, MINB)
-    sgemm_gemv_cols(int M, int N, int K, float alpha, const float* __restrict__ A,
-                    const float* __restrict__ B, float beta, float* __restrict__ C) {
-  __shared__ float red[GW > 1 ? GW * 128 * GR : 1];
+// The cols algorithm (see the file comment; ColsChunk for A, B, C, YK, CT).
+template <int GW, int GR, int GU, int GC, int SPLITK, bool YK, bool CT>
+__device__ __forceinline__ void Cols(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                     const float* __restrict__ B, float beta,
+                                     float* __restrict__ C, float* red) {
   int kb, ke;
-  if (!gemv_detail::KRange<SPLITK>(K, &kb, &ke)) return;
+  if (!KRange<SPLITK>(K, &kb, &ke)) return;
   const int col0 = blockIdx.x * (128 * GR);
-  const bool vec = N % 4 == 0 && K % 4 == 0 && sgemm_detail::Aligned16(A) &&
+  const bool vec = N % 4 == 0 && K % 4 == 0 && (!YK || sgemm_detail::Aligned16(A)) &&
                    sgemm_detail::Aligned16(B);
   for (int i0 = 0; i0 < M; i0 = M - i0 > GC ? i0 + GC : M) {
     const int mc = min(GC, M - i0);
     if (vec) {
-      gemv_detail::ColsChunks<GW, GR, GU, SPLITK, true, GC>(mc, M, N, K, alpha, A, B, beta, C, i0,
-                                                            col0, kb, ke, red);
+      ColsChunks<GW, GR, GU, SPLITK, true, YK, CT, GC>(mc, M, N, K, alpha, A, B, beta, C, i0,
+                                                       col0, kb, ke, red);
     } else {
-      gemv_detail::ColsChunks<GW, GR, GU, SPLITK, false, GC>(mc, M, N, K, alpha, A, B, beta, C,
-                                                             i0, col0, kb, ke, red);
+      ColsChunks<GW, GR, GU, SPLITK, false, YK, CT, GC>(mc, M, N, K, alpha, A, B, beta, C, i0,
+                                                        col0, kb, ke, red);
     }
+  }
+}
+
+// Floats of the reduction across warps: the rows algorithm's GW x GR*GC,
+// the cols algorithm's GW x 128*GR (none with one warp).
+template <bool COLS, int GW, int GR, int GC>
+struct Reduction {
+  enum : int { FLOATS = COLS ? (GW > 1 ? GW * 128 * GR : 1) : GW * GR * GC };
+};
+
+}  // namespace gemv_detail
+
+// KIND=4, GSIDE=0 (small N): see the file comment. Block = 32*GW threads;
+// grid = (ceil(M / GR), SPLITK), or where op(A) = A^T (the cols algorithm
+// over M) (ceil(M / (128*GR)), SPLITK).
+template <int GW, int GR, int GU, int GC, int SPLITK, int MINB, int LAYOUT = 0>
+__global__ void __launch_bounds__(32 * GW, MINB)
+    sgemm_gemv_rows(int M, int N, int K, float alpha, const float* __restrict__ A,
+                    const float* __restrict__ B, float beta, float* __restrict__ C) {
+  constexpr bool TA = sgemm_detail::TransA(LAYOUT), TB = sgemm_detail::TransB(LAYOUT);
+  __shared__ float red[gemv_detail::Reduction<TA, GW, GR, GC>::FLOATS];
+  if constexpr (TA) {
+    // A stored K x M is M-contiguous: C^T = op(B)^T * A by the cols
+    // algorithm, lanes along M; op(B)^T (N x K) is K-contiguous where op(B)
+    // = B^T; C^T's element (n, m) is C[m * N + n].
+    gemv_detail::Cols<GW, GR, GU, GC, SPLITK, TB, true>(N, M, K, alpha, B, A, beta, C, red);
+  } else {
+    gemv_detail::Rows<GW, GR, GU, GC, SPLITK, TB, false>(M, N, K, alpha, A, B, beta, C, red);
+  }
+}
+
+// KIND=4, GSIDE=1 (small M): see the file comment. Block = 32*GW threads;
+// grid = (ceil(N / (128*GR)), SPLITK), or where op(B) = B^T (the rows
+// algorithm over N) (ceil(N / GR), SPLITK).
+template <int GW, int GR, int GU, int GC, int SPLITK, int MINB, int LAYOUT = 0>
+__global__ void __launch_bounds__(32 * GW, MINB)
+    sgemm_gemv_cols(int M, int N, int K, float alpha, const float* __restrict__ A,
+                    const float* __restrict__ B, float beta, float* __restrict__ C) {
+  constexpr bool TA = sgemm_detail::TransA(LAYOUT), TB = sgemm_detail::TransB(LAYOUT);
+  __shared__ float red[gemv_detail::Reduction<!TB, GW, GR, GC>::FLOATS];
+  if constexpr (TB) {
+    // B stored N x K is K-contiguous: C^T = B * op(A)^T by the rows
+    // algorithm, threads along K of B's rows; op(A)^T (K x M) has its
+    // columns K-contiguous unless op(A) = A^T; C^T's element (n, m) is C[m * N + n].
+    gemv_detail::Rows<GW, GR, GU, GC, SPLITK, !TA, true>(N, M, K, alpha, B, A, beta, C, red);
+  } else {
+    gemv_detail::Cols<GW, GR, GU, GC, SPLITK, !TA, false>(M, N, K, alpha, A, B, beta, C, red);
   }
 }

@@ -1,10 +1,17 @@
 // Row-major fp32 GEMM kernels for tuned (family "sgemm", families/sgemm/):
 //
-//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N.
+//   C(MxN) = alpha * op(A) * op(B) + beta * C,   ldc = N,
+//
+// in the operand layout LAYOUT (tuner.proto Layout, each kernel template's
+// last argument, 0 when left out): op(A) = A (A stored M x K, lda = K) or,
+// where LAYOUT & 2, A^T (A stored K x M, lda = M); op(B) = B (B stored K x N,
+// ldb = N) or, where LAYOUT & 1, B^T (B stored N x K, ldb = K). LAYOUT 0
+// (NN) is C = A * B.
 //
 // Compiled at runtime by NVRTC: this file is self-contained (no #include) and
 // every kernel is a template instantiated through a name expression, e.g.
-// "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>". Every kernel takes
+// "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>" (NN) or
+// "sgemm_tiled<128,128,8,8,8,4,4,0,1,0,1>" (NT). Every kernel takes
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
@@ -16,7 +23,8 @@
 //    corner and compared with the rows/columns left, so no index exceeds the
 //    buffer sizes even for M, N or K near 2^31;
 //  - float4 global accesses happen only on a block-uniform path chosen at run
-//    time (row length % 4 == 0 and 16-byte aligned pointer), else scalar;
+//    time (the length of the operand's contiguous dimension, its ld, % 4 ==
+//    0 and 16-byte aligned pointer), else scalar;
 //  - beta == 0 never reads C (BLAS semantics: C may hold NaN), it writes alpha*acc;
 //  - the block row is blockIdx.z * gridDim.y + blockIdx.y, so that more than
 //    65535 row blocks (M > 65535 * BM) spread over grid.z; blocks past the
@@ -27,6 +35,11 @@
 // 65535 (Geometry in sgemm.cc). sgemm_warp: see its comment.
 
 namespace sgemm_detail {
+
+// op(A) = A^T (A stored K x M) and op(B) = B^T (B stored N x K) in layout
+// `layout` (tuner.proto Layout: NN 0, NT 1, TN 2, TT 3).
+__host__ __device__ constexpr bool TransA(int layout) { return (layout & 2) != 0; }
+__host__ __device__ constexpr bool TransB(int layout) { return (layout & 1) != 0; }
 
 __device__ __forceinline__ bool Aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
@@ -111,7 +124,9 @@ __device__ __forceinline__ bool SplitKRange(int ktiles, int& kt0, int& kt1) {
 }
 
 // One thread's output C[row0 + dr][col0 + dc] (none when out of range; row0 <
-// M and col0 < N): a dot product over K.
+// M and col0 < N): a dot product over K of op(A)'s row and op(B)'s column,
+// each read with its stride along K (1 where K is contiguous).
+template <int LAYOUT = 0>
 __device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
                                             const float* __restrict__ A,
                                             const float* __restrict__ B, float beta,
@@ -120,17 +135,20 @@ __device__ __forceinline__ void NaiveOutput(int M, int N, int K, float alpha,
   if (dr >= M - row0 || dc >= N - col0) return;
   const int row = row0 + dr;
   const int col = col0 + dc;
-  const float* a = A + row * K;
-  const float* b = B + col;
+  const float* a = TransA(LAYOUT) ? A + row : A + row * K;
+  const float* b = TransB(LAYOUT) ? B + col * K : B + col;
+  const int sa = TransA(LAYOUT) ? M : 1;  // strides along K
+  const int sb = TransB(LAYOUT) ? 1 : N;
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k) acc = fmaf(a[k], b[k * N], acc);
+  for (int k = 0; k < K; ++k) acc = fmaf(a[k * sa], b[k * sb], acc);
   float* c = C + row * N + col;
   *c = Blend(acc, alpha, beta, c);
 }
 
 // The tiled kernel's pieces (see sgemm_tiled below), as static members so that
 // the K loop can be instantiated for float4 and for scalar global loads.
-template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB>
+template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB,
+          int LAYOUT = 0>
 struct Tiled {
   // Derived sizes (an enum: no storage is emitted for them).
   enum : int {
@@ -145,6 +163,8 @@ struct Tiled {
     A_PER = BM * BK / THREADS,   // A tile floats per thread
     B_PER = BN * BK / THREADS,   // B tile floats per thread
   };
+  static constexpr bool TRANS_A = TransA(LAYOUT);  // op(A) = A^T: A's tile is MN-contiguous
+  static constexpr bool TRANS_B = TransB(LAYOUT);  // op(B) = B^T: B's tile is K-contiguous
   static_assert(BM % TM == 0 && BN % TN == 0, "tile not divisible by the micro-tile");
   static_assert(BM % 4 == 0 && BN % 4 == 0 && PAD % 4 == 0,
                 "float4 shared rows need 16-byte alignment");
@@ -161,96 +181,112 @@ struct Tiled {
     return MAP ? (j / WN) * (TCOLS * WN) + tc * WN + j % WN : tc * TN + j;
   }
 
-  // Global -> registers: the K slice at k0 of the block's rows of A (A points
-  // at its first row, `rows` of them are left) and columns of B (B points at
-  // its first column, `cols` left); out-of-range elements read as 0.
-  // V: float4 loads (float4 f of A covers A[f / (BK/4)][k0 + 4 * (f % (BK/4))
-  // .. +3], of B likewise along N), else scalar.
-  template <bool V>
-  static __device__ __forceinline__ void Load(const float* __restrict__ A,
-                                              const float* __restrict__ B, int rows, int cols,
-                                              int N, int K, int k0, int tid, float (&ra)[A_PER],
-                                              float (&rb)[B_PER]) {
-    const int kleft = K - k0;  // > 0
+  // Global -> registers: the K slice at k0 of one operand's tile, EXT (BM or
+  // BN) long along M (N), `left` of it inside the matrix; PER floats per
+  // thread; out-of-range elements read as 0. KC (K-contiguous: A where
+  // op(A) = A, B where op(B) = B^T): X points at the tile's first row,
+  // element (mn, k) at X[mn * ld + k]; else (MN-contiguous: B where op(B) =
+  // B, A where op(A) = A^T) at its first column, (mn, k) at X[k * ld + mn].
+  // V: float4 loads along the contiguous dimension (ld % 4 == 0, X 16-byte
+  // aligned): KC float4 f covers (f / (BK/4), 4 * (f % (BK/4)) .. +3), else
+  // (k, mn) = (f / (EXT/4), 4 * (f % (EXT/4)) .. +3); else scalar.
+  template <int EXT, int PER, bool KC, bool V>
+  static __device__ __forceinline__ void LoadOperand(const float* __restrict__ X, int left,
+                                                     int ld, int kleft, int k0, int tid,
+                                                     float (&r)[PER]) {
     if constexpr (V) {
 #pragma unroll
-      for (int it = 0; it < A_PER / 4; ++it) {
+      for (int it = 0; it < PER / 4; ++it) {
         const int f = tid + it * THREADS;
-        const int r = f / (BK / 4);
-        const int c = (f % (BK / 4)) * 4;
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        // K % 4 == 0 and c % 4 == 0: c < kleft means c + 3 < kleft.
-        if (r < rows && c < kleft) v = *reinterpret_cast<const float4*>(A + r * K + k0 + c);
-        ra[4 * it + 0] = v.x;
-        ra[4 * it + 1] = v.y;
-        ra[4 * it + 2] = v.z;
-        ra[4 * it + 3] = v.w;
-      }
-#pragma unroll
-      for (int it = 0; it < B_PER / 4; ++it) {
-        const int f = tid + it * THREADS;
-        const int r = f / (BN / 4);
-        const int c = (f % (BN / 4)) * 4;
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        // N % 4 == 0 and the block's first column % 4 == 0: cols % 4 == 0 too.
-        if (r < kleft && c < cols) v = *reinterpret_cast<const float4*>(B + (k0 + r) * N + c);
-        rb[4 * it + 0] = v.x;
-        rb[4 * it + 1] = v.y;
-        rb[4 * it + 2] = v.z;
-        rb[4 * it + 3] = v.w;
+        if constexpr (KC) {
+          const int m = f / (BK / 4);
+          const int c = (f % (BK / 4)) * 4;
+          // K % 4 == 0 and c % 4 == 0: c < kleft means c + 3 < kleft.
+          if (m < left && c < kleft) v = *reinterpret_cast<const float4*>(X + m * ld + k0 + c);
+        } else {
+          const int k = f / (EXT / 4);
+          const int c = (f % (EXT / 4)) * 4;
+          // ld % 4 == 0 and the tile's first column % 4 == 0: left % 4 == 0 too.
+          if (k < kleft && c < left) v = *reinterpret_cast<const float4*>(X + (k0 + k) * ld + c);
+        }
+        r[4 * it + 0] = v.x;
+        r[4 * it + 1] = v.y;
+        r[4 * it + 2] = v.z;
+        r[4 * it + 3] = v.w;
       }
     } else {
 #pragma unroll
-      for (int it = 0; it < A_PER; ++it) {
+      for (int it = 0; it < PER; ++it) {
         const int e = tid + it * THREADS;
-        const int r = e / BK;
-        const int c = e % BK;
-        ra[it] = (r < rows && c < kleft) ? A[r * K + k0 + c] : 0.0f;
-      }
-#pragma unroll
-      for (int it = 0; it < B_PER; ++it) {
-        const int e = tid + it * THREADS;
-        const int r = e / BN;
-        const int c = e % BN;
-        rb[it] = (r < kleft && c < cols) ? B[(k0 + r) * N + c] : 0.0f;
+        if constexpr (KC) {
+          const int m = e / BK;
+          const int c = e % BK;
+          r[it] = (m < left && c < kleft) ? X[m * ld + k0 + c] : 0.0f;
+        } else {
+          const int k = e / EXT;
+          const int c = e % EXT;
+          r[it] = (k < kleft && c < left) ? X[(k0 + k) * ld + c] : 0.0f;
+        }
       }
     }
   }
 
-  // Registers -> shared tiles (A transposed), with Load<V>'s element mapping.
+  // Global -> registers: the K slice at k0 of the block's rows of op(A) (A
+  // points at the first, `rows` of them are left) and columns of op(B) (B
+  // at the first, `cols` left), each operand as LoadOperand.
+  template <bool V>
+  static __device__ __forceinline__ void Load(const float* __restrict__ A,
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int lda, int ldb, int K, int k0, int tid,
+                                              float (&ra)[A_PER], float (&rb)[B_PER]) {
+    const int kleft = K - k0;  // > 0
+    LoadOperand<BM, A_PER, !TRANS_A, V>(A, rows, lda, kleft, k0, tid, ra);
+    LoadOperand<BN, B_PER, TRANS_B, V>(B, cols, ldb, kleft, k0, tid, rb);
+  }
+
+  // Registers -> one operand's shared tile xs[k][mn], with LoadOperand<EXT,
+  // PER, KC, V>'s element mapping: a K-contiguous operand is transposed on
+  // its way (scalar stores), an MN-contiguous one copied (float4 stores when V).
+  template <int EXT, int LD, int PER, bool KC, bool V>
+  static __device__ __forceinline__ void StoreOperand(float (*xs)[LD], int tid,
+                                                      const float (&r)[PER]) {
+    if constexpr (V) {
+#pragma unroll
+      for (int it = 0; it < PER / 4; ++it) {
+        const int f = tid + it * THREADS;
+        if constexpr (KC) {
+          const int m = f / (BK / 4);
+          const int c = (f % (BK / 4)) * 4;
+#pragma unroll
+          for (int q = 0; q < 4; ++q) xs[c + q][m] = r[4 * it + q];
+        } else {
+          const int k = f / (EXT / 4);
+          const int c = (f % (EXT / 4)) * 4;
+          *reinterpret_cast<float4*>(&xs[k][c]) =
+              make_float4(r[4 * it + 0], r[4 * it + 1], r[4 * it + 2], r[4 * it + 3]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < PER; ++it) {
+        const int e = tid + it * THREADS;
+        if constexpr (KC) {
+          xs[e % BK][e / BK] = r[it];
+        } else {
+          xs[e / EXT][e % EXT] = r[it];
+        }
+      }
+    }
+  }
+
+  // Registers -> shared tiles As[k][m] and Bs[k][n], as StoreOperand.
   template <bool V>
   static __device__ __forceinline__ void Store(float (*as)[LDA], float (*bs)[LDB], int tid,
                                                const float (&ra)[A_PER],
                                                const float (&rb)[B_PER]) {
-    if constexpr (V) {
-#pragma unroll
-      for (int it = 0; it < A_PER / 4; ++it) {
-        const int f = tid + it * THREADS;
-        const int r = f / (BK / 4);
-        const int c = (f % (BK / 4)) * 4;
-#pragma unroll
-        for (int q = 0; q < 4; ++q) as[c + q][r] = ra[4 * it + q];
-      }
-#pragma unroll
-      for (int it = 0; it < B_PER / 4; ++it) {
-        const int f = tid + it * THREADS;
-        const int r = f / (BN / 4);
-        const int c = (f % (BN / 4)) * 4;
-        *reinterpret_cast<float4*>(&bs[r][c]) =
-            make_float4(rb[4 * it + 0], rb[4 * it + 1], rb[4 * it + 2], rb[4 * it + 3]);
-      }
-    } else {
-#pragma unroll
-      for (int it = 0; it < A_PER; ++it) {
-        const int e = tid + it * THREADS;
-        as[e % BK][e / BK] = ra[it];
-      }
-#pragma unroll
-      for (int it = 0; it < B_PER; ++it) {
-        const int e = tid + it * THREADS;
-        bs[e / BN][e % BN] = rb[it];
-      }
-    }
+    StoreOperand<BM, LDA, A_PER, !TRANS_A, V>(as, tid, ra);
+    StoreOperand<BN, LDB, B_PER, TRANS_B, V>(bs, tid, rb);
   }
 
   // acc += as^T * bs over one BK slice.
@@ -305,25 +341,25 @@ struct Tiled {
     }
   }
 
-  // acc += (the block's rows of A) * (its columns of B) for this thread's
-  // micro-tile, loading the K slices with float4 (V) or scalar loads.
+  // acc += (the block's rows of op(A)) * (its columns of op(B)) for this
+  // thread's micro-tile, loading the K slices with float4 (V) or scalar loads.
   template <bool V>
   static __device__ __forceinline__ void KLoop(const float* __restrict__ A,
                                                const float* __restrict__ B, int rows, int cols,
-                                               int N, int K, int tid, int tr, int tc,
+                                               int lda, int ldb, int K, int tid, int tr, int tc,
                                                float (*as)[BK][LDA], float (*bs)[BK][LDB],
                                                float (&acc)[TM][TN]) {
     float ra[A_PER];
     float rb[B_PER];
     const int ktiles = CeilDiv(K, BK);
     if constexpr (DB != 0) {
-      Load<V>(A, B, rows, cols, N, K, 0, tid, ra, rb);
+      Load<V>(A, B, rows, cols, lda, ldb, K, 0, tid, ra, rb);
       Store<V>(as[0], bs[0], tid, ra, rb);
       __syncthreads();
       for (int t = 0; t < ktiles; ++t) {
         const int cur = t & 1;
         const bool more = t + 1 < ktiles;
-        if (more) Load<V>(A, B, rows, cols, N, K, (t + 1) * BK, tid, ra, rb);  // in flight
+        if (more) Load<V>(A, B, rows, cols, lda, ldb, K, (t + 1) * BK, tid, ra, rb);  // in flight
         Compute(as[cur], bs[cur], tr, tc, acc);
         // Nobody reads buffer cur ^ 1 now: its last readers (slice t - 1)
         // passed the barrier that ended slice t - 1.
@@ -332,7 +368,7 @@ struct Tiled {
       }
     } else {
       for (int t = 0; t < ktiles; ++t) {
-        Load<V>(A, B, rows, cols, N, K, t * BK, tid, ra, rb);
+        Load<V>(A, B, rows, cols, lda, ldb, K, t * BK, tid, ra, rb);
         Store<V>(as[0], bs[0], tid, ra, rb);
         __syncthreads();
         Compute(as[0], bs[0], tr, tc, acc);
@@ -379,41 +415,46 @@ struct Tiled {
 
 // KIND=0. One thread per output; block = (BM, BN, 1) threads with threadIdx.x
 // along the rows of C, so a warp reads 32 different rows of A and writes a
-// column of C (uncoalesced).
-template <int BM, int BN>
+// column of C (uncoalesced; with op(A) = A^T, A's reads coalesce).
+template <int BM, int BN, int LAYOUT = 0>
 __global__ void __launch_bounds__(BM * BN)
     sgemm_naive(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
   const int by = sgemm_detail::BlockRow();
   if (by >= sgemm_detail::CeilDiv(M, BM)) return;
-  sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM, threadIdx.x, blockIdx.x * BN,
-                            threadIdx.y);
+  sgemm_detail::NaiveOutput<LAYOUT>(M, N, K, alpha, A, B, beta, C, by * BM, threadIdx.x,
+                                    blockIdx.x * BN, threadIdx.y);
 }
 
 // KIND=1. As sgemm_naive, but block = (BN, BM, 1) with threadIdx.x along the
 // columns of C: a warp broadcasts one A element and reads/writes consecutive
-// B/C elements (coalesced).
-template <int BM, int BN>
+// B/C elements (coalesced; with op(B) = B^T, B's columns are K-contiguous
+// and a warp's reads of B are strided by K).
+template <int BM, int BN, int LAYOUT = 0>
 __global__ void __launch_bounds__(BM * BN)
     sgemm_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
                     const float* __restrict__ B, float beta, float* __restrict__ C) {
   const int by = sgemm_detail::BlockRow();
   if (by >= sgemm_detail::CeilDiv(M, BM)) return;
-  sgemm_detail::NaiveOutput(M, N, K, alpha, A, B, beta, C, by * BM, threadIdx.y, blockIdx.x * BN,
-                            threadIdx.x);
+  sgemm_detail::NaiveOutput<LAYOUT>(M, N, K, alpha, A, B, beta, C, by * BM, threadIdx.y,
+                                    blockIdx.x * BN, threadIdx.x);
 }
 
 // KIND=2. Shared-memory tiled SGEMM (siboehm's kernels 3-6 in one template).
 //
 // A block computes a BM x BN tile of C with THREADS = (BM/TM) * (BN/TN) threads
 // (1-D block); each thread owns a TM x TN micro-tile held in registers. Per
-// BK-deep slice of K the block stages A's BM x BK tile transposed in
-// As[BK][BM + PAD] and B's BK x BN tile in Bs[BK][BN + PAD] (PAD floats of
-// padding against bank conflicts in the transposed A store).
+// BK-deep slice of K the block stages op(A)'s BM x BK tile in As[BK][BM + PAD]
+// and op(B)'s BK x BN tile in Bs[BK][BN + PAD], both k-major. A K-contiguous
+// operand's tile (A where op(A) = A, B where op(B) = B^T) is read along K and
+// transposed on its way into shared memory (PAD floats of padding against
+// bank conflicts in its transposed store); an MN-contiguous one (B where
+// op(B) = B, A where op(A) = A^T) is read along M (N) and copied as is: the
+// global loads coalesce in every layout (Tiled::LoadOperand).
 //
 //  VEC  1: scalar global loads and stores; 4: float4 global loads of A and B
-//       when K % 4 == N % 4 == 0 and both pointers are 16-byte aligned, and
-//       float4 stores of C when TN % 4 == 0, N % 4 == 0 and C is aligned
+//       when lda % 4 == ldb % 4 == 0 and both pointers are 16-byte aligned,
+//       and float4 stores of C when TN % 4 == 0, N % 4 == 0 and C is aligned
 //       (decided at run time, block-uniform), else scalar.
 //  LOOP 0: k outermost: TM values of A and TN of B into registers, then their
 //       outer product (TM*TN FMAs per TM+TN shared loads);
@@ -429,11 +470,12 @@ __global__ void __launch_bounds__(BM * BN)
 // Shared-memory reads are float4 when TM (TN) % 4 == 0. Requires (checked by
 // sgemm.cc): BM % TM == BN % TN == 0, BM % 4 == BN % 4 == 0, PAD % 4 == 0,
 // BK % VEC == 0, BM*BK and BN*BK multiples of THREADS*VEC.
-template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB>
+template <int BM, int BN, int BK, int TM, int TN, int PAD, int VEC, int LOOP, int MAP, int DB,
+          int LAYOUT = 0>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     sgemm_tiled(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using T = sgemm_detail::Tiled<BM, BN, BK, TM, TN, PAD, VEC, LOOP, MAP, DB>;
+  using T = sgemm_detail::Tiled<BM, BN, BK, TM, TN, PAD, VEC, LOOP, MAP, DB, LAYOUT>;
   const int by = sgemm_detail::BlockRow();
   if (by >= sgemm_detail::CeilDiv(M, BM)) return;  // past the last row block: whole block
   __shared__ __align__(16) float As[T::NBUF][BK][T::LDA];
@@ -442,16 +484,18 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   const int tid = threadIdx.x;
   const int tr = tid / T::TCOLS;
   const int tc = tid % T::TCOLS;
-  // float4 loads of A and B rows need K % 4 == N % 4 == 0 and 16-byte aligned
+  const int lda = T::TRANS_A ? M : K;
+  const int ldb = T::TRANS_B ? K : N;
+  // float4 loads of A and B need lda % 4 == ldb % 4 == 0 and 16-byte aligned
   // pointers: one decision for both, so that only one K loop is live.
-  const bool vec_ab = VEC == 4 && ((K | N) & 3) == 0 && sgemm_detail::Aligned16(A) &&
+  const bool vec_ab = VEC == 4 && ((lda | ldb) & 3) == 0 && sgemm_detail::Aligned16(A) &&
                       sgemm_detail::Aligned16(B);
   const int bm = by * BM;
   const int bn = blockIdx.x * BN;
   const int rows = M - bm;  // rows and columns of C left from the block's corner
   const int cols = N - bn;
-  A += static_cast<long long>(bm) * K;
-  B += bn;
+  A += T::TRANS_A ? static_cast<long long>(bm) : static_cast<long long>(bm) * K;
+  B += T::TRANS_B ? static_cast<long long>(bn) * K : static_cast<long long>(bn);
   C += static_cast<long long>(bm) * N + bn;
   float acc[TM][TN];
 #pragma unroll
@@ -460,9 +504,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
   if (VEC == 4 && vec_ab) {
-    T::template KLoop<VEC == 4>(A, B, rows, cols, N, K, tid, tr, tc, As, Bs, acc);
+    T::template KLoop<VEC == 4>(A, B, rows, cols, lda, ldb, K, tid, tr, tc, As, Bs, acc);
   } else {
-    T::template KLoop<false>(A, B, rows, cols, N, K, tid, tr, tc, As, Bs, acc);
+    T::template KLoop<false>(A, B, rows, cols, lda, ldb, K, tid, tr, tc, As, Bs, acc);
   }
   T::Epilogue(rows, cols, N, alpha, beta, C, tr, tc, acc);
 }

@@ -11,14 +11,18 @@
 //  within the warp tile, column j likewise with LN. Each k step a lane reads
 //  TM/4 + TN/4 float4 from shared memory; the lanes of a warp read LM (LN)
 //  consecutive float4, so reads are conflict-free and broadcast.
-//  Shared memory (dynamic): STAGES x {As[BK][BM+4] (A transposed), Bs[BK][BN]},
-//  then, for SLICEK > 1, the (SLICEK-1) x BM*BN floats of the reduction.
-//  A is copied with 4-byte cp.async (a warp copies 4 rows x 8 k: one 32-byte
-//  sector per row, and As's row stride BM+4 = 4 mod 32 banks puts the 32
-//  lanes on 32 banks); B with 16-byte cp.async when N % 4 == 0 and B is
-//  16-byte aligned (else 4-byte). Out-of-range elements are zero-filled
-//  (src-size 0). STAGES - 1 K tiles are in flight while one is computed; one
-//  barrier per K tile.
+//  Shared memory (dynamic): STAGES x {As[BK][BM+4], Bs[BK][BN] (BN+4 where
+//  op(B) = B^T)}, both k-major, then, for SLICEK > 1, the (SLICEK-1) x
+//  BM*BN floats of the reduction.
+//  Operand layouts (LAYOUT, the last template argument; sgemm.cuh): a
+//  K-contiguous operand (A where op(A) = A, B where op(B) = B^T) is copied
+//  transposed with 4-byte cp.async (a warp copies 4 rows x 8 k: one 32-byte
+//  sector per row, and the row stride BM+4 (BN+4) = 4 mod 32 banks puts the
+//  32 lanes on 32 banks); an MN-contiguous one (B where op(B) = B, A where
+//  op(A) = A^T) as it is, with 16-byte cp.async when its ld % 4 == 0 and it
+//  is 16-byte aligned (else 4-byte). So the copies coalesce in every layout.
+//  Out-of-range elements are zero-filled (src-size 0). STAGES - 1 K tiles
+//  are in flight while one is computed; one barrier per K tile.
 //  SLICEK > 1 (sliced-K, CUTLASS's term): group g computes k in
 //  [g, g+1) * BK/SLICEK of every K tile, so a tile has SLICEK times the warps
 //  (small problems, whose few tiles leave SMs idle, without split-K's
@@ -36,7 +40,8 @@
 //  allocation must allow.
 //  STREAMB 1: B's copies carry an L2 evict-first policy (EvictFirstPolicy),
 //  for B read once (ceil(M/BM) == 1, e.g. M = 16): streaming it then evicts
-//  its own lines rather than what else the L2 holds. 0: default policy.
+//  its own lines rather than what else the L2 holds. 0: default policy. (A
+//  K-contiguous B, op(B) = B^T, is copied under the default policy.)
 //  STREAMK 1 (stream-K, Osama et al., "Stream-K: Work-centric Parallel
 //  Decomposition for Dense Matrix Multiplication", PPoPP 2023; CUTLASS):
 //  grid = (G, ceil(tiles / G)) for G = MINB * SMs block slots: the rows but
@@ -101,7 +106,8 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK, int STREAMB>
+template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SLICEK, int STREAMB,
+          int LAYOUT = 0>
 struct Warp {
   enum : int {
     GROUP_THREADS = (BM / TM) * (BN / TN),  // threads of one K slice
@@ -111,7 +117,7 @@ struct Warp {
     WN = LN * TN,
     WARPS_N = BN / WN,
     LDA = BM + 4,
-    LDB = BN,
+    LDB = TransB(LAYOUT) ? BN + 4 : BN,  // + 4: op(B) = B^T's transposed copies (as A's)
     A_STAGE = BK * LDA,
     B_STAGE = BK * LDB,
     PIPE = STAGES * (A_STAGE + B_STAGE),  // floats of the pipeline's stages
@@ -120,6 +126,8 @@ struct Warp {
     B_PER4 = BN * BK / (4 * THREADS),     // 16-byte copies of B
     B_PER1 = BN * BK / THREADS,           // or 4-byte copies
   };
+  static constexpr bool TRANS_A = TransA(LAYOUT);  // op(A) = A^T: A's tile is MN-contiguous
+  static constexpr bool TRANS_B = TransB(LAYOUT);  // op(B) = B^T: B's tile is K-contiguous
   static_assert(LN * LM == 32, "LN must divide 32");
   static_assert(TM % 4 == 0 && TN % 4 == 0, "TM and TN are multiples of 4");
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
@@ -128,20 +136,21 @@ struct Warp {
   static_assert(A_PER * THREADS == BM * BK && B_PER4 * 4 * THREADS == BN * BK,
                 "tile copies must divide evenly among the threads");
 
-  // Issues the copies of K tile `kt` into stage (as, bs). A points at the
-  // tile's first row (rows left), B at its first column (cols left).
-  // Offsets are 32-bit (M*K, K*N < 2^31) and written so that the copy index
-  // `it` enters as a compile-time step: few registers stay live.
-  template <bool VB>
-  static __device__ __forceinline__ void Load(float* as, float* bs, const float* __restrict__ A,
-                                              const float* __restrict__ B, int rows, int cols,
-                                              int N, int K, int kt, int tid) {
-    const int k0 = kt * BK;
-    const int kleft = K - k0;
-    constexpr bool EF = STREAMB != 0;  // B's copies evict-first
-    const unsigned long long policy = EF ? EvictFirstPolicy() : 0;
-    // A: copy e = tid + it * THREADS is (row m, k) of 4-row x 8-k block e / 32, lane e % 32.
-    constexpr int KB = BK / 8;           // 8-k blocks per row block
+  // Issues the copies of a K-contiguous operand's K tile at k0 (A where
+  // op(A) = A, B where op(B) = B^T) into xs[k][mn] (row stride LD),
+  // transposed: EXT (BM or BN) along M (N), X at the tile's first row
+  // (element (mn, k) at X[mn * ld + k]), `left` of EXT inside the matrix.
+  // 4-byte copies under the default L2 policy: copy e = tid + it * THREADS
+  // is (mn, k) of 4-row x 8-k block e / 32, lane e % 32 (a warp reads one
+  // 32-byte sector per row). Offsets are 32-bit (M*K, K*N < 2^31) and
+  // written so that the copy index `it` enters as a compile-time step: few
+  // registers stay live.
+  template <int EXT, int LD>
+  static __device__ __forceinline__ void CopyKContiguous(float* xs, const float* __restrict__ X,
+                                                         int left, int ld, int kleft, int k0,
+                                                         int tid) {
+    constexpr int PER = EXT * BK / THREADS;
+    constexpr int KB = BK / 8;  // 8-k blocks per row block
     constexpr int WARPS = THREADS / 32;
     const int q = tid % 32, w = tid / 32;
     if constexpr (WARPS % KB == 0) {
@@ -149,74 +158,125 @@ struct Warp {
       const int m0 = (w / KB) * 4 + q % 4;
       const int k = (w % KB) * 8 + q / 4;
       const bool kin = k < kleft;
-      const int src0 = m0 * K + k0 + k;
+      const int src0 = m0 * ld + k0 + k;
 #pragma unroll
-      for (int it = 0; it < A_PER; ++it) {
-        const bool in = kin && m0 + it * RSTEP < rows;
-        CpAsync4(as + k * LDA + m0 + it * RSTEP,
-                 A + (in ? static_cast<unsigned>(src0 + it * RSTEP * K) : 0u), in);
+      for (int it = 0; it < PER; ++it) {
+        const bool in = kin && m0 + it * RSTEP < left;
+        CpAsync4(xs + k * LD + m0 + it * RSTEP,
+                 X + (in ? static_cast<unsigned>(src0 + it * RSTEP * ld) : 0u), in);
       }
     } else {
 #pragma unroll
-      for (int it = 0; it < A_PER; ++it) {
+      for (int it = 0; it < PER; ++it) {
         const int blk = w + it * WARPS;
         const int m = (blk / KB) * 4 + q % 4;
         const int k = (blk % KB) * 8 + q / 4;
-        const bool in = m < rows && k < kleft;
-        CpAsync4(as + k * LDA + m, A + (in ? m * K + k0 + k : 0), in);
+        const bool in = m < left && k < kleft;
+        CpAsync4(xs + k * LD + m, X + (in ? m * ld + k0 + k : 0), in);
       }
     }
-    if constexpr (VB) {
-      // B: copy f = tid + it * THREADS is the float4 at (k, n) = (f / (BN/4), 4 * (f % (BN/4))).
-      constexpr int NF = BN / 4;
+  }
+
+  // Issues the copies of an MN-contiguous operand's K tile at k0 (B where
+  // op(B) = B, A where op(A) = A^T) into xs[k][mn] (row stride LD), as it
+  // is: X at the tile's first column (element (mn, k) at X[k * ld + mn]),
+  // `left` of EXT inside the matrix. V: 16-byte copies (ld % 4 == 0, X
+  // 16-byte aligned), else 4-byte.
+  template <int EXT, int LD, bool V, bool EF>
+  static __device__ __forceinline__ void CopyMnContiguous(float* xs, const float* __restrict__ X,
+                                                          int left, int ld, int kleft, int k0,
+                                                          int tid, unsigned long long policy) {
+    if constexpr (V) {
+      // Copy f = tid + it * THREADS is the float4 at (k, mn) = (f / (EXT/4),
+      // 4 * (f % (EXT/4))); where the tile's EXT*BK/4 float4 are not a
+      // multiple of THREADS (BM of op(A) = A^T: the rules count 4-byte
+      // copies for A), the last round's extra copies are skipped.
+      constexpr int NF = EXT / 4;
+      constexpr int COPIES = EXT * BK / 4;
+      constexpr int PER4 = (COPIES + THREADS - 1) / THREADS;
+      constexpr bool EXACT = COPIES % THREADS == 0;
       if constexpr (THREADS % NF == 0) {
         constexpr int KSTEP = THREADS / NF;
         const int k = tid / NF;
         const int n = (tid % NF) * 4;
-        // N % 4 == 0 and the tile's first column % 4 == 0: n < cols means n + 3 < cols.
-        const bool nin = n < cols;
-        const int src0 = (k0 + k) * N + n;
+        // ld % 4 == 0 and the tile's first column % 4 == 0: n < left means n + 3 < left.
+        const bool nin = n < left;
+        const int src0 = (k0 + k) * ld + n;
 #pragma unroll
-        for (int it = 0; it < B_PER4; ++it) {
+        for (int it = 0; it < PER4; ++it) {
+          if constexpr (!EXACT) {
+            if (k + it * KSTEP >= BK) break;
+          }
           const bool in = nin && k + it * KSTEP < kleft;
-          CpAsync16<EF>(bs + (k + it * KSTEP) * LDB + n,
-                        B + (in ? static_cast<unsigned>(src0 + it * KSTEP * N) : 0u), in, policy);
+          CpAsync16<EF>(xs + (k + it * KSTEP) * LD + n,
+                        X + (in ? static_cast<unsigned>(src0 + it * KSTEP * ld) : 0u), in, policy);
         }
       } else {
 #pragma unroll
-        for (int it = 0; it < B_PER4; ++it) {
+        for (int it = 0; it < PER4; ++it) {
           const int f = tid + it * THREADS;
+          if constexpr (!EXACT) {
+            if (f >= COPIES) break;
+          }
           const int k = f / NF;
           const int n = (f % NF) * 4;
-          const bool in = k < kleft && n < cols;
-          CpAsync16<EF>(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in, policy);
+          const bool in = k < kleft && n < left;
+          CpAsync16<EF>(xs + k * LD + n, X + (in ? (k0 + k) * ld + n : 0), in, policy);
         }
       }
-    } else if constexpr (THREADS % BN == 0) {
-      // The general path (N % 4 != 0 or B unaligned), 4-byte copies: copy
-      // e = tid + it * THREADS is (k, n) = (e / BN, e % BN); n is fixed.
-      constexpr int KSTEP = THREADS / BN;
-      const int k = tid / BN;
-      const int n = tid % BN;
-      const bool nin = n < cols;
-      const int src0 = (k0 + k) * N + n;
+    } else if constexpr (THREADS % EXT == 0) {
+      // The general path (ld % 4 != 0 or X unaligned), 4-byte copies: copy
+      // e = tid + it * THREADS is (k, mn) = (e / EXT, e % EXT); mn is fixed.
+      constexpr int PER1 = EXT * BK / THREADS;
+      constexpr int KSTEP = THREADS / EXT;
+      const int k = tid / EXT;
+      const int n = tid % EXT;
+      const bool nin = n < left;
+      const int src0 = (k0 + k) * ld + n;
 #pragma unroll
-      for (int it = 0; it < B_PER1; ++it) {
+      for (int it = 0; it < PER1; ++it) {
         const bool in = nin && k + it * KSTEP < kleft;
-        CpAsync4<EF>(bs + (k + it * KSTEP) * LDB + n,
-                     B + (in ? static_cast<unsigned>(src0 + it * KSTEP * N) : 0u), in, policy);
+        CpAsync4<EF>(xs + (k + it * KSTEP) * LD + n,
+                     X + (in ? static_cast<unsigned>(src0 + it * KSTEP * ld) : 0u), in, policy);
       }
     } else {
-      // Likewise where a row of the B tile spans several copies per thread
-      // (BN > THREADS): not unrolled, so that few addresses stay live.
+      // Likewise where a row of the tile spans several copies per thread
+      // (EXT > THREADS): not unrolled, so that few addresses stay live.
+      constexpr int PER1 = EXT * BK / THREADS;
 #pragma unroll 1
-      for (int it = 0; it < B_PER1; ++it) {
+      for (int it = 0; it < PER1; ++it) {
         const int e = tid + it * THREADS;
-        const int k = e / BN;
-        const int n = e % BN;
-        const bool in = k < kleft && n < cols;
-        CpAsync4<EF>(bs + k * LDB + n, B + (in ? (k0 + k) * N + n : 0), in, policy);
+        const int k = e / EXT;
+        const int n = e % EXT;
+        const bool in = k < kleft && n < left;
+        CpAsync4<EF>(xs + k * LD + n, X + (in ? (k0 + k) * ld + n : 0), in, policy);
       }
+    }
+  }
+
+  // Issues the copies of K tile `kt` into stage (as, bs): op(A)'s and
+  // op(B)'s tiles, each by CopyKContiguous or CopyMnContiguous as its
+  // layout stores it. A points at the tile's first row of op(A) (rows
+  // left), B at its first column of op(B) (cols left). V: the
+  // MN-contiguous operands take 16-byte copies. STREAMB's evict-first
+  // policy applies to B's MN-contiguous copies (op(B) = B).
+  template <bool V>
+  static __device__ __forceinline__ void Load(float* as, float* bs, const float* __restrict__ A,
+                                              const float* __restrict__ B, int rows, int cols,
+                                              int lda, int ldb, int K, int kt, int tid) {
+    const int k0 = kt * BK;
+    const int kleft = K - k0;
+    constexpr bool EF = STREAMB != 0 && !TRANS_B;  // B's copies evict-first
+    const unsigned long long policy = EF ? EvictFirstPolicy() : 0;
+    if constexpr (TRANS_A) {
+      CopyMnContiguous<BM, LDA, V, false>(as, A, rows, lda, kleft, k0, tid, policy);
+    } else {
+      CopyKContiguous<BM, LDA>(as, A, rows, lda, kleft, k0, tid);
+    }
+    if constexpr (TRANS_B) {
+      CopyKContiguous<BN, LDB>(bs, B, cols, ldb, kleft, k0, tid);
+    } else {
+      CopyMnContiguous<BN, LDB, V, EF>(bs, B, cols, ldb, kleft, k0, tid, policy);
     }
   }
 
@@ -253,19 +313,22 @@ struct Warp {
   }
 
   // The STAGES-deep pipeline over K tiles [kt0, kt1); A points at the
-  // block's first row (rows left), B at its first column (cols left). The
-  // thread's group computes K slice `slice` of every K tile.
-  template <bool VB>
+  // block's first row of op(A) (rows left), B at its first column of op(B)
+  // (cols left). The thread's group computes K slice `slice` of every K tile.
+  template <bool V>
   static __device__ __forceinline__ void KLoop(float* smem, const float* __restrict__ A,
                                                const float* __restrict__ B, int rows, int cols,
-                                               int N, int K, int kt0, int kt1, int tid, int slice,
+                                               int lda, int ldb, int K, int kt0, int kt1, int tid,
+                                               int slice,
                                                int wm, int wn, float (&acc)[TM][TN]) {
     float* as = smem;
     float* bs = smem + STAGES * A_STAGE;
     const int nt = kt1 - kt0;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < nt) Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + s, tid);
+      if (s < nt) {
+        Load<V>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, lda, ldb, K, kt0 + s, tid);
+      }
       CpAsyncCommit();
     }
     for (int t = 0; t < nt; ++t) {
@@ -274,7 +337,8 @@ struct Warp {
       const int next = t + STAGES - 1;
       if (next < nt) {
         const int s = next % STAGES;
-        Load<VB>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, N, K, kt0 + next, tid);
+        Load<V>(as + s * A_STAGE, bs + s * B_STAGE, A, B, rows, cols, lda, ldb, K, kt0 + next,
+                tid);
       }
       CpAsyncCommit();
       const int s = t % STAGES;
@@ -382,8 +446,10 @@ __device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
   const int wn = (warp % W::WARPS_N) * W::WN + (lane % LN) * 4;
   const int bm = tile_m * BM, bn = tile_n * BN;
   const int rows = M - bm, cols = N - bn;
-  A += static_cast<long long>(bm) * K;
-  B += bn;
+  const int lda = W::TRANS_A ? M : K;
+  const int ldb = W::TRANS_B ? K : N;
+  A += W::TRANS_A ? static_cast<long long>(bm) : static_cast<long long>(bm) * K;
+  B += W::TRANS_B ? static_cast<long long>(bn) * K : static_cast<long long>(bn);
   C += static_cast<long long>(bm) * N + bn;
 
   float acc[TM][TN];
@@ -392,11 +458,16 @@ __device__ __forceinline__ void WarpTile(int M, int N, int K, float alpha,
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
-  const bool vec_b = (N & 3) == 0 && Aligned16(B);
-  if (vec_b) {
-    W::template KLoop<true>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, slice, wm, wn, acc);
+  // 16-byte copies of the MN-contiguous operands (B where op(B) = B, A
+  // where op(A) = A^T) need their ld % 4 == 0 and 16-byte aligned pointers.
+  const bool vec = (W::TRANS_B || ((ldb & 3) == 0 && Aligned16(B))) &&
+                   (!W::TRANS_A || ((lda & 3) == 0 && Aligned16(A)));
+  if (vec) {
+    W::template KLoop<true>(smem, A, B, rows, cols, lda, ldb, K, kt0, kt1, tid, slice, wm, wn,
+                            acc);
   } else {
-    W::template KLoop<false>(smem, A, B, rows, cols, N, K, kt0, kt1, tid, slice, wm, wn, acc);
+    W::template KLoop<false>(smem, A, B, rows, cols, lda, ldb, K, kt0, kt1, tid, slice, wm, wn,
+                             acc);
   }
   if constexpr (SLICEK > 1) {
     W::Reduce(smem + W::PIPE, slice, gtid, acc);
@@ -438,11 +509,11 @@ struct StreamK {
 }  // namespace sgemm_detail
 
 template <int BM, int BN, int BK, int TM, int TN, int LN, int STAGES, int SPLITK, int GROUP,
-          int MINB, int SLICEK, int STREAMB, int STREAMK>
+          int MINB, int SLICEK, int STREAMB, int STREAMK, int LAYOUT = 0>
 __global__ void __launch_bounds__(SLICEK * (BM / TM) * (BN / TN), MINB)
     sgemm_warp(int M, int N, int K, float alpha, const float* __restrict__ A,
                const float* __restrict__ B, float beta, float* __restrict__ C) {
-  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK, STREAMB>;
+  using W = sgemm_detail::Warp<BM, BN, BK, TM, TN, LN, STAGES, SLICEK, STREAMB, LAYOUT>;
   static_assert(STREAMK == 0 || (SPLITK == 1 && SLICEK == 1),
                 "stream-K takes neither split-K nor sliced-K");
   constexpr bool ATOMIC = SPLITK > 1 || STREAMK != 0;
