@@ -170,6 +170,14 @@ usage math-unknown "unknown math mode 'fp16' \(known: ieee_fp32, fp32_accurate, 
 check math-transpose 1 'math mode MATH_TF32 is not supported by transpose \(supported: ieee_fp32\)' -- \
   "$T" sweep --family transpose 64 64 --math tf32
 check jobs-client 0 '^2 +transpose f32 33x17 +done .* local +.+ gpu 0: [0-9]+$' -- "$T" jobs
+# Layouts: op(A) and op(B) as cuBLAS's, part of the problem as the math mode
+# is, shown after it where not nn; bad ones refused, nothing queued.
+check layout-queue 0 'queued: sgemm f32 64x64x64 tf32 nt, 1 configs' -- \
+  "$T" sweep 64 64 64 --math tf32 --layout nt --budget 1
+check layout-best-none 1 'no tuned kernel for sgemm f32 64x64x64 tn' -- "$T" best 64 64 64 --layout tn
+usage layout-unknown "unknown layout 'nx' \(known: nn, nt, tn, tt\)" -- "$T" sweep 64 64 64 --layout nx
+check layout-transpose 1 'layout LAYOUT_TT is not supported by transpose \(supported: nn\)' -- \
+  "$T" sweep --family transpose 64 64 --layout tt
 # Kernel specs (a user's own kernel): needs tuned --allow-user-kernels.
 src=$(cd "$(dirname "$0")/.." && pwd)
 spec=$src/examples/kernels/matmul/spec.toml

@@ -294,8 +294,7 @@ def test_a_layout_is_its_own_problem_on_the_daemon(client):
     """The daemon keeps the job's layout, and a layout never tuned is not found."""
     job = client.sweep(64, 64, 64, layout="nt", wait=False)
     client.cancel(job.id)
-    if job.problem.layout != pb.LAYOUT_NT:
-        pytest.skip("this daemon drops Problem.layout: it does not tune layouts yet")
+    assert job.problem.layout == pb.LAYOUT_NT
     assert client.job(job.id).problem.layout == pb.LAYOUT_NT
     with pytest.raises(tuned.TunedError) as e:
         client.best(64, 64, 64, layout="tt", math="fp32_accurate")
