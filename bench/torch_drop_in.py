@@ -179,10 +179,11 @@ def served_text(tuned, best):
     return f"{what} ({match})"
 
 
-def tune(tuned, client, m, n, k, layout, mode, args):
-    """Sweeps the problem unless the daemon has it tuned (or --no-tune);
-    returns the BestKernel served after (basic view), or None with the
-    reason printed."""
+def submit(tuned, client, m, n, k, layout, mode, args):
+    """Queues the problem's sweep unless the daemon has it tuned (or
+    --no-tune): returns (job, start time) or None, with the reason printed
+    where the daemon refused it. The daemon runs the queued sweeps in order,
+    compiling a later one's kernels while it measures an earlier one's."""
     where = f"{m}x{n}x{k} {layout} {mode}"
     try:
         best = client.best(m, n, k, math=mode, layout=layout, basic=True)
@@ -192,25 +193,38 @@ def tune(tuned, client, m, n, k, layout, mode, args):
             return None
         best = None
     exact = best is not None and best.match == tuned.pb.MATCH_EXACT
-    if not args.no_tune and (args.retune or not exact):
-        start = time.monotonic()
+    if args.no_tune or not (args.retune or not exact):
+        return None
+    try:
+        job = client.sweep(m, n, k, math=mode, layout=layout, wait=False,
+                           strategy=args.strategy, budget=args.budget)
+    except tuned.TunedError as e:
+        print(f"tune {where}: {e}", flush=True)
+        return None
+    return job, time.monotonic()
+
+
+def tune(tuned, client, m, n, k, layout, mode, args, queued=None):
+    """Waits for the problem's queued sweep (`queued`, from submit), if any;
+    returns the BestKernel served after (basic view), or None with the
+    reason printed."""
+    where = f"{m}x{n}x{k} {layout} {mode}"
+    if queued is not None:
+        job, start = queued
         try:
-            job = client.sweep(m, n, k, math=mode, layout=layout, wait=False,
-                               strategy=args.strategy, budget=args.budget)
             job = wait_job(tuned, client, job, args.sweep_timeout)
             state = tuned.pb.JobState.Name(job.state).removeprefix("JOB_").lower()
-            print(f"tune {where}: job {job.id} {state} in {time.monotonic() - start:.1f} s, "
-                  f"{job.done}/{job.total} done, {job.failed} failed"
+            print(f"tune {where}: job {job.id} {state} in {time.monotonic() - start:.1f} s "
+                  f"since queued, {job.done}/{job.total} done, {job.failed} failed"
                   + (f" ({job.error})" if getattr(job, "error", "") else ""), flush=True)
         except tuned.TunedError as e:
             print(f"tune {where}: {e}", flush=True)
-        try:
-            best = client.best(m, n, k, math=mode, layout=layout, basic=True)
-        except tuned.TunedError as e:
-            print(f"tune {where}: nothing served: {e}", flush=True)
-            return None
-    if best is None:
-        print(f"tune {where}: nothing tuned near it (run without --no-tune)", flush=True)
+    try:
+        best = client.best(m, n, k, math=mode, layout=layout, basic=True)
+    except tuned.TunedError as e:
+        print(f"tune {where}: nothing served: {e}"
+              + ("" if queued is not None else " (run without --no-tune)"), flush=True)
+        return None
     return best
 
 
@@ -279,14 +293,20 @@ def run(args):
     problems = [(s, layout, mode) for s in shapes for layout in args.layouts for mode in args.modes]
     served = {}
     started = time.monotonic()
-    for (m, n, k), layout, mode in problems:  # tune everything first: no sweep beside a timing
+    # Tune everything first (no sweep beside a timing): every missing sweep
+    # queued at once, then each awaited in order.
+    queued = {}
+    for (m, n, k), layout, mode in ([] if dry else problems):
+        queued[(m, n, k, layout, mode)] = submit(tuned, client, m, n, k, layout, mode, args)
+    for (m, n, k), layout, mode in problems:
+        key = (m, n, k, layout, mode)
         if dry:
-            served[(m, n, k, layout, mode)] = "torch (dry run)"
+            served[key] = "torch (dry run)"
             continue
         if time.monotonic() - started > args.deadline:
-            print(f"tune {m}x{n}x{k} {layout} {mode}: past --deadline, not tuned", flush=True)
-        elif (best := tune(tuned, client, m, n, k, layout, mode, args)) is not None:
-            served[(m, n, k, layout, mode)] = served_text(tuned, best)
+            print(f"tune {m}x{n}x{k} {layout} {mode}: past --deadline, not waited for", flush=True)
+        elif (best := tune(tuned, client, m, n, k, layout, mode, args, queued.get(key))) is not None:
+            served[key] = served_text(tuned, best)
 
     rows, missing, wrong = [], 0, 0
     saved_tf32 = torch.backends.cuda.matmul.allow_tf32
