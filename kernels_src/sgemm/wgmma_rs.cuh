@@ -31,7 +31,7 @@ namespace sgemm_wgmma_detail {
 // way, so that it splits only what it copied); out-of-range elements are
 // zero-filled, and blocks whose tile lies within M, N and K copy without
 // predicates (FullCopier).
-template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1>
+template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1, int LAYOUT = 0>
 struct RsTile {
   enum : int {
     BK = 32,
@@ -44,10 +44,29 @@ struct RsTile {
     STAGE_BYTES = (B_OFF + BK * PB * 4 + 1023) / 1024 * 1024,
     A_CHUNKS = BM * (BK / 4) / THREADS,  // 16-byte units per thread per K tile
     B_CHUNKS = BK * (BN / 4) / THREADS,
+    TB = (LAYOUT & 1) != 0,  // op(B) = B^T: B stored N x K (k contiguous), B^T's tile K-major
   };
+  static_assert((LAYOUT & 2) == 0,
+                "LA=0: op(A) = A only (wgmma's shared operand is A's K-major rows, copied "
+                "as they are stored)");
   static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 4, "LA=0 tile");
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
   static_assert(PROMOTE == 1 || PROMOTE == 2, "PROMOTE");
+
+  // The byte offset in a stage of 16-byte unit u (k quad) of row `row` of a
+  // K-major operand tile: A's (IS_B false) 128-byte swizzled (wgmma's
+  // shared operand, Swizzle); B^T's (TB) at B_OFF, BN rows of BK floats
+  // whose units are XORed with (row / 2) % 8, so that the rows n0 = 16w + 2g
+  // (or n0 + 1, g = 0..7) of one ldmatrix matrix (Fragments) lie in 8
+  // distinct bank groups. B^T's tile fits in B's NN one (BK x PB floats).
+  template <bool IS_B>
+  static __device__ __forceinline__ int KOff(int row, int u) {
+    if constexpr (IS_B) {
+      return B_OFF + row * ROWB + ((u ^ ((row >> 1) & 7)) << 4);
+    } else {
+      return Swizzle<ROWB>(row * ROWB + u * 16);
+    }
+  }
 
   // The copies of blocks whose tile lies within M, N and K (KLoop's FULL),
   // K tile after K tile: this thread's A chunks lie THREADS / 8 rows apart
@@ -61,9 +80,10 @@ struct RsTile {
   struct FullCopier {
     enum : int {
       A_ROWS = CT / (BK / 4),  // rows between a thread's A chunks
-      B_ROWS = CT / (BN / 4),  // rows between its B chunks
+      B_ROWS = TB ? CT / (BK / 4) : CT / (BN / 4),  // rows (n or k) between its B chunks
       AC = BM * (BK / 4) / CT,  // chunks a thread
       BC = BK * (BN / 4) / CT,
+      B_DST = TB ? B_ROWS * ROWB : B_ROWS * PB * 4,  // bytes between their shared offsets
     };
     const char* a;  // this thread's first A chunk of the next K tile
     const char* b;  // its first B chunk of the next K tile
@@ -71,22 +91,29 @@ struct RsTile {
     unsigned a_dst, b_dst;     // their offsets in a stage
 
     // A and B at the block's corner, k0 the first K tile's column.
-    __device__ __forceinline__ FullCopier(const float* A, const float* B, int N, int K, int k0,
+    __device__ __forceinline__ FullCopier(const float* A, const float* B, int ldb, int K, int k0,
                                           int tid) {
       const int row = tid / (BK / 4), kq = tid % (BK / 4);
-      const int kr = tid / (BN / 4), nq = tid % (BN / 4);
       a = reinterpret_cast<const char*>(A + static_cast<long long>(row) * K + k0 + kq * 4);
-      b = reinterpret_cast<const char*>(B + static_cast<long long>(k0 + kr) * N + nq * 4);
       a_step = static_cast<long long>(A_ROWS) * K * 4;
-      b_step = static_cast<long long>(B_ROWS) * N * 4;
-      a_dst = Swizzle<ROWB>(row * ROWB + kq * 16);
-      b_dst = B_OFF + (kr * PB + nq * 4) * 4;
+      a_dst = KOff<false>(row, kq);
+      if constexpr (TB) {  // B^T's rows as A's
+        b = reinterpret_cast<const char*>(B + static_cast<long long>(row) * ldb + k0 + kq * 4);
+        b_dst = KOff<true>(row, kq);
+      } else {
+        const int kr = tid / (BN / 4), nq = tid % (BN / 4);
+        b = reinterpret_cast<const char*>(B + static_cast<long long>(k0 + kr) * ldb + nq * 4);
+        b_dst = B_OFF + (kr * PB + nq * 4) * 4;
+      }
+      b_step = static_cast<long long>(B_ROWS) * ldb * 4;
     }
     // The next K tile into the stage at shared address `stage` (WITH_A
     // false: B's rows alone, A's come by TMA).
     template <bool WITH_A = true>
     __device__ __forceinline__ void Issue(unsigned stage) {
-      static_assert(A_ROWS % 8 == 0 && BC * B_ROWS == BK, "copy plan");
+      static_assert(A_ROWS % 8 == 0 &&
+                        (TB ? B_ROWS % 16 == 0 && BC * B_ROWS == BN : BC * B_ROWS == BK),
+                    "copy plan");
       const char* p = a;
       if constexpr (WITH_A) {
 #pragma unroll
@@ -98,9 +125,13 @@ struct RsTile {
       p = b;
 #pragma unroll
       for (int i = 0; i < BC; ++i, p += b_step) {
-        CpAsync16Shared(stage + b_dst + i * B_ROWS * PB * 4, p);
+        CpAsync16Shared(stage + b_dst + i * B_DST, p);
       }
-      b = p;  // BK rows on
+      if constexpr (TB) {
+        b += BK * 4;
+      } else {
+        b = p;  // BK rows on
+      }
     }
   };
 
@@ -113,33 +144,22 @@ struct RsTile {
   // CT: the threads that copy; WS's producer (CT < THREADS) keeps its loops
   // rolled, within its 40 registers (unrolled, they spilled 1.2 KB).
   // WITH_A false: B alone (A comes by TMA).
+  // B^T's rows (TB) are copied as A's (LoadK).
   template <bool VEC, int CT = THREADS, bool WITH_A = true>
   static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
-                                              int N, int K, int k0, int tid) {
-    constexpr int UNROLL = CT == THREADS ? 64 : 1;
-#pragma unroll UNROLL
-    for (int i = 0; i < (WITH_A ? BM * (BK / 4) / CT : 0); ++i) {
-      const int c = tid + i * CT, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
-      float* dst =
-          reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
-      const float* src = A + static_cast<long long>(row) * K + k;
-      if constexpr (VEC) {
-        const bool in = row < rows && k < K;
-        sgemm_detail::CpAsync16(dst, in ? src : A, in);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const bool in = row < rows && k + e < K;
-          sgemm_detail::CpAsync4(dst + e, in ? src + e : A, in);
-        }
-      }
+                                              int ldb, int K, int k0, int tid) {
+    if constexpr (WITH_A) LoadK<false, BM, VEC, CT>(stage, A, K, rows, K, k0, tid);
+    if constexpr (TB) {
+      LoadK<true, BN, VEC, CT>(stage, B, ldb, cols, K, k0, tid);
+      return;
     }
+    constexpr int UNROLL = CT == THREADS ? 64 : 1;
 #pragma unroll UNROLL
     for (int i = 0; i < BK * (BN / 4) / CT; ++i) {
       const int c = tid + i * CT, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
       float* dst = reinterpret_cast<float*>(stage + B_OFF) + kr * PB + n;
-      const float* src = B + static_cast<long long>(k0 + kr) * N + n;
+      const float* src = B + static_cast<long long>(k0 + kr) * ldb + n;
       if constexpr (VEC) {
         const bool in = k0 + kr < K && n < cols;
         sgemm_detail::CpAsync16(dst, in ? src : B, in);
@@ -148,6 +168,31 @@ struct RsTile {
         for (int e = 0; e < 4; ++e) {
           const bool in = k0 + kr < K && n + e < cols;
           sgemm_detail::CpAsync4(dst + e, in ? src + e : B, in);
+        }
+      }
+    }
+  }
+
+  // The K tile at k0 of a K-contiguous operand (X at the block's corner, ld
+  // its row pitch, lim its rows left in M or N) into its K-major tile of
+  // `stage` (KOff<IS_B>); zeros beyond lim and K. CT threads, as Load.
+  template <bool IS_B, int ROWS, bool VEC, int CT>
+  static __device__ __forceinline__ void LoadK(unsigned char* stage, const float* __restrict__ X,
+                                               int ld, int lim, int K, int k0, int tid) {
+    constexpr int UNROLL = CT == THREADS ? 64 : 1;
+#pragma unroll UNROLL
+    for (int i = 0; i < ROWS * (BK / 4) / CT; ++i) {
+      const int c = tid + i * CT, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
+      float* dst = reinterpret_cast<float*>(stage + KOff<IS_B>(row, c % (BK / 4)));
+      const float* src = X + static_cast<long long>(row) * ld + k;
+      if constexpr (VEC) {
+        const bool in = row < lim && k < K;
+        sgemm_detail::CpAsync16(dst, in ? src : X, in);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool in = row < lim && k + e < K;
+          sgemm_detail::CpAsync4(dst + e, in ? src + e : X, in);
         }
       }
     }
@@ -184,15 +229,52 @@ struct RsTile {
   static __device__ __forceinline__ int ColN0(int tid) {
     return (tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * ((tid % 32) / 4);
   }
+  // Where this thread reads its fragments (Fragments' n0 and t): NN, column
+  // ColN0 and k t = lane % 4 of B's tile. TB: its lane gives ldmatrix the
+  // address of row r = ColN0's n0 + j % 2 of matrix j = lane / 8 (lanes
+  // 8j + g, g = 0..7), k quad j / 2 (+ 2kk): n0 is the row's byte offset
+  // r * ROWB, t the unit j / 2 XOR the row's swizzle (KOff<true>), so that
+  // k8 step kk's unit is t ^ 2kk.
+  static __device__ __forceinline__ int FragN(int tid) {
+    if constexpr (TB) {
+      return ((tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * (tid % 8) + (tid / 8) % 2) * ROWB;
+    } else {
+      return ColN0(tid);
+    }
+  }
+  static __device__ __forceinline__ int FragT(int tid) {
+    if constexpr (TB) {
+      return ((tid / 16) % 2) ^ ((FragN(tid) / ROWB >> 1) & 7);
+    } else {
+      return tid % 4;
+    }
+  }
 
   // This thread's B^T fragments of the stage (m64k8 .tf32: a0 (row g, k
   // t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4) of the warp's 16
   // rows: columns n0 and n0 + 1 of the block's BN, ColN0), rounded or split.
   // A quarter-warp's 8-byte loads (rows t, t + 1, .. 8 floats apart in the
   // banks, PB = BN + 8) hit 32 banks.
+  // TB: one ldmatrix.x4 a k8 step from B^T's K-major tile (KOff<true>):
+  // matrix j's row g (8 rows of 16 bytes, lane 8j + g's address) is row
+  // n0 + j % 2 (ColN0), k quad 2kk + j / 2, and a thread's register j its
+  // row g, float t: a0 .. a3 as above.
   static __device__ __forceinline__ void Fragments(const unsigned char* stage, int n0, int t,
                                                    unsigned (&big)[BK / 8][4],
                                                    unsigned (&small)[BK / 8][4]) {
+    if constexpr (TB) {  // n0, t: FragN, FragT
+      const unsigned row = SmemAddr(stage) + B_OFF + n0;
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        unsigned d[4];
+        LdMatrix4(row + ((t ^ (2 * kk)) << 4), d);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          SplitOperand<PASSES>(__uint_as_float(d[j]), big[kk][j], small[kk][j]);
+        }
+      }
+      return;
+    }
     const float* bs = reinterpret_cast<const float*>(stage + B_OFF);
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) {
@@ -231,17 +313,17 @@ struct RsTile {
   static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
                                                const float* __restrict__ A,
                                                const float* __restrict__ B, int rows, int cols,
-                                               int N, int K, int kt0, int kt1, int tid,
+                                               int ldb, int K, int kt0, int kt1, int tid,
                                                float (&acc)[ACC]) {
     constexpr int AHEAD = VEC ? STAGES - 1 : STAGES - 2;
     const int nk = kt1 - kt0;
     // K tile kt0 + t (issued in order of t) into stage s.
-    FullCopier<> copier(A, B, N, K, kt0 * BK, tid);
+    FullCopier<> copier(A, B, ldb, K, kt0 * BK, tid);
     auto load = [&](int s, int t) {
       if constexpr (FULL) {
         copier.Issue(base + s * STAGE_BYTES);
       } else {
-        Load<VEC>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + t) * BK, tid);
+        Load<VEC>(smem + s * STAGE_BYTES, A, B, rows, cols, ldb, K, (kt0 + t) * BK, tid);
       }
     };
 #pragma unroll
@@ -249,7 +331,7 @@ struct RsTile {
       if (s < nk) load(s, s);
       sgemm_detail::CpAsyncCommit();
     }
-    const int t = tid % 4, n0 = ColN0(tid);
+    const int t = FragT(tid), n0 = FragN(tid);
     float part[ACC];
     unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
     if (nk <= 0) return;
@@ -354,10 +436,10 @@ struct RsTile {
   static __device__ __forceinline__ void Produce(unsigned char* smem, unsigned base,
                                                  const float* __restrict__ A,
                                                  const float* __restrict__ B, int rows, int cols,
-                                                 int N, int K, int kt0, int kt1, int ptid,
+                                                 int ldb, int K, int kt0, int kt1, int ptid,
                                                  const TensorMap* tma, int m0) {
     const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
-    FullCopier<WS_PRODUCERS> copier(A, B, N, K, kt0 * BK, ptid);
+    FullCopier<WS_PRODUCERS> copier(A, B, ldb, K, kt0 * BK, ptid);
     const int nk = kt1 - kt0;
     for (int t = 0; t < nk; ++t) {
       const int st = t % STAGES;
@@ -371,7 +453,7 @@ struct RsTile {
       if constexpr (FULL) {
         copier.template Issue<!TMA>(base + st * STAGE_BYTES);
       } else {
-        Load<VEC, WS_PRODUCERS, !TMA>(smem + st * STAGE_BYTES, A, B, rows, cols, N, K,
+        Load<VEC, WS_PRODUCERS, !TMA>(smem + st * STAGE_BYTES, A, B, rows, cols, ldb, K,
                                       (kt0 + t) * BK, ptid);
       }
       CpAsyncArrive(full + 8 * st);
@@ -383,14 +465,14 @@ struct RsTile {
   static __device__ __forceinline__ void ProduceAny(bool vec, bool whole, unsigned char* smem,
                                                     unsigned base, const float* __restrict__ A,
                                                     const float* __restrict__ B, int rows,
-                                                    int cols, int N, int K, int kt0, int kt1,
+                                                    int cols, int ldb, int K, int kt0, int kt1,
                                                     int ptid, const TensorMap* tma, int m0) {
     if (vec && whole) {
-      Produce<true, true, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+      Produce<true, true, TMA>(smem, base, A, B, rows, cols, ldb, K, kt0, kt1, ptid, tma, m0);
     } else if (vec) {
-      Produce<true, false, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+      Produce<true, false, TMA>(smem, base, A, B, rows, cols, ldb, K, kt0, kt1, ptid, tma, m0);
     } else {
-      Produce<false, false, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+      Produce<false, false, TMA>(smem, base, A, B, rows, cols, ldb, K, kt0, kt1, ptid, tma, m0);
     }
   }
 
@@ -400,7 +482,7 @@ struct RsTile {
                                                  int tid, float (&acc)[ACC]) {
     static_assert(PASSES == 1, "WS: TF32");
     const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
-    const int t = tid % 4, n0 = ColN0(tid);
+    const int t = FragT(tid), n0 = FragN(tid);
     const bool lane0 = tid % 32 == 0;
     unsigned f0[BK / 8][4], f1[BK / 8][4], unused[BK / 8][4];
     MbarWait(full, 0);
@@ -433,12 +515,13 @@ struct RsTile {
 // used where K % 4 == 0 and A is 16-byte aligned (TMA's rules, which the
 // launcher tests alike before it encodes the map; elsewhere the map is
 // zeros and the producer copies A with cp.async).
-template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS>
+template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS,
+          int LAYOUT = 0>
 __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
                                        float beta, float* __restrict__ C, unsigned char* smem_raw,
                                        const TensorMap* tma = nullptr) {
-  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE>;
+  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE, LAYOUT>;
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
   sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
@@ -450,10 +533,11 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   const int tid = threadIdx.x;
   const int bm = tile_m * BM, bn = tile_n * BN;
   const int rows = M - bm, cols = N - bn;
+  const int ldb = T::TB ? K : N;  // B's row pitch
   A += static_cast<long long>(bm) * K;
-  B += bn;
+  B += T::TB ? static_cast<long long>(bn) * ldb : static_cast<long long>(bn);
   C += static_cast<long long>(bm) * N + bn;
-  const bool vec = ((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B);
+  const bool vec = ((K | ldb) & 3) == 0 && Aligned16(A) && Aligned16(B);
   const bool whole = rows >= BM && cols >= BN && K % T::BK == 0;
   if constexpr (WS) {
     const unsigned full = raw + pad + T::WS_BARS;
@@ -468,10 +552,10 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
       const int ptid = tid - T::THREADS;
       if (by_tma) {
-        T::template ProduceAny<true>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, N,
+        T::template ProduceAny<true>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, ldb,
                                      K, kt0, kt1, ptid, tma, bm);
       } else {
-        T::template ProduceAny<false>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, N,
+        T::template ProduceAny<false>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, ldb,
                                       K, kt0, kt1, ptid, tma, bm);
       }
       return;
@@ -485,14 +569,14 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     T::Consume(smem_raw + pad, raw + pad, kt1 - kt0, tid, acc);
   } else if (vec) {
     if (whole) {
-      T::template KLoop<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+      T::template KLoop<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, ldb, K, kt0, kt1,
                                     tid, acc);
     } else {
-      T::template KLoop<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+      T::template KLoop<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, ldb, K, kt0, kt1,
                                      tid, acc);
     }
   } else {
-    T::template KLoop<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+    T::template KLoop<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, ldb, K, kt0, kt1,
                                     tid, acc);
   }
   // The epilogue through shared memory (the stages are free once every

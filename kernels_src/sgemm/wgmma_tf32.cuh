@@ -297,6 +297,17 @@ __device__ __forceinline__ void CpAsync16Shared(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 
+// d[j] <- this thread's 32 bits of matrix j of four 8 x 16-byte matrices in
+// shared memory (PTX ISA "ldmatrix", .b16 pairs read as one 32-bit value:
+// row lane / 4, bytes 4 (lane % 4) .. + 3), whose rows' shared addresses
+// lanes 8j .. 8j + 7 give in `addr`.
+__device__ __forceinline__ void LdMatrix4(unsigned addr, unsigned (&d)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(addr)
+               : "memory");
+}
+
 // mbarriers (PTX ISA "mbarrier") for the warp-specialized LA=0 (WS):
 // `bar` is a shared address.
 __device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
