@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
+#include "tests/sgemm_layout_util.h"
 #include "tests/sgemm_test_util.h"
 
 namespace tuned {
@@ -314,6 +317,75 @@ TEST(SgemmMath, WgmmaPromote) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_NE(s.message().find("PROMOTE=2 is unused by KIND="), std::string::npos) << s;
   }
+}
+
+// KIND 6 in every layout (LAYOUT, the last template argument of
+// sgemm_wgmma, after PROMOTE, which it names then, and of sgemm_wgmma_ws):
+// LA 1 and 2 take all four (each operand staged per its contiguity); LA=0
+// and WS take op(A) = A only (NN, NT: wgmma's shared operand is A's rows,
+// copied as stored), and refuse TN and TT; WS's tensor map of A is the same
+// in NT. A sample of each form compiles with NVRTC.
+TEST(SgemmMath, WgmmaLayouts) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  const Config la1 = Wgmma();  // 3xTF32 128x128x32, 3 stages
+  Config la2 = Wgmma(128, 128, 16, 64, 128, 4, 1, 3);
+  la2["LA"] = 2;
+  Config la0 = Wgmma(128, 128, 32, 128, 64, 4, 1, 3, 1);
+  la0["LA"] = 0;
+  la0["PROMOTE"] = 2;
+  Config ws = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  ws["LA"] = 0;
+  ws["WS"] = 1;
+  EXPECT_EQ(f.Source(la0).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2>");
+  std::vector<Config> sample;
+  for (const auto& [layout, suffix] : OtherLayouts()) {
+    const int l = static_cast<int>(layout);
+    const bool ta = layout != v1::LAYOUT_NT;
+    const Config c1 = f.InLayout(la1, layout), c2 = f.InLayout(la2, layout);
+    const Config c0 = f.InLayout(la0, layout), cws = f.InLayout(ws, layout);
+    EXPECT_EQ(f.ConfigName(c1), f.ConfigName(la1) + suffix);
+    EXPECT_EQ(f.ConfigName(cws), f.ConfigName(ws) + suffix);
+    EXPECT_EQ(f.Source(c1).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1,1,", l, ">"));
+    EXPECT_EQ(f.Source(c2).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,16,64,128,4,1,3,8,1,2,1,", l, ">"));
+    EXPECT_EQ(f.Source(c0).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2,", l, ">"));
+    EXPECT_EQ(f.Source(cws).name_expression, absl::StrCat("sgemm_wgmma_ws<256,4,1,1,", l, ">"));
+    for (const Config& c : {c1, c2}) {
+      EXPECT_TRUE(f.Check(c, d).ok()) << f.ConfigName(c) << ": " << f.Check(c, d);
+      EXPECT_EQ(f.Geometry(c, {1000, 1000, 1000}, d).dynamic_shared_bytes(),
+                f.Geometry(f.InLayout(c, v1::LAYOUT_NN), {1000, 1000, 1000}, d)
+                    .dynamic_shared_bytes());
+    }
+    if (ta) {
+      ExpectRejected(c0, "LA=0 (the register-A form) takes op(A) = A only");
+      ExpectRejected(cws, "LA=0 with WS=1 (the register-A form) takes op(A) = A only");
+    } else {
+      EXPECT_TRUE(f.Check(c0, d).ok()) << f.Check(c0, d);
+      EXPECT_TRUE(f.Check(cws, d).ok()) << f.Check(cws, d);
+      const v1::LaunchGeometry g = f.Geometry(cws, {1000, 300, 77}, d);
+      EXPECT_EQ(g.dynamic_shared_bytes(), f.Geometry(ws, {1000, 300, 77}, d).dynamic_shared_bytes());
+      ASSERT_EQ(g.tensor_maps_size(), 1);
+      EXPECT_EQ(g.tensor_maps(0).SerializeAsString(),
+                f.Geometry(ws, {1000, 300, 77}, d).tensor_maps(0).SerializeAsString());
+    }
+    // The layout's space: every config named for it; LA=0 (and WS) in NT only.
+    int la0_configs = 0, ws_configs = 0;
+    for (const Config& v : f.ValidSpace(d, nullptr, v1::MATH_TF32, layout)) {
+      EXPECT_TRUE(absl::EndsWith(f.ConfigName(v), suffix)) << f.ConfigName(v);
+      la0_configs += v.at("KIND") == 6 && v.contains("LA") && v.at("LA") == 0;
+      ws_configs += v.contains("WS") && v.at("WS") == 1;
+    }
+    EXPECT_EQ(la0_configs == 0, ta) << suffix;
+    EXPECT_EQ(ws_configs == 0, ta) << suffix;
+  }
+  Config tf32 = Wgmma(128, 128, 32, 64, 128, 4, 1, 1);
+  sample = {f.InLayout(tf32, v1::LAYOUT_NT), f.InLayout(tf32, v1::LAYOUT_TN),
+            f.InLayout(la2, v1::LAYOUT_TT), f.InLayout(la0, v1::LAYOUT_NT),
+            f.InLayout(ws, v1::LAYOUT_NT)};
+  ExpectCompileWithoutSpills(f, sample);
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ absl::Status CheckLayout(const Config& config) {
   const int64_t kind = At(config, "KIND");
   const int64_t layout = At(config, "LAYOUT");
   // The kinds whose kernels take LAYOUT (each handles all four layouts).
-  static constexpr std::array<int64_t, 0> kLayoutKinds = {};
+  static constexpr std::array<int64_t, 2> kLayoutKinds = {kMma, kWgmma};
   if (layout == 0 ||
       std::find(kLayoutKinds.begin(), kLayoutKinds.end(), kind) != kLayoutKinds.end()) {
     return absl::OkStatus();

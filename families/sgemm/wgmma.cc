@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "families/sgemm/kinds.h"
+#include "core/status.h"
 
 namespace tuned::sgemm {
 namespace {
@@ -243,6 +244,14 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
         ", MINB=", t.minb, ", which take WS=0"));
   }
+  if (t.la == 0 && TransposedA(At(config, "LAYOUT"))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "LA=0", t.ws != 0 ? " with WS=1" : "", " (the register-A form) takes op(A) = A only: "
+        "A^T's storage (K x M) is m-contiguous, and wgmma's shared operand, A's rows, must be "
+        "K-major for .tf32, which ", t.ws != 0 ? "TMA and " : "", "cp.async copy as stored "
+        "(no transposition; LA 1 and 2 transpose in registers); layout ",
+        EnumName(static_cast<v1::Layout>(At(config, "LAYOUT")))));
+  }
   if (At(config, "PROMOTE") != 1 && (t.la != 0 || t.passes != 3)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "PROMOTE=", At(config, "PROMOTE"), " is 3xTF32's with LA=0 (PASSES 3); this config has "
@@ -309,8 +318,11 @@ KernelSource WgmmaSource(const Config& config) {
          {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
       args.push_back(At(config, p));
     }
-    // PROMOTE: the template's default 1 unnamed (the expressions of the stored configs).
-    if (At(config, "PROMOTE") != 1) args.push_back(At(config, "PROMOTE"));
+    // PROMOTE: the template's default 1 unnamed (the expressions of the stored
+    // configs), unless LAYOUT, the argument after it, follows (Source).
+    if (At(config, "PROMOTE") != 1 || At(config, "LAYOUT") != 0) {
+      args.push_back(At(config, "PROMOTE"));
+    }
   }
   return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/wgmma_tf32.cuh",
            "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh", "sgemm/wgmma_kernels.cuh"},
