@@ -162,9 +162,12 @@ class GpuTest : public ::testing::Test {
   // random inputs, by the relative Frobenius error. `offset`: A, B and C
   // start that many floats into their buffers (1: not 16-byte aligned).
   // `tolerance`: 1e-5 for fp32-accurate kernels; TF32 ones take more.
+  // `layout`: the operands' (tuner.proto Layout; the configs' LAYOUT), the
+  // same buffer sizes in every layout.
   void ExpectMatchesCublasWithBeta(const std::vector<Config>& configs, int m, int n, int k,
                                    float alpha, float beta, size_t offset = 0,
-                                   double tolerance = 1e-5) {
+                                   double tolerance = 1e-5,
+                                   v1::Layout layout = v1::LAYOUT_NN) {
     const Family& f = SgemmFamily();
     // The inputs and cuBLAS's C, once; each config starts from the same C.
     const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
@@ -179,7 +182,8 @@ class GpuTest : public ::testing::Test {
     const float* ap = a->f32() + offset;
     const float* bp = b->f32() + offset;
     float* cp = c->f32() + offset;
-    ASSERT_TRUE(RowMajorSgemm(*handle, m, n, k, alpha, ap, bp, beta, ref->f32(), nullptr).ok());
+    ASSERT_TRUE(
+        RowMajorSgemm(*handle, m, n, k, alpha, ap, bp, beta, ref->f32(), nullptr, layout).ok());
     auto want = CopyToHost(*ref, mn);
     ASSERT_TRUE(want.ok());
     for (const Config& config : configs) {
@@ -206,6 +210,7 @@ class GpuTest : public ::testing::Test {
       const double error = RelativeFrobenius(got, *want);
       EXPECT_LT(error, tolerance)
           << f.ConfigName(config) << " on " << m << "x" << n << "x" << k << " offset " << offset;
+      ASSERT_EQ(f.LayoutOf(config), layout) << f.ConfigName(config);
       std::printf("%s on %dx%dx%d, offset %zu (grid %u): error %.1e\n",
                   f.ConfigName(config).c_str(), m, n, k, offset, g.grid(0), error);
     }
@@ -638,6 +643,123 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
                 << kernels.size() << " tensor-core configs within the bound "
                 << prepared->tolerance() << " (" << prepared->baseline_name() << " error "
                 << prepared->baseline_error() << " vs fp64; worst kernel " << worst << ")\n";
+    }
+  }
+}
+
+// The tensor-core kinds in every layout (tuner.proto Layout; LAYOUT, the
+// kernels' last template argument): a representative subset (KIND 5 big,
+// split-K and 3xTF32 tiles; KIND 6 LA 1 and 2 TF32 and 3xTF32, split-K,
+// and in NN and NT, where op(A) = A, LA 0 (PROMOTE 1, 2) and WS) on odd
+// shapes against the fp64 reference of the problem's layout: 3xTF32
+// within 1e-5, TF32 within 2e-3, and within the mode's bound (2x cuBLAS
+// TF32's error) where the existing NN test expects it (K >= 1000).
+TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceInEveryLayout) {
+  const Family& f = SgemmFamily();
+  const std::vector<Shape> shapes = {{1, 1, 1},       {7, 13, 5},     {129, 65, 300},
+                                     {257, 96, 1001}, {1000, 1000, 1000}, {300, 264, 512},
+                                     {130, 1, 17},    {1, 200, 33}};
+  const bool hopper = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
+  auto is = [](const Config& c, std::initializer_list<std::pair<const char*, int64_t>> want) {
+    for (const auto& [k, v] : want) {
+      const auto at = c.find(k);
+      if ((at == c.end() ? (std::string(k) == "LA" ? 1 : 0) : at->second) != v) return false;
+    }
+    return true;
+  };
+  auto which = [&](const Config& c) {
+    if (c.at("KIND") == 5) {
+      return is(c, {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"WM", 64}, {"WN", 64}, {"PASSES", 1}}) ||
+             is(c, {{"BM", 32}, {"BN", 128}, {"BK", 32}, {"SPLITK", 4}, {"PASSES", 3}}) ||
+             is(c, {{"BM", 128}, {"BN", 128}, {"BK", 16}, {"WN", 32}, {"STAGES", 4},
+                    {"PASSES", 3}});
+    }
+    if (c.at("KIND") != 6) return false;
+    return is(c, {{"LA", 0}, {"SPLITK", 1}}) || is(c, {{"LA", 0}, {"SPLITK", 4}}) ||
+           is(c, {{"LA", 1}, {"BM", 128}, {"BN", 128}, {"BK", 32}, {"STAGES", 3},
+                  {"SPLITK", 1}, {"PASSES", 3}}) ||
+           is(c, {{"LA", 1}, {"BM", 128}, {"BN", 128}, {"BK", 32}, {"STAGES", 4}, {"GROUP", 8},
+                  {"SPLITK", 1}, {"PASSES", 1}}) ||
+           is(c, {{"LA", 1}, {"BM", 64}, {"BN", 128}, {"SPLITK", 4}, {"PASSES", 1}}) ||
+           is(c, {{"LA", 2}, {"BM", 256}, {"BN", 128}, {"WM", 64}, {"STAGES", 4}}) ||
+           is(c, {{"LA", 2}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"STAGES", 4},
+                  {"PASSES", 3}});
+  };
+  for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+    const auto kernels = CompileAll(f, worker_->device(), v1::MATH_TF32, which, layout);
+    ASSERT_FALSE(kernels.empty());
+    int la0 = 0, wgmma = 0;
+    for (const auto& [config, kernel] : kernels) {
+      wgmma += config.at("KIND") == 6;
+      la0 += config.at("KIND") == 6 && config.contains("LA") && config.at("LA") == 0;
+    }
+    if (hopper) {
+      EXPECT_GE(wgmma, 5) << EnumName(layout);
+      // LA=0 and WS take op(A) = A only (wgmma.cc).
+      EXPECT_EQ(la0 > 0, layout == v1::LAYOUT_NN || layout == v1::LAYOUT_NT) << EnumName(layout);
+    }
+    for (const auto& shape : shapes) {
+      auto prepared = PrepareResult(f, shape, v1::MATH_TF32, layout);
+      ASSERT_TRUE(prepared.ok()) << Family::ShapeString(shape) << ": " << prepared.status();
+      const bool large_k = shape[2] >= 1000;
+      const bool aligned = shape[1] % 4 == 0 && shape[2] % 4 == 0;
+      int ok = 0;
+      double worst3 = 0, worst1 = 0;
+      for (const auto& [config, kernel] : kernels) {
+        const std::string what =
+            f.ConfigName(config) + " on " + Family::ShapeString(shape) + " " + EnumName(layout);
+        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape, worker_->device()), 0,
+                                          /*time=*/false);
+        ASSERT_FALSE(worker_->broken()) << what;
+        ASSERT_TRUE(r.status() == v1::MEASUREMENT_OK || r.status() == v1::MEASUREMENT_WRONG_ANSWER)
+            << what << ": " << v1::MeasurementStatus_Name(r.status()) << " " << r.message();
+        const bool three = config.at("PASSES") == 3;
+        EXPECT_LT(r.error(), three ? 1e-5 : 2e-3) << what;
+        if (large_k && (three || aligned)) {
+          EXPECT_EQ(r.status(), v1::MEASUREMENT_OK)
+              << what << ": error " << r.error() << ", bound " << prepared->tolerance();
+        }
+        ok += r.status() == v1::MEASUREMENT_OK;
+        (three ? worst3 : worst1) = std::max(three ? worst3 : worst1, r.error());
+      }
+      std::cout << EnumName(layout) << " " << Family::ShapeString(shape) << ": " << ok << "/"
+                << kernels.size() << " tensor-core configs within the bound "
+                << prepared->tolerance() << "; worst 3xTF32 " << worst3 << ", worst TF32 "
+                << worst1 << "\n";
+    }
+  }
+}
+
+// The tensor-core kinds' client-style launch (alpha, beta, C read) in the
+// layouts other than NN, against cuBLAS fp32 in the same layout: 3xTF32
+// KIND 5 and KIND 6 (LA 1, and in NT LA 0) within 1e-5, WS (NT) within
+// 2e-3; one shape with A, B and C a float off (4-byte paths), one with LA
+// 0's full and partial blocks.
+TEST_F(GpuTest, TensorCoreLayoutsWithBetaMatchCublas) {
+  const Family& f = SgemmFamily();
+  const bool hopper = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
+  for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+    std::vector<Config> configs, ws;
+    for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32, layout)) {
+      const bool la0 = c.contains("LA") && c.at("LA") == 0;
+      if (c.at("KIND") == 5 && c.at("PASSES") == 3 && c.at("SPLITK") == 1 && configs.empty()) {
+        configs.push_back(c);
+      }
+      if (!hopper || c.at("KIND") != 6) continue;
+      if (c.contains("WS")) {
+        if (c.at("SPLITK") == 1 && ws.empty()) ws.push_back(c);
+      } else if (c.at("PASSES") == 3 && c.at("SPLITK") == 1 &&
+                 (la0 ? !c.contains("PROMOTE") : !c.contains("LA") && c.at("BK") == 32 &&
+                                                     c.at("BN") == 128)) {
+        configs.push_back(c);
+      }
+    }
+    ASSERT_EQ(configs.size(), !hopper ? 1u : layout == v1::LAYOUT_NT ? 3u : 2u) << EnumName(layout);
+    ExpectMatchesCublasWithBeta(configs, 131, 67, 300, -1.0f, 2.0f, 1, 1e-5, layout);
+    ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f, 0, 1e-5, layout);
+    if (!ws.empty()) {
+      ExpectMatchesCublasWithBeta(ws, 300, 264, 512, 1.5f, 0.5f, 0, 2e-3, layout);
+      ExpectMatchesCublasWithBeta(ws, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3, layout);
     }
   }
 }
