@@ -1,7 +1,12 @@
 // Row-major fp32 GEMM on tensor cores for tuned (family "sgemm", KIND 5,
 // families/sgemm/mma.cc), sm_80 and up:
 //
-//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
+//   C(MxN) = alpha * op(A) * op(B) + beta * C,   ldc = N,
+//
+// in the operand layout LAYOUT (tuner.proto Layout, the last template
+// argument): op(A) = A, A stored M x K (lda = K), or where LAYOUT & 2
+// op(A) = A^T, A stored K x M (lda = M); op(B) = B, B stored K x N (ldb =
+// N), or where LAYOUT & 1 op(B) = B^T, B stored N x K (ldb = K).
 //
 // with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
 //
@@ -14,8 +19,8 @@
 //  - every global load is predicated (out-of-range elements of a tile are
 //    zero-filled by cp.async with a source size of 0, reading nothing) and
 //    every store bounds-checked;
-//  - 16-byte cp.async only on a block-uniform path chosen at run time (K and
-//    N multiples of 4, A and B 16-byte aligned), else 4-byte cp.async;
+//  - 16-byte cp.async only on a block-uniform path chosen at run time (lda
+//    and ldb multiples of 4, A and B 16-byte aligned), else 4-byte cp.async;
 //  - beta == 0 never reads C (BLAS semantics); SPLITK > 1 adds alpha * acc
 //    into C with atomics after the launcher set C to beta * C
 //    (LaunchGeometry.prescale_output).
@@ -39,7 +44,11 @@
 // fragment loads conflict-free: a warp's A fragment reads rows g (0..7) at
 // columns t (0..3), banks g*(BK+4)+t mod 32, distinct for BK = 16 and 32;
 // its B fragment reads rows t at columns g, banks t*(BN+8)+g, distinct for BN
-// a multiple of 32. Fragments (PTX ISA, "Matrix fragments for mma.m16n8k8",
+// a multiple of 32. Each operand's tile is copied as it is stored: op(A) =
+// A^T's as As[BK][BM+8] (m contiguous; A fragment banks t*(BM+8)+g,
+// distinct for BM a multiple of 16), op(B) = B^T's as Bs[BN][BK+4] (k
+// contiguous; banks g*(BK+4)+t, distinct), read through Tile::AOff and
+// BOff. Fragments (PTX ISA, "Matrix fragments for mma.m16n8k8",
 // .tf32; g = lane / 4, t = lane % 4): a0 = A[g][t], a1 = A[g+8][t],
 // a2 = A[g][t+4], a3 = A[g+8][t+4]; b0 = B[t][g], b1 = B[t+4][g];
 // c0, c1 = C[g][2t, 2t+1], c2, c3 = C[g+8][2t, 2t+1].

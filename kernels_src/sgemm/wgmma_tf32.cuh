@@ -1,7 +1,11 @@
 // Row-major fp32 GEMM on Hopper's warpgroup tensor cores for tuned (family
 // "sgemm", KIND 6, families/sgemm/wgmma.cc), sm_90a only:
 //
-//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
+//   C(MxN) = alpha * op(A) * op(B) + beta * C,   ldc = N,
+//
+// in the operand layout LAYOUT (tuner.proto Layout, the kernels' last
+// template argument; op(A) = A^T where LAYOUT & 2, A stored K x M, lda = M;
+// op(B) = B^T where LAYOUT & 1, B stored N x K, ldb = K; as KIND 5),
 //
 // with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
 //
@@ -51,7 +55,10 @@
 // immediates imm-trans-a/b exist for .f16/.bf16 alone, 9.7.15.5.2
 // "wgmma.mma_async"). A (M x K, k contiguous in global memory) is K-major as
 // it comes; B (K x N, n contiguous) is stored transposed, Bs[n][k], by the
-// register-staged copy below. A tile is rows of BK floats (ROWB = 4*BK =
+// register-staged copy below. In the other layouts each operand is staged
+// per its contiguity (Tile::LoadOperand, StoreOperand): a K-contiguous one
+// (op(B) = B^T's storage N x K) as A, an M-contiguous one (op(A) = A^T's,
+// K x M) transposed as B. A tile is rows of BK floats (ROWB = 4*BK =
 // 128, 64 or 32 bytes: BK 32, 16, 8), one row per m (A) or n (B), in the
 // 128-, 64- or 32-byte swizzle mode whose width is ROWB: the swizzle atom is
 // 8 rows x ROWB bytes (Table "swizzle atom layout": 128B/K: 8x8, 64B/K: 8x4,
