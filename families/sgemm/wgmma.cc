@@ -226,8 +226,10 @@ void AddWgmmaSpace(std::vector<Config>& space) {
 /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
 /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
 /// BM (128 or 256), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
-/// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128. PROMOTE
-/// other than 1: 3xTF32 with LA=0 only.
+/// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128; LA=0 (WS
+/// included) takes op(A) = A only (LAYOUT NN or NT: wgmma's shared
+/// operand is A's K-major rows, copied as stored). PROMOTE other than 1:
+/// 3xTF32 with LA=0 only.
 absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
   const WgmmaTile t = GetWgmma(config);
   if (device.cc_major() != 9 || device.cc_minor() != 0) {

@@ -31,6 +31,11 @@ namespace sgemm_wgmma_detail {
 // way, so that it splits only what it copied); out-of-range elements are
 // zero-filled, and blocks whose tile lies within M, N and K copy without
 // predicates (FullCopier).
+// Layouts: op(B) = B^T (LAYOUT & 1; B stored N x K, k contiguous): B^T's
+// rows are copied as A's (LoadK, FullCopier) into a K-major tile swizzled
+// by row pairs (KOff<true>), and each k8 step's fragments come from one
+// ldmatrix.x4 (Fragments). op(A) = A^T is not taken: A^T's storage is
+// m-contiguous, and wgmma's shared operand must be K-major for .tf32.
 template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1, int LAYOUT = 0>
 struct RsTile {
   enum : int {
