@@ -323,8 +323,9 @@ TEST(SgemmMath, WgmmaPromote) {
 // sgemm_wgmma, after PROMOTE, which it names then, and of sgemm_wgmma_ws):
 // LA 1 and 2 take all four (each operand staged per its contiguity); LA=0
 // and WS take op(A) = A only (NN, NT: wgmma's shared operand is A's rows,
-// copied as stored), and refuse TN and TT; WS's tensor map of A is the same
-// in NT. A sample of each form compiles with NVRTC.
+// copied as stored), and refuse TN and TT; LA=0 3xTF32 takes NN only (in
+// NT it spills); WS's tensor map of A is the same in NT, its B^T tile BN
+// rows of BK + 4 floats. A sample of each form compiles with NVRTC.
 TEST(SgemmMath, WgmmaLayouts) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -333,11 +334,15 @@ TEST(SgemmMath, WgmmaLayouts) {
   la2["LA"] = 2;
   Config la0 = Wgmma(128, 128, 32, 128, 64, 4, 1, 3, 1);
   la0["LA"] = 0;
-  la0["PROMOTE"] = 2;
+  Config p2 = la0;
+  p2["PROMOTE"] = 2;
+  Config tf32_la0 = la0;
+  tf32_la0["PASSES"] = 1;
   Config ws = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
   ws["LA"] = 0;
   ws["WS"] = 1;
-  EXPECT_EQ(f.Source(la0).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2>");
+  EXPECT_EQ(f.Source(la0).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0>");
+  EXPECT_EQ(f.Source(p2).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2>");
   std::vector<Config> sample;
   for (const auto& [layout, suffix] : OtherLayouts()) {
     const int l = static_cast<int>(layout);
@@ -351,6 +356,8 @@ TEST(SgemmMath, WgmmaLayouts) {
     EXPECT_EQ(f.Source(c2).name_expression,
               absl::StrCat("sgemm_wgmma<128,128,16,64,128,4,1,3,8,1,2,1,", l, ">"));
     EXPECT_EQ(f.Source(c0).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,1,", l, ">"));
+    EXPECT_EQ(f.Source(f.InLayout(p2, layout)).name_expression,
               absl::StrCat("sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2,", l, ">"));
     EXPECT_EQ(f.Source(cws).name_expression, absl::StrCat("sgemm_wgmma_ws<256,4,1,1,", l, ">"));
     for (const Config& c : {c1, c2}) {
@@ -363,15 +370,22 @@ TEST(SgemmMath, WgmmaLayouts) {
       ExpectRejected(c0, "LA=0 (the register-A form) takes op(A) = A only");
       ExpectRejected(cws, "LA=0 with WS=1 (the register-A form) takes op(A) = A only");
     } else {
-      EXPECT_TRUE(f.Check(c0, d).ok()) << f.Check(c0, d);
+      ExpectRejected(c0, "LA=0 3xTF32 with op(B) = B^T");
+      ExpectRejected(f.InLayout(p2, layout), "LA=0 3xTF32 with op(B) = B^T");
+      EXPECT_TRUE(f.Check(f.InLayout(tf32_la0, layout), d).ok());
       EXPECT_TRUE(f.Check(cws, d).ok()) << f.Check(cws, d);
+      // B^T's tile: BN rows of BK + 4 floats (B's: BK rows of BN + 8).
       const v1::LaunchGeometry g = f.Geometry(cws, {1000, 300, 77}, d);
-      EXPECT_EQ(g.dynamic_shared_bytes(), f.Geometry(ws, {1000, 300, 77}, d).dynamic_shared_bytes());
+      EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (32768 + 18432) + 1024 + 4 * 16);
+      EXPECT_EQ(f.Geometry(f.InLayout(tf32_la0, layout), {1000, 300, 77}, d)
+                    .dynamic_shared_bytes(),
+                4u * (16384 + 18432) + 1024);
       ASSERT_EQ(g.tensor_maps_size(), 1);
       EXPECT_EQ(g.tensor_maps(0).SerializeAsString(),
                 f.Geometry(ws, {1000, 300, 77}, d).tensor_maps(0).SerializeAsString());
     }
-    // The layout's space: every config named for it; LA=0 (and WS) in NT only.
+    // The layout's space: every config named for it; LA=0 (TF32, and WS) in
+    // NT only.
     int la0_configs = 0, ws_configs = 0;
     for (const Config& v : f.ValidSpace(d, nullptr, v1::MATH_TF32, layout)) {
       EXPECT_TRUE(absl::EndsWith(f.ConfigName(v), suffix)) << f.ConfigName(v);
@@ -383,7 +397,7 @@ TEST(SgemmMath, WgmmaLayouts) {
   }
   Config tf32 = Wgmma(128, 128, 32, 64, 128, 4, 1, 1);
   sample = {f.InLayout(tf32, v1::LAYOUT_NT), f.InLayout(tf32, v1::LAYOUT_TN),
-            f.InLayout(la2, v1::LAYOUT_TT), f.InLayout(la0, v1::LAYOUT_NT),
+            f.InLayout(la2, v1::LAYOUT_TT), f.InLayout(tf32_la0, v1::LAYOUT_NT),
             f.InLayout(ws, v1::LAYOUT_NT)};
   ExpectCompileWithoutSpills(f, sample);
 }

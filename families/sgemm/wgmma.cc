@@ -50,7 +50,7 @@ constexpr int64_t kWsConsumerRegisters = 232;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_kernels.cuh).
 struct WgmmaTile {
-  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la, ws;
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la, ws, layout;
 
   /// One warpgroup (128 threads) per WM x WN warpgroup tile, and with WS
   /// the producer warpgroup.
@@ -60,10 +60,12 @@ struct WgmmaTile {
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
   /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
-  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile).
+  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile); with
+  /// op(B) = B^T, BN rows of BK + 4 floats in place of B's.
   int64_t SharedBytes() const {
     if (la == 0) {
-      const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + bk * (bn + 8)) * kBytesPerElement;
+      const int64_t b = TransposedB(layout) ? bn * (bk + 4) : bk * (bn + 8);
+      const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + b) * kBytesPerElement;
       // WS: the stages' full and empty mbarriers, 8 bytes each.
       return stages * ((stage + 1023) / 1024 * 1024) + 1024 + ws * 16 * stages;
     }
@@ -86,7 +88,7 @@ struct WgmmaTile {
 WgmmaTile GetWgmma(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),
           At(c, "WN"),     At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"),
-          At(c, "MINB"),   At(c, "LA"),     At(c, "WS")};
+          At(c, "MINB"),   At(c, "LA"),     At(c, "WS"),     At(c, "LAYOUT")};
 }
 
 /// wgmma configs {BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, MINB} of one
@@ -229,7 +231,8 @@ void AddWgmmaSpace(std::vector<Config>& space) {
 /// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128; LA=0 (WS
 /// included) takes op(A) = A only (LAYOUT NN or NT: wgmma's shared
 /// operand is A's K-major rows, copied as stored). PROMOTE other than 1:
-/// 3xTF32 with LA=0 only.
+/// 3xTF32 with LA=0 only. LA=0 3xTF32 (PASSES 3): op(B) = B only (with
+/// B^T's fragments it spills).
 absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
   const WgmmaTile t = GetWgmma(config);
   if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -253,6 +256,12 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "K-major for .tf32, which ", t.ws != 0 ? "TMA and " : "", "cp.async copy as stored "
         "(no transposition; LA 1 and 2 transpose in registers); layout ",
         EnumName(static_cast<v1::Layout>(At(config, "LAYOUT")))));
+  }
+  if (t.la == 0 && t.passes == 3 && TransposedB(t.layout)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "LA=0 3xTF32 with op(B) = B^T (B^T's fragments by ldmatrix) spills under its 255 "
+        "registers (4 to 8 bytes, NVRTC 13.0); layout ",
+        EnumName(static_cast<v1::Layout>(t.layout)), " takes LA=0 for TF32 (PASSES 1) only"));
   }
   if (At(config, "PROMOTE") != 1 && (t.la != 0 || t.passes != 3)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -290,7 +299,7 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
        absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128",
                     t.ws != 0 ? " + 128 (WS's producer)" : ""),
        t.minb, t.SharedBytes(),
-       t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + BK x (BN + 8) floats, to 1024 bytes) + 1024"
+       t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + B's tile floats, to 1024 bytes) + 1024"
                  : "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
        t.RegisterEstimate(),
        t.la == 0 ? absl::StrCat(t.Accumulators(), " accumulators + ", t.RsFragments(),

@@ -36,6 +36,8 @@ namespace sgemm_wgmma_detail {
 // by row pairs (KOff<true>), and each k8 step's fragments come from one
 // ldmatrix.x4 (Fragments). op(A) = A^T is not taken: A^T's storage is
 // m-contiguous, and wgmma's shared operand must be K-major for .tf32.
+// 3xTF32 with op(B) = B^T is not taken either: NVRTC 13.0's ptxas spills
+// 4 to 8 bytes of it under its 255 registers (NN's sits at 255 unspilled).
 template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1, int LAYOUT = 0>
 struct RsTile {
   enum : int {
@@ -45,11 +47,12 @@ struct RsTile {
     ACC = BM / 2,  // accumulators per thread of one m64 x BM wgmma
     A_BYTES = BM * ROWB,
     PB = BN + 8,  // B's row pitch, floats
+    PBT = BK + 4,  // B^T's row pitch (TB), floats
+    TB = (LAYOUT & 1) != 0,  // op(B) = B^T: B stored N x K (k contiguous), B^T's tile K-major
     B_OFF = (PASSES == 3 ? 2 : 1) * A_BYTES,
-    STAGE_BYTES = (B_OFF + BK * PB * 4 + 1023) / 1024 * 1024,
+    STAGE_BYTES = (B_OFF + (TB ? BN * PBT : BK * PB) * 4 + 1023) / 1024 * 1024,
     A_CHUNKS = BM * (BK / 4) / THREADS,  // 16-byte units per thread per K tile
     B_CHUNKS = BK * (BN / 4) / THREADS,
-    TB = (LAYOUT & 1) != 0,  // op(B) = B^T: B stored N x K (k contiguous), B^T's tile K-major
   };
   static_assert((LAYOUT & 2) == 0,
                 "LA=0: op(A) = A only (wgmma's shared operand is A's K-major rows, copied "
@@ -60,14 +63,14 @@ struct RsTile {
 
   // The byte offset in a stage of 16-byte unit u (k quad) of row `row` of a
   // K-major operand tile: A's (IS_B false) 128-byte swizzled (wgmma's
-  // shared operand, Swizzle); B^T's (TB) at B_OFF, BN rows of BK floats
-  // whose units are XORed with (row / 2) % 8, so that the rows n0 = 16w + 2g
-  // (or n0 + 1, g = 0..7) of one ldmatrix matrix (Fragments) lie in 8
-  // distinct bank groups. B^T's tile fits in B's NN one (BK x PB floats).
+  // shared operand, Swizzle); B^T's (TB) at B_OFF, rows of PBT floats
+  // (144 bytes, 9 bank groups), its even rows first, then its odd ones, so
+  // that the rows n0 = 16w + 2g (or n0 + 1, g = 0..7) of one ldmatrix
+  // matrix (Fragments) are 8 consecutive rows in 8 distinct bank groups.
   template <bool IS_B>
   static __device__ __forceinline__ int KOff(int row, int u) {
     if constexpr (IS_B) {
-      return B_OFF + row * ROWB + ((u ^ ((row >> 1) & 7)) << 4);
+      return B_OFF + ((row & 1) * (BN / 2) + (row >> 1)) * (PBT * 4) + u * 16;
     } else {
       return Swizzle<ROWB>(row * ROWB + u * 16);
     }
@@ -88,7 +91,7 @@ struct RsTile {
       B_ROWS = TB ? CT / (BK / 4) : CT / (BN / 4),  // rows (n or k) between its B chunks
       AC = BM * (BK / 4) / CT,  // chunks a thread
       BC = BK * (BN / 4) / CT,
-      B_DST = TB ? B_ROWS * ROWB : B_ROWS * PB * 4,  // bytes between their shared offsets
+      B_DST = TB ? B_ROWS / 2 * PBT * 4 : B_ROWS * PB * 4,  // bytes between their shared offsets
     };
     const char* a;  // this thread's first A chunk of the next K tile
     const char* b;  // its first B chunk of the next K tile
@@ -117,7 +120,7 @@ struct RsTile {
     template <bool WITH_A = true>
     __device__ __forceinline__ void Issue(unsigned stage) {
       static_assert(A_ROWS % 8 == 0 &&
-                        (TB ? B_ROWS % 16 == 0 && BC * B_ROWS == BN : BC * B_ROWS == BK),
+                        (TB ? B_ROWS % 2 == 0 && BC * B_ROWS == BN : BC * B_ROWS == BK),
                     "copy plan");
       const char* p = a;
       if constexpr (WITH_A) {
@@ -133,7 +136,7 @@ struct RsTile {
         CpAsync16Shared(stage + b_dst + i * B_DST, p);
       }
       if constexpr (TB) {
-        b += BK * 4;
+        b = p - BC * b_step + BK * 4;  // BK columns on
       } else {
         b = p;  // BK rows on
       }
@@ -236,20 +239,20 @@ struct RsTile {
   }
   // Where this thread reads its fragments (Fragments' n0 and t): NN, column
   // ColN0 and k t = lane % 4 of B's tile. TB: its lane gives ldmatrix the
-  // address of row r = ColN0's n0 + j % 2 of matrix j = lane / 8 (lanes
-  // 8j + g, g = 0..7), k quad j / 2 (+ 2kk): n0 is the row's byte offset
-  // r * ROWB, t the unit j / 2 XOR the row's swizzle (KOff<true>), so that
-  // k8 step kk's unit is t ^ 2kk.
+  // address of row ColN0's n0 + j % 2 of matrix j = lane / 8 (lanes 8j + g,
+  // g = 0..7), k quad j / 2 (+ 2kk): n0 is that row's byte offset in the
+  // stage (KOff<true>), t the quad's, 16 (j / 2).
   static __device__ __forceinline__ int FragN(int tid) {
     if constexpr (TB) {
-      return ((tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * (tid % 8) + (tid / 8) % 2) * ROWB;
+      return KOff<true>(
+          (tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * (tid % 8) + (tid / 8) % 2, 0);
     } else {
       return ColN0(tid);
     }
   }
   static __device__ __forceinline__ int FragT(int tid) {
     if constexpr (TB) {
-      return ((tid / 16) % 2) ^ ((FragN(tid) / ROWB >> 1) & 7);
+      return 16 * ((tid / 16) % 2);
     } else {
       return tid % 4;
     }
@@ -260,19 +263,21 @@ struct RsTile {
   // rows: columns n0 and n0 + 1 of the block's BN, ColN0), rounded or split.
   // A quarter-warp's 8-byte loads (rows t, t + 1, .. 8 floats apart in the
   // banks, PB = BN + 8) hit 32 banks.
-  // TB: one ldmatrix.x4 a k8 step from B^T's K-major tile (KOff<true>):
-  // matrix j's row g (8 rows of 16 bytes, lane 8j + g's address) is row
+  // TB: one ldmatrix.x4 a k8 step (32 bytes on) from B^T's K-major tile
+  // (KOff<true>): matrix j's row g (8 rows of 16 bytes, lane 8j + g's address) is row
   // n0 + j % 2 (ColN0), k quad 2kk + j / 2, and a thread's register j its
   // row g, float t: a0 .. a3 as above.
-  static __device__ __forceinline__ void Fragments(const unsigned char* stage, int n0, int t,
+  // `stage` and `addr`: the stage's generic pointer (NN) and shared address (TB).
+  static __device__ __forceinline__ void Fragments(const unsigned char* stage, unsigned addr,
+                                                   int n0, int t,
                                                    unsigned (&big)[BK / 8][4],
                                                    unsigned (&small)[BK / 8][4]) {
     if constexpr (TB) {  // n0, t: FragN, FragT
-      const unsigned row = SmemAddr(stage) + B_OFF + n0;
+      const unsigned row = addr + n0 + t;
 #pragma unroll
       for (int kk = 0; kk < BK / 8; ++kk) {
         unsigned d[4];
-        LdMatrix4(row + ((t ^ (2 * kk)) << 4), d);
+        LdMatrix4(row + 32 * kk, d);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           SplitOperand<PASSES>(__uint_as_float(d[j]), big[kk][j], small[kk][j]);
@@ -346,7 +351,7 @@ struct RsTile {
       FenceProxyAsync();
     }
     __syncthreads();
-    Fragments(smem, n0, t, big0, small0);
+    Fragments(smem, base, n0, t, big0, small0);
     // Tile i, its fragments in (big, small); tile i + 1's into (nbig, nsmall).
     auto step = [&](int i, unsigned (&big)[BK / 8][4], unsigned (&small)[BK / 8][4],
                     unsigned (&nbig)[BK / 8][4], unsigned (&nsmall)[BK / 8][4]) {
@@ -402,7 +407,9 @@ struct RsTile {
       if (PASSES == 1 || !fresh) WgmmaWait<1>();
       __syncthreads();  // tile i + 1 split and landed in every thread
       if constexpr (AHEAD == STAGES - 1) copy_ahead();
-      if (i + 1 < nk) Fragments(next, n0, t, nbig, nsmall);
+      if (i + 1 < nk) {
+        Fragments(next, base + ((i + 1) % STAGES) * STAGE_BYTES, n0, t, nbig, nsmall);
+      }
       if (PASSES == 3 && promote) {
         WgmmaWait<0>();
         Pin(part);
@@ -491,7 +498,7 @@ struct RsTile {
     const bool lane0 = tid % 32 == 0;
     unsigned f0[BK / 8][4], f1[BK / 8][4], unused[BK / 8][4];
     MbarWait(full, 0);
-    Fragments(smem, n0, t, f0, unused);
+    Fragments(smem, base, n0, t, f0, unused);
     auto step = [&](int i, unsigned (&f)[BK / 8][4], unsigned (&nf)[BK / 8][4]) {
       const unsigned long long d0 = Descriptor<ROWB>(base + (i % STAGES) * STAGE_BYTES);
       Pin(acc);
@@ -502,7 +509,10 @@ struct RsTile {
       if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % STAGES), ((i + 1) / STAGES) & 1);
       WgmmaWait<1>();  // tile i - 1's wgmmas: its stage is free here
       if (i >= 1 && lane0) MbarArrive(empty + 8 * ((i - 1) % STAGES));
-      if (i + 1 < nk) Fragments(smem + ((i + 1) % STAGES) * STAGE_BYTES, n0, t, nf, unused);
+      if (i + 1 < nk) {
+        Fragments(smem + ((i + 1) % STAGES) * STAGE_BYTES, base + ((i + 1) % STAGES) * STAGE_BYTES,
+                  n0, t, nf, unused);
+      }
     };
     for (int i = 0; i < nk; i += 2) {
       step(i, f0, f1);
