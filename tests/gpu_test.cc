@@ -651,7 +651,7 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
 // The tensor-core kinds in every layout (tuner.proto Layout; LAYOUT, the
 // kernels' last template argument): a representative subset (KIND 5 big,
 // split-K and 3xTF32 tiles; KIND 6 LA 1 and 2 TF32 and 3xTF32, split-K,
-// and in NN and NT, where op(A) = A, LA 0 (PROMOTE 1, 2) and WS) on odd
+// and, but in TN, LA 0 (PROMOTE 1, 2; in NT TF32 only) and WS) on odd
 // shapes against the fp64 reference of the problem's layout: 3xTF32
 // within 1e-5, TF32 within 2e-3, and within the mode's bound (2x cuBLAS
 // TF32's error) where the existing NN test expects it (K >= 1000).
@@ -696,8 +696,8 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceInEveryLayout) {
     }
     if (hopper) {
       EXPECT_GE(wgmma, 5) << EnumName(layout);
-      // LA=0 and WS take op(A) = A only (wgmma.cc).
-      EXPECT_EQ(la0 > 0, layout == v1::LAYOUT_NN || layout == v1::LAYOUT_NT) << EnumName(layout);
+      // LA=0 and WS take NN, NT and TT (wgmma.cc).
+      EXPECT_EQ(la0 > 0, layout != v1::LAYOUT_TN) << EnumName(layout);
     }
     for (const auto& shape : shapes) {
       auto prepared = PrepareResult(f, shape, v1::MATH_TF32, layout);
@@ -733,32 +733,39 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceInEveryLayout) {
 
 // The tensor-core kinds' client-style launch (alpha, beta, C read) in the
 // layouts other than NN, against cuBLAS fp32 in the same layout: 3xTF32
-// KIND 5 and KIND 6 LA 1 within 1e-5; in NT, TF32 LA 0 and WS within 2e-3
-// (TF32 rounds the operands); one shape with A, B and C a float off
-// (4-byte paths, WS without a tensor map), one with LA 0's full and
-// partial blocks.
+// KIND 5, KIND 6 LA 1 and (TT) LA 0 within 1e-5; in NT and TT, TF32 LA 0
+// and WS within 2e-3 (TF32 rounds the operands); one shape with A, B and C
+// a float off (4-byte paths, WS without a tensor map), one with LA 0's
+// full and partial blocks.
 TEST_F(GpuTest, TensorCoreLayoutsWithBetaMatchCublas) {
   const Family& f = SgemmFamily();
   const bool hopper = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
   for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
-    std::vector<Config> configs(2), tf32(2);  // KIND 5 and 6; LA 0 and WS
+    std::vector<Config> configs(3), tf32(2);  // KIND 5, 6 LA 1 and 0 (TT); LA 0 and WS
     for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32, layout)) {
       if (c.at("KIND") == 5 && c.at("PASSES") == 3 && c.at("SPLITK") == 1 && configs[0].empty()) {
         configs[0] = c;
       }
       if (!hopper || c.at("KIND") != 6 || c.at("SPLITK") != 1) continue;
       if (c.contains("LA") && c.at("LA") == 0) {
-        if (c.at("BM") == 128 && c.at("STAGES") == 4) tf32[c.contains("WS") ? 1 : 0] = c;
+        if (c.at("BM") != 128 || c.at("STAGES") != 4 || c.contains("PROMOTE")) continue;
+        if (c.at("PASSES") == 3) {
+          configs[2] = c;
+        } else {
+          tf32[c.contains("WS") ? 1 : 0] = c;
+        }
       } else if (c.at("PASSES") == 3 && !c.contains("LA") && c.at("BK") == 32 &&
                  c.at("BN") == 128 && configs[1].empty()) {
         configs[1] = c;
       }
     }
     ASSERT_FALSE(configs[0].empty()) << EnumName(layout);
+    ASSERT_EQ(configs[2].empty(), !hopper || layout != v1::LAYOUT_TT) << EnumName(layout);
+    if (configs[2].empty()) configs.pop_back();
     if (!hopper) configs.pop_back();
     ExpectMatchesCublasWithBeta(configs, 131, 67, 300, -1.0f, 2.0f, 1, 1e-5, layout);
     ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f, 0, 1e-5, layout);
-    if (hopper && layout == v1::LAYOUT_NT) {
+    if (hopper && layout != v1::LAYOUT_TN) {
       ASSERT_FALSE(tf32[0].empty() || tf32[1].empty());
       ExpectMatchesCublasWithBeta(tf32, 300, 264, 512, 1.5f, 0.5f, 0, 2e-3, layout);
       ExpectMatchesCublasWithBeta(tf32, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3, layout);

@@ -60,11 +60,12 @@ struct WgmmaTile {
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
   /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
-  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile); with
-  /// op(B) = B^T, BN rows of BK + 4 floats in place of B's.
+  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile); in
+  /// NT, BN rows of BK + 4 floats (B^T's tile) in place of B's (TT computes
+  /// C^T = B A with NN's tiles: RsSwapped).
   int64_t SharedBytes() const {
     if (la == 0) {
-      const int64_t b = TransposedB(layout) ? bn * (bk + 4) : bk * (bn + 8);
+      const int64_t b = layout == v1::LAYOUT_NT ? bn * (bk + 4) : bk * (bn + 8);
       const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + b) * kBytesPerElement;
       // WS: the stages' full and empty mbarriers, 8 bytes each.
       return stages * ((stage + 1023) / 1024 * 1024) + 1024 + ws * 16 * stages;
@@ -78,6 +79,9 @@ struct WgmmaTile {
   int64_t RsFragments() const { return 2 * (passes == 3 ? 2 : 1) * bk / 2; }
   /// Floats of one K tile a thread stages in registers.
   int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / ComputeThreads() : 0; }
+  /// LA=0 in TT: the kernel computes C^T = B A (N x M) as an NN problem,
+  /// B in A's place (RsGemm's SWAP).
+  bool RsSwapped() const { return la == 0 && layout == v1::LAYOUT_TT; }
   int64_t RegisterEstimate() const {
     if (la == 0) return Accumulators() + RsFragments() + kWgmmaRsRegisterOverhead;
     return la == 2 ? Accumulators() + 4 * Staged() + kWgmmaLa2RegisterOverhead
@@ -229,10 +233,11 @@ void AddWgmmaSpace(std::vector<Config>& space) {
 /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
 /// BM (128 or 256), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
 /// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128; LA=0 (WS
-/// included) takes op(A) = A only (LAYOUT NN or NT: wgmma's shared
-/// operand is A's K-major rows, copied as stored). PROMOTE other than 1:
-/// 3xTF32 with LA=0 only. LA=0 3xTF32 (PASSES 3): op(B) = B only (with
-/// B^T's fragments it spills).
+/// included) takes NN, NT and TT, not TN (wgmma's shared operand is A's
+/// K-major rows, copied as stored; TT computes C^T = B A, whose shared
+/// operand is B's rows; in TN neither is k-contiguous), and in NT TF32 only
+/// (3xTF32 with B^T's fragments spills). PROMOTE other than 1: 3xTF32 with
+/// LA=0 only.
 absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
   const WgmmaTile t = GetWgmma(config);
   if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -249,15 +254,15 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
         ", MINB=", t.minb, ", which take WS=0"));
   }
-  if (t.la == 0 && TransposedA(At(config, "LAYOUT"))) {
+  if (t.la == 0 && t.layout == v1::LAYOUT_TN) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "LA=0", t.ws != 0 ? " with WS=1" : "", " (the register-A form) takes op(A) = A only: "
-        "A^T's storage (K x M) is m-contiguous, and wgmma's shared operand, A's rows, must be "
-        "K-major for .tf32, which ", t.ws != 0 ? "TMA and " : "", "cp.async copy as stored "
-        "(no transposition; LA 1 and 2 transpose in registers); layout ",
-        EnumName(static_cast<v1::Layout>(At(config, "LAYOUT")))));
+        "LA=0", t.ws != 0 ? " with WS=1" : "", " (the register-A form) does not take TN: "
+        "wgmma's shared operand (A's rows, or in TT B's) must be K-major for .tf32, which ",
+        t.ws != 0 ? "TMA and " : "", "cp.async copy as stored (no transposition; LA 1 and 2 "
+        "transpose in registers), and in TN neither A^T's storage (K x M) nor B's (K x N) is "
+        "k-contiguous"));
   }
-  if (t.la == 0 && t.passes == 3 && TransposedB(t.layout)) {
+  if (t.la == 0 && t.passes == 3 && t.layout == v1::LAYOUT_NT) {
     return absl::FailedPreconditionError(absl::StrCat(
         "LA=0 3xTF32 with op(B) = B^T (B^T's fragments by ldmatrix) spills under its 255 "
         "registers (4 to 8 bytes, NVRTC 13.0); layout ",
@@ -345,17 +350,20 @@ KernelSource WgmmaSource(const Config& config) {
 /// {(BM/WM)*(BN/WN)*128, 1, 1} (warpgroups; WS: 128 more, the producer),
 /// dynamic shared memory WgmmaTile::SharedBytes(), prescale_output when
 /// SPLITK > 1; WS: A's tensor map (dims K, M; box BK x BM; 128-byte
-/// swizzle), passed after C.
+/// swizzle), passed after C. LA=0 in TT (RsSwapped): the grid and the map
+/// of the swapped problem, C^T = B A: ceil(N / BM) * ceil(M / BN) tiles,
+/// B's map (dims K, N).
 v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
-  v1::LaunchGeometry g = TileGeometry(shape, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
-  if (t.ws != 0) {  // A (M x K, row-major) by TMA: BM rows of 32 floats a copy
+  const Shape problem = t.RsSwapped() ? Shape{shape[1], shape[0], shape[2]} : shape;
+  v1::LaunchGeometry g = TileGeometry(problem, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
+  if (t.ws != 0) {  // A (M x K, row-major; TT: B, N x K) by TMA: BM rows of 32 floats a copy
     v1::TensorMap* a = g.add_tensor_maps();
-    a->set_pointer_arg(kSgemmArgA);
-    a->add_dims(static_cast<uint64_t>(shape[2]));
-    a->add_dims(static_cast<uint64_t>(shape[0]));
-    a->add_strides_bytes(static_cast<uint64_t>(shape[2]) * kBytesPerElement);
+    a->set_pointer_arg(t.RsSwapped() ? kSgemmArgA + 1 : kSgemmArgA);
+    a->add_dims(static_cast<uint64_t>(problem[2]));
+    a->add_dims(static_cast<uint64_t>(problem[0]));
+    a->add_strides_bytes(static_cast<uint64_t>(problem[2]) * kBytesPerElement);
     a->add_box(static_cast<uint32_t>(t.bk));
     a->add_box(static_cast<uint32_t>(t.bm));
     a->set_swizzle_bytes(128);

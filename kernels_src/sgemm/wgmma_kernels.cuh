@@ -9,7 +9,7 @@
 // loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
 // register-A form (RsTile; BK 32, WM = BM, WN 64); PROMOTE (LA 0, 3xTF32)
 // K tiles per tensor-core partial sum (1 or 2); LAYOUT the operand layout
-// (tuner.proto Layout; LA 0: NN and NT, see RsTile). WS = 1 is
+// (tuner.proto Layout; LA 0: NN, NT and TT, see RsTile). WS = 1 is
 // sgemm_wgmma_ws.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
           int MINB, int LA, int PROMOTE = 1, int LAYOUT = 0>
@@ -112,7 +112,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
 // Consume; dynamic shared memory 16 x STAGES bytes more for its
 // mbarriers), A by TMA through `tma_a`, which the launcher encodes
 // (LaunchGeometry.tensor_maps: dims K, M; box 32 x BM; 128-byte swizzle)
-// and passes after C. LAYOUT: NN or NT (A by TMA is K-contiguous; RsTile).
+// and passes after C. LAYOUT: NN, NT or TT (TT: the map is B's, dims K, N;
+// RsGemm's SWAP).
 template <int BM, int STAGES, int SPLITK, int GROUP, int LAYOUT = 0>
 __global__ void __launch_bounds__(384, 1)  // two consumer warpgroups (BN 128 / WN 64) and the producer
     sgemm_wgmma_ws(int M, int N, int K, float alpha, const float* __restrict__ A,

@@ -34,10 +34,12 @@ namespace sgemm_wgmma_detail {
 // Layouts: op(B) = B^T (LAYOUT & 1; B stored N x K, k contiguous): B^T's
 // rows are copied as A's (LoadK, FullCopier) into a K-major tile swizzled
 // by row pairs (KOff<true>), and each k8 step's fragments come from one
-// ldmatrix.x4 (Fragments). op(A) = A^T is not taken: A^T's storage is
-// m-contiguous, and wgmma's shared operand must be K-major for .tf32.
-// 3xTF32 with op(B) = B^T is not taken either: NVRTC 13.0's ptxas spills
-// 4 to 8 bytes of it under its 255 registers (NN's sits at 255 unspilled).
+// ldmatrix.x4 (Fragments). TT (both transposed) is NN's problem for C^T =
+// B A (RsGemm's SWAP): B's rows are the shared operand, A's k rows give the
+// register operand's fragments. TN is not taken: neither A^T's storage nor
+// B's is k-contiguous, and wgmma's shared operand must be K-major for
+// .tf32. 3xTF32 NT is not taken either: NVRTC 13.0's ptxas spills 4 to 8
+// bytes of it under its 255 registers (NN's sits at 255 unspilled).
 template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1, int LAYOUT = 0>
 struct RsTile {
   enum : int {
@@ -55,8 +57,8 @@ struct RsTile {
     B_CHUNKS = BK * (BN / 4) / THREADS,
   };
   static_assert((LAYOUT & 2) == 0,
-                "LA=0: op(A) = A only (wgmma's shared operand is A's K-major rows, copied "
-                "as they are stored)");
+                "RsTile: op(A) = A (wgmma's shared operand is A's K-major rows, copied as "
+                "stored; TT comes as NN's C^T = B A, RsGemm)");
   static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 4, "LA=0 tile");
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
   static_assert(PROMOTE == 1 || PROMOTE == 2, "PROMOTE");
@@ -536,7 +538,22 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
                                        float beta, float* __restrict__ C, unsigned char* smem_raw,
                                        const TensorMap* tma = nullptr) {
-  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE, LAYOUT>;
+  // TT (SWAP): C^T = B * A is this body's NN problem, of N x M: B (N x K, k
+  // contiguous) in A's place, A (K x M, m contiguous) in B's, and C^T's
+  // tile written to C transposed (the epilogue); the launch's grid and A's
+  // tensor map are the swapped problem's (WgmmaGeometry).
+  constexpr bool SWAP = LAYOUT == 3;
+  static_assert(LAYOUT != 2, "LA=0: op(A) = A^T only with op(B) = B^T (TT)");
+  const int ldc = N;  // C's row pitch
+  if constexpr (SWAP) {
+    const int m = M;
+    M = N;
+    N = m;
+    const float* a = A;
+    A = B;
+    B = a;
+  }
+  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE, SWAP ? 0 : LAYOUT>;
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
   sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
@@ -551,7 +568,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   const int ldb = T::TB ? K : N;  // B's row pitch
   A += static_cast<long long>(bm) * K;
   B += T::TB ? static_cast<long long>(bn) * ldb : static_cast<long long>(bn);
-  C += static_cast<long long>(bm) * N + bn;
+  C += SWAP ? static_cast<long long>(bn) * ldc + bm : static_cast<long long>(bm) * ldc + bn;
   const bool vec = ((K | ldb) & 3) == 0 && Aligned16(A) && Aligned16(B);
   const bool whole = rows >= BM && cols >= BN && K % T::BK == 0;
   if constexpr (WS) {
@@ -601,7 +618,9 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   // 32 banks), then each warp writes whole rows of C, 4 floats a thread
   // (float4 where N % 4 == 0 and C is 16-byte aligned, else one by one).
   // Stored straight from acc, a warp's stores were 4 rows of 8 floats.
-  // (WS: the consumers alone, at named barrier 1.)
+  // (WS: the consumers alone, at named barrier 1.) SWAP: the tile is C^T's,
+  // stored as Cs[n][m] (C's orientation; pitch BM + 4, float2s along m),
+  // and written likewise.
   auto sync = [&]() {
     if constexpr (WS) {
       asm volatile("bar.sync 1, %0;\n" ::"r"(static_cast<int>(T::THREADS)) : "memory");
@@ -609,8 +628,10 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
       __syncthreads();
     }
   };
-  constexpr int PC = BN + 4;
-  static_assert(BM * PC * 4 <= STAGES * T::STAGE_BYTES, "the C tile fits in the stages");
+  // The tile in C's orientation: CR rows of CW columns (r_lim, c_lim left).
+  constexpr int CR = SWAP ? BN : BM, CW = SWAP ? BM : BN, PC = CW + 4;
+  const int r_lim = SWAP ? cols : rows, c_lim = SWAP ? rows : cols;
+  static_assert(CR * PC * 4 <= STAGES * T::STAGE_BYTES, "the C tile fits in the stages");
   sync();
   float* cs = reinterpret_cast<float*>(smem_raw + pad);
   {
@@ -619,30 +640,35 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     for (int i = 0; i < BM / 8; ++i) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        *reinterpret_cast<float2*>(cs + (8 * i + 2 * t + h) * PC + n0) =
-            make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+        if constexpr (SWAP) {
+          *reinterpret_cast<float2*>(cs + (n0 + h) * PC + 8 * i + 2 * t) =
+              make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
+        } else {
+          *reinterpret_cast<float2*>(cs + (8 * i + 2 * t + h) * PC + n0) =
+              make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+        }
       }
     }
   }
   sync();
-  const bool cvec = (N & 3) == 0 && Aligned16(C);
+  const bool cvec = (ldc & 3) == 0 && Aligned16(C);
 #pragma unroll 4
   for (int q = tid; q < BM * BN / 4; q += T::THREADS) {
-    const int m = q / (BN / 4), n = (q % (BN / 4)) * 4;
-    if (m >= rows || n >= cols) continue;
+    const int m = q / (CW / 4), n = (q % (CW / 4)) * 4;
+    if (m >= r_lim || n >= c_lim) continue;
     const float4 a = *reinterpret_cast<const float4*>(cs + m * PC + n);
     float v[4] = {alpha * a.x, alpha * a.y, alpha * a.z, alpha * a.w};
-    float* c = C + static_cast<long long>(m) * N + n;
+    float* c = C + static_cast<long long>(m) * ldc + n;
     if constexpr (SPLITK > 1) {
-      if (cvec && n + 3 < cols) {  // 4 times fewer atomics than scalar ones
+      if (cvec && n + 3 < c_lim) {  // 4 times fewer atomics than scalar ones
         sgemm_detail::RedAdd4(c, v[0], v[1], v[2], v[3]);
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          if (n + e < cols) atomicAdd(c + e, v[e]);
+          if (n + e < c_lim) atomicAdd(c + e, v[e]);
         }
       }
-    } else if (cvec && n + 3 < cols) {
+    } else if (cvec && n + 3 < c_lim) {
       if (beta != 0.0f) {
         const float4 old = *reinterpret_cast<const float4*>(c);
         v[0] = fmaf(beta, old.x, v[0]);
@@ -654,7 +680,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if (n + e < cols) c[e] = beta != 0.0f ? fmaf(beta, c[e], v[e]) : v[e];
+        if (n + e < c_lim) c[e] = beta != 0.0f ? fmaf(beta, c[e], v[e]) : v[e];
       }
     }
   }
