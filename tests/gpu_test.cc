@@ -1,225 +1,38 @@
 // GPU tests (ctest label `gpu`): every config of every family runs and
-// verifies on shapes no tile divides, and timing works. Skipped, with
+// verifies on shapes no tile divides, and timing works (the layouts other
+// than NN: gpu_layout_test.cc). Skipped, with
 // "SKIPPED: no GPU", where there is no GPU; where the driver reports one
 // (GpuPresent), a worker that cannot start fails them instead.
-#include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <future>
-#include <map>
-#include <set>
-#include <string>
-#include <thread>
-#include <tuple>
-#include <vector>
-
-#include <unistd.h>
-
-#include <filesystem>
-
-#include "absl/strings/str_cat.h"
-#include "families/kernel_text.h"
-#include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
-#include "core/serving.h"
-#include "server/worker/clock.h"
-#include "server/worker/compiler.h"
-#include "db/store.h"
-#include "server/jobs.h"
-#include "server/search/strategy.h"
-#include "server/worker/measure.h"
-#include "server/worker_client.h"
-#include "tuned/kernel.h"
+#include "tests/gpu_test.h"
 
 namespace tuned {
 namespace {
 
-/// Whether the NVIDIA driver reports a GPU on this host: a device under
-/// /proc/driver/nvidia/gpus (one folder per GPU, written by the kernel module)
-/// or /dev/nvidia0. Independent of the CUDA runtime, so that a broken worker
-/// on a GPU host fails the tests instead of reading as "no GPU".
-bool GpuPresent() {
-  std::error_code ec;
-  const std::filesystem::path gpus = "/proc/driver/nvidia/gpus";
-  if (std::filesystem::is_directory(gpus, ec) &&
-      std::filesystem::directory_iterator(gpus, ec) != std::filesystem::directory_iterator()) {
-    return true;
-  }
-  return std::filesystem::exists("/dev/nvidia0", ec);
+// A kernel that writes 1 everywhere: verified wrong, never timed.
+constexpr char kWrongKernel[] = R"(
+template <int X> __global__ void wrong(int M, int N, int K, float alpha, const float* A,
+                                       const float* B, float beta, float* C) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M * N) C[i] = 1.0f;
+})";
+
+// Writes far outside C: an illegal address, a sticky error.
+constexpr char kFaultKernel[] = R"(
+template <int X> __global__ void fault(int M, int N, int K, float alpha, const float* A,
+                                       const float* B, float beta, float* C) {
+  C[threadIdx.x + (1ll << 40)] = 1.0f;
+})";
+
+worker::Measure CustomKernel(const char* source, const char* expr, uint32_t blocks) {
+  worker::Measure m;
+  m.mutable_kernel()->set_source(source);
+  m.mutable_kernel()->set_name_expression(expr);
+  auto* g = m.mutable_kernel()->mutable_geometry();
+  for (uint32_t v : {blocks, 1u, 1u}) g->add_grid(v);
+  for (uint32_t v : {256u, 1u, 1u}) g->add_block(v);
+  return m;
 }
-
-/// ||got - want||_F / ||want||_F, in double.
-double RelativeFrobenius(const std::vector<float>& got, const std::vector<float>& want) {
-  double diff2 = 0, norm2 = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff2 += std::pow(double(got[i]) - want[i], 2);
-    norm2 += std::pow(double(want[i]), 2);
-  }
-  return std::sqrt(diff2 / norm2);
-}
-
-std::unique_ptr<Worker>& SharedWorker() {
-  static std::unique_ptr<Worker> worker;
-  return worker;
-}
-
-class GpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!SharedWorker()) {
-      auto w = Worker::Create(0, false);
-      if (!w.ok()) {
-        if (GpuPresent()) FAIL() << "the driver reports a GPU, but the worker failed: " << w.status();
-        GTEST_SKIP() << "SKIPPED: no GPU: " << w.status();
-      }
-      SharedWorker() = *std::move(w);
-    }
-    worker_ = SharedWorker().get();
-  }
-
-  absl::Status Prepare(const Family& f, const Shape& shape,
-                       v1::Math math = v1::MATH_IEEE_FP32,
-                       v1::Layout layout = v1::LAYOUT_NN) {
-    auto r = PrepareResult(f, shape, math, layout);
-    return r.ok() ? absl::OkStatus() : r.status();
-  }
-
-  // Prepare, returning the baseline's time, error and the bound.
-  absl::StatusOr<worker::PrepareResult> PrepareResult(const Family& f, const Shape& shape,
-                                                      v1::Math math,
-                                                      v1::Layout layout = v1::LAYOUT_NN) {
-    worker::Prepare p;
-    p.mutable_problem()->set_family(f.id());
-    if (f.id() == v1::FAMILY_UNSPECIFIED) p.mutable_problem()->set_family_name(std::string(f.name()));
-    p.mutable_problem()->set_dtype(f.id() == v1::FAMILY_UNSPECIFIED ? v1::DTYPE_UNSPECIFIED : v1::DTYPE_F32);
-    if (auto spec = SpecWithSource(f)) *p.mutable_spec() = *std::move(spec);
-    p.mutable_problem()->set_math(math);
-    p.mutable_problem()->set_layout(layout);
-    for (int64_t d : shape) p.mutable_problem()->add_shape(d);
-    p.set_seed(7);
-    auto r = worker_->Prepare(p);
-    if (!r.ok()) return r.status();
-    EXPECT_GT(r->baseline_ms(), 0);
-    return r;
-  }
-
-  // Compiles every valid config of the family in math mode `math` and
-  // layout `layout` (those `which` picks, where given), in parallel on the CPU.
-  static std::vector<std::pair<Config, CompiledKernel>> CompileAll(
-      const Family& f, const v1::Device& d, v1::Math math = v1::MATH_IEEE_FP32,
-      const std::function<bool(const Config&)>& which = nullptr,
-      v1::Layout layout = v1::LAYOUT_NN) {
-    std::vector<Config> configs;
-    for (Config& c : f.ValidSpace(d, nullptr, math, layout)) {
-      if (!which || which(c)) configs.push_back(std::move(c));
-    }
-    const std::string arch = "sm_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
-    const size_t chunk = std::max(2u, std::thread::hardware_concurrency());
-    std::vector<std::pair<Config, CompiledKernel>> out;
-    for (size_t begin = 0; begin < configs.size(); begin += chunk) {
-      std::vector<std::future<absl::StatusOr<CompiledKernel>>> futures;
-      for (size_t i = begin; i < std::min(configs.size(), begin + chunk); ++i) {
-        futures.push_back(std::async(std::launch::async, [&f, &c = configs[i], &arch] {
-          const KernelSource src = f.Source(c);
-          return Compile(SourceText(src), src.name_expression, src.options, arch);
-        }));
-      }
-      for (size_t i = 0; i < futures.size(); ++i) {
-        auto k = futures[i].get();
-        EXPECT_TRUE(k.ok()) << f.ConfigName(configs[begin + i]) << ": " << k.status();
-        if (k.ok()) out.emplace_back(configs[begin + i], *std::move(k));
-      }
-    }
-    return out;
-  }
-
-  // Every config (that `which` picks, where given) verifies on every shape,
-  // in layout `layout`.
-  void VerifyAll(const Family& f, const std::vector<Shape>& shapes,
-                 const std::function<bool(const Config&)>& which = nullptr,
-                 v1::Layout layout = v1::LAYOUT_NN) {
-    const auto kernels = CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32, which, layout);
-    ASSERT_FALSE(kernels.empty());
-    for (const auto& shape : shapes) {
-      ASSERT_TRUE(Prepare(f, shape, v1::MATH_IEEE_FP32, layout).ok()) << Family::ShapeString(shape);
-      int ok = 0;
-      for (const auto& [config, kernel] : kernels) {
-        auto r = worker_->MeasureCompiled(kernel, f.Geometry(config, shape, worker_->device()), 0,
-                                          /*time=*/false);
-        EXPECT_EQ(r.status(), v1::MEASUREMENT_OK)
-            << f.ConfigName(config) << " on " << Family::ShapeString(shape) << ": " << r.message();
-        ok += r.status() == v1::MEASUREMENT_OK;
-        ASSERT_FALSE(worker_->broken()) << f.ConfigName(config);
-      }
-      std::cout << f.name() << " " << EnumName(layout) << " " << Family::ShapeString(shape) << ": " << ok << "/"
-                << kernels.size() << " configs correct\n";
-    }
-  }
-
-  // Each config, launched as the client library's TunedKernel::Sgemm
-  // launches it (C set to beta * C first where the kernel adds into C:
-  // prescale_output), against cuBLAS's alpha * A * B + beta * C on the same
-  // random inputs, by the relative Frobenius error. `offset`: A, B and C
-  // start that many floats into their buffers (1: not 16-byte aligned).
-  // `tolerance`: 1e-5 for fp32-accurate kernels; TF32 ones take more.
-  // `layout`: the operands' (the configs' LAYOUT must be it), for cuBLAS too.
-  void ExpectMatchesCublasWithBeta(const std::vector<Config>& configs, int m, int n, int k,
-                                   float alpha, float beta, size_t offset = 0,
-                                   double tolerance = 1e-5, v1::Layout layout = v1::LAYOUT_NN) {
-    const Family& f = SgemmFamily();
-    // The inputs and cuBLAS's C, once; each config starts from the same C.
-    const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
-    auto a = DeviceBuffer::Alloc((mk + offset) * 4), b = DeviceBuffer::Alloc((kn + offset) * 4),
-         c = DeviceBuffer::Alloc((mn + offset) * 4), ref = DeviceBuffer::Alloc(mn * 4);
-    ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
-    ASSERT_TRUE(FillRandom(*a, mk + offset, 1).ok());
-    ASSERT_TRUE(FillRandom(*b, kn + offset, 2).ok());
-    ASSERT_TRUE(FillRandom(*ref, mn, 3).ok());
-    auto handle = CreatePureFp32Cublas();
-    ASSERT_TRUE(handle.ok()) << handle.status();
-    const float* ap = a->f32() + offset;
-    const float* bp = b->f32() + offset;
-    float* cp = c->f32() + offset;
-    ASSERT_TRUE(
-        RowMajorSgemm(*handle, m, n, k, alpha, ap, bp, beta, ref->f32(), nullptr, layout).ok());
-    auto want = CopyToHost(*ref, mn);
-    ASSERT_TRUE(want.ok());
-    for (const Config& config : configs) {
-      ASSERT_FALSE(config.empty());
-      ASSERT_EQ(f.LayoutOf(config), layout) << f.ConfigName(config);
-      const KernelSource src = f.Source(config);
-      auto compiled = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
-      ASSERT_TRUE(compiled.ok()) << compiled.status();
-      auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
-      ASSERT_TRUE(kernel.ok()) << kernel.status();
-      // The C cuBLAS started from (FillRandom fills from the buffer's start).
-      ASSERT_TRUE(FillRandom(*ref, mn, 3).ok());
-      ASSERT_EQ(cudaMemcpy(cp, ref->f32(), mn * 4, cudaMemcpyDeviceToDevice), cudaSuccess);
-      const v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
-      if (g.prescale_output()) {
-        ASSERT_TRUE(PrescaleOutput(*handle, beta, cp, int64_t{m} * n, nullptr).ok());
-      }
-      int mm = m, nn = n, kk = k;
-      float al = alpha, be = beta;
-      void* args[] = {&mm, &nn, &kk, &al, &ap, &bp, &be, &cp};
-      ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok());
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      std::vector<float> got(mn);
-      ASSERT_EQ(cudaMemcpy(got.data(), cp, mn * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-      const double error = RelativeFrobenius(got, *want);
-      EXPECT_LT(error, tolerance)
-          << f.ConfigName(config) << " on " << m << "x" << n << "x" << k << " offset " << offset;
-      std::printf("%s on %dx%dx%d, offset %zu, beta %g (grid %u): error %.1e\n",
-                  f.ConfigName(config).c_str(), m, n, k, offset, beta, g.grid(0), error);
-    }
-    cublasDestroy(*handle);
-  }
-
-  Worker* worker_ = nullptr;
-};
 
 // A BestKernel with no kernel (no config passed verification, tuner.proto
 // "No kernel"): the client library loads nothing and TunedKernel::Sgemm is
@@ -540,149 +353,6 @@ TEST_F(GpuTest, GemvConfigsMatchCublasOnMatrixVectorShapes) {
   for (auto [m, n, k] : {std::tuple{3, 1000, 1024}, {1000, 3, 1024}, {4, 4, 4099}}) {
     for (size_t offset : {0, 1}) ExpectMatchesCublasWithBeta(configs, m, n, k, 1.5f, 0.5f, offset);
   }
-}
-
-// The SIMT kinds (KIND 0-3) and the gemv kind in the layouts other than NN
-// (op(A) = A^T, op(B) = B^T; NN's kernels are those the tests above run): a
-// sample of each kind's configs (every naive and coalesced one, every
-// third tiled one, every eighth warp one and each of its forms: split-K,
-// sliced-K, stream-K, streamed B) verified by the worker against cuBLAS in
-// the problem's layout on shapes no tile divides; every other gemv config
-// on matrix-vector shapes (N or M of 1 to 8; K odd, the scalar path, and K
-// % 4 == 0, the float4 path) and one with M, N > 8 (several chunks); then
-// alpha 1.5, beta 0.5 against cuBLAS, aligned and a float off (A, B and C
-// not 16-byte aligned: the 4-byte paths).
-TEST_F(GpuTest, SimtAndGemvConfigsAreCorrectInEveryLayout) {
-  const Family& f = SgemmFamily();
-  std::set<std::string> sample;  // NN names
-  int tiled = 0, warp = 0, gemv = 0;
-  std::set<std::string> forms;
-  for (const Config& c : f.ValidSpace(worker_->device(), nullptr)) {
-    const int64_t kind = c.at("KIND");
-    bool take = kind <= 1 || (kind == 2 && tiled++ % 3 == 0) || (kind == 4 && gemv++ % 2 == 0);
-    if (kind == 3) {
-      const std::string form = absl::StrCat(c.at("SPLITK") > 1, c.at("SLICEK") > 1,
-                                            c.at("STREAMK"), c.at("STREAMB"));
-      take = warp++ % 8 == 0 || forms.insert(form).second;
-    }
-    if (take) sample.insert(f.ConfigName(c));
-  }
-  auto in_sample = [&](const Config& c) {
-    return c.at("KIND") != 4 && sample.count(f.ConfigName(f.InLayout(c, v1::LAYOUT_NN))) > 0;
-  };
-  auto gemv_sample = [&](const Config& c) {
-    return c.at("KIND") == 4 && sample.count(f.ConfigName(f.InLayout(c, v1::LAYOUT_NN))) > 0;
-  };
-  for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
-    VerifyAll(f, {{17, 33, 65}, {1, 1, 1}, {1000, 1000, 1000}, {16, 515, 300}, {129, 64, 1}},
-              in_sample, layout);
-    VerifyAll(f,
-              {{1, 1000, 1001}, {1000, 1, 1001}, {4, 777, 1024}, {777, 4, 1024}, {8, 300, 333},
-               {300, 7, 332}, {1, 1, 1}, {2, 2, 4099}, {33, 65, 129}},
-              gemv_sample, layout);
-    // alpha and beta: the tiled kind's float4 path, the warp kind plain,
-    // split-K and stream-K (C prescaled), the gemv sides with and without
-    // split-K.
-    std::vector<Config> configs(4), gemvs(4);
-    for (const Config& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_IEEE_FP32, layout)) {
-      const int64_t kind = c.at("KIND");
-      if (kind == 2 && c.at("VEC") == 4 && c.at("DB") == 1) configs[0] = c;
-      if (kind == 3 && c.at("SPLITK") == 1 && c.at("STREAMK") == 0 && c.at("BM") == 64) {
-        configs[1] = c;
-      }
-      if (kind == 3 && c.at("SPLITK") == 8 && c.at("BM") == 32) configs[2] = c;
-      if (kind == 3 && c.at("STREAMK") == 1 && c.at("BM") == 16) configs[3] = c;
-      if (kind == 4 && c.at("GC") == 4) gemvs[2 * c.at("GSIDE") + (c.at("SPLITK") > 1)] = c;
-    }
-    for (size_t offset : {0, 1}) {
-      ExpectMatchesCublasWithBeta(configs, 37, 131, 1029, 1.5f, 0.5f, offset, 1e-5, layout);
-      for (auto [m, n, k] : {std::tuple{3, 1000, 1024}, {1000, 3, 1024}, {4, 4, 4099}}) {
-        ExpectMatchesCublasWithBeta(gemvs, m, n, k, 1.5f, 0.5f, offset, 1e-5, layout);
-      }
-    }
-  }
-}
-
-// op(B) = B^T (NT, torch's F.linear) costs the warp kind and the gemv kind
-// little: the warp kind copies B's K-contiguous tile with 4-byte cp.async,
-// transposed, as A's; gemv's rows side reads a float4 of each of B's N
-// columns per k-quad. Each config's median in every layout, beside cuBLAS's
-// in the same layout, on 4096^3 and 4096 x N x 4096 (N = 1, 4); NT within
-// 1.5x of NN. (On an H100: the warp kind's best 2.85 ms NN, 3.25 NT, 2.77
-// TN; gemv rows 0.029 ms NN and NT at N = 1, 0.030 NT at N = 4.)
-TEST_F(GpuTest, LayoutsRunCloseToNn) {
-  const Family& f = SgemmFamily();
-  std::vector<Config> warps, gemvs;
-  for (const Config& c : f.ValidSpace(worker_->device(), nullptr)) {
-    if (c.at("KIND") == 3 && c.at("BM") >= 128 && c.at("BN") >= 128 && c.at("BK") == 16 &&
-        c.at("STAGES") == 4 && c.at("SPLITK") == 1 && c.at("STREAMK") == 0 &&
-        c.at("GROUP") == 8 && c.at("RUL") == 5 && c.at("SLICEK") == 1 && c.at("MINB") == 1) {
-      warps.push_back(c);
-    }
-    if (c.at("KIND") == 4 && c.at("GSIDE") == 0 && c.at("SPLITK") == 1 && c.at("GR") <= 2 &&
-        c.at("GW") <= 8) {
-      gemvs.push_back(c);
-    }
-  }
-  ASSERT_FALSE(warps.empty());
-  ASSERT_FALSE(gemvs.empty());
-  for (const auto& [configs, shapes] :
-       {std::pair{warps, std::vector<Shape>{{4096, 4096, 4096}}},
-        std::pair{gemvs, std::vector<Shape>{{4096, 1, 4096}, {4096, 4, 4096}}}}) {
-    for (const Shape& shape : shapes) {
-      std::map<std::string, std::map<v1::Layout, double>> ms;
-      for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
-        auto prepared = PrepareResult(f, shape, v1::MATH_IEEE_FP32, layout);
-        ASSERT_TRUE(prepared.ok()) << prepared.status();
-        std::printf("%s %s: cuBLAS %.4f ms\n", Family::ShapeString(shape).c_str(),
-                    EnumName(layout).c_str(), prepared->baseline_ms());
-        for (const Config& nn : configs) {
-          if (!f.SuitsShape(nn, shape).ok()) continue;
-          const Config c = f.InLayout(nn, layout);
-          if (!f.Check(c, worker_->device()).ok()) continue;
-          const KernelSource src = f.Source(c);
-          auto k = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
-          ASSERT_TRUE(k.ok()) << k.status();
-          auto r = worker_->MeasureCompiled(*k, f.Geometry(c, shape, worker_->device()), 0);
-          ASSERT_EQ(r.status(), v1::MEASUREMENT_OK) << f.ConfigName(c) << ": " << r.message();
-          ms[f.ConfigName(nn)][layout] = r.median_ms();
-        }
-      }
-      for (const auto& [name, by_layout] : ms) {
-        std::printf("%s %s: NN %.4f NT %.4f TN %.4f TT %.4f ms\n",
-                    Family::ShapeString(shape).c_str(), name.c_str(), by_layout.at(v1::LAYOUT_NN),
-                    by_layout.at(v1::LAYOUT_NT),
-                    by_layout.count(v1::LAYOUT_TN) ? by_layout.at(v1::LAYOUT_TN) : 0.0,
-                    by_layout.count(v1::LAYOUT_TT) ? by_layout.at(v1::LAYOUT_TT) : 0.0);
-        EXPECT_LT(by_layout.at(v1::LAYOUT_NT), 1.5 * by_layout.at(v1::LAYOUT_NN)) << name;
-      }
-    }
-  }
-}
-
-// A kernel that writes 1 everywhere: verified wrong, never timed.
-constexpr char kWrongKernel[] = R"(
-template <int X> __global__ void wrong(int M, int N, int K, float alpha, const float* A,
-                                       const float* B, float beta, float* C) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < M * N) C[i] = 1.0f;
-})";
-
-// Writes far outside C: an illegal address, a sticky error.
-constexpr char kFaultKernel[] = R"(
-template <int X> __global__ void fault(int M, int N, int K, float alpha, const float* A,
-                                       const float* B, float beta, float* C) {
-  C[threadIdx.x + (1ll << 40)] = 1.0f;
-})";
-
-worker::Measure CustomKernel(const char* source, const char* expr, uint32_t blocks) {
-  worker::Measure m;
-  m.mutable_kernel()->set_source(source);
-  m.mutable_kernel()->set_name_expression(expr);
-  auto* g = m.mutable_kernel()->mutable_geometry();
-  for (uint32_t v : {blocks, 1u, 1u}) g->add_grid(v);
-  for (uint32_t v : {256u, 1u, 1u}) g->add_block(v);
-  return m;
 }
 
 TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
@@ -73,6 +75,46 @@ TEST(SgemmMath, CheckRejectsBadTensorCoreConfigs) {
   Config mma_with_tm = Mma();
   mma_with_tm["TM"] = 8;
   EXPECT_FALSE(f.Check(mma_with_tm, d).ok());
+}
+
+// KIND 5 in every layout (sgemm_mma's LAYOUT): the name's suffix, LAYOUT
+// as the expression's last argument, Check admits it, the shared memory of
+// each operand's tile as it is stored (op(A) = A^T: As[BK][BM+8]; op(B) =
+// B^T: Bs[BN][BK+4]); the layout's space holds every NN mma config; a
+// sample compiles with NVRTC.
+TEST(SgemmMath, MmaLayouts) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  const Config nn = Mma();  // 128x128x16, 3 stages
+  EXPECT_EQ(f.Geometry(nn, {1000, 1000, 1000}, d).dynamic_shared_bytes(),
+            3u * (128 * 20 + 16 * 136) * 4);
+  const std::map<v1::Layout, uint32_t> smem = {
+      {v1::LAYOUT_NT, 3u * (128 * 20 + 128 * 20) * 4},
+      {v1::LAYOUT_TN, 3u * (16 * 136 + 16 * 136) * 4},
+      {v1::LAYOUT_TT, 3u * (16 * 136 + 128 * 20) * 4}};
+  size_t nn_mma = 0;
+  for (const Config& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) nn_mma += c.at("KIND") == 5;
+  std::vector<Config> sample;
+  for (v1::Layout layout : kTransposedLayouts) {
+    const std::string suffix = LayoutSuffixOf(layout);
+    const Config c = f.InLayout(nn, layout);
+    EXPECT_EQ(f.ConfigName(c), f.ConfigName(nn) + suffix);
+    EXPECT_EQ(f.Source(c).name_expression,
+              absl::StrCat("sgemm_mma<128,128,16,64,64,3,1,3,8,1,", static_cast<int>(layout), ">"));
+    EXPECT_TRUE(f.Check(c, d).ok()) << f.Check(c, d);
+    EXPECT_TRUE(f.AdmitsIn(c, v1::MATH_TF32, layout));
+    EXPECT_FALSE(f.AdmitsIn(c, v1::MATH_TF32, v1::LAYOUT_NN));
+    EXPECT_EQ(f.Geometry(c, {1000, 1000, 1000}, d).dynamic_shared_bytes(), smem.at(layout));
+    size_t mma = 0;
+    for (const Config& v : f.ValidSpace(d, nullptr, v1::MATH_TF32, layout)) {
+      EXPECT_TRUE(absl::EndsWith(f.ConfigName(v), suffix)) << f.ConfigName(v);
+      mma += v.at("KIND") == 5;
+    }
+    EXPECT_EQ(mma, nn_mma) << suffix;
+    sample.push_back(f.InLayout(Mma(128, 128, 32, 64, 64, 3, 1, 1), layout));
+  }
+  sample.push_back(f.InLayout(Mma(32, 128, 32, 32, 32, 3, 4, 3, 1), v1::LAYOUT_TN));
+  ExpectCompiles(sample);
 }
 
 }  // namespace

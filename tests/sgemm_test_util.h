@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
@@ -119,6 +121,11 @@ inline Config In(const Config& c, v1::Layout layout) { return F().InLayout(c, la
 /// The layouts other than NN.
 inline constexpr v1::Layout kTransposedLayouts[] = {v1::LAYOUT_NT, v1::LAYOUT_TN,
                                                      v1::LAYOUT_TT};
+/// A layout's config-name suffix: "_nt", "_tn", "_tt" ("" for NN).
+inline std::string LayoutSuffixOf(v1::Layout layout) {
+  return layout == v1::LAYOUT_NN ? "" : "_" + absl::AsciiStrToLower(absl::StripPrefix(
+                                                  v1::Layout_Name(layout), "LAYOUT_"));
+}
 
 /// NVRTC-compiles each config for sm_90 on the CPU, two at a time, and
 /// expects a kernel that does not spill.
@@ -135,6 +142,7 @@ inline void ExpectCompiles(const std::vector<Config>& configs) {
       return;
     }
     EXPECT_EQ(k->spill_bytes, 0) << name << ": " << k->log;
+    EXPECT_EQ(k->log.find("serialized"), std::string::npos) << name << ": " << k->log;
     EXPECT_EQ(k->entry.rfind("_Z", 0), 0u) << name << ": " << k->entry;
   });
 }

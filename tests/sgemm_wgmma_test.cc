@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
@@ -314,6 +316,109 @@ TEST(SgemmMath, WgmmaPromote) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_NE(s.message().find("PROMOTE=2 is unused by KIND="), std::string::npos) << s;
   }
+}
+
+// KIND 6 in every layout (LAYOUT, the last template argument of
+// sgemm_wgmma, after PROMOTE, which it names then, and of sgemm_wgmma_ws):
+// LA 1 and 2 take all four (each operand staged per its contiguity); LA=0
+// and WS take NN, NT (B^T's tile, BN rows of BK + 4 floats) and TT (C^T =
+// B A, the swapped problem's grid and B's tensor map), and refuse TN;
+// LA=0 3xTF32 is refused in NT (it spills). A sample of each form compiles
+// with NVRTC.
+TEST(SgemmMath, WgmmaLayouts) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  const Config la1 = Wgmma();  // 3xTF32 128x128x32, 3 stages
+  Config la2 = Wgmma(128, 128, 16, 64, 128, 4, 1, 3);
+  la2["LA"] = 2;
+  Config la0 = Wgmma(128, 128, 32, 128, 64, 4, 1, 3, 1);
+  la0["LA"] = 0;
+  Config p2 = la0;
+  p2["PROMOTE"] = 2;
+  Config tf32_la0 = la0;
+  tf32_la0["PASSES"] = 1;
+  Config ws = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  ws["LA"] = 0;
+  ws["WS"] = 1;
+  EXPECT_EQ(f.Source(la0).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0>");
+  EXPECT_EQ(f.Source(p2).name_expression, "sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2>");
+  const Shape shape = {1000, 300, 77};
+  for (v1::Layout layout : kTransposedLayouts) {
+    const std::string suffix = LayoutSuffixOf(layout);
+    const int l = static_cast<int>(layout);
+    const Config c1 = f.InLayout(la1, layout), c2 = f.InLayout(la2, layout);
+    const Config c0 = f.InLayout(la0, layout), cws = f.InLayout(ws, layout);
+    const Config c0p2 = f.InLayout(p2, layout), c0tf32 = f.InLayout(tf32_la0, layout);
+    EXPECT_EQ(f.ConfigName(c1), f.ConfigName(la1) + suffix);
+    EXPECT_EQ(f.ConfigName(cws), f.ConfigName(ws) + suffix);
+    EXPECT_EQ(f.Source(c1).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1,1,", l, ">"));
+    EXPECT_EQ(f.Source(c2).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,16,64,128,4,1,3,8,1,2,1,", l, ">"));
+    EXPECT_EQ(f.Source(c0).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,1,", l, ">"));
+    EXPECT_EQ(f.Source(c0p2).name_expression,
+              absl::StrCat("sgemm_wgmma<128,128,32,128,64,4,1,3,1,1,0,2,", l, ">"));
+    EXPECT_EQ(f.Source(cws).name_expression, absl::StrCat("sgemm_wgmma_ws<256,4,1,1,", l, ">"));
+    for (const Config& c : {c1, c2}) {
+      EXPECT_TRUE(f.Check(c, d).ok()) << f.ConfigName(c) << ": " << f.Check(c, d);
+      EXPECT_EQ(f.Geometry(c, shape, d).SerializeAsString(),
+                f.Geometry(f.InLayout(c, v1::LAYOUT_NN), shape, d).SerializeAsString());
+    }
+    if (layout == v1::LAYOUT_TN) {
+      for (const Config& c : {c0, c0p2, c0tf32}) {
+        ExpectRejected(c, "LA=0 (the register-A form) does not take TN");
+      }
+      ExpectRejected(cws, "LA=0 with WS=1 (the register-A form) does not take TN");
+    } else if (layout == v1::LAYOUT_NT) {
+      ExpectRejected(c0, "LA=0 3xTF32 with op(B) = B^T");
+      ExpectRejected(c0p2, "LA=0 3xTF32 with op(B) = B^T");
+      EXPECT_TRUE(f.Check(c0tf32, d).ok()) << f.Check(c0tf32, d);
+      EXPECT_TRUE(f.Check(cws, d).ok()) << f.Check(cws, d);
+      // B^T's tile: BN rows of BK + 4 floats (B's: BK rows of BN + 8).
+      const v1::LaunchGeometry g = f.Geometry(cws, shape, d);
+      EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (32768 + 18432) + 1024 + 4 * 16);
+      EXPECT_EQ(f.Geometry(c0tf32, shape, d).dynamic_shared_bytes(), 4u * (16384 + 18432) + 1024);
+      ASSERT_EQ(g.tensor_maps_size(), 1);
+      EXPECT_EQ(g.tensor_maps(0).SerializeAsString(),
+                f.Geometry(ws, shape, d).tensor_maps(0).SerializeAsString());
+    } else {  // TT: C^T = B A, NN's kernel body on the swapped problem
+      for (const Config& c : {c0, c0p2, c0tf32, cws}) {
+        EXPECT_TRUE(f.Check(c, d).ok()) << f.ConfigName(c) << ": " << f.Check(c, d);
+        const v1::LaunchGeometry g = f.Geometry(c, shape, d);
+        Config nn = c;
+        nn.erase("LAYOUT");
+        const v1::LaunchGeometry swapped = f.Geometry(nn, {300, 1000, 77}, d);
+        EXPECT_EQ(g.grid(0), swapped.grid(0)) << f.ConfigName(c);
+        EXPECT_EQ(g.dynamic_shared_bytes(), swapped.dynamic_shared_bytes());
+      }
+      // B (300 x 77) by TMA: dims K, N; parameter 5 (B).
+      const v1::LaunchGeometry g = f.Geometry(cws, shape, d);
+      EXPECT_EQ(g.grid(0), 2u * 8u);  // ceil(300 / 256) * ceil(1000 / 128)
+      ASSERT_EQ(g.tensor_maps_size(), 1);
+      const v1::TensorMap& b = g.tensor_maps(0);
+      EXPECT_EQ(b.pointer_arg(), 5u);
+      EXPECT_EQ(std::vector<uint64_t>(b.dims().begin(), b.dims().end()),
+                (std::vector<uint64_t>{77, 300}));
+      EXPECT_EQ(std::vector<uint64_t>(b.strides_bytes().begin(), b.strides_bytes().end()),
+                (std::vector<uint64_t>{308}));
+    }
+    // The layout's space: every config named for it; LA=0 (and WS) but in TN.
+    int la0_configs = 0, ws_configs = 0;
+    for (const Config& v : f.ValidSpace(d, nullptr, v1::MATH_TF32, layout)) {
+      EXPECT_TRUE(absl::EndsWith(f.ConfigName(v), suffix)) << f.ConfigName(v);
+      la0_configs += v.at("KIND") == 6 && v.contains("LA") && v.at("LA") == 0;
+      ws_configs += v.contains("WS") && v.at("WS") == 1;
+    }
+    EXPECT_EQ(la0_configs == 0, layout == v1::LAYOUT_TN) << suffix;
+    EXPECT_EQ(ws_configs == 0, layout == v1::LAYOUT_TN) << suffix;
+  }
+  Config tf32 = Wgmma(128, 128, 32, 64, 128, 4, 1, 1);
+  ExpectCompiles(
+      {f.InLayout(tf32, v1::LAYOUT_NT), f.InLayout(tf32, v1::LAYOUT_TN),
+          f.InLayout(la2, v1::LAYOUT_TT), f.InLayout(tf32_la0, v1::LAYOUT_NT),
+          f.InLayout(ws, v1::LAYOUT_NT), f.InLayout(p2, v1::LAYOUT_TT),
+          f.InLayout(ws, v1::LAYOUT_TT)});
 }
 
 }  // namespace

@@ -26,13 +26,17 @@ constexpr int64_t kMmaRegisterOverhead = 110;
 
 /// The tensor-core kernel's derived sizes (see sgemm_mma in mma_tf32.cuh).
 struct MmaTile {
-  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb;
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, layout;
 
   /// One warp per WM x WN warp tile of the BM x BN block tile.
   int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * kWarp : 0; }
-  /// Dynamic shared memory: STAGES x (As[BM][BK+4] + Bs[BK][BN+8]) floats.
+  /// Dynamic shared memory: STAGES x (A's tile + B's tile) floats, each as
+  /// it is stored: As[BM][BK+4] (op(A) = A^T: As[BK][BM+8]) and
+  /// Bs[BK][BN+8] (op(B) = B^T: Bs[BN][BK+4]).
   int64_t SharedBytes() const {
-    return stages * (bm * (bk + 4) + bk * (bn + 8)) * kBytesPerElement;
+    const int64_t a = TransposedA(layout) ? bk * (bm + 8) : bm * (bk + 4);
+    const int64_t b = TransposedB(layout) ? bn * (bk + 4) : bk * (bn + 8);
+    return stages * (a + b) * kBytesPerElement;
   }
   /// WM*WN/32 accumulators per thread plus kMmaRegisterOverhead.
   int64_t RegisterEstimate() const { return wm * wn / kWarp + kMmaRegisterOverhead; }
@@ -40,7 +44,7 @@ struct MmaTile {
 
 MmaTile GetMma(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),  At(c, "WN"),
-          At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"), At(c, "MINB")};
+          At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"), At(c, "MINB"), At(c, "LAYOUT")};
 }
 
 /// Tensor-core tiles {BM, BN, WM, WN} for large problems: 4 or 8 warps of
@@ -137,7 +141,9 @@ absl::Status CheckMma(const Config& config, const v1::Device& device) {
         " floats) does not divide into 16-byte copies evenly among ", threads, " threads"));
   }
   return CheckBlock({threads, absl::StrCat("(BM/WM)*(BN/WN)*32 = ", t.bm / t.wm, "*", t.bn / t.wn, "*32"),
-                     t.minb, t.SharedBytes(), "STAGES x (BM*(BK+4) + BK*(BN+8)) floats",
+                     t.minb, t.SharedBytes(),
+                     t.layout == 0 ? "STAGES x (BM*(BK+4) + BK*(BN+8)) floats"
+                                   : "STAGES x (A's and B's padded tiles) floats",
                      t.RegisterEstimate(),
                      absl::StrCat(t.wm * t.wn / kWarp, " accumulators + ", kMmaRegisterOverhead)},
                     device);
@@ -158,7 +164,8 @@ std::string TensorCoreName(const Config& config) {
 }
 
 /// sgemm.cuh, warp.cuh and mma_tf32.cuh, and
-/// "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>".
+/// "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>" (Source
+/// appends LAYOUT where it is not 0).
 KernelSource MmaSource(const Config& config) {
   std::vector<int64_t> args;
   for (const char* p :

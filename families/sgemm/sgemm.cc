@@ -89,8 +89,8 @@ absl::Status CheckLayout(const Config& config) {
   const int64_t kind = At(config, "KIND");
   const int64_t layout = At(config, "LAYOUT");
   // The kinds whose kernels take LAYOUT (each handles all four layouts).
-  static constexpr std::array<int64_t, 5> kLayoutKinds = {kNaive, kCoalesced, kTiled, kWarpTiled,
-                                                          kGemv};
+  static constexpr std::array<int64_t, 7> kLayoutKinds = {kNaive, kCoalesced, kTiled, kWarpTiled,
+                                                          kGemv, kMma, kWgmma};
   if (layout == 0 ||
       std::find(kLayoutKinds.begin(), kLayoutKinds.end(), kind) != kLayoutKinds.end()) {
     return absl::OkStatus();

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "families/sgemm/kinds.h"
+#include "core/status.h"
 
 namespace tuned::sgemm {
 namespace {
@@ -49,7 +50,7 @@ constexpr int64_t kWsConsumerRegisters = 232;
 
 /// The wgmma kernel's derived sizes (see sgemm_wgmma in wgmma_kernels.cuh).
 struct WgmmaTile {
-  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la, ws;
+  int64_t bm, bn, bk, wm, wn, stages, splitk, passes, minb, la, ws, layout;
 
   /// One warpgroup (128 threads) per WM x WN warpgroup tile, and with WS
   /// the producer warpgroup.
@@ -59,10 +60,13 @@ struct WgmmaTile {
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
   /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
-  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile).
+  /// rows of BN + 8 floats, rounded up to 1024 bytes) + 1024 (RsTile); in
+  /// NT, BN rows of BK + 4 floats (B^T's tile) in place of B's (TT computes
+  /// C^T = B A with NN's tiles: RsSwapped).
   int64_t SharedBytes() const {
     if (la == 0) {
-      const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + bk * (bn + 8)) * kBytesPerElement;
+      const int64_t b = layout == v1::LAYOUT_NT ? bn * (bk + 4) : bk * (bn + 8);
+      const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + b) * kBytesPerElement;
       // WS: the stages' full and empty mbarriers, 8 bytes each.
       return stages * ((stage + 1023) / 1024 * 1024) + 1024 + ws * 16 * stages;
     }
@@ -75,6 +79,9 @@ struct WgmmaTile {
   int64_t RsFragments() const { return 2 * (passes == 3 ? 2 : 1) * bk / 2; }
   /// Floats of one K tile a thread stages in registers.
   int64_t Staged() const { return Threads() > 0 ? (bm + bn) * bk / ComputeThreads() : 0; }
+  /// LA=0 in TT: the kernel computes C^T = B A (N x M) as an NN problem,
+  /// B in A's place (RsGemm's SWAP).
+  bool RsSwapped() const { return la == 0 && layout == v1::LAYOUT_TT; }
   int64_t RegisterEstimate() const {
     if (la == 0) return Accumulators() + RsFragments() + kWgmmaRsRegisterOverhead;
     return la == 2 ? Accumulators() + 4 * Staged() + kWgmmaLa2RegisterOverhead
@@ -85,7 +92,7 @@ struct WgmmaTile {
 WgmmaTile GetWgmma(const Config& c) {
   return {At(c, "BM"),     At(c, "BN"),     At(c, "BK"),     At(c, "WM"),
           At(c, "WN"),     At(c, "STAGES"), At(c, "SPLITK"), At(c, "PASSES"),
-          At(c, "MINB"),   At(c, "LA"),     At(c, "WS")};
+          At(c, "MINB"),   At(c, "LA"),     At(c, "WS"),     At(c, "LAYOUT")};
 }
 
 /// wgmma configs {BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, MINB} of one
@@ -225,8 +232,12 @@ void AddWgmmaSpace(std::vector<Config>& space) {
 /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
 /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
 /// BM (128 or 256), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
-/// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128. PROMOTE
-/// other than 1: 3xTF32 with LA=0 only.
+/// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128; LA=0 (WS
+/// included) takes NN, NT and TT, not TN (wgmma's shared operand is A's
+/// K-major rows, copied as stored; TT computes C^T = B A, whose shared
+/// operand is B's rows; in TN neither is k-contiguous), and in NT TF32 only
+/// (3xTF32 with B^T's fragments spills). PROMOTE other than 1: 3xTF32 with
+/// LA=0 only.
 absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
   const WgmmaTile t = GetWgmma(config);
   if (device.cc_major() != 9 || device.cc_minor() != 0) {
@@ -242,6 +253,20 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "WS=", t.ws, " (warp-specialized) is TF32's with LA=0, BN 128 (two consumer "
         "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
         ", MINB=", t.minb, ", which take WS=0"));
+  }
+  if (t.la == 0 && t.layout == v1::LAYOUT_TN) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "LA=0", t.ws != 0 ? " with WS=1" : "", " (the register-A form) does not take TN: "
+        "wgmma's shared operand (A's rows, or in TT B's) must be K-major for .tf32, which ",
+        t.ws != 0 ? "TMA and " : "", "cp.async copy as stored (no transposition; LA 1 and 2 "
+        "transpose in registers), and in TN neither A^T's storage (K x M) nor B's (K x N) is "
+        "k-contiguous"));
+  }
+  if (t.la == 0 && t.passes == 3 && t.layout == v1::LAYOUT_NT) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "LA=0 3xTF32 with op(B) = B^T (B^T's fragments by ldmatrix) spills under its 255 "
+        "registers (4 to 8 bytes, NVRTC 13.0); layout ",
+        EnumName(static_cast<v1::Layout>(t.layout)), " takes LA=0 for TF32 (PASSES 1) only"));
   }
   if (At(config, "PROMOTE") != 1 && (t.la != 0 || t.passes != 3)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -279,7 +304,7 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
        absl::StrCat("(BM/WM)*(BN/WN)*128 = ", t.bm / t.wm, "*", t.bn / t.wn, "*128",
                     t.ws != 0 ? " + 128 (WS's producer)" : ""),
        t.minb, t.SharedBytes(),
-       t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + BK x (BN + 8) floats, to 1024 bytes) + 1024"
+       t.la == 0 ? "STAGES x ((1 or 2) x BM x BK + B's tile floats, to 1024 bytes) + 1024"
                  : "STAGES x (1 or 2) x (BM + BN) x BK floats + 1024",
        t.RegisterEstimate(),
        t.la == 0 ? absl::StrCat(t.Accumulators(), " accumulators + ", t.RsFragments(),
@@ -309,8 +334,11 @@ KernelSource WgmmaSource(const Config& config) {
          {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA"}) {
       args.push_back(At(config, p));
     }
-    // PROMOTE: the template's default 1 unnamed (the expressions of the stored configs).
-    if (At(config, "PROMOTE") != 1) args.push_back(At(config, "PROMOTE"));
+    // PROMOTE: the template's default 1 unnamed (the expressions of the stored
+    // configs), unless LAYOUT, the argument after it, follows (Source).
+    if (At(config, "PROMOTE") != 1 || At(config, "LAYOUT") != 0) {
+      args.push_back(At(config, "PROMOTE"));
+    }
   }
   return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/wgmma_tf32.cuh",
            "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh", "sgemm/wgmma_kernels.cuh"},
@@ -322,17 +350,20 @@ KernelSource WgmmaSource(const Config& config) {
 /// {(BM/WM)*(BN/WN)*128, 1, 1} (warpgroups; WS: 128 more, the producer),
 /// dynamic shared memory WgmmaTile::SharedBytes(), prescale_output when
 /// SPLITK > 1; WS: A's tensor map (dims K, M; box BK x BM; 128-byte
-/// swizzle), passed after C.
+/// swizzle), passed after C. LA=0 in TT (RsSwapped): the grid and the map
+/// of the swapped problem, C^T = B A: ceil(N / BM) * ceil(M / BN) tiles,
+/// B's map (dims K, N).
 v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
-  v1::LaunchGeometry g = TileGeometry(shape, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
-  if (t.ws != 0) {  // A (M x K, row-major) by TMA: BM rows of 32 floats a copy
+  const Shape problem = t.RsSwapped() ? Shape{shape[1], shape[0], shape[2]} : shape;
+  v1::LaunchGeometry g = TileGeometry(problem, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
+  if (t.ws != 0) {  // A (M x K, row-major; TT: B, N x K) by TMA: BM rows of 32 floats a copy
     v1::TensorMap* a = g.add_tensor_maps();
-    a->set_pointer_arg(kSgemmArgA);
-    a->add_dims(static_cast<uint64_t>(shape[2]));
-    a->add_dims(static_cast<uint64_t>(shape[0]));
-    a->add_strides_bytes(static_cast<uint64_t>(shape[2]) * kBytesPerElement);
+    a->set_pointer_arg(t.RsSwapped() ? kSgemmArgA + 1 : kSgemmArgA);
+    a->add_dims(static_cast<uint64_t>(problem[2]));
+    a->add_dims(static_cast<uint64_t>(problem[0]));
+    a->add_strides_bytes(static_cast<uint64_t>(problem[2]) * kBytesPerElement);
     a->add_box(static_cast<uint32_t>(t.bk));
     a->add_box(static_cast<uint32_t>(t.bm));
     a->set_swizzle_bytes(128);

@@ -8,19 +8,21 @@
 // raster group, MINB __launch_bounds__ minimum blocks per SM, LA K tiles
 // loaded ahead into registers (1 or 2; the 16-byte path only), or 0: the
 // register-A form (RsTile; BK 32, WM = BM, WN 64); PROMOTE (LA 0, 3xTF32)
-// K tiles per tensor-core partial sum (1 or 2). WS = 1 is sgemm_wgmma_ws.
+// K tiles per tensor-core partial sum (1 or 2); LAYOUT the operand layout
+// (tuner.proto Layout; LA 0: NN, NT and TT, see RsTile). WS = 1 is
+// sgemm_wgmma_ws.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int PASSES, int GROUP,
-          int MINB, int LA, int PROMOTE = 1>
+          int MINB, int LA, int PROMOTE = 1, int LAYOUT = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     sgemm_wgmma(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
   if constexpr (LA == 0) {
     static_assert(BK == 32 && WM == BM && WN == 64, "LA=0: BK 32, WM = BM, WN 64");
-    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE, 0>(
+    sgemm_wgmma_detail::RsGemm<BM, BN, STAGES, SPLITK, PASSES, GROUP, PROMOTE, 0, LAYOUT>(
         M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem);
   } else {
-    using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES>;
+    using T = sgemm_wgmma_detail::Tile<BM, BN, BK, WM, WN, STAGES, PASSES, LAYOUT>;
     const int tiles_m = sgemm_wgmma_detail::CeilDiv(M, BM);
     const int tiles_n = sgemm_wgmma_detail::CeilDiv(N, BN);
     int tile_m, tile_n;
@@ -38,8 +40,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     const int wm = (wg / T::WGS_N) * WM, wn = (wg % T::WGS_N) * WN;
     const int bm = tile_m * BM, bn = tile_n * BN;
     const int rows = M - bm, cols = N - bn;
-    A += static_cast<long long>(bm) * K;
-    B += bn;
+    const int lda = T::TA ? M : K, ldb = T::TB ? K : N;  // the operands' row pitches
+    A += T::TA ? static_cast<long long>(bm) : static_cast<long long>(bm) * lda;
+    B += T::TB ? static_cast<long long>(bn) * ldb : static_cast<long long>(bn);
     C += static_cast<long long>(bm) * N + bn;
 
     float acc[T::MI][T::ACC];
@@ -48,21 +51,23 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
   #pragma unroll
       for (int e = 0; e < T::ACC; ++e) acc[mi][e] = 0.0f;
     }
-    const bool vec = ((K | N) & 3) == 0 && sgemm_wgmma_detail::Aligned16(A) &&
+    const bool vec = ((lda | ldb) & 3) == 0 && sgemm_wgmma_detail::Aligned16(A) &&
                      sgemm_wgmma_detail::Aligned16(B);
     static_assert(LA == 1 || LA == 2, "LA");
     if constexpr (LA == 2) {
       if (vec) {
-        T::template KLoop2<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+        T::template KLoop2<true>(smem, raw + pad, A, B, rows, cols, lda, ldb, K, kt0, kt1,
                                  tid, wm, wn, acc);
       } else {
-        T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+        T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, lda, ldb, K, kt0, kt1,
                                  tid, wm, wn, acc);
       }
     } else if (vec) {
-      T::template KLoop<true>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+      T::template KLoop<true>(smem, raw + pad, A, B, rows, cols, lda, ldb, K, kt0, kt1, tid, wm,
+                              wn, acc);
     } else {
-      T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, N, K, kt0, kt1, tid, wm, wn, acc);
+      T::template KLoop<false>(smem, raw + pad, A, B, rows, cols, lda, ldb, K, kt0, kt1, tid, wm,
+                               wn, acc);
     }
 
     // Epilogue: d[4i + j] at row 16w + g + 8 * (j / 2), column 8i + 2t + j % 2
@@ -107,13 +112,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
 // Consume; dynamic shared memory 16 x STAGES bytes more for its
 // mbarriers), A by TMA through `tma_a`, which the launcher encodes
 // (LaunchGeometry.tensor_maps: dims K, M; box 32 x BM; 128-byte swizzle)
-// and passes after C.
-template <int BM, int STAGES, int SPLITK, int GROUP>
+// and passes after C. LAYOUT: NN, NT or TT (TT: the map is B's, dims K, N;
+// RsGemm's SWAP).
+template <int BM, int STAGES, int SPLITK, int GROUP, int LAYOUT = 0>
 __global__ void __launch_bounds__(384, 1)  // two consumer warpgroups (BN 128 / WN 64) and the producer
     sgemm_wgmma_ws(int M, int N, int K, float alpha, const float* __restrict__ A,
                    const float* __restrict__ B, float beta, float* __restrict__ C,
                    const __grid_constant__ sgemm_wgmma_detail::TensorMap tma_a) {
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
-  sgemm_wgmma_detail::RsGemm<BM, 128, STAGES, SPLITK, 1, GROUP, 1, 1>(
+  sgemm_wgmma_detail::RsGemm<BM, 128, STAGES, SPLITK, 1, GROUP, 1, 1, LAYOUT>(
       M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem, &tma_a);
 }

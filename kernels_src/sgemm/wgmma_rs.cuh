@@ -31,7 +31,16 @@ namespace sgemm_wgmma_detail {
 // way, so that it splits only what it copied); out-of-range elements are
 // zero-filled, and blocks whose tile lies within M, N and K copy without
 // predicates (FullCopier).
-template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1>
+// Layouts: op(B) = B^T (LAYOUT & 1; B stored N x K, k contiguous): B^T's
+// rows are copied as A's (LoadK, FullCopier) into a K-major tile swizzled
+// by row pairs (KOff<true>), and each k8 step's fragments come from one
+// ldmatrix.x4 (Fragments). TT (both transposed) is NN's problem for C^T =
+// B A (RsGemm's SWAP): B's rows are the shared operand, A's k rows give the
+// register operand's fragments. TN is not taken: neither A^T's storage nor
+// B's is k-contiguous, and wgmma's shared operand must be K-major for
+// .tf32. 3xTF32 NT is not taken either: NVRTC 13.0's ptxas spills 4 to 8
+// bytes of it under its 255 registers (NN's sits at 255 unspilled).
+template <int BM, int BN, int STAGES, int PASSES, int PROMOTE = 1, int LAYOUT = 0>
 struct RsTile {
   enum : int {
     BK = 32,
@@ -40,14 +49,34 @@ struct RsTile {
     ACC = BM / 2,  // accumulators per thread of one m64 x BM wgmma
     A_BYTES = BM * ROWB,
     PB = BN + 8,  // B's row pitch, floats
+    PBT = BK + 4,  // B^T's row pitch (TB), floats
+    TB = (LAYOUT & 1) != 0,  // op(B) = B^T: B stored N x K (k contiguous), B^T's tile K-major
     B_OFF = (PASSES == 3 ? 2 : 1) * A_BYTES,
-    STAGE_BYTES = (B_OFF + BK * PB * 4 + 1023) / 1024 * 1024,
+    STAGE_BYTES = (B_OFF + (TB ? BN * PBT : BK * PB) * 4 + 1023) / 1024 * 1024,
     A_CHUNKS = BM * (BK / 4) / THREADS,  // 16-byte units per thread per K tile
     B_CHUNKS = BK * (BN / 4) / THREADS,
   };
+  static_assert((LAYOUT & 2) == 0,
+                "RsTile: op(A) = A (wgmma's shared operand is A's K-major rows, copied as "
+                "stored; TT comes as NN's C^T = B A, RsGemm)");
   static_assert((BM == 128 || BM == 256) && BN % 64 == 0 && STAGES >= 4, "LA=0 tile");
   static_assert(A_CHUNKS * THREADS == BM * BK / 4 && B_CHUNKS * THREADS == BK * BN / 4, "copies");
   static_assert(PROMOTE == 1 || PROMOTE == 2, "PROMOTE");
+
+  // The byte offset in a stage of 16-byte unit u (k quad) of row `row` of a
+  // K-major operand tile: A's (IS_B false) 128-byte swizzled (wgmma's
+  // shared operand, Swizzle); B^T's (TB) at B_OFF, rows of PBT floats
+  // (144 bytes, 9 bank groups), its even rows first, then its odd ones, so
+  // that the rows n0 = 16w + 2g (or n0 + 1, g = 0..7) of one ldmatrix
+  // matrix (Fragments) are 8 consecutive rows in 8 distinct bank groups.
+  template <bool IS_B>
+  static __device__ __forceinline__ int KOff(int row, int u) {
+    if constexpr (IS_B) {
+      return B_OFF + ((row & 1) * (BN / 2) + (row >> 1)) * (PBT * 4) + u * 16;
+    } else {
+      return Swizzle<ROWB>(row * ROWB + u * 16);
+    }
+  }
 
   // The copies of blocks whose tile lies within M, N and K (KLoop's FULL),
   // K tile after K tile: this thread's A chunks lie THREADS / 8 rows apart
@@ -61,9 +90,10 @@ struct RsTile {
   struct FullCopier {
     enum : int {
       A_ROWS = CT / (BK / 4),  // rows between a thread's A chunks
-      B_ROWS = CT / (BN / 4),  // rows between its B chunks
+      B_ROWS = TB ? CT / (BK / 4) : CT / (BN / 4),  // rows (n or k) between its B chunks
       AC = BM * (BK / 4) / CT,  // chunks a thread
       BC = BK * (BN / 4) / CT,
+      B_DST = TB ? B_ROWS / 2 * PBT * 4 : B_ROWS * PB * 4,  // bytes between their shared offsets
     };
     const char* a;  // this thread's first A chunk of the next K tile
     const char* b;  // its first B chunk of the next K tile
@@ -71,22 +101,29 @@ struct RsTile {
     unsigned a_dst, b_dst;     // their offsets in a stage
 
     // A and B at the block's corner, k0 the first K tile's column.
-    __device__ __forceinline__ FullCopier(const float* A, const float* B, int N, int K, int k0,
+    __device__ __forceinline__ FullCopier(const float* A, const float* B, int ldb, int K, int k0,
                                           int tid) {
       const int row = tid / (BK / 4), kq = tid % (BK / 4);
-      const int kr = tid / (BN / 4), nq = tid % (BN / 4);
       a = reinterpret_cast<const char*>(A + static_cast<long long>(row) * K + k0 + kq * 4);
-      b = reinterpret_cast<const char*>(B + static_cast<long long>(k0 + kr) * N + nq * 4);
       a_step = static_cast<long long>(A_ROWS) * K * 4;
-      b_step = static_cast<long long>(B_ROWS) * N * 4;
-      a_dst = Swizzle<ROWB>(row * ROWB + kq * 16);
-      b_dst = B_OFF + (kr * PB + nq * 4) * 4;
+      a_dst = KOff<false>(row, kq);
+      if constexpr (TB) {  // B^T's rows as A's
+        b = reinterpret_cast<const char*>(B + static_cast<long long>(row) * ldb + k0 + kq * 4);
+        b_dst = KOff<true>(row, kq);
+      } else {
+        const int kr = tid / (BN / 4), nq = tid % (BN / 4);
+        b = reinterpret_cast<const char*>(B + static_cast<long long>(k0 + kr) * ldb + nq * 4);
+        b_dst = B_OFF + (kr * PB + nq * 4) * 4;
+      }
+      b_step = static_cast<long long>(B_ROWS) * ldb * 4;
     }
     // The next K tile into the stage at shared address `stage` (WITH_A
     // false: B's rows alone, A's come by TMA).
     template <bool WITH_A = true>
     __device__ __forceinline__ void Issue(unsigned stage) {
-      static_assert(A_ROWS % 8 == 0 && BC * B_ROWS == BK, "copy plan");
+      static_assert(A_ROWS % 8 == 0 &&
+                        (TB ? B_ROWS % 2 == 0 && BC * B_ROWS == BN : BC * B_ROWS == BK),
+                    "copy plan");
       const char* p = a;
       if constexpr (WITH_A) {
 #pragma unroll
@@ -98,9 +135,13 @@ struct RsTile {
       p = b;
 #pragma unroll
       for (int i = 0; i < BC; ++i, p += b_step) {
-        CpAsync16Shared(stage + b_dst + i * B_ROWS * PB * 4, p);
+        CpAsync16Shared(stage + b_dst + i * B_DST, p);
       }
-      b = p;  // BK rows on
+      if constexpr (TB) {
+        b = p - BC * b_step + BK * 4;  // BK columns on
+      } else {
+        b = p;  // BK rows on
+      }
     }
   };
 
@@ -113,33 +154,22 @@ struct RsTile {
   // CT: the threads that copy; WS's producer (CT < THREADS) keeps its loops
   // rolled, within its 40 registers (unrolled, they spilled 1.2 KB).
   // WITH_A false: B alone (A comes by TMA).
+  // B^T's rows (TB) are copied as A's (LoadK).
   template <bool VEC, int CT = THREADS, bool WITH_A = true>
   static __device__ __forceinline__ void Load(unsigned char* stage, const float* __restrict__ A,
                                               const float* __restrict__ B, int rows, int cols,
-                                              int N, int K, int k0, int tid) {
-    constexpr int UNROLL = CT == THREADS ? 64 : 1;
-#pragma unroll UNROLL
-    for (int i = 0; i < (WITH_A ? BM * (BK / 4) / CT : 0); ++i) {
-      const int c = tid + i * CT, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
-      float* dst =
-          reinterpret_cast<float*>(stage + Swizzle<ROWB>(row * ROWB + (c % (BK / 4)) * 16));
-      const float* src = A + static_cast<long long>(row) * K + k;
-      if constexpr (VEC) {
-        const bool in = row < rows && k < K;
-        sgemm_detail::CpAsync16(dst, in ? src : A, in);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const bool in = row < rows && k + e < K;
-          sgemm_detail::CpAsync4(dst + e, in ? src + e : A, in);
-        }
-      }
+                                              int ldb, int K, int k0, int tid) {
+    if constexpr (WITH_A) LoadK<false, BM, VEC, CT>(stage, A, K, rows, K, k0, tid);
+    if constexpr (TB) {
+      LoadK<true, BN, VEC, CT>(stage, B, ldb, cols, K, k0, tid);
+      return;
     }
+    constexpr int UNROLL = CT == THREADS ? 64 : 1;
 #pragma unroll UNROLL
     for (int i = 0; i < BK * (BN / 4) / CT; ++i) {
       const int c = tid + i * CT, kr = c / (BN / 4), n = (c % (BN / 4)) * 4;
       float* dst = reinterpret_cast<float*>(stage + B_OFF) + kr * PB + n;
-      const float* src = B + static_cast<long long>(k0 + kr) * N + n;
+      const float* src = B + static_cast<long long>(k0 + kr) * ldb + n;
       if constexpr (VEC) {
         const bool in = k0 + kr < K && n < cols;
         sgemm_detail::CpAsync16(dst, in ? src : B, in);
@@ -148,6 +178,31 @@ struct RsTile {
         for (int e = 0; e < 4; ++e) {
           const bool in = k0 + kr < K && n + e < cols;
           sgemm_detail::CpAsync4(dst + e, in ? src + e : B, in);
+        }
+      }
+    }
+  }
+
+  // The K tile at k0 of a K-contiguous operand (X at the block's corner, ld
+  // its row pitch, lim its rows left in M or N) into its K-major tile of
+  // `stage` (KOff<IS_B>); zeros beyond lim and K. CT threads, as Load.
+  template <bool IS_B, int ROWS, bool VEC, int CT>
+  static __device__ __forceinline__ void LoadK(unsigned char* stage, const float* __restrict__ X,
+                                               int ld, int lim, int K, int k0, int tid) {
+    constexpr int UNROLL = CT == THREADS ? 64 : 1;
+#pragma unroll UNROLL
+    for (int i = 0; i < ROWS * (BK / 4) / CT; ++i) {
+      const int c = tid + i * CT, row = c / (BK / 4), k = k0 + (c % (BK / 4)) * 4;
+      float* dst = reinterpret_cast<float*>(stage + KOff<IS_B>(row, c % (BK / 4)));
+      const float* src = X + static_cast<long long>(row) * ld + k;
+      if constexpr (VEC) {
+        const bool in = row < lim && k < K;
+        sgemm_detail::CpAsync16(dst, in ? src : X, in);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool in = row < lim && k + e < K;
+          sgemm_detail::CpAsync4(dst + e, in ? src + e : X, in);
         }
       }
     }
@@ -184,15 +239,54 @@ struct RsTile {
   static __device__ __forceinline__ int ColN0(int tid) {
     return (tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * ((tid % 32) / 4);
   }
+  // Where this thread reads its fragments (Fragments' n0 and t): NN, column
+  // ColN0 and k t = lane % 4 of B's tile. TB: its lane gives ldmatrix the
+  // address of row ColN0's n0 + j % 2 of matrix j = lane / 8 (lanes 8j + g,
+  // g = 0..7), k quad j / 2 (+ 2kk): n0 is that row's byte offset in the
+  // stage (KOff<true>), t the quad's, 16 (j / 2).
+  static __device__ __forceinline__ int FragN(int tid) {
+    if constexpr (TB) {
+      return KOff<true>(
+          (tid / 128) * 64 + 16 * ((tid % 128) / 32) + 2 * (tid % 8) + (tid / 8) % 2, 0);
+    } else {
+      return ColN0(tid);
+    }
+  }
+  static __device__ __forceinline__ int FragT(int tid) {
+    if constexpr (TB) {
+      return 16 * ((tid / 16) % 2);
+    } else {
+      return tid % 4;
+    }
+  }
 
   // This thread's B^T fragments of the stage (m64k8 .tf32: a0 (row g, k
   // t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4) of the warp's 16
   // rows: columns n0 and n0 + 1 of the block's BN, ColN0), rounded or split.
   // A quarter-warp's 8-byte loads (rows t, t + 1, .. 8 floats apart in the
   // banks, PB = BN + 8) hit 32 banks.
-  static __device__ __forceinline__ void Fragments(const unsigned char* stage, int n0, int t,
+  // TB: one ldmatrix.x4 a k8 step (32 bytes on) from B^T's K-major tile
+  // (KOff<true>): matrix j's row g (8 rows of 16 bytes, lane 8j + g's address) is row
+  // n0 + j % 2 (ColN0), k quad 2kk + j / 2, and a thread's register j its
+  // row g, float t: a0 .. a3 as above.
+  // `stage` and `addr`: the stage's generic pointer (NN) and shared address (TB).
+  static __device__ __forceinline__ void Fragments(const unsigned char* stage, unsigned addr,
+                                                   int n0, int t,
                                                    unsigned (&big)[BK / 8][4],
                                                    unsigned (&small)[BK / 8][4]) {
+    if constexpr (TB) {  // n0, t: FragN, FragT
+      const unsigned row = addr + n0 + t;
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        unsigned d[4];
+        LdMatrix4(row + 32 * kk, d);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          SplitOperand<PASSES>(__uint_as_float(d[j]), big[kk][j], small[kk][j]);
+        }
+      }
+      return;
+    }
     const float* bs = reinterpret_cast<const float*>(stage + B_OFF);
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) {
@@ -231,17 +325,17 @@ struct RsTile {
   static __device__ __forceinline__ void KLoop(unsigned char* smem, unsigned base,
                                                const float* __restrict__ A,
                                                const float* __restrict__ B, int rows, int cols,
-                                               int N, int K, int kt0, int kt1, int tid,
+                                               int ldb, int K, int kt0, int kt1, int tid,
                                                float (&acc)[ACC]) {
     constexpr int AHEAD = VEC ? STAGES - 1 : STAGES - 2;
     const int nk = kt1 - kt0;
     // K tile kt0 + t (issued in order of t) into stage s.
-    FullCopier<> copier(A, B, N, K, kt0 * BK, tid);
+    FullCopier<> copier(A, B, ldb, K, kt0 * BK, tid);
     auto load = [&](int s, int t) {
       if constexpr (FULL) {
         copier.Issue(base + s * STAGE_BYTES);
       } else {
-        Load<VEC>(smem + s * STAGE_BYTES, A, B, rows, cols, N, K, (kt0 + t) * BK, tid);
+        Load<VEC>(smem + s * STAGE_BYTES, A, B, rows, cols, ldb, K, (kt0 + t) * BK, tid);
       }
     };
 #pragma unroll
@@ -249,7 +343,7 @@ struct RsTile {
       if (s < nk) load(s, s);
       sgemm_detail::CpAsyncCommit();
     }
-    const int t = tid % 4, n0 = ColN0(tid);
+    const int t = FragT(tid), n0 = FragN(tid);
     float part[ACC];
     unsigned big0[BK / 8][4], small0[BK / 8][4], big1[BK / 8][4], small1[BK / 8][4];
     if (nk <= 0) return;
@@ -259,7 +353,7 @@ struct RsTile {
       FenceProxyAsync();
     }
     __syncthreads();
-    Fragments(smem, n0, t, big0, small0);
+    Fragments(smem, base, n0, t, big0, small0);
     // Tile i, its fragments in (big, small); tile i + 1's into (nbig, nsmall).
     auto step = [&](int i, unsigned (&big)[BK / 8][4], unsigned (&small)[BK / 8][4],
                     unsigned (&nbig)[BK / 8][4], unsigned (&nsmall)[BK / 8][4]) {
@@ -315,7 +409,9 @@ struct RsTile {
       if (PASSES == 1 || !fresh) WgmmaWait<1>();
       __syncthreads();  // tile i + 1 split and landed in every thread
       if constexpr (AHEAD == STAGES - 1) copy_ahead();
-      if (i + 1 < nk) Fragments(next, n0, t, nbig, nsmall);
+      if (i + 1 < nk) {
+        Fragments(next, base + ((i + 1) % STAGES) * STAGE_BYTES, n0, t, nbig, nsmall);
+      }
       if (PASSES == 3 && promote) {
         WgmmaWait<0>();
         Pin(part);
@@ -354,10 +450,10 @@ struct RsTile {
   static __device__ __forceinline__ void Produce(unsigned char* smem, unsigned base,
                                                  const float* __restrict__ A,
                                                  const float* __restrict__ B, int rows, int cols,
-                                                 int N, int K, int kt0, int kt1, int ptid,
+                                                 int ldb, int K, int kt0, int kt1, int ptid,
                                                  const TensorMap* tma, int m0) {
     const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
-    FullCopier<WS_PRODUCERS> copier(A, B, N, K, kt0 * BK, ptid);
+    FullCopier<WS_PRODUCERS> copier(A, B, ldb, K, kt0 * BK, ptid);
     const int nk = kt1 - kt0;
     for (int t = 0; t < nk; ++t) {
       const int st = t % STAGES;
@@ -371,7 +467,7 @@ struct RsTile {
       if constexpr (FULL) {
         copier.template Issue<!TMA>(base + st * STAGE_BYTES);
       } else {
-        Load<VEC, WS_PRODUCERS, !TMA>(smem + st * STAGE_BYTES, A, B, rows, cols, N, K,
+        Load<VEC, WS_PRODUCERS, !TMA>(smem + st * STAGE_BYTES, A, B, rows, cols, ldb, K,
                                       (kt0 + t) * BK, ptid);
       }
       CpAsyncArrive(full + 8 * st);
@@ -383,14 +479,14 @@ struct RsTile {
   static __device__ __forceinline__ void ProduceAny(bool vec, bool whole, unsigned char* smem,
                                                     unsigned base, const float* __restrict__ A,
                                                     const float* __restrict__ B, int rows,
-                                                    int cols, int N, int K, int kt0, int kt1,
+                                                    int cols, int ldb, int K, int kt0, int kt1,
                                                     int ptid, const TensorMap* tma, int m0) {
     if (vec && whole) {
-      Produce<true, true, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+      Produce<true, true, TMA>(smem, base, A, B, rows, cols, ldb, K, kt0, kt1, ptid, tma, m0);
     } else if (vec) {
-      Produce<true, false, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+      Produce<true, false, TMA>(smem, base, A, B, rows, cols, ldb, K, kt0, kt1, ptid, tma, m0);
     } else {
-      Produce<false, false, TMA>(smem, base, A, B, rows, cols, N, K, kt0, kt1, ptid, tma, m0);
+      Produce<false, false, TMA>(smem, base, A, B, rows, cols, ldb, K, kt0, kt1, ptid, tma, m0);
     }
   }
 
@@ -400,11 +496,11 @@ struct RsTile {
                                                  int tid, float (&acc)[ACC]) {
     static_assert(PASSES == 1, "WS: TF32");
     const unsigned full = base + WS_BARS, empty = full + 8 * STAGES;
-    const int t = tid % 4, n0 = ColN0(tid);
+    const int t = FragT(tid), n0 = FragN(tid);
     const bool lane0 = tid % 32 == 0;
     unsigned f0[BK / 8][4], f1[BK / 8][4], unused[BK / 8][4];
     MbarWait(full, 0);
-    Fragments(smem, n0, t, f0, unused);
+    Fragments(smem, base, n0, t, f0, unused);
     auto step = [&](int i, unsigned (&f)[BK / 8][4], unsigned (&nf)[BK / 8][4]) {
       const unsigned long long d0 = Descriptor<ROWB>(base + (i % STAGES) * STAGE_BYTES);
       Pin(acc);
@@ -415,7 +511,10 @@ struct RsTile {
       if (i + 1 < nk) MbarWait(full + 8 * ((i + 1) % STAGES), ((i + 1) / STAGES) & 1);
       WgmmaWait<1>();  // tile i - 1's wgmmas: its stage is free here
       if (i >= 1 && lane0) MbarArrive(empty + 8 * ((i - 1) % STAGES));
-      if (i + 1 < nk) Fragments(smem + ((i + 1) % STAGES) * STAGE_BYTES, n0, t, nf, unused);
+      if (i + 1 < nk) {
+        Fragments(smem + ((i + 1) % STAGES) * STAGE_BYTES, base + ((i + 1) % STAGES) * STAGE_BYTES,
+                  n0, t, nf, unused);
+      }
     };
     for (int i = 0; i < nk; i += 2) {
       step(i, f0, f1);
@@ -433,12 +532,28 @@ struct RsTile {
 // used where K % 4 == 0 and A is 16-byte aligned (TMA's rules, which the
 // launcher tests alike before it encodes the map; elsewhere the map is
 // zeros and the producer copies A with cp.async).
-template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS>
+template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS,
+          int LAYOUT = 0>
 __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
                                        float beta, float* __restrict__ C, unsigned char* smem_raw,
                                        const TensorMap* tma = nullptr) {
-  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE>;
+  // TT (SWAP): C^T = B * A is this body's NN problem, of N x M: B (N x K, k
+  // contiguous) in A's place, A (K x M, m contiguous) in B's, and C^T's
+  // tile written to C transposed (the epilogue); the launch's grid and A's
+  // tensor map are the swapped problem's (WgmmaGeometry).
+  constexpr bool SWAP = LAYOUT == 3;
+  static_assert(LAYOUT != 2, "LA=0: op(A) = A^T only with op(B) = B^T (TT)");
+  const int ldc = N;  // C's row pitch
+  if constexpr (SWAP) {
+    const int m = M;
+    M = N;
+    N = m;
+    const float* a = A;
+    A = B;
+    B = a;
+  }
+  using T = RsTile<BM, BN, STAGES, PASSES, PROMOTE, SWAP ? 0 : LAYOUT>;
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
   sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
@@ -450,10 +565,11 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   const int tid = threadIdx.x;
   const int bm = tile_m * BM, bn = tile_n * BN;
   const int rows = M - bm, cols = N - bn;
+  const int ldb = T::TB ? K : N;  // B's row pitch
   A += static_cast<long long>(bm) * K;
-  B += bn;
-  C += static_cast<long long>(bm) * N + bn;
-  const bool vec = ((K | N) & 3) == 0 && Aligned16(A) && Aligned16(B);
+  B += T::TB ? static_cast<long long>(bn) * ldb : static_cast<long long>(bn);
+  C += SWAP ? static_cast<long long>(bn) * ldc + bm : static_cast<long long>(bm) * ldc + bn;
+  const bool vec = ((K | ldb) & 3) == 0 && Aligned16(A) && Aligned16(B);
   const bool whole = rows >= BM && cols >= BN && K % T::BK == 0;
   if constexpr (WS) {
     const unsigned full = raw + pad + T::WS_BARS;
@@ -468,10 +584,10 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
       const int ptid = tid - T::THREADS;
       if (by_tma) {
-        T::template ProduceAny<true>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, N,
+        T::template ProduceAny<true>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, ldb,
                                      K, kt0, kt1, ptid, tma, bm);
       } else {
-        T::template ProduceAny<false>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, N,
+        T::template ProduceAny<false>(vec, whole, smem_raw + pad, raw + pad, A, B, rows, cols, ldb,
                                       K, kt0, kt1, ptid, tma, bm);
       }
       return;
@@ -485,14 +601,14 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     T::Consume(smem_raw + pad, raw + pad, kt1 - kt0, tid, acc);
   } else if (vec) {
     if (whole) {
-      T::template KLoop<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+      T::template KLoop<true, true>(smem_raw + pad, raw + pad, A, B, rows, cols, ldb, K, kt0, kt1,
                                     tid, acc);
     } else {
-      T::template KLoop<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+      T::template KLoop<true, false>(smem_raw + pad, raw + pad, A, B, rows, cols, ldb, K, kt0, kt1,
                                      tid, acc);
     }
   } else {
-    T::template KLoop<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, N, K, kt0, kt1,
+    T::template KLoop<false, false>(smem_raw + pad, raw + pad, A, B, rows, cols, ldb, K, kt0, kt1,
                                     tid, acc);
   }
   // The epilogue through shared memory (the stages are free once every
@@ -502,7 +618,9 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   // 32 banks), then each warp writes whole rows of C, 4 floats a thread
   // (float4 where N % 4 == 0 and C is 16-byte aligned, else one by one).
   // Stored straight from acc, a warp's stores were 4 rows of 8 floats.
-  // (WS: the consumers alone, at named barrier 1.)
+  // (WS: the consumers alone, at named barrier 1.) SWAP: the tile is C^T's,
+  // stored as Cs[n][m] (C's orientation; pitch BM + 4, float2s along m),
+  // and written likewise.
   auto sync = [&]() {
     if constexpr (WS) {
       asm volatile("bar.sync 1, %0;\n" ::"r"(static_cast<int>(T::THREADS)) : "memory");
@@ -510,8 +628,10 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
       __syncthreads();
     }
   };
-  constexpr int PC = BN + 4;
-  static_assert(BM * PC * 4 <= STAGES * T::STAGE_BYTES, "the C tile fits in the stages");
+  // The tile in C's orientation: CR rows of CW columns (r_lim, c_lim left).
+  constexpr int CR = SWAP ? BN : BM, CW = SWAP ? BM : BN, PC = CW + 4;
+  const int r_lim = SWAP ? cols : rows, c_lim = SWAP ? rows : cols;
+  static_assert(CR * PC * 4 <= STAGES * T::STAGE_BYTES, "the C tile fits in the stages");
   sync();
   float* cs = reinterpret_cast<float*>(smem_raw + pad);
   {
@@ -520,30 +640,35 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     for (int i = 0; i < BM / 8; ++i) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        *reinterpret_cast<float2*>(cs + (8 * i + 2 * t + h) * PC + n0) =
-            make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+        if constexpr (SWAP) {
+          *reinterpret_cast<float2*>(cs + (n0 + h) * PC + 8 * i + 2 * t) =
+              make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
+        } else {
+          *reinterpret_cast<float2*>(cs + (8 * i + 2 * t + h) * PC + n0) =
+              make_float2(acc[4 * i + h], acc[4 * i + 2 + h]);
+        }
       }
     }
   }
   sync();
-  const bool cvec = (N & 3) == 0 && Aligned16(C);
+  const bool cvec = (ldc & 3) == 0 && Aligned16(C);
 #pragma unroll 4
   for (int q = tid; q < BM * BN / 4; q += T::THREADS) {
-    const int m = q / (BN / 4), n = (q % (BN / 4)) * 4;
-    if (m >= rows || n >= cols) continue;
+    const int m = q / (CW / 4), n = (q % (CW / 4)) * 4;
+    if (m >= r_lim || n >= c_lim) continue;
     const float4 a = *reinterpret_cast<const float4*>(cs + m * PC + n);
     float v[4] = {alpha * a.x, alpha * a.y, alpha * a.z, alpha * a.w};
-    float* c = C + static_cast<long long>(m) * N + n;
+    float* c = C + static_cast<long long>(m) * ldc + n;
     if constexpr (SPLITK > 1) {
-      if (cvec && n + 3 < cols) {  // 4 times fewer atomics than scalar ones
+      if (cvec && n + 3 < c_lim) {  // 4 times fewer atomics than scalar ones
         sgemm_detail::RedAdd4(c, v[0], v[1], v[2], v[3]);
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          if (n + e < cols) atomicAdd(c + e, v[e]);
+          if (n + e < c_lim) atomicAdd(c + e, v[e]);
         }
       }
-    } else if (cvec && n + 3 < cols) {
+    } else if (cvec && n + 3 < c_lim) {
       if (beta != 0.0f) {
         const float4 old = *reinterpret_cast<const float4*>(c);
         v[0] = fmaf(beta, old.x, v[0]);
@@ -555,7 +680,7 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if (n + e < cols) c[e] = beta != 0.0f ? fmaf(beta, c[e], v[e]) : v[e];
+        if (n + e < c_lim) c[e] = beta != 0.0f ? fmaf(beta, c[e], v[e]) : v[e];
       }
     }
   }

@@ -1,7 +1,11 @@
 // Row-major fp32 GEMM on Hopper's warpgroup tensor cores for tuned (family
 // "sgemm", KIND 6, families/sgemm/wgmma.cc), sm_90a only:
 //
-//   C(MxN) = alpha * A(MxK) * B(KxN) + beta * C,   lda = K, ldb = N, ldc = N,
+//   C(MxN) = alpha * op(A) * op(B) + beta * C,   ldc = N,
+//
+// in the operand layout LAYOUT (tuner.proto Layout, the kernels' last
+// template argument; op(A) = A^T where LAYOUT & 2, A stored K x M, lda = M;
+// op(B) = B^T where LAYOUT & 1, B stored N x K, ldb = K; as KIND 5),
 //
 // with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
 //
@@ -51,7 +55,10 @@
 // immediates imm-trans-a/b exist for .f16/.bf16 alone, 9.7.15.5.2
 // "wgmma.mma_async"). A (M x K, k contiguous in global memory) is K-major as
 // it comes; B (K x N, n contiguous) is stored transposed, Bs[n][k], by the
-// register-staged copy below. A tile is rows of BK floats (ROWB = 4*BK =
+// register-staged copy below. In the other layouts each operand is staged
+// per its contiguity (Tile::LoadOperand, StoreOperand): a K-contiguous one
+// (op(B) = B^T's storage N x K) as A, an M-contiguous one (op(A) = A^T's,
+// K x M) transposed as B. A tile is rows of BK floats (ROWB = 4*BK =
 // 128, 64 or 32 bytes: BK 32, 16, 8), one row per m (A) or n (B), in the
 // 128-, 64- or 32-byte swizzle mode whose width is ROWB: the swizzle atom is
 // 8 rows x ROWB bytes (Table "swizzle atom layout": 128B/K: 8x8, 64B/K: 8x4,
@@ -295,6 +302,17 @@ __device__ __forceinline__ unsigned Tf32Operand(float x) {
 // predicate and generic-to-shared conversion).
 __device__ __forceinline__ void CpAsync16Shared(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
+// d[j] <- this thread's 32 bits of matrix j of four 8 x 16-byte matrices in
+// shared memory (PTX ISA "ldmatrix", .b16 pairs read as one 32-bit value:
+// row lane / 4, bytes 4 (lane % 4) .. + 3), whose rows' shared addresses
+// lanes 8j .. 8j + 7 give in `addr`.
+__device__ __forceinline__ void LdMatrix4(unsigned addr, unsigned (&d)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(addr)
+               : "memory");
 }
 
 // mbarriers (PTX ISA "mbarrier") for the warp-specialized LA=0 (WS):
