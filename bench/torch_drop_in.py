@@ -179,6 +179,11 @@ def served_text(tuned, best):
     return f"{what} ({match})"
 
 
+# Sweeps queued ahead of the one awaited: under the daemon's default quota
+# of 16 queued or running jobs per client (tuned.toml [quota]).
+QUEUE_AHEAD = 12
+
+
 def submit(tuned, client, m, n, k, layout, mode, args):
     """Queues the problem's sweep unless the daemon has it tuned (or
     --no-tune): returns (job, start time) or None, with the reason printed
@@ -293,21 +298,28 @@ def run(args):
     problems = [(s, layout, mode) for s in shapes for layout in args.layouts for mode in args.modes]
     served = {}
     started = time.monotonic()
-    # Tune everything first (no sweep beside a timing): every missing sweep
-    # queued at once, then each awaited in order.
+    # Tune everything first (no sweep beside a timing): the missing sweeps
+    # queued QUEUE_AHEAD at a time (within the daemon's per-client quota of
+    # queued jobs), each awaited in order.
     queued = {}
-    for (m, n, k), layout, mode in ([] if dry else problems):
-        queued[(m, n, k, layout, mode)] = submit(tuned, client, m, n, k, layout, mode, args)
-    for (m, n, k), layout, mode in problems:
+    for i, ((m, n, k), layout, mode) in enumerate(problems):
         key = (m, n, k, layout, mode)
         if dry:
             served[key] = "torch (dry run)"
             continue
+        for (m2, n2, k2), l2, mode2 in problems[i:i + QUEUE_AHEAD]:
+            if (m2, n2, k2, l2, mode2) not in queued and time.monotonic() - started <= args.deadline:
+                queued[(m2, n2, k2, l2, mode2)] = submit(tuned, client, m2, n2, k2, l2, mode2, args)
         if time.monotonic() - started > args.deadline:
             print(f"tune {m}x{n}x{k} {layout} {mode}: past --deadline, not waited for", flush=True)
         elif (best := tune(tuned, client, m, n, k, layout, mode, args, queued.get(key))) is not None:
             served[key] = served_text(tuned, best)
 
+    if args.tune_only:
+        print(f"# tuned: {len(served)} of {len(problems)} problems served, "
+              f"{sum(1 for q in queued.values() if q is not None)} swept "
+              f"in {time.monotonic() - started:.0f} s", flush=True)
+        return 0 if len(served) == len(problems) else 1
     rows, missing, wrong = [], 0, 0
     saved_tf32 = torch.backends.cuda.matmul.allow_tf32
     for (m, n, k), layout, mode in problems:
@@ -371,6 +383,8 @@ def parser():
                    help="seconds a sweep is waited for before it is cancelled")
     p.add_argument("--deadline", type=float, default=float("inf"),
                    help="seconds after which no problem is tuned or measured (then exit 1)")
+    p.add_argument("--tune-only", action="store_true",
+                   help="sweep what the daemon lacks, then stop (no timing)")
     p.add_argument("--dry-run", action="store_true",
                    help="no GPU, no daemon: the flow on the CPU, torch standing in for tuned")
     p.add_argument("--dry-max", type=int, default=48,
