@@ -45,6 +45,7 @@ plumbing, the layouts' operands, the lines and the SUMMARY's form.
 
 import argparse
 import math
+import re
 import statistics
 import sys
 import time
@@ -161,6 +162,26 @@ def summary(rows, shapes, layouts, modes):
     return (f"SUMMARY torch_drop_in shapes={shapes} layouts={layouts} modes={modes} "
             f"slower_than_torch={slower} geomean_ieee={g['ieee_fp32']:.3f} "
             f"geomean_fp32_accurate={g['fp32_accurate']:.3f} geomean_tf32={g['tf32']:.3f}")
+
+
+LINE = re.compile(r"^(\d+)x(\d+)x(\d+) (nn|nt|tn|tt) +(\w+) +tuned [\d.]+ ms +torch [\d.]+ ms +"
+                  r"ratio ([\d.]+)x")
+
+
+def combine(paths):
+    """The SUMMARY line of the problems' lines (line()) in the logs at
+    `paths`: a suite run in parts (e.g. --layouts nn,nt and tn,tt, each on
+    one GPU in one call), each problem once (the last line wins)."""
+    rows = {}
+    for path in paths:
+        with open(path) as f:
+            for text in f:
+                if (hit := LINE.match(text)):
+                    m, n, k, layout, mode, ratio = hit.groups()
+                    rows[(m, n, k, layout, mode)] = {"mode": mode, "ratio": float(ratio)}
+    keys = rows.keys()
+    return summary(list(rows.values()), len({k[:3] for k in keys}), len({k[3] for k in keys}),
+                   len({k[4] for k in keys}))
 
 
 def line(m, n, k, layout, mode, row):
@@ -365,7 +386,10 @@ def run(args):
 
 def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--shapes", required=True, help="file of 'M N K' lines (../shared/bench/shapes.txt)")
+    p.add_argument("--combine", nargs="+", metavar="LOG",
+                   help="print the SUMMARY of the problems' lines in these logs (a suite run "
+                        "in parts) and stop")
+    p.add_argument("--shapes", help="file of 'M N K' lines (../shared/bench/shapes.txt)")
     p.add_argument("--layouts", type=lambda t: parse_list(t, LAYOUTS, "layout"),
                    default=list(LAYOUTS), help="comma-separated, of nn,nt,tn,tt (default: all)")
     p.add_argument("--modes", type=lambda t: parse_list(t, MODES, "math mode"),
@@ -394,6 +418,11 @@ def parser():
 
 def main(argv=None):
     args = parser().parse_args(argv)
+    if args.combine:
+        print(combine(args.combine))
+        return 0
+    if not args.shapes:
+        sys.exit("--shapes FILE is required")
     if args.reps < 1 or args.rounds < 1:
         sys.exit("--reps and --rounds must be at least 1")
     return run(args)
