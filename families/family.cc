@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -50,26 +51,30 @@ absl::Status Family::ValidateProblem(const Shape& shape, const v1::Device& devic
   return absl::OkStatus();
 }
 
-absl::Status Family::ValidateMath(v1::Math math) const {
-  const std::vector<v1::Math> modes = MathModes();
-  if (std::find(modes.begin(), modes.end(), math) != modes.end()) return absl::OkStatus();
+namespace {
+/// OK if `value` is one of `supported`; else INVALID_ARGUMENT "<what>
+/// <VALUE> is not supported by <family> (supported: a, b)", each supported
+/// value by its enum name less `prefix`, in lower case.
+template <typename Enum>
+absl::Status CheckSupported(Enum value, const std::vector<Enum>& supported, const char* what,
+                            const char* prefix, const std::string& family) {
+  if (std::find(supported.begin(), supported.end(), value) != supported.end()) {
+    return absl::OkStatus();
+  }
   std::vector<std::string> names;
-  for (v1::Math m : modes) names.push_back(absl::AsciiStrToLower(absl::StripPrefix(EnumName(m), "MATH_")));
-  return absl::InvalidArgumentError(absl::StrCat("math mode ", EnumName(math),
-                                                 " is not supported by ", std::string(name()),
-                                                 " (supported: ", absl::StrJoin(names, ", "), ")"));
+  for (Enum e : supported) names.push_back(absl::AsciiStrToLower(absl::StripPrefix(EnumName(e), prefix)));
+  return absl::InvalidArgumentError(absl::StrCat(what, " ", EnumName(value), " is not supported by ",
+                                                 family, " (supported: ", absl::StrJoin(names, ", "),
+                                                 ")"));
+}
+}  // namespace
+
+absl::Status Family::ValidateMath(v1::Math math) const {
+  return CheckSupported(math, MathModes(), "math mode", "MATH_", std::string(name()));
 }
 
 absl::Status Family::ValidateLayout(v1::Layout layout) const {
-  const auto layouts = Layouts();
-  if (std::find(layouts.begin(), layouts.end(), layout) != layouts.end()) return absl::OkStatus();
-  std::vector<std::string> names;
-  for (v1::Layout l : layouts) {
-    names.push_back(absl::AsciiStrToLower(absl::StripPrefix(EnumName(l), "LAYOUT_")));
-  }
-  return absl::InvalidArgumentError(absl::StrCat("layout ", EnumName(layout),
-                                                 " is not supported by ", std::string(name()),
-                                                 " (supported: ", absl::StrJoin(names, ", "), ")"));
+  return CheckSupported(layout, Layouts(), "layout", "LAYOUT_", std::string(name()));
 }
 
 std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,

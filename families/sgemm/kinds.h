@@ -114,9 +114,6 @@ std::string LayoutSuffix(const Config& config);
 /// `expression` ("sgemm_tiled<...>") with the config's LAYOUT appended to
 /// its template arguments where it is not 0.
 std::string WithLayoutArgument(std::string expression, const Config& config);
-/// OK if KIND `kind` handles the config's LAYOUT, else FAILED_PRECONDITION
-/// naming the layout and the kind.
-absl::Status CheckLayout(const Config& config);
 
 inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 

@@ -85,21 +85,6 @@ std::string WithLayoutArgument(std::string expression, const Config& config) {
   return expression;
 }
 
-absl::Status CheckLayout(const Config& config) {
-  const int64_t kind = At(config, "KIND");
-  const int64_t layout = At(config, "LAYOUT");
-  // The kinds whose kernels take LAYOUT (each handles all four layouts).
-  static constexpr std::array<int64_t, 7> kLayoutKinds = {kNaive, kCoalesced, kTiled, kWarpTiled,
-                                                          kGemv, kMma, kWgmma};
-  if (layout == 0 ||
-      std::find(kLayoutKinds.begin(), kLayoutKinds.end(), kind) != kLayoutKinds.end()) {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("LAYOUT=", layout, " (", EnumName(static_cast<v1::Layout>(layout)),
-                   ") is not handled by KIND=", kind, " (", KindName(kind), ")"));
-}
-
 void AddOnce(std::vector<Config>& space, const Config& c) {
   if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
 }
@@ -422,7 +407,6 @@ class SgemmFamilyImpl final : public Family {
   /// or, times the threads, above registers_per_block.
   absl::Status Check(const Config& config, const v1::Device& device) const override {
     TUNED_RETURN_IF_ERROR(CheckParams(config));
-    TUNED_RETURN_IF_ERROR(CheckLayout(config));
     const int64_t kind = config.at("KIND");
     for (const auto& [key, value] : FixedFor(kind)) {
       if (At(config, key) != value) {
