@@ -30,14 +30,11 @@ import grpc
 import torch
 import torch.nn.functional as F
 
-from .client import LAYOUTS, Client, TunedError, default_address, layout_value
+from .client import Client, TunedError, default_address, layout_value
 from .kernel import Kernel, _run_in_mode, served_layout
 from .layout import operand_layout as _layout
 from .layout import weight_layout as _weight_layout
 from .v1 import tuner_pb2 as pb
-
-# The layouts the daemon tunes and serves (tuner.proto Layout), each its own problem.
-_DAEMON_LAYOUTS = frozenset(LAYOUTS)
 
 # math mode name -> (tuner.proto Math, whether its cuBLAS baseline is TF32)
 _MATH = {"ieee_fp32": (pb.MATH_IEEE_FP32, False),
@@ -163,7 +160,7 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
     mode, tf32 = _math(math)
     index = device.index if device.type == "cuda" else -1
     shaped = dict(out_shape=out_shape, bias_shape=bias_shape)
-    if layout not in _DAEMON_LAYOUTS or not (m and n and k):  # (an empty GEMM: torch's)
+    if not (m and n and k):  # an empty GEMM: torch's
         return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
     if _capturing():
         raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
