@@ -39,10 +39,11 @@ std::string DefaultServerAddress(int gpu) {
   return "unix:" + DefaultSocketPath(gpu);
 }
 
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math, v1::Layout layout) {
+v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math, v1::Layout layout,
+                         v1::DType dtype) {
   v1::Problem p;
   p.set_family(v1::FAMILY_SGEMM);
-  p.set_dtype(v1::DTYPE_F32);
+  p.set_dtype(dtype);
   p.set_math(math);
   p.set_layout(layout);
   p.add_shape(m);
@@ -61,6 +62,14 @@ absl::StatusOr<v1::Math> ParseMath(std::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown math mode '", std::string(name), "' (known: ieee_fp32, fp32_accurate, tf32)"));
+}
+
+absl::StatusOr<v1::DType> ParseDType(std::string_view name) {
+  for (v1::DType d : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    if (name == DTypeText(d)) return d;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", std::string(name), "' (known: f32, bf16, f16)"));
 }
 
 std::string LayoutName(v1::Layout layout) {

@@ -41,6 +41,20 @@ struct TunedKernel::MapCache {
   std::vector<Entry> entries;  // oldest first
 };
 
+namespace {
+/// Whether `problem` is a 16-bit GEMM (the sgemm family's BF16 and F16 forms).
+bool Is16Bit(const v1::Problem& problem) {
+  return problem.family() == v1::FAMILY_SGEMM &&
+         (problem.dtype() == v1::DTYPE_BF16 || problem.dtype() == v1::DTYPE_F16);
+}
+/// The cuBLAS math mode of the problem's baseline: its own mode, or for a
+/// 16-bit GEMM CUBLAS_DEFAULT_MATH (MATH_FP32_ACCURATE's handle), which lets
+/// cublasGemmEx use the tensor cores, as the worker's baseline does.
+v1::Math BaselineMath(const v1::Problem& problem) {
+  return Is16Bit(problem) ? v1::MATH_FP32_ACCURATE : problem.math();
+}
+}  // namespace
+
 absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   // cuBLAS serves it (the daemon found it faster, or no kernel passed
   // verification and the description holds none): nothing to load.
@@ -56,7 +70,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   TunedKernel k;
   k.best_ = best;
   if (cublas_only) {
-    auto handle = CreateCublas(best.problem().math());  // the mode's baseline
+    auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
     k.cublas_ = *handle;
     return k;
@@ -96,7 +110,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   };
   const bool accumulates = param("SPLITK") > 1 || param("STREAMK") != 0;
   if (accumulates && best.problem().family() == v1::FAMILY_SGEMM) {
-    auto handle = CreateCublas(best.problem().math());  // the mode's baseline
+    auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
     k.cublas_ = *handle;
   }
@@ -130,7 +144,7 @@ TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
 
 absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel& best,
                                                             const std::vector<int64_t>& shape) {
-  const Family* family = FindFamily(best.problem().family());
+  const Family* family = FindFamily(best.problem());
   if (family == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown kernel family ", EnumName(best.problem().family())));
@@ -212,6 +226,10 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   if (best_.problem().family() != v1::FAMILY_SGEMM) {
     return absl::FailedPreconditionError("not an sgemm kernel");
   }
+  if (Is16Bit(best_.problem())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a ", DTypeText(best_.problem().dtype()), " kernel: call Gemm16 with 16-bit buffers"));
+  }
   if (uses_cublas()) {
     return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout());
   }
@@ -222,6 +240,27 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   if (!p.ok()) return p.status();
   if ((*p)->prescale_output) {  // the kernel adds alpha * A * B into C = beta * C
     TUNED_RETURN_IF_ERROR(PrescaleOutput(cublas_, beta, c, int64_t{m} * n, stream));
+  }
+  void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
+  return LaunchPrepared(**p, prepared, args, stream);
+}
+
+absl::Status TunedKernel::Gemm16(int m, int n, int k, float alpha, const void* a, const void* b,
+                                 float beta, void* c, cudaStream_t stream) const {
+  if (!Is16Bit(best_.problem())) {
+    return absl::FailedPreconditionError("not a 16-bit sgemm kernel (bf16 or f16)");
+  }
+  if (uses_cublas()) {
+    return RowMajorGemmEx(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout(),
+                          best_.problem().dtype());
+  }
+  PreparedLaunch other;
+  bool prepared = false;
+  const int64_t shape[] = {m, n, k};
+  auto p = LaunchFor(shape, 3, &other, &prepared);
+  if (!p.ok()) return p.status();
+  if ((*p)->prescale_output) {
+    return absl::InternalError("a 16-bit kernel asks for C to be prescaled, which no 16-bit kind does");
   }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
   return LaunchPrepared(**p, prepared, args, stream);

@@ -360,13 +360,14 @@ absl::StatusOr<std::string> SweepReportSvg(const SweepReportData& input) {
       unit = "launches/ms";
     }
   } else {
-    const Family* family = FindFamily(input.problem.family());
+    const Family* family = FindFamily(input.problem);
     if (family == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown kernel family ", EnumName(input.problem.family())));
     }
     params = family->params();
-    problem = absl::StrCat(std::string(family->name()), " f32 ", absl::StrJoin(input.problem.shape(), "x"));
+    problem = absl::StrCat(std::string(family->name()), " ", DTypeText(family->dtype()), " ",
+                           absl::StrJoin(input.problem.shape(), "x"));
     unit = family->metric_unit();
   }
   const SweepReportData& data = *in;

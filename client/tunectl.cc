@@ -76,7 +76,8 @@ std::string ProblemString(const tuned::v1::Problem& p) {
     return absl::StrCat(p.family_name(), p.spec_hash().empty() ? "" : "@" + ShortHash(p.spec_hash()),
                         " ", absl::StrJoin(p.shape(), "x"));
   }
-  return absl::StrCat(tuned::ProblemFamilyName(p), " f32 ", absl::StrJoin(p.shape(), "x"),
+  return absl::StrCat(tuned::ProblemFamilyName(p), " ", tuned::DTypeText(p.dtype()), " ",
+                      absl::StrJoin(p.shape(), "x"),
                       p.math() == tuned::v1::MATH_IEEE_FP32 ? "" : " " + tuned::MathName(p.math()),
                       p.layout() == tuned::v1::LAYOUT_NN ? "" : " " + tuned::LayoutName(p.layout()));
 }
@@ -357,7 +358,8 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
              "or for best, the shape is not tuned; 2 a usage error.");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
-  std::string server, family_name = "sgemm", math_name = "ieee_fp32", layout_name = "nn";
+  std::string server, family_name = "sgemm", math_name = "ieee_fp32", layout_name = "nn",
+              dtype_name = "f32";
   int gpu = 0;
   bool json = false;
   app.add_option("--server", server, "daemon address: unix:/path or host:port (default: $TUNED_SERVER "
@@ -403,6 +405,9 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
                     "sgemm operand layout, op(A) then op(B), as cuBLAS's: nn (default; A M x K, "
                     "B K x N, row-major), nt (B stored N x K, as torch's F.linear weight), tn "
                     "(A stored K x M) or tt");
+    cmd->add_option("--dtype", dtype_name,
+                    "sgemm element type: f32 (default), bf16 or f16 (16-bit A, B and C, fp32 "
+                    "accumulation; error <= 2x cuBLAS's vs fp64; math mode ieee_fp32 only)");
   };
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
   add_problem(sweep);
@@ -528,6 +533,13 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
     auto layout = tuned::ParseLayout(layout_name);
     if (!layout.ok()) return Usage(std::string(layout.status().message()), app);
     problem.set_layout(*layout);
+    if (tuned::IsBuiltinFamily(family_name)) {
+      auto dtype = tuned::ParseDType(dtype_name);
+      if (!dtype.ok()) return Usage(std::string(dtype.status().message()), app);
+      problem.set_dtype(*dtype);
+    } else if (dtype_name != "f32") {
+      return Usage("--dtype is for built-in families; a kernel spec's arguments have their types", app);
+    }
   }
 
   auto print_best = [&]() -> int {

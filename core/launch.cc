@@ -95,7 +95,10 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
     unit[i] = 1;
     if (i + 1 < rank) strides[i] = m.strides_bytes(i);
   }
-  const CUresult r = (*encode)(reinterpret_cast<CUtensorMap*>(&out), CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+  const CUtensorMapDataType type = m.dtype() == v1::DTYPE_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : m.dtype() == v1::DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  const CUresult r = (*encode)(reinterpret_cast<CUtensorMap*>(&out), type,
                             static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, strides,
                             box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -208,6 +211,22 @@ absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alp
   return CublasStatus(cublasSgemm(handle, g.op_first, g.op_second, n, m, k, &alpha, b, g.ldb, a,
                                   g.lda, &beta, c, n),
                       "cublasSgemm");
+}
+
+absl::Status RowMajorGemmEx(cublasHandle_t handle, int m, int n, int k, float alpha, const void* a,
+                            const void* b, float beta, void* c, cudaStream_t stream,
+                            v1::Layout layout, v1::DType dtype) {
+  if (dtype != v1::DTYPE_BF16 && dtype != v1::DTYPE_F16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RowMajorGemmEx: dtype ", static_cast<int>(dtype), " is not BF16 or F16"));
+  }
+  const cudaDataType_t type = dtype == v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
+  const RowMajorGemmArgs g = RowMajorGemm(m, n, k, layout);
+  return CublasStatus(cublasGemmEx(handle, g.op_first, g.op_second, n, m, k, &alpha, b, type, g.ldb,
+                                   a, type, g.lda, &beta, c, type, n, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmEx");
 }
 
 absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,

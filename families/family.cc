@@ -77,6 +77,19 @@ absl::Status Family::ValidateLayout(v1::Layout layout) const {
   return CheckSupported(layout, Layouts(), "layout", "LAYOUT_", std::string(name()));
 }
 
+absl::Status Family::ValidateDType(v1::DType dtype) const {
+  TUNED_RETURN_IF_ERROR(CheckSupported(dtype, DTypes(), "dtype", "DTYPE_", std::string(name())));
+  if (dtype != this->dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(name()), " tunes dtype ", EnumName(dtype), " in its form for it (ForDType), not in this one"));
+  }
+  return absl::OkStatus();
+}
+
+std::string DTypeText(v1::DType dtype) {
+  return absl::AsciiStrToLower(absl::StripPrefix(EnumName(dtype), "DTYPE_"));
+}
+
 std::vector<Config> Family::ValidSpace(const v1::Device& device, std::vector<Pruned>* pruned,
                                        v1::Math math, v1::Layout layout) const {
   std::vector<Config> valid;

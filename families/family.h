@@ -91,6 +91,19 @@ class Family {
     (void)config;
     return math == v1::MATH_IEEE_FP32;
   }
+  /// The element type of the family's problems: DTYPE_F32, or a 16-bit
+  /// variant's own (sgemm's BF16 and F16 GEMM, families/sgemm/gemm16.cc).
+  virtual v1::DType dtype() const { return v1::DTYPE_F32; }
+  /// The element types the family takes (tuner.proto DType): DTYPE_F32
+  /// only, unless it says otherwise (sgemm: F32, BF16 and F16).
+  virtual std::vector<v1::DType> DTypes() const { return {v1::DTYPE_F32}; }
+  /// The family that tunes problems of `dtype`: this one for its own
+  /// dtype(), a variant for another of DTypes() (sgemm's 16-bit GEMM, with
+  /// its own kinds, space and kernels under the same name), nullptr for a
+  /// dtype it does not take.
+  virtual const Family* ForDType(v1::DType dtype) const {
+    return dtype == this->dtype() ? this : nullptr;
+  }
   /// The operand layouts (tuner.proto Layout) the family's problems take:
   /// LAYOUT_NN only, unless it says otherwise (sgemm: all four).
   virtual std::vector<v1::Layout> Layouts() const { return {v1::LAYOUT_NN}; }
@@ -173,6 +186,9 @@ class Family {
   absl::Status ValidateMath(v1::Math math) const;
   /// INVALID_ARGUMENT unless `layout` is one of Layouts() (naming them).
   absl::Status ValidateLayout(v1::Layout layout) const;
+  /// INVALID_ARGUMENT unless `dtype` is one of DTypes() (naming them) and
+  /// this form's dtype() (FindFamily(problem) gives the form).
+  absl::Status ValidateDType(v1::DType dtype) const;
   /// The configs of Space() that `math` admits (Admits), split into the
   /// valid ones and the pruned ones with reasons; the others are left out,
   /// not pruned (sgemm's MATH_IEEE_FP32 space is that of its CUDA-core
@@ -254,14 +270,16 @@ inline constexpr double kMaxNearestDistance = 3.0;
 /// first), or nullopt.
 std::optional<Shape> NearestShape(const Shape& shape, const std::vector<Shape>& tuned);
 
-/// The built-in family for an id or name; nullptr if unknown. Registered in
-/// registry.cc.
+/// The built-in family for an id or name (its DTYPE_F32 form); nullptr if
+/// unknown. Registered in registry.cc.
 const Family* FindFamily(v1::Family id);
 const Family* FindFamily(std::string_view name);
 /// The built-in families.
 std::vector<const Family*> AllFamilies();
 /// The family of a problem: a built-in one by `family` or `family_name`,
-/// or a kernel spec family that AddSpecFamily holds by family_name and
+/// in the form for the problem's dtype (Family::ForDType; the F32 form
+/// where the family does not take the dtype, which FamilyOf refuses), or a
+/// kernel spec family that AddSpecFamily holds by family_name and
 /// spec_hash; nullptr if none.
 const Family* FindFamily(const v1::Problem& problem);
 /// ALREADY_EXISTS where `name` is a built-in family's, which no kernel spec
@@ -280,6 +298,10 @@ void ForgetSpecFamilies();
 /// The API name of an enum value of tuner.proto (e.g. "FAMILY_SGEMM"), or its
 /// number (e.g. "77") for a value this build does not know: a request's enum
 /// may hold any number, and protobuf's Family_Name() gives "" for those.
+/// "f32", "bf16", "f16" (the API name without its prefix, lower case); a
+/// number for a value this build does not know.
+std::string DTypeText(v1::DType dtype);
+
 template <typename Enum>
 std::string EnumName(Enum value) {
   const auto* v = google::protobuf::GetEnumDescriptor<Enum>()->FindValueByNumber(value);

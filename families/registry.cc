@@ -51,9 +51,21 @@ const Family* FindFamily(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+/// `family` in its form for `dtype` (unset: F32), or `family` itself where it
+/// has none.
+const Family* InDType(const Family* family, v1::DType dtype) {
+  if (family == nullptr || dtype == v1::DTYPE_UNSPECIFIED) return family;
+  const Family* form = family->ForDType(dtype);
+  return form != nullptr ? form : family;
+}
+}  // namespace
+
 const Family* FindFamily(const v1::Problem& problem) {
-  if (problem.family_name().empty()) return FindFamily(problem.family());
-  if (const Family* f = FindFamily(problem.family_name()); f != nullptr) return f;
+  if (problem.family_name().empty()) return InDType(FindFamily(problem.family()), problem.dtype());
+  if (const Family* f = FindFamily(problem.family_name()); f != nullptr) {
+    return InDType(f, problem.dtype());
+  }
   SpecFamilies& specs = Specs();
   absl::MutexLock lock(&specs.mu);
   auto it = specs.by_version.find({problem.family_name(), problem.spec_hash()});

@@ -31,11 +31,7 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store)
         "; `tunectl families` lists the registered kernel specs)"));
   }
   if (family->spec() == nullptr || family->id() != v1::FAMILY_UNSPECIFIED) {
-    if (problem.dtype() != v1::DTYPE_F32) {
-      return absl::InvalidArgumentError(absl::StrCat("dtype ", EnumName(problem.dtype()),
-                                                     " is not supported by ", std::string(family->name()),
-                                                     " (supported: f32)"));
-    }
+    TUNED_RETURN_IF_ERROR(family->ValidateDType(problem.dtype()));
   } else if (problem.dtype() != v1::DTYPE_UNSPECIFIED) {
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel spec ", std::string(family->name()), " takes no dtype (its arguments have their types)"));

@@ -602,20 +602,23 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
   if (req->family() != v1::FAMILY_UNSPECIFIED && FindFamily(req->family()) == nullptr) {
     return ToGrpc(absl::InvalidArgumentError(absl::StrCat("unknown kernel family ", EnumName(req->family()))));
   }
-  for (const Family* f : AllFamilies()) {
-    if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != f->id()) continue;
-    for (v1::Math math : f->MathModes()) {
-      for (v1::Layout layout : f->Layouts()) {
-        auto shapes =
-            store_->TunedShapes(device_id_, FamilyKey(f->id()), v1::DTYPE_F32, math, layout);
-        if (!shapes.ok()) return ToGrpc(shapes.status());
-        for (const auto& shape : *shapes) {
-          v1::Problem* p = resp->add_problems();
-          p->set_family(f->id());
-          p->set_dtype(v1::DTYPE_F32);
-          p->set_math(math);
-          p->set_layout(layout);
-          p->mutable_shape()->Assign(shape.begin(), shape.end());
+  for (const Family* base : AllFamilies()) {
+    if (req->family() != v1::FAMILY_UNSPECIFIED && req->family() != base->id()) continue;
+    for (v1::DType dtype : base->DTypes()) {
+      const Family* f = base->ForDType(dtype);
+      if (f == nullptr) continue;
+      for (v1::Math math : f->MathModes()) {
+        for (v1::Layout layout : f->Layouts()) {
+          auto shapes = store_->TunedShapes(device_id_, FamilyKey(f->id()), dtype, math, layout);
+          if (!shapes.ok()) return ToGrpc(shapes.status());
+          for (const auto& shape : *shapes) {
+            v1::Problem* p = resp->add_problems();
+            p->set_family(f->id());
+            p->set_dtype(dtype);
+            p->set_math(math);
+            p->set_layout(layout);
+            p->mutable_shape()->Assign(shape.begin(), shape.end());
+          }
         }
       }
     }

@@ -152,11 +152,14 @@ TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {
 
 // The fp64 check of the math modes other than MATH_IEEE_FP32
 // (server/worker/sgemm_problem.cc) builds for sm_90 without spilling.
+// So does its form for each 16-bit dtype (server/worker/gemm16_problem.cc).
 TEST(Compiler, CompilesTheFp64CheckKernel) {
-  auto k = Compile(kFp64CheckSource, kFp64CheckName, {}, "sm_90");
-  ASSERT_TRUE(k.ok()) << k.status();
-  EXPECT_TRUE(CheckNoSpills(*k).ok());
-  EXPECT_FALSE(k->entry.empty());
+  for (v1::DType dtype : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    auto k = Compile(kFp64CheckSource, Fp64CheckName(dtype), {}, "sm_90");
+    ASSERT_TRUE(k.ok()) << Fp64CheckName(dtype) << ": " << k.status();
+    EXPECT_TRUE(CheckNoSpills(*k).ok());
+    EXPECT_FALSE(k->entry.empty());
+  }
 }
 
 // A source that names the arch-specific variant of the device's target

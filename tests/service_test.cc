@@ -100,6 +100,8 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
   math7.set_math(static_cast<v1::Math>(7));
   v1::Problem transpose_tf32 = TransposeProblem(64, 64);
   transpose_tf32.set_math(v1::MATH_TF32);
+  v1::Problem transpose_bf16 = TransposeProblem(64, 64);
+  transpose_bf16.set_dtype(v1::DTYPE_BF16);
   const std::vector<BadCase> cases = {
       {SgemmProblem(0, 64, 64), absl::StatusCode::kInvalidArgument, "M must be at least 1"},
       {SgemmProblem(64, -3, 64), absl::StatusCode::kInvalidArgument, "N must be at least 1"},
@@ -111,11 +113,16 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
       {family77, absl::StatusCode::kInvalidArgument,
        "unknown kernel family 77 (built-in: sgemm, transpose;"},
       {dtype9, absl::StatusCode::kInvalidArgument,
-       "dtype 9 is not supported by sgemm (supported: f32)"},
+       "dtype 9 is not supported by sgemm (supported: f32, bf16, f16)"},
       {math7, absl::StatusCode::kInvalidArgument,
        "math mode 7 is not supported by sgemm (supported: ieee_fp32, fp32_accurate, tf32)"},
       {transpose_tf32, absl::StatusCode::kInvalidArgument,
        "math mode MATH_TF32 is not supported by transpose (supported: ieee_fp32)"},
+      {transpose_bf16, absl::StatusCode::kInvalidArgument,
+       "dtype DTYPE_BF16 is not supported by transpose (supported: f32)"},
+      {SgemmProblem(64, 64, 64, v1::MATH_TF32, v1::LAYOUT_NN, v1::DTYPE_BF16),
+       absl::StatusCode::kInvalidArgument,
+       "math mode MATH_TF32 is not supported by sgemm (supported: ieee_fp32)"},
       // A, B, C and the reference: 4 * (2*8192*16384 + 2*8192^2) B = 1.5 GiB > 1024 MiB.
       {SgemmProblem(8192, 8192, 16384), absl::StatusCode::kResourceExhausted, "MiB"},
   };

@@ -156,6 +156,10 @@ struct BlockUse {
 /// first limit exceeded.
 absl::Status CheckBlock(const BlockUse& b, const v1::Device& device);
 
+/// The family's 16-bit forms (gemm16.cc): `dtype` DTYPE_BF16 or DTYPE_F16
+/// (any other value gives the F16 form).
+const Family& Gemm16Family(v1::DType dtype);
+
 // ---- each kind's part of the family (Space in sgemm.cc's order) ----
 
 // simt.cc: KIND 0-3.

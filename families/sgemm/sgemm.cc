@@ -303,6 +303,16 @@ class SgemmFamilyImpl final : public Family {
     return {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32};
   }
 
+  std::vector<v1::DType> DTypes() const override {
+    return {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16};
+  }
+  /// This family for F32; the 16-bit forms (gemm16.cc) for BF16 and F16.
+  const Family* ForDType(v1::DType dtype) const override {
+    if (dtype == v1::DTYPE_F32) return this;
+    if (dtype == v1::DTYPE_BF16 || dtype == v1::DTYPE_F16) return &Gemm16Family(dtype);
+    return nullptr;
+  }
+
   std::vector<v1::Layout> Layouts() const override {
     return {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT};
   }

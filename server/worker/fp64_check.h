@@ -1,25 +1,48 @@
-// The kernel that checks an SGEMM output against the fp64 reference in the
-// math modes other than MATH_IEEE_FP32 (server/worker/sgemm_problem.cc), as
-// NVRTC source. Apart so that CI (no GPU) compiles it (tests/compile_test.cc).
+// The kernel that checks a GEMM output against the fp64 reference (sgemm
+// outside MATH_IEEE_FP32, and the 16-bit forms), as NVRTC source, and its
+// launch. The source is apart so that CI (no GPU) compiles it
+// (tests/compile_test.cc).
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
+#include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
 
-/// fp64_err2(c, r, n, out): *out += sum over i < n of ((double)c[i] - r[i])^2,
-/// c fp32 and r fp64, both n elements; grid-stride, each block's sum (a
-/// warp-shuffle reduction, then one per warp through shared memory) added
-/// with one double atomicAdd (sm_60+). NaN and infinity in c propagate.
-/// Launch with kFp64CheckThreads threads per block; *out must be 0 before.
+/// fp64_err2<DTYPE>(c, r, n, out): *out += sum over i < n of ((double)c[i] -
+/// r[i])^2, c of DTYPE (tuner.proto DType: 1 fp32, 2 BF16, 3 FP16; the
+/// 16-bit ones as their bits) and r fp64, both n elements; grid-stride, each
+/// block's sum (a warp-shuffle reduction, then one per warp through shared
+/// memory) added with one double atomicAdd (sm_60+). NaN and infinity in c
+/// propagate. Launch with kFp64CheckThreads threads per block; *out must be
+/// 0 before.
 inline constexpr std::string_view kFp64CheckSource = R"(
-__global__ void __launch_bounds__(256) fp64_err2(const float* __restrict__ c,
+template <int DTYPE>
+__device__ __forceinline__ double fp64_widen(const void* c, long long i) {
+  if constexpr (DTYPE == 1) {
+    return (double)static_cast<const float*>(c)[i];
+  } else if constexpr (DTYPE == 2) {
+    return (double)__uint_as_float((unsigned)static_cast<const unsigned short*>(c)[i] << 16);
+  } else {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<const unsigned short*>(c)[i]));
+    return (double)f;
+  }
+}
+
+template <int DTYPE>
+__global__ void __launch_bounds__(256) fp64_err2(const void* __restrict__ c,
                                                  const double* __restrict__ r, long long n,
                                                  double* out) {
   __shared__ double warp_sums[8];
   double s = 0;
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
-    const double d = (double)c[i] - r[i];
+    const double d = fp64_widen<DTYPE>(c, i) - r[i];
     s += d * d;
   }
   for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
@@ -33,8 +56,18 @@ __global__ void __launch_bounds__(256) fp64_err2(const float* __restrict__ c,
 }
 )";
 
-/// Its name expression, for NVRTC, and its block size.
-inline constexpr std::string_view kFp64CheckName = "fp64_err2";
+/// Its name expression for `dtype` (DTYPE_F32, BF16 or F16), e.g.
+/// "fp64_err2<2>", for NVRTC; and its block size.
+inline std::string Fp64CheckName(v1::DType dtype) {
+  return "fp64_err2<" + std::to_string(dtype == v1::DTYPE_UNSPECIFIED ? 1 : static_cast<int>(dtype)) + ">";
+}
 inline constexpr int kFp64CheckThreads = 256;
+
+/// ||c - r||_F^2 in double, on `stream` (synchronized): c `n` elements of
+/// `dtype`, r fp64; `sum` one device double of scratch. The kernel is
+/// compiled by NVRTC for the current GPU once per process and dtype.
+/// INTERNAL where it does not compile or load; a CUDA error as its status.
+absl::StatusOr<double> Fp64Err2(const void* c, const double* r, long long n, double* sum,
+                                v1::DType dtype, cudaStream_t stream);
 
 }  // namespace tuned

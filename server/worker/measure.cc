@@ -28,6 +28,10 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
   if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
   switch (family) {
     case v1::FAMILY_SGEMM:
+      if (problem.dtype() == v1::DTYPE_BF16 || problem.dtype() == v1::DTYPE_F16) {
+        TUNED_RETURN_IF_ERROR(SgemmFamily().ForDType(problem.dtype())->ValidateMath(problem.math()));
+        return MakeGemm16Problem(shape, request.seed(), device, problem.layout(), problem.dtype());
+      }
       return MakeSgemmProblem(shape, request.seed(), device, problem.math(),
                               problem.layout());
     case v1::FAMILY_FAULT_TEST:

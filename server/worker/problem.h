@@ -53,6 +53,15 @@ class DeviceProblem {
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(
     const Shape& shape, uint64_t seed, const v1::Device& device,
     v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN);
+/// The 16-bit GEMM (server/worker/gemm16_problem.cc): A, B and C of
+/// `dtype` (DTYPE_BF16 or DTYPE_F16) in `layout`, random inputs from
+/// `seed`, the fp64 reference and cuBLAS's error against it.
+/// INVALID_ARGUMENT for another dtype or an unknown layout;
+/// RESOURCE_EXHAUSTED if it cannot fit.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemm16Problem(const Shape& shape, uint64_t seed,
+                                                                 const v1::Device& device,
+                                                                 v1::Layout layout,
+                                                                 v1::DType dtype);
 /// A kernel spec's problem (server/worker/spec_problem.cc): `spec` with its
 /// source text, `shape` in the order of its dims. INVALID_ARGUMENT for a bad
 /// spec or shape; the compile error where its reference or default config

@@ -15,7 +15,6 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "server/worker/compiler.h"
 #include "server/worker/fp64_check.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
@@ -31,29 +30,6 @@ constexpr double kErrorBoundFactor = 2.0;
 /// differences stay near sqrt(K) * 2^-24 (about 5e-6 at K = 8192); 1e-4
 /// flags real bugs.
 constexpr double kIeeeTolerance = 1e-4;
-
-/// fp64_err2 (fp64_check.h), compiled by NVRTC for the current GPU once per
-/// process (every fp64 problem of the worker shares it).
-absl::StatusOr<const LoadedKernel*> Fp64CheckKernel() {
-  static absl::StatusOr<std::unique_ptr<LoadedKernel>>* kernel =
-      new absl::StatusOr<std::unique_ptr<LoadedKernel>>([]()
-          -> absl::StatusOr<std::unique_ptr<LoadedKernel>> {
-        int device = 0, major = 0, minor = 0;
-        TUNED_CUDA(cudaGetDevice(&device));
-        TUNED_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-        TUNED_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-        auto compiled =
-            Compile(kFp64CheckSource, kFp64CheckName, {}, absl::StrCat("sm_", major, minor));
-        if (!compiled.ok()) {
-          return absl::InternalError(absl::StrCat("fp64 check kernel: ", compiled.status().message()));
-        }
-        auto loaded = LoadedKernel::Load(compiled->cubin, compiled->entry);
-        if (!loaded.ok()) return loaded.status();
-        return std::make_unique<LoadedKernel>(*std::move(loaded));
-      }());
-  if (!kernel->ok()) return kernel->status();
-  return kernel->value().get();
-}
 
 class SgemmProblem final : public DeviceProblem {
  public:
@@ -150,21 +126,10 @@ class SgemmProblem final : public DeviceProblem {
       TUNED_CUDA(cudaStreamSynchronize(stream));
       diff2 = diff2f;
     } else {
-      auto kernel = Fp64CheckKernel();
-      if (!kernel.ok()) return kernel.status();
-      TUNED_CUDA(cudaMemsetAsync(sum_.get(), 0, sizeof(double), stream));
-      const float* c = c_.f32();
-      const double* r = static_cast<const double*>(ref_.get());
-      long long n = count;
-      double* out = static_cast<double*>(sum_.get());
-      void* args[] = {&c, &r, &n, &out};
-      v1::LaunchGeometry g;
-      const int64_t blocks = std::min<int64_t>((n + kFp64CheckThreads - 1) / kFp64CheckThreads, 1024);
-      for (uint32_t d : {static_cast<uint32_t>(blocks), 1u, 1u}) g.add_grid(d);
-      for (uint32_t d : {static_cast<uint32_t>(kFp64CheckThreads), 1u, 1u}) g.add_block(d);
-      TUNED_RETURN_IF_ERROR((*kernel)->Launch(g, args, stream));
-      TUNED_CUDA(cudaMemcpyAsync(&diff2, out, sizeof(double), cudaMemcpyDeviceToHost, stream));
-      TUNED_CUDA(cudaStreamSynchronize(stream));
+      auto err2 = Fp64Err2(c_.get(), static_cast<const double*>(ref_.get()), count,
+                           static_cast<double*>(sum_.get()), v1::DTYPE_F32, stream);
+      if (!err2.ok()) return err2.status();
+      diff2 = *err2;
     }
     const double err = std::sqrt(diff2) / ref_norm_;
     return std::isfinite(err) ? err : std::numeric_limits<double>::infinity();

@@ -51,9 +51,15 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 /// MATH_FP32_ACCURATE admits 3xTF32 tensor-core kernels, MATH_TF32 one-pass
 /// TF32) and operand layout `layout` (tuner.proto Layout: LAYOUT_NN, A(MxK)
 /// and B(KxN) row-major, by default; LAYOUT_NT takes B stored N x K, as
-/// torch's F.linear weight; LAYOUT_TN A stored K x M; LAYOUT_TT both).
+/// torch's F.linear weight; LAYOUT_TN A stored K x M; LAYOUT_TT both), of
+/// element type `dtype` (DTYPE_F32; DTYPE_BF16 and DTYPE_F16 are 16-bit A,
+/// B and C with fp32 accumulation, math mode MATH_IEEE_FP32 only).
 v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32,
-                         v1::Layout layout = v1::LAYOUT_NN);
+                         v1::Layout layout = v1::LAYOUT_NN, v1::DType dtype = v1::DTYPE_F32);
+/// The dtype of a name as the CLI and the Python client write it: "f32",
+/// "bf16", "f16" (DTypeText). INVALID_ARGUMENT, naming them, for any other
+/// text.
+absl::StatusOr<v1::DType> ParseDType(std::string_view name);
 /// A layout's name as the CLI and the Python client write it: "nn", "nt",
 /// "tn", "tt" (the number for an unknown value).
 std::string LayoutName(v1::Layout layout);

@@ -83,9 +83,16 @@ class TunedKernel {
   /// Calls cuBLAS instead where the daemon found it faster
   /// (BestKernel.use_baseline), in the problem's math mode (CreateCublas:
   /// pure fp32, or TF32 for MATH_TF32).
-  /// FAILED_PRECONDITION if this is not an sgemm kernel; INTERNAL on a CUDA error.
+  /// FAILED_PRECONDITION if this is not an fp32 sgemm kernel; INTERNAL on a CUDA error.
   absl::Status Sgemm(int m, int n, int k, float alpha, const float* a, const float* b, float beta,
                      float* c, cudaStream_t stream = nullptr) const;
+  /// Sgemm's GEMM for a 16-bit problem (best.problem().dtype() DTYPE_BF16 or
+  /// DTYPE_F16): A, B and C device pointers to that type (__nv_bfloat16 or
+  /// __half), alpha and beta fp32, C rounded once. cuBLAS (cublasGemmEx,
+  /// fp32 compute) where it serves. FAILED_PRECONDITION for any other
+  /// problem; INTERNAL on a CUDA error.
+  absl::Status Gemm16(int m, int n, int k, float alpha, const void* a, const void* b, float beta,
+                      void* c, cudaStream_t stream = nullptr) const;
   /// Row-major out(COLS x ROWS) = in(ROWS x COLS)^T on `stream`.
   absl::Status Transpose(int rows, int cols, const float* in, float* out,
                          cudaStream_t stream = nullptr) const;

@@ -117,6 +117,15 @@ absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alp
                            const float* b, float beta, float* c, cudaStream_t stream,
                            v1::Layout layout = v1::LAYOUT_NN);
 
+/// RowMajorSgemm's GEMM in 16 bits: A, B and C of `dtype` (DTYPE_BF16 or
+/// DTYPE_F16), alpha, beta and the accumulation fp32 (cublasGemmEx,
+/// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT; the handle's math mode
+/// CUBLAS_DEFAULT_MATH lets it use the tensor cores, as torch.matmul does).
+/// INVALID_ARGUMENT for another dtype; INTERNAL for a cuBLAS error.
+absl::Status RowMajorGemmEx(cublasHandle_t handle, int m, int n, int k, float alpha, const void* a,
+                            const void* b, float beta, void* c, cudaStream_t stream,
+                            v1::Layout layout, v1::DType dtype);
+
 /// cuBLAS's arguments for a row-major GEMM in `layout` (RowMajorSgemm):
 /// cublasSgemm/Dgemm(handle, op_first, op_second, n, m, k, alpha, B, ldb, A,
 /// lda, beta, C, n).

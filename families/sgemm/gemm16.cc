@@ -1,0 +1,204 @@
+// The sgemm family's 16-bit forms (Family::ForDType): row-major C(MxN) =
+// alpha * op(A) op(B) + beta * C with A, B and C BF16 or FP16 and fp32
+// accumulation, the problem's dtype DTYPE_BF16 or DTYPE_F16. Same name,
+// dimensions, layouts and arguments' order as the fp32 family (sgemm.cc);
+// its own kinds, space and kernels:
+//   KIND 0  simt: CUDA-core tiling, any shape and pitch   (gemm16_simt.cuh)
+// The baseline is cuBLAS's cublasGemmEx in the same types with fp32
+// compute (server/worker/gemm16_problem.cc). One math mode: MATH_IEEE_FP32
+// (the products and sums in fp32).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status.h"
+#include "families/family.h"
+#include "families/sgemm/kinds.h"
+
+namespace tuned {
+namespace sgemm {
+namespace {
+
+/// KIND values of the 16-bit forms.
+enum Kind16 : int64_t {
+  kSimt16 = 0,  // gemm16_simt<DTYPE,BM,BN,BK,TM,TN>
+};
+
+/// Bytes of one element of A, B and C.
+constexpr int64_t kBytes16 = 2;
+
+/// The config's value of `key`; 0 where it lacks it (LAYOUT: NN).
+int64_t Get(const Config& c, const std::string& key) {
+  auto it = c.find(key);
+  return it == c.end() ? 0 : it->second;
+}
+
+/// The simt kind's tiles (BM, BN, BK, TM, TN): 256 threads each; from
+/// large tiles for large shapes to small ones for small or skinny shapes.
+constexpr std::array<std::array<int64_t, 5>, 5> kSimtTiles = {{
+    {128, 128, 16, 8, 8},
+    {64, 128, 16, 4, 8},
+    {64, 64, 16, 4, 4},
+    {32, 32, 32, 2, 2},
+    {16, 64, 32, 1, 4},
+}};
+
+class Gemm16FamilyImpl final : public Family {
+ public:
+  explicit Gemm16FamilyImpl(v1::DType dtype)
+      : dtype_(dtype),
+        params_{
+            {"KIND", {kSimt16},
+             "0 = simt (CUDA cores: 2-D block tiling, the operands staged in shared memory as "
+             "fp32, bounds-checked element loads: any shape, pitch and alignment)"},
+            {"BM", {16, 32, 64, 128, 256}, "rows of C per block"},
+            {"BN", {16, 32, 64, 128, 256}, "columns of C per block"},
+            {"BK", {16, 32, 64}, "depth of the K slice staged in shared memory per step"},
+            {"TM", {1, 2, 4, 8}, "simt: rows of C per thread, strided by BM / TM"},
+            {"TN", {1, 2, 4, 8}, "simt: columns of C per thread, strided by BN / TN"},
+            {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
+             "the problem's operand layouts (tuner.proto Layout), set from the problem, not "
+             "searched; a kind that does not handle a layout refuses it (every kind: 0)",
+             v1::LAYOUT_NN, /*from_problem=*/true},
+        } {}
+
+  v1::Family id() const override { return v1::FAMILY_SGEMM; }
+  std::string_view name() const override { return "sgemm"; }
+  std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
+  std::string_view metric_unit() const override { return "GFLOPS"; }
+  std::string_view baseline_name() const override { return "cuBLAS"; }
+  bool baseline_is_candidate() const override { return true; }
+  const std::vector<Param>& params() const override { return params_; }
+
+  v1::DType dtype() const override { return dtype_; }
+  std::vector<v1::DType> DTypes() const override { return SgemmFamily().DTypes(); }
+  const Family* ForDType(v1::DType dtype) const override { return SgemmFamily().ForDType(dtype); }
+
+  std::vector<v1::Layout> Layouts() const override {
+    return {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT};
+  }
+  /// LAYOUT set to `layout` (left out for LAYOUT_NN), as sgemm's.
+  Config InLayout(Config config, v1::Layout layout) const override {
+    if (layout == v1::LAYOUT_NN) {
+      config.erase("LAYOUT");
+    } else {
+      config["LAYOUT"] = layout;
+    }
+    return config;
+  }
+  v1::Layout LayoutOf(const Config& config) const override {
+    return static_cast<v1::Layout>(Get(config, "LAYOUT"));
+  }
+
+  /// 2 * M * N * K, as sgemm's.
+  double Work(const Shape& shape) const override {
+    return 2.0 * static_cast<double>(shape[0]) * static_cast<double>(shape[1]) *
+           static_cast<double>(shape[2]);
+  }
+
+  /// The worker's peak (server/worker/gemm16_problem.cc): A, B and C in 16
+  /// bits, the fp64 reference C, and while it is computed A and B widened
+  /// to fp64: 2 (MK + KN + MN) + 8 MN + 8 (MK + KN) = 10 (MK + KN + MN).
+  int64_t BufferBytes(const Shape& shape, v1::Math /*math*/) const override {
+    const int64_t m = shape[0], n = shape[1], k = shape[2];
+    return 10 * (m * k + k * n + m * n);
+  }
+  int64_t MaxBufferElements(const Shape& shape) const override {
+    const int64_t m = shape[0], n = shape[1], k = shape[2];
+    return std::max({m * k, k * n, m * n});
+  }
+
+  /// The simt kind's tiles (kSimtTiles).
+  std::vector<Config> Space() const override {
+    std::vector<Config> space;
+    for (const auto& [bm, bn, bk, tm, tn] : kSimtTiles) {
+      AddOnce(space, {{"KIND", kSimt16}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn}});
+    }
+    return space;
+  }
+
+  /// FAILED_PRECONDITION, naming the cause, for: a parameter outside
+  /// params(); simt: BM % TM or BN % TN != 0, threads (BM/TM * BN/TN) over
+  /// the device's limit or not whole warps, static shared memory BK * (BM +
+  /// BN + 2) * 4 over the device's static limit.
+  absl::Status Check(const Config& config, const v1::Device& device) const override {
+    TUNED_RETURN_IF_ERROR(CheckParams(config));
+    const int64_t bm = config.at("BM"), bn = config.at("BN"), bk = config.at("BK");
+    const int64_t tm = config.at("TM"), tn = config.at("TN");
+    if (bm % tm != 0 || bn % tn != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("BM=", bm, " and BN=", bn, " must be multiples of TM=", tm, " and TN=", tn));
+    }
+    TUNED_RETURN_IF_ERROR(CheckThreads((bm / tm) * (bn / tn), "(BM/TM)*(BN/TN)", device));
+    const int64_t smem = bk * (bm + bn + 2) * 4;
+    if (smem > device.shared_memory_per_block()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(smem, " bytes of static shared memory (BK*(BM+BN+2)*4) exceed the device's ",
+                       device.shared_memory_per_block()));
+    }
+    return absl::OkStatus();
+  }
+
+  /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>", then LayoutSuffix(),
+  /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt".
+  std::string ConfigName(const Config& config) const override {
+    return absl::StrCat("gemm_", DTypeText(dtype_), "_simt_", Get(config, "BM"), "x",
+                        Get(config, "BN"), "x", Get(config, "BK"), "_", Get(config, "TM"), "x",
+                        Get(config, "TN"), LayoutSuffix(config));
+  }
+
+  /// sgemm/gemm16_simt.cuh, "gemm16_simt<DTYPE,BM,BN,BK,TM,TN>" (DTYPE:
+  /// tuner.proto's value, 2 or 3), the LAYOUT appended where not 0.
+  KernelSource Source(const Config& config) const override {
+    KernelSource s;
+    s.parts = {"sgemm/gemm16_simt.cuh"};
+    s.name_expression = WithLayoutArgument(
+        absl::StrCat("gemm16_simt<", static_cast<int>(dtype_), ",", Get(config, "BM"), ",",
+                     Get(config, "BN"), ",", Get(config, "BK"), ",", Get(config, "TM"), ",",
+                     Get(config, "TN"), ">"),
+        config);
+    return s;
+  }
+
+  /// simt: grid = {ceil(N / BN), min(ceil(M / BM), 65535), ceil(ceil(M /
+  /// BM) / 65535)}, block = {(BM/TM) * (BN/TN), 1, 1}, static shared memory.
+  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
+                              const v1::Device& /*device*/) const override {
+    const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
+    const int64_t rows = CeilDiv(shape[0], bm);
+    v1::LaunchGeometry g;
+    for (int64_t d : {CeilDiv(shape[1], bn), std::min(rows, kMaxGridY), CeilDiv(rows, kMaxGridY)}) {
+      g.add_grid(static_cast<uint32_t>(d));
+    }
+    for (int64_t d : {(bm / Get(config, "TM")) * (bn / Get(config, "TN")), int64_t{1}, int64_t{1}}) {
+      g.add_block(static_cast<uint32_t>(d));
+    }
+    return g;
+  }
+
+  /// sgemm's order with 16-bit pointers, e.g. "const __nv_bfloat16* A".
+  std::vector<std::string> Arguments() const override {
+    const std::string t = dtype_ == v1::DTYPE_BF16 ? "__nv_bfloat16" : "__half";
+    return {"int M", "int N", "int K", "float alpha", absl::StrCat("const ", t, "* A"),
+            absl::StrCat("const ", t, "* B"), "float beta", absl::StrCat(t, "* C")};
+  }
+
+ private:
+  v1::DType dtype_;
+  std::vector<Param> params_;
+};
+
+}  // namespace
+
+const Family& Gemm16Family(v1::DType dtype) {
+  static const Gemm16FamilyImpl bf16(v1::DTYPE_BF16);
+  static const Gemm16FamilyImpl f16(v1::DTYPE_F16);
+  return dtype == v1::DTYPE_BF16 ? static_cast<const Family&>(bf16) : f16;
+}
+
+}  // namespace sgemm
+}  // namespace tuned

@@ -1,0 +1,205 @@
+// The 16-bit GEMM on the device (the sgemm family's BF16 and F16 forms,
+// families/sgemm/gemm16.cc): random A and B in [-1, 1) rounded to the
+// dtype, stored in the problem's layout as sgemm_problem.cc's; C of the
+// dtype. The baseline is cuBLAS's cublasGemmEx in the same types with fp32
+// compute (RowMajorGemmEx). The check is a relative Frobenius error against
+// an fp64 reference of the same 16-bit inputs (cuBLAS DGEMM on them widened
+// to double), at most kErrorBoundFactor x the baseline's own error against
+// it: both round C to 16 bits once, so the bound leaves room for another
+// summation order, not for a lost bit.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/worker/fp64_check.h"
+#include "server/worker/gpu.h"
+#include "server/worker/problem.h"
+
+namespace tuned {
+namespace {
+
+/// A kernel passes if its error against the fp64 reference is at most this
+/// many times cuBLAS's (issue 39's rule, as sgemm's fp64 modes).
+constexpr double kErrorBoundFactor = 2.0;
+
+/// fp32 to the dtype's bits, rounded to nearest even, and back (cuda_bf16.h
+/// and cuda_fp16.h's host conversions).
+uint16_t Narrow(float f, v1::DType dtype) {
+  uint16_t bits;
+  if (dtype == v1::DTYPE_BF16) {
+    const __nv_bfloat16 h = __float2bfloat16_rn(f);
+    std::memcpy(&bits, &h, sizeof bits);
+  } else {
+    const __half h = __float2half_rn(f);
+    std::memcpy(&bits, &h, sizeof bits);
+  }
+  return bits;
+}
+double Widen(uint16_t bits, v1::DType dtype) {
+  if (dtype == v1::DTYPE_BF16) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, &bits, sizeof bits);
+    return __bfloat162float(h);
+  }
+  __half h;
+  std::memcpy(&h, &bits, sizeof bits);
+  return __half2float(h);
+}
+
+class Gemm16Problem final : public DeviceProblem {
+ public:
+  ~Gemm16Problem() override {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+
+  static absl::StatusOr<std::unique_ptr<DeviceProblem>> Create(const Shape& shape, uint64_t seed,
+                                                               v1::Layout layout, v1::DType dtype) {
+    auto p = std::unique_ptr<Gemm16Problem>(new Gemm16Problem());
+    p->layout_ = layout;
+    p->dtype_ = dtype;
+    p->m_ = static_cast<int>(shape[0]);
+    p->n_ = static_cast<int>(shape[1]);
+    p->k_ = static_cast<int>(shape[2]);
+    const size_t mk = size_t(p->m_) * p->k_, kn = size_t(p->k_) * p->n_, mn = size_t(p->m_) * p->n_;
+    for (auto [buf, bytes] : {std::pair{&p->a_, mk * 2}, {&p->b_, kn * 2}, {&p->c_, mn * 2},
+                              {&p->ref_, mn * sizeof(double)}, {&p->sum_, sizeof(double)}}) {
+      auto b = DeviceBuffer::Alloc(bytes);
+      if (!b.ok()) return b.status();
+      *buf = *std::move(b);
+    }
+    auto handle = CreateCublas(v1::MATH_FP32_ACCURATE);  // CUBLAS_DEFAULT_MATH
+    if (!handle.ok()) return handle.status();
+    p->handle_ = *handle;
+    TUNED_RETURN_IF_ERROR(p->FillAndReference(mk, kn, mn, seed));
+    if (!(p->ref_norm_ > 0) || !std::isfinite(p->ref_norm_)) {
+      return absl::InternalError("the reference is zero or not finite");
+    }
+    p->a_ptr_ = p->a_.get();
+    p->b_ptr_ = p->b_.get();
+    p->c_ptr_ = p->c_.get();
+    p->args_ = {&p->m_, &p->n_, &p->k_, &p->alpha_, &p->a_ptr_, &p->b_ptr_, &p->beta_, &p->c_ptr_};
+    // The baseline's own error against the fp64 reference sets the bound.
+    TUNED_RETURN_IF_ERROR(p->RunBaseline(nullptr));
+    auto err = p->CheckOutput(nullptr);
+    if (!err.ok()) return err.status();
+    if (!std::isfinite(*err)) return absl::InternalError("the baseline's output is not finite");
+    p->baseline_error_ = *err;
+    return std::unique_ptr<DeviceProblem>(std::move(p));
+  }
+
+  std::vector<void*>& KernelArgs() override { return args_; }
+
+  absl::Status PoisonOutput(cudaStream_t stream) override {
+    TUNED_CUDA(cudaMemsetAsync(c_.get(), 0xff, c_.bytes(), stream));  // NaN in BF16 and FP16
+    return absl::OkStatus();
+  }
+
+  /// ||C - R||_F / ||R||_F against the fp64 reference (fp64_err2 of the
+  /// dtype); +inf on NaN or infinity.
+  absl::StatusOr<double> CheckOutput(cudaStream_t stream) override {
+    auto err2 = Fp64Err2(c_.get(), static_cast<const double*>(ref_.get()),
+                         static_cast<long long>(m_) * n_, static_cast<double*>(sum_.get()), dtype_,
+                         stream);
+    if (!err2.ok()) return err2.status();
+    const double err = std::sqrt(*err2) / ref_norm_;
+    return std::isfinite(err) ? err : std::numeric_limits<double>::infinity();
+  }
+
+  double Tolerance() const override { return kErrorBoundFactor * baseline_error_; }
+  double BaselineError() const override { return baseline_error_; }
+
+  /// cublasGemmEx in the dtype into C (C is poisoned before each check).
+  absl::Status RunBaseline(cudaStream_t stream) override {
+    return RowMajorGemmEx(handle_, m_, n_, k_, 1.0f, a_.get(), b_.get(), 0.0f, c_.get(), stream,
+                          layout_, dtype_);
+  }
+
+  /// "cuBLAS bf16" or "cuBLAS f16".
+  std::string BaselineName() const override { return absl::StrCat("cuBLAS ", DTypeText(dtype_)); }
+
+ private:
+  Gemm16Problem() = default;
+
+  /// A and B: FillRandom's fp32 values of `seed` and `seed` + 1 rounded to
+  /// the dtype; ref_ = op(A) op(B) in fp64 (cuBLAS DGEMM on the 16-bit
+  /// values widened to double, row-major as RowMajorGemm), ref_norm_ its
+  /// Frobenius norm (cublasDnrm2). The fp32 and fp64 copies are freed after.
+  absl::Status FillAndReference(size_t mk, size_t kn, size_t mn, uint64_t seed) {
+    DeviceBuffer a64, b64;
+    for (auto [dst, wide_dst, count, s] :
+         {std::tuple{&a_, &a64, mk, seed}, {&b_, &b64, kn, seed + 1}}) {
+      std::vector<float> host;
+      {
+        auto f32 = DeviceBuffer::Alloc(count * sizeof(float));
+        if (!f32.ok()) return f32.status();
+        TUNED_RETURN_IF_ERROR(FillRandom(*f32, count, s));
+        auto copied = CopyToHost(*f32, count);
+        if (!copied.ok()) return copied.status();
+        host = *std::move(copied);
+      }
+      std::vector<uint16_t> bits(count);
+      std::vector<double> wide(count);
+      for (size_t i = 0; i < count; ++i) {
+        bits[i] = Narrow(host[i], dtype_);
+        wide[i] = Widen(bits[i], dtype_);
+      }
+      TUNED_CUDA(cudaMemcpy(dst->get(), bits.data(), count * 2, cudaMemcpyHostToDevice));
+      auto buf = DeviceBuffer::Alloc(count * sizeof(double));
+      if (!buf.ok()) return buf.status();
+      *wide_dst = *std::move(buf);
+      TUNED_CUDA(cudaMemcpy(wide_dst->get(), wide.data(), count * sizeof(double),
+                            cudaMemcpyHostToDevice));
+    }
+    const double one = 1.0, zero = 0.0;
+    double* ref = static_cast<double*>(ref_.get());
+    TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle_, nullptr), "cublasSetStream"));
+    const RowMajorGemmArgs g = RowMajorGemm(m_, n_, k_, layout_);
+    TUNED_RETURN_IF_ERROR(CublasStatus(
+        cublasDgemm(handle_, g.op_first, g.op_second, n_, m_, k_, &one,
+                    static_cast<const double*>(b64.get()), g.ldb,
+                    static_cast<const double*>(a64.get()), g.lda, &zero, ref, n_),
+        "cublasDgemm"));
+    TUNED_RETURN_IF_ERROR(
+        CublasStatus(cublasDnrm2(handle_, static_cast<int>(mn), ref, 1, &ref_norm_), "cublasDnrm2"));
+    TUNED_CUDA(cudaDeviceSynchronize());
+    return absl::OkStatus();
+  }
+
+  v1::Layout layout_ = v1::LAYOUT_NN;
+  v1::DType dtype_ = v1::DTYPE_BF16;
+  int m_ = 0, n_ = 0, k_ = 0;
+  float alpha_ = 1.0f, beta_ = 0.0f;
+  DeviceBuffer a_, b_, c_, ref_, sum_;
+  const void* a_ptr_ = nullptr;
+  const void* b_ptr_ = nullptr;
+  void* c_ptr_ = nullptr;
+  std::vector<void*> args_;
+  cublasHandle_t handle_ = nullptr;
+  double ref_norm_ = 0;
+  double baseline_error_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemm16Problem(const Shape& shape, uint64_t seed,
+                                                                 const v1::Device& device,
+                                                                 v1::Layout layout,
+                                                                 v1::DType dtype) {
+  const Family* family = SgemmFamily().ForDType(dtype);
+  if (family == nullptr || dtype == v1::DTYPE_F32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dtype ", EnumName(dtype), " is not a 16-bit dtype of sgemm (bf16, f16)"));
+  }
+  TUNED_RETURN_IF_ERROR(family->ValidateLayout(layout));
+  TUNED_RETURN_IF_ERROR(family->ValidateProblem(shape, device));
+  return Gemm16Problem::Create(shape, seed, layout, dtype);
+}
+
+}  // namespace tuned
