@@ -120,6 +120,17 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// *p when pred, else 0: a 16-bit load issued where it stands (volatile asm keeps it
+// ahead of the MMAs of the current K tile, so its latency overlaps them).
+__device__ __forceinline__ unsigned LoadU16(const unsigned short* p, bool pred) {
+  unsigned short x = 0;
+  asm volatile(
+      "{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n @q ld.global.nc.u16 %0, [%1];\n}\n"
+      : "+h"(x)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return x;
+}
+
 // Four 8x8 b16 matrices; lanes 8j..8j+7 give the row addresses of matrix j.
 __device__ __forceinline__ void Ldm4(unsigned (&d)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -132,18 +143,19 @@ __device__ __forceinline__ void Ldm4T(unsigned (&d)[4], unsigned addr) {
                : "r"(addr));
 }
 
-// d += a * b, one m16n8k16 tile, fp32 accumulation.
+// d += a * b, one m16n8k16 tile, fp32 accumulation (not volatile: a register-only
+// operation the compiler may interleave with the next k16 step's ldmatrix).
 template <int DTYPE>
 __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], unsigned b0,
                                     unsigned b1) {
   if constexpr (DTYPE == 2) {
-    asm volatile(
+    asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   } else {
-    asm volatile(
+    asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -284,11 +296,9 @@ struct Tile {
 #pragma unroll
       for (int i = 0; i < PER; ++i) {
         const int r = r0 + i * RS;
-        unsigned v = 0;
-        if ((R % RS == 0 || r < R) && r < r_lim) {
-          if (ok0) v = p[0];
-          if (ok1) v |= static_cast<unsigned>(p[1]) << 16;
-        }
+        unsigned v;
+        const bool in = (R % RS == 0 || r < R) && r < r_lim;
+        v = LoadU16(p, in && ok0) | (LoadU16(p + 1, in && ok1) << 16);
         regs[i] = v;
         p += step;
       }
@@ -300,12 +310,8 @@ struct Tile {
 #pragma unroll
         for (int j = 0; j < PC; ++j) {
           const int cc = (tid + j * THREADS) * 2;
-          unsigned v = 0;
-          if (r < r_lim) {
-            if (cc < c_lim) v = p[cc];
-            if (cc + 1 < c_lim) v |= static_cast<unsigned>(p[cc + 1]) << 16;
-          }
-          regs[r * PC + j] = v;
+          regs[r * PC + j] = LoadU16(p + cc, r < r_lim && cc < c_lim) |
+                             (LoadU16(p + cc + 1, r < r_lim && cc + 1 < c_lim) << 16);
         }
         p += ld;
       }
