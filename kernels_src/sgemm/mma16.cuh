@@ -29,6 +29,7 @@
 // defaulted template parameter that name expressions and <<<>>> never spell).
 //
 // ---------------------------------------------------------------- launch rules
+// MINB: __launch_bounds__ minimum blocks per SM (caps registers at 65536 / (threads * MINB)).
 // Block: (BM / WM) * (BN / WN) * 32 threads, 1-D (blockDim = (threads, 1, 1)).
 // Dynamic shared memory, bytes:
 //   PIPE = STAGES * (A_STAGE + B_STAGE) * 2, where
@@ -48,7 +49,8 @@
 // SPLITK > 1: the kernel carries __cluster_dims__(1, 1, SPLITK) itself, so a plain
 //   launch (<<<>>>, cuLaunchKernel) makes each output tile's SPLITK blocks one
 //   cluster; no cluster launch attribute, no workspace, no atomics, no prescaling
-//   of C. Needs sm_90; SPLITK <= 8 (the portable cluster size).
+//   of C. Needs sm_90; SPLITK <= 8 (the portable cluster size). Compiled for sm_80, only
+//   the SPLITK == 1 template exists (a SPLITK > 1 name expression does not resolve).
 // Sizes: every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int element offsets within a
 //   row; the row offsets are 64-bit), any 2-byte-aligned A, B, C.
 // static_assert refuses: BM % WM, BN % WN, WM % 16, WN % 16, BK % 16 != 0;
