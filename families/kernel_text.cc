@@ -18,6 +18,7 @@ extern const char kSgemmWgmmaTileSource[];     // kernels_src/sgemm/wgmma_tile.c
 extern const char kSgemmWgmmaRsSource[];       // kernels_src/sgemm/wgmma_rs.cuh
 extern const char kSgemmWgmmaKernelsSource[];  // kernels_src/sgemm/wgmma_kernels.cuh
 extern const char kGemm16SimtSource[];         // kernels_src/sgemm/gemm16_simt.cuh
+extern const char kGemm16MmaSource[];          // kernels_src/sgemm/mma16.cuh
 extern const char kTransposeSource[];          // kernels_src/transpose/transpose.cuh
 extern const char kFaultTestSource[];          // kernels_src/fault_test/fault_test.cuh
 }  // namespace tuned::embedded
@@ -27,7 +28,7 @@ namespace {
 
 /// Each kernel file's path under kernels_src/ and its embedded text
 /// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
-constexpr std::array<std::pair<std::string_view, const char*>, 11> kKernelFiles = {{
+constexpr std::array<std::pair<std::string_view, const char*>, 12> kKernelFiles = {{
     {"sgemm/sgemm.cuh", embedded::kSgemmSource},
     {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
     {"sgemm/gemv.cuh", embedded::kGemvSource},
@@ -37,6 +38,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 11> kKernelFiles 
     {"sgemm/wgmma_rs.cuh", embedded::kSgemmWgmmaRsSource},
     {"sgemm/wgmma_kernels.cuh", embedded::kSgemmWgmmaKernelsSource},
     {"sgemm/gemm16_simt.cuh", embedded::kGemm16SimtSource},
+    {"sgemm/mma16.cuh", embedded::kGemm16MmaSource},
     {"transpose/transpose.cuh", embedded::kTransposeSource},
     {"fault_test/fault_test.cuh", embedded::kFaultTestSource},
 }};

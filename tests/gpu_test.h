@@ -1,4 +1,4 @@
-// The GPU tests' fixture (ctest label `gpu`: gpu_test.cc, gpu_layout_test.cc):
+// The GPU tests' fixture (ctest label `gpu`: gpu_test.cc, gpu_layout_test.cc, gpu_gemm16_test.cc):
 // one worker process shared by the tests, which skip with "SKIPPED: no GPU"
 // where there is no GPU; where the driver reports one (GpuPresent), a worker
 // that cannot start fails them instead. Helpers to prepare a problem in the
@@ -99,7 +99,7 @@ class GpuTest : public ::testing::Test {
     worker::Prepare p;
     p.mutable_problem()->set_family(f.id());
     if (f.id() == v1::FAMILY_UNSPECIFIED) p.mutable_problem()->set_family_name(std::string(f.name()));
-    p.mutable_problem()->set_dtype(f.id() == v1::FAMILY_UNSPECIFIED ? v1::DTYPE_UNSPECIFIED : v1::DTYPE_F32);
+    p.mutable_problem()->set_dtype(f.id() == v1::FAMILY_UNSPECIFIED ? v1::DTYPE_UNSPECIFIED : f.dtype());
     if (auto spec = SpecWithSource(f)) *p.mutable_spec() = *std::move(spec);
     p.mutable_problem()->set_math(math);
     p.mutable_problem()->set_layout(layout);

@@ -127,16 +127,17 @@ inline std::string LayoutSuffixOf(v1::Layout layout) {
                                                   v1::Layout_Name(layout), "LAYOUT_"));
 }
 
-/// NVRTC-compiles each config for sm_90 on the CPU, two at a time, and
-/// expects a kernel that does not spill.
-inline void ExpectCompiles(const std::vector<Config>& configs) {
+/// NVRTC-compiles each config of `family` (sgemm's fp32 form by default)
+/// for sm_90 on the CPU, two at a time, and expects a kernel that does not
+/// spill.
+inline void ExpectCompiles(const std::vector<Config>& configs, const Family& family = F()) {
   std::vector<CompileInput> sources;
   for (const Config& c : configs) {
-    const KernelSource src = F().Source(c);
+    const KernelSource src = family.Source(c);
     sources.push_back({SourceText(src), src.name_expression, src.options});
   }
   CompileEach(sources, "sm_90", 2, [&](size_t i, absl::StatusOr<CompiledKernel> k) {
-    const std::string name = F().ConfigName(configs[i]);
+    const std::string name = family.ConfigName(configs[i]);
     if (!k.ok()) {
       ADD_FAILURE() << name << ": " << k.status();
       return;

@@ -1,0 +1,128 @@
+// GPU tests of the sgemm family's 16-bit forms (BF16 and F16,
+// families/sgemm/gemm16.cc): every kind's configs verified by the worker
+// against the fp64 reference (at most 2x cuBLAS's error) on odd shapes in
+// every layout, and launched as the client library launches them with
+// alpha, beta and misaligned operands against cublasGemmEx. The fixture:
+// gpu_test.h.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstring>
+#include <random>
+
+#include "tests/gpu_test.h"
+
+namespace tuned {
+namespace {
+
+// Every config of each 16-bit form, in every layout, on shapes no tile
+// divides: 1x1x1, K below 8 and not a multiple of 8 (the bounds-checked
+// loads), a K of 1 with M and N above a tile, M of 16 (the split-K
+// clusters), and pitches that are multiples of 8 (the cp.async path).
+TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    const Family& f = *SgemmFamily().ForDType(dtype);
+    for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+      VerifyAll(f,
+                {{1, 1, 1}, {7, 5, 3}, {100, 200, 37}, {129, 64, 1}, {16, 515, 1000},
+                 {1000, 1000, 1003}, {256, 384, 512}},
+                nullptr, layout);
+    }
+  }
+}
+
+/// `count` random values in [-1, 1) rounded to `dtype`, as bits.
+std::vector<uint16_t> Random16(size_t count, v1::DType dtype, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<uint16_t> bits(count);
+  for (auto& b : bits) {
+    const float v = dist(gen);
+    if (dtype == v1::DTYPE_BF16) {
+      const __nv_bfloat16 h = __float2bfloat16_rn(v);
+      std::memcpy(&b, &h, 2);
+    } else {
+      const __half h = __float2half_rn(v);
+      std::memcpy(&b, &h, 2);
+    }
+  }
+  return bits;
+}
+
+std::vector<float> Widened(const std::vector<uint16_t>& bits, v1::DType dtype) {
+  std::vector<float> out(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (dtype == v1::DTYPE_BF16) {
+      __nv_bfloat16 h;
+      std::memcpy(&h, &bits[i], 2);
+      out[i] = __bfloat162float(h);
+    } else {
+      __half h;
+      std::memcpy(&h, &bits[i], 2);
+      out[i] = __half2float(h);
+    }
+  }
+  return out;
+}
+
+// Each config of each form, launched as TunedKernel::Gemm16 launches it
+// (the family's geometry, LoadedKernel::Launch), with alpha 1.5 and beta
+// 0.5 on a random C, A, B and C aligned and one element off (not 16-byte
+// aligned: the bounds-checked loads), in every layout, against cublasGemmEx
+// on the same inputs: both round the fp32 result once, so they differ by at
+// most an ulp of the 16-bit type on a few elements (relative Frobenius error
+// under 1e-2 for BF16's 8-bit significand, 2e-3 for F16's 11-bit one).
+TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
+  const int m = 300, n = 200, k = 136;
+  const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  auto handle = CreateCublas(v1::MATH_FP32_ACCURATE);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    const Family& f = *SgemmFamily().ForDType(dtype);
+    const double tolerance = dtype == v1::DTYPE_BF16 ? 1e-2 : 2e-3;
+    const auto ha = Random16(mk + 1, dtype, 1), hb = Random16(kn + 1, dtype, 2),
+               hc = Random16(mn + 1, dtype, 3);
+    auto a = DeviceBuffer::Alloc(ha.size() * 2), b = DeviceBuffer::Alloc(hb.size() * 2),
+         c = DeviceBuffer::Alloc(hc.size() * 2), ref = DeviceBuffer::Alloc(hc.size() * 2);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
+    ASSERT_EQ(cudaMemcpy(a->get(), ha.data(), ha.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(b->get(), hb.data(), hb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+      const auto kernels = CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32, nullptr, layout);
+      ASSERT_EQ(kernels.size(), f.Space().size());
+      for (size_t offset : {size_t{0}, size_t{1}}) {
+        const void* ap = static_cast<const uint16_t*>(a->get()) + offset;
+        const void* bp = static_cast<const uint16_t*>(b->get()) + offset;
+        void* cp = static_cast<uint16_t*>(c->get()) + offset;
+        void* rp = static_cast<uint16_t*>(ref->get()) + offset;
+        ASSERT_EQ(cudaMemcpy(ref->get(), hc.data(), hc.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_TRUE(RowMajorGemmEx(*handle, m, n, k, 1.5f, ap, bp, 0.5f, rp, nullptr, layout, dtype).ok());
+        std::vector<uint16_t> want_bits(mn);
+        ASSERT_EQ(cudaMemcpy(want_bits.data(), rp, mn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        const std::vector<float> want = Widened(want_bits, dtype);
+        for (const auto& [config, compiled] : kernels) {
+          auto kernel = LoadedKernel::Load(compiled.cubin, compiled.entry);
+          ASSERT_TRUE(kernel.ok()) << kernel.status();
+          ASSERT_EQ(cudaMemcpy(c->get(), hc.data(), hc.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+          int mm = m, nn = n, kk = k;
+          float alpha = 1.5f, beta = 0.5f;
+          void* args[] = {&mm, &nn, &kk, &alpha, &ap, &bp, &beta, &cp};
+          const v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
+          ASSERT_FALSE(g.prescale_output()) << f.ConfigName(config);
+          ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok()) << f.ConfigName(config);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << f.ConfigName(config);
+          std::vector<uint16_t> got_bits(mn);
+          ASSERT_EQ(cudaMemcpy(got_bits.data(), cp, mn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+          const double error = RelativeFrobenius(Widened(got_bits, dtype), want);
+          EXPECT_LT(error, tolerance) << f.ConfigName(config) << " offset " << offset;
+          std::printf("%s, offset %zu: error %.1e vs cuBLAS\n", f.ConfigName(config).c_str(), offset,
+                      error);
+        }
+      }
+    }
+  }
+  cublasDestroy(*handle);
+}
+
+}  // namespace
+}  // namespace tuned

@@ -1,0 +1,183 @@
+// The sgemm family's 16-bit forms (families/sgemm/gemm16.cc): how a dtype
+// finds its form, the space, the rules, names, sources and geometry of each
+// kind, and NVRTC compiles of the space without spills.
+#include <set>
+
+#include "families/sgemm/kinds.h"
+#include "tests/sgemm_test_util.h"
+
+namespace tuned::sgemm_test {
+namespace {
+
+const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
+const Family& F16() { return *SgemmFamily().ForDType(v1::DTYPE_F16); }
+
+Config Mma16(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
+             int64_t splitk = 1) {
+  Config c = {{"KIND", 1}, {"BM", bm}, {"BN", bn}, {"BK", bk},
+              {"WM", wm},  {"WN", wn}, {"STAGES", stages}, {"GROUP", 8}};
+  if (splitk > 1) c["SPLITK"] = splitk;
+  return c;
+}
+
+Config Simt16(int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn) {
+  return {{"KIND", 0}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn}};
+}
+
+TEST(Gemm16Family, EachDtypeHasItsForm) {
+  EXPECT_EQ(SgemmFamily().DTypes(),
+            (std::vector<v1::DType>{v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}));
+  EXPECT_EQ(SgemmFamily().ForDType(v1::DTYPE_F32), &SgemmFamily());
+  EXPECT_NE(&Bf16(), &F16());
+  EXPECT_NE(&Bf16(), &SgemmFamily());
+  for (const Family* f : {&Bf16(), &F16()}) {
+    EXPECT_EQ(f->name(), "sgemm");
+    EXPECT_EQ(f->id(), v1::FAMILY_SGEMM);
+    EXPECT_EQ(f->DTypes(), SgemmFamily().DTypes());
+    EXPECT_EQ(f->ForDType(v1::DTYPE_F32), &SgemmFamily());  // every form finds the others
+    EXPECT_EQ(f->MathModes(), std::vector<v1::Math>{v1::MATH_IEEE_FP32});
+    EXPECT_EQ(f->Layouts().size(), 4u);
+  }
+  EXPECT_EQ(Bf16().dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(F16().dtype(), v1::DTYPE_F16);
+  EXPECT_EQ(Bf16().ForDType(v1::DTYPE_F16), &F16());
+  EXPECT_EQ(SgemmFamily().ForDType(static_cast<v1::DType>(9)), nullptr);
+  EXPECT_EQ(TransposeFamily().ForDType(v1::DTYPE_BF16), nullptr);
+
+  // A problem finds its dtype's form; one the family does not take finds the
+  // fp32 form, whose ValidateDType refuses it.
+  v1::Problem p;
+  p.set_family(v1::FAMILY_SGEMM);
+  p.set_dtype(v1::DTYPE_BF16);
+  EXPECT_EQ(FindFamily(p), &Bf16());
+  p.set_dtype(v1::DTYPE_F32);
+  EXPECT_EQ(FindFamily(p), &SgemmFamily());
+  p.set_family(v1::FAMILY_TRANSPOSE);
+  p.set_dtype(v1::DTYPE_F16);
+  EXPECT_EQ(FindFamily(p), &TransposeFamily());
+  const absl::Status s = TransposeFamily().ValidateDType(v1::DTYPE_F16);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "dtype DTYPE_F16 is not supported by transpose (supported: f32)");
+  EXPECT_TRUE(Bf16().ValidateDType(v1::DTYPE_BF16).ok());
+  EXPECT_EQ(Bf16().ValidateDType(v1::DTYPE_F16).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DTypeText(v1::DTYPE_BF16), "bf16");
+  EXPECT_EQ(DTypeText(v1::DTYPE_F16), "f16");
+}
+
+TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
+  for (const Family* f : {&Bf16(), &F16()}) {
+    const std::vector<Config> space = f->Space();
+    EXPECT_EQ(space.size(), 16u);
+    std::set<std::string> names;
+    int mma = 0, simt = 0;
+    for (const Config& c : space) {
+      EXPECT_TRUE(f->Check(c, Sm90ReferenceDevice()).ok()) << f->ConfigName(c) << ": "
+                                                            << f->Check(c, Sm90ReferenceDevice());
+      EXPECT_TRUE(names.insert(f->ConfigName(c)).second) << f->ConfigName(c);
+      EXPECT_EQ(f->ConfigName(c).rfind("gemm_" + DTypeText(f->dtype()) + "_", 0), 0u);
+      mma += c.at("KIND") == 1;
+      simt += c.at("KIND") == 0;
+      // Keys read back.
+      auto back = f->ParseConfigKey(f->ConfigKey(c));
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ(*back, c);
+    }
+    EXPECT_EQ(mma, 11);
+    EXPECT_EQ(simt, 5);
+    // Every layout's space is the NN one with LAYOUT set.
+    std::vector<Pruned> pruned;
+    EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
+              16u);
+    EXPECT_TRUE(pruned.empty());
+    EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
+  }
+}
+
+TEST(Gemm16Family, NamesSourcesAndArguments) {
+  const Config mma = Mma16(128, 128, 32, 64, 32, 4, 2);
+  EXPECT_EQ(Bf16().ConfigName(mma), "gemm_bf16_mma_128x128x32_w64x32_s4_g8_b1_sk2");
+  EXPECT_EQ(F16().ConfigName(F16().InLayout(mma, v1::LAYOUT_NT)),
+            "gemm_f16_mma_128x128x32_w64x32_s4_g8_b1_sk2_nt");
+  EXPECT_EQ(Bf16().Source(mma).name_expression, "gemm16_mma<2,128,128,32,64,32,4,2,8,0,1>");
+  EXPECT_EQ(F16().Source(F16().InLayout(mma, v1::LAYOUT_TT)).name_expression,
+            "gemm16_mma<3,128,128,32,64,32,4,2,8,3,1>");
+  EXPECT_EQ(Bf16().Source(mma).parts, std::vector<std::string>{"sgemm/mma16.cuh"});
+  const Config simt = Simt16(64, 64, 16, 4, 4);
+  EXPECT_EQ(F16().ConfigName(F16().InLayout(simt, v1::LAYOUT_TN)), "gemm_f16_simt_64x64x16_4x4_tn");
+  EXPECT_EQ(Bf16().Source(simt).name_expression, "gemm16_simt<2,64,64,16,4,4>");
+  EXPECT_EQ(Bf16().Source(Bf16().InLayout(simt, v1::LAYOUT_NT)).name_expression,
+            "gemm16_simt<2,64,64,16,4,4,1>");
+  EXPECT_EQ(Bf16().Arguments(),
+            (std::vector<std::string>{"int M", "int N", "int K", "float alpha",
+                                      "const __nv_bfloat16* A", "const __nv_bfloat16* B",
+                                      "float beta", "__nv_bfloat16* C"}));
+  EXPECT_EQ(F16().Arguments()[7], "__half* C");
+  // A, B, C in 16 bits, the fp64 reference, and A and B widened while it is made.
+  EXPECT_EQ(Bf16().BufferBytes({100, 200, 30}, v1::MATH_IEEE_FP32),
+            10 * (100 * 30 + 30 * 200 + 100 * 200));
+}
+
+TEST(Gemm16Family, Geometry) {
+  const v1::Device d = Sm90ReferenceDevice();
+  // mma: one block per output tile, the split-K cluster along z, the
+  // pipeline's shared memory (4 stages of A 128 x 40 and B 32 x 136, 2
+  // bytes), or in NT B 128 x 40.
+  const Config mma = Mma16(128, 128, 32, 64, 32, 4, 2);
+  v1::LaunchGeometry g = Bf16().Geometry(mma, {1000, 1000, 1003}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{64, 1, 2}));
+  EXPECT_EQ(Block(g), (std::vector<uint32_t>{256, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (128 * 40 + 32 * 136) * 2);
+  EXPECT_FALSE(g.prescale_output());
+  g = Bf16().Geometry(Bf16().InLayout(mma, v1::LAYOUT_NT), {1000, 1000, 1003}, d);
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (128 * 40 + 128 * 40) * 2);
+  // Split-K's fp32 partial sums set the floor: 64 x 64 x 4 bytes.
+  g = Bf16().Geometry(Mma16(64, 64, 64, 32, 32, 2, 4), {16, 4096, 4096}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{64, 1, 4}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), std::max(2u * (64 * 72 + 64 * 72) * 2, 64u * 64 * 4));
+  // simt: columns along x, rows along y.
+  g = F16().Geometry(Simt16(64, 64, 16, 4, 4), {100, 200, 37}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{4, 2, 1}));
+  EXPECT_EQ(Block(g), (std::vector<uint32_t>{256, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 0u);
+}
+
+TEST(Gemm16Family, CheckRefusesWhatTheKernelsCannotRun) {
+  const v1::Device d = Sm90ReferenceDevice();
+  auto expect = [&](const Config& c, const std::string& cause, const v1::Device& dev) {
+    const absl::Status s = Bf16().Check(c, dev);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << Bf16().ConfigKey(c);
+    EXPECT_NE(std::string(s.message()).find(cause), std::string::npos) << s.message();
+  };
+  Config with_tm = Mma16(128, 128, 32, 64, 64, 4);
+  with_tm["TM"] = 4;
+  expect(with_tm, "TM=4 is unused by KIND=1", d);
+  Config with_wm = Simt16(64, 64, 16, 4, 4);
+  with_wm["WM"] = 32;
+  expect(with_wm, "WM=32 is unused by KIND=0", d);
+  EXPECT_TRUE(Bf16().Check(Mma16(128, 128, 32, 32, 32, 4), d).ok());
+  expect(Mma16(128, 128, 32, 64, 64, 0), "STAGES >= 2", d);
+  expect(Mma16(256, 256, 64, 64, 64, 4), "shared memory", d);
+  expect(Mma16(128, 128, 24, 64, 64, 4), "BK", d);  // not a listed value
+  expect(Mma16(64, 128, 32, 64, 128, 4), "WN", d);  // not a listed value
+  v1::Device ampere = d;
+  ampere.set_cc_major(8);
+  ampere.set_cc_minor(0);
+  expect(Mma16(64, 64, 64, 32, 32, 4, 2), "thread-block cluster", ampere);
+  EXPECT_TRUE(Bf16().Check(Mma16(64, 64, 64, 32, 32, 4), ampere).ok());
+  expect(Simt16(256, 256, 16, 4, 4), "threads", d);  // 4096 threads
+}
+
+// Every config of the space compiles for sm_90 without spills: bf16 in
+// every layout, f16 in NN (the kernels differ only in the epilogue's
+// conversion and the mma's type).
+TEST(Gemm16Family, SpaceCompilesWithoutSpills) {
+  std::vector<Config> configs;
+  for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
+    for (const Config& c : Bf16().Space()) configs.push_back(Bf16().InLayout(c, layout));
+  }
+  ExpectCompiles(configs, Bf16());
+  ExpectCompiles(F16().Space(), F16());
+}
+
+}  // namespace
+}  // namespace tuned::sgemm_test
