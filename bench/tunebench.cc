@@ -59,6 +59,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "bench/interleaved.h"
 #include "families/family.h"
 #include "core/serving.h"
 #include "core/status.h"
@@ -79,32 +80,7 @@ struct SideBySide {
   tuned::SpeedupInterval ratio;  // cuBLAS ms / kernel ms
 };
 
-/// CUDA-event times (ms) of `rounds` interleaved rounds of `runs` (each run
-/// once a round, in order), each run after a write of 256 MiB (more than
-/// the L2) to flush it: times[i][r] is run i's time in round r.
-absl::StatusOr<std::vector<std::vector<double>>> Interleaved(
-    const std::vector<std::function<absl::Status()>>& runs, void* scratch, size_t scratch_bytes,
-    int rounds) {
-  std::vector<std::vector<double>> times(runs.size());
-  cudaEvent_t start, stop;
-  TUNED_CUDA(cudaEventCreate(&start));
-  TUNED_CUDA(cudaEventCreate(&stop));
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t which = 0; which < runs.size(); ++which) {
-      TUNED_CUDA(cudaMemsetAsync(scratch, r & 0xff, scratch_bytes, nullptr));
-      TUNED_CUDA(cudaEventRecord(start, nullptr));
-      TUNED_RETURN_IF_ERROR(runs[which]());
-      TUNED_CUDA(cudaEventRecord(stop, nullptr));
-      TUNED_CUDA(cudaEventSynchronize(stop));
-      float ms = 0;
-      TUNED_CUDA(cudaEventElapsedTime(&ms, start, stop));
-      times[which].push_back(ms);
-    }
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return times;
-}
+using tuned::bench::Interleaved;
 
 /// Bytes a matrix-vector product moves (--gemv): A and B read, C read and
 /// written, 4 * (M*K + K*N + 2*M*N).

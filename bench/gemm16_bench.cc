@@ -1,0 +1,348 @@
+// gemm16bench: the 16-bit GEMM (sgemm's BF16 and F16 forms) against cuBLAS
+// in a client's process. Every shape of a shapes file is tuned through a
+// running daemon (or its tuned result read), then this process loads the
+// fastest kernel through the client library (tuned::TunedKernel::Gemm16,
+// as an application runs it, the generated kernel even where cuBLAS won) and
+// times it beside cuBLAS's cublasGemmEx (16-bit in and out, fp32 compute,
+// CUBLAS_DEFAULT_MATH: tensor cores, as torch.matmul) and cuBLASLt's best of
+// the top 8 algorithms of its heuristic (each timed first; the fastest joins
+// the rounds), interleaved round by round, each run after a 256 MiB write
+// that flushes the L2, medians of CUDA events over at least 30 rounds, on
+// random inputs in [-1, 1) rounded to the type.
+//
+// One row per shape: the kernel's config, TFLOPS of the kernel, cuBLAS and
+// cuBLASLt (2 M N K / median time), the kernel's ratio to cuBLAS (cuBLAS ms
+// / kernel ms, with its 95% bootstrap interval) and to cuBLASLt, the served
+// choice (the kernel, or cuBLAS where the daemon serves it) and its ratio
+// (1.0 where cuBLAS is served), and the kernel's relative Frobenius error
+// against cuBLAS's output. The last line is
+//   SUMMARY dtype=<bf16|f16> kernel_geomean_vs_cublas=<x> kernel_min=<x>
+//     large_vs_cublas=<geomean over 2048^3, 4096^3, 8192^3, 4096x11008x4096>
+//     served_slower_than_cublas=<shapes whose served ratio is under 1>
+//     tflops_4096=<the kernel's TFLOPS at 4096^3> vs_cublaslt_top8=<geomean>
+//     shapes=<n>
+// Usage: gemm16bench --shapes ../shared/bench/shapes.txt --dtype bf16 [--layout nn]
+//        [--server ADDR] [--retune]
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "bench/interleaved.h"
+#include "core/serving.h"
+#include "families/family.h"
+#include "tuned/client.h"
+#include "tuned/kernel.h"
+#include "tuned/launch.h"
+
+namespace {
+
+constexpr int kMinRounds = tuned::kMinServingPairs;
+constexpr size_t kScratchBytes = size_t{256} << 20;  // more than an H100's 50 MiB L2
+constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+
+absl::Status LtStatus(cublasStatus_t s, const char* what) { return tuned::CublasStatus(s, what); }
+
+/// Device memory freed at scope exit.
+struct Buffers {
+  std::vector<void*> ptrs;
+  ~Buffers() {
+    for (void* p : ptrs) cudaFree(p);
+  }
+  absl::StatusOr<void*> Alloc(size_t bytes) {
+    void* p = nullptr;
+    TUNED_CUDA(cudaMalloc(&p, bytes));
+    ptrs.push_back(p);
+    return p;
+  }
+};
+
+/// cuBLASLt's row-major GEMM in `layout` (column-major C^T = op(B)^T op(A)^T,
+/// as tuned::RowMajorGemm) with its heuristic's top algorithms.
+class LtGemm {
+ public:
+  ~LtGemm() {
+    for (auto* l : {a_, b_, c_}) {
+      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+    }
+    if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
+    if (pref_ != nullptr) cublasLtMatmulPreferenceDestroy(pref_);
+    if (lt_ != nullptr) cublasLtDestroy(lt_);
+  }
+
+  /// The heuristic's first `count` algorithms for the problem.
+  absl::Status Init(int m, int n, int k, tuned::v1::Layout layout, tuned::v1::DType dtype,
+                    void* workspace, int count) {
+    workspace_ = workspace;
+    const cudaDataType_t type = dtype == tuned::v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const tuned::RowMajorGemmArgs g = tuned::RowMajorGemm(m, n, k, layout);
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&lt_), "cublasLtCreate"));
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                                   "cublasLtMatmulDescCreate"));
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                                  &g.op_first, sizeof g.op_first),
+                                   "TRANSA"));
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                                  &g.op_second, sizeof g.op_second),
+                                   "TRANSB"));
+    // Lt's A is B's storage (n x k, or k x n transposed), its B is A's.
+    const bool tb = g.op_first == CUBLAS_OP_T, ta = g.op_second == CUBLAS_OP_T;
+    TUNED_RETURN_IF_ERROR(LtStatus(
+        cublasLtMatrixLayoutCreate(&a_, type, tb ? k : n, tb ? n : k, g.ldb), "layout A"));
+    TUNED_RETURN_IF_ERROR(LtStatus(
+        cublasLtMatrixLayoutCreate(&b_, type, ta ? m : k, ta ? k : m, g.lda), "layout B"));
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatrixLayoutCreate(&c_, type, n, m, n), "layout C"));
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulPreferenceCreate(&pref_), "preference"));
+    TUNED_RETURN_IF_ERROR(LtStatus(
+        cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &kLtWorkspaceBytes, sizeof kLtWorkspaceBytes),
+        "workspace"));
+    algos_.resize(count);
+    int found = 0;
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulAlgoGetHeuristic(lt_, desc_, a_, b_, c_, c_, pref_,
+                                                                  count, algos_.data(), &found),
+                                   "cublasLtMatmulAlgoGetHeuristic"));
+    algos_.resize(found);
+    if (found == 0) return absl::NotFoundError("cuBLASLt has no algorithm for the problem");
+    return absl::OkStatus();
+  }
+
+  int count() const { return static_cast<int>(algos_.size()); }
+
+  absl::Status Run(int i, const void* a, const void* b, void* c) const {
+    const float alpha = 1.0f, beta = 0.0f;
+    return LtStatus(cublasLtMatmul(lt_, desc_, &alpha, b, a_, a, b_, &beta, c, c_, c, c_,
+                                   &algos_[i].algo, workspace_, kLtWorkspaceBytes, nullptr),
+                    "cublasLtMatmul");
+  }
+
+ private:
+  cublasLtHandle_t lt_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulPreference_t pref_ = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos_;
+  void* workspace_ = nullptr;
+};
+
+struct Row {
+  double kernel_ms = 0, cublas_ms = 0, lt_ms = 0, error = 0;
+  tuned::SpeedupInterval ratio;  // cuBLAS ms / kernel ms
+};
+
+uint16_t Narrow(float f, tuned::v1::DType dtype) {
+  uint16_t bits;
+  if (dtype == tuned::v1::DTYPE_BF16) {
+    const __nv_bfloat16 h = __float2bfloat16_rn(f);
+    std::memcpy(&bits, &h, 2);
+  } else {
+    const __half h = __float2half_rn(f);
+    std::memcpy(&bits, &h, 2);
+  }
+  return bits;
+}
+double Widen(uint16_t bits, tuned::v1::DType dtype) {
+  if (dtype == tuned::v1::DTYPE_BF16) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, &bits, 2);
+    return __bfloat162float(h);
+  }
+  __half h;
+  std::memcpy(&h, &bits, 2);
+  return __half2float(h);
+}
+
+/// The tuned kernel of `best` (loaded as a client loads it), cuBLAS and
+/// cuBLASLt's fastest of its top 8, timed side by side (file comment).
+absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
+  best.set_use_baseline(false);
+  auto kernel = tuned::TunedKernel::Load(best);
+  if (!kernel.ok()) return kernel.status();
+  const tuned::v1::Problem& p = best.problem();
+  const int m = static_cast<int>(p.shape(0)), n = static_cast<int>(p.shape(1)),
+            k = static_cast<int>(p.shape(2));
+  const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  Buffers mem;
+  void *a, *b, *c, *ref, *lt_out, *scratch, *workspace;
+  for (auto [ptr, bytes] : {std::pair{&a, mk * 2}, {&b, kn * 2}, {&c, mn * 2}, {&ref, mn * 2},
+                            {&lt_out, mn * 2}, {&scratch, kScratchBytes},
+                            {&workspace, kLtWorkspaceBytes}}) {
+    auto buf = mem.Alloc(bytes);
+    if (!buf.ok()) return buf.status();
+    *ptr = *buf;
+  }
+  std::mt19937_64 gen(42);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (auto [ptr, count] : {std::pair{a, mk}, {b, kn}}) {
+    std::vector<uint16_t> host(count);
+    for (auto& h : host) h = Narrow(dist(gen), p.dtype());
+    TUNED_CUDA(cudaMemcpy(ptr, host.data(), count * 2, cudaMemcpyHostToDevice));
+  }
+  auto handle = tuned::CreateCublas(tuned::v1::MATH_FP32_ACCURATE);  // CUBLAS_DEFAULT_MATH
+  if (!handle.ok()) return handle.status();
+  struct Destroy {
+    cublasHandle_t h;
+    ~Destroy() { cublasDestroy(h); }
+  } destroy{*handle};
+  LtGemm lt;
+  TUNED_RETURN_IF_ERROR(lt.Init(m, n, k, p.layout(), p.dtype(), workspace, 8));
+
+  auto kernel_run = [&] { return kernel->Gemm16(m, n, k, 1.0f, a, b, 0.0f, c, nullptr); };
+  auto cublas_run = [&] {
+    return tuned::RowMajorGemmEx(*handle, m, n, k, 1.0f, a, b, 0.0f, ref, nullptr, p.layout(), p.dtype());
+  };
+  // cuBLASLt's top algorithms, 5 flushed rounds each; the fastest is its entry.
+  int lt_best = 0;
+  {
+    std::vector<std::function<absl::Status()>> algos;
+    for (int i = 0; i < lt.count(); ++i) algos.push_back([&, i] { return lt.Run(i, a, b, lt_out); });
+    auto t = tuned::bench::Interleaved(algos, scratch, kScratchBytes, 5);
+    if (!t.ok()) return t.status();
+    for (int i = 1; i < lt.count(); ++i) {
+      if (tuned::Median((*t)[i]) < tuned::Median((*t)[lt_best])) lt_best = i;
+    }
+  }
+  auto lt_run = [&] { return lt.Run(lt_best, a, b, lt_out); };
+
+  // Correctness: C poisoned (NaN) first; the kernel against cuBLAS's output.
+  TUNED_CUDA(cudaMemset(c, 0xff, mn * 2));
+  TUNED_RETURN_IF_ERROR(kernel_run());
+  TUNED_RETURN_IF_ERROR(cublas_run());
+  TUNED_CUDA(cudaDeviceSynchronize());
+  std::vector<uint16_t> hc(mn), hr(mn);
+  TUNED_CUDA(cudaMemcpy(hc.data(), c, mn * 2, cudaMemcpyDeviceToHost));
+  TUNED_CUDA(cudaMemcpy(hr.data(), ref, mn * 2, cudaMemcpyDeviceToHost));
+  double diff2 = 0, norm2 = 0;
+  for (size_t i = 0; i < mn; ++i) {
+    const double x = Widen(hc[i], p.dtype()), r = Widen(hr[i], p.dtype());
+    diff2 += (x - r) * (x - r);
+    norm2 += r * r;
+  }
+  Row row;
+  row.error = std::sqrt(diff2 / norm2);
+  if (!std::isfinite(row.error)) row.error = INFINITY;
+
+  const std::vector<std::function<absl::Status()>> runs = {kernel_run, cublas_run, lt_run};
+  auto warm = tuned::bench::Interleaved(runs, scratch, kScratchBytes, 3);
+  if (!warm.ok()) return warm.status();
+  double round_ms = 0;
+  for (const auto& times : *warm) round_ms += tuned::Median(times);
+  const int rounds =
+      static_cast<int>(std::clamp(300.0 / std::max(round_ms, 1e-3), double{kMinRounds}, 200.0));
+  auto t = tuned::bench::Interleaved(runs, scratch, kScratchBytes, rounds);
+  if (!t.ok()) return t.status();
+  row.kernel_ms = tuned::Median((*t)[0]);
+  row.cublas_ms = tuned::Median((*t)[1]);
+  row.lt_ms = tuned::Median((*t)[2]);
+  auto ratio = tuned::BootstrapSpeedup((*t)[0], (*t)[1]);
+  if (!ratio.ok()) return ratio.status();
+  row.ratio = *ratio;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gemm16bench: 16-bit GEMM kernels against cuBLAS and cuBLASLt, one row per shape"};
+  std::string shapes_path, server, dtype_name = "bf16", layout_name = "nn";
+  bool retune = false;
+  app.add_option("--shapes", shapes_path, "file of shapes, M N K a line, # comments")->required();
+  app.add_option("--dtype", dtype_name, "bf16 or f16");
+  app.add_option("--layout", layout_name, "nn (default), nt, tn or tt");
+  app.add_option("--server", server, "daemon address (default: the local daemon)");
+  app.add_flag("--retune", retune, "sweep every shape even if already tuned");
+  CLI11_PARSE(app, argc, argv);
+  auto dtype = tuned::ParseDType(dtype_name);
+  auto layout = tuned::ParseLayout(layout_name);
+  if (!dtype.ok() || *dtype == tuned::v1::DTYPE_F32 || !layout.ok()) {
+    std::cerr << "--dtype bf16 or f16, --layout nn, nt, tn or tt\n";
+    return 2;
+  }
+  std::ifstream in(shapes_path);
+  if (!in) {
+    std::cerr << "cannot read " << shapes_path << "\n";
+    return 2;
+  }
+  tuned::Client client(server.empty() ? tuned::DefaultServerAddress() : server);
+  std::cout << absl::StrFormat("%-18s %-46s %9s %9s %9s %s  %9s  %-6s %7s %9s\n", "shape", "kernel",
+                               "kernel TF", "cuBLAS TF", "Lt8 TF", "vs cuBLAS (95% CI, pairs)", "vs Lt8",
+                               "served", "served", "error");
+  double log_sum = 0, log_large = 0, log_lt = 0, min_ratio = 1e30, tflops_4096 = 0;
+  int n = 0, large = 0, failed = 0, served_slower = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    int64_t m = 0, nn = 0, k = 0;
+    if (!(fields >> m >> nn >> k)) continue;
+    const tuned::v1::Problem problem =
+        tuned::SgemmProblem(m, nn, k, tuned::v1::MATH_IEEE_FP32, *layout, *dtype);
+    const std::string shape = absl::StrCat(m, "x", nn, "x", k);
+    auto best = client.GetBest(problem);
+    if (retune || !best.ok() || best->match() != tuned::v1::MATCH_EXACT) {
+      auto job = client.SubmitSweep(problem);
+      if (job.ok()) job = client.WatchJob(job->id(), [](const tuned::v1::Job&) {});
+      if (!job.ok() || job->state() != tuned::v1::JOB_DONE) {
+        std::cout << absl::StrFormat("%-18s sweep failed: %s\n", shape,
+                                     job.ok() ? job->error() : std::string(job.status().message()));
+        ++failed;
+        continue;
+      }
+      best = client.GetBest(problem);
+    }
+    if (!best.ok() || !best->has_measurement()) {
+      std::cout << absl::StrFormat("%-18s no kernel: %s\n", shape,
+                                   best.ok() ? best->serving_reason() : std::string(best.status().message()));
+      ++failed;
+      continue;
+    }
+    auto row = TimeSideBySide(*best);
+    if (!row.ok()) {
+      std::cout << absl::StrFormat("%-18s side-by-side failed: %s\n", shape,
+                                   std::string(row.status().message()));
+      ++failed;
+      continue;
+    }
+    const double flop = 2.0 * m * nn * k;
+    auto tf = [&](double ms) { return flop / (ms * 1e9); };
+    const double ratio = row->ratio.speedup, vs_lt = row->lt_ms / row->kernel_ms;
+    const double served = best->use_baseline() ? 1.0 : ratio;
+    served_slower += served < 1.0;
+    log_sum += std::log(ratio);
+    log_lt += std::log(vs_lt);
+    min_ratio = std::min(min_ratio, ratio);
+    ++n;
+    const bool is_large = (m == nn && nn == k && (m == 2048 || m == 4096 || m == 8192)) ||
+                          (m == 4096 && nn == 11008 && k == 4096);
+    if (is_large) {
+      log_large += std::log(ratio);
+      ++large;
+    }
+    if (m == 4096 && nn == 4096 && k == 4096) tflops_4096 = tf(row->kernel_ms);
+    std::cout << absl::StrFormat("%-18s %-46s %9.1f %9.1f %9.1f %s  %8.3fx  %-6s %6.3fx %9.1e\n", shape,
+                                 best->measurement().config().name(), tf(row->kernel_ms),
+                                 tf(row->cublas_ms), tf(row->lt_ms), tuned::FormatSpeedup(row->ratio),
+                                 vs_lt, best->use_baseline() ? "cuBLAS" : "kernel", served, row->error)
+              << std::flush;
+  }
+  std::cout << absl::StrFormat(
+      "SUMMARY dtype=%s kernel_geomean_vs_cublas=%.3f kernel_min=%.3f large_vs_cublas=%.3f "
+      "served_slower_than_cublas=%d tflops_4096=%.1f vs_cublaslt_top8=%.3f shapes=%d\n",
+      dtype_name, n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0,
+      large > 0 ? std::exp(log_large / large) : 0.0, served_slower, tflops_4096,
+      n > 0 ? std::exp(log_lt / n) : 0.0, n);
+  return failed == 0 ? 0 : 1;
+}
