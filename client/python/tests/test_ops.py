@@ -30,6 +30,12 @@ SGEMM_ARGS = ["int M", "int N", "int K", "float alpha", "const float* A", "const
               "float beta", "float* C"]
 
 
+def sgemm_args(dtype="f32"):
+    """best.arguments of an sgemm kernel of `dtype` ("f32", "bf16", "f16"), as the daemon's."""
+    t = {"f32": "float", "bf16": "__nv_bfloat16", "f16": "__half"}[dtype]
+    return [a.replace("float*", t + "*") for a in SGEMM_ARGS]
+
+
 class NoDaemon:
     address = "unix:/nowhere"
 
@@ -39,21 +45,23 @@ class NoDaemon:
 
 class FakeDaemon:
     """Client.best as the daemon answers: a kernel for any (M, N, K) in any
-    mode and layout (its config's LAYOUT parameter that layout's, as sgemm's;
-    its image makes the Emulator compute in it), or cuBLAS where `cublas`;
+    mode, layout and dtype (its config's LAYOUT parameter that layout's, as
+    sgemm's; its arguments pointers to the dtype's C type; its image makes
+    the Emulator compute in both), or cuBLAS where `cublas`;
     `before_layouts`: a daemon older than layouts, whose kernel is the "nn"
     one whatever the layout asked. Records what was asked: ((M, N, K),
-    Math, layout, tune_if_missing)."""
+    Math, layout, tune_if_missing) in `asked`, the dtype's name in `dtypes`."""
 
     address = "unix:/fake"
 
     def __init__(self, cublas=False, before_layouts=False):
         self.cublas, self.before_layouts = cublas, before_layouts
-        self.asked = []
+        self.asked, self.dtypes = [], []
 
-    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False):
+    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False, dtype="f32"):
         self.asked.append(((m, n, k), math, layout, tune_if_missing))
-        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout),
+        self.dtypes.append(dtype)
+        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout, dtype=dtype),
                           match=pb.MATCH_NEAREST,
                           device=pb.Device(name="NVIDIA H100", cc_major=9, cc_minor=0))
         if self.cublas:
@@ -65,8 +73,8 @@ class FakeDaemon:
         if served != "nn":
             config.params["LAYOUT"] = pb.Layout.Value("LAYOUT_" + served.upper())
         config.name = "sgemm_tiled_64" + ("" if served == "nn" else "_" + served)
-        b.cubin, b.ptx, b.entry = cuda_fake.image(served), "//", "_Z1kv"
-        b.arguments.extend(SGEMM_ARGS)
+        b.cubin, b.ptx, b.entry = cuda_fake.image(served, dtype), "//", "_Z1kv"
+        b.arguments.extend(sgemm_args(dtype))
         b.geometry.grid.extend([1, 1, 1])
         b.geometry.block.extend([256, 1, 1])
         return b
