@@ -231,9 +231,11 @@ def _check_dtype(tensors, math):
         if t.dtype != dtype:
             raise DTypeError(f"{other} must be {str(dtype).removeprefix('torch.')} as {name} "
                              f"is, not {t.dtype}")
-    if dtype is not _F32 and _math(math)[0] != pb.MATH_IEEE_FP32:
-        raise DTypeError(f"math {math!r} is for float32 operands; {dtype} takes math "
-                         "'ieee_fp32' only (16-bit inputs, fp32 accumulation)")
+    if dtype is not _F32:
+        mode = _math(math)[0]
+        if mode != pb.MATH_IEEE_FP32:
+            raise DTypeError(f"math '{_MATH_BY_VALUE[mode][0]}' is for float32 operands; {dtype} "
+                             "takes math 'ieee_fp32' only (16-bit inputs, fp32 accumulation)")
     return dtype
 
 
