@@ -685,6 +685,28 @@ def test_the_fake_implementations_give_shapes_and_dtypes():
 
 
 @needs_ops
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_fake_implementations_keep_a_16bit_dtype(dtype):
+    """While tracing, a 16-bit GEMM's output is of its operands' dtype; mixed
+    dtypes and a 16-bit dtype in another math mode are refused as eagerly."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        c = torch.ops.tuned.matmul(torch.empty(4, 8, dtype=dtype), torch.empty(8, 2, dtype=dtype),
+                                   "ieee_fp32")
+        y = torch.ops.tuned.linear(torch.empty(2, 3, 8, dtype=dtype), torch.empty(5, 8, dtype=dtype),
+                                   torch.empty(5, dtype=dtype), "ieee_fp32")
+        assert c.shape == (4, 2) and c.dtype is dtype
+        assert y.shape == (2, 3, 5) and y.dtype is dtype
+        name = str(dtype).removeprefix("torch.")
+        with pytest.raises((tuned.DTypeError, RuntimeError), match=f"b must be {name} as a is"):
+            torch.ops.tuned.matmul(torch.empty(4, 8, dtype=dtype), torch.empty(8, 2), "ieee_fp32")
+        with pytest.raises((tuned.DTypeError, RuntimeError), match="math 'tf32' is for float32"):
+            torch.ops.tuned.linear(torch.empty(3, 8, dtype=dtype), torch.empty(5, 8, dtype=dtype),
+                                   None, "tf32")
+
+
+@needs_ops
 def test_the_operators_run_the_eager_path(cpu):
     daemon = FakeDaemon()
     monkeypatch_client(daemon)
@@ -695,6 +717,54 @@ def test_the_operators_run_the_eager_path(cpu):
     torch.library.opcheck(torch.ops.tuned.matmul.default, (a, b, "ieee_fp32"),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
+
+
+@pytest.mark.parametrize("args, math, text", [
+    ((torch.empty(4, 8, dtype=torch.bfloat16, device="meta"), torch.empty(8, 2, device="meta")),
+     "ieee_fp32", "b must be bfloat16 as a is, not torch.float32"),
+    ((torch.empty(4, 8, dtype=torch.float16, device="meta"),
+      torch.empty(8, 2, dtype=torch.float16, device="meta")), "tf32",
+     "math 'tf32' is for float32 operands; torch.float16 takes math 'ieee_fp32' only"),
+    ((torch.empty(4, 8, dtype=torch.float64, device="meta"), torch.empty(8, 2, device="meta")),
+     "ieee_fp32", "a must be float32, bfloat16 or float16, not torch.float64"),
+])
+def test_the_fake_implementations_check_dtypes_as_the_eager_path(args, math, text):
+    """_fake_matmul and _fake_linear (the operators' implementations while
+    tracing) refuse what the eager path refuses, on meta tensors."""
+    with pytest.raises(tuned.DTypeError, match=text):
+        tuned.ops._fake_matmul(*args, math)
+    x, b = args
+    with pytest.raises(tuned.DTypeError, match=text.replace("as a is", "as x is")
+                       .replace("a must", "x must").replace("b must", "weight must")):
+        tuned.ops._fake_linear(x, b.t(), None, math)
+
+
+@needs_ops
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_compiled_16bit_function_has_no_graph_break_and_matches_eager(cpu, dtype):
+    """torch.compile(fullgraph=True) of tuned.matmul ("nt") then tuned.linear
+    ("nt", with a bias) on 16-bit tensors: the operators in the graph keep
+    the dtype, the daemon is asked for that dtype's problems, the result
+    equals the eager one's."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    daemon = FakeDaemon()
+    monkeypatch_client(daemon)
+    a, w = randn(6, 8).to(dtype), randn(5, 8, seed=1).to(dtype)
+    w2, bias = randn(3, 5, seed=2).to(dtype), randn(3, seed=3).to(dtype)
+
+    def f(a, w, w2, bias):
+        return tuned.linear(tuned.matmul(a, w.t()), w2, bias)
+
+    want = f(a, w, w2, bias)
+    assert want.dtype is dtype and want.shape == (6, 3)
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, w, w2, bias)
+    assert got.dtype is dtype and torch.equal(got, want)
+    assert torch.ops.tuned.matmul(a, w.t(), "ieee_fp32").dtype is dtype
+    assert set(daemon.dtypes) == {tuned.ops._DTYPES[dtype]}
+    assert {(shape, layout) for shape, _, layout, _ in daemon.asked} == {((6, 5, 8), "nt"),
+                                                                         ((6, 3, 5), "nt")}
 
 
 def monkeypatch_client(daemon):
