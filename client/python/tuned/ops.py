@@ -3,8 +3,8 @@ torch.matmul (of two matrices) and torch.nn.functional.linear, and the torch
 operators tuned::matmul and tuned::linear for compiled graphs.
 
 What serves a call is decided once per (shapes, devices, math mode, layouts,
-dtype) and kept in a dict (a _Route): the daemon's kernel, loaded and prepared, or
-torch's cuBLAS in the mode. A call looks its route up without a lock and
+dtype) and kept in a dict (a _Route): the daemon's kernel, loaded and
+prepared, or torch's cuBLAS in the mode. A call looks its route up without a lock and
 checks only what the key does not hold (dtypes, out), so it costs about what
 torch.matmul costs; the first call of a key asks the daemon (the one owning
 the tensors' GPU), which is why a CUDA graph capture must be preceded by a
@@ -176,9 +176,9 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
         return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
     if _capturing():
         raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
-                         f"{m}x{n}x{k} ({name}, {math}, {layout}) is asked for the first time during a CUDA "
-                         "graph capture: call it once before capturing, so that the daemon is "
-                         "asked and the kernel loaded outside the capture")
+                         f"{m}x{n}x{k} ({name}, {math}, {layout}) is asked for the first time "
+                         "during a CUDA graph capture: call it once before capturing, so that the "
+                         "daemon is asked and the kernel loaded outside the capture")
     kernel_key = (m, n, k, index, mode, layout, name, client)
     kernel = _kernels.get(kernel_key)
     if kernel is None:
@@ -191,8 +191,9 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
             # A daemon older than layouts answers with its "nn" kernel: torch
             # in the mode computes the asked layout correctly.
             warnings.warn(f"tuned: the daemon at {(client or _client(index)).address} served a "
-                          f"kernel of another layout for {m}x{n}x{k} ({name}, {math}, {layout}): it does "
-                          "not tune layouts; torch runs this call", RuntimeWarning, stacklevel=3)
+                          f"kernel of another layout for {m}x{n}x{k} ({name}, {math}, {layout}): it "
+                          "does not tune layouts; torch runs this call", RuntimeWarning,
+                          stacklevel=3)
             return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
         kernel = _new_kernel(best, device)
         if not kernel.uses_torch:
