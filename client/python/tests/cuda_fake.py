@@ -3,7 +3,8 @@ tests without a GPU: FakeDriver records every call that matters (loads,
 context pushes, launches with their configuration and parameter bytes,
 tensor map encodes, memsets); Emulator also runs an sgemm launch on the CPU,
 reading and writing the host memory its pointers name (CPU tensors), as the
-kernel would on the GPU, in the layout its image names (image(layout))."""
+kernel would on the GPU, in the layout and dtype its image names
+(image(layout, dtype))."""
 
 import ctypes
 
@@ -15,12 +16,15 @@ CONTEXT = 0xC0  # the primary context the fake hands out (its device's: CONTEXT 
 FUNCTION = 0xF00  # the first module's function; the i-th module's: FUNCTION + i
 MODULE = 0x1000
 LAYOUTS = ("nn", "nt", "tn", "tt")
+# An image's dtype name (tuner.proto DType's) -> the torch dtype of A, B and C.
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
-def image(layout="nn"):
+def image(layout="nn", dtype="f32"):
     """A cubin for the fakes: the ELF magic, then the layout (tuner.proto
-    Layout's name) the Emulator computes in."""
-    return b"\x7fELF" + layout.encode()
+    Layout's name) the Emulator computes in, then, for a 16-bit kernel,
+    ":" and its dtype's name ("bf16", "f16")."""
+    return b"\x7fELF" + layout.encode() + (b"" if dtype == "f32" else b":" + dtype.encode())
 
 
 def _value(x):
@@ -159,9 +163,11 @@ def sgemm_pointers(launch):
     return tuple(ctypes.c_void_p.from_buffer_copy(launch["bytes"][i]).value for i in (4, 5, 7))
 
 
-def host_floats(pointer, count):
-    """`count` floats at host address `pointer`, as a tensor sharing the memory."""
-    return torch.frombuffer((ctypes.c_float * count).from_address(pointer), dtype=torch.float32)
+def host_floats(pointer, count, dtype=torch.float32):
+    """`count` elements of `dtype` (float32 by default) at host address
+    `pointer`, as a tensor sharing the memory."""
+    size = torch.empty((), dtype=dtype).element_size()
+    return torch.frombuffer((ctypes.c_char * (count * size)).from_address(pointer), dtype=dtype)
 
 
 class Emulator(FakeDriver):
@@ -171,12 +177,15 @@ class Emulator(FakeDriver):
     parameters in the sgemm kernel's order (M, N, K, alpha, A, B, beta, C),
     in the layout of the launched module's image (image(): "nn" unless it
     names another; op(A) = A^T reads A as a row-major KxM, op(B) = B^T B as
-    a row-major NxK); memsets write zeros there. `layouts` records each
-    launch's layout."""
+    a row-major NxK) and of its dtype (A, B and C float32 unless it names
+    "bf16" or "f16": then 16-bit, the products summed in fp64 and C
+    rounded once, as a 16-bit kernel's fp32 sums but closer); memsets write
+    zeros there. `layouts` records each launch's layout, `dtypes` its
+    dtype's name."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.layouts = []
+        self.layouts, self.dtypes = [], []
 
     def _record(self, dims, stream, params, function=FUNCTION):
         result = super()._record(dims, stream, params, function)
@@ -184,15 +193,21 @@ class Emulator(FakeDriver):
         m, n, k = (ctypes.c_int.from_buffer_copy(raw[i][:4]).value for i in range(3))
         alpha, beta = (ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6))
         a, b, c = (ctypes.c_void_p.from_buffer_copy(raw[i]).value for i in (4, 5, 7))
-        named = self._image_of(function)[4:6].decode(errors="replace")
-        layout = named if named in LAYOUTS else "nn"
+        name = self._image_of(function)[4:].decode(errors="replace")
+        layout = name[:2] if name[:2] in LAYOUTS else "nn"
+        dtype = name[3:] if name[2:3] == ":" and name[3:] in DTYPES else "f32"
         self.layouts.append(layout)
-        A = (host_floats(a, m * k).view(k, m).t() if layout[0] == "t"
-             else host_floats(a, m * k).view(m, k))
-        B = (host_floats(b, k * n).view(n, k).t() if layout[1] == "t"
-             else host_floats(b, k * n).view(k, n))
-        C = host_floats(c, m * n).view(m, n)
-        C.copy_(alpha * (A.double() @ B.double()).float() + (beta * C if beta else 0))
+        self.dtypes.append(dtype)
+        t = DTYPES[dtype]
+        A = (host_floats(a, m * k, t).view(k, m).t() if layout[0] == "t"
+             else host_floats(a, m * k, t).view(m, k))
+        B = (host_floats(b, k * n, t).view(n, k).t() if layout[1] == "t"
+             else host_floats(b, k * n, t).view(k, n))
+        C = host_floats(c, m * n, t).view(m, n)
+        if dtype == "f32":
+            C.copy_(alpha * (A.double() @ B.double()).float() + (beta * C if beta else 0))
+        else:
+            C.copy_(alpha * (A.double() @ B.double()) + (beta * C.double() if beta else 0))
         return result
 
     def cuMemsetD32Async(self, pointer, value, count, stream):

@@ -301,6 +301,108 @@ def test_a_layout_is_its_own_problem_on_the_daemon(client):
     assert e.value.code == grpc.StatusCode.NOT_FOUND
 
 
+# ---- dtypes: the sgemm family's f32, bf16 and f16 problems ----
+
+def test_a_dtype_is_part_of_the_problem():
+    """problem(dtype=) by name or enum value sets Problem.dtype (f32 by
+    default, for transpose too); dtype_name reads it back; an unknown dtype
+    is INVALID_ARGUMENT naming the known ones, before any daemon."""
+    assert tuned.DTYPES == ("f32", "bf16", "f16")
+    assert tuned.problem(64, 32, 16).dtype == pb.DTYPE_F32 == 1
+    assert tuned.problem(4, 4, family="transpose").dtype == pb.DTYPE_F32
+    for name, value in (("f32", 1), ("bf16", 2), ("f16", 3)):
+        p = tuned.problem(33, 17, 9, dtype=name, layout="nt")
+        assert p == pb.Problem(family=pb.FAMILY_SGEMM, dtype=value, shape=[33, 17, 9],
+                               math=pb.MATH_IEEE_FP32, layout=pb.LAYOUT_NT)
+        assert tuned.problem(33, 17, 9, dtype=value, layout="nt") == p
+        assert tuned.dtype_name(p) == name and tuned.dtype_name(value) == name
+    assert tuned.dtype_name(pb.DTYPE_UNSPECIFIED) == "f32"  # the daemon reads it as f32
+    assert tuned.dtype_name(pb.Problem()) == "f32"
+    assert tuned.dtype_name(9) == "dtype 9"
+    for bad in ("fp16", "BF16", "float16", "", None, True, 0, 4, 2.0):
+        with pytest.raises(tuned.TunedError) as e:
+            tuned.problem(64, 32, 16, dtype=bad)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert e.value.message == f"unknown dtype {bad!r} (known: f32, bf16, f16)"
+
+
+def test_a_kernel_specs_problem_takes_no_16bit_dtype():
+    assert tuned.problem(8, family="softmax", dtype="f32").dtype == pb.DTYPE_UNSPECIFIED
+    with pytest.raises(tuned.TunedError) as e:
+        tuned.problem(8, family="softmax", dtype="bf16")
+    assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert e.value.message == ("dtype bf16 is for built-in families; the kernel spec softmax's "
+                               "arguments have their own types")
+
+
+def test_the_dtype_reaches_every_problem_call():
+    """best, sweep and results send Problem.dtype (f32 where not given)."""
+    c = tuned.Client("unix:/nowhere.sock")
+    c._stub = Recorder(pb.Job(id=1, state=pb.JOB_QUEUED))
+    c.sweep(33, 17, 9, dtype="bf16", layout="nt", wait=False)
+    c.best(33, 17, 9, dtype="f16", basic=True)
+    c.best(33, 17, 9)
+    calls = c._stub.calls
+    c._stub = Recorder(pb.ListMeasurementsResponse())
+    c.results(33, 17, 9, dtype=pb.DTYPE_BF16, top=1)
+    (m1, sweep, _), (m2, best, _), (_, plain, _), (m3, results, _) = calls + c._stub.calls
+    assert (m1, m2, m3) == ("SubmitSweep", "GetBest", "ListMeasurements")
+    assert sweep.problem == tuned.problem(33, 17, 9, dtype="bf16", layout="nt")
+    assert sweep.problem.dtype == pb.DTYPE_BF16 and sweep.problem.layout == pb.LAYOUT_NT
+    assert best.problem.dtype == pb.DTYPE_F16 and best.view == pb.BEST_VIEW_BASIC
+    assert plain.problem.dtype == pb.DTYPE_F32
+    assert results.problem.dtype == pb.DTYPE_BF16 and results.top == 1
+    for call in (c.sweep, c.best, c.results):
+        with pytest.raises(tuned.TunedError, match=r"unknown dtype 'f8' \(known: f32, bf16, f16\)"):
+            call(33, 17, 9, dtype="f8")
+
+
+def test_plain_progress_lines_name_a_16bit_dtype(capsys):
+    for dtype, text in (("bf16", "sgemm bf16 64x32x16 nt"), ("f16", "sgemm f16 64x32x16 nt"),
+                        ("f32", "sgemm 64x32x16 nt")):
+        job = pb.Job(id=7, state=pb.JOB_DONE, total=4, done=4,
+                     problem=tuned.problem(64, 32, 16, layout="nt", dtype=dtype))
+        tuned.client._Progress(None)(job)
+        assert f"job 7 {text} done: 4/4 done" in capsys.readouterr().err
+
+
+def test_a_16bit_problem_is_its_own_problem_on_the_daemon(client):
+    """The daemon keeps the job's dtype and compiles that dtype's kernels
+    (gemm_bf16_*) for it; the f32 problem of the shape has none of its
+    measurements; a dtype never tuned is not found, by its name."""
+    job = client.sweep(33, 17, 9, dtype="bf16", layout="nt", progress=False)
+    assert job.state == pb.JOB_DONE and job.total > 0 and job.failed == 0
+    assert job.problem.dtype == pb.DTYPE_BF16 and job.problem.layout == pb.LAYOUT_NT
+    assert client.job(job.id).problem.dtype == pb.DTYPE_BF16
+    results = client.results(33, 17, 9, dtype="bf16", layout="nt")
+    assert len(results) == job.total
+    assert all(m.config.name.startswith("gemm_bf16_") for m in results), results[0].config.name
+    assert client.results(33, 17, 9, layout="nt") == []
+    assert client.results(33, 17, 9, dtype="f16", layout="nt") == []
+    with pytest.raises(tuned.TunedError) as e:
+        client.best(64, 64, 64, dtype="f16", layout="nt")
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
+    assert "sgemm f16 64x64x64 nt" in e.value.message
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_the_daemon_refuses_a_16bit_problem_in_another_math_mode(client, dtype):
+    for math in ("tf32", "fp32_accurate"):
+        for call in (client.sweep, client.best, client.results):
+            with pytest.raises(tuned.TunedError) as e:
+                call(64, 64, 64, dtype=dtype, math=math)
+            assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT, e.value
+            assert f"math mode MATH_{math.upper()} is not supported by sgemm" in e.value.message
+
+
+def test_the_daemon_refuses_a_16bit_transpose(client):
+    for call in (client.sweep, client.best, client.results):
+        with pytest.raises(tuned.TunedError) as e:
+            call(64, 32, family="transpose", dtype="bf16")
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert "dtype DTYPE_BF16 is not supported by transpose" in e.value.message
+
+
 def test_unknown_job_is_not_found(client):
     for call in (client.job, client.cancel):
         with pytest.raises(tuned.TunedError) as e:

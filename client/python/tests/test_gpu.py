@@ -7,7 +7,10 @@ tuned.matmul and tuned.linear in each math mode the daemon has tuned
 (transposed views, read without a copy; a layout the daemon lacks is swept
 first with a small budget, $TUNED_GPU_LAYOUT_BUDGET configs, default 24),
 under a CUDA graph capture and in a torch.compile(fullgraph=True) model
-(torch >= 2.4).
+(torch >= 2.4); the 16-bit problems (a small odd bf16 shape and an f16
+one, layout "nt", swept here with $TUNED_GPU_16BIT_BUDGET configs, default
+24) run by tuned.Kernel, tuned.matmul and tuned.linear on bfloat16 and
+float16 tensors.
 bench/python_gpu.sh runs it; skipped without torch or a GPU."""
 
 import os
@@ -363,3 +366,89 @@ def test_a_compiled_model_matches_eager(client):
         err = rel_error(got, want)
         print(f"\ncompiled vs eager: relative error {err:.2e}")
         assert err < 1e-5
+
+
+# ---- 16-bit GEMM: the bf16 and f16 problems ----
+
+GEMM16_BUDGET = os.environ.get("TUNED_GPU_16BIT_BUDGET", "24")
+# dtype name -> (its torch dtype, the C type of its kernel's pointers, the shape swept)
+GEMM16 = {"bf16": (torch.bfloat16, "__nv_bfloat16", (333, 257, 191)),  # odd: partial tiles, no TMA
+          "f16": (torch.float16, "__half", (256, 320, 192))}
+GEMM16_SLACK = 1e-5  # absolute, on relative errors: fp32's reference against fp64 and the like
+
+
+def within_16bit(got, ref32, torch_result, ref64):
+    """(error, torch's error, bound) of a 16-bit GEMM result: got's relative
+    Frobenius error against torch.matmul in fp32 of the same 16-bit inputs
+    (`ref32`, TF32 off), and the bound: at most 2x torch's own 16-bit
+    result's (`torch_result`) error against the fp64 reference of those
+    inputs (`ref64`), as the daemon's verification (2x cuBLAS's), plus
+    GEMM16_SLACK."""
+    base = rel_error(torch_result, ref64)
+    return rel_error(got, ref32), base, 2 * base + GEMM16_SLACK
+
+
+@pytest.mark.parametrize("dtype", list(GEMM16))
+def test_a_16bit_problem_swept_in_layout_nt_matches_torch(client, dtype):
+    """Sweeps the dtype's problem in layout "nt" (B stored N x K, as an
+    nn.Linear weight), then runs what the daemon serves for it on 16-bit
+    tensors: tuned.Kernel.sgemm (out allocated and out= with alpha and
+    beta), tuned.matmul(a, w.t()) (the route copying nothing) and
+    tuned.linear(a, w), each of the dtype, each within 2x torch.matmul's
+    own error of the same inputs (within_16bit)."""
+    t, ctype, (m, n, k) = GEMM16[dtype]
+    job = client.sweep(m, n, k, dtype=dtype, layout="nt", budget=GEMM16_BUDGET, progress=False)
+    assert job.state == tuned.pb.JOB_DONE, job
+    assert job.problem.dtype == tuned.pb.DType.Value("DTYPE_" + dtype.upper())
+    best = client.best(m, n, k, dtype=dtype, layout="nt")
+    assert best.match == tuned.pb.MATCH_EXACT and best.problem.layout == tuned.pb.LAYOUT_NT
+    assert tuned.dtype_name(best.problem) == dtype
+    served = "cuBLAS" if best.use_baseline else best.measurement.config.name
+    if not best.use_baseline:
+        assert list(best.arguments) == ["int M", "int N", "int K", "float alpha",
+                                        f"const {ctype}* A", f"const {ctype}* B", "float beta",
+                                        f"{ctype}* C"]
+    g = torch.Generator(device="cuda").manual_seed(31)
+    a = torch.randn(m, k, device="cuda", generator=g).to(t)
+    w = torch.randn(n, k, device="cuda", generator=g).to(t)  # B stored N x K: op(B) = w.t()
+    b = w.t()
+    ref32 = torch.matmul(a.float(), b.float())  # TF32 off (pure_fp32)
+    ref64 = a.double() @ b.double()
+    torch_result = torch.matmul(a, b)
+
+    kernel = tuned.Kernel(best)
+    assert kernel.dtype is t and kernel.layout == "nt"
+    c = kernel.sgemm(a, b)
+    assert c.dtype is t and c.shape == (m, n) and c.device == a.device
+    err, base, bound = within_16bit(c, ref32, torch_result, ref64)
+    print(f"\n{dtype} {m}x{n}x{k} nt ({served}, {job.done} configs measured): Kernel.sgemm error "
+          f"{err:.2e}, torch.matmul's own {base:.2e}, bound {bound:.2e}")
+    assert err <= bound
+
+    c0 = torch.randn(m, n, device="cuda", generator=g).to(t)
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=2.0) is out
+    torch_ab = c0.clone().addmm_(a, b, alpha=0.5, beta=2.0)
+    err, base, bound = within_16bit(out, 0.5 * ref32 + 2.0 * c0.float(), torch_ab,
+                                     0.5 * ref64 + 2.0 * c0.double())
+    assert err <= bound, f"alpha, beta: {err:.2e} > {bound:.2e} (torch {base:.2e})"
+
+    got = tuned.matmul(a, b)
+    assert got.dtype is t and got.shape == (m, n)
+    err, base, bound = within_16bit(got, ref32, torch_result, ref64)
+    print(f"  tuned.matmul error {err:.2e}")
+    assert err <= bound
+    (route,) = [r for key, r in tuned.ops._routes.items()
+                if key[:2] == (a.shape, b.shape) and key[-1] is t]
+    assert route.layout == "nt" and not route.copy_a and not route.copy_b
+    assert route.dtype is t and (route.kernel is None) == best.use_baseline
+
+    y = tuned.linear(a, w)  # a row-major weight: the same "nt" problem
+    assert y.dtype is t
+    err, _, bound = within_16bit(y, ref32, torch_result, ref64)
+    assert err <= bound, f"linear (nt): {err:.2e} > {bound:.2e}"
+
+    with pytest.raises(tuned.DTypeError, match=f"a must be {str(t)[6:]}, not torch.float32"):
+        kernel.sgemm(a.float(), b)
+    with pytest.raises(tuned.DTypeError, match="math 'tf32' is for float32 operands"):
+        tuned.matmul(a, b, math="tf32")

@@ -444,10 +444,12 @@ def test_the_kernels_declared_arguments_are_checked(driver, arguments, text):
     assert driver.launches == []
 
 
-def test_sgemm_call_overhead_on_the_cpu(monkeypatch):
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_sgemm_call_overhead_on_the_cpu(monkeypatch, dtype):
     """Kernel.sgemm(out=...)'s own CPU time with a stand-in driver whose
-    launch does nothing (bench/python_call.py measures the real one):
-    printed, with a loose bound that a slow path taken by mistake breaks."""
+    launch does nothing (bench/python_call.py measures the real one), for an
+    f32 and a bf16 kernel alike: printed, with a loose bound that a slow
+    path taken by mistake breaks."""
     import time
 
     class Quiet(cuda_fake.FakeDriver):
@@ -455,8 +457,10 @@ def test_sgemm_call_overhead_on_the_cpu(monkeypatch):
             return 0
 
     cuda_fake.install(monkeypatch, Quiet())
-    kernel = cuda_fake.on_cpu(tuned.Kernel(best_kernel(), device="cuda:0"))
-    a, b, out = torch.zeros(64, 16), torch.zeros(16, 32), torch.zeros(64, 32)
+    best = best_kernel() if dtype == "f32" else best16(dtype, shape=(64, 32, 16))
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best, device="cuda:0"))
+    t = TORCH_DTYPE[dtype]
+    a, b, out = (torch.zeros(*s, dtype=t) for s in ((64, 16), (16, 32), (64, 32)))
     for _ in range(200):
         kernel.sgemm(a, b, out=out)
     calls = 2000
@@ -464,7 +468,7 @@ def test_sgemm_call_overhead_on_the_cpu(monkeypatch):
     for _ in range(calls):
         kernel.sgemm(a, b, out=out)
     us = (time.perf_counter_ns() - start) / calls / 1e3
-    print(f"\nKernel.sgemm(out=...) with a Python stand-in driver: {us:.2f} us a call")
+    print(f"\nKernel.sgemm(out=...) ({dtype}) with a Python stand-in driver: {us:.2f} us a call")
     assert us < 100
 
 
@@ -703,3 +707,206 @@ def test_a_kernel_of_another_layout_than_its_problems_is_refused():
     no_config = best_kernel()
     no_config.problem.layout = pb.LAYOUT_TN
     assert tuned.kernel.served_layout(no_config) == pb.LAYOUT_TN  # no config named: the problem's
+
+
+# ---- 16-bit kernels (sgemm problems of dtype bf16 and f16) ----
+
+TORCH_DTYPE = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def args16(dtype):
+    """best.arguments of a 16-bit sgemm kernel, as the daemon's (gemm16.cc)."""
+    t = {"bf16": "__nv_bfloat16", "f16": "__half"}[dtype]
+    return ["int M", "int N", "int K", "float alpha", f"const {t}* A", f"const {t}* B",
+            "float beta", f"{t}* C"]
+
+
+def best16(dtype, shape=(33, 17, 9), layout="nn", **fields):
+    """A 16-bit sgemm BestKernel in `layout` whose image the Emulator runs in that dtype."""
+    b = best_kernel(shape=shape, **fields)
+    b.problem.dtype = pb.DType.Value("DTYPE_" + dtype.upper())
+    b.problem.layout = pb.Layout.Value("LAYOUT_" + layout.upper())
+    del b.arguments[:]
+    b.arguments.extend(args16(dtype))
+    b.measurement.config.name = f"gemm_{dtype}_simt_64x64_{layout}"
+    b.measurement.config.params["KIND"] = 5
+    if layout != "nn":
+        b.measurement.config.params["LAYOUT"] = b.problem.layout
+    b.cubin = cuda_fake.image(layout, dtype)
+    return b
+
+
+def like(dtype, *shape):
+    return torch.zeros(*shape, dtype=TORCH_DTYPE[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_a_16bit_kernel_takes_tensors_of_its_dtype_only(dtype):
+    """A bf16 (f16) kernel checks for torch.bfloat16 (float16) tensors:
+    another dtype is a DTypeError (TunedError INVALID_ARGUMENT, and a
+    TypeError) naming both, before any driver use (the fixture no_cuda)."""
+    kernel = tuned.Kernel(best16(dtype), device="cuda:0")
+    want = TORCH_DTYPE[dtype]
+    other = torch.float16 if dtype == "bf16" else torch.bfloat16
+    short = str(want).removeprefix("torch.")
+    assert kernel.dtype is want and kernel.tf32 is None and not kernel.uses_torch
+    for args, kwargs, text in [
+            ((torch.zeros(33, 9), like(dtype, 9, 17)), {}, f"a must be {short}, not torch.float32"),
+            ((like(dtype, 33, 9), torch.zeros(9, 17, dtype=other)), {},
+             f"b must be {short}, not {other}"),
+            ((like(dtype, 33, 9), like(dtype, 9, 17)), dict(out=torch.zeros(33, 17)),
+             f"out must be {short}, not torch.float32")]:
+        with pytest.raises(tuned.DTypeError) as e:
+            kernel.sgemm(*args, **kwargs)
+        assert isinstance(e.value, tuned.TunedError) and isinstance(e.value, TypeError)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert e.value.message == text
+    # Of its dtype, the tensors reach the device check.
+    with pytest.raises(ValueError, match="a is on cpu, the kernel on cuda:0"):
+        kernel.sgemm(like(dtype, 33, 9), like(dtype, 9, 17), out=like(dtype, 33, 17))
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_an_f32_kernel_refuses_16bit_tensors_as_a_dtype_error(sgemm, dtype):
+    assert sgemm.dtype is torch.float32 and sgemm.tf32 is False
+    t = TORCH_DTYPE[dtype]
+    with pytest.raises(tuned.DTypeError) as e:
+        sgemm.sgemm(torch.zeros(64, 16, dtype=t), torch.zeros(16, 32, dtype=t))
+    assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert e.value.message == f"a must be float32, not {t}"
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn"])
+def test_a_16bit_kernel_computes_on_tensors_of_its_dtype(monkeypatch, dtype, layout):
+    """Kernel.sgemm of a 16-bit kernel through the Emulator (16-bit A, B,
+    C; C rounded once): out=None allocates out of the kernel's dtype; the
+    launch gets the operands' own pointers (transposed views: no copy) and
+    alpha, beta as fp32; out= with beta, fast path and checked path alike."""
+    driver = cuda_fake.install(monkeypatch, cuda_fake.Emulator())
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best16(dtype, layout=layout), device="cuda:0"))
+    t = TORCH_DTYPE[dtype]
+    a, b = (x.to(t) for x in operands(layout, 33, 17, 9))
+    want = (a.double() @ b.double()).to(t)
+    for _ in range(2):  # the first call takes the checked path, the second the fast one
+        out = kernel.sgemm(a, b)
+        assert out.dtype is t and out.shape == (33, 17) and out.is_contiguous()
+        assert torch.equal(out, want)
+        assert cuda_fake.sgemm_pointers(driver.launches[-1]) == (a.data_ptr(), b.data_ptr(),
+                                                                 out.data_ptr())
+    c0 = torch.randn(33, 17, generator=torch.Generator().manual_seed(9)).to(t)
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=2.0) is out
+    assert torch.equal(out, (0.5 * (a.double() @ b.double()) + 2.0 * c0.double()).to(t))
+    raw = driver.launches[-1]["bytes"]
+    assert [ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6)] == [0.5, 2.0]
+    assert driver.layouts == [layout] * 3 and driver.dtypes == [dtype] * 3
+    with pytest.raises(ValueError, match="beta != 0 needs out"):
+        kernel.sgemm(a, b, beta=1.0)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_a_16bit_problem_served_by_cublas_runs_torch_on_its_tensors(monkeypatch, dtype):
+    """best.use_baseline: torch.matmul (addmm_ with alpha, beta) on the 16-bit
+    tensors themselves, out of their dtype, torch's TF32 setting neither
+    read nor changed (TF32 does not touch 16-bit GEMMs)."""
+    seen = []
+
+    def matmul(x, y, out=None):
+        seen.append(("matmul", x, y, out))
+        return out.copy_((x.double() @ y.double()).to(out.dtype))
+
+    monkeypatch.setattr(torch, "matmul", matmul)
+
+    def no_tf32(*args):
+        raise AssertionError("TF32's setting was read or changed for a 16-bit GEMM")
+    monkeypatch.setattr(tuned.kernel, "_tf32_reader", no_tf32)
+    monkeypatch.setattr(tuned.kernel, "_tf32_now", None)
+    monkeypatch.setattr(tuned.kernel, "_tf32", no_tf32)
+    best = pb.BestKernel(problem=tuned.problem(3, 4, 2, dtype=dtype, layout="nt"),
+                         match=pb.MATCH_EXACT, use_baseline=True, baseline_name=f"cuBLAS {dtype}")
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best, device=0))
+    t = TORCH_DTYPE[dtype]
+    assert kernel.uses_torch and kernel.dtype is t and kernel.layout == "nt"
+    a, w = torch.full((3, 2), 2.0, dtype=t), torch.full((4, 2), 3.0, dtype=t)
+    out = kernel.sgemm(a, w.t())
+    assert out.dtype is t and torch.equal(out, torch.full((3, 4), 12.0, dtype=t))
+    (_, x, y, o), = seen
+    assert x is a and y.data_ptr() == w.data_ptr() and o is out  # the operands as they are
+    if dtype == "bf16":  # torch's CPU addmm_ has bfloat16 (not float16)
+        c = torch.ones(3, 4, dtype=t)
+        assert kernel.sgemm(a, w.t(), out=c, alpha=0.5, beta=2.0) is c
+        assert torch.equal(c, torch.full((3, 4), 8.0, dtype=t))
+    with pytest.raises(tuned.DTypeError, match=f"b must be {str(t)[6:]}, not torch.float32"):
+        kernel.sgemm(a, torch.zeros(4, 2).t())
+
+
+@pytest.mark.parametrize("map_dtype, enum", [(None, 7), (pb.DTYPE_F32, 7), (pb.DTYPE_BF16, 9),
+                                             (pb.DTYPE_F16, 6)])
+def test_a_tensor_maps_data_type_is_its_dtypes(driver, map_dtype, enum):
+    """TensorMap.dtype names cuTensorMapEncodeTiled's CUtensorMapDataType:
+    unset and F32 FLOAT32 (7), BF16 BFLOAT16 (9), F16 FLOAT16 (6); the
+    dims, strides (bytes) and box as the map gives them."""
+    driver.params = 9
+    half = map_dtype in (pb.DTYPE_BF16, pb.DTYPE_F16)
+    best = best16("bf16" if map_dtype == pb.DTYPE_BF16 else "f16", shape=(64, 32, 16)) if half \
+        else best_kernel()
+    fields = dict(pointer_arg=4, dims=[16, 64], strides_bytes=[(2 if half else 4) * 16],
+                  box=[64 if half else 32, 64], swizzle_bytes=128, param=8)
+    if map_dtype is not None:
+        fields["dtype"] = map_dtype
+    best.geometry.tensor_maps.add(**fields)
+    launch_sgemm(tuned.Kernel(best, device="cuda:0"), a=0x1000)
+    (encode,) = driver.encodes
+    assert encode["dtype"] == enum
+    assert (encode["dims"], encode["strides"], encode["box"]) == (
+        [16, 64], [32 if half else 64], [64 if half else 32, 64])
+    assert driver.launches[0]["bytes"][8] == b"\xa5" * 128
+
+
+def test_a_tensor_map_of_an_unknown_dtype_is_malformed(driver):
+    with pytest.raises(tuned.TunedError, match="malformed tensor map") as e:
+        launch_sgemm(with_a_map(dtype=9))
+    assert e.value.code == grpc.StatusCode.INTERNAL
+    assert driver.encodes == [] and driver.launches == []
+
+
+@pytest.mark.parametrize("problem_dtype, arguments, text", [
+    ("bf16", SGEMM_ARGS, "the kernel's argument 'const float\\* A' is of f32 data, its problem "
+                         "of bf16"),
+    ("f32", args16("f16"), "the kernel's argument 'const __half\\* A' is of f16 data, its "
+                           "problem of f32"),
+    ("f16", args16("bf16"), "'const __nv_bfloat16\\* A' is of bf16 data, its problem of f16"),
+])
+def test_a_kernel_of_another_dtype_than_its_problems_is_refused(driver, problem_dtype, arguments,
+                                                                 text):
+    """A pointer argument to float, __nv_bfloat16 or __half must be to the
+    problem's dtype (a kernel of another dtype would read its bytes as
+    another type): TunedError INTERNAL at the launch's preparation."""
+    best = best_kernel()
+    best.problem.dtype = pb.DType.Value("DTYPE_" + problem_dtype.upper())
+    del best.arguments[:]
+    best.arguments.extend(arguments)
+    kernel = tuned.Kernel(best, device="cuda:0")
+    with pytest.raises(tuned.TunedError, match=text) as e:
+        launch_sgemm(kernel)
+    assert e.value.code == grpc.StatusCode.INTERNAL
+    assert driver.launches == []
+
+
+def test_16bit_kernels_that_this_client_cannot_run_are_refused():
+    prescaled = best16("bf16")
+    prescaled.geometry.prescale_output = True
+    with pytest.raises(tuned.TunedError, match="a bf16 kernel asks for C to be prescaled") as e:
+        tuned.Kernel(prescaled, device="cuda:0")
+    assert e.value.code == grpc.StatusCode.INTERNAL
+    newer = best_kernel()
+    newer.problem.dtype = 9  # a dtype of a daemon newer than this client
+    with pytest.raises(tuned.TunedError, match="an sgemm kernel of dtype 9: this client runs "
+                                               "f32, bf16 and f16") as e:
+        tuned.Kernel(newer, device="cuda:0")
+    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    unset = best_kernel()
+    unset.problem.dtype = pb.DTYPE_UNSPECIFIED  # as the daemon reads it: f32
+    assert tuned.Kernel(unset, device="cuda:0").dtype is torch.float32
+    assert tuned.Kernel(best_kernel("transpose", (64, 32)), device="cuda:0").dtype is torch.float32

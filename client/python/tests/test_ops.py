@@ -30,6 +30,12 @@ SGEMM_ARGS = ["int M", "int N", "int K", "float alpha", "const float* A", "const
               "float beta", "float* C"]
 
 
+def sgemm_args(dtype="f32"):
+    """best.arguments of an sgemm kernel of `dtype` ("f32", "bf16", "f16"), as the daemon's."""
+    t = {"f32": "float", "bf16": "__nv_bfloat16", "f16": "__half"}[dtype]
+    return [a.replace("float*", t + "*") for a in SGEMM_ARGS]
+
+
 class NoDaemon:
     address = "unix:/nowhere"
 
@@ -39,21 +45,23 @@ class NoDaemon:
 
 class FakeDaemon:
     """Client.best as the daemon answers: a kernel for any (M, N, K) in any
-    mode and layout (its config's LAYOUT parameter that layout's, as sgemm's;
-    its image makes the Emulator compute in it), or cuBLAS where `cublas`;
+    mode, layout and dtype (its config's LAYOUT parameter that layout's, as
+    sgemm's; its arguments pointers to the dtype's C type; its image makes
+    the Emulator compute in both), or cuBLAS where `cublas`;
     `before_layouts`: a daemon older than layouts, whose kernel is the "nn"
     one whatever the layout asked. Records what was asked: ((M, N, K),
-    Math, layout, tune_if_missing)."""
+    Math, layout, tune_if_missing) in `asked`, the dtype's name in `dtypes`."""
 
     address = "unix:/fake"
 
     def __init__(self, cublas=False, before_layouts=False):
         self.cublas, self.before_layouts = cublas, before_layouts
-        self.asked = []
+        self.asked, self.dtypes = [], []
 
-    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False):
+    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False, dtype="f32"):
         self.asked.append(((m, n, k), math, layout, tune_if_missing))
-        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout),
+        self.dtypes.append(dtype)
+        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout, dtype=dtype),
                           match=pb.MATCH_NEAREST,
                           device=pb.Device(name="NVIDIA H100", cc_major=9, cc_minor=0))
         if self.cublas:
@@ -65,8 +73,8 @@ class FakeDaemon:
         if served != "nn":
             config.params["LAYOUT"] = pb.Layout.Value("LAYOUT_" + served.upper())
         config.name = "sgemm_tiled_64" + ("" if served == "nn" else "_" + served)
-        b.cubin, b.ptx, b.entry = cuda_fake.image(served), "//", "_Z1kv"
-        b.arguments.extend(SGEMM_ARGS)
+        b.cubin, b.ptx, b.entry = cuda_fake.image(served, dtype), "//", "_Z1kv"
+        b.arguments.extend(sgemm_args(dtype))
         b.geometry.grid.extend([1, 1, 1])
         b.geometry.block.extend([256, 1, 1])
         return b
@@ -452,6 +460,155 @@ def test_linear_of_a_non_contiguous_x_copies_it_for_the_kernel(cpu):
     assert close(tuned.linear(x3, weight, None, client=daemon), F.linear(x3, weight))
 
 
+# ---- 16-bit operands: the bf16 and f16 problems ----
+
+DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def rounded(x, dtype):
+    """x's GEMM result as a 16-bit kernel gives it: the exact sum, rounded once to `dtype`."""
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_16bit_operands_run_their_dtypes_kernel_in_each_layout(cpu, dtype):
+    """bfloat16 (float16) matrices ask the daemon for the bf16 (f16) problem
+    in their layout, whose kernel gets their own pointers (transposed views:
+    no copy) and writes a result of their dtype; each (dtype, layout) is
+    asked once, and float32 operands of the same shapes are another
+    problem."""
+    daemon = FakeDaemon()
+    t = DTYPE[dtype]
+    for layout in ("nn", "nt", "tn", "tt"):
+        a, b = (x.to(t) for x in operands(layout, m=7, n=5, k=9))
+        want = rounded(a.double() @ b.double(), t)
+        for _ in range(2):  # the first call asks the daemon, the second finds the route
+            c = tuned.matmul(a, b, client=daemon)
+            assert c.dtype is t and c.shape == (7, 5) and torch.equal(c, want)
+            assert cuda_fake.sgemm_pointers(cpu.launches[-1]) == (a.data_ptr(), b.data_ptr(),
+                                                                  c.data_ptr())
+        out = torch.full((7, 5), float("nan"), dtype=t)
+        assert tuned.matmul(a, b, out=out, client=daemon) is out and torch.equal(out, want)
+    assert daemon.asked == [((7, 5, 9), pb.MATH_IEEE_FP32, layout, False)
+                            for layout in ("nn", "nt", "tn", "tt")]
+    assert daemon.dtypes == [dtype] * 4
+    assert cpu.dtypes == [dtype] * 12 and cpu.layouts == [x for x in ("nn", "nt", "tn", "tt")
+                                                          for _ in range(3)]
+    assert all(r.dtype is t and r.tf32 is None for r in tuned.ops._routes.values())
+    assert len(tuned.ops._kernels) == 4
+    a, b = operands("nn", m=7, n=5, k=9)
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert daemon.dtypes[-1] == "f32" and cpu.dtypes[-1] == "f32" and len(tuned.ops._kernels) == 5
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_16bit_linear_runs_the_nt_kernel_and_adds_the_bias_in_its_dtype(cpu, dtype):
+    daemon = FakeDaemon()
+    t = DTYPE[dtype]
+    x, w, bias = randn(2, 3, 8).to(t), randn(5, 8, seed=1).to(t), randn(5, seed=2).to(t)
+    y = tuned.linear(x, w, bias, client=daemon)
+    assert y.dtype is t and y.shape == (2, 3, 5)
+    assert torch.equal(y, rounded(x.double() @ w.double().t(), t) + bias)
+    assert daemon.asked == [((6, 5, 8), pb.MATH_IEEE_FP32, "nt", False)]
+    assert daemon.dtypes == [dtype] and cpu.layouts == ["nt"] and cpu.dtypes == [dtype]
+    assert cuda_fake.sgemm_pointers(cpu.launches[-1])[:2] == (x.data_ptr(), w.data_ptr())
+    assert torch.equal(tuned.linear(x, w, bias, client=daemon), y) and len(daemon.asked) == 1
+
+
+@pytest.mark.parametrize("call, args, kwargs, text", [
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2)), {},
+     "b must be bfloat16 as a is, not torch.float32"),
+    ("matmul", (torch.zeros(4, 8), torch.zeros(8, 2, dtype=torch.float16)), {},
+     "b must be float32 as a is, not torch.float16"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     {}, "b must be float16 as a is, not torch.bfloat16"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float64), torch.zeros(8, 2)), {},
+     "a must be float32, bfloat16 or float16, not torch.float64"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     dict(math="tf32"),
+     "math 'tf32' is for float32 operands; torch.bfloat16 takes math 'ieee_fp32' only"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 2, dtype=torch.float16)),
+     dict(math=pb.MATH_FP32_ACCURATE),
+     "math 'fp32_accurate' is for float32 operands; torch.float16 takes math 'ieee_fp32' only"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     dict(out=torch.zeros(4, 2)), "out must be bfloat16 as the operands are, not torch.float32"),
+    ("linear", (torch.zeros(3, 8, dtype=torch.bfloat16), torch.zeros(4, 8, dtype=torch.bfloat16),
+                torch.zeros(4)), {}, "bias must be bfloat16 as x is, not torch.float32"),
+    ("linear", (torch.zeros(3, 8, dtype=torch.float16), torch.zeros(4, 8)), {},
+     "weight must be float16 as x is, not torch.float32"),
+    ("linear", (torch.zeros(3, 8, dtype=torch.float16), torch.zeros(4, 8, dtype=torch.float16)),
+     dict(math="fp32_accurate"), "math 'fp32_accurate' is for float32 operands"),
+])
+def test_dtypes_are_checked_before_asking_the_daemon(cpu, call, args, kwargs, text):
+    """Operands of two dtypes (as torch refuses them), another dtype, an out
+    of another dtype, or a 16-bit dtype in a math mode other than
+    ieee_fp32: tuned.DTypeError, a TunedError INVALID_ARGUMENT and a
+    TypeError, before the daemon is asked or anything runs."""
+    with pytest.raises(tuned.DTypeError) as e:
+        getattr(tuned, call)(*args, client=NoDaemon(), **kwargs)
+    assert isinstance(e.value, TypeError) and e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert e.value.message.startswith(text), e.value.message
+    assert cpu.launches == []
+
+
+def test_16bit_operands_take_math_ieee_fp32_by_name_or_value(cpu):
+    daemon = FakeDaemon()
+    a, b = randn(4, 8).bfloat16(), randn(8, 2, seed=1).bfloat16()
+    c = tuned.matmul(a, b, math=pb.MATH_IEEE_FP32, client=daemon)
+    assert torch.equal(tuned.matmul(a, b, math="ieee_fp32", client=daemon), c)
+    assert daemon.dtypes == ["bf16"]  # one problem, asked once
+    assert len(tuned.ops._routes) == 2 and len(tuned.ops._kernels) == 1  # a key per math as given
+
+
+def test_16bit_operands_where_cublas_is_served_run_torch_on_them_as_they_are(cpu, monkeypatch,
+                                                                              tf32_seen):
+    """The daemon serves cuBLAS for the bf16 problem: torch.matmul and
+    F.linear on the very bfloat16 tensors (transposed views, no copy), with
+    torch's TF32 setting neither changed nor read (it does not touch 16-bit
+    GEMMs)."""
+    def no_tf32(*args):
+        raise AssertionError("TF32's setting was read or changed for a 16-bit GEMM")
+    monkeypatch.setattr(tuned.kernel, "_tf32_reader", no_tf32)
+    monkeypatch.setattr(tuned.kernel, "_tf32_now", None)
+    monkeypatch.setattr(tuned.kernel, "_tf32", no_tf32)
+    seen = []
+    real = torch.matmul
+
+    def recording(x, y, **kwargs):
+        seen.append((x, y))
+        return real(x, y, **kwargs)
+    monkeypatch.setattr(torch, "matmul", recording)
+    torch.backends.cuda.matmul.allow_tf32 = True  # as a user may have it: left so
+    daemon = FakeDaemon(cublas=True)
+    a, b = (x.bfloat16() for x in operands("tn"))
+    c = tuned.matmul(a, b, client=daemon)
+    assert c.dtype is torch.bfloat16 and torch.equal(c, real(a, b))
+    assert seen == [(a, b)] and seen[0][0] is a and seen[0][1] is b
+    x, w = randn(2, 3, 8).bfloat16(), randn(5, 8, seed=1).bfloat16()
+    y = tuned.linear(x, w, client=daemon)
+    assert y.dtype is torch.bfloat16 and torch.equal(y, F.linear(x, w))
+    assert daemon.dtypes == ["bf16", "bf16"] and cpu.launches == []
+    assert tf32_seen == [True] * 4  # tuned's torch.matmul, the check's, tuned's F.linear, the check's
+    assert torch.backends.cuda.matmul.allow_tf32 is True
+
+
+def test_gradients_flow_through_16bit_matmul(cpu):
+    """The backward's GEMMs are 16-bit tuned.matmul calls too (grad @ b.t():
+    "nt", a.t() @ grad: "tn"), their gradients of the operands' dtype."""
+    daemon = FakeDaemon()
+    a = randn(6, 8).bfloat16().requires_grad_()
+    b = randn(8, 5, seed=1).bfloat16().requires_grad_()
+    c = tuned.matmul(a, b, client=daemon)
+    assert c.dtype is torch.bfloat16
+    grad = randn(6, 5, seed=2).bfloat16()
+    c.backward(grad)
+    assert a.grad.dtype is torch.bfloat16 and b.grad.dtype is torch.bfloat16
+    assert torch.equal(a.grad, rounded(grad.double() @ b.detach().double().t(), torch.bfloat16))
+    assert torch.equal(b.grad, rounded(a.detach().double().t() @ grad.double(), torch.bfloat16))
+    assert [asked[2] for asked in daemon.asked] == ["nn", "nt", "tn"]
+    assert daemon.dtypes == ["bf16"] * 3
+
+
 # ---- gradients ----
 
 def test_gradients_flow_through_matmul_and_linear(cpu):
@@ -476,9 +633,11 @@ def test_gradients_flow_through_matmul_and_linear(cpu):
         assert not tuned.matmul(a, b, client=daemon).requires_grad
 
 
-def test_matmul_call_overhead_on_the_cpu(cpu, monkeypatch):
-    """tuned.matmul's own CPU time on a cached route, the launch a no-op:
-    printed, with a loose bound that a slow path taken by mistake breaks."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_matmul_call_overhead_on_the_cpu(cpu, monkeypatch, dtype):
+    """tuned.matmul's own CPU time on a cached route, the launch a no-op,
+    for float32 and bfloat16 operands alike: printed, with a loose bound
+    that a slow path taken by mistake breaks."""
     import time
 
     class Quiet(cuda_fake.FakeDriver):
@@ -487,7 +646,7 @@ def test_matmul_call_overhead_on_the_cpu(cpu, monkeypatch):
 
     cuda_fake.install(monkeypatch, Quiet())
     daemon = FakeDaemon()
-    a, b = torch.zeros(64, 16), torch.zeros(16, 32)
+    a, b = torch.zeros(64, 16, dtype=dtype), torch.zeros(16, 32, dtype=dtype)
     for _ in range(200):
         tuned.matmul(a, b, client=daemon)
     calls = 2000
@@ -495,7 +654,7 @@ def test_matmul_call_overhead_on_the_cpu(cpu, monkeypatch):
     for _ in range(calls):
         tuned.matmul(a, b, client=daemon)
     us = (time.perf_counter_ns() - start) / calls / 1e3
-    print(f"\ntuned.matmul with a Python stand-in driver: {us:.2f} us a call")
+    print(f"\ntuned.matmul ({dtype}) with a Python stand-in driver: {us:.2f} us a call")
     assert us < 100 and len(daemon.asked) == 1
 
 
@@ -526,6 +685,28 @@ def test_the_fake_implementations_give_shapes_and_dtypes():
 
 
 @needs_ops
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_fake_implementations_keep_a_16bit_dtype(dtype):
+    """While tracing, a 16-bit GEMM's output is of its operands' dtype; mixed
+    dtypes and a 16-bit dtype in another math mode are refused as eagerly."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        c = torch.ops.tuned.matmul(torch.empty(4, 8, dtype=dtype), torch.empty(8, 2, dtype=dtype),
+                                   "ieee_fp32")
+        y = torch.ops.tuned.linear(torch.empty(2, 3, 8, dtype=dtype), torch.empty(5, 8, dtype=dtype),
+                                   torch.empty(5, dtype=dtype), "ieee_fp32")
+        assert c.shape == (4, 2) and c.dtype is dtype
+        assert y.shape == (2, 3, 5) and y.dtype is dtype
+        name = str(dtype).removeprefix("torch.")
+        with pytest.raises((tuned.DTypeError, RuntimeError), match=f"b must be {name} as a is"):
+            torch.ops.tuned.matmul(torch.empty(4, 8, dtype=dtype), torch.empty(8, 2), "ieee_fp32")
+        with pytest.raises((tuned.DTypeError, RuntimeError), match="math 'tf32' is for float32"):
+            torch.ops.tuned.linear(torch.empty(3, 8, dtype=dtype), torch.empty(5, 8, dtype=dtype),
+                                   None, "tf32")
+
+
+@needs_ops
 def test_the_operators_run_the_eager_path(cpu):
     daemon = FakeDaemon()
     monkeypatch_client(daemon)
@@ -536,6 +717,54 @@ def test_the_operators_run_the_eager_path(cpu):
     torch.library.opcheck(torch.ops.tuned.matmul.default, (a, b, "ieee_fp32"),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
+
+
+@pytest.mark.parametrize("args, math, text", [
+    ((torch.empty(4, 8, dtype=torch.bfloat16, device="meta"), torch.empty(8, 2, device="meta")),
+     "ieee_fp32", "b must be bfloat16 as a is, not torch.float32"),
+    ((torch.empty(4, 8, dtype=torch.float16, device="meta"),
+      torch.empty(8, 2, dtype=torch.float16, device="meta")), "tf32",
+     "math 'tf32' is for float32 operands; torch.float16 takes math 'ieee_fp32' only"),
+    ((torch.empty(4, 8, dtype=torch.float64, device="meta"), torch.empty(8, 2, device="meta")),
+     "ieee_fp32", "a must be float32, bfloat16 or float16, not torch.float64"),
+])
+def test_the_fake_implementations_check_dtypes_as_the_eager_path(args, math, text):
+    """_fake_matmul and _fake_linear (the operators' implementations while
+    tracing) refuse what the eager path refuses, on meta tensors."""
+    with pytest.raises(tuned.DTypeError, match=text):
+        tuned.ops._fake_matmul(*args, math)
+    x, b = args
+    with pytest.raises(tuned.DTypeError, match=text.replace("as a is", "as x is")
+                       .replace("a must", "x must").replace("b must", "weight must")):
+        tuned.ops._fake_linear(x, b.t(), None, math)
+
+
+@needs_ops
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_compiled_16bit_function_has_no_graph_break_and_matches_eager(cpu, dtype):
+    """torch.compile(fullgraph=True) of tuned.matmul ("nt") then tuned.linear
+    ("nt", with a bias) on 16-bit tensors: the operators in the graph keep
+    the dtype, the daemon is asked for that dtype's problems, the result
+    equals the eager one's."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    daemon = FakeDaemon()
+    monkeypatch_client(daemon)
+    a, w = randn(6, 8).to(dtype), randn(5, 8, seed=1).to(dtype)
+    w2, bias = randn(3, 5, seed=2).to(dtype), randn(3, seed=3).to(dtype)
+
+    def f(a, w, w2, bias):
+        return tuned.linear(tuned.matmul(a, w.t()), w2, bias)
+
+    want = f(a, w, w2, bias)
+    assert want.dtype is dtype and want.shape == (6, 3)
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, w, w2, bias)
+    assert got.dtype is dtype and torch.equal(got, want)
+    assert torch.ops.tuned.matmul(a, w.t(), "ieee_fp32").dtype is dtype
+    assert set(daemon.dtypes) == {tuned.ops._DTYPES[dtype]}
+    assert {(shape, layout) for shape, _, layout, _ in daemon.asked} == {((6, 5, 8), "nt"),
+                                                                         ((6, 3, 5), "nt")}
 
 
 def monkeypatch_client(daemon):

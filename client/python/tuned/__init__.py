@@ -4,8 +4,10 @@
     c = tuned.matmul(a, b)                  # a (MxK), b (KxN): float32 matrices on a GPU
     c = tuned.matmul(a, b, math="tf32")     # or "fp32_accurate"; default "ieee_fp32"
     c = tuned.matmul(a, w.t())              # a transposed view: layout "nt", no copy
+    c = tuned.matmul(a16, b16)              # bfloat16 or float16 matrices: that dtype's problem
     y = tuned.linear(x, weight, bias)       # torch.nn.functional.linear's semantics ("nt")
     best = tuned.Client().best(1024, 1024, 1024)   # tuned.v1.BestKernel
+    best = tuned.Client().best(1024, 1024, 1024, dtype="bf16")   # 16-bit A, B, C; fp32 sums
 
     # Your own kernel (a spec file, examples/kernels/), tuned and run:
     client = tuned.Client()
@@ -15,19 +17,22 @@
     k.launch(a, b, c)                       # the buffer arguments, in order
 
 Every failure of the daemon or the driver raises tuned.TunedError (.code is a
-grpc.StatusCode, .message the text); wrong tensors raise TypeError/ValueError.
+grpc.StatusCode, .message the text); wrong tensors raise TypeError/ValueError
+(a wrong dtype: tuned.DTypeError, both a TunedError INVALID_ARGUMENT and a
+TypeError).
 tuned.matmul, tuned.linear and tuned.ops (the torch operators tuned::matmul,
 tuned::linear for torch.compile) import torch when first used.
 """
 
-from .client import (LAYOUTS, Client, TunedError, default_address, default_socket_path,
-                     family_name, layout_name, problem, read_token_file, spec_json)
+from .client import (DTYPES, LAYOUTS, Client, DTypeError, TunedError, default_address,
+                     default_socket_path, dtype_name, family_name, layout_name, problem,
+                     read_token_file, spec_json)
 from .kernel import Kernel
 from .v1 import tuner_pb2 as pb
 
-__all__ = ["Client", "TunedError", "Kernel", "matmul", "linear", "default_address",
-           "default_socket_path", "family_name", "layout_name", "LAYOUTS", "problem",
-           "read_token_file", "spec_json", "pb"]
+__all__ = ["Client", "TunedError", "DTypeError", "Kernel", "matmul", "linear",
+           "default_address", "default_socket_path", "dtype_name", "family_name", "layout_name",
+           "DTYPES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb"]
 
 _LAZY = ("matmul", "linear")
 

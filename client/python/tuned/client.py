@@ -35,6 +35,17 @@ class TunedError(Exception):
         self.message = message
 
 
+class DTypeError(TunedError, TypeError):
+    """A tensor of a dtype that the call does not take (a GEMM's operands of
+    another dtype than its kernel's, or of two dtypes), or a math mode that
+    the operands' dtype does not take: a TunedError INVALID_ARGUMENT whose
+    message names the dtypes, and a TypeError, as the other wrong tensors'
+    errors are."""
+
+    def __init__(self, message):
+        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
 def default_socket_path(gpu=0):
     """The socket of the local daemon owning GPU `gpu`, as core/paths.cc:
     $XDG_RUNTIME_DIR/tuned/gpu<N>.sock, else /tmp/tuned-<uid>/gpu<N>.sock."""
@@ -91,7 +102,40 @@ def layout_name(value):
         return f"layout {value}"
 
 
-def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn"):
+# Element type names (tuner.proto DType) of sgemm problems: "f32" (fp32 A, B,
+# C), "bf16" and "f16" (16-bit A, B and C, fp32 accumulation).
+DTYPES = ("f32", "bf16", "f16")
+
+
+def dtype_value(dtype):
+    """tuner.proto DType of an element type's name ("f32", "bf16", "f16") or
+    enum value (DTYPE_F32, DTYPE_BF16, DTYPE_F16); TunedError
+    INVALID_ARGUMENT, naming the known ones, for another."""
+    if isinstance(dtype, str):
+        if dtype in DTYPES:
+            return pb.DType.Value("DTYPE_" + dtype.upper())
+    elif (isinstance(dtype, int) and not isinstance(dtype, bool)
+          and dtype in (pb.DTYPE_F32, pb.DTYPE_BF16, pb.DTYPE_F16)):
+        return dtype
+    raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                     f"unknown dtype {dtype!r} (known: {', '.join(DTYPES)})")
+
+
+def dtype_name(value):
+    """"bf16" for DTYPE_BF16, "f16" for DTYPE_F16, "f32" for DTYPE_F32 (and
+    for DTYPE_UNSPECIFIED, which the daemon reads as f32); for a
+    tuned.v1.Problem, its dtype's name."""
+    if isinstance(value, pb.Problem):
+        value = value.dtype
+    if value == pb.DTYPE_UNSPECIFIED:
+        return "f32"
+    try:
+        return pb.DType.Name(value).removeprefix("DTYPE_").lower()
+    except ValueError:
+        return f"dtype {value}"
+
+
+def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn", dtype="f32"):
     """A tuned.v1.Problem. `family`: a built-in family's name ("sgemm",
     "transpose": Problem.family, f32) or enum value, or any other name: a
     registered kernel spec's (Problem.family_name; the shape lists its dims
@@ -106,10 +150,17 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn")
     "nt" (op(B) = B^T: B stored row-major NxK, as torch.nn.functional.linear's
     weight), "tn" (op(A) = A^T: A stored row-major KxM), "tt", or an enum
     value. Each layout is its own problem (its own measurements and best).
+    `dtype` (Problem.dtype, tuner.proto DType; see dtype_value): "f32" (the
+    default), or for sgemm "bf16" or "f16": A, B and C of that 16-bit type,
+    alpha, beta and the accumulation fp32, math "ieee_fp32" only (the
+    daemon refuses the other modes with INVALID_ARGUMENT); its own problem
+    too. A kernel spec's problem is "f32" only (its arguments have their
+    own types).
     TunedError INVALID_ARGUMENT for an empty family name, an unknown math
-    mode or layout, a version for a built-in family or a non-integer dimension; the
+    mode, layout or dtype, a version or a 16-bit dtype for a kernel spec's
+    family (version: for a built-in family) or a non-integer dimension; the
     daemon checks the rest (whether the family exists, rank, range, whether
-    the family tunes the mode)."""
+    the family tunes the mode and the dtype)."""
     if isinstance(math, str):
         try:
             math = pb.Math.Value("MATH_" + math.upper())
@@ -118,6 +169,7 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn")
                              f"unknown math mode '{math}' (known: ieee_fp32, fp32_accurate, tf32)"
                              ) from None
     layout = layout_value(layout)
+    dtype = dtype_value(dtype)
     name = ""
     if isinstance(family, str):
         if not family:
@@ -137,9 +189,13 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn")
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, f"dimension {d} does not fit 64 bits")
         dims.append(d)
     if name:
+        if dtype != pb.DTYPE_F32:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"dtype {dtype_name(dtype)} is for built-in families; the kernel "
+                             f"spec {name}'s arguments have their own types")
         return pb.Problem(family_name=name, spec_hash=version or "", shape=dims, math=math,
                           layout=layout)
-    return pb.Problem(family=family, dtype=pb.DTYPE_F32, shape=dims, math=math, layout=layout)
+    return pb.Problem(family=family, dtype=dtype, shape=dims, math=math, layout=layout)
 
 
 def _builtin_family(name):
@@ -269,33 +325,35 @@ class Client:
         return TunedError(code, message)
 
     def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False, math="ieee_fp32",
-             version=None, layout="nn"):
+             version=None, layout="nn", dtype="f32"):
         """The tuned kernel (tuned.v1.BestKernel) for the shape: config, times,
         launch geometry for this very shape, entry, cubin and PTX (not with
         basic=True). An untuned shape gets the nearest tuned shape's kernel
         (match == MATCH_NEAREST); tune_if_missing also queues a sweep for it
         (queued_job_id). NOT_FOUND if no tuned shape is near. `family`,
-        `math`, `version`, `layout`: as in problem() (sgemm in layout "nt":
-        a kernel reading B as stored NxK); a kernel spec's best also has
-        kernel_arguments (tuned.Kernel.launch runs it)."""
+        `math`, `version`, `layout`, `dtype`: as in problem() (sgemm in
+        layout "nt": a kernel reading B as stored NxK; in dtype "bf16": one
+        taking __nv_bfloat16 A, B and C, best.arguments); a kernel spec's
+        best also has kernel_arguments (tuned.Kernel.launch runs it)."""
         req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math, version=version,
-                                                layout=layout),
+                                                layout=layout, dtype=dtype),
                                 tune_if_missing=tune_if_missing,
                                 view=pb.BEST_VIEW_BASIC if basic else pb.BEST_VIEW_FULL)
         return self._call(self._stub.GetBest, req)
 
     def sweep(self, *shape, family="sgemm", wait=True, progress=None, math="ieee_fp32",
-              version=None, layout="nn", strategy="", budget=""):
+              version=None, layout="nn", strategy="", budget="", dtype="f32"):
         """Queues a sweep of the family's space for the shape; returns the
         tuned.v1.Job, once it ended if `wait`. progress (with wait): None
         shows a tqdm bar on a terminal and plain lines otherwise (stderr),
         False nothing, or a callable taking each Job update. `family`, `math`,
-        `version`, `layout`: as in problem(). `strategy`: "model" or
+        `version`, `layout`, `dtype`: as in problem(). `strategy`: "model" or
         "exhaustive" ("": the daemon's default); `budget`: GPU time of
         measuring ("10s", "2m") or a number of configs ("64"); "": the
         daemon's default."""
         job = self._call(self._stub.SubmitSweep, pb.SubmitSweepRequest(
-            problem=problem(*shape, family=family, math=math, version=version, layout=layout),
+            problem=problem(*shape, family=family, math=math, version=version, layout=layout,
+                            dtype=dtype),
             strategy=strategy or "", budget=str(budget) if budget else ""))
         return self.watch(job.id, progress) if wait else job
 
@@ -335,13 +393,15 @@ class Client:
         """Jobs, newest first (list of tuned.v1.Job); limit 0 = the daemon's default (50)."""
         return list(self._call(self._stub.ListJobs, pb.ListJobsRequest(limit=limit)).jobs)
 
-    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32", version=None, layout="nn"):
+    def results(self, *shape, family="sgemm", top=0, math="ieee_fp32", version=None, layout="nn",
+                dtype="f32"):
         """The stored measurements of the problem, best first (list of
         tuned.v1.Measurement; error: against the fp64 reference outside
-        ieee_fp32); top 0 = all. `family`, `math`, `version`, `layout`: as
-        in problem()."""
+        ieee_fp32 and for a 16-bit dtype); top 0 = all. `family`, `math`,
+        `version`, `layout`, `dtype`: as in problem()."""
         req = pb.ListMeasurementsRequest(
-            problem=problem(*shape, family=family, math=math, version=version, layout=layout),
+            problem=problem(*shape, family=family, math=math, version=version, layout=layout,
+                            dtype=dtype),
             top=top)
         return list(self._call(self._stub.ListMeasurements, req).measurements)
 
@@ -400,7 +460,9 @@ class Client:
 def _describe(job):
     shape = "x".join(str(d) for d in job.problem.shape)
     layout = f" {layout_name(job.problem)}" if job.problem.layout != pb.LAYOUT_NN else ""
-    return f"job {job.id} {family_name(job.problem)} {shape}{layout}"
+    dtype = dtype_name(job.problem)
+    dtype = f" {dtype}" if dtype != "f32" else ""
+    return f"job {job.id} {family_name(job.problem)}{dtype} {shape}{layout}"
 
 
 def _best_text(job):

@@ -19,7 +19,7 @@ import threading
 
 import grpc
 
-from .client import TunedError, family_name, layout_name
+from .client import DTypeError, TunedError, dtype_name, family_name, layout_name
 from .layout import describe as _describe_layout
 from .layout import is_transposed
 from .v1 import tuner_pb2 as pb
@@ -29,12 +29,21 @@ _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 _CUDA_ERROR_OUT_OF_MEMORY = 2
 _STATIC_SHARED_LIMIT = 48 * 1024
-_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
+# TensorMap.dtype -> CUtensorMapDataType: FLOAT32 (7; also for an unset
+# dtype), BFLOAT16 (9), FLOAT16 (6).
+_CU_TENSOR_MAP_DATA_TYPE = {pb.DTYPE_UNSPECIFIED: 7, pb.DTYPE_F32: 7, pb.DTYPE_BF16: 9,
+                            pb.DTYPE_F16: 6}
 _CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
 _CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 _TENSOR_MAP_BYTES = 128
 _MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
 _BUILTIN = ("sgemm", "transpose")
+# An sgemm problem's dtype (Problem.dtype; unset: f32, as the daemon reads it)
+# -> the torch dtype (by name) of A, B and C, and the C type its kernel's
+# pointers take (best.arguments, e.g. "const __nv_bfloat16* A").
+_SGEMM_DTYPE = {pb.DTYPE_UNSPECIFIED: ("float32", "float"), pb.DTYPE_F32: ("float32", "float"),
+                pb.DTYPE_BF16: ("bfloat16", "__nv_bfloat16"), pb.DTYPE_F16: ("float16", "__half")}
+_ELEMENT_DTYPE = {"float": pb.DTYPE_F32, "__nv_bfloat16": pb.DTYPE_BF16, "__half": pb.DTYPE_F16}
 # A kernel spec's element types: the torch dtype (by name) of a buffer, the
 # ctypes type and proto field of a scalar (tuner.proto SpecType).
 _TORCH_DTYPE = {pb.SPEC_TYPE_F32: "float32", pb.SPEC_TYPE_F64: "float64",
@@ -229,9 +238,12 @@ class _Launcher:
             rank = len(m.dims)
             if (m.param != len(template) + i or m.pointer_arg >= len(template)
                     or template[m.pointer_arg][0] is not ctypes.c_void_p
-                    or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None):
+                    or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None
+                    or m.dtype not in _CU_TENSOR_MAP_DATA_TYPE):
                 raise TunedError(grpc.StatusCode.INTERNAL,
                                  f"malformed tensor map {' '.join(str(m).split())}")
+        # Each map's CUtensorMapDataType, from its TensorMap.dtype.
+        self.map_types = tuple(_CU_TENSOR_MAP_DATA_TYPE[m.dtype] for m in self.maps)
         self.map_pointers = tuple(m.pointer_arg for m in self.maps)
         self.map_cache = {}  # base pointers -> (buffers, their addresses)
         v, u = ctypes.c_void_p, ctypes.c_uint
@@ -257,18 +269,20 @@ class _Launcher:
         """The tensor maps over base pointers `key` (one per map, as
         core/launch.cc's EncodeTensorMap): where the base is 16-byte aligned and
         every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
-        (fp32, element strides 1, interleave none, the swizzle of
+        (element strides 1, interleave none, the swizzle of
         m.swizzle_bytes, L2 promotion 256 B, out-of-range reads zero) into a
-        64-byte aligned map; elsewhere the bytes stay zero, and the kernel,
-        testing the same, uses no TMA. Cached by the pointers."""
+        64-byte aligned map, of the element type of m.dtype (FLOAT32 for f32
+        or unset, BFLOAT16 for bf16, FLOAT16 for f16); elsewhere the bytes
+        stay zero, and the kernel, testing the same, uses no TMA. Cached by
+        the pointers."""
         buffers, addresses = [], []
-        for m, base in zip(self.maps, key):
+        for m, base, data_type in zip(self.maps, key, self.map_types):
             buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
             address = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
             if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
                 rank, u64, u32 = len(m.dims), ctypes.c_uint64, ctypes.c_uint32
                 _check(self.lib, self.lib.cuTensorMapEncodeTiled(
-                    ctypes.c_void_p(address), _CU_TENSOR_MAP_DATA_TYPE_FLOAT32, u32(rank),
+                    ctypes.c_void_p(address), data_type, u32(rank),
                     ctypes.c_void_p(base), (u64 * rank)(*m.dims),
                     (u64 * (rank - 1))(*m.strides_bytes), (u32 * rank)(*m.box),
                     (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
@@ -324,16 +338,19 @@ def _torch():
     return torch
 
 
-def _check_tensors(torch, tensors, device):
+def _check_tensors(torch, tensors, device, dtype=None):
     """TypeError/ValueError unless each (tensor, name, shape[, layout]) is a
-    float32 torch tensor of that shape, contiguous (layout "n", the default)
-    or the transpose of a row-major matrix (layout "t"), then unless each is
-    on `device`: the form of every tensor is checked before any device."""
+    torch tensor of `dtype` (a torch.dtype; None: float32) and that shape,
+    contiguous (layout "n", the default) or the transpose of a row-major
+    matrix (layout "t"), then unless each is on `device`: the form of every
+    tensor is checked before any device. Another dtype is a DTypeError
+    (TunedError INVALID_ARGUMENT and TypeError) naming both."""
+    dtype = dtype or torch.float32
     for t, name, shape, *layout in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
-        if t.dtype != torch.float32:
-            raise TypeError(f"{name} must be float32, not {t.dtype}")
+        if t.dtype != dtype:
+            raise DTypeError(f"{name} must be {str(dtype).removeprefix('torch.')}, not {t.dtype}")
         if tuple(t.shape) != tuple(shape):
             raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
         op = layout[0] if layout else "n"
@@ -407,7 +424,10 @@ _tf32_now = None  # _tf32_reader(torch), made at the first use
 def _run_in_mode(torch, tf32, fn, *args, **kwargs):
     """fn(*args, **kwargs) (a torch matmul) with TF32 on (`tf32`) or off: where
     torch's setting already is that, a call of one C getter; otherwise the
-    setting is changed for the call and restored (_tf32)."""
+    setting is changed for the call and restored (_tf32). `tf32` None (a
+    16-bit GEMM, which TF32 does not touch): fn as torch's settings are."""
+    if tf32 is None:
+        return fn(*args, **kwargs)
     global _tf32_now
     now = _tf32_now
     if now is None:
@@ -447,6 +467,13 @@ class Kernel:
     daemon older than layouts answering with its "nn" kernel) is refused:
     TunedError FAILED_PRECONDITION.
 
+    An sgemm kernel's tensors are of its problem's dtype (best.problem.dtype,
+    `dtype`: torch.float32 for f32; torch.bfloat16 for bf16 and
+    torch.float16 for f16, 16-bit A, B and C with fp32 alpha, beta and
+    accumulation, C rounded once); where cuBLAS serves a 16-bit problem,
+    torch.matmul runs on the 16-bit tensors (cuBLAS, fp32 accumulation), as
+    torch's settings are.
+
     A kernel spec's kernel (a registered family: best.kernel_arguments is
     set) runs with launch(*tensors) (or calling the Kernel): the buffers in
     the order of its buffer arguments, its scalars as the daemon evaluated
@@ -470,7 +497,22 @@ class Kernel:
         if self.device.type != "cuda" or self.device.index is None:
             raise ValueError(f"device must be a CUDA device with an index, e.g. cuda:0, not {device}")
         self.uses_torch = self.family == "sgemm" and best.use_baseline
-        self.tf32 = best.problem.math == pb.MATH_TF32  # the mode of the cuBLAS it may call
+        # The element type of A, B and C (sgemm) or in and out (transpose): a
+        # torch.dtype; None for a kernel spec's (its buffers' types are its own).
+        self.dtype, self._ctype = None, None
+        if self.family == "sgemm":
+            if best.problem.dtype not in _SGEMM_DTYPE:
+                raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 f"an sgemm kernel of {dtype_name(best.problem.dtype)}: this "
+                                 "client runs f32, bf16 and f16 (it is older than the daemon)")
+            name, self._ctype = _SGEMM_DTYPE[best.problem.dtype]
+            self.dtype = getattr(torch, name)
+        elif not self.is_spec:
+            self.dtype, self._ctype = torch.float32, "float"
+        half = self.dtype is not None and self.dtype is not torch.float32
+        # The mode of the cuBLAS it may call: TF32 for math tf32, else off;
+        # None for a 16-bit GEMM (torch.matmul as torch's settings are).
+        self.tf32 = None if half else best.problem.math == pb.MATH_TF32
         self.layout = layout_name(best.problem.layout)
         if self.family == "sgemm" and not self.uses_torch:
             served = served_layout(best)
@@ -487,6 +529,10 @@ class Kernel:
             if len(g.grid) not in ranks or len(g.block) not in ranks:
                 raise ValueError("the BestKernel has no launch geometry (3 grid and 3 block dimensions)")
         self._prescale = best.geometry.prescale_output
+        if self._prescale and half:
+            raise TunedError(grpc.StatusCode.INTERNAL,
+                             f"a {dtype_name(best.problem)} kernel asks for C to be prescaled, "
+                             "which no 16-bit kernel does")
         self._torch = torch
         self._function = None
         self._module = None
@@ -545,8 +591,9 @@ class Kernel:
         """The parameters' (ctype, initial value) pairs and, for a built-in
         family, the indices of the ones a call sets (sgemm: A, B, C, alpha,
         beta; transpose: in, out), from best.arguments (the kernel's C
-        declarations in order) and the shape; for a kernel spec, its packed
-        scalars and buffer slots."""
+        declarations in order; a pointer to float, __nv_bfloat16 or __half
+        must be to the problem's dtype) and the shape; for a kernel spec, its
+        packed scalars and buffer slots."""
         if self.is_spec:
             template = [(ctypes.c_void_p, None) if p is None else (type(p), p.value)
                         for p in self._scalars]
@@ -559,6 +606,13 @@ class Kernel:
         for decl in self.best.arguments:
             ctype, _, name = decl.rpartition(" ")
             if "*" in ctype:
+                element = ctype.replace("const ", "").rstrip("*").strip()
+                if element in _ELEMENT_DTYPE and element != self._ctype:
+                    # e.g. an f32 kernel served for a bf16 problem
+                    raise TunedError(grpc.StatusCode.INTERNAL,
+                                     f"the kernel's argument '{decl}' is of "
+                                     f"{dtype_name(_ELEMENT_DTYPE[element])} data, its problem of "
+                                     f"{dtype_name(self.best.problem)}")
                 template.append((ctypes.c_void_p, None))
             elif ctype == "int" and name in known:
                 template.append((ctypes.c_int, known[name]))
@@ -598,8 +652,8 @@ class Kernel:
         return self
 
     def _sgemm_launch(self, a, b, out, alpha, beta):
-        """The kernel on checked tensors (row-major, of the kernel's shape, on
-        its device): out = alpha * a @ b + beta * out."""
+        """The kernel on checked tensors (of the kernel's dtype and shape, in
+        its layout, on its device): out = alpha * a @ b + beta * out."""
         launcher = self._launcher or self._prepare()
         s = launcher.slots()
         pa, pb_, pc, al, be = s.fast
@@ -618,7 +672,9 @@ class Kernel:
 
     def _sgemm_torch(self, a, b, out, alpha, beta):
         """cuBLAS (torch) in the problem's math mode: the mode's baseline,
-        cuBLAS TF32 for math tf32, else fp32."""
+        cuBLAS TF32 for math tf32, else fp32; for a 16-bit problem,
+        torch.matmul (or addmm_) on the 16-bit tensors as torch's settings
+        are (cuBLAS, fp32 accumulation)."""
         torch = self._torch
         if alpha == 1 and beta == 0:
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
@@ -626,26 +682,30 @@ class Kernel:
 
     def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0):
         """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
-        float32 CUDA tensors on the kernel's device, of the kernel's shape:
+        CUDA tensors of the kernel's dtype (`dtype`: torch.float32, or for a
+        bf16 or f16 problem torch.bfloat16 or torch.float16; alpha and beta
+        are fp32 all the same) on the kernel's device, of the kernel's shape:
         out row-major (contiguous), a and b in the kernel's layout (`layout`:
         "n" row-major, "t" the transpose of a row-major matrix, e.g. b =
-        w.t() of a contiguous (N, K) w for "nt"); out=None allocates it
-        (beta must then be 0). Runs on torch's current stream. TypeError for
-        a wrong type or dtype, ValueError for a wrong shape, layout or device."""
+        w.t() of a contiguous (N, K) w for "nt"); out=None allocates it, of
+        the kernel's dtype (beta must then be 0). Runs on torch's current
+        stream. tuned.DTypeError (a TunedError INVALID_ARGUMENT and a
+        TypeError) for a tensor of another dtype, naming both; TypeError for
+        a non-tensor, ValueError for a wrong shape, layout or device."""
         sizes = self._sizes
         if sizes is not None:
             # The checks below, compared with values computed once; any
             # failure (or a non-tensor) takes the path that names it.
-            f32, index = self._torch.float32, self._index
+            dt, index = self.dtype, self._index
             sa, sb = self._strides
             try:
-                ok = (a.dtype is f32 and b.dtype is f32 and a.shape == sizes[0]
+                ok = (a.dtype is dt and b.dtype is dt and a.shape == sizes[0]
                       and b.shape == sizes[1] and a.get_device() == index
                       and b.get_device() == index
                       and (a.is_contiguous() if sa is None else a.stride() == sa)
                       and (b.is_contiguous() if sb is None else b.stride() == sb)
                       and (beta == 0 if out is None else
-                           out.dtype is f32 and out.shape == sizes[2]
+                           out.dtype is dt and out.shape == sizes[2]
                            and out.get_device() == index and out.is_contiguous()))
             except AttributeError:
                 ok = False
@@ -667,9 +727,9 @@ class Kernel:
         m, n, k = self.shape
         outs = [] if out is None else [(out, "out", (m, n))]
         _check_tensors(torch, [(a, "a", (m, k), self.layout[0]), (b, "b", (k, n), self.layout[1])]
-                       + outs, self.device)
+                       + outs, self.device, self.dtype)
         if out is None:
-            out = torch.empty((m, n), dtype=torch.float32, device=self.device)
+            out = torch.empty((m, n), dtype=self.dtype, device=self.device)
         if self.uses_torch:  # the mode's baseline: cuBLAS TF32 for math tf32, else fp32
             return self._sgemm_torch(a, b, out, alpha, beta)
         self._sgemm_launch(a, b, out, alpha, beta)

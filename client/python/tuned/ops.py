@@ -2,9 +2,9 @@
 torch.matmul (of two matrices) and torch.nn.functional.linear, and the torch
 operators tuned::matmul and tuned::linear for compiled graphs.
 
-What serves a call is decided once per (shapes, devices, math mode, layouts)
-and kept in a dict (a _Route): the daemon's kernel, loaded and prepared, or
-torch's cuBLAS in the mode. A call looks its route up without a lock and
+What serves a call is decided once per (shapes, devices, math mode, layouts,
+dtype) and kept in a dict (a _Route): the daemon's kernel, loaded and
+prepared, or torch's cuBLAS in the mode. A call looks its route up without a lock and
 checks only what the key does not hold (dtypes, out), so it costs about what
 torch.matmul costs; the first call of a key asks the daemon (the one owning
 the tensors' GPU), which is why a CUDA graph capture must be preceded by a
@@ -19,6 +19,11 @@ its own kernel, which reads the operands where they are (only the pointers
 are passed); where the daemon serves cuBLAS, torch runs on the operands as
 they are.
 
+Dtypes: float32 operands are the f32 problem in the math mode asked;
+bfloat16 and float16 operands (both of one dtype) the bf16 and f16 problems
+(16-bit A, B and C, fp32 accumulation), in math "ieee_fp32" only, their
+result of their dtype.
+
 Importing this module imports torch; `tuned.matmul` does that on first use.
 """
 
@@ -30,7 +35,7 @@ import grpc
 import torch
 import torch.nn.functional as F
 
-from .client import Client, TunedError, default_address, layout_value
+from .client import Client, DTypeError, TunedError, default_address, layout_value
 from .kernel import Kernel, _run_in_mode, served_layout
 from .layout import operand_layout as _layout
 from .layout import weight_layout as _weight_layout
@@ -43,6 +48,9 @@ _MATH = {"ieee_fp32": (pb.MATH_IEEE_FP32, False),
 _MATH_BY_VALUE = {v[0]: (name, v) for name, v in _MATH.items()}
 
 _F32 = torch.float32
+# The operands' torch dtype -> the problem's dtype (Problem.dtype's name).
+_DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
+_DTYPE_NAMES = "float32, bfloat16 or float16"
 _grad_enabled = torch.is_grad_enabled
 # The device type the tensors must be on; the tests run every path on the CPU
 # with a stand-in driver by setting it to "cpu".
@@ -51,7 +59,7 @@ _DEVICE_TYPE = "cuda"
 _lock = threading.Lock()  # taken to add a route or a client, never to look one up
 _clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)
 _routes = {}  # key (see matmul, linear) -> _Route
-_kernels = {}  # (m, n, k, GPU index, Math, layout, client) -> loaded Kernel, shared by routes
+_kernels = {}  # (m, n, k, GPU index, Math, layout, dtype, client) -> loaded Kernel, shared by routes
 
 
 def _math(math):
@@ -95,16 +103,17 @@ def _capturing():
 class _Route:
     """How one key runs: `kernel` (a loaded tuned.Kernel for (m, n, k)) with
     its operands copied first where `copy_a`/`copy_b`, or, where kernel is
-    None, torch in the math mode (`tf32`: cuBLAS TF32, else pure fp32).
-    `out_shape`: the shape of the result (linear's keeps x's leading
-    dimensions)."""
+    None, torch in the math mode (`tf32`: cuBLAS TF32, else pure fp32; None
+    for 16-bit operands: torch as its settings are). `out_shape`: the shape
+    of the result (linear's keeps x's leading dimensions); `dtype`: the
+    operands' and the result's torch dtype."""
 
     __slots__ = ("kernel", "tf32", "layout", "copy_a", "copy_b", "m", "n", "k", "size",
-                 "out_shape", "index", "fused_bias")
+                 "out_shape", "index", "fused_bias", "dtype")
 
     def __init__(self, kernel, tf32, layout, copy_a, copy_b, m, n, k, index, out_shape=None,
-                 bias_shape=None):
-        self.kernel, self.tf32, self.layout = kernel, tf32, layout
+                 bias_shape=None, dtype=_F32):
+        self.kernel, self.tf32, self.layout, self.dtype = kernel, tf32, layout, dtype
         # torch.nn.functional.linear adds a bias of shape (N,) itself; another
         # shape that broadcasts is added after the GEMM.
         self.fused_bias = bias_shape is None or tuple(bias_shape) == (n,)
@@ -115,8 +124,8 @@ class _Route:
         self.out_shape = self.size if same else torch.Size(out_shape)
 
     def fits(self, out):
-        """Whether `out` is a row-major float32 (m, n) tensor on the device."""
-        return (out.dtype is _F32 and out.shape == self.size and out.get_device() == self.index
+        """Whether `out` is a row-major (m, n) tensor of the route's dtype on the device."""
+        return (out.dtype is self.dtype and out.shape == self.size and out.get_device() == self.index
                 and out.is_contiguous())
 
     def matmul(self, a, b, out):
@@ -156,28 +165,35 @@ class _Route:
 
 
 def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, client,
-               out_shape=None, bias_shape=None):
+               out_shape=None, bias_shape=None, dtype=_F32):
     mode, tf32 = _math(math)
+    name = _DTYPES[dtype]
+    if name != "f32":
+        tf32 = None  # a 16-bit GEMM: torch.matmul as its settings are
     index = device.index if device.type == "cuda" else -1
-    shaped = dict(out_shape=out_shape, bias_shape=bias_shape)
+    shaped = dict(out_shape=out_shape, bias_shape=bias_shape, dtype=dtype)
     if not (m and n and k):  # an empty GEMM: torch's
         return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
     if _capturing():
         raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
-                         f"{m}x{n}x{k} ({math}, {layout}) is asked for the first time during a CUDA "
-                         "graph capture: call it once before capturing, so that the daemon is "
-                         "asked and the kernel loaded outside the capture")
-    kernel_key = (m, n, k, index, mode, layout, client)
+                         f"{m}x{n}x{k} ({name}, {math}, {layout}) is asked for the first time "
+                         "during a CUDA graph capture: call it once before capturing, so that the "
+                         "daemon is asked and the kernel loaded outside the capture")
+    kernel_key = (m, n, k, index, mode, layout, name, client)
     kernel = _kernels.get(kernel_key)
     if kernel is None:
+        # dtype= is passed for a 16-bit problem only: f32 is Client.best's
+        # default, so a stand-in client of f32 only needs no such argument.
+        dtype_arg = {} if name == "f32" else {"dtype": name}
         best = (client or _client(index)).best(m, n, k, math=mode, layout=layout,
-                                               tune_if_missing=tune_if_missing)
+                                               tune_if_missing=tune_if_missing, **dtype_arg)
         if not best.use_baseline and served_layout(best) != layout_value(layout):
             # A daemon older than layouts answers with its "nn" kernel: torch
             # in the mode computes the asked layout correctly.
             warnings.warn(f"tuned: the daemon at {(client or _client(index)).address} served a "
-                          f"kernel of another layout for {m}x{n}x{k} ({math}, {layout}): it does "
-                          "not tune layouts; torch runs this call", RuntimeWarning, stacklevel=3)
+                          f"kernel of another layout for {m}x{n}x{k} ({name}, {math}, {layout}): it "
+                          "does not tune layouts; torch runs this call", RuntimeWarning,
+                          stacklevel=3)
             return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
         kernel = _new_kernel(best, device)
         if not kernel.uses_torch:
@@ -201,8 +217,27 @@ def _route(key, *args, **kwargs):
 def _check_tensor(t, name):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
-    if t.dtype != _F32:
-        raise TypeError(f"{name} must be float32, not {t.dtype}")
+    if t.dtype not in _DTYPES:
+        raise DTypeError(f"{name} must be {_DTYPE_NAMES}, not {t.dtype}")
+
+
+def _check_dtype(tensors, math):
+    """The one dtype of (tensor, name) pairs (each of _DTYPES, checked):
+    DTypeError where they differ, as torch refuses mixed operands, or where
+    a 16-bit dtype comes with a math mode other than "ieee_fp32" (the
+    16-bit problems accumulate in fp32 only). `math`: a known mode."""
+    first, name = tensors[0]
+    dtype = first.dtype
+    for t, other in tensors[1:]:
+        if t.dtype != dtype:
+            raise DTypeError(f"{other} must be {str(dtype).removeprefix('torch.')} as {name} "
+                             f"is, not {t.dtype}")
+    if dtype is not _F32:
+        mode = _math(math)[0]
+        if mode != pb.MATH_IEEE_FP32:
+            raise DTypeError(f"math '{_MATH_BY_VALUE[mode][0]}' is for float32 operands; {dtype} "
+                             "takes math 'ieee_fp32' only (16-bit inputs, fp32 accumulation)")
+    return dtype
 
 
 def _check_device(tensors):
@@ -216,11 +251,12 @@ def _check_device(tensors):
     return first.device
 
 
-def _check_out(out, size, device):
+def _check_out(out, size, device, dtype):
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"out must be a torch.Tensor, not {type(out).__name__}")
-    if out.dtype != _F32:
-        raise TypeError(f"out must be float32, not {out.dtype}")
+    if out.dtype != dtype:
+        raise DTypeError(f"out must be {str(dtype).removeprefix('torch.')} as the operands are, "
+                         f"not {out.dtype}")
     if tuple(out.shape) != tuple(size):
         raise ValueError(f"out has shape {tuple(out.shape)}, expected {tuple(size)}")
     if not out.is_contiguous():
@@ -232,25 +268,30 @@ def _check_out(out, size, device):
 def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=None):
     """a(MxK) @ b(KxN) with the tuned SGEMM; returns a new (MxN) tensor, or `out`.
 
-    a, b: float32 torch matrices on one GPU, each row-major ("n") or the
-    transpose of a row-major matrix ("t": a.t() of a contiguous (K, M), b =
-    w.t() of a contiguous (N, K)), read where they are: the pair is the
+    a, b: torch matrices of one dtype on one GPU, each row-major ("n") or
+    the transpose of a row-major matrix ("t": a.t() of a contiguous (K, M),
+    b = w.t() of a contiguous (N, K)), read where they are: the pair is the
     problem's layout ("nn", "nt", "tn", "tt"); any other strides are copied
-    (.contiguous(), "n") where a kernel takes the operand. math:
+    (.contiguous(), "n") where a kernel takes the operand. Their dtype is the
+    problem's: float32 "f32"; bfloat16 "bf16" and float16 "f16" (16-bit
+    inputs and result, fp32 accumulation, math "ieee_fp32" only). math (f32):
     "ieee_fp32" (fp32 kernels; cuBLAS with TF32 off), "fp32_accurate" (also
     3xTF32 tensor-core kernels; cuBLAS fp32) or "tf32" (TF32 tensor cores;
-    cuBLAS TF32). out: a row-major
-    float32 (MxN) tensor on that GPU to write into.
+    cuBLAS TF32). out: a row-major (MxN) tensor of the operands' dtype on
+    that GPU to write into; the result is of that dtype.
 
     The kernel comes from the daemon owning that GPU (default_address(gpu),
     or `client`): the shape's own, else the nearest tuned shape's
     (tune_if_missing also queues a sweep for the shape), asked at the first
-    call of each (shapes, GPU, math, layouts) in this process and kept (each
-    layout is its own problem: tune it in that layout); where the daemon
-    serves cuBLAS, torch.matmul runs in the math mode on the operands as
-    they are. TunedError NOT_FOUND if nothing near is tuned in the mode and
-    layout; TypeError/ValueError for wrong
-    tensors or math (checked before the daemon is asked). Gradients flow
+    call of each (shapes, GPU, math, layouts, dtype) in this process and kept
+    (each layout and dtype is its own problem: tune it in that layout and
+    dtype); where the daemon serves cuBLAS, torch.matmul runs in the math mode
+    (16-bit: as torch's settings are) on the operands as they are. TunedError
+    NOT_FOUND if nothing near is tuned in the mode, layout and dtype;
+    TypeError/ValueError for wrong tensors or math, checked before the daemon
+    is asked: tuned.DTypeError (a TunedError INVALID_ARGUMENT and a TypeError)
+    for another dtype than float32, bfloat16 and float16, operands (or out)
+    of two dtypes, or a 16-bit dtype with math other than "ieee_fp32". Gradients flow
     where a or b requires them. Inside torch.compile the call is the operator
     torch.ops.tuned.matmul (tune_if_missing and client do not apply there).
     """
@@ -258,11 +299,12 @@ def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=No
         return _matmul_in_graph(a, b, math, out)
     route = None
     try:
-        if (a.dtype is _F32 and b.dtype is _F32
+        dtype = a.dtype  # a route's key holds it: only a checked dtype has one
+        if (dtype is b.dtype
                 and not ((a.requires_grad or b.requires_grad) and _grad_enabled())):
             route = _routes.get((a.shape, b.shape, a.get_device(), b.get_device(), math,
                                  "n" if a.is_contiguous() else _layout(a),
-                                 "n" if b.is_contiguous() else _layout(b), client))
+                                 "n" if b.is_contiguous() else _layout(b), client, dtype))
             if route is not None and out is not None and not route.fits(out):
                 route = None
     except (AttributeError, TypeError, ValueError):  # not tensors or matrices: named below
@@ -281,10 +323,11 @@ def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd):
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     _math(math)
+    dtype = _check_dtype([(a, "a"), (b, "b")], math)
     device = _check_device([(a, "a"), (b, "b")])
     (m, k), n = a.shape, b.shape[1]
     if out is not None:
-        _check_out(out, (m, n), device)
+        _check_out(out, (m, n), device, dtype)
     if autograd and (a.requires_grad or b.requires_grad) and _grad_enabled():
         if out is not None:
             raise ValueError("out= does not take part in autograd: a or b requires grad")
@@ -292,8 +335,9 @@ def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd):
     la, lb = _layout(a), _layout(b)
     layout = (la or "n") + (lb or "n")
     index = a.get_device()
-    route = _route((a.shape, b.shape, index, index, math, la, lb, client),
-                   m, n, k, device, math, layout, la is None, lb is None, tune_if_missing, client)
+    route = _route((a.shape, b.shape, index, index, math, la, lb, client, dtype),
+                   m, n, k, device, math, layout, la is None, lb is None, tune_if_missing, client,
+                   dtype=dtype)
     return route.matmul(a, b, out)
 
 
@@ -302,8 +346,10 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
     + bias; returns a new (..., N) tensor.
 
     x's leading dimensions are flattened to M (the GEMM is M x N x K); the
-    bias (float32, broadcast to (..., N), e.g. of shape (N,)) is added after
-    the GEMM. weight.t() is the GEMM's op(B): a row-major weight (an
+    bias (of x's dtype, broadcast to (..., N), e.g. of shape (N,)) is added
+    after the GEMM. x, weight and bias are of one dtype: float32, or
+    bfloat16 or float16 (that dtype's problem, math "ieee_fp32" only; the
+    result of that dtype), as tuned.matmul. weight.t() is the GEMM's op(B): a row-major weight (an
     nn.Linear's) is read as stored, op(B) = B^T (layout "nt", the daemon's
     kernel for "nt"); a weight that is itself the transpose of a row-major
     (K, N) matrix is "nn"; a 2-D x that is the transpose of a row-major
@@ -317,19 +363,20 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
         return torch.ops.tuned.linear(x, weight, bias, math)
     route = None
     try:
-        if (x.dtype is _F32 and weight.dtype is _F32
+        dtype = x.dtype  # a route's key holds it: only a checked dtype has one
+        if (dtype is weight.dtype
                 and not ((x.requires_grad or weight.requires_grad
                           or (bias is not None and bias.requires_grad)) and _grad_enabled())):
             if bias is None:
                 bias_key = None
-            elif bias.dtype is _F32:
+            elif bias.dtype is dtype:
                 bias_key = (bias.shape, bias.get_device())
             else:
                 bias_key = False  # no route has it: the checks name the dtype
             route = _routes.get(
                 (x.shape, weight.shape, x.get_device(), weight.get_device(), math,
                  "n" if x.is_contiguous() else _x_layout(x),
-                 _weight_layout(weight), client, bias_key))
+                 _weight_layout(weight), client, bias_key, dtype))
     except (AttributeError, TypeError, ValueError):
         route = None
     if route is not None:
@@ -361,6 +408,7 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
                              f"output's {out_shape}")
     _math(math)
     named = [(x, "x"), (weight, "weight")] + ([] if bias is None else [(bias, "bias")])
+    dtype = _check_dtype(named, math)
     device = _check_device(named)
     if autograd and any(t.requires_grad for t, _ in named) and _grad_enabled():
         return _LinearFunction.apply(x, weight, bias, math, tune_if_missing, client)
@@ -370,9 +418,10 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
     layout = (la or "n") + (lb or "t")
     bias_key = None if bias is None else (bias.shape, bias.get_device())
     index = x.get_device()
-    key = (x.shape, weight.shape, index, index, math, la, lb, client, bias_key)
+    key = (x.shape, weight.shape, index, index, math, la, lb, client, bias_key, dtype)
     route = _route(key, m, n, k, device, math, layout, la is None, lb is None,
-                   tune_if_missing, client, out_shape, None if bias is None else bias.shape)
+                   tune_if_missing, client, out_shape, None if bias is None else bias.shape,
+                   dtype=dtype)
     return route.linear(x, weight, bias)
 
 
@@ -443,7 +492,12 @@ class _LinearFunction(torch.autograd.Function):
 
 
 def _fake_matmul(a, b, math):
+    """tuned::matmul's output while tracing: (M, N) of the operands' dtype
+    (float32, bfloat16 or float16), with the eager path's dtype and math checks."""
     _math(math)
+    for t, name in ((a, "a"), (b, "b")):
+        _check_tensor(t, name)
+    _check_dtype([(a, "a"), (b, "b")], math)
     torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0],
                  lambda: f"tuned::matmul takes (M, K) and (K, N), not {tuple(a.shape)} and "
                          f"{tuple(b.shape)}")
@@ -451,7 +505,13 @@ def _fake_matmul(a, b, math):
 
 
 def _fake_linear(x, weight, bias, math):
+    """tuned::linear's output while tracing: (..., N) of x's dtype, with the
+    eager path's dtype and math checks."""
     _math(math)
+    named = [(x, "x"), (weight, "weight")] + ([] if bias is None else [(bias, "bias")])
+    for t, name in named:
+        _check_tensor(t, name)
+    _check_dtype(named, math)
     torch._check(weight.dim() == 2 and x.shape[-1] == weight.shape[1],
                  lambda: f"tuned::linear takes x (..., K) and weight (N, K), not "
                          f"{tuple(x.shape)} and {tuple(weight.shape)}")
