@@ -1,0 +1,569 @@
+// BF16 / FP16 GEMM on Hopper (sm_90a) warpgroup tensor cores, both operands
+// by TMA, warp-specialized (DRAFT HEADER)
+namespace gemm16_detail {
+
+// cuda.h's CUtensorMap: 128 opaque bytes, 64-byte aligned, encoded by the
+// launcher and passed by value (__grid_constant__).
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+__host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+__device__ __forceinline__ unsigned SmemAddr(const void* p) {
+  unsigned r;
+  asm("{\n.reg .u64 t;\ncvta.to.shared.u64 t, %1;\ncvt.u32.u64 %0, t;\n}\n"
+      : "=r"(r)
+      : "l"(p));
+  return r;
+}
+
+// Output tile (tile_m, tile_n) of block `pid`, GROUP tile-rows at a time
+// (sgemm_detail::RasterTile's order).
+template <int GROUP>
+__device__ __forceinline__ void Raster(int pid, int tiles_m, int tiles_n, int& tile_m,
+                                       int& tile_n) {
+  if constexpr (GROUP > 1) {
+    const int per_group = GROUP * tiles_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(tiles_m - first_m, GROUP);
+    tile_m = first_m + (pid % per_group) % group_m;
+    tile_n = (pid % per_group) / group_m;
+  } else {
+    tile_m = pid / tiles_n;
+    tile_n = pid % tiles_n;
+  }
+}
+
+// ---- mbarriers (PTX ISA "mbarrier"); `bar` is a shared address.
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void FenceMbarInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void MbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives and adds `bytes` of expected transactions (TMA) to the phase.
+__device__ __forceinline__ void MbarArriveTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+// Adds `bytes` of expected transactions without arriving.
+__device__ __forceinline__ void MbarExpectTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nG16_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra G16_WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// ---- TMA (PTX ISA "cp.async.bulk.tensor"): the box at (x, y) (elements, x
+// innermost) of `map` into shared memory at `dst`, completing on `bar`.
+__device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, int x, int y,
+                                          unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+               : "memory");
+}
+// Generic-proxy writes to shared memory made visible to the async proxy
+// (wgmma's operand reads).
+__device__ __forceinline__ void FenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ---- clusters (split-K): rank in the cluster, a full cluster barrier, a
+// peer's shared address.
+__device__ __forceinline__ unsigned ClusterRank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+__device__ __forceinline__ unsigned MapaShared(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float4 LdCluster4(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void StShared4(unsigned addr, float a, float b, float c, float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+}
+__device__ __forceinline__ void StShared16(unsigned addr, unsigned a, unsigned b, unsigned c,
+                                           unsigned d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c),
+               "r"(d)
+               : "memory");
+}
+// Named barrier `id` over `count` threads (the consumer warpgroups).
+__device__ __forceinline__ void NamedSync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// ---- wgmma (PTX ISA 9.7.15 "wgmma.mma_async").
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void Pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Matrix descriptor (PTX ISA 9.7.15.5.1.1) of a 128-byte-swizzled tile at
+// shared address `addr`: leading byte offset `lbo`, stride byte offset `sbo`.
+__device__ __forceinline__ unsigned long long Desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+}
+
+// d (+)= A(64 x 16) * B(16 x N); A and B through descriptors; TA / TB the
+// transpose immediates (1: the operand is MN-major in shared memory).
+#define G16_D8(d, i)                                                                   \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),          \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+template <int N, int DTYPE, int TA, int TB>
+struct Wgmma;
+template <int DTYPE, int TA, int TB>
+struct Wgmma<64, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    if constexpr (DTYPE == 2) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+          "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+          "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    }
+  }
+};
+
+template <int DTYPE, int TA, int TB>
+struct Wgmma<128, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    if constexpr (DTYPE == 2) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+          "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+          "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    }
+  }
+};
+
+template <int DTYPE, int TA, int TB>
+struct Wgmma<256, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    if constexpr (DTYPE == 2) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+          "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+          "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+          "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+          "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+          "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56), G16_D8(d, 64), G16_D8(d, 72), G16_D8(d, 80), G16_D8(d, 88), G16_D8(d, 96), G16_D8(d, 104), G16_D8(d, 112), G16_D8(d, 120)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+          "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+          "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+          "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+          "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+          "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56), G16_D8(d, 64), G16_D8(d, 72), G16_D8(d, 80), G16_D8(d, 88), G16_D8(d, 96), G16_D8(d, 104), G16_D8(d, 112), G16_D8(d, 120)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    }
+  }
+};
+#undef G16_D8
+
+// ---- 16-bit values. Pack: {lo, hi} rounded to nearest even as two 16-bit
+// values in one word (lo in the low half).
+template <int DTYPE>
+__device__ __forceinline__ unsigned Pack(float lo, float hi) {
+  unsigned r;
+  if constexpr (DTYPE == 2) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+template <int DTYPE>
+__device__ __forceinline__ unsigned short Round(float x) {
+  unsigned short r;
+  if constexpr (DTYPE == 2) {
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+  } else {
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+  }
+  return r;
+}
+template <int DTYPE>
+__device__ __forceinline__ float Widen(unsigned short x) {
+  if constexpr (DTYPE == 2) {
+    return __uint_as_float(static_cast<unsigned>(x) << 16);
+  } else {
+    float r;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(r) : "h"(x));
+    return r;
+  }
+}
+
+// An operand tile of one stage loaded without TMA by the 128 producer
+// threads (`ptid`), bounds-checked (out of range: 0), into the layout TMA
+// writes: 128-byte rows, 16-byte unit u of row r at unit u ^ (r % 8).
+//  - KMAJOR: ROWS rows (m or n: mn0 + r < mn_ext), 64 k each (k0 + c < K),
+//    element (r, c) at src[(mn0 + r) * pitch + k0 + c];
+//  - else ROWS / 64 chunks of 64 rows (k), 64 mn each, chunk j at
+//    j * 8192 bytes, element (j, r, c) at src[(k0 + r) * pitch + mn0 + 64j + c].
+template <bool KMAJOR, int ROWS>
+__device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned short* src, long long pitch,
+                                               int mn0, int mn_ext, int k0, int K, int ptid) {
+#pragma unroll 1
+  for (int u = ptid; u < ROWS * 8; u += 128) {
+    const int c8 = u % 8;
+    int r, mn, k;
+    unsigned off;
+    if constexpr (KMAJOR) {
+      r = u / 8;
+      mn = mn0 + r;
+      k = k0 + 8 * c8;
+      off = r * 128;
+    } else {
+      const int j = u / 512;
+      r = (u / 8) % 64;
+      mn = mn0 + 64 * j + 8 * c8;
+      k = k0 + r;
+      off = j * 8192 + r * 128;
+    }
+    unsigned short v[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const int ke = KMAJOR ? k + e : k, mne = KMAJOR ? mn : mn + e;
+      v[e] = (ke < K && mne < mn_ext) ? src[static_cast<long long>(KMAJOR ? mne : ke) * pitch +
+                                            (KMAJOR ? ke : mne)]
+                                      : static_cast<unsigned short>(0);
+    }
+    StShared16(dst + off + ((c8 ^ (r & 7)) << 4), v[0] | (static_cast<unsigned>(v[1]) << 16),
+               v[2] | (static_cast<unsigned>(v[3]) << 16), v[4] | (static_cast<unsigned>(v[5]) << 16),
+               v[6] | (static_cast<unsigned>(v[7]) << 16));
+  }
+}
+
+}  // namespace gemm16_detail
+
+template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
+          int CONSUMERS = 2>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 1, SPLITK)
+    gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                 const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
+                 const __grid_constant__ gemm16_detail::TensorMap tma_a,
+                 const __grid_constant__ gemm16_detail::TensorMap tma_b) {
+  using namespace gemm16_detail;
+  static_assert(DTYPE == 2 || DTYPE == 3, "DTYPE: 2 (BF16) or 3 (FP16)");
+  static_assert(BK == 64, "BK 64: one 128-byte swizzled row of K (K-major) per m or n");
+  static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS 1 or 2");
+  static_assert(LAYOUT >= 0 && LAYOUT <= 3, "LAYOUT 0..3");
+  constexpr int WM = BM / CONSUMERS;  // rows of C per consumer warpgroup
+  static_assert(BM % CONSUMERS == 0 && WM % 64 == 0 && WM <= 128, "BM / CONSUMERS: 64 or 128");
+  constexpr int MI = WM / 64;  // m64 wgmmas per k16 step
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN 64, 128 or 256");
+  static_assert(MI * BN <= 256, "at most 128 fp32 accumulators a thread");
+  static_assert(SPLITK >= 1 && SPLITK <= 8, "SPLITK 1..8 (a cluster along K)");
+  static_assert(STAGES >= 2, "STAGES >= 2");
+  constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
+  constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
+  constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
+  static_assert(STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024, "shared memory: 227 KB");
+  static_assert(SPLITK == 1 || BM * BN * 4 <= STAGES * STAGE, "split-K partial sums fit the stages");
+  constexpr int CT = CONSUMERS * 128;  // consumer threads
+
+  extern __shared__ __align__(1024) unsigned char gemm16_smem[];
+  const unsigned raw = SmemAddr(gemm16_smem);
+  const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
+  const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
+
+  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
+  int tile_m, tile_n;
+  Raster<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int nk_all = CeilDiv(K, BK);
+  int kt0 = 0, nk = nk_all;
+  unsigned rank = 0;
+  if constexpr (SPLITK > 1) {
+    rank = ClusterRank();
+    const int per = CeilDiv(nk_all, SPLITK);
+    kt0 = min(nk_all, static_cast<int>(rank) * per);
+    nk = min(nk_all, kt0 + per) - kt0;
+  }
+  const long long lda = AK ? K : M, ldb = BKM ? K : N;
+  // TMA's rules (as the launcher tests them): 16-byte-aligned base, row
+  // pitch a multiple of 16 bytes; else the map is zeros and unused.
+  const bool tma_ok_a = (reinterpret_cast<unsigned long long>(A) & 15ull) == 0 && (lda & 7) == 0;
+  const bool tma_ok_b = (reinterpret_cast<unsigned long long>(B) & 15ull) == 0 && (ldb & 7) == 0;
+  const bool both = tma_ok_a && tma_ok_b;
+
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      MbarInit(full + 8 * s, both ? 1 : 128);
+      MbarInit(empty + 8 * s, CONSUMERS * 4);
+    }
+    FenceMbarInit();
+  }
+  __syncthreads();
+
+  if (wg == CONSUMERS) {
+    // Producer warpgroup.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    const int ptid = tid - CT;
+    if (both) {
+      if (ptid == 0) {
+        PrefetchMap(&tma_a);
+        PrefetchMap(&tma_b);
+#pragma unroll 1
+        for (int t = 0; t < nk; ++t) {
+          const int s = t % STAGES;
+          if (t >= STAGES) MbarWait(empty + 8 * s, ((t / STAGES) - 1) & 1);
+          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+          const int k0 = (kt0 + t) * BK;
+          MbarArriveTx(bar, STAGE);
+          if constexpr (AK) {
+            TmaLoad2d(sa, &tma_a, k0, bm, bar);
+          } else {
+#pragma unroll
+            for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, &tma_a, bm + 64 * j, k0, bar);
+          }
+          if constexpr (BKM) {
+            TmaLoad2d(sb, &tma_b, k0, bn, bar);
+          } else {
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, &tma_b, bn + 64 * j, k0, bar);
+          }
+        }
+      }
+      __syncwarp();
+    } else {
+#pragma unroll 1
+      for (int t = 0; t < nk; ++t) {
+        const int s = t % STAGES;
+        if (t >= STAGES) MbarWait(empty + 8 * s, ((t / STAGES) - 1) & 1);
+        const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+        const int k0 = (kt0 + t) * BK;
+        if (ptid == 0 && (tma_ok_a || tma_ok_b)) {
+          MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
+          if (tma_ok_a) {
+            if constexpr (AK) {
+              TmaLoad2d(sa, &tma_a, k0, bm, bar);
+            } else {
+              for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, &tma_a, bm + 64 * j, k0, bar);
+            }
+          } else {
+            if constexpr (BKM) {
+              TmaLoad2d(sb, &tma_b, k0, bn, bar);
+            } else {
+              for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, &tma_b, bn + 64 * j, k0, bar);
+            }
+          }
+        }
+        if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
+        if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
+        FenceProxyAsync();
+        MbarArrive(bar);
+      }
+    }
+    if constexpr (SPLITK > 1) {
+      ClusterSync();
+      ClusterSync();
+    }
+    return;
+  }
+
+  // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int lane = tid % 32, w = (tid % 128) / 32;
+  float acc[MI][BN / 2];
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+    for (int e = 0; e < BN / 2; ++e) acc[mi][e] = 0.0f;
+  }
+#pragma unroll 1
+  for (int t = 0; t < nk; ++t) {
+    const int s = t % STAGES;
+    MbarWait(full + 8 * s, (t / STAGES) & 1);
+    const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
+    WgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      // B: K-major rows of 128 bytes (8-row groups 1024 bytes apart), the
+      // k16 step 32 bytes in; N-major: 64-column chunks of BK rows (LBO
+      // BK * 128 bytes apart), 8-k-row groups 1024 bytes apart, the k16 step
+      // 16 rows (2048 bytes) down.
+      const unsigned long long db =
+          BKM ? Desc(sb + kk * 32, 16, 1024) : Desc(sb + kk * 2048, BK * 128, 1024);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        const int m64 = wg * MI + mi;  // the m64 block of the tile
+        const unsigned long long da = AK ? Desc(sa + m64 * 64 * 128 + kk * 32, 16, 1024)
+                                         : Desc(sa + m64 * BK * 128 + kk * 2048, BK * 128, 1024);
+        Wgmma<BN, DTYPE, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
+      }
+    }
+    WgmmaCommit();
+    WgmmaWait<1>();  // the wgmmas of K tile t - 1 are done: its stage is free
+    if (t > 0 && lane == 0) MbarArrive(empty + 8 * ((t - 1) % STAGES));
+  }
+  WgmmaWait<0>();
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
+
+  const int ctid = tid;  // 0 .. CT - 1
+  if constexpr (SPLITK > 1) {
+    // The cluster's CTAs hold partial sums of the same tile over K ranges:
+    // ranks 1.. store theirs into their stages (free: every wgmma is done),
+    // rank 0 adds them through distributed shared memory.
+    NamedSync(1, CT);
+    if (rank != 0) {
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int e = 0; e < BN / 2; e += 4) {
+          StShared4(base + (((mi * (BN / 2) + e) / 4) * CT + ctid) * 16, acc[mi][e], acc[mi][e + 1],
+                    acc[mi][e + 2], acc[mi][e + 3]);
+        }
+      }
+    }
+    ClusterSync();
+    if (rank == 0) {
+#pragma unroll 1
+      for (int r = 1; r < SPLITK; ++r) {
+        const unsigned peer = MapaShared(base, r);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+          for (int e = 0; e < BN / 2; e += 4) {
+            const float4 v = LdCluster4(peer + (((mi * (BN / 2) + e) / 4) * CT + ctid) * 16);
+            acc[mi][e] += v.x;
+            acc[mi][e + 1] += v.y;
+            acc[mi][e + 2] += v.z;
+            acc[mi][e + 3] += v.w;
+          }
+        }
+      }
+    }
+    ClusterSync();  // the peers' shared memory stays until rank 0 has read it
+    if (rank != 0) return;
+  }
+
+  // Epilogue: d[4i + j] of m64 block mi is row 16w + g + 8 (j / 2), column
+  // 8i + 2t + j % 2 (PTX ISA wgmma .m64nNk16 D fragment).
+  const int g = lane / 4, tq = lane % 4;
+  const bool pairs = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 3ull) == 0;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = bm + wg * WM + mi * 64 + 16 * w + g + 8 * h;
+      if (row >= M) continue;
+      unsigned short* crow = C + static_cast<long long>(row) * N;
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+        const int col = bn + 8 * i + 2 * tq;
+        float v0 = alpha * acc[mi][4 * i + 2 * h], v1 = alpha * acc[mi][4 * i + 2 * h + 1];
+        if (pairs && col + 1 < N) {
+          unsigned* c2 = reinterpret_cast<unsigned*>(crow + col);
+          if (beta != 0.0f) {
+            const unsigned old = *c2;
+            v0 = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(old & 0xffffu)), v0);
+            v1 = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(old >> 16)), v1);
+          }
+          *c2 = Pack<DTYPE>(v0, v1);
+        } else {
+          if (col < N) {
+            crow[col] = Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col]), v0) : v0);
+          }
+          if (col + 1 < N) {
+            crow[col + 1] =
+                Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col + 1]), v1) : v1);
+          }
+        }
+      }
+    }
+  }
+}
