@@ -49,22 +49,23 @@
   } while (0)
 
 using Map = gemm16_detail::TensorMap;
+static int g_sms = 132;
 using Kernel = void (*)(int, int, int, float, const unsigned short*, const unsigned short*, float,
                         unsigned short*, Map, Map);
 
 struct Config {
   std::string name;
-  int dtype, layout, bm, bn, stages, splitk, threads;
+  int dtype, layout, bm, bn, stages, splitk, persist, threads;
   size_t smem;
   Kernel fn;
 };
 
-template <int DT, int L, int BM, int BN, int ST, int G, int SK>
+template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0>
 Config Make() {
   Config c;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s", BM, BN, ST, G,
-                SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "");
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s", BM, BN, ST, G,
+                SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -72,20 +73,28 @@ Config Make() {
   c.bn = BN;
   c.stages = ST;
   c.splitk = SK;
+  c.persist = P;
   c.threads = 128 * 3;
   c.smem = size_t(ST) * (BM + BN) * 128 + 1024 + 16 * ST;
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK>;
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   return c;
 }
 
 template <int DT, int L>
 void AddLayout(std::vector<Config>& v) {
-  v.push_back(Make<DT, L, 128, 256, 4, 8, 1>());
-  v.push_back(Make<DT, L, 128, 128, 6, 8, 1>());
-  v.push_back(Make<DT, L, 256, 128, 4, 8, 1>());
-  v.push_back(Make<DT, L, 128, 128, 4, 8, 4>());
-  v.push_back(Make<DT, L, 128, 256, 4, 8, 2>());
+  v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 0>());
+  v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 0>());
+    v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0>());
+    v.push_back(Make<DT, L, 128, 128, 4, 8, 4, 0>());
+    v.push_back(Make<DT, L, 128, 64, 6, 8, 2, 0>());
+    v.push_back(Make<DT, L, 128, 64, 6, 8, 4, 0>());
+  }
 }
 
 // ---- device helpers
@@ -193,7 +202,8 @@ cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   const unsigned short *A = p.A, *B = p.B;
   unsigned short* C = p.C;
   void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb};
-  dim3 grid(((M + cf.bm - 1) / cf.bm) * ((N + cf.bn - 1) / cf.bn), 1, cf.splitk);
+  const int tiles = ((M + cf.bm - 1) / cf.bm) * ((N + cf.bn - 1) / cf.bn);
+  dim3 grid(cf.persist ? std::min(tiles, g_sms) : tiles, 1, cf.splitk);
   return cudaLaunchKernel(reinterpret_cast<const void*>(cf.fn), grid, dim3(cf.threads), args, cf.smem, s);
 }
 
@@ -274,6 +284,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  g_sms = prop.multiProcessorCount;
 
   std::vector<Config> cfgs;
   AddLayout<2, 0>(cfgs); AddLayout<2, 1>(cfgs); AddLayout<2, 2>(cfgs); AddLayout<2, 3>(cfgs);

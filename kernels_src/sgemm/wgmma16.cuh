@@ -95,18 +95,14 @@ __device__ __forceinline__ void ClusterSync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                    : "memory");
 }
-__device__ __forceinline__ unsigned MapaShared(unsigned addr, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-__device__ __forceinline__ float4 LdCluster4(unsigned addr) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
+// The generic address of `p` (this CTA's shared memory) in cluster rank
+// `rank`'s shared memory.
+__device__ __forceinline__ const float4* PeerShared(const void* p, unsigned rank) {
+  unsigned long long r;
+  asm volatile("mapa.u64 %0, %1, %2;\n"
+               : "=l"(r)
+               : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
+  return reinterpret_cast<const float4*>(r);
 }
 __device__ __forceinline__ void StShared4(unsigned addr, float a, float b, float c, float d) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
@@ -284,6 +280,17 @@ __device__ __forceinline__ float Widen(unsigned short x) {
   }
 }
 
+// 8 consecutive 16-bit elements at p (2-byte aligned), the first `n` of
+// them in range (the rest 0), as 16 bytes (2-byte loads: p's alignment
+// varies from row to row where the pitch is odd).
+__device__ __forceinline__ uint4 LoadUnit8(const unsigned short* p, int n) {
+  unsigned v[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) v[e] = e < n ? p[e] : 0u;
+  return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
+                    v[6] | (v[7] << 16));
+}
+
 // An operand tile of one stage loaded without TMA by the 128 producer
 // threads (`ptid`), bounds-checked (out of range: 0), into the layout TMA
 // writes: 128-byte rows, 16-byte unit u of row r at unit u ^ (r % 8).
@@ -291,44 +298,54 @@ __device__ __forceinline__ float Widen(unsigned short x) {
 //    element (r, c) at src[(mn0 + r) * pitch + k0 + c];
 //  - else ROWS / 64 chunks of 64 rows (k), 64 mn each, chunk j at
 //    j * 8192 bytes, element (j, r, c) at src[(k0 + r) * pitch + mn0 + 64j + c].
+// Two units a thread at a time (their loads in flight together).
 template <bool KMAJOR, int ROWS>
 __device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned short* src, long long pitch,
                                                int mn0, int mn_ext, int k0, int K, int ptid) {
+  static_assert((ROWS * 8) % 256 == 0, "ROWS");
 #pragma unroll 1
-  for (int u = ptid; u < ROWS * 8; u += 128) {
-    const int c8 = u % 8;
-    int r, mn, k;
-    unsigned off;
-    if constexpr (KMAJOR) {
-      r = u / 8;
-      mn = mn0 + r;
-      k = k0 + 8 * c8;
-      off = r * 128;
-    } else {
-      const int j = u / 512;
-      r = (u / 8) % 64;
-      mn = mn0 + 64 * j + 8 * c8;
-      k = k0 + r;
-      off = j * 8192 + r * 128;
-    }
-    unsigned short v[8];
+  for (int u0 = ptid; u0 < ROWS * 8; u0 += 256) {
+    uint4 v[2];
+    unsigned off[2];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const int ke = KMAJOR ? k + e : k, mne = KMAJOR ? mn : mn + e;
-      v[e] = (ke < K && mne < mn_ext) ? src[static_cast<long long>(KMAJOR ? mne : ke) * pitch +
-                                            (KMAJOR ? ke : mne)]
-                                      : static_cast<unsigned short>(0);
+    for (int x = 0; x < 2; ++x) {
+      const int u = u0 + 128 * x, c8 = u % 8;
+      int r, row, n;  // r: the tile row; row: the matrix row; n: elements in range
+      long long col;
+      if constexpr (KMAJOR) {
+        r = u / 8;
+        row = mn0 + r;
+        col = k0 + 8 * c8;
+        n = row < mn_ext ? K - static_cast<int>(col) : 0;
+        off[x] = r * 128;
+      } else {
+        const int j = u / 512;
+        r = (u / 8) % 64;
+        row = k0 + r;
+        col = mn0 + 64 * j + 8 * c8;
+        n = row < K ? mn_ext - static_cast<int>(col) : 0;
+        off[x] = j * 8192 + r * 128;
+      }
+      off[x] += (c8 ^ (r & 7)) << 4;
+      v[x] = n > 0 ? LoadUnit8(src + static_cast<long long>(row) * pitch + col, n)
+                   : make_uint4(0u, 0u, 0u, 0u);
     }
-    StShared16(dst + off + ((c8 ^ (r & 7)) << 4), v[0] | (static_cast<unsigned>(v[1]) << 16),
-               v[2] | (static_cast<unsigned>(v[3]) << 16), v[4] | (static_cast<unsigned>(v[5]) << 16),
-               v[6] | (static_cast<unsigned>(v[7]) << 16));
+#pragma unroll
+    for (int x = 0; x < 2; ++x) StShared16(dst + off[x], v[x].x, v[x].y, v[x].z, v[x].w);
   }
+}
+
+// x[i] of (x0, x1, x2, x3) for a run-time i in 0..3, as selects (a
+// dynamically indexed register array would go to local memory).
+__device__ __forceinline__ float Sel4(float x0, float x1, float x2, float x3, int i) {
+  const float lo = (i & 1) ? x1 : x0, hi = (i & 1) ? x3 : x2;
+  return (i & 2) ? hi : lo;
 }
 
 }  // namespace gemm16_detail
 
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int CONSUMERS = 2>
+          int PERSIST = 0, int CONSUMERS = 2>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 1, SPLITK)
     gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                  const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
@@ -346,6 +363,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
   static_assert(MI * BN <= 256, "at most 128 fp32 accumulators a thread");
   static_assert(SPLITK >= 1 && SPLITK <= 8, "SPLITK 1..8 (a cluster along K)");
   static_assert(STAGES >= 2, "STAGES >= 2");
+  static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
+  static_assert(PERSIST == 0 || SPLITK == 1, "a persistent grid has no split-K");
   constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
   constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
   constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
@@ -358,10 +377,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
   const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
   const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
 
-  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
-  int tile_m, tile_n;
-  Raster<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
-  const int bm = tile_m * BM, bn = tile_n * BN;
+  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN), tiles = tiles_m * tiles_n;
+  // This block's output tiles: blockIdx.x, and with PERSIST every
+  // gridDim.x-th after it; the K tiles of stage use are counted across them.
+  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) : tiles;
   const int nk_all = CeilDiv(K, BK);
   int kt0 = 0, nk = nk_all;
   unsigned rank = 0;
@@ -392,59 +411,72 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
     // Producer warpgroup.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     const int ptid = tid - CT;
+    int it = 0;
     if (both) {
       if (ptid == 0) {
         PrefetchMap(&tma_a);
         PrefetchMap(&tma_b);
 #pragma unroll 1
-        for (int t = 0; t < nk; ++t) {
-          const int s = t % STAGES;
-          if (t >= STAGES) MbarWait(empty + 8 * s, ((t / STAGES) - 1) & 1);
-          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
-          const int k0 = (kt0 + t) * BK;
-          MbarArriveTx(bar, STAGE);
-          if constexpr (AK) {
-            TmaLoad2d(sa, &tma_a, k0, bm, bar);
-          } else {
+        for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+          int tile_m, tile_n;
+          Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+          const int bm = tile_m * BM, bn = tile_n * BN;
+#pragma unroll 1
+          for (int t = 0; t < nk; ++t, ++it) {
+            const int s = it % STAGES;
+            if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+            const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+            const int k0 = (kt0 + t) * BK;
+            MbarArriveTx(bar, STAGE);
+            if constexpr (AK) {
+              TmaLoad2d(sa, &tma_a, k0, bm, bar);
+            } else {
 #pragma unroll
-            for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, &tma_a, bm + 64 * j, k0, bar);
-          }
-          if constexpr (BKM) {
-            TmaLoad2d(sb, &tma_b, k0, bn, bar);
-          } else {
+              for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, &tma_a, bm + 64 * j, k0, bar);
+            }
+            if constexpr (BKM) {
+              TmaLoad2d(sb, &tma_b, k0, bn, bar);
+            } else {
 #pragma unroll
-            for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, &tma_b, bn + 64 * j, k0, bar);
+              for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, &tma_b, bn + 64 * j, k0, bar);
+            }
           }
         }
       }
       __syncwarp();
     } else {
 #pragma unroll 1
-      for (int t = 0; t < nk; ++t) {
-        const int s = t % STAGES;
-        if (t >= STAGES) MbarWait(empty + 8 * s, ((t / STAGES) - 1) & 1);
-        const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
-        const int k0 = (kt0 + t) * BK;
-        if (ptid == 0 && (tma_ok_a || tma_ok_b)) {
-          MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
-          if (tma_ok_a) {
-            if constexpr (AK) {
-              TmaLoad2d(sa, &tma_a, k0, bm, bar);
+      for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+        int tile_m, tile_n;
+        Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+        const int bm = tile_m * BM, bn = tile_n * BN;
+#pragma unroll 1
+        for (int t = 0; t < nk; ++t, ++it) {
+          const int s = it % STAGES;
+          if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+          const int k0 = (kt0 + t) * BK;
+          if (ptid == 0 && (tma_ok_a || tma_ok_b)) {
+            MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
+            if (tma_ok_a) {
+              if constexpr (AK) {
+                TmaLoad2d(sa, &tma_a, k0, bm, bar);
+              } else {
+                for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, &tma_a, bm + 64 * j, k0, bar);
+              }
             } else {
-              for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, &tma_a, bm + 64 * j, k0, bar);
-            }
-          } else {
-            if constexpr (BKM) {
-              TmaLoad2d(sb, &tma_b, k0, bn, bar);
-            } else {
-              for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, &tma_b, bn + 64 * j, k0, bar);
+              if constexpr (BKM) {
+                TmaLoad2d(sb, &tma_b, k0, bn, bar);
+              } else {
+                for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, &tma_b, bn + 64 * j, k0, bar);
+              }
             }
           }
+          if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
+          if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
+          FenceProxyAsync();
+          MbarArrive(bar);
         }
-        if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
-        if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
-        FenceProxyAsync();
-        MbarArrive(bar);
       }
     }
     if constexpr (SPLITK > 1) {
@@ -457,110 +489,144 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int lane = tid % 32, w = (tid % 128) / 32;
-  float acc[MI][BN / 2];
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi) {
-#pragma unroll
-    for (int e = 0; e < BN / 2; ++e) acc[mi][e] = 0.0f;
-  }
+  int it = 0;
 #pragma unroll 1
-  for (int t = 0; t < nk; ++t) {
-    const int s = t % STAGES;
-    MbarWait(full + 8 * s, (t / STAGES) & 1);
-    const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
-    WgmmaFence();
+  for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+    int tile_m, tile_n;
+    Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+    const int bm = tile_m * BM, bn = tile_n * BN;
+    float acc[MI][BN / 2];
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      // B: K-major rows of 128 bytes (8-row groups 1024 bytes apart), the
-      // k16 step 32 bytes in; N-major: 64-column chunks of BK rows (LBO
-      // BK * 128 bytes apart), 8-k-row groups 1024 bytes apart, the k16 step
-      // 16 rows (2048 bytes) down.
-      const unsigned long long db =
-          BKM ? Desc(sb + kk * 32, 16, 1024) : Desc(sb + kk * 2048, BK * 128, 1024);
+    for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-        const int m64 = wg * MI + mi;  // the m64 block of the tile
-        const unsigned long long da = AK ? Desc(sa + m64 * 64 * 128 + kk * 32, 16, 1024)
-                                         : Desc(sa + m64 * BK * 128 + kk * 2048, BK * 128, 1024);
-        Wgmma<BN, DTYPE, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
-      }
+      for (int e = 0; e < BN / 2; ++e) acc[mi][e] = 0.0f;
     }
-    WgmmaCommit();
-    WgmmaWait<1>();  // the wgmmas of K tile t - 1 are done: its stage is free
-    if (t > 0 && lane == 0) MbarArrive(empty + 8 * ((t - 1) % STAGES));
-  }
-  WgmmaWait<0>();
+#pragma unroll 1
+    for (int t = 0; t < nk; ++t, ++it) {
+      const int s = it % STAGES;
+      MbarWait(full + 8 * s, (it / STAGES) & 1);
+      const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
+      WgmmaFence();
 #pragma unroll
-  for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
-
-  const int ctid = tid;  // 0 .. CT - 1
-  if constexpr (SPLITK > 1) {
-    // The cluster's CTAs hold partial sums of the same tile over K ranges:
-    // ranks 1.. store theirs into their stages (free: every wgmma is done),
-    // rank 0 adds them through distributed shared memory.
-    NamedSync(1, CT);
-    if (rank != 0) {
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        // B: K-major rows of 128 bytes (8-row groups 1024 bytes apart), the
+        // k16 step 32 bytes in; N-major: 64-column chunks of BK rows (LBO
+        // BK * 128 bytes apart), 8-k-row groups 1024 bytes apart, the k16
+        // step 16 rows (2048 bytes) down. A likewise with M for N.
+        const unsigned long long db =
+            BKM ? Desc(sb + kk * 32, 16, 1024) : Desc(sb + kk * 2048, BK * 128, 1024);
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-#pragma unroll
-        for (int e = 0; e < BN / 2; e += 4) {
-          StShared4(base + (((mi * (BN / 2) + e) / 4) * CT + ctid) * 16, acc[mi][e], acc[mi][e + 1],
-                    acc[mi][e + 2], acc[mi][e + 3]);
+        for (int mi = 0; mi < MI; ++mi) {
+          const int m64 = wg * MI + mi;  // the m64 block of the tile
+          const unsigned long long da = AK ? Desc(sa + m64 * 64 * 128 + kk * 32, 16, 1024)
+                                           : Desc(sa + m64 * BK * 128 + kk * 2048, BK * 128, 1024);
+          Wgmma<BN, DTYPE, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
         }
       }
+      WgmmaCommit();
+      WgmmaWait<1>();  // the wgmmas of the K tile before are done: its stage is free
+      if (t > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
     }
-    ClusterSync();
-    if (rank == 0) {
+    WgmmaWait<0>();
+    if (nk > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
+
+    if constexpr (SPLITK > 1) {
+      // The cluster's CTAs hold partial sums of the same tile over K ranges.
+      // Each stores its own into its stages (free: every wgmma is done),
+      // float4 q = (mi, column block i) of consumer thread ctid at float4
+      // q * CT + ctid; then rank r sums, through distributed shared memory,
+      // the column-block groups i / 4 = r (mod SPLITK) of every peer into its
+      // registers and stores those columns of C.
+      const int ctid = tid;  // 0 .. CT - 1
+      NamedSync(1, CT);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+          StShared4(base + ((mi * (BN / 8) + i) * CT + ctid) * 16, acc[mi][4 * i],
+                    acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]);
+        }
+      }
+      ClusterSync();
 #pragma unroll 1
       for (int r = 1; r < SPLITK; ++r) {
-        const unsigned peer = MapaShared(base, r);
+        const float4* peer = PeerShared(gemm16_smem + (base - raw), (rank + r) % SPLITK);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-          for (int e = 0; e < BN / 2; e += 4) {
-            const float4 v = LdCluster4(peer + (((mi * (BN / 2) + e) / 4) * CT + ctid) * 16);
-            acc[mi][e] += v.x;
-            acc[mi][e + 1] += v.y;
-            acc[mi][e + 2] += v.z;
-            acc[mi][e + 3] += v.w;
+          for (int i = 0; i < BN / 8; ++i) {
+            if ((i / 4) % SPLITK != static_cast<int>(rank)) continue;
+            const float4 v = peer[(mi * (BN / 8) + i) * CT + ctid];
+            acc[mi][4 * i] += v.x;
+            acc[mi][4 * i + 1] += v.y;
+            acc[mi][4 * i + 2] += v.z;
+            acc[mi][4 * i + 3] += v.w;
           }
         }
       }
+      ClusterSync();  // each peer's shared memory stays until the others have read it
     }
-    ClusterSync();  // the peers' shared memory stays until rank 0 has read it
-    if (rank != 0) return;
-  }
 
-  // Epilogue: d[4i + j] of m64 block mi is row 16w + g + 8 (j / 2), column
-  // 8i + 2t + j % 2 (PTX ISA wgmma .m64nNk16 D fragment).
-  const int g = lane / 4, tq = lane % 4;
-  const bool pairs = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 3ull) == 0;
+    // Epilogue. d[4i + j] of m64 block mi is row 16w + g + 8 (j / 2), column
+    // 8i + 2t + j % 2 (PTX ISA wgmma .m64nNk16 D fragment): the quad (t =
+    // 0..3) of a row holds 8 consecutive columns per i; a 4 x 4 exchange of
+    // column pairs (shuffles) over i0..i0+3 gives thread t the 8 columns of
+    // block i0 + t, stored as 16 bytes (8 rows x 64 bytes a warp).
+    const int g = lane / 4, tq = lane % 4;
+    const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
 #pragma unroll
-  for (int mi = 0; mi < MI; ++mi) {
+    for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = bm + wg * WM + mi * 64 + 16 * w + g + 8 * h;
-      if (row >= M) continue;
-      unsigned short* crow = C + static_cast<long long>(row) * N;
+      for (int h = 0; h < 2; ++h) {
+        const int row = bm + wg * WM + mi * 64 + 16 * w + g + 8 * h;
+        unsigned short* crow = C + static_cast<long long>(row) * N;
 #pragma unroll
-      for (int i = 0; i < BN / 8; ++i) {
-        const int col = bn + 8 * i + 2 * tq;
-        float v0 = alpha * acc[mi][4 * i + 2 * h], v1 = alpha * acc[mi][4 * i + 2 * h + 1];
-        if (pairs && col + 1 < N) {
-          unsigned* c2 = reinterpret_cast<unsigned*>(crow + col);
-          if (beta != 0.0f) {
-            const unsigned old = *c2;
-            v0 = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(old & 0xffffu)), v0);
-            v1 = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(old >> 16)), v1);
+        for (int i0 = 0; i0 < BN / 8; i0 += 4) {
+          if (SPLITK > 1 && (i0 / 4) % SPLITK != static_cast<int>(rank)) continue;
+          float ox[4], oy[4];
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const int j = (tq - k) & 3;
+            const float sx = Sel4(acc[mi][4 * i0 + 2 * h], acc[mi][4 * i0 + 4 + 2 * h],
+                                  acc[mi][4 * i0 + 8 + 2 * h], acc[mi][4 * i0 + 12 + 2 * h], j);
+            const float sy = Sel4(acc[mi][4 * i0 + 2 * h + 1], acc[mi][4 * i0 + 4 + 2 * h + 1],
+                                  acc[mi][4 * i0 + 8 + 2 * h + 1], acc[mi][4 * i0 + 12 + 2 * h + 1], j);
+            const int src = (lane & ~3) | ((tq + k) & 3);
+            ox[k] = __shfl_sync(0xffffffffu, sx, src);
+            oy[k] = __shfl_sync(0xffffffffu, sy, src);
           }
-          *c2 = Pack<DTYPE>(v0, v1);
-        } else {
-          if (col < N) {
-            crow[col] = Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col]), v0) : v0);
+          float f[8];
+#pragma unroll
+          for (int p = 0; p < 4; ++p) {
+            const int k = (p - tq) & 3;
+            f[2 * p] = alpha * Sel4(ox[0], ox[1], ox[2], ox[3], k);
+            f[2 * p + 1] = alpha * Sel4(oy[0], oy[1], oy[2], oy[3], k);
           }
-          if (col + 1 < N) {
-            crow[col + 1] =
-                Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col + 1]), v1) : v1);
+          const int col = bn + 8 * (i0 + tq);
+          if (row >= M || col >= N) continue;
+          if (vec && col + 8 <= N) {
+            uint4* c16 = reinterpret_cast<uint4*>(crow + col);
+            if (beta != 0.0f) {
+              const uint4 old = *c16;
+              const unsigned o[4] = {old.x, old.y, old.z, old.w};
+#pragma unroll
+              for (int p = 0; p < 4; ++p) {
+                f[2 * p] = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(o[p] & 0xffffu)), f[2 * p]);
+                f[2 * p + 1] = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(o[p] >> 16)), f[2 * p + 1]);
+              }
+            }
+            *c16 = make_uint4(Pack<DTYPE>(f[0], f[1]), Pack<DTYPE>(f[2], f[3]), Pack<DTYPE>(f[4], f[5]),
+                              Pack<DTYPE>(f[6], f[7]));
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              if (col + e < N) {
+                crow[col + e] =
+                    Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col + e]), f[e]) : f[e]);
+              }
+            }
           }
         }
       }
