@@ -60,12 +60,13 @@ struct Config {
   Kernel fn;
 };
 
-template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0>
+template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2>
 Config Make() {
   Config c;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s", BM, BN, ST, G,
-                SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "");
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s", BM, BN, ST, G,
+                SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
+                CONS == 1 ? "_c1" : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -74,9 +75,9 @@ Config Make() {
   c.stages = ST;
   c.splitk = SK;
   c.persist = P;
-  c.threads = 128 * 3;
+  c.threads = 128 * (CONS + 1);
   c.smem = size_t(ST) * (BM + BN) * 128 + 1024 + 16 * ST;
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P>;
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   return c;
 }
@@ -94,6 +95,10 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 128, 128, 4, 8, 4, 0>());
     v.push_back(Make<DT, L, 128, 64, 6, 8, 2, 0>());
     v.push_back(Make<DT, L, 128, 64, 6, 8, 4, 0>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1>());
+    v.push_back(Make<DT, L, 64, 256, 5, 8, 1, 0, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 4, 0, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 2, 0, 1>());
   }
 }
 

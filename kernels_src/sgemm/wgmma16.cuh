@@ -281,14 +281,36 @@ __device__ __forceinline__ float Widen(unsigned short x) {
 }
 
 // 8 consecutive 16-bit elements at p (2-byte aligned), the first `n` of
-// them in range (the rest 0), as 16 bytes (2-byte loads: p's alignment
-// varies from row to row where the pitch is odd).
+// them in range (the rest 0), as 16 bytes through registers: 2-byte loads
+// where p is not 4-byte aligned (a pitch not a multiple of 8 elements, or an
+// unaligned pointer), else 4-byte ones.
 __device__ __forceinline__ uint4 LoadUnit8(const unsigned short* p, int n) {
+  if (n >= 8 && (reinterpret_cast<unsigned long long>(p) & 3) == 0) {
+    const unsigned* q = reinterpret_cast<const unsigned*>(p);
+    return make_uint4(q[0], q[1], q[2], q[3]);
+  }
   unsigned v[8];
 #pragma unroll
   for (int e = 0; e < 8; ++e) v[e] = e < n ? p[e] : 0u;
   return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
                     v[6] | (v[7] << 16));
+}
+
+// cp.async of `bytes` (4, 8 or 16; src and dst aligned to it) into shared
+// memory, completing asynchronously (no registers held).
+template <int BYTES>
+__device__ __forceinline__ void CpAsync(unsigned dst, const void* src) {
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES)
+                 : "memory");
+  }
+}
+// This thread's arrival on `bar` once its cp.asyncs issued before are done
+// (counted in the mbarrier's expected arrivals: .noinc).
+__device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
 // An operand tile of one stage loaded without TMA by the 128 producer
@@ -298,7 +320,10 @@ __device__ __forceinline__ uint4 LoadUnit8(const unsigned short* p, int n) {
 //    element (r, c) at src[(mn0 + r) * pitch + k0 + c];
 //  - else ROWS / 64 chunks of 64 rows (k), 64 mn each, chunk j at
 //    j * 8192 bytes, element (j, r, c) at src[(k0 + r) * pitch + mn0 + 64j + c].
-// Two units a thread at a time (their loads in flight together).
+// A unit of 8 elements wholly in range whose address is 4-byte aligned goes
+// by cp.async (16, 8 or 4 bytes at a time, by its alignment); the others
+// (edges, and 2-byte-aligned units) through registers, two units a thread
+// at a time.
 template <bool KMAJOR, int ROWS>
 __device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned short* src, long long pitch,
                                                int mn0, int mn_ext, int k0, int K, int ptid) {
@@ -307,6 +332,7 @@ __device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned shor
   for (int u0 = ptid; u0 < ROWS * 8; u0 += 256) {
     uint4 v[2];
     unsigned off[2];
+    bool reg[2];
 #pragma unroll
     for (int x = 0; x < 2; ++x) {
       const int u = u0 + 128 * x, c8 = u % 8;
@@ -326,12 +352,28 @@ __device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned shor
         n = row < K ? mn_ext - static_cast<int>(col) : 0;
         off[x] = j * 8192 + r * 128;
       }
-      off[x] += (c8 ^ (r & 7)) << 4;
-      v[x] = n > 0 ? LoadUnit8(src + static_cast<long long>(row) * pitch + col, n)
-                   : make_uint4(0u, 0u, 0u, 0u);
+      off[x] = dst + off[x] + ((c8 ^ (r & 7)) << 4);
+      const unsigned short* p = src + static_cast<long long>(row) * pitch + col;
+      const unsigned a = static_cast<unsigned>(reinterpret_cast<unsigned long long>(p));
+      reg[x] = n < 8 || (a & 3) != 0;
+      if (!reg[x]) {
+        if ((a & 15) == 0) {
+          CpAsync<16>(off[x], p);
+        } else if ((a & 7) == 0) {
+          CpAsync<8>(off[x], p);
+          CpAsync<8>(off[x] + 8, p + 4);
+        } else {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) CpAsync<4>(off[x] + 4 * w, p + 2 * w);
+        }
+      } else {
+        v[x] = n > 0 ? LoadUnit8(p, n) : make_uint4(0u, 0u, 0u, 0u);
+      }
     }
 #pragma unroll
-    for (int x = 0; x < 2; ++x) StShared16(dst + off[x], v[x].x, v[x].y, v[x].z, v[x].w);
+    for (int x = 0; x < 2; ++x) {
+      if (reg[x]) StShared16(off[x], v[x].x, v[x].y, v[x].z, v[x].w);
+    }
   }
 }
 
@@ -400,7 +442,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      MbarInit(full + 8 * s, both ? 1 : 128);
+      MbarInit(full + 8 * s, both ? 1 : 256);  // without TMA: each producer thread twice
       MbarInit(empty + 8 * s, CONSUMERS * 4);
     }
     FenceMbarInit();
@@ -409,7 +451,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
 
   if (wg == CONSUMERS) {
     // Producer warpgroup.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     const int ptid = tid - CT;
     int it = 0;
     if (both) {
@@ -474,7 +516,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
           }
           if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
           if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
-          FenceProxyAsync();
+          CpAsyncArrive(bar);  // its cp.asyncs
+          FenceProxyAsync();   // its st.shared
           MbarArrive(bar);
         }
       }
@@ -487,7 +530,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
   }
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int lane = tid % 32, w = (tid % 128) / 32;
   int it = 0;
 #pragma unroll 1
@@ -505,6 +548,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 
     for (int t = 0; t < nk; ++t, ++it) {
       const int s = it % STAGES;
       MbarWait(full + 8 * s, (it / STAGES) & 1);
+      // cp.async's writes (generic proxy) before wgmma's reads (async proxy).
+      if (!both) FenceProxyAsync();
       const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
       WgmmaFence();
 #pragma unroll
