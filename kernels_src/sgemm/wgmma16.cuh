@@ -1,5 +1,109 @@
-// BF16 / FP16 GEMM on Hopper (sm_90a) warpgroup tensor cores, both operands
-// by TMA, warp-specialized (DRAFT HEADER)
+// BF16 / FP16 GEMM on Hopper's warpgroup tensor cores (sm_90a only), both
+// operands copied by TMA, warp-specialized: gemm16_wgmma.
+//
+//   C(M x N) = alpha * op(A) * op(B) + beta * C,   row-major, ldc = N,
+//
+// inputs and C of one 16-bit type (DTYPE 2: BF16, 3: FP16, tuner.proto's
+// DTYPE_BF16 / DTYPE_F16), stored as unsigned short; fp32 accumulation; each
+// C element is alpha * acc + beta * C_old in fp32, rounded to nearest even
+// once (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). beta == 0 never reads C.
+// LAYOUT (tuner.proto Layout, cuBLAS's op(A), op(B)):
+//   0 NN: A M x K (lda K),             B K x N (ldb N)
+//   1 NT: A M x K (lda K),             B stored N x K (ldb K), op(B) = B^T
+//   2 TN: A stored K x M (lda M), op(A) = A^T,   B K x N (ldb N)
+//   3 TT: A stored K x M (lda M),      B stored N x K (ldb K)
+// Correct for every M, N, K >= 1 (each < 2^31) and any 2-byte-aligned A, B, C.
+//
+// Compiles with NVRTC alone (no #include): --gpu-architecture=sm_90a
+// -std=c++17; with nvcc: -gencode arch=compute_90a,code=sm_90a. Names:
+// namespace gemm16_detail, the kernel gemm16_wgmma (macro G16_D8 #undef'd).
+//
+// ---------------------------------------------------------------- launch rules
+// template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
+//           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2>
+// __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
+//     const unsigned short* B, float beta, unsigned short* C,
+//     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
+//     const __grid_constant__ gemm16_detail::TensorMap tma_b);   // parameter 9
+//
+// Parameters and the static_asserts that refuse a combination:
+//   DTYPE      2 (BF16) or 3 (FP16)
+//   BM         64 * CONSUMERS * MI, MI (m64 wgmmas per consumer warpgroup) 1 or 2:
+//              CONSUMERS 2: 128 or 256; CONSUMERS 1: 64 or 128
+//   BN         64, 128 or 256, and MI * BN <= 256 (at most 128 fp32 accumulators a thread)
+//   BK         64 only (one 128-byte swizzled row of K per m or n)
+//   STAGES     >= 2, and STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES <= 227 KB (232448)
+//   GROUP      >= 1: output tile-rows per raster group (L2 reuse), as RasterTile
+//   LAYOUT     0..3
+//   SPLITK     1..8: the CTAs of a cluster (1, 1, SPLITK) (the kernel's compile-time
+//              __cluster_dims__: launch it plainly, with no cluster attribute) each take
+//              ceil(ceil(K / 64) / SPLITK) K tiles and reduce in fp32 through distributed
+//              shared memory; needs BM * BN * 4 <= STAGES * (BM + BN) * 128
+//   PERSIST    0 or 1 (1: persistent grid; only with SPLITK 1)
+//   CONSUMERS  1 or 2 consumer warpgroups (2: setmaxnreg moves registers to them)
+// Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
+// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + 1024 + 16 * STAGES bytes (the
+//          stages, 1024 of alignment padding, the mbarriers); above 48 KB it needs
+//          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+// Grid:    T = ceil(M / BM) * ceil(N / BN) output tiles;
+//          PERSIST 0: (T, 1, SPLITK);   PERSIST 1: (min(T, SM count), 1, 1).
+// Tensor maps (cuTensorMapEncodeTiled, rank 2, data type CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+// for DTYPE 2 / CU_TENSOR_MAP_DATA_TYPE_FLOAT16 for DTYPE 3, element strides {1, 1},
+// interleave NONE, swizzle 128B, L2 promotion 256B, OOB fill NONE (zeros)):
+//   tma_a, on pointer argument 4 (A):
+//     LAYOUT 0, 1 (A K-major):  dims {K, M}, strides {K * 2} bytes, box {64, BM}
+//     LAYOUT 2, 3 (A M-major):  dims {M, K}, strides {M * 2} bytes, box {64, 64}
+//   tma_b, on pointer argument 5 (B):
+//     LAYOUT 1, 3 (B K-major):  dims {K, N}, strides {K * 2} bytes, box {64, BN}
+//     LAYOUT 0, 2 (B N-major):  dims {N, K}, strides {N * 2} bytes, box {64, 64}
+//   Where the pointer is not 16-byte aligned or the stride is not a multiple of 16
+//   bytes (the pitch not a multiple of 8 elements), the launcher passes 128 zero bytes
+//   for that map: the kernel tests the same condition (pointer % 16 == 0 and pitch %
+//   8 == 0) and loads that operand itself (below).
+// --------------------------------------------------------------------------------
+//
+// Shared memory: STAGES stages, each the A tile (BM * 128 bytes) then the B
+// tile (BN * 128 bytes), every tile on a 1024-byte boundary; then the
+// mbarriers full[STAGES], empty[STAGES]. A tile is 128-byte rows in TMA's
+// 128-byte swizzle (16-byte unit u of row r at unit u ^ (r % 8)), which is
+// wgmma's 128B swizzle mode (PTX ISA 9.7.15.5.1.2):
+//  - a K-major operand (A in NN/NT, B in NT/TT): one row of 64 k per m or
+//    n, one TMA box {64, BM or BN}; descriptor stride byte offset 1024 (8-row
+//    groups), the k16 step 32 bytes along the row (as the TF32 kernels' k8
+//    step: 32 bytes either way); m64 block b of A at b * 8192 bytes;
+//  - an MN-major operand (A in TN/TT, B in NN/TN): 64-wide chunks of m or n,
+//    each 64 rows of k (8192 bytes), one TMA box {64, 64} a chunk; wgmma's
+//    transpose immediate set (imm-trans-a / imm-trans-b = 1, .bf16 / .f16
+//    only); descriptor leading byte offset 8192 (the next 64 m or n),
+//    stride byte offset 1024 (the next 8 k), the k16 step 16 rows = 2048 bytes.
+// Warp specialization: the producer warpgroup (registers cut to 40 with
+// setmaxnreg when CONSUMERS = 2; the consumers raised to 232) has one
+// thread issue a K tile's TMA copies per stage with mbarrier expect_tx once
+// the stage's "empty" barrier says the consumers are done with it. Each
+// consumer warpgroup owns BM / CONSUMERS rows of the tile: per K tile it
+// waits on "full", issues BK / 16 x MI wgmma.mma_async m64nBNk16 (A and B
+// from shared memory), commits, waits until one group is pending, and then
+// releases the previous K tile's stage (a lane a warp arrives on "empty").
+// Without TMA for an operand (see the maps above) all 128 producer threads
+// copy its tile into the same swizzled layout: a unit of 8 elements wholly in
+// range and 4-byte aligned by cp.async (16, 8 or 4 bytes at a time), other
+// units through registers with bounds checks (zeros outside), then
+// cp.async.mbarrier.arrive.noinc and an arrive after fence.proxy.async ("full"
+// then expects 256 arrivals and the TMA bytes of the other operand, if any;
+// the consumers run fence.proxy.async after waiting).
+// PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
+// runs ahead into the next tile's K tiles while the consumers store C.
+// SPLITK: rank r of the cluster accumulates its K range; every rank stores
+// its fp32 partial tile into its own (now idle) stages, a cluster barrier,
+// then rank r adds the peers' values of column-block groups g (4 x 8
+// columns) with g % SPLITK == r into its registers through distributed
+// shared memory and stores those columns of C; a second cluster barrier
+// keeps each CTA's shared memory until its peers have read it. No atomics,
+// no workspace.
+// Epilogue: per row, the quad of threads holding it exchanges column pairs
+// (shuffles) so that each thread holds 8 consecutive columns; alpha, beta *
+// C_old (read as 16 bytes), one rounding, one 16-byte store where N % 8 == 0
+// and C is 16-byte aligned, else element stores with bounds checks.
 namespace gemm16_detail {
 
 // cuda.h's CUtensorMap: 128 opaque bytes, 64-byte aligned, encoded by the
