@@ -87,7 +87,14 @@ void AddLayout(std::vector<Config>& v) {
   v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 0>());
   v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
   v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0>());
+  if constexpr (L != 0) {  // the other forms once in every layout (MI 2, split-K, one consumer)
+    v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 6, 8, 2, 0>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 2, 0, 1>());
+  }
   if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 256, 128, 4, 16, 1, 1>());
+    v.push_back(Make<DT, L, 128, 256, 4, 4, 1, 0>());
     v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 0>());
     v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1>());
     v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1>());
