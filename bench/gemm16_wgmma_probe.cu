@@ -391,6 +391,7 @@ int main(int argc, char** argv) {
       std::vector<double> errs;
       for (const Config& cf : cfgs) {
         if (cf.dtype != dtype || cf.layout != c.layout) continue;
+        if (cf.splitk > 1 && std::getenv("PROBE_NO_SPLITK") != nullptr) continue;
         PrepC(p);
         cudaError_t le = LaunchConfig(cf, p, st);
         cudaError_t se = cudaDeviceSynchronize();
