@@ -2,10 +2,11 @@
 // against cuBLAS (cublasGemmEx, 16-bit in and out, CUBLAS_COMPUTE_32F) and
 // cuBLASLt (best of its heuristic's top 8), on the H100.
 //
-//   nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -O3 bench/gemm16_wgmma_probe.cu \
-//        -lcublas -lcublasLt -lcuda -o gemm16_wgmma_probe
+//   nvcc -std=c++17 -arch=sm_90a -O3 bench/gemm16_wgmma_probe.cu -lcublas -lcublasLt -lcuda \
+//        -o gemm16_wgmma_probe
 //   ./gemm16_wgmma_probe                 # the default cases below
 //   ./gemm16_wgmma_probe M N K [M N K..] # NN, timed, both data types
+//   PROBE_NO_SPLITK=1 ...                # without the split-K configs
 //
 // Error: relative Frobenius norm ||C - R|| / ||R|| against R computed in
 // fp64 (cublasDgemm) from the same 16-bit inputs (and 16-bit C for beta !=

@@ -15,12 +15,14 @@
 // Correct for every M, N, K >= 1 (each < 2^31) and any 2-byte-aligned A, B, C.
 //
 // Compiles with NVRTC alone (no #include): --gpu-architecture=sm_90a
-// -std=c++17; with nvcc: -gencode arch=compute_90a,code=sm_90a. Names:
-// namespace gemm16_detail, the kernel gemm16_wgmma (macro G16_D8 #undef'd).
+// -std=c++17; with nvcc -arch=sm_90a (its compute_90 PTX gets a __trap()
+// body: wgmma and setmaxnreg are sm_90a features). Names: namespace
+// gemm16_detail, the kernel gemm16_wgmma (macro G16_D8 #undef'd).
 //
 // ---------------------------------------------------------------- launch rules
 // template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
-//           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2>
+//           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, /* defaulted, never given: */
+//           typename gemm16_detail::EnableIf<SPLITK == 1 (or > 1), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
 //     const unsigned short* B, float beta, unsigned short* C,
 //     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
@@ -35,8 +37,9 @@
 //   STAGES     >= 2, and STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES <= 227 KB (232448)
 //   GROUP      >= 1: output tile-rows per raster group (L2 reuse), as RasterTile
 //   LAYOUT     0..3
-//   SPLITK     1..8: the CTAs of a cluster (1, 1, SPLITK) (the kernel's compile-time
-//              __cluster_dims__: launch it plainly, with no cluster attribute) each take
+//   SPLITK     1..8: the CTAs of a cluster (1, 1, SPLITK) (for SPLITK > 1 the kernel
+//              carries a compile-time __cluster_dims__(1, 1, SPLITK): launch it plainly,
+//              no cluster launch attribute; SPLITK 1 has no cluster at all) each take
 //              ceil(ceil(K / 64) / SPLITK) K tiles and reduce in fp32 through distributed
 //              shared memory; needs BM * BN * 4 <= STAGES * (BM + BN) * 128
 //   PERSIST    0 or 1 (1: persistent grid; only with SPLITK 1)
