@@ -56,18 +56,18 @@ using Kernel = void (*)(int, int, int, float, const unsigned short*, const unsig
 
 struct Config {
   std::string name;
-  int dtype, layout, bm, bn, stages, splitk, persist, mcast, threads;
+  int dtype, layout, bm, bn, stages, splitk, persist, threads;
   size_t smem;
   Kernel fn;
 };
 
-template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2, int MC = 1>
+template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2>
 Config Make() {
   Config c;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s", BM, BN, ST, G,
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s", BM, BN, ST, G,
                 SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
-                CONS == 1 ? "_c1" : "", MC > 1 ? "_mc2" : "");
+                CONS == 1 ? "_c1" : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -76,10 +76,9 @@ Config Make() {
   c.stages = ST;
   c.splitk = SK;
   c.persist = P;
-  c.mcast = MC;
   c.threads = 128 * (CONS + 1);
   c.smem = size_t(ST) * (BM + BN) * 128 + 1024 + 16 * ST;
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, MC>;
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   return c;
 }
@@ -89,12 +88,6 @@ void AddLayout(std::vector<Config>& v) {
   v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 0>());
   v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
   v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0>());
-  v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1, 2, 2>());  // 2-CTA clusters, B multicast
-  v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1, 2, 2>());
-  if constexpr (L == 0) {
-    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 0, 2, 2>());
-    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 2>());
-  }
   if constexpr (L != 0) {  // the other forms once in every layout (MI 2, split-K, one consumer)
     v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1>());
     v.push_back(Make<DT, L, 128, 64, 6, 8, 2, 0>());
@@ -216,16 +209,14 @@ struct Problem {
 cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   const Case& c = p.c;
   Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm);
-  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / cf.mcast);
+  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn);
   int M = c.M, N = c.N, K = c.K;
   float alpha = c.alpha, beta = c.beta;
   const unsigned short *A = p.A, *B = p.B;
   unsigned short* C = p.C;
   void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb};
   const int tiles = ((M + cf.bm - 1) / cf.bm) * ((N + cf.bn - 1) / cf.bn);
-  const int units = ((M + cf.bm * cf.mcast - 1) / (cf.bm * cf.mcast)) * ((N + cf.bn - 1) / cf.bn);
-  (void)tiles;
-  dim3 grid(cf.mcast * (cf.persist ? std::min(units, g_sms / cf.mcast) : units), 1, cf.splitk);
+  dim3 grid(cf.persist ? std::min(tiles, g_sms) : tiles, 1, cf.splitk);
   return cudaLaunchKernel(reinterpret_cast<const void*>(cf.fn), grid, dim3(cf.threads), args, cf.smem, s);
 }
 

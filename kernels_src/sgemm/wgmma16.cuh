@@ -181,24 +181,6 @@ __device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, in
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
       : "memory");
 }
-// The same, multicast: the box lands at `dst` and completes on `bar` (the
-// same offsets) in every CTA of the cluster whose bit is set in `mask`.
-__device__ __forceinline__ void TmaLoad2dMc(unsigned dst, const TensorMap* map, int x, int y,
-                                            unsigned bar, unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
-      : "memory");
-}
-// An arrival on the mbarrier at offset `bar` of cluster CTA `rank`.
-__device__ __forceinline__ void MbarArrivePeer(unsigned bar, unsigned rank) {
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
-}
 __device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
                : "memory");
@@ -523,7 +505,7 @@ struct EnableIf<true, T> {
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
-          int PERSIST, int CONSUMERS, int MCAST>
+          int PERSIST, int CONSUMERS>
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
@@ -545,8 +527,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   static_assert(STAGES >= 2, "STAGES >= 2");
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(PERSIST == 0 || SPLITK == 1, "a persistent grid has no split-K");
-  static_assert(MCAST == 1 || (MCAST == 2 && SPLITK == 1 && BN >= 128),
-                "MCAST 1, or 2 (SPLITK 1, BN 128 or 256)");
   constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
   constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
   constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
@@ -559,15 +539,10 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
   const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
 
-  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
-  // MCAST 2: the two CTAs of a cluster (2, 1, 1) take tile-rows 2u and 2u + 1
-  // of one tile column (the same B tile); a work unit is such a pair.
-  const int units_m = CeilDiv(tiles_m, MCAST), tiles = units_m * tiles_n;
-  const unsigned crank = MCAST > 1 ? ClusterRank() : 0u;
+  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN), tiles = tiles_m * tiles_n;
   // This block's output tiles: blockIdx.x, and with PERSIST every
   // gridDim.x-th after it; the K tiles of stage use are counted across them.
-  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : tiles;
-  const int tile0 = static_cast<int>(blockIdx.x) / MCAST;
+  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) : tiles;
   const int nk_all = CeilDiv(K, BK);
   int kt0 = 0, nk = nk_all;
   unsigned rank = 0;
@@ -588,17 +563,11 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       MbarInit(full + 8 * s, both ? 1 : 256);  // without TMA: each producer thread twice
-      // MCAST 2 with TMA: the peer's consumers release the stage too (the
-      // producer multicasts half of B into both CTAs).
-      MbarInit(empty + 8 * s, CONSUMERS * 4 * (MCAST > 1 && both ? 2 : 1));
+      MbarInit(empty + 8 * s, CONSUMERS * 4);
     }
     FenceMbarInit();
   }
-  if constexpr (MCAST > 1) {
-    ClusterSync();  // the peer's mbarriers exist before any multicast reaches them
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
 
   if (wg == CONSUMERS) {
     // Producer warpgroup.
@@ -610,10 +579,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         PrefetchMap(tma_a);
         PrefetchMap(tma_b);
 #pragma unroll 1
-        for (int tile = tile0; tile < tiles; tile += tile_step) {
+        for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
           int tile_m, tile_n;
-          Raster<GROUP>(tile, units_m, tiles_n, tile_m, tile_n);
-          tile_m = tile_m * MCAST + static_cast<int>(crank);
+          Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
           const int bm = tile_m * BM, bn = tile_n * BN;
 #pragma unroll 1
           for (int t = 0; t < nk; ++t, ++it) {
@@ -628,19 +596,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll
               for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
             }
-            if constexpr (MCAST > 1) {
-              // This CTA's half of B (n rows or 64-column chunks), to both CTAs.
-              if constexpr (BKM) {
-                TmaLoad2dMc(sb + crank * (BN / 2) * 128, tma_b, k0, bn + static_cast<int>(crank) * (BN / 2),
-                            bar, 3);
-              } else {
-#pragma unroll
-                for (int j = 0; j < BN / 128; ++j) {
-                  const int jj = static_cast<int>(crank) * (BN / 128) + j;
-                  TmaLoad2dMc(sb + jj * 8192, tma_b, bn + 64 * jj, k0, bar, 3);
-                }
-              }
-            } else if constexpr (BKM) {
+            if constexpr (BKM) {
               TmaLoad2d(sb, tma_b, k0, bn, bar);
             } else {
 #pragma unroll
@@ -652,10 +608,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       __syncwarp();
     } else {
 #pragma unroll 1
-      for (int tile = tile0; tile < tiles; tile += tile_step) {
+      for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
         int tile_m, tile_n;
-        Raster<GROUP>(tile, units_m, tiles_n, tile_m, tile_n);
-        tile_m = tile_m * MCAST + static_cast<int>(crank);
+        Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
         const int bm = tile_m * BM, bn = tile_n * BN;
 #pragma unroll 1
         for (int t = 0; t < nk; ++t, ++it) {
@@ -691,24 +646,17 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       ClusterSync();
       ClusterSync();
     }
-    if constexpr (MCAST > 1) ClusterSync();  // no CTA leaves while its peer may still signal it
     return;
   }
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int lane = tid % 32, w = (tid % 128) / 32;
-  // A stage's release: this CTA's "empty", and with MCAST 2 (TMA) the peer's.
-  auto Release = [&](unsigned bar) {
-    MbarArrive(bar);
-    if (MCAST > 1 && both) MbarArrivePeer(bar, crank ^ 1u);
-  };
   int it = 0;
 #pragma unroll 1
-  for (int tile = tile0; tile < tiles; tile += tile_step) {
+  for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
     int tile_m, tile_n;
-    Raster<GROUP>(tile, units_m, tiles_n, tile_m, tile_n);
-    tile_m = tile_m * MCAST + static_cast<int>(crank);
+    Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
     const int bm = tile_m * BM, bn = tile_n * BN;
     float acc[MI][BN / 2];
 #pragma unroll
@@ -742,10 +690,10 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       }
       WgmmaCommit();
       WgmmaWait<1>();  // the wgmmas of the K tile before are done: its stage is free
-      if (t > 0 && lane == 0) Release(empty + 8 * ((it - 1) % STAGES));
+      if (t > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
     }
     WgmmaWait<0>();
-    if (nk > 0 && lane == 0) Release(empty + 8 * ((it - 1) % STAGES));
+    if (nk > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
 
@@ -849,7 +797,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       }
     }
   }
-  if constexpr (MCAST > 1) ClusterSync();
 #endif
 }
 
@@ -860,25 +807,25 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 // SPLITK > 1 carries the compile-time cluster (1, 1, SPLITK); SPLITK = 1
 // none (a one-CTA cluster attribute measured up to 20% slower with PERSIST).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int PERSIST = 0, int CONSUMERS = 2, int MCAST = 1,
-          typename gemm16_detail::EnableIf<SPLITK == 1 && MCAST == 1, int>::type = 0>
+          int PERSIST = 0, int CONSUMERS = 2,
+          typename gemm16_detail::EnableIf<SPLITK == 1, int>::type = 0>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                  const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
                  const __grid_constant__ gemm16_detail::TensorMap tma_a,
                  const __grid_constant__ gemm16_detail::TensorMap tma_b) {
-  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS, MCAST>(
+  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS>(
       M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
 }
 
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int PERSIST = 0, int CONSUMERS = 2, int MCAST = 1,
-          typename gemm16_detail::EnableIf<(SPLITK > 1 || MCAST > 1), int>::type = 0>
-__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(MCAST, 1, SPLITK)
+          int PERSIST = 0, int CONSUMERS = 2,
+          typename gemm16_detail::EnableIf<(SPLITK > 1), int>::type = 0>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 1, SPLITK)
     gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                  const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
                  const __grid_constant__ gemm16_detail::TensorMap tma_a,
                  const __grid_constant__ gemm16_detail::TensorMap tma_b) {
-  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS, MCAST>(
+  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS>(
       M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
 }
