@@ -1,0 +1,831 @@
+// BF16 / FP16 GEMM on Hopper's warpgroup tensor cores (sm_90a only), both
+// operands copied by TMA, warp-specialized: gemm16_wgmma.
+//
+//   C(M x N) = alpha * op(A) * op(B) + beta * C,   row-major, ldc = N,
+//
+// inputs and C of one 16-bit type (DTYPE 2: BF16, 3: FP16, tuner.proto's
+// DTYPE_BF16 / DTYPE_F16), stored as unsigned short; fp32 accumulation; each
+// C element is alpha * acc + beta * C_old in fp32, rounded to nearest even
+// once (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). beta == 0 never reads C.
+// LAYOUT (tuner.proto Layout, cuBLAS's op(A), op(B)):
+//   0 NN: A M x K (lda K),             B K x N (ldb N)
+//   1 NT: A M x K (lda K),             B stored N x K (ldb K), op(B) = B^T
+//   2 TN: A stored K x M (lda M), op(A) = A^T,   B K x N (ldb N)
+//   3 TT: A stored K x M (lda M),      B stored N x K (ldb K)
+// Correct for every M, N, K >= 1 (each < 2^31) and any 2-byte-aligned A, B, C.
+//
+// Compiles with NVRTC alone (no #include): --gpu-architecture=sm_90a
+// -std=c++17; with nvcc -arch=sm_90a (its compute_90 PTX gets a __trap()
+// body: wgmma and setmaxnreg are sm_90a features). Names: namespace
+// gemm16_detail, the kernel gemm16_wgmma (macro G16_D8 #undef'd).
+//
+// ---------------------------------------------------------------- launch rules
+// template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
+//           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, /* defaulted, never given: */
+//           typename gemm16_detail::EnableIf<SPLITK == 1 (or > 1), int>::type = 0>
+// __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
+//     const unsigned short* B, float beta, unsigned short* C,
+//     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
+//     const __grid_constant__ gemm16_detail::TensorMap tma_b);   // parameter 9
+//
+// Parameters and the static_asserts that refuse a combination:
+//   DTYPE      2 (BF16) or 3 (FP16)
+//   BM         64 * CONSUMERS * MI, MI (m64 wgmmas per consumer warpgroup) 1 or 2:
+//              CONSUMERS 2: 128 or 256; CONSUMERS 1: 64 or 128
+//   BN         64, 128 or 256, and MI * BN <= 256 (at most 128 fp32 accumulators a thread)
+//   BK         64 only (one 128-byte swizzled row of K per m or n)
+//   STAGES     >= 2, and STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES <= 227 KB (232448)
+//   GROUP      >= 1: output tile-rows per raster group (L2 reuse), as RasterTile
+//   LAYOUT     0..3
+//   SPLITK     1..8: the CTAs of a cluster (1, 1, SPLITK) (for SPLITK > 1 the kernel
+//              carries a compile-time __cluster_dims__(1, 1, SPLITK): launch it plainly,
+//              no cluster launch attribute; SPLITK 1 has no cluster at all) each take
+//              ceil(ceil(K / 64) / SPLITK) K tiles and reduce in fp32 through distributed
+//              shared memory; needs BM * BN * 4 <= STAGES * (BM + BN) * 128
+//   PERSIST    0 or 1 (1: persistent grid; only with SPLITK 1)
+//   CONSUMERS  1 or 2 consumer warpgroups (2: setmaxnreg moves registers to them)
+// Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
+// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + 1024 + 16 * STAGES bytes (the
+//          stages, 1024 of alignment padding, the mbarriers); above 48 KB it needs
+//          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+// Grid:    T = ceil(M / BM) * ceil(N / BN) output tiles;
+//          PERSIST 0: (T, 1, SPLITK);   PERSIST 1: (min(T, SM count), 1, 1).
+// Tensor maps (cuTensorMapEncodeTiled, rank 2, data type CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+// for DTYPE 2 / CU_TENSOR_MAP_DATA_TYPE_FLOAT16 for DTYPE 3, element strides {1, 1},
+// interleave NONE, swizzle 128B, L2 promotion 256B, OOB fill NONE (zeros)):
+//   tma_a, on pointer argument 4 (A):
+//     LAYOUT 0, 1 (A K-major):  dims {K, M}, strides {K * 2} bytes, box {64, BM}
+//     LAYOUT 2, 3 (A M-major):  dims {M, K}, strides {M * 2} bytes, box {64, 64}
+//   tma_b, on pointer argument 5 (B):
+//     LAYOUT 1, 3 (B K-major):  dims {K, N}, strides {K * 2} bytes, box {64, BN}
+//     LAYOUT 0, 2 (B N-major):  dims {N, K}, strides {N * 2} bytes, box {64, 64}
+//   Where the pointer is not 16-byte aligned or the stride is not a multiple of 16
+//   bytes (the pitch not a multiple of 8 elements), the launcher passes 128 zero bytes
+//   for that map: the kernel tests the same condition (pointer % 16 == 0 and pitch %
+//   8 == 0) and loads that operand itself (below).
+// --------------------------------------------------------------------------------
+//
+// Shared memory: STAGES stages, each the A tile (BM * 128 bytes) then the B
+// tile (BN * 128 bytes), every tile on a 1024-byte boundary; then the
+// mbarriers full[STAGES], empty[STAGES]. A tile is 128-byte rows in TMA's
+// 128-byte swizzle (16-byte unit u of row r at unit u ^ (r % 8)), which is
+// wgmma's 128B swizzle mode (PTX ISA 9.7.15.5.1.2):
+//  - a K-major operand (A in NN/NT, B in NT/TT): one row of 64 k per m or
+//    n, one TMA box {64, BM or BN}; descriptor stride byte offset 1024 (8-row
+//    groups), the k16 step 32 bytes along the row (as the TF32 kernels' k8
+//    step: 32 bytes either way); m64 block b of A at b * 8192 bytes;
+//  - an MN-major operand (A in TN/TT, B in NN/TN): 64-wide chunks of m or n,
+//    each 64 rows of k (8192 bytes), one TMA box {64, 64} a chunk; wgmma's
+//    transpose immediate set (imm-trans-a / imm-trans-b = 1, .bf16 / .f16
+//    only); descriptor leading byte offset 8192 (the next 64 m or n),
+//    stride byte offset 1024 (the next 8 k), the k16 step 16 rows = 2048 bytes.
+// Warp specialization: the producer warpgroup (registers cut to 40 with
+// setmaxnreg when CONSUMERS = 2; the consumers raised to 232) has one
+// thread issue a K tile's TMA copies per stage with mbarrier expect_tx once
+// the stage's "empty" barrier says the consumers are done with it. Each
+// consumer warpgroup owns BM / CONSUMERS rows of the tile: per K tile it
+// waits on "full", issues BK / 16 x MI wgmma.mma_async m64nBNk16 (A and B
+// from shared memory), commits, waits until one group is pending, and then
+// releases the previous K tile's stage (a lane a warp arrives on "empty").
+// Without TMA for an operand (see the maps above) all 128 producer threads
+// copy its tile into the same swizzled layout: a unit of 8 elements wholly in
+// range and 4-byte aligned by cp.async (16, 8 or 4 bytes at a time), other
+// units through registers with bounds checks (zeros outside), then
+// cp.async.mbarrier.arrive.noinc and an arrive after fence.proxy.async ("full"
+// then expects 256 arrivals and the TMA bytes of the other operand, if any;
+// the consumers run fence.proxy.async after waiting).
+// PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
+// runs ahead into the next tile's K tiles while the consumers store C.
+// SPLITK: rank r of the cluster accumulates its K range; every rank stores
+// its fp32 partial tile into its own (now idle) stages, a cluster barrier,
+// then rank r adds the peers' values of column-block groups g (4 x 8
+// columns) with g % SPLITK == r into its registers through distributed
+// shared memory and stores those columns of C; a second cluster barrier
+// keeps each CTA's shared memory until its peers have read it. No atomics,
+// no workspace.
+// Epilogue: per row, the quad of threads holding it exchanges column pairs
+// (shuffles) so that each thread holds 8 consecutive columns; alpha, beta *
+// C_old (read as 16 bytes), one rounding, one 16-byte store where N % 8 == 0
+// and C is 16-byte aligned, else element stores with bounds checks.
+namespace gemm16_detail {
+
+// cuda.h's CUtensorMap: 128 opaque bytes, 64-byte aligned, encoded by the
+// launcher and passed by value (__grid_constant__).
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+__host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+__device__ __forceinline__ unsigned SmemAddr(const void* p) {
+  unsigned r;
+  asm("{\n.reg .u64 t;\ncvta.to.shared.u64 t, %1;\ncvt.u32.u64 %0, t;\n}\n"
+      : "=r"(r)
+      : "l"(p));
+  return r;
+}
+
+// Output tile (tile_m, tile_n) of block `pid`, GROUP tile-rows at a time
+// (sgemm_detail::RasterTile's order).
+template <int GROUP>
+__device__ __forceinline__ void Raster(int pid, int tiles_m, int tiles_n, int& tile_m,
+                                       int& tile_n) {
+  if constexpr (GROUP > 1) {
+    const int per_group = GROUP * tiles_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(tiles_m - first_m, GROUP);
+    tile_m = first_m + (pid % per_group) % group_m;
+    tile_n = (pid % per_group) / group_m;
+  } else {
+    tile_m = pid / tiles_n;
+    tile_n = pid % tiles_n;
+  }
+}
+
+// ---- mbarriers (PTX ISA "mbarrier"); `bar` is a shared address.
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void FenceMbarInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void MbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives and adds `bytes` of expected transactions (TMA) to the phase.
+__device__ __forceinline__ void MbarArriveTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+// Adds `bytes` of expected transactions without arriving.
+__device__ __forceinline__ void MbarExpectTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nG16_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra G16_WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// ---- TMA (PTX ISA "cp.async.bulk.tensor"): the box at (x, y) (elements, x
+// innermost) of `map` into shared memory at `dst`, completing on `bar`.
+__device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, int x, int y,
+                                          unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+               : "memory");
+}
+// Generic-proxy writes to shared memory made visible to the async proxy
+// (wgmma's operand reads).
+__device__ __forceinline__ void FenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ---- clusters (split-K): rank in the cluster, a full cluster barrier, a
+// peer's shared address.
+__device__ __forceinline__ unsigned ClusterRank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+// The generic address of `p` (this CTA's shared memory) in cluster rank
+// `rank`'s shared memory.
+__device__ __forceinline__ const float4* PeerShared(const void* p, unsigned rank) {
+  unsigned long long r;
+  asm volatile("mapa.u64 %0, %1, %2;\n"
+               : "=l"(r)
+               : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
+  return reinterpret_cast<const float4*>(r);
+}
+__device__ __forceinline__ void StShared4(unsigned addr, float a, float b, float c, float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+}
+__device__ __forceinline__ void StShared16(unsigned addr, unsigned a, unsigned b, unsigned c,
+                                           unsigned d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c),
+               "r"(d)
+               : "memory");
+}
+// Named barrier `id` over `count` threads (the consumer warpgroups).
+__device__ __forceinline__ void NamedSync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// ---- wgmma (PTX ISA 9.7.15 "wgmma.mma_async").
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void Pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Matrix descriptor (PTX ISA 9.7.15.5.1.1) of a 128-byte-swizzled tile at
+// shared address `addr`: leading byte offset `lbo`, stride byte offset `sbo`.
+__device__ __forceinline__ unsigned long long Desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+}
+
+// d (+)= A(64 x 16) * B(16 x N); A and B through descriptors; TA / TB the
+// transpose immediates (1: the operand is MN-major in shared memory).
+#define G16_D8(d, i)                                                                   \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),          \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+template <int N, int DTYPE, int TA, int TB>
+struct Wgmma;
+template <int DTYPE, int TA, int TB>
+struct Wgmma<64, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    if constexpr (DTYPE == 2) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+          "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+          "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    }
+  }
+};
+
+template <int DTYPE, int TA, int TB>
+struct Wgmma<128, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    if constexpr (DTYPE == 2) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+          "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+          "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    }
+  }
+};
+
+template <int DTYPE, int TA, int TB>
+struct Wgmma<256, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    if constexpr (DTYPE == 2) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+          "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+          "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+          "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+          "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+          "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56), G16_D8(d, 64), G16_D8(d, 72), G16_D8(d, 80), G16_D8(d, 88), G16_D8(d, 96), G16_D8(d, 104), G16_D8(d, 112), G16_D8(d, 120)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+          "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+          "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+          "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+          "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+          "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+          "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+          : G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32), G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56), G16_D8(d, 64), G16_D8(d, 72), G16_D8(d, 80), G16_D8(d, 88), G16_D8(d, 96), G16_D8(d, 104), G16_D8(d, 112), G16_D8(d, 120)
+          : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+    }
+  }
+};
+#undef G16_D8
+
+// ---- 16-bit values. Pack: {lo, hi} rounded to nearest even as two 16-bit
+// values in one word (lo in the low half).
+template <int DTYPE>
+__device__ __forceinline__ unsigned Pack(float lo, float hi) {
+  unsigned r;
+  if constexpr (DTYPE == 2) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+template <int DTYPE>
+__device__ __forceinline__ unsigned short Round(float x) {
+  unsigned short r;
+  if constexpr (DTYPE == 2) {
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+  } else {
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+  }
+  return r;
+}
+template <int DTYPE>
+__device__ __forceinline__ float Widen(unsigned short x) {
+  if constexpr (DTYPE == 2) {
+    return __uint_as_float(static_cast<unsigned>(x) << 16);
+  } else {
+    float r;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(r) : "h"(x));
+    return r;
+  }
+}
+
+// 8 consecutive 16-bit elements at p (2-byte aligned), the first `n` of
+// them in range (the rest 0), as 16 bytes through registers: 2-byte loads
+// where p is not 4-byte aligned (a pitch not a multiple of 8 elements, or an
+// unaligned pointer), else 4-byte ones.
+__device__ __forceinline__ uint4 LoadUnit8(const unsigned short* p, int n) {
+  if (n >= 8 && (reinterpret_cast<unsigned long long>(p) & 3) == 0) {
+    const unsigned* q = reinterpret_cast<const unsigned*>(p);
+    return make_uint4(q[0], q[1], q[2], q[3]);
+  }
+  unsigned v[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) v[e] = e < n ? p[e] : 0u;
+  return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
+                    v[6] | (v[7] << 16));
+}
+
+// cp.async of `bytes` (4, 8 or 16; src and dst aligned to it) into shared
+// memory, completing asynchronously (no registers held).
+template <int BYTES>
+__device__ __forceinline__ void CpAsync(unsigned dst, const void* src) {
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES)
+                 : "memory");
+  }
+}
+// This thread's arrival on `bar` once its cp.asyncs issued before are done
+// (counted in the mbarrier's expected arrivals: .noinc).
+__device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+// An operand tile of one stage loaded without TMA by the 128 producer
+// threads (`ptid`), bounds-checked (out of range: 0), into the layout TMA
+// writes: 128-byte rows, 16-byte unit u of row r at unit u ^ (r % 8).
+//  - KMAJOR: ROWS rows (m or n: mn0 + r < mn_ext), 64 k each (k0 + c < K),
+//    element (r, c) at src[(mn0 + r) * pitch + k0 + c];
+//  - else ROWS / 64 chunks of 64 rows (k), 64 mn each, chunk j at
+//    j * 8192 bytes, element (j, r, c) at src[(k0 + r) * pitch + mn0 + 64j + c].
+// A unit of 8 elements wholly in range whose address is 4-byte aligned goes
+// by cp.async (16, 8 or 4 bytes at a time, by its alignment); the others
+// (edges, and 2-byte-aligned units) through registers, two units a thread
+// at a time.
+template <bool KMAJOR, int ROWS>
+__device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned short* src, long long pitch,
+                                               int mn0, int mn_ext, int k0, int K, int ptid) {
+  static_assert((ROWS * 8) % 256 == 0, "ROWS");
+#pragma unroll 1
+  for (int u0 = ptid; u0 < ROWS * 8; u0 += 256) {
+    uint4 v[2];
+    unsigned off[2];
+    bool reg[2];
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      const int u = u0 + 128 * x, c8 = u % 8;
+      int r, row, n;  // r: the tile row; row: the matrix row; n: elements in range
+      long long col;
+      if constexpr (KMAJOR) {
+        r = u / 8;
+        row = mn0 + r;
+        col = k0 + 8 * c8;
+        n = row < mn_ext ? K - static_cast<int>(col) : 0;
+        off[x] = r * 128;
+      } else {
+        const int j = u / 512;
+        r = (u / 8) % 64;
+        row = k0 + r;
+        col = mn0 + 64 * j + 8 * c8;
+        n = row < K ? mn_ext - static_cast<int>(col) : 0;
+        off[x] = j * 8192 + r * 128;
+      }
+      off[x] = dst + off[x] + ((c8 ^ (r & 7)) << 4);
+      const unsigned short* p = src + static_cast<long long>(row) * pitch + col;
+      const unsigned a = static_cast<unsigned>(reinterpret_cast<unsigned long long>(p));
+      reg[x] = n < 8 || (a & 3) != 0;
+      if (!reg[x]) {
+        if ((a & 15) == 0) {
+          CpAsync<16>(off[x], p);
+        } else if ((a & 7) == 0) {
+          CpAsync<8>(off[x], p);
+          CpAsync<8>(off[x] + 8, p + 4);
+        } else {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) CpAsync<4>(off[x] + 4 * w, p + 2 * w);
+        }
+      } else {
+        v[x] = n > 0 ? LoadUnit8(p, n) : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      if (reg[x]) StShared16(off[x], v[x].x, v[x].y, v[x].z, v[x].w);
+    }
+  }
+}
+
+// x[i] of (x0, x1, x2, x3) for a run-time i in 0..3, as selects (a
+// dynamically indexed register array would go to local memory).
+__device__ __forceinline__ float Sel4(float x0, float x1, float x2, float x3, int i) {
+  const float lo = (i & 1) ? x1 : x0, hi = (i & 1) ? x3 : x2;
+  return (i & 2) ? hi : lo;
+}
+
+}  // namespace gemm16_detail
+
+namespace gemm16_detail {
+
+template <bool C, class T = void>
+struct EnableIf {};
+template <class T>
+struct EnableIf<true, T> {
+  using type = T;
+};
+
+// The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
+// parameters' addresses).
+template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
+          int PERSIST, int CONSUMERS>
+__device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
+                                       const unsigned short* __restrict__ A,
+                                       const unsigned short* __restrict__ B, float beta,
+                                       unsigned short* __restrict__ C, const TensorMap* tma_a,
+                                       const TensorMap* tma_b) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // wgmma and setmaxnreg exist on sm_90a alone (a compute_90 PTX build gets this)
+#else
+  static_assert(DTYPE == 2 || DTYPE == 3, "DTYPE: 2 (BF16) or 3 (FP16)");
+  static_assert(BK == 64, "BK 64: one 128-byte swizzled row of K (K-major) per m or n");
+  static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS 1 or 2");
+  static_assert(LAYOUT >= 0 && LAYOUT <= 3, "LAYOUT 0..3");
+  constexpr int WM = BM / CONSUMERS;  // rows of C per consumer warpgroup
+  static_assert(BM % CONSUMERS == 0 && WM % 64 == 0 && WM <= 128, "BM / CONSUMERS: 64 or 128");
+  constexpr int MI = WM / 64;  // m64 wgmmas per k16 step
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN 64, 128 or 256");
+  static_assert(MI * BN <= 256, "at most 128 fp32 accumulators a thread");
+  static_assert(SPLITK >= 1 && SPLITK <= 8, "SPLITK 1..8 (a cluster along K)");
+  static_assert(STAGES >= 2, "STAGES >= 2");
+  static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
+  static_assert(PERSIST == 0 || SPLITK == 1, "a persistent grid has no split-K");
+  constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
+  constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
+  constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
+  static_assert(STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024, "shared memory: 227 KB");
+  static_assert(SPLITK == 1 || BM * BN * 4 <= STAGES * STAGE, "split-K partial sums fit the stages");
+  constexpr int CT = CONSUMERS * 128;  // consumer threads
+
+  extern __shared__ __align__(1024) unsigned char gemm16_smem[];
+  const unsigned raw = SmemAddr(gemm16_smem);
+  const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
+  const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
+
+  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN), tiles = tiles_m * tiles_n;
+  // This block's output tiles: blockIdx.x, and with PERSIST every
+  // gridDim.x-th after it; the K tiles of stage use are counted across them.
+  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) : tiles;
+  const int nk_all = CeilDiv(K, BK);
+  int kt0 = 0, nk = nk_all;
+  unsigned rank = 0;
+  if constexpr (SPLITK > 1) {
+    rank = ClusterRank();
+    const int per = CeilDiv(nk_all, SPLITK);
+    kt0 = min(nk_all, static_cast<int>(rank) * per);
+    nk = min(nk_all, kt0 + per) - kt0;
+  }
+  const long long lda = AK ? K : M, ldb = BKM ? K : N;
+  // TMA's rules (as the launcher tests them): 16-byte-aligned base, row
+  // pitch a multiple of 16 bytes; else the map is zeros and unused.
+  const bool tma_ok_a = (reinterpret_cast<unsigned long long>(A) & 15ull) == 0 && (lda & 7) == 0;
+  const bool tma_ok_b = (reinterpret_cast<unsigned long long>(B) & 15ull) == 0 && (ldb & 7) == 0;
+  const bool both = tma_ok_a && tma_ok_b;
+
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      MbarInit(full + 8 * s, both ? 1 : 256);  // without TMA: each producer thread twice
+      MbarInit(empty + 8 * s, CONSUMERS * 4);
+    }
+    FenceMbarInit();
+  }
+  __syncthreads();
+
+  if (wg == CONSUMERS) {
+    // Producer warpgroup.
+    if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    const int ptid = tid - CT;
+    int it = 0;
+    if (both) {
+      if (ptid == 0) {
+        PrefetchMap(tma_a);
+        PrefetchMap(tma_b);
+#pragma unroll 1
+        for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+          int tile_m, tile_n;
+          Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+          const int bm = tile_m * BM, bn = tile_n * BN;
+#pragma unroll 1
+          for (int t = 0; t < nk; ++t, ++it) {
+            const int s = it % STAGES;
+            if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+            const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+            const int k0 = (kt0 + t) * BK;
+            MbarArriveTx(bar, STAGE);
+            if constexpr (AK) {
+              TmaLoad2d(sa, tma_a, k0, bm, bar);
+            } else {
+#pragma unroll
+              for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
+            }
+            if constexpr (BKM) {
+              TmaLoad2d(sb, tma_b, k0, bn, bar);
+            } else {
+#pragma unroll
+              for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, tma_b, bn + 64 * j, k0, bar);
+            }
+          }
+        }
+      }
+      __syncwarp();
+    } else {
+#pragma unroll 1
+      for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+        int tile_m, tile_n;
+        Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+        const int bm = tile_m * BM, bn = tile_n * BN;
+#pragma unroll 1
+        for (int t = 0; t < nk; ++t, ++it) {
+          const int s = it % STAGES;
+          if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+          const int k0 = (kt0 + t) * BK;
+          if (ptid == 0 && (tma_ok_a || tma_ok_b)) {
+            MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
+            if (tma_ok_a) {
+              if constexpr (AK) {
+                TmaLoad2d(sa, tma_a, k0, bm, bar);
+              } else {
+                for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
+              }
+            } else {
+              if constexpr (BKM) {
+                TmaLoad2d(sb, tma_b, k0, bn, bar);
+              } else {
+                for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, tma_b, bn + 64 * j, k0, bar);
+              }
+            }
+          }
+          if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
+          if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
+          CpAsyncArrive(bar);  // its cp.asyncs
+          FenceProxyAsync();   // its st.shared
+          MbarArrive(bar);
+        }
+      }
+    }
+    if constexpr (SPLITK > 1) {
+      ClusterSync();
+      ClusterSync();
+    }
+    return;
+  }
+
+  // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
+  if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int lane = tid % 32, w = (tid % 128) / 32;
+  int it = 0;
+#pragma unroll 1
+  for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+    int tile_m, tile_n;
+    Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+    const int bm = tile_m * BM, bn = tile_n * BN;
+    float acc[MI][BN / 2];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int e = 0; e < BN / 2; ++e) acc[mi][e] = 0.0f;
+    }
+#pragma unroll 1
+    for (int t = 0; t < nk; ++t, ++it) {
+      const int s = it % STAGES;
+      MbarWait(full + 8 * s, (it / STAGES) & 1);
+      // cp.async's writes (generic proxy) before wgmma's reads (async proxy).
+      if (!both) FenceProxyAsync();
+      const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
+      WgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        // B: K-major rows of 128 bytes (8-row groups 1024 bytes apart), the
+        // k16 step 32 bytes in; N-major: 64-column chunks of BK rows (LBO
+        // BK * 128 bytes apart), 8-k-row groups 1024 bytes apart, the k16
+        // step 16 rows (2048 bytes) down. A likewise with M for N.
+        const unsigned long long db =
+            BKM ? Desc(sb + kk * 32, 16, 1024) : Desc(sb + kk * 2048, BK * 128, 1024);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          const int m64 = wg * MI + mi;  // the m64 block of the tile
+          const unsigned long long da = AK ? Desc(sa + m64 * 64 * 128 + kk * 32, 16, 1024)
+                                           : Desc(sa + m64 * BK * 128 + kk * 2048, BK * 128, 1024);
+          Wgmma<BN, DTYPE, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
+        }
+      }
+      WgmmaCommit();
+      WgmmaWait<1>();  // the wgmmas of the K tile before are done: its stage is free
+      if (t > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
+    }
+    WgmmaWait<0>();
+    if (nk > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
+
+    if constexpr (SPLITK > 1) {
+      // The cluster's CTAs hold partial sums of the same tile over K ranges.
+      // Each stores its own into its stages (free: every wgmma is done),
+      // float4 q = (mi, column block i) of consumer thread ctid at float4
+      // q * CT + ctid; then rank r sums, through distributed shared memory,
+      // the column-block groups i / 4 = r (mod SPLITK) of every peer into its
+      // registers and stores those columns of C.
+      const int ctid = tid;  // 0 .. CT - 1
+      NamedSync(1, CT);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+          StShared4(base + ((mi * (BN / 8) + i) * CT + ctid) * 16, acc[mi][4 * i],
+                    acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]);
+        }
+      }
+      ClusterSync();
+#pragma unroll 1
+      for (int r = 1; r < SPLITK; ++r) {
+        const float4* peer = PeerShared(gemm16_smem + (base - raw), (rank + r) % SPLITK);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) {
+            if ((i / 4) % SPLITK != static_cast<int>(rank)) continue;
+            const float4 v = peer[(mi * (BN / 8) + i) * CT + ctid];
+            acc[mi][4 * i] += v.x;
+            acc[mi][4 * i + 1] += v.y;
+            acc[mi][4 * i + 2] += v.z;
+            acc[mi][4 * i + 3] += v.w;
+          }
+        }
+      }
+      ClusterSync();  // each peer's shared memory stays until the others have read it
+    }
+
+    // Epilogue. d[4i + j] of m64 block mi is row 16w + g + 8 (j / 2), column
+    // 8i + 2t + j % 2 (PTX ISA wgmma .m64nNk16 D fragment): the quad (t =
+    // 0..3) of a row holds 8 consecutive columns per i; a 4 x 4 exchange of
+    // column pairs (shuffles) over i0..i0+3 gives thread t the 8 columns of
+    // block i0 + t, stored as 16 bytes (8 rows x 64 bytes a warp).
+    const int g = lane / 4, tq = lane % 4;
+    const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = bm + wg * WM + mi * 64 + 16 * w + g + 8 * h;
+        unsigned short* crow = C + static_cast<long long>(row) * N;
+#pragma unroll
+        for (int i0 = 0; i0 < BN / 8; i0 += 4) {
+          if (SPLITK > 1 && (i0 / 4) % SPLITK != static_cast<int>(rank)) continue;
+          float ox[4], oy[4];
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const int j = (tq - k) & 3;
+            const float sx = Sel4(acc[mi][4 * i0 + 2 * h], acc[mi][4 * i0 + 4 + 2 * h],
+                                  acc[mi][4 * i0 + 8 + 2 * h], acc[mi][4 * i0 + 12 + 2 * h], j);
+            const float sy = Sel4(acc[mi][4 * i0 + 2 * h + 1], acc[mi][4 * i0 + 4 + 2 * h + 1],
+                                  acc[mi][4 * i0 + 8 + 2 * h + 1], acc[mi][4 * i0 + 12 + 2 * h + 1], j);
+            const int src = (lane & ~3) | ((tq + k) & 3);
+            ox[k] = __shfl_sync(0xffffffffu, sx, src);
+            oy[k] = __shfl_sync(0xffffffffu, sy, src);
+          }
+          float f[8];
+#pragma unroll
+          for (int p = 0; p < 4; ++p) {
+            const int k = (p - tq) & 3;
+            f[2 * p] = alpha * Sel4(ox[0], ox[1], ox[2], ox[3], k);
+            f[2 * p + 1] = alpha * Sel4(oy[0], oy[1], oy[2], oy[3], k);
+          }
+          const int col = bn + 8 * (i0 + tq);
+          if (row >= M || col >= N) continue;
+          if (vec && col + 8 <= N) {
+            uint4* c16 = reinterpret_cast<uint4*>(crow + col);
+            if (beta != 0.0f) {
+              const uint4 old = *c16;
+              const unsigned o[4] = {old.x, old.y, old.z, old.w};
+#pragma unroll
+              for (int p = 0; p < 4; ++p) {
+                f[2 * p] = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(o[p] & 0xffffu)), f[2 * p]);
+                f[2 * p + 1] = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(o[p] >> 16)), f[2 * p + 1]);
+              }
+            }
+            *c16 = make_uint4(Pack<DTYPE>(f[0], f[1]), Pack<DTYPE>(f[2], f[3]), Pack<DTYPE>(f[4], f[5]),
+                              Pack<DTYPE>(f[6], f[7]));
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              if (col + e < N) {
+                crow[col + e] =
+                    Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col + e]), f[e]) : f[e]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace gemm16_detail
+
+// The entry point (see the launch rules at the top). Two definitions, one
+// per SPLITK case (the last template parameter only selects between them):
+// SPLITK > 1 carries the compile-time cluster (1, 1, SPLITK); SPLITK = 1
+// none (a one-CTA cluster attribute measured up to 20% slower with PERSIST).
+template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
+          int PERSIST = 0, int CONSUMERS = 2,
+          typename gemm16_detail::EnableIf<SPLITK == 1, int>::type = 0>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+    gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                 const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
+                 const __grid_constant__ gemm16_detail::TensorMap tma_a,
+                 const __grid_constant__ gemm16_detail::TensorMap tma_b) {
+  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS>(
+      M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
+}
+
+template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
+          int PERSIST = 0, int CONSUMERS = 2,
+          typename gemm16_detail::EnableIf<(SPLITK > 1), int>::type = 0>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 1, SPLITK)
+    gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                 const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
+                 const __grid_constant__ gemm16_detail::TensorMap tma_a,
+                 const __grid_constant__ gemm16_detail::TensorMap tma_b) {
+  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS>(
+      M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
+}
