@@ -19,6 +19,7 @@ extern const char kSgemmWgmmaRsSource[];       // kernels_src/sgemm/wgmma_rs.cuh
 extern const char kSgemmWgmmaKernelsSource[];  // kernels_src/sgemm/wgmma_kernels.cuh
 extern const char kGemm16SimtSource[];         // kernels_src/sgemm/gemm16_simt.cuh
 extern const char kGemm16MmaSource[];          // kernels_src/sgemm/mma16.cuh
+extern const char kGemm16WgmmaSource[];        // kernels_src/sgemm/wgmma16.cuh
 extern const char kTransposeSource[];          // kernels_src/transpose/transpose.cuh
 extern const char kFaultTestSource[];          // kernels_src/fault_test/fault_test.cuh
 }  // namespace tuned::embedded
@@ -28,7 +29,7 @@ namespace {
 
 /// Each kernel file's path under kernels_src/ and its embedded text
 /// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
-constexpr std::array<std::pair<std::string_view, const char*>, 12> kKernelFiles = {{
+constexpr std::array<std::pair<std::string_view, const char*>, 13> kKernelFiles = {{
     {"sgemm/sgemm.cuh", embedded::kSgemmSource},
     {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
     {"sgemm/gemv.cuh", embedded::kGemvSource},
@@ -39,6 +40,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 12> kKernelFiles 
     {"sgemm/wgmma_kernels.cuh", embedded::kSgemmWgmmaKernelsSource},
     {"sgemm/gemm16_simt.cuh", embedded::kGemm16SimtSource},
     {"sgemm/mma16.cuh", embedded::kGemm16MmaSource},
+    {"sgemm/wgmma16.cuh", embedded::kGemm16WgmmaSource},
     {"transpose/transpose.cuh", embedded::kTransposeSource},
     {"fault_test/fault_test.cuh", embedded::kFaultTestSource},
 }};

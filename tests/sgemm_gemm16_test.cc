@@ -67,14 +67,15 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 16u);
+    EXPECT_EQ(space.size(), 25u);
     std::set<std::string> names;
-    int mma = 0, simt = 0;
+    int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
       EXPECT_TRUE(f->Check(c, Sm90ReferenceDevice()).ok()) << f->ConfigName(c) << ": "
                                                             << f->Check(c, Sm90ReferenceDevice());
       EXPECT_TRUE(names.insert(f->ConfigName(c)).second) << f->ConfigName(c);
       EXPECT_EQ(f->ConfigName(c).rfind("gemm_" + DTypeText(f->dtype()) + "_", 0), 0u);
+      wgmma += c.at("KIND") == 2;
       mma += c.at("KIND") == 1;
       simt += c.at("KIND") == 0;
       // Keys read back.
@@ -82,12 +83,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
+    EXPECT_EQ(wgmma, 9);
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              16u);
+              25u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
@@ -115,6 +117,81 @@ TEST(Gemm16Family, NamesSourcesAndArguments) {
   // A, B, C in 16 bits, the fp64 reference, and A and B widened while it is made.
   EXPECT_EQ(Bf16().BufferBytes({100, 200, 30}, v1::MATH_IEEE_FP32),
             10 * (100 * 30 + 30 * 200 + 100 * 200));
+}
+
+Config Wgmma16(int64_t bm, int64_t bn, int64_t stages, int64_t splitk, int64_t persist,
+               int64_t consumers) {
+  Config c = {{"KIND", 2},   {"BM", bm},      {"BN", bn},          {"BK", 64},
+              {"STAGES", stages}, {"GROUP", 8}, {"CONSUMERS", consumers}};
+  if (splitk > 1) c["SPLITK"] = splitk;
+  if (persist != 0) c["PERSIST"] = persist;
+  return c;
+}
+
+// The wgmma kind: its name, its instantiation for sm_90a, and its launch:
+// the consumer warpgroups and the producer, the stages' shared memory, a
+// persistent grid of at most the SMs or a split-K cluster along z, and A's
+// and B's tensor maps in each layout (K-major: one 64 x BM or BN box;
+// M- or N-major: 64 x 64 boxes).
+TEST(Gemm16Family, WgmmaKind) {
+  v1::Device d = Sm90ReferenceDevice();
+  d.set_sm_count(132);
+  const Config persistent = Wgmma16(128, 256, 4, 1, 1, 2);
+  EXPECT_EQ(Bf16().ConfigName(persistent), "gemm_bf16_wgmma_128x256x64_s4_g8_c2_p");
+  EXPECT_EQ(F16().ConfigName(F16().InLayout(Wgmma16(64, 128, 8, 2, 0, 1), v1::LAYOUT_TN)),
+            "gemm_f16_wgmma_64x128x64_s8_g8_c1_sk2_tn");
+  const KernelSource src = F16().Source(F16().InLayout(persistent, v1::LAYOUT_NT));
+  EXPECT_EQ(src.name_expression, "gemm16_wgmma<3,128,256,64,4,8,1,1,1,2>");
+  EXPECT_EQ(src.options, std::vector<std::string>{"--gpu-architecture=sm_90a"});
+  EXPECT_EQ(src.parts, std::vector<std::string>{"sgemm/wgmma16.cuh"});
+
+  v1::LaunchGeometry g = Bf16().Geometry(persistent, {4096, 4096, 4096}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 512 tiles, 132 SMs
+  EXPECT_EQ(Block(g), (std::vector<uint32_t>{384, 1, 1}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (128 + 256) * 128 + 1024 + 16 * 4);
+  ASSERT_EQ(g.tensor_maps_size(), 2);
+  const v1::TensorMap& a = g.tensor_maps(0);
+  const v1::TensorMap& b = g.tensor_maps(1);
+  EXPECT_EQ(a.pointer_arg(), 4u);
+  EXPECT_EQ(a.param(), 8u);
+  EXPECT_EQ(std::vector<uint64_t>(a.dims().begin(), a.dims().end()), (std::vector<uint64_t>{4096, 4096}));
+  EXPECT_EQ(std::vector<uint32_t>(a.box().begin(), a.box().end()), (std::vector<uint32_t>{64, 128}));
+  EXPECT_EQ(a.dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(a.swizzle_bytes(), 128u);
+  EXPECT_EQ(b.pointer_arg(), 5u);
+  EXPECT_EQ(b.param(), 9u);
+  EXPECT_EQ(std::vector<uint32_t>(b.box().begin(), b.box().end()), (std::vector<uint32_t>{64, 64}));
+
+  // TN at 100 x 300 x 40: A stored 40 x 100 (M-major, pitch 100), B stored
+  // 40 x 300 (N-major); a split-K grid of 2 x 2 tiles, 2 along z.
+  g = F16().Geometry(F16().InLayout(Wgmma16(128, 256, 4, 2, 0, 2), v1::LAYOUT_TN), {100, 300, 40}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{2, 1, 2}));
+  EXPECT_EQ(std::vector<uint64_t>(g.tensor_maps(0).dims().begin(), g.tensor_maps(0).dims().end()),
+            (std::vector<uint64_t>{100, 40}));
+  EXPECT_EQ(g.tensor_maps(0).strides_bytes(0), 200u);
+  EXPECT_EQ(std::vector<uint64_t>(g.tensor_maps(1).dims().begin(), g.tensor_maps(1).dims().end()),
+            (std::vector<uint64_t>{300, 40}));
+  EXPECT_EQ(g.tensor_maps(1).dtype(), v1::DTYPE_F16);
+  // NT: B stored 300 x 40, K-major: one box of 64 k x BN rows.
+  g = F16().Geometry(F16().InLayout(Wgmma16(128, 256, 4, 1, 0, 2), v1::LAYOUT_NT), {100, 300, 40}, d);
+  EXPECT_EQ(std::vector<uint64_t>(g.tensor_maps(1).dims().begin(), g.tensor_maps(1).dims().end()),
+            (std::vector<uint64_t>{40, 300}));
+  EXPECT_EQ(std::vector<uint32_t>(g.tensor_maps(1).box().begin(), g.tensor_maps(1).box().end()),
+            (std::vector<uint32_t>{64, 256}));
+
+  auto refused = [&](const Config& c, const std::string& cause, const v1::Device& dev) {
+    const absl::Status s = Bf16().Check(c, dev);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << Bf16().ConfigKey(c);
+    EXPECT_NE(std::string(s.message()).find(cause), std::string::npos) << s.message();
+  };
+  refused(Wgmma16(256, 256, 3, 1, 0, 2), "fp32 accumulators", d);
+  refused(Wgmma16(128, 256, 8, 1, 0, 2), "shared memory", d);
+  refused(Wgmma16(128, 256, 4, 2, 1, 2), "PERSIST=1 only with SPLITK=1", d);
+  refused(Wgmma16(256, 256, 2, 2, 0, 1), "BM = 64 * CONSUMERS", d);
+  refused(Wgmma16(64, 128, 8, 1, 0, 2), "BM = 64 * CONSUMERS", d);
+  v1::Device ampere = d;
+  ampere.set_cc_major(8);
+  refused(persistent, "sm_90a", ampere);
 }
 
 TEST(Gemm16Family, Geometry) {

@@ -5,7 +5,9 @@
 // its own kinds, space and kernels:
 //   KIND 0  simt: CUDA-core tiling, any shape and pitch   (gemm16_simt.cuh)
 //   KIND 1  mma: mma.sync m16n8k16, cp.async stages, split-K in a cluster
-//           (mma16.cuh)
+//           (mma16.cuh; gemm16_tc.cc)
+//   KIND 2  wgmma: Hopper's warpgroup MMA, A and B by TMA, warp-specialized,
+//           persistent or split-K in a cluster (wgmma16.cuh; gemm16_tc.cc)
 // The baseline is cuBLAS's cublasGemmEx in the same types with fp32
 // compute (server/worker/gemm16_problem.cc). One math mode: MATH_IEEE_FP32
 // (the products and sums in fp32).
@@ -25,119 +27,20 @@ namespace tuned {
 namespace sgemm {
 namespace {
 
-/// KIND values of the 16-bit forms.
-enum Kind16 : int64_t {
-  kSimt16 = 0,  // gemm16_simt<DTYPE,BM,BN,BK,TM,TN>
-  kMma16 = 1,   // gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,LAYOUT,MINB>
-};
+using gemm16::At1;
+using gemm16::Get;
+using gemm16::kMma;
+using gemm16::kSimt;
+using gemm16::kWgmma;
 
 /// The parameters each kind uses besides KIND, BM, BN and BK; every other
 /// one is absent from its configs (Param::if_absent).
 const std::vector<std::string>& KindParams(int64_t kind) {
   static const std::vector<std::string> simt = {"TM", "TN"};
   static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
+  static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS"};
   static const std::vector<std::string> none;
-  return kind == kSimt16 ? simt : kind == kMma16 ? mma : none;
-}
-
-/// The mma kind's configs (BM, BN, BK, WM, WN, STAGES, SPLITK), GROUP 8,
-/// MINB 1: the fastest per shape class of the probe on an H100
-/// (bench/results/2026-11-26_h100_gemm16_mma_probe/): 128x128 and 128x256
-/// tiles for large and odd shapes, 64-row tiles with split-K 1-4 for
-/// small and skinny ones, 16-row tiles for M of 16 and tiny problems, and
-/// split-K 2 and 4 of 128x128 for N of 128 with a large K.
-constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
-    {128, 128, 32, 64, 64, 4, 1},
-    {128, 256, 32, 64, 64, 3, 1},
-    {128, 128, 64, 64, 32, 3, 1},
-    {64, 128, 32, 32, 64, 4, 1},
-    {64, 64, 64, 32, 32, 4, 1},
-    {64, 64, 64, 32, 32, 4, 2},
-    {64, 64, 64, 32, 32, 4, 4},
-    {16, 64, 64, 16, 16, 4, 4},
-    {16, 128, 64, 16, 32, 4, 1},
-    {128, 128, 32, 64, 32, 4, 2},
-    {128, 128, 32, 64, 32, 4, 4},
-}};
-
-/// Bytes of one element of A, B and C.
-constexpr int64_t kBytes16 = 2;
-
-/// The config's value of `key`; 0 where it lacks it (LAYOUT: NN).
-int64_t Get(const Config& c, const std::string& key) {
-  auto it = c.find(key);
-  return it == c.end() ? 0 : it->second;
-}
-
-/// The config's value of a parameter whose absence means 1 (SPLITK, GROUP,
-/// MINB).
-int64_t At1(const Config& c, const std::string& key) {
-  auto it = c.find(key);
-  return it == c.end() ? 1 : it->second;
-}
-
-/// The mma kind's threads: (BM / WM) * (BN / WN) warps.
-int64_t MmaThreads(const Config& c) {
-  const int64_t wm = std::max<int64_t>(Get(c, "WM"), 1), wn = std::max<int64_t>(Get(c, "WN"), 1);
-  return (Get(c, "BM") / wm) * (Get(c, "BN") / wn) * kWarp;
-}
-
-/// The mma kind's dynamic shared memory (mma16.cuh's launch rules): the
-/// pipeline, STAGES * (A's stage + B's stage) * 2 bytes, each stage a tile
-/// as the operand is stored with 8 elements of padding per row (A: BM x
-/// (BK + 8), or BK x (BM + 8) where op(A) = A^T; B: BK x (BN + 8), or BN x
-/// (BK + 8) where op(B) = B^T); with split-K at least the BM x BN fp32
-/// partial sums the cluster reduces.
-int64_t MmaSharedBytes(const Config& c) {
-  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK");
-  const int64_t layout = Get(c, "LAYOUT");
-  const int64_t a_stage = TransposedA(layout) ? bk * (bm + 8) : bm * (bk + 8);
-  const int64_t b_stage = TransposedB(layout) ? bn * (bk + 8) : bk * (bn + 8);
-  const int64_t pipe = Get(c, "STAGES") * (a_stage + b_stage) * kBytes16;
-  return At1(c, "SPLITK") > 1 ? std::max(pipe, bm * bn * 4) : pipe;
-}
-
-/// mma16.cuh's static_asserts and the device's limits: WM and WN multiples
-/// of 16 dividing BM and BN, BK a multiple of 16, STAGES >= 2, the threads
-/// within the device's limit, the shared memory within its opt-in limit,
-/// at most 64 x 64 outputs per warp (beyond, ptxas spills), MINB blocks
-/// within the SM's registers at 255 per thread; split-K needs clusters
-/// (compute capability 9.0).
-absl::Status CheckMma(const Config& c, const v1::Device& device) {
-  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK");
-  const int64_t wm = Get(c, "WM"), wn = Get(c, "WN"), stages = Get(c, "STAGES");
-  if (wm < 16 || wn < 16 || wm % 16 != 0 || wn % 16 != 0 || bm % wm != 0 || bn % wn != 0 ||
-      bk % 16 != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "KIND=1 needs WM and WN multiples of 16 dividing BM and BN, and BK a multiple of 16; got BM=",
-        bm, " BN=", bn, " BK=", bk, " WM=", wm, " WN=", wn));
-  }
-  if (stages < 2) return absl::FailedPreconditionError("KIND=1 needs STAGES >= 2");
-  if (wm * wn > 64 * 64) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("a ", wm, "x", wn, " warp tile holds more than 64x64 fp32 accumulators (spills)"));
-  }
-  const int64_t threads = MmaThreads(c);
-  TUNED_RETURN_IF_ERROR(CheckThreads(threads, "(BM/WM)*(BN/WN)*32", device));
-  const int64_t smem = MmaSharedBytes(c);
-  if (smem > device.shared_memory_per_block_optin()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        smem, " bytes of shared memory (STAGES * (A + B stages) * 2) exceed the device's opt-in limit of ",
-        device.shared_memory_per_block_optin()));
-  }
-  const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : kRegistersPerSm;
-  if (At1(c, "MINB") * threads * kMaxRegistersPerThread > regs_per_sm && At1(c, "MINB") > 1 &&
-      wm * wn > 32 * 64) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "MINB=", At1(c, "MINB"), " blocks of ", threads, " threads leave too few registers for a ", wm,
-        "x", wn, " warp tile (spills)"));
-  }
-  if (At1(c, "SPLITK") > 1 && device.cc_major() < 9) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("SPLITK=", At1(c, "SPLITK"), " reduces within a thread-block cluster (compute "
-                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
-  }
-  return absl::OkStatus();
+  return kind == kSimt ? simt : kind == kMma ? mma : kind == kWgmma ? wgmma : none;
 }
 
 /// The simt kind's tiles (BM, BN, BK, TM, TN): 256 threads each; from
@@ -155,27 +58,41 @@ class Gemm16FamilyImpl final : public Family {
   explicit Gemm16FamilyImpl(v1::DType dtype)
       : dtype_(dtype),
         params_{
-            {"KIND", {kSimt16, kMma16},
+            {"KIND", {kSimt, kMma, kWgmma},
              "0 = simt (CUDA cores: 2-D block tiling, the operands staged in shared memory as "
              "fp32, bounds-checked element loads: any shape, pitch and alignment), "
              "1 = mma (tensor cores, mma.sync m16n8k16 with fp32 accumulators, ldmatrix from "
              "each operand's own layout, a cp.async pipeline where pitches and pointers are "
-             "16-byte aligned and bounds-checked loads otherwise; split-K within a cluster)"},
+             "16-byte aligned and bounds-checked loads otherwise; split-K within a cluster), "
+             "2 = wgmma (Hopper's warpgroup tensor cores, sm_90a: A and B copied by TMA in "
+             "128-byte swizzled stages by a producer warpgroup, CONSUMERS warpgroups of "
+             "wgmma.mma_async m64nNk16, each operand read in its own layout; where a pitch or "
+             "pointer is not 16-byte aligned the producer copies that operand itself)"},
             {"BM", {16, 32, 64, 128, 256}, "rows of C per block"},
             {"BN", {16, 32, 64, 128, 256}, "columns of C per block"},
-            {"BK", {16, 32, 64}, "depth of the K tile staged in shared memory per step"},
+            {"BK", {16, 32, 64}, "depth of the K tile staged in shared memory per step (wgmma: 64)"},
             {"TM", {0, 1, 2, 4, 8}, "simt: rows of C per thread, strided by BM / TM", 0},
             {"TN", {0, 1, 2, 4, 8}, "simt: columns of C per thread, strided by BN / TN", 0},
             {"WM", {0, 16, 32, 64}, "mma: rows of a warp tile, WM / 16 m16 tiles", 0},
             {"WN", {0, 16, 32, 64}, "mma: columns of a warp tile, WN / 8 n8 tiles", 0},
-            {"STAGES", {0, 2, 3, 4}, "mma: shared-memory stages of the cp.async pipeline", 0},
+            {"STAGES", {0, 2, 3, 4, 6, 8},
+             "mma, wgmma: shared-memory stages of the pipeline (cp.async; TMA with mbarriers)", 0},
             {"SPLITK", {1, 2, 4, 8},
-             "mma: blocks along K per output tile, one cluster (__cluster_dims__, sm_90) whose "
+             "mma, wgmma: blocks along K per output tile, one cluster (__cluster_dims__, sm_90) whose "
              "fp32 partial sums are reduced through distributed shared memory into the block "
              "that writes C: no atomics, no workspace (1: no cluster)",
              1},
-            {"GROUP", {1, 8}, "mma: output tiles visited GROUP tile-rows at a time (L2 reuse)", 1},
+            {"GROUP", {1, 8},
+             "mma, wgmma: output tiles visited GROUP tile-rows at a time (L2 reuse)", 1},
             {"MINB", {1, 2}, "mma: __launch_bounds__ minimum blocks per SM", 1},
+            {"PERSIST", {0, 1},
+             "wgmma: 1 = a persistent grid of min(tiles, SMs) blocks walking the output tiles, "
+             "the next tile's loads overlapping the epilogue (SPLITK 1 only)",
+             0},
+            {"CONSUMERS", {0, 1, 2},
+             "wgmma: consumer warpgroups (1 or 2; 2 takes registers from the producer by "
+             "setmaxnreg), each BM / CONSUMERS rows",
+             0},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
              "the problem's operand layouts (tuner.proto Layout), set from the problem, not "
              "searched; a kind that does not handle a layout refuses it (every kind: 0)",
@@ -228,18 +145,13 @@ class Gemm16FamilyImpl final : public Family {
     return std::max({m * k, k * n, m * n});
   }
 
-  /// The mma kind's configs (kMmaConfigs), then the simt kind's tiles
-  /// (kSimtTiles).
+  /// The tensor-core kinds' configs (gemm16::AddTensorCoreSpace: wgmma,
+  /// then mma), then the simt kind's tiles (kSimtTiles).
   std::vector<Config> Space() const override {
     std::vector<Config> space;
-    for (const auto& [bm, bn, bk, wm, wn, stages, splitk] : kMmaConfigs) {
-      Config c = {{"KIND", kMma16}, {"BM", bm},         {"BN", bn},    {"BK", bk},
-                  {"WM", wm},       {"WN", wn},         {"STAGES", stages}, {"GROUP", 8}};
-      if (splitk > 1) c["SPLITK"] = splitk;
-      AddOnce(space, c);
-    }
+    gemm16::AddTensorCoreSpace(space);
     for (const auto& [bm, bn, bk, tm, tn] : kSimtTiles) {
-      AddOnce(space, {{"KIND", kSimt16}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn}});
+      AddOnce(space, {{"KIND", kSimt}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn}});
     }
     return space;
   }
@@ -248,7 +160,7 @@ class Gemm16FamilyImpl final : public Family {
   /// params(), or one the kind does not use (KindParams) set; simt: BM % TM
   /// or BN % TN != 0, threads (BM/TM * BN/TN) over the device's limit or not
   /// whole warps, static shared memory BK * (BM + BN + 2) * 4 over the
-  /// device's static limit; mma: see CheckMma.
+  /// device's static limit; mma and wgmma: gemm16::CheckTensorCore.
   absl::Status Check(const Config& config, const v1::Device& device) const override {
     TUNED_RETURN_IF_ERROR(CheckParams(config));
     const int64_t kind = config.at("KIND");
@@ -264,7 +176,7 @@ class Gemm16FamilyImpl final : public Family {
                                                           *p.if_absent));
       }
     }
-    if (kind == kMma16) return CheckMma(config, device);
+    if (kind != kSimt) return gemm16::CheckTensorCore(config, device);
     const int64_t bm = config.at("BM"), bn = config.at("BN"), bk = config.at("BK");
     const int64_t tm = Get(config, "TM"), tn = Get(config, "TN");
     if (tm < 1 || tn < 1 || bm % tm != 0 || bn % tn != 0) {
@@ -281,39 +193,22 @@ class Gemm16FamilyImpl final : public Family {
     return absl::OkStatus();
   }
 
-  /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" or
-  /// "gemm_<bf16|f16>_mma_<BM>x<BN>x<BK>_w<WM>x<WN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_sk<SPLITK>" where above 1, then LayoutSuffix(), e.g.
-  /// "gemm_bf16_simt_64x64x16_4x4_nt", "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2".
+  /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" then LayoutSuffix(),
+  /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt"; the tensor-core kinds'
+  /// gemm16::TensorCoreName, e.g. "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2".
   std::string ConfigName(const Config& config) const override {
-    if (Get(config, "KIND") == kMma16) {
-      return absl::StrCat("gemm_", DTypeText(dtype_), "_mma_", Get(config, "BM"), "x",
-                          Get(config, "BN"), "x", Get(config, "BK"), "_w", Get(config, "WM"), "x",
-                          Get(config, "WN"), "_s", Get(config, "STAGES"), "_g", At1(config, "GROUP"),
-                          "_b", At1(config, "MINB"),
-                          At1(config, "SPLITK") > 1 ? absl::StrCat("_sk", At1(config, "SPLITK")) : "",
-                          LayoutSuffix(config));
-    }
+    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreName(config, dtype_);
     return absl::StrCat("gemm_", DTypeText(dtype_), "_simt_", Get(config, "BM"), "x",
                         Get(config, "BN"), "x", Get(config, "BK"), "_", Get(config, "TM"), "x",
                         Get(config, "TN"), LayoutSuffix(config));
   }
 
   /// sgemm/gemm16_simt.cuh, "gemm16_simt<DTYPE,BM,BN,BK,TM,TN>" (DTYPE:
-  /// tuner.proto's value, 2 or 3), the LAYOUT appended where not 0; or
-  /// sgemm/mma16.cuh, "gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,
-  /// LAYOUT,MINB>" (LAYOUT always: MINB follows it).
+  /// tuner.proto's value, 2 or 3), the LAYOUT appended where not 0; the
+  /// tensor-core kinds' gemm16::TensorCoreSource.
   KernelSource Source(const Config& config) const override {
+    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreSource(config, dtype_);
     KernelSource s;
-    if (Get(config, "KIND") == kMma16) {
-      s.parts = {"sgemm/mma16.cuh"};
-      s.name_expression = absl::StrCat(
-          "gemm16_mma<", static_cast<int>(dtype_), ",", Get(config, "BM"), ",", Get(config, "BN"),
-          ",", Get(config, "BK"), ",", Get(config, "WM"), ",", Get(config, "WN"), ",",
-          Get(config, "STAGES"), ",", At1(config, "SPLITK"), ",", At1(config, "GROUP"), ",",
-          Get(config, "LAYOUT"), ",", At1(config, "MINB"), ">");
-      return s;
-    }
     s.parts = {"sgemm/gemm16_simt.cuh"};
     s.name_expression = WithLayoutArgument(
         absl::StrCat("gemm16_simt<", static_cast<int>(dtype_), ",", Get(config, "BM"), ",",
@@ -325,21 +220,11 @@ class Gemm16FamilyImpl final : public Family {
 
   /// simt: grid = {ceil(N / BN), min(ceil(M / BM), 65535), ceil(ceil(M /
   /// BM) / 65535)}, block = {(BM/TM) * (BN/TN), 1, 1}, static shared memory.
-  /// mma: grid = {ceil(M / BM) * ceil(N / BN), 1, SPLITK} (a split-K
-  /// cluster along z), block = {(BM/WM) * (BN/WN) * 32, 1, 1}, dynamic
-  /// shared memory MmaSharedBytes(); no prescaling (nothing adds into C).
+  /// The tensor-core kinds: gemm16::TensorCoreGeometry.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
-                              const v1::Device& /*device*/) const override {
+                              const v1::Device& device) const override {
+    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreGeometry(config, shape, device, dtype_);
     const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
-    if (Get(config, "KIND") == kMma16) {
-      v1::LaunchGeometry g;
-      for (int64_t d : {CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn), int64_t{1}, At1(config, "SPLITK")}) {
-        g.add_grid(static_cast<uint32_t>(d));
-      }
-      for (int64_t d : {MmaThreads(config), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
-      g.set_dynamic_shared_bytes(static_cast<uint32_t>(MmaSharedBytes(config)));
-      return g;
-    }
     const int64_t rows = CeilDiv(shape[0], bm);
     v1::LaunchGeometry g;
     for (int64_t d : {CeilDiv(shape[1], bn), std::min(rows, kMaxGridY), CeilDiv(rows, kMaxGridY)}) {

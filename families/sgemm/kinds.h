@@ -156,9 +156,52 @@ struct BlockUse {
 /// first limit exceeded.
 absl::Status CheckBlock(const BlockUse& b, const v1::Device& device);
 
+/// NVRTC's target for the wgmma kinds (fp32's KIND 6, the 16-bit forms'
+/// KIND 2): wgmma and setmaxnreg are features of sm_90a, not of sm_90
+/// (server/worker/compiler.cc compiles for it in place of the device's sm_90).
+inline constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
+
 /// The family's 16-bit forms (gemm16.cc): `dtype` DTYPE_BF16 or DTYPE_F16
 /// (any other value gives the F16 form).
 const Family& Gemm16Family(v1::DType dtype);
+
+// ---- the 16-bit forms' kinds (gemm16.cc: the form and KIND 0; gemm16_tc.cc: 1 and 2) ----
+namespace gemm16 {
+/// KIND values of the 16-bit forms.
+enum Kind : int64_t {
+  kSimt = 0,   // gemm16_simt<DTYPE,BM,BN,BK,TM,TN>                            gemm16_simt.cuh
+  kMma = 1,    // gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,LAYOUT,MINB>   mma16.cuh
+  kWgmma = 2,  // gemm16_wgmma<DTYPE,BM,BN,BK,STAGES,GROUP,LAYOUT,SPLITK,PERSIST,CONSUMERS>
+               //                                                              wgmma16.cuh
+};
+/// The config's value of `key`; 0 where it lacks it (LAYOUT: NN; the
+/// parameters of the other kinds).
+int64_t Get(const Config& c, const std::string& key);
+/// The config's value of a parameter whose absence means 1 (SPLITK, GROUP, MINB).
+int64_t At1(const Config& c, const std::string& key);
+/// The tensor-core kinds' configs of Space(): wgmma's, then mma's.
+void AddTensorCoreSpace(std::vector<Config>& space);
+/// Check's rules of KIND 1 and 2 (after the form's common rules).
+absl::Status CheckTensorCore(const Config& config, const v1::Device& device);
+/// "gemm_<dtype>_mma_<BM>x<BN>x<BK>_w<WM>x<WN>_s<STAGES>_g<GROUP>_b<MINB>" or
+/// "gemm_<dtype>_wgmma_<BM>x<BN>x<BK>_s<STAGES>_g<GROUP>_c<CONSUMERS>", then
+/// "_sk<SPLITK>" where above 1, "_p" where PERSIST=1 (wgmma), LayoutSuffix().
+std::string TensorCoreName(const Config& config, v1::DType dtype);
+/// mma16.cuh, "gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,LAYOUT,
+/// MINB>"; or wgmma16.cuh, "gemm16_wgmma<DTYPE,BM,BN,BK,STAGES,GROUP,
+/// LAYOUT,SPLITK,PERSIST,CONSUMERS>" and kWgmmaArchOption.
+KernelSource TensorCoreSource(const Config& config, v1::DType dtype);
+/// mma: grid = {ceil(M / BM) * ceil(N / BN), 1, SPLITK} (a split-K cluster
+/// along z), block = {(BM/WM) * (BN/WN) * 32, 1, 1}, the pipeline's dynamic
+/// shared memory. wgmma: grid = {tiles, 1, SPLITK}, or with PERSIST=1
+/// {min(tiles, SMs), 1, 1}; block = {128 * (CONSUMERS + 1), 1, 1}; dynamic
+/// shared memory STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES; A's and B's
+/// tensor maps of `dtype` (128-byte swizzle; a K-major operand one box of
+/// 64 k x BM or BN rows, an M- or N-major one boxes of 64 x 64), passed
+/// after C. No kind prescales C: nothing adds into it.
+v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
+                                      const v1::Device& device, v1::DType dtype);
+}  // namespace gemm16
 
 // ---- each kind's part of the family (Space in sgemm.cc's order) ----
 

@@ -23,10 +23,6 @@
 namespace tuned::sgemm {
 namespace {
 
-/// NVRTC's target for KIND 6: wgmma is a feature of sm_90a, not of sm_90
-/// (server/worker/compiler.cc compiles for it in place of the device's sm_90).
-constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
-
 /// Registers of the wgmma kernel besides its accumulators and twice its
 /// staged floats (the loaded float4s, and their addresses and converted
 /// copies): the smallest overhead under which the estimate separates the

@@ -1,0 +1,308 @@
+// The tensor-core kinds of sgemm's 16-bit forms (gemm16.cc dispatches to
+// them): KIND 1, mma.sync m16n8k16 (mma16.cuh), and KIND 2, Hopper's wgmma
+// with both operands copied by TMA, warp-specialized (wgmma16.cuh). Their
+// spaces, rules, names, sources and launch geometry.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status.h"
+#include "families/family.h"
+#include "families/sgemm/kinds.h"
+
+namespace tuned::sgemm::gemm16 {
+namespace {
+
+/// Bytes of one element of A, B and C.
+constexpr int64_t kBytes16 = 2;
+
+/// The mma kind's configs (BM, BN, BK, WM, WN, STAGES, SPLITK), GROUP 8,
+/// MINB 1: the fastest per shape class of the probe on an H100
+/// (bench/results/2026-11-26_h100_gemm16_mma_probe/): 128x128 and 128x256
+/// tiles for large and odd shapes, 64-row tiles with split-K 1-4 for
+/// small and skinny ones, 16-row tiles for M of 16 and tiny problems, and
+/// split-K 2 and 4 of 128x128 for N of 128 with a large K.
+constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
+    {128, 128, 32, 64, 64, 4, 1},
+    {128, 256, 32, 64, 64, 3, 1},
+    {128, 128, 64, 64, 32, 3, 1},
+    {64, 128, 32, 32, 64, 4, 1},
+    {64, 64, 64, 32, 32, 4, 1},
+    {64, 64, 64, 32, 32, 4, 2},
+    {64, 64, 64, 32, 32, 4, 4},
+    {16, 64, 64, 16, 16, 4, 4},
+    {16, 128, 64, 16, 32, 4, 1},
+    {128, 128, 32, 64, 32, 4, 2},
+    {128, 128, 32, 64, 32, 4, 4},
+}};
+
+/// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS),
+/// BK 64, GROUP 8: the fastest per shape class of the probe on an H100
+/// (bench/results/2026-11-26_h100_gemm16_wgmma_probe/): 128x256 and
+/// 256x128 tiles, persistent and not, for large shapes (0.93-1.01x cuBLAS
+/// from 2048^3 up); 128x128 persistent for mid-size and small-K shapes;
+/// 128x64 for small ones; split-K 2 of it for M of 128; one consumer
+/// warpgroup of 64 rows for N of 128 and, with split-K 2, M of 16.
+constexpr std::array<std::array<int64_t, 6>, 9> kWgmmaConfigs = {{
+    {128, 256, 4, 1, 1, 2},
+    {128, 256, 4, 1, 0, 2},
+    {256, 128, 4, 1, 1, 2},
+    {256, 128, 4, 1, 0, 2},
+    {128, 128, 6, 1, 1, 2},
+    {128, 64, 8, 1, 0, 2},
+    {128, 64, 6, 2, 0, 2},
+    {64, 128, 8, 1, 0, 1},
+    {64, 128, 8, 2, 0, 1},
+}};
+
+/// The mma kind's threads: (BM / WM) * (BN / WN) warps.
+int64_t MmaThreads(const Config& c) {
+  const int64_t wm = std::max<int64_t>(Get(c, "WM"), 1), wn = std::max<int64_t>(Get(c, "WN"), 1);
+  return (Get(c, "BM") / wm) * (Get(c, "BN") / wn) * kWarp;
+}
+
+/// The mma kind's dynamic shared memory (mma16.cuh's launch rules): the
+/// pipeline, STAGES * (A's stage + B's stage) * 2 bytes, each stage a tile
+/// as the operand is stored with 8 elements of padding per row (A: BM x
+/// (BK + 8), or BK x (BM + 8) where op(A) = A^T; B: BK x (BN + 8), or BN x
+/// (BK + 8) where op(B) = B^T); with split-K at least the BM x BN fp32
+/// partial sums the cluster reduces.
+int64_t MmaSharedBytes(const Config& c) {
+  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK");
+  const int64_t layout = Get(c, "LAYOUT");
+  const int64_t a_stage = TransposedA(layout) ? bk * (bm + 8) : bm * (bk + 8);
+  const int64_t b_stage = TransposedB(layout) ? bn * (bk + 8) : bk * (bn + 8);
+  const int64_t pipe = Get(c, "STAGES") * (a_stage + b_stage) * kBytes16;
+  return At1(c, "SPLITK") > 1 ? std::max(pipe, bm * bn * 4) : pipe;
+}
+
+/// The wgmma kind's threads: CONSUMERS warpgroups and the producer's.
+int64_t WgmmaThreads(const Config& c) { return 128 * (Get(c, "CONSUMERS") + 1); }
+
+/// The wgmma kind's dynamic shared memory (wgmma16.cuh's launch rules):
+/// STAGES stages of the A and B tiles (BM + BN rows of BK = 64 elements,
+/// 128 bytes), 1024 bytes to align them to the swizzle's period, and the
+/// stages' two mbarriers (16 bytes).
+int64_t WgmmaSharedBytes(const Config& c) {
+  return Get(c, "STAGES") * (Get(c, "BM") + Get(c, "BN")) * Get(c, "BK") * kBytes16 + 1024 +
+         16 * Get(c, "STAGES");
+}
+
+/// mma16.cuh's static_asserts and the device's limits: WM and WN multiples
+/// of 16 dividing BM and BN, BK a multiple of 16, STAGES >= 2, the threads
+/// within the device's limit, the shared memory within its opt-in limit,
+/// at most 64 x 64 outputs per warp (beyond, ptxas spills); split-K needs
+/// clusters (compute capability 9.0).
+absl::Status CheckMma(const Config& c, const v1::Device& device) {
+  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK");
+  const int64_t wm = Get(c, "WM"), wn = Get(c, "WN"), stages = Get(c, "STAGES");
+  if (wm < 16 || wn < 16 || wm % 16 != 0 || wn % 16 != 0 || bm % wm != 0 || bn % wn != 0 ||
+      bk % 16 != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KIND=1 needs WM and WN multiples of 16 dividing BM and BN, and BK a multiple of 16; got BM=",
+        bm, " BN=", bn, " BK=", bk, " WM=", wm, " WN=", wn));
+  }
+  if (stages < 2) return absl::FailedPreconditionError("KIND=1 needs STAGES >= 2");
+  if (wm * wn > 64 * 64) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a ", wm, "x", wn, " warp tile holds more than 64x64 fp32 accumulators (spills)"));
+  }
+  const int64_t threads = MmaThreads(c);
+  TUNED_RETURN_IF_ERROR(CheckThreads(threads, "(BM/WM)*(BN/WN)*32", device));
+  const int64_t smem = MmaSharedBytes(c);
+  if (smem > device.shared_memory_per_block_optin()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        smem, " bytes of shared memory (STAGES * (A + B stages) * 2) exceed the device's opt-in limit of ",
+        device.shared_memory_per_block_optin()));
+  }
+  const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : kRegistersPerSm;
+  if (At1(c, "MINB") > 1 && At1(c, "MINB") * threads * kMaxRegistersPerThread > regs_per_sm &&
+      wm * wn > 32 * 64) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MINB=", At1(c, "MINB"), " blocks of ", threads, " threads leave too few registers for a ", wm,
+        "x", wn, " warp tile (spills)"));
+  }
+  if (At1(c, "SPLITK") > 1 && device.cc_major() < 9) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SPLITK=", At1(c, "SPLITK"), " reduces within a thread-block cluster (compute "
+                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
+  }
+  return absl::OkStatus();
+}
+
+/// wgmma16.cuh's static_asserts and the device: compute capability 9.0
+/// (sm_90a); CONSUMERS 1 or 2; BM = 64 * CONSUMERS * MI with MI (m64
+/// wgmmas per consumer) 1 or 2; BN 64, 128 or 256 with MI * BN <= 256 (128
+/// fp32 accumulators a thread); BK 64; STAGES >= 2 within the opt-in shared
+/// memory; SPLITK's partial sums (BM * BN * 4 bytes) within the stages'
+/// shared memory; a persistent grid only without split-K.
+absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
+  if (device.cc_major() != 9 || device.cc_minor() != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KIND=2 needs wgmma (sm_90a: compute capability 9.0), the device is ", device.cc_major(),
+        ".", device.cc_minor()));
+  }
+  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK"), stages = Get(c, "STAGES");
+  const int64_t consumers = Get(c, "CONSUMERS");
+  if (consumers != 1 && consumers != 2) {
+    return absl::FailedPreconditionError("KIND=2 takes CONSUMERS 1 or 2");
+  }
+  const int64_t mi = bm / (64 * consumers);
+  if (bm % (64 * consumers) != 0 || (mi != 1 && mi != 2)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KIND=2 needs BM = 64 * CONSUMERS * (1 or 2); got BM=", bm, " CONSUMERS=", consumers));
+  }
+  if ((bn != 64 && bn != 128 && bn != 256) || mi * bn > 256) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KIND=2 needs BN 64, 128 or 256 with (BM / 64 / CONSUMERS) * BN <= 256 (fp32 accumulators); "
+        "got BM=", bm, " BN=", bn));
+  }
+  if (bk != 64) return absl::FailedPreconditionError("KIND=2 takes BK=64 (one 128-byte swizzled row)");
+  if (stages < 2) return absl::FailedPreconditionError("KIND=2 needs STAGES >= 2");
+  const int64_t smem = WgmmaSharedBytes(c);
+  if (smem > device.shared_memory_per_block_optin()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES) exceed the "
+        "device's opt-in limit of ", device.shared_memory_per_block_optin()));
+  }
+  if (At1(c, "SPLITK") > 1) {
+    if (bm * bn * 4 > stages * (bm + bn) * 128) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "SPLITK=", At1(c, "SPLITK"), ": the ", bm, "x", bn, " fp32 partial sums exceed the stages' ",
+          stages * (bm + bn) * 128, " bytes of shared memory"));
+    }
+    if (Get(c, "PERSIST") != 0) {
+      return absl::FailedPreconditionError("KIND=2 takes PERSIST=1 only with SPLITK=1");
+    }
+  }
+  return absl::OkStatus();
+}
+
+/// A 2-D tensor map of `dtype` over pointer argument `arg` (A: 4, B: 5),
+/// passed as kernel parameter `param`: `inner` x `outer` elements with a
+/// row pitch of `inner` elements, a box of 64 x `box_outer`, the 128-byte
+/// swizzle.
+void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, int64_t outer,
+            int64_t box_outer, v1::DType dtype) {
+  v1::TensorMap* m = g.add_tensor_maps();
+  m->set_pointer_arg(arg);
+  m->add_dims(static_cast<uint64_t>(inner));
+  m->add_dims(static_cast<uint64_t>(outer));
+  m->add_strides_bytes(static_cast<uint64_t>(inner * kBytes16));
+  m->add_box(64);
+  m->add_box(static_cast<uint32_t>(box_outer));
+  m->set_swizzle_bytes(128);
+  m->set_param(param);
+  m->set_dtype(dtype);
+}
+
+}  // namespace
+
+int64_t Get(const Config& c, const std::string& key) {
+  auto it = c.find(key);
+  return it == c.end() ? 0 : it->second;
+}
+
+int64_t At1(const Config& c, const std::string& key) {
+  auto it = c.find(key);
+  return it == c.end() ? 1 : it->second;
+}
+
+void AddTensorCoreSpace(std::vector<Config>& space) {
+  for (const auto& [bm, bn, stages, splitk, persist, consumers] : kWgmmaConfigs) {
+    Config c = {{"KIND", kWgmma},   {"BM", bm},      {"BN", bn},
+                {"BK", 64},         {"STAGES", stages}, {"GROUP", 8},
+                {"CONSUMERS", consumers}};
+    if (splitk > 1) c["SPLITK"] = splitk;
+    if (persist != 0) c["PERSIST"] = persist;
+    AddOnce(space, c);
+  }
+  for (const auto& [bm, bn, bk, wm, wn, stages, splitk] : kMmaConfigs) {
+    Config c = {{"KIND", kMma}, {"BM", bm}, {"BN", bn}, {"BK", bk},
+                {"WM", wm},     {"WN", wn}, {"STAGES", stages}, {"GROUP", 8}};
+    if (splitk > 1) c["SPLITK"] = splitk;
+    AddOnce(space, c);
+  }
+}
+
+absl::Status CheckTensorCore(const Config& config, const v1::Device& device) {
+  return Get(config, "KIND") == kWgmma ? CheckWgmma(config, device) : CheckMma(config, device);
+}
+
+std::string TensorCoreName(const Config& config, v1::DType dtype) {
+  const std::string split =
+      At1(config, "SPLITK") > 1 ? absl::StrCat("_sk", At1(config, "SPLITK")) : "";
+  if (Get(config, "KIND") == kWgmma) {
+    return absl::StrCat("gemm_", DTypeText(dtype), "_wgmma_", Get(config, "BM"), "x",
+                        Get(config, "BN"), "x", Get(config, "BK"), "_s", Get(config, "STAGES"), "_g",
+                        At1(config, "GROUP"), "_c", Get(config, "CONSUMERS"), split,
+                        Get(config, "PERSIST") != 0 ? "_p" : "", LayoutSuffix(config));
+  }
+  return absl::StrCat("gemm_", DTypeText(dtype), "_mma_", Get(config, "BM"), "x", Get(config, "BN"),
+                      "x", Get(config, "BK"), "_w", Get(config, "WM"), "x", Get(config, "WN"), "_s",
+                      Get(config, "STAGES"), "_g", At1(config, "GROUP"), "_b", At1(config, "MINB"),
+                      split, LayoutSuffix(config));
+}
+
+KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
+  KernelSource s;
+  const int d = static_cast<int>(dtype);
+  if (Get(config, "KIND") == kWgmma) {
+    s.parts = {"sgemm/wgmma16.cuh"};
+    s.name_expression = absl::StrCat(
+        "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
+        ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
+        At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"), ">");
+    s.options = {std::string(kWgmmaArchOption)};
+    return s;
+  }
+  s.parts = {"sgemm/mma16.cuh"};
+  s.name_expression = absl::StrCat(
+      "gemm16_mma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"), ",",
+      Get(config, "WM"), ",", Get(config, "WN"), ",", Get(config, "STAGES"), ",",
+      At1(config, "SPLITK"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
+      At1(config, "MINB"), ">");
+  return s;
+}
+
+v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
+                                      const v1::Device& device, v1::DType dtype) {
+  const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
+  const int64_t tiles = CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn);
+  v1::LaunchGeometry g;
+  if (Get(config, "KIND") == kMma) {
+    for (int64_t d : {tiles, int64_t{1}, At1(config, "SPLITK")}) g.add_grid(static_cast<uint32_t>(d));
+    for (int64_t d : {MmaThreads(config), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
+    g.set_dynamic_shared_bytes(static_cast<uint32_t>(MmaSharedBytes(config)));
+    return g;
+  }
+  const bool persist = Get(config, "PERSIST") != 0;
+  const int64_t sms = device.sm_count() > 0 ? device.sm_count() : tiles;
+  for (int64_t d : {persist ? std::min(tiles, sms) : tiles, int64_t{1},
+                    persist ? int64_t{1} : At1(config, "SPLITK")}) {
+    g.add_grid(static_cast<uint32_t>(d));
+  }
+  for (int64_t d : {WgmmaThreads(config), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
+  g.set_dynamic_shared_bytes(static_cast<uint32_t>(WgmmaSharedBytes(config)));
+  const int64_t m = shape[0], n = shape[1], k = shape[2], layout = Get(config, "LAYOUT");
+  const uint32_t after_c = static_cast<uint32_t>(Arguments().size());
+  // A: K-major (NN, NT) one box of 64 k x BM rows; M-major (TN, TT) boxes of 64 m x 64 k.
+  if (TransposedA(layout)) {
+    AddMap(g, kSgemmArgA, after_c, m, k, 64, dtype);
+  } else {
+    AddMap(g, kSgemmArgA, after_c, k, m, bm, dtype);
+  }
+  // B: K-major (NT, TT) one box of 64 k x BN rows; N-major (NN, TN) boxes of 64 n x 64 k.
+  if (TransposedB(layout)) {
+    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn, dtype);
+  } else {
+    AddMap(g, kSgemmArgA + 1, after_c + 1, n, k, 64, dtype);
+  }
+  return g;
+}
+
+}  // namespace tuned::sgemm::gemm16
