@@ -473,7 +473,7 @@ __device__ __forceinline__ void Consume(const unsigned char* smem, unsigned base
         sgemm_wgmma_detail::SplitOperand<1>(r4.y, f[kk][3], dummy[kk][3]);
       }
     } else {
-      T::Fragments(stage, n0, t, f, dummy);
+      T::Fragments(stage, 0u, n0, t, f, dummy);  // RsTile NN: the generic pointer only
     }
   };
   MbarWait(full, 0);
