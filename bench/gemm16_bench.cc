@@ -24,8 +24,6 @@
 // Usage: gemm16bench --shapes ../shared/bench/shapes.txt --dtype bf16 [--layout nn]
 //        [--server ADDR] [--retune]
 #include <cublasLt.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -45,6 +43,7 @@
 #include "core/serving.h"
 #include "families/family.h"
 #include "tuned/client.h"
+#include "tuned/half.h"
 #include "tuned/kernel.h"
 #include "tuned/launch.h"
 
@@ -143,28 +142,6 @@ struct Row {
   tuned::SpeedupInterval ratio;  // cuBLAS ms / kernel ms
 };
 
-uint16_t Narrow(float f, tuned::v1::DType dtype) {
-  uint16_t bits;
-  if (dtype == tuned::v1::DTYPE_BF16) {
-    const __nv_bfloat16 h = __float2bfloat16_rn(f);
-    std::memcpy(&bits, &h, 2);
-  } else {
-    const __half h = __float2half_rn(f);
-    std::memcpy(&bits, &h, 2);
-  }
-  return bits;
-}
-double Widen(uint16_t bits, tuned::v1::DType dtype) {
-  if (dtype == tuned::v1::DTYPE_BF16) {
-    __nv_bfloat16 h;
-    std::memcpy(&h, &bits, 2);
-    return __bfloat162float(h);
-  }
-  __half h;
-  std::memcpy(&h, &bits, 2);
-  return __half2float(h);
-}
-
 /// The tuned kernel of `best` (loaded as a client loads it), cuBLAS and
 /// cuBLASLt's fastest of its top 8, timed side by side (file comment).
 absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
@@ -188,7 +165,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (auto [ptr, count] : {std::pair{a, mk}, {b, kn}}) {
     std::vector<uint16_t> host(count);
-    for (auto& h : host) h = Narrow(dist(gen), p.dtype());
+    for (auto& h : host) h = tuned::Narrow16(dist(gen), p.dtype());
     TUNED_CUDA(cudaMemcpy(ptr, host.data(), count * 2, cudaMemcpyHostToDevice));
   }
   auto handle = tuned::CreateCublas(tuned::v1::MATH_FP32_ACCURATE);  // CUBLAS_DEFAULT_MATH
@@ -227,7 +204,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   TUNED_CUDA(cudaMemcpy(hr.data(), ref, mn * 2, cudaMemcpyDeviceToHost));
   double diff2 = 0, norm2 = 0;
   for (size_t i = 0; i < mn; ++i) {
-    const double x = Widen(hc[i], p.dtype()), r = Widen(hr[i], p.dtype());
+    const double x = tuned::Widen16(hc[i], p.dtype()), r = tuned::Widen16(hr[i], p.dtype());
     diff2 += (x - r) * (x - r);
     norm2 += r * r;
   }

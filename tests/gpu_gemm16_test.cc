@@ -4,13 +4,10 @@
 // every layout, and launched as the client library launches them with
 // alpha, beta and misaligned operands against cublasGemmEx. The fixture:
 // gpu_test.h.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include <cstring>
 #include <random>
 
 #include "tests/gpu_test.h"
+#include "tuned/half.h"
 
 namespace tuned {
 namespace {
@@ -36,32 +33,13 @@ std::vector<uint16_t> Random16(size_t count, v1::DType dtype, uint32_t seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<uint16_t> bits(count);
-  for (auto& b : bits) {
-    const float v = dist(gen);
-    if (dtype == v1::DTYPE_BF16) {
-      const __nv_bfloat16 h = __float2bfloat16_rn(v);
-      std::memcpy(&b, &h, 2);
-    } else {
-      const __half h = __float2half_rn(v);
-      std::memcpy(&b, &h, 2);
-    }
-  }
+  for (auto& b : bits) b = Narrow16(dist(gen), dtype);
   return bits;
 }
 
 std::vector<float> Widened(const std::vector<uint16_t>& bits, v1::DType dtype) {
   std::vector<float> out(bits.size());
-  for (size_t i = 0; i < bits.size(); ++i) {
-    if (dtype == v1::DTYPE_BF16) {
-      __nv_bfloat16 h;
-      std::memcpy(&h, &bits[i], 2);
-      out[i] = __bfloat162float(h);
-    } else {
-      __half h;
-      std::memcpy(&h, &bits[i], 2);
-      out[i] = __half2float(h);
-    }
-  }
+  for (size_t i = 0; i < bits.size(); ++i) out[i] = Widen16(bits[i], dtype);
   return out;
 }
 

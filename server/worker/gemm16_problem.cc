@@ -7,8 +7,6 @@
 // to double), at most kErrorBoundFactor x the baseline's own error against
 // it: both round C to 16 bits once, so the bound leaves room for another
 // summation order, not for a lost bit.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -21,6 +19,7 @@
 #include "server/worker/fp64_check.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
+#include "tuned/half.h"
 
 namespace tuned {
 namespace {
@@ -28,30 +27,6 @@ namespace {
 /// A kernel passes if its error against the fp64 reference is at most this
 /// many times cuBLAS's (issue 39's rule, as sgemm's fp64 modes).
 constexpr double kErrorBoundFactor = 2.0;
-
-/// fp32 to the dtype's bits, rounded to nearest even, and back (cuda_bf16.h
-/// and cuda_fp16.h's host conversions).
-uint16_t Narrow(float f, v1::DType dtype) {
-  uint16_t bits;
-  if (dtype == v1::DTYPE_BF16) {
-    const __nv_bfloat16 h = __float2bfloat16_rn(f);
-    std::memcpy(&bits, &h, sizeof bits);
-  } else {
-    const __half h = __float2half_rn(f);
-    std::memcpy(&bits, &h, sizeof bits);
-  }
-  return bits;
-}
-double Widen(uint16_t bits, v1::DType dtype) {
-  if (dtype == v1::DTYPE_BF16) {
-    __nv_bfloat16 h;
-    std::memcpy(&h, &bits, sizeof bits);
-    return __bfloat162float(h);
-  }
-  __half h;
-  std::memcpy(&h, &bits, sizeof bits);
-  return __half2float(h);
-}
 
 class Gemm16Problem final : public DeviceProblem {
  public:
@@ -147,8 +122,8 @@ class Gemm16Problem final : public DeviceProblem {
       std::vector<uint16_t> bits(count);
       std::vector<double> wide(count);
       for (size_t i = 0; i < count; ++i) {
-        bits[i] = Narrow(host[i], dtype_);
-        wide[i] = Widen(bits[i], dtype_);
+        bits[i] = Narrow16(host[i], dtype_);
+        wide[i] = Widen16(bits[i], dtype_);
       }
       TUNED_CUDA(cudaMemcpy(dst->get(), bits.data(), count * 2, cudaMemcpyHostToDevice));
       auto buf = DeviceBuffer::Alloc(count * sizeof(double));
