@@ -39,7 +39,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "bench/interleaved.h"
+#include "bench/side_by_side.h"
 #include "core/serving.h"
 #include "families/family.h"
 #include "tuned/client.h"
@@ -49,7 +49,6 @@
 
 namespace {
 
-constexpr int kMinRounds = tuned::kMinServingPairs;
 constexpr size_t kScratchBytes = size_t{256} << 20;  // more than an H100's 50 MiB L2
 constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
 
@@ -213,13 +212,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   if (!std::isfinite(row.error)) row.error = INFINITY;
 
   const std::vector<std::function<absl::Status()>> runs = {kernel_run, cublas_run, lt_run};
-  auto warm = tuned::bench::Interleaved(runs, scratch, kScratchBytes, 3);
-  if (!warm.ok()) return warm.status();
-  double round_ms = 0;
-  for (const auto& times : *warm) round_ms += tuned::Median(times);
-  const int rounds =
-      static_cast<int>(std::clamp(300.0 / std::max(round_ms, 1e-3), double{kMinRounds}, 200.0));
-  auto t = tuned::bench::Interleaved(runs, scratch, kScratchBytes, rounds);
+  auto t = tuned::bench::TimedRounds(runs, scratch, kScratchBytes);
   if (!t.ok()) return t.status();
   row.kernel_ms = tuned::Median((*t)[0]);
   row.cublas_ms = tuned::Median((*t)[1]);
@@ -268,18 +261,7 @@ int main(int argc, char** argv) {
     const tuned::v1::Problem problem =
         tuned::SgemmProblem(m, nn, k, tuned::v1::MATH_IEEE_FP32, *layout, *dtype);
     const std::string shape = absl::StrCat(m, "x", nn, "x", k);
-    auto best = client.GetBest(problem);
-    if (retune || !best.ok() || best->match() != tuned::v1::MATCH_EXACT) {
-      auto job = client.SubmitSweep(problem);
-      if (job.ok()) job = client.WatchJob(job->id(), [](const tuned::v1::Job&) {});
-      if (!job.ok() || job->state() != tuned::v1::JOB_DONE) {
-        std::cout << absl::StrFormat("%-18s sweep failed: %s\n", shape,
-                                     job.ok() ? job->error() : std::string(job.status().message()));
-        ++failed;
-        continue;
-      }
-      best = client.GetBest(problem);
-    }
+    auto best = tuned::bench::TunedBest(client, problem, retune);
     if (!best.ok() || !best->has_measurement()) {
       std::cout << absl::StrFormat("%-18s no kernel: %s\n", shape,
                                    best.ok() ? best->serving_reason() : std::string(best.status().message()));

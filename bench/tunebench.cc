@@ -59,7 +59,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "bench/interleaved.h"
+#include "bench/side_by_side.h"
 #include "families/family.h"
 #include "core/serving.h"
 #include "core/status.h"
@@ -68,10 +68,6 @@
 #include "tuned/launch.h"
 
 namespace {
-
-/// At least this many interleaved rounds (pairs) side by side: the serving
-/// rule's minimum.
-constexpr int kMinRounds = tuned::kMinServingPairs;
 
 /// The winner and cuBLAS timed in this process on one shape: medians, and
 /// the ratio's interval from every round's pair; with --gemv, the copy too.
@@ -160,14 +156,7 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double cop
   SideBySide out;
   out.error = std::sqrt(diff2 / norm2);
   if (!std::isfinite(out.error)) out.error = INFINITY;
-  // Warm-up, then rounds for about 300 ms of GPU time (30..200).
-  auto warm = Interleaved(runs, scratch, scratch_bytes, 3);
-  if (!warm.ok()) return warm.status();
-  double round_ms = 0;
-  for (const auto& times : *warm) round_ms += tuned::Median(times);
-  const int rounds =
-      static_cast<int>(std::clamp(300.0 / std::max(round_ms, 1e-3), double{kMinRounds}, 200.0));
-  auto t = Interleaved(runs, scratch, scratch_bytes, rounds);
+  auto t = tuned::bench::TimedRounds(runs, scratch, scratch_bytes);
   if (!t.ok()) return t.status();
   out.tuned_ms = tuned::Median((*t)[0]);
   out.cublas_ms = tuned::Median((*t)[1]);
@@ -267,18 +256,7 @@ int main(int argc, char** argv) {
     for (int64_t d; fields >> d;) problem.add_shape(d);
     const std::string shape = absl::StrJoin(problem.shape(), "x");
     const auto t0 = std::chrono::steady_clock::now();
-    auto best = client.GetBest(problem);
-    if (retune || !best.ok() || best->match() != tuned::v1::MATCH_EXACT) {
-      auto job = client.SubmitSweep(problem);
-      if (job.ok()) job = client.WatchJob(job->id(), [](const tuned::v1::Job&) {});
-      if (!job.ok() || job->state() != tuned::v1::JOB_DONE) {
-        std::cout << absl::StrFormat("%-18s sweep failed: %s\n", shape,
-                                     job.ok() ? job->error() : std::string(job.status().message()));
-        ++failed;
-        continue;
-      }
-      best = client.GetBest(problem);
-    }
+    auto best = tuned::bench::TunedBest(client, problem, retune);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!best.ok()) {

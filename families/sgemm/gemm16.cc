@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -116,12 +117,7 @@ class Gemm16FamilyImpl final : public Family {
   }
   /// LAYOUT set to `layout` (left out for LAYOUT_NN), as sgemm's.
   Config InLayout(Config config, v1::Layout layout) const override {
-    if (layout == v1::LAYOUT_NN) {
-      config.erase("LAYOUT");
-    } else {
-      config["LAYOUT"] = layout;
-    }
-    return config;
+    return WithLayout(std::move(config), layout);
   }
   v1::Layout LayoutOf(const Config& config) const override {
     return static_cast<v1::Layout>(Get(config, "LAYOUT"));

@@ -109,6 +109,9 @@ constexpr std::array<const char*, 2> kWgmmaOnly = {"LA", "PROMOTE"};
 /// their names, keys and kernels are those stored before layouts.
 constexpr bool TransposedA(int64_t layout) { return (layout & 2) != 0; }
 constexpr bool TransposedB(int64_t layout) { return (layout & 1) != 0; }
+/// `config` with LAYOUT set to `layout`, left out for LAYOUT_NN (as stored
+/// before layouts): Family::InLayout of sgemm's forms.
+Config WithLayout(Config config, v1::Layout layout);
 /// "", "_nt", "_tn" or "_tt": the config name's layout suffix.
 std::string LayoutSuffix(const Config& config);
 /// `expression` ("sgemm_tiled<...>") with the config's LAYOUT appended to

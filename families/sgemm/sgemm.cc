@@ -71,6 +71,15 @@ Config Base(int64_t kind) {
   return c;
 }
 
+Config WithLayout(Config config, v1::Layout layout) {
+  if (layout == v1::LAYOUT_NN) {
+    config.erase("LAYOUT");
+  } else {
+    config["LAYOUT"] = layout;
+  }
+  return config;
+}
+
 std::string LayoutSuffix(const Config& config) {
   static constexpr std::array<const char*, 4> kSuffix = {"", "_nt", "_tn", "_tt"};
   const int64_t layout = At(config, "LAYOUT");
@@ -318,12 +327,7 @@ class SgemmFamilyImpl final : public Family {
   }
   /// LAYOUT set to `layout` (left out for LAYOUT_NN, as stored before).
   Config InLayout(Config config, v1::Layout layout) const override {
-    if (layout == v1::LAYOUT_NN) {
-      config.erase("LAYOUT");
-    } else {
-      config["LAYOUT"] = layout;
-    }
-    return config;
+    return WithLayout(std::move(config), layout);
   }
   v1::Layout LayoutOf(const Config& config) const override {
     return static_cast<v1::Layout>(At(config, "LAYOUT"));

@@ -53,4 +53,28 @@ absl::StatusOr<double> Fp64Err2(const void* c, const double* r, long long n, dou
   return diff2;
 }
 
+absl::Status Fp64Reference(cublasHandle_t handle, int m, int n, int k, v1::Layout layout,
+                           const std::vector<double>& a, const std::vector<double>& b, double* ref,
+                           double* norm) {
+  DeviceBuffer a64, b64;
+  for (auto [src, dst] : {std::pair{&a, &a64}, {&b, &b64}}) {
+    auto buf = DeviceBuffer::Alloc(src->size() * sizeof(double));
+    if (!buf.ok()) return buf.status();
+    *dst = *std::move(buf);
+    TUNED_CUDA(cudaMemcpy(dst->get(), src->data(), src->size() * sizeof(double), cudaMemcpyHostToDevice));
+  }
+  const double one = 1.0, zero = 0.0;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, nullptr), "cublasSetStream"));
+  const RowMajorGemmArgs g = RowMajorGemm(m, n, k, layout);
+  TUNED_RETURN_IF_ERROR(CublasStatus(
+      cublasDgemm(handle, g.op_first, g.op_second, n, m, k, &one,
+                  static_cast<const double*>(b64.get()), g.ldb,
+                  static_cast<const double*>(a64.get()), g.lda, &zero, ref, n),
+      "cublasDgemm"));
+  TUNED_RETURN_IF_ERROR(
+      CublasStatus(cublasDnrm2(handle, m * n, ref, 1, norm), "cublasDnrm2"));
+  TUNED_CUDA(cudaDeviceSynchronize());
+  return absl::OkStatus();
+}
+
 }  // namespace tuned

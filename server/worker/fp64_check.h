@@ -4,10 +4,12 @@
 // (tests/compile_test.cc).
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "tuned/v1/tuner.pb.h"
@@ -69,5 +71,15 @@ inline constexpr int kFp64CheckThreads = 256;
 /// INTERNAL where it does not compile or load; a CUDA error as its status.
 absl::StatusOr<double> Fp64Err2(const void* c, const double* r, long long n, double* sum,
                                 v1::DType dtype, cudaStream_t stream);
+
+/// The fp64 reference of a row-major GEMM: ref = op(A) op(B) (m x n, on the
+/// device) by cuBLAS DGEMM (as RowMajorGemm) from `a` and `b`, the inputs
+/// widened to double on the host and stored in `layout`, and *norm its
+/// Frobenius norm (cublasDnrm2). The device copies of `a` and `b` are freed
+/// before it returns; synchronizes. RESOURCE_EXHAUSTED where they do not
+/// fit; a CUDA or cuBLAS error as its status.
+absl::Status Fp64Reference(cublasHandle_t handle, int m, int n, int k, v1::Layout layout,
+                           const std::vector<double>& a, const std::vector<double>& b, double* ref,
+                           double* norm);
 
 }  // namespace tuned

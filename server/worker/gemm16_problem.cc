@@ -52,7 +52,7 @@ class Gemm16Problem final : public DeviceProblem {
     auto handle = CreateCublas(v1::MATH_FP32_ACCURATE);  // CUBLAS_DEFAULT_MATH
     if (!handle.ok()) return handle.status();
     p->handle_ = *handle;
-    TUNED_RETURN_IF_ERROR(p->FillAndReference(mk, kn, mn, seed));
+    TUNED_RETURN_IF_ERROR(p->FillAndReference(mk, kn, seed));
     if (!(p->ref_norm_ > 0) || !std::isfinite(p->ref_norm_)) {
       return absl::InternalError("the reference is zero or not finite");
     }
@@ -103,13 +103,13 @@ class Gemm16Problem final : public DeviceProblem {
   Gemm16Problem() = default;
 
   /// A and B: FillRandom's fp32 values of `seed` and `seed` + 1 rounded to
-  /// the dtype; ref_ = op(A) op(B) in fp64 (cuBLAS DGEMM on the 16-bit
+  /// the dtype; ref_ = op(A) op(B) in fp64 (Fp64Reference: DGEMM on the 16-bit
   /// values widened to double, row-major as RowMajorGemm), ref_norm_ its
   /// Frobenius norm (cublasDnrm2). The fp32 and fp64 copies are freed after.
-  absl::Status FillAndReference(size_t mk, size_t kn, size_t mn, uint64_t seed) {
-    DeviceBuffer a64, b64;
+  absl::Status FillAndReference(size_t mk, size_t kn, uint64_t seed) {
+    std::vector<double> wide[2];
     for (auto [dst, wide_dst, count, s] :
-         {std::tuple{&a_, &a64, mk, seed}, {&b_, &b64, kn, seed + 1}}) {
+         {std::tuple{&a_, &wide[0], mk, seed}, {&b_, &wide[1], kn, seed + 1}}) {
       std::vector<float> host;
       {
         auto f32 = DeviceBuffer::Alloc(count * sizeof(float));
@@ -120,31 +120,15 @@ class Gemm16Problem final : public DeviceProblem {
         host = *std::move(copied);
       }
       std::vector<uint16_t> bits(count);
-      std::vector<double> wide(count);
+      wide_dst->resize(count);
       for (size_t i = 0; i < count; ++i) {
         bits[i] = Narrow16(host[i], dtype_);
-        wide[i] = Widen16(bits[i], dtype_);
+        (*wide_dst)[i] = Widen16(bits[i], dtype_);
       }
       TUNED_CUDA(cudaMemcpy(dst->get(), bits.data(), count * 2, cudaMemcpyHostToDevice));
-      auto buf = DeviceBuffer::Alloc(count * sizeof(double));
-      if (!buf.ok()) return buf.status();
-      *wide_dst = *std::move(buf);
-      TUNED_CUDA(cudaMemcpy(wide_dst->get(), wide.data(), count * sizeof(double),
-                            cudaMemcpyHostToDevice));
     }
-    const double one = 1.0, zero = 0.0;
-    double* ref = static_cast<double*>(ref_.get());
-    TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle_, nullptr), "cublasSetStream"));
-    const RowMajorGemmArgs g = RowMajorGemm(m_, n_, k_, layout_);
-    TUNED_RETURN_IF_ERROR(CublasStatus(
-        cublasDgemm(handle_, g.op_first, g.op_second, n_, m_, k_, &one,
-                    static_cast<const double*>(b64.get()), g.ldb,
-                    static_cast<const double*>(a64.get()), g.lda, &zero, ref, n_),
-        "cublasDgemm"));
-    TUNED_RETURN_IF_ERROR(
-        CublasStatus(cublasDnrm2(handle_, static_cast<int>(mn), ref, 1, &ref_norm_), "cublasDnrm2"));
-    TUNED_CUDA(cudaDeviceSynchronize());
-    return absl::OkStatus();
+    return Fp64Reference(handle_, m_, n_, k_, layout_, wide[0], wide[1],
+                         static_cast<double*>(ref_.get()), &ref_norm_);
   }
 
   v1::Layout layout_ = v1::LAYOUT_NN;

@@ -82,7 +82,7 @@ class SgemmProblem final : public DeviceProblem {
       for (float r : *host) norm2 += double(r) * r;
       p->ref_norm_ = std::sqrt(norm2);
     } else {
-      TUNED_RETURN_IF_ERROR(p->ComputeFp64Reference(mk, kn, mn));
+      TUNED_RETURN_IF_ERROR(p->ComputeFp64Reference(mk, kn));
     }
     if (!(p->ref_norm_ > 0) || !std::isfinite(p->ref_norm_)) {
       return absl::InternalError("the reference is zero or not finite");
@@ -168,33 +168,18 @@ class SgemmProblem final : public DeviceProblem {
  private:
   SgemmProblem() = default;
 
-  /// ref_ = op(A) * op(B) in fp64 (cuBLAS DGEMM, row-major as RowMajorSgemm) on the
+  /// ref_ = op(A) * op(B) in fp64 (Fp64Reference: cuBLAS DGEMM) on the
   /// fp32 inputs widened to double on the host; ref_norm_ = ||ref_||_F
   /// (cublasDnrm2). The widened copies are freed after.
-  absl::Status ComputeFp64Reference(size_t mk, size_t kn, size_t mn) {
-    DeviceBuffer a64, b64;
-    for (auto [src, dst, count] : {std::tuple{&a_, &a64, mk}, {&b_, &b64, kn}}) {
+  absl::Status ComputeFp64Reference(size_t mk, size_t kn) {
+    std::vector<double> wide[2];
+    for (auto [src, dst, count] : {std::tuple{&a_, &wide[0], mk}, {&b_, &wide[1], kn}}) {
       auto host = CopyToHost(*src, count);
       if (!host.ok()) return host.status();
-      std::vector<double> wide(host->begin(), host->end());
-      auto buf = DeviceBuffer::Alloc(count * sizeof(double));
-      if (!buf.ok()) return buf.status();
-      *dst = *std::move(buf);
-      TUNED_CUDA(cudaMemcpy(dst->get(), wide.data(), count * sizeof(double), cudaMemcpyHostToDevice));
+      dst->assign(host->begin(), host->end());
     }
-    const double one = 1.0, zero = 0.0;
-    double* ref = static_cast<double*>(ref_.get());
-    TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle_, nullptr), "cublasSetStream"));
-    const RowMajorGemmArgs g = RowMajorGemm(m_, n_, k_, layout_);
-    TUNED_RETURN_IF_ERROR(CublasStatus(
-        cublasDgemm(handle_, g.op_first, g.op_second, n_, m_, k_, &one,
-                    static_cast<const double*>(b64.get()), g.ldb,
-                    static_cast<const double*>(a64.get()), g.lda, &zero, ref, n_),
-        "cublasDgemm"));
-    TUNED_RETURN_IF_ERROR(
-        CublasStatus(cublasDnrm2(handle_, static_cast<int>(mn), ref, 1, &ref_norm_), "cublasDnrm2"));
-    TUNED_CUDA(cudaDeviceSynchronize());
-    return absl::OkStatus();
+    return Fp64Reference(handle_, m_, n_, k_, layout_, wide[0], wide[1],
+                         static_cast<double*>(ref_.get()), &ref_norm_);
   }
 
   v1::Math math_ = v1::MATH_IEEE_FP32;
