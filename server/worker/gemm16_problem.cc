@@ -25,7 +25,7 @@ namespace tuned {
 namespace {
 
 /// A kernel passes if its error against the fp64 reference is at most this
-/// many times cuBLAS's (issue 39's rule, as sgemm's fp64 modes).
+/// many times cuBLAS's (the rule of sgemm's fp64 modes).
 constexpr double kErrorBoundFactor = 2.0;
 
 class Gemm16Problem final : public DeviceProblem {
