@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
 #include "../kernels_src/sgemm/mma16.cuh"
 
 typedef unsigned short u16;

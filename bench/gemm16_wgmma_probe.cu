@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
 #include "../kernels_src/sgemm/wgmma16.cuh"
 
 #define CK(x)                                                                              \

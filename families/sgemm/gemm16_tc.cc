@@ -252,7 +252,7 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
   KernelSource s;
   const int d = static_cast<int>(dtype);
   if (Get(config, "KIND") == kWgmma) {
-    s.parts = {"sgemm/wgmma16.cuh"};
+    s.parts = {"sgemm/sgemm.cuh", "sgemm/wgmma16.cuh"};  // sgemm_detail::RasterTile
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
         ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
@@ -260,7 +260,7 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     s.options = {std::string(kWgmmaArchOption)};
     return s;
   }
-  s.parts = {"sgemm/mma16.cuh"};
+  s.parts = {"sgemm/sgemm.cuh", "sgemm/mma16.cuh"};  // sgemm_detail::RasterTile
   s.name_expression = absl::StrCat(
       "gemm16_mma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"), ",",
       Get(config, "WM"), ",", Get(config, "WN"), ",", Get(config, "STAGES"), ",",

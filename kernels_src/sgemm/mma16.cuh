@@ -14,8 +14,9 @@
 //   2 TN: A stored K x M (lda = M), op(A) = A^T,  B K x N (ldb = N)
 //   3 TT: A stored K x M (lda = M),       B stored N x K (ldb = K)
 //
-// Self-contained (no #include, NVRTC-compilable with --gpu-architecture=sm_90
-// or sm_80 and -std=c++17); helpers live in namespace mma16_detail. The entry
+// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile), no #include
+// (NVRTC with --gpu-architecture=sm_90 or sm_80 and -std=c++17); helpers live
+// in namespace mma16_detail. The entry
 // point, instantiated through a name expression such as
 // "gemm16_mma<2,128,128,32,64,32,4,1,8,0>":
 //
@@ -40,7 +41,7 @@
 // cudaFuncAttributeMaxDynamicSharedMemorySize / CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 // Grid: x = ceil(M / BM) * ceil(N / BN) (the output tiles), y = 1, z = SPLITK.
 //   blockIdx.x = pid is mapped to the output tile (tile_m, tile_n) GROUP tile-rows at
-//   a time (mma16_detail::RasterTile): with G = GROUP * tiles_n,
+//   a time (sgemm_detail::RasterTile): with G = GROUP * tiles_n,
 //   first_m = (pid / G) * GROUP, group_m = min(tiles_m - first_m, GROUP),
 //   tile_m = first_m + (pid % G) % group_m, tile_n = (pid % G) / group_m
 //   (GROUP 1: row-major, tile_m = pid / tiles_n, tile_n = pid % tiles_n).
@@ -198,21 +199,6 @@ __device__ __forceinline__ unsigned Pack(float lo, float hi) {
   return r;
 }
 
-// Output tile of the raster order (see the file comment).
-template <int GROUP>
-__device__ __forceinline__ void RasterTile(int pid, int tiles_m, int tiles_n, int& tile_m,
-                                           int& tile_n) {
-  if constexpr (GROUP > 1) {
-    const int per_group = GROUP * tiles_n;
-    const int first_m = (pid / per_group) * GROUP;
-    const int group_m = min(tiles_m - first_m, GROUP);
-    tile_m = first_m + (pid % per_group) % group_m;
-    tile_n = (pid % per_group) / group_m;
-  } else {
-    tile_m = pid / tiles_n;
-    tile_n = pid % tiles_n;
-  }
-}
 
 // Cluster helpers (sm_90).
 __device__ __forceinline__ void ClusterSync() {
@@ -499,7 +485,7 @@ __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
   unsigned short* smem = mma16_smem;
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   int tile_m, tile_n;
-  RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+  sgemm_detail::RasterTile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
   if (tile_m >= tiles_m) return;  // the same for a whole cluster (it spans z only)
   const int ktiles = CeilDiv(K, BK);
   int kt0 = 0, kt1 = ktiles;

@@ -14,7 +14,8 @@
 //   3 TT: A stored K x M (lda M),      B stored N x K (ldb K)
 // Correct for every M, N, K >= 1 (each < 2^31) and any 2-byte-aligned A, B, C.
 //
-// Compiles with NVRTC alone (no #include): --gpu-architecture=sm_90a
+// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile), no #include:
+// NVRTC with --gpu-architecture=sm_90a
 // -std=c++17; with nvcc -arch=sm_90a (its compute_90 PTX gets a __trap()
 // body: wgmma and setmaxnreg are sm_90a features). Names: namespace
 // gemm16_detail, the kernel gemm16_wgmma (macro G16_D8 #undef'd).
@@ -125,22 +126,6 @@ __device__ __forceinline__ unsigned SmemAddr(const void* p) {
   return r;
 }
 
-// Output tile (tile_m, tile_n) of block `pid`, GROUP tile-rows at a time
-// (sgemm_detail::RasterTile's order).
-template <int GROUP>
-__device__ __forceinline__ void Raster(int pid, int tiles_m, int tiles_n, int& tile_m,
-                                       int& tile_n) {
-  if constexpr (GROUP > 1) {
-    const int per_group = GROUP * tiles_n;
-    const int first_m = (pid / per_group) * GROUP;
-    const int group_m = min(tiles_m - first_m, GROUP);
-    tile_m = first_m + (pid % per_group) % group_m;
-    tile_n = (pid % per_group) / group_m;
-  } else {
-    tile_m = pid / tiles_n;
-    tile_n = pid % tiles_n;
-  }
-}
 
 // ---- mbarriers (PTX ISA "mbarrier"); `bar` is a shared address.
 __device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
@@ -581,7 +566,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll 1
         for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
           int tile_m, tile_n;
-          Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+          sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
           const int bm = tile_m * BM, bn = tile_n * BN;
 #pragma unroll 1
           for (int t = 0; t < nk; ++t, ++it) {
@@ -610,7 +595,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll 1
       for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
         int tile_m, tile_n;
-        Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+        sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
         const int bm = tile_m * BM, bn = tile_n * BN;
 #pragma unroll 1
         for (int t = 0; t < nk; ++t, ++it) {
@@ -656,7 +641,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll 1
   for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
     int tile_m, tile_n;
-    Raster<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+    sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
     const int bm = tile_m * BM, bn = tile_n * BN;
     float acc[MI][BN / 2];
 #pragma unroll
