@@ -313,6 +313,37 @@ TEST_F(StrategyTest, ModelFirstRoundIsTheNearestWinnersAndTheBestPredicted) {
   }
 }
 
+TEST_F(StrategyTest, ModelFirstRoundUnderABudgetKeepsEachNearestShapesWinner) {
+  // A config budget cuts the first round from its front: each nearest
+  // shape's winner comes first, whatever the model predicts for it.
+  const size_t i = 1;  // 1024^3 learns from the fixture's other shapes
+  auto s = MakeStrategy("model", family_, device_, Others(i));
+  ASSERT_TRUE(s.ok());
+  RoundInput in;
+  in.family = &family_;
+  in.device = device_;
+  in.shape = shapes_[i].shape;
+  in.valid = valid_;
+  const size_t others = shapes_.size() - 1;
+  in.budget.configs = static_cast<int64_t>(others);
+  const std::vector<Config> round = (*s)->NextRound(in);
+  std::set<std::string> names;
+  for (const Config& c : round) names.insert(family_.ConfigName(c));
+  std::set<std::string> winners;
+  for (size_t j = 0; j < shapes_.size(); ++j) {
+    if (j == i) continue;
+    std::string winner;
+    double ms = 1e30;
+    for (const auto& [name, m] : shapes_[j].ms) {
+      if (m < ms) ms = m, winner = name;
+    }
+    winners.insert(winner);
+  }
+  ASSERT_LE(winners.size(), others);
+  EXPECT_EQ(round.size(), others);
+  for (const std::string& w : winners) EXPECT_EQ(names.count(w), 1u) << w;
+}
+
 TEST_F(StrategyTest, ModelFirstRoundWaitsOnOneWaveOfCompilesAtMostAndNoneOnceEnoughAreCompiled) {
   // Nothing compiled (a fresh install learning from a prior): besides the
   // nearest shapes' winners, a first round takes first_uncompiled configs at
