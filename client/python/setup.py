@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
@@ -69,4 +69,12 @@ class BuildPyWithStubs(build_py):
         print(f"tuned: gRPC stubs for {PROTO}: {how}")
 
 
-setup(packages=["tuned", "tuned.v1"], cmdclass={"build_py": BuildPyWithStubs})
+# tuned._fastcall: the launches in C (tuned/_fastcall.c; libcuda and cuBLAS
+# are opened at run time, so no CUDA header or library is needed to build).
+# Optional: without a C compiler or Python's headers (Debian: python3-dev)
+# the package installs without it and launches through ctypes and torch.
+FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], libraries=["dl"],
+                     extra_compile_args=["-O2", "-Wall", "-Werror"], optional=True)
+
+setup(packages=["tuned", "tuned.v1"], ext_modules=[FASTCALL],
+      cmdclass={"build_py": BuildPyWithStubs})

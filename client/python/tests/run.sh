@@ -25,5 +25,9 @@ cp -r "$src/proto" "$work/src/proto"
 PIP_DISABLE_PIP_VERSION_CHECK=1 "$py" -m pip install -q --no-index --no-build-isolation --no-deps \
   --root-user-action=ignore --target "$work/site" "$work/src/client/python"
 cd "$work"
+# Where Python's headers are (Debian: python3-dev), the install built the C
+# module tuned._fastcall: its test then requires it.
+fastcall=$("$py" -c 'import os, sysconfig; print(int(os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))))')
+[[ $fastcall == 1 ]] && export TUNED_TEST_FASTCALL=1
 PYTHONPATH=$work/site TUNED_BIN_DIR=$bin TUNED_TEST_FAKE_WORKER=$tests/fake_worker exec "$py" -m pytest -p no:cacheprovider -v -rs \
   "$src/client/python/tests" "$@"

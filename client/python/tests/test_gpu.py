@@ -24,6 +24,7 @@ import tuned
 torch = pytest.importorskip("torch", reason="torch is not installed")
 if not torch.cuda.is_available():
     pytest.skip("no GPU (torch.cuda.is_available() is False)", allow_module_level=True)
+import tuned.blas  # noqa: E402
 import tuned.ops  # noqa: E402 (imports torch)
 
 SHAPE = tuple(int(d) for d in os.environ.get("TUNED_GPU_SHAPE", "1024,1024,1024").split(","))
@@ -330,6 +331,70 @@ def test_a_cuda_graph_capture_replays_matmul_and_linear(client, math):
     assert rel_error(c, want_c) < 1e-6 and rel_error(y, want_y) < 1e-6
     err, _, bound = within_mode(math, c, a2, b2)
     assert err <= bound
+
+
+def transposed_pair(m, n, k, layout, seed):
+    """op(A) (m, k) and op(B) (k, n) in `layout`, an operand "t" the .t() of a contiguous one."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = (torch.randn(k, m, device="cuda", generator=g).t() if layout[0] == "t"
+         else torch.randn(m, k, device="cuda", generator=g))
+    b = (torch.randn(n, k, device="cuda", generator=g).t() if layout[1] == "t"
+         else torch.randn(k, n, device="cuda", generator=g))
+    return a, b
+
+
+def test_the_c_launcher_is_built_and_launches():
+    """pip built tuned._fastcall on this machine, it finds the driver and
+    cuBLAS, and a loaded kernel launches through it."""
+    assert tuned.kernel._fastcall is not None, "tuned._fastcall was not built by pip install"
+    assert tuned.kernel._fastcall.init() == (True, True)
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+@pytest.mark.parametrize("tf32", [False, True])
+def test_cublas_called_directly_matches_torch_in_each_layout(layout, tf32):
+    """tuned.blas.Gemm (served cuBLAS, called through tuned._fastcall) on odd
+    shapes in each layout, on transposed views as they are: equal to torch's
+    cuBLAS in the same mode, and on torch's current stream (a side stream
+    here)."""
+    for m, n, k in [(1, 1, 1), (37, 129, 7), (1000, 257, 999), (64, 1, 4096)]:
+        a, b = transposed_pair(m, n, k, layout, seed=m + n + k)
+        gemm = tuned.blas.prepare(torch, 0, tf32, layout, m, n, k)
+        assert gemm is not None
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            got = gemm(a, b, torch.empty(m, n, device="cuda"))
+        side.synchronize()
+        ref = a.double() @ b.double()
+        with tuned.kernel._tf32(torch, allow=tf32):
+            want = torch.matmul(a, b)
+        err, torch_err = rel_error(got, ref), rel_error(want, ref)
+        assert err <= 2 * torch_err + 1e-7, (m, n, k, layout, tf32, err, torch_err)
+
+
+def test_cublas_called_directly_replays_in_a_cuda_graph():
+    """A Gemm captured in a CUDA graph, replayed on new inputs copied into the
+    captured ones: the product of the new inputs."""
+    m, n, k = 300, 200, 100
+    a, b = transposed_pair(m, n, k, "nt", seed=3)
+    gemm = tuned.blas.prepare(torch, 0, False, "nt", m, n, k)
+    out = torch.empty(m, n, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        gemm(a, b, out)  # cuBLAS's first call on this stream outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        gemm(a, b, out)
+    a2, b2 = transposed_pair(m, n, k, "nt", seed=4)
+    a.copy_(a2)
+    b.copy_(b2)
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert rel_error(out, a2.double() @ b2.double()) < 1e-6
 
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),

@@ -4,7 +4,8 @@ operators tuned::matmul and tuned::linear for compiled graphs.
 
 What serves a call is decided once per (shapes, devices, math mode, layouts,
 dtype) and kept in a dict (a _Route): the daemon's kernel, loaded and
-prepared, or torch's cuBLAS in the mode. A call looks its route up without a lock and
+prepared, or cuBLAS in the mode (called directly, tuned/blas.py, where
+tuned._fastcall is built; else through torch). A call looks its route up without a lock and
 checks only what the key does not hold (dtypes, out), so it costs about what
 torch.matmul costs; the first call of a key asks the daemon (the one owning
 the tensors' GPU), which is why a CUDA graph capture must be preceded by a
@@ -16,7 +17,7 @@ strides (1, rows)), or neither (copied with .contiguous() where a kernel
 takes it, then "n"). The pair, e.g. "nt" for x @ W.t(), is part of the key
 and of the problem the daemon is asked (Problem.layout): each layout has
 its own kernel, which reads the operands where they are (only the pointers
-are passed); where the daemon serves cuBLAS, torch runs on the operands as
+are passed); where the daemon serves cuBLAS, cuBLAS (or torch) runs on the operands as
 they are.
 
 Dtypes: float32 operands are the f32 problem in the math mode asked;
@@ -35,6 +36,7 @@ import grpc
 import torch
 import torch.nn.functional as F
 
+from . import blas as _blas
 from .client import Client, DTypeError, TunedError, default_address, layout_value
 from .kernel import Kernel, _run_in_mode, served_layout
 from .layout import operand_layout as _layout
@@ -103,17 +105,20 @@ def _capturing():
 class _Route:
     """How one key runs: `kernel` (a loaded tuned.Kernel for (m, n, k)) with
     its operands copied first where `copy_a`/`copy_b`, or, where kernel is
-    None, torch in the math mode (`tf32`: cuBLAS TF32, else pure fp32; None
-    for 16-bit operands: torch as its settings are). `out_shape`: the shape
+    None, cuBLAS in the math mode (`tf32`: cuBLAS TF32, else pure fp32; None
+    for 16-bit operands: torch as its settings are): `blas` (a tuned.blas.Gemm
+    calling cuBLAS itself) where it is available and the operands are in
+    `layout` as they are, else torch. `out_shape`: the shape
     of the result (linear's keeps x's leading dimensions); `dtype`: the
     operands' and the result's torch dtype."""
 
     __slots__ = ("kernel", "tf32", "layout", "copy_a", "copy_b", "m", "n", "k", "size",
-                 "out_shape", "index", "fused_bias", "dtype")
+                 "out_shape", "index", "fused_bias", "dtype", "blas")
 
     def __init__(self, kernel, tf32, layout, copy_a, copy_b, m, n, k, index, out_shape=None,
-                 bias_shape=None, dtype=_F32):
+                 bias_shape=None, dtype=_F32, blas=None):
         self.kernel, self.tf32, self.layout, self.dtype = kernel, tf32, layout, dtype
+        self.blas = blas
         # torch.nn.functional.linear adds a bias of shape (N,) itself; another
         # shape that broadcasts is added after the GEMM.
         self.fused_bias = bias_shape is None or tuple(bias_shape) == (n,)
@@ -131,6 +136,9 @@ class _Route:
     def matmul(self, a, b, out):
         kernel = self.kernel
         if kernel is None:
+            blas = self.blas
+            if blas is not None:
+                return blas(a, b, a.new_empty(self.size) if out is None else out)
             if out is None:
                 return _run_in_mode(torch, self.tf32, torch.matmul, a, b)
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
@@ -146,6 +154,10 @@ class _Route:
     def linear(self, x, weight, bias):
         kernel = self.kernel
         if kernel is None:
+            blas = self.blas
+            if blas is not None and bias is None:
+                out = blas(x, weight, x.new_empty(self.size))
+                return out if self.out_shape is self.size else out.view(self.out_shape)
             if self.fused_bias:
                 return _run_in_mode(torch, self.tf32, F.linear, x, weight, bias)
             return _run_in_mode(torch, self.tf32, F.linear, x, weight).add_(bias)
@@ -200,8 +212,11 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
             kernel.load()
         with _lock:
             kernel = _kernels.setdefault(kernel_key, kernel)
-    if kernel.uses_torch:  # the daemon serves cuBLAS: torch in the mode
-        return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
+    if kernel.uses_torch:  # the daemon serves cuBLAS: cuBLAS in the mode
+        blas = None
+        if tf32 is not None and not (copy_a or copy_b) and device.type == "cuda":
+            blas = _blas.prepare(torch, index, tf32, layout, m, n, k)
+        return _Route(None, tf32, layout, False, False, m, n, k, index, blas=blas, **shaped)
     return _Route(kernel, tf32, layout, copy_a, copy_b, m, n, k, index, **shaped)
 
 
@@ -285,7 +300,9 @@ def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=No
     (tune_if_missing also queues a sweep for the shape), asked at the first
     call of each (shapes, GPU, math, layouts, dtype) in this process and kept
     (each layout and dtype is its own problem: tune it in that layout and
-    dtype); where the daemon serves cuBLAS, torch.matmul runs in the math mode
+    dtype); where the daemon serves cuBLAS, cuBLAS runs in the math mode
+    (called as torch calls it; torch.matmul itself where tuned._fastcall is
+    not built, and for 16-bit operands)
     (16-bit: as torch's settings are) on the operands as they are. TunedError
     NOT_FOUND if nothing near is tuned in the mode, layout and dtype;
     TypeError/ValueError for wrong tensors or math, checked before the daemon
@@ -354,8 +371,9 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
     kernel for "nt"); a weight that is itself the transpose of a row-major
     (K, N) matrix is "nn"; a 2-D x that is the transpose of a row-major
     matrix is op(A) = A^T ("tn", "tt"); nothing is copied but operands of
-    other strides. Where the daemon serves cuBLAS,
-    torch.nn.functional.linear runs in the math mode. math,
+    other strides. Where the daemon serves cuBLAS, cuBLAS runs in the
+    math mode, as tuned.matmul's (torch.nn.functional.linear, which fuses
+    it, where a bias is given). math,
     tune_if_missing, client, errors, gradients and torch.compile: as
     tuned.matmul (torch.ops.tuned.linear).
     """
