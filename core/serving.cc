@@ -71,6 +71,19 @@ absl::StatusOr<SpeedupInterval> BootstrapSpeedup(const std::vector<double>& kern
 
 bool SurelyFaster(const SpeedupInterval& s) { return s.pairs >= kMinServingPairs && s.low > 1.0; }
 
+bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes) {
+  return operand_bytes > 0 && l2_bytes > 0 && operand_bytes <= l2_bytes / 2;
+}
+
+DecidingSpeedup SlowerSpeedup(const SpeedupInterval& flushed,
+                              const std::optional<SpeedupInterval>& warm) {
+  if (!warm) return {flushed, false};
+  const bool flushed_sure = SurelyFaster(flushed), warm_sure = SurelyFaster(*warm);
+  if (flushed_sure != warm_sure) return {warm_sure ? flushed : *warm, !warm_sure};
+  if (warm->speedup < flushed.speedup) return {*warm, true};
+  return {flushed, false};
+}
+
 std::string FormatSpeedup(const SpeedupInterval& s) {
   return absl::StrFormat("%.2fx (95%% CI %.2f\u2013%.2f, %d pairs)", s.speedup, s.low, s.high, s.pairs);
 }

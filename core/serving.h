@@ -1,7 +1,8 @@
 // What `best` serves: a generated kernel only where it is surely faster than
 // the baseline (cuBLAS for sgemm), judged from paired timings taken the way a
 // client runs it (a fresh process, the stored cubin, interleaved with the
-// baseline, L2 flushed: server/jobs_judge.cc JobRunner::JudgeFinalists). Pure: no
+// baseline, L2 flushed, and also with a warm L2 where the problem fits in
+// half of it: server/jobs_judge.cc JobRunner::JudgeFinalists). Pure: no
 // CUDA, no store; the daemon (server/service.cc GetBest), tunectl and
 // tunebench share it.
 #pragma once
@@ -62,6 +63,34 @@ absl::StatusOr<SpeedupInterval> BootstrapSpeedup(const std::vector<double>& kern
 /// True when the kernel is surely faster: at least kMinServingPairs pairs
 /// and the interval's lower bound above 1.0.
 bool SurelyFaster(const SpeedupInterval& s);
+
+/// Whether the judging also times every finalist and the baseline with a
+/// warm L2 (server/worker/measure.cc Worker::RetimeTogether): where a run's
+/// operands and result, `operand_bytes` together (sgemm: A + B + C), fit in
+/// half the GPU's L2 of `l2_bytes` (both > 0). A client that calls the kernel
+/// again and again on the same buffers (a PyTorch stream) finds them in L2
+/// there, and cuBLAS gains more from that than our kernels (1000^3 nt on an
+/// H100: 0.0505 ms a call warm for cuBLAS, 0.0607 ms for the kernel that the
+/// flushed judging found level, ~0.064 ms both flushed:
+/// bench/results/2026-11-26_h100_torch_drop_in/README.md). Larger problems
+/// are timed flushed only: a warm run keeps little of them in L2, and the
+/// warm runs would only cost time.
+bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes);
+
+/// The speedup that decides whether a kernel is served, of its flushed and
+/// (where JudgesWarm) its warm-L2 judging.
+struct DecidingSpeedup {
+  SpeedupInterval interval;
+  bool warm = false;  // the warm-L2 interval decided; false: the flushed one
+};
+
+/// Of a kernel's flushed interval and its warm one (nullopt: not timed warm),
+/// the one with the smaller speedup; but where SurelyFaster passes one and
+/// fails the other, the one it fails, so that the interval stored serves the
+/// kernel only where it is surely faster both flushed and warm. Ties go to
+/// `flushed`.
+DecidingSpeedup SlowerSpeedup(const SpeedupInterval& flushed,
+                              const std::optional<SpeedupInterval>& warm);
 
 /// What is known of a best row when deciding what to serve.
 struct ServingInput {

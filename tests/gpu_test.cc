@@ -577,6 +577,74 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
   EXPECT_EQ(worker_->RetimeTogether(retime).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A problem whose operands and result fit in half the L2 (1024^3 SGEMM, 12
+// MB) is timed warm too, in the same rounds: every kernel's and the
+// baseline's warm samples come back, positive, cuBLAS's no slower than its
+// flushed ones (x1.5 for noise); a problem over half the L2 (4096x4096x512,
+// 80 MB) is timed flushed only.
+TEST_F(GpuTest, RetimeTogetherTimesASmallProblemWarmTooAndALargeOneFlushedOnly) {
+  const int64_t l2 = worker_->device().l2_cache_bytes();
+  const auto retime_of = [&](const Shape& shape, size_t count) {
+    const auto configs = SgemmFamily().ValidSpace(worker_->device(), nullptr);
+    worker::Compile compile;
+    worker::Retime retime;
+    for (size_t i = 0; i < std::min(count, configs.size()); ++i) {
+      const KernelSource src = SgemmFamily().Source(configs[i]);
+      worker::Kernel* k = retime.add_kernels();
+      k->set_name(SgemmFamily().ConfigName(configs[i]));
+      k->set_source(SourceText(src));
+      k->set_name_expression(src.name_expression);
+      for (const auto& o : src.options) k->add_options(o);
+      *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, worker_->device());
+      *compile.add_kernels() = *k;
+    }
+    *retime.mutable_compiled() = worker_->CompileBatch(compile).results();
+    return retime;
+  };
+  const Shape small = {1024, 1024, 1024};
+  if (!JudgesWarm(4 * 3 * 1024 * 1024, l2)) GTEST_SKIP() << "an L2 of " << l2 << " bytes";
+  ASSERT_TRUE(Prepare(SgemmFamily(), small).ok());
+  const worker::Retime two = retime_of(small, 2);
+  auto r = worker_->RetimeTogether(two);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->samples_size(), 2);
+  ASSERT_EQ(r->warm_samples_size(), 2);
+  ASSERT_EQ(r->warm_baseline_samples_size(), r->rounds());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(r->warm_samples(i).ms_size(), r->rounds());
+    for (double ms : r->warm_samples(i).ms()) EXPECT_GT(ms, 0);
+  }
+  for (double ms : r->warm_baseline_samples()) EXPECT_GT(ms, 0);
+  const std::vector<double> warm_base(r->warm_baseline_samples().begin(),
+                                      r->warm_baseline_samples().end());
+  EXPECT_LE(Median(warm_base), 1.5 * r->baseline_ms());
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<double> flushed(r->samples(i).ms().begin(), r->samples(i).ms().end());
+    const std::vector<double> warm(r->warm_samples(i).ms().begin(), r->warm_samples(i).ms().end());
+    const std::vector<double> base(r->baseline_samples().begin(), r->baseline_samples().end());
+    auto f = BootstrapSpeedup(flushed, base), w = BootstrapSpeedup(warm, warm_base);
+    ASSERT_TRUE(f.ok() && w.ok());
+    std::printf("1024^3 %s: flushed %.4f ms, warm %.4f ms; cuBLAS flushed %.4f ms, warm %.4f ms; "
+                "speedup flushed %s, warm %s\n",
+                two.kernels(i).name().c_str(),
+                Median(flushed), Median(warm), r->baseline_ms(), Median(warm_base),
+                FormatSpeedup(*f).c_str(), FormatSpeedup(*w).c_str());
+  }
+  EXPECT_FALSE(worker_->broken());
+
+  const Shape large = {4096, 4096, 512};
+  ASSERT_FALSE(JudgesWarm(4 * (4096 * 512 * 2 + 4096 * 4096), l2));
+  ASSERT_TRUE(Prepare(SgemmFamily(), large).ok());
+  worker::Retime one = retime_of(large, 1);
+  one.set_segments(1);
+  auto big = worker_->RetimeTogether(one);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->samples_size(), 1);
+  EXPECT_EQ(big->baseline_samples_size(), big->rounds());
+  EXPECT_EQ(big->warm_samples_size(), 0);
+  EXPECT_EQ(big->warm_baseline_samples_size(), 0);
+}
+
 // The judging of a job's finalists as the daemon runs it (server/jobs_judge.cc
 // JudgeFinalists): a fresh tuned-worker process, fresh inputs, the kernels from
 // their cubins with GetBest's geometry, interleaved with cuBLAS; every

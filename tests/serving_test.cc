@@ -1,5 +1,6 @@
 // The serving rule (core/serving.h): the bootstrap interval of the speedup
-// on synthetic paired samples, the decision, and the clock rule
+// on synthetic paired samples, the decision, which problems are judged warm
+// and which of the flushed and warm speedups decides, and the clock rule
 // (server/worker/clock.h). Pure functions: no GPU, no daemon.
 #include "core/serving.h"
 
@@ -143,6 +144,68 @@ TEST(Serving, NoKernelServesTheBaselineSayingNoneVerified) {
 TEST(Serving, FormatSpeedup) {
   EXPECT_EQ(FormatSpeedup({.speedup = 1.0712, .low = 1.049, .high = 1.093, .pairs = 30}),
             "1.07x (95% CI 1.05\u20131.09, 30 pairs)");
+}
+
+// Operands and result within half the L2: judged warm too (the H100's 50 MB
+// L2: 1024^3 SGEMM's 12 MB yes, 2048^3's 48 MB no).
+TEST(Serving, JudgedWarmOnlyWithinHalfTheL2) {
+  const int64_t l2 = 50 * 1024 * 1024;
+  const auto sgemm = [](int64_t m, int64_t n, int64_t k) { return 4 * (m * k + k * n + m * n); };
+  EXPECT_TRUE(JudgesWarm(sgemm(1000, 1000, 1000), l2));
+  EXPECT_TRUE(JudgesWarm(sgemm(1024, 1024, 1024), l2));
+  EXPECT_FALSE(JudgesWarm(sgemm(2048, 2048, 2048), l2));
+  EXPECT_TRUE(JudgesWarm(l2 / 2, l2));  // exactly half
+  EXPECT_FALSE(JudgesWarm(l2 / 2 + 1, l2));
+  EXPECT_FALSE(JudgesWarm(0, l2));       // not given: flushed only
+  EXPECT_FALSE(JudgesWarm(1024, 0));     // L2 unknown
+  EXPECT_FALSE(JudgesWarm(-1, l2));
+}
+
+// The smaller speedup of the flushed and warm judgings is stored, so that a
+// kernel level with cuBLAS flushed and slower warm is not served.
+TEST(Serving, TheSlowerOfFlushedAndWarmDecides) {
+  const SpeedupInterval flushed{.speedup = 1.10, .low = 1.05, .high = 1.15, .pairs = 400};
+  const SpeedupInterval warm_slower{.speedup = 0.85, .low = 0.82, .high = 0.88, .pairs = 400};
+  const SpeedupInterval warm_faster{.speedup = 1.20, .low = 1.15, .high = 1.25, .pairs = 400};
+  // Not timed warm: the flushed one.
+  DecidingSpeedup d = SlowerSpeedup(flushed, std::nullopt);
+  EXPECT_FALSE(d.warm);
+  EXPECT_DOUBLE_EQ(d.interval.speedup, 1.10);
+  d = SlowerSpeedup(flushed, warm_slower);
+  EXPECT_TRUE(d.warm);
+  EXPECT_DOUBLE_EQ(d.interval.speedup, 0.85);
+  EXPECT_FALSE(SurelyFaster(d.interval));
+  d = SlowerSpeedup(flushed, warm_faster);
+  EXPECT_FALSE(d.warm);
+  EXPECT_DOUBLE_EQ(d.interval.low, 1.05);
+  EXPECT_TRUE(SurelyFaster(d.interval));
+  // Both slower: the slower of the two (warm here); a tie: flushed.
+  d = SlowerSpeedup({.speedup = 0.99, .low = 0.97, .high = 1.01, .pairs = 400}, warm_slower);
+  EXPECT_TRUE(d.warm);
+  d = SlowerSpeedup(flushed, flushed);
+  EXPECT_FALSE(d.warm);
+  // One interval surely faster and the other not (a wider one, reaching 1):
+  // the one that is not decides, whatever the speedups, and serves cuBLAS.
+  const SpeedupInterval warm_wide{.speedup = 1.12, .low = 0.98, .high = 1.30, .pairs = 400};
+  d = SlowerSpeedup(flushed, warm_wide);
+  EXPECT_TRUE(d.warm);
+  EXPECT_FALSE(SurelyFaster(d.interval));
+  const SpeedupInterval flushed_wide{.speedup = 1.25, .low = 0.99, .high = 1.50, .pairs = 400};
+  d = SlowerSpeedup(flushed_wide, warm_faster);
+  EXPECT_FALSE(d.warm);
+  EXPECT_FALSE(SurelyFaster(d.interval));
+  // From paired rounds: level flushed (1.01x), 17% slower warm.
+  auto [kf, bf] = Rounds(100, 0.0640, 0.0646, 0.005, 2);
+  auto [kw, bw] = Rounds(100, 0.0607, 0.0505, 0.005, 3);
+  auto f = BootstrapSpeedup(kf, bf), w = BootstrapSpeedup(kw, bw);
+  ASSERT_TRUE(f.ok() && w.ok());
+  d = SlowerSpeedup(*f, *w);
+  EXPECT_TRUE(d.warm);
+  EXPECT_NEAR(d.interval.speedup, 0.0505 / 0.0607, 0.02);
+  const ServingDecision served = DecideServing({.baseline_is_candidate = true, .kernel_ms = 0.0640,
+                                                .baseline_ms = 0.0646, .baseline_name = "cuBLAS",
+                                                .interval = d.interval, .judging_note = ""});
+  EXPECT_TRUE(served.use_baseline) << served.reason;
 }
 
 // Samples at `mhz` with NVML's clocks event reasons `reasons`.

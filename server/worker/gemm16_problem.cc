@@ -90,6 +90,11 @@ class Gemm16Problem final : public DeviceProblem {
   double Tolerance() const override { return kErrorBoundFactor * baseline_error_; }
   double BaselineError() const override { return baseline_error_; }
 
+  /// A + B + C in the dtype.
+  int64_t OperandBytes() const override {
+    return static_cast<int64_t>(a_.bytes() + b_.bytes() + c_.bytes());
+  }
+
   /// cublasGemmEx in the dtype into C (C is poisoned before each check).
   absl::Status RunBaseline(cudaStream_t stream) override {
     return RowMajorGemmEx(handle_, m_, n_, k_, 1.0f, a_.get(), b_.get(), 0.0f, c_.get(), stream,

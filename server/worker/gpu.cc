@@ -168,7 +168,8 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
-    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream) {
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream,
+    std::vector<std::vector<double>>* warm) {
   struct Events {
     cudaEvent_t start = nullptr, stop = nullptr;
     ~Events() {
@@ -177,32 +178,43 @@ absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     }
   };
   rounds = std::max(rounds, 1);
-  std::vector<Events> ev(runs.size() * static_cast<size_t>(rounds));
+  // Pass 0 of a round: flushed; pass 1 (with `warm`): warm.
+  const size_t passes = warm != nullptr ? 2 : 1;
+  const size_t per_pass = runs.size() * static_cast<size_t>(rounds);
+  std::vector<Events> ev(passes * per_pass);
   for (auto& e : ev) {
     TUNED_CUDA(cudaEventCreate(&e.start));
     TUNED_CUDA(cudaEventCreate(&e.stop));
   }
   for (int r = 0; r < rounds; ++r) {
-    for (size_t j = 0; j < runs.size(); ++j) {
-      const size_t i = r % 2 == 0 ? j : runs.size() - 1 - j;  // reversed every other round
-      Events& e = ev[static_cast<size_t>(r) * runs.size() + i];
-      if (flush) TUNED_RETURN_IF_ERROR(flush(stream));
-      TUNED_CUDA(cudaEventRecord(e.start, stream));
-      TUNED_RETURN_IF_ERROR(runs[i](stream));
-      TUNED_CUDA(cudaEventRecord(e.stop, stream));
+    for (size_t pass = 0; pass < passes; ++pass) {
+      for (size_t j = 0; j < runs.size(); ++j) {
+        const size_t i = r % 2 == 0 ? j : runs.size() - 1 - j;  // reversed every other round
+        Events& e = ev[pass * per_pass + static_cast<size_t>(r) * runs.size() + i];
+        if (pass == 0 && flush) TUNED_RETURN_IF_ERROR(flush(stream));
+        if (pass == 1) TUNED_RETURN_IF_ERROR(runs[i](stream));  // untimed: warms the caches
+        TUNED_CUDA(cudaEventRecord(e.start, stream));
+        TUNED_RETURN_IF_ERROR(runs[i](stream));
+        TUNED_CUDA(cudaEventRecord(e.stop, stream));
+      }
     }
   }
   TUNED_CUDA(cudaStreamSynchronize(stream));
-  std::vector<std::vector<double>> samples(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (int r = 0; r < rounds; ++r) {
-      float t = 0;
-      Events& e = ev[static_cast<size_t>(r) * runs.size() + i];
-      TUNED_CUDA(cudaEventElapsedTime(&t, e.start, e.stop));
-      samples[i].push_back(t);
+  // samples[pass][i][r]
+  std::vector<std::vector<std::vector<double>>> samples(
+      passes, std::vector<std::vector<double>>(runs.size()));
+  for (size_t pass = 0; pass < passes; ++pass) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      for (int r = 0; r < rounds; ++r) {
+        float t = 0;
+        Events& e = ev[pass * per_pass + static_cast<size_t>(r) * runs.size() + i];
+        TUNED_CUDA(cudaEventElapsedTime(&t, e.start, e.stop));
+        samples[pass][i].push_back(t);
+      }
     }
   }
-  return samples;
+  if (warm != nullptr) *warm = std::move(samples[1]);
+  return std::move(samples[0]);
 }
 
 absl::StatusOr<L2Flusher> L2Flusher::Create(int64_t l2_bytes) {

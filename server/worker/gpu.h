@@ -74,10 +74,14 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 /// bench/sbs_probe.cc's races reverse likewise), with `flush` before each
 /// and outside its events, so that clock and thermal drift affect them
 /// alike. result[i][r] is run i's time (ms) in round r, so that run i and
-/// run j of one round form a pair.
+/// run j of one round form a pair. With `warm` (not null), each round then
+/// times every run again, in the same order, warm: no flush, the run once
+/// untimed just before its timed run (what it reads and its code are in the
+/// caches); (*warm)[i][r] is run i's warm time (ms) in round r.
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
-    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream);
+    const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream,
+    std::vector<std::vector<double>>* warm = nullptr);
 
 /// What a client's kernel finds before it runs: a cold L2 (a scratch buffer
 /// of twice its size written with cudaMemsetAsync) and cold instruction

@@ -325,13 +325,17 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
   const int segments = request.segments() > 0
                            ? std::min(request.segments(), kRetimeMaxSegments)
                            : RetimeSegments(round_ms * (rounds + kRetimeWarmupRounds));
+  // A problem within half the L2 is timed warm too, in the same rounds.
+  const bool warm = JudgesWarm(problem_->OperandBytes(), device_.l2_cache_bytes());
   auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
   auto failed = [this](const absl::Status& s) {
     if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
     return s;
   };
-  // Every segment's samples, run by run (the kernels', then the baseline's).
+  // Every segment's samples, run by run (the kernels', then the baseline's),
+  // flushed and warm.
   std::vector<std::vector<double>> pooled(static_cast<size_t>(runs_per_round));
+  std::vector<std::vector<double>> pooled_warm(static_cast<size_t>(runs_per_round));
   worker::RetimeResult result;
   int slowest_mhz = 0;
   for (int segment = 0; segment < segments; ++segment) {
@@ -354,7 +358,7 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
       });
     }
     runs.push_back([this](cudaStream_t s) { return problem_->RunBaseline(s); });
-    std::vector<std::vector<double>> kept;
+    std::vector<std::vector<double>> kept, kept_warm;
     bool low = false;
     unsigned mhz_now = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -364,7 +368,8 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
       }
       ClockSampler sampler(clock_.get());
       sampler.Start();
-      auto samples = TimeInterleavedSamplesMs(runs, flush, rounds, stream_);
+      auto samples =
+          TimeInterleavedSamplesMs(runs, flush, rounds, stream_, warm ? &kept_warm : nullptr);
       const std::vector<ClockSample> mhz = sampler.Stop();
       if (!samples.ok()) return failed(samples.status());
       kept = *std::move(samples);
@@ -381,6 +386,9 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
     for (size_t i = 0; i < kept.size(); ++i) {
       pooled[i].insert(pooled[i].end(), kept[i].begin(), kept[i].end());
     }
+    for (size_t i = 0; i < kept_warm.size(); ++i) {
+      pooled_warm[i].insert(pooled_warm[i].end(), kept_warm[i].begin(), kept_warm[i].end());
+    }
     if (segment == 0 || static_cast<int>(mhz_now) < slowest_mhz) slowest_mhz = static_cast<int>(mhz_now);
     result.set_clock_low(result.clock_low() || low);
   }
@@ -393,6 +401,13 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
       result.set_baseline_ms(Median(ms));
       result.mutable_baseline_samples()->Assign(ms.begin(), ms.end());
     }
+  }
+  if (warm) {
+    for (size_t i = 0; i + 1 < pooled_warm.size(); ++i) {
+      result.add_warm_samples()->mutable_ms()->Assign(pooled_warm[i].begin(), pooled_warm[i].end());
+    }
+    result.mutable_warm_baseline_samples()->Assign(pooled_warm.back().begin(),
+                                                   pooled_warm.back().end());
   }
   result.set_rounds(rounds * segments);
   result.set_segments(segments);

@@ -88,7 +88,11 @@ class Worker {
   /// kLowClockPauseMs, and marked clock_low if it is still low. In
   /// Retime.segments (0: RetimeSegments) segments, each with the kernels'
   /// modules loaded afresh; the medians are over every segment's rounds
-  /// (RetimeResult.rounds counts them all). INVALID_ARGUMENT
+  /// (RetimeResult.rounds counts them all). Where the problem's operands
+  /// and result fit in half the L2 (DeviceProblem::OperandBytes,
+  /// JudgesWarm in core/serving.h), each round also times every run warm,
+  /// no flush and the run once untimed just before (RetimeResult's
+  /// warm_samples, warm_baseline_samples). INVALID_ARGUMENT
   /// without a problem or with a kernel that is not compiled; a CUDA error
   /// as its status (the worker is then broken).
   absl::StatusOr<worker::RetimeResult> RetimeTogether(const worker::Retime& request);

@@ -40,6 +40,10 @@ class DeviceProblem {
     (void)stream;
     return absl::OkStatus();
   }
+  /// Bytes of what a run reads and writes: the operands and the result
+  /// (sgemm: A + B + C). 0 where not given: the judging then times with the
+  /// L2 flushed only (core/serving.h JudgesWarm, Worker::RetimeTogether).
+  virtual int64_t OperandBytes() const { return 0; }
   /// Runs the baseline once (cuBLAS SGEMM, copy kernel) on `stream`.
   virtual absl::Status RunBaseline(cudaStream_t stream) = 0;
   virtual std::string BaselineName() const = 0;

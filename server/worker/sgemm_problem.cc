@@ -148,6 +148,12 @@ class SgemmProblem final : public DeviceProblem {
   }
   double BaselineError() const override { return baseline_error_; }
 
+  /// A + B + C in fp32 (the baseline writes the reference, of C's size, in
+  /// MATH_IEEE_FP32).
+  int64_t OperandBytes() const override {
+    return static_cast<int64_t>(a_.bytes() + b_.bytes() + c_.bytes());
+  }
+
   /// cuBLAS SGEMM in the mode's math, into the reference (MATH_IEEE_FP32, as
   /// before the modes) or into C (the others: C is poisoned before each check).
   absl::Status RunBaseline(cudaStream_t stream) override {
