@@ -531,25 +531,32 @@ TEST_F(GpuTest, CompileErrorIsRecordedWithTheLog) {
   EXPECT_NE(r.message().find("nope"), std::string::npos) << r.message();
 }
 
-// The job's end: its top few and the baseline timed together, interleaved.
-TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
-  const Shape shape = {512, 512, 512};
-  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
-  const auto configs = SgemmFamily().ValidSpace(worker_->device(), nullptr);
-  ASSERT_GE(configs.size(), 2u);
+// A Retime of the first `count` configs of the sgemm space for `shape`
+// (fewer where the space is smaller), compiled by the worker `w`.
+worker::Retime SgemmRetime(Worker& w, const Shape& shape, size_t count) {
+  const auto configs = SgemmFamily().ValidSpace(w.device(), nullptr);
   worker::Compile compile;
   worker::Retime retime;
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < std::min(count, configs.size()); ++i) {
     const KernelSource src = SgemmFamily().Source(configs[i]);
     worker::Kernel* k = retime.add_kernels();
     k->set_name(SgemmFamily().ConfigName(configs[i]));
     k->set_source(SourceText(src));
     k->set_name_expression(src.name_expression);
     for (const auto& o : src.options) k->add_options(o);
-    *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, worker_->device());
+    *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, w.device());
     *compile.add_kernels() = *k;
   }
-  *retime.mutable_compiled() = worker_->CompileBatch(compile).results();
+  *retime.mutable_compiled() = w.CompileBatch(compile).results();
+  return retime;
+}
+
+// The job's end: its top few and the baseline timed together, interleaved.
+TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
+  const Shape shape = {512, 512, 512};
+  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
+  worker::Retime retime = SgemmRetime(*worker_, shape, 2);
+  ASSERT_EQ(retime.kernels_size(), 2);
   auto r = worker_->RetimeTogether(retime);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->median_ms_size(), 2);
@@ -584,27 +591,10 @@ TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
 // 80 MB) is timed flushed only.
 TEST_F(GpuTest, RetimeTogetherTimesASmallProblemWarmTooAndALargeOneFlushedOnly) {
   const int64_t l2 = worker_->device().l2_cache_bytes();
-  const auto retime_of = [&](const Shape& shape, size_t count) {
-    const auto configs = SgemmFamily().ValidSpace(worker_->device(), nullptr);
-    worker::Compile compile;
-    worker::Retime retime;
-    for (size_t i = 0; i < std::min(count, configs.size()); ++i) {
-      const KernelSource src = SgemmFamily().Source(configs[i]);
-      worker::Kernel* k = retime.add_kernels();
-      k->set_name(SgemmFamily().ConfigName(configs[i]));
-      k->set_source(SourceText(src));
-      k->set_name_expression(src.name_expression);
-      for (const auto& o : src.options) k->add_options(o);
-      *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, worker_->device());
-      *compile.add_kernels() = *k;
-    }
-    *retime.mutable_compiled() = worker_->CompileBatch(compile).results();
-    return retime;
-  };
   const Shape small = {1024, 1024, 1024};
   if (!JudgesWarm(4 * 3 * 1024 * 1024, l2)) GTEST_SKIP() << "an L2 of " << l2 << " bytes";
   ASSERT_TRUE(Prepare(SgemmFamily(), small).ok());
-  const worker::Retime two = retime_of(small, 2);
+  const worker::Retime two = SgemmRetime(*worker_, small, 2);
   auto r = worker_->RetimeTogether(two);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->samples_size(), 2);
@@ -635,7 +625,7 @@ TEST_F(GpuTest, RetimeTogetherTimesASmallProblemWarmTooAndALargeOneFlushedOnly) 
   const Shape large = {4096, 4096, 512};
   ASSERT_FALSE(JudgesWarm(4 * (4096 * 512 * 2 + 4096 * 4096), l2));
   ASSERT_TRUE(Prepare(SgemmFamily(), large).ok());
-  worker::Retime one = retime_of(large, 1);
+  worker::Retime one = SgemmRetime(*worker_, large, 1);
   one.set_segments(1);
   auto big = worker_->RetimeTogether(one);
   ASSERT_TRUE(big.ok()) << big.status();

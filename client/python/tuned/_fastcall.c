@@ -97,6 +97,23 @@ static PyObject* init(PyObject* self, PyObject* unused) {
   return Py_BuildValue("(OO)", libcuda ? Py_True : Py_False, libcublas ? Py_True : Py_False);
 }
 
+/* Makes `ctx` current where another context is (pushed; *pushed set, for
+ * pop_if_pushed). Returns the CUresult of the push (0 where none was needed). */
+static CUresult push_unless_current(CUcontext ctx, int* pushed) {
+  CUcontext current = NULL;
+  *pushed = 0;
+  if (cuCtxGetCurrent_(&current) == 0 && current == ctx) return 0;
+  CUresult r = cuCtxPushCurrent_(ctx);
+  *pushed = r == 0;
+  return r;
+}
+
+/* Pops the context push_unless_current pushed, if it did; its CUresult. */
+static CUresult pop_if_pushed(int pushed) {
+  CUcontext popped;
+  return pushed ? cuCtxPopCurrent_(&popped) : 0;
+}
+
 /* A failed step: (what, status) for the caller to raise. */
 static PyObject* failed(const char* what, int status) { return Py_BuildValue("(si)", what, status); }
 
@@ -129,16 +146,10 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     PyErr_SetString(PyExc_ValueError, "launch: null function, config or parameters");
     return NULL;
   }
-  CUcontext current = NULL;
-  CUresult r = cuCtxGetCurrent_(&current);
-  int pushed = 0;
-  if (r != 0 || current != ctx) {
-    r = cuCtxPushCurrent_(ctx);
-    if (r != 0) return failed("cuCtxPushCurrent", r);
-    pushed = 1;
-  }
+  int pushed;
+  CUresult r = push_unless_current(ctx, &pushed);
+  if (r != 0) return failed("cuCtxPushCurrent", r);
   const char* what = "cuLaunchKernelEx";
-  r = 0;
   if (zero_count > 0) {
     r = cuMemsetD32Async_((CUdeviceptr)zero_ptr, 0, (size_t)zero_count, stream);
     if (r != 0) what = "cuMemsetD32Async (prescale C)";
@@ -147,18 +158,16 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     config->hStream = stream;
     r = cuLaunchKernelEx_(config, fn, params, NULL);
   }
-  if (pushed) {
-    CUcontext popped;
-    CUresult p = cuCtxPopCurrent_(&popped);
-    if (r == 0 && p != 0) return failed("cuCtxPopCurrent", p);
-  }
+  CUresult p = pop_if_pushed(pushed);
+  if (r == 0 && p != 0) return failed("cuCtxPopCurrent", p);
   if (r != 0) return failed(what, r);
   Py_RETURN_NONE;
 }
 
 /* cublas_create(ctx) -> (handle, status): a cuBLAS handle made with `ctx` (a
  * CUcontext) current, bound to its device; handle 0 where status is not
- * CUBLAS_STATUS_SUCCESS. Kept for the process's life, as torch keeps its own. */
+ * CUBLAS_STATUS_SUCCESS (a cublasStatus_t, or a CUresult negated). Kept for
+ * the process's life, as torch keeps its own. */
 static PyObject* cublas_create(PyObject* self, PyObject* arg) {
   if (!libcublas || !libcuda) {
     PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLAS (call init() first)");
@@ -166,12 +175,13 @@ static PyObject* cublas_create(PyObject* self, PyObject* arg) {
   }
   void* ctx = PyLong_AsVoidPtr(arg);
   if (PyErr_Occurred()) return NULL;
-  CUresult r = cuCtxPushCurrent_(ctx);
+  int pushed;
+  CUresult r = push_unless_current(ctx, &pushed);
   if (r != 0) return Py_BuildValue("(Ki)", 0ULL, -r);
   cublasHandle_t handle = NULL;
   cublasStatus_t s = cublasCreate_(&handle);
-  CUcontext popped;
-  cuCtxPopCurrent_(&popped);
+  r = pop_if_pushed(pushed);
+  if (s == 0 && r != 0) s = -r;
   return Py_BuildValue("(Ki)", (unsigned long long)(uintptr_t)(s == 0 ? handle : NULL), s);
 }
 
@@ -219,14 +229,9 @@ static PyObject* sgemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
     PyErr_SetString(PyExc_ValueError, "sgemm: null cuBLAS handle");
     return NULL;
   }
-  CUcontext current = NULL;
-  CUresult r = cuCtxGetCurrent_(&current);
-  int pushed = 0;
-  if (r != 0 || current != ctx) {
-    r = cuCtxPushCurrent_(ctx);
-    if (r != 0) return failed("cuCtxPushCurrent", -r);
-    pushed = 1;
-  }
+  int pushed;
+  CUresult r = push_unless_current(ctx, &pushed);
+  if (r != 0) return failed("cuCtxPushCurrent", -r);
   static const float one = 1.0f, zero = 0.0f;
   const char* what = "cublasSetStream";
   cublasStatus_t s = cublasSetStream_(handle, stream);
@@ -238,11 +243,9 @@ static PyObject* sgemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
     what = "cublasSgemm";
     s = cublasSgemm_(handle, v[1], v[2], v[3], v[4], v[5], &one, b, v[6], a, v[7], &zero, c, ldc);
   }
-  if (pushed) {
-    CUcontext popped;
-    cuCtxPopCurrent_(&popped);
-  }
+  r = pop_if_pushed(pushed);
   if (s != 0) return failed(what, s);
+  if (r != 0) return failed("cuCtxPopCurrent", -r);
   Py_RETURN_NONE;
 }
 
