@@ -103,7 +103,8 @@ TEST(Gemm16Family, NamesSourcesAndArguments) {
   EXPECT_EQ(Bf16().Source(mma).name_expression, "gemm16_mma<2,128,128,32,64,32,4,2,8,0,1>");
   EXPECT_EQ(F16().Source(F16().InLayout(mma, v1::LAYOUT_TT)).name_expression,
             "gemm16_mma<3,128,128,32,64,32,4,2,8,3,1>");
-  EXPECT_EQ(Bf16().Source(mma).parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/mma16.cuh"}));
+  EXPECT_EQ(Bf16().Source(mma).parts,
+            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/mma16.cuh"}));
   const Config simt = Simt16(64, 64, 16, 4, 4);
   EXPECT_EQ(F16().ConfigName(F16().InLayout(simt, v1::LAYOUT_TN)), "gemm_f16_simt_64x64x16_4x4_tn");
   EXPECT_EQ(Bf16().Source(simt).name_expression, "gemm16_simt<2,64,64,16,4,4>");
@@ -143,7 +144,8 @@ TEST(Gemm16Family, WgmmaKind) {
   const KernelSource src = F16().Source(F16().InLayout(persistent, v1::LAYOUT_NT));
   EXPECT_EQ(src.name_expression, "gemm16_wgmma<3,128,256,64,4,8,1,1,1,2>");
   EXPECT_EQ(src.options, std::vector<std::string>{"--gpu-architecture=sm_90a"});
-  EXPECT_EQ(src.parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/wgmma16.cuh"}));
+  EXPECT_EQ(src.parts,
+            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/wgmma16.cuh"}));
 
   v1::LaunchGeometry g = Bf16().Geometry(persistent, {4096, 4096, 4096}, d);
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 512 tiles, 132 SMs

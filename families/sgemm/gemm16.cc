@@ -205,7 +205,7 @@ class Gemm16FamilyImpl final : public Family {
   KernelSource Source(const Config& config) const override {
     if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreSource(config, dtype_);
     KernelSource s;
-    s.parts = {"sgemm/gemm16_simt.cuh"};
+    s.parts = {"sgemm/half16.cuh", "sgemm/gemm16_simt.cuh"};
     s.name_expression = WithLayoutArgument(
         absl::StrCat("gemm16_simt<", static_cast<int>(dtype_), ",", Get(config, "BM"), ",",
                      Get(config, "BN"), ",", Get(config, "BK"), ",", Get(config, "TM"), ",",

@@ -252,7 +252,8 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
   KernelSource s;
   const int d = static_cast<int>(dtype);
   if (Get(config, "KIND") == kWgmma) {
-    s.parts = {"sgemm/sgemm.cuh", "sgemm/wgmma16.cuh"};  // sgemm_detail::RasterTile
+    // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions.
+    s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/wgmma16.cuh"};
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
         ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
@@ -260,7 +261,8 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     s.options = {std::string(kWgmmaArchOption)};
     return s;
   }
-  s.parts = {"sgemm/sgemm.cuh", "sgemm/mma16.cuh"};  // sgemm_detail::RasterTile
+  // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions.
+  s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/mma16.cuh"};
   s.name_expression = absl::StrCat(
       "gemm16_mma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"), ",",
       Get(config, "WM"), ",", Get(config, "WN"), ",", Get(config, "STAGES"), ",",

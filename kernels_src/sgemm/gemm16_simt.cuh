@@ -18,36 +18,8 @@
 // Launch: grid = {ceil(N / BN), min(ceil(M / BM), 65535), ceil(ceil(M / BM)
 // / 65535)} (the row block is blockIdx.z * gridDim.y + blockIdx.y), block =
 // {(BM / TM) * (BN / TN), 1, 1}, static shared memory BK * (BM + BN + 2) * 4
-// bytes. beta == 0 reads no C.
-
-namespace gemm16_simt_detail {
-
-/// A 16-bit element (its bits) widened to fp32: BF16 is the top half of an
-/// fp32; FP16 converts exactly (PTX cvt.f32.f16).
-template <int DTYPE>
-__device__ __forceinline__ float Widen(unsigned short bits) {
-  if constexpr (DTYPE == 2) {
-    return __uint_as_float(static_cast<unsigned>(bits) << 16);
-  } else {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
-    return f;
-  }
-}
-
-/// fp32 rounded to the nearest 16-bit value, ties to even (PTX cvt.rn).
-template <int DTYPE>
-__device__ __forceinline__ unsigned short Narrow(float f) {
-  unsigned short bits;
-  if constexpr (DTYPE == 2) {
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f));
-  } else {
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));
-  }
-  return bits;
-}
-
-}  // namespace gemm16_simt_detail
+// bytes. beta == 0 reads no C. Compiled after sgemm/half16.cuh (its
+// conversions), no #include.
 
 template <int DTYPE, int BM, int BN, int BK, int TM, int TN, int LAYOUT = 0>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
@@ -57,7 +29,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   static_assert(BM % TM == 0 && BN % TN == 0, "BM % TM, BN % TN");
   constexpr int RT = BM / TM, CT = BN / TN, THREADS = RT * CT;
   constexpr bool TA = (LAYOUT & 2) != 0, TB = (LAYOUT & 1) != 0;
-  using gemm16_simt_detail::Widen;
+  using half16::Widen;
   __shared__ float As[BK][BM + 1];  // op(A)'s slice, k-major; +1: conflict-free transposed stores
   __shared__ float Bs[BK][BN + 1];
 
@@ -117,7 +89,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       unsigned short* c = C + static_cast<long long>(row) * N + col;
       float v = alpha * acc[i][j];
       if (beta != 0.0f) v = fmaf(beta, Widen<DTYPE>(*c), v);
-      *c = gemm16_simt_detail::Narrow<DTYPE>(v);
+      *c = half16::Narrow<DTYPE>(v);
     }
   }
 }

@@ -14,7 +14,8 @@
 //   2 TN: A stored K x M (lda = M), op(A) = A^T,  B K x N (ldb = N)
 //   3 TT: A stored K x M (lda = M),       B stored N x K (ldb = K)
 //
-// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile), no #include
+// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile) and
+// sgemm/half16.cuh (the 16-bit conversions), no #include
 // (NVRTC with --gpu-architecture=sm_90 or sm_80 and -std=c++17); helpers live
 // in namespace mma16_detail. The entry
 // point, instantiated through a name expression such as
@@ -165,40 +166,6 @@ __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], unsig
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 }
-
-// 16-bit <-> fp32 (round to nearest even).
-template <int DTYPE>
-__device__ __forceinline__ float ToFloat(unsigned short h) {
-  if constexpr (DTYPE == 2) {
-    return __uint_as_float(static_cast<unsigned>(h) << 16);
-  } else {
-    float f;
-    asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h));
-    return f;
-  }
-}
-template <int DTYPE>
-__device__ __forceinline__ unsigned short FromFloat(float x) {
-  unsigned short h;
-  if constexpr (DTYPE == 2) {
-    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(h) : "f"(x));
-  } else {
-    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(x));
-  }
-  return h;
-}
-// (lo, hi) packed, lo in bits 0..15.
-template <int DTYPE>
-__device__ __forceinline__ unsigned Pack(float lo, float hi) {
-  unsigned r;
-  if constexpr (DTYPE == 2) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
-
 
 // Cluster helpers (sm_90).
 __device__ __forceinline__ void ClusterSync() {
@@ -577,16 +544,16 @@ __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
           unsigned* c2 = reinterpret_cast<unsigned*>(c);
           if (read_c) {
             const unsigned old = *c2;
-            v0 = fmaf(beta, ToFloat<DTYPE>(static_cast<unsigned short>(old & 0xffff)), v0);
-            v1 = fmaf(beta, ToFloat<DTYPE>(static_cast<unsigned short>(old >> 16)), v1);
+            v0 = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(old & 0xffff)), v0);
+            v1 = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(old >> 16)), v1);
           }
-          *c2 = Pack<DTYPE>(v0, v1);
+          *c2 = half16::Pack<DTYPE>(v0, v1);
         } else {
-          if (read_c) v0 = fmaf(beta, ToFloat<DTYPE>(c[0]), v0);
-          c[0] = FromFloat<DTYPE>(v0);
+          if (read_c) v0 = fmaf(beta, half16::Widen<DTYPE>(c[0]), v0);
+          c[0] = half16::Narrow<DTYPE>(v0);
           if (col + 1 < cols) {
-            if (read_c) v1 = fmaf(beta, ToFloat<DTYPE>(c[1]), v1);
-            c[1] = FromFloat<DTYPE>(v1);
+            if (read_c) v1 = fmaf(beta, half16::Widen<DTYPE>(c[1]), v1);
+            c[1] = half16::Narrow<DTYPE>(v1);
           }
         }
       }

@@ -14,7 +14,8 @@
 //   3 TT: A stored K x M (lda M),      B stored N x K (ldb K)
 // Correct for every M, N, K >= 1 (each < 2^31) and any 2-byte-aligned A, B, C.
 //
-// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile), no #include:
+// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile) and
+// sgemm/half16.cuh (the 16-bit conversions), no #include:
 // NVRTC with --gpu-architecture=sm_90a
 // -std=c++17; with nvcc -arch=sm_90a (its compute_90 PTX gets a __trap()
 // body: wgmma and setmaxnreg are sm_90a features). Names: namespace
@@ -315,39 +316,6 @@ struct Wgmma<256, DTYPE, TA, TB> {
 #undef G16_REGS_64
 #undef G16_REGS_32
 #undef G16_D8
-
-// ---- 16-bit values. Pack: {lo, hi} rounded to nearest even as two 16-bit
-// values in one word (lo in the low half).
-template <int DTYPE>
-__device__ __forceinline__ unsigned Pack(float lo, float hi) {
-  unsigned r;
-  if constexpr (DTYPE == 2) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
-template <int DTYPE>
-__device__ __forceinline__ unsigned short Round(float x) {
-  unsigned short r;
-  if constexpr (DTYPE == 2) {
-    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
-  } else {
-    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
-  }
-  return r;
-}
-template <int DTYPE>
-__device__ __forceinline__ float Widen(unsigned short x) {
-  if constexpr (DTYPE == 2) {
-    return __uint_as_float(static_cast<unsigned>(x) << 16);
-  } else {
-    float r;
-    asm("cvt.f32.f16 %0, %1;\n" : "=f"(r) : "h"(x));
-    return r;
-  }
-}
 
 // 8 consecutive 16-bit elements at p (2-byte aligned), the first `n` of
 // them in range (the rest 0), as 16 bytes through registers: 2-byte loads
@@ -740,18 +708,18 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
               const unsigned o[4] = {old.x, old.y, old.z, old.w};
 #pragma unroll
               for (int p = 0; p < 4; ++p) {
-                f[2 * p] = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(o[p] & 0xffffu)), f[2 * p]);
-                f[2 * p + 1] = fmaf(beta, Widen<DTYPE>(static_cast<unsigned short>(o[p] >> 16)), f[2 * p + 1]);
+                f[2 * p] = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(o[p] & 0xffffu)), f[2 * p]);
+                f[2 * p + 1] = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(o[p] >> 16)), f[2 * p + 1]);
               }
             }
-            *c16 = make_uint4(Pack<DTYPE>(f[0], f[1]), Pack<DTYPE>(f[2], f[3]), Pack<DTYPE>(f[4], f[5]),
-                              Pack<DTYPE>(f[6], f[7]));
+            *c16 = make_uint4(half16::Pack<DTYPE>(f[0], f[1]), half16::Pack<DTYPE>(f[2], f[3]), half16::Pack<DTYPE>(f[4], f[5]),
+                              half16::Pack<DTYPE>(f[6], f[7]));
           } else {
 #pragma unroll
             for (int e = 0; e < 8; ++e) {
               if (col + e < N) {
                 crow[col + e] =
-                    Round<DTYPE>(beta != 0.0f ? fmaf(beta, Widen<DTYPE>(crow[col + e]), f[e]) : f[e]);
+                    half16::Narrow<DTYPE>(beta != 0.0f ? fmaf(beta, half16::Widen<DTYPE>(crow[col + e]), f[e]) : f[e]);
               }
             }
           }
