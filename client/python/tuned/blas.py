@@ -44,9 +44,7 @@ def _handle(index):
                 ctx = _primary_context(lib, index).value
                 handle, status = _fastcall.cublas_create(ctx)
                 if status != 0:
-                    name = (f"CUresult {-status}" if status < 0
-                            else _fastcall.cublas_status_name(status))
-                    raise TunedError(grpc.StatusCode.INTERNAL, f"cublasCreate: {name}")
+                    _raise("cublasCreate", status)
                 _handles[index] = (handle, ctx)
         return _handles[index]
 
@@ -71,7 +69,7 @@ class Gemm:
         self.opa, self.opb = (_OP_T if ta else _OP_N), (_OP_T if tb else _OP_N)
         self.lda, self.ldb = (m if ta else k), (k if tb else n)
         self.m, self.n, self.k = m, n, k
-        self.call = _fastcall.sgemm
+        self.call = _fastcall.sgemm if _fastcall is not None else None
 
     def __call__(self, a, b, out):
         """out = op(A) @ op(B) (a, b: the route's checked operands); returns out.
@@ -80,10 +78,15 @@ class Gemm:
                       b.data_ptr(), self.ldb, a.data_ptr(), self.lda, out.data_ptr(), self.n,
                       self.stream(self.index))
         if r is not None:
-            what, status = r
-            name = (f"CUresult {-status}" if status < 0 else _fastcall.cublas_status_name(status))
-            raise TunedError(grpc.StatusCode.INTERNAL, f"{what}: {name}")
+            _raise(*r)
         return out
+
+
+def _raise(what, status):
+    """TunedError INTERNAL naming a failed step and its status: a
+    cublasStatus_t by name, a CUresult (negated by tuned._fastcall) by number."""
+    name = f"CUresult {-status}" if status < 0 else _fastcall.cublas_status_name(status)
+    raise TunedError(grpc.StatusCode.INTERNAL, f"{what}: {name}")
 
 
 def prepare(torch, index, tf32, layout, m, n, k):

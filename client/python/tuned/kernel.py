@@ -4,9 +4,10 @@ The kernel is loaded with the CUDA driver API through ctypes on libcuda: no
 dependency beyond torch (which the tensors need anyway) and the driver every
 CUDA program already has. The launch itself goes through tuned._fastcall (C,
 built at install where a C compiler and Python's headers are) where it is
-built: ctypes' conversions cost ~2.5 us of a ~7 us call. torch has created the device's primary context for
-its tensors; the kernel is loaded into that context and launched on torch's
-current stream, so it orders with torch's own work like any torch op.
+built: ctypes' conversions cost ~2.5 us of a ~7 us call. torch has created
+the device's primary context for its tensors; the kernel is loaded into that
+context and launched on torch's current stream, so it orders with torch's
+own work like any torch op.
 torch is imported lazily: the gRPC client works without it.
 
 A launch costs a few microseconds of CPU: everything that does not change from
