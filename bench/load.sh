@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The GetBest load suite: bench/loadtest against one daemon on this GPU,
 # with a tuned SQLite database and then a PostgreSQL one holding the same
-# kernel, over the Unix socket. For each backend and each client API of
-# loadtest (sync: a thread per client; callback: gRPC's callback API), the
-# basic view at 1, 16 and 64 clients, the full view (cubin included) at 64,
-# and DescribeDevice (no store: the transport's floor) at 1 and 64. Ends
-# with one line per backend and API:
-#   SUMMARY load backend=B api=A clients=64 p50_ms= p99_ms= qps= single_p50_ms=
+# kernel, over the Unix socket. For each backend: the basic view at 1 client
+# (sync API: one blocking call after another, as a client program makes
+# them) and, with loadtest's async API on $LOAD_THREADS threads (default 6),
+# at 16 clients and at 64 over 64 connections (one each) and over 16 (four
+# clients a connection, as threads of a client process share a channel);
+# the full view (cubin included) at 64 over 16 connections; DescribeDevice
+# (no store: the transport's floor) at 1 and 64. Ends with one line per
+# backend and connection count:
+#   SUMMARY load backend=B clients=64 connections=C p50_ms= p99_ms= qps= single_p50_ms=
 #           full_p50_ms= full_p99_ms= full_qps=
 # The daemon runs without its compile-ahead, so that no compiler shares the
 # cores with the look-ups (a daemon that has compiled its space ahead is in
@@ -40,18 +43,17 @@ start_daemon() {  # start_daemon DB NAME
 stop_daemon() { kill -TERM $daemon; wait $daemon; }
 
 load() {  # load BACKEND: every run, appended to load.log as "backend=B <loadtest line>"
-  for api in sync callback; do
-    for c in 1 16 64; do
-      loadtest --server $sock --api $api --clients $c --seconds $seconds --max-requests 100000000 \
-        "${shape[@]}"
-    done
-    loadtest --server $sock --api $api --clients 64 --seconds $seconds --max-requests 100000000 \
-      --view full "${shape[@]}"
-    for c in 1 64; do
-      loadtest --server $sock --api $api --clients $c --seconds $seconds --max-requests 100000000 \
-        --method device 1 1 1
-    done
-  done 2>&1 | sed "s/^/backend=$1 /" | tee -a "$out/load.log"
+  local lt=(loadtest --server $sock --seconds $seconds --max-requests 100000000)
+  local async=(--api async --threads "${LOAD_THREADS:-6}")
+  {
+    "${lt[@]}" --api sync --clients 1 "${shape[@]}"
+    "${lt[@]}" "${async[@]}" --clients 16 "${shape[@]}"
+    "${lt[@]}" "${async[@]}" --clients 64 "${shape[@]}"
+    "${lt[@]}" "${async[@]}" --clients 64 --connections 16 "${shape[@]}"
+    "${lt[@]}" "${async[@]}" --clients 64 --connections 16 --view full "${shape[@]}"
+    "${lt[@]}" --api sync --clients 1 --method device 1 1 1
+    "${lt[@]}" "${async[@]}" --clients 64 --connections 16 --method device 1 1 1
+  } 2>&1 | sed "s/^/backend=$1 /" | tee -a "$out/load.log"
 }
 
 # SQLite: tune the shape (a short sweep), serve it, dump it for PostgreSQL.
@@ -72,16 +74,16 @@ stop_daemon
 
 # The SUMMARY lines, from the runs above.
 for b in sqlite postgresql; do
-  for api in sync callback; do
-    awk -v b=$b -v api=$api '
-      function get(line, key,   m) { return match(line, key "=[^ ]*") ? substr(line, RSTART + length(key) + 1, RLENGTH - length(key) - 1) : "" }
-      $1 == "backend=" b && get($0, "api") == api && get($0, "method") == "best" {
+  for conns in 64 16; do
+    awk -v b=$b -v conns=$conns '
+      function get(line, key,   m) { return match(line, " " key "=[^ ]*") ? substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2) : "" }
+      $1 == "backend=" b && get($0, "method") == "best" {
         c = get($0, "clients"); v = get($0, "view")
         if (v == "basic" && c == 1) single = get($0, "p50_ms")
-        if (v == "basic" && c == 64) { p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps") }
+        if (v == "basic" && c == 64 && get($0, "connections") == conns) { p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps") }
         if (v == "full" && c == 64) { fp50 = get($0, "p50_ms"); fp99 = get($0, "p99_ms"); fqps = get($0, "qps") }
       }
-      END { printf "SUMMARY load backend=%s api=%s clients=64 p50_ms=%s p99_ms=%s qps=%s single_p50_ms=%s full_p50_ms=%s full_p99_ms=%s full_qps=%s\n", b, api, p50, p99, qps, single, fp50, fp99, fqps }
+      END { printf "SUMMARY load backend=%s clients=64 connections=%s p50_ms=%s p99_ms=%s qps=%s single_p50_ms=%s full_p50_ms=%s full_p99_ms=%s full_qps=%s\n", b, conns, p50, p99, qps, single, fp50, fp99, fqps }
     ' "$out/load.log"
   done
 done | tee -a "$out/load.log"

@@ -1,14 +1,23 @@
 // loadtest: concurrent `best` look-ups against a running daemon, from a
 // separate process: C clients, each with its own gRPC connection, call
 // GetBest back to back for D seconds (or until R requests each) and the
-// latencies of all calls give QPS and p50/p99/max in ms. Bounded in count
-// and time so it can run anywhere.
+// latencies of all calls give QPS and p50/p99/max in ms, and its own CPU
+// time (user + system, µs) and context switches per call. Bounded in count and time so it can
+// run anywhere.
 //   --api sync: one thread per client, blocking calls (a client program's way);
 //   --api callback: gRPC's callback API, each client's next call started from
 //     the last one's completion on gRPC's own threads, so C clients need not
 //     be C threads competing with the daemon for the cores.
+//   --api async: gRPC's asynchronous API, T threads (--threads) each polling
+//     a completion queue of its own for its share of the clients (client c
+//     on thread c % T); each client's next call starts where its last one
+//     completes, on the thread that took the completion, as gRPC's own
+//     benchmark clients do.
 // Usage: loadtest --server ADDR [--clients 64] [--connections C] [--seconds 10]
-//                 [--max-requests 100000] [--api sync|callback] [--view basic|full] [--family sgemm] SHAPE...
+//                 [--max-requests 100000] [--api sync|callback|async] [--threads T]
+//                 [--view basic|full] [--family sgemm] SHAPE...
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -17,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,8 +47,13 @@ int main(int argc, char** argv) {
   app.add_option("--method", method,
                  "best (GetBest) or device (DescribeDevice: the transport's floor, no store)")
       ->check(CLI::IsMember({"best", "device"}));
-  app.add_option("--api", api, "sync (a thread per client) or callback (gRPC's callback API)")
-      ->check(CLI::IsMember({"sync", "callback"}));
+  int threads = 4;
+  app.add_option("--api", api,
+                 "sync (a thread per client), callback (gRPC's callback API) or async (gRPC's "
+                 "asynchronous API on --threads threads)")
+      ->check(CLI::IsMember({"sync", "callback", "async"}));
+  app.add_option("--threads", threads, "with --api async: threads, each polling a completion queue")
+      ->check(CLI::Range(1, 256));
   app.add_option("--view", view, "basic (config, times, geometry) or full (with source, cubin, PTX)")
       ->check(CLI::IsMember({"basic", "full"}));
   app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
@@ -109,6 +124,64 @@ int main(int argc, char** argv) {
       });
     }
     for (auto& t : threads) t.join();
+  } else if (api == "async") {
+    // One call in flight per client; its tag is itself.
+    struct Call {
+      int client;
+      Clock::time_point t0;
+      grpc::ClientContext ctx;
+      grpc::Status status;
+      tuned::v1::BestKernel reply;
+      tuned::v1::Device device;
+      std::unique_ptr<grpc::ClientAsyncResponseReader<tuned::v1::BestKernel>> best;
+      std::unique_ptr<grpc::ClientAsyncResponseReader<tuned::v1::Device>> describe;
+    };
+    std::vector<std::unique_ptr<tuned::v1::Tuner::Stub>> stubs;
+    std::vector<int64_t> calls(clients, 0);
+    for (int c = 0; c < clients; ++c) {
+      stubs.push_back(tuned::v1::Tuner::NewStub(channel(c)));
+      latencies[c].reserve(16384);
+    }
+    auto start_call = [&](int c, grpc::CompletionQueue* cq) {
+      auto* call = new Call;
+      call->client = c;
+      call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      ++calls[c];
+      call->t0 = Clock::now();
+      if (method == "best") {
+        call->best = stubs[c]->AsyncGetBest(&call->ctx, request, cq);
+        call->best->Finish(&call->reply, &call->status, call);
+      } else {
+        call->describe = stubs[c]->AsyncDescribeDevice(&call->ctx, describe, cq);
+        call->describe->Finish(&call->device, &call->status, call);
+      }
+    };
+    std::vector<std::thread> pollers;
+    for (int t = 0; t < std::min(threads, clients); ++t) {
+      pollers.emplace_back([&, t] {
+        grpc::CompletionQueue cq;
+        int in_flight = 0;
+        for (int c = t; c < clients; c += threads) {
+          start_call(c, &cq);
+          ++in_flight;
+        }
+        void* tag = nullptr;
+        bool ok = false;
+        while (in_flight > 0 && cq.Next(&tag, &ok)) {
+          std::unique_ptr<Call> call(static_cast<Call*>(tag));
+          record(call->client, ok ? call->status : grpc::Status(grpc::StatusCode::UNKNOWN, "not ok"),
+                 call->t0);
+          if (calls[call->client] < max_requests && Clock::now() < end) {
+            start_call(call->client, &cq);
+          } else {
+            --in_flight;
+          }
+        }
+        cq.Shutdown();
+        while (cq.Next(&tag, &ok)) delete static_cast<Call*>(tag);
+      });
+    }
+    for (auto& p : pollers) p.join();
   } else {
     // Each client's calls alternate between two contexts and replies: call
     // i+1 starts in call i's completion, when call i-1's are long done.
@@ -155,16 +228,24 @@ int main(int argc, char** argv) {
     cv.wait(lock, [&] { return running == 0; });
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double cpu_s = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+                       (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
   auto pct = [&all](double p) {
     return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
   };
-  std::printf("api=%s method=%s view=%s clients=%d connections=%zu seconds=%.1f requests=%zu errors=%lld qps=%.0f p50_ms=%.3f "
-              "p99_ms=%.3f max_ms=%.3f\n",
-              api.c_str(), method.c_str(), view.c_str(), clients, channels.size(), wall, all.size(), static_cast<long long>(errors.load()),
-              all.size() / wall, pct(0.50), pct(0.99), all.empty() ? 0.0 : all.back());
+  const std::string api_name =
+      api == "async" ? api + " threads=" + std::to_string(std::min(threads, clients)) : api;
+  std::printf("api=%s method=%s view=%s clients=%d connections=%zu seconds=%.1f requests=%zu errors=%lld "
+              "qps=%.0f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f client_cpu_us=%.1f client_switches=%.2f\n",
+              api_name.c_str(), method.c_str(), view.c_str(), clients, channels.size(), wall, all.size(),
+              static_cast<long long>(errors.load()), all.size() / wall, pct(0.50), pct(0.99),
+              all.empty() ? 0.0 : all.back(), all.empty() ? 0.0 : cpu_s * 1e6 / all.size(),
+              all.empty() ? 0.0 : static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw) / all.size());
   if (errors > 0) std::fprintf(stderr, "first error: gRPC code %d\n", first_error_code.load());
   return all.empty() ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/store.h"
 #include "families/family.h"
+#include "server/best_pollers.h"
 #include "server/jobs.h"
 #include "server/service.h"
 #include "server/worker_client.h"
@@ -71,6 +72,7 @@ struct ServiceHarness::State {
   std::unique_ptr<Store> store;
   std::unique_ptr<JobRunner> runner;
   std::unique_ptr<TunerService> service;
+  std::unique_ptr<BestPollers> best_pollers;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -116,8 +118,10 @@ void ServiceHarness::Open() {
   builder.RegisterService(state_->service.get());
   builder.experimental().SetInterceptorCreators(ServerInterceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);
+  state_->best_pollers = std::make_unique<BestPollers>(builder, state_->service.get(), 1);
   state_->server = builder.BuildAndStart();
   if (state_->server == nullptr) Die("the gRPC server did not start");
+  state_->best_pollers->Start();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   stub_ = v1::Tuner::NewStub(state_->server->InProcessChannel(args));
@@ -128,7 +132,9 @@ void ServiceHarness::Close() {
   if (state_ != nullptr) {
     state_->server->Shutdown(std::chrono::system_clock::now());
     state_->server->Wait();
+    state_->best_pollers->Stop();
     state_->server.reset();
+    state_->best_pollers.reset();
     state_->service.reset();
     state_->runner.reset();
     state_->store.reset();

@@ -23,6 +23,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/auth.h"
+#include "server/best_pollers.h"
 #include "server/jobs.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -45,6 +46,13 @@ int main(int argc, char** argv) {
   // acquisition (gRPC's own locks included) then updates one global lock
   // graph under one global lock, which serializes concurrent calls.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // gRPC's poll engine, unless GRPC_POLL_STRATEGY names another: under
+  // epoll1 (Debian's gRPC 1.51's default) a thread that wakes in epoll hands
+  // the polling on to another, and one look-up at a time cost the daemon 4.5-4.9
+  // context switches and 80-85 µs of CPU, against 1.0 and 34-40 µs under
+  // poll, at an equal rate at 64 clients
+  // (bench/results/2026-11-26_h100_load_async/sweep.txt). Read at gRPC's start.
+  setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
   tuned::DaemonOptions o;
   if (int rc = tuned::ParseDaemonOptions(argc, argv, &o); rc >= 0) return rc;
   if (auto s = tuned::SetUpLogging("tuned", o.log_level); !s.ok()) {
@@ -204,20 +212,28 @@ int main(int argc, char** argv) {
   grpc::ResourceQuota quota("tuned");
   quota.SetMaxThreads(256);
   builder.SetResourceQuota(quota);
-  // One completion queue per core, so that many concurrent look-ups are
-  // served in parallel (gRPC's default is one queue with two pollers).
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS,
-                              static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
   int tcp_port = 0;
   if (tls) builder.AddListeningPort(o.listen, tls, &tcp_port);
   builder.RegisterService(&service);
   builder.experimental().SetInterceptorCreators(tuned::ServerInterceptors());
+  // GetBest, the many clients' look-up, on its own poller threads; the
+  // other methods on the sync server's threads (gRPC's default: one queue).
+  // A quarter of the cores by default: on 16 cores 4 threads served 64
+  // clients over 16 connections at 129,000-131,000/s with p99 0.84-0.87 ms,
+  // against 106,000-116,000 with 2 threads and 118,000-127,000 with 8, the
+  // clients taking the other cores (bench/results/2026-11-26_h100_load_async/sweep.txt).
+  tuned::BestPollers best_pollers(
+      builder, &service,
+      o.lookup_threads > 0 ? o.lookup_threads
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 4)),
+      o.lookup_spin_us);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (tls && tcp_port == 0)) {
     spdlog::critical("cannot listen on unix:{}{}", o.socket, o.listen.empty() ? "" : " or " + o.listen);
     return 1;
   }
+  best_pollers.Start();
   if (chmod(o.socket.c_str(), 0660) != 0) {
     spdlog::critical("cannot chmod 0660 {}: {}", o.socket, std::strerror(errno));
     return 1;
@@ -280,6 +296,7 @@ int main(int argc, char** argv) {
   });
   server->Wait();
   supervisor.join();
+  best_pollers.Stop();
   std::filesystem::remove(o.socket, ec);
   spdlog::info("stopped");
   return 0;

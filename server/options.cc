@@ -93,6 +93,14 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--drain-seconds", o->drain_seconds,
                      "after SIGTERM, report NOT_SERVING and take no new jobs this long, then stop"))
       ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--lookup-threads", o->lookup_threads,
+                     "threads that serve GetBest, the clients' look-up, each polling a queue of its "
+                     "own (default 0: a quarter of the cores)"))
+      ->check(CLI::Range(0, 1024));
+  env(app.add_option("--lookup-spin-us", o->lookup_spin_us,
+                     "µs that a GetBest thread polls without sleeping after each call, so that a "
+                     "client's next call finds it awake (0: sleep at once)"))
+      ->check(CLI::Range(0, 100000));
   env(app.add_option("--worker", o->worker_path, "path of the tuned-worker executable"));
   bool compile_ahead = true;
   CLI::Option* ahead = env(app.add_flag(

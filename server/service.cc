@@ -213,14 +213,6 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequ
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* TunerService::GetBest(grpc::CallbackServerContext* ctx,
-                                                const grpc::ByteBuffer* request,
-                                                grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(AnswerBest(*ctx, *request, response));
-  return reactor;
-}
-
 grpc::Status TunerService::AnswerBest(const grpc::ServerContextBase& ctx,
                                       const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
   grpc::Slice raw;

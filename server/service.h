@@ -50,10 +50,10 @@ struct ServiceOptions {
   const search::Prior* prior = nullptr;
 };
 
-// GetBest, the hot read, is served by gRPC's callback API (no hand-off to a
-// thread pool) as raw bytes, from answers serialized once (BestAnswers); the
-// other methods are synchronous.
-class TunerService final : public v1::Tuner::WithRawCallbackMethod_GetBest<v1::Tuner::Service> {
+// GetBest, the hot read, is served by gRPC's asynchronous API (BestPollers,
+// no hand-off to a thread pool) as raw bytes, from answers serialized once
+// (BestAnswers); the other methods are synchronous.
+class TunerService final : public v1::Tuner::WithRawMethod_GetBest<v1::Tuner::Service> {
  public:
   /// `store` and `runner` must outlive the service.
   TunerService(Store* store, JobRunner* runner, int64_t device_id, ServiceOptions options = {})
@@ -72,9 +72,6 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_GetBest<v1::T
   grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest*, v1::Job*) override;
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
                         v1::ListJobsResponse*) override;
-  /// GetBest: a tuned.v1.GetBestRequest in, a tuned.v1.BestKernel out (AnswerBest).
-  grpc::ServerUnaryReactor* GetBest(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
-                                    grpc::ByteBuffer* response) override;
   grpc::Status ListMeasurements(grpc::ServerContext*, const v1::ListMeasurementsRequest*,
                                 v1::ListMeasurementsResponse*) override;
   grpc::Status DescribeDevice(grpc::ServerContext*, const v1::DescribeDeviceRequest*,
@@ -90,6 +87,14 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_GetBest<v1::T
   grpc::Status ListFamilies(grpc::ServerContext*, const v1::ListFamiliesRequest*,
                             v1::ListFamiliesResponse*) override;
   grpc::Status GetFamily(grpc::ServerContext*, const v1::GetFamilyRequest*, v1::FamilyInfo*) override;
+
+  /// GetBest on the request's bytes (a tuned.v1.GetBestRequest; the answer
+  /// is a tuned.v1.BestKernel): the held answer to the same bytes while the
+  /// store's bests are unchanged, else Best's, serialized and held unless it
+  /// queued a job. INVALID_ARGUMENT for bytes that are no GetBestRequest;
+  /// Best's errors otherwise. Served through BestPollers.
+  grpc::Status AnswerBest(const grpc::ServerContextBase& ctx, const grpc::ByteBuffer& request,
+                          grpc::ByteBuffer* response);
 
  private:
   /// Puts the problem in canonical form (ResolveProblem) and returns its
@@ -108,12 +113,6 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_GetBest<v1::T
   absl::StatusOr<ClientQuota> Writer(const grpc::ServerContextBase& ctx) const;
   grpc::Status Best(const grpc::ServerContextBase& ctx, const v1::GetBestRequest& req,
                     v1::BestKernel* best);
-  /// GetBest on the request's bytes: the held answer to the same bytes while
-  /// the store's bests are unchanged, else Best's, serialized and held
-  /// unless it queued a job. INVALID_ARGUMENT for bytes that are no
-  /// GetBestRequest.
-  grpc::Status AnswerBest(const grpc::ServerContextBase& ctx, const grpc::ByteBuffer& request,
-                          grpc::ByteBuffer* response);
   /// Fills `best` (problem and tuned shape set) from a baseline-only row: no
   /// config of `tuned_problem` passed verification, its baseline is served.
   grpc::Status BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,

@@ -11,8 +11,9 @@
 #include "db/store.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
-#include "server/jobs.h"
 #include "server/best_answers.h"
+#include "server/best_pollers.h"
+#include "server/jobs.h"
 #include "server/service.h"
 #include "server/worker_client.h"
 #include "tuned/client.h"
@@ -47,13 +48,16 @@ class ServiceTest : public ::testing::Test {
     builder.AddListeningPort(address, grpc::InsecureServerCredentials());
     builder.RegisterService(service_.get());
     builder.experimental().SetInterceptorCreators(ServerInterceptors());
+    best_pollers_ = std::make_unique<BestPollers>(builder, service_.get(), 2);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
+    best_pollers_->Start();
     client_ = std::make_unique<Client>(address);
   }
 
   void TearDown() override {
     if (server_) server_->Shutdown();
+    if (best_pollers_) best_pollers_->Stop();
     runner_.reset();
     worker_.reset();
     compiler_.reset();
@@ -66,6 +70,7 @@ class ServiceTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<TunerService> service_;
+  std::unique_ptr<BestPollers> best_pollers_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<Client> client_;
 };
@@ -141,7 +146,7 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
 
 // Bytes that are not a request message: INVALID_ARGUMENT with a message (not
 // gRPC's own INTERNAL or UNIMPLEMENTED without one), on the synchronous,
-// callback (GetBest) and server-streaming (WatchJob) methods alike.
+// asynchronous (GetBest) and server-streaming (WatchJob) methods alike.
 TEST_F(ServiceTest, UnparsableRequestBytesAreInvalidArgument) {
   grpc::GenericStub stub(grpc::CreateChannel("unix:" + (dir_ / "t.sock").string(),
                                              grpc::InsecureChannelCredentials()));
