@@ -47,10 +47,10 @@ int main(int argc, char** argv) {
   // graph under one global lock, which serializes concurrent calls.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // gRPC's poll engine, unless GRPC_POLL_STRATEGY names another: under
-  // epoll1 (Debian's gRPC 1.51's default) a thread that wakes in epoll hands
-  // the polling on to another, and one look-up at a time cost the daemon 4.5-4.9
-  // context switches and 80-85 µs of CPU, against 1.0 and 34-40 µs under
-  // poll, at an equal rate at 64 clients
+  // epoll1 (Debian's gRPC 1.51's default: one designated poller thread a
+  // process, its role passed on as it wakes) one look-up at a time cost the
+  // daemon 4.5-4.9 context switches and 80-88 µs of CPU, against 1.0 and
+  // 34-40 µs under poll, at an equal rate at 64 clients
   // (bench/results/2026-11-26_h100_load_async/sweep.txt). Read at gRPC's start.
   setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
   tuned::DaemonOptions o;

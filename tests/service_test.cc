@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "db/store.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -240,6 +244,57 @@ TEST_F(ServiceTest, CancelStopsAQueuedJob) {
 namespace tuned {
 namespace {
 
+// A measurement of SGEMM's last valid config at 0.05 ms with its kernel,
+// as a GPU sweep would leave it.
+v1::Measurement SgemmMeasurement(const v1::Device& device) {
+  const Family& f = SgemmFamily();
+  const Config config = f.ValidSpace(device, nullptr).back();
+  v1::Measurement m;
+  m.mutable_config()->set_name(f.ConfigName(config));
+  for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
+  m.set_status(v1::MEASUREMENT_OK);
+  m.set_median_ms(0.05);
+  m.set_metric(2.0 * (1 << 30) / (0.05 * 1e6));
+  m.set_metric_unit("GFLOPS");
+  return m;
+}
+
+const KernelBinary kBinary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+
+// More look-ups at once than the daemon has calls requested ahead
+// (BestPollers: 2 threads x kRequestedAhead here) wait for the next request,
+// and each gets the stored kernel.
+TEST_F(ServiceTest, ConcurrentLookUpsBeyondTheCallsRequestedAheadAreAllAnswered) {
+  auto device_id = store_->UpsertDevice(worker_->device());
+  ASSERT_TRUE(device_id.ok());
+  auto job = store_->CreateJob(*device_id, SgemmProblem(512, 512, 512), 1, 0);
+  ASSERT_TRUE(job.ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job, SgemmMeasurement(worker_->device()), &kBinary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS").ok());
+  constexpr int kClients = 2 * BestPollers::kRequestedAhead + 16;
+  constexpr int kCalls = 20;
+  std::atomic<int> answered{0};
+  std::vector<std::string> failures(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (int i = 0; i < kCalls; ++i) {
+        auto best = client_->GetBest(SgemmProblem(512, 512, 512));
+        if (!best.ok()) {
+          failures[c] = best.status().ToString();
+        } else if (best->cubin() != kBinary.cubin || best->match() != v1::MATCH_EXACT) {
+          failures[c] = "another answer: " + best->entry();
+        } else {
+          ++answered;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_EQ(failures[c], "") << "client " << c;
+  EXPECT_EQ(answered.load(), kClients * kCalls);
+}
+
 // A stored OK measurement (as a GPU sweep would leave) serves its shape exactly
 // and nearby untuned shapes as MATCH_NEAREST, with geometry for the asked shape.
 TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
@@ -249,14 +304,8 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   ASSERT_TRUE(job.ok());
   const Family& f = SgemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).back();
-  v1::Measurement m;
-  m.mutable_config()->set_name(f.ConfigName(config));
-  for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
-  m.set_status(v1::MEASUREMENT_OK);
-  m.set_median_ms(0.05);
-  m.set_metric(2.0 * (1 << 30) / (0.05 * 1e6));
-  m.set_metric_unit("GFLOPS");
-  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  const v1::Measurement m = SgemmMeasurement(worker_->device());
+  const KernelBinary& binary = kBinary;
   ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS").ok());
 
@@ -320,7 +369,7 @@ TEST_F(ServiceTest, LayoutsHaveTheirOwnBests) {
   m.mutable_config()->set_name("sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_nt");
   m.set_status(v1::MEASUREMENT_OK);
   m.set_median_ms(0.2);
-  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  const KernelBinary& binary = kBinary;
   ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.3, 0, "cuBLAS").ok());
   auto best = client_->GetBest(nt);
@@ -371,7 +420,7 @@ TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   m.set_status(v1::MEASUREMENT_OK);
   m.set_median_ms(0.02);
   m.set_error(1.5e-6);
-  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  const KernelBinary& binary = kBinary;
   ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS fp32").ok());
   ASSERT_TRUE(store_->SetJobErrorBound(*job, 2e-6, 4e-6).ok());
@@ -409,7 +458,7 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
   ASSERT_TRUE(device_id.ok());
   const Family& f = SgemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).back();
-  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  const KernelBinary& binary = kBinary;
   // One tuned shape per case: kernel 1.0 ms, cuBLAS 1.07 ms.
   auto tuned = [&](int64_t m, const std::optional<StoredSpeedup>& judged) {
     auto job = store_->CreateJob(*device_id, SgemmProblem(m, 512, 512), 1, 0);
@@ -498,7 +547,7 @@ TEST_F(ServiceTest, GetBestServesTheBaselineWhereNoConfigPassedVerification) {
   for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
   m.set_status(v1::MEASUREMENT_OK);
   m.set_median_ms(0.5);
-  const KernelBinary binary{"source", "_Z5entry", std::string("\x7f" "ELF\0cubin", 10), "ptx", ""};
+  const KernelBinary& binary = kBinary;
   auto kernel_job = store_->CreateJob(*device_id, SgemmProblem(1024, 1024, 1024, v1::MATH_TF32), 1, 0);
   ASSERT_TRUE(kernel_job.ok());
   ASSERT_TRUE(store_->AddMeasurement(*kernel_job, m, &binary).ok());
