@@ -7,8 +7,10 @@
 # at 16 clients and at 64 over 64 connections (one each) and over 16 (four
 # clients a connection, as threads of a client process share a channel);
 # the full view (cubin included) at 64 over 16 connections; DescribeDevice
-# (no store: the transport's floor) at 1 and 64. Ends with one line per
-# backend and connection count:
+# (no store: the transport's floor) at 1 and 64. One client also runs with
+# gRPC's retry filter off (variant=no_retries) and under the poll engine too
+# (no_retries_poll), for the record: the SUMMARY's single_p50_ms is the
+# plain client's. Ends with one line per backend and connection count:
 #   SUMMARY load backend=B clients=64 connections=C p50_ms= p99_ms= qps= single_p50_ms=
 #           full_p50_ms= full_p99_ms= full_qps=
 # The daemon runs without its compile-ahead, so that no compiler shares the
@@ -47,6 +49,9 @@ load() {  # load BACKEND: every run, appended to load.log as "backend=B <loadtes
   local async=(--api async --threads "${LOAD_THREADS:-6}")
   {
     "${lt[@]}" --api sync --clients 1 "${shape[@]}"
+    "${lt[@]}" --api sync --clients 1 --channel-arg grpc.enable_retries=0 "${shape[@]}" | sed 's/^/variant=no_retries /'
+    GRPC_POLL_STRATEGY=poll "${lt[@]}" --api sync --clients 1 --channel-arg grpc.enable_retries=0 "${shape[@]}" |
+      sed 's/^/variant=no_retries_poll /'
     "${lt[@]}" "${async[@]}" --clients 16 "${shape[@]}"
     "${lt[@]}" "${async[@]}" --clients 64 "${shape[@]}"
     "${lt[@]}" "${async[@]}" --clients 64 --connections 16 "${shape[@]}"
@@ -79,7 +84,7 @@ for b in sqlite postgresql; do
       function get(line, key,   m) { return match(line, " " key "=[^ ]*") ? substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2) : "" }
       $1 == "backend=" b && get($0, "method") == "best" {
         c = get($0, "clients"); v = get($0, "view")
-        if (v == "basic" && c == 1) single = get($0, "p50_ms")
+        if (v == "basic" && c == 1 && $2 !~ /^variant=/) single = get($0, "p50_ms")
         if (v == "basic" && c == 64 && get($0, "connections") == conns) { p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps") }
         if (v == "full" && c == 64) { fp50 = get($0, "p50_ms"); fp99 = get($0, "p99_ms"); fqps = get($0, "qps") }
       }

@@ -15,7 +15,7 @@
 //     benchmark clients do.
 // Usage: loadtest --server ADDR [--clients 64] [--connections C] [--seconds 10]
 //                 [--max-requests 100000] [--api sync|callback|async] [--threads T]
-//                 [--view basic|full] [--family sgemm] SHAPE...
+//                 [--view basic|full] [--family sgemm] [--channel-arg KEY=INT]... SHAPE...
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "families/family.h"
@@ -65,6 +66,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-requests", max_requests, "requests per client at most")
       ->check(CLI::PositiveNumber);
   app.add_option("--family", family_name, "kernel family of the looked-up problem");
+  std::vector<std::string> channel_args;
+  app.add_option("--channel-arg", channel_args,
+                 "an integer gRPC channel argument of every connection, KEY=VALUE (e.g. "
+                 "grpc.enable_retries=0); repeatable")
+      ->allow_extra_args(false);
   app.add_option("shape", shape, "the problem's shape, e.g. 1024 1024 1024")->required();
   CLI11_PARSE(app, argc, argv);
   // As the daemon: Debian's Abseil checks every lock for deadlocks under one global lock.
@@ -93,6 +99,15 @@ int main(int argc, char** argv) {
   for (int i = 0; i < (connections > 0 ? connections : clients); ++i) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+    for (const std::string& kv : channel_args) {
+      const size_t eq = kv.find('=');
+      int value = 0;
+      if (eq == std::string::npos || !absl::SimpleAtoi(kv.substr(eq + 1), &value)) {
+        std::fprintf(stderr, "--channel-arg takes KEY=INTEGER, got %s\n", kv.c_str());
+        return 2;
+      }
+      args.SetInt(kv.substr(0, eq), value);
+    }
     channels.push_back(grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
   }
   auto channel = [&channels](int c) { return channels[c % channels.size()]; };
