@@ -10,30 +10,13 @@
 # loadtest):  bash bench/results/2026-11-26_h100_load_async/sweep.sh OUT
 set -u
 out=$1; mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.bundle/lib:/usr/local/cuda/lib64 PATH=$PWD/.bundle/bin:$PATH
-w=$(mktemp -d); sock=unix:$w/s.sock
-seconds=${RUN_SECONDS:-4}
-start() {  # start [ARGS...]: the daemon, with ARGS
-  tuned --gpu 0 --no-compile-ahead --socket $w/s.sock --db $w/t.db "$@" >> "$out/sweep_tuned.log" 2>&1 &
-  d=$!
-  for _ in $(seq 300); do tunectl --server $sock device > /dev/null 2>&1 && return; sleep 0.1; done
-}
-cpu() { awk '{print $14 + $15}' /proc/$d/stat; }
-switches() { cat /proc/$d/task/*/status | awk '/ctxt_switches/ {s += $2} END {print s}'; }
-run() {  # run LOADTEST_ARGS...: one loadtest line with the daemon's cost per call
-  local c0 s0 line n
-  c0=$(cpu); s0=$(switches)
-  line=$(loadtest --server $sock --seconds $seconds --max-requests 100000000 "$@" 1024 1024 1024)
-  n=$(echo "$line" | sed 's/.*requests=\([0-9]*\).*/\1/')
-  echo "$line daemon_cpu_us=$(( ($(cpu) - c0) * 10000 * 1000 / (n > 0 ? n : 1) / 1000 )) daemon_switches=$(awk -v a=$(switches) -v b=$s0 -v n=$n 'BEGIN {printf "%.2f", (a - b) / (n > 0 ? n : 1)}')"
-}
+log=sweep_tuned.log seconds=${RUN_SECONDS:-4}
+source "$(dirname "$0")/common.sh"
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader); $(nproc) cores" | tee "$out/sweep.txt"
-start
-tunectl --server $sock sweep 1024 1024 1024 --budget 24 --wait > /dev/null 2>&1
-kill -TERM $d; wait $d
+tune
 for engine in epoll1 poll; do
   for lt in 1 2 4 8; do
-    GRPC_POLL_STRATEGY=$engine start --lookup-threads $lt
+    GRPC_POLL_STRATEGY=$engine start tuned --lookup-threads $lt
     {
       run --api sync --clients 1
       run --api async --threads 1 --clients 1
