@@ -2,8 +2,9 @@
 // by gRPC's asynchronous API: a completion queue per poller thread, each
 // with calls requested ahead, and each call answered (TunerService::
 // AnswerBest) on the thread that took it from its queue, with no hand-off
-// to a pool. Served by the callback API, a look-up at 64 clients cost the
-// daemon 3-5 context switches (bench/results/2026-11-26_h100_load/profile_cpu.txt).
+// to a pool. Under gRPC's poll engine (server/main.cc) one client's look-up
+// then costs the daemon one context switch, none while a thread polls on
+// (bench/results/2026-11-26_h100_load_async/).
 #pragma once
 
 #include <memory>
