@@ -2,8 +2,8 @@
 // separate process: C clients, each with its own gRPC connection, call
 // GetBest back to back for D seconds (or until R requests each) and the
 // latencies of all calls give QPS and p50/p99/max in ms, and its own CPU
-// time (user + system, µs) and context switches per call. Bounded in count and time so it can
-// run anywhere.
+// time (user + system, µs) and context switches per call. Bounded in count
+// and time so it can run anywhere.
 //   --api sync: one thread per client, blocking calls (a client program's way);
 //   --api callback: gRPC's callback API, each client's next call started from
 //     the last one's completion on gRPC's own threads, so C clients need not

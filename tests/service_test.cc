@@ -305,14 +305,13 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   const Family& f = SgemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).back();
   const v1::Measurement m = SgemmMeasurement(worker_->device());
-  const KernelBinary& binary = kBinary;
-  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &kBinary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS").ok());
 
   auto exact = client_->GetBest(SgemmProblem(1024, 1024, 1024));
   ASSERT_TRUE(exact.ok()) << exact.status();
   EXPECT_EQ(exact->match(), v1::MATCH_EXACT);
-  EXPECT_EQ(exact->cubin(), binary.cubin);
+  EXPECT_EQ(exact->cubin(), kBinary.cubin);
   EXPECT_EQ(exact->entry(), "_Z5entry");
   EXPECT_DOUBLE_EQ(exact->baseline_ms(), 0.06);
   EXPECT_EQ(exact->arguments_size(), 8);
@@ -321,7 +320,7 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   // Where cuBLAS beat every generated kernel, GetBest says so.
   auto job2 = store_->CreateJob(*device_id, SgemmProblem(64, 64, 64), 1, 0);
   ASSERT_TRUE(job2.ok());
-  ASSERT_TRUE(store_->AddMeasurement(*job2, m, &binary).ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job2, m, &kBinary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job2, 0.01, 0, "cuBLAS").ok());
   auto slower = client_->GetBest(SgemmProblem(64, 64, 64));
   ASSERT_TRUE(slower.ok()) << slower.status();
@@ -369,8 +368,7 @@ TEST_F(ServiceTest, LayoutsHaveTheirOwnBests) {
   m.mutable_config()->set_name("sgemm_warp_128x128x16_8x8_ln8_s3_g8_b2_nt");
   m.set_status(v1::MEASUREMENT_OK);
   m.set_median_ms(0.2);
-  const KernelBinary& binary = kBinary;
-  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &kBinary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.3, 0, "cuBLAS").ok());
   auto best = client_->GetBest(nt);
   ASSERT_TRUE(best.ok()) << best.status();
@@ -420,8 +418,7 @@ TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   m.set_status(v1::MEASUREMENT_OK);
   m.set_median_ms(0.02);
   m.set_error(1.5e-6);
-  const KernelBinary& binary = kBinary;
-  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &kBinary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.06, 0, "cuBLAS fp32").ok());
   ASSERT_TRUE(store_->SetJobErrorBound(*job, 2e-6, 4e-6).ok());
 
@@ -458,7 +455,6 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
   ASSERT_TRUE(device_id.ok());
   const Family& f = SgemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).back();
-  const KernelBinary& binary = kBinary;
   // One tuned shape per case: kernel 1.0 ms, cuBLAS 1.07 ms.
   auto tuned = [&](int64_t m, const std::optional<StoredSpeedup>& judged) {
     auto job = store_->CreateJob(*device_id, SgemmProblem(m, 512, 512), 1, 0);
@@ -468,7 +464,7 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
     for (const auto& [k, v] : config) (*meas.mutable_config()->mutable_params())[k] = v;
     meas.set_status(v1::MEASUREMENT_OK);
     meas.set_median_ms(1.0);
-    EXPECT_TRUE(store_->AddMeasurement(*job, meas, &binary).ok());
+    EXPECT_TRUE(store_->AddMeasurement(*job, meas, &kBinary).ok());
     EXPECT_TRUE(store_->SetJobBaseline(*job, 1.07, 0, "cuBLAS").ok());
     if (judged) {
       EXPECT_TRUE(store_->SetSpeedup(*job, meas.config().name(), *judged).ok());
@@ -522,7 +518,7 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
   // An import keeps the interval it was judged with (dump, then import).
   v1::BestKernel exported = sure;
   *exported.mutable_problem() = SgemmProblem(256, 512, 512);
-  exported.set_cubin(binary.cubin);
+  exported.set_cubin(kBinary.cubin);
   auto imported = client_->ImportKernel(exported);
   ASSERT_TRUE(imported.ok()) << imported.status();
   auto again = client_->GetBest(SgemmProblem(256, 512, 512));
@@ -547,10 +543,9 @@ TEST_F(ServiceTest, GetBestServesTheBaselineWhereNoConfigPassedVerification) {
   for (const auto& [k, v] : config) (*m.mutable_config()->mutable_params())[k] = v;
   m.set_status(v1::MEASUREMENT_OK);
   m.set_median_ms(0.5);
-  const KernelBinary& binary = kBinary;
   auto kernel_job = store_->CreateJob(*device_id, SgemmProblem(1024, 1024, 1024, v1::MATH_TF32), 1, 0);
   ASSERT_TRUE(kernel_job.ok());
-  ASSERT_TRUE(store_->AddMeasurement(*kernel_job, m, &binary).ok());
+  ASSERT_TRUE(store_->AddMeasurement(*kernel_job, m, &kBinary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*kernel_job, 0.6, 0, "cuBLAS TF32").ok());
 
   // Every config of 1000^3 wrong: DONE with the baseline.
@@ -558,7 +553,7 @@ TEST_F(ServiceTest, GetBestServesTheBaselineWhereNoConfigPassedVerification) {
   auto job = store_->CreateJob(*device_id, none, 1, 0);
   ASSERT_TRUE(job.ok());
   m.set_status(v1::MEASUREMENT_WRONG_ANSWER);
-  ASSERT_TRUE(store_->AddMeasurement(*job, m, &binary).ok());
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &kBinary).ok());
   ASSERT_TRUE(store_->SetJobBaseline(*job, 0.4, 5000, "cuBLAS TF32").ok());
   ASSERT_TRUE(store_->SetJobErrorBound(*job, 3e-7, 6e-7).ok());
   // (The runner may be at it too, compile-only: either ends it DONE.)
