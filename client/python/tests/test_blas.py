@@ -24,7 +24,7 @@ class Buffer:
         return self.address
 
 
-def column_major_sgemm(handle, ctx, math, opa, opb, m, n, k, a, lda, b, ldb, c, ldc, stream):
+def column_major_sgemm(opa, opb, m, n, k, a, lda, b, ldb, c, ldc):
     """cublasSgemm's C(m x n, ldc) = op(A) op(B), alpha 1, beta 0, on Buffer
     memory (cuBLAS's argument order: the first operand is A)."""
     A, B, C = Buffer.memory[a].values, Buffer.memory[b].values, Buffer.memory[c].values
@@ -36,6 +36,27 @@ def column_major_sgemm(handle, ctx, math, opa, opb, m, n, k, a, lda, b, ldb, c, 
     for i in range(m):
         for j in range(n):
             C[i + j * ldc] = sum(at(A, lda, opa, i, p) * at(B, ldb, opb, p, j) for p in range(k))
+
+
+class FakeFastcall:
+    """tuned._fastcall's plan and gemm on Buffer memory: plan keeps its
+    arguments, gemm runs them as cublasSgemm would. `workspace`: the bytes the
+    plan says its algorithm needs."""
+
+    def __init__(self, workspace=-1):
+        self.plans, self.calls, self.workspace = [], [], workspace
+
+    def plan(self, handle, lt, ctx, math, opa, opb, m, n, k, lda, ldb, ldc, limit):
+        self.plans.append((handle, lt, ctx, math, limit))
+        return (opa, opb, m, n, k, lda, ldb, ldc), self.workspace
+
+    def gemm(self, plan, a, b, c, stream, workspace):
+        self.calls.append((stream, workspace))
+        opa, opb, m, n, k, lda, ldb, ldc = plan
+        column_major_sgemm(opa, opb, m, n, k, a, lda, b, ldb, c, ldc)
+
+
+HANDLES = blas._Handles(blas=11, lt=44, ctx=22, workspace_limit=32 << 20)
 
 
 def row_major(rows, cols, seed):
@@ -56,26 +77,71 @@ def test_gemm_maps_each_row_major_layout_to_cublas_column_major(layout, shape):
     opa, opb = row_major(m, k, 1), row_major(k, n, 2)  # op(A), op(B) as used
     a, b = stored(opa, layout[0]), stored(opb, layout[1])
     out = Buffer([float("nan")] * (m * n))
-    calls = []
-    gemm = blas.Gemm(handle=11, ctx=22, tf32=layout == "tt", layout=layout, m=m, n=n, k=k,
-                     index=0, stream=lambda index: 33)
-    gemm.call = lambda *args: calls.append(args) or column_major_sgemm(*args)
+    fake = FakeFastcall()
+    gemm = blas.Gemm(None, HANDLES, tf32=layout == "tt", layout=layout, m=m, n=n, k=k,
+                     index=0, stream=lambda index: 33, fastcall=fake)
     assert gemm(a, b, out) is out
     expected = [sum(opa[i][p] * opb[p][j] for p in range(k)) for i in range(m) for j in range(n)]
     assert out.values == expected
-    (handle, ctx, math, *_rest, stream), = calls
-    assert (handle, ctx, stream) == (11, 22, 33)
-    assert math == (3 if layout == "tt" else 0)  # CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_DEFAULT_MATH
+    assert fake.plans == [(11, 44, 22, 3 if layout == "tt" else 0, 32 << 20)]  # TF32 tensor op math
+    assert fake.calls == [(33, 0)]  # on the current stream; no workspace asked for
+
+
+def test_a_plan_that_takes_a_workspace_gets_one_per_stream():
+    class Torch:  # the parts of torch _workspace uses, on Buffer memory
+        class cuda:
+            @staticmethod
+            def is_current_stream_capturing():
+                return Torch.capturing
+
+        capturing, uint8 = False, "uint8"
+
+        @staticmethod
+        def device(kind, index):
+            return (kind, index)
+
+        @staticmethod
+        def empty(size, dtype, device):
+            assert (dtype, device) == ("uint8", ("cuda", 0))
+            return Buffer([0.0] * (size // 4))
+
+    blas._workspaces.clear()
+    fake = FakeFastcall(workspace=4096)
+    streams = iter([33, 33, 55, 77])
+    gemm = blas.Gemm(Torch, HANDLES, tf32=False, layout="nn", m=2, n=2, k=2, index=0,
+                     stream=lambda index: next(streams), fastcall=fake)
+    a = Buffer([1.0] * 4)
+    out = Buffer([0.0] * 4)
+    gemm(a, a, out)
+    gemm(a, a, out)
+    gemm(a, a, out)
+    Torch.capturing = True
+    gemm(a, a, out)
+    (s1, w1), (s2, w2), (s3, w3), (s4, w4) = fake.calls
+    assert (s1, s2, s3, s4) == (33, 33, 55, 77)
+    assert w1 == w2 != 0 and w3 not in (0, w1)  # kept per stream, one per stream
+    assert w4 == 0  # none is allocated during a capture: an algorithm that takes none runs
+    assert out.values == [2.0] * 4
+    blas._workspaces.clear()
 
 
 def test_a_failed_cublas_call_raises_naming_the_step():
-    gemm = blas.Gemm(handle=1, ctx=2, tf32=False, layout="nn", m=2, n=2, k=2, index=0,
-                     stream=lambda index: 0)
+    fake = FakeFastcall()
+    gemm = blas.Gemm(None, HANDLES, tf32=False, layout="nn", m=2, n=2, k=2, index=0,
+                     stream=lambda index: 0, fastcall=fake)
     gemm.call = lambda *args: ("cublasSgemm", -1)  # a CUresult 1, negated: a context push
     a = Buffer([0.0] * 4)
     with pytest.raises(kernel.TunedError) as e:
         gemm(a, a, a)
     assert "cublasSgemm: CUresult 1" in str(e.value)
+
+
+def test_a_failed_plan_raises_naming_the_step():
+    fake = FakeFastcall()
+    fake.plan = lambda *args: ("cublasLtMatmulAlgoGetHeuristic", -700)
+    with pytest.raises(kernel.TunedError, match="cublasLtMatmulAlgoGetHeuristic: CUresult 700"):
+        blas.Gemm(None, HANDLES, tf32=False, layout="nn", m=2, n=2, k=2, index=0,
+                  stream=lambda index: 0, fastcall=fake)
 
 
 def test_prepare_refuses_what_it_cannot_run():
@@ -90,12 +156,16 @@ fastcall = kernel._fastcall
                     reason="tuned._fastcall is not built (no C compiler or Python headers)")
 def test_the_c_module_is_built_and_refuses_bad_calls():
     assert fastcall is not None, "run.sh found Python's headers, yet tuned._fastcall was not built"
-    driver, cublas = fastcall.init()
-    assert isinstance(driver, bool) and isinstance(cublas, bool)
+    driver, cublas, cublaslt = fastcall.init()
+    assert all(isinstance(found, bool) for found in (driver, cublas, cublaslt))
     with pytest.raises(TypeError, match="7 arguments"):
         fastcall.launch(1, 2, 3)
-    with pytest.raises(TypeError, match="15 arguments"):
-        fastcall.sgemm(1)
+    with pytest.raises(TypeError, match="13 arguments"):
+        fastcall.plan(1)
+    with pytest.raises(TypeError, match="6 arguments"):
+        fastcall.gemm(1)
+    with pytest.raises(ValueError):  # not a plan
+        fastcall.gemm(1, 2, 3, 4, 5, 6)
     if not driver:  # no GPU driver here: refused, not crashed
         with pytest.raises(RuntimeError, match="no CUDA driver"):
             fastcall.launch(1, 2, 3, 4, 5, 0, 0)
@@ -104,7 +174,10 @@ def test_the_c_module_is_built_and_refuses_bad_calls():
             fastcall.launch(0, 0, 0, 0, 0, 0, 0)
     if not (driver and cublas):
         with pytest.raises(RuntimeError, match="no cuBLAS"):
-            fastcall.sgemm(*range(15))
+            fastcall.plan(*range(13))
+    else:
+        with pytest.raises(ValueError, match="null cuBLAS handle"):
+            fastcall.plan(0, *range(12))
     if cublas:
         assert fastcall.cublas_status_name(7) == "CUBLAS_STATUS_INVALID_VALUE"
     with pytest.raises(TypeError):

@@ -345,9 +345,9 @@ def transposed_pair(m, n, k, layout, seed):
 
 def test_the_c_launcher_is_built_and_launches():
     """pip built tuned._fastcall on this machine, it finds the driver and
-    cuBLAS, and a loaded kernel launches through it."""
+    cuBLAS and cuBLASLt, and a loaded kernel launches through it."""
     assert tuned.kernel._fastcall is not None, "tuned._fastcall was not built by pip install"
-    assert tuned.kernel._fastcall.init() == (True, True)
+    assert tuned.kernel._fastcall.init() == (True, True, True)
 
 
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
@@ -371,6 +371,25 @@ def test_cublas_called_directly_matches_torch_in_each_layout(layout, tf32):
             want = torch.matmul(a, b)
         err, torch_err = rel_error(got, ref), rel_error(want, ref)
         assert err <= 2 * torch_err + 1e-7, (m, n, k, layout, tf32, err, torch_err)
+
+
+@pytest.mark.parametrize("tf32", [False, True])
+def test_cublas_planned_once_runs_cublaslt_and_falls_back_on_unaligned_operands(tf32):
+    """A route's GEMM is planned with cuBLASLt (an algorithm found: workspace
+    not -1); operands that are views at an offset of one float (not 256-byte
+    aligned, as the plan assumes) run cublasSgemm instead, equally right."""
+    m, n, k = 384, 256, 320
+    gemm = tuned.blas.prepare(torch, 0, tf32, "nt", m, n, k)
+    assert gemm.workspace >= 0, "cuBLASLt gave no algorithm for a 384x256x320 SGEMM"
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.randn(m * k + 1, device="cuda", generator=g)[1:].view(m, k)
+    b = torch.randn(n * k + 1, device="cuda", generator=g)[1:].view(n, k).t()
+    for x, y in ((a, b), (a.clone(), b.t().clone().t())):  # unaligned, then aligned
+        got = gemm(x, y, torch.empty(m, n, device="cuda"))
+        with tuned.kernel._tf32(torch, allow=tf32):
+            want = torch.matmul(x, y)
+        ref = x.double() @ y.double()
+        assert rel_error(got, ref) <= 2 * rel_error(want, ref) + 1e-7
 
 
 def test_cublas_called_directly_replays_in_a_cuda_graph():

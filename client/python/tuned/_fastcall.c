@@ -6,10 +6,11 @@
  * back to ctypes and torch where this module is not built (no C compiler or
  * Python headers at install) or its libraries are missing.
  *
- * The CUDA driver (libcuda.so.1) and cuBLAS (libcublas.so.13 or .12, the one
- * torch has loaded where it has) are opened with dlopen at init(); no CUDA
- * header is needed to build, so the few types and constants used are
- * declared here, as cuda.h and cublas_api.h (CUDA 12 and 13) define them.
+ * The CUDA driver (libcuda.so.1), cuBLAS and cuBLASLt (libcublas.so.13 or .12
+ * and libcublasLt of the same number, the ones torch has loaded where it has)
+ * are opened with dlopen at init(); no CUDA header is needed to build, so the
+ * few types and constants used are declared here, as cuda.h, cublas_api.h and
+ * cublasLt.h (CUDA 12 and 13) define them.
  * Every call's status is returned to the caller, which raises (tuned/kernel.py
  * names a CUresult with cuGetErrorName, a cublasStatus_t with
  * cublasGetStatusName): a failure is reported, never ignored.
@@ -40,6 +41,7 @@ static CUresult (*cuCtxPushCurrent_)(CUcontext);
 static CUresult (*cuCtxPopCurrent_)(CUcontext*);
 static CUresult (*cuLaunchKernelEx_)(const LaunchConfig*, CUfunction, void**, void**);
 static CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream);
+static CUresult (*cuStreamIsCapturing_)(CUstream, int*);  /* CUstreamCaptureStatus: 0 none */
 
 typedef int cublasStatus_t;
 typedef void* cublasHandle_t;
@@ -51,8 +53,49 @@ static cublasStatus_t (*cublasSgemm_)(cublasHandle_t, int, int, int, int, int, c
                                       int);
 static const char* (*cublasGetStatusName_)(cublasStatus_t);
 
+/* cuBLASLt (cublasLt.h): the descriptors are opaque pointers here. */
+typedef void* cublasLtHandle_t;
+typedef void* LtDesc;
+typedef struct {
+  uint64_t data[8];
+} cublasLtMatmulAlgo_t;
+typedef struct {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+} cublasLtMatmulHeuristicResult_t;
+enum {
+  CUDA_R_32F = 0,                    /* cudaDataType (library_types.h) */
+  CUBLAS_COMPUTE_32F = 68,           /* cublasComputeType_t */
+  CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+  CUBLASLT_MATMUL_DESC_TRANSA = 3,   /* cublasLtMatmulDescAttributes_t */
+  CUBLASLT_MATMUL_DESC_TRANSB = 4,
+  CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* cublasLtMatmulPreferenceAttributes_t */
+  CUBLAS_STATUS_NOT_SUPPORTED = 15,
+  CUBLAS_TF32_TENSOR_OP_MATH = 3,    /* cublasMath_t */
+};
+static cublasStatus_t (*cublasLtCreate_)(cublasLtHandle_t*);
+static cublasStatus_t (*cublasLtMatmulDescCreate_)(LtDesc*, int, int);
+static cublasStatus_t (*cublasLtMatmulDescDestroy_)(LtDesc);
+static cublasStatus_t (*cublasLtMatmulDescSetAttribute_)(LtDesc, int, const void*, size_t);
+static cublasStatus_t (*cublasLtMatrixLayoutCreate_)(LtDesc*, int, uint64_t, uint64_t, int64_t);
+static cublasStatus_t (*cublasLtMatrixLayoutDestroy_)(LtDesc);
+static cublasStatus_t (*cublasLtMatmulPreferenceCreate_)(LtDesc*);
+static cublasStatus_t (*cublasLtMatmulPreferenceDestroy_)(LtDesc);
+static cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute_)(LtDesc, int, const void*, size_t);
+static cublasStatus_t (*cublasLtMatmulAlgoGetHeuristic_)(cublasLtHandle_t, LtDesc, LtDesc, LtDesc,
+                                                         LtDesc, LtDesc, LtDesc, int,
+                                                         cublasLtMatmulHeuristicResult_t*, int*);
+static cublasStatus_t (*cublasLtMatmul_)(cublasLtHandle_t, LtDesc, const void*, const void*, LtDesc,
+                                         const void*, LtDesc, const void*, const void*, LtDesc,
+                                         void*, LtDesc, const cublasLtMatmulAlgo_t*, void*, size_t,
+                                         CUstream);
+
 static void* libcuda;
 static void* libcublas;
+static void* libcublaslt;
 
 /* A library already in the process (torch's copy) before a fresh load. */
 static void* open_library(const char* const* names) {
@@ -69,18 +112,21 @@ static void* open_library(const char* const* names) {
 
 #define RESOLVE(lib, var, name) (*(void**)(&var) = dlsym(lib, name)) != NULL
 
-/* init() -> (driver, cublas): whether the launches and the cuBLAS GEMM are
- * available (their libraries and every symbol found). Idempotent. */
+/* init() -> (driver, cublas, cublaslt): whether the launches, the cuBLAS GEMM
+ * and its planned cuBLASLt form are available (their libraries and every
+ * symbol found). Idempotent. */
 static PyObject* init(PyObject* self, PyObject* unused) {
   static const char* const cuda_names[] = {"libcuda.so.1", NULL};
   static const char* const cublas_names[] = {"libcublas.so.13", "libcublas.so.12", NULL};
+  static const char* const cublaslt_names[] = {"libcublasLt.so.13", "libcublasLt.so.12", NULL};
   if (!libcuda) {
     void* h = open_library(cuda_names);
     if (h && RESOLVE(h, cuCtxGetCurrent_, "cuCtxGetCurrent") &&
         RESOLVE(h, cuCtxPushCurrent_, "cuCtxPushCurrent_v2") &&
         RESOLVE(h, cuCtxPopCurrent_, "cuCtxPopCurrent_v2") &&
         RESOLVE(h, cuLaunchKernelEx_, "cuLaunchKernelEx") &&
-        RESOLVE(h, cuMemsetD32Async_, "cuMemsetD32Async")) {
+        RESOLVE(h, cuMemsetD32Async_, "cuMemsetD32Async") &&
+        RESOLVE(h, cuStreamIsCapturing_, "cuStreamIsCapturing")) {
       libcuda = h;
     }
   }
@@ -94,7 +140,24 @@ static PyObject* init(PyObject* self, PyObject* unused) {
       libcublas = h;
     }
   }
-  return Py_BuildValue("(OO)", libcuda ? Py_True : Py_False, libcublas ? Py_True : Py_False);
+  if (!libcublaslt) {
+    void* h = open_library(cublaslt_names);
+    if (h && RESOLVE(h, cublasLtCreate_, "cublasLtCreate") &&
+        RESOLVE(h, cublasLtMatmulDescCreate_, "cublasLtMatmulDescCreate") &&
+        RESOLVE(h, cublasLtMatmulDescDestroy_, "cublasLtMatmulDescDestroy") &&
+        RESOLVE(h, cublasLtMatmulDescSetAttribute_, "cublasLtMatmulDescSetAttribute") &&
+        RESOLVE(h, cublasLtMatrixLayoutCreate_, "cublasLtMatrixLayoutCreate") &&
+        RESOLVE(h, cublasLtMatrixLayoutDestroy_, "cublasLtMatrixLayoutDestroy") &&
+        RESOLVE(h, cublasLtMatmulPreferenceCreate_, "cublasLtMatmulPreferenceCreate") &&
+        RESOLVE(h, cublasLtMatmulPreferenceDestroy_, "cublasLtMatmulPreferenceDestroy") &&
+        RESOLVE(h, cublasLtMatmulPreferenceSetAttribute_, "cublasLtMatmulPreferenceSetAttribute") &&
+        RESOLVE(h, cublasLtMatmulAlgoGetHeuristic_, "cublasLtMatmulAlgoGetHeuristic") &&
+        RESOLVE(h, cublasLtMatmul_, "cublasLtMatmul")) {
+      libcublaslt = h;
+    }
+  }
+  return Py_BuildValue("(OOO)", libcuda ? Py_True : Py_False, libcublas ? Py_True : Py_False,
+                       libcublaslt ? Py_True : Py_False);
 }
 
 /* Makes `ctx` current where another context is (pushed; *pushed set, for
@@ -194,54 +257,265 @@ static PyObject* cublas_status_name(PyObject* self, PyObject* arg) {
   return PyUnicode_FromString(name ? name : "unknown cublasStatus_t");
 }
 
-/* sgemm(handle, ctx, math, opb, opa, n, m, k, b, ldb, a, lda, c, ldc, stream)
- * -> None, or (what, status) where a step failed (a cublasStatus_t; a
- * CUresult negated for the context push).
- * cublasSgemm with alpha 1 and beta 0 in cuBLAS's column-major terms,
- * C(n x m, ldc) = op(B) op(A): the caller passes a row-major C = op(A) op(B)
- * as its transpose (as core/launch.cc's RowMajorGemm). math: a
- * cublasMath_t (CUBLAS_DEFAULT_MATH 0: fp32; CUBLAS_TF32_TENSOR_OP_MATH 3),
- * set on the handle for the call, as torch sets it for its own; opa, opb:
- * cublasOperation_t (0 N, 1 T); stream: the CUstream to run on; ctx: the
- * handle's device's context, pushed only where another one is current. */
-static PyObject* sgemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 15) {
-    PyErr_SetString(PyExc_TypeError, "sgemm takes 15 arguments");
+/* cublaslt_create(ctx) -> (handle, status): a cuBLASLt handle made with `ctx`
+ * current, as cublas_create; kept for the process's life. */
+static PyObject* cublaslt_create(PyObject* self, PyObject* arg) {
+  if (!libcublaslt || !libcuda) {
+    PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLASLt (call init() first)");
+    return NULL;
+  }
+  void* ctx = PyLong_AsVoidPtr(arg);
+  if (PyErr_Occurred()) return NULL;
+  int pushed;
+  CUresult r = push_unless_current(ctx, &pushed);
+  if (r != 0) return Py_BuildValue("(Ki)", 0ULL, -r);
+  cublasLtHandle_t handle = NULL;
+  cublasStatus_t s = cublasLtCreate_(&handle);
+  r = pop_if_pushed(pushed);
+  if (s == 0 && r != 0) s = -r;
+  return Py_BuildValue("(Ki)", (unsigned long long)(uintptr_t)(s == 0 ? handle : NULL), s);
+}
+
+/* One GEMM's plan: cublasSgemm's arguments in its column-major terms, and,
+ * where cuBLASLt's heuristic gave an algorithm, the cuBLASLt descriptors and
+ * that algorithm, so that a call is one cublasLtMatmul with no heuristic
+ * look-up and no handle state to set. */
+typedef struct {
+  cublasHandle_t handle;
+  CUcontext ctx;
+  int math, opb, opa, n, m, k, ldb, lda, ldc;
+  cublasLtHandle_t lt;   /* NULL: cublasSgemm runs every call */
+  LtDesc desc, layout_b, layout_a, layout_c;
+  cublasLtMatmulAlgo_t algo;
+  size_t workspace;      /* bytes `algo` needs */
+  int has_bare;          /* where workspace > 0: whether bare_algo, one that needs none, exists */
+  cublasLtMatmulAlgo_t bare_algo;
+} Plan;
+
+static const char* const kPlanName = "tuned._fastcall.Plan";
+
+/* Frees the cuBLASLt descriptors. A destroy's status has no caller to go to
+ * here (a destructor); cublasLt*Destroy of a descriptor made by its create
+ * returns CUBLAS_STATUS_SUCCESS by cublasLt.h. */
+static void plan_free(PyObject* capsule) {
+  Plan* p = (Plan*)PyCapsule_GetPointer(capsule, kPlanName);
+  if (!p) return;
+  if (p->layout_c) cublasLtMatrixLayoutDestroy_(p->layout_c);
+  if (p->layout_a) cublasLtMatrixLayoutDestroy_(p->layout_a);
+  if (p->layout_b) cublasLtMatrixLayoutDestroy_(p->layout_b);
+  if (p->desc) cublasLtMatmulDescDestroy_(p->desc);
+  PyMem_Free(p);
+}
+
+/* cuBLASLt's heuristic's first algorithm for p's descriptors within `limit`
+ * bytes of workspace: 0 with *found 1 and *algo, *workspace set; 0 with
+ * *found 0 where it offers none (CUBLAS_STATUS_NOT_SUPPORTED, or no result);
+ * else the failed call's status, *what naming it. The preference is the
+ * default one (256-byte alignment, which gemm() checks on each call's
+ * pointers) with the workspace limit. */
+static cublasStatus_t heuristic(Plan* p, cublasLtHandle_t lt, uint64_t limit,
+                                cublasLtMatmulAlgo_t* algo, size_t* workspace, int* found,
+                                const char** what) {
+  LtDesc pref = NULL;
+  *found = 0;
+  *what = "cublasLtMatmulPreferenceCreate";
+  cublasStatus_t s = cublasLtMatmulPreferenceCreate_(&pref);
+  if (s == 0) {
+    *what = "cublasLtMatmulPreferenceSetAttribute";
+    s = cublasLtMatmulPreferenceSetAttribute_(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit,
+                                              sizeof limit);
+  }
+  if (s == 0) {
+    cublasLtMatmulHeuristicResult_t result;
+    int returned = 0;
+    *what = "cublasLtMatmulAlgoGetHeuristic";
+    s = cublasLtMatmulAlgoGetHeuristic_(lt, p->desc, p->layout_b, p->layout_a, p->layout_c,
+                                        p->layout_c, pref, 1, &result, &returned);
+    if (s == CUBLAS_STATUS_NOT_SUPPORTED) {
+      s = 0;
+    } else if (s == 0 && returned > 0 && result.state == 0) {
+      *algo = result.algo;
+      *workspace = result.workspaceSize;
+      *found = 1;
+    }
+  }
+  if (pref) {
+    cublasStatus_t d = cublasLtMatmulPreferenceDestroy_(pref);
+    if (s == 0 && d != 0) {
+      *what = "cublasLtMatmulPreferenceDestroy";
+      s = d;
+    }
+  }
+  return s;
+}
+
+/* Plans cuBLASLt's form of p's GEMM: the descriptors, the heuristic's first
+ * algorithm within `workspace_limit` bytes and, where that one takes a
+ * workspace, its first that takes none (for a stream being captured, or a
+ * call given no workspace). Returns 0 with p->lt set where it has an
+ * algorithm, 0 with p->lt NULL where cuBLASLt offers none, else the failed
+ * call's status with *what naming it. The matrices are p's column-major
+ * ones: D(n x m) = op(B)(n x k) op(A)(k x m), fp32. The compute type is the
+ * one cublasSgemm takes in the math mode: CUBLAS_COMPUTE_32F_FAST_TF32 for
+ * CUBLAS_TF32_TENSOR_OP_MATH, else CUBLAS_COMPUTE_32F (cuBLAS's
+ * cublasSetMathMode notes). */
+static cublasStatus_t plan_lt(Plan* p, cublasLtHandle_t lt, size_t workspace_limit,
+                              const char** what) {
+  int compute = p->math == CUBLAS_TF32_TENSOR_OP_MATH ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                      : CUBLAS_COMPUTE_32F;
+  cublasStatus_t s;
+  *what = "cublasLtMatmulDescCreate";
+  s = cublasLtMatmulDescCreate_(&p->desc, compute, CUDA_R_32F);
+  if (s == 0) {
+    *what = "cublasLtMatmulDescSetAttribute";
+    s = cublasLtMatmulDescSetAttribute_(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &p->opb, sizeof(int));
+  }
+  if (s == 0) s = cublasLtMatmulDescSetAttribute_(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &p->opa, sizeof(int));
+  if (s == 0) {
+    *what = "cublasLtMatrixLayoutCreate";
+    s = p->opb ? cublasLtMatrixLayoutCreate_(&p->layout_b, CUDA_R_32F, p->k, p->n, p->ldb)
+               : cublasLtMatrixLayoutCreate_(&p->layout_b, CUDA_R_32F, p->n, p->k, p->ldb);
+  }
+  if (s == 0) {
+    s = p->opa ? cublasLtMatrixLayoutCreate_(&p->layout_a, CUDA_R_32F, p->m, p->k, p->lda)
+               : cublasLtMatrixLayoutCreate_(&p->layout_a, CUDA_R_32F, p->k, p->m, p->lda);
+  }
+  if (s == 0) s = cublasLtMatrixLayoutCreate_(&p->layout_c, CUDA_R_32F, p->n, p->m, p->ldc);
+  int found = 0;
+  if (s == 0) s = heuristic(p, lt, workspace_limit, &p->algo, &p->workspace, &found, what);
+  if (s == 0 && found && p->workspace > 0) {
+    size_t none;
+    s = heuristic(p, lt, 0, &p->bare_algo, &none, &p->has_bare, what);
+  }
+  if (s == 0 && found) p->lt = lt;
+  return s;
+}
+
+/* plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit)
+ * -> (plan, workspace) or (what, status) where a step failed (a
+ * cublasStatus_t; a CUresult negated for the context push).
+ * The GEMM is cublasSgemm's with alpha 1 and beta 0 in its column-major
+ * terms, C(n x m, ldc) = op(B) op(A): a row-major C = op(A) op(B) passed as
+ * its transpose (as core/launch.cc's RowMajorGemm). handle: a cuBLAS handle;
+ * lt: a cuBLASLt handle, or 0 for cublasSgemm alone; ctx: their device's
+ * context, pushed only where another one is current; math: a cublasMath_t
+ * (CUBLAS_DEFAULT_MATH 0: fp32; CUBLAS_TF32_TENSOR_OP_MATH 3); opa, opb:
+ * cublasOperation_t (0 N, 1 T); workspace_limit: the most workspace bytes
+ * cuBLASLt's algorithm may take. plan: an object for gemm(); workspace: the
+ * bytes of workspace its cuBLASLt algorithm needs, -1 where it has none
+ * (cublasSgemm runs each call). */
+static PyObject* plan(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 13) {
+    PyErr_SetString(PyExc_TypeError, "plan takes 13 arguments");
     return NULL;
   }
   void* handle = PyLong_AsVoidPtr(args[0]);
-  void* ctx = PyLong_AsVoidPtr(args[1]);
-  int v[8];
-  for (int i = 0; i < 6; ++i) v[i] = (int)PyLong_AsLong(args[2 + i]);  // math opb opa n m k
-  const float* b = (const float*)PyLong_AsVoidPtr(args[8]);
-  v[6] = (int)PyLong_AsLong(args[9]);  // ldb
-  const float* a = (const float*)PyLong_AsVoidPtr(args[10]);
-  v[7] = (int)PyLong_AsLong(args[11]);  // lda
-  float* c = (float*)PyLong_AsVoidPtr(args[12]);
-  int ldc = (int)PyLong_AsLong(args[13]);
-  void* stream = PyLong_AsVoidPtr(args[14]);
+  void* lt = PyLong_AsVoidPtr(args[1]);
+  void* ctx = PyLong_AsVoidPtr(args[2]);
+  int v[9];
+  for (int i = 0; i < 9; ++i) v[i] = (int)PyLong_AsLong(args[3 + i]);  // math .. ldc
+  unsigned long long limit = PyLong_AsUnsignedLongLong(args[12]);
   if (PyErr_Occurred()) return NULL;
-  if (!libcublas || !libcuda) {
+  if (!libcublas || !libcuda || (lt && !libcublaslt)) {
     PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLAS (call init() first)");
     return NULL;
   }
   if (!handle) {
-    PyErr_SetString(PyExc_ValueError, "sgemm: null cuBLAS handle");
+    PyErr_SetString(PyExc_ValueError, "plan: null cuBLAS handle");
     return NULL;
   }
+  Plan* p = (Plan*)PyMem_Calloc(1, sizeof(Plan));
+  if (!p) return PyErr_NoMemory();
+  p->handle = handle;
+  p->ctx = ctx;
+  p->math = v[0], p->opb = v[1], p->opa = v[2], p->n = v[3], p->m = v[4], p->k = v[5];
+  p->ldb = v[6], p->lda = v[7], p->ldc = v[8];
+  PyObject* capsule = PyCapsule_New(p, kPlanName, plan_free);
+  if (!capsule) {
+    PyMem_Free(p);
+    return NULL;
+  }
+  if (lt) {
+    int pushed;
+    CUresult r = push_unless_current(ctx, &pushed);
+    if (r != 0) {
+      Py_DECREF(capsule);
+      return failed("cuCtxPushCurrent", -r);
+    }
+    const char* what = "";
+    cublasStatus_t s = plan_lt(p, lt, (size_t)limit, &what);
+    r = pop_if_pushed(pushed);
+    if (s == 0 && r != 0) what = "cuCtxPopCurrent", s = -r;
+    if (s != 0) {
+      Py_DECREF(capsule);
+      return failed(what, s);
+    }
+  }
+  return Py_BuildValue("(Nn)", capsule, p->lt ? (Py_ssize_t)p->workspace : (Py_ssize_t)-1);
+}
+
+/* gemm(plan, b, a, c, stream, workspace) -> None, or (what, status) where a
+ * step failed (a cublasStatus_t; a CUresult negated for the context push).
+ * Runs the plan's GEMM on device pointers b, a, c (cuBLAS's order: its first
+ * operand is the row-major op(B)) on `stream` (a CUstream); `workspace`: a
+ * device pointer to the plan's workspace bytes for this stream, or 0.
+ * cublasLtMatmul runs with the plan's algorithm where it has one and every
+ * pointer is 256-byte aligned (the alignment it was planned for). Where that
+ * algorithm takes a workspace and the stream is being captured (a graph
+ * would keep the stream's workspace, which calls outside it reuse) or none is
+ * given, the plan's algorithm that takes none runs instead. Otherwise
+ * cublasSgemm runs, with the handle's stream and math mode set for the call,
+ * as torch sets its own. */
+static PyObject* gemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "gemm takes 6 arguments");
+    return NULL;
+  }
+  Plan* p = (Plan*)PyCapsule_GetPointer(args[0], kPlanName);
+  if (!p) return NULL;
+  const float* b = (const float*)PyLong_AsVoidPtr(args[1]);
+  const float* a = (const float*)PyLong_AsVoidPtr(args[2]);
+  float* c = (float*)PyLong_AsVoidPtr(args[3]);
+  void* stream = PyLong_AsVoidPtr(args[4]);
+  void* workspace = PyLong_AsVoidPtr(args[5]);
+  if (PyErr_Occurred()) return NULL;
   int pushed;
-  CUresult r = push_unless_current(ctx, &pushed);
+  CUresult r = push_unless_current(p->ctx, &pushed);
   if (r != 0) return failed("cuCtxPushCurrent", -r);
   static const float one = 1.0f, zero = 0.0f;
-  const char* what = "cublasSetStream";
-  cublasStatus_t s = cublasSetStream_(handle, stream);
-  if (s == 0) {
-    what = "cublasSetMathMode";
-    s = cublasSetMathMode_(handle, v[0]);
+  const char* what = NULL;
+  cublasStatus_t s = 0;
+  /* The algorithm to run: NULL for cublasSgemm. */
+  const cublasLtMatmulAlgo_t* algo = NULL;
+  if (p->lt && ((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % 256 == 0) {
+    algo = &p->algo;
+    if (p->workspace > 0) {
+      int capture = 0;
+      r = cuStreamIsCapturing_(stream, &capture);
+      if (r != 0) what = "cuStreamIsCapturing", s = -r;
+      if (capture != 0 || !workspace) algo = p->has_bare ? &p->bare_algo : NULL;
+    }
   }
-  if (s == 0) {
-    what = "cublasSgemm";
-    s = cublasSgemm_(handle, v[1], v[2], v[3], v[4], v[5], &one, b, v[6], a, v[7], &zero, c, ldc);
+  if (s != 0) {
+    /* what names the failed step */
+  } else if (algo) {
+    int bare = algo == &p->bare_algo;
+    what = "cublasLtMatmul";
+    s = cublasLtMatmul_(p->lt, p->desc, &one, b, p->layout_b, a, p->layout_a, &zero, c,
+                        p->layout_c, c, p->layout_c, algo, bare ? NULL : workspace,
+                        bare ? 0 : p->workspace, stream);
+  } else {
+    what = "cublasSetStream";
+    s = cublasSetStream_(p->handle, stream);
+    if (s == 0) {
+      what = "cublasSetMathMode";
+      s = cublasSetMathMode_(p->handle, p->math);
+    }
+    if (s == 0) {
+      what = "cublasSgemm";
+      s = cublasSgemm_(p->handle, p->opb, p->opa, p->n, p->m, p->k, &one, b, p->ldb, a, p->lda,
+                       &zero, c, p->ldc);
+    }
   }
   r = pop_if_pushed(pushed);
   if (s != 0) return failed(what, s);
@@ -255,9 +529,12 @@ static PyMethodDef methods[] = {
      "launch(fn, ctx, config, params, stream, zero_ptr, zero_count) -> None or (what, CUresult)"},
     {"cublas_create", cublas_create, METH_O, "cublas_create(ctx) -> (handle, cublasStatus_t)"},
     {"cublas_status_name", cublas_status_name, METH_O, "the name of a cublasStatus_t"},
-    {"sgemm", (PyCFunction)(void (*)(void))sgemm, METH_FASTCALL,
-     "sgemm(handle, ctx, math, opb, opa, n, m, k, b, ldb, a, lda, c, ldc, stream) -> None or "
-     "(what, status)"},
+    {"cublaslt_create", cublaslt_create, METH_O, "cublaslt_create(ctx) -> (handle, cublasStatus_t)"},
+    {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
+     "plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit) -> "
+     "(plan, workspace bytes or -1) or (what, status)"},
+    {"gemm", (PyCFunction)(void (*)(void))gemm, METH_FASTCALL,
+     "gemm(plan, b, a, c, stream, workspace) -> None or (what, status)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tuned._fastcall",

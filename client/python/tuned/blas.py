@@ -5,11 +5,18 @@ torch.matmul reaches cuBLAS through its dispatcher (10-15 us of the CPU a
 call on an H100 host, more for a transposed operand), so where the product
 takes less time on the GPU than that, a stream of calls runs at the CPU's
 pace, and a wrapper around torch.matmul is slower than torch.matmul by its
-own cost. Here a route calls cublasSgemm itself through tuned._fastcall:
-the same cuBLAS kernel, as torch chooses it (the mode's cublasMath_t as
-torch sets it, cuBLAS's default workspace), with the operands read where
-they are. Where tuned._fastcall is not built or cuBLAS is not found, prepare
-returns None and torch runs the call.
+own cost. Here a route calls cuBLAS itself through tuned._fastcall, with the
+operands read where they are. The GEMM is planned once per route: cuBLASLt's
+descriptors and its heuristic's first algorithm within cuBLAS's default
+workspace, the one cublasSgemm's own heuristic picks from, so that a call is
+one cublasLtMatmul with no heuristic look-up and no handle state to set.
+Each stream has a workspace of its own. While a stream is captured into a
+CUDA graph, an algorithm that takes no workspace runs instead (the graph
+would keep the stream's workspace, which calls outside it go on using).
+Where cuBLASLt offers no algorithm or a pointer is not 256-byte aligned,
+the call is cublasSgemm in the mode's cublasMath_t as torch sets it. Where
+tuned._fastcall is not built or cuBLAS is not found, prepare returns None and
+torch runs the call.
 """
 
 import threading
@@ -26,57 +33,104 @@ _CUBLAS_TF32_TENSOR_OP_MATH = 3
 _OP_N, _OP_T = 0, 1  # cublasOperation_t
 
 _lock = threading.Lock()
-_handles = {}  # device index -> (cuBLAS handle, its device's primary context)
+_handles = {}  # device index -> _Handles, or None
+_workspaces = {}  # (device index, CUstream) -> (address, bytes, the uint8 tensor holding them)
 
 
-def _handle(index):
-    """The process's cuBLAS handle of GPU `index` and that GPU's primary
-    context; None where tuned._fastcall or cuBLAS is not available.
-    TunedError INTERNAL where cublasCreate fails."""
+class _Handles:
+    """GPU `index`'s cuBLAS and cuBLASLt handles (lt 0 where cuBLASLt is not
+    found), its primary context, and the workspace limit for cuBLASLt's
+    heuristic: cuBLAS's default workspace, 32 MiB on compute capability 9.0
+    and later and 4 MiB before (cuBLAS API reference, cublasSetWorkspace), so
+    that the heuristic chooses within what cublasSgemm chooses within."""
+
+    __slots__ = ("blas", "lt", "ctx", "workspace_limit")
+
+    def __init__(self, blas, lt, ctx, workspace_limit):
+        self.blas, self.lt, self.ctx, self.workspace_limit = blas, lt, ctx, workspace_limit
+
+
+def _handle(torch, index):
+    """The process's _Handles of GPU `index`; None where tuned._fastcall or
+    cuBLAS is not available. TunedError INTERNAL where cublasCreate or
+    cublasLtCreate fails."""
     if _fastcall is None:
         return None
     with _lock:
         if index not in _handles:
             lib = _driver()
-            if not _fastcall.init()[1]:
+            _, cublas, cublaslt = _fastcall.init()
+            if not cublas:
                 _handles[index] = None
             else:
                 ctx = _primary_context(lib, index).value
                 handle, status = _fastcall.cublas_create(ctx)
                 if status != 0:
                     _raise("cublasCreate", status)
-                _handles[index] = (handle, ctx)
+                lt = 0
+                if cublaslt:
+                    lt, status = _fastcall.cublaslt_create(ctx)
+                    if status != 0:
+                        _raise("cublasLtCreate", status)
+                major = torch.cuda.get_device_capability(index)[0]
+                _handles[index] = _Handles(handle, lt, ctx, (32 if major >= 9 else 4) << 20)
         return _handles[index]
+
+
+def _workspace(torch, index, stream, size):
+    """The device address of a workspace of at least `size` bytes for
+    `stream` of GPU `index`: one per stream, so that calls on two streams
+    never share one, allocated on that stream and kept; 0 while the stream is
+    being captured and has none (tuned._fastcall.gemm then runs an algorithm
+    that takes none)."""
+    held = _workspaces.get((index, stream))
+    if held is not None and held[1] >= size:
+        return held[0]
+    if torch.cuda.is_current_stream_capturing():
+        return 0
+    with _lock:
+        tensor = torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", index))
+        # A smaller one it replaces is freed to torch's allocator, which
+        # reuses it in this stream's order only.
+        _workspaces[(index, stream)] = (tensor.data_ptr(), size, tensor)
+        return tensor.data_ptr()
 
 
 class Gemm:
     """C = op(A) @ op(B) for one route: m x n x k in fp32, A and B in
     `layout` ("n" row-major, "t" the transpose of a row-major matrix, as
     tuned/layout.py reads them), C a row-major (m, n) float32 tensor; on
-    torch's current stream of GPU `index`."""
+    torch's current stream of GPU `index`. `fastcall`: the module that plans
+    and runs it (tuned._fastcall; a stand-in in the CPU tests)."""
 
-    __slots__ = ("handle", "ctx", "math", "opa", "opb", "m", "n", "k", "lda", "ldb", "index",
-                 "stream", "call")
+    __slots__ = ("plan", "workspace", "index", "stream", "call", "torch")
 
-    def __init__(self, handle, ctx, tf32, layout, m, n, k, index, stream):
+    def __init__(self, torch, handles, tf32, layout, m, n, k, index, stream, fastcall=None):
         # cuBLAS is column-major: the row-major C is C^T = op(B)^T op(A)^T,
         # each row-major operand being its own transpose there, and a
         # transposed one read as stored with OP_T (core/launch.cc's
         # RowMajorGemm).
-        self.handle, self.ctx, self.index, self.stream = handle, ctx, index, stream
-        self.math = _CUBLAS_TF32_TENSOR_OP_MATH if tf32 else _CUBLAS_DEFAULT_MATH
+        fastcall = fastcall or _fastcall
+        self.torch, self.index, self.stream = torch, index, stream
+        math = _CUBLAS_TF32_TENSOR_OP_MATH if tf32 else _CUBLAS_DEFAULT_MATH
         ta, tb = layout[0] == "t", layout[1] == "t"
-        self.opa, self.opb = (_OP_T if ta else _OP_N), (_OP_T if tb else _OP_N)
-        self.lda, self.ldb = (m if ta else k), (k if tb else n)
-        self.m, self.n, self.k = m, n, k
-        self.call = _fastcall.sgemm if _fastcall is not None else None
+        opa, opb = (_OP_T if ta else _OP_N), (_OP_T if tb else _OP_N)
+        lda, ldb = (m if ta else k), (k if tb else n)
+        planned = fastcall.plan(handles.blas, handles.lt, handles.ctx, math, opb, opa, n, m, k,
+                                ldb, lda, n, handles.workspace_limit)
+        if isinstance(planned[0], str):
+            _raise(*planned)
+        self.plan, self.workspace = planned
+        self.call = fastcall.gemm
 
     def __call__(self, a, b, out):
         """out = op(A) @ op(B) (a, b: the route's checked operands); returns out.
         TunedError INTERNAL where cuBLAS or the driver reports a failure."""
-        r = self.call(self.handle, self.ctx, self.math, self.opb, self.opa, self.n, self.m, self.k,
-                      b.data_ptr(), self.ldb, a.data_ptr(), self.lda, out.data_ptr(), self.n,
-                      self.stream(self.index))
+        stream = self.stream(self.index)
+        workspace = 0
+        if self.workspace > 0:
+            workspace = _workspace(self.torch, self.index, stream, self.workspace)
+        r = self.call(self.plan, b.data_ptr(), a.data_ptr(), out.data_ptr(), stream, workspace)
         if r is not None:
             _raise(*r)
         return out
@@ -92,11 +146,11 @@ def _raise(what, status):
 def prepare(torch, index, tf32, layout, m, n, k):
     """A Gemm for a route of float32 operands in `layout` ("nn", "nt", "tn"
     or "tt") on GPU `index`, in TF32 (`tf32`) or fp32; None where
-    tuned._fastcall or cuBLAS is not available (torch runs the route's calls)."""
+    tuned._fastcall or cuBLAS is not available (torch runs the route's calls).
+    TunedError INTERNAL where creating a handle or planning fails."""
     if layout not in ("nn", "nt", "tn", "tt") or not (m and n and k):
         return None
-    found = _handle(index)
-    if found is None:
+    handles = _handle(torch, index)
+    if handles is None:
         return None
-    handle, ctx = found
-    return Gemm(handle, ctx, tf32, layout, m, n, k, index, _stream_function(torch))
+    return Gemm(torch, handles, tf32, layout, m, n, k, index, _stream_function(torch))
