@@ -23,7 +23,8 @@
 #   torch_drop_in.py --shapes .bundle/shapes.txt [options]
 # which sweeps the problems the database lacks, then times them. The whole
 # suite (144 problems) takes longer than one call: split it by --modes or
-# --layouts, or pass --no-tune once everything is tuned. Logs in OUTDIR:
+# --layouts (over calls, or over GPUs side by side: SITE below), or pass
+# --no-tune once everything is tuned. Logs in OUTDIR:
 # torch_drop_in.log (everything, ending with the SUMMARY torch_drop_in
 # line), tuned.log (the daemon); drop_in_db.xz, the database after the run
 # (for SEED_DB on a fresh machine).
@@ -60,9 +61,15 @@ shapes=.bundle/shapes.txt
 stubs=$PWD/.bundle/python/stubs
 [[ -f $stubs/tuned/v1/tuner_pb2.py ]] || { echo "no stubs in $stubs (bash bench/torch_drop_in.sh prepare, here)"; exit 1; }
 
-# Install as a user would: pip into the environment holding torch.
+# Install as a user would: pip into the environment holding torch. SITE=DIR:
+# a folder that `pip install --target DIR ./client/python` filled already
+# (for runs side by side on several GPUs, CUDA_VISIBLE_DEVICES one each, that
+# must not reinstall the package under each other).
 pip_flags=(-q --no-index --no-build-isolation --no-deps --root-user-action=ignore)
-if ! TUNED_PYTHON_STUBS=$stubs run "$py" -m pip install "${pip_flags[@]}" --force-reinstall ./client/python; then
+if [[ -n ${SITE:-} ]]; then
+  [[ -d $SITE/tuned ]] || { echo "SITE=$SITE holds no tuned package"; exit 1; }
+  export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+elif ! TUNED_PYTHON_STUBS=$stubs run "$py" -m pip install "${pip_flags[@]}" --force-reinstall ./client/python; then
   site=$(mktemp -d)/site
   TUNED_PYTHON_STUBS=$stubs run "$py" -m pip install "${pip_flags[@]}" --target "$site" ./client/python ||
     { echo "pip install failed"; exit 1; }

@@ -76,5 +76,29 @@ class BuildPyWithStubs(build_py):
 FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], libraries=["dl"],
                      extra_compile_args=["-O2", "-Wall", "-Werror"], optional=True)
 
-setup(packages=["tuned", "tuned.v1"], ext_modules=[FASTCALL],
+
+
+def torchcall():
+    """tuned._torchcall (tuned/_torchcall.cpp): a served-cuBLAS call that
+    allocates its result with at::empty, built against the torch of this
+    environment where torch is importable here (pip install
+    --no-build-isolation), as torch.utils.cpp_extension.CppExtension builds
+    one; [] where it is not (tuned/blas.py then allocates from Python).
+    Optional: a failed build leaves the package without it."""
+    try:
+        import torch
+        from torch.utils import cpp_extension
+    except Exception:  # no torch, or a broken one: the package needs neither to build
+        return []
+    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
+    return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp"], language="c++",
+                      include_dirs=cpp_extension.include_paths(),
+                      library_dirs=cpp_extension.library_paths(),
+                      runtime_library_dirs=cpp_extension.library_paths(),
+                      libraries=["c10", "torch", "torch_cpu", "torch_python"],
+                      define_macros=[("_GLIBCXX_USE_CXX11_ABI", str(abi))],
+                      extra_compile_args=["-O2", "-std=c++20", "-Wall"], optional=True)]
+
+
+setup(packages=["tuned", "tuned.v1"], ext_modules=[FASTCALL] + torchcall(),
       cmdclass={"build_py": BuildPyWithStubs})

@@ -23,6 +23,9 @@ class Buffer:
     def data_ptr(self):
         return self.address
 
+    def new_empty(self, rows, cols):
+        return Buffer([float("nan")] * (rows * cols))
+
 
 def column_major_sgemm(opa, opb, m, n, k, a, lda, b, ldb, c, ldc):
     """cublasSgemm's C(m x n, ldc) = op(A) op(B), alpha 1, beta 0, on Buffer
@@ -134,6 +137,29 @@ def test_a_failed_cublas_call_raises_naming_the_step():
     with pytest.raises(kernel.TunedError) as e:
         gemm(a, a, a)
     assert "cublasSgemm: CUresult 1" in str(e.value)
+
+
+def test_new_allocates_the_result_where_no_cpp_allocator_is_built():
+    gemm = blas.Gemm(None, HANDLES, tf32=False, layout="nt", m=2, n=3, k=2, index=0,
+                     stream=lambda index: 9, fastcall=FakeFastcall())
+    assert gemm.alloc_call is None  # a stand-in fastcall: never tuned._torchcall
+    a, b = stored([[1.0, 2.0], [3.0, 4.0]], "n"), stored([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]], "t")
+    out = gemm.new(a, b)
+    assert out.values == [1.0, 2.0, 4.0, 3.0, 4.0, 10.0]
+
+
+def test_new_through_the_cpp_allocator_passes_the_plan_and_raises_its_failure():
+    fake = FakeFastcall(workspace=0)
+    gemm = blas.Gemm(None, HANDLES, tf32=False, layout="nn", m=2, n=2, k=2, index=0,
+                     stream=lambda index: 7, fastcall=fake)
+    seen = []
+    gemm.alloc_call = lambda *args: seen.append(args) or "a new tensor"
+    a, b = Buffer([1.0] * 4), Buffer([2.0] * 4)
+    assert gemm.new(a, b) == "a new tensor"
+    assert seen == [(gemm.plan, a, b, 7, 0)]  # the tensors themselves, the stream, no workspace
+    gemm.alloc_call = lambda *args: ("cublasLtMatmul", 13)
+    with pytest.raises(kernel.TunedError, match="cublasLtMatmul: "):
+        gemm.new(a, b)
 
 
 def test_a_failed_plan_raises_naming_the_step():

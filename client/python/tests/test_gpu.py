@@ -348,6 +348,7 @@ def test_the_c_launcher_is_built_and_launches():
     cuBLAS and cuBLASLt, and a loaded kernel launches through it."""
     assert tuned.kernel._fastcall is not None, "tuned._fastcall was not built by pip install"
     assert tuned.kernel._fastcall.init() == (True, True, True)
+    assert tuned.blas._torchcall is not None, "pip did not build tuned._torchcall against torch"
 
 
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
@@ -365,12 +366,15 @@ def test_cublas_called_directly_matches_torch_in_each_layout(layout, tf32):
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             got = gemm(a, b, torch.empty(m, n, device="cuda"))
+            new = gemm.new(a, b)  # the result allocated in C++
         side.synchronize()
+        assert (new.shape, new.dtype, new.device) == ((m, n), torch.float32, a.device)
         ref = a.double() @ b.double()
         with tuned.kernel._tf32(torch, allow=tf32):
             want = torch.matmul(a, b)
         err, torch_err = rel_error(got, ref), rel_error(want, ref)
         assert err <= 2 * torch_err + 1e-7, (m, n, k, layout, tf32, err, torch_err)
+        assert rel_error(new, ref) <= 2 * torch_err + 1e-7, (m, n, k, layout, tf32)
 
 
 @pytest.mark.parametrize("tf32", [False, True])

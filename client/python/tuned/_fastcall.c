@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
 
 typedef int CUresult;
@@ -454,8 +455,58 @@ static PyObject* plan(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   return Py_BuildValue("(Nn)", capsule, p->lt ? (Py_ssize_t)p->workspace : (Py_ssize_t)-1);
 }
 
+/* Runs plan `p` on device pointers b, a, c on `stream` with `workspace` (as
+ * gemm() says). Returns 0, or the failed step's status (a cublasStatus_t; a
+ * CUresult negated) with *what naming it. */
+static int run_plan(const Plan* p, const void* b, const void* a, void* c, void* stream,
+                    void* workspace, const char** what) {
+  int pushed;
+  CUresult r = push_unless_current(p->ctx, &pushed);
+  if (r != 0) {
+    *what = "cuCtxPushCurrent";
+    return -r;
+  }
+  static const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t s = 0;
+  /* The algorithm to run: NULL for cublasSgemm. */
+  const cublasLtMatmulAlgo_t* algo = NULL;
+  if (p->lt && ((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % 256 == 0) {
+    algo = &p->algo;
+    if (p->workspace > 0) {
+      int capture = 0;
+      r = cuStreamIsCapturing_(stream, &capture);
+      if (r != 0) *what = "cuStreamIsCapturing", s = -r;
+      if (capture != 0 || !workspace) algo = p->has_bare ? &p->bare_algo : NULL;
+    }
+  }
+  if (s != 0) {
+    /* *what names the failed step */
+  } else if (algo) {
+    int bare = algo == &p->bare_algo;
+    *what = "cublasLtMatmul";
+    s = cublasLtMatmul_(p->lt, p->desc, &one, b, p->layout_b, a, p->layout_a, &zero, c,
+                        p->layout_c, c, p->layout_c, algo, bare ? NULL : workspace,
+                        bare ? 0 : p->workspace, stream);
+  } else {
+    *what = "cublasSetStream";
+    s = cublasSetStream_(p->handle, stream);
+    if (s == 0) {
+      *what = "cublasSetMathMode";
+      s = cublasSetMathMode_(p->handle, p->math);
+    }
+    if (s == 0) {
+      *what = "cublasSgemm";
+      s = cublasSgemm_(p->handle, p->opb, p->opa, p->n, p->m, p->k, &one, (const float*)b,
+                       p->ldb, (const float*)a, p->lda, &zero, (float*)c, p->ldc);
+    }
+  }
+  r = pop_if_pushed(pushed);
+  if (s == 0 && r != 0) *what = "cuCtxPopCurrent", s = -r;
+  return s;
+}
+
 /* gemm(plan, b, a, c, stream, workspace) -> None, or (what, status) where a
- * step failed (a cublasStatus_t; a CUresult negated for the context push).
+ * step failed (a cublasStatus_t; a CUresult negated).
  * Runs the plan's GEMM on device pointers b, a, c (cuBLAS's order: its first
  * operand is the row-major op(B)) on `stream` (a CUstream); `workspace`: a
  * device pointer to the plan's workspace bytes for this stream, or 0.
@@ -473,55 +524,46 @@ static PyObject* gemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   }
   Plan* p = (Plan*)PyCapsule_GetPointer(args[0], kPlanName);
   if (!p) return NULL;
-  const float* b = (const float*)PyLong_AsVoidPtr(args[1]);
-  const float* a = (const float*)PyLong_AsVoidPtr(args[2]);
-  float* c = (float*)PyLong_AsVoidPtr(args[3]);
+  const void* b = PyLong_AsVoidPtr(args[1]);
+  const void* a = PyLong_AsVoidPtr(args[2]);
+  void* c = PyLong_AsVoidPtr(args[3]);
   void* stream = PyLong_AsVoidPtr(args[4]);
   void* workspace = PyLong_AsVoidPtr(args[5]);
   if (PyErr_Occurred()) return NULL;
-  int pushed;
-  CUresult r = push_unless_current(p->ctx, &pushed);
-  if (r != 0) return failed("cuCtxPushCurrent", -r);
-  static const float one = 1.0f, zero = 0.0f;
   const char* what = NULL;
-  cublasStatus_t s = 0;
-  /* The algorithm to run: NULL for cublasSgemm. */
-  const cublasLtMatmulAlgo_t* algo = NULL;
-  if (p->lt && ((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % 256 == 0) {
-    algo = &p->algo;
-    if (p->workspace > 0) {
-      int capture = 0;
-      r = cuStreamIsCapturing_(stream, &capture);
-      if (r != 0) what = "cuStreamIsCapturing", s = -r;
-      if (capture != 0 || !workspace) algo = p->has_bare ? &p->bare_algo : NULL;
-    }
-  }
-  if (s != 0) {
-    /* what names the failed step */
-  } else if (algo) {
-    int bare = algo == &p->bare_algo;
-    what = "cublasLtMatmul";
-    s = cublasLtMatmul_(p->lt, p->desc, &one, b, p->layout_b, a, p->layout_a, &zero, c,
-                        p->layout_c, c, p->layout_c, algo, bare ? NULL : workspace,
-                        bare ? 0 : p->workspace, stream);
-  } else {
-    what = "cublasSetStream";
-    s = cublasSetStream_(p->handle, stream);
-    if (s == 0) {
-      what = "cublasSetMathMode";
-      s = cublasSetMathMode_(p->handle, p->math);
-    }
-    if (s == 0) {
-      what = "cublasSgemm";
-      s = cublasSgemm_(p->handle, p->opb, p->opa, p->n, p->m, p->k, &one, b, p->ldb, a, p->lda,
-                       &zero, c, p->ldc);
-    }
-  }
-  r = pop_if_pushed(pushed);
+  int s = run_plan(p, b, a, c, stream, workspace, &what);
   if (s != 0) return failed(what, s);
-  if (r != 0) return failed("cuCtxPopCurrent", -r);
   Py_RETURN_NONE;
 }
+
+/* For tuned._torchcall (C++, built against torch): a plan's row-major C shape
+ * (m rows, n columns), and run_plan. The capsule "tuned._fastcall._api"
+ * holds a FastcallApi; its layout is _torchcall.cpp's too. */
+typedef struct {
+  /* 0 with *m, *n set; -1 with a Python error set where `plan` is not one. */
+  int (*plan_shape)(PyObject* plan, long long* m, long long* n);
+  /* run_plan on the plan's capsule: as run_plan; INT_MIN with a Python
+   * error set where `plan` is not one. */
+  int (*run)(PyObject* plan, const void* b, const void* a, void* c, void* stream, void* workspace,
+             const char** what);
+} FastcallApi;
+
+static int api_plan_shape(PyObject* plan, long long* m, long long* n) {
+  Plan* p = (Plan*)PyCapsule_GetPointer(plan, kPlanName);
+  if (!p) return -1;
+  *m = p->m;
+  *n = p->n;
+  return 0;
+}
+
+static int api_run(PyObject* plan, const void* b, const void* a, void* c, void* stream,
+                   void* workspace, const char** what) {
+  Plan* p = (Plan*)PyCapsule_GetPointer(plan, kPlanName);
+  if (!p) return INT_MIN;
+  return run_plan(p, b, a, c, stream, workspace, what);
+}
+
+static const FastcallApi kApi = {api_plan_shape, api_run};
 
 static PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "init() -> (driver, cublas): load libcuda and cuBLAS"},
@@ -541,4 +583,14 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tuned._fastcall",
                                     "The launches of tuned.Kernel and tuned.matmul in C.", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__fastcall(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastcall(void) {
+  PyObject* m = PyModule_Create(&module);
+  if (!m) return NULL;
+  PyObject* api = PyCapsule_New((void*)&kApi, "tuned._fastcall._api", NULL);
+  if (!api || PyModule_AddObject(m, "_api", api) != 0) {
+    Py_XDECREF(api);
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

@@ -14,9 +14,10 @@ Each stream has a workspace of its own. While a stream is captured into a
 CUDA graph, an algorithm that takes no workspace runs instead (the graph
 would keep the stream's workspace, which calls outside it go on using).
 Where cuBLASLt offers no algorithm or a pointer is not 256-byte aligned,
-the call is cublasSgemm in the mode's cublasMath_t as torch sets it. Where
-tuned._fastcall is not built or cuBLAS is not found, prepare returns None and
-torch runs the call.
+the call is cublasSgemm in the mode's cublasMath_t as torch sets it. A new
+result is allocated in C++ by tuned._torchcall where pip built it against
+torch, else from Python. Where tuned._fastcall is not built or cuBLAS is not
+found, prepare returns None and torch runs the call.
 """
 
 import threading
@@ -25,6 +26,11 @@ import grpc
 
 from .client import TunedError
 from .kernel import _driver, _fastcall, _primary_context, _stream_function
+
+try:  # built at install where torch was importable (setup.py)
+    from . import _torchcall
+except ImportError:
+    _torchcall = None
 
 # cublasMath_t as torch sets it for its own handle: TF32 tensor ops where
 # TF32 is allowed, else CUBLAS_DEFAULT_MATH (fp32).
@@ -103,7 +109,7 @@ class Gemm:
     torch's current stream of GPU `index`. `fastcall`: the module that plans
     and runs it (tuned._fastcall; a stand-in in the CPU tests)."""
 
-    __slots__ = ("plan", "workspace", "index", "stream", "call", "torch")
+    __slots__ = ("plan", "workspace", "index", "stream", "call", "torch", "m", "n", "alloc_call")
 
     def __init__(self, torch, handles, tf32, layout, m, n, k, index, stream, fastcall=None):
         # cuBLAS is column-major: the row-major C is C^T = op(B)^T op(A)^T,
@@ -122,18 +128,39 @@ class Gemm:
             _raise(*planned)
         self.plan, self.workspace = planned
         self.call = fastcall.gemm
+        self.m, self.n = m, n
+        self.alloc_call = _torchcall.matmul if _torchcall is not None and fastcall is _fastcall \
+            else None
+
+    def _stream_and_workspace(self):
+        """torch's current stream of the route's GPU, and its workspace (0
+        where the plan takes none)."""
+        stream = self.stream(self.index)
+        if self.workspace > 0:
+            return stream, _workspace(self.torch, self.index, stream, self.workspace)
+        return stream, 0
 
     def __call__(self, a, b, out):
         """out = op(A) @ op(B) (a, b: the route's checked operands); returns out.
         TunedError INTERNAL where cuBLAS or the driver reports a failure."""
-        stream = self.stream(self.index)
-        workspace = 0
-        if self.workspace > 0:
-            workspace = _workspace(self.torch, self.index, stream, self.workspace)
+        stream, workspace = self._stream_and_workspace()
         r = self.call(self.plan, b.data_ptr(), a.data_ptr(), out.data_ptr(), stream, workspace)
         if r is not None:
             _raise(*r)
         return out
+
+    def new(self, a, b):
+        """op(A) @ op(B) into a new row-major (m, n) tensor (a's dtype and
+        device), allocated in C++ (tuned._torchcall) where it is built, else
+        with a.new_empty. Errors as __call__'s."""
+        alloc_call = self.alloc_call
+        if alloc_call is None:
+            return self(a, b, a.new_empty(self.m, self.n))
+        stream, workspace = self._stream_and_workspace()
+        r = alloc_call(self.plan, a, b, stream, workspace)
+        if r.__class__ is tuple:
+            _raise(*r)
+        return r
 
 
 def _raise(what, status):

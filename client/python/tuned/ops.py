@@ -60,7 +60,10 @@ _DEVICE_TYPE = "cuda"
 
 _lock = threading.Lock()  # taken to add a route or a client, never to look one up
 _clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)
-_routes = {}  # key (see matmul, linear) -> _Route
+# key (see matmul, linear) -> _Route. A key holds the operands' shapes and
+# strides, which fix their layouts: a look-up reads them as they are, with
+# no layout test per call.
+_routes = {}
 _kernels = {}  # (m, n, k, GPU index, Math, layout, dtype, client) -> loaded Kernel, shared by routes
 
 
@@ -139,7 +142,7 @@ class _Route:
         if kernel is None:
             blas = self.blas
             if blas is not None:
-                return blas(a, b, a.new_empty(self.m, self.n) if out is None else out)
+                return blas.new(a, b) if out is None else blas(a, b, out)
             if out is None:
                 return _run_in_mode(torch, self.tf32, torch.matmul, a, b)
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
@@ -157,7 +160,7 @@ class _Route:
         if kernel is None:
             blas = self.blas
             if blas is not None and bias is None:
-                out = blas(x, weight, x.new_empty(self.m, self.n))
+                out = blas.new(x, weight)
                 return out if self.out_shape is self.size else out.view(self.out_shape)
             if self.fused_bias:
                 return _run_in_mode(torch, self.tf32, F.linear, x, weight, bias)
@@ -321,8 +324,7 @@ def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=No
         if (dtype is b.dtype
                 and not ((a.requires_grad or b.requires_grad) and _grad_enabled())):
             route = _routes.get((a.shape, b.shape, a.get_device(), b.get_device(), math,
-                                 "n" if a.is_contiguous() else _layout(a),
-                                 "n" if b.is_contiguous() else _layout(b), client, dtype))
+                                 a.stride(), b.stride(), client, dtype))
             if route is not None and out is not None and not route.fits(out):
                 route = None
     except (AttributeError, TypeError, ValueError):  # not tensors or matrices: named below
@@ -353,7 +355,7 @@ def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd):
     la, lb = _layout(a), _layout(b)
     layout = (la or "n") + (lb or "n")
     index = a.get_device()
-    route = _route((a.shape, b.shape, index, index, math, la, lb, client, dtype),
+    route = _route((a.shape, b.shape, index, index, math, a.stride(), b.stride(), client, dtype),
                    m, n, k, device, math, layout, la is None, lb is None, tune_if_missing, client,
                    dtype=dtype)
     return route.matmul(a, b, out)
@@ -392,10 +394,8 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
                 bias_key = (bias.shape, bias.get_device())
             else:
                 bias_key = False  # no route has it: the checks name the dtype
-            route = _routes.get(
-                (x.shape, weight.shape, x.get_device(), weight.get_device(), math,
-                 "n" if x.is_contiguous() else _x_layout(x),
-                 _weight_layout(weight), client, bias_key, dtype))
+            route = _routes.get((x.shape, weight.shape, x.get_device(), weight.get_device(),
+                                 math, x.stride(), weight.stride(), client, bias_key, dtype))
     except (AttributeError, TypeError, ValueError):
         route = None
     if route is not None:
@@ -437,7 +437,8 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
     layout = (la or "n") + (lb or "t")
     bias_key = None if bias is None else (bias.shape, bias.get_device())
     index = x.get_device()
-    key = (x.shape, weight.shape, index, index, math, la, lb, client, bias_key, dtype)
+    key = (x.shape, weight.shape, index, index, math, x.stride(), weight.stride(), client, bias_key,
+           dtype)
     route = _route(key, m, n, k, device, math, layout, la is None, lb is None,
                    tune_if_missing, client, out_shape, None if bias is None else bias.shape,
                    dtype=dtype)
