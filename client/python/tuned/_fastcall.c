@@ -46,7 +46,7 @@ static CUresult (*cuStreamIsCapturing_)(CUstream, int*);  /* CUstreamCaptureStat
 
 typedef int cublasStatus_t;
 typedef void* cublasHandle_t;
-static cublasStatus_t (*cublasCreate_)(cublasHandle_t*);
+static cublasStatus_t (*cublasCreate_)(void**);  /* cublasHandle_t* */
 static cublasStatus_t (*cublasSetStream_)(cublasHandle_t, CUstream);
 static cublasStatus_t (*cublasSetMathMode_)(cublasHandle_t, int);
 static cublasStatus_t (*cublasSgemm_)(cublasHandle_t, int, int, int, int, int, const float*,
@@ -77,7 +77,7 @@ enum {
   CUBLAS_STATUS_NOT_SUPPORTED = 15,
   CUBLAS_TF32_TENSOR_OP_MATH = 3,    /* cublasMath_t */
 };
-static cublasStatus_t (*cublasLtCreate_)(cublasLtHandle_t*);
+static cublasStatus_t (*cublasLtCreate_)(void**);  /* cublasLtHandle_t* */
 static cublasStatus_t (*cublasLtMatmulDescCreate_)(LtDesc*, int, int);
 static cublasStatus_t (*cublasLtMatmulDescDestroy_)(LtDesc);
 static cublasStatus_t (*cublasLtMatmulDescSetAttribute_)(LtDesc, int, const void*, size_t);
@@ -228,25 +228,32 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   Py_RETURN_NONE;
 }
 
-/* cublas_create(ctx) -> (handle, status): a cuBLAS handle made with `ctx` (a
- * CUcontext) current, bound to its device; handle 0 where status is not
- * CUBLAS_STATUS_SUCCESS (a cublasStatus_t, or a CUresult negated). Kept for
- * the process's life, as torch keeps its own. */
-static PyObject* cublas_create(PyObject* self, PyObject* arg) {
-  if (!libcublas || !libcuda) {
-    PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLAS (call init() first)");
-    return NULL;
-  }
+/* (handle, status): `create` (cublasCreate or cublasLtCreate) run with
+ * `arg`'s CUcontext current (pushed only where another one is); handle 0
+ * where status is not CUBLAS_STATUS_SUCCESS (a cublasStatus_t, or a CUresult
+ * negated). */
+static PyObject* create_in_context(PyObject* arg, cublasStatus_t (*create)(void**)) {
   void* ctx = PyLong_AsVoidPtr(arg);
   if (PyErr_Occurred()) return NULL;
   int pushed;
   CUresult r = push_unless_current(ctx, &pushed);
   if (r != 0) return Py_BuildValue("(Ki)", 0ULL, -r);
-  cublasHandle_t handle = NULL;
-  cublasStatus_t s = cublasCreate_(&handle);
+  void* handle = NULL;
+  cublasStatus_t s = create(&handle);
   r = pop_if_pushed(pushed);
   if (s == 0 && r != 0) s = -r;
   return Py_BuildValue("(Ki)", (unsigned long long)(uintptr_t)(s == 0 ? handle : NULL), s);
+}
+
+/* cublas_create(ctx) -> (handle, status): a cuBLAS handle made with `ctx` (a
+ * CUcontext) current, bound to its device (create_in_context). Kept for the
+ * process's life, as torch keeps its own. */
+static PyObject* cublas_create(PyObject* self, PyObject* arg) {
+  if (!libcublas || !libcuda) {
+    PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLAS (call init() first)");
+    return NULL;
+  }
+  return create_in_context(arg, cublasCreate_);
 }
 
 /* cublas_status_name(status) -> its name (cublasGetStatusName). */
@@ -258,23 +265,14 @@ static PyObject* cublas_status_name(PyObject* self, PyObject* arg) {
   return PyUnicode_FromString(name ? name : "unknown cublasStatus_t");
 }
 
-/* cublaslt_create(ctx) -> (handle, status): a cuBLASLt handle made with `ctx`
- * current, as cublas_create; kept for the process's life. */
+/* cublaslt_create(ctx) -> (handle, status): a cuBLASLt handle, as
+ * cublas_create makes a cuBLAS one; kept for the process's life. */
 static PyObject* cublaslt_create(PyObject* self, PyObject* arg) {
   if (!libcublaslt || !libcuda) {
     PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLASLt (call init() first)");
     return NULL;
   }
-  void* ctx = PyLong_AsVoidPtr(arg);
-  if (PyErr_Occurred()) return NULL;
-  int pushed;
-  CUresult r = push_unless_current(ctx, &pushed);
-  if (r != 0) return Py_BuildValue("(Ki)", 0ULL, -r);
-  cublasLtHandle_t handle = NULL;
-  cublasStatus_t s = cublasLtCreate_(&handle);
-  r = pop_if_pushed(pushed);
-  if (s == 0 && r != 0) s = -r;
-  return Py_BuildValue("(Ki)", (unsigned long long)(uintptr_t)(s == 0 ? handle : NULL), s);
+  return create_in_context(arg, cublasLtCreate_);
 }
 
 /* One GEMM's plan: cublasSgemm's arguments in its column-major terms, and,
