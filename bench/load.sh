@@ -9,10 +9,12 @@
 # the full view (cubin included) at 64 over 16 connections; DescribeDevice
 # (no store: the transport's floor) at 1 and 64. One client also runs with
 # gRPC's retry filter off (variant=no_retries) and under the poll engine too
-# (no_retries_poll), for the record: the SUMMARY's single_p50_ms is the
-# plain client's. Ends with one line per backend and connection count:
+# (no_retries_poll), for the record, and on the async API polling without
+# sleeping (variant=async_spin, as gRPC's latency benchmarks' clients poll):
+# the SUMMARY's single_p50_ms is the plain client's, single_spin_p50_ms the
+# polling one's. Ends with one line per backend and connection count:
 #   SUMMARY load backend=B clients=64 connections=C p50_ms= p99_ms= qps= single_p50_ms=
-#           full_p50_ms= full_p99_ms= full_qps=
+#           single_spin_p50_ms= full_p50_ms= full_p99_ms= full_qps=
 # The daemon runs without its compile-ahead, so that no compiler shares the
 # cores with the look-ups (a daemon that has compiled its space ahead is in
 # the same state).
@@ -52,6 +54,7 @@ load() {  # load BACKEND: every run, appended to load.log as "backend=B <loadtes
     "${lt[@]}" --api sync --clients 1 --channel-arg grpc.enable_retries=0 "${shape[@]}" | sed 's/^/variant=no_retries /'
     GRPC_POLL_STRATEGY=poll "${lt[@]}" --api sync --clients 1 --channel-arg grpc.enable_retries=0 "${shape[@]}" |
       sed 's/^/variant=no_retries_poll /'
+    "${lt[@]}" --api async --threads 1 --spin --clients 1 "${shape[@]}" | sed 's/^/variant=async_spin /'
     "${lt[@]}" "${async[@]}" --clients 16 "${shape[@]}"
     "${lt[@]}" "${async[@]}" --clients 64 "${shape[@]}"
     "${lt[@]}" "${async[@]}" --clients 64 --connections 16 "${shape[@]}"
@@ -85,10 +88,11 @@ for b in sqlite postgresql; do
       $1 == "backend=" b && get($0, "method") == "best" {
         c = get($0, "clients"); v = get($0, "view")
         if (v == "basic" && c == 1 && $2 !~ /^variant=/) single = get($0, "p50_ms")
+        if (v == "basic" && c == 1 && $2 == "variant=async_spin") spin = get($0, "p50_ms")
         if (v == "basic" && c == 64 && get($0, "connections") == conns) { p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps") }
         if (v == "full" && c == 64) { fp50 = get($0, "p50_ms"); fp99 = get($0, "p99_ms"); fqps = get($0, "qps") }
       }
-      END { printf "SUMMARY load backend=%s clients=64 connections=%s p50_ms=%s p99_ms=%s qps=%s single_p50_ms=%s full_p50_ms=%s full_p99_ms=%s full_qps=%s\n", b, conns, p50, p99, qps, single, fp50, fp99, fqps }
+      END { printf "SUMMARY load backend=%s clients=64 connections=%s p50_ms=%s p99_ms=%s qps=%s single_p50_ms=%s single_spin_p50_ms=%s full_p50_ms=%s full_p99_ms=%s full_qps=%s\n", b, conns, p50, p99, qps, single, spin, fp50, fp99, fqps }
     ' "$out/load.log"
   done
 done | tee -a "$out/load.log"

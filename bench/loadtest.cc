@@ -12,9 +12,11 @@
 //     a completion queue of its own for its share of the clients (client c
 //     on thread c % T); each client's next call starts where its last one
 //     completes, on the thread that took the completion, as gRPC's own
-//     benchmark clients do.
+//     benchmark clients do. --spin: the threads poll without sleeping
+//     (AsyncNext with a deadline already past), as the busy-polling clients
+//     of gRPC's latency benchmarks do, so that no wake-up is in a call's time.
 // Usage: loadtest --server ADDR [--clients 64] [--connections C] [--seconds 10]
-//                 [--max-requests 100000] [--api sync|callback|async] [--threads T]
+//                 [--max-requests 100000] [--api sync|callback|async] [--threads T] [--spin]
 //                 [--view basic|full] [--family sgemm] [--channel-arg KEY=INT]... SHAPE...
 #include <sys/resource.h>
 
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sync", "callback", "async"}));
   app.add_option("--threads", threads, "with --api async: threads, each polling a completion queue")
       ->check(CLI::Range(1, 256));
+  bool spin = false;
+  app.add_flag("--spin", spin, "with --api async: the threads poll without sleeping");
   app.add_option("--view", view, "basic (config, times, geometry) or full (with source, cubin, PTX)")
       ->check(CLI::IsMember({"basic", "full"}));
   app.add_option("--server", server, "daemon address, e.g. unix:/run/tuned/gpu0.sock")->required();
@@ -182,7 +186,21 @@ int main(int argc, char** argv) {
         }
         void* tag = nullptr;
         bool ok = false;
-        while (in_flight > 0 && cq.Next(&tag, &ok)) {
+        // The next completion: waited for, or with --spin polled for.
+        auto next = [&cq, spin](void** tag, bool* ok) {
+          if (!spin) return cq.Next(tag, ok);
+          for (;;) {
+            switch (cq.AsyncNext(tag, ok, gpr_time_0(GPR_CLOCK_MONOTONIC))) {
+              case grpc::CompletionQueue::GOT_EVENT:
+                return true;
+              case grpc::CompletionQueue::SHUTDOWN:
+                return false;
+              case grpc::CompletionQueue::TIMEOUT:
+                break;
+            }
+          }
+        };
+        while (in_flight > 0 && next(&tag, &ok)) {
           std::unique_ptr<Call> call(static_cast<Call*>(tag));
           record(call->client, ok ? call->status : grpc::Status(grpc::StatusCode::UNKNOWN, "not ok"),
                  call->t0);
@@ -254,7 +272,9 @@ int main(int argc, char** argv) {
     return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<size_t>(p * all.size()))];
   };
   const std::string api_name =
-      api == "async" ? api + " threads=" + std::to_string(std::min(threads, clients)) : api;
+      api == "async"
+          ? api + " threads=" + std::to_string(std::min(threads, clients)) + (spin ? " spin" : "")
+          : api;
   std::printf("api=%s method=%s view=%s clients=%d connections=%zu seconds=%.1f requests=%zu errors=%lld "
               "qps=%.0f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f client_cpu_us=%.1f client_switches=%.2f\n",
               api_name.c_str(), method.c_str(), view.c_str(), clients, channels.size(), wall, all.size(),
