@@ -88,13 +88,12 @@ def torchcall():
     try:
         import torch
         from torch.utils import cpp_extension
+        abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
+        includes, libs = cpp_extension.include_paths(), cpp_extension.library_paths()
     except Exception:  # no torch, or a broken one: the package needs neither to build
         return []
-    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
     return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp"], language="c++",
-                      include_dirs=cpp_extension.include_paths(),
-                      library_dirs=cpp_extension.library_paths(),
-                      runtime_library_dirs=cpp_extension.library_paths(),
+                      include_dirs=includes, library_dirs=libs, runtime_library_dirs=libs,
                       libraries=["c10", "torch", "torch_cpu", "torch_python"],
                       define_macros=[("_GLIBCXX_USE_CXX11_ABI", str(abi))],
                       extra_compile_args=["-O2", "-std=c++20", "-Wall"], optional=True)]
