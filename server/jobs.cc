@@ -215,7 +215,9 @@ void JobRunner::Loop() {
         absl::MutexLock lock(&mu_);
         current_job_ = 0;
       }
-      if (!advanced) seen = WaitForChange(seen, absl::Seconds(1));
+      // A job submitted to another daemon of the fleet changes nothing
+      // here: this daemon learns of it by claiming again, within kIdlePoll.
+      if (!advanced) seen = WaitForChange(seen, kIdlePoll);
       continue;
     }
     const Claim& c = **claim;

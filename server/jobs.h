@@ -149,6 +149,10 @@ class JobRunner {
   /// differs from `seen` or `timeout` passes, and returns the current value.
   uint64_t version();
   uint64_t WaitForChange(uint64_t seen, absl::Duration timeout);
+  /// How often an idle daemon claims again: a job that another daemon of
+  /// the fleet took in reaches it within this. An idle round costs the
+  /// store two small queries (finished rounds, then a claim).
+  static constexpr absl::Duration kIdlePoll = absl::Milliseconds(250);
 
   const v1::Device& device() const { return worker_->device(); }
   /// Safe from any thread.

@@ -21,9 +21,9 @@
 #include "db/store.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
-#include "grpcpp/health_check_service_interface.h"
 #include "server/auth.h"
 #include "server/best_pollers.h"
+#include "server/health.h"
 #include "server/jobs.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -202,8 +202,8 @@ int main(int argc, char** argv) {
   const auto socket_dir = std::filesystem::path(o.socket).parent_path();
   if (std::filesystem::create_directories(socket_dir, ec)) chmod(socket_dir.c_str(), 0750);
   std::filesystem::remove(o.socket, ec);  // a stale socket of an earlier run
-  grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  tuned::HealthService health;  // not gRPC's own: server/health.h says why
   grpc::ServerBuilder builder;
   // Bounds on every RPC: requests over 64 MiB (an imported kernel's cubin and
   // PTX fit) are refused with RESOURCE_EXHAUSTED, and at most 256 threads
@@ -216,6 +216,7 @@ int main(int argc, char** argv) {
   int tcp_port = 0;
   if (tls) builder.AddListeningPort(o.listen, tls, &tcp_port);
   builder.RegisterService(&service);
+  builder.RegisterService(&health);
   builder.experimental().SetInterceptorCreators(tuned::ServerInterceptors());
   // GetBest, the many clients' look-up, on its own poller threads; the
   // other methods on the sync server's threads (gRPC's default: one queue).
@@ -246,10 +247,12 @@ int main(int argc, char** argv) {
   }
   // Kubernetes' gRPC probes speak plaintext: a second server with only the health service.
   std::unique_ptr<grpc::Server> health_server;
+  tuned::HealthService probe_health;
   if (!o.health_listen.empty()) {
     grpc::ServerBuilder hb;
     int port = 0;
     hb.AddListeningPort(o.health_listen, grpc::InsecureServerCredentials(), &port);
+    hb.RegisterService(&probe_health);
     health_server = hb.BuildAndStart();
     if (!health_server || port == 0) {
       spdlog::critical("cannot listen on {}", o.health_listen);
@@ -259,10 +262,9 @@ int main(int argc, char** argv) {
   }
 
   auto set_health = [&](bool serving) {
-    for (grpc::Server* s : {server.get(), health_server.get()}) {
-      if (s == nullptr) continue;
-      s->GetHealthCheckService()->SetServingStatus("", serving);
-      s->GetHealthCheckService()->SetServingStatus(tuned::v1::Tuner::service_full_name(), serving);
+    for (tuned::HealthService* h : {&health, &probe_health}) {
+      h->SetServingStatus("", serving);
+      h->SetServingStatus(tuned::v1::Tuner::service_full_name(), serving);
     }
   };
   bool serving = (*worker)->ready();  // the database is open: Store::Open succeeded
@@ -289,6 +291,8 @@ int main(int argc, char** argv) {
     set_health(false);
     runner.Stop();
     std::this_thread::sleep_until(drain_end);
+    health.Shutdown();  // its watchers' calls end, so the servers' Shutdown waits for none
+    probe_health.Shutdown();
     if (health_server) health_server->Shutdown(std::chrono::system_clock::now());
     // In-flight calls get a second (a client that keeps its channel open holds
     // Shutdown to its deadline): the daemon stops within 2 s of the signal.

@@ -245,8 +245,35 @@ TEST_F(OpsTest, HealthFollowsDrainingAndReflectionListsTheServices) {
   EXPECT_TRUE(services.count("grpc.health.v1.Health")) << resp.ShortDebugString();
   EXPECT_TRUE(services.count("grpc.reflection.v1alpha.ServerReflection")) << resp.ShortDebugString();
 
+  // Watch: the status now, then its change; a service never set is SERVICE_UNKNOWN.
+  using Response = grpc::health::v1::HealthCheckResponse;
+  grpc::ClientContext watch_ctx, unknown_ctx;
+  watch_ctx.set_deadline(std::chrono::system_clock::now() + 20s);
+  unknown_ctx.set_deadline(std::chrono::system_clock::now() + 20s);
+  grpc::health::v1::HealthCheckRequest whole, unknown;
+  unknown.set_service("no.such.Service");
+  auto watch = health->Watch(&watch_ctx, whole);
+  auto watch_unknown = health->Watch(&unknown_ctx, unknown);
+  Response seen;
+  ASSERT_TRUE(watch->Read(&seen));
+  EXPECT_EQ(seen.status(), Response::SERVING);
+  ASSERT_TRUE(watch_unknown->Read(&seen));
+  EXPECT_EQ(seen.status(), Response::SERVICE_UNKNOWN);
+
   // SIGTERM: NOT_SERVING and no new work for --drain-seconds, then exit 0.
+  const auto killed = std::chrono::steady_clock::now();
   kill(d.pid(), SIGTERM);
+  ASSERT_TRUE(watch->Read(&seen));
+  EXPECT_EQ(seen.status(), Response::NOT_SERVING);
+  // The watch ends at the drain's end, before the servers' Shutdown: one
+  // left open would hold Shutdown to its 1 s deadline, and end after it.
+  std::chrono::steady_clock::time_point watch_ended;
+  std::thread watcher([&] {
+    Response more;
+    while (watch->Read(&more)) {
+    }
+    watch_ended = std::chrono::steady_clock::now();
+  });
   std::string status;
   for (int i = 0; i < 100 && (status = check("")) == "SERVING"; ++i) std::this_thread::sleep_for(20ms);
   EXPECT_EQ(status, "NOT_SERVING");
@@ -256,6 +283,11 @@ TEST_F(OpsTest, HealthFollowsDrainingAndReflectionListsTheServices) {
   EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
   EXPECT_TRUE(client.ListJobs().ok());  // reads go on while draining
   EXPECT_EQ(d.WaitExit(), 0) << ReadAll(d.log());
+  watcher.join();
+  EXPECT_LT(watch_ended - killed, 3s + 700ms);
+  EXPECT_FALSE(watch_unknown->Read(&seen));
+  watch->Finish();
+  watch_unknown->Finish();
 }
 
 TEST_F(OpsTest, ListenWithoutTlsIsRefusedSayingWhatToPass) {
