@@ -18,6 +18,7 @@
 #include "db/store.h"
 #include "families/family.h"
 #include "server/best_pollers.h"
+#include "server/health.h"
 #include "server/jobs.h"
 #include "server/service.h"
 #include "server/worker_client.h"
@@ -73,6 +74,7 @@ struct ServiceHarness::State {
   std::unique_ptr<JobRunner> runner;
   std::unique_ptr<TunerService> service;
   std::unique_ptr<BestPollers> best_pollers;
+  HealthService health;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -116,6 +118,10 @@ void ServiceHarness::Open() {
   state_->service = std::make_unique<TunerService>(state_->store.get(), state_->runner.get(), *device_id, options);
   grpc::ServerBuilder builder;
   builder.RegisterService(state_->service.get());
+  builder.RegisterService(&state_->health);
+  for (const std::string& name : {std::string(), std::string(v1::Tuner::service_full_name())}) {
+    state_->health.SetServingStatus(name, true);
+  }
   builder.experimental().SetInterceptorCreators(ServerInterceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);
   state_->best_pollers = std::make_unique<BestPollers>(builder, state_->service.get(), 1);
@@ -124,12 +130,16 @@ void ServiceHarness::Open() {
   state_->best_pollers->Start();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
-  stub_ = v1::Tuner::NewStub(state_->server->InProcessChannel(args));
+  auto channel = state_->server->InProcessChannel(args);
+  stub_ = v1::Tuner::NewStub(channel);
+  health_ = grpc::health::v1::Health::NewStub(channel);
 }
 
 void ServiceHarness::Close() {
   stub_.reset();
+  health_.reset();
   if (state_ != nullptr) {
+    state_->health.Shutdown();
     state_->server->Shutdown(std::chrono::system_clock::now());
     state_->server->Wait();
     state_->best_pollers->Stop();
@@ -374,6 +384,12 @@ void ServiceHarness::WriteSeeds(const std::string& dir) {
     seed("get-family-sgemm", 13, g);
   }
   seed("list-families", 12, v1::ListFamiliesRequest());
+  for (const char* service : {"", "tuned.v1.Tuner", "no.such.Service"}) {
+    grpc::health::v1::HealthCheckRequest h;
+    h.set_service(service);
+    seed(absl::StrCat("health-check-", *service ? service : "server"), 15, h);
+    seed(absl::StrCat("health-watch-", *service ? service : "server"), 16, h);
+  }
   // ImportKernel (rpc) and kernel files (import_kernel): what the store serves.
   for (const auto& [name, problem] : {std::pair{"sgemm", sgemm}, {"transpose", transpose}, {"spec", spec}}) {
     v1::GetBestRequest r;

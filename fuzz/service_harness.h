@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
@@ -26,6 +27,9 @@ class ServiceHarness {
 
   /// A stub of the service (calls time out after 10 s).
   v1::Tuner::Stub& stub() { return *stub_; }
+  /// A stub of the daemon's health service (server/health.h) on the same
+  /// server, its statuses set as the daemon sets them while serving.
+  grpc::health::v1::Health::Stub& health() { return *health_; }
   /// A client context with the call's deadline.
   static std::unique_ptr<grpc::ClientContext> Context();
   /// Puts the store back as it was seeded if a call changed it.
@@ -48,6 +52,7 @@ class ServiceHarness {
   std::string stamp_;
   std::unique_ptr<State> state_;
   std::unique_ptr<v1::Tuner::Stub> stub_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
 
 /// In LLVMFuzzerInitialize: with TUNED_FUZZ_WRITE_SEEDS=DIR set, writes the
