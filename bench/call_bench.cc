@@ -13,7 +13,8 @@
 // the launch is what is measured). CPU: the time inside the calls, over
 // --calls calls in batches of --batch (each batch ends with a
 // cudaStreamSynchronize outside the timing, so the launch queue never
-// fills), the three ways interleaved batch by batch. GPU: CUDA events
+// fills), the three ways interleaved batch by batch; the median batch, so
+// that a batch the machine preempted does not count. GPU: CUDA events
 // around a stream of --stream back-to-back calls. One line a shape:
 //   cpp M N K config=<name> served=<kernel|cublas> sgemm_cpu_us=... bare_cpu_us=...
 //       unprepared_cpu_us=... sgemm_gpu_us=... bare_gpu_us=...
@@ -175,21 +176,26 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 20; ++i) way();
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    double cpu_ns[3] = {0, 0, 0};
+    std::vector<double> batch_ns[3];  // per batch; the median batch is reported
     for (int done = 0; done < calls; done += batch) {
       for (int w = 0; w < 3; ++w) {
         const int way = (w + done / batch) % 3;  // rotated: no way always first
         const auto start = Clock::now();
         for (int i = 0; i < batch; ++i) ways[way]();
-        cpu_ns[way] += std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+        batch_ns[way].push_back(
+            std::chrono::duration<double, std::nano>(Clock::now() - start).count());
         CHECK_CUDA(cudaStreamSynchronize(stream));
       }
     }
     cudaEvent_t e0, e1;
     CHECK_CUDA(cudaEventCreate(&e0));
     CHECK_CUDA(cudaEventCreate(&e1));
+    for (int w = 0; w < 3; ++w) {
+      auto& ns = batch_ns[w];
+      std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
+      t[w].cpu_us = ns[ns.size() / 2] / batch / 1e3;
+    }
     for (int w = 0; w < 2; ++w) {
-      t[w].cpu_us = cpu_ns[w] / calls / 1e3;
       CHECK_CUDA(cudaEventRecord(e0, stream));
       for (int i = 0; i < stream_calls; ++i) ways[w]();
       CHECK_CUDA(cudaEventRecord(e1, stream));
@@ -198,7 +204,6 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
       t[w].gpu_us = ms * 1e3 / stream_calls;
     }
-    t[2].cpu_us = cpu_ns[2] / calls / 1e3;
     std::printf("cpp %d %d %d config=%s served=%s maps=%d sgemm_cpu_us=%.3f bare_cpu_us=%.3f "
                 "unprepared_cpu_us=%.3f sgemm_gpu_us=%.3f bare_gpu_us=%.3f\n",
                 m, n, k, best->measurement().config().name().c_str(),

@@ -13,7 +13,7 @@ Per shape (M,N,K) and way: the CPU microseconds a call spends, over --calls
 calls in batches of --batch (a torch.cuda.synchronize() after each batch,
 outside the timing, so that the launch queue never fills and the GPU's time
 does not leak into the CPU's), the ways interleaved batch by batch in a
-rotating order; and the GPU microseconds a call for a stream of --stream
+rotating order, the median batch reported; and the GPU microseconds a call for a stream of --stream
 back-to-back calls (CUDA events). Kernel.sgemm runs the daemon's kernel
 itself even where the daemon serves cuBLAS (its launch is what is measured;
 `served` says what tuned.matmul runs); torch.matmul runs in the mode (TF32
@@ -79,10 +79,10 @@ def parse_shape(text):
     return dims
 
 
-def cpu_times(ways, calls, batch, sync, median=False):
+def cpu_times(ways, calls, batch, sync):
     """{name: CPU us a call}: `calls` calls of each way in batches, `sync()`
-    after each batch (untimed), the ways' order rotated per batch; the mean
-    over the batches, or their median (`median`: on a busy machine)."""
+    after each batch (untimed), the ways' order rotated per batch; the median
+    batch, so that a batch the machine preempted does not count."""
     names = list(ways)
     for fn in ways.values():  # warm-up
         for _ in range(20):
@@ -98,9 +98,7 @@ def cpu_times(ways, calls, batch, sync, median=False):
                 fn()
             ns[name].append(time.perf_counter_ns() - start)
             sync()
-    if median:
-        return {name: sorted(t)[len(t) // 2] / batch / 1e3 for name, t in ns.items()}
-    return {name: sum(t) / (len(t) * batch) / 1e3 for name, t in ns.items()}
+    return {name: sorted(t)[len(t) // 2] / batch / 1e3 for name, t in ns.items()}
 
 
 def gpu_times(ways, calls):
@@ -231,7 +229,7 @@ def run_fake(args):
                 "tuned.linear (nn)": lambda: tuned.linear(a, w, math=args.math),
                 # a torch op's own dispatch on tensors this small, for scale
                 "torch.add(out)": lambda: torch.add(out, out, out=out)}
-        cpu = cpu_times(ways, args.calls, args.batch, lambda: None, median=True)
+        cpu = cpu_times(ways, args.calls, args.batch, lambda: None)
         print(f"shape {m}x{n}x{k} (the median batch):")
         for name, us in cpu.items():
             print(f"  {name:20s} cpu_us={us:8.2f}")
