@@ -26,8 +26,8 @@
 # --layouts (over calls, or over GPUs side by side: SITE below), or pass
 # --no-tune once everything is tuned. Logs in OUTDIR:
 # torch_drop_in.log (everything, ending with the SUMMARY torch_drop_in
-# line), tuned.log (the daemon); drop_in_db.xz, the database after the run
-# (for SEED_DB on a fresh machine).
+# line), tuned.log (the daemon); with KEEP_DB=1, drop_in_db.xz, the
+# database after the run (for SEED_DB on a fresh machine).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 py=${PYTHON:-python3}
@@ -108,5 +108,9 @@ for _ in $(seq 150); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; slee
 rc=$?
 kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null
 trap - EXIT
-xz -T2 -c "$db" > "$out/drop_in_db.xz" 2>/dev/null && echo "# database saved: $out/drop_in_db.xz ($(du -h "$out/drop_in_db.xz" | cut -f1))"
+# KEEP_DB=1: a copy of the database in $out (xz -9 of a whole suite's
+# database takes minutes; -1 seconds).
+if [[ -n ${KEEP_DB:-} ]]; then
+  xz -1 -T0 -c "$db" > "$out/drop_in_db.xz" && echo "# database saved: $out/drop_in_db.xz ($(du -h "$out/drop_in_db.xz" | cut -f1))"
+fi
 exit $rc
