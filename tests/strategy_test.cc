@@ -384,6 +384,31 @@ TEST_F(StrategyTest, ModelFirstRoundWaitsOnOneWaveOfCompilesAtMostAndNoneOnceEno
   EXPECT_EQ(taken, missing.size());
 }
 
+TEST_F(StrategyTest, ModelFirstRoundCompilesWhereWhatItRanksFirstIsNotCompiled) {
+  // Compiled: every config but those the model ranks first (a daemon that
+  // holds another math mode's kernels). The round must not fall back on the
+  // compiled configs alone: it compiles first_uncompiled of its best.
+  auto first_round = [&](std::function<bool(const Config&)> compiled) {
+    auto s = MakeStrategy("model", family_, device_, Others(3), 2, ModelOptions());
+    RoundInput in;
+    in.family = &family_;
+    in.device = device_;
+    in.shape = shapes_[3].shape;
+    in.valid = valid_;
+    in.compiled = std::move(compiled);
+    return (*s)->NextRound(in);
+  };
+  const ModelOptions options;
+  const std::vector<Config> ranked = first_round([](const Config&) { return true; });
+  ASSERT_GE(ranked.size(), static_cast<size_t>(options.first_round));
+  std::set<std::string> best;
+  for (const Config& c : ranked) best.insert(family_.ConfigName(c));
+  auto others = [&](const Config& c) { return best.count(family_.ConfigName(c)) == 0; };
+  size_t of_best = 0;
+  for (const Config& c : first_round(others)) of_best += best.count(family_.ConfigName(c));
+  EXPECT_GE(of_best, static_cast<size_t>(options.first_uncompiled));
+}
+
 TEST_F(StrategyTest, ConfigBudgetIsRespected) {
   for (const char* name : {"model", "exhaustive"}) {
     for (int64_t n : {1, 5, 16}) {

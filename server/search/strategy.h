@@ -205,8 +205,8 @@ struct ModelOptions {
   /// install's first shape learns from the prior and has compiled nothing,
   /// and NVRTC takes ~2.4 s of a core a kernel (16 cores: 16 kernels are
   /// one wave). The extension by first_seconds takes compiled configs only.
-  /// Once first_round configs that the model knows are compiled, none (the
-  /// nearest shapes' winners included): a round that waits on one kernel
+  /// Once at least half of the first_round known configs the model ranks
+  /// first are compiled, none (the nearest shapes' winners included): a round that waits on one kernel
   /// waits ~2.4 s, however few it compiles, where a small shape's search
   /// takes 1-2 s. On an H100 whose compile-ahead ran slower, small shapes
   /// waited 1-2 s each and the median tuning time rose from 3.9 s to 5.4 s
