@@ -106,6 +106,42 @@ def test_kernel_runs_on_the_current_stream(client):
     assert rel_error(c, torch.matmul(a, b)) < MAX_ERROR
 
 
+def test_kernel_sgemm_launches_from_cpp_and_leaves_bad_input_to_python(client):
+    """Where pip built tuned._torchcall, Kernel.sgemm of a kernel without
+    tensor maps checks and launches in C++: the result matches torch with a
+    new out, a given out and alpha, beta; a tensor it does not take (another
+    dtype, shape or stride) goes to the Python checks and their errors."""
+    assert tuned.kernel._torchcall is not None, "pip did not build tuned._torchcall against torch"
+    m, n, k = SHAPE
+    best = client.best(m, n, k)
+    best.use_baseline = False  # the kernel itself, served or not
+    kernel = tuned.Kernel(best)
+    a, b = random_pair(m, n, k, seed=5)
+    ref = torch.matmul(a, b)
+    assert rel_error(kernel.sgemm(a, b), ref) < MAX_ERROR  # the first call prepares the launch
+    if best.geometry.tensor_maps:
+        assert kernel._fast is None  # maps are encoded per pointer in Python
+    else:
+        assert kernel._fast is not None, "no C++ launch prepared for a kernel without tensor maps"
+    c = kernel.sgemm(a, b)
+    assert c.shape == (m, n) and c.dtype == torch.float32 and rel_error(c, ref) < MAX_ERROR
+    c0 = torch.randn(m, n, device="cuda")
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=1.0) is out
+    assert rel_error(out, 0.5 * ref + c0) < MAX_ERROR
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=2, beta=-1.5) is out  # ints, and beta past 0 and 1
+    assert rel_error(out, 2.0 * ref - 1.5 * c0) < MAX_ERROR
+    with pytest.raises(tuned.DTypeError):
+        kernel.sgemm(a.double(), b)
+    with pytest.raises(ValueError, match="has shape"):
+        kernel.sgemm(a[:, 1:], b[1:])
+    with pytest.raises(ValueError):
+        kernel.sgemm(torch.randn(k, m, device="cuda").t(), b)  # transposed where "n" is asked
+    with pytest.raises(ValueError, match="beta"):
+        kernel.sgemm(a, b, beta=1.0)
+
+
 def test_kernel_refuses_another_shape(client):
     m, n, k = SHAPE
     kernel = tuned.Kernel(client.best(m, n, k))

@@ -189,6 +189,36 @@ static PyObject* failed(const char* what, int status) { return Py_BuildValue("(s
  * params: the address of the kernel's parameter array; zero_ptr, zero_count:
  * where zero_count > 0, that many 32-bit words at device address zero_ptr
  * are set to zero first, on the same stream (a kernel adding into C). */
+/* The launch of `fn` with `config` (its hStream set here) and `params`, the
+ * context made current as push_unless_current, and zero_count > 0 32-bit
+ * words at zero_ptr set to zero first on the same stream. 0, or the
+ * failed step's CUresult with *what naming it. */
+static CUresult launch_kernel(CUfunction fn, CUcontext ctx, LaunchConfig* config, void** params,
+                              CUstream stream, CUdeviceptr zero_ptr, long long zero_count,
+                              const char** what) {
+  int pushed;
+  CUresult r = push_unless_current(ctx, &pushed);
+  if (r != 0) {
+    *what = "cuCtxPushCurrent";
+    return r;
+  }
+  *what = "cuLaunchKernelEx";
+  if (zero_count > 0) {
+    r = cuMemsetD32Async_(zero_ptr, 0, (size_t)zero_count, stream);
+    if (r != 0) *what = "cuMemsetD32Async (prescale C)";
+  }
+  if (r == 0) {
+    config->hStream = stream;
+    r = cuLaunchKernelEx_(config, fn, params, NULL);
+  }
+  CUresult p = pop_if_pushed(pushed);
+  if (r == 0 && p != 0) {
+    *what = "cuCtxPopCurrent";
+    r = p;
+  }
+  return r;
+}
+
 static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 7) {
     PyErr_SetString(PyExc_TypeError, "launch takes 7 arguments");
@@ -210,20 +240,8 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     PyErr_SetString(PyExc_ValueError, "launch: null function, config or parameters");
     return NULL;
   }
-  int pushed;
-  CUresult r = push_unless_current(ctx, &pushed);
-  if (r != 0) return failed("cuCtxPushCurrent", r);
-  const char* what = "cuLaunchKernelEx";
-  if (zero_count > 0) {
-    r = cuMemsetD32Async_((CUdeviceptr)zero_ptr, 0, (size_t)zero_count, stream);
-    if (r != 0) what = "cuMemsetD32Async (prescale C)";
-  }
-  if (r == 0) {
-    config->hStream = stream;
-    r = cuLaunchKernelEx_(config, fn, params, NULL);
-  }
-  CUresult p = pop_if_pushed(pushed);
-  if (r == 0 && p != 0) return failed("cuCtxPopCurrent", p);
+  const char* what = NULL;
+  CUresult r = launch_kernel(fn, ctx, config, params, stream, zero_ptr, zero_count, &what);
   if (r != 0) return failed(what, r);
   Py_RETURN_NONE;
 }
@@ -544,6 +562,11 @@ typedef struct {
    * error set where `plan` is not one. */
   int (*run)(PyObject* plan, const void* b, const void* a, void* c, void* stream, void* workspace,
              const char** what);
+  /* launch_kernel of `fn` on a grid of dims[0..2] blocks of dims[3..5]
+   * threads with dims[6] bytes of dynamic shared memory; INT_MIN with a
+   * Python error set where init() found no driver. */
+  int (*launch)(void* fn, void* ctx, const unsigned int dims[7], void** params, void* stream,
+                unsigned long long zero_ptr, long long zero_count, const char** what);
 } FastcallApi;
 
 static int api_plan_shape(PyObject* plan, long long* m, long long* n) {
@@ -561,7 +584,18 @@ static int api_run(PyObject* plan, const void* b, const void* a, void* c, void* 
   return run_plan(p, b, a, c, stream, workspace, what);
 }
 
-static const FastcallApi kApi = {api_plan_shape, api_run};
+static int api_launch(void* fn, void* ctx, const unsigned int dims[7], void** params, void* stream,
+                      unsigned long long zero_ptr, long long zero_count, const char** what) {
+  if (!libcuda) {
+    PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no CUDA driver (call init() first)");
+    return INT_MIN;
+  }
+  LaunchConfig config = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6],
+                         NULL, NULL, 0};
+  return launch_kernel(fn, ctx, &config, params, stream, zero_ptr, zero_count, what);
+}
+
+static const FastcallApi kApi = {api_plan_shape, api_run, api_launch};
 
 static PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "init() -> (driver, cublas): load libcuda and cuBLAS"},
