@@ -111,7 +111,7 @@ def test_kernel_sgemm_launches_from_cpp_and_leaves_bad_input_to_python(client):
     tensor maps checks and launches in C++: the result matches torch with a
     new out, a given out and alpha, beta; a tensor it does not take (another
     dtype, shape or stride) goes to the Python checks and their errors."""
-    assert tuned.kernel._torchcall is not None, "pip did not build tuned._torchcall against torch"
+    assert tuned.blas._torchcall is not None, "pip did not build tuned._torchcall against torch"
     m, n, k = SHAPE
     best = client.best(m, n, k)
     best.use_baseline = False  # the kernel itself, served or not

@@ -25,7 +25,12 @@ import threading
 import grpc
 
 from .client import TunedError
-from .kernel import _driver, _fastcall, _primary_context, _stream_function, _torchcall
+from .kernel import _driver, _fastcall, _primary_context, _stream_function
+
+try:  # built at install where torch was importable (setup.py)
+    from . import _torchcall
+except ImportError:
+    _torchcall = None
 
 # cublasMath_t as torch sets it for its own handle: TF32 tensor ops where
 # TF32 is allowed, else CUBLAS_DEFAULT_MATH (fp32).

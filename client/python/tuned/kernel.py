@@ -32,11 +32,6 @@ try:
 except ImportError:  # not built: ctypes launches
     _fastcall = None
 
-try:  # built at install where torch was importable (setup.py)
-    from . import _torchcall
-except ImportError:
-    _torchcall = None
-
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
@@ -676,10 +671,14 @@ class Kernel:
         on the H100 host), or None: without _torchcall, with a stand-in
         driver, for another family than sgemm, or for a kernel with tensor
         maps (encoded per pointer, here)."""
-        if (_torchcall is None or launcher.c_launch is None or launcher.maps
-                or self.family != "sgemm" or self.is_spec or self._sizes is None
-                or self.layout not in ("nn", "nt", "tn", "tt")):
+        if (launcher.c_launch is None or launcher.maps or self.family != "sgemm" or self.is_spec
+                or self._sizes is None or self.layout not in ("nn", "nt", "tn", "tt")):
             return None
+        try:  # here, not at the module's import: it links torch's libraries, which need torch imported
+            from . import _torchcall
+        except ImportError:  # built at install only where torch was importable (setup.py)
+            return None
+        self._fast_sgemm = _torchcall.sgemm
         m, n, k = self.shape
         params = b"".join(bytes(ctype(value)).ljust(8, b"\0") for ctype, value in launcher.template)
         return _torchcall.sgemm_spec(launcher.fn, launcher.ctx,
@@ -737,8 +736,7 @@ class Kernel:
         a non-tensor, ValueError for a wrong shape, layout or device."""
         fast = self._fast
         if fast is not None:  # checked and launched in C++; NotImplemented: checked below
-            r = _torchcall.sgemm(fast, a, b, out, alpha, beta,
-                                 self._launcher.stream(self._index))
+            r = self._fast_sgemm(fast, a, b, out, alpha, beta, self._launcher.stream(self._index))
             if r.__class__ is tuple:
                 _check(self._launcher.lib, r[1], r[0])
             if r is not NotImplemented:
