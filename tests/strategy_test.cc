@@ -5,6 +5,8 @@
 // are the simulated ones (search::MeasureSeconds), no clock.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "absl/strings/str_join.h"
 
 #include "server/search/simulate.h"
@@ -47,6 +49,19 @@ class StrategyTest : public ::testing::Test {
       if (j != i) r.insert(r.end(), shapes_[j].records.begin(), shapes_[j].records.end());
     }
     return r;
+  }
+  /// The model strategy's first round for 4096^3 (fixture shape 3),
+  /// learning from the other three, with `compiled` as the compile cache.
+  std::vector<Config> FirstRound(ModelOptions options,
+                                 std::function<bool(const Config&)> compiled) const {
+    auto s = MakeStrategy("model", family_, device_, Others(3), 2, options);
+    RoundInput in;
+    in.family = &family_;
+    in.device = device_;
+    in.shape = shapes_[3].shape;
+    in.valid = valid_;
+    in.compiled = std::move(compiled);
+    return (*s)->NextRound(in);
   }
   static double Best(const ShapeRecord& s) {
     double best = 1e30;
@@ -350,37 +365,27 @@ TEST_F(StrategyTest, ModelFirstRoundWaitsOnOneWaveOfCompilesAtMostAndNoneOnceEno
   // most, unless its configs take compile_hidden_seconds or more to measure
   // (4096^3's take ~0.06 s: hidden at 0.01 s, not at the default 0.15 s).
   // Once first_round configs the model knows are compiled, it waits on none.
-  auto first_round = [&](ModelOptions options, std::function<bool(const Config&)> compiled) {
-    auto s = MakeStrategy("model", family_, device_, Others(3), 2, options);
-    RoundInput in;
-    in.family = &family_;
-    in.device = device_;
-    in.shape = shapes_[3].shape;
-    in.valid = valid_;
-    in.compiled = std::move(compiled);
-    return (*s)->NextRound(in);
-  };
   auto none = [](const Config&) { return false; };
   ModelOptions options;
   const size_t winners = options.near_shapes * options.near_winners;
-  const size_t waiting = first_round(options, none).size();
+  const size_t waiting = FirstRound(options, none).size();
   EXPECT_GE(waiting, static_cast<size_t>(options.first_uncompiled));
   EXPECT_LE(waiting, options.first_uncompiled + winners);
   // All compiled but the first 8 of that round (nearest winners among them).
-  const std::vector<Config> all = first_round(options, [](const Config&) { return true; });
+  const std::vector<Config> all = FirstRound(options, [](const Config&) { return true; });
   ASSERT_GT(all.size(), 8u);
   std::set<std::string> missing;
   for (size_t i = 0; i < 8; ++i) missing.insert(family_.ConfigName(all[i]));
   auto most = [&](const Config& c) { return missing.count(family_.ConfigName(c)) == 0; };
-  const std::vector<Config> ready = first_round(options, most);
+  const std::vector<Config> ready = FirstRound(options, most);
   EXPECT_GE(ready.size(), static_cast<size_t>(options.first_round));
   for (const Config& c : ready) EXPECT_EQ(missing.count(family_.ConfigName(c)), 0u);
   options.compile_hidden_seconds = 0.01;
-  const size_t hidden = first_round(options, none).size();
+  const size_t hidden = FirstRound(options, none).size();
   EXPECT_GE(hidden, static_cast<size_t>(options.first_round));
   EXPECT_LE(hidden, options.first_round + winners);
   size_t taken = 0;
-  for (const Config& c : first_round(options, most)) taken += missing.count(family_.ConfigName(c));
+  for (const Config& c : FirstRound(options, most)) taken += missing.count(family_.ConfigName(c));
   EXPECT_EQ(taken, missing.size());
 }
 
@@ -388,24 +393,14 @@ TEST_F(StrategyTest, ModelFirstRoundCompilesWhereWhatItRanksFirstIsNotCompiled) 
   // Compiled: every config but those the model ranks first (a daemon that
   // holds another math mode's kernels). The round must not fall back on the
   // compiled configs alone: it compiles first_uncompiled of its best.
-  auto first_round = [&](std::function<bool(const Config&)> compiled) {
-    auto s = MakeStrategy("model", family_, device_, Others(3), 2, ModelOptions());
-    RoundInput in;
-    in.family = &family_;
-    in.device = device_;
-    in.shape = shapes_[3].shape;
-    in.valid = valid_;
-    in.compiled = std::move(compiled);
-    return (*s)->NextRound(in);
-  };
   const ModelOptions options;
-  const std::vector<Config> ranked = first_round([](const Config&) { return true; });
+  const std::vector<Config> ranked = FirstRound(options, [](const Config&) { return true; });
   ASSERT_GE(ranked.size(), static_cast<size_t>(options.first_round));
   std::set<std::string> best;
   for (const Config& c : ranked) best.insert(family_.ConfigName(c));
   auto others = [&](const Config& c) { return best.count(family_.ConfigName(c)) == 0; };
   size_t of_best = 0;
-  for (const Config& c : first_round(others)) of_best += best.count(family_.ConfigName(c));
+  for (const Config& c : FirstRound(options, others)) of_best += best.count(family_.ConfigName(c));
   EXPECT_GE(of_best, static_cast<size_t>(options.first_uncompiled));
 }
 
