@@ -41,7 +41,7 @@ import time
 import torch
 
 import tuned
-import tuned.kernel
+import tuned.driver
 import tuned.ops
 
 STUB = r"""
@@ -194,8 +194,8 @@ def run_fake(args):
         f.write(STUB)
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
     stub = ctypes.CDLL(lib)
-    tuned.kernel._driver = lambda: stub
-    tuned.kernel._stream_function = lambda torch: (lambda index: 0)
+    tuned.driver.libcuda = lambda: stub
+    tuned.driver.stream_function = lambda torch: (lambda index: 0)
     tuned.ops._DEVICE_TYPE = "cpu"
 
     def on_cpu(best, device):

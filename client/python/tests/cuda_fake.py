@@ -1,4 +1,4 @@
-"""A stand-in for libcuda (what tuned.kernel calls through ctypes), for the
+"""A stand-in for libcuda (what tuned.driver calls through ctypes), for the
 tests without a GPU: FakeDriver records every call that matters (loads,
 context pushes, launches with their configuration and parameter bytes,
 tensor map encodes, memsets); Emulator also runs an sgemm launch on the CPU,
@@ -10,7 +10,7 @@ import ctypes
 
 import torch
 
-import tuned.kernel
+import tuned.driver
 
 CONTEXT = 0xC0  # the primary context the fake hands out (its device's: CONTEXT + ordinal)
 FUNCTION = 0xF00  # the first module's function; the i-th module's: FUNCTION + i
@@ -37,7 +37,7 @@ def _value(x):
 
 
 class FakeDriver:
-    """libcuda for tuned.kernel. `params`: how many parameters a launch
+    """libcuda for tuned.driver. `params`: how many parameters a launch
     reads (the kernel's: 8 for sgemm, then one per tensor map: whose bytes,
     128, are read from the 9th on). `current`: the context cuCtxGetCurrent
     reports (the device's primary context by default; 0: none)."""
@@ -121,7 +121,7 @@ class FakeDriver:
     def cuLaunchKernelEx(self, config, function, params, extra):
         assert extra is None
         self._image_of(function)
-        c = tuned.kernel._LaunchConfig.from_address(config)
+        c = tuned.driver.LaunchConfig.from_address(config)
         assert c.attrs is None and c.numAttrs == 0
         dims = [c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
                 c.sharedMemBytes]
@@ -216,11 +216,11 @@ class Emulator(FakeDriver):
 
 
 def install(monkeypatch, lib):
-    """`lib` in place of libcuda for tuned.kernel, with torch's current raw
+    """`lib` in place of libcuda for tuned.driver, with torch's current raw
     stream 0 and no context retained yet."""
-    monkeypatch.setattr(tuned.kernel, "_driver", lambda: lib)
-    monkeypatch.setattr(tuned.kernel, "_primary", {})
-    monkeypatch.setattr(tuned.kernel, "_stream_function", lambda torch: (lambda index: 0))
+    monkeypatch.setattr(tuned.driver, "libcuda", lambda: lib)
+    monkeypatch.setattr(tuned.driver, "_primary", {})
+    monkeypatch.setattr(tuned.driver, "stream_function", lambda torch: (lambda index: 0))
     return lib
 
 

@@ -6,7 +6,7 @@ Test modules import the fixtures by name (pytest finds them there)."""
 import pytest
 
 import tuned
-import tuned.kernel
+import tuned.driver
 from tuned import pb
 
 torch = pytest.importorskip("torch", reason="torch is not installed")
@@ -34,7 +34,7 @@ def no_cuda(monkeypatch):
     """Any driver use fails the test: the checks come first."""
     def fail():
         raise AssertionError("the CUDA driver was used before the arguments were checked")
-    monkeypatch.setattr(tuned.kernel, "_driver", fail)
+    monkeypatch.setattr(tuned.driver, "libcuda", fail)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tuned import blas, kernel
+from tuned import blas, driver, kernel
 
 
 class Buffer:
@@ -175,7 +175,7 @@ def test_prepare_refuses_what_it_cannot_run():
     assert blas.prepare(None, 0, False, "nn", 0, 2, 2) is None
 
 
-fastcall = kernel._fastcall
+fastcall = driver.fastcall
 
 
 @pytest.mark.skipif(fastcall is None and not os.environ.get("TUNED_TEST_FASTCALL"),

@@ -382,8 +382,8 @@ def transposed_pair(m, n, k, layout, seed):
 def test_the_c_launcher_is_built_and_launches():
     """pip built tuned._fastcall on this machine, it finds the driver and
     cuBLAS and cuBLASLt, and a loaded kernel launches through it."""
-    assert tuned.kernel._fastcall is not None, "tuned._fastcall was not built by pip install"
-    assert tuned.kernel._fastcall.init() == (True, True, True)
+    assert tuned.driver.fastcall is not None, "tuned._fastcall was not built by pip install"
+    assert tuned.driver.fastcall.init() == (True, True, True)
     assert tuned.blas._torchcall is not None, "pip did not build tuned._torchcall against torch"
 
 

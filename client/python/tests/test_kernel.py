@@ -100,13 +100,13 @@ def test_driver_errors_are_named():
             name._obj.value = {700: b"CUDA_ERROR_ILLEGAL_ADDRESS", 2: b"CUDA_ERROR_OUT_OF_MEMORY"}[result]
             return 0
 
-    tuned.kernel._check(FakeLib(), 0, "cuInit")  # CUDA_SUCCESS
+    tuned.driver.check(FakeLib(), 0, "cuInit")  # CUDA_SUCCESS
     with pytest.raises(tuned.TunedError) as e:
-        tuned.kernel._check(FakeLib(), 700, "cuLaunchKernel")
+        tuned.driver.check(FakeLib(), 700, "cuLaunchKernel")
     assert e.value.code == grpc.StatusCode.INTERNAL
     assert e.value.message == "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS"
     with pytest.raises(tuned.TunedError) as e:
-        tuned.kernel._check(FakeLib(), 2, "cuModuleLoadData")
+        tuned.driver.check(FakeLib(), 2, "cuModuleLoadData")
     assert e.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 

@@ -89,7 +89,7 @@ def fresh(monkeypatch):
 
     def fail():
         raise AssertionError("the CUDA driver was used")
-    monkeypatch.setattr(tuned.kernel, "_driver", fail)
+    monkeypatch.setattr(tuned.driver, "libcuda", fail)
 
 
 @pytest.fixture

@@ -25,7 +25,10 @@ import threading
 import grpc
 
 from .client import TunedError
-from .kernel import _driver, _fastcall, _primary_context, _stream_function
+from .driver import fastcall as _fastcall
+from .driver import libcuda as _driver
+from .driver import primary_context as _primary_context
+from .driver import stream_function as _stream_function
 
 try:  # built at install where torch was importable (setup.py)
     from . import _torchcall

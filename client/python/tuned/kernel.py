@@ -1,20 +1,15 @@
-"""Running a tuned kernel on torch tensors.
+"""Running a tuned kernel on torch tensors: tuned.Kernel.
 
-The kernel is loaded with the CUDA driver API through ctypes on libcuda: no
-dependency beyond torch (which the tensors need anyway) and the driver every
-CUDA program already has. The launch itself goes through tuned._fastcall (C,
-built at install where a C compiler and Python's headers are) where it is
-built: ctypes' conversions cost ~2.5 us of a ~7 us call. torch has created
-the device's primary context for its tensors; the kernel is loaded into that
-context and launched on torch's current stream, so it orders with torch's
-own work like any torch op.
-torch is imported lazily: the gRPC client works without it.
+The kernel is loaded with the CUDA driver API (tuned/driver.py: ctypes on
+libcuda): no dependency beyond torch (which the tensors need anyway) and the
+driver every CUDA program already has. torch has created the device's
+primary context for its tensors; the kernel is loaded into that context and
+launched on torch's current stream, so it orders with torch's own work like
+any torch op. torch is imported lazily: the gRPC client works without it.
 
-A launch costs a few microseconds of CPU: everything that does not change from
-one call to the next is prepared at the kernel's first launch (_Launcher: the
-geometry, the driver's functions with their C types, one parameter block per
-thread whose pointer slots alone change, the tensor maps per base pointer),
-and each call checks its tensors against values computed once.
+A launch costs a few microseconds of CPU: its launch is prepared at the
+kernel's first call (driver.Launcher), and each call checks its tensors
+against values computed once, in C++ where tuned._torchcall is built.
 """
 
 import ctypes
@@ -22,29 +17,16 @@ import threading
 
 import grpc
 
+from . import driver
 from .client import DTypeError, TunedError, dtype_name, family_name, layout_name
 from .layout import describe as _describe_layout
 from .layout import is_transposed
 from .v1 import tuner_pb2 as pb
 
-try:
-    from . import _fastcall
-except ImportError:  # not built: ctypes launches
-    _fastcall = None
-
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-_CUDA_ERROR_OUT_OF_MEMORY = 2
 _STATIC_SHARED_LIMIT = 48 * 1024
-# TensorMap.dtype -> CUtensorMapDataType: FLOAT32 (7; also for an unset
-# dtype), BFLOAT16 (9), FLOAT16 (6).
-_CU_TENSOR_MAP_DATA_TYPE = {pb.DTYPE_UNSPECIFIED: 7, pb.DTYPE_F32: 7, pb.DTYPE_BF16: 9,
-                            pb.DTYPE_F16: 6}
-_CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
-_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
-_TENSOR_MAP_BYTES = 128
-_MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
 _BUILTIN = ("sgemm", "transpose")
 # An sgemm problem's dtype (Problem.dtype; unset: f32, as the daemon reads it)
 # -> the torch dtype (by name) of A, B and C, and the C type its kernel's
@@ -88,26 +70,6 @@ def pack_scalars(best):
     return params
 
 
-_lock = threading.Lock()
-_libcuda = None
-_primary = {}  # device ordinal -> its primary context (retained once per process)
-
-
-def _driver():
-    """libcuda, initialised; TunedError FAILED_PRECONDITION without a driver."""
-    global _libcuda
-    with _lock:
-        if _libcuda is None:
-            try:
-                lib = ctypes.CDLL("libcuda.so.1")
-            except OSError as e:
-                raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
-                                 f"no CUDA driver (libcuda.so.1): {e}") from None
-            _check(lib, lib.cuInit(0), "cuInit")
-            _libcuda = lib
-        return _libcuda
-
-
 def served_layout(best):
     """The tuner.proto Layout of the kernel a BestKernel holds: its config's
     LAYOUT parameter (sgemm; absent: LAYOUT_NN, as configs stored before
@@ -116,236 +78,6 @@ def served_layout(best):
     if not params:
         return best.problem.layout
     return params.get("LAYOUT", pb.LAYOUT_NN)
-
-
-def _check(lib, result, what):
-    """Raises TunedError for a CUresult other than CUDA_SUCCESS, named by cuGetErrorName."""
-    if result == 0:
-        return
-    name = ctypes.c_char_p()
-    known = lib.cuGetErrorName(result, ctypes.byref(name)) == 0 and name.value
-    text = name.value.decode() if known else f"CUresult {result}"
-    code = (grpc.StatusCode.RESOURCE_EXHAUSTED if result == _CUDA_ERROR_OUT_OF_MEMORY
-            else grpc.StatusCode.INTERNAL)
-    raise TunedError(code, f"{what}: {text}")
-
-
-def _primary_context(lib, device):
-    """The primary context of device `device` (a c_void_p), retained once per process."""
-    with _lock:
-        if device not in _primary:
-            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-            _check(lib, lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
-            _check(lib, lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
-                   "cuDevicePrimaryCtxRetain")
-            _primary[device] = ctx
-        return _primary[device]
-
-
-class _Context:
-    """Makes the primary context of `device` current for a block (push/pop),
-    so that loads work from any thread."""
-
-    def __init__(self, lib, device):
-        self.lib = lib
-        self.ctx = _primary_context(lib, device)
-
-    def __enter__(self):
-        _check(self.lib, self.lib.cuCtxPushCurrent_v2(self.ctx), "cuCtxPushCurrent")
-
-    def __exit__(self, *exc):
-        popped = ctypes.c_void_p()
-        _check(self.lib, self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped)), "cuCtxPopCurrent")
-
-
-class _LaunchConfig(ctypes.Structure):
-    """CUlaunchConfig (cuda.h), cuLaunchKernelEx's first argument."""
-    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
-                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
-                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
-                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
-                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
-
-
-def _function(lib, name, restype, argtypes):
-    """libcuda's `name` with its C types declared (a fresh function object, so
-    that `lib.name` elsewhere keeps ctypes' defaults), or None where the driver
-    lacks it. A stand-in driver (a Python object, as the tests use) gives its
-    method as it is."""
-    if isinstance(lib, ctypes.CDLL):
-        try:
-            f = lib[name]
-        except AttributeError:
-            return None
-        f.restype, f.argtypes = restype, argtypes
-        return f
-    return getattr(lib, name, None)
-
-
-def _stream_function(torch):
-    """f(device index) -> the raw CUstream handle (an int) of torch's current
-    stream on that device: torch._C._cuda_getCurrentRawStream (what torch's own
-    generated code calls, ~0.1 us), else the public torch.cuda.current_stream
-    (a Stream object made per call, a few us)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw
-    return lambda index: torch.cuda.current_stream(index).cuda_stream
-
-
-class _Slots:
-    """One thread's parameter block for a _Launcher: a ctypes value per kernel
-    parameter (prebuilt: the shape's integers, alpha, beta, a spec's scalars),
-    the array of their addresses that the driver reads, with the tensor maps'
-    slots after them, and the launch configuration. A call sets the pointer
-    values (and alpha, beta) and launches: the driver copies the parameters at
-    the launch, so the block is reused at once."""
-
-    def __init__(self, launcher):
-        self.values = [ctype(value) for ctype, value in launcher.template]
-        count = len(self.values) + len(launcher.maps)
-        self.array = (ctypes.c_void_p * count)(*[ctypes.addressof(v) for v in self.values])
-        self.array_address = ctypes.addressof(self.array)
-        self.config = _LaunchConfig(*launcher.grid, *launcher.block, launcher.smem, None, None, 0)
-        self.config_address = ctypes.addressof(self.config)
-        self.current = ctypes.c_void_p()
-        self.current_address = ctypes.addressof(self.current)
-        # The ctypes values a caller sets by name, in the launcher's `fast` order.
-        self.fast = tuple(self.values[i] for i in launcher.fast)
-        self.maps = None  # the encoded maps the array points at, kept alive while it does
-
-
-class _Launcher:
-    """A loaded kernel's launch, prepared once: its geometry, the driver's
-    functions, the parameters' C types and initial values (`template`, a
-    (ctype, value) pair per parameter), the tensor maps (encoded per base
-    pointer, cached) and a _Slots per thread.
-
-    Each launch: the tensor maps for the pointers (cached), torch's current
-    raw stream of the device, the current context checked with
-    cuCtxGetCurrent (pushed and popped only when another one is current: a
-    thread where torch has not made the device's context current), then
-    cuLaunchKernelEx with a prepared CUlaunchConfig (4 arguments to convert;
-    cuLaunchKernel's 11 cost twice as much through ctypes), or cuLaunchKernel
-    where the driver predates it (CUDA < 12)."""
-
-    def __init__(self, lib, torch, best, device_index, function, ctx, template, fast=()):
-        g = best.geometry
-        self.lib = lib
-        self.index = device_index
-        self.grid = [*g.grid, 1, 1][:3]
-        self.block = [*g.block, 1, 1][:3]
-        self.smem = g.dynamic_shared_bytes
-        self.template = template
-        self.fast = tuple(fast)
-        self.fn = function.value
-        self.ctx = ctx.value
-        self.maps = list(g.tensor_maps)
-        for i, m in enumerate(self.maps):
-            swizzle = _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
-            rank = len(m.dims)
-            if (m.param != len(template) + i or m.pointer_arg >= len(template)
-                    or template[m.pointer_arg][0] is not ctypes.c_void_p
-                    or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None
-                    or m.dtype not in _CU_TENSOR_MAP_DATA_TYPE):
-                raise TunedError(grpc.StatusCode.INTERNAL,
-                                 f"malformed tensor map {' '.join(str(m).split())}")
-        # Each map's CUtensorMapDataType, from its TensorMap.dtype.
-        self.map_types = tuple(_CU_TENSOR_MAP_DATA_TYPE[m.dtype] for m in self.maps)
-        self.map_pointers = tuple(m.pointer_arg for m in self.maps)
-        self.map_cache = {}  # base pointers -> (buffers, their addresses)
-        v, u = ctypes.c_void_p, ctypes.c_uint
-        self.launch_ex = _function(lib, "cuLaunchKernelEx", ctypes.c_int, [v, v, v, v])
-        self.launch = _function(lib, "cuLaunchKernel", ctypes.c_int, [v] + [u] * 7 + [v, v, v])
-        self.get_current = _function(lib, "cuCtxGetCurrent", ctypes.c_int, [v])
-        self.push = _function(lib, "cuCtxPushCurrent_v2", ctypes.c_int, [v])
-        self.pop = _function(lib, "cuCtxPopCurrent_v2", ctypes.c_int, [v])
-        self.memset32 = _function(lib, "cuMemsetD32Async", ctypes.c_int,
-                                  [v, u, ctypes.c_size_t, v])
-        self.stream = _stream_function(torch)
-        self.local = threading.local()
-        # The launch in C (tuned._fastcall) with a real driver (the tests'
-        # stand-in drivers are Python objects: ctypes' path).
-        self.c_launch = None
-        if _fastcall is not None and isinstance(lib, ctypes.CDLL) and _fastcall.init()[0]:
-            self.c_launch = _fastcall.launch
-
-    def slots(self):
-        """This thread's _Slots."""
-        try:
-            return self.local.slots
-        except AttributeError:
-            s = self.local.slots = _Slots(self)
-            return s
-
-    def _encode(self, key):
-        """The tensor maps over base pointers `key` (one per map, as
-        core/launch.cc's EncodeTensorMap): where the base is 16-byte aligned and
-        every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
-        (element strides 1, interleave none, the swizzle of
-        m.swizzle_bytes, L2 promotion 256 B, out-of-range reads zero) into a
-        64-byte aligned map, of the element type of m.dtype (FLOAT32 for f32
-        or unset, BFLOAT16 for bf16, FLOAT16 for f16); elsewhere the bytes
-        stay zero, and the kernel, testing the same, uses no TMA. Cached by
-        the pointers."""
-        buffers, addresses = [], []
-        for m, base, data_type in zip(self.maps, key, self.map_types):
-            buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
-            address = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
-            if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
-                rank, u64, u32 = len(m.dims), ctypes.c_uint64, ctypes.c_uint32
-                _check(self.lib, self.lib.cuTensorMapEncodeTiled(
-                    ctypes.c_void_p(address), data_type, u32(rank),
-                    ctypes.c_void_p(base), (u64 * rank)(*m.dims),
-                    (u64 * (rank - 1))(*m.strides_bytes), (u32 * rank)(*m.box),
-                    (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
-                    _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
-            buffers.append(buf)
-            addresses.append(address)
-        if len(self.map_cache) >= _MAP_CACHE_SIZE:
-            self.map_cache.clear()  # a slot still pointing at a map holds it (_Slots.maps)
-        entry = self.map_cache[key] = (buffers, addresses)
-        return entry
-
-    def run(self, s, zero=None, stream=None):
-        """Launches with `s`'s parameters (the caller has set its pointers) on
-        `stream` (a CUstream handle; None: torch's current stream of the
-        device); `zero`: (pointer, count) of floats set to zero first, on the
-        same stream (the prescaling of a kernel that adds into C, beta == 0)."""
-        if self.maps:
-            key = tuple(s.values[p].value or 0 for p in self.map_pointers)
-            entry = self.map_cache.get(key) or self._encode(key)
-            first = len(s.values)
-            for i, address in enumerate(entry[1]):
-                s.array[first + i] = address
-            s.maps = entry
-        if stream is None:
-            stream = self.stream(self.index)
-        if self.c_launch is not None:
-            r = self.c_launch(self.fn, self.ctx, s.config_address, s.array_address, stream,
-                              *(zero or (0, 0)))
-            if r is not None:
-                _check(self.lib, r[1], r[0])
-            return
-        pushed = False
-        if self.get_current(s.current_address) != 0 or s.current.value != self.ctx:
-            _check(self.lib, self.push(self.ctx), "cuCtxPushCurrent")
-            pushed = True
-        try:
-            if zero is not None:
-                _check(self.lib, self.memset32(zero[0], 0, zero[1], stream),
-                       "cuMemsetD32Async (prescale C)")
-            if self.launch_ex is not None:
-                s.config.hStream = stream
-                result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
-            else:
-                result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
-                                     s.array_address, None)
-        finally:
-            if pushed:
-                self.pop(s.current_address)
-        if result != 0:
-            _check(self.lib, result, "cuLaunchKernel")
 
 
 def _torch():
@@ -578,15 +310,15 @@ class Kernel:
         self._index = device.index if device.type == "cuda" else -1  # as Tensor.get_device()
 
     def _load(self):
-        lib = _driver()
-        with _Context(lib, self.device.index):
+        lib = driver.libcuda()
+        with driver.Context(lib, self.device.index):
             major, minor = ctypes.c_int(), ctypes.c_int()
             dev = ctypes.c_int()
-            _check(lib, lib.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
+            driver.check(lib, lib.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
             for attr, out in ((_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, major),
                               (_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, minor)):
-                _check(lib, lib.cuDeviceGetAttribute(ctypes.byref(out), attr, dev),
-                       "cuDeviceGetAttribute")
+                driver.check(lib, lib.cuDeviceGetAttribute(ctypes.byref(out), attr, dev),
+                             "cuDeviceGetAttribute")
             d = self.best.device
             same_arch = (d.cc_major, d.cc_minor) == (major.value, minor.value)
             image = self.best.cubin if same_arch and self.best.cubin else self.best.ptx.encode()
@@ -596,13 +328,14 @@ class Kernel:
                                  f"sm_{major.value}{minor.value}, and there is no PTX")
             buf = ctypes.create_string_buffer(image)  # NUL-terminated, as PTX needs
             module, function = ctypes.c_void_p(), ctypes.c_void_p()
-            _check(lib, lib.cuModuleLoadData(ctypes.byref(module), buf), "cuModuleLoadData")
+            driver.check(lib, lib.cuModuleLoadData(ctypes.byref(module), buf), "cuModuleLoadData")
             self._module = module
-            _check(lib, lib.cuModuleGetFunction(ctypes.byref(function), module,
-                                                self.best.entry.encode()), "cuModuleGetFunction")
+            driver.check(lib, lib.cuModuleGetFunction(ctypes.byref(function), module,
+                                                      self.best.entry.encode()),
+                         "cuModuleGetFunction")
             smem = self.best.geometry.dynamic_shared_bytes
             if smem > _STATIC_SHARED_LIMIT:
-                _check(lib, lib.cuFuncSetAttribute(
+                driver.check(lib, lib.cuFuncSetAttribute(
                     function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
                     "cuFuncSetAttribute")
             self._function = function
@@ -651,36 +384,41 @@ class Kernel:
         return template, [index[n] for n in fast]
 
     def _prepare(self):
-        """Loads the module (if not yet) and prepares its launches (_Launcher),
+        """Loads the module (if not yet) and prepares its launches (driver.Launcher),
         once whichever threads launch first."""
         with self._prepare_lock:
             if self._launcher is None:
                 if self._function is None:
                     self._load()
                 template, fast = self._template()
-                lib = _driver()
-                launcher = _Launcher(lib, self._torch, self.best, self._index, self._function,
-                                     _primary_context(lib, self.device.index), template, fast)
+                lib = driver.libcuda()
+                launcher = driver.Launcher(lib, self._torch, self.best, self._index,
+                                           self._function,
+                                           driver.primary_context(lib, self.device.index),
+                                           template, fast)
                 self._launcher = launcher
                 self._fast = self._sgemm_spec(launcher)  # after: sgemm reads _launcher then
             return self._launcher
 
     def _sgemm_spec(self, launcher):
         """The launch prepared for tuned._torchcall.sgemm (the checks, the
-        parameters and the launch in C++, ~5 us less a call than from Python
-        on the H100 host), or None: without _torchcall, with a stand-in
+        parameters and the launch in C++: 5.47 us a call on the H100 host
+        where the Python launch had cost 10.24, on another machine start,
+        bench/results/2026-11-27_h100_drop_in_modes/), or None: without
+        _torchcall, with a stand-in
         driver, for another family than sgemm, or for a kernel with tensor
         maps (encoded per pointer, here)."""
         if (launcher.c_launch is None or launcher.maps or self.family != "sgemm" or self.is_spec
                 or self._sizes is None or self.layout not in ("nn", "nt", "tn", "tt")):
             return None
-        try:  # here, not at the module's import: it links torch's libraries, which need torch imported
+        try:  # here, not with the module: its torch libraries need torch imported first
             from . import _torchcall
         except ImportError:  # built at install only where torch was importable (setup.py)
             return None
         self._fast_sgemm = _torchcall.sgemm
         m, n, k = self.shape
-        params = b"".join(bytes(ctype(value)).ljust(8, b"\0") for ctype, value in launcher.template)
+        params = b"".join(bytes(ctype(value)).ljust(8, b"\0")
+                          for ctype, value in launcher.template)
         return _torchcall.sgemm_spec(launcher.fn, launcher.ctx,
                                      (*launcher.grid, *launcher.block, launcher.smem), params,
                                      launcher.fast, self._prescale, self.dtype, self._index,
@@ -738,7 +476,7 @@ class Kernel:
         if fast is not None:  # checked and launched in C++; NotImplemented: checked below
             r = self._fast_sgemm(fast, a, b, out, alpha, beta, self._launcher.stream(self._index))
             if r.__class__ is tuple:
-                _check(self._launcher.lib, r[1], r[0])
+                driver.check(self._launcher.lib, r[1], r[0])
             if r is not NotImplemented:
                 return r
         sizes = self._sizes
@@ -850,9 +588,9 @@ class Kernel:
 
     def __del__(self):
         module, self._module = getattr(self, "_module", None), None
-        if module is not None and _libcuda is not None:
+        if module is not None and driver._libcuda is not None:
             try:
-                with _Context(_libcuda, self.device.index):
-                    _libcuda.cuModuleUnload(module)
+                with driver.Context(driver._libcuda, self.device.index):
+                    driver._libcuda.cuModuleUnload(module)
             except Exception:  # the driver may be shutting down with the interpreter
                 pass

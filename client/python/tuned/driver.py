@@ -1,0 +1,282 @@
+"""The CUDA driver through ctypes on libcuda: the library, the devices'
+primary contexts, and a loaded kernel's launch prepared once (Launcher).
+
+Everything that does not change from one call to the next is prepared at
+a kernel's first launch: the geometry, the driver's functions with their C
+types, one parameter block per thread whose pointer slots alone change,
+the tensor maps per base pointer. The launch itself goes through
+tuned._fastcall (C, built at install where a C compiler and Python's headers
+are) where it is built: ctypes' conversions cost ~2.5 us of a ~7 us call.
+"""
+
+import ctypes
+import threading
+
+import grpc
+
+from .client import TunedError
+from .v1 import tuner_pb2 as pb
+
+try:
+    from . import _fastcall as fastcall
+except ImportError:  # not built: ctypes launches
+    fastcall = None
+
+_CUDA_ERROR_OUT_OF_MEMORY = 2
+# TensorMap.dtype -> CUtensorMapDataType: FLOAT32 (7; also for an unset
+# dtype), BFLOAT16 (9), FLOAT16 (6).
+_CU_TENSOR_MAP_DATA_TYPE = {pb.DTYPE_UNSPECIFIED: 7, pb.DTYPE_F32: 7, pb.DTYPE_BF16: 9,
+                            pb.DTYPE_F16: 6}
+_CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
+_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+_TENSOR_MAP_BYTES = 128
+_MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
+
+_lock = threading.Lock()
+_libcuda = None
+_primary = {}  # device ordinal -> its primary context (retained once per process)
+
+
+def libcuda():
+    """libcuda, initialised; TunedError FAILED_PRECONDITION without a driver."""
+    global _libcuda
+    with _lock:
+        if _libcuda is None:
+            try:
+                lib = ctypes.CDLL("libcuda.so.1")
+            except OSError as e:
+                raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 f"no CUDA driver (libcuda.so.1): {e}") from None
+            check(lib, lib.cuInit(0), "cuInit")
+            _libcuda = lib
+        return _libcuda
+
+
+def check(lib, result, what):
+    """Raises TunedError for a CUresult other than CUDA_SUCCESS, named by cuGetErrorName."""
+    if result == 0:
+        return
+    name = ctypes.c_char_p()
+    known = lib.cuGetErrorName(result, ctypes.byref(name)) == 0 and name.value
+    text = name.value.decode() if known else f"CUresult {result}"
+    code = (grpc.StatusCode.RESOURCE_EXHAUSTED if result == _CUDA_ERROR_OUT_OF_MEMORY
+            else grpc.StatusCode.INTERNAL)
+    raise TunedError(code, f"{what}: {text}")
+
+
+def primary_context(lib, device):
+    """The primary context of device `device` (a c_void_p), retained once per process."""
+    with _lock:
+        if device not in _primary:
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            check(lib, lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
+            check(lib, lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                  "cuDevicePrimaryCtxRetain")
+            _primary[device] = ctx
+        return _primary[device]
+
+
+class Context:
+    """Makes the primary context of `device` current for a block (push/pop),
+    so that loads work from any thread."""
+
+    def __init__(self, lib, device):
+        self.lib = lib
+        self.ctx = primary_context(lib, device)
+
+    def __enter__(self):
+        check(self.lib, self.lib.cuCtxPushCurrent_v2(self.ctx), "cuCtxPushCurrent")
+
+    def __exit__(self, *exc):
+        popped = ctypes.c_void_p()
+        check(self.lib, self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped)), "cuCtxPopCurrent")
+
+
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig (cuda.h), cuLaunchKernelEx's first argument."""
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+def _function(lib, name, restype, argtypes):
+    """libcuda's `name` with its C types declared (a fresh function object, so
+    that `lib.name` elsewhere keeps ctypes' defaults), or None where the driver
+    lacks it. A stand-in driver (a Python object, as the tests use) gives its
+    method as it is."""
+    if isinstance(lib, ctypes.CDLL):
+        try:
+            f = lib[name]
+        except AttributeError:
+            return None
+        f.restype, f.argtypes = restype, argtypes
+        return f
+    return getattr(lib, name, None)
+
+
+def stream_function(torch):
+    """f(device index) -> the raw CUstream handle (an int) of torch's current
+    stream on that device: torch._C._cuda_getCurrentRawStream (what torch's own
+    generated code calls, ~0.1 us), else the public torch.cuda.current_stream
+    (a Stream object made per call, a few us)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+class _Slots:
+    """One thread's parameter block for a Launcher: a ctypes value per kernel
+    parameter (prebuilt: the shape's integers, alpha, beta, a spec's scalars),
+    the array of their addresses that the driver reads, with the tensor maps'
+    slots after them, and the launch configuration. A call sets the pointer
+    values (and alpha, beta) and launches: the driver copies the parameters at
+    the launch, so the block is reused at once."""
+
+    def __init__(self, launcher):
+        self.values = [ctype(value) for ctype, value in launcher.template]
+        count = len(self.values) + len(launcher.maps)
+        self.array = (ctypes.c_void_p * count)(*[ctypes.addressof(v) for v in self.values])
+        self.array_address = ctypes.addressof(self.array)
+        self.config = LaunchConfig(*launcher.grid, *launcher.block, launcher.smem, None, None, 0)
+        self.config_address = ctypes.addressof(self.config)
+        self.current = ctypes.c_void_p()
+        self.current_address = ctypes.addressof(self.current)
+        # The ctypes values a caller sets by name, in the launcher's `fast` order.
+        self.fast = tuple(self.values[i] for i in launcher.fast)
+        self.maps = None  # the encoded maps the array points at, kept alive while it does
+
+
+class Launcher:
+    """A loaded kernel's launch, prepared once: its geometry, the driver's
+    functions, the parameters' C types and initial values (`template`, a
+    (ctype, value) pair per parameter), the tensor maps (encoded per base
+    pointer, cached) and a _Slots per thread.
+
+    Each launch: the tensor maps for the pointers (cached), torch's current
+    raw stream of the device, the current context checked with
+    cuCtxGetCurrent (pushed and popped only when another one is current: a
+    thread where torch has not made the device's context current), then
+    cuLaunchKernelEx with a prepared CUlaunchConfig (4 arguments to convert;
+    cuLaunchKernel's 11 cost twice as much through ctypes), or cuLaunchKernel
+    where the driver predates it (CUDA < 12)."""
+
+    def __init__(self, lib, torch, best, device_index, function, ctx, template, fast=()):
+        g = best.geometry
+        self.lib = lib
+        self.index = device_index
+        self.grid = [*g.grid, 1, 1][:3]
+        self.block = [*g.block, 1, 1][:3]
+        self.smem = g.dynamic_shared_bytes
+        self.template = template
+        self.fast = tuple(fast)
+        self.fn = function.value
+        self.ctx = ctx.value
+        self.maps = list(g.tensor_maps)
+        for i, m in enumerate(self.maps):
+            swizzle = _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
+            rank = len(m.dims)
+            if (m.param != len(template) + i or m.pointer_arg >= len(template)
+                    or template[m.pointer_arg][0] is not ctypes.c_void_p
+                    or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None
+                    or m.dtype not in _CU_TENSOR_MAP_DATA_TYPE):
+                raise TunedError(grpc.StatusCode.INTERNAL,
+                                 f"malformed tensor map {' '.join(str(m).split())}")
+        # Each map's CUtensorMapDataType, from its TensorMap.dtype.
+        self.map_types = tuple(_CU_TENSOR_MAP_DATA_TYPE[m.dtype] for m in self.maps)
+        self.map_pointers = tuple(m.pointer_arg for m in self.maps)
+        self.map_cache = {}  # base pointers -> (buffers, their addresses)
+        v, u = ctypes.c_void_p, ctypes.c_uint
+        self.launch_ex = _function(lib, "cuLaunchKernelEx", ctypes.c_int, [v, v, v, v])
+        self.launch = _function(lib, "cuLaunchKernel", ctypes.c_int, [v] + [u] * 7 + [v, v, v])
+        self.get_current = _function(lib, "cuCtxGetCurrent", ctypes.c_int, [v])
+        self.push = _function(lib, "cuCtxPushCurrent_v2", ctypes.c_int, [v])
+        self.pop = _function(lib, "cuCtxPopCurrent_v2", ctypes.c_int, [v])
+        self.memset32 = _function(lib, "cuMemsetD32Async", ctypes.c_int,
+                                  [v, u, ctypes.c_size_t, v])
+        self.stream = stream_function(torch)
+        self.local = threading.local()
+        # The launch in C (tuned._fastcall) with a real driver (the tests'
+        # stand-in drivers are Python objects: ctypes' path).
+        self.c_launch = None
+        if fastcall is not None and isinstance(lib, ctypes.CDLL) and fastcall.init()[0]:
+            self.c_launch = fastcall.launch
+
+    def slots(self):
+        """This thread's _Slots."""
+        try:
+            return self.local.slots
+        except AttributeError:
+            s = self.local.slots = _Slots(self)
+            return s
+
+    def _encode(self, key):
+        """The tensor maps over base pointers `key` (one per map, as
+        core/launch.cc's EncodeTensorMap): where the base is 16-byte aligned and
+        every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
+        (element strides 1, interleave none, the swizzle of
+        m.swizzle_bytes, L2 promotion 256 B, out-of-range reads zero) into a
+        64-byte aligned map, of the element type of m.dtype (FLOAT32 for f32
+        or unset, BFLOAT16 for bf16, FLOAT16 for f16); elsewhere the bytes
+        stay zero, and the kernel, testing the same, uses no TMA. Cached by
+        the pointers."""
+        buffers, addresses = [], []
+        for m, base, data_type in zip(self.maps, key, self.map_types):
+            buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
+            address = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
+            if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
+                rank, u64, u32 = len(m.dims), ctypes.c_uint64, ctypes.c_uint32
+                check(self.lib, self.lib.cuTensorMapEncodeTiled(
+                    ctypes.c_void_p(address), data_type, u32(rank),
+                    ctypes.c_void_p(base), (u64 * rank)(*m.dims),
+                    (u64 * (rank - 1))(*m.strides_bytes), (u32 * rank)(*m.box),
+                    (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
+                    _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
+            buffers.append(buf)
+            addresses.append(address)
+        if len(self.map_cache) >= _MAP_CACHE_SIZE:
+            self.map_cache.clear()  # a slot still pointing at a map holds it (_Slots.maps)
+        entry = self.map_cache[key] = (buffers, addresses)
+        return entry
+
+    def run(self, s, zero=None, stream=None):
+        """Launches with `s`'s parameters (the caller has set its pointers) on
+        `stream` (a CUstream handle; None: torch's current stream of the
+        device); `zero`: (pointer, count) of floats set to zero first, on the
+        same stream (the prescaling of a kernel that adds into C, beta == 0)."""
+        if self.maps:
+            key = tuple(s.values[p].value or 0 for p in self.map_pointers)
+            entry = self.map_cache.get(key) or self._encode(key)
+            first = len(s.values)
+            for i, address in enumerate(entry[1]):
+                s.array[first + i] = address
+            s.maps = entry
+        if stream is None:
+            stream = self.stream(self.index)
+        if self.c_launch is not None:
+            r = self.c_launch(self.fn, self.ctx, s.config_address, s.array_address, stream,
+                              *(zero or (0, 0)))
+            if r is not None:
+                check(self.lib, r[1], r[0])
+            return
+        pushed = False
+        if self.get_current(s.current_address) != 0 or s.current.value != self.ctx:
+            check(self.lib, self.push(self.ctx), "cuCtxPushCurrent")
+            pushed = True
+        try:
+            if zero is not None:
+                check(self.lib, self.memset32(zero[0], 0, zero[1], stream),
+                      "cuMemsetD32Async (prescale C)")
+            if self.launch_ex is not None:
+                s.config.hStream = stream
+                result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
+            else:
+                result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
+                                     s.array_address, None)
+        finally:
+            if pushed:
+                self.pop(s.current_address)
+        if result != 0:
+            check(self.lib, result, "cuLaunchKernel")
