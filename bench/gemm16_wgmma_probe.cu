@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
+#include "../kernels_src/sgemm/hopper.cuh"  // mbarriers, TMA, wgmma fences
 #include "../kernels_src/sgemm/wgmma16.cuh"
 
 #define CK(x)                                                                              \

@@ -56,6 +56,7 @@
 #include "kernels_src/sgemm/sgemm.cuh"
 #include "kernels_src/sgemm/warp.cuh"
 #include "kernels_src/sgemm/mma_tf32.cuh"
+#include "kernels_src/sgemm/hopper.cuh"
 #include "kernels_src/sgemm/wgmma_tf32.cuh"
 #include "kernels_src/sgemm/wgmma_tile.cuh"
 #include "kernels_src/sgemm/wgmma_rs.cuh"
@@ -639,7 +640,7 @@ __global__ void __launch_bounds__(384, 1)
       if (t >= S) MbarWait(empty + 8 * st, ((t / S) - 1) & 1);
       const unsigned stage = base + st * T::STAGE_BYTES;
       if (lane == 0) {
-        sgemm_wgmma_detail::MbarExpectTx(full + 8 * st, BM * BK * 4 + (TB ? BK * BN * 4 : 0));
+        sgemm_wgmma_detail::MbarArriveTx(full + 8 * st, BM * BK * 4 + (TB ? BK * BN * 4 : 0));
         if constexpr (TB) {
 #pragma unroll
           for (int j = 0; j < BN / 16; ++j) {

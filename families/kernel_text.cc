@@ -13,6 +13,7 @@ extern const char kSgemmSource[];              // kernels_src/sgemm/sgemm.cuh
 extern const char kSgemmWarpSource[];          // kernels_src/sgemm/warp.cuh
 extern const char kGemvSource[];               // kernels_src/sgemm/gemv.cuh
 extern const char kSgemmMmaSource[];           // kernels_src/sgemm/mma_tf32.cuh
+extern const char kHopperSource[];             // kernels_src/sgemm/hopper.cuh
 extern const char kSgemmWgmmaSource[];         // kernels_src/sgemm/wgmma_tf32.cuh
 extern const char kSgemmWgmmaTileSource[];     // kernels_src/sgemm/wgmma_tile.cuh
 extern const char kSgemmWgmmaRsSource[];       // kernels_src/sgemm/wgmma_rs.cuh
@@ -30,11 +31,12 @@ namespace {
 
 /// Each kernel file's path under kernels_src/ and its embedded text
 /// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
-constexpr std::array<std::pair<std::string_view, const char*>, 14> kKernelFiles = {{
+constexpr std::array<std::pair<std::string_view, const char*>, 15> kKernelFiles = {{
     {"sgemm/sgemm.cuh", embedded::kSgemmSource},
     {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
     {"sgemm/gemv.cuh", embedded::kGemvSource},
     {"sgemm/mma_tf32.cuh", embedded::kSgemmMmaSource},
+    {"sgemm/hopper.cuh", embedded::kHopperSource},
     {"sgemm/wgmma_tf32.cuh", embedded::kSgemmWgmmaSource},
     {"sgemm/wgmma_tile.cuh", embedded::kSgemmWgmmaTileSource},
     {"sgemm/wgmma_rs.cuh", embedded::kSgemmWgmmaRsSource},

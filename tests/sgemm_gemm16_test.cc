@@ -145,7 +145,8 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(src.name_expression, "gemm16_wgmma<3,128,256,64,4,8,1,1,1,2>");
   EXPECT_EQ(src.options, std::vector<std::string>{"--gpu-architecture=sm_90a"});
   EXPECT_EQ(src.parts,
-            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/wgmma16.cuh"}));
+            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/hopper.cuh",
+                                      "sgemm/wgmma16.cuh"}));
 
   v1::LaunchGeometry g = Bf16().Geometry(persistent, {4096, 4096, 4096}, d);
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 512 tiles, 132 SMs

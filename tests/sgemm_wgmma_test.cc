@@ -33,7 +33,8 @@ TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
   EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1>");
   EXPECT_EQ(src.parts, (std::vector<std::string>{
                            "sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh",
-                           "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh",
+                           "sgemm/hopper.cuh", "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh",
+                           "sgemm/wgmma_rs.cuh",
                            "sgemm/wgmma_kernels.cuh"}));
   EXPECT_EQ(src.options, (std::vector<std::string>{"--gpu-architecture=sm_90a"}));
   // As KIND 5: no candidate of ieee_fp32; 3xTF32 of fp32_accurate and tf32.

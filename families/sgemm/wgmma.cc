@@ -313,7 +313,7 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
       device);
 }
 
-/// sgemm.cuh, warp.cuh, mma_tf32.cuh (its Split) and wgmma_tf32.cuh,
+/// sgemm.cuh, warp.cuh, mma_tf32.cuh (its Split), hopper.cuh and wgmma_tf32.cuh,
 /// wgmma_tile.cuh, wgmma_rs.cuh and wgmma_kernels.cuh;
 /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>" (with
 /// PROMOTE appended where it is not 1) or, WS=1,
@@ -336,8 +336,9 @@ KernelSource WgmmaSource(const Config& config) {
       args.push_back(At(config, "PROMOTE"));
     }
   }
-  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/wgmma_tf32.cuh",
-           "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh", "sgemm/wgmma_kernels.cuh"},
+  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/hopper.cuh",
+           "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh",
+           "sgemm/wgmma_kernels.cuh"},
           absl::StrCat(entry, "<", absl::StrJoin(args, ","), ">"),
           {std::string(kWgmmaArchOption)}};
 }

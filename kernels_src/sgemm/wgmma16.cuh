@@ -14,8 +14,9 @@
 //   3 TT: A stored K x M (lda M),      B stored N x K (ldb K)
 // Correct for every M, N, K >= 1 (each < 2^31) and any 2-byte-aligned A, B, C.
 //
-// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile) and
-// sgemm/half16.cuh (the 16-bit conversions), no #include:
+// Compiled after sgemm/sgemm.cuh (its sgemm_detail::RasterTile),
+// sgemm/half16.cuh (the 16-bit conversions) and sgemm/hopper.cuh (mbarriers,
+// TMA, wgmma's fence, commit and wait), no #include:
 // NVRTC with --gpu-architecture=sm_90a
 // -std=c++17; with nvcc -arch=sm_90a (its compute_90 PTX gets a __trap()
 // body: wgmma and setmaxnreg are sm_90a features). Names: namespace
@@ -111,11 +112,7 @@
 // and C is 16-byte aligned, else element stores with bounds checks.
 namespace gemm16_detail {
 
-// cuda.h's CUtensorMap: 128 opaque bytes, 64-byte aligned, encoded by the
-// launcher and passed by value (__grid_constant__).
-struct alignas(64) TensorMap {
-  unsigned long long opaque[16];
-};
+using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primitives
 
 __host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
@@ -127,54 +124,18 @@ __device__ __forceinline__ unsigned SmemAddr(const void* p) {
   return r;
 }
 
-
-// ---- mbarriers (PTX ISA "mbarrier"); `bar` is a shared address.
-__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void FenceMbarInit() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-__device__ __forceinline__ void MbarArrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Arrives and adds `bytes` of expected transactions (TMA) to the phase.
-__device__ __forceinline__ void MbarArriveTx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-// Adds `bytes` of expected transactions without arriving.
+// Adds `bytes` of expected transactions to `bar`'s phase without arriving
+// (hopper.cuh's MbarArriveTx arrives too).
 __device__ __forceinline__ void MbarExpectTx(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
                "r"(bytes)
                : "memory");
 }
-__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nG16_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra G16_WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 
-// ---- TMA (PTX ISA "cp.async.bulk.tensor"): the box at (x, y) (elements, x
-// innermost) of `map` into shared memory at `dst`, completing on `bar`.
-__device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, int x, int y,
-                                          unsigned bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
-      : "memory");
-}
+// The tensor map `map` prefetched (PTX ISA "prefetch.tensormap").
 __device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
                : "memory");
-}
-// Generic-proxy writes to shared memory made visible to the async proxy
-// (wgmma's operand reads).
-__device__ __forceinline__ void FenceProxyAsync() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 // ---- clusters (split-K): rank in the cluster, a full cluster barrier, a
@@ -211,23 +172,6 @@ __device__ __forceinline__ void StShared16(unsigned addr, unsigned a, unsigned b
 // Named barrier `id` over `count` threads (the consumer warpgroups).
 __device__ __forceinline__ void NamedSync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-
-// ---- wgmma (PTX ISA 9.7.15 "wgmma.mma_async").
-__device__ __forceinline__ void WgmmaFence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void WgmmaCommit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void WgmmaWait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-template <int N>
-__device__ __forceinline__ void Pin(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 // Matrix descriptor (PTX ISA 9.7.15.5.1.1) of a 128-byte-swizzled tile at

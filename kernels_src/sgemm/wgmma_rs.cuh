@@ -460,7 +460,7 @@ struct RsTile {
       if (t >= STAGES) MbarWait(empty + 8 * st, ((t / STAGES) - 1) & 1);
       if constexpr (TMA) {
         if (ptid == 0) {
-          MbarExpectTx(full + 8 * st, BM * BK * 4);
+          MbarArriveTx(full + 8 * st, BM * BK * 4);
           TmaLoad2d(base + st * STAGE_BYTES, tma, (kt0 + t) * BK, m0, full + 8 * st);
         }
       }

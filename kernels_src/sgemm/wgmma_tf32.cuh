@@ -11,9 +11,10 @@
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
-// Compiled at runtime by NVRTC appended to sgemm.cuh, warp.cuh and
-// mma_tf32.cuh (it uses sgemm_detail's CeilDiv, RasterTile, SplitKRange,
-// SmemAddr and Aligned16 and sgemm_mma_detail's Split; no #include), and
+// Compiled at runtime by NVRTC appended to sgemm.cuh, warp.cuh, mma_tf32.cuh
+// and hopper.cuh (it uses sgemm_detail's CeilDiv, RasterTile, SplitKRange,
+// SmemAddr and Aligned16, sgemm_mma_detail's Split and hopper_detail's
+// mbarriers, TMA and wgmma fences; no #include), and
 // followed by wgmma_tile.cuh, wgmma_rs.cuh and wgmma_kernels.cuh: this
 // file holds the PTX wrappers they share. For the target
 // sm_90a (the family's KernelSource.options, "--gpu-architecture=sm_90a":
@@ -127,11 +128,13 @@
 
 namespace sgemm_wgmma_detail {
 
-// sgemm.cuh's and mma_tf32.cuh's helpers (this file is compiled appended to them).
+// sgemm.cuh's, mma_tf32.cuh's and hopper.cuh's helpers (this file is compiled
+// appended to them).
 using sgemm_detail::Aligned16;
 using sgemm_detail::CeilDiv;
 using sgemm_detail::SmemAddr;
 using sgemm_mma_detail::Split;
+using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primitives
 
 // The 4 x 8 "+f" operands d[i..i+31] of a wgmma's accumulators.
 #define SGEMM_WGMMA_D8(d, i)                                                            \
@@ -248,33 +251,6 @@ struct WgmmaRs<256> {
 #undef SGEMM_WGMMA_D32
 #undef SGEMM_WGMMA_D8
 
-// wgmma.fence: orders the registers' earlier accesses before the wgmmas
-// that follow (PTX ISA 9.7.15.6.1 "wgmma.fence").
-__device__ __forceinline__ void WgmmaFence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-// The wgmmas issued since the last commit become one group (9.7.15.6.2).
-__device__ __forceinline__ void WgmmaCommit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-// Waits until at most N of this warpgroup's groups are pending (9.7.15.6.3).
-template <int N>
-__device__ __forceinline__ void WgmmaWait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// This thread's generic-proxy writes to shared memory become visible to the
-// async proxy (wgmma's operand reads) after a barrier.
-__device__ __forceinline__ void FenceProxyAsync() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// Keeps the compiler from moving accesses to accumulator registers across
-// the asynchronous wgmmas that own them.
-template <int N>
-__device__ __forceinline__ void Pin(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // Byte offset `off` of a row-major tile of ROWB-byte rows, swizzled (see the
 // file comment; the tile starts on a 1024-byte boundary).
 template <int ROWB>
@@ -315,56 +291,10 @@ __device__ __forceinline__ void LdMatrix4(unsigned addr, unsigned (&d)[4]) {
                : "memory");
 }
 
-// mbarriers (PTX ISA "mbarrier") for the warp-specialized LA=0 (WS):
-// `bar` is a shared address.
-__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// The initializations visible to the async proxy (cp.async's arrivals).
-__device__ __forceinline__ void FenceMbarInit() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-__device__ __forceinline__ void MbarArrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
 // This thread's arrival, once its cp.async issued before complete (the
 // arrival is counted in the mbarrier's expected count: .noinc).
 __device__ __forceinline__ void CpAsyncArrive(unsigned bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-// This thread's arrival, with `bytes` more transactions (a TMA copy's)
-// expected in the current phase.
-__device__ __forceinline__ void MbarExpectTx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-// The CUtensorMap of cuda.h (128 opaque bytes, 64-byte aligned), which the
-// launcher encodes (LaunchGeometry.tensor_maps) and passes by value;
-// NVRTC compiles without cuda.h.
-struct __align__(64) TensorMap {
-  unsigned long long opaque[16];
-};
-
-// The box at (x, y) (elements, x innermost) of the 2-D tensor map `map`
-// into shared memory at `dst`, completing on mbarrier `bar` (PTX ISA
-// "cp.async.bulk.tensor").
-__device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, int x, int y,
-                                          unsigned bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
-      : "memory");
-}
-
-// Waits until the phase of `bar` of parity `parity` has completed.
-__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
 }
 
 // Split's operands for wgmma's register form: big = tf32(x), masked (x -

@@ -1,0 +1,85 @@
+// Hopper (sm_90a) primitives of the warpgroup kernels, fp32 (wgmma_tf32.cuh)
+// and 16-bit (wgmma16.cuh): mbarriers, TMA loads of a tensor map, the async
+// proxy's fence, and wgmma's fence, commit and wait.
+//
+// Compiled after sgemm/sgemm.cuh and before those files, no #include; NVRTC
+// with --gpu-architecture=sm_90a. Names: namespace hopper_detail, which the
+// kernels' namespaces bring in (using namespace).
+
+namespace hopper_detail {
+
+// The CUtensorMap of cuda.h (128 opaque bytes, 64-byte aligned), which the
+// launcher encodes (LaunchGeometry.tensor_maps) and passes by value
+// (__grid_constant__); NVRTC compiles without cuda.h.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+// ---- mbarriers (PTX ISA "mbarrier"); `bar` is a shared address.
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// The initializations visible to the async proxy (TMA's and cp.async's arrivals).
+__device__ __forceinline__ void FenceMbarInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void MbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// This thread's arrival, with `bytes` more transactions (a TMA copy's)
+// expected in the current phase.
+__device__ __forceinline__ void MbarArriveTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+// Waits until the phase of `bar` of parity `parity` has completed.
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// ---- TMA (PTX ISA "cp.async.bulk.tensor"): the box at (x, y) (elements, x
+// innermost) of the 2-D tensor map `map` into shared memory at `dst`,
+// completing on mbarrier `bar`.
+__device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, int x, int y,
+                                          unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// This thread's generic-proxy writes to shared memory become visible to the
+// async proxy (wgmma's operand reads) after a barrier.
+__device__ __forceinline__ void FenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ---- wgmma (PTX ISA 9.7.15 "wgmma.mma_async").
+// wgmma.fence: orders the registers' earlier accesses before the wgmmas
+// that follow (9.7.15.6.1).
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+// The wgmmas issued since the last commit become one group (9.7.15.6.2).
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// Waits until at most N of this warpgroup's groups are pending (9.7.15.6.3).
+template <int N>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accesses to accumulator registers across
+// the asynchronous wgmmas that own them.
+template <int N>
+__device__ __forceinline__ void Pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+}  // namespace hopper_detail
