@@ -1,0 +1,167 @@
+"""tuned.matmul and tuned.linear on bf16 and f16 operands without a GPU:
+each dtype's kernel in each layout (run by cuda_fake.Emulator on CPU
+tensors), the dtype checks before the daemon is asked, math modes, served
+cuBLAS, and gradients."""
+
+import grpc
+import pytest
+
+import tuned
+from tuned import pb
+
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed: tuned.matmul and tuned.linear need it "
+                    "(the gRPC tests in test_client.py run without it)")
+import torch.nn.functional as F  # noqa: E402
+
+import cuda_fake  # noqa: E402
+import tuned.ops  # noqa: E402
+from ops_fakes import (FakeDaemon, NoDaemon, close, cpu, fresh, operands, randn,  # noqa: E402,F401
+                       tf32_seen)
+
+
+DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def rounded(x, dtype):
+    """x's GEMM result as a 16-bit kernel gives it: the exact sum, rounded once to `dtype`."""
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_16bit_operands_run_their_dtypes_kernel_in_each_layout(cpu, dtype):
+    """bfloat16 (float16) matrices ask the daemon for the bf16 (f16) problem
+    in their layout, whose kernel gets their own pointers (transposed views:
+    no copy) and writes a result of their dtype; each (dtype, layout) is
+    asked once, and float32 operands of the same shapes are another
+    problem."""
+    daemon = FakeDaemon()
+    t = DTYPE[dtype]
+    for layout in ("nn", "nt", "tn", "tt"):
+        a, b = (x.to(t) for x in operands(layout, m=7, n=5, k=9))
+        want = rounded(a.double() @ b.double(), t)
+        for _ in range(2):  # the first call asks the daemon, the second finds the route
+            c = tuned.matmul(a, b, client=daemon)
+            assert c.dtype is t and c.shape == (7, 5) and torch.equal(c, want)
+            assert cuda_fake.sgemm_pointers(cpu.launches[-1]) == (a.data_ptr(), b.data_ptr(),
+                                                                  c.data_ptr())
+        out = torch.full((7, 5), float("nan"), dtype=t)
+        assert tuned.matmul(a, b, out=out, client=daemon) is out and torch.equal(out, want)
+    assert daemon.asked == [((7, 5, 9), pb.MATH_IEEE_FP32, layout, False)
+                            for layout in ("nn", "nt", "tn", "tt")]
+    assert daemon.dtypes == [dtype] * 4
+    assert cpu.dtypes == [dtype] * 12 and cpu.layouts == [x for x in ("nn", "nt", "tn", "tt")
+                                                          for _ in range(3)]
+    assert all(r.dtype is t and r.tf32 is None for r in tuned.ops._routes.values())
+    assert len(tuned.ops._kernels) == 4
+    a, b = operands("nn", m=7, n=5, k=9)
+    assert close(tuned.matmul(a, b, client=daemon), a @ b)
+    assert daemon.dtypes[-1] == "f32" and cpu.dtypes[-1] == "f32" and len(tuned.ops._kernels) == 5
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_16bit_linear_runs_the_nt_kernel_and_adds_the_bias_in_its_dtype(cpu, dtype):
+    daemon = FakeDaemon()
+    t = DTYPE[dtype]
+    x, w, bias = randn(2, 3, 8).to(t), randn(5, 8, seed=1).to(t), randn(5, seed=2).to(t)
+    y = tuned.linear(x, w, bias, client=daemon)
+    assert y.dtype is t and y.shape == (2, 3, 5)
+    assert torch.equal(y, rounded(x.double() @ w.double().t(), t) + bias)
+    assert daemon.asked == [((6, 5, 8), pb.MATH_IEEE_FP32, "nt", False)]
+    assert daemon.dtypes == [dtype] and cpu.layouts == ["nt"] and cpu.dtypes == [dtype]
+    assert cuda_fake.sgemm_pointers(cpu.launches[-1])[:2] == (x.data_ptr(), w.data_ptr())
+    assert torch.equal(tuned.linear(x, w, bias, client=daemon), y) and len(daemon.asked) == 1
+
+
+@pytest.mark.parametrize("call, args, kwargs, text", [
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2)), {},
+     "b must be bfloat16 as a is, not torch.float32"),
+    ("matmul", (torch.zeros(4, 8), torch.zeros(8, 2, dtype=torch.float16)), {},
+     "b must be float32 as a is, not torch.float16"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     {}, "b must be float16 as a is, not torch.bfloat16"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float64), torch.zeros(8, 2)), {},
+     "a must be float32, bfloat16 or float16, not torch.float64"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     dict(math="tf32"),
+     "math 'tf32' is for float32 operands; torch.bfloat16 takes math 'ieee_fp32' only"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 2, dtype=torch.float16)),
+     dict(math=pb.MATH_FP32_ACCURATE),
+     "math 'fp32_accurate' is for float32 operands; torch.float16 takes math 'ieee_fp32' only"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     dict(out=torch.zeros(4, 2)), "out must be bfloat16 as the operands are, not torch.float32"),
+    ("linear", (torch.zeros(3, 8, dtype=torch.bfloat16), torch.zeros(4, 8, dtype=torch.bfloat16),
+                torch.zeros(4)), {}, "bias must be bfloat16 as x is, not torch.float32"),
+    ("linear", (torch.zeros(3, 8, dtype=torch.float16), torch.zeros(4, 8)), {},
+     "weight must be float16 as x is, not torch.float32"),
+    ("linear", (torch.zeros(3, 8, dtype=torch.float16), torch.zeros(4, 8, dtype=torch.float16)),
+     dict(math="fp32_accurate"), "math 'fp32_accurate' is for float32 operands"),
+])
+def test_dtypes_are_checked_before_asking_the_daemon(cpu, call, args, kwargs, text):
+    """Operands of two dtypes (as torch refuses them), another dtype, an out
+    of another dtype, or a 16-bit dtype in a math mode other than
+    ieee_fp32: tuned.DTypeError, a TunedError INVALID_ARGUMENT and a
+    TypeError, before the daemon is asked or anything runs."""
+    with pytest.raises(tuned.DTypeError) as e:
+        getattr(tuned, call)(*args, client=NoDaemon(), **kwargs)
+    assert isinstance(e.value, TypeError) and e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert e.value.message.startswith(text), e.value.message
+    assert cpu.launches == []
+
+
+def test_16bit_operands_take_math_ieee_fp32_by_name_or_value(cpu):
+    daemon = FakeDaemon()
+    a, b = randn(4, 8).bfloat16(), randn(8, 2, seed=1).bfloat16()
+    c = tuned.matmul(a, b, math=pb.MATH_IEEE_FP32, client=daemon)
+    assert torch.equal(tuned.matmul(a, b, math="ieee_fp32", client=daemon), c)
+    assert daemon.dtypes == ["bf16"]  # one problem, asked once
+    assert len(tuned.ops._routes) == 2 and len(tuned.ops._kernels) == 1  # a key per math as given
+
+
+def test_16bit_operands_where_cublas_is_served_run_torch_on_them_as_they_are(cpu, monkeypatch,
+                                                                              tf32_seen):
+    """The daemon serves cuBLAS for the bf16 problem: torch.matmul and
+    F.linear on the very bfloat16 tensors (transposed views, no copy), with
+    torch's TF32 setting neither changed nor read (it does not touch 16-bit
+    GEMMs)."""
+    def no_tf32(*args):
+        raise AssertionError("TF32's setting was read or changed for a 16-bit GEMM")
+    monkeypatch.setattr(tuned.kernel, "_tf32_reader", no_tf32)
+    monkeypatch.setattr(tuned.kernel, "_tf32_now", None)
+    monkeypatch.setattr(tuned.kernel, "_tf32", no_tf32)
+    seen = []
+    real = torch.matmul
+
+    def recording(x, y, **kwargs):
+        seen.append((x, y))
+        return real(x, y, **kwargs)
+    monkeypatch.setattr(torch, "matmul", recording)
+    torch.backends.cuda.matmul.allow_tf32 = True  # as a user may have it: left so
+    daemon = FakeDaemon(cublas=True)
+    a, b = (x.bfloat16() for x in operands("tn"))
+    c = tuned.matmul(a, b, client=daemon)
+    assert c.dtype is torch.bfloat16 and torch.equal(c, real(a, b))
+    assert seen == [(a, b)] and seen[0][0] is a and seen[0][1] is b
+    x, w = randn(2, 3, 8).bfloat16(), randn(5, 8, seed=1).bfloat16()
+    y = tuned.linear(x, w, client=daemon)
+    assert y.dtype is torch.bfloat16 and torch.equal(y, F.linear(x, w))
+    assert daemon.dtypes == ["bf16", "bf16"] and cpu.launches == []
+    assert tf32_seen == [True] * 4  # tuned's torch.matmul, the check's, tuned's F.linear, the check's
+    assert torch.backends.cuda.matmul.allow_tf32 is True
+
+
+def test_gradients_flow_through_16bit_matmul(cpu):
+    """The backward's GEMMs are 16-bit tuned.matmul calls too (grad @ b.t():
+    "nt", a.t() @ grad: "tn"), their gradients of the operands' dtype."""
+    daemon = FakeDaemon()
+    a = randn(6, 8).bfloat16().requires_grad_()
+    b = randn(8, 5, seed=1).bfloat16().requires_grad_()
+    c = tuned.matmul(a, b, client=daemon)
+    assert c.dtype is torch.bfloat16
+    grad = randn(6, 5, seed=2).bfloat16()
+    c.backward(grad)
+    assert a.grad.dtype is torch.bfloat16 and b.grad.dtype is torch.bfloat16
+    assert torch.equal(a.grad, rounded(grad.double() @ b.detach().double().t(), torch.bfloat16))
+    assert torch.equal(b.grad, rounded(a.detach().double().t() @ grad.double(), torch.bfloat16))
+    assert [asked[2] for asked in daemon.asked] == ["nn", "nt", "tn"]
+    assert daemon.dtypes == ["bf16"] * 3
