@@ -7,7 +7,7 @@ primary context for its tensors; the kernel is loaded into that context and
 launched on torch's current stream, so it orders with torch's own work like
 any torch op. torch is imported lazily: the gRPC client works without it.
 
-A launch costs a few microseconds of CPU: its launch is prepared at the
+A call costs a few microseconds of CPU: the launch is prepared at the
 kernel's first call (driver.Launcher), and each call checks its tensors
 against values computed once, in C++ where tuned._torchcall is built.
 """
