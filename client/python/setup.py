@@ -73,17 +73,20 @@ class BuildPyWithStubs(build_py):
 # are opened at run time, so no CUDA header or library is needed to build).
 # Optional: without a C compiler or Python's headers (Debian: python3-dev)
 # the package installs without it and launches through ctypes and torch.
-FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], libraries=["dl"],
+FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_fastcall_api.h"],
+                     libraries=["dl"],
                      extra_compile_args=["-O2", "-Wall", "-Werror"], optional=True)
 
 
 
 def torchcall():
     """tuned._torchcall (tuned/_torchcall.cpp): a served-cuBLAS call that
-    allocates its result with at::empty, built against the torch of this
+    allocates its result with at::empty, and Kernel.sgemm's checks and
+    launch, in C++; built against the torch of this
     environment where torch is importable here (pip install
     --no-build-isolation), as torch.utils.cpp_extension.CppExtension builds
-    one; [] where it is not (tuned/blas.py then allocates from Python).
+    one; [] where it is not (tuned/blas.py and tuned/kernel.py then do
+    that from Python).
     Optional: a failed build leaves the package without it."""
     try:
         import torch
@@ -93,6 +96,7 @@ def torchcall():
     except Exception:  # no torch, or a broken one: the package needs neither to build
         return []
     return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp"], language="c++",
+                      depends=["tuned/_fastcall_api.h"],
                       include_dirs=includes, library_dirs=libs, runtime_library_dirs=libs,
                       libraries=["c10", "torch", "torch_cpu", "torch_python"],
                       define_macros=[("_GLIBCXX_USE_CXX11_ABI", str(abi))],

@@ -21,6 +21,8 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "_fastcall_api.h"
+
 typedef int CUresult;
 typedef void* CUcontext;
 typedef void* CUstream;
@@ -552,22 +554,7 @@ static PyObject* gemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
-/* For tuned._torchcall (C++, built against torch): a plan's row-major C shape
- * (m rows, n columns), and run_plan. The capsule "tuned._fastcall._api"
- * holds a FastcallApi; its layout is _torchcall.cpp's too. */
-typedef struct {
-  /* 0 with *m, *n set; -1 with a Python error set where `plan` is not one. */
-  int (*plan_shape)(PyObject* plan, long long* m, long long* n);
-  /* run_plan on the plan's capsule: as run_plan; INT_MIN with a Python
-   * error set where `plan` is not one. */
-  int (*run)(PyObject* plan, const void* b, const void* a, void* c, void* stream, void* workspace,
-             const char** what);
-  /* launch_kernel of `fn` on a grid of dims[0..2] blocks of dims[3..5]
-   * threads with dims[6] bytes of dynamic shared memory; INT_MIN with a
-   * Python error set where init() found no driver. */
-  int (*launch)(void* fn, void* ctx, const unsigned int dims[7], void** params, void* stream,
-                unsigned long long zero_ptr, long long zero_count, const char** what);
-} FastcallApi;
+/* The C API for tuned._torchcall (tuned/_fastcall_api.h). */
 
 static int api_plan_shape(PyObject* plan, long long* m, long long* n) {
   Plan* p = (Plan*)PyCapsule_GetPointer(plan, kPlanName);

@@ -25,17 +25,9 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-namespace {
+#include "_fastcall_api.h"  // tuned._fastcall's C API
 
-// tuned._fastcall's FastcallApi (the capsule "tuned._fastcall._api"); the
-// same layout as there.
-struct FastcallApi {
-  int (*plan_shape)(PyObject* plan, long long* m, long long* n);
-  int (*run)(PyObject* plan, const void* b, const void* a, void* c, void* stream, void* workspace,
-             const char** what);
-  int (*launch)(void* fn, void* ctx, const unsigned int dims[7], void** params, void* stream,
-                unsigned long long zero_ptr, long long zero_count, const char** what);
-};
+namespace {
 
 const FastcallApi* api = nullptr;
 
