@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
+#include "../kernels_src/sgemm/half16.cuh"  // the 16-bit conversions
 #include "../kernels_src/sgemm/hopper.cuh"  // mbarriers, TMA, wgmma fences
 #include "../kernels_src/sgemm/wgmma16.cuh"
 
@@ -63,13 +64,13 @@ struct Config {
   Kernel fn;
 };
 
-template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2>
+template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2, int RAW = 0>
 Config Make() {
   Config c;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s", BM, BN, ST, G,
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s", BM, BN, ST, G,
                 SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
-                CONS == 1 ? "_c1" : "");
+                CONS == 1 ? "_c1" : "", RAW ? (std::string("_r") + std::to_string(RAW)).c_str() : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -79,14 +80,29 @@ Config Make() {
   c.splitk = SK;
   c.persist = P;
   c.threads = 128 * (CONS + 1);
-  c.smem = size_t(ST) * (BM + BN) * 128 + 1024 + 16 * ST;
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS>;
+  c.smem = size_t(ST) * (BM + BN) * 128 + 1024 + 16 * ST + size_t(RAW) * ((BM + BN) * 144 + 16);
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   return c;
 }
 
 template <int DT, int L>
 void AddLayout(std::vector<Config>& v) {
+#ifdef PROBE_STAGED
+  // STAGED (raw buffers, bulk copies and a shift) beside today's form.
+  v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
+  v.push_back(Make<DT, L, 128, 256, 2, 8, 1, 1, 2, 2>());
+  v.push_back(Make<DT, L, 128, 128, 4, 8, 1, 1, 2, 2>());
+  v.push_back(Make<DT, L, 128, 128, 3, 8, 1, 1, 2, 3>());
+  v.push_back(Make<DT, L, 128, 64, 4, 8, 2, 0, 2, 2>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 256, 2, 8, 1, 0, 2, 2>());
+    v.push_back(Make<DT, L, 256, 128, 2, 8, 1, 1, 2, 2>());
+    v.push_back(Make<DT, L, 128, 128, 2, 8, 1, 1, 2, 3>());
+    v.push_back(Make<DT, L, 64, 128, 4, 8, 2, 0, 1, 2>());
+  }
+  return;
+#endif
   v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 0>());
   v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
   v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0>());
@@ -306,9 +322,29 @@ int main(int argc, char** argv) {
   AddLayout<3, 0>(cfgs); AddLayout<3, 1>(cfgs); AddLayout<3, 2>(cfgs); AddLayout<3, 3>(cfgs);
 
   std::vector<Case> cases;
+#ifdef PROBE_STAGED
+  if (argc <= 3) {
+    // Pitches or pointers TMA cannot take, NN timed, then every layout.
+    const int timed[][4] = {{4097, 4097, 4097, 0}, {1000, 1000, 1003, 0}, {3000, 2000, 1500, 0},
+                            {2049, 2049, 2049, 0}, {1024, 50257, 1024, 0}, {4096, 4096, 4096, 1},
+                            {8191, 8191, 8191, 0}, {4096, 4096, 4097, 0}};
+    for (auto& s : timed) cases.push_back({s[0], s[1], s[2], 0, s[3], 1.0f, 0.0f, true});
+    for (int L = 1; L < 4; ++L) cases.push_back({4097, 4097, 4097, L, 0, 1.0f, 0.0f, true});
+    for (int L = 0; L < 4; ++L) {
+      cases.push_back({1000, 1000, 1003, L, 0, 1.0f, 0.0f, false});
+      cases.push_back({100, 200, 37, L, 0, 1.0f, 0.0f, false});
+      cases.push_back({7, 5, 3, L, 0, 1.0f, 0.0f, false});
+      cases.push_back({1, 1, 1, L, 0, 1.0f, 0.0f, false});
+      cases.push_back({517, 333, 129, L, 1, 1.5f, -0.75f, false});
+      cases.push_back({1000, 1000, 1000, L, 1, 1.0f, 0.0f, false});
+      cases.push_back({300, 4100, 701, L, 0, 1.0f, 0.5f, false});
+    }
+    for (int k = 1; k <= 7; ++k) cases.push_back({65, 130, k, k % 4, 0, 1.0f, 0.0f, false});
+  }
+#endif
   if (argc > 3) {
     for (int i = 1; i + 2 < argc; i += 3) cases.push_back({atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]), 0, 0, 1.0f, 0.0f, true});
-  } else {
+  } else if (cases.empty()) {
     // The public shape suite (bench/shapes.txt), NN, timed.
     const int suite[][3] = {{512, 512, 512},     {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                             {8192, 8192, 8192},  {1000, 1000, 1000}, {4097, 4097, 4097}, {16, 4096, 4096},

@@ -67,7 +67,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 25u);
+    EXPECT_EQ(space.size(), 29u);
     std::set<std::string> names;
     int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
@@ -83,13 +83,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
-    EXPECT_EQ(wgmma, 9);
+    EXPECT_EQ(wgmma, 13);  // 4 of them STAGED
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              25u);
+              29u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
@@ -195,6 +195,54 @@ TEST(Gemm16Family, WgmmaKind) {
   v1::Device ampere = d;
   ampere.set_cc_major(8);
   refused(persistent, "sm_90a", ampere);
+}
+
+// STAGED: its name and instantiation, its raw buffers' shared memory, the
+// rules Check adds, and the shapes it is searched on: where A's or B's
+// pitch in the config's layout is not a multiple of 8 elements.
+TEST(Gemm16Family, WgmmaStaged) {
+  v1::Device d = Sm90ReferenceDevice();
+  d.set_sm_count(132);
+  Config staged = Wgmma16(128, 256, 2, 1, 1, 2);
+  staged["STAGED"] = 2;
+  EXPECT_EQ(Bf16().ConfigName(staged), "gemm_bf16_wgmma_128x256x64_s2_g8_c2_p_r2");
+  EXPECT_EQ(Bf16().Source(staged).name_expression, "gemm16_wgmma<2,128,256,64,2,8,0,1,1,2,2>");
+  // Without STAGED the instantiation keeps its 10 arguments.
+  EXPECT_EQ(Bf16().Source(Wgmma16(128, 256, 2, 1, 1, 2)).name_expression,
+            "gemm16_wgmma<2,128,256,64,2,8,0,1,1,2>");
+  EXPECT_TRUE(Bf16().Check(staged, d).ok()) << Bf16().Check(staged, d);
+  // 2 stages of 384 rows of 128 bytes, 1024 + 2 * 16, 2 raw buffers of 384 slots of 144 bytes + 16.
+  EXPECT_EQ(Bf16().Geometry(staged, {4096, 4096, 4097}, d).dynamic_shared_bytes(),
+            2u * 384 * 128 + 1024 + 32 + 2 * (384 * 144 + 16));
+
+  // NN: A's pitch is K, B's N; NT: B's is K; TN: A's is M.
+  const Shape aligned = {4096, 4096, 4096}, odd_k = {4096, 4096, 4097}, odd_n = {1024, 50257, 1024},
+              odd_m = {4097, 4096, 4096};
+  EXPECT_EQ(Bf16().SuitsShape(staged, aligned).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(Bf16().SuitsShape(staged, aligned).message()).find("multiples of 8"),
+            std::string::npos);
+  EXPECT_TRUE(Bf16().SuitsShape(staged, odd_k).ok());
+  EXPECT_TRUE(Bf16().SuitsShape(staged, odd_n).ok());
+  EXPECT_FALSE(Bf16().SuitsShape(staged, odd_m).ok());  // NN: M is no pitch
+  EXPECT_TRUE(Bf16().SuitsShape(Bf16().InLayout(staged, v1::LAYOUT_TN), odd_m).ok());
+  EXPECT_FALSE(Bf16().SuitsShape(Bf16().InLayout(staged, v1::LAYOUT_NT), odd_n).ok());
+  EXPECT_TRUE(Bf16().SuitsShape(Wgmma16(128, 256, 4, 1, 1, 2), aligned).ok());  // STAGED 0: all
+
+  auto refused = [&](Config c, const std::string& cause) {
+    const absl::Status s = Bf16().Check(c, d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << Bf16().ConfigKey(c);
+    EXPECT_NE(std::string(s.message()).find(cause), std::string::npos) << s.message();
+  };
+  Config four = staged;
+  four["STAGED"] = 4;
+  refused(four, "STAGED");  // not a value of the parameter
+  Config big = staged;
+  big["STAGES"] = 3;  // 3 * 49152 + 2 * 55312 + ... > 227 KB
+  refused(big, "shared memory");
+  Config one = Wgmma16(64, 128, 8, 1, 0, 1);
+  one["STAGES"] = 2;
+  one["STAGED"] = 2;
+  EXPECT_TRUE(Bf16().Check(one, d).ok()) << Bf16().Check(one, d);  // 192 rows, 16 a pass
 }
 
 TEST(Gemm16Family, Geometry) {

@@ -39,7 +39,8 @@ using gemm16::kWgmma;
 const std::vector<std::string>& KindParams(int64_t kind) {
   static const std::vector<std::string> simt = {"TM", "TN"};
   static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
-  static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS"};
+  static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS",
+                                                 "STAGED"};
   static const std::vector<std::string> none;
   return kind == kSimt ? simt : kind == kMma ? mma : kind == kWgmma ? wgmma : none;
 }
@@ -93,6 +94,14 @@ class Gemm16FamilyImpl final : public Family {
             {"CONSUMERS", {0, 1, 2},
              "wgmma: consumer warpgroups (1 or 2; 2 takes registers from the producer by "
              "setmaxnreg), each BM / CONSUMERS rows",
+             0},
+            {"STAGED", {0, 2, 3},
+             "wgmma: raw buffers for an operand TMA cannot copy (its pitch not a multiple of 8 "
+             "elements or its pointer not 16-byte aligned): the producer copies each 64-element "
+             "row's 16-byte-aligned span into one by cp.async, STAGED - 1 K tiles ahead, and the "
+             "consumers shift it into the swizzled stage while the tensor cores run the K tile "
+             "before (0: the producer copies such an operand into the stage itself); searched "
+             "only where a pitch is such",
              0},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
              "the problem's operand layouts (tuner.proto Layout), set from the problem, not "
@@ -187,6 +196,12 @@ class Gemm16FamilyImpl final : public Family {
                        device.shared_memory_per_block()));
     }
     return absl::OkStatus();
+  }
+
+  /// STAGED wgmma configs only where a pitch is not a multiple of 8
+  /// elements (gemm16::StagedSuitsShape).
+  absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
+    return gemm16::StagedSuitsShape(config, shape);
   }
 
   /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" then LayoutSuffix(),

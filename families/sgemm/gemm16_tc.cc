@@ -59,6 +59,24 @@ constexpr std::array<std::array<int64_t, 6>, 9> kWgmmaConfigs = {{
     {64, 128, 8, 2, 0, 1},
 }};
 
+/// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
+/// STAGED), CONSUMERS 2, BK 64, GROUP 8, for problems whose A or B pitch
+/// TMA cannot take (StagedSuitsShape): the fastest of the probe on an H100
+/// (bench/results/2026-11-27_h100_gemm16_staged/): 128x256 for one such
+/// operand (1.48x cuBLAS at 4096x4096x4097), 256x128 where it is B with a
+/// small M (1024x50257x1024), 128x128 with three raw buffers for mid-size
+/// shapes, and split-K 2 of 128x64 for small ones.
+constexpr std::array<std::array<int64_t, 6>, 4> kWgmmaStagedConfigs = {{
+    {128, 256, 2, 1, 1, 2},
+    {256, 128, 2, 1, 1, 2},
+    {128, 128, 2, 1, 1, 3},
+    {128, 64, 4, 2, 0, 2},
+}};
+
+/// Bytes of one raw slot of STAGED (wgmma16.cuh's kRawSlot): a 64-element
+/// row's 16-byte-aligned span.
+constexpr int64_t kRawSlot = 144;
+
 /// The mma kind's threads: (BM / WM) * (BN / WN) warps.
 int64_t MmaThreads(const Config& c) {
   const int64_t wm = std::max<int64_t>(Get(c, "WM"), 1), wn = std::max<int64_t>(Get(c, "WN"), 1);
@@ -85,11 +103,13 @@ int64_t WgmmaThreads(const Config& c) { return 128 * (Get(c, "CONSUMERS") + 1); 
 
 /// The wgmma kind's dynamic shared memory (wgmma16.cuh's launch rules):
 /// STAGES stages of the A and B tiles (BM + BN rows of BK = 64 elements,
-/// 128 bytes), 1024 bytes to align them to the swizzle's period, and the
-/// stages' two mbarriers (16 bytes).
+/// 128 bytes), 1024 bytes to align them to the swizzle's period, the
+/// stages' two mbarriers (16 bytes), and STAGED raw buffers of BM + BN
+/// slots with their two mbarriers.
 int64_t WgmmaSharedBytes(const Config& c) {
-  return Get(c, "STAGES") * (Get(c, "BM") + Get(c, "BN")) * Get(c, "BK") * kBytes16 + 1024 +
-         16 * Get(c, "STAGES");
+  const int64_t rows = Get(c, "BM") + Get(c, "BN");
+  return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 + 1024 + 16 * Get(c, "STAGES") +
+         Get(c, "STAGED") * (rows * kRawSlot + 16);
 }
 
 /// mma16.cuh's static_asserts and the device's limits: WM and WN multiples
@@ -163,11 +183,20 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
   }
   if (bk != 64) return absl::FailedPreconditionError("KIND=2 takes BK=64 (one 128-byte swizzled row)");
   if (stages < 2) return absl::FailedPreconditionError("KIND=2 needs STAGES >= 2");
+  const int64_t staged = Get(c, "STAGED");
+  if (staged != 0 && staged != 2 && staged != 3) {
+    return absl::FailedPreconditionError(absl::StrCat("KIND=2 takes STAGED 0, 2 or 3; got ", staged));
+  }
+  if (staged != 0 && (bm + bn) % (consumers * 16) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "STAGED: the consumers' ", consumers * 16, " segments a pass must divide BM + BN = ", bm + bn));
+  }
   const int64_t smem = WgmmaSharedBytes(c);
   if (smem > device.shared_memory_per_block_optin()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES) exceed the "
-        "device's opt-in limit of ", device.shared_memory_per_block_optin()));
+        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES + STAGED * "
+        "((BM + BN) * 144 + 16)) exceed the device's opt-in limit of ",
+        device.shared_memory_per_block_optin()));
   }
   if (At1(c, "SPLITK") > 1) {
     if (bm * bn * 4 > stages * (bm + bn) * 128) {
@@ -221,12 +250,30 @@ void AddTensorCoreSpace(std::vector<Config>& space) {
     if (persist != 0) c["PERSIST"] = persist;
     AddOnce(space, c);
   }
+  for (const auto& [bm, bn, stages, splitk, persist, staged] : kWgmmaStagedConfigs) {
+    Config c = {{"KIND", kWgmma},   {"BM", bm},         {"BN", bn},        {"BK", 64},
+                {"STAGES", stages}, {"GROUP", 8},       {"CONSUMERS", 2}, {"STAGED", staged}};
+    if (splitk > 1) c["SPLITK"] = splitk;
+    if (persist != 0) c["PERSIST"] = persist;
+    AddOnce(space, c);
+  }
   for (const auto& [bm, bn, bk, wm, wn, stages, splitk] : kMmaConfigs) {
     Config c = {{"KIND", kMma}, {"BM", bm}, {"BN", bn}, {"BK", bk},
                 {"WM", wm},     {"WN", wn}, {"STAGES", stages}, {"GROUP", 8}};
     if (splitk > 1) c["SPLITK"] = splitk;
     AddOnce(space, c);
   }
+}
+
+absl::Status StagedSuitsShape(const Config& config, const Shape& shape) {
+  if (Get(config, "STAGED") == 0) return absl::OkStatus();
+  const int64_t layout = Get(config, "LAYOUT");
+  const int64_t lda = TransposedA(layout) ? shape[0] : shape[2];
+  const int64_t ldb = TransposedB(layout) ? shape[2] : shape[1];
+  if (lda % 8 != 0 || ldb % 8 != 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "STAGED=", Get(config, "STAGED"), " is for a pitch TMA cannot take; A's (", lda, ") and B's (",
+      ldb, ") are multiples of 8 elements"));
 }
 
 absl::Status CheckTensorCore(const Config& config, const v1::Device& device) {
@@ -240,7 +287,9 @@ std::string TensorCoreName(const Config& config, v1::DType dtype) {
     return absl::StrCat("gemm_", DTypeText(dtype), "_wgmma_", Get(config, "BM"), "x",
                         Get(config, "BN"), "x", Get(config, "BK"), "_s", Get(config, "STAGES"), "_g",
                         At1(config, "GROUP"), "_c", Get(config, "CONSUMERS"), split,
-                        Get(config, "PERSIST") != 0 ? "_p" : "", LayoutSuffix(config));
+                        Get(config, "PERSIST") != 0 ? "_p" : "",
+                        Get(config, "STAGED") != 0 ? absl::StrCat("_r", Get(config, "STAGED")) : "",
+                        LayoutSuffix(config));
   }
   return absl::StrCat("gemm_", DTypeText(dtype), "_mma_", Get(config, "BM"), "x", Get(config, "BN"),
                       "x", Get(config, "BK"), "_w", Get(config, "WM"), "x", Get(config, "WN"), "_s",
@@ -258,7 +307,8 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
         ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
-        At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"), ">");
+        At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"),
+        Get(config, "STAGED") != 0 ? absl::StrCat(",", Get(config, "STAGED")) : "", ">");
     s.options = {std::string(kWgmmaArchOption)};
     return s;
   }

@@ -174,25 +174,33 @@ namespace gemm16 {
 enum Kind : int64_t {
   kSimt = 0,   // gemm16_simt<DTYPE,BM,BN,BK,TM,TN>                            gemm16_simt.cuh
   kMma = 1,    // gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,LAYOUT,MINB>   mma16.cuh
-  kWgmma = 2,  // gemm16_wgmma<DTYPE,BM,BN,BK,STAGES,GROUP,LAYOUT,SPLITK,PERSIST,CONSUMERS>
-               //                                                              wgmma16.cuh
+  kWgmma = 2,  // gemm16_wgmma<DTYPE,BM,BN,BK,STAGES,GROUP,LAYOUT,SPLITK,PERSIST,CONSUMERS
+               //              [,STAGED]>                                      wgmma16.cuh
 };
 /// The config's value of `key`; 0 where it lacks it (LAYOUT: NN; the
 /// parameters of the other kinds).
 int64_t Get(const Config& c, const std::string& key);
 /// The config's value of a parameter whose absence means 1 (SPLITK, GROUP, MINB).
 int64_t At1(const Config& c, const std::string& key);
-/// The tensor-core kinds' configs of Space(): wgmma's, then mma's.
+/// The tensor-core kinds' configs of Space(): wgmma's (STAGED 0, then the
+/// STAGED ones), then mma's.
 void AddTensorCoreSpace(std::vector<Config>& space);
 /// Check's rules of KIND 1 and 2 (after the form's common rules).
 absl::Status CheckTensorCore(const Config& config, const v1::Device& device);
+/// OK unless the config is STAGED (> 0) and both of the shape's pitches
+/// (in the config's LAYOUT: A's K or M, B's N or K) are multiples of 8
+/// elements, where TMA copies both operands and STAGED only costs stages
+/// (FAILED_PRECONDITION: Family::SuitsShape).
+absl::Status StagedSuitsShape(const Config& config, const Shape& shape);
 /// "gemm_<dtype>_mma_<BM>x<BN>x<BK>_w<WM>x<WN>_s<STAGES>_g<GROUP>_b<MINB>" or
 /// "gemm_<dtype>_wgmma_<BM>x<BN>x<BK>_s<STAGES>_g<GROUP>_c<CONSUMERS>", then
-/// "_sk<SPLITK>" where above 1, "_p" where PERSIST=1 (wgmma), LayoutSuffix().
+/// "_sk<SPLITK>" where above 1, "_p" where PERSIST=1 and "_r<STAGED>" where
+/// STAGED > 0 (wgmma), LayoutSuffix().
 std::string TensorCoreName(const Config& config, v1::DType dtype);
 /// mma16.cuh, "gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,LAYOUT,
 /// MINB>"; or wgmma16.cuh, "gemm16_wgmma<DTYPE,BM,BN,BK,STAGES,GROUP,
-/// LAYOUT,SPLITK,PERSIST,CONSUMERS>" and kWgmmaArchOption.
+/// LAYOUT,SPLITK,PERSIST,CONSUMERS[,STAGED]>" (STAGED where > 0) and
+/// kWgmmaArchOption.
 KernelSource TensorCoreSource(const Config& config, v1::DType dtype);
 /// mma: grid = {ceil(M / BM) * ceil(N / BN), 1, SPLITK} (a split-K cluster
 /// along z), block = {(BM/WM) * (BN/WN) * 32, 1, 1}, the pipeline's dynamic

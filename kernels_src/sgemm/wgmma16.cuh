@@ -24,7 +24,8 @@
 //
 // ---------------------------------------------------------------- launch rules
 // template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
-//           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, /* defaulted, never given: */
+//           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
+//           /* defaulted, never given: */
 //           typename gemm16_detail::EnableIf<SPLITK == 1 (or > 1), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
 //     const unsigned short* B, float beta, unsigned short* C,
@@ -47,9 +48,12 @@
 //              shared memory; needs BM * BN * 4 <= STAGES * (BM + BN) * 128
 //   PERSIST    0 or 1 (1: persistent grid; only with SPLITK 1)
 //   CONSUMERS  1 or 2 consumer warpgroups (2: setmaxnreg moves registers to them)
+//   STAGED     0, 2 or 3 raw buffers for an operand TMA cannot copy (below); needs
+//              (BM + BN) % (16 * CONSUMERS) == 0
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
-// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + 1024 + 16 * STAGES bytes (the
-//          stages, 1024 of alignment padding, the mbarriers); above 48 KB it needs
+// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + 1024 + 16 * STAGES
+//          + STAGED * ((BM + BN) * 144 + 16) bytes (the stages, 1024 of alignment
+//          padding, the mbarriers, the raw buffers and theirs); above 48 KB it needs
 //          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 // Grid:    T = ceil(M / BM) * ceil(N / BN) output tiles;
 //          PERSIST 0: (T, 1, SPLITK);   PERSIST 1: (min(T, SM count), 1, 1).
@@ -65,7 +69,7 @@
 //   Where the pointer is not 16-byte aligned or the stride is not a multiple of 16
 //   bytes (the pitch not a multiple of 8 elements), the launcher passes 128 zero bytes
 //   for that map: the kernel tests the same condition (pointer % 16 == 0 and pitch %
-//   8 == 0) and loads that operand itself (below).
+//   8 == 0) and loads that operand itself (below), or with STAGED through raw buffers.
 // --------------------------------------------------------------------------------
 //
 // Shared memory: STAGES stages, each the A tile (BM * 128 bytes) then the B
@@ -97,6 +101,18 @@
 // cp.async.mbarrier.arrive.noinc and an arrive after fence.proxy.async ("full"
 // then expects 256 arrivals and the TMA bytes of the other operand, if any;
 // the consumers run fence.proxy.async after waiting).
+// STAGED (an operand without TMA): the producer copies each 64-element row
+// of that operand's tile (a segment: 128 bytes at any 2-byte offset) as its
+// 16-byte-aligned span, at most 144 bytes, into a raw slot by cp.async 16
+// bytes at a time, STAGED - 1 K tiles ahead ("raw_full" expects its 128
+// threads' cp.async arrivals); the consumers, before a K tile's wgmmas and
+// while the tensor cores still run the one before, shift each slot into the
+// swizzled stage (words from the span's offset, a funnel shift by 0 or 16
+// bits, zeros outside the operand), release the raw buffer ("raw_empty",
+// a lane a warp), fence the async proxy and meet at a named barrier; "full"
+// then carries only the other operand's TMA bytes (thread 0's arrival). It
+// measured 2x the manual copy at 4096x4096x4097 (A's pitch odd) on an H100
+// (bench/results/2026-11-27_h100_gemm16_staged/).
 // PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
 // runs ahead into the next tile's K tiles while the consumers store C.
 // SPLITK: rank r of the cluster accumulates its K range; every rank stores
@@ -358,6 +374,144 @@ __device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned shor
   }
 }
 
+// ---- STAGED: an operand TMA cannot copy, by cp.async and a shift.
+// A tile is BM (A) or BN (B) segments of 64 elements, each one 128-byte row
+// of the swizzled stage; a segment's 16-byte-aligned span in global memory
+// (at most 144 bytes: 128 at any 2-byte offset) goes by cp.async into a
+// raw slot (the producer), and the consumers shift it from there into the
+// stage. Measured beside other forms of the same on an H100
+// (bench/results/2026-11-27_h100_gemm16_staged/): a thread a segment in the
+// producer and 4-byte shared loads in the shift ran fastest.
+constexpr int kRawSlot = 144;
+
+// Segment s of an operand tile whose K tile starts at k0, in the layout
+// LoadTileManual writes:
+//  - KMAJOR: tile row s, elements (mn0 + s, k0 .. k0 + 63);
+//  - else chunk s / 64, k row s % 64: elements (k0 + s % 64, mn0 + 64 (s / 64) ..).
+// Returns its first element's address; `n`: its elements in range (0: none);
+// `row`: its 128-byte row's offset in the stage.
+template <bool KMAJOR>
+__device__ __forceinline__ const unsigned short* SegmentAt(int s, const unsigned short* src,
+                                                           long long pitch, int mn0, int mn_ext,
+                                                           int k0, int K, int& n, unsigned& row) {
+  if constexpr (KMAJOR) {
+    const int r = mn0 + s;
+    n = r < mn_ext ? min(64, K - k0) : 0;
+    row = s * 128;
+    return src + static_cast<long long>(r) * pitch + k0;
+  } else {
+    const int r = s % 64, col = mn0 + 64 * (s / 64);
+    n = k0 + r < K ? max(0, min(64, mn_ext - col)) : 0;
+    row = (s / 64) * 8192 + r * 128;
+    return src + static_cast<long long>(k0 + r) * pitch + col;
+  }
+}
+
+// One K tile's copies into the raw slots at `raw` (A's BM segments, then
+// B's BN, kRawSlot bytes each) for the operands marked staged, 16 bytes at
+// a time by cp.async (through L1: a thread's next 16 bytes are in the
+// sector its last copy brought): thread ptid takes segments ptid, ptid +
+// 128, ..., then arrives on `bar` once they are done (.noinc: `bar`
+// expects the 128 producer threads). A span starts and ends on 16-byte
+// boundaries around elements in range, so it reads no page the operand
+// does not touch.
+template <bool AK, bool BKM, int BM, int BN>
+__device__ __forceinline__ void IssueStaged(unsigned raw, unsigned bar, const unsigned short* A,
+                                            long long lda, bool stage_a, const unsigned short* B,
+                                            long long ldb, bool stage_b, int bm, int bn, int M,
+                                            int N, int k0, int K, int ptid) {
+#pragma unroll 1
+  for (int q = ptid; q < BM + BN; q += 128) {
+    const bool is_a = q < BM;
+    if (is_a ? !stage_a : !stage_b) continue;
+    int n;
+    unsigned row;
+    const unsigned short* p = is_a ? SegmentAt<AK>(q, A, lda, bm, M, k0, K, n, row)
+                                   : SegmentAt<BKM>(q - BM, B, ldb, bn, N, k0, K, n, row);
+    if (n <= 0) continue;
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    const unsigned long long lo = a & ~15ull, hi = (a + 2ull * n + 15ull) & ~15ull;
+    const char* src = reinterpret_cast<const char*>(lo);
+    const unsigned dst = raw + q * kRawSlot, units = static_cast<unsigned>(hi - lo) / 16;
+#pragma unroll
+    for (unsigned v = 0; v < kRawSlot / 16; ++v) {
+      if (v < units) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst + 16 * v),
+                     "l"(src + 16 * v)
+                     : "memory");
+      }
+    }
+  }
+  CpAsyncArrive(bar);
+}
+
+// The 32 bits of elements 2j and 2j + 1 of a unit that are in range when
+// its first `e` elements are.
+__device__ __forceinline__ unsigned KeepMask(int e, int j) {
+  return e >= 2 * j + 2 ? 0xffffffffu : (e == 2 * j + 1 ? 0xffffu : 0u);
+}
+
+// One K tile's shift from the raw slots (at byte offset `raw` of the
+// block's shared memory `smem`) into the stage (A's tile at offset sa, B's
+// at sb) for the staged operands, by T threads (the consumers): thread t
+// writes unit t % 8 (16 bytes) of segments t / 8, + T / 8, ...: from its
+// slot's 4-byte words at the segment's offset within its first 16 bytes, a
+// funnel shift by 0 or 16 bits, zeros outside the operand, in TMA's
+// 128-byte swizzle (unit u of row r at u ^ (r % 8)). Units go G at a time,
+// their loads before their stores (which the compiler could not reorder:
+// one array).
+template <bool AK, bool BKM, int BM, int BN, int T>
+__device__ __forceinline__ void ShiftStaged(unsigned char* smem, unsigned raw, unsigned sa,
+                                            unsigned sb, const unsigned short* A, long long lda,
+                                            bool stage_a, const unsigned short* B, long long ldb,
+                                            bool stage_b, int bm, int bn, int M, int N, int k0,
+                                            int K, int ptid) {
+  static_assert((BM + BN) % (T / 8) == 0, "segments a thread");
+  constexpr int kSegs = (BM + BN) / (T / 8), G = kSegs % 4 == 0 ? 4 : 2;
+  static_assert(kSegs % G == 0, "segments a batch");
+  const int u = ptid % 8;
+#pragma unroll 1
+  for (int j0 = 0; j0 < kSegs; j0 += G) {
+    unsigned w[G][5], dst[G], sh[G];
+    int e[G];
+    bool staged[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int q = ptid / 8 + (T / 8) * (j0 + g);
+      const bool is_a = q < BM;
+      int n;
+      unsigned row;
+      const unsigned short* p = is_a ? SegmentAt<AK>(q, A, lda, bm, M, k0, K, n, row)
+                                     : SegmentAt<BKM>(q - BM, B, ldb, bn, N, k0, K, n, row);
+      staged[g] = is_a ? stage_a : stage_b;
+      e[g] = n - 8 * u;  // this unit's elements in range
+      dst[g] = (is_a ? sa : sb) + row + ((u ^ ((row >> 7) & 7)) << 4);
+      const unsigned m = static_cast<unsigned>(reinterpret_cast<unsigned long long>(p)) & 15u;
+      sh[g] = (m & 2u) * 8;
+      const unsigned* src =
+          reinterpret_cast<const unsigned*>(smem + raw + q * kRawSlot + 16 * u + (m & ~3u));
+      if (staged[g] && e[g] > 0) {
+#pragma unroll
+        for (int x = 0; x < 5; ++x) w[g][x] = src[x];
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      if (!staged[g]) continue;
+      unsigned o[4] = {0u, 0u, 0u, 0u};
+      if (e[g] > 0) {
+#pragma unroll
+        for (int x = 0; x < 4; ++x) o[x] = __funnelshift_r(w[g][x], w[g][x + 1], sh[g]);
+        if (e[g] < 8) {
+#pragma unroll
+          for (int x = 0; x < 4; ++x) o[x] &= KeepMask(e[g], x);
+        }
+      }
+      *reinterpret_cast<uint4*>(smem + dst[g]) = make_uint4(o[0], o[1], o[2], o[3]);
+    }
+  }
+}
+
 // x[i] of (x0, x1, x2, x3) for a run-time i in 0..3, as selects (a
 // dynamically indexed register array would go to local memory).
 __device__ __forceinline__ float Sel4(float x0, float x1, float x2, float x3, int i) {
@@ -379,7 +533,7 @@ struct EnableIf<true, T> {
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
-          int PERSIST, int CONSUMERS>
+          int PERSIST, int CONSUMERS, int STAGED>
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
@@ -401,17 +555,22 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   static_assert(STAGES >= 2, "STAGES >= 2");
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(PERSIST == 0 || SPLITK == 1, "a persistent grid has no split-K");
+  static_assert(STAGED == 0 || STAGED == 2 || STAGED == 3, "STAGED 0, 2 or 3 raw buffers");
   constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
   constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
   constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
-  static_assert(STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024, "shared memory: 227 KB");
+  constexpr int RAW = (BM + BN) * kRawSlot;  // one raw buffer of STAGED
+  static_assert(STAGES * STAGE + STAGED * RAW + 1024 + 16 * STAGES + 16 * STAGED <= 227 * 1024,
+                "shared memory: 227 KB");
   static_assert(SPLITK == 1 || BM * BN * 4 <= STAGES * STAGE, "split-K partial sums fit the stages");
   constexpr int CT = CONSUMERS * 128;  // consumer threads
 
   extern __shared__ __align__(1024) unsigned char gemm16_smem[];
   const unsigned raw = SmemAddr(gemm16_smem);
   const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
-  const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
+  const unsigned raw0 = base + STAGES * STAGE;  // STAGED's raw buffers
+  const unsigned full = raw0 + STAGED * RAW, empty = full + 8 * STAGES;
+  const unsigned raw_full = empty + 8 * STAGES, raw_empty = raw_full + 8 * STAGED;
 
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN), tiles = tiles_m * tiles_n;
   // This block's output tiles: blockIdx.x, and with PERSIST every
@@ -436,8 +595,15 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      MbarInit(full + 8 * s, both ? 1 : 256);  // without TMA: each producer thread twice
+      // Without TMA: each producer thread twice (cp.async's and its own
+      // arrival); with STAGED the producer's thread 0 (the other
+      // operand's TMA bytes, if any).
+      MbarInit(full + 8 * s, both || STAGED > 0 ? 1 : 256);
       MbarInit(empty + 8 * s, CONSUMERS * 4);
+    }
+    for (int b = 0; b < STAGED; ++b) {
+      MbarInit(raw_full + 8 * b, 128);          // the producer threads' cp.asyncs
+      MbarInit(raw_empty + 8 * b, CONSUMERS * 4);  // each consumer warp's shift
     }
     FenceMbarInit();
   }
@@ -481,38 +647,71 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       }
       __syncwarp();
     } else {
-#pragma unroll 1
-      for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
-        int tile_m, tile_n;
-        sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
-        const int bm = tile_m * BM, bn = tile_n * BN;
-#pragma unroll 1
-        for (int t = 0; t < nk; ++t, ++it) {
-          const int s = it % STAGES;
-          if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
-          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
-          const int k0 = (kt0 + t) * BK;
-          if (ptid == 0 && (tma_ok_a || tma_ok_b)) {
-            MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
-            if (tma_ok_a) {
-              if constexpr (AK) {
-                TmaLoad2d(sa, tma_a, k0, bm, bar);
-              } else {
-                for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
-              }
-            } else {
-              if constexpr (BKM) {
-                TmaLoad2d(sb, tma_b, k0, bn, bar);
-              } else {
-                for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, tma_b, bn + 64 * j, k0, bar);
-              }
-            }
+      // One operand by TMA (thread 0: the bytes on "full", then its copies).
+      auto tma_one = [&](unsigned sa, unsigned sb, unsigned bar, int bm, int bn, int k0) {
+        MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
+        if (tma_ok_a) {
+          if constexpr (AK) {
+            TmaLoad2d(sa, tma_a, k0, bm, bar);
+          } else {
+            for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
           }
-          if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
-          if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
-          CpAsyncArrive(bar);  // its cp.asyncs
-          FenceProxyAsync();   // its st.shared
-          MbarArrive(bar);
+        } else {
+          if constexpr (BKM) {
+            TmaLoad2d(sb, tma_b, k0, bn, bar);
+          } else {
+            for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, tma_b, bn + 64 * j, k0, bar);
+          }
+        }
+      };
+      if constexpr (STAGED > 0) {
+        // K tile i of this block's tiles (its tile i / nk): the raw copies
+        // into buffer i % STAGED once the consumers have shifted the K
+        // tile STAGED before out of it, then (thread 0) the stage's TMA
+        // operand, if any, once the stage is free.
+        const int n_it = (static_cast<int>(blockIdx.x) < tiles
+                              ? CeilDiv(tiles - static_cast<int>(blockIdx.x), tile_step)
+                              : 0) *
+                         nk;
+#pragma unroll 1
+        for (int i = 0; i < n_it; ++i) {
+          int tile_m, tile_n;
+          sgemm_detail::RasterTile<GROUP>(static_cast<int>(blockIdx.x) + (i / nk) * tile_step,
+                                          tiles_m, tiles_n, tile_m, tile_n);
+          const int bm = tile_m * BM, bn = tile_n * BN, k0 = (kt0 + i % nk) * BK;
+          const int b = i % STAGED;
+          if (i >= STAGED) MbarWait(raw_empty + 8 * b, ((i / STAGED) - 1) & 1);
+          IssueStaged<AK, BKM, BM, BN>(raw0 + b * RAW, raw_full + 8 * b, A, lda, !tma_ok_a, B, ldb,
+                                       !tma_ok_b, bm, bn, M, N, k0, K, ptid);
+          if (ptid == 0) {
+            const int s = i % STAGES;
+            if (i >= STAGES) MbarWait(empty + 8 * s, ((i / STAGES) - 1) & 1);
+            const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+            if (tma_ok_a || tma_ok_b) {
+              tma_one(sa, sb, bar, bm, bn, k0);
+            }
+            MbarArrive(bar);
+          }
+        }
+      } else {
+#pragma unroll 1
+        for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+          int tile_m, tile_n;
+          sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+          const int bm = tile_m * BM, bn = tile_n * BN;
+#pragma unroll 1
+          for (int t = 0; t < nk; ++t, ++it) {
+            const int s = it % STAGES;
+            if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+            const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+            const int k0 = (kt0 + t) * BK;
+            if (ptid == 0 && (tma_ok_a || tma_ok_b)) tma_one(sa, sb, bar, bm, bn, k0);
+            if (!tma_ok_a) LoadTileManual<AK, BM>(sa, A, lda, bm, M, k0, K, ptid);
+            if (!tma_ok_b) LoadTileManual<BKM, BN>(sb, B, ldb, bn, N, k0, K, ptid);
+            CpAsyncArrive(bar);  // its cp.asyncs
+            FenceProxyAsync();   // its st.shared
+            MbarArrive(bar);
+          }
         }
       }
     }
@@ -541,10 +740,28 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll 1
     for (int t = 0; t < nk; ++t, ++it) {
       const int s = it % STAGES;
-      MbarWait(full + 8 * s, (it / STAGES) & 1);
-      // cp.async's writes (generic proxy) before wgmma's reads (async proxy).
-      if (!both) FenceProxyAsync();
       const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
+      if constexpr (STAGED > 0) {
+        if (!both) {
+          // The staged operands' shift from raw buffer it % STAGED into the
+          // stage (free: the wgmmas of K tile it - 2 are done), while the
+          // tensor cores run K tile it - 1.
+          const int b = it % STAGED;
+          MbarWait(raw_full + 8 * b, (it / STAGED) & 1);
+          ShiftStaged<AK, BKM, BM, BN, CT>(gemm16_smem, raw0 + b * RAW - raw, sa - raw, sb - raw, A,
+                                           lda, !tma_ok_a, B, ldb, !tma_ok_b, bm, bn, M, N,
+                                           (kt0 + t) * BK, K, tid);
+          __syncwarp();
+          if (lane == 0) MbarArrive(raw_empty + 8 * b);
+        }
+      }
+      MbarWait(full + 8 * s, (it / STAGES) & 1);
+      if (!both) {
+        // cp.async's and the shift's writes (generic proxy) before wgmma's
+        // reads (async proxy): each thread's, then all of them.
+        FenceProxyAsync();
+        if constexpr (STAGED > 0) NamedSync(3, CT);
+      }
       WgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
@@ -681,25 +898,25 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 // SPLITK > 1 carries the compile-time cluster (1, 1, SPLITK); SPLITK = 1
 // none (a one-CTA cluster attribute measured up to 20% slower with PERSIST).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int PERSIST = 0, int CONSUMERS = 2,
+          int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
           typename gemm16_detail::EnableIf<SPLITK == 1, int>::type = 0>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                  const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
                  const __grid_constant__ gemm16_detail::TensorMap tma_a,
                  const __grid_constant__ gemm16_detail::TensorMap tma_b) {
-  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS>(
+  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS, STAGED>(
       M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
 }
 
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int PERSIST = 0, int CONSUMERS = 2,
+          int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
           typename gemm16_detail::EnableIf<(SPLITK > 1), int>::type = 0>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 1, SPLITK)
     gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                  const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
                  const __grid_constant__ gemm16_detail::TensorMap tma_a,
                  const __grid_constant__ gemm16_detail::TensorMap tma_b) {
-  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS>(
+  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS, STAGED>(
       M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
 }
