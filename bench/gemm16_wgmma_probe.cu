@@ -7,6 +7,8 @@
 //   ./gemm16_wgmma_probe                 # the default cases below
 //   ./gemm16_wgmma_probe M N K [M N K..] # NN, timed, both data types
 //   PROBE_NO_SPLITK=1 ...                # without the split-K configs
+//   nvcc ... -DPROBE_STAGED ...          # the STAGED configs (raw buffers) beside today's
+//                                        # 128x256 persistent form, on pitches TMA cannot take
 //
 // Error: relative Frobenius norm ||C - R|| / ||R|| against R computed in
 // fp64 (cublasDgemm) from the same 16-bit inputs (and 16-bit C for beta !=
