@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "families/family.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
 int main(int argc, char** argv) {
@@ -48,8 +49,10 @@ int main(int argc, char** argv) {
   std::vector<int64_t> shape;
   std::string view = "basic", method = "best", api = "sync";
   app.add_option("--method", method,
-                 "best (GetBest) or device (DescribeDevice: the transport's floor, no store)")
-      ->check(CLI::IsMember({"best", "device"}));
+                 "best (GetBest), device (DescribeDevice: no store, on the daemon's sync threads) or "
+                 "health (grpc.health.v1 Check: no store; against bench/grpc_floor, the transport "
+                 "alone)")
+      ->check(CLI::IsMember({"best", "device", "health"}));
   int threads = 4;
   app.add_option("--api", api,
                  "sync (a thread per client), callback (gRPC's callback API) or async (gRPC's "
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
   request.set_view(view == "full" ? tuned::v1::BEST_VIEW_FULL : tuned::v1::BEST_VIEW_BASIC);
 
   const tuned::v1::DescribeDeviceRequest describe;
+  const grpc::health::v1::HealthCheckRequest health;  // service "": the server as a whole
   using Clock = std::chrono::steady_clock;
   std::vector<std::vector<double>> latencies(clients);
   std::atomic<int64_t> errors{0};
@@ -129,15 +133,18 @@ int main(int argc, char** argv) {
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&, c] {
         auto stub = tuned::v1::Tuner::NewStub(channel(c));
+        auto health_stub = grpc::health::v1::Health::NewStub(channel(c));
         latencies[c].reserve(16384);
         for (int64_t i = 0; i < max_requests && Clock::now() < end; ++i) {
           grpc::ClientContext ctx;
           ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
           tuned::v1::BestKernel reply;
           tuned::v1::Device device;
+          grpc::health::v1::HealthCheckResponse serving;
           const auto t0 = Clock::now();
-          record(c, method == "best" ? stub->GetBest(&ctx, request, &reply)
-                                     : stub->DescribeDevice(&ctx, tuned::v1::DescribeDeviceRequest(), &device),
+          record(c, method == "best"     ? stub->GetBest(&ctx, request, &reply)
+                    : method == "health" ? health_stub->Check(&ctx, health, &serving)
+                                         : stub->DescribeDevice(&ctx, describe, &device),
                  t0);
         }
       });
@@ -152,13 +159,17 @@ int main(int argc, char** argv) {
       grpc::Status status;
       tuned::v1::BestKernel reply;
       tuned::v1::Device device;
+      grpc::health::v1::HealthCheckResponse serving;
       std::unique_ptr<grpc::ClientAsyncResponseReader<tuned::v1::BestKernel>> best;
       std::unique_ptr<grpc::ClientAsyncResponseReader<tuned::v1::Device>> describe;
+      std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::health::v1::HealthCheckResponse>> check;
     };
     std::vector<std::unique_ptr<tuned::v1::Tuner::Stub>> stubs;
+    std::vector<std::unique_ptr<grpc::health::v1::Health::Stub>> health_stubs;
     std::vector<int64_t> calls(clients, 0);
     for (int c = 0; c < clients; ++c) {
       stubs.push_back(tuned::v1::Tuner::NewStub(channel(c)));
+      health_stubs.push_back(grpc::health::v1::Health::NewStub(channel(c)));
       latencies[c].reserve(16384);
     }
     auto start_call = [&](int c, grpc::CompletionQueue* cq) {
@@ -170,6 +181,9 @@ int main(int argc, char** argv) {
       if (method == "best") {
         call->best = stubs[c]->AsyncGetBest(&call->ctx, request, cq);
         call->best->Finish(&call->reply, &call->status, call);
+      } else if (method == "health") {
+        call->check = health_stubs[c]->AsyncCheck(&call->ctx, health, cq);
+        call->check->Finish(&call->serving, &call->status, call);
       } else {
         call->describe = stubs[c]->AsyncDescribeDevice(&call->ctx, describe, cq);
         call->describe->Finish(&call->device, &call->status, call);
@@ -220,9 +234,11 @@ int main(int argc, char** argv) {
     // i+1 starts in call i's completion, when call i-1's are long done.
     struct Chain {
       std::unique_ptr<tuned::v1::Tuner::Stub> stub;
+      std::unique_ptr<grpc::health::v1::Health::Stub> health_stub;
       grpc::ClientContext ctx[2];
       tuned::v1::BestKernel reply[2];
       tuned::v1::Device device[2];
+      grpc::health::v1::HealthCheckResponse serving[2];
       int64_t calls = 0;
     };
     std::vector<std::unique_ptr<Chain>> chains(clients);
@@ -247,6 +263,8 @@ int main(int argc, char** argv) {
       };
       if (method == "best") {
         ch.stub->async()->GetBest(&ch.ctx[slot], &request, &ch.reply[slot], done);
+      } else if (method == "health") {
+        ch.health_stub->async()->Check(&ch.ctx[slot], &health, &ch.serving[slot], done);
       } else {
         ch.stub->async()->DescribeDevice(&ch.ctx[slot], &describe, &ch.device[slot], done);
       }
@@ -254,6 +272,7 @@ int main(int argc, char** argv) {
     for (int c = 0; c < clients; ++c) {
       chains[c] = std::make_unique<Chain>();
       chains[c]->stub = tuned::v1::Tuner::NewStub(channel(c));
+      chains[c]->health_stub = grpc::health::v1::Health::NewStub(channel(c));
       latencies[c].reserve(16384);
     }
     for (int c = 0; c < clients; ++c) next(c);
