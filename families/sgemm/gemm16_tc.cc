@@ -302,8 +302,10 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
   const int d = static_cast<int>(dtype);
   if (Get(config, "KIND") == kWgmma) {
     // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions;
-    // hopper.cuh: mbarriers, TMA, wgmma's fence, commit and wait.
-    s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/hopper.cuh", "sgemm/wgmma16.cuh"};
+    // hopper.cuh: mbarriers, TMA, wgmma's fence, commit and wait; copy16.cuh:
+    // the copies without TMA.
+    s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/hopper.cuh", "sgemm/copy16.cuh",
+               "sgemm/wgmma16.cuh"};
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
         ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
