@@ -18,8 +18,8 @@
 
 #include "CLI/CLI.hpp"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "grpc/support/time.h"
 #include "grpcpp/grpcpp.h"
+#include "server/spin_poll.h"
 
 namespace {
 
@@ -39,19 +39,11 @@ void Request(Health::AsyncService* service, grpc::ServerCompletionQueue* queue) 
 }
 
 void Poll(Health::AsyncService* service, grpc::ServerCompletionQueue* queue, int spin_us) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point spin_until;
   void* tag = nullptr;
   bool ok = false;
-  while (true) {
-    if (spin_us > 0 && Clock::now() < spin_until) {
-      const auto got = queue->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
-      if (got == grpc::CompletionQueue::TIMEOUT) continue;
-      if (got == grpc::CompletionQueue::SHUTDOWN) break;
-    } else if (!queue->Next(&tag, &ok)) {
-      break;
-    }
-    spin_until = Clock::now() + std::chrono::microseconds(spin_us);
+  std::chrono::steady_clock::time_point spin_until;  // past: wait for the first call
+  while (tuned::NextEvent(queue, spin_until, &tag, &ok)) {
+    spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
     auto* call = static_cast<Call*>(tag);
     if (call->answered || !ok) {
       delete call;

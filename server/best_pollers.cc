@@ -4,11 +4,11 @@
 #include <chrono>
 #include <utility>
 
-#include "grpc/support/time.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/async_unary_call.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "server/service.h"
+#include "server/spin_poll.h"
 
 namespace tuned {
 
@@ -41,17 +41,9 @@ void BestPollers::Request(grpc::ServerCompletionQueue* queue) {
 void BestPollers::Poll(grpc::ServerCompletionQueue* queue) {
   void* tag = nullptr;
   bool ok = false;
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point spin_until;
-  while (true) {
-    if (spin_us_ > 0 && Clock::now() < spin_until) {
-      const auto got = queue->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
-      if (got == grpc::CompletionQueue::TIMEOUT) continue;
-      if (got == grpc::CompletionQueue::SHUTDOWN) break;
-    } else if (!queue->Next(&tag, &ok)) {
-      break;
-    }
-    spin_until = Clock::now() + std::chrono::microseconds(spin_us_);
+  std::chrono::steady_clock::time_point spin_until;  // past: wait for the first call
+  while (NextEvent(queue, spin_until, &tag, &ok)) {
+    spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
     auto* call = static_cast<Call*>(tag);
     // A finished call, or a requested one that the server's shutdown ended.
     if (call->answered || !ok) {
