@@ -73,7 +73,7 @@ constexpr std::array<std::array<int64_t, 6>, 4> kWgmmaStagedConfigs = {{
     {128, 64, 4, 2, 0, 2},
 }};
 
-/// Bytes of one raw slot of STAGED (wgmma16.cuh's kRawSlot): a 64-element
+/// Bytes of one raw slot of STAGED (copy16.cuh's kRawSlot): a 64-element
 /// row's 16-byte-aligned span.
 constexpr int64_t kRawSlot = 144;
 
