@@ -38,6 +38,7 @@
 #include "grpcpp/grpcpp.h"
 #include "families/family.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "server/spin_poll.h"
 #include "tuned/v1/tuner.grpc.pb.h"
 
 int main(int argc, char** argv) {
@@ -201,18 +202,9 @@ int main(int argc, char** argv) {
         void* tag = nullptr;
         bool ok = false;
         // The next completion: waited for, or with --spin polled for.
-        auto next = [&cq, spin](void** tag, bool* ok) {
-          if (!spin) return cq.Next(tag, ok);
-          for (;;) {
-            switch (cq.AsyncNext(tag, ok, gpr_time_0(GPR_CLOCK_MONOTONIC))) {
-              case grpc::CompletionQueue::GOT_EVENT:
-                return true;
-              case grpc::CompletionQueue::SHUTDOWN:
-                return false;
-              case grpc::CompletionQueue::TIMEOUT:
-                break;
-            }
-          }
+        const Clock::time_point spin_until = spin ? Clock::time_point::max() : Clock::time_point();
+        auto next = [&cq, spin_until](void** tag, bool* ok) {
+          return tuned::NextEvent(&cq, spin_until, tag, ok);
         };
         while (in_flight > 0 && next(&tag, &ok)) {
           std::unique_ptr<Call> call(static_cast<Call*>(tag));

@@ -34,10 +34,11 @@ __device__ __forceinline__ uint4 LoadUnit8(const unsigned short* p, int n) {
 }
 
 // cp.async of `bytes` (4, 8 or 16; src and dst aligned to it) into shared
-// memory, completing asynchronously (no registers held).
-template <int BYTES>
+// memory, completing asynchronously (no registers held). 16 bytes bypass L1
+// (.cg) unless L1 is set; fewer always go through it (.ca, PTX's rule).
+template <int BYTES, bool L1 = false>
 __device__ __forceinline__ void CpAsync(unsigned dst, const void* src) {
-  if constexpr (BYTES == 16) {
+  if constexpr (BYTES == 16 && !L1) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
   } else {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES)
@@ -176,9 +177,7 @@ __device__ __forceinline__ void IssueStaged(unsigned raw, unsigned bar, const un
 #pragma unroll
     for (unsigned v = 0; v < kRawSlot / 16; ++v) {
       if (v < units) {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst + 16 * v),
-                     "l"(src + 16 * v)
-                     : "memory");
+        CpAsync<16, /*L1=*/true>(dst + 16 * v, src + 16 * v);
       }
     }
   }
