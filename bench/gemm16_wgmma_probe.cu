@@ -9,6 +9,8 @@
 //   PROBE_NO_SPLITK=1 ...                # without the split-K configs
 //   nvcc ... -DPROBE_STAGED ...          # the STAGED configs (raw buffers) beside today's
 //                                        # 128x256 persistent form, on pitches TMA cannot take
+//   nvcc ... -DPROBE_MCAST ...           # MCAST 2 (B multicast in a cluster of two) beside
+//                                        # the same tiles without it
 //
 // Error: relative Frobenius norm ||C - R|| / ||R|| against R computed in
 // fp64 (cublasDgemm) from the same 16-bit inputs (and 16-bit C for beta !=
@@ -58,22 +60,25 @@
 using Map = gemm16_detail::TensorMap;
 static int g_sms = 132;
 using Kernel = void (*)(int, int, int, float, const unsigned short*, const unsigned short*, float,
-                        unsigned short*, Map, Map);
+                        unsigned short*, Map, Map, Map);
 
 struct Config {
   std::string name;
-  int dtype, layout, bm, bn, stages, splitk, persist, threads;
+  int dtype, layout, bm, bn, stages, splitk, persist, threads, mcast;
+  int clusters;  // PERSIST with MCAST > 1: the clusters the device holds at once
   size_t smem;
   Kernel fn;
 };
 
-template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2, int RAW = 0>
+template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2, int RAW = 0,
+          int MC = 1, int EPI = 0>
 Config Make() {
   Config c;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s", BM, BN, ST, G,
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s%s%s", BM, BN, ST, G,
                 SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
-                CONS == 1 ? "_c1" : "", RAW ? (std::string("_r") + std::to_string(RAW)).c_str() : "");
+                CONS == 1 ? "_c1" : "", RAW ? (std::string("_r") + std::to_string(RAW)).c_str() : "",
+                MC > 1 ? (std::string("_m") + std::to_string(MC)).c_str() : "", EPI ? "_e1" : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -83,9 +88,26 @@ Config Make() {
   c.splitk = SK;
   c.persist = P;
   c.threads = 128 * (CONS + 1);
-  c.smem = size_t(ST) * (BM + BN) * 128 + 1024 + 16 * ST + size_t(RAW) * ((BM + BN) * 144 + 16);
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW>;
+  c.smem = size_t(ST) * (BM + BN) * 128 + size_t(EPI) * BM * BN * 2 + 1024 + 16 * ST +
+           size_t(RAW) * ((BM + BN) * 144 + 16);
+  c.mcast = MC;
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
+  c.clusters = 0;
+  if (MC > 1) {
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(MC * 256, 1, 1);
+    lc.blockDim = dim3(c.threads, 1, 1);
+    lc.dynamicSmemBytes = c.smem;
+    cudaLaunchAttribute at;
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = MC;
+    at.val.clusterDim.y = 1;
+    at.val.clusterDim.z = 1;
+    lc.attrs = &at;
+    lc.numAttrs = 1;
+    CK(cudaOccupancyMaxActiveClusters(&c.clusters, reinterpret_cast<const void*>(c.fn), &lc));
+  }
   return c;
 }
 
@@ -103,6 +125,33 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 256, 128, 2, 8, 1, 1, 2, 2>());
     v.push_back(Make<DT, L, 128, 128, 2, 8, 1, 1, 2, 3>());
     v.push_back(Make<DT, L, 64, 128, 4, 8, 2, 0, 1, 2>());
+  }
+  return;
+#endif
+#ifdef PROBE_MCAST
+  // MCAST 2 (B multicast to a cluster of two along M) and EPI 1 (the C
+  // tile stored by TMA) beside today's forms.
+  v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
+  v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 1, 2, 0, 1, 1>());
+  v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 1, 2, 0, 2, 1>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 1, 1>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 1>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1, 2, 0, 2>());
+    v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1>());
+    v.push_back(Make<DT, L, 256, 128, 3, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 256, 128, 3, 8, 1, 1, 2, 0, 2, 1>());
+    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 0>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 2, 1>());
+    v.push_back(Make<DT, L, 128, 128, 2, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 256, 5, 8, 1, 1, 1, 0, 2>());
+    v.push_back(Make<DT, L, 64, 256, 4, 8, 1, 1, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 1>());
   }
   return;
 #endif
@@ -230,14 +279,17 @@ struct Problem {
 cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   const Case& c = p.c;
   Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm);
-  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn);
+  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / cf.mcast);
+  Map mc = EncodeMap(p.C, p.dtype, true, c.M, c.N, c.N, 64);  // dims {N, M}, box {64, 64}
   int M = c.M, N = c.N, K = c.K;
   float alpha = c.alpha, beta = c.beta;
   const unsigned short *A = p.A, *B = p.B;
   unsigned short* C = p.C;
-  void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb};
-  const int tiles = ((M + cf.bm - 1) / cf.bm) * ((N + cf.bn - 1) / cf.bn);
-  dim3 grid(cf.persist ? std::min(tiles, g_sms) : tiles, 1, cf.splitk);
+  void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb, &mc};
+  const int tm = (M + cf.bm - 1) / cf.bm;
+  const int tiles = ((tm + cf.mcast - 1) / cf.mcast) * ((N + cf.bn - 1) / cf.bn);  // cluster tiles
+  const int resident = cf.mcast > 1 ? cf.clusters : g_sms;
+  dim3 grid(cf.mcast * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
   return cudaLaunchKernel(reinterpret_cast<const void*>(cf.fn), grid, dim3(cf.threads), args, cf.smem, s);
 }
 
@@ -324,6 +376,10 @@ int main(int argc, char** argv) {
   AddLayout<2, 0>(cfgs); AddLayout<2, 1>(cfgs); AddLayout<2, 2>(cfgs); AddLayout<2, 3>(cfgs);
   AddLayout<3, 0>(cfgs); AddLayout<3, 1>(cfgs); AddLayout<3, 2>(cfgs); AddLayout<3, 3>(cfgs);
 
+  for (const Config& cf : cfgs) {
+    if (cf.mcast > 1 && cf.dtype == 2 && cf.layout == 0)
+      std::printf("%s: %d clusters of %d resident\n", cf.name.c_str(), cf.clusters, cf.mcast);
+  }
   std::vector<Case> cases;
 #ifdef PROBE_STAGED
   if (argc <= 3) {

@@ -27,12 +27,13 @@
 // ---------------------------------------------------------------- launch rules
 // template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
 //           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
-//           /* defaulted, never given: */
-//           typename gemm16_detail::EnableIf<SPLITK == 1 (or > 1), int>::type = 0>
+//           int MCAST = 1, int EPI = 0, /* defaulted, never given: */
+//           typename gemm16_detail::EnableIf<(the SPLITK and MCAST case), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
 //     const unsigned short* B, float beta, unsigned short* C,
 //     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
-//     const __grid_constant__ gemm16_detail::TensorMap tma_b);   // parameter 9
+//     const __grid_constant__ gemm16_detail::TensorMap tma_b,    // parameter 9
+//     const __grid_constant__ gemm16_detail::TensorMap tma_c);   // parameter 10
 //
 // Parameters and the static_asserts that refuse a combination:
 //   DTYPE      2 (BF16) or 3 (FP16)
@@ -52,13 +53,23 @@
 //   CONSUMERS  1 or 2 consumer warpgroups (2: setmaxnreg moves registers to them)
 //   STAGED     0, 2 or 3 raw buffers for an operand TMA cannot copy (below); needs
 //              (BM + BN) % (16 * CONSUMERS) == 0
+//   MCAST      1, or 2 (SPLITK 1 and STAGED 0 only): a compile-time cluster
+//              __cluster_dims__(2, 1, 1) (launch it plainly) of two CTAs whose tiles are
+//              stacked along M; each copies half of the shared B tile to both by TMA
+//              multicast, halving B's traffic from L2 (below)
+//   EPI        0: C stored from registers; 1 (SPLITK 1 only): where beta is 0 and C
+//              suits TMA, through a C tile in shared memory and TMA stores that
+//              drain while the next tile's mainloop runs (below)
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
-// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + 1024 + 16 * STAGES
-//          + STAGED * ((BM + BN) * 144 + 16) bytes (the stages, 1024 of alignment
-//          padding, the mbarriers, the raw buffers and theirs); above 48 KB it needs
+// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + EPI * BM * BN * 2 + 1024
+//          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) bytes (the stages, EPI's C
+//          tile, 1024 of alignment padding, the mbarriers, the raw buffers and
+//          theirs); above 48 KB it needs
 //          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
-// Grid:    T = ceil(M / BM) * ceil(N / BN) output tiles;
-//          PERSIST 0: (T, 1, SPLITK);   PERSIST 1: (min(T, SM count), 1, 1).
+// Grid:    T = ceil(ceil(M / BM) / MCAST) * ceil(N / BN) cluster tiles (output tiles
+//          with MCAST 1); PERSIST 0: (T * MCAST, 1, SPLITK); PERSIST 1: (MCAST *
+//          min(T, P), 1, 1) with P the clusters of MCAST CTAs the device holds at once
+//          (the SM count with MCAST 1; cudaOccupancyMaxActiveClusters).
 // Tensor maps (cuTensorMapEncodeTiled, rank 2, data type CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
 // for DTYPE 2 / CU_TENSOR_MAP_DATA_TYPE_FLOAT16 for DTYPE 3, element strides {1, 1},
 // interleave NONE, swizzle 128B, L2 promotion 256B, OOB fill NONE (zeros)):
@@ -66,12 +77,15 @@
 //     LAYOUT 0, 1 (A K-major):  dims {K, M}, strides {K * 2} bytes, box {64, BM}
 //     LAYOUT 2, 3 (A M-major):  dims {M, K}, strides {M * 2} bytes, box {64, 64}
 //   tma_b, on pointer argument 5 (B):
-//     LAYOUT 1, 3 (B K-major):  dims {K, N}, strides {K * 2} bytes, box {64, BN}
+//     LAYOUT 1, 3 (B K-major):  dims {K, N}, strides {K * 2} bytes, box {64, BN / MCAST}
 //     LAYOUT 0, 2 (B N-major):  dims {N, K}, strides {N * 2} bytes, box {64, 64}
+//   tma_c, on pointer argument 7 (C), for EPI (every kernel takes it; EPI 0 ignores it):
+//     dims {N, M}, strides {N * 2} bytes, box {64, 64}
 //   Where the pointer is not 16-byte aligned or the stride is not a multiple of 16
 //   bytes (the pitch not a multiple of 8 elements), the launcher passes 128 zero bytes
 //   for that map: the kernel tests the same condition (pointer % 16 == 0 and pitch %
-//   8 == 0) and loads that operand itself (below), or with STAGED through raw buffers.
+//   8 == 0) and loads that operand itself (below), or with STAGED through raw buffers;
+//   for C it stores from registers.
 // --------------------------------------------------------------------------------
 //
 // Shared memory: STAGES stages, each the A tile (BM * 128 bytes) then the B
@@ -117,6 +131,16 @@
 // (bench/results/2026-11-27_h100_gemm16_staged/).
 // PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
 // runs ahead into the next tile's K tiles while the consumers store C.
+// MCAST 2: the two CTAs of a cluster take the output tiles (2 tm, tn) and
+// (2 tm + 1, tn), which read the same B tile; rank r's producer copies its
+// own A tile and B's boxes j = r (mod 2) into both CTAs' stage (TMA
+// multicast, completing on each CTA's "full", which expects the whole
+// stage's bytes). A stage is free once both CTAs' consumers are done with
+// it: each consumer warp arrives on both CTAs' "empty" (lanes 0 and 1, one
+// each). Cluster barriers after the mbarriers' initialization and before
+// exit keep every remote arrival within the peer's lifetime. Where M has an
+// odd number of tile rows, rank 1's last tile row lies past M: it computes
+// on TMA's zero fill and stores nothing.
 // SPLITK: rank r of the cluster accumulates its K range; every rank stores
 // its fp32 partial tile into its own (now idle) stages, a cluster barrier,
 // then rank r adds the peers' values of column-block groups g (4 x 8
@@ -175,6 +199,49 @@ __device__ __forceinline__ const float4* PeerShared(const void* p, unsigned rank
                : "=l"(r)
                : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
   return reinterpret_cast<const float4*>(r);
+}
+// This thread's arrival on the mbarrier at shared address `bar` of cluster
+// rank `rank` (this CTA's own included).
+__device__ __forceinline__ void MbarArriveCluster(unsigned bar, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// TmaLoad2d's box into shared address `dst` of every CTA of the cluster in
+// `mask` (bit r: rank r), each completing on its own mbarrier at `bar`.
+__device__ __forceinline__ void TmaLoad2dMulticast(unsigned dst, const TensorMap* map, int x, int y,
+                                                   unsigned bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
+// ---- TMA stores (PTX ISA "cp.async.bulk.tensor", .global.shared::cta):
+// the box at (x, y) of `map` from shared address `src`, in this thread's
+// bulk group; the commit; the wait until at most 0 groups still read
+// shared memory (READ) or are not yet done at all.
+__device__ __forceinline__ void TmaStore2d(const TensorMap* map, int x, int y, unsigned src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(x), "r"(y), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void BulkCommit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+template <bool READ>
+__device__ __forceinline__ void BulkWait0() {
+  if constexpr (READ) {
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  } else {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  }
+}
+__device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 __device__ __forceinline__ void StShared4(unsigned addr, float a, float b, float c, float d) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
@@ -294,12 +361,12 @@ struct EnableIf<true, T> {
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
-          int PERSIST, int CONSUMERS, int STAGED>
+          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI>
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
                                        unsigned short* __restrict__ C, const TensorMap* tma_a,
-                                       const TensorMap* tma_b) {
+                                       const TensorMap* tma_b, const TensorMap* tma_c) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg exist on sm_90a alone (a compute_90 PTX build gets this)
 #else
@@ -317,11 +384,16 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(PERSIST == 0 || SPLITK == 1, "a persistent grid has no split-K");
   static_assert(STAGED == 0 || STAGED == 2 || STAGED == 3, "STAGED 0, 2 or 3 raw buffers");
+  static_assert(MCAST == 1 || (MCAST == 2 && SPLITK == 1 && STAGED == 0),
+                "MCAST 1, or 2 without split-K and STAGED");
+  static_assert(EPI == 0 || (EPI == 1 && SPLITK == 1), "EPI 0, or 1 without split-K");
   constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
   constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
   constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   constexpr int RAW = (BM + BN) * kRawSlot;  // one raw buffer of STAGED
-  static_assert(STAGES * STAGE + STAGED * RAW + 1024 + 16 * STAGES + 16 * STAGED <= 227 * 1024,
+  constexpr int C_BYTES = EPI * BM * BN * 2;  // EPI's C tile
+  static_assert(STAGES * STAGE + C_BYTES + STAGED * RAW + 1024 + 16 * STAGES + 16 * STAGED <=
+                    227 * 1024,
                 "shared memory: 227 KB");
   static_assert(SPLITK == 1 || BM * BN * 4 <= STAGES * STAGE, "split-K partial sums fit the stages");
   constexpr int CT = CONSUMERS * 128;  // consumer threads
@@ -329,14 +401,29 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   extern __shared__ __align__(1024) unsigned char gemm16_smem[];
   const unsigned raw = SmemAddr(gemm16_smem);
   const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
-  const unsigned raw0 = base + STAGES * STAGE;  // STAGED's raw buffers
+  const unsigned cbuf = base + STAGES * STAGE;  // EPI's C tile
+  const unsigned raw0 = cbuf + C_BYTES;  // STAGED's raw buffers
   const unsigned full = raw0 + STAGED * RAW, empty = full + 8 * STAGES;
   const unsigned raw_full = empty + 8 * STAGES, raw_empty = raw_full + 8 * STAGED;
 
-  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN), tiles = tiles_m * tiles_n;
-  // This block's output tiles: blockIdx.x, and with PERSIST every
-  // gridDim.x-th after it; the K tiles of stage use are counted across them.
-  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) : tiles;
+  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
+  // Cluster tiles: MCAST output tiles stacked along M (tile rows MCAST * tm
+  // + rank, one tile column), rastered in groups of GROUP / MCAST of their
+  // rows. This block's: blockIdx.x / MCAST, and with PERSIST every
+  // (gridDim.x / MCAST)-th after it; the K tiles of stage use are counted
+  // across them.
+  const int tiles_mc = CeilDiv(tiles_m, MCAST), units = tiles_mc * tiles_n;
+  const int first = static_cast<int>(blockIdx.x) / MCAST;
+  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : units;
+  const unsigned crank = MCAST > 1 ? ClusterRank() : 0u;
+  // The output tile of cluster tile u: its first row bm and column bn (a
+  // rank's rows may start at or past M: it computes zeros and stores none).
+  auto tile_at = [&](int u, int& bm, int& bn) {
+    int tm, tn;
+    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
+    bm = (tm * MCAST + static_cast<int>(crank)) * BM;
+    bn = tn * BN;
+  };
   const int nk_all = CeilDiv(K, BK);
   int kt0 = 0, nk = nk_all;
   unsigned rank = 0;
@@ -352,6 +439,26 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   const bool tma_ok_a = (reinterpret_cast<unsigned long long>(A) & 15ull) == 0 && (lda & 7) == 0;
   const bool tma_ok_b = (reinterpret_cast<unsigned long long>(B) & 15ull) == 0 && (ldb & 7) == 0;
   const bool both = tma_ok_a && tma_ok_b;
+  // MCAST: rank r copies B's boxes j = r (mod MCAST) into every CTA of the
+  // cluster (the cluster's tiles share their columns), so a stage is free
+  // once every CTA's consumers are done with it. Only where both operands
+  // go by TMA; otherwise each CTA copies its own.
+  const bool mcast = MCAST > 1 && both;
+  // B's boxes: K-major one of BN / MCAST rows (the map's box) per rank,
+  // N-major the 64-column chunks.
+  constexpr int B_BOXES = BKM ? MCAST : BN / 64;
+  auto load_b = [&](unsigned sb, int bn, int k0, unsigned bar) {
+#pragma unroll
+    for (int j = 0; j < B_BOXES; ++j) {
+      const unsigned dst = sb + j * (B_BYTES / B_BOXES);
+      const int x = BKM ? k0 : bn + 64 * j, y = BKM ? bn + j * (BN / MCAST) : k0;
+      if (!mcast) {
+        TmaLoad2d(dst, tma_b, x, y, bar);
+      } else if (j % MCAST == static_cast<int>(crank)) {
+        TmaLoad2dMulticast(dst, tma_b, x, y, bar, static_cast<unsigned short>((1u << MCAST) - 1));
+      }
+    }
+  };
 
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
@@ -360,7 +467,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       // arrival); with STAGED the producer's thread 0 (the other
       // operand's TMA bytes, if any).
       MbarInit(full + 8 * s, both || STAGED > 0 ? 1 : 256);
-      MbarInit(empty + 8 * s, CONSUMERS * 4);
+      MbarInit(empty + 8 * s, CONSUMERS * 4 * (mcast ? MCAST : 1));  // every CTA's consumer warps
     }
     for (int b = 0; b < STAGED; ++b) {
       MbarInit(raw_full + 8 * b, 128);          // the producer threads' cp.asyncs
@@ -368,7 +475,11 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     }
     FenceMbarInit();
   }
-  __syncthreads();
+  if constexpr (MCAST > 1) {
+    ClusterSync();  // the peers' mbarriers before any arrival or multicast
+  } else {
+    __syncthreads();
+  }
 
   if (wg == CONSUMERS) {
     // Producer warpgroup.
@@ -380,29 +491,23 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         PrefetchMap(tma_a);
         PrefetchMap(tma_b);
 #pragma unroll 1
-        for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
-          int tile_m, tile_n;
-          sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
-          const int bm = tile_m * BM, bn = tile_n * BN;
+        for (int u = first; u < units; u += tile_step) {
+          int bm, bn;
+          tile_at(u, bm, bn);
 #pragma unroll 1
           for (int t = 0; t < nk; ++t, ++it) {
             const int s = it % STAGES;
             if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
             const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
             const int k0 = (kt0 + t) * BK;
-            MbarArriveTx(bar, STAGE);
+            MbarArriveTx(bar, STAGE);  // with MCAST, the peers' boxes of B included
             if constexpr (AK) {
               TmaLoad2d(sa, tma_a, k0, bm, bar);
             } else {
 #pragma unroll
               for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
             }
-            if constexpr (BKM) {
-              TmaLoad2d(sb, tma_b, k0, bn, bar);
-            } else {
-#pragma unroll
-              for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, tma_b, bn + 64 * j, k0, bar);
-            }
+            load_b(sb, bn, k0, bar);
           }
         }
       }
@@ -418,11 +523,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
             for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
           }
         } else {
-          if constexpr (BKM) {
-            TmaLoad2d(sb, tma_b, k0, bn, bar);
-          } else {
-            for (int j = 0; j < BN / 64; ++j) TmaLoad2d(sb + j * 8192, tma_b, bn + 64 * j, k0, bar);
-          }
+          load_b(sb, bn, k0, bar);
         }
       };
       if constexpr (STAGED > 0) {
@@ -430,16 +531,12 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         // into buffer i % STAGED once the consumers have shifted the K
         // tile STAGED before out of it, then (thread 0) the stage's TMA
         // operand, if any, once the stage is free.
-        const int n_it = (static_cast<int>(blockIdx.x) < tiles
-                              ? CeilDiv(tiles - static_cast<int>(blockIdx.x), tile_step)
-                              : 0) *
-                         nk;
+        const int n_it = (first < units ? CeilDiv(units - first, tile_step) : 0) * nk;
 #pragma unroll 1
         for (int i = 0; i < n_it; ++i) {
-          int tile_m, tile_n;
-          sgemm_detail::RasterTile<GROUP>(static_cast<int>(blockIdx.x) + (i / nk) * tile_step,
-                                          tiles_m, tiles_n, tile_m, tile_n);
-          const int bm = tile_m * BM, bn = tile_n * BN, k0 = (kt0 + i % nk) * BK;
+          int bm, bn;
+          tile_at(first + (i / nk) * tile_step, bm, bn);
+          const int k0 = (kt0 + i % nk) * BK;
           const int b = i % STAGED;
           if (i >= STAGED) MbarWait(raw_empty + 8 * b, ((i / STAGED) - 1) & 1);
           IssueStaged<AK, BKM, BM, BN>(raw0 + b * RAW, raw_full + 8 * b, A, lda, !tma_ok_a, B, ldb,
@@ -456,10 +553,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         }
       } else {
 #pragma unroll 1
-        for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
-          int tile_m, tile_n;
-          sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
-          const int bm = tile_m * BM, bn = tile_n * BN;
+        for (int u = first; u < units; u += tile_step) {
+          int bm, bn;
+          tile_at(u, bm, bn);
 #pragma unroll 1
           for (int t = 0; t < nk; ++t, ++it) {
             const int s = it % STAGES;
@@ -480,18 +576,29 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       ClusterSync();
       ClusterSync();
     }
+    if constexpr (MCAST > 1) ClusterSync();  // the consumers' (below)
     return;
   }
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int lane = tid % 32, w = (tid % 128) / 32;
+  // Stage s released by this warp: on this CTA's "empty", or with MCAST on
+  // every CTA's (lane r arrives on rank r's).
+  auto release = [&](int s) {
+    if (!mcast) {
+      if (lane == 0) MbarArrive(empty + 8 * s);
+    } else if (lane < MCAST) {
+      MbarArriveCluster(empty + 8 * s, static_cast<unsigned>(lane));
+    }
+  };
+  // EPI's condition: TMA's rules for C's map (the launcher's test).
+  const bool c_tma = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
   int it = 0;
 #pragma unroll 1
-  for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
-    int tile_m, tile_n;
-    sgemm_detail::RasterTile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
-    const int bm = tile_m * BM, bn = tile_n * BN;
+  for (int u = first; u < units; u += tile_step) {
+    int bm, bn;
+    tile_at(u, bm, bn);
     float acc[MI][BN / 2];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
@@ -542,10 +649,10 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       }
       WgmmaCommit();
       WgmmaWait<1>();  // the wgmmas of the K tile before are done: its stage is free
-      if (t > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
+      if (t > 0) release((it - 1) % STAGES);
     }
     WgmmaWait<0>();
-    if (nk > 0 && lane == 0) MbarArrive(empty + 8 * ((it - 1) % STAGES));
+    if (nk > 0) release((it - 1) % STAGES);
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
 
@@ -584,6 +691,48 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         }
       }
       ClusterSync();  // each peer's shared memory stays until the others have read it
+    }
+
+    if constexpr (EPI == 1) {
+      // EPI: where C suits TMA and beta is 0, each consumer warpgroup
+      // writes alpha * acc, rounded, into its rows of the C tile in shared
+      // memory (64 x 64 boxes in the 128-byte swizzle: 4-byte stores, one
+      // row per lane quad, free of bank conflicts), and its thread 0 stores
+      // the boxes by TMA (what lies past M or N clipped) while the next
+      // tile's mainloop runs. That thread first waits until the previous
+      // tile's stores have read the buffer.
+      if (beta == 0.0f && c_tma) {
+        const int wtid = tid % 128, g = lane / 4, tq = lane % 4;
+        const unsigned mine = cbuf + wg * (WM * BN * 2);
+        if (wtid == 0) BulkWait0<true>();
+        NamedSync(4 + wg, 128);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = 16 * w + g + 8 * h;  // the row in the m64 block; r % 8 = g
+              StShared32(mine + (mi * (BN / 64) + i / 8) * 8192 + r * 128 + (((i % 8) ^ g) * 16) + 4 * tq,
+                         half16::Pack<DTYPE>(alpha * acc[mi][4 * i + 2 * h],
+                                             alpha * acc[mi][4 * i + 2 * h + 1]));
+            }
+          }
+        }
+        FenceProxyAsync();
+        NamedSync(4 + wg, 128);
+        if (wtid == 0) {
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+            for (int c = 0; c < BN / 64; ++c) {
+              TmaStore2d(tma_c, bn + 64 * c, bm + wg * WM + mi * 64, mine + (mi * (BN / 64) + c) * 8192);
+            }
+          }
+          BulkCommit();
+        }
+        continue;
+      }
     }
 
     // Epilogue. d[4i + j] of m64 block mi is row 16w + g + 8 (j / 2), column
@@ -649,35 +798,37 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       }
     }
   }
+  // EPI: the last stores done before the shared memory goes.
+  if constexpr (EPI == 1) {
+    if (tid % 128 == 0) BulkWait0<false>();
+  }
+  // MCAST: the peers' arrivals on this CTA's mbarriers are done before it exits.
+  if constexpr (MCAST > 1) ClusterSync();
 #endif
 }
 
 }  // namespace gemm16_detail
 
-// The entry point (see the launch rules at the top). Two definitions, one
-// per SPLITK case (the last template parameter only selects between them):
-// SPLITK > 1 carries the compile-time cluster (1, 1, SPLITK); SPLITK = 1
-// none (a one-CTA cluster attribute measured up to 20% slower with PERSIST).
-template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
-          typename gemm16_detail::EnableIf<SPLITK == 1, int>::type = 0>
-__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
-    gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
-                 const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
-                 const __grid_constant__ gemm16_detail::TensorMap tma_a,
-                 const __grid_constant__ gemm16_detail::TensorMap tma_b) {
-  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS, STAGED>(
-      M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
-}
-
-template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,
-          int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
-          typename gemm16_detail::EnableIf<(SPLITK > 1), int>::type = 0>
-__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) __cluster_dims__(1, 1, SPLITK)
-    gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
-                 const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,
-                 const __grid_constant__ gemm16_detail::TensorMap tma_a,
-                 const __grid_constant__ gemm16_detail::TensorMap tma_b) {
-  gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS, STAGED>(
-      M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b);
-}
+// The entry point (see the launch rules at the top). Three definitions (the
+// last template parameter only selects between them): SPLITK > 1 carries the
+// compile-time cluster (1, 1, SPLITK), MCAST > 1 the cluster (MCAST, 1, 1);
+// neither, none (a one-CTA cluster attribute measured up to 20% slower with
+// PERSIST).
+#define G16_ENTRY(COND, CLUSTER)                                                                    \
+  template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,   \
+            int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0, int MCAST = 1, int EPI = 0,        \
+            typename gemm16_detail::EnableIf<(COND), int>::type = 0>                               \
+  __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) CLUSTER gemm16_wgmma(                \
+      int M, int N, int K, float alpha, const unsigned short* __restrict__ A,                       \
+      const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,             \
+      const __grid_constant__ gemm16_detail::TensorMap tma_a,                                      \
+      const __grid_constant__ gemm16_detail::TensorMap tma_b,                                      \
+      const __grid_constant__ gemm16_detail::TensorMap tma_c) {                                    \
+    gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS,    \
+                          STAGED, MCAST, EPI>(M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b,      \
+                                              &tma_c);                                              \
+  }
+G16_ENTRY(SPLITK == 1 && MCAST == 1, )
+G16_ENTRY(SPLITK > 1, __cluster_dims__(1, 1, SPLITK))
+G16_ENTRY(SPLITK == 1 && MCAST > 1, __cluster_dims__(MCAST, 1, 1))
+#undef G16_ENTRY
