@@ -75,6 +75,19 @@ bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes) {
   return operand_bytes > 0 && l2_bytes > 0 && operand_bytes <= l2_bytes / 2;
 }
 
+bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, double factor,
+                bool clock_low) {
+  double best_judged = 0;
+  for (size_t i = 0; i < ms.size() && i < judged.size(); ++i) {
+    if (judged[i] && (best_judged == 0 || ms[i] < best_judged)) best_judged = ms[i];
+  }
+  const double scale = clock_low ? std::min(factor, 1.0) : factor;
+  for (size_t i = 0; i < ms.size() && i < judged.size(); ++i) {
+    if (!judged[i] && (best_judged == 0 || ms[i] * scale < best_judged)) return true;
+  }
+  return false;
+}
+
 DecidingSpeedup SlowerSpeedup(const SpeedupInterval& flushed,
                               const std::optional<SpeedupInterval>& warm) {
   if (!warm) return {flushed, false};

@@ -77,6 +77,26 @@ bool SurelyFaster(const SpeedupInterval& s);
 /// warm runs would only cost time.
 bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes);
 
+/// Whether the end-of-job judging re-times the finalists once more
+/// (JobRunner::JudgeFinalists): finalist i has the stored median `ms[i]`
+/// (ms; its judged time where `judged[i]`, else its search time), and
+/// `factor` is the median ratio of judged to search time so far (1 before
+/// any). True where an unjudged finalist could be served over the best
+/// judged one: its search time times `factor` is below the best judged
+/// time (the judging's conditions time a kernel ~1-2% slower than the
+/// search; without this correction every pass took an unjudged config).
+/// Where the judging ran on a down-clocked GPU (`clock_low`), its times are
+/// no longer comparable with the search's, and the search time decides
+/// uncorrected (times min(factor, 1)): `best` ranks by stored time, and an
+/// unjudged config would otherwise win on a time taken at the full clock
+/// (8192^3 bf16 on an H100: one won on its search time, 1.52 ms, against
+/// the judged 1.62 ms of configs the SM clock's fall to 1500 MHz had
+/// slowed, and a client timed it 8% under the best judged one:
+/// bench/results/2026-11-27_h100_gemm16_mcast_epi/). True too where none
+/// is judged yet and some finalist exists.
+bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, double factor,
+                bool clock_low);
+
 /// The speedup that decides whether a kernel is served, of its flushed and
 /// (where JudgesWarm) its warm-L2 judging.
 struct DecidingSpeedup {

@@ -96,6 +96,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
   // small shape's judging ran all kRetimePasses (4.8 s of a 9.3 s 1024^3
   // job on the H100, bench/results/2026-11-26_h100_fresh_install/).
   std::vector<double> bias;
+  bool clock_low_seen = false;  // a pass ran on a down-clocked GPU (JudgeAgain)
   for (int pass = 0; pass < kRetimePasses; ++pass) {
     auto best = JobBest(job, options_.retime_top);
     if (!best.ok()) {
@@ -104,29 +105,24 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
     const std::vector<v1::Measurement>& top = *best;
     std::vector<v1::worker::Kernel> kernels;
-    // Another pass only where an unjudged config, its time corrected by the
-    // bias, could beat the best judged one: only that changes the winner.
-    double best_judged = 0;
-    for (const auto& m : top) {
-      if (retimed.count(m.config().name()) != 0 && (best_judged == 0 || m.median_ms() < best_judged)) {
-        best_judged = m.median_ms();
-      }
-    }
+    // Another pass only where an unjudged config could be served over the
+    // best judged one (JudgeAgain): only that changes the winner.
     double factor = 1;
     if (!bias.empty()) {
       std::vector<double> b = bias;
       std::nth_element(b.begin(), b.begin() + b.size() / 2, b.end());
       factor = b[b.size() / 2];
     }
-    bool unjudged = false;
+    std::vector<double> ms;
+    std::vector<bool> judged;
     for (const auto& m : top) {
       const Config config(m.config().params().begin(), m.config().params().end());
       // The geometry GetBest returns for the shape (Family::Geometry on this device).
       kernels.push_back(KernelOf(family, config, shape, device()));
-      unjudged |= retimed.count(m.config().name()) == 0 &&
-                  (best_judged == 0 || m.median_ms() * factor < best_judged);
+      ms.push_back(m.median_ms());
+      judged.push_back(retimed.count(m.config().name()) != 0);
     }
-    if (top.empty() || !unjudged) return;
+    if (top.empty() || !JudgeAgain(ms, judged, factor, clock_low_seen)) return;
     // The cubins stored with the measurements: what GetBest serves.
     std::vector<v1::worker::MeasureResult> compiled;
     for (const auto& m : top) {
@@ -162,6 +158,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
       return;
     }
     const auto& r = response->retimed();
+    clock_low_seen |= r.clock_low();
     const std::vector<double> baseline_samples(r.baseline_samples().begin(), r.baseline_samples().end());
     // Timed warm too (a problem within half the L2): the slower of the two
     // speedups is stored (SlowerSpeedup).

@@ -161,6 +161,28 @@ TEST(Serving, JudgedWarmOnlyWithinHalfTheL2) {
   EXPECT_FALSE(JudgesWarm(-1, l2));
 }
 
+// The judging re-times again only where an unjudged finalist could be
+// served over the best judged one: by its search time corrected by the
+// judging's bias, or, once the judging ran on a down-clocked GPU, by its
+// raw search time (what `best` ranks by).
+TEST(Serving, JudgeAgainWhereAnUnjudgedFinalistCouldBeServed) {
+  EXPECT_TRUE(JudgeAgain({1.0, 1.1}, {false, false}, 1.0, false));  // none judged yet
+  EXPECT_FALSE(JudgeAgain({}, {}, 1.0, false));
+  EXPECT_FALSE(JudgeAgain({1.0, 1.1}, {true, true}, 1.0, false));   // all judged
+  // The judging times 2% slower than the search: 1.0 judged; 0.99 unjudged
+  // (1.0098 corrected) cannot win, 0.97 (0.9894) can.
+  EXPECT_FALSE(JudgeAgain({1.0, 0.99}, {true, false}, 1.02, false));
+  EXPECT_TRUE(JudgeAgain({1.0, 0.97}, {true, false}, 1.02, false));
+  // A down-clocked judging (the factor 1.13): the unjudged 1.5183 ms is the
+  // best stored time against the judged 1.6182 ms; corrected it would not be.
+  EXPECT_TRUE(JudgeAgain({1.6182, 1.6545, 1.5183}, {true, true, false}, 1.13, true));
+  EXPECT_FALSE(JudgeAgain({1.6182, 1.6545, 1.5183}, {true, true, false}, 1.13, false));
+  EXPECT_FALSE(JudgeAgain({1.6182, 1.6545, 1.6300}, {true, true, false}, 1.13, true));
+  // A judging faster than the search (factor 0.95): the corrected time decides.
+  EXPECT_TRUE(JudgeAgain({1.0, 1.04}, {true, false}, 0.95, true));
+  EXPECT_FALSE(JudgeAgain({1.0, 1.06}, {true, false}, 0.95, false));
+}
+
 // The smaller speedup of the flushed and warm judgings is stored, so that a
 // kernel level with cuBLAS flushed and slower warm is not served.
 TEST(Serving, TheSlowerOfFlushedAndWarmDecides) {

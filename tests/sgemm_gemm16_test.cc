@@ -67,7 +67,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 29u);
+    EXPECT_EQ(space.size(), 33u);
     std::set<std::string> names;
     int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
@@ -83,13 +83,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
-    EXPECT_EQ(wgmma, 13);  // 4 of them STAGED
+    EXPECT_EQ(wgmma, 17);  // 4 of them STAGED, 4 with MCAST or EPI
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              29u);
+              33u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
@@ -152,9 +152,10 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 512 tiles, 132 SMs
   EXPECT_EQ(Block(g), (std::vector<uint32_t>{384, 1, 1}));
   EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (128 + 256) * 128 + 1024 + 16 * 4);
-  ASSERT_EQ(g.tensor_maps_size(), 2);
+  ASSERT_EQ(g.tensor_maps_size(), 3);
   const v1::TensorMap& a = g.tensor_maps(0);
   const v1::TensorMap& b = g.tensor_maps(1);
+  const v1::TensorMap& c = g.tensor_maps(2);
   EXPECT_EQ(a.pointer_arg(), 4u);
   EXPECT_EQ(a.param(), 8u);
   EXPECT_EQ(std::vector<uint64_t>(a.dims().begin(), a.dims().end()), (std::vector<uint64_t>{4096, 4096}));
@@ -164,6 +165,12 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(b.pointer_arg(), 5u);
   EXPECT_EQ(b.param(), 9u);
   EXPECT_EQ(std::vector<uint32_t>(b.box().begin(), b.box().end()), (std::vector<uint32_t>{64, 64}));
+  // C's map (EPI's TMA stores; every kernel takes it): N x M, boxes of 64 x 64.
+  EXPECT_EQ(c.pointer_arg(), 7u);
+  EXPECT_EQ(c.param(), 10u);
+  EXPECT_EQ(std::vector<uint64_t>(c.dims().begin(), c.dims().end()), (std::vector<uint64_t>{4096, 4096}));
+  EXPECT_EQ(c.strides_bytes(0), 8192u);
+  EXPECT_EQ(std::vector<uint32_t>(c.box().begin(), c.box().end()), (std::vector<uint32_t>{64, 64}));
 
   // TN at 100 x 300 x 40: A stored 40 x 100 (M-major, pitch 100), B stored
   // 40 x 300 (N-major); a split-K grid of 2 x 2 tiles, 2 along z.
@@ -195,6 +202,52 @@ TEST(Gemm16Family, WgmmaKind) {
   v1::Device ampere = d;
   ampere.set_cc_major(8);
   refused(persistent, "sm_90a", ampere);
+}
+
+// MCAST and EPI: names and instantiations (the trailing parameters only
+// where one is set), EPI's C tile in shared memory, the cluster grid
+// (persistent: SMs / 2 clusters; else every cluster tile, an odd count of
+// tile rows rounded up), B's K-major box split between the two ranks, and
+// the combinations the kernel refuses.
+TEST(Gemm16Family, WgmmaMulticastAndTmaStore) {
+  v1::Device d = Sm90ReferenceDevice();
+  d.set_sm_count(132);
+  Config both = Wgmma16(128, 128, 6, 1, 1, 2);
+  both["MCAST"] = 2;
+  both["EPI"] = 1;
+  EXPECT_EQ(Bf16().ConfigName(both), "gemm_bf16_wgmma_128x128x64_s6_g8_c2_p_m2_e1");
+  EXPECT_EQ(Bf16().Source(both).name_expression, "gemm16_wgmma<2,128,128,64,6,8,0,1,1,2,0,2,1>");
+  EXPECT_TRUE(Bf16().Check(both, d).ok()) << Bf16().Check(both, d);
+  v1::LaunchGeometry g = Bf16().Geometry(both, {4096, 4096, 4096}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 66 clusters of 2
+  EXPECT_EQ(g.dynamic_shared_bytes(), 6u * (128 + 128) * 128 + 128 * 128 * 2 + 1024 + 16 * 6);
+  Config mc = both;
+  mc.erase("PERSIST");
+  mc.erase("EPI");
+  EXPECT_EQ(F16().ConfigName(mc), "gemm_f16_wgmma_128x128x64_s6_g8_c2_m2");
+  // 3 tile rows (M = 300) make 2 cluster tiles a column, 2 columns: 4 clusters.
+  g = F16().Geometry(F16().InLayout(mc, v1::LAYOUT_NT), {300, 200, 64}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{8, 1, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(g.tensor_maps(1).box().begin(), g.tensor_maps(1).box().end()),
+            (std::vector<uint32_t>{64, 64}));  // BN / MCAST rows of K-major B
+  Config epi = Wgmma16(128, 64, 8, 1, 1, 2);
+  epi["EPI"] = 1;
+  EXPECT_EQ(Bf16().Source(epi).name_expression, "gemm16_wgmma<2,128,64,64,8,8,0,1,1,2,0,1,1>");
+
+  auto refused = [&](Config c, const std::string& key, int64_t v, const std::string& cause) {
+    c[key] = v;
+    const absl::Status s = Bf16().Check(c, d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << Bf16().ConfigKey(c);
+    EXPECT_NE(std::string(s.message()).find(cause), std::string::npos) << s.message();
+  };
+  refused(both, "MCAST", 4, "MCAST=4 is not one of the supported values");
+  refused(both, "EPI", 2, "EPI=2 is not one of the supported values");
+  refused(Wgmma16(128, 64, 6, 2, 0, 2), "MCAST", 2, "neither SPLITK");
+  refused(Wgmma16(128, 64, 6, 2, 0, 2), "EPI", 1, "EPI=1");
+  Config staged = Wgmma16(128, 128, 2, 1, 1, 2);
+  staged["STAGED"] = 2;
+  refused(staged, "MCAST", 2, "nor STAGED");
+  refused(Wgmma16(128, 256, 4, 1, 1, 2), "EPI", 1, "shared memory");  // 4 stages and 64 KB of C
 }
 
 // STAGED: its name and instantiation, its raw buffers' shared memory, the

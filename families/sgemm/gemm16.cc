@@ -40,7 +40,7 @@ const std::vector<std::string>& KindParams(int64_t kind) {
   static const std::vector<std::string> simt = {"TM", "TN"};
   static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
   static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS",
-                                                 "STAGED"};
+                                                 "STAGED", "MCAST", "EPI"};
   static const std::vector<std::string> none;
   return kind == kSimt ? simt : kind == kMma ? mma : kind == kWgmma ? wgmma : none;
 }
@@ -102,6 +102,17 @@ class Gemm16FamilyImpl final : public Family {
              "consumers shift it into the swizzled stage while the tensor cores run the K tile "
              "before (0: the producer copies such an operand into the stage itself); searched "
              "only where a pitch is such",
+             0},
+            {"MCAST", {1, 2},
+             "wgmma: CTAs of a cluster (__cluster_dims__(MCAST, 1, 1)) whose output tiles are "
+             "stacked along M; each copies its share of their common B tile into all of them by "
+             "TMA multicast, dividing B's traffic from L2 by MCAST (SPLITK 1, STAGED 0 only)",
+             1},
+            {"EPI", {0, 1},
+             "wgmma: the epilogue; 1 = where beta is 0 and C is 16-byte aligned with N a "
+             "multiple of 8, the C tile goes through shared memory and TMA stores that drain "
+             "while the next tile's mainloop runs (0, or otherwise: stores from registers; "
+             "SPLITK 1 only)",
              0},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
              "the problem's operand layouts (tuner.proto Layout), set from the problem, not "

@@ -40,23 +40,33 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
     {128, 128, 32, 64, 32, 4, 4},
 }};
 
-/// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS),
-/// BK 64, GROUP 8: the fastest per shape class of the probe on an H100
-/// (bench/results/2026-11-26_h100_gemm16_wgmma_probe/): 128x256 and
+/// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS,
+/// MCAST, EPI), BK 64, GROUP 8: the fastest per shape class of the probe on
+/// an H100 (bench/results/2026-11-26_h100_gemm16_wgmma_probe/): 128x256 and
 /// 256x128 tiles, persistent and not, for large shapes (0.93-1.01x cuBLAS
 /// from 2048^3 up); 128x128 persistent for mid-size and small-K shapes;
 /// 128x64 for small ones; split-K 2 of it for M of 128; one consumer
-/// warpgroup of 64 rows for N of 128 and, with split-K 2, M of 16.
-constexpr std::array<std::array<int64_t, 6>, 9> kWgmmaConfigs = {{
-    {128, 256, 4, 1, 1, 2},
-    {128, 256, 4, 1, 0, 2},
-    {256, 128, 4, 1, 1, 2},
-    {256, 128, 4, 1, 0, 2},
-    {128, 128, 6, 1, 1, 2},
-    {128, 64, 8, 1, 0, 2},
-    {128, 64, 6, 2, 0, 2},
-    {64, 128, 8, 1, 0, 1},
-    {64, 128, 8, 2, 0, 1},
+/// warpgroup of 64 rows for N of 128 and, with split-K 2, M of 16. Then
+/// the forms with B multicast (MCAST 2) and the C tile stored by TMA (EPI
+/// 1), each the fastest somewhere in the probe on an H200
+/// (bench/results/2026-11-27_h200_gemm16_mcast_epi/): 128x128 with both for
+/// 4096x11008x4096, 2048^3, 1000^3 and 4096x4096x64 (1.5x the form without
+/// them there); 128x256 with both for 4096^3; 128x64 and 64x128 persistent
+/// with EPI for 1024^3, 512^3, M of 128 and N of 128.
+constexpr std::array<std::array<int64_t, 8>, 13> kWgmmaConfigs = {{
+    {128, 256, 4, 1, 1, 2, 1, 0},
+    {128, 256, 4, 1, 0, 2, 1, 0},
+    {256, 128, 4, 1, 1, 2, 1, 0},
+    {256, 128, 4, 1, 0, 2, 1, 0},
+    {128, 128, 6, 1, 1, 2, 1, 0},
+    {128, 64, 8, 1, 0, 2, 1, 0},
+    {128, 64, 6, 2, 0, 2, 1, 0},
+    {64, 128, 8, 1, 0, 1, 1, 0},
+    {64, 128, 8, 2, 0, 1, 1, 0},
+    {128, 128, 6, 1, 1, 2, 2, 1},
+    {128, 256, 3, 1, 1, 2, 2, 1},
+    {128, 64, 8, 1, 1, 2, 1, 1},
+    {64, 128, 8, 1, 1, 1, 1, 1},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
@@ -103,12 +113,13 @@ int64_t WgmmaThreads(const Config& c) { return 128 * (Get(c, "CONSUMERS") + 1); 
 
 /// The wgmma kind's dynamic shared memory (wgmma16.cuh's launch rules):
 /// STAGES stages of the A and B tiles (BM + BN rows of BK = 64 elements,
-/// 128 bytes), 1024 bytes to align them to the swizzle's period, the
-/// stages' two mbarriers (16 bytes), and STAGED raw buffers of BM + BN
-/// slots with their two mbarriers.
+/// 128 bytes), EPI's BM x BN C tile, 1024 bytes to align them to the
+/// swizzle's period, the stages' two mbarriers (16 bytes), and STAGED raw
+/// buffers of BM + BN slots with their two mbarriers.
 int64_t WgmmaSharedBytes(const Config& c) {
   const int64_t rows = Get(c, "BM") + Get(c, "BN");
-  return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 + 1024 + 16 * Get(c, "STAGES") +
+  return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 +
+         Get(c, "EPI") * Get(c, "BM") * Get(c, "BN") * kBytes16 + 1024 + 16 * Get(c, "STAGES") +
          Get(c, "STAGED") * (rows * kRawSlot + 16);
 }
 
@@ -191,11 +202,19 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
     return absl::FailedPreconditionError(absl::StrCat(
         "STAGED: the consumers' ", consumers * 16, " segments a pass must divide BM + BN = ", bm + bn));
   }
+  // MCAST's and EPI's values are the parameters' own (Family::Check).
+  if (At1(c, "MCAST") == 2 && (At1(c, "SPLITK") > 1 || staged != 0)) {
+    return absl::FailedPreconditionError(
+        "MCAST=2 (a cluster of two along M) takes neither SPLITK > 1 (a cluster along K) nor STAGED");
+  }
+  if (Get(c, "EPI") == 1 && At1(c, "SPLITK") > 1) {
+    return absl::FailedPreconditionError("EPI=1 (C stored by TMA) takes no SPLITK > 1");
+  }
   const int64_t smem = WgmmaSharedBytes(c);
   if (smem > device.shared_memory_per_block_optin()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + 1024 + 16 * STAGES + STAGED * "
-        "((BM + BN) * 144 + 16)) exceed the device's opt-in limit of ",
+        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + EPI * BM * BN * 2 + 1024 + 16 * "
+        "STAGES + STAGED * ((BM + BN) * 144 + 16)) exceed the device's opt-in limit of ",
         device.shared_memory_per_block_optin()));
   }
   if (At1(c, "SPLITK") > 1) {
@@ -242,12 +261,14 @@ int64_t At1(const Config& c, const std::string& key) {
 }
 
 void AddTensorCoreSpace(std::vector<Config>& space) {
-  for (const auto& [bm, bn, stages, splitk, persist, consumers] : kWgmmaConfigs) {
+  for (const auto& [bm, bn, stages, splitk, persist, consumers, mcast, epi] : kWgmmaConfigs) {
     Config c = {{"KIND", kWgmma},   {"BM", bm},      {"BN", bn},
                 {"BK", 64},         {"STAGES", stages}, {"GROUP", 8},
                 {"CONSUMERS", consumers}};
     if (splitk > 1) c["SPLITK"] = splitk;
     if (persist != 0) c["PERSIST"] = persist;
+    if (mcast > 1) c["MCAST"] = mcast;
+    if (epi != 0) c["EPI"] = epi;
     AddOnce(space, c);
   }
   for (const auto& [bm, bn, stages, splitk, persist, staged] : kWgmmaStagedConfigs) {
@@ -289,6 +310,8 @@ std::string TensorCoreName(const Config& config, v1::DType dtype) {
                         At1(config, "GROUP"), "_c", Get(config, "CONSUMERS"), split,
                         Get(config, "PERSIST") != 0 ? "_p" : "",
                         Get(config, "STAGED") != 0 ? absl::StrCat("_r", Get(config, "STAGED")) : "",
+                        At1(config, "MCAST") > 1 ? absl::StrCat("_m", At1(config, "MCAST")) : "",
+                        Get(config, "EPI") != 0 ? absl::StrCat("_e", Get(config, "EPI")) : "",
                         LayoutSuffix(config));
   }
   return absl::StrCat("gemm_", DTypeText(dtype), "_mma_", Get(config, "BM"), "x", Get(config, "BN"),
@@ -306,11 +329,15 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     // the copies without TMA.
     s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/hopper.cuh", "sgemm/copy16.cuh",
                "sgemm/wgmma16.cuh"};
+    // The trailing parameters STAGED, MCAST, EPI only as far as one is not
+    // its default (the instantiations of the configs without them unchanged).
+    const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0;
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
         ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
         At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"),
-        Get(config, "STAGED") != 0 ? absl::StrCat(",", Get(config, "STAGED")) : "", ">");
+        Get(config, "STAGED") != 0 || tail ? absl::StrCat(",", Get(config, "STAGED")) : "",
+        tail ? absl::StrCat(",", At1(config, "MCAST"), ",", Get(config, "EPI")) : "", ">");
     s.options = {std::string(kWgmmaArchOption)};
     return s;
   }
@@ -335,9 +362,15 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
     g.set_dynamic_shared_bytes(static_cast<uint32_t>(MmaSharedBytes(config)));
     return g;
   }
+  // Cluster tiles: MCAST output tiles stacked along M. A persistent grid
+  // holds as many clusters as the device runs at once: SMs / MCAST
+  // (cudaOccupancyMaxActiveClusters gave 66 clusters of 2 on 132 SMs,
+  // bench/results/2026-11-27_h200_gemm16_mcast_epi/probe_mcast_epi.log).
   const bool persist = Get(config, "PERSIST") != 0;
-  const int64_t sms = device.sm_count() > 0 ? device.sm_count() : tiles;
-  for (int64_t d : {persist ? std::min(tiles, sms) : tiles, int64_t{1},
+  const int64_t mcast = At1(config, "MCAST");
+  const int64_t units = CeilDiv(CeilDiv(shape[0], bm), mcast) * CeilDiv(shape[1], bn);
+  const int64_t resident = device.sm_count() >= mcast ? device.sm_count() / mcast : units;
+  for (int64_t d : {mcast * (persist ? std::min(units, resident) : units), int64_t{1},
                     persist ? int64_t{1} : At1(config, "SPLITK")}) {
     g.add_grid(static_cast<uint32_t>(d));
   }
@@ -351,12 +384,15 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   } else {
     AddMap(g, kSgemmArgA, after_c, k, m, bm, dtype);
   }
-  // B: K-major (NT, TT) one box of 64 k x BN rows; N-major (NN, TN) boxes of 64 n x 64 k.
+  // B: K-major (NT, TT) boxes of 64 k x BN / MCAST rows (a rank's share of
+  // the multicast); N-major (NN, TN) boxes of 64 n x 64 k.
   if (TransposedB(layout)) {
-    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn, dtype);
+    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn / mcast, dtype);
   } else {
     AddMap(g, kSgemmArgA + 1, after_c + 1, n, k, 64, dtype);
   }
+  // C (every kernel takes it; EPI 1 stores through it): boxes of 64 n x 64 m.
+  AddMap(g, kSgemmArgC, after_c + 2, n, m, 64, dtype);
   return g;
 }
 

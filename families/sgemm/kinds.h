@@ -54,8 +54,9 @@ constexpr const char* KindName(int64_t kind) {
 }
 
 constexpr int64_t kBytesPerElement = 4;  // fp32
-/// The index of A among the kernels' parameters (Arguments()).
+/// The indices of A and C among the kernels' parameters (Arguments()).
 constexpr uint32_t kSgemmArgA = 4;
+constexpr uint32_t kSgemmArgC = 7;
 constexpr int64_t kWarp = 32;
 /// Largest gridDim.y (and z) of a launch; more row blocks spill over to grid.z.
 constexpr int64_t kMaxGridY = 65535;
