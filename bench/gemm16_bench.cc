@@ -16,7 +16,7 @@
 // choice (the kernel, or cuBLAS where the daemon serves it) and its ratio
 // (1.0 where cuBLAS is served), and the kernel's relative Frobenius error
 // against cuBLAS's output. The last line is
-//   SUMMARY dtype=<bf16|f16> kernel_geomean_vs_cublas=<x> kernel_min=<x>
+//   SUMMARY dtype=<bf16|f16|bf16_f32|f16_f32> kernel_geomean_vs_cublas=<x> kernel_min=<x>
 //     large_vs_cublas=<geomean over 2048^3, 4096^3, 8192^3, 4096x11008x4096>
 //     served_slower_than_cublas=<shapes whose served ratio is under 1>
 //     tflops_4096=<the kernel's TFLOPS at 4096^3> vs_cublaslt_top8=<geomean>
@@ -85,7 +85,9 @@ class LtGemm {
   absl::Status Init(int m, int n, int k, tuned::v1::Layout layout, tuned::v1::DType dtype,
                     void* workspace, int count) {
     workspace_ = workspace;
-    const cudaDataType_t type = dtype == tuned::v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const cudaDataType_t type =
+        tuned::InputDType(dtype) == tuned::v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const cudaDataType_t ctype = tuned::OutputDType(dtype) == tuned::v1::DTYPE_F32 ? CUDA_R_32F : type;
     const tuned::RowMajorGemmArgs g = tuned::RowMajorGemm(m, n, k, layout);
     TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&lt_), "cublasLtCreate"));
     TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
@@ -102,7 +104,7 @@ class LtGemm {
         cublasLtMatrixLayoutCreate(&a_, type, tb ? k : n, tb ? n : k, g.ldb), "layout A"));
     TUNED_RETURN_IF_ERROR(LtStatus(
         cublasLtMatrixLayoutCreate(&b_, type, ta ? m : k, ta ? k : m, g.lda), "layout B"));
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatrixLayoutCreate(&c_, type, n, m, n), "layout C"));
+    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatrixLayoutCreate(&c_, ctype, n, m, n), "layout C"));
     TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulPreferenceCreate(&pref_), "preference"));
     TUNED_RETURN_IF_ERROR(LtStatus(
         cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -151,10 +153,12 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   const int m = static_cast<int>(p.shape(0)), n = static_cast<int>(p.shape(1)),
             k = static_cast<int>(p.shape(2));
   const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  const bool c32 = tuned::OutputDType(p.dtype()) == tuned::v1::DTYPE_F32;  // an fp32 C
+  const size_t cbytes = mn * (c32 ? 4 : 2);
   Buffers mem;
   void *a, *b, *c, *ref, *lt_out, *scratch, *workspace;
-  for (auto [ptr, bytes] : {std::pair{&a, mk * 2}, {&b, kn * 2}, {&c, mn * 2}, {&ref, mn * 2},
-                            {&lt_out, mn * 2}, {&scratch, kScratchBytes},
+  for (auto [ptr, bytes] : {std::pair{&a, mk * 2}, {&b, kn * 2}, {&c, cbytes}, {&ref, cbytes},
+                            {&lt_out, cbytes}, {&scratch, kScratchBytes},
                             {&workspace, kLtWorkspaceBytes}}) {
     auto buf = mem.Alloc(bytes);
     if (!buf.ok()) return buf.status();
@@ -194,16 +198,31 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   auto lt_run = [&] { return lt.Run(lt_best, a, b, lt_out); };
 
   // Correctness: C poisoned (NaN) first; the kernel against cuBLAS's output.
-  TUNED_CUDA(cudaMemset(c, 0xff, mn * 2));
+  TUNED_CUDA(cudaMemset(c, 0xff, cbytes));
   TUNED_RETURN_IF_ERROR(kernel_run());
   TUNED_RETURN_IF_ERROR(cublas_run());
   TUNED_CUDA(cudaDeviceSynchronize());
-  std::vector<uint16_t> hc(mn), hr(mn);
-  TUNED_CUDA(cudaMemcpy(hc.data(), c, mn * 2, cudaMemcpyDeviceToHost));
-  TUNED_CUDA(cudaMemcpy(hr.data(), ref, mn * 2, cudaMemcpyDeviceToHost));
+  // Both outputs widened to double: C's 16-bit values, or its floats.
+  auto download = [&](const void* src) -> absl::StatusOr<std::vector<double>> {
+    std::vector<double> out(mn);
+    if (c32) {
+      std::vector<float> h(mn);
+      TUNED_CUDA(cudaMemcpy(h.data(), src, cbytes, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < mn; ++i) out[i] = h[i];
+    } else {
+      std::vector<uint16_t> h(mn);
+      TUNED_CUDA(cudaMemcpy(h.data(), src, cbytes, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < mn; ++i) out[i] = tuned::Widen16(h[i], p.dtype());
+    }
+    return out;
+  };
+  auto hc = download(c);
+  if (!hc.ok()) return hc.status();
+  auto hr = download(ref);
+  if (!hr.ok()) return hr.status();
   double diff2 = 0, norm2 = 0;
   for (size_t i = 0; i < mn; ++i) {
-    const double x = tuned::Widen16(hc[i], p.dtype()), r = tuned::Widen16(hr[i], p.dtype());
+    const double x = (*hc)[i], r = (*hr)[i];
     diff2 += (x - r) * (x - r);
     norm2 += r * r;
   }
@@ -230,15 +249,15 @@ int main(int argc, char** argv) {
   std::string shapes_path, server, dtype_name = "bf16", layout_name = "nn";
   bool retune = false;
   app.add_option("--shapes", shapes_path, "file of shapes, M N K a line, # comments")->required();
-  app.add_option("--dtype", dtype_name, "bf16 or f16");
+  app.add_option("--dtype", dtype_name, "bf16, f16, bf16_f32 or f16_f32");
   app.add_option("--layout", layout_name, "nn (default), nt, tn or tt");
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
   CLI11_PARSE(app, argc, argv);
   auto dtype = tuned::ParseDType(dtype_name);
   auto layout = tuned::ParseLayout(layout_name);
-  if (!dtype.ok() || *dtype == tuned::v1::DTYPE_F32 || !layout.ok()) {
-    std::cerr << "--dtype bf16 or f16, --layout nn, nt, tn or tt\n";
+  if (!dtype.ok() || !tuned::Is16BitGemm(*dtype) || !layout.ok()) {
+    std::cerr << "--dtype bf16, f16, bf16_f32 or f16_f32, --layout nn, nt, tn or tt\n";
     return 2;
   }
   std::ifstream in(shapes_path);

@@ -65,11 +65,12 @@ absl::StatusOr<v1::Math> ParseMath(std::string_view name) {
 }
 
 absl::StatusOr<v1::DType> ParseDType(std::string_view name) {
-  for (v1::DType d : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
+  for (v1::DType d : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32,
+                      v1::DTYPE_F16_F32}) {
     if (name == DTypeText(d)) return d;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype '", std::string(name), "' (known: f32, bf16, f16)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown dtype '", std::string(name),
+                                                 "' (known: f32, bf16, f16, bf16_f32, f16_f32)"));
 }
 
 std::string LayoutName(v1::Layout layout) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "families/family.h"
 #include "core/status.h"
+#include "tuned/dtype.h"
 
 namespace tuned {
 namespace {
@@ -42,10 +43,10 @@ struct TunedKernel::MapCache {
 };
 
 namespace {
-/// Whether `problem` is a 16-bit GEMM (the sgemm family's BF16 and F16 forms).
+/// Whether `problem` is a 16-bit GEMM (the sgemm family's BF16 and F16
+/// forms and their fp32-output forms, tuned/dtype.h Is16BitGemm).
 bool Is16Bit(const v1::Problem& problem) {
-  return problem.family() == v1::FAMILY_SGEMM &&
-         (problem.dtype() == v1::DTYPE_BF16 || problem.dtype() == v1::DTYPE_F16);
+  return problem.family() == v1::FAMILY_SGEMM && Is16BitGemm(problem.dtype());
 }
 /// The cuBLAS math mode of the problem's baseline: its own mode, or for a
 /// 16-bit GEMM CUBLAS_DEFAULT_MATH (MATH_FP32_ACCURATE's handle), which lets
@@ -248,7 +249,8 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
 absl::Status TunedKernel::Gemm16(int m, int n, int k, float alpha, const void* a, const void* b,
                                  float beta, void* c, cudaStream_t stream) const {
   if (!Is16Bit(best_.problem())) {
-    return absl::FailedPreconditionError("not a 16-bit sgemm kernel (bf16 or f16)");
+    return absl::FailedPreconditionError(
+        "not a 16-bit sgemm kernel (bf16, f16, bf16_f32 or f16_f32)");
   }
   if (uses_cublas()) {
     return RowMajorGemmEx(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout(),

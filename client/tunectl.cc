@@ -137,7 +137,8 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
                     "(A stored K x M) or tt");
     cmd->add_option("--dtype", dtype_name,
                     "sgemm element type: f32 (default), bf16 or f16 (16-bit A, B and C, fp32 "
-                    "accumulation; error <= 2x cuBLAS's vs fp64; math mode ieee_fp32 only)");
+                    "accumulation; error <= 2x cuBLAS's vs fp64; math mode ieee_fp32 only), "
+                    "bf16_f32 or f16_f32 (16-bit A and B, fp32 C)");
   };
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
   add_problem(sweep);

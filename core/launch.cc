@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
+#include "tuned/dtype.h"
 
 namespace tuned {
 
@@ -216,15 +217,16 @@ absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alp
 absl::Status RowMajorGemmEx(cublasHandle_t handle, int m, int n, int k, float alpha, const void* a,
                             const void* b, float beta, void* c, cudaStream_t stream,
                             v1::Layout layout, v1::DType dtype) {
-  if (dtype != v1::DTYPE_BF16 && dtype != v1::DTYPE_F16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RowMajorGemmEx: dtype ", static_cast<int>(dtype), " is not BF16 or F16"));
+  if (!Is16BitGemm(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RowMajorGemmEx: dtype ", static_cast<int>(dtype), " is not BF16, F16, BF16_F32 or F16_F32"));
   }
-  const cudaDataType_t type = dtype == v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const cudaDataType_t type = InputDType(dtype) == v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const cudaDataType_t ctype = OutputDType(dtype) == v1::DTYPE_F32 ? CUDA_R_32F : type;
   TUNED_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
   const RowMajorGemmArgs g = RowMajorGemm(m, n, k, layout);
   return CublasStatus(cublasGemmEx(handle, g.op_first, g.op_second, n, m, k, &alpha, b, type, g.ldb,
-                                   a, type, g.lda, &beta, c, type, n, CUBLAS_COMPUTE_32F,
+                                   a, type, g.lda, &beta, c, ctype, n, CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT),
                       "cublasGemmEx");
 }

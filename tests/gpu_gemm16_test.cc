@@ -1,5 +1,6 @@
-// GPU tests of the sgemm family's 16-bit forms (BF16 and F16,
-// families/sgemm/gemm16.cc): every kind's configs verified by the worker
+// GPU tests of the sgemm family's 16-bit forms (BF16 and F16, and their
+// fp32-output forms BF16_F32 and F16_F32, families/sgemm/gemm16.cc): every
+// kind's configs verified by the worker
 // against the fp64 reference (at most 2x cuBLAS's error) on odd shapes in
 // every layout, and launched as the client library launches them with
 // alpha, beta and misaligned operands against cublasGemmEx. The fixture:
@@ -17,7 +18,7 @@ namespace {
 // loads), a K of 1 with M and N above a tile, M of 16 (the split-K
 // clusters), and pitches that are multiples of 8 (the cp.async path).
 TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
-  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16}) {
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
     const Family& f = *SgemmFamily().ForDType(dtype);
     for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
       VerifyAll(f,
@@ -43,25 +44,45 @@ std::vector<float> Widened(const std::vector<uint16_t>& bits, v1::DType dtype) {
   return out;
 }
 
+/// `count` elements of C's type of `dtype` (tuned/dtype.h OutputDType) from
+/// device memory at `p`, widened to fp32.
+std::vector<float> DownloadC(const void* p, size_t count, v1::DType dtype) {
+  if (OutputDType(dtype) == v1::DTYPE_F32) {
+    std::vector<float> out(count);
+    EXPECT_EQ(cudaMemcpy(out.data(), p, count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+  std::vector<uint16_t> bits(count);
+  EXPECT_EQ(cudaMemcpy(bits.data(), p, count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  return Widened(bits, dtype);
+}
+
 // Each config of each form, launched as TunedKernel::Gemm16 launches it
 // (the family's geometry, LoadedKernel::Launch), with alpha 1.5 and beta
 // 0.5 on a random C, A, B and C aligned and one element off (not 16-byte
 // aligned: the bounds-checked loads), in every layout, against cublasGemmEx
 // on the same inputs: both round the fp32 result once, so they differ by at
 // most an ulp of the 16-bit type on a few elements (relative Frobenius error
-// under 1e-2 for BF16's 8-bit significand, 2e-3 for F16's 11-bit one).
+// under 1e-2 for BF16's 8-bit significand, 2e-3 for F16's 11-bit one); with
+// an fp32 C neither rounds, and they differ by the order of the fp32 sums
+// (under 1e-5).
 TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
   const int m = 300, n = 200, k = 136;
   const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
   auto handle = CreateCublas(v1::MATH_FP32_ACCURATE);
   ASSERT_TRUE(handle.ok()) << handle.status();
-  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16}) {
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
     const Family& f = *SgemmFamily().ForDType(dtype);
-    const double tolerance = dtype == v1::DTYPE_BF16 ? 1e-2 : 2e-3;
+    const bool c32 = OutputDType(dtype) == v1::DTYPE_F32;
+    const double tolerance = c32 ? 1e-5 : dtype == v1::DTYPE_BF16 ? 1e-2 : 2e-3;
+    const size_t cbytes = c32 ? 4 : 2;
     const auto ha = Random16(mk + 1, dtype, 1), hb = Random16(kn + 1, dtype, 2),
-               hc = Random16(mn + 1, dtype, 3);
+               hc16 = Random16(mn + 1, dtype, 3);
+    // C's first values in its own type: the 16-bit bits, or their fp32 values.
+    const std::vector<float> hc32 = Widened(hc16, dtype);
+    const void* hc = c32 ? static_cast<const void*>(hc32.data()) : hc16.data();
     auto a = DeviceBuffer::Alloc(ha.size() * 2), b = DeviceBuffer::Alloc(hb.size() * 2),
-         c = DeviceBuffer::Alloc(hc.size() * 2), ref = DeviceBuffer::Alloc(hc.size() * 2);
+         c = DeviceBuffer::Alloc((mn + 1) * cbytes), ref = DeviceBuffer::Alloc((mn + 1) * cbytes);
     ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok());
     ASSERT_EQ(cudaMemcpy(a->get(), ha.data(), ha.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(b->get(), hb.data(), hb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
@@ -71,17 +92,15 @@ TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
       for (size_t offset : {size_t{0}, size_t{1}}) {
         const void* ap = static_cast<const uint16_t*>(a->get()) + offset;
         const void* bp = static_cast<const uint16_t*>(b->get()) + offset;
-        void* cp = static_cast<uint16_t*>(c->get()) + offset;
-        void* rp = static_cast<uint16_t*>(ref->get()) + offset;
-        ASSERT_EQ(cudaMemcpy(ref->get(), hc.data(), hc.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        void* cp = static_cast<char*>(c->get()) + offset * cbytes;
+        void* rp = static_cast<char*>(ref->get()) + offset * cbytes;
+        ASSERT_EQ(cudaMemcpy(ref->get(), hc, (mn + 1) * cbytes, cudaMemcpyHostToDevice), cudaSuccess);
         ASSERT_TRUE(RowMajorGemmEx(*handle, m, n, k, 1.5f, ap, bp, 0.5f, rp, nullptr, layout, dtype).ok());
-        std::vector<uint16_t> want_bits(mn);
-        ASSERT_EQ(cudaMemcpy(want_bits.data(), rp, mn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-        const std::vector<float> want = Widened(want_bits, dtype);
+        const std::vector<float> want = DownloadC(rp, mn, dtype);
         for (const auto& [config, compiled] : kernels) {
           auto kernel = LoadedKernel::Load(compiled.cubin, compiled.entry);
           ASSERT_TRUE(kernel.ok()) << kernel.status();
-          ASSERT_EQ(cudaMemcpy(c->get(), hc.data(), hc.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(c->get(), hc, (mn + 1) * cbytes, cudaMemcpyHostToDevice), cudaSuccess);
           int mm = m, nn = n, kk = k;
           float alpha = 1.5f, beta = 0.5f;
           void* args[] = {&mm, &nn, &kk, &alpha, &ap, &bp, &beta, &cp};
@@ -89,9 +108,7 @@ TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
           ASSERT_FALSE(g.prescale_output()) << f.ConfigName(config);
           ASSERT_TRUE(kernel->Launch(g, args, nullptr).ok()) << f.ConfigName(config);
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << f.ConfigName(config);
-          std::vector<uint16_t> got_bits(mn);
-          ASSERT_EQ(cudaMemcpy(got_bits.data(), cp, mn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-          const double error = RelativeFrobenius(Widened(got_bits, dtype), want);
+          const double error = RelativeFrobenius(DownloadC(cp, mn, dtype), want);
           EXPECT_LT(error, tolerance) << f.ConfigName(config) << " offset " << offset;
           std::printf("%s, offset %zu: error %.1e vs cuBLAS\n", f.ConfigName(config).c_str(), offset,
                       error);

@@ -122,7 +122,7 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
       {family77, absl::StatusCode::kInvalidArgument,
        "unknown kernel family 77 (built-in: sgemm, transpose;"},
       {dtype9, absl::StatusCode::kInvalidArgument,
-       "dtype 9 is not supported by sgemm (supported: f32, bf16, f16)"},
+       "dtype 9 is not supported by sgemm (supported: f32, bf16, f16, bf16_f32, f16_f32)"},
       {math7, absl::StatusCode::kInvalidArgument,
        "math mode 7 is not supported by sgemm (supported: ieee_fp32, fp32_accurate, tf32)"},
       {transpose_tf32, absl::StatusCode::kInvalidArgument,

@@ -11,6 +11,8 @@ namespace {
 
 const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
 const Family& F16() { return *SgemmFamily().ForDType(v1::DTYPE_F16); }
+const Family& Bf16F32() { return *SgemmFamily().ForDType(v1::DTYPE_BF16_F32); }
+const Family& F16F32() { return *SgemmFamily().ForDType(v1::DTYPE_F16_F32); }
 
 Config Mma16(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
              int64_t splitk = 1) {
@@ -26,11 +28,14 @@ Config Simt16(int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn) {
 
 TEST(Gemm16Family, EachDtypeHasItsForm) {
   EXPECT_EQ(SgemmFamily().DTypes(),
-            (std::vector<v1::DType>{v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}));
+            (std::vector<v1::DType>{v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16,
+                                    v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}));
   EXPECT_EQ(SgemmFamily().ForDType(v1::DTYPE_F32), &SgemmFamily());
   EXPECT_NE(&Bf16(), &F16());
   EXPECT_NE(&Bf16(), &SgemmFamily());
-  for (const Family* f : {&Bf16(), &F16()}) {
+  EXPECT_NE(&Bf16F32(), &Bf16());
+  EXPECT_NE(&F16F32(), &Bf16F32());
+  for (const Family* f : {&Bf16(), &F16(), &Bf16F32(), &F16F32()}) {
     EXPECT_EQ(f->name(), "sgemm");
     EXPECT_EQ(f->id(), v1::FAMILY_SGEMM);
     EXPECT_EQ(f->DTypes(), SgemmFamily().DTypes());
@@ -40,6 +45,8 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
   }
   EXPECT_EQ(Bf16().dtype(), v1::DTYPE_BF16);
   EXPECT_EQ(F16().dtype(), v1::DTYPE_F16);
+  EXPECT_EQ(Bf16F32().dtype(), v1::DTYPE_BF16_F32);
+  EXPECT_EQ(F16F32().dtype(), v1::DTYPE_F16_F32);
   EXPECT_EQ(Bf16().ForDType(v1::DTYPE_F16), &F16());
   EXPECT_EQ(SgemmFamily().ForDType(static_cast<v1::DType>(9)), nullptr);
   EXPECT_EQ(TransposeFamily().ForDType(v1::DTYPE_BF16), nullptr);
@@ -358,6 +365,46 @@ TEST(Gemm16Family, SpaceCompilesWithoutSpills) {
   }
   ExpectCompiles(configs, Bf16());
   ExpectCompiles(F16().Space(), F16());
+  // An fp32 C: every kind's epilogue in that type (F16_F32 differs from it
+  // only in the inputs' type, which F16 covers).
+  ExpectCompiles(Bf16F32().Space(), Bf16F32());
+}
+
+// The fp32-output forms: the same space and kernels with C float. Names
+// carry the dtype, instantiations its value (4, 5), C's argument is a float
+// pointer, the worker's buffers hold a 4-byte C, and the wgmma kind's
+// tensor maps keep A and B 16-bit with C's map fp32 (a 128-byte box: 32
+// columns).
+TEST(Gemm16Family, Fp32OutputForms) {
+  EXPECT_EQ(Bf16F32().Space().size(), Bf16().Space().size());
+  const Config wgmma = Wgmma16(128, 256, 4, 1, 1, 2);
+  EXPECT_EQ(Bf16F32().ConfigName(wgmma), "gemm_bf16_f32_wgmma_128x256x64_s4_g8_c2_p");
+  EXPECT_EQ(F16F32().Source(wgmma).name_expression, "gemm16_wgmma<5,128,256,64,4,8,0,1,1,2>");
+  EXPECT_EQ(Bf16F32().Source(Simt16(64, 64, 16, 4, 4)).name_expression, "gemm16_simt<4,64,64,16,4,4>");
+  EXPECT_EQ(F16F32().Source(Mma16(128, 128, 32, 64, 32, 4)).name_expression,
+            "gemm16_mma<5,128,128,32,64,32,4,1,8,0,1>");
+  EXPECT_EQ(Bf16F32().Arguments(),
+            (std::vector<std::string>{"int M", "int N", "int K", "float alpha",
+                                      "const __nv_bfloat16* A", "const __nv_bfloat16* B",
+                                      "float beta", "float* C"}));
+  EXPECT_EQ(F16F32().Arguments()[4], "const __half* A");
+  EXPECT_EQ(F16F32().Arguments()[7], "float* C");
+  // 10 (MK + KN) + 12 MN bytes against bf16's 10 (MK + KN + MN).
+  EXPECT_EQ(Bf16F32().BufferBytes({100, 200, 30}, v1::MATH_IEEE_FP32),
+            10 * (100 * 30 + 30 * 200) + 12 * 100 * 200);
+  v1::Device d = Sm90ReferenceDevice();
+  d.set_sm_count(132);
+  const v1::LaunchGeometry g = Bf16F32().Geometry(wgmma, {4096, 1000, 512}, d);
+  ASSERT_EQ(g.tensor_maps_size(), 3);
+  EXPECT_EQ(g.tensor_maps(0).dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(g.tensor_maps(1).dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(g.tensor_maps(1).strides_bytes(0), 2000u);
+  EXPECT_EQ(g.tensor_maps(2).dtype(), v1::DTYPE_F32);
+  EXPECT_EQ(g.tensor_maps(2).strides_bytes(0), 4000u);
+  EXPECT_EQ(std::vector<uint32_t>(g.tensor_maps(2).box().begin(), g.tensor_maps(2).box().end()),
+            (std::vector<uint32_t>{32, 64}));
+  EXPECT_TRUE(Bf16F32().ValidateDType(v1::DTYPE_BF16_F32).ok());
+  EXPECT_EQ(DTypeText(v1::DTYPE_F16_F32), "f16_f32");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The sgemm family's 16-bit forms (Family::ForDType): row-major C(MxN) =
-// alpha * op(A) op(B) + beta * C with A, B and C BF16 or FP16 and fp32
-// accumulation, the problem's dtype DTYPE_BF16 or DTYPE_F16. Same name,
+// alpha * op(A) op(B) + beta * C with A and B BF16 or FP16, fp32
+// accumulation, and C of the inputs' type (the problem's dtype DTYPE_BF16,
+// DTYPE_F16) or fp32 (DTYPE_BF16_F32, DTYPE_F16_F32). Same name,
 // dimensions, layouts and arguments' order as the fp32 family (sgemm.cc);
 // its own kinds, space and kernels:
 //   KIND 0  simt: CUDA-core tiling, any shape and pitch   (gemm16_simt.cuh)
@@ -8,7 +9,7 @@
 //           (mma16.cuh; gemm16_tc.cc)
 //   KIND 2  wgmma: Hopper's warpgroup MMA, A and B by TMA, warp-specialized,
 //           persistent or split-K in a cluster (wgmma16.cuh; gemm16_tc.cc)
-// The baseline is cuBLAS's cublasGemmEx in the same types with fp32
+// The baseline is cuBLAS's cublasGemmEx in the same types (C's included) with fp32
 // compute (server/worker/gemm16_problem.cc). One math mode: MATH_IEEE_FP32
 // (the products and sums in fp32).
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
 #include "families/family.h"
+#include "tuned/dtype.h"
 #include "families/sgemm/kinds.h"
 
 namespace tuned {
@@ -149,12 +151,13 @@ class Gemm16FamilyImpl final : public Family {
            static_cast<double>(shape[2]);
   }
 
-  /// The worker's peak (server/worker/gemm16_problem.cc): A, B and C in 16
-  /// bits, the fp64 reference C, and while it is computed A and B widened
-  /// to fp64: 2 (MK + KN + MN) + 8 MN + 8 (MK + KN) = 10 (MK + KN + MN).
+  /// The worker's peak (server/worker/gemm16_problem.cc): A and B in 16
+  /// bits, C in its type (2 or 4 bytes), the fp64 reference C, and while it
+  /// is computed A and B widened to fp64: 2 (MK + KN) + c MN + 8 MN + 8 (MK
+  /// + KN) = 10 (MK + KN) + (8 + c) MN.
   int64_t BufferBytes(const Shape& shape, v1::Math /*math*/) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
-    return 10 * (m * k + k * n + m * n);
+    return 10 * (m * k + k * n) + (8 + ElementBytes(OutputDType(dtype_))) * m * n;
   }
   int64_t MaxBufferElements(const Shape& shape) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
@@ -226,7 +229,7 @@ class Gemm16FamilyImpl final : public Family {
   }
 
   /// sgemm/gemm16_simt.cuh, "gemm16_simt<DTYPE,BM,BN,BK,TM,TN>" (DTYPE:
-  /// tuner.proto's value, 2 or 3), the LAYOUT appended where not 0; the
+  /// tuner.proto's value, 2 to 5), the LAYOUT appended where not 0; the
   /// tensor-core kinds' gemm16::TensorCoreSource.
   KernelSource Source(const Config& config) const override {
     if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreSource(config, dtype_);
@@ -258,11 +261,13 @@ class Gemm16FamilyImpl final : public Family {
     return g;
   }
 
-  /// sgemm's order with 16-bit pointers, e.g. "const __nv_bfloat16* A".
+  /// sgemm's order with 16-bit pointers, e.g. "const __nv_bfloat16* A";
+  /// C "float* C" where the output is fp32 (DTYPE_BF16_F32, DTYPE_F16_F32).
   std::vector<std::string> Arguments() const override {
-    const std::string t = dtype_ == v1::DTYPE_BF16 ? "__nv_bfloat16" : "__half";
+    const std::string t = InputDType(dtype_) == v1::DTYPE_BF16 ? "__nv_bfloat16" : "__half";
+    const std::string c = OutputDType(dtype_) == v1::DTYPE_F32 ? "float" : t;
     return {"int M", "int N", "int K", "float alpha", absl::StrCat("const ", t, "* A"),
-            absl::StrCat("const ", t, "* B"), "float beta", absl::StrCat(t, "* C")};
+            absl::StrCat("const ", t, "* B"), "float beta", absl::StrCat(c, "* C")};
   }
 
  private:
@@ -275,7 +280,14 @@ class Gemm16FamilyImpl final : public Family {
 const Family& Gemm16Family(v1::DType dtype) {
   static const Gemm16FamilyImpl bf16(v1::DTYPE_BF16);
   static const Gemm16FamilyImpl f16(v1::DTYPE_F16);
-  return dtype == v1::DTYPE_BF16 ? static_cast<const Family&>(bf16) : f16;
+  static const Gemm16FamilyImpl bf16_f32(v1::DTYPE_BF16_F32);
+  static const Gemm16FamilyImpl f16_f32(v1::DTYPE_F16_F32);
+  switch (dtype) {
+    case v1::DTYPE_BF16: return bf16;
+    case v1::DTYPE_BF16_F32: return bf16_f32;
+    case v1::DTYPE_F16_F32: return f16_f32;
+    default: return f16;
+  }
 }
 
 }  // namespace sgemm

@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "families/family.h"
 #include "families/sgemm/kinds.h"
+#include "tuned/dtype.h"
 
 namespace tuned::sgemm::gemm16 {
 namespace {
@@ -230,18 +231,20 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
   return absl::OkStatus();
 }
 
-/// A 2-D tensor map of `dtype` over pointer argument `arg` (A: 4, B: 5),
-/// passed as kernel parameter `param`: `inner` x `outer` elements with a
-/// row pitch of `inner` elements, a box of 64 x `box_outer`, the 128-byte
-/// swizzle.
+/// A 2-D tensor map of `dtype` (an element type: DTYPE_BF16, DTYPE_F16 or
+/// DTYPE_F32) over pointer argument `arg` (A: 4, B: 5, C: 7), passed as
+/// kernel parameter `param`: `inner` x `outer` elements with a row pitch of
+/// `inner` elements, a box of 128 bytes (64 16-bit or 32 fp32 elements) x
+/// `box_outer`, the 128-byte swizzle.
 void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, int64_t outer,
             int64_t box_outer, v1::DType dtype) {
+  const int64_t bytes = ElementBytes(dtype);
   v1::TensorMap* m = g.add_tensor_maps();
   m->set_pointer_arg(arg);
   m->add_dims(static_cast<uint64_t>(inner));
   m->add_dims(static_cast<uint64_t>(outer));
-  m->add_strides_bytes(static_cast<uint64_t>(inner * kBytes16));
-  m->add_box(64);
+  m->add_strides_bytes(static_cast<uint64_t>(inner * bytes));
+  m->add_box(static_cast<uint32_t>(128 / bytes));
   m->add_box(static_cast<uint32_t>(box_outer));
   m->set_swizzle_bytes(128);
   m->set_param(param);
@@ -378,21 +381,23 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   g.set_dynamic_shared_bytes(static_cast<uint32_t>(WgmmaSharedBytes(config)));
   const int64_t m = shape[0], n = shape[1], k = shape[2], layout = Get(config, "LAYOUT");
   const uint32_t after_c = static_cast<uint32_t>(Arguments().size());
+  const v1::DType in = InputDType(dtype);
   // A: K-major (NN, NT) one box of 64 k x BM rows; M-major (TN, TT) boxes of 64 m x 64 k.
   if (TransposedA(layout)) {
-    AddMap(g, kSgemmArgA, after_c, m, k, 64, dtype);
+    AddMap(g, kSgemmArgA, after_c, m, k, 64, in);
   } else {
-    AddMap(g, kSgemmArgA, after_c, k, m, bm, dtype);
+    AddMap(g, kSgemmArgA, after_c, k, m, bm, in);
   }
   // B: K-major (NT, TT) boxes of 64 k x BN / MCAST rows (a rank's share of
   // the multicast); N-major (NN, TN) boxes of 64 n x 64 k.
   if (TransposedB(layout)) {
-    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn / mcast, dtype);
+    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn / mcast, in);
   } else {
-    AddMap(g, kSgemmArgA + 1, after_c + 1, n, k, 64, dtype);
+    AddMap(g, kSgemmArgA + 1, after_c + 1, n, k, 64, in);
   }
-  // C (every kernel takes it; EPI 1 stores through it): boxes of 64 n x 64 m.
-  AddMap(g, kSgemmArgC, after_c + 2, n, m, 64, dtype);
+  // C (every kernel takes it; EPI 1 stores a 16-bit C through it): boxes of
+  // 64 n x 64 m, or for an fp32 C (unused) 32 n x 64 m.
+  AddMap(g, kSgemmArgC, after_c + 2, n, m, 64, OutputDType(dtype));
   return g;
 }
 

@@ -24,6 +24,7 @@
 #include "families/family.h"
 #include "families/sgemm/kinds.h"
 #include "core/status.h"
+#include "tuned/dtype.h"
 
 namespace tuned {
 namespace sgemm {
@@ -313,12 +314,13 @@ class SgemmFamilyImpl final : public Family {
   }
 
   std::vector<v1::DType> DTypes() const override {
-    return {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16};
+    return {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32};
   }
-  /// This family for F32; the 16-bit forms (gemm16.cc) for BF16 and F16.
+  /// This family for F32; the 16-bit forms (gemm16.cc) for BF16 and F16 and
+  /// their fp32-output forms BF16_F32 and F16_F32.
   const Family* ForDType(v1::DType dtype) const override {
     if (dtype == v1::DTYPE_F32) return this;
-    if (dtype == v1::DTYPE_BF16 || dtype == v1::DTYPE_F16) return &Gemm16Family(dtype);
+    if (Is16BitGemm(dtype)) return &Gemm16Family(dtype);
     return nullptr;
   }
 

@@ -1,7 +1,8 @@
 // Row-major 16-bit GEMM on the CUDA cores for tuned (the 16-bit form of the
 // sgemm family, families/sgemm/gemm16.cc, KIND 0): C = alpha * op(A) op(B) +
 // beta * C with A, B and C BF16 (DTYPE 2) or FP16 (DTYPE 3), products and
-// sums in fp32, C rounded to nearest even once. The kind that runs every
+// sums in fp32, C rounded to nearest even once; or with A and B of those
+// types and C fp32 (DTYPE 4, 5: half16::Elem). The kind that runs every
 // shape, alignment and layout with nothing asked of them: the tensor-core
 // kinds' fallback where they cannot win (1 x 1 x 1, K of a few elements).
 //
@@ -24,8 +25,10 @@
 template <int DTYPE, int BM, int BN, int BK, int TM, int TN, int LAYOUT = 0>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm16_simt(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
-                const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C) {
-  static_assert(DTYPE == 2 || DTYPE == 3, "DTYPE: 2 (BF16) or 3 (FP16)");
+                const unsigned short* __restrict__ B, float beta,
+                half16::CType<DTYPE>* __restrict__ C) {
+  static_assert(DTYPE >= 2 && DTYPE <= 5, "DTYPE: 2 (BF16), 3 (FP16), 4, 5 (their fp32-C forms)");
+  constexpr int IN = half16::Elem<DTYPE>::kIn;
   static_assert(BM % TM == 0 && BN % TN == 0, "BM % TM, BN % TN");
   constexpr int RT = BM / TM, CT = BN / TN, THREADS = RT * CT;
   constexpr bool TA = (LAYOUT & 2) != 0, TB = (LAYOUT & 1) != 0;
@@ -51,14 +54,14 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       const int r = TA ? i % BM : i / BK, kk = TA ? i / BM : i % BK;
       const int gr = bm + r, gk = k0 + kk;
       float v = 0.0f;
-      if (gr < M && gk < K) v = Widen<DTYPE>(TA ? A[gk * lda + gr] : A[gr * lda + gk]);
+      if (gr < M && gk < K) v = Widen<IN>(TA ? A[gk * lda + gr] : A[gr * lda + gk]);
       As[kk][r] = v;
     }
     for (int i = tid; i < BN * BK; i += THREADS) {
       const int c = TB ? i / BK : i % BN, kk = TB ? i % BK : i / BN;
       const int gc = bn + c, gk = k0 + kk;
       float v = 0.0f;
-      if (gc < N && gk < K) v = Widen<DTYPE>(TB ? B[gc * ldb + gk] : B[gk * ldb + gc]);
+      if (gc < N && gk < K) v = Widen<IN>(TB ? B[gc * ldb + gk] : B[gk * ldb + gc]);
       Bs[kk][c] = v;
     }
     __syncthreads();
@@ -86,10 +89,10 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     for (int j = 0; j < TN; ++j) {
       const int col = bn + tc + j * CT;
       if (col >= N) continue;
-      unsigned short* c = C + static_cast<long long>(row) * N + col;
+      half16::CType<DTYPE>* c = C + static_cast<long long>(row) * N + col;
       float v = alpha * acc[i][j];
-      if (beta != 0.0f) v = fmaf(beta, Widen<DTYPE>(*c), v);
-      *c = half16::Narrow<DTYPE>(v);
+      if (beta != 0.0f) v = fmaf(beta, half16::FromC<DTYPE>(*c), v);
+      *c = half16::ToC<DTYPE>(v);
     }
   }
 }

@@ -6,7 +6,9 @@
 // A, B and C 16-bit (DTYPE 2 = BF16, 3 = FP16: tuner.proto DTYPE_BF16 and
 // DTYPE_F16), stored as raw `unsigned short`; fp32 accumulation; the result
 // alpha * acc + beta * C is formed in fp32 and rounded to nearest even once
-// (cvt.rn). beta == 0 never reads C (C may hold NaN).
+// (cvt.rn). DTYPE 4 and 5 (DTYPE_BF16_F32, DTYPE_F16_F32): A and B as 2 and
+// 3, C float, never rounded (half16::Elem). beta == 0 never reads C (C may
+// hold NaN).
 //
 // Operand layout LAYOUT (tuner.proto Layout, cuBLAS's op(A), op(B)):
 //   0 NN: A M x K (lda = K),              B K x N (ldb = N)
@@ -24,7 +26,8 @@
 //   template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK,
 //             int GROUP, int LAYOUT, int MINB = 1>
 //   __global__ void gemm16_mma(int M, int N, int K, float alpha, const unsigned short* A,
-//                              const unsigned short* B, float beta, unsigned short* C);
+//                              const unsigned short* B, float beta,
+//                              half16::CType<DTYPE>* C);  // DTYPE 4, 5: float*
 //
 // (two function templates of that name and parameter list, one for SPLITK == 1 and one,
 // carrying __cluster_dims__(1, 1, SPLITK), for SPLITK > 1, told apart by a trailing
@@ -56,7 +59,7 @@
 // Sizes: every M, N, K >= 1 with M*K, K*N, M*N < 2^31 (int element offsets within a
 //   row; the row offsets are 64-bit), any 2-byte-aligned A, B, C.
 // static_assert refuses: BM % WM, BN % WN, WM % 16, WN % 16, BK % 16 != 0;
-//   STAGES < 2; DTYPE not 2 or 3; threads > 1024; SPLITK < 1 or > 8;
+//   STAGES < 2; DTYPE not 2 to 5; threads > 1024; SPLITK < 1 or > 8;
 //   GROUP < 1; LAYOUT outside 0..3; SMEM > 227 KiB (232448 bytes).
 // Not refused but to keep out of a search space: register use above 255 per thread
 //   (spills) where WM * WN / 32 accumulators + fragments get large: WM * WN <= 64 * 64
@@ -445,8 +448,9 @@ template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPL
 __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
                                      const unsigned short* __restrict__ A,
                                      const unsigned short* __restrict__ B, float beta,
-                                     unsigned short* __restrict__ C) {
-  using T = Tile<DTYPE, BM, BN, BK, WM, WN, STAGES, SPLITK, LAYOUT>;
+                                     half16::CType<DTYPE>* __restrict__ C) {
+  // The inputs' type (2 or 3) for the tiles and the MMAs; DTYPE for C.
+  using T = Tile<half16::Elem<DTYPE>::kIn, BM, BN, BK, WM, WN, STAGES, SPLITK, LAYOUT>;
   static_assert(GROUP >= 1, "GROUP");
   extern __shared__ __align__(16) unsigned short mma16_smem[];
   unsigned short* smem = mma16_smem;
@@ -524,8 +528,9 @@ __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
   }
 
   // Epilogue: c0, c1 at row g, c2, c3 at row g + 8, columns 2t and 2t + 1.
-  unsigned short* cb = C + static_cast<long long>(bm) * N + bn;
-  const bool pairs = (N & 1) == 0 && Aligned(C, 4);  // 32-bit stores of column pairs
+  half16::CType<DTYPE>* cb = C + static_cast<long long>(bm) * N + bn;
+  // Stores of column pairs (32 bits; fp32 C: 64 bits).
+  const bool pairs = (N & 1) == 0 && Aligned(C, 2 * sizeof(half16::CType<DTYPE>));
   const bool read_c = beta != 0.0f;
 #pragma unroll
   for (int mi = 0; mi < T::MI; ++mi) {
@@ -538,22 +543,22 @@ __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
       for (int h = 0; h < 2; ++h) {
         const int row = wm + mi * 16 + g + 8 * h;
         if (row >= rows) continue;
-        unsigned short* c = cb + static_cast<long long>(row) * N + col;
+        half16::CType<DTYPE>* c = cb + static_cast<long long>(row) * N + col;
         float v0 = alpha * acc[mi][ni][2 * h], v1 = alpha * acc[mi][ni][2 * h + 1];
         if (pairs && col + 1 < cols) {
-          unsigned* c2 = reinterpret_cast<unsigned*>(c);
           if (read_c) {
-            const unsigned old = *c2;
-            v0 = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(old & 0xffff)), v0);
-            v1 = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(old >> 16)), v1);
+            float o0, o1;
+            half16::LoadC2<DTYPE>(c, o0, o1);
+            v0 = fmaf(beta, o0, v0);
+            v1 = fmaf(beta, o1, v1);
           }
-          *c2 = half16::Pack<DTYPE>(v0, v1);
+          half16::StoreC2<DTYPE>(c, v0, v1);
         } else {
-          if (read_c) v0 = fmaf(beta, half16::Widen<DTYPE>(c[0]), v0);
-          c[0] = half16::Narrow<DTYPE>(v0);
+          if (read_c) v0 = fmaf(beta, half16::FromC<DTYPE>(c[0]), v0);
+          c[0] = half16::ToC<DTYPE>(v0);
           if (col + 1 < cols) {
-            if (read_c) v1 = fmaf(beta, half16::Widen<DTYPE>(c[1]), v1);
-            c[1] = half16::Narrow<DTYPE>(v1);
+            if (read_c) v1 = fmaf(beta, half16::FromC<DTYPE>(c[1]), v1);
+            c[1] = half16::ToC<DTYPE>(v1);
           }
         }
       }
@@ -571,7 +576,8 @@ template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPL
           typename mma16_detail::EnableIf<(SPLITK == 1), int>::type = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
     gemm16_mma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
-               const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C) {
+               const unsigned short* __restrict__ B, float beta,
+               half16::CType<DTYPE>* __restrict__ C) {
   mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, 1, GROUP, LAYOUT>(M, N, K, alpha, A, B,
                                                                           beta, C);
 }
@@ -583,7 +589,8 @@ template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPL
           typename mma16_detail::EnableIf<(SPLITK > 1), int>::type = 0>
 __global__ void __cluster_dims__(1, 1, SPLITK) __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
     gemm16_mma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
-               const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C) {
+               const unsigned short* __restrict__ B, float beta,
+               half16::CType<DTYPE>* __restrict__ C) {
   mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, LAYOUT>(M, N, K, alpha, A,
                                                                                B, beta, C);
 }

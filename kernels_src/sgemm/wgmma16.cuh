@@ -6,7 +6,9 @@
 // inputs and C of one 16-bit type (DTYPE 2: BF16, 3: FP16, tuner.proto's
 // DTYPE_BF16 / DTYPE_F16), stored as unsigned short; fp32 accumulation; each
 // C element is alpha * acc + beta * C_old in fp32, rounded to nearest even
-// once (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). beta == 0 never reads C.
+// once (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32); DTYPE 4 and 5
+// (DTYPE_BF16_F32, DTYPE_F16_F32): inputs as 2 and 3, C float, never
+// rounded (half16::Elem). beta == 0 never reads C.
 // LAYOUT (tuner.proto Layout, cuBLAS's op(A), op(B)):
 //   0 NN: A M x K (lda K),             B K x N (ldb N)
 //   1 NT: A M x K (lda K),             B stored N x K (ldb K), op(B) = B^T
@@ -30,13 +32,13 @@
 //           int MCAST = 1, int EPI = 0, /* defaulted, never given: */
 //           typename gemm16_detail::EnableIf<(the SPLITK and MCAST case), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
-//     const unsigned short* B, float beta, unsigned short* C,
+//     const unsigned short* B, float beta, half16::CType<DTYPE>* C,   // DTYPE 4, 5: float*
 //     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
 //     const __grid_constant__ gemm16_detail::TensorMap tma_b,    // parameter 9
 //     const __grid_constant__ gemm16_detail::TensorMap tma_c);   // parameter 10
 //
 // Parameters and the static_asserts that refuse a combination:
-//   DTYPE      2 (BF16) or 3 (FP16)
+//   DTYPE      2 (BF16), 3 (FP16), 4 or 5 (BF16 or FP16 inputs, an fp32 C)
 //   BM         64 * CONSUMERS * MI, MI (m64 wgmmas per consumer warpgroup) 1 or 2:
 //              CONSUMERS 2: 128 or 256; CONSUMERS 1: 64 or 128
 //   BN         64, 128 or 256, and MI * BN <= 256 (at most 128 fp32 accumulators a thread)
@@ -57,9 +59,10 @@
 //              __cluster_dims__(2, 1, 1) (launch it plainly) of two CTAs whose tiles are
 //              stacked along M; each copies half of the shared B tile to both by TMA
 //              multicast, halving B's traffic from L2 (below)
-//   EPI        0: C stored from registers; 1 (SPLITK 1 only): where beta is 0 and C
-//              suits TMA, through a C tile in shared memory and TMA stores that
-//              drain while the next tile's mainloop runs (below)
+//   EPI        0: C stored from registers; 1 (SPLITK 1 only): where beta is 0, C
+//              is 16-bit (DTYPE 2, 3) and suits TMA, through a C tile in shared
+//              memory and TMA stores that drain while the next tile's mainloop
+//              runs (below)
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
 // Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + EPI * BM * BN * 2 + 1024
 //          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) bytes (the stages, EPI's C
@@ -80,7 +83,8 @@
 //     LAYOUT 1, 3 (B K-major):  dims {K, N}, strides {K * 2} bytes, box {64, BN / MCAST}
 //     LAYOUT 0, 2 (B N-major):  dims {N, K}, strides {N * 2} bytes, box {64, 64}
 //   tma_c, on pointer argument 7 (C), for EPI (every kernel takes it; EPI 0 ignores it):
-//     dims {N, M}, strides {N * 2} bytes, box {64, 64}
+//     dims {N, M}, strides {N * 2} bytes, box {64, 64}; an fp32 C (unused): data type
+//     FLOAT32, strides {N * 4} bytes, box {32, 64}
 //   Where the pointer is not 16-byte aligned or the stride is not a multiple of 16
 //   bytes (the pitch not a multiple of 8 elements), the launcher passes 128 zero bytes
 //   for that map: the kernel tests the same condition (pointer % 16 == 0 and pitch %
@@ -365,12 +369,13 @@ template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, 
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
-                                       unsigned short* __restrict__ C, const TensorMap* tma_a,
+                                       half16::CType<DTYPE>* __restrict__ C, const TensorMap* tma_a,
                                        const TensorMap* tma_b, const TensorMap* tma_c) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg exist on sm_90a alone (a compute_90 PTX build gets this)
 #else
-  static_assert(DTYPE == 2 || DTYPE == 3, "DTYPE: 2 (BF16) or 3 (FP16)");
+  static_assert(DTYPE >= 2 && DTYPE <= 5, "DTYPE: 2 (BF16), 3 (FP16), 4, 5 (their fp32-C forms)");
+  constexpr int IN = half16::Elem<DTYPE>::kIn;  // A's and B's type, 2 or 3
   static_assert(BK == 64, "BK 64: one 128-byte swizzled row of K (K-major) per m or n");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS 1 or 2");
   static_assert(LAYOUT >= 0 && LAYOUT <= 3, "LAYOUT 0..3");
@@ -644,7 +649,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
           const int m64 = wg * MI + mi;  // the m64 block of the tile
           const unsigned long long da = AK ? Desc(sa + m64 * 64 * 128 + kk * 32, 16, 1024)
                                            : Desc(sa + m64 * BK * 128 + kk * 2048, BK * 128, 1024);
-          Wgmma<BN, DTYPE, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
+          Wgmma<BN, IN, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
         }
       }
       WgmmaCommit();
@@ -693,8 +698,8 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       ClusterSync();  // each peer's shared memory stays until the others have read it
     }
 
-    if constexpr (EPI == 1) {
-      // EPI: where C suits TMA and beta is 0, each consumer warpgroup
+    if constexpr (EPI == 1 && DTYPE == IN) {
+      // EPI (a 16-bit C): where C suits TMA and beta is 0, each consumer warpgroup
       // writes alpha * acc, rounded, into its rows of the C tile in shared
       // memory (64 x 64 boxes in the 128-byte swizzle: 4-byte stores, one
       // row per lane quad, free of bank conflicts), and its thread 0 stores
@@ -747,7 +752,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = bm + wg * WM + mi * 64 + 16 * w + g + 8 * h;
-        unsigned short* crow = C + static_cast<long long>(row) * N;
+        half16::CType<DTYPE>* crow = C + static_cast<long long>(row) * N;
 #pragma unroll
         for (int i0 = 0; i0 < BN / 8; i0 += 4) {
           if (SPLITK > 1 && (i0 / 4) % SPLITK != static_cast<int>(rank)) continue;
@@ -773,24 +778,19 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
           const int col = bn + 8 * (i0 + tq);
           if (row >= M || col >= N) continue;
           if (vec && col + 8 <= N) {
-            uint4* c16 = reinterpret_cast<uint4*>(crow + col);
             if (beta != 0.0f) {
-              const uint4 old = *c16;
-              const unsigned o[4] = {old.x, old.y, old.z, old.w};
+              float o[8];
+              half16::LoadC8<DTYPE>(crow + col, o);
 #pragma unroll
-              for (int p = 0; p < 4; ++p) {
-                f[2 * p] = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(o[p] & 0xffffu)), f[2 * p]);
-                f[2 * p + 1] = fmaf(beta, half16::Widen<DTYPE>(static_cast<unsigned short>(o[p] >> 16)), f[2 * p + 1]);
-              }
+              for (int e = 0; e < 8; ++e) f[e] = fmaf(beta, o[e], f[e]);
             }
-            *c16 = make_uint4(half16::Pack<DTYPE>(f[0], f[1]), half16::Pack<DTYPE>(f[2], f[3]), half16::Pack<DTYPE>(f[4], f[5]),
-                              half16::Pack<DTYPE>(f[6], f[7]));
+            half16::StoreC8<DTYPE>(crow + col, f);
           } else {
 #pragma unroll
             for (int e = 0; e < 8; ++e) {
               if (col + e < N) {
-                crow[col + e] =
-                    half16::Narrow<DTYPE>(beta != 0.0f ? fmaf(beta, half16::Widen<DTYPE>(crow[col + e]), f[e]) : f[e]);
+                crow[col + e] = half16::ToC<DTYPE>(
+                    beta != 0.0f ? fmaf(beta, half16::FromC<DTYPE>(crow[col + e]), f[e]) : f[e]);
               }
             }
           }
@@ -820,7 +820,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
             typename gemm16_detail::EnableIf<(COND), int>::type = 0>                               \
   __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) CLUSTER gemm16_wgmma(                \
       int M, int N, int K, float alpha, const unsigned short* __restrict__ A,                       \
-      const unsigned short* __restrict__ B, float beta, unsigned short* __restrict__ C,             \
+      const unsigned short* __restrict__ B, float beta, half16::CType<DTYPE>* __restrict__ C,       \
       const __grid_constant__ gemm16_detail::TensorMap tma_a,                                      \
       const __grid_constant__ gemm16_detail::TensorMap tma_b,                                      \
       const __grid_constant__ gemm16_detail::TensorMap tma_c) {                                    \

@@ -1,12 +1,14 @@
-// The 16-bit GEMM on the device (the sgemm family's BF16 and F16 forms,
-// families/sgemm/gemm16.cc): random A and B in [-1, 1) rounded to the
-// dtype, stored in the problem's layout as sgemm_problem.cc's; C of the
-// dtype. The baseline is cuBLAS's cublasGemmEx in the same types with fp32
+// The 16-bit GEMM on the device (the sgemm family's BF16 and F16 forms and
+// their fp32-output forms BF16_F32 and F16_F32, families/sgemm/gemm16.cc):
+// random A and B in [-1, 1) rounded to the input type, stored in the
+// problem's layout as sgemm_problem.cc's; C of the output type
+// (tuned/dtype.h InputDType, OutputDType). The baseline is cuBLAS's
+// cublasGemmEx in the same types with fp32
 // compute (RowMajorGemmEx). The check is a relative Frobenius error against
 // an fp64 reference of the same 16-bit inputs (cuBLAS DGEMM on them widened
 // to double), at most kErrorBoundFactor x the baseline's own error against
-// it: both round C to 16 bits once, so the bound leaves room for another
-// summation order, not for a lost bit.
+// it: both round C to 16 bits once (or not at all, for an fp32 C), so the
+// bound leaves room for another summation order, not for a lost bit.
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -43,7 +45,8 @@ class Gemm16Problem final : public DeviceProblem {
     p->n_ = static_cast<int>(shape[1]);
     p->k_ = static_cast<int>(shape[2]);
     const size_t mk = size_t(p->m_) * p->k_, kn = size_t(p->k_) * p->n_, mn = size_t(p->m_) * p->n_;
-    for (auto [buf, bytes] : {std::pair{&p->a_, mk * 2}, {&p->b_, kn * 2}, {&p->c_, mn * 2},
+    const size_t c_bytes = mn * ElementBytes(OutputDType(dtype));
+    for (auto [buf, bytes] : {std::pair{&p->a_, mk * 2}, {&p->b_, kn * 2}, {&p->c_, c_bytes},
                               {&p->ref_, mn * sizeof(double)}, {&p->sum_, sizeof(double)}}) {
       auto b = DeviceBuffer::Alloc(bytes);
       if (!b.ok()) return b.status();
@@ -72,16 +75,16 @@ class Gemm16Problem final : public DeviceProblem {
   std::vector<void*>& KernelArgs() override { return args_; }
 
   absl::Status PoisonOutput(cudaStream_t stream) override {
-    TUNED_CUDA(cudaMemsetAsync(c_.get(), 0xff, c_.bytes(), stream));  // NaN in BF16 and FP16
+    TUNED_CUDA(cudaMemsetAsync(c_.get(), 0xff, c_.bytes(), stream));  // NaN in BF16, FP16 and fp32
     return absl::OkStatus();
   }
 
-  /// ||C - R||_F / ||R||_F against the fp64 reference (fp64_err2 of the
-  /// dtype); +inf on NaN or infinity.
+  /// ||C - R||_F / ||R||_F against the fp64 reference (fp64_err2 of C's
+  /// type); +inf on NaN or infinity.
   absl::StatusOr<double> CheckOutput(cudaStream_t stream) override {
     auto err2 = Fp64Err2(c_.get(), static_cast<const double*>(ref_.get()),
-                         static_cast<long long>(m_) * n_, static_cast<double*>(sum_.get()), dtype_,
-                         stream);
+                         static_cast<long long>(m_) * n_, static_cast<double*>(sum_.get()),
+                         OutputDType(dtype_), stream);
     if (!err2.ok()) return err2.status();
     const double err = std::sqrt(*err2) / ref_norm_;
     return std::isfinite(err) ? err : std::numeric_limits<double>::infinity();
@@ -90,25 +93,25 @@ class Gemm16Problem final : public DeviceProblem {
   double Tolerance() const override { return kErrorBoundFactor * baseline_error_; }
   double BaselineError() const override { return baseline_error_; }
 
-  /// A + B + C in the dtype.
+  /// A and B in the input type, C in the output type.
   int64_t OperandBytes() const override {
     return static_cast<int64_t>(a_.bytes() + b_.bytes() + c_.bytes());
   }
 
-  /// cublasGemmEx in the dtype into C (C is poisoned before each check).
+  /// cublasGemmEx in the problem's types into C (C is poisoned before each check).
   absl::Status RunBaseline(cudaStream_t stream) override {
     return RowMajorGemmEx(handle_, m_, n_, k_, 1.0f, a_.get(), b_.get(), 0.0f, c_.get(), stream,
                           layout_, dtype_);
   }
 
-  /// "cuBLAS bf16" or "cuBLAS f16".
+  /// "cuBLAS bf16", "cuBLAS f16", "cuBLAS bf16_f32" or "cuBLAS f16_f32".
   std::string BaselineName() const override { return absl::StrCat("cuBLAS ", DTypeText(dtype_)); }
 
  private:
   Gemm16Problem() = default;
 
   /// A and B: FillRandom's fp32 values of `seed` and `seed` + 1 rounded to
-  /// the dtype; ref_ = op(A) op(B) in fp64 (Fp64Reference: DGEMM on the 16-bit
+  /// the input type; ref_ = op(A) op(B) in fp64 (Fp64Reference: DGEMM on the 16-bit
   /// values widened to double, row-major as RowMajorGemm), ref_norm_ its
   /// Frobenius norm (cublasDnrm2). The fp32 and fp64 copies are freed after.
   absl::Status FillAndReference(size_t mk, size_t kn, uint64_t seed) {
@@ -157,9 +160,9 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemm16Problem(const Shape& sh
                                                                  v1::Layout layout,
                                                                  v1::DType dtype) {
   const Family* family = SgemmFamily().ForDType(dtype);
-  if (family == nullptr || dtype == v1::DTYPE_F32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("dtype ", EnumName(dtype), " is not a 16-bit dtype of sgemm (bf16, f16)"));
+  if (family == nullptr || !Is16BitGemm(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dtype ", EnumName(dtype), " is not a 16-bit dtype of sgemm (bf16, f16, bf16_f32, f16_f32)"));
   }
   TUNED_RETURN_IF_ERROR(family->ValidateLayout(layout));
   TUNED_RETURN_IF_ERROR(family->ValidateProblem(shape, device));

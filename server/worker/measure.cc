@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/serving.h"
 #include "spdlog/spdlog.h"
+#include "tuned/dtype.h"
 
 namespace tuned {
 
@@ -28,7 +29,7 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
   if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
   switch (family) {
     case v1::FAMILY_SGEMM:
-      if (problem.dtype() == v1::DTYPE_BF16 || problem.dtype() == v1::DTYPE_F16) {
+      if (Is16BitGemm(problem.dtype())) {
         TUNED_RETURN_IF_ERROR(SgemmFamily().ForDType(problem.dtype())->ValidateMath(problem.math()));
         return MakeGemm16Problem(shape, request.seed(), device, problem.layout(), problem.dtype());
       }

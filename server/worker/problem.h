@@ -58,7 +58,8 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(
     const Shape& shape, uint64_t seed, const v1::Device& device,
     v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN);
 /// The 16-bit GEMM (server/worker/gemm16_problem.cc): A, B and C of
-/// `dtype` (DTYPE_BF16 or DTYPE_F16) in `layout`, random inputs from
+/// `dtype` (DTYPE_BF16 or DTYPE_F16; or A and B 16-bit and C fp32:
+/// DTYPE_BF16_F32, DTYPE_F16_F32) in `layout`, random inputs from
 /// `seed`, the fp64 reference and cuBLAS's error against it.
 /// INVALID_ARGUMENT for another dtype or an unknown layout;
 /// RESOURCE_EXHAUSTED if it cannot fit.

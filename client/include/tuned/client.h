@@ -57,7 +57,7 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32,
                          v1::Layout layout = v1::LAYOUT_NN, v1::DType dtype = v1::DTYPE_F32);
 /// The dtype of a name as the CLI and the Python client write it: "f32",
-/// "bf16", "f16" (DTypeText). INVALID_ARGUMENT, naming them, for any other
+/// "bf16", "f16", "bf16_f32", "f16_f32" (DTypeText). INVALID_ARGUMENT, naming them, for any other
 /// text.
 absl::StatusOr<v1::DType> ParseDType(std::string_view name);
 /// A layout's name as the CLI and the Python client write it: "nn", "nt",

@@ -88,9 +88,10 @@ class TunedKernel {
                      float* c, cudaStream_t stream = nullptr) const;
   /// Sgemm's GEMM for a 16-bit problem (best.problem().dtype() DTYPE_BF16 or
   /// DTYPE_F16): A, B and C device pointers to that type (__nv_bfloat16 or
-  /// __half), alpha and beta fp32, C rounded once. cuBLAS (cublasGemmEx,
-  /// fp32 compute) where it serves. FAILED_PRECONDITION for any other
-  /// problem; INTERNAL on a CUDA error.
+  /// __half), alpha and beta fp32, C rounded once; for DTYPE_BF16_F32 and
+  /// DTYPE_F16_F32, A and B of the 16-bit type and C a float pointer, never
+  /// rounded. cuBLAS (cublasGemmEx, fp32 compute) where it serves.
+  /// FAILED_PRECONDITION for any other problem; INTERNAL on a CUDA error.
   absl::Status Gemm16(int m, int n, int k, float alpha, const void* a, const void* b, float beta,
                       void* c, cudaStream_t stream = nullptr) const;
   /// Row-major out(COLS x ROWS) = in(ROWS x COLS)^T on `stream`.

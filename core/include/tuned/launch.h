@@ -118,7 +118,9 @@ absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alp
                            v1::Layout layout = v1::LAYOUT_NN);
 
 /// RowMajorSgemm's GEMM in 16 bits: A, B and C of `dtype` (DTYPE_BF16 or
-/// DTYPE_F16), alpha, beta and the accumulation fp32 (cublasGemmEx,
+/// DTYPE_F16), or A and B 16-bit and C fp32 (DTYPE_BF16_F32, DTYPE_F16_F32:
+/// tuned/dtype.h InputDType, OutputDType), alpha, beta and the accumulation
+/// fp32 (cublasGemmEx,
 /// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT; the handle's math mode
 /// CUBLAS_DEFAULT_MATH lets it use the tensor cores, as torch.matmul does).
 /// INVALID_ARGUMENT for another dtype; INTERNAL for a cuBLAS error.
