@@ -9,6 +9,8 @@
 //   PROBE_NO_SPLITK=1 ...                # without the split-K configs
 //   nvcc ... -DPROBE_STAGED ...          # the STAGED configs (raw buffers) beside today's
 //                                        # 128x256 persistent form, on pitches TMA cannot take
+//   nvcc ... -DPROBE_SMALL ...           # split-K clusters and small tiles for small,
+//                                        # skinny and mid-size shapes (give the shapes)
 //   nvcc ... -DPROBE_MCAST ...           # MCAST 2 (B multicast in a cluster of two) beside
 //                                        # the same tiles without it
 //
@@ -125,6 +127,28 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 256, 128, 2, 8, 1, 1, 2, 2>());
     v.push_back(Make<DT, L, 128, 128, 2, 8, 1, 1, 2, 3>());
     v.push_back(Make<DT, L, 64, 128, 4, 8, 2, 0, 1, 2>());
+  }
+  return;
+#endif
+#ifdef PROBE_SMALL
+  // Small, skinny and mid-size shapes: split-K clusters and one-consumer
+  // tiles beside the space's configs for them.
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 6, 8, 2, 0>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 2, 0, 1>());
+    v.push_back(Make<DT, L, 128, 128, 4, 8, 2, 0>());
+    v.push_back(Make<DT, L, 128, 128, 4, 8, 4, 0>());
+    v.push_back(Make<DT, L, 128, 64, 6, 8, 4, 0>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 4, 0, 1>());
+    v.push_back(Make<DT, L, 64, 64, 8, 8, 1, 1, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 64, 8, 8, 2, 0, 1>());
+    v.push_back(Make<DT, L, 64, 64, 8, 8, 4, 0, 1>());
+    v.push_back(Make<DT, L, 64, 256, 4, 8, 2, 0, 1>());
+    v.push_back(Make<DT, L, 64, 256, 4, 8, 4, 0, 1>());
+    v.push_back(Make<DT, L, 128, 256, 3, 8, 2, 0>());
+    v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 1, 2, 0, 2, 1>());
   }
   return;
 #endif
