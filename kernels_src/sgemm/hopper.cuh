@@ -1,6 +1,7 @@
 // Hopper (sm_90a) primitives of the warpgroup kernels, fp32 (wgmma_tf32.cuh)
-// and 16-bit (wgmma16.cuh): mbarriers, TMA loads of a tensor map, the async
-// proxy's fence, and wgmma's fence, commit and wait.
+// and 16-bit (wgmma16.cuh): mbarriers (a cluster peer's too), TMA loads of a
+// tensor map (multicast to a cluster too) and TMA stores, the async proxy's
+// fence, and wgmma's fence, commit and wait.
 //
 // Compiled after sgemm/sgemm.cuh and before those files, no #include; NVRTC
 // with --gpu-architecture=sm_90a. Names: namespace hopper_detail, which the
@@ -41,6 +42,16 @@ __device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// This thread's arrival on the mbarrier at shared address `bar` of cluster
+// rank `rank` (this CTA's own included).
+__device__ __forceinline__ void MbarArriveCluster(unsigned bar, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
 // ---- TMA (PTX ISA "cp.async.bulk.tensor"): the box at (x, y) (elements, x
 // innermost) of the 2-D tensor map `map` into shared memory at `dst`,
 // completing on mbarrier `bar`.
@@ -53,6 +64,37 @@ __device__ __forceinline__ void TmaLoad2d(unsigned dst, const TensorMap* map, in
       : "memory");
 }
 
+// TmaLoad2d's box into shared address `dst` of every CTA of the cluster in
+// `mask` (bit r: rank r), each completing on its own mbarrier at `bar`.
+__device__ __forceinline__ void TmaLoad2dMulticast(unsigned dst, const TensorMap* map, int x, int y,
+                                                   unsigned bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
+// ---- TMA stores (PTX ISA "cp.async.bulk.tensor", .global.shared::cta):
+// the box at (x, y) of `map` from shared address `src`, in this thread's
+// bulk group; the commit; the wait until at most 0 groups still read
+// shared memory (READ) or are not yet done at all.
+__device__ __forceinline__ void TmaStore2d(const TensorMap* map, int x, int y, unsigned src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(x), "r"(y), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void BulkCommit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+template <bool READ>
+__device__ __forceinline__ void BulkWait0() {
+  if constexpr (READ) {
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  } else {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  }
+}
 // This thread's generic-proxy writes to shared memory become visible to the
 // async proxy (wgmma's operand reads) after a barrier.
 __device__ __forceinline__ void FenceProxyAsync() {

@@ -204,46 +204,6 @@ __device__ __forceinline__ const float4* PeerShared(const void* p, unsigned rank
                : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
   return reinterpret_cast<const float4*>(r);
 }
-// This thread's arrival on the mbarrier at shared address `bar` of cluster
-// rank `rank` (this CTA's own included).
-__device__ __forceinline__ void MbarArriveCluster(unsigned bar, unsigned rank) {
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
-}
-// TmaLoad2d's box into shared address `dst` of every CTA of the cluster in
-// `mask` (bit r: rank r), each completing on its own mbarrier at `bar`.
-__device__ __forceinline__ void TmaLoad2dMulticast(unsigned dst, const TensorMap* map, int x, int y,
-                                                   unsigned bar, unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
-      : "memory");
-}
-// ---- TMA stores (PTX ISA "cp.async.bulk.tensor", .global.shared::cta):
-// the box at (x, y) of `map` from shared address `src`, in this thread's
-// bulk group; the commit; the wait until at most 0 groups still read
-// shared memory (READ) or are not yet done at all.
-__device__ __forceinline__ void TmaStore2d(const TensorMap* map, int x, int y, unsigned src) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(x), "r"(y), "r"(src)
-               : "memory");
-}
-__device__ __forceinline__ void BulkCommit() {
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
-template <bool READ>
-__device__ __forceinline__ void BulkWait0() {
-  if constexpr (READ) {
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-  } else {
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-  }
-}
 __device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
