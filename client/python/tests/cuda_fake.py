@@ -16,14 +16,16 @@ CONTEXT = 0xC0  # the primary context the fake hands out (its device's: CONTEXT 
 FUNCTION = 0xF00  # the first module's function; the i-th module's: FUNCTION + i
 MODULE = 0x1000
 LAYOUTS = ("nn", "nt", "tn", "tt")
-# An image's dtype name (tuner.proto DType's) -> the torch dtype of A, B and C.
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+# An image's dtype name (tuner.proto DType's) -> the torch dtypes of A and B, and of C.
+DTYPES = {"f32": (torch.float32, torch.float32), "bf16": (torch.bfloat16, torch.bfloat16),
+          "f16": (torch.float16, torch.float16), "bf16_f32": (torch.bfloat16, torch.float32),
+          "f16_f32": (torch.float16, torch.float32)}
 
 
 def image(layout="nn", dtype="f32"):
     """A cubin for the fakes: the ELF magic, then the layout (tuner.proto
     Layout's name) the Emulator computes in, then, for a 16-bit kernel,
-    ":" and its dtype's name ("bf16", "f16")."""
+    ":" and its dtype's name ("bf16", "f16", "bf16_f32", "f16_f32")."""
     return b"\x7fELF" + layout.encode() + (b"" if dtype == "f32" else b":" + dtype.encode())
 
 
@@ -179,7 +181,8 @@ class Emulator(FakeDriver):
     names another; op(A) = A^T reads A as a row-major KxM, op(B) = B^T B as
     a row-major NxK) and of its dtype (A, B and C float32 unless it names
     "bf16" or "f16": then 16-bit, the products summed in fp64 and C
-    rounded once, as a 16-bit kernel's fp32 sums but closer); memsets write
+    rounded once, as a 16-bit kernel's fp32 sums but closer; "bf16_f32" or
+    "f16_f32": A and B 16-bit, the same sums, C float32); memsets write
     zeros there. `layouts` records each launch's layout, `dtypes` its
     dtype's name."""
 
@@ -198,12 +201,12 @@ class Emulator(FakeDriver):
         dtype = name[3:] if name[2:3] == ":" and name[3:] in DTYPES else "f32"
         self.layouts.append(layout)
         self.dtypes.append(dtype)
-        t = DTYPES[dtype]
+        t, tc = DTYPES[dtype]
         A = (host_floats(a, m * k, t).view(k, m).t() if layout[0] == "t"
              else host_floats(a, m * k, t).view(m, k))
         B = (host_floats(b, k * n, t).view(n, k).t() if layout[1] == "t"
              else host_floats(b, k * n, t).view(k, n))
-        C = host_floats(c, m * n, t).view(m, n)
+        C = host_floats(c, m * n, tc).view(m, n)
         if dtype == "f32":
             C.copy_(alpha * (A.double() @ B.double()).float() + (beta * C if beta else 0))
         else:

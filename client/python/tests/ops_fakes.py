@@ -20,9 +20,12 @@ SGEMM_ARGS = ["int M", "int N", "int K", "float alpha", "const float* A", "const
 
 
 def sgemm_args(dtype="f32"):
-    """best.arguments of an sgemm kernel of `dtype` ("f32", "bf16", "f16"), as the daemon's."""
-    t = {"f32": "float", "bf16": "__nv_bfloat16", "f16": "__half"}[dtype]
-    return [a.replace("float*", t + "*") for a in SGEMM_ARGS]
+    """best.arguments of an sgemm kernel of `dtype` ("f32", "bf16", "f16",
+    "bf16_f32", "f16_f32"), as the daemon's: A's and B's pointers to the
+    input type, C's to the output type."""
+    t = {"f32": "float", "bf16": "__nv_bfloat16", "f16": "__half"}[dtype.removesuffix("_f32")]
+    c = "float" if dtype.endswith("_f32") else t
+    return [a.replace("float*", (c if a.endswith(" C") else t) + "*") for a in SGEMM_ARGS]
 
 
 class NoDaemon:

@@ -1,6 +1,7 @@
 """The gRPC client against the real daemon in compile-only mode (no GPU):
 address discovery, every call's round trip, errors as TunedError, TLS + token."""
 
+import ctypes
 import json
 import os
 import subprocess
@@ -301,16 +302,20 @@ def test_a_layout_is_its_own_problem_on_the_daemon(client):
     assert e.value.code == grpc.StatusCode.NOT_FOUND
 
 
-# ---- dtypes: the sgemm family's f32, bf16 and f16 problems ----
+# ---- dtypes: the sgemm family's f32, bf16, f16, bf16_f32 and f16_f32 problems ----
+
+KNOWN_DTYPES = "known: f32, bf16, f16, bf16_f32, f16_f32"
+
 
 def test_a_dtype_is_part_of_the_problem():
     """problem(dtype=) by name or enum value sets Problem.dtype (f32 by
     default, for transpose too); dtype_name reads it back; an unknown dtype
     is INVALID_ARGUMENT naming the known ones, before any daemon."""
-    assert tuned.DTYPES == ("f32", "bf16", "f16")
+    assert tuned.DTYPES == ("f32", "bf16", "f16", "bf16_f32", "f16_f32")
     assert tuned.problem(64, 32, 16).dtype == pb.DTYPE_F32 == 1
     assert tuned.problem(4, 4, family="transpose").dtype == pb.DTYPE_F32
-    for name, value in (("f32", 1), ("bf16", 2), ("f16", 3)):
+    assert (pb.DTYPE_BF16_F32, pb.DTYPE_F16_F32) == (4, 5)
+    for name, value in (("f32", 1), ("bf16", 2), ("f16", 3), ("bf16_f32", 4), ("f16_f32", 5)):
         p = tuned.problem(33, 17, 9, dtype=name, layout="nt")
         assert p == pb.Problem(family=pb.FAMILY_SGEMM, dtype=value, shape=[33, 17, 9],
                                math=pb.MATH_IEEE_FP32, layout=pb.LAYOUT_NT)
@@ -319,20 +324,23 @@ def test_a_dtype_is_part_of_the_problem():
     assert tuned.dtype_name(pb.DTYPE_UNSPECIFIED) == "f32"  # the daemon reads it as f32
     assert tuned.dtype_name(pb.Problem()) == "f32"
     assert tuned.dtype_name(9) == "dtype 9"
-    for bad in ("fp16", "BF16", "float16", "", None, True, 0, 4, 2.0):
+    for bad in ("fp16", "BF16", "float16", "", "bf16_f16", "f32_f32", "BF16_F32", "bf16f32", None,
+                True, 0, 6, 2.0):
         with pytest.raises(tuned.TunedError) as e:
             tuned.problem(64, 32, 16, dtype=bad)
         assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
-        assert e.value.message == f"unknown dtype {bad!r} (known: f32, bf16, f16)"
+        assert e.value.message == f"unknown dtype {bad!r} ({KNOWN_DTYPES})"
 
 
-def test_a_kernel_specs_problem_takes_no_16bit_dtype():
+@pytest.mark.parametrize("dtype, name", [("bf16", "bf16"), ("bf16_f32", "bf16_f32"),
+                                         (pb.DTYPE_F16_F32, "f16_f32")])
+def test_a_kernel_specs_problem_takes_no_16bit_dtype(dtype, name):
     assert tuned.problem(8, family="softmax", dtype="f32").dtype == pb.DTYPE_UNSPECIFIED
     with pytest.raises(tuned.TunedError) as e:
-        tuned.problem(8, family="softmax", dtype="bf16")
+        tuned.problem(8, family="softmax", dtype=dtype)
     assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert e.value.message == ("dtype bf16 is for built-in families; the kernel spec softmax's "
-                               "arguments have their own types")
+    assert e.value.message == (f"dtype {name} is for built-in families; the kernel spec "
+                               "softmax's arguments have their own types")
 
 
 def test_the_dtype_reaches_every_problem_call():
@@ -342,24 +350,33 @@ def test_the_dtype_reaches_every_problem_call():
     c.sweep(33, 17, 9, dtype="bf16", layout="nt", wait=False)
     c.best(33, 17, 9, dtype="f16", basic=True)
     c.best(33, 17, 9)
+    c.sweep(33, 17, 9, dtype="f16_f32", wait=False)
+    c.best(33, 17, 9, dtype=pb.DTYPE_BF16_F32, layout="tn")
     calls = c._stub.calls
     c._stub = Recorder(pb.ListMeasurementsResponse())
     c.results(33, 17, 9, dtype=pb.DTYPE_BF16, top=1)
-    (m1, sweep, _), (m2, best, _), (_, plain, _), (m3, results, _) = calls + c._stub.calls
+    c.results(33, 17, 9, dtype="bf16_f32")
+    (m1, sweep, _), (m2, best, _), (_, plain, _), (m4, sweep32, _), (m5, best32, _), \
+        (m3, results, _), (m6, results32, _) = calls + c._stub.calls
     assert (m1, m2, m3) == ("SubmitSweep", "GetBest", "ListMeasurements")
     assert sweep.problem == tuned.problem(33, 17, 9, dtype="bf16", layout="nt")
     assert sweep.problem.dtype == pb.DTYPE_BF16 and sweep.problem.layout == pb.LAYOUT_NT
     assert best.problem.dtype == pb.DTYPE_F16 and best.view == pb.BEST_VIEW_BASIC
     assert plain.problem.dtype == pb.DTYPE_F32
     assert results.problem.dtype == pb.DTYPE_BF16 and results.top == 1
+    assert (m4, m5, m6) == ("SubmitSweep", "GetBest", "ListMeasurements")
+    assert sweep32.problem.dtype == pb.DTYPE_F16_F32 == 5
+    assert best32.problem.dtype == pb.DTYPE_BF16_F32 == 4 and best32.problem.layout == pb.LAYOUT_TN
+    assert results32.problem.dtype == pb.DTYPE_BF16_F32
     for call in (c.sweep, c.best, c.results):
-        with pytest.raises(tuned.TunedError, match=r"unknown dtype 'f8' \(known: f32, bf16, f16\)"):
+        with pytest.raises(tuned.TunedError, match=rf"unknown dtype 'f8' \({KNOWN_DTYPES}\)"):
             call(33, 17, 9, dtype="f8")
 
 
 def test_plain_progress_lines_name_a_16bit_dtype(capsys):
     for dtype, text in (("bf16", "sgemm bf16 64x32x16 nt"), ("f16", "sgemm f16 64x32x16 nt"),
-                        ("f32", "sgemm 64x32x16 nt")):
+                        ("bf16_f32", "sgemm bf16_f32 64x32x16 nt"),
+                        ("f16_f32", "sgemm f16_f32 64x32x16 nt"), ("f32", "sgemm 64x32x16 nt")):
         job = pb.Job(id=7, state=pb.JOB_DONE, total=4, done=4,
                      problem=tuned.problem(64, 32, 16, layout="nt", dtype=dtype))
         tuned.client._Progress(None)(job)
@@ -383,6 +400,45 @@ def test_a_16bit_problem_is_its_own_problem_on_the_daemon(client):
         client.best(64, 64, 64, dtype="f16", layout="nt")
     assert e.value.code == grpc.StatusCode.NOT_FOUND
     assert "sgemm f16 64x64x64 nt" in e.value.message
+
+
+def test_an_fp32_output_problem_serves_a_kernel_with_a_float_c(client):
+    """bf16_f32 is a problem of its own, whose kernels (gemm_bf16_f32_*)
+    take bfloat16 A and B and a float C: a wgmma kernel of it, imported as
+    tuned, is served with those arguments and three tensor maps, A's and
+    B's of bf16 and C's (pointer argument 7, parameter 10) of f32, 32 of
+    its 4-byte elements a 128-byte box row; tuned.Kernel takes it as
+    bfloat16 A and B and a float32 C."""
+    job = client.sweep(64, 64, 64, dtype="bf16_f32", layout="nt", budget="3", progress=False)
+    assert job.state == pb.JOB_DONE and job.total == 3 and job.failed == 0
+    assert job.problem.dtype == pb.DTYPE_BF16_F32
+    results = client.results(64, 64, 64, dtype="bf16_f32", layout="nt")
+    assert len(results) == 3
+    assert all(m.config.name.startswith("gemm_bf16_f32_") for m in results), results[0].config.name
+    assert client.results(64, 64, 64, dtype="bf16", layout="nt") == []
+    wgmma = [m.config for m in results if "_wgmma_" in m.config.name]
+    assert wgmma, [m.config.name for m in results]
+    imported = client.import_kernel(pb.BestKernel(
+        problem=tuned.problem(64, 64, 64, dtype="bf16_f32", layout="nt"), device=client.device(),
+        measurement=pb.Measurement(config=wgmma[0], status=pb.MEASUREMENT_OK, median_ms=0.01),
+        cubin=b"\x7fELF fake", ptx="// ptx", entry="_Z1kv", baseline_ms=0.02,
+        baseline_name="cuBLAS bf16_f32"))
+    assert imported.state == pb.JOB_DONE
+    best = client.best(64, 64, 64, dtype="bf16_f32", layout="nt")
+    assert best.match == pb.MATCH_EXACT and tuned.dtype_name(best.problem) == "bf16_f32"
+    assert list(best.arguments) == ["int M", "int N", "int K", "float alpha",
+                                    "const __nv_bfloat16* A", "const __nv_bfloat16* B",
+                                    "float beta", "float* C"]
+    maps = best.geometry.tensor_maps
+    assert [(m.pointer_arg, m.param, m.dtype) for m in maps] == [
+        (4, 8, pb.DTYPE_BF16), (5, 9, pb.DTYPE_BF16), (7, 10, pb.DTYPE_F32)]
+    assert list(maps[2].dims) == [64, 64] and list(maps[2].strides_bytes) == [64 * 4]
+    assert list(maps[2].box) == [32, 64] and list(maps[0].strides_bytes) == [64 * 2]
+    torch = pytest.importorskip("torch", reason="torch is not installed: tuned.Kernel needs it")
+    kernel = tuned.Kernel(best, device="cuda:0")
+    assert kernel.dtype is torch.bfloat16 and kernel.out_dtype is torch.float32
+    template, fast = kernel._template()  # the daemon's arguments, of the problem's types
+    assert [template[i][0] for i in fast] == [ctypes.c_void_p] * 3 + [ctypes.c_float] * 2
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])

@@ -10,7 +10,9 @@ under a CUDA graph capture and in a torch.compile(fullgraph=True) model
 (torch >= 2.4); the 16-bit problems (a small odd bf16 shape and an f16
 one, layout "nt", swept here with $TUNED_GPU_16BIT_BUDGET configs, default
 24) run by tuned.Kernel, tuned.matmul and tuned.linear on bfloat16 and
-float16 tensors.
+float16 tensors, and their fp32-output forms (bf16_f32, f16_f32: the same
+two shapes) by tuned.Kernel and tuned.matmul(out_dtype=torch.float32) into
+float32 results.
 bench/python_gpu.sh runs it; skipped without torch or a GPU."""
 
 import os
@@ -576,3 +578,90 @@ def test_a_16bit_problem_swept_in_layout_nt_matches_torch(client, dtype):
         kernel.sgemm(a.float(), b)
     with pytest.raises(tuned.DTypeError, match="math 'tf32' is for float32 operands"):
         tuned.matmul(a, b, math="tf32")
+
+
+# ---- 16-bit A and B with an fp32 C: the bf16_f32 and f16_f32 problems ----
+
+# dtype name -> (its A's and B's torch dtype, their C type, the shape swept)
+GEMM16_F32 = {"bf16_f32": (torch.bfloat16, "__nv_bfloat16", (333, 257, 191)),  # no TMA
+              "f16_f32": (torch.float16, "__half", (256, 320, 192))}  # TMA: C's map of f32
+
+
+@pytest.mark.parametrize("dtype", list(GEMM16_F32))
+def test_an_fp32_output_problem_swept_in_layout_nt_matches_torchs_fp32_matmul(client, dtype):
+    """Sweeps the dtype's problem in layout "nt", then runs its kernel (and
+    cuBLAS's GEMM with an fp32 C, as where the daemon serves it) on 16-bit
+    a and w.t() into a float32 C: tuned.Kernel.sgemm (out allocated, and
+    out= with alpha and beta) and tuned.matmul(a, w.t(),
+    out_dtype=torch.float32), each within 2x the error against fp64 of
+    cuBLAS's fp32-output GEMM of the same inputs (within_16bit) of torch's
+    fp32 matmul of the widened inputs: far closer than a C rounded to 16
+    bits. A kernel with tensor maps has C's (pointer argument 7) of f32."""
+    t, ctype, (m, n, k) = GEMM16_F32[dtype]
+    job = client.sweep(m, n, k, dtype=dtype, layout="nt", budget=GEMM16_BUDGET, progress=False)
+    assert job.state == tuned.pb.JOB_DONE, job
+    assert job.problem.dtype == tuned.pb.DType.Value("DTYPE_" + dtype.upper())
+    best = client.best(m, n, k, dtype=dtype, layout="nt")
+    assert best.match == tuned.pb.MATCH_EXACT and tuned.dtype_name(best.problem) == dtype
+    g = torch.Generator(device="cuda").manual_seed(37)
+    a = torch.randn(m, k, device="cuda", generator=g).to(t)
+    w = torch.randn(n, k, device="cuda", generator=g).to(t)  # B stored N x K: op(B) = w.t()
+    b = w.t()
+    ref32 = torch.matmul(a.float(), b.float())  # TF32 off (pure_fp32)
+    ref64 = a.double() @ b.double()
+    cublas = tuned.kernel._gemm_f32_out(torch, a, b, torch.empty(m, n, device="cuda"))
+    assert cublas.dtype is torch.float32
+    rounded = rel_error(ref32.to(t), ref32)  # what a C of 16 bits would be off by
+
+    # The daemon's kernel (served or not), and cuBLAS's GEMM as where it is served.
+    kernels = []
+    if best.cubin or best.ptx:
+        assert list(best.arguments) == ["int M", "int N", "int K", "float alpha",
+                                        f"const {ctype}* A", f"const {ctype}* B", "float beta",
+                                        "float* C"]
+        maps = best.geometry.tensor_maps
+        if maps:  # A's, B's, then C's: 32 floats a 128-byte box row, a row pitch of 4 N bytes
+            assert [(x.pointer_arg, x.param, x.dtype) for x in maps] == [
+                (4, 8, tuned.pb.DType.Value("DTYPE_" + dtype[:-4].upper())),
+                (5, 9, tuned.pb.DType.Value("DTYPE_" + dtype[:-4].upper())),
+                (7, 10, tuned.pb.DTYPE_F32)]
+            assert list(maps[2].box)[0] == 32 and list(maps[2].strides_bytes) == [4 * n]
+        own = tuned.pb.BestKernel()
+        own.CopyFrom(best)
+        own.use_baseline = False
+        kernels.append((best.measurement.config.name, tuned.Kernel(own)))
+    served = tuned.pb.BestKernel()
+    served.CopyFrom(best)
+    served.use_baseline = True
+    kernels.append(("cuBLAS", tuned.Kernel(served)))
+    for name, kernel in kernels:
+        assert kernel.dtype is t and kernel.out_dtype is torch.float32 and kernel.layout == "nt"
+        for _ in range(2):  # the first call prepares the launch, the second reuses it
+            c = kernel.sgemm(a, b)
+            assert c.dtype is torch.float32 and c.shape == (m, n) and c.device == a.device
+            err, base, bound = within_16bit(c, ref32, cublas, ref64)
+            assert err <= bound < rounded, f"{name}: {err:.2e} > {bound:.2e}"
+        print(f"\n{dtype} {m}x{n}x{k} nt ({name}, {job.done} configs measured): Kernel.sgemm "
+              f"error {err:.2e}, cuBLAS's own {base:.2e}, bound {bound:.2e}, a 16-bit C's "
+              f"{rounded:.2e}")
+        if not kernel.uses_torch and not best.geometry.tensor_maps and tuned.blas._torchcall:
+            assert kernel._fast is not None  # checked and launched in C++ (tuned._torchcall)
+        c0 = torch.randn(m, n, device="cuda", generator=g)
+        out = c0.clone()
+        assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=2.0) is out
+        err, base, bound = within_16bit(out, 0.5 * ref32 + 2.0 * c0, 0.5 * cublas + 2.0 * c0,
+                                         0.5 * ref64 + 2.0 * c0.double())
+        assert err <= bound, f"{name} alpha, beta: {err:.2e} > {bound:.2e} (cuBLAS {base:.2e})"
+        with pytest.raises(tuned.DTypeError, match=f"out must be float32, not {t}"):
+            kernel.sgemm(a, b, out=torch.empty(m, n, dtype=t, device="cuda"))
+
+    got = tuned.matmul(a, b, out_dtype=torch.float32)
+    assert got.dtype is torch.float32 and got.shape == (m, n)
+    err, base, bound = within_16bit(got, ref32, cublas, ref64)
+    print(f"  tuned.matmul(out_dtype=torch.float32) error {err:.2e}")
+    assert err <= bound
+    (route,) = [r for key, r in tuned.ops._routes.items()
+                if key[:2] == (a.shape, b.shape) and key[-2:] == (torch.float32, t)]
+    assert route.layout == "nt" and not route.copy_a and not route.copy_b
+    assert route.dtype is t and route.out_dtype is torch.float32
+    assert (route.kernel is None) == best.use_baseline

@@ -410,12 +410,12 @@ def test_the_kernels_declared_arguments_are_checked(driver, arguments, text):
     assert driver.launches == []
 
 
-@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "bf16_f32"])
 def test_sgemm_call_overhead_on_the_cpu(monkeypatch, dtype):
     """Kernel.sgemm(out=...)'s own CPU time with a stand-in driver whose
     launch does nothing (bench/python_call.py measures the real one), for an
-    f32 and a bf16 kernel alike: printed, with a loose bound that a slow
-    path taken by mistake breaks."""
+    f32, a bf16 and a bf16_f32 kernel alike: printed, with a loose bound
+    that a slow path taken by mistake breaks."""
     import time
 
     class Quiet(cuda_fake.FakeDriver):
@@ -425,8 +425,9 @@ def test_sgemm_call_overhead_on_the_cpu(monkeypatch, dtype):
     cuda_fake.install(monkeypatch, Quiet())
     best = best_kernel() if dtype == "f32" else best16(dtype, shape=(64, 32, 16))
     kernel = cuda_fake.on_cpu(tuned.Kernel(best, device="cuda:0"))
-    t = TORCH_DTYPE[dtype]
-    a, b, out = (torch.zeros(*s, dtype=t) for s in ((64, 16), (16, 32), (64, 32)))
+    t, tc = TORCH_DTYPE[dtype], OUT_DTYPE.get(dtype, TORCH_DTYPE[dtype])
+    a, b = torch.zeros(64, 16, dtype=t), torch.zeros(16, 32, dtype=t)
+    out = torch.zeros(64, 32, dtype=tc)
     for _ in range(200):
         kernel.sgemm(a, b, out=out)
     calls = 2000
@@ -515,14 +516,19 @@ def test_a_kernel_of_another_layout_than_its_problems_is_refused():
 
 # ---- 16-bit kernels (sgemm problems of dtype bf16 and f16) ----
 
-TORCH_DTYPE = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+# A dtype's torch dtype of A and B, and (OUT_DTYPE) of C where it is another.
+TORCH_DTYPE = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+               "bf16_f32": torch.bfloat16, "f16_f32": torch.float16}
+OUT_DTYPE = {"bf16_f32": torch.float32, "f16_f32": torch.float32}
 
 
 def args16(dtype):
-    """best.arguments of a 16-bit sgemm kernel, as the daemon's (gemm16.cc)."""
-    t = {"bf16": "__nv_bfloat16", "f16": "__half"}[dtype]
+    """best.arguments of a 16-bit sgemm kernel, as the daemon's (gemm16.cc):
+    C a float pointer for bf16_f32 and f16_f32."""
+    t = {"bf16": "__nv_bfloat16", "f16": "__half"}[dtype.removesuffix("_f32")]
+    c = "float" if dtype in OUT_DTYPE else t
     return ["int M", "int N", "int K", "float alpha", f"const {t}* A", f"const {t}* B",
-            "float beta", f"{t}* C"]
+            "float beta", f"{c}* C"]
 
 
 def best16(dtype, shape=(33, 17, 9), layout="nn", **fields):
@@ -645,6 +651,115 @@ def test_a_16bit_problem_served_by_cublas_runs_torch_on_its_tensors(monkeypatch,
         kernel.sgemm(a, torch.zeros(4, 2).t())
 
 
+# ---- 16-bit A and B with an fp32 C (dtypes bf16_f32 and f16_f32) ----
+
+@pytest.mark.parametrize("dtype", ["bf16_f32", "f16_f32"])
+def test_an_fp32_output_kernel_takes_16bit_a_and_b_and_a_float32_out(dtype):
+    """A bf16_f32 (f16_f32) kernel checks for torch.bfloat16 (float16) a and
+    b and a torch.float32 out: an out of the inputs' 16-bit dtype, or a and
+    b of float32, is a DTypeError (TunedError INVALID_ARGUMENT, and a
+    TypeError) naming both dtypes, before any driver use."""
+    kernel = tuned.Kernel(best16(dtype), device="cuda:0")
+    t = TORCH_DTYPE[dtype]
+    short = str(t).removeprefix("torch.")
+    other = torch.float16 if t is torch.bfloat16 else torch.bfloat16
+    assert kernel.dtype is t and kernel.out_dtype is torch.float32
+    assert kernel.tf32 is None and not kernel.uses_torch
+    for args, kwargs, text in [
+            ((like(dtype, 33, 9), like(dtype, 9, 17)), dict(out=like(dtype, 33, 17)),
+             f"out must be float32, not {t}"),
+            ((torch.zeros(33, 9), torch.zeros(9, 17)), dict(out=torch.zeros(33, 17)),
+             f"a must be {short}, not torch.float32"),
+            ((like(dtype, 33, 9), torch.zeros(9, 17, dtype=other)), {},
+             f"b must be {short}, not {other}"),
+            ((like(dtype, 33, 9), torch.zeros(9, 17)), dict(out=torch.zeros(33, 17)),
+             f"b must be {short}, not torch.float32")]:
+        with pytest.raises(tuned.DTypeError) as e:
+            kernel.sgemm(*args, **kwargs)
+        assert isinstance(e.value, tuned.TunedError) and isinstance(e.value, TypeError)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert e.value.message == text
+    # 16-bit a and b with a float32 out reach the device check.
+    with pytest.raises(ValueError, match="a is on cpu, the kernel on cuda:0"):
+        kernel.sgemm(like(dtype, 33, 9), like(dtype, 9, 17), out=torch.zeros(33, 17))
+
+
+@pytest.mark.parametrize("dtype", ["bf16_f32", "f16_f32"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn"])
+def test_an_fp32_output_kernel_writes_a_float32_c_never_rounded_to_16_bits(monkeypatch, dtype,
+                                                                           layout):
+    """Kernel.sgemm of a bf16_f32 (f16_f32) kernel through the Emulator:
+    out=None allocates a float32 out (the Python checks' path too); the
+    launch gets the 16-bit operands' own pointers and the float32 out's;
+    the result is the exact products' sum rounded once to fp32, which holds
+    what 16 bits cannot; out= with alpha and beta adds into a float32 C."""
+    driver = cuda_fake.install(monkeypatch, cuda_fake.Emulator())
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best16(dtype, layout=layout), device="cuda:0"))
+    t = TORCH_DTYPE[dtype]
+    a, b = (x.to(t) for x in operands(layout, 33, 17, 9))
+    want = (a.double() @ b.double()).float()
+    assert not torch.equal(want, want.to(t).float())  # fp32 holds more than the 16-bit type
+    for call in (kernel.sgemm, kernel.sgemm, kernel._sgemm_checked):
+        out = call(a, b, None, 1.0, 0.0)
+        assert out.dtype is torch.float32 and out.shape == (33, 17) and out.is_contiguous()
+        assert torch.equal(out, want)
+        assert cuda_fake.sgemm_pointers(driver.launches[-1]) == (a.data_ptr(), b.data_ptr(),
+                                                                 out.data_ptr())
+    c0 = torch.randn(33, 17, generator=torch.Generator().manual_seed(9))
+    out = c0.clone()
+    assert kernel.sgemm(a, b, out=out, alpha=0.5, beta=2.0) is out
+    assert torch.equal(out, (0.5 * (a.double() @ b.double()) + 2.0 * c0.double()).float())
+    raw = driver.launches[-1]["bytes"]
+    assert [ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6)] == [0.5, 2.0]
+    assert driver.layouts == [layout] * 4 and driver.dtypes == [dtype] * 4
+    with pytest.raises(ValueError, match="beta != 0 needs out"):
+        kernel.sgemm(a, b, beta=1.0)
+
+
+@pytest.mark.parametrize("dtype", ["bf16_f32", "f16_f32"])
+def test_an_fp32_output_problem_served_by_cublas_writes_a_float32_c(monkeypatch, dtype):
+    """best.use_baseline for bf16_f32 (f16_f32): cuBLAS's GEMM with an fp32
+    C. On the CPU (no torch.mm out_dtype there): torch.matmul, and addmm_
+    with alpha and beta, of the operands widened to float32, exact on
+    TF32 (on for the call, torch's setting restored after) as in fp32; out
+    float32, of the exact products' fp32 sum."""
+    seen = []
+    real = torch.matmul
+
+    def matmul(x, y, out=None):
+        seen.append((x.dtype, y.dtype, out.dtype, torch.backends.cuda.matmul.allow_tf32))
+        return real(x, y, out=out)
+
+    monkeypatch.setattr(torch, "matmul", matmul)
+    monkeypatch.setattr(tuned.kernel, "_tf32_now", None)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        best = pb.BestKernel(problem=tuned.problem(3, 4, 2, dtype=dtype, layout="nt"),
+                             match=pb.MATCH_EXACT, use_baseline=True,
+                             baseline_name=f"cuBLAS {dtype}")
+        kernel = cuda_fake.on_cpu(tuned.Kernel(best, device=0))
+        t = TORCH_DTYPE[dtype]
+        assert kernel.uses_torch and kernel.dtype is t and kernel.out_dtype is torch.float32
+        # 1 + 2^-7 (bfloat16's, or float16's 1 + 2^-10) squared needs more bits than 16
+        eps = 2.0 ** (-7 if t is torch.bfloat16 else -10)
+        a = torch.full((3, 2), 1 + eps, dtype=t)
+        w = torch.full((4, 2), 1 + eps, dtype=t)
+        out = kernel.sgemm(a, w.t())
+        assert out.dtype is torch.float32 and out.shape == (3, 4)
+        assert torch.equal(out, torch.full((3, 4), 2 * (1 + eps) ** 2))
+        assert seen == [(torch.float32, torch.float32, torch.float32, True)]
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+        c = torch.ones(3, 4)
+        assert kernel.sgemm(a, w.t(), out=c, alpha=0.5, beta=2.0) is c
+        assert torch.equal(c, torch.full((3, 4), (1 + eps) ** 2 + 2.0))
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+        with pytest.raises(tuned.DTypeError, match=f"out must be float32, not {t}"):
+            kernel.sgemm(a, w.t(), out=torch.ones(3, 4, dtype=t))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
 @pytest.mark.parametrize("map_dtype, enum", [(None, 7), (pb.DTYPE_F32, 7), (pb.DTYPE_BF16, 9),
                                              (pb.DTYPE_F16, 6)])
 def test_a_tensor_maps_data_type_is_its_dtypes(driver, map_dtype, enum):
@@ -668,6 +783,41 @@ def test_a_tensor_maps_data_type_is_its_dtypes(driver, map_dtype, enum):
     assert driver.launches[0]["bytes"][8] == b"\xa5" * 128
 
 
+@pytest.mark.parametrize("dtype, c_type, c_box, c_bytes", [("bf16", 9, [64, 64], 2),
+                                                         ("f16", 6, [64, 64], 2),
+                                                         ("bf16_f32", 7, [32, 64], 4),
+                                                         ("f16_f32", 7, [32, 64], 4)])
+def test_a_16bit_wgmma_kernels_three_maps_are_encoded_each_in_its_dtype(driver, dtype, c_type,
+                                                                         c_box, c_bytes):
+    """A 16-bit wgmma kernel's geometry, as the daemon's (gemm16_tc.cc): maps
+    over A (parameter 8), B (9) and C (pointer argument 7, parameter 10),
+    A's and B's of the inputs' type, C's of C's (f32 for bf16_f32 and
+    f16_f32: 32 elements a 128-byte box row, a row pitch of 4 N bytes):
+    three encodes over the three pointers, each of its CUtensorMapDataType,
+    passed after the 8 arguments in order."""
+    driver.params = 11
+    in_type = 9 if dtype.startswith("bf16") else 6
+    best = best16(dtype, shape=(64, 32, 16))
+    for arg, param, dims, box, size, map_dtype in (
+            (4, 8, [16, 64], [64, 64], 2, dtype.removesuffix("_f32")),
+            (5, 9, [32, 16], [64, 64], 2, dtype.removesuffix("_f32")),
+            (7, 10, [32, 64], c_box, c_bytes, "f32" if dtype in OUT_DTYPE else dtype)):
+        best.geometry.tensor_maps.add(pointer_arg=arg, dims=dims, strides_bytes=[dims[0] * size],
+                                      box=box, swizzle_bytes=128, param=param,
+                                      dtype=pb.DType.Value("DTYPE_" + map_dtype.upper()))
+    kernel = tuned.Kernel(best, device="cuda:0")
+    launch_sgemm(kernel, a=0x1000)
+    assert [(e["base"], e["dtype"], e["dims"], e["strides"], e["box"]) for e in driver.encodes] == [
+        (0x1000, in_type, [16, 64], [32], [64, 64]), (0x2000, in_type, [32, 16], [64], [64, 64]),
+        (0x3000, c_type, [32, 64], [32 * c_bytes], c_box)]
+    (launch,) = driver.launches
+    assert launch["params"][8:] == [e["out"] for e in driver.encodes]
+    assert launch["bytes"][8:] == [b"\xa5" * 128] * 3
+    assert cuda_fake.sgemm_pointers(launch) == (0x1000, 0x2000, 0x3000)
+    launch_sgemm(kernel, a=0x1000)  # the same pointers: the maps encoded then
+    assert len(driver.encodes) == 3 and driver.launches[1]["params"][8:] == launch["params"][8:]
+
+
 def test_a_tensor_map_of_an_unknown_dtype_is_malformed(driver):
     with pytest.raises(tuned.TunedError, match="malformed tensor map") as e:
         launch_sgemm(with_a_map(dtype=9))
@@ -681,11 +831,19 @@ def test_a_tensor_map_of_an_unknown_dtype_is_malformed(driver):
     ("f32", args16("f16"), "the kernel's argument 'const __half\\* A' is of f16 data, its "
                            "problem of f32"),
     ("f16", args16("bf16"), "'const __nv_bfloat16\\* A' is of bf16 data, its problem of f16"),
+    ("bf16_f32", args16("bf16"), r"the kernel's argument '__nv_bfloat16\* C' is of bf16 data, its "
+                                 r"problem of bf16_f32 \(C of f32\)"),
+    ("bf16", args16("bf16_f32"), r"the kernel's argument 'float\* C' is of f32 data, its problem "
+                                 r"of bf16$"),
+    ("f16_f32", args16("bf16_f32"), r"'const __nv_bfloat16\* A' is of bf16 data, its problem of "
+                                    r"f16_f32 \(A of f16\)"),
+    ("f32", args16("f16_f32"), r"'const __half\* A' is of f16 data, its problem of f32$"),
 ])
 def test_a_kernel_of_another_dtype_than_its_problems_is_refused(driver, problem_dtype, arguments,
                                                                  text):
     """A pointer argument to float, __nv_bfloat16 or __half must be to the
-    problem's dtype (a kernel of another dtype would read its bytes as
+    problem's type of it, C's for C and A's and B's for A and B (float C of
+    bf16_f32 and f16_f32; a kernel of another dtype would read its bytes as
     another type): TunedError INTERNAL at the launch's preparation."""
     best = best_kernel()
     best.problem.dtype = pb.DType.Value("DTYPE_" + problem_dtype.upper())
@@ -707,7 +865,7 @@ def test_16bit_kernels_that_this_client_cannot_run_are_refused():
     newer = best_kernel()
     newer.problem.dtype = 9  # a dtype of a daemon newer than this client
     with pytest.raises(tuned.TunedError, match="an sgemm kernel of dtype 9: this client runs "
-                                               "f32, bf16 and f16") as e:
+                                               "f32, bf16, f16, bf16_f32 and f16_f32") as e:
         tuned.Kernel(newer, device="cuda:0")
     assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
     unset = best_kernel()

@@ -407,8 +407,8 @@ def test_the_operators_are_registered_where_torch_has_custom_op():
         assert tuned.ops.OPS_REGISTERED is False
         pytest.skip(NO_OPS)
     assert tuned.ops.OPS_REGISTERED
-    assert "tuned::matmul(Tensor a, Tensor b, str math) -> Tensor" in str(
-        torch.ops.tuned.matmul.default._schema)
+    assert ("tuned::matmul(Tensor a, Tensor b, str math, ScalarType? out_dtype=None) -> Tensor"
+            in str(torch.ops.tuned.matmul.default._schema))
     assert "Tensor? bias" in str(torch.ops.tuned.linear.default._schema)
 
 
@@ -449,6 +449,39 @@ def test_the_fake_implementations_keep_a_16bit_dtype(dtype):
 
 
 @needs_ops
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_matmul_operators_out_dtype_gives_a_float32_result(cpu, dtype):
+    """tuned::matmul's out_dtype (None by default): torch.float32 with 16-bit
+    operands gives a float32 output while tracing and eagerly (the
+    fp32-output problem's kernel), another out_dtype is refused; a
+    compiled tuned.matmul(out_dtype=torch.float32) keeps it, with no graph
+    break."""
+    import torch._dynamo
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a, b = torch.empty(4, 8, dtype=dtype), torch.empty(8, 2, dtype=dtype)
+        c = torch.ops.tuned.matmul(a, b, "ieee_fp32", torch.float32)
+        assert c.shape == (4, 2) and c.dtype is torch.float32
+        assert torch.ops.tuned.matmul(a, b, "ieee_fp32").dtype is dtype
+        with pytest.raises((tuned.DTypeError, RuntimeError), match="out_dtype must be None"):
+            torch.ops.tuned.matmul(a, b, "ieee_fp32", torch.float64)
+    torch._dynamo.reset()
+    daemon = FakeDaemon()
+    monkeypatch_client(daemon)
+    a, w = randn(6, 8).to(dtype), randn(5, 8, seed=1).to(dtype)
+    want = (a.double() @ w.double().t()).float()
+    assert torch.equal(torch.ops.tuned.matmul(a, w.t(), "ieee_fp32", torch.float32), want)
+
+    def f(a, w):
+        return tuned.matmul(a, w.t(), out_dtype=torch.float32)
+
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, w)
+    assert got.dtype is torch.float32 and torch.equal(got, want)
+    assert set(daemon.dtypes) == {tuned.ops._DTYPES[dtype] + "_f32"}
+
+
+@needs_ops
 def test_the_operators_run_the_eager_path(cpu):
     daemon = FakeDaemon()
     monkeypatch_client(daemon)
@@ -479,6 +512,22 @@ def test_the_fake_implementations_check_dtypes_as_the_eager_path(args, math, tex
     with pytest.raises(tuned.DTypeError, match=text.replace("as a is", "as x is")
                        .replace("a must", "x must").replace("b must", "weight must")):
         tuned.ops._fake_linear(x, b.t(), None, math)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_fake_matmul_refuses_an_out_dtype_as_the_eager_path(dtype):
+    """_fake_matmul's out_dtype other than None, the operands' dtype and
+    float32: a DTypeError naming it and the operands' dtype, on meta
+    tensors (the dtypes of its outputs need torch >= 2.4: see
+    test_the_matmul_operators_out_dtype_gives_a_float32_result)."""
+    a = torch.empty(4, 8, dtype=dtype, device="meta")
+    b = torch.empty(8, 2, dtype=dtype, device="meta")
+    with pytest.raises(tuned.DTypeError, match="out_dtype must be None, the operands' dtype or "
+                                               r"torch.float32, not torch.float64 \(" + str(dtype)):
+        tuned.ops._fake_matmul(a, b, "ieee_fp32", torch.float64)
+    f32 = torch.empty(4, 8, device="meta"), torch.empty(8, 2, device="meta")
+    with pytest.raises(tuned.DTypeError, match=f"not {dtype} \\(torch.float32 operands\\)"):
+        tuned.ops._fake_matmul(*f32, "tf32", dtype)
 
 
 @needs_ops

@@ -1,7 +1,8 @@
 """tuned.matmul and tuned.linear on bf16 and f16 operands without a GPU:
 each dtype's kernel in each layout (run by cuda_fake.Emulator on CPU
 tensors), the dtype checks before the daemon is asked, math modes, served
-cuBLAS, and gradients."""
+cuBLAS, and gradients; tuned.matmul's out_dtype=torch.float32 (the
+bf16_f32 and f16_f32 problems)."""
 
 import grpc
 import pytest
@@ -89,13 +90,30 @@ def test_16bit_linear_runs_the_nt_kernel_and_adds_the_bias_in_its_dtype(cpu, dty
      dict(math=pb.MATH_FP32_ACCURATE),
      "math 'fp32_accurate' is for float32 operands; torch.float16 takes math 'ieee_fp32' only"),
     ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
-     dict(out=torch.zeros(4, 2)), "out must be bfloat16 as the operands are, not torch.float32"),
+     dict(out=torch.zeros(4, 2)), "out must be bfloat16 as the operands are, not torch.float32; "
+                                  "out_dtype=torch.float32 asks for a float32 result"),
     ("linear", (torch.zeros(3, 8, dtype=torch.bfloat16), torch.zeros(4, 8, dtype=torch.bfloat16),
                 torch.zeros(4)), {}, "bias must be bfloat16 as x is, not torch.float32"),
     ("linear", (torch.zeros(3, 8, dtype=torch.float16), torch.zeros(4, 8)), {},
      "weight must be float16 as x is, not torch.float32"),
     ("linear", (torch.zeros(3, 8, dtype=torch.float16), torch.zeros(4, 8, dtype=torch.float16)),
      dict(math="fp32_accurate"), "math 'fp32_accurate' is for float32 operands"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     dict(out_dtype=torch.float32, out=torch.zeros(4, 2, dtype=torch.bfloat16)),
+     "out must be float32 as out_dtype is, not torch.bfloat16"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 2, dtype=torch.bfloat16)),
+     dict(out_dtype=torch.float16),
+     "out_dtype must be None, the operands' dtype or torch.float32, not torch.float16 "
+     "(torch.bfloat16 operands)"),
+    ("matmul", (torch.zeros(4, 8), torch.zeros(8, 2)), dict(out_dtype=torch.bfloat16),
+     "out_dtype must be None, the operands' dtype or torch.float32, not torch.bfloat16 "
+     "(torch.float32 operands)"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 2, dtype=torch.float16)),
+     dict(out_dtype="float32"), "out_dtype must be None, the operands' dtype or torch.float32, "
+                                "not 'float32'"),
+    ("matmul", (torch.zeros(4, 8, dtype=torch.float16), torch.zeros(8, 2, dtype=torch.float16)),
+     dict(out_dtype=torch.float32, math="tf32"),
+     "math 'tf32' is for float32 operands; torch.float16 takes math 'ieee_fp32' only"),
 ])
 def test_dtypes_are_checked_before_asking_the_daemon(cpu, call, args, kwargs, text):
     """Operands of two dtypes (as torch refuses them), another dtype, an out
@@ -165,3 +183,97 @@ def test_gradients_flow_through_16bit_matmul(cpu):
     assert torch.equal(b.grad, rounded(a.detach().double().t() @ grad.double(), torch.bfloat16))
     assert [asked[2] for asked in daemon.asked] == ["nn", "nt", "tn"]
     assert daemon.dtypes == ["bf16"] * 3
+
+
+# ---- out_dtype=torch.float32: the bf16_f32 and f16_f32 problems ----
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_a_float32_out_dtype_runs_the_fp32_output_problems_kernel_in_each_layout(cpu, dtype):
+    """16-bit operands with out_dtype=torch.float32 ask the daemon for the
+    bf16_f32 (f16_f32) problem in their layout, whose kernel gets their own
+    pointers and writes a float32 result, the exact products' sum rounded
+    once to fp32 (more than 16 bits hold); each layout is asked once, and
+    out_dtype None (or the operands' dtype) is the 16-bit result's problem,
+    another kernel."""
+    daemon = FakeDaemon()
+    t = DTYPE[dtype]
+    for layout in ("nn", "nt", "tn", "tt"):
+        a, b = (x.to(t) for x in operands(layout, m=7, n=5, k=9))
+        want = (a.double() @ b.double()).float()
+        assert not torch.equal(want, want.to(t).float())
+        for _ in range(2):  # the first call asks the daemon, the second finds the route
+            c = tuned.matmul(a, b, out_dtype=torch.float32, client=daemon)
+            assert c.dtype is torch.float32 and c.shape == (7, 5) and torch.equal(c, want)
+            assert cuda_fake.sgemm_pointers(cpu.launches[-1]) == (a.data_ptr(), b.data_ptr(),
+                                                                  c.data_ptr())
+        out = torch.full((7, 5), float("nan"))
+        assert tuned.matmul(a, b, out=out, out_dtype=torch.float32, client=daemon) is out
+        assert torch.equal(out, want)
+    assert daemon.dtypes == [dtype + "_f32"] * 4
+    assert [asked[2] for asked in daemon.asked] == ["nn", "nt", "tn", "tt"]
+    assert cpu.dtypes == [dtype + "_f32"] * 12
+    assert all(r.dtype is t and r.out_dtype is torch.float32 and r.tf32 is None
+               for r in tuned.ops._routes.values())
+    assert len(tuned.ops._kernels) == 4
+    c16 = tuned.matmul(a, b, client=daemon)
+    assert c16.dtype is t and torch.equal(c16, rounded(a.double() @ b.double(), t))
+    assert torch.equal(tuned.matmul(a, b, out_dtype=t, client=daemon), c16)  # the same kernel
+    assert daemon.dtypes[4:] == [dtype] and len(tuned.ops._kernels) == 5
+
+
+def test_a_float32_out_dtype_of_float32_operands_is_the_f32_problem(cpu):
+    daemon = FakeDaemon()
+    a, b = operands("nn", m=7, n=5, k=9)
+    c = tuned.matmul(a, b, out_dtype=torch.float32, client=daemon)
+    assert c.dtype is torch.float32 and close(c, a @ b)
+    assert daemon.dtypes == ["f32"] and cpu.dtypes == ["f32"]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_a_float32_out_dtype_where_cublas_is_served_runs_its_gemm_with_an_fp32_c(cpu, monkeypatch,
+                                                                                tf32_seen, dtype):
+    """The daemon serves cuBLAS for the bf16_f32 (f16_f32) problem: cuBLAS's
+    GEMM with an fp32 C (tuned.kernel._gemm_f32_out; on the CPU torch.matmul
+    of the operands widened to float32, TF32 on for the call as exact and
+    torch's setting restored), a float32 result, a given out written."""
+    seen = []
+    real = torch.matmul
+
+    def recording(x, y, **kwargs):
+        seen.append((x.dtype, y.dtype))
+        return real(x, y, **kwargs)
+    monkeypatch.setattr(torch, "matmul", recording)
+    daemon = FakeDaemon(cublas=True)
+    t = DTYPE[dtype]
+    eps = 2.0 ** (-7 if dtype == "bf16" else -10)  # (1 + eps)^2 needs more bits than 16
+    a, b = torch.full((3, 8), 1 + eps, dtype=t), torch.full((5, 8), 1 + eps, dtype=t).t()
+    c = tuned.matmul(a, b, out_dtype=torch.float32, client=daemon)
+    assert c.dtype is torch.float32 and torch.equal(c, torch.full((3, 5), 8 * (1 + eps) ** 2))
+    out = torch.zeros(3, 5)
+    assert tuned.matmul(a, b, out=out, out_dtype=torch.float32, client=daemon) is out
+    assert torch.equal(out, c)
+    assert seen == [(torch.float32, torch.float32)] * 2 and cpu.launches == []
+    assert daemon.dtypes == [dtype + "_f32"] and daemon.asked[0][2] == "nt"
+    assert tf32_seen == [True, True] and torch.backends.cuda.matmul.allow_tf32 is False
+    (route,) = tuned.ops._routes.values()
+    assert route.kernel is None and route.out_dtype is torch.float32
+
+
+def test_gradients_flow_through_a_float32_out_dtype_matmul(cpu):
+    """A float32 result of bfloat16 operands: its gradient is rounded to
+    bfloat16, and the backward's GEMMs are the bf16 problem's (gradients of
+    the operands' dtype)."""
+    daemon = FakeDaemon()
+    a = randn(6, 8).bfloat16().requires_grad_()
+    b = randn(8, 5, seed=1).bfloat16().requires_grad_()
+    c = tuned.matmul(a, b, out_dtype=torch.float32, client=daemon)
+    assert c.dtype is torch.float32
+    assert torch.equal(c, (a.detach().double() @ b.detach().double()).float())
+    grad = randn(6, 5, seed=2)
+    c.backward(grad)
+    g16 = grad.bfloat16().double()
+    assert a.grad.dtype is torch.bfloat16 and b.grad.dtype is torch.bfloat16
+    assert torch.equal(a.grad, rounded(g16 @ b.detach().double().t(), torch.bfloat16))
+    assert torch.equal(b.grad, rounded(a.detach().double().t() @ g16, torch.bfloat16))
+    assert [asked[2] for asked in daemon.asked] == ["nn", "nt", "tn"]
+    assert daemon.dtypes == ["bf16_f32", "bf16", "bf16"]

@@ -5,9 +5,11 @@
     c = tuned.matmul(a, b, math="tf32")     # or "fp32_accurate"; default "ieee_fp32"
     c = tuned.matmul(a, w.t())              # a transposed view: layout "nt", no copy
     c = tuned.matmul(a16, b16)              # bfloat16 or float16 matrices: that dtype's problem
+    c = tuned.matmul(a16, b16, out_dtype=torch.float32)   # a float32 result: bf16_f32, f16_f32
     y = tuned.linear(x, weight, bias)       # torch.nn.functional.linear's semantics ("nt")
     best = tuned.Client().best(1024, 1024, 1024)   # tuned.v1.BestKernel
     best = tuned.Client().best(1024, 1024, 1024, dtype="bf16")   # 16-bit A, B, C; fp32 sums
+    best = tuned.Client().best(1024, 1024, 1024, dtype="bf16_f32")   # 16-bit A, B; fp32 C
 
     # Your own kernel (a spec file, examples/kernels/), tuned and run:
     client = tuned.Client()

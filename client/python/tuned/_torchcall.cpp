@@ -76,7 +76,8 @@ struct SgemmSpec {
   std::vector<uint64_t> params;  // each parameter's bytes, from the start of its 8
   int slot[5] = {};  // the parameters A, B, C, alpha, beta
   bool prescale = false;  // the kernel adds alpha * A B into C
-  at::ScalarType dtype = at::kFloat;
+  at::ScalarType dtype = at::kFloat;      // A's and B's
+  at::ScalarType out_dtype = at::kFloat;  // C's
   int index = 0;  // the CUDA device
   int64_t m = 0, n = 0, k = 0;
   // op(A)'s and op(B)'s strides where transposed ("t"); {0, 0}: contiguous
@@ -103,18 +104,19 @@ bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what) {
   return ok;
 }
 
-// sgemm_spec(fn, ctx, dims, params, slots, prescale, dtype, index, m, n, k,
-// stride_a, stride_b) -> a capsule for sgemm. fn, ctx: the CUfunction and
+// sgemm_spec(fn, ctx, dims, params, slots, prescale, dtype, out_dtype, index,
+// m, n, k, stride_a, stride_b) -> a capsule for sgemm. fn, ctx: the CUfunction and
 // the CUcontext it was loaded into; dims: 7 integers (grid, block, dynamic
 // shared bytes); params: bytes, 8 a parameter, each value from the start of
 // its 8 (little-endian: an int or float in the first 4); slots: the indices
 // of A, B, C, alpha and beta among them; prescale: C is set to zero first
-// where beta is 0 (the kernel adds into it); dtype: the tensors' torch.dtype;
-// index: their CUDA device; m, n, k: the shape; stride_a, stride_b: op(A)'s
-// and op(B)'s strides where transposed, None where contiguous.
+// where beta is 0 (the kernel adds into it); dtype, out_dtype: a's and b's
+// torch.dtype, out's; index: their CUDA device; m, n, k: the shape;
+// stride_a, stride_b: op(A)'s and op(B)'s strides where transposed, None
+// where contiguous.
 PyObject* sgemm_spec(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 13) {
-    PyErr_SetString(PyExc_TypeError, "sgemm_spec takes 13 arguments");
+  if (nargs != 14) {
+    PyErr_SetString(PyExc_TypeError, "sgemm_spec takes 14 arguments");
     return nullptr;
   }
   auto spec = std::make_unique<SgemmSpec>();
@@ -144,20 +146,21 @@ PyObject* sgemm_spec(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     spec->slot[i] = static_cast<int>(slots[i]);
   }
   spec->prescale = PyObject_IsTrue(args[5]) == 1;
-  if (!THPDtype_Check(args[6])) {
-    PyErr_SetString(PyExc_TypeError, "sgemm_spec: dtype must be a torch.dtype");
+  if (!THPDtype_Check(args[6]) || !THPDtype_Check(args[7])) {
+    PyErr_SetString(PyExc_TypeError, "sgemm_spec: dtype and out_dtype must be torch.dtypes");
     return nullptr;
   }
   spec->dtype = reinterpret_cast<THPDtype*>(args[6])->scalar_type;
-  spec->index = static_cast<int>(PyLong_AsLong(args[7]));
-  spec->m = PyLong_AsLongLong(args[8]);
-  spec->n = PyLong_AsLongLong(args[9]);
-  spec->k = PyLong_AsLongLong(args[10]);
+  spec->out_dtype = reinterpret_cast<THPDtype*>(args[7])->scalar_type;
+  spec->index = static_cast<int>(PyLong_AsLong(args[8]));
+  spec->m = PyLong_AsLongLong(args[9]);
+  spec->n = PyLong_AsLongLong(args[10]);
+  spec->k = PyLong_AsLongLong(args[11]);
   if (PyErr_Occurred()) return nullptr;
-  if (args[11] != Py_None && !ReadInts(args[11], spec->stride_a.data(), 2, "sgemm_spec: stride_a")) {
+  if (args[12] != Py_None && !ReadInts(args[12], spec->stride_a.data(), 2, "sgemm_spec: stride_a")) {
     return nullptr;
   }
-  if (args[12] != Py_None && !ReadInts(args[12], spec->stride_b.data(), 2, "sgemm_spec: stride_b")) {
+  if (args[13] != Py_None && !ReadInts(args[13], spec->stride_b.data(), 2, "sgemm_spec: stride_b")) {
     return nullptr;
   }
   PyObject* capsule = PyCapsule_New(spec.get(), kSpecName, FreeSpec);
@@ -165,11 +168,11 @@ PyObject* sgemm_spec(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return capsule;
 }
 
-// Whether t is on the spec's device, of its dtype and of (rows, cols),
+// Whether t is on the spec's device, of `dtype` and of (rows, cols),
 // contiguous where `stride` is {0, 0}, else of that stride.
-bool Fits(const at::Tensor& t, const SgemmSpec& s, int64_t rows, int64_t cols,
-          const std::array<int64_t, 2>& stride) {
-  if (t.scalar_type() != s.dtype || t.dim() != 2 || t.size(0) != rows || t.size(1) != cols ||
+bool Fits(const at::Tensor& t, const SgemmSpec& s, at::ScalarType dtype, int64_t rows,
+          int64_t cols, const std::array<int64_t, 2>& stride) {
+  if (t.scalar_type() != dtype || t.dim() != 2 || t.size(0) != rows || t.size(1) != cols ||
       !t.is_cuda() || t.get_device() != s.index) {
     return false;
   }
@@ -211,15 +214,16 @@ PyObject* sgemm(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const at::Tensor& a = THPVariable_Unpack(args[1]);
   const at::Tensor& b = THPVariable_Unpack(args[2]);
   constexpr std::array<int64_t, 2> kContiguous{};
-  if (!Fits(a, *s, s->m, s->k, s->stride_a) || !Fits(b, *s, s->k, s->n, s->stride_b)) {
+  if (!Fits(a, *s, s->dtype, s->m, s->k, s->stride_a) ||
+      !Fits(b, *s, s->dtype, s->k, s->n, s->stride_b)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
   at::Tensor out;
   if (new_out) {
-    out = at::empty({s->m, s->n}, a.options());
+    out = at::empty({s->m, s->n}, a.options().dtype(s->out_dtype));
   } else {
     const at::Tensor& given = THPVariable_Unpack(out_obj);
-    if (!Fits(given, *s, s->m, s->n, kContiguous)) Py_RETURN_NOTIMPLEMENTED;
+    if (!Fits(given, *s, s->out_dtype, s->m, s->n, kContiguous)) Py_RETURN_NOTIMPLEMENTED;
     out = given;
   }
   // The driver copies the parameters at the launch: a copy per call, on the
@@ -251,8 +255,8 @@ PyMethodDef methods[] = {
      "matmul(plan, a, b, stream, workspace) -> a new tensor, or (what, status)"},
     {"sgemm_spec", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(sgemm_spec)),
      METH_FASTCALL,
-     "sgemm_spec(fn, ctx, dims, params, slots, prescale, dtype, index, m, n, k, stride_a, "
-     "stride_b) -> a launch prepared for sgemm"},
+     "sgemm_spec(fn, ctx, dims, params, slots, prescale, dtype, out_dtype, index, m, n, k, "
+     "stride_a, stride_b) -> a launch prepared for sgemm"},
     {"sgemm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(sgemm)), METH_FASTCALL,
      "sgemm(spec, a, b, out, alpha, beta, stream) -> out, (what, CUresult) or NotImplemented"},
     {nullptr, nullptr, 0, nullptr}};

@@ -103,28 +103,30 @@ def layout_name(value):
 
 
 # Element type names (tuner.proto DType) of sgemm problems: "f32" (fp32 A, B,
-# C), "bf16" and "f16" (16-bit A, B and C, fp32 accumulation).
-DTYPES = ("f32", "bf16", "f16")
+# C), "bf16" and "f16" (16-bit A, B and C, fp32 accumulation), "bf16_f32" and
+# "f16_f32" (16-bit A and B, fp32 accumulation and C).
+DTYPES = ("f32", "bf16", "f16", "bf16_f32", "f16_f32")
+_DTYPE_VALUES = frozenset(pb.DType.Value("DTYPE_" + name.upper()) for name in DTYPES)
 
 
 def dtype_value(dtype):
-    """tuner.proto DType of an element type's name ("f32", "bf16", "f16") or
-    enum value (DTYPE_F32, DTYPE_BF16, DTYPE_F16); TunedError
+    """tuner.proto DType of an element type's name (one of DTYPES: "f32",
+    "bf16", "f16", "bf16_f32", "f16_f32") or enum value (DTYPE_F32,
+    DTYPE_BF16, DTYPE_F16, DTYPE_BF16_F32, DTYPE_F16_F32); TunedError
     INVALID_ARGUMENT, naming the known ones, for another."""
     if isinstance(dtype, str):
         if dtype in DTYPES:
             return pb.DType.Value("DTYPE_" + dtype.upper())
-    elif (isinstance(dtype, int) and not isinstance(dtype, bool)
-          and dtype in (pb.DTYPE_F32, pb.DTYPE_BF16, pb.DTYPE_F16)):
+    elif isinstance(dtype, int) and not isinstance(dtype, bool) and dtype in _DTYPE_VALUES:
         return dtype
     raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
                      f"unknown dtype {dtype!r} (known: {', '.join(DTYPES)})")
 
 
 def dtype_name(value):
-    """"bf16" for DTYPE_BF16, "f16" for DTYPE_F16, "f32" for DTYPE_F32 (and
-    for DTYPE_UNSPECIFIED, which the daemon reads as f32); for a
-    tuned.v1.Problem, its dtype's name."""
+    """"bf16" for DTYPE_BF16, "bf16_f32" for DTYPE_BF16_F32, and so on (the
+    names of DTYPES); "f32" for DTYPE_F32 and for DTYPE_UNSPECIFIED, which
+    the daemon reads as f32; for a tuned.v1.Problem, its dtype's name."""
     if isinstance(value, pb.Problem):
         value = value.dtype
     if value == pb.DTYPE_UNSPECIFIED:
@@ -152,10 +154,12 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn",
     value. Each layout is its own problem (its own measurements and best).
     `dtype` (Problem.dtype, tuner.proto DType; see dtype_value): "f32" (the
     default), or for sgemm "bf16" or "f16": A, B and C of that 16-bit type,
-    alpha, beta and the accumulation fp32, math "ieee_fp32" only (the
-    daemon refuses the other modes with INVALID_ARGUMENT); its own problem
-    too. A kernel spec's problem is "f32" only (its arguments have their
-    own types).
+    alpha, beta and the accumulation fp32; or "bf16_f32" or "f16_f32": A
+    and B of that 16-bit type, alpha, beta, the accumulation and C fp32 (C
+    never rounded to 16 bits, as cublasGemmEx with an fp32 C); the 16-bit
+    dtypes in math "ieee_fp32" only (the daemon refuses the other modes
+    with INVALID_ARGUMENT); each its own problem too. A kernel spec's
+    problem is "f32" only (its arguments have their own types).
     TunedError INVALID_ARGUMENT for an empty family name, an unknown math
     mode, layout or dtype, a version or a 16-bit dtype for a kernel spec's
     family (version: for a built-in family) or a non-integer dimension; the
@@ -333,7 +337,8 @@ class Client:
         (queued_job_id). NOT_FOUND if no tuned shape is near. `family`,
         `math`, `version`, `layout`, `dtype`: as in problem() (sgemm in
         layout "nt": a kernel reading B as stored NxK; in dtype "bf16": one
-        taking __nv_bfloat16 A, B and C, best.arguments); a kernel spec's
+        taking __nv_bfloat16 A, B and C, best.arguments; in "bf16_f32":
+        __nv_bfloat16 A and B and a float C); a kernel spec's
         best also has kernel_arguments (tuned.Kernel.launch runs it)."""
         req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math, version=version,
                                                 layout=layout, dtype=dtype),

@@ -18,7 +18,7 @@ import threading
 import grpc
 
 from . import driver
-from .client import DTypeError, TunedError, dtype_name, family_name, layout_name
+from .client import DTYPES, DTypeError, TunedError, dtype_name, family_name, layout_name
 from .layout import describe as _describe_layout
 from .layout import is_transposed
 from .v1 import tuner_pb2 as pb
@@ -28,11 +28,15 @@ _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 _STATIC_SHARED_LIMIT = 48 * 1024
 _BUILTIN = ("sgemm", "transpose")
+# An element type: its torch dtype (by name) and the C type of a kernel's
+# pointer to it (best.arguments, e.g. "const __nv_bfloat16* A").
+_FLOAT, _BFLOAT16, _HALF = (("float32", "float"), ("bfloat16", "__nv_bfloat16"),
+                             ("float16", "__half"))
 # An sgemm problem's dtype (Problem.dtype; unset: f32, as the daemon reads it)
-# -> the torch dtype (by name) of A, B and C, and the C type its kernel's
-# pointers take (best.arguments, e.g. "const __nv_bfloat16* A").
-_SGEMM_DTYPE = {pb.DTYPE_UNSPECIFIED: ("float32", "float"), pb.DTYPE_F32: ("float32", "float"),
-                pb.DTYPE_BF16: ("bfloat16", "__nv_bfloat16"), pb.DTYPE_F16: ("float16", "__half")}
+# -> the element type of A and B, and that of C.
+_SGEMM_DTYPE = {pb.DTYPE_UNSPECIFIED: (_FLOAT, _FLOAT), pb.DTYPE_F32: (_FLOAT, _FLOAT),
+                pb.DTYPE_BF16: (_BFLOAT16, _BFLOAT16), pb.DTYPE_F16: (_HALF, _HALF),
+                pb.DTYPE_BF16_F32: (_BFLOAT16, _FLOAT), pb.DTYPE_F16_F32: (_HALF, _FLOAT)}
 _ELEMENT_DTYPE = {"float": pb.DTYPE_F32, "__nv_bfloat16": pb.DTYPE_BF16, "__half": pb.DTYPE_F16}
 # A kernel spec's element types: the torch dtype (by name) of a buffer, the
 # ctypes type and proto field of a scalar (tuner.proto SpecType).
@@ -90,21 +94,23 @@ def _torch():
 
 
 def _check_tensors(torch, tensors, device, dtype=None):
-    """TypeError/ValueError unless each (tensor, name, shape[, layout]) is a
-    torch tensor of `dtype` (a torch.dtype; None: float32) and that shape,
-    contiguous (layout "n", the default) or the transpose of a row-major
-    matrix (layout "t"), then unless each is on `device`: the form of every
-    tensor is checked before any device. Another dtype is a DTypeError
-    (TunedError INVALID_ARGUMENT and TypeError) naming both."""
+    """TypeError/ValueError unless each (tensor, name, shape[, layout[,
+    its dtype]]) is a torch tensor of its dtype (default `dtype`, a
+    torch.dtype; None: float32) and that shape, contiguous (layout "n", the
+    default) or the transpose of a row-major matrix (layout "t"), then
+    unless each is on `device`: the form of every tensor is checked before
+    any device. Another dtype is a DTypeError (TunedError INVALID_ARGUMENT
+    and TypeError) naming both."""
     dtype = dtype or torch.float32
-    for t, name, shape, *layout in tensors:
+    for t, name, shape, *rest in tensors:
+        want = rest[1] if len(rest) > 1 else dtype
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, not {type(t).__name__}")
-        if t.dtype != dtype:
-            raise DTypeError(f"{name} must be {str(dtype).removeprefix('torch.')}, not {t.dtype}")
+        if t.dtype != want:
+            raise DTypeError(f"{name} must be {str(want).removeprefix('torch.')}, not {t.dtype}")
         if tuple(t.shape) != tuple(shape):
             raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
-        op = layout[0] if layout else "n"
+        op = rest[0] if rest else "n"
         if op == "n" and not t.is_contiguous():
             raise ValueError(f"{name} must be contiguous (row-major); call .contiguous()")
         if op == "t" and not is_transposed(t):
@@ -189,6 +195,38 @@ def _run_in_mode(torch, tf32, fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
+_mm_out_dtype = None  # whether torch.mm takes out_dtype (torch >= 2.8), found at the first use
+
+
+def _takes_out_dtype(torch):
+    """Whether torch.mm has its out_dtype overload (aten::mm.dtype)."""
+    try:
+        return "dtype" in torch.ops.aten.mm.overloads()
+    except Exception:  # a torch without the overload packet's list
+        return False
+
+
+def _gemm_f32_out(torch, a, b, out, alpha=1.0, beta=0.0):
+    """out = alpha * a @ b + beta * out for bfloat16 or float16 matrices a
+    (MxK) and b (KxN) of one dtype and a float32 out (MxN), as cuBLAS's
+    cublasGemmEx with an fp32 C computes it: the products exact, summed in
+    fp32, C never rounded to 16 bits; returns out. On CUDA tensors with
+    alpha 1 and beta 0, torch.mm's out_dtype where torch has it (>= 2.8: that
+    very cuBLAS call); otherwise torch.matmul (addmm_ with alpha, beta) of a
+    and b widened to float32, with TF32 on for the call (exact all the same:
+    every bfloat16 and float16 value is a TF32 value)."""
+    global _mm_out_dtype
+    if alpha == 1 and beta == 0 and a.is_cuda:
+        if _mm_out_dtype is None:
+            _mm_out_dtype = _takes_out_dtype(torch)
+        if _mm_out_dtype:
+            return torch.mm(a, b, out_dtype=torch.float32, out=out)
+    a, b = a.float(), b.float()
+    if alpha == 1 and beta == 0:
+        return _run_in_mode(torch, True, torch.matmul, a, b, out=out)
+    return _run_in_mode(torch, True, out.addmm_, a, b, beta=beta, alpha=alpha)
+
+
 class Kernel:
     """A tuned kernel (a tuned.v1.BestKernel from Client.best) for one shape,
     run on torch tensors.
@@ -218,12 +256,15 @@ class Kernel:
     daemon older than layouts answering with its "nn" kernel) is refused:
     TunedError FAILED_PRECONDITION.
 
-    An sgemm kernel's tensors are of its problem's dtype (best.problem.dtype,
-    `dtype`: torch.float32 for f32; torch.bfloat16 for bf16 and
-    torch.float16 for f16, 16-bit A, B and C with fp32 alpha, beta and
-    accumulation, C rounded once); where cuBLAS serves a 16-bit problem,
-    torch.matmul runs on the 16-bit tensors (cuBLAS, fp32 accumulation), as
-    torch's settings are.
+    An sgemm kernel's tensors are of its problem's dtype (best.problem.dtype):
+    A and B of `dtype`, C of `out_dtype`: torch.float32 all three for f32;
+    torch.bfloat16 for bf16 and torch.float16 for f16, 16-bit A, B and C
+    with fp32 alpha, beta and accumulation, C rounded once; for bf16_f32
+    and f16_f32, A and B torch.bfloat16 or torch.float16 and C
+    torch.float32, never rounded to 16 bits. Where cuBLAS serves a 16-bit
+    problem, torch.matmul runs on the 16-bit tensors (cuBLAS, fp32
+    accumulation), as torch's settings are; for an fp32 C, cuBLAS's GEMM
+    with an fp32 C (_gemm_f32_out).
 
     A kernel spec's kernel (a registered family: best.kernel_arguments is
     set) runs with launch(*tensors) (or calling the Kernel): the buffers in
@@ -248,19 +289,23 @@ class Kernel:
         if self.device.type != "cuda" or self.device.index is None:
             raise ValueError(f"device must be a CUDA device with an index, e.g. cuda:0, not {device}")
         self.uses_torch = self.family == "sgemm" and best.use_baseline
-        # The element type of A, B and C (sgemm) or in and out (transpose): a
-        # torch.dtype; None for a kernel spec's (its buffers' types are its own).
-        self.dtype, self._ctype = None, None
+        # The element types (torch.dtypes) of A and B (`dtype`) and of C
+        # (`out_dtype`) of sgemm, of in and out of transpose, and the C types
+        # of the kernel's pointers to them; None for a kernel spec's (its
+        # buffers' types are its own).
+        self.dtype = self.out_dtype = self._ctype = self._out_ctype = None
         if self.family == "sgemm":
             if best.problem.dtype not in _SGEMM_DTYPE:
                 raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
                                  f"an sgemm kernel of {dtype_name(best.problem.dtype)}: this "
-                                 "client runs f32, bf16 and f16 (it is older than the daemon)")
-            name, self._ctype = _SGEMM_DTYPE[best.problem.dtype]
-            self.dtype = getattr(torch, name)
+                                 f"client runs {', '.join(DTYPES[:-1])} and {DTYPES[-1]} (it is "
+                                 "older than the daemon)")
+            (name, self._ctype), (out_name, self._out_ctype) = _SGEMM_DTYPE[best.problem.dtype]
+            self.dtype, self.out_dtype = getattr(torch, name), getattr(torch, out_name)
         elif not self.is_spec:
-            self.dtype, self._ctype = torch.float32, "float"
-        half = self.dtype is not None and self.dtype is not torch.float32
+            self.dtype = self.out_dtype = torch.float32
+            self._ctype = self._out_ctype = "float"
+        half = self.dtype is not None and self.dtype is not torch.float32  # 16-bit A and B
         # The mode of the cuBLAS it may call: TF32 for math tf32, else off;
         # None for a 16-bit GEMM (torch.matmul as torch's settings are).
         self.tf32 = None if half else best.problem.math == pb.MATH_TF32
@@ -345,8 +390,9 @@ class Kernel:
         family, the indices of the ones a call sets (sgemm: A, B, C, alpha,
         beta; transpose: in, out), from best.arguments (the kernel's C
         declarations in order; a pointer to float, __nv_bfloat16 or __half
-        must be to the problem's dtype) and the shape; for a kernel spec, its
-        packed scalars and buffer slots."""
+        must be to the problem's element type of it: C's for C, A's and B's
+        for the others) and the shape; for a kernel spec, its packed scalars
+        and buffer slots."""
         if self.is_spec:
             template = [(ctypes.c_void_p, None) if p is None else (type(p), p.value)
                         for p in self._scalars]
@@ -360,12 +406,17 @@ class Kernel:
             ctype, _, name = decl.rpartition(" ")
             if "*" in ctype:
                 element = ctype.replace("const ", "").rstrip("*").strip()
-                if element in _ELEMENT_DTYPE and element != self._ctype:
-                    # e.g. an f32 kernel served for a bf16 problem
+                want = self._out_ctype if name == "C" else self._ctype
+                if element in _ELEMENT_DTYPE and element != want:
+                    # e.g. an f32 kernel served for a bf16 problem, or a bf16
+                    # one (C of bf16) for a bf16_f32 problem
+                    of = dtype_name(self.best.problem)
+                    if self._out_ctype != self._ctype:
+                        of += f" ({name} of {dtype_name(_ELEMENT_DTYPE[want])})"
                     raise TunedError(grpc.StatusCode.INTERNAL,
                                      f"the kernel's argument '{decl}' is of "
                                      f"{dtype_name(_ELEMENT_DTYPE[element])} data, its problem of "
-                                     f"{dtype_name(self.best.problem)}")
+                                     f"{of}")
                 template.append((ctypes.c_void_p, None))
             elif ctype == "int" and name in known:
                 template.append((ctypes.c_int, known[name]))
@@ -421,8 +472,8 @@ class Kernel:
                           for ctype, value in launcher.template)
         return _torchcall.sgemm_spec(launcher.fn, launcher.ctx,
                                      (*launcher.grid, *launcher.block, launcher.smem), params,
-                                     launcher.fast, self._prescale, self.dtype, self._index,
-                                     m, n, k, *self._strides)
+                                     launcher.fast, self._prescale, self.dtype, self.out_dtype,
+                                     self._index, m, n, k, *self._strides)
 
     def load(self):
         """Loads the module and prepares the launches now rather than at the
@@ -432,7 +483,7 @@ class Kernel:
         return self
 
     def _sgemm_launch(self, a, b, out, alpha, beta):
-        """The kernel on checked tensors (of the kernel's dtype and shape, in
+        """The kernel on checked tensors (of the kernel's dtypes and shape, in
         its layout, on its device): out = alpha * a @ b + beta * out."""
         launcher = self._launcher or self._prepare()
         s = launcher.slots()
@@ -454,22 +505,27 @@ class Kernel:
         """cuBLAS (torch) in the problem's math mode: the mode's baseline,
         cuBLAS TF32 for math tf32, else fp32; for a 16-bit problem,
         torch.matmul (or addmm_) on the 16-bit tensors as torch's settings
-        are (cuBLAS, fp32 accumulation)."""
+        are (cuBLAS, fp32 accumulation); for one with an fp32 C (bf16_f32,
+        f16_f32), _gemm_f32_out."""
         torch = self._torch
+        if self.out_dtype is not self.dtype:
+            return _gemm_f32_out(torch, a, b, out, alpha, beta)
         if alpha == 1 and beta == 0:
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
         return _run_in_mode(torch, self.tf32, out.addmm_, a, b, beta=beta, alpha=alpha)
 
     def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0):
         """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
-        CUDA tensors of the kernel's dtype (`dtype`: torch.float32, or for a
-        bf16 or f16 problem torch.bfloat16 or torch.float16; alpha and beta
-        are fp32 all the same) on the kernel's device, of the kernel's shape:
-        out row-major (contiguous), a and b in the kernel's layout (`layout`:
-        "n" row-major, "t" the transpose of a row-major matrix, e.g. b =
-        w.t() of a contiguous (N, K) w for "nt"); out=None allocates it, of
-        the kernel's dtype (beta must then be 0). Runs on torch's current
-        stream. tuned.DTypeError (a TunedError INVALID_ARGUMENT and a
+        CUDA tensors on the kernel's device, a and b of the kernel's `dtype`
+        and out of its `out_dtype` (torch.float32 both for f32; for a bf16
+        or f16 problem torch.bfloat16 or torch.float16 both; for bf16_f32 or
+        f16_f32, a and b torch.bfloat16 or torch.float16 and out
+        torch.float32; alpha and beta are fp32 all the same), of the
+        kernel's shape: out row-major (contiguous), a and b in the kernel's
+        layout (`layout`: "n" row-major, "t" the transpose of a row-major
+        matrix, e.g. b = w.t() of a contiguous (N, K) w for "nt"); out=None
+        allocates it, of `out_dtype` (beta must then be 0). Runs on torch's
+        current stream. tuned.DTypeError (a TunedError INVALID_ARGUMENT and a
         TypeError) for a tensor of another dtype, naming both; TypeError for
         a non-tensor, ValueError for a wrong shape, layout or device."""
         fast = self._fast
@@ -483,7 +539,7 @@ class Kernel:
         if sizes is not None:
             # The checks below, compared with values computed once; any
             # failure (or a non-tensor) takes the path that names it.
-            dt, index = self.dtype, self._index
+            dt, odt, index = self.dtype, self.out_dtype, self._index
             sa, sb = self._strides
             try:
                 ok = (a.dtype is dt and b.dtype is dt and a.shape == sizes[0]
@@ -492,13 +548,13 @@ class Kernel:
                       and (a.is_contiguous() if sa is None else a.stride() == sa)
                       and (b.is_contiguous() if sb is None else b.stride() == sb)
                       and (beta == 0 if out is None else
-                           out.dtype is dt and out.shape == sizes[2]
+                           out.dtype is odt and out.shape == sizes[2]
                            and out.get_device() == index and out.is_contiguous()))
             except AttributeError:
                 ok = False
             if ok:
                 if out is None:
-                    out = a.new_empty(*sizes[2])  # ints: 2.3 us less than a Size
+                    out = a.new_empty(*sizes[2], dtype=odt)  # ints: 2.3 us less than a Size
                 if self.uses_torch:
                     return self._sgemm_torch(a, b, out, alpha, beta)
                 self._sgemm_launch(a, b, out, alpha, beta)
@@ -512,11 +568,11 @@ class Kernel:
         if out is None and beta != 0:
             raise ValueError("beta != 0 needs out (C is read)")
         m, n, k = self.shape
-        outs = [] if out is None else [(out, "out", (m, n))]
+        outs = [] if out is None else [(out, "out", (m, n), "n", self.out_dtype)]
         _check_tensors(torch, [(a, "a", (m, k), self.layout[0]), (b, "b", (k, n), self.layout[1])]
                        + outs, self.device, self.dtype)
         if out is None:
-            out = torch.empty((m, n), dtype=self.dtype, device=self.device)
+            out = torch.empty((m, n), dtype=self.out_dtype, device=self.device)
         if self.uses_torch:  # the mode's baseline: cuBLAS TF32 for math tf32, else fp32
             return self._sgemm_torch(a, b, out, alpha, beta)
         self._sgemm_launch(a, b, out, alpha, beta)

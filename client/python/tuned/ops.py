@@ -23,7 +23,8 @@ they are.
 Dtypes: float32 operands are the f32 problem in the math mode asked;
 bfloat16 and float16 operands (both of one dtype) the bf16 and f16 problems
 (16-bit A, B and C, fp32 accumulation), in math "ieee_fp32" only, their
-result of their dtype.
+result of their dtype; tuned.matmul's out_dtype=torch.float32 makes theirs
+the bf16_f32 and f16_f32 problems (16-bit A and B, fp32 accumulation and C).
 
 Importing this module imports torch; `tuned.matmul` does that on first use.
 """
@@ -38,7 +39,7 @@ import torch.nn.functional as F
 
 from . import blas as _blas
 from .client import Client, DTypeError, TunedError, default_address, layout_value
-from .kernel import Kernel, _run_in_mode, served_layout
+from .kernel import Kernel, _gemm_f32_out, _run_in_mode, served_layout
 from .layout import operand_layout as _layout
 from .layout import weight_layout as _weight_layout
 from .v1 import tuner_pb2 as pb
@@ -50,7 +51,8 @@ _MATH = {"ieee_fp32": (pb.MATH_IEEE_FP32, False),
 _MATH_BY_VALUE = {v[0]: (name, v) for name, v in _MATH.items()}
 
 _F32 = torch.float32
-# The operands' torch dtype -> the problem's dtype (Problem.dtype's name).
+# The operands' torch dtype -> the problem's dtype (Problem.dtype's name);
+# with a float32 result for 16-bit operands, that name and "_f32".
 _DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
 _DTYPE_NAMES = "float32, bfloat16 or float16"
 _grad_enabled = torch.is_grad_enabled
@@ -111,16 +113,19 @@ class _Route:
     None, cuBLAS in the math mode (`tf32`: cuBLAS TF32, else pure fp32; None
     for 16-bit operands: torch as its settings are): `blas` (a tuned.blas.Gemm
     calling cuBLAS itself) where it is available and the operands are in
-    `layout` as they are, else torch. `out_shape`: the shape
-    of the result (linear's keeps x's leading dimensions); `dtype`: the
-    operands' and the result's torch dtype."""
+    `layout` as they are, else torch (for 16-bit operands and a float32
+    result, cuBLAS's GEMM with an fp32 C, tuned.kernel._gemm_f32_out).
+    `out_shape`: the shape of the result (linear's keeps x's leading
+    dimensions); `dtype`: the operands' torch dtype, `out_dtype` the
+    result's (None: dtype)."""
 
     __slots__ = ("kernel", "tf32", "layout", "copy_a", "copy_b", "m", "n", "k", "size",
-                 "out_shape", "index", "fused_bias", "dtype", "blas")
+                 "out_shape", "index", "fused_bias", "dtype", "out_dtype", "blas")
 
     def __init__(self, kernel, tf32, layout, copy_a, copy_b, m, n, k, index, out_shape=None,
-                 bias_shape=None, dtype=_F32, blas=None):
+                 bias_shape=None, dtype=_F32, blas=None, out_dtype=None):
         self.kernel, self.tf32, self.layout, self.dtype = kernel, tf32, layout, dtype
+        self.out_dtype = out_dtype or dtype
         self.blas = blas
         # torch.nn.functional.linear adds a bias of shape (N,) itself; another
         # shape that broadcasts is added after the GEMM.
@@ -133,9 +138,9 @@ class _Route:
         self.out_shape = self.size if same else torch.Size(out_shape)
 
     def fits(self, out):
-        """Whether `out` is a row-major (m, n) tensor of the route's dtype on the device."""
-        return (out.dtype is self.dtype and out.shape == self.size and out.get_device() == self.index
-                and out.is_contiguous())
+        """Whether `out` is a row-major (m, n) tensor of the route's out_dtype on the device."""
+        return (out.dtype is self.out_dtype and out.shape == self.size
+                and out.get_device() == self.index and out.is_contiguous())
 
     def matmul(self, a, b, out):
         kernel = self.kernel
@@ -143,6 +148,10 @@ class _Route:
             blas = self.blas
             if blas is not None:
                 return blas.new(a, b) if out is None else blas(a, b, out)
+            if self.out_dtype is not self.dtype:  # 16-bit operands, a float32 result
+                if out is None:
+                    out = a.new_empty(self.m, self.n, dtype=self.out_dtype)
+                return _gemm_f32_out(torch, a, b, out)
             if out is None:
                 return _run_in_mode(torch, self.tf32, torch.matmul, a, b)
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
@@ -151,7 +160,7 @@ class _Route:
         if self.copy_b:
             b = b.contiguous()
         if out is None:
-            out = a.new_empty(self.m, self.n)
+            out = a.new_empty(self.m, self.n, dtype=self.out_dtype)
         kernel._sgemm_launch(a, b, out, 1.0, 0.0)
         return out
 
@@ -181,13 +190,15 @@ class _Route:
 
 
 def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, client,
-               out_shape=None, bias_shape=None, dtype=_F32):
+               out_shape=None, bias_shape=None, dtype=_F32, out_dtype=None):
     mode, tf32 = _math(math)
     name = _DTYPES[dtype]
     if name != "f32":
         tf32 = None  # a 16-bit GEMM: torch.matmul as its settings are
+        if out_dtype is _F32:
+            name += "_f32"
     index = device.index if device.type == "cuda" else -1
-    shaped = dict(out_shape=out_shape, bias_shape=bias_shape, dtype=dtype)
+    shaped = dict(out_shape=out_shape, bias_shape=bias_shape, dtype=dtype, out_dtype=out_dtype)
     if not (m and n and k):  # an empty GEMM: torch's
         return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
     if _capturing():
@@ -270,12 +281,30 @@ def _check_device(tensors):
     return first.device
 
 
-def _check_out(out, size, device, dtype):
+def _check_out_dtype(out_dtype, dtype):
+    """The result's dtype of operands of `dtype` given matmul's out_dtype:
+    dtype for None and dtype itself, float32 for float32 with 16-bit
+    operands; DTypeError for another."""
+    if out_dtype is None or out_dtype is dtype:
+        return dtype
+    if out_dtype is _F32:
+        return _F32
+    raise DTypeError(f"out_dtype must be None, the operands' dtype or torch.float32, not "
+                     f"{out_dtype!r} ({dtype} operands)")
+
+
+def _check_out(out, size, device, dtype, given=False):
+    """TypeError/ValueError unless `out` is a row-major tensor of `size` and
+    `dtype` on `device`: DTypeError for another dtype, naming it as the
+    operands' or (`given`) matmul's out_dtype."""
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"out must be a torch.Tensor, not {type(out).__name__}")
     if out.dtype != dtype:
-        raise DTypeError(f"out must be {str(dtype).removeprefix('torch.')} as the operands are, "
-                         f"not {out.dtype}")
+        hint = ("; out_dtype=torch.float32 asks for a float32 result"
+                if not given and out.dtype is _F32 else "")
+        raise DTypeError(f"out must be {str(dtype).removeprefix('torch.')} as "
+                         f"{'out_dtype is' if given else 'the operands are'}, not {out.dtype}"
+                         + hint)
     if tuple(out.shape) != tuple(size):
         raise ValueError(f"out has shape {tuple(out.shape)}, expected {tuple(size)}")
     if not out.is_contiguous():
@@ -284,7 +313,8 @@ def _check_out(out, size, device, dtype):
         raise ValueError(f"out is on {out.device}, the operands on {device}")
 
 
-def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=None):
+def matmul(a, b, *, math="ieee_fp32", out=None, out_dtype=None, tune_if_missing=False,
+           client=None):
     """a(MxK) @ b(KxN) with the tuned SGEMM; returns a new (MxN) tensor, or `out`.
 
     a, b: torch matrices of one dtype on one GPU, each row-major ("n") or
@@ -293,11 +323,14 @@ def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=No
     problem's layout ("nn", "nt", "tn", "tt"); any other strides are copied
     (.contiguous(), "n") where a kernel takes the operand. Their dtype is the
     problem's: float32 "f32"; bfloat16 "bf16" and float16 "f16" (16-bit
-    inputs and result, fp32 accumulation, math "ieee_fp32" only). math (f32):
-    "ieee_fp32" (fp32 kernels; cuBLAS with TF32 off), "fp32_accurate" (also
-    3xTF32 tensor-core kernels; cuBLAS fp32) or "tf32" (TF32 tensor cores;
-    cuBLAS TF32). out: a row-major (MxN) tensor of the operands' dtype on
-    that GPU to write into; the result is of that dtype.
+    inputs and result, fp32 accumulation, math "ieee_fp32" only). out_dtype:
+    the result's dtype, None (the default) or the operands' dtype, or
+    torch.float32 with bfloat16 or float16 operands: the problem
+    "bf16_f32" or "f16_f32" (16-bit inputs, fp32 accumulation and result,
+    never rounded to 16 bits). math (f32): "ieee_fp32" (fp32 kernels; cuBLAS
+    with TF32 off), "fp32_accurate" (also 3xTF32 tensor-core kernels; cuBLAS
+    fp32) or "tf32" (TF32 tensor cores; cuBLAS TF32). out: a row-major (MxN)
+    tensor of the result's dtype on that GPU to write into.
 
     The kernel comes from the daemon owning that GPU (default_address(gpu),
     or `client`): the shape's own, else the nearest tuned shape's
@@ -307,34 +340,37 @@ def matmul(a, b, *, math="ieee_fp32", out=None, tune_if_missing=False, client=No
     dtype); where the daemon serves cuBLAS, cuBLAS runs in the math mode
     (called as torch calls it; torch.matmul itself where tuned._fastcall is
     not built, and for 16-bit operands)
-    (16-bit: as torch's settings are) on the operands as they are. TunedError
+    (16-bit: as torch's settings are; with a float32 result, cuBLAS's GEMM
+    with an fp32 C) on the operands as they are. TunedError
     NOT_FOUND if nothing near is tuned in the mode, layout and dtype;
     TypeError/ValueError for wrong tensors or math, checked before the daemon
     is asked: tuned.DTypeError (a TunedError INVALID_ARGUMENT and a TypeError)
-    for another dtype than float32, bfloat16 and float16, operands (or out)
-    of two dtypes, or a 16-bit dtype with math other than "ieee_fp32". Gradients flow
-    where a or b requires them. Inside torch.compile the call is the operator
+    for another dtype than float32, bfloat16 and float16, operands of two
+    dtypes, an out of another dtype than the result's, another out_dtype, or a
+    16-bit dtype with math other than "ieee_fp32". Gradients flow where a or b
+    requires them (of the operands' dtype: a float32 result's gradient is
+    rounded to it first). Inside torch.compile the call is the operator
     torch.ops.tuned.matmul (tune_if_missing and client do not apply there).
     """
     if _OPS and _is_compiling():
-        return _matmul_in_graph(a, b, math, out)
+        return _matmul_in_graph(a, b, math, out, out_dtype)
     route = None
     try:
         dtype = a.dtype  # a route's key holds it: only a checked dtype has one
         if (dtype is b.dtype
                 and not ((a.requires_grad or b.requires_grad) and _grad_enabled())):
             route = _routes.get((a.shape, b.shape, a.get_device(), b.get_device(), math,
-                                 a.stride(), b.stride(), client, dtype))
+                                 a.stride(), b.stride(), client, out_dtype, dtype))
             if route is not None and out is not None and not route.fits(out):
                 route = None
     except (AttributeError, TypeError, ValueError):  # not tensors or matrices: named below
         route = None
     if route is not None:
         return route.matmul(a, b, out)
-    return _matmul_checked(a, b, math, out, tune_if_missing, client, True)
+    return _matmul_checked(a, b, math, out, tune_if_missing, client, True, out_dtype)
 
 
-def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd):
+def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd, out_dtype=None):
     _check_tensor(a, "a")
     _check_tensor(b, "b")
     for name, t in (("a", a), ("b", b)):
@@ -344,20 +380,22 @@ def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd):
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     _math(math)
     dtype = _check_dtype([(a, "a"), (b, "b")], math)
+    result = _check_out_dtype(out_dtype, dtype)
     device = _check_device([(a, "a"), (b, "b")])
     (m, k), n = a.shape, b.shape[1]
     if out is not None:
-        _check_out(out, (m, n), device, dtype)
+        _check_out(out, (m, n), device, result, given=out_dtype is not None)
     if autograd and (a.requires_grad or b.requires_grad) and _grad_enabled():
         if out is not None:
             raise ValueError("out= does not take part in autograd: a or b requires grad")
-        return _MatmulFunction.apply(a, b, math, tune_if_missing, client)
+        return _MatmulFunction.apply(a, b, math, tune_if_missing, client, out_dtype)
     la, lb = _layout(a), _layout(b)
     layout = (la or "n") + (lb or "n")
     index = a.get_device()
-    route = _route((a.shape, b.shape, index, index, math, a.stride(), b.stride(), client, dtype),
+    route = _route((a.shape, b.shape, index, index, math, a.stride(), b.stride(), client,
+                    out_dtype, dtype),
                    m, n, k, device, math, layout, la is None, lb is None, tune_if_missing, client,
-                   dtype=dtype)
+                   dtype=dtype, out_dtype=result)
     return route.matmul(a, b, out)
 
 
@@ -448,23 +486,25 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
 class _MatmulFunction(torch.autograd.Function):
     """tuned.matmul where a or b requires grad: the backward's GEMMs are
     tuned.matmul too, in their own layouts (grad @ b.t(): "nt" for a
-    row-major b; a.t() @ grad: "tn")."""
+    row-major b; a.t() @ grad: "tn"), in the operands' dtype (a float32
+    result's gradient of 16-bit operands rounded to theirs)."""
 
     @staticmethod
-    def forward(ctx, a, b, math, tune_if_missing, client):
+    def forward(ctx, a, b, math, tune_if_missing, client, out_dtype):
         ctx.save_for_backward(a, b)
         ctx.math, ctx.client = math, client
-        return _matmul_checked(a, b, math, None, tune_if_missing, client, False)
+        return _matmul_checked(a, b, math, None, tune_if_missing, client, False, out_dtype)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
+        grad = grad.to(a.dtype)
         ga = gb = None
         if ctx.needs_input_grad[0]:
             ga = matmul(grad, b.t(), math=ctx.math, client=ctx.client)
         if ctx.needs_input_grad[1]:
             gb = matmul(a.t(), grad, math=ctx.math, client=ctx.client)
-        return ga, gb, None, None, None
+        return ga, gb, None, None, None, None
 
 
 def _linear_backward(grad, x, weight, bias, math, client, needs):
@@ -511,17 +551,18 @@ class _LinearFunction(torch.autograd.Function):
 # False) and a compiled graph breaks at tuned.matmul.
 
 
-def _fake_matmul(a, b, math):
-    """tuned::matmul's output while tracing: (M, N) of the operands' dtype
-    (float32, bfloat16 or float16), with the eager path's dtype and math checks."""
+def _fake_matmul(a, b, math, out_dtype=None):
+    """tuned::matmul's output while tracing: (M, N) of the result's dtype
+    (the operands', float32, bfloat16 or float16, or out_dtype), with the
+    eager path's dtype and math checks."""
     _math(math)
     for t, name in ((a, "a"), (b, "b")):
         _check_tensor(t, name)
-    _check_dtype([(a, "a"), (b, "b")], math)
+    result = _check_out_dtype(out_dtype, _check_dtype([(a, "a"), (b, "b")], math))
     torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0],
                  lambda: f"tuned::matmul takes (M, K) and (K, N), not {tuple(a.shape)} and "
                          f"{tuple(b.shape)}")
-    return a.new_empty((a.shape[0], b.shape[1]))
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=result)
 
 
 def _fake_linear(x, weight, bias, math):
@@ -548,21 +589,23 @@ def _register_ops():
         return True  # this module imported again (importlib.reload)
 
     @custom_op("tuned::matmul", mutates_args=())
-    def matmul_op(a: torch.Tensor, b: torch.Tensor, math: str) -> torch.Tensor:
-        return _matmul_checked(a, b, math, None, False, None, False).contiguous()
+    def matmul_op(a: torch.Tensor, b: torch.Tensor, math: str,
+                  out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+        return _matmul_checked(a, b, math, None, False, None, False, out_dtype).contiguous()
 
     matmul_op.register_fake(_fake_matmul)
 
     def matmul_setup(ctx, inputs, output):
-        a, b, math = inputs
+        a, b, math = inputs[:3]
         ctx.save_for_backward(a, b)
         ctx.math = math
 
     def matmul_backward(ctx, grad):
         a, b = ctx.saved_tensors
+        grad = grad.to(a.dtype)  # a float32 result's, of 16-bit operands
         ga = torch.ops.tuned.matmul(grad, b.t(), ctx.math) if ctx.needs_input_grad[0] else None
         gb = torch.ops.tuned.matmul(a.t(), grad, ctx.math) if ctx.needs_input_grad[1] else None
-        return ga, gb, None
+        return ga, gb, None, None
 
     matmul_op.register_autograd(matmul_backward, setup_context=matmul_setup)
 
@@ -592,8 +635,8 @@ def _register_ops():
     return True
 
 
-def _matmul_in_graph(a, b, math, out):
-    c = torch.ops.tuned.matmul(a, b, math)
+def _matmul_in_graph(a, b, math, out, out_dtype):
+    c = torch.ops.tuned.matmul(a, b, math, out_dtype)
     return c if out is None else out.copy_(c)
 
 
