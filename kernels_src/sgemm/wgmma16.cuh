@@ -412,6 +412,15 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // B's boxes: K-major one of BN / MCAST rows (the map's box) per rank,
   // N-major the 64-column chunks.
   constexpr int B_BOXES = BKM ? MCAST : BN / 64;
+  // A's boxes: K-major one of BM rows, M-major the 64-row chunks.
+  auto load_a = [&](unsigned sa, int bm, int k0, unsigned bar) {
+    if constexpr (AK) {
+      TmaLoad2d(sa, tma_a, k0, bm, bar);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
+    }
+  };
   auto load_b = [&](unsigned sb, int bn, int k0, unsigned bar) {
 #pragma unroll
     for (int j = 0; j < B_BOXES; ++j) {
@@ -466,12 +475,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
             const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
             const int k0 = (kt0 + t) * BK;
             MbarArriveTx(bar, STAGE);  // with MCAST, the peers' boxes of B included
-            if constexpr (AK) {
-              TmaLoad2d(sa, tma_a, k0, bm, bar);
-            } else {
-#pragma unroll
-              for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
-            }
+            load_a(sa, bm, k0, bar);
             load_b(sb, bn, k0, bar);
           }
         }
@@ -482,11 +486,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       auto tma_one = [&](unsigned sa, unsigned sb, unsigned bar, int bm, int bn, int k0) {
         MbarExpectTx(bar, tma_ok_a ? A_BYTES : B_BYTES);
         if (tma_ok_a) {
-          if constexpr (AK) {
-            TmaLoad2d(sa, tma_a, k0, bm, bar);
-          } else {
-            for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
-          }
+          load_a(sa, bm, k0, bar);
         } else {
           load_b(sb, bn, k0, bar);
         }
@@ -557,8 +557,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       MbarArriveCluster(empty + 8 * s, static_cast<unsigned>(lane));
     }
   };
-  // EPI's condition: TMA's rules for C's map (the launcher's test).
-  const bool c_tma = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
   int it = 0;
 #pragma unroll 1
   for (int u = first; u < units; u += tile_step) {
@@ -658,6 +656,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       ClusterSync();  // each peer's shared memory stays until the others have read it
     }
 
+    // C's rows in whole 16-byte units: the epilogue's 16-byte stores, and
+    // TMA's rules for C's map (the launcher's test) that EPI needs.
+    const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
     if constexpr (EPI == 1 && DTYPE == IN) {
       // EPI (a 16-bit C): where C suits TMA and beta is 0, each consumer warpgroup
       // writes alpha * acc, rounded, into its rows of the C tile in shared
@@ -666,7 +667,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       // the boxes by TMA (what lies past M or N clipped) while the next
       // tile's mainloop runs. That thread first waits until the previous
       // tile's stores have read the buffer.
-      if (beta == 0.0f && c_tma) {
+      if (beta == 0.0f && vec) {
         const int wtid = tid % 128, g = lane / 4, tq = lane % 4;
         const unsigned mine = cbuf + wg * (WM * BN * 2);
         if (wtid == 0) BulkWait0<true>();
@@ -706,7 +707,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     // column pairs (shuffles) over i0..i0+3 gives thread t the 8 columns of
     // block i0 + t, stored as 16 bytes (8 rows x 64 bytes a warp).
     const int g = lane / 4, tq = lane % 4;
-    const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
