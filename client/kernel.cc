@@ -185,6 +185,8 @@ absl::Status TunedKernel::LaunchPrepared(const PreparedLaunch& p, bool prepared,
   MapCache::Entry entry;
   for (size_t i = 0; i < count; ++i) {
     entry.bases[i] = *static_cast<void* const*>(args[p.tensor_maps[i].pointer_arg()]);
+    // A staged operand's map is over a fresh copy each launch: not cached.
+    if (Stages(p.tensor_maps[i], entry.bases[i])) return kernel_.Launch(p, args, stream);
   }
   bool found = false;
   {

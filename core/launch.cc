@@ -2,6 +2,8 @@
 
 #include <cudaTypedefs.h>
 
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +56,65 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const std::string& image, const 
   return k;
 }
 
+bool TmaTakes(const v1::TensorMap& m, const void* base) {
+  bool tma = reinterpret_cast<uintptr_t>(base) % 16 == 0;
+  for (uint64_t s : m.strides_bytes()) tma = tma && s % 16 == 0;
+  return tma;
+}
+
+bool Stages(const v1::TensorMap& m, const void* base) { return m.stage() && !TmaTakes(m, base); }
+
+namespace {
+
+/// The staging pool of the current device (StageOperand), created once per
+/// device and kept for the process: its memory stays with it between
+/// launches (release threshold unbounded), so a staged launch allocates in
+/// stream order without a cudaMalloc.
+absl::StatusOr<cudaMemPool_t> StagingPool() {
+  int device = 0;
+  TUNED_CUDA(cudaGetDevice(&device));
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = pools.find(device); it != pools.end()) return it->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  TUNED_CUDA(cudaMemPoolCreate(&pool, &props));
+  uint64_t keep = UINT64_MAX;
+  TUNED_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  pools.emplace(device, pool);
+  return pool;
+}
+
+}  // namespace
+
+absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* base,
+                                           cudaStream_t stream) {
+  if (m.dims_size() != 2 || m.strides_bytes_size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor map: a staged map has rank 2, not ", m.dims_size()));
+  }
+  const uint64_t row = m.dims(0) * ElementBytes(m.dtype());
+  StagedOperand copy;
+  copy.pitch_bytes = (row + 15) / 16 * 16;
+  absl::StatusOr<cudaMemPool_t> pool = StagingPool();
+  if (!pool.ok()) return pool.status();
+  TUNED_CUDA(cudaMallocFromPoolAsync(&copy.base, copy.pitch_bytes * m.dims(1), *pool, stream));
+  if (absl::Status s = CudaStatus(
+          cudaMemcpy2DAsync(copy.base, copy.pitch_bytes, base, m.strides_bytes(0), row, m.dims(1),
+                            cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpy2DAsync (staging)");
+      !s.ok()) {
+    // The copy's error is the one reported (Update keeps the first).
+    s.Update(CudaStatus(cudaFreeAsync(copy.base, stream), "cudaFreeAsync (staging)"));
+    return s;
+  }
+  return copy;
+}
+
 absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const void* base) {
   const int rank = m.dims_size();
   if (rank < 1 || rank > 5 || m.box_size() != rank || m.strides_bytes_size() != rank - 1) {
@@ -72,9 +133,7 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
           absl::StrCat("tensor map: swizzle of ", m.swizzle_bytes(), " bytes (0, 32, 64 or 128)"));
   }
   TensorMapBytes out;
-  bool tma = reinterpret_cast<uintptr_t>(base) % 16 == 0;
-  for (uint64_t s : m.strides_bytes()) tma = tma && s % 16 == 0;
-  if (!tma) return out;  // zeros: the kernel copies without TMA
+  if (!TmaTakes(m, base)) return out;  // zeros: the kernel copies without TMA
   // The driver's function, looked up once (thread-safe static initialization).
   static const absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> encode =
       []() -> absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> {
@@ -127,6 +186,10 @@ absl::StatusOr<PreparedLaunch> LoadedKernel::Prepare(const v1::LaunchGeometry& g
             "tensor map ", i, ": parameter ", m.param(), " over pointer parameter ",
             m.pointer_arg(), "; maps follow the other parameters in order, over one of them"));
       }
+      if (m.stage() && (m.dims_size() != 2 || m.strides_bytes_size() != 1)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor map ", i, ": a staged map has rank 2, not ", m.dims_size()));
+      }
       p.tensor_maps.push_back(m);
     }
   }
@@ -150,18 +213,38 @@ absl::Status LoadedKernel::LaunchWithMaps(const PreparedLaunch& p, void** args,
 
 absl::Status LoadedKernel::Launch(const PreparedLaunch& p, void** args, cudaStream_t stream) const {
   if (p.tensor_maps.empty()) return LaunchWithMaps(p, args, stream);
-  // Tensor maps: the parameters from the first map's on, in order.
+  // Tensor maps: the parameters from the first map's on, in order, each
+  // over its operand or the operand's staged copy (freed after the kernel,
+  // in stream order, whether or not it ran).
   std::vector<TensorMapBytes> maps;
   maps.reserve(p.tensor_maps.size());
-  for (const v1::TensorMap& m : p.tensor_maps) {
-    absl::StatusOr<TensorMapBytes> bytes =
-        EncodeTensorMap(m, *static_cast<void* const*>(args[m.pointer_arg()]));
-    if (!bytes.ok()) return bytes.status();
-    maps.push_back(*bytes);
+  std::vector<void*> copies;
+  absl::Status launched = [&]() -> absl::Status {
+    for (const v1::TensorMap& m : p.tensor_maps) {
+      const void* base = *static_cast<void* const*>(args[m.pointer_arg()]);
+      absl::StatusOr<TensorMapBytes> bytes;
+      if (Stages(m, base)) {
+        absl::StatusOr<StagedOperand> copy = StageOperand(m, base, stream);
+        if (!copy.ok()) return copy.status();
+        copies.push_back(copy->base);
+        v1::TensorMap over_copy = m;
+        over_copy.set_strides_bytes(0, copy->pitch_bytes);
+        bytes = EncodeTensorMap(over_copy, copy->base);
+      } else {
+        bytes = EncodeTensorMap(m, base);
+      }
+      if (!bytes.ok()) return bytes.status();
+      maps.push_back(*bytes);
+    }
+    std::vector<void*> with_maps(args, args + p.first_map_param);
+    for (TensorMapBytes& m : maps) with_maps.push_back(&m);
+    return LaunchWithMaps(p, with_maps.data(), stream);
+  }();
+  for (void* copy : copies) {
+    absl::Status freed = CudaStatus(cudaFreeAsync(copy, stream), "cudaFreeAsync (staging)");
+    if (launched.ok()) launched = freed;
   }
-  std::vector<void*> with_maps(args, args + p.first_map_param);
-  for (TensorMapBytes& m : maps) with_maps.push_back(&m);
-  return LaunchWithMaps(p, with_maps.data(), stream);
+  return launched;
 }
 
 absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,

@@ -119,5 +119,54 @@ TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
   cublasDestroy(*handle);
 }
 
+// StageOperand (TensorMap.stage): a BF16 operand of 5 rows of 37 elements
+// (74 bytes a row), one element off a 16-byte boundary, copied into rows of
+// 80 bytes at a 16-byte aligned base, each row's 74 bytes as they were;
+// Stages() where TMA cannot take the base or the pitch and stage is set,
+// and a staged map of rank 3 refused.
+TEST_F(GpuTest, StageOperandCopiesRowsToA16BytePitch) {
+  v1::TensorMap m;
+  m.set_pointer_arg(4);
+  for (uint64_t d : {37, 5}) m.add_dims(d);
+  m.add_strides_bytes(74);
+  for (uint32_t b : {64, 64}) m.add_box(b);
+  m.set_swizzle_bytes(128);
+  m.set_param(8);
+  m.set_dtype(v1::DTYPE_BF16);
+  m.set_stage(true);
+  std::vector<uint16_t> host(37 * 5 + 1);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint16_t>(i * 7 + 3);
+  auto buf = DeviceBuffer::Alloc(host.size() * 2);
+  ASSERT_TRUE(buf.ok());
+  ASSERT_EQ(cudaMemcpy(buf->get(), host.data(), host.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  const uint16_t* base = static_cast<const uint16_t*>(buf->get()) + 1;
+  EXPECT_TRUE(Stages(m, base));
+  EXPECT_TRUE(Stages(m, buf->get()));  // aligned, but a pitch of 74 bytes
+  v1::TensorMap no_stage = m;
+  no_stage.set_stage(false);
+  EXPECT_FALSE(Stages(no_stage, base));
+  v1::TensorMap pitch80 = m;
+  pitch80.set_strides_bytes(0, 80);
+  EXPECT_FALSE(Stages(pitch80, buf->get()));
+
+  auto copy = StageOperand(m, base, nullptr);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(copy->pitch_bytes, 80u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(copy->base) % 16, 0u);
+  std::vector<uint16_t> back(40 * 5);
+  ASSERT_EQ(cudaMemcpy(back.data(), copy->base, back.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int r = 0; r < 5; ++r) {
+    for (int j = 0; j < 37; ++j) ASSERT_EQ(back[r * 40 + j], host[1 + r * 37 + j]) << r << ", " << j;
+  }
+  ASSERT_EQ(cudaFreeAsync(copy->base, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  v1::TensorMap rank3 = m;
+  rank3.add_dims(1);
+  rank3.add_strides_bytes(370);
+  rank3.add_box(1);
+  EXPECT_EQ(StageOperand(rank3, base, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tuned

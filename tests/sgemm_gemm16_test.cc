@@ -178,6 +178,10 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(std::vector<uint64_t>(c.dims().begin(), c.dims().end()), (std::vector<uint64_t>{4096, 4096}));
   EXPECT_EQ(c.strides_bytes(0), 8192u);
   EXPECT_EQ(std::vector<uint32_t>(c.box().begin(), c.box().end()), (std::vector<uint32_t>{64, 64}));
+  // A and B are staged where TMA cannot take their pitch; C never is.
+  EXPECT_TRUE(a.stage());
+  EXPECT_TRUE(b.stage());
+  EXPECT_FALSE(c.stage());
 
   // TN at 100 x 300 x 40: A stored 40 x 100 (M-major, pitch 100), B stored
   // 40 x 300 (N-major); a split-K grid of 2 x 2 tiles, 2 along z.
@@ -272,8 +276,10 @@ TEST(Gemm16Family, WgmmaStaged) {
             "gemm16_wgmma<2,128,256,64,2,8,0,1,1,2>");
   EXPECT_TRUE(Bf16().Check(staged, d).ok()) << Bf16().Check(staged, d);
   // 2 stages of 384 rows of 128 bytes, 1024 + 2 * 16, 2 raw buffers of 384 slots of 144 bytes + 16.
-  EXPECT_EQ(Bf16().Geometry(staged, {4096, 4096, 4097}, d).dynamic_shared_bytes(),
-            2u * 384 * 128 + 1024 + 32 + 2 * (384 * 144 + 16));
+  const v1::LaunchGeometry g = Bf16().Geometry(staged, {4096, 4096, 4097}, d);
+  EXPECT_EQ(g.dynamic_shared_bytes(), 2u * 384 * 128 + 1024 + 32 + 2 * (384 * 144 + 16));
+  // Its raw buffers take the pitch as it is: the launcher stages nothing.
+  for (const v1::TensorMap& m : g.tensor_maps()) EXPECT_FALSE(m.stage());
 
   // NN: A's pitch is K, B's N; NT: B's is K; TN: A's is M.
   const Shape aligned = {4096, 4096, 4096}, odd_k = {4096, 4096, 4097}, odd_n = {1024, 50257, 1024},

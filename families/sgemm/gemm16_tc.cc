@@ -235,9 +235,9 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
 /// DTYPE_F32) over pointer argument `arg` (A: 4, B: 5, C: 7), passed as
 /// kernel parameter `param`: `inner` x `outer` elements with a row pitch of
 /// `inner` elements, a box of 128 bytes (64 16-bit or 32 fp32 elements) x
-/// `box_outer`, the 128-byte swizzle.
+/// `box_outer`, the 128-byte swizzle; `stage`: TensorMap.stage.
 void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, int64_t outer,
-            int64_t box_outer, v1::DType dtype) {
+            int64_t box_outer, v1::DType dtype, bool stage = false) {
   const int64_t bytes = ElementBytes(dtype);
   v1::TensorMap* m = g.add_tensor_maps();
   m->set_pointer_arg(arg);
@@ -249,6 +249,7 @@ void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, 
   m->set_swizzle_bytes(128);
   m->set_param(param);
   m->set_dtype(dtype);
+  m->set_stage(stage);
 }
 
 }  // namespace
@@ -382,18 +383,23 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   const int64_t m = shape[0], n = shape[1], k = shape[2], layout = Get(config, "LAYOUT");
   const uint32_t after_c = static_cast<uint32_t>(Arguments().size());
   const v1::DType in = InputDType(dtype);
+  // A and B, at a pitch TMA cannot take, are staged (copied with 16-byte
+  // rows) and read by TMA, except by STAGED > 0, whose raw buffers take
+  // such a pitch without the copy. At 4097^3 the copies cost 0.10 ms of
+  // cuBLAS's 1.02 ms (bench/results/2026-11-27_h100_gemm16_stage/).
+  const bool stage = Get(config, "STAGED") == 0;
   // A: K-major (NN, NT) one box of 64 k x BM rows; M-major (TN, TT) boxes of 64 m x 64 k.
   if (TransposedA(layout)) {
-    AddMap(g, kSgemmArgA, after_c, m, k, 64, in);
+    AddMap(g, kSgemmArgA, after_c, m, k, 64, in, stage);
   } else {
-    AddMap(g, kSgemmArgA, after_c, k, m, bm, in);
+    AddMap(g, kSgemmArgA, after_c, k, m, bm, in, stage);
   }
   // B: K-major (NT, TT) boxes of 64 k x BN / MCAST rows (a rank's share of
   // the multicast); N-major (NN, TN) boxes of 64 n x 64 k.
   if (TransposedB(layout)) {
-    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn / mcast, in);
+    AddMap(g, kSgemmArgA + 1, after_c + 1, k, n, bn / mcast, in, stage);
   } else {
-    AddMap(g, kSgemmArgA + 1, after_c + 1, n, k, 64, in);
+    AddMap(g, kSgemmArgA + 1, after_c + 1, n, k, 64, in, stage);
   }
   // C (every kernel takes it; EPI 1 stores a 16-bit C through it): boxes of
   // 64 n x 64 m, or for an fp32 C (unused) 32 n x 64 m.

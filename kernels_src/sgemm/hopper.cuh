@@ -16,6 +16,18 @@ struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
 
+// Whether the launcher encoded `map`: it passes 128 zero bytes for an operand
+// TMA cannot take (tuner.proto TensorMap), and an encoded map is never all
+// zeros (it holds the base address). Testing the map itself, rather than the
+// pointer and pitch, lets the launcher stage such an operand (TensorMap.stage:
+// a copy with 16-byte rows) and the kernel read the copy by TMA.
+__device__ __forceinline__ bool MapEncoded(const TensorMap* map) {
+  unsigned long long any = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) any |= map->opaque[i];
+  return any != 0;
+}
+
 // ---- mbarriers (PTX ISA "mbarrier"); `bar` is a shared address.
 __device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

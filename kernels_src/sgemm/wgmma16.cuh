@@ -86,10 +86,11 @@
 //     dims {N, M}, strides {N * 2} bytes, box {64, 64}; an fp32 C (unused): data type
 //     FLOAT32, strides {N * 4} bytes, box {32, 64}
 //   Where the pointer is not 16-byte aligned or the stride is not a multiple of 16
-//   bytes (the pitch not a multiple of 8 elements), the launcher passes 128 zero bytes
-//   for that map: the kernel tests the same condition (pointer % 16 == 0 and pitch %
-//   8 == 0) and loads that operand itself (below), or with STAGED through raw buffers;
-//   for C it stores from registers.
+//   bytes (the pitch not a multiple of 8 elements), the launcher stages A and B
+//   (TensorMap.stage: a copy whose rows are padded to 16 bytes, the map over it) for
+//   STAGED 0; for STAGED > 0, and for C, it passes 128 zero bytes for that map. The
+//   kernel tests the map (MapEncoded): an operand without one it loads itself (below),
+//   or with STAGED through raw buffers; C it stores from registers.
 // --------------------------------------------------------------------------------
 //
 // Shared memory: STAGES stages, each the A tile (BM * 128 bytes) then the B
@@ -399,10 +400,11 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     nk = min(nk_all, kt0 + per) - kt0;
   }
   const long long lda = AK ? K : M, ldb = BKM ? K : N;
-  // TMA's rules (as the launcher tests them): 16-byte-aligned base, row
-  // pitch a multiple of 16 bytes; else the map is zeros and unused.
-  const bool tma_ok_a = (reinterpret_cast<unsigned long long>(A) & 15ull) == 0 && (lda & 7) == 0;
-  const bool tma_ok_b = (reinterpret_cast<unsigned long long>(B) & 15ull) == 0 && (ldb & 7) == 0;
+  // An operand goes by TMA where the launcher encoded its map: over the
+  // operand itself (16-byte-aligned base, pitch a multiple of 8 elements) or
+  // over its staged copy (TensorMap.stage); else the map is zeros and unused.
+  const bool tma_ok_a = MapEncoded(tma_a);
+  const bool tma_ok_b = MapEncoded(tma_b);
   const bool both = tma_ok_a && tma_ok_b;
   // MCAST: rank r copies B's boxes j = r (mod MCAST) into every CTA of the
   // cluster (the cluster's tiles share their columns), so a stage is free

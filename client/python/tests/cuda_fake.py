@@ -1,7 +1,7 @@
 """A stand-in for libcuda (what tuned.driver calls through ctypes), for the
 tests without a GPU: FakeDriver records every call that matters (loads,
 context pushes, launches with their configuration and parameter bytes,
-tensor map encodes, memsets); Emulator also runs an sgemm launch on the CPU,
+tensor map encodes, memsets, staging's allocations and 2-D copies); Emulator also runs an sgemm launch on the CPU,
 reading and writing the host memory its pointers name (CPU tensors), as the
 kernel would on the GPU, in the layout and dtype its image names
 (image(layout, dtype))."""
@@ -15,6 +15,8 @@ import tuned.driver
 CONTEXT = 0xC0  # the primary context the fake hands out (its device's: CONTEXT + ordinal)
 FUNCTION = 0xF00  # the first module's function; the i-th module's: FUNCTION + i
 MODULE = 0x1000
+POOL = 0x9000  # the staging pool the fake hands out
+STAGED = 0x40000000  # the first staging allocation's address; the i-th's: + i * 0x100000
 LAYOUTS = ("nn", "nt", "tn", "tt")
 # An image's dtype name (tuner.proto DType's) -> the torch dtypes of A and B, and of C.
 DTYPES = {"f32": (torch.float32, torch.float32), "bf16": (torch.bfloat16, torch.bfloat16),
@@ -47,6 +49,7 @@ class FakeDriver:
     def __init__(self, params=8, maps_from=8):
         self.params, self.maps_from = params, maps_from
         self.launches, self.encodes, self.memsets, self.calls = [], [], [], []
+        self.allocs, self.copies = [], []
         self.encode_result = self.launch_result = 0
         self.current = CONTEXT
         self.stack = []
@@ -132,6 +135,37 @@ class FakeDriver:
     def cuMemsetD32Async(self, pointer, value, count, stream):
         self.calls.append(("memset",))
         self.memsets.append((pointer, value, count, stream))
+        return 0
+
+    # ---- staging (TensorMap.stage): a pool, its allocations, 2-D copies ----
+    def cuMemPoolCreate(self, pool, props):
+        p = tuned.driver.MemPoolProps.from_address(ctypes.addressof(props._obj))
+        self.calls.append(("pool", p.allocType, p.locationType, p.locationId))
+        pool._obj.value = POOL
+        return 0
+
+    def cuMemPoolSetAttribute(self, pool, attr, value):
+        self.calls.append(("pool attribute", _value(pool), attr,
+                           ctypes.c_uint64.from_address(ctypes.addressof(value._obj)).value))
+        return 0
+
+    def cuMemAllocFromPoolAsync(self, out, size, pool, stream):
+        out._obj.value = STAGED + 0x100000 * len(self.allocs)
+        self.allocs.append((out._obj.value, size.value, _value(pool), _value(stream)))
+        self.calls.append(("alloc", out._obj.value))
+        return 0
+
+    def cuMemcpy2DAsync_v2(self, desc, stream):
+        d = tuned.driver.Memcpy2D.from_address(ctypes.addressof(desc._obj))
+        self.copies.append({"src": d.srcDevice, "src_pitch": d.srcPitch, "dst": d.dstDevice,
+                            "dst_pitch": d.dstPitch, "width": d.WidthInBytes, "height": d.Height,
+                            "types": (d.srcMemoryType, d.dstMemoryType),
+                            "stream": _value(stream)})
+        self.calls.append(("copy 2d",))
+        return 0
+
+    def cuMemFreeAsync(self, pointer, stream):
+        self.calls.append(("free", _value(pointer), _value(stream)))
         return 0
 
     def cuTensorMapEncodeTiled(self, out, dtype, rank, base, dims, strides, box, elem_strides,
@@ -220,9 +254,10 @@ class Emulator(FakeDriver):
 
 def install(monkeypatch, lib):
     """`lib` in place of libcuda for tuned.driver, with torch's current raw
-    stream 0 and no context retained yet."""
+    stream 0 and no context retained nor staging pool created yet."""
     monkeypatch.setattr(tuned.driver, "libcuda", lambda: lib)
     monkeypatch.setattr(tuned.driver, "_primary", {})
+    monkeypatch.setattr(tuned.driver, "_pools", {})
     monkeypatch.setattr(tuned.driver, "stream_function", lambda torch: (lambda index: 0))
     return lib
 

@@ -369,6 +369,45 @@ def test_without_tmas_alignment_the_map_is_128_zero_bytes(driver, a, k):
     assert launch["bytes"][8] == bytes(128)
 
 
+def test_a_staged_operand_is_copied_with_16_byte_rows_and_read_through_its_map(driver):
+    """TensorMap.stage over a pitch TMA cannot take (rows of 9 floats, 36
+    bytes): the operand copied into a workspace from the device's staging
+    pool with rows of 48 bytes, the map encoded over the copy, the kernel
+    launched, the workspace freed after it on the same stream; A's pointer
+    parameter unchanged. Each launch copies anew (nothing cached), and an
+    operand TMA takes is not staged."""
+    driver.params = 9
+    kernel = with_a_map(k=9, stage=True)
+    launch_sgemm(kernel, a=0x1000)
+    staging = [c for c in driver.calls if c[0] in ("pool", "pool attribute", "alloc", "copy 2d",
+                                                   "launch", "free")]
+    assert staging[:2] == [("pool", 1, 1, 0), ("pool attribute", cuda_fake.POOL, 4, 2**64 - 1)]
+    assert driver.allocs == [(cuda_fake.STAGED, 48 * 64, cuda_fake.POOL, 0)]
+    assert driver.copies == [{"src": 0x1000, "src_pitch": 36, "dst": cuda_fake.STAGED,
+                              "dst_pitch": 48, "width": 36, "height": 64, "types": (2, 2),
+                              "stream": 0}]
+    (encode,) = driver.encodes
+    assert (encode["base"], encode["dims"], encode["strides"]) == (cuda_fake.STAGED, [9, 64], [48])
+    (launch,) = driver.launches
+    assert launch["params"][8] == encode["out"]
+    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][4]).value == 0x1000
+    assert [c[0] for c in staging][2:] == ["alloc", "copy 2d", "launch", "free"]
+    assert staging[-1] == ("free", cuda_fake.STAGED, 0)
+    launch_sgemm(kernel, a=0x1000)
+    assert len(driver.copies) == 2 and len(driver.encodes) == 2
+    assert [c[0] for c in driver.calls].count("pool") == 1  # created once
+    aligned = with_a_map(k=16, stage=True)
+    launch_sgemm(aligned, a=0x2000)
+    assert len(driver.copies) == 2 and driver.encodes[-1]["base"] == 0x2000
+
+
+def test_a_staged_map_has_rank_2(driver):
+    with pytest.raises(tuned.TunedError, match="a staged tensor map has rank 2"):
+        launch_sgemm(with_a_map(stage=True, dims=[16, 64, 1], strides_bytes=[64, 4096],
+                                box=[32, 64, 1]))
+    assert driver.launches == []
+
+
 def test_a_failing_encode_is_named_and_launches_nothing(driver):
     driver.encode_result = 1
     with pytest.raises(tuned.TunedError) as e:

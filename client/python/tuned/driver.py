@@ -31,10 +31,15 @@ _CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtens
 _CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 _TENSOR_MAP_BYTES = 128
 _MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
+_CU_MEMORYTYPE_DEVICE = 2
+_CU_MEM_ALLOCATION_TYPE_PINNED = 1
+_CU_MEM_LOCATION_TYPE_DEVICE = 1
+_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
 
 _lock = threading.Lock()
 _libcuda = None
 _primary = {}  # device ordinal -> its primary context (retained once per process)
+_pools = {}  # device ordinal -> its staging pool (a CUmemoryPool handle, kept for the process)
 
 
 def libcuda():
@@ -90,6 +95,52 @@ class Context:
     def __exit__(self, *exc):
         popped = ctypes.c_void_p()
         check(self.lib, self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped)), "cuCtxPopCurrent")
+
+
+class MemPoolProps(ctypes.Structure):
+    """CUmemPoolProps (cuda.h), cuMemPoolCreate's description of a pool."""
+    _fields_ = [("allocType", ctypes.c_int), ("handleTypes", ctypes.c_int),
+                ("locationType", ctypes.c_int), ("locationId", ctypes.c_int),
+                ("win32SecurityAttributes", ctypes.c_void_p), ("maxSize", ctypes.c_size_t),
+                ("usage", ctypes.c_ushort), ("reserved", ctypes.c_ubyte * 54)]
+
+
+class Memcpy2D(ctypes.Structure):
+    """CUDA_MEMCPY2D (cuda.h), cuMemcpy2DAsync's description of a copy."""
+    _fields_ = [("srcXInBytes", ctypes.c_size_t), ("srcY", ctypes.c_size_t),
+                ("srcMemoryType", ctypes.c_int), ("srcHost", ctypes.c_void_p),
+                ("srcDevice", ctypes.c_uint64), ("srcArray", ctypes.c_void_p),
+                ("srcPitch", ctypes.c_size_t), ("dstXInBytes", ctypes.c_size_t),
+                ("dstY", ctypes.c_size_t), ("dstMemoryType", ctypes.c_int),
+                ("dstHost", ctypes.c_void_p), ("dstDevice", ctypes.c_uint64),
+                ("dstArray", ctypes.c_void_p), ("dstPitch", ctypes.c_size_t),
+                ("WidthInBytes", ctypes.c_size_t), ("Height", ctypes.c_size_t)]
+
+
+def staging_pool(lib, device):
+    """The staging pool of device `device` (a CUmemoryPool handle, an int),
+    as core/launch.cc's: created once per process (the device's primary
+    context current), its memory kept between launches (release threshold
+    unbounded), so that a staged launch allocates in stream order without a
+    cuMemAlloc."""
+    with _lock:
+        if device not in _pools:
+            props = MemPoolProps(allocType=_CU_MEM_ALLOCATION_TYPE_PINNED,
+                                 locationType=_CU_MEM_LOCATION_TYPE_DEVICE, locationId=device)
+            pool = ctypes.c_void_p()
+            check(lib, lib.cuMemPoolCreate(ctypes.byref(pool), ctypes.byref(props)),
+                  "cuMemPoolCreate")
+            keep = ctypes.c_uint64(2**64 - 1)
+            check(lib, lib.cuMemPoolSetAttribute(pool, _CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                                 ctypes.byref(keep)), "cuMemPoolSetAttribute")
+            _pools[device] = pool.value
+        return _pools[device]
+
+
+def tma_takes(base, strides_bytes):
+    """Whether TMA takes a tensor map over `base` (core/launch.cc's
+    TmaTakes): the base 16-byte aligned and every stride a multiple of 16."""
+    return base % 16 == 0 and all(s % 16 == 0 for s in strides_bytes)
 
 
 class LaunchConfig(ctypes.Structure):
@@ -188,6 +239,11 @@ class Launcher:
         self.map_types = tuple(_CU_TENSOR_MAP_DATA_TYPE[m.dtype] for m in self.maps)
         self.map_pointers = tuple(m.pointer_arg for m in self.maps)
         self.map_cache = {}  # base pointers -> (buffers, their addresses)
+        self.stages = any(m.stage for m in self.maps)
+        for m in self.maps:
+            if m.stage and (len(m.dims) != 2 or len(m.strides_bytes) != 1):
+                raise TunedError(grpc.StatusCode.INTERNAL,
+                                 f"a staged tensor map has rank 2: {' '.join(str(m).split())}")
         v, u = ctypes.c_void_p, ctypes.c_uint
         self.launch_ex = _function(lib, "cuLaunchKernelEx", ctypes.c_int, [v, v, v, v])
         self.launch = _function(lib, "cuLaunchKernel", ctypes.c_int, [v] + [u] * 7 + [v, v, v])
@@ -224,22 +280,86 @@ class Launcher:
         the pointers."""
         buffers, addresses = [], []
         for m, base, data_type in zip(self.maps, key, self.map_types):
-            buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
-            address = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
-            if base % 16 == 0 and all(s % 16 == 0 for s in m.strides_bytes):
-                rank, u64, u32 = len(m.dims), ctypes.c_uint64, ctypes.c_uint32
-                check(self.lib, self.lib.cuTensorMapEncodeTiled(
-                    ctypes.c_void_p(address), data_type, u32(rank),
-                    ctypes.c_void_p(base), (u64 * rank)(*m.dims),
-                    (u64 * (rank - 1))(*m.strides_bytes), (u32 * rank)(*m.box),
-                    (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
-                    _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
+            buf, address = self._encode_map(m, base, data_type, m.strides_bytes)
             buffers.append(buf)
             addresses.append(address)
         if len(self.map_cache) >= _MAP_CACHE_SIZE:
             self.map_cache.clear()  # a slot still pointing at a map holds it (_Slots.maps)
         entry = self.map_cache[key] = (buffers, addresses)
         return entry
+
+    def _encode_map(self, m, base, data_type, strides_bytes):
+        """One map of _encode's, with the strides given (a staged copy's
+        differ from the map's): (its buffer, the map's 64-byte aligned
+        address in it)."""
+        buf = ctypes.create_string_buffer(_TENSOR_MAP_BYTES + 64)  # zeroed
+        address = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
+        if tma_takes(base, strides_bytes):
+            rank, u64, u32 = len(m.dims), ctypes.c_uint64, ctypes.c_uint32
+            check(self.lib, self.lib.cuTensorMapEncodeTiled(
+                ctypes.c_void_p(address), data_type, u32(rank),
+                ctypes.c_void_p(base), (u64 * rank)(*m.dims),
+                (u64 * (rank - 1))(*strides_bytes), (u32 * rank)(*m.box),
+                (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
+                _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
+        return buf, address
+
+    def _run_staged(self, s, key, zero, stream):
+        """run's form where an operand is staged (TensorMap.stage, as
+        core/launch.cc's StageOperand): each such operand copied with rows
+        padded to 16 bytes (cuMemcpy2DAsync on the stream) into a workspace
+        from the device's staging pool (cuMemAllocFromPoolAsync), its map
+        encoded over the copy, the kernel launched through ctypes, and the
+        workspaces freed after it in stream order (cuMemFreeAsync), whether
+        or not it ran."""
+        lib = self.lib
+        pushed = False
+        if self.get_current(s.current_address) != 0 or s.current.value != self.ctx:
+            check(lib, self.push(self.ctx), "cuCtxPushCurrent")
+            pushed = True
+        copies = []
+        try:
+            pool = staging_pool(lib, self.index)
+            buffers, first = [], len(s.values)
+            for i, (m, base, data_type) in enumerate(zip(self.maps, key, self.map_types)):
+                strides = m.strides_bytes
+                if m.stage and not tma_takes(base, strides):
+                    row = m.dims[0] * (2 if m.dtype in (pb.DTYPE_BF16, pb.DTYPE_F16) else 4)
+                    pitch = (row + 15) // 16 * 16
+                    copy = ctypes.c_uint64()
+                    check(lib, lib.cuMemAllocFromPoolAsync(
+                        ctypes.byref(copy), ctypes.c_size_t(pitch * m.dims[1]),
+                        ctypes.c_void_p(pool), ctypes.c_void_p(stream)),
+                        "cuMemAllocFromPoolAsync (staging)")
+                    copies.append(copy.value)
+                    desc = Memcpy2D(srcMemoryType=_CU_MEMORYTYPE_DEVICE, srcDevice=base,
+                                    srcPitch=strides[0], dstMemoryType=_CU_MEMORYTYPE_DEVICE,
+                                    dstDevice=copy.value, dstPitch=pitch, WidthInBytes=row,
+                                    Height=m.dims[1])
+                    check(lib, lib.cuMemcpy2DAsync_v2(ctypes.byref(desc), ctypes.c_void_p(stream)),
+                          "cuMemcpy2DAsync (staging)")
+                    base, strides = copy.value, [pitch]
+                buf, address = self._encode_map(m, base, data_type, strides)
+                buffers.append(buf)
+                s.array[first + i] = address
+            s.maps = buffers
+            if zero is not None:
+                check(lib, self.memset32(zero[0], 0, zero[1], stream),
+                      "cuMemsetD32Async (prescale C)")
+            if self.launch_ex is not None:
+                s.config.hStream = stream
+                result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
+            else:
+                result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
+                                     s.array_address, None)
+            check(lib, result, "cuLaunchKernel")
+        finally:
+            freed = [lib.cuMemFreeAsync(ctypes.c_uint64(c), ctypes.c_void_p(stream))
+                     for c in copies]
+            if pushed:
+                self.pop(s.current_address)
+        for r in freed:
+            check(lib, r, "cuMemFreeAsync (staging)")
 
     def run(self, s, zero=None, stream=None):
         """Launches with `s`'s parameters (the caller has set its pointers) on
@@ -248,6 +368,11 @@ class Launcher:
         same stream (the prescaling of a kernel that adds into C, beta == 0)."""
         if self.maps:
             key = tuple(s.values[p].value or 0 for p in self.map_pointers)
+            if self.stages and any(m.stage and not tma_takes(b, m.strides_bytes)
+                                   for m, b in zip(self.maps, key)):
+                # A map over a fresh copy each launch: not cached.
+                return self._run_staged(s, key, zero,
+                                        self.stream(self.index) if stream is None else stream)
             entry = self.map_cache.get(key) or self._encode(key)
             first = len(s.values)
             for i, address in enumerate(entry[1]):

@@ -59,12 +59,14 @@ class LoadedKernel {
   /// malformed geometry, INTERNAL for a failed encode or launch.
   absl::Status Launch(const v1::LaunchGeometry& geometry, void** args, cudaStream_t stream) const;
   /// Checks `geometry` (3 grid and 3 block dimensions; tensor maps after the
-  /// other parameters, in order, each over an earlier one) and opts the
+  /// other parameters, in order, each over an earlier one, a staged one of
+  /// rank 2) and opts the
   /// kernel into its dynamic shared memory, once, for launches with it.
   /// INVALID_ARGUMENT for a malformed geometry, INTERNAL for a CUDA error.
   absl::StatusOr<PreparedLaunch> Prepare(const v1::LaunchGeometry& geometry) const;
   /// Launches a prepared geometry: `args` as above (the tensor maps, if
-  /// any, are encoded here over the pointers they name).
+  /// any, are encoded here over the pointers they name, or over the staged
+  /// copies of the operands TensorMap.stage asks to stage: StageOperand).
   absl::Status Launch(const PreparedLaunch& prepared, void** args, cudaStream_t stream) const;
   /// Launches a prepared geometry with `args` holding every parameter,
   /// the tensor maps included: cudaLaunchKernel and nothing else.
@@ -85,6 +87,32 @@ class LoadedKernel {
 struct alignas(64) TensorMapBytes {
   uint64_t opaque[16] = {};
 };
+
+/// Whether TMA takes map `m` over `base`: `base` 16-byte aligned and every
+/// stride a multiple of 16 bytes (cuTensorMapEncodeTiled's rules).
+bool TmaTakes(const v1::TensorMap& m, const void* base);
+
+/// Whether a launch over `base` stages map `m`'s operand: m.stage() and TMA
+/// does not take `base` (TensorMap.stage).
+bool Stages(const v1::TensorMap& m, const void* base);
+
+/// A staged operand (TensorMap.stage): the copy's base, 16-byte aligned,
+/// and its row pitch in bytes (the map's row bytes rounded up to 16).
+struct StagedOperand {
+  void* base = nullptr;
+  uint64_t pitch_bytes = 0;
+};
+
+/// Copies the rank-2 operand of map `m` at `base` (dims[1] rows of dims[0]
+/// elements, pitch strides_bytes[0]) into a workspace with 16-byte rows, on
+/// `stream` (cudaMemcpy2DAsync). The workspace comes from a stream-ordered
+/// pool of the current device that keeps its memory (cudaMallocFromPoolAsync,
+/// release threshold unbounded); the caller frees it with cudaFreeAsync on
+/// `stream` after the kernel. INVALID_ARGUMENT for a map not of rank 2;
+/// RESOURCE_EXHAUSTED when the device memory runs out; INTERNAL for another
+/// CUDA error.
+absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* base,
+                                           cudaStream_t stream);
 
 /// The fp32 tiled tensor map `m` describes over `base` (cuTensorMapEncodeTiled,
 /// through the runtime's driver entry point; interleave none, zero fill, L2
