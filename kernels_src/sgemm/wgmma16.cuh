@@ -59,10 +59,10 @@
 //              __cluster_dims__(2, 1, 1) (launch it plainly) of two CTAs whose tiles are
 //              stacked along M; each copies half of the shared B tile to both by TMA
 //              multicast, halving B's traffic from L2 (below)
-//   EPI        0: C stored from registers; 1 (SPLITK 1 only): where beta is 0, C
-//              is 16-bit (DTYPE 2, 3) and suits TMA, through a C tile in shared
-//              memory and TMA stores that drain while the next tile's mainloop
-//              runs (below)
+//   EPI        0: C stored from registers; 1 (SPLITK 1 only): where beta is 0 and C
+//              is 16-bit (DTYPE 2, 3), through a C tile in shared memory: where C
+//              suits TMA, TMA stores that drain while the next tile's mainloop
+//              runs; elsewhere coalesced row copies (below)
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
 // Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + EPI * BM * BN * 2 + 1024
 //          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) bytes (the stages, EPI's C
@@ -207,6 +207,11 @@ __device__ __forceinline__ const float4* PeerShared(const void* p, unsigned rank
 }
 __device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned LdShared32(unsigned addr) {
+  unsigned v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
 }
 __device__ __forceinline__ void StShared4(unsigned addr, float a, float b, float c, float d) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
@@ -662,14 +667,19 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     // TMA's rules for C's map (the launcher's test) that EPI needs.
     const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
     if constexpr (EPI == 1 && DTYPE == IN) {
-      // EPI (a 16-bit C): where C suits TMA and beta is 0, each consumer warpgroup
-      // writes alpha * acc, rounded, into its rows of the C tile in shared
-      // memory (64 x 64 boxes in the 128-byte swizzle: 4-byte stores, one
-      // row per lane quad, free of bank conflicts), and its thread 0 stores
-      // the boxes by TMA (what lies past M or N clipped) while the next
-      // tile's mainloop runs. That thread first waits until the previous
-      // tile's stores have read the buffer.
-      if (beta == 0.0f && vec) {
+      // EPI (a 16-bit C): where beta is 0, each consumer warpgroup writes
+      // alpha * acc, rounded, into its rows of the C tile in shared memory
+      // (64 x 64 boxes in the 128-byte swizzle: 4-byte stores, one row per
+      // lane quad, free of bank conflicts). Where C suits TMA, its thread 0
+      // stores the boxes by TMA (what lies past M or N clipped) while the
+      // next tile's mainloop runs; that thread first waits until the
+      // previous tile's stores have read the buffer. Where it does not (N
+      // not a multiple of 8, or C not 16-byte aligned), the warpgroup's
+      // warps copy the tile out a row at a time, each lane a pair of
+      // columns: coalesced, where the registers' 8-column stores would
+      // write each 32-byte sector 8 times over (1024x50257x1024 ran at a
+      // third of its aligned speed, bench/results/2026-11-27_h100_gemm16_stage/).
+      if (beta == 0.0f) {
         const int wtid = tid % 128, g = lane / 4, tq = lane % 4;
         const unsigned mine = cbuf + wg * (WM * BN * 2);
         if (wtid == 0) BulkWait0<true>();
@@ -689,15 +699,43 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         }
         FenceProxyAsync();
         NamedSync(4 + wg, 128);
-        if (wtid == 0) {
+        if (vec) {
+          if (wtid == 0) {
 #pragma unroll
-          for (int mi = 0; mi < MI; ++mi) {
+            for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-            for (int c = 0; c < BN / 64; ++c) {
-              TmaStore2d(tma_c, bn + 64 * c, bm + wg * WM + mi * 64, mine + (mi * (BN / 64) + c) * 8192);
+              for (int c = 0; c < BN / 64; ++c) {
+                TmaStore2d(tma_c, bn + 64 * c, bm + wg * WM + mi * 64, mine + (mi * (BN / 64) + c) * 8192);
+              }
+            }
+            BulkCommit();
+          }
+          continue;
+        }
+        // Row rr of the warpgroup's WM, columns 2 lane, 2 lane + 1 of box c:
+        // 16-byte unit lane / 4 of the row, swizzled by the row (rr % 8).
+        // The next tile's first NamedSync keeps the buffer until every
+        // warp has copied its rows out.
+#pragma unroll 1
+        for (int rr = w; rr < WM; rr += 4) {
+          const int row = bm + wg * WM + rr;
+          if (row >= M) break;
+          half16::CType<DTYPE>* crow = C + static_cast<long long>(row) * N;
+          const unsigned src = mine + ((rr / 64) * (BN / 64)) * 8192 + (rr % 64) * 128 +
+                               (((lane / 4) ^ (rr % 8)) * 16) + 4 * (lane % 4);
+#pragma unroll
+          for (int c = 0; c < BN / 64; ++c) {
+            const int col = bn + 64 * c + 2 * lane;
+            if (col >= N) break;
+            const unsigned v = LdShared32(src + c * 8192);
+            unsigned short* p = reinterpret_cast<unsigned short*>(crow + col);
+            if (col + 1 < N && (reinterpret_cast<unsigned long long>(p) & 3ull) == 0) {
+              *reinterpret_cast<unsigned*>(p) = v;
+            } else {
+              p[0] = static_cast<unsigned short>(v & 0xffffu);
+              if (col + 1 < N) p[1] = static_cast<unsigned short>(v >> 16);
             }
           }
-          BulkCommit();
         }
         continue;
       }
