@@ -137,6 +137,31 @@ def staging_pool(lib, device):
         return _pools[device]
 
 
+def stage_operand(lib, m, base, pool, stream):
+    """Copies the rank-2 operand of tensor map `m` at device address `base`
+    (m.dims[1] rows of m.dims[0] elements, pitch m.strides_bytes[0]) into a
+    workspace from `pool` with rows padded to a multiple of 16 bytes, on
+    `stream` (cuMemAllocFromPoolAsync, cuMemcpy2DAsync), as core/launch.cc's
+    StageOperand; the caller frees it with cuMemFreeAsync on `stream`.
+    Returns (the copy's address, its pitch in bytes); TunedError
+    (RESOURCE_EXHAUSTED out of memory, else INTERNAL) for a failed call,
+    with nothing left allocated."""
+    row = m.dims[0] * (2 if m.dtype in (pb.DTYPE_BF16, pb.DTYPE_F16) else 4)
+    pitch = (row + 15) // 16 * 16
+    copy = ctypes.c_uint64()
+    check(lib, lib.cuMemAllocFromPoolAsync(ctypes.byref(copy), ctypes.c_size_t(pitch * m.dims[1]),
+                                           ctypes.c_void_p(pool), ctypes.c_void_p(stream)),
+          "cuMemAllocFromPoolAsync (staging)")
+    desc = Memcpy2D(srcMemoryType=_CU_MEMORYTYPE_DEVICE, srcDevice=base,
+                    srcPitch=m.strides_bytes[0], dstMemoryType=_CU_MEMORYTYPE_DEVICE,
+                    dstDevice=copy.value, dstPitch=pitch, WidthInBytes=row, Height=m.dims[1])
+    result = lib.cuMemcpy2DAsync_v2(ctypes.byref(desc), ctypes.c_void_p(stream))
+    if result != 0:
+        lib.cuMemFreeAsync(copy, ctypes.c_void_p(stream))  # the copy's error is the one raised
+        check(lib, result, "cuMemcpy2DAsync (staging)")
+    return copy.value, pitch
+
+
 def tma_takes(base, strides_bytes):
     """Whether TMA takes a tensor map over `base` (core/launch.cc's
     TmaTakes): the base 16-byte aligned and every stride a multiple of 16."""
@@ -324,21 +349,9 @@ class Launcher:
             for i, (m, base, data_type) in enumerate(zip(self.maps, key, self.map_types)):
                 strides = m.strides_bytes
                 if m.stage and not tma_takes(base, strides):
-                    row = m.dims[0] * (2 if m.dtype in (pb.DTYPE_BF16, pb.DTYPE_F16) else 4)
-                    pitch = (row + 15) // 16 * 16
-                    copy = ctypes.c_uint64()
-                    check(lib, lib.cuMemAllocFromPoolAsync(
-                        ctypes.byref(copy), ctypes.c_size_t(pitch * m.dims[1]),
-                        ctypes.c_void_p(pool), ctypes.c_void_p(stream)),
-                        "cuMemAllocFromPoolAsync (staging)")
-                    copies.append(copy.value)
-                    desc = Memcpy2D(srcMemoryType=_CU_MEMORYTYPE_DEVICE, srcDevice=base,
-                                    srcPitch=strides[0], dstMemoryType=_CU_MEMORYTYPE_DEVICE,
-                                    dstDevice=copy.value, dstPitch=pitch, WidthInBytes=row,
-                                    Height=m.dims[1])
-                    check(lib, lib.cuMemcpy2DAsync_v2(ctypes.byref(desc), ctypes.c_void_p(stream)),
-                          "cuMemcpy2DAsync (staging)")
-                    base, strides = copy.value, [pitch]
+                    base, pitch = stage_operand(lib, m, base, pool, stream)
+                    copies.append(base)
+                    strides = [pitch]
                 buf, address = self._encode_map(m, base, data_type, strides)
                 buffers.append(buf)
                 s.array[first + i] = address
