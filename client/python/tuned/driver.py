@@ -329,6 +329,21 @@ class Launcher:
                 _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
         return buf, address
 
+    def _launch_current(self, s, zero, stream):
+        """With the kernel's context current: the prescaling memset, where
+        `zero` asks for one, then cuLaunchKernelEx (cuLaunchKernel where the
+        driver predates it) through ctypes; TunedError for a failed call."""
+        if zero is not None:
+            check(self.lib, self.memset32(zero[0], 0, zero[1], stream),
+                  "cuMemsetD32Async (prescale C)")
+        if self.launch_ex is not None:
+            s.config.hStream = stream
+            result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
+        else:
+            result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
+                                 s.array_address, None)
+        check(self.lib, result, "cuLaunchKernel")
+
     def _run_staged(self, s, key, zero, stream):
         """run's form where an operand is staged (TensorMap.stage, as
         core/launch.cc's StageOperand): each such operand copied with rows
@@ -356,16 +371,7 @@ class Launcher:
                 buffers.append(buf)
                 s.array[first + i] = address
             s.maps = buffers
-            if zero is not None:
-                check(lib, self.memset32(zero[0], 0, zero[1], stream),
-                      "cuMemsetD32Async (prescale C)")
-            if self.launch_ex is not None:
-                s.config.hStream = stream
-                result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
-            else:
-                result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
-                                     s.array_address, None)
-            check(lib, result, "cuLaunchKernel")
+            self._launch_current(s, zero, stream)
         finally:
             freed = [lib.cuMemFreeAsync(ctypes.c_uint64(c), ctypes.c_void_p(stream))
                      for c in copies]
@@ -404,17 +410,7 @@ class Launcher:
             check(self.lib, self.push(self.ctx), "cuCtxPushCurrent")
             pushed = True
         try:
-            if zero is not None:
-                check(self.lib, self.memset32(zero[0], 0, zero[1], stream),
-                      "cuMemsetD32Async (prescale C)")
-            if self.launch_ex is not None:
-                s.config.hStream = stream
-                result = self.launch_ex(s.config_address, self.fn, s.array_address, None)
-            else:
-                result = self.launch(self.fn, *self.grid, *self.block, self.smem, stream,
-                                     s.array_address, None)
+            self._launch_current(s, zero, stream)
         finally:
             if pushed:
                 self.pop(s.current_address)
-        if result != 0:
-            check(self.lib, result, "cuLaunchKernel")
