@@ -5,6 +5,7 @@
 
 #include "families/sgemm/kinds.h"
 #include "tests/sgemm_test_util.h"
+#include "tuned/launch.h"
 
 namespace tuned::sgemm_test {
 namespace {
@@ -259,6 +260,41 @@ TEST(Gemm16Family, WgmmaMulticastAndTmaStore) {
   staged["STAGED"] = 2;
   refused(staged, "MCAST", 2, "nor STAGED");
   refused(Wgmma16(128, 256, 4, 1, 1, 2), "EPI", 1, "shared memory");  // 4 stages and 64 KB of C
+}
+
+// Which launches stage an operand (TensorMap.stage, core/launch.cc): at
+// 4097^3 A's and B's pitch (8194 bytes) is no multiple of 16, so both are
+// staged, over any base; at 4096^3 neither is over 16-byte aligned bases,
+// and both are over a base one element off; C never is. Prepare refuses a
+// staged map of another rank than 2 before any CUDA call.
+TEST(Gemm16Family, WgmmaStagesWhatTmaCannotTake) {
+  v1::Device d = Sm90ReferenceDevice();
+  d.set_sm_count(132);
+  const Config c = Wgmma16(128, 256, 4, 1, 1, 2);
+  alignas(16) static uint16_t buffer[16];
+  const void* aligned = buffer;
+  const void* off = buffer + 1;
+  const v1::LaunchGeometry odd = Bf16().Geometry(c, {4097, 4097, 4097}, d);
+  ASSERT_EQ(odd.tensor_maps_size(), 3);
+  EXPECT_TRUE(Stages(odd.tensor_maps(0), aligned));
+  EXPECT_TRUE(Stages(odd.tensor_maps(1), aligned));
+  EXPECT_FALSE(Stages(odd.tensor_maps(2), off));
+  EXPECT_FALSE(TmaTakes(odd.tensor_maps(2), aligned));  // C's pitch: C is stored without TMA
+  const v1::LaunchGeometry even = Bf16().Geometry(c, {4096, 4096, 4096}, d);
+  EXPECT_FALSE(Stages(even.tensor_maps(0), aligned));
+  EXPECT_FALSE(Stages(even.tensor_maps(1), aligned));
+  EXPECT_TRUE(Stages(even.tensor_maps(0), off));
+  EXPECT_TRUE(Stages(even.tensor_maps(1), off));
+
+  v1::LaunchGeometry rank3 = odd;
+  rank3.mutable_tensor_maps(0)->add_dims(1);
+  rank3.mutable_tensor_maps(0)->add_strides_bytes(8194u * 4097u);
+  rank3.mutable_tensor_maps(0)->add_box(1);
+  rank3.set_dynamic_shared_bytes(0);  // no opt-in: Prepare makes no CUDA call
+  const LoadedKernel none;
+  const absl::Status s = none.Prepare(rank3).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("a staged map has rank 2"), std::string::npos) << s;
 }
 
 // STAGED: its name and instantiation, its raw buffers' shared memory, the
