@@ -16,7 +16,7 @@
 # (and transpose 1024x768, and 2048^3 in math tf32), then runs README's Python example and the tests:
 # test_gpu.py against that daemon (tuned.matmul and tuned.linear per math
 # mode, under a CUDA graph capture, in a torch.compile'd model),
-# test_client.py, test_kernel.py, test_kernel_spec.py, test_blas.py,
+# test_client.py, test_kernel.py, test_kernel_maps.py, test_kernel_spec.py, test_blas.py,
 # test_ops.py and test_ops_16bit.py (the driver stood in for, CPU
 # tensors; the torch operators in torch.compile; a compile-only daemon of
 # their own). Logs: OUTDIR/python_gpu.log (everything,
@@ -96,7 +96,8 @@ run "$py" "$out/readme_example.py" || fails=$((fails + 1))
 tests=client/python/tests
 run "$py" -m pytest -p no:cacheprovider -v -s -rs "$tests/test_gpu.py" || fails=$((fails + 1))
 TUNED_BIN_DIR=$PWD/.bundle/bin run "$py" -m pytest -p no:cacheprovider -v -rs \
-  "$tests/test_client.py" "$tests/test_kernel.py" "$tests/test_kernel_spec.py" "$tests/test_blas.py" \
+  "$tests/test_client.py" "$tests/test_kernel.py" "$tests/test_kernel_maps.py" "$tests/test_kernel_spec.py" \
+  "$tests/test_blas.py" \
   "$tests/test_ops.py" "$tests/test_ops_16bit.py" || fails=$((fails + 1))
 echo "python_gpu: $fails step(s) failed"
 [[ $fails -eq 0 ]]
