@@ -768,8 +768,9 @@ void LaunchLa0Ws(int m, int n, int k, const float* a, const float* b, float* c, 
   sgemm_wgmma_detail::TensorMap tma;
   static_assert(sizeof(tma) == sizeof(map), "128 bytes");
   std::memcpy(&tma, &map, sizeof(map));
+  sgemm_wgmma_detail::TensorMap no_b{};  // zeros: B as it is (RsGemm's tma_b)
   const dim3 grid(((m + BM - 1) / BM) * ((n + 127) / 128));
-  kernel<<<grid, T::THREADS + 128, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c, tma);
+  kernel<<<grid, T::THREADS + 128, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c, tma, no_b);
   CK(cudaGetLastError());
 }
 

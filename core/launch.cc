@@ -112,6 +112,18 @@ absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* b
     s.Update(CudaStatus(cudaFreeAsync(copy.base, stream), "cudaFreeAsync (staging)"));
     return s;
   }
+  // The rows' padding zeroed: a kernel that copies 16-byte units past the
+  // row's end (cp.async) reads zeros there.
+  if (copy.pitch_bytes > row) {
+    if (absl::Status s = CudaStatus(
+            cudaMemset2DAsync(static_cast<char*>(copy.base) + row, copy.pitch_bytes, 0,
+                              copy.pitch_bytes - row, m.dims(1), stream),
+            "cudaMemset2DAsync (staging)");
+        !s.ok()) {
+      s.Update(CudaStatus(cudaFreeAsync(copy.base, stream), "cudaFreeAsync (staging)"));
+      return s;
+    }
+  }
   return copy;
 }
 
@@ -218,15 +230,20 @@ absl::Status LoadedKernel::Launch(const PreparedLaunch& p, void** args, cudaStre
   // in stream order, whether or not it ran).
   std::vector<TensorMapBytes> maps;
   maps.reserve(p.tensor_maps.size());
-  std::vector<void*> copies;
+  // The copies' addresses, each passed in its operand's place (a slot per
+  // map, so that the pointers they hold stay put).
+  std::vector<void*> copies(p.tensor_maps.size(), nullptr);
   absl::Status launched = [&]() -> absl::Status {
-    for (const v1::TensorMap& m : p.tensor_maps) {
+    std::vector<void*> with_maps(args, args + p.first_map_param);
+    for (size_t i = 0; i < p.tensor_maps.size(); ++i) {
+      const v1::TensorMap& m = p.tensor_maps[i];
       const void* base = *static_cast<void* const*>(args[m.pointer_arg()]);
       absl::StatusOr<TensorMapBytes> bytes;
       if (Stages(m, base)) {
         absl::StatusOr<StagedOperand> copy = StageOperand(m, base, stream);
         if (!copy.ok()) return copy.status();
-        copies.push_back(copy->base);
+        copies[i] = copy->base;
+        with_maps[m.pointer_arg()] = &copies[i];
         v1::TensorMap over_copy = m;
         over_copy.set_strides_bytes(0, copy->pitch_bytes);
         bytes = EncodeTensorMap(over_copy, copy->base);
@@ -236,11 +253,11 @@ absl::Status LoadedKernel::Launch(const PreparedLaunch& p, void** args, cudaStre
       if (!bytes.ok()) return bytes.status();
       maps.push_back(*bytes);
     }
-    std::vector<void*> with_maps(args, args + p.first_map_param);
     for (TensorMapBytes& m : maps) with_maps.push_back(&m);
     return LaunchWithMaps(p, with_maps.data(), stream);
   }();
   for (void* copy : copies) {
+    if (copy == nullptr) continue;
     absl::Status freed = CudaStatus(cudaFreeAsync(copy, stream), "cudaFreeAsync (staging)");
     if (launched.ok()) launched = freed;
   }

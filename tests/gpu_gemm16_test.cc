@@ -121,7 +121,8 @@ TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
 
 // StageOperand (TensorMap.stage): a BF16 operand of 5 rows of 37 elements
 // (74 bytes a row), one element off a 16-byte boundary, copied into rows of
-// 80 bytes at a 16-byte aligned base, each row's 74 bytes as they were;
+// 80 bytes at a 16-byte aligned base, each row's 74 bytes as they were and
+// its last 6 zeros;
 // Stages() where TMA cannot take the base or the pitch and stage is set,
 // and a staged map of rank 3 refused.
 TEST_F(GpuTest, StageOperandCopiesRowsToA16BytePitch) {
@@ -157,6 +158,7 @@ TEST_F(GpuTest, StageOperandCopiesRowsToA16BytePitch) {
   ASSERT_EQ(cudaMemcpy(back.data(), copy->base, back.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
   for (int r = 0; r < 5; ++r) {
     for (int j = 0; j < 37; ++j) ASSERT_EQ(back[r * 40 + j], host[1 + r * 37 + j]) << r << ", " << j;
+    for (int j = 37; j < 40; ++j) EXPECT_EQ(back[r * 40 + j], 0) << r << ", " << j;
   }
   ASSERT_EQ(cudaFreeAsync(copy->base, nullptr), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -212,15 +212,17 @@ TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
   ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f);
 }
 
-// WS=1 (the warp-specialized TF32, sgemm_wgmma_ws) takes A's TMA tensor map,
-// which the launcher encodes where TMA can take A (16-byte aligned, K % 4
-// == 0) and passes as zeros elsewhere, where the kernel copies A with
-// cp.async: every WS config matches cuBLAS with alpha and beta on an
-// aligned shape with partial tiles (TMA's zero fill beyond M and K), one
-// with A a float off, and one with K odd; within 2e-3 of cuBLAS fp32 (TF32
-// rounds the operands: about 4e-4 on these shapes). EncodeTensorMap
-// itself: bytes for an aligned A, zeros for an unaligned one, and a clear
-// refusal of a malformed map.
+// WS=1 (the warp-specialized TF32, sgemm_wgmma_ws) takes A's TMA tensor map
+// and B's (never read by TMA), both staged where TMA cannot take them
+// (TensorMap.stage: the kernel then reads A's copy by TMA and B's with
+// 16-byte copies); without staging the launcher passes zeros there and the
+// kernel copies A and B with cp.async, 4 bytes at a time where needed:
+// every WS config matches cuBLAS with alpha and beta on an aligned shape
+// with partial tiles (TMA's zero fill beyond M and K), one with A, B and C
+// a float off and N % 4 = 2, and one with K odd, staged and not; within
+// 2e-3 of cuBLAS fp32 (TF32 rounds the operands: about 4e-4 on these
+// shapes). EncodeTensorMap itself: bytes for an aligned A, zeros for an
+// unaligned one, and a clear refusal of a malformed map.
 TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
   const Family& f = SgemmFamily();
   if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
@@ -232,7 +234,7 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
   }
   ASSERT_EQ(configs.size(), 4u);
   const v1::LaunchGeometry g = f.Geometry(configs[0], {300, 264, 512}, worker_->device());
-  ASSERT_EQ(g.tensor_maps_size(), 1);
+  ASSERT_EQ(g.tensor_maps_size(), 2);
   auto buf = DeviceBuffer::Alloc(300 * 512 * 4 + 16);
   ASSERT_TRUE(buf.ok());
   auto aligned = EncodeTensorMap(g.tensor_maps(0), buf->f32());
@@ -247,8 +249,10 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
   bad.set_swizzle_bytes(96);
   EXPECT_EQ(EncodeTensorMap(bad, buf->f32()).status().code(), absl::StatusCode::kInvalidArgument);
   ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f, 0, 2e-3);
-  ExpectMatchesCublasWithBeta(configs, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3);
-  ExpectMatchesCublasWithBeta(configs, 257, 136, 1029, 1.0f, 0.0f, 0, 2e-3);
+  for (bool stage : {true, false}) {
+    ExpectMatchesCublasWithBeta(configs, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3, v1::LAYOUT_NN, stage);
+    ExpectMatchesCublasWithBeta(configs, 257, 136, 1029, 1.0f, 0.0f, 0, 2e-3, v1::LAYOUT_NN, stage);
+  }
 }
 
 // The client library's TunedKernel::Sgemm launches the shape it was asked

@@ -171,11 +171,13 @@ class GpuTest : public ::testing::Test {
   // start that many floats into their buffers (1: not 16-byte aligned).
   // `tolerance`: 1e-5 for fp32-accurate kernels; TF32 ones take more.
   // `layout`: the operands' (tuner.proto Layout; the configs' LAYOUT), the
-  // same buffer sizes in every layout.
+  // same buffer sizes in every layout. `stage` false: the geometry's
+  // TensorMap.stage cleared (a launcher that stages nothing: the kernels'
+  // copies without TMA).
   void ExpectMatchesCublasWithBeta(const std::vector<Config>& configs, int m, int n, int k,
                                    float alpha, float beta, size_t offset = 0,
                                    double tolerance = 1e-5,
-                                   v1::Layout layout = v1::LAYOUT_NN) {
+                                   v1::Layout layout = v1::LAYOUT_NN, bool stage = true) {
     const Family& f = SgemmFamily();
     // The inputs and cuBLAS's C, once; each config starts from the same C.
     const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
@@ -205,7 +207,8 @@ class GpuTest : public ::testing::Test {
       // The C cuBLAS started from (FillRandom fills from the buffer's start).
       ASSERT_TRUE(FillRandom(*ref, mn, 3).ok());
       ASSERT_EQ(cudaMemcpy(cp, ref->f32(), mn * 4, cudaMemcpyDeviceToDevice), cudaSuccess);
-      const v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
+      v1::LaunchGeometry g = f.Geometry(config, {m, n, k}, worker_->device());
+      for (v1::TensorMap& map : *g.mutable_tensor_maps()) map.set_stage(map.stage() && stage);
       if (g.prescale_output()) {
         ASSERT_TRUE(PrescaleOutput(*handle, beta, cp, int64_t{m} * n, nullptr).ok());
       }

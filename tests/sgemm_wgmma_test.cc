@@ -228,7 +228,10 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
   EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 50176 + 1024 + 4 * 16);
   // A (1000 x 77) by TMA: dims K, M; a row of 77 floats; boxes of 32 x 256,
   // 128-byte swizzle; passed after C (parameter 8) over A (parameter 4).
-  ASSERT_EQ(g.tensor_maps_size(), 1);
+  // Then B's (77 x 300, never read by TMA): dims N, K, parameter 9 over B
+  // (parameter 5). Both staged where TMA cannot take them (here A's pitch
+  // of 308 bytes).
+  ASSERT_EQ(g.tensor_maps_size(), 2);
   const v1::TensorMap& a = g.tensor_maps(0);
   EXPECT_EQ(a.pointer_arg(), 4u);
   EXPECT_EQ(a.param(), 8u);
@@ -237,6 +240,16 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
             (std::vector<uint64_t>{308}));
   EXPECT_EQ(std::vector<uint32_t>(a.box().begin(), a.box().end()), (std::vector<uint32_t>{32, 256}));
   EXPECT_EQ(a.swizzle_bytes(), 128u);
+  EXPECT_TRUE(a.stage());
+  const v1::TensorMap& b = g.tensor_maps(1);
+  EXPECT_EQ(b.pointer_arg(), 5u);
+  EXPECT_EQ(b.param(), 9u);
+  EXPECT_EQ(std::vector<uint64_t>(b.dims().begin(), b.dims().end()), (std::vector<uint64_t>{300, 77}));
+  EXPECT_EQ(std::vector<uint64_t>(b.strides_bytes().begin(), b.strides_bytes().end()),
+            (std::vector<uint64_t>{1200}));
+  EXPECT_EQ(std::vector<uint32_t>(b.box().begin(), b.box().end()), (std::vector<uint32_t>{32, 8}));
+  EXPECT_EQ(b.swizzle_bytes(), 0u);
+  EXPECT_TRUE(b.stage());
   Config no_ws = ws;
   no_ws.erase("WS");
   EXPECT_EQ(f.Source(no_ws).name_expression, "sgemm_wgmma<256,128,32,256,64,4,1,1,1,1,0>");
@@ -380,9 +393,12 @@ TEST(SgemmMath, WgmmaLayouts) {
       const v1::LaunchGeometry g = f.Geometry(cws, shape, d);
       EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (32768 + 18432) + 1024 + 4 * 16);
       EXPECT_EQ(f.Geometry(c0tf32, shape, d).dynamic_shared_bytes(), 4u * (16384 + 18432) + 1024);
-      ASSERT_EQ(g.tensor_maps_size(), 1);
+      ASSERT_EQ(g.tensor_maps_size(), 2);
       EXPECT_EQ(g.tensor_maps(0).SerializeAsString(),
                 f.Geometry(ws, shape, d).tensor_maps(0).SerializeAsString());
+      // B stored N x K (300 x 77): rows of K.
+      EXPECT_EQ(std::vector<uint64_t>(g.tensor_maps(1).dims().begin(), g.tensor_maps(1).dims().end()),
+                (std::vector<uint64_t>{77, 300}));
     } else {  // TT: C^T = B A, NN's kernel body on the swapped problem
       for (const Config& c : {c0, c0p2, c0tf32, cws}) {
         EXPECT_TRUE(f.Check(c, d).ok()) << f.ConfigName(c) << ": " << f.Check(c, d);
@@ -393,16 +409,21 @@ TEST(SgemmMath, WgmmaLayouts) {
         EXPECT_EQ(g.grid(0), swapped.grid(0)) << f.ConfigName(c);
         EXPECT_EQ(g.dynamic_shared_bytes(), swapped.dynamic_shared_bytes());
       }
-      // B (300 x 77) by TMA: dims K, N; parameter 5 (B).
+      // B (300 x 77) by TMA: dims K, N; parameter 5 (B). The swapped
+      // problem's B is A, stored K x M (77 x 1000): parameter 4.
       const v1::LaunchGeometry g = f.Geometry(cws, shape, d);
       EXPECT_EQ(g.grid(0), 2u * 8u);  // ceil(300 / 256) * ceil(1000 / 128)
-      ASSERT_EQ(g.tensor_maps_size(), 1);
+      ASSERT_EQ(g.tensor_maps_size(), 2);
       const v1::TensorMap& b = g.tensor_maps(0);
       EXPECT_EQ(b.pointer_arg(), 5u);
       EXPECT_EQ(std::vector<uint64_t>(b.dims().begin(), b.dims().end()),
                 (std::vector<uint64_t>{77, 300}));
       EXPECT_EQ(std::vector<uint64_t>(b.strides_bytes().begin(), b.strides_bytes().end()),
                 (std::vector<uint64_t>{308}));
+      const v1::TensorMap& a = g.tensor_maps(1);
+      EXPECT_EQ(a.pointer_arg(), 4u);
+      EXPECT_EQ(std::vector<uint64_t>(a.dims().begin(), a.dims().end()),
+                (std::vector<uint64_t>{1000, 77}));
     }
     // The layout's space: every config named for it; LA=0 (and WS) but in TN.
     int la0_configs = 0, ws_configs = 0;

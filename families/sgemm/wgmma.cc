@@ -347,9 +347,13 @@ KernelSource WgmmaSource(const Config& config) {
 /// {(BM/WM)*(BN/WN)*128, 1, 1} (warpgroups; WS: 128 more, the producer),
 /// dynamic shared memory WgmmaTile::SharedBytes(), prescale_output when
 /// SPLITK > 1; WS: A's tensor map (dims K, M; box BK x BM; 128-byte
-/// swizzle), passed after C. LA=0 in TT (RsSwapped): the grid and the map
-/// of the swapped problem, C^T = B A: ceil(N / BM) * ceil(M / BN) tiles,
-/// B's map (dims K, N).
+/// swizzle), passed after C, then B's (its rows as stored: NN K rows of N,
+/// NT N rows of K; box 32 x 8, no swizzle; never read by TMA, it tells the
+/// kernel that B comes 16-byte aligned at a pitch of a multiple of 4
+/// floats), both staged where TMA's rules fail (TensorMap.stage). LA=0 in
+/// TT (RsSwapped): the grid and the maps of the swapped problem, C^T = B A:
+/// ceil(N / BM) * ceil(M / BN) tiles, A's map over B (dims K, N), B's over
+/// A (K rows of M).
 v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
@@ -365,6 +369,20 @@ v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
     a->add_box(static_cast<uint32_t>(t.bm));
     a->set_swizzle_bytes(128);
     a->set_param(static_cast<uint32_t>(Arguments().size()));  // after C
+    a->set_stage(true);
+    // B in the kernel's terms (TT: A, K x M): NT's stored N x K, else K x N.
+    const bool tb = t.layout == v1::LAYOUT_NT;
+    const int64_t inner = tb ? problem[2] : problem[1], outer = tb ? problem[1] : problem[2];
+    v1::TensorMap* b = g.add_tensor_maps();
+    b->set_pointer_arg(t.RsSwapped() ? kSgemmArgA : kSgemmArgA + 1);
+    b->add_dims(static_cast<uint64_t>(inner));
+    b->add_dims(static_cast<uint64_t>(outer));
+    b->add_strides_bytes(static_cast<uint64_t>(inner) * kBytesPerElement);
+    b->add_box(32);
+    b->add_box(8);
+    b->set_swizzle_bytes(0);
+    b->set_param(a->param() + 1);
+    b->set_stage(true);
   }
   return g;
 }

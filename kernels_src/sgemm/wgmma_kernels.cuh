@@ -112,14 +112,17 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
 // Consume; dynamic shared memory 16 x STAGES bytes more for its
 // mbarriers), A by TMA through `tma_a`, which the launcher encodes
 // (LaunchGeometry.tensor_maps: dims K, M; box 32 x BM; 128-byte swizzle)
-// and passes after C. LAYOUT: NN, NT or TT (TT: the map is B's, dims K, N;
-// RsGemm's SWAP).
+// and passes after C, then B's map `tma_b` (never read by TMA: whether B
+// comes at a pitch of a multiple of 4 floats, RsGemm). Both are staged
+// where TMA's rules fail (TensorMap.stage). LAYOUT: NN, NT or TT (TT: the
+// maps are the swapped problem's, A's over B, dims K, N; RsGemm's SWAP).
 template <int BM, int STAGES, int SPLITK, int GROUP, int LAYOUT = 0>
 __global__ void __launch_bounds__(384, 1)  // two consumer warpgroups (BN 128 / WN 64) and the producer
     sgemm_wgmma_ws(int M, int N, int K, float alpha, const float* __restrict__ A,
                    const float* __restrict__ B, float beta, float* __restrict__ C,
-                   const __grid_constant__ sgemm_wgmma_detail::TensorMap tma_a) {
+                   const __grid_constant__ sgemm_wgmma_detail::TensorMap tma_a,
+                   const __grid_constant__ sgemm_wgmma_detail::TensorMap tma_b) {
   extern __shared__ __align__(1024) unsigned char sgemm_wgmma_smem[];
   sgemm_wgmma_detail::RsGemm<BM, 128, STAGES, SPLITK, 1, GROUP, 1, 1, LAYOUT>(
-      M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem, &tma_a);
+      M, N, K, alpha, A, B, beta, C, sgemm_wgmma_smem, &tma_a, &tma_b);
 }

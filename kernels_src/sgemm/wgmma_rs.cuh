@@ -529,15 +529,20 @@ struct RsTile {
 // the output tile, the split's K tiles, RsTile's K loop, then C = alpha *
 // acc + beta * C (SPLITK > 1: atomicAdd of alpha * acc, C prescaled).
 // WS: `tma` is A's tensor map (dims K, M; box 32 x BM; 128-byte swizzle),
-// used where K % 4 == 0 and A is 16-byte aligned (TMA's rules, which the
-// launcher tests alike before it encodes the map; elsewhere the map is
-// zeros and the producer copies A with cp.async).
+// used where the launcher encoded it (MapEncoded): over A where K % 4 == 0
+// and A is 16-byte aligned (TMA's rules), else over A's staged copy
+// (TensorMap.stage); where it is zeros the producer copies A with cp.async.
+// `tma_b`, B's map, is never read by TMA: encoded, it says that B comes at
+// a pitch of a multiple of 4 floats and 16-byte aligned, B itself or its
+// staged copy (whose rows the launcher pads with zeros, and whose address
+// it passes as B), so the producer copies B with 16-byte cp.async.
 template <int BM, int BN, int STAGES, int SPLITK, int PASSES, int GROUP, int PROMOTE, int WS,
           int LAYOUT = 0>
 __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, const float* __restrict__ B,
                                        float beta, float* __restrict__ C, unsigned char* smem_raw,
-                                       const TensorMap* tma = nullptr) {
+                                       const TensorMap* tma = nullptr,
+                                       const TensorMap* tma_b = nullptr) {
   // TT (SWAP): C^T = B * A is this body's NN problem, of N x M: B (N x K, k
   // contiguous) in A's place, A (K x M, m contiguous) in B's, and C^T's
   // tile written to C transposed (the epilogue); the launch's grid and A's
@@ -565,15 +570,20 @@ __device__ __forceinline__ void RsGemm(int M, int N, int K, float alpha,
   const int tid = threadIdx.x;
   const int bm = tile_m * BM, bn = tile_n * BN;
   const int rows = M - bm, cols = N - bn;
-  const int ldb = T::TB ? K : N;  // B's row pitch
+  // B's row pitch: its own, or where B's map is encoded (WS) rounded up
+  // to 4 floats (a staged copy's; B's own where it is a multiple of 4).
+  const bool b16 = WS && tma_b != nullptr && MapEncoded(tma_b);
+  const int ldb = b16 ? ((T::TB ? K : N) + 3) & ~3 : T::TB ? K : N;
+  const bool by_tma = WS && tma != nullptr && MapEncoded(tma);  // A by TMA
   A += static_cast<long long>(bm) * K;
   B += T::TB ? static_cast<long long>(bn) * ldb : static_cast<long long>(bn);
   C += SWAP ? static_cast<long long>(bn) * ldc + bm : static_cast<long long>(bm) * ldc + bn;
-  const bool vec = ((K | ldb) & 3) == 0 && Aligned16(A) && Aligned16(B);
+  // 16-byte copies of what cp.async copies: B alone where A goes by TMA.
+  const bool vec = by_tma ? (ldb & 3) == 0 && Aligned16(B)
+                          : ((K | ldb) & 3) == 0 && Aligned16(A) && Aligned16(B);
   const bool whole = rows >= BM && cols >= BN && K % T::BK == 0;
   if constexpr (WS) {
     const unsigned full = raw + pad + T::WS_BARS;
-    const bool by_tma = tma != nullptr && (K & 3) == 0 && Aligned16(A);
     if (tid < STAGES) {  // full: the producers' cp.async arrivals (and TMA's expect_tx one)
       MbarInit(full + 8 * tid, T::WS_PRODUCERS + (by_tma ? 1 : 0));
       MbarInit(full + 8 * STAGES + 8 * tid, T::THREADS / 32);

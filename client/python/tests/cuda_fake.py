@@ -49,7 +49,7 @@ class FakeDriver:
     def __init__(self, params=8, maps_from=8):
         self.params, self.maps_from = params, maps_from
         self.launches, self.encodes, self.memsets, self.calls = [], [], [], []
-        self.allocs, self.copies = [], []
+        self.allocs, self.copies, self.pad_zeros = [], [], []
         self.encode_result = self.launch_result = 0
         self.current = CONTEXT
         self.stack = []
@@ -162,6 +162,12 @@ class FakeDriver:
                             "types": (d.srcMemoryType, d.dstMemoryType),
                             "stream": _value(stream)})
         self.calls.append(("copy 2d",))
+        return 0
+
+    def cuMemsetD2D8Async(self, pointer, pitch, value, width, height, stream):
+        self.pad_zeros.append((_value(pointer), pitch.value, value.value, width.value,
+                               height.value, _value(stream)))
+        self.calls.append(("memset 2d",))
         return 0
 
     def cuMemFreeAsync(self, pointer, stream):

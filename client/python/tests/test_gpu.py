@@ -500,7 +500,8 @@ def test_a_staged_operand_is_copied_into_16_byte_rows_on_the_gpu():
     """tuned.driver.stage_operand with the real driver: a bfloat16 operand of
     5 rows of 37 elements (74 bytes a row), one element off a 16-byte
     boundary, copied into rows of 80 bytes from the device's staging pool on
-    torch's stream; each row's elements as they were; the workspace freed."""
+    torch's stream; each row's elements as they were, its padding zeros;
+    the workspace freed."""
     import ctypes
     import tuned.driver as drv
     lib = drv.libcuda()
@@ -523,6 +524,7 @@ def test_a_staged_operand_is_copied_into_16_byte_rows_on_the_gpu():
     assert pitch == 80 and copy % 16 == 0
     torch.cuda.synchronize()
     assert torch.equal(back[:, :37], src[1:].view(5, 37))
+    assert not back[:, 37:].float().any()
 
 
 # ---- 16-bit GEMM: the bf16 and f16 problems ----

@@ -68,15 +68,16 @@ def test_without_tmas_alignment_the_map_is_128_zero_bytes(driver, a, k):
 def test_a_staged_operand_is_copied_with_16_byte_rows_and_read_through_its_map(driver):
     """TensorMap.stage over a pitch TMA cannot take (rows of 9 floats, 36
     bytes): the operand copied into a workspace from the device's staging
-    pool with rows of 48 bytes, the map encoded over the copy, the kernel
-    launched, the workspace freed after it on the same stream; A's pointer
-    parameter unchanged. Each launch copies anew (nothing cached), and an
-    operand TMA takes is not staged."""
+    pool with rows of 48 bytes, their last 12 bytes zeroed, the map encoded
+    over the copy, the kernel launched with the copy in A's parameter, the
+    workspace freed after it on the same stream. Each launch copies anew
+    (nothing cached), and an operand TMA takes is not staged (A's parameter
+    the caller's again)."""
     driver.params = 9
     kernel = with_a_map(k=9, stage=True)
     launch_sgemm(kernel, a=0x1000)
     staging = [c for c in driver.calls if c[0] in ("pool", "pool attribute", "alloc", "copy 2d",
-                                                   "launch", "free")]
+                                                   "memset 2d", "launch", "free")]
     assert staging[:2] == [("pool", 1, 1, 0), ("pool attribute", cuda_fake.POOL, 4, 2**64 - 1)]
     assert driver.allocs == [(cuda_fake.STAGED, 48 * 64, cuda_fake.POOL, 0)]
     assert driver.copies == [{"src": 0x1000, "src_pitch": 36, "dst": cuda_fake.STAGED,
@@ -84,10 +85,11 @@ def test_a_staged_operand_is_copied_with_16_byte_rows_and_read_through_its_map(d
                               "stream": 0}]
     (encode,) = driver.encodes
     assert (encode["base"], encode["dims"], encode["strides"]) == (cuda_fake.STAGED, [9, 64], [48])
+    assert driver.pad_zeros == [(cuda_fake.STAGED + 36, 48, 0, 12, 64, 0)]
     (launch,) = driver.launches
     assert launch["params"][8] == encode["out"]
-    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][4]).value == 0x1000
-    assert [c[0] for c in staging][2:] == ["alloc", "copy 2d", "launch", "free"]
+    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][4]).value == cuda_fake.STAGED
+    assert [c[0] for c in staging][2:] == ["alloc", "copy 2d", "memset 2d", "launch", "free"]
     assert staging[-1] == ("free", cuda_fake.STAGED, 0)
     launch_sgemm(kernel, a=0x1000)
     assert len(driver.copies) == 2 and len(driver.encodes) == 2
@@ -95,6 +97,7 @@ def test_a_staged_operand_is_copied_with_16_byte_rows_and_read_through_its_map(d
     aligned = with_a_map(k=16, stage=True)
     launch_sgemm(aligned, a=0x2000)
     assert len(driver.copies) == 2 and driver.encodes[-1]["base"] == 0x2000
+    assert ctypes.c_void_p.from_buffer_copy(driver.launches[-1]["bytes"][4]).value == 0x2000
 
 
 def test_a_staged_map_has_rank_2(driver):

@@ -141,8 +141,9 @@ def stage_operand(lib, m, base, pool, stream):
     """Copies the rank-2 operand of tensor map `m` at device address `base`
     (m.dims[1] rows of m.dims[0] elements, pitch m.strides_bytes[0]) into a
     workspace from `pool` with rows padded to a multiple of 16 bytes, on
-    `stream` (cuMemAllocFromPoolAsync, cuMemcpy2DAsync), as core/launch.cc's
-    StageOperand; the caller frees it with cuMemFreeAsync on `stream`.
+    `stream` (cuMemAllocFromPoolAsync, cuMemcpy2DAsync; the rows' padding
+    zeroed, cuMemsetD2D8Async), as core/launch.cc's StageOperand; the
+    caller frees it with cuMemFreeAsync on `stream`.
     Returns (the copy's address, its pitch in bytes); TunedError
     (RESOURCE_EXHAUSTED out of memory, else INTERNAL) for a failed call,
     with nothing left allocated."""
@@ -155,10 +156,16 @@ def stage_operand(lib, m, base, pool, stream):
     desc = Memcpy2D(srcMemoryType=_CU_MEMORYTYPE_DEVICE, srcDevice=base,
                     srcPitch=m.strides_bytes[0], dstMemoryType=_CU_MEMORYTYPE_DEVICE,
                     dstDevice=copy.value, dstPitch=pitch, WidthInBytes=row, Height=m.dims[1])
+    what = "cuMemcpy2DAsync"
     result = lib.cuMemcpy2DAsync_v2(ctypes.byref(desc), ctypes.c_void_p(stream))
+    if result == 0 and pitch > row:
+        result, what = lib.cuMemsetD2D8Async(
+            ctypes.c_uint64(copy.value + row), ctypes.c_size_t(pitch), ctypes.c_ubyte(0),
+            ctypes.c_size_t(pitch - row), ctypes.c_size_t(m.dims[1]),
+            ctypes.c_void_p(stream)), "cuMemsetD2D8Async"
     if result != 0:
         lib.cuMemFreeAsync(copy, ctypes.c_void_p(stream))  # the copy's error is the one raised
-        check(lib, result, "cuMemcpy2DAsync (staging)")
+        check(lib, result, what + " (staging)")
     return copy.value, pitch
 
 
@@ -346,18 +353,18 @@ class Launcher:
 
     def _run_staged(self, s, key, zero, stream):
         """run's form where an operand is staged (TensorMap.stage, as
-        core/launch.cc's StageOperand): each such operand copied with rows
-        padded to 16 bytes (cuMemcpy2DAsync on the stream) into a workspace
-        from the device's staging pool (cuMemAllocFromPoolAsync), its map
-        encoded over the copy, the kernel launched through ctypes, and the
-        workspaces freed after it in stream order (cuMemFreeAsync), whether
-        or not it ran."""
+        core/launch.cc's LoadedKernel::Launch): each such operand copied with
+        rows padded to 16 bytes (stage_operand) into a workspace from the
+        device's staging pool, its map encoded over the copy, the copy's
+        address passed in the operand's place, the kernel launched through
+        ctypes, and the workspaces freed after it in stream order
+        (cuMemFreeAsync), whether or not it ran."""
         lib = self.lib
         pushed = False
         if self.get_current(s.current_address) != 0 or s.current.value != self.ctx:
             check(lib, self.push(self.ctx), "cuCtxPushCurrent")
             pushed = True
-        copies = []
+        copies, passed = [], {}  # passed: pointer parameter -> the caller's value, restored after
         try:
             pool = staging_pool(lib, self.index)
             buffers, first = [], len(s.values)
@@ -367,12 +374,16 @@ class Launcher:
                     base, pitch = stage_operand(lib, m, base, pool, stream)
                     copies.append(base)
                     strides = [pitch]
+                    passed.setdefault(m.pointer_arg, s.values[m.pointer_arg].value)
+                    s.values[m.pointer_arg].value = base  # the copy in the operand's place
                 buf, address = self._encode_map(m, base, data_type, strides)
                 buffers.append(buf)
                 s.array[first + i] = address
             s.maps = buffers
             self._launch_current(s, zero, stream)
         finally:
+            for p, value in passed.items():
+                s.values[p].value = value
             freed = [lib.cuMemFreeAsync(ctypes.c_uint64(c), ctypes.c_void_p(stream))
                      for c in copies]
             if pushed:

@@ -66,7 +66,8 @@ class LoadedKernel {
   absl::StatusOr<PreparedLaunch> Prepare(const v1::LaunchGeometry& geometry) const;
   /// Launches a prepared geometry: `args` as above (the tensor maps, if
   /// any, are encoded here over the pointers they name, or over the staged
-  /// copies of the operands TensorMap.stage asks to stage: StageOperand).
+  /// copies of the operands TensorMap.stage asks to stage, StageOperand,
+  /// whose addresses the kernel gets in the operands' places).
   absl::Status Launch(const PreparedLaunch& prepared, void** args, cudaStream_t stream) const;
   /// Launches a prepared geometry with `args` holding every parameter,
   /// the tensor maps included: cudaLaunchKernel and nothing else.
@@ -105,7 +106,8 @@ struct StagedOperand {
 
 /// Copies the rank-2 operand of map `m` at `base` (dims[1] rows of dims[0]
 /// elements, pitch strides_bytes[0]) into a workspace with 16-byte rows, on
-/// `stream` (cudaMemcpy2DAsync). The workspace comes from a stream-ordered
+/// `stream` (cudaMemcpy2DAsync; the rows' padding zeroed, cudaMemset2DAsync).
+/// The workspace comes from a stream-ordered
 /// pool of the current device that keeps its memory (cudaMallocFromPoolAsync,
 /// release threshold unbounded); the caller frees it with cudaFreeAsync on
 /// `stream` after the kernel. INVALID_ARGUMENT for a map not of rank 2;
