@@ -261,8 +261,8 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
 // (A's map), each at its prepared shape and another one (whose geometry the
 // call works out), against cuBLAS with alpha and beta; the WS config over 20
 // 16-byte aligned A pointers (more than the cache keeps, so that sets are
-// evicted and encoded again), A one float off (no map) and the first
-// pointer again.
+// evicted and encoded again), A one float off (staged: copied each call,
+// not cached) and the first pointer again.
 TEST_F(GpuTest, ClientLibraryLaunchesPreparedAndCachesTensorMapsPerPointer) {
   const Family& f = SgemmFamily();
   const bool sm90 = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
@@ -326,7 +326,7 @@ TEST_F(GpuTest, ClientLibraryLaunchesPreparedAndCachesTensorMapsPerPointer) {
     check(257, 136, 1029, 0, 1.0f, 0.0f);  // another shape: its own geometry
     if (best.geometry().tensor_maps_size() == 0) continue;
     for (size_t offset = 0; offset < 20 * 4; offset += 4) check(m, n, k, offset, 1.0f, 0.0f);
-    check(m, n, k, 1, -1.0f, 2.0f);  // A not 16-byte aligned: 128 zero bytes, cp.async
+    check(m, n, k, 1, -1.0f, 2.0f);  // A not 16-byte aligned: staged (TensorMap.stage)
     check(m, n, k, 0, 1.0f, 0.0f);   // encoded again (evicted)
   }
   cublasDestroy(*handle);
