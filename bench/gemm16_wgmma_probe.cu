@@ -91,7 +91,8 @@ Config Make() {
   c.persist = P;
   c.threads = 128 * (CONS + 1);
   c.smem = size_t(ST) * (BM + BN) * 128 + size_t(EPI) * BM * BN * 2 + 1024 + 16 * ST +
-           size_t(RAW) * ((BM + BN) * 144 + 16);
+           size_t(RAW) * ((BM + BN) * 144 + 16) +
+           (SK > 1 ? size_t(SK - 1) * ((BN / 32 + SK - 1) / SK) * 128 * BM + 8 : 0);
   c.mcast = MC;
   c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));

@@ -75,7 +75,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 33u);
+    EXPECT_EQ(space.size(), 35u);
     std::set<std::string> names;
     int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
@@ -91,13 +91,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
-    EXPECT_EQ(wgmma, 17);  // 4 of them STAGED, 4 with MCAST or EPI
+    EXPECT_EQ(wgmma, 19);  // 4 of them STAGED, 4 with MCAST or EPI, 5 split-K
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              33u);
+              35u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
@@ -194,6 +194,12 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(std::vector<uint64_t>(g.tensor_maps(1).dims().begin(), g.tensor_maps(1).dims().end()),
             (std::vector<uint64_t>{300, 40}));
   EXPECT_EQ(g.tensor_maps(1).dtype(), v1::DTYPE_F16);
+  // Split-K's receive buffer: the peer's fp32 partial sums of this rank's
+  // half of the columns (2 groups of 32 columns x 128 rows x 4 bytes), and
+  // its mbarrier.
+  g = Bf16().Geometry(Wgmma16(128, 128, 4, 2, 0, 2), {1024, 1024, 1024}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{64, 1, 2}));
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * (128 + 128) * 128 + 1024 + 16 * 4 + 2 * 32 * 128 * 4 + 8);
   // NT: B stored 300 x 40, K-major: one box of 64 k x BN rows.
   g = F16().Geometry(F16().InLayout(Wgmma16(128, 256, 4, 1, 0, 2), v1::LAYOUT_NT), {100, 300, 40}, d);
   EXPECT_EQ(std::vector<uint64_t>(g.tensor_maps(1).dims().begin(), g.tensor_maps(1).dims().end()),
@@ -209,6 +215,7 @@ TEST(Gemm16Family, WgmmaKind) {
   refused(Wgmma16(256, 256, 3, 1, 0, 2), "fp32 accumulators", d);
   refused(Wgmma16(128, 256, 8, 1, 0, 2), "shared memory", d);
   refused(Wgmma16(128, 256, 4, 2, 1, 2), "PERSIST=1 only with SPLITK=1", d);
+  refused(Wgmma16(128, 256, 4, 2, 0, 2), "receive buffer", d);  // 4 stages and 64 KB of partial sums
   refused(Wgmma16(256, 256, 2, 2, 0, 1), "BM = 64 * CONSUMERS", d);
   refused(Wgmma16(64, 128, 8, 1, 0, 2), "BM = 64 * CONSUMERS", d);
   v1::Device ampere = d;

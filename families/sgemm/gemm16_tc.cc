@@ -54,7 +54,7 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// 4096x11008x4096, 2048^3, 1000^3 and 4096x4096x64 (1.5x the form without
 /// them there); 128x256 with both for 4096^3; 128x64 and 64x128 persistent
 /// with EPI for 1024^3, 512^3, M of 128 and N of 128.
-constexpr std::array<std::array<int64_t, 8>, 13> kWgmmaConfigs = {{
+constexpr std::array<std::array<int64_t, 8>, 15> kWgmmaConfigs = {{
     {128, 256, 4, 1, 1, 2, 1, 0},
     {128, 256, 4, 1, 0, 2, 1, 0},
     {256, 128, 4, 1, 1, 2, 1, 0},
@@ -68,6 +68,8 @@ constexpr std::array<std::array<int64_t, 8>, 13> kWgmmaConfigs = {{
     {128, 256, 3, 1, 1, 2, 2, 1},
     {128, 64, 8, 1, 1, 2, 1, 1},
     {64, 128, 8, 1, 1, 1, 1, 1},
+    {128, 128, 4, 2, 0, 2, 1, 0},
+    {128, 128, 4, 4, 0, 2, 1, 0},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
@@ -115,13 +117,17 @@ int64_t WgmmaThreads(const Config& c) { return 128 * (Get(c, "CONSUMERS") + 1); 
 /// The wgmma kind's dynamic shared memory (wgmma16.cuh's launch rules):
 /// STAGES stages of the A and B tiles (BM + BN rows of BK = 64 elements,
 /// 128 bytes), EPI's BM x BN C tile, 1024 bytes to align them to the
-/// swizzle's period, the stages' two mbarriers (16 bytes), and STAGED raw
-/// buffers of BM + BN slots with their two mbarriers.
+/// swizzle's period, the stages' two mbarriers (16 bytes), STAGED raw
+/// buffers of BM + BN slots with their two mbarriers, and SPLITK's receive
+/// buffer (the SPLITK - 1 peers' fp32 partial sums of this rank's
+/// ceil(BN / 32 / SPLITK) 32-column groups) with its mbarrier.
 int64_t WgmmaSharedBytes(const Config& c) {
-  const int64_t rows = Get(c, "BM") + Get(c, "BN");
+  const int64_t rows = Get(c, "BM") + Get(c, "BN"), splitk = At1(c, "SPLITK");
+  const int64_t recv =
+      splitk > 1 ? (splitk - 1) * CeilDiv(Get(c, "BN") / 32, splitk) * 128 * Get(c, "BM") + 8 : 0;
   return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 +
          Get(c, "EPI") * Get(c, "BM") * Get(c, "BN") * kBytes16 + 1024 + 16 * Get(c, "STAGES") +
-         Get(c, "STAGED") * (rows * kRawSlot + 16);
+         Get(c, "STAGED") * (rows * kRawSlot + 16) + recv;
 }
 
 /// mma16.cuh's static_asserts and the device's limits: WM and WN multiples
@@ -208,6 +214,9 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
     return absl::FailedPreconditionError(
         "MCAST=2 (a cluster of two along M) takes neither SPLITK > 1 (a cluster along K) nor STAGED");
   }
+  if (At1(c, "SPLITK") > 1 && Get(c, "PERSIST") != 0) {
+    return absl::FailedPreconditionError("KIND=2 takes PERSIST=1 only with SPLITK=1");
+  }
   if (Get(c, "EPI") == 1 && At1(c, "SPLITK") > 1) {
     return absl::FailedPreconditionError("EPI=1 (C stored by TMA) takes no SPLITK > 1");
   }
@@ -215,18 +224,9 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
   if (smem > device.shared_memory_per_block_optin()) {
     return absl::FailedPreconditionError(absl::StrCat(
         smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + EPI * BM * BN * 2 + 1024 + 16 * "
-        "STAGES + STAGED * ((BM + BN) * 144 + 16)) exceed the device's opt-in limit of ",
+        "STAGES + STAGED * ((BM + BN) * 144 + 16) + SPLITK's receive buffer) exceed the device's "
+        "opt-in limit of ",
         device.shared_memory_per_block_optin()));
-  }
-  if (At1(c, "SPLITK") > 1) {
-    if (bm * bn * 4 > stages * (bm + bn) * 128) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "SPLITK=", At1(c, "SPLITK"), ": the ", bm, "x", bn, " fp32 partial sums exceed the stages' ",
-          stages * (bm + bn) * 128, " bytes of shared memory"));
-    }
-    if (Get(c, "PERSIST") != 0) {
-      return absl::FailedPreconditionError("KIND=2 takes PERSIST=1 only with SPLITK=1");
-    }
   }
   return absl::OkStatus();
 }

@@ -50,7 +50,7 @@
 //              carries a compile-time __cluster_dims__(1, 1, SPLITK): launch it plainly,
 //              no cluster launch attribute; SPLITK 1 has no cluster at all) each take
 //              ceil(ceil(K / 64) / SPLITK) K tiles and reduce in fp32 through distributed
-//              shared memory; needs BM * BN * 4 <= STAGES * (BM + BN) * 128
+//              shared memory (below)
 //   PERSIST    0 or 1 (1: persistent grid; only with SPLITK 1)
 //   CONSUMERS  1 or 2 consumer warpgroups (2: setmaxnreg moves registers to them)
 //   STAGED     0, 2 or 3 raw buffers for an operand TMA cannot copy (below); needs
@@ -65,9 +65,10 @@
 //              runs; elsewhere coalesced row copies (below)
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
 // Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + EPI * BM * BN * 2 + 1024
-//          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) bytes (the stages, EPI's C
-//          tile, 1024 of alignment padding, the mbarriers, the raw buffers and
-//          theirs); above 48 KB it needs
+//          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) + (SPLITK > 1) * ((SPLITK - 1)
+//          * ceil(BN / 32 / SPLITK) * 128 * BM + 8) bytes (the stages, EPI's C tile, 1024
+//          of alignment padding, the mbarriers, the raw buffers and theirs, SPLITK's
+//          receive buffer and its mbarrier); above 48 KB it needs
 //          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 // Grid:    T = ceil(ceil(M / BM) / MCAST) * ceil(N / BN) cluster tiles (output tiles
 //          with MCAST 1); PERSIST 0: (T * MCAST, 1, SPLITK); PERSIST 1: (MCAST *
@@ -146,13 +147,17 @@
 // exit keep every remote arrival within the peer's lifetime. Where M has an
 // odd number of tile rows, rank 1's last tile row lies past M: it computes
 // on TMA's zero fill and stores nothing.
-// SPLITK: rank r of the cluster accumulates its K range; every rank stores
-// its fp32 partial tile into its own (now idle) stages, a cluster barrier,
-// then rank r adds the peers' values of column-block groups g (4 x 8
-// columns) with g % SPLITK == r into its registers through distributed
-// shared memory and stores those columns of C; a second cluster barrier
-// keeps each CTA's shared memory until its peers have read it. No atomics,
-// no workspace.
+// SPLITK: rank r of the cluster accumulates its K range and stores the
+// column-block groups g (4 x 8 columns) with g % SPLITK == r. It pushes its
+// fp32 partial sums of every other group into the owner's receive buffer
+// by st.async through distributed shared memory (completing on the owner's
+// mbarrier), waits for the bytes pushed to it, adds them and stores its
+// columns of C. One cluster barrier, split: arrived at after the
+// mbarriers' initialization, waited for before the first push. No atomics,
+// no workspace, no CTA reads a peer's shared memory. (Pulling the peers'
+// partial sums between two full cluster barriers measured 13.4 us at
+// 1024^3 for 128x128 SPLITK 2 against 10.0 us for 128x64 without split-K,
+// bench/results/2026-11-27_h100_gemm16_splitk_push/.)
 // Epilogue: per row, the quad of threads holding it exchanges column pairs
 // (shuffles) so that each thread holds 8 consecutive columns; alpha, beta *
 // C_old (read as 16 bytes), one rounding, one 16-byte store where N % 8 == 0
@@ -196,14 +201,35 @@ __device__ __forceinline__ void ClusterSync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                    : "memory");
 }
-// The generic address of `p` (this CTA's shared memory) in cluster rank
-// `rank`'s shared memory.
-__device__ __forceinline__ const float4* PeerShared(const void* p, unsigned rank) {
-  unsigned long long r;
-  asm volatile("mapa.u64 %0, %1, %2;\n"
-               : "=l"(r)
-               : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
-  return reinterpret_cast<const float4*>(r);
+// The two halves of ClusterSync: arrive (after this thread's writes, such
+// as an mbarrier's initialization), and wait until every thread of the
+// cluster that has not exited has arrived.
+__device__ __forceinline__ void ClusterArrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void ClusterWait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Stores (a, b, c, d) at this CTA's shared address `addr` as mapped into
+// cluster rank `rank`'s shared memory, completing 16 bytes of transactions
+// on that rank's mbarrier at (this CTA's address) `bar` (PTX ISA
+// "st.async").
+__device__ __forceinline__ void StAsyncPeer4(unsigned addr, unsigned bar, unsigned rank, float a,
+                                             float b, float c, float d) {
+  asm volatile(
+      "{\n.reg .b32 ra, rb;\nmapa.shared::cluster.u32 ra, %0, %2;\n"
+      "mapa.shared::cluster.u32 rb, %1, %2;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [ra], {%3, %4, %5, %6}, [rb];\n}\n"
+      ::"r"(addr), "r"(bar), "r"(rank), "f"(a), "f"(b), "f"(c), "f"(d)
+      : "memory");
+}
+__device__ __forceinline__ float4 LdShared4(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
 }
 __device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
@@ -212,11 +238,6 @@ __device__ __forceinline__ unsigned LdShared32(unsigned addr) {
   unsigned v;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
-}
-__device__ __forceinline__ void StShared4(unsigned addr, float a, float b, float c, float d) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
-               "f"(d)
-               : "memory");
 }
 // Named barrier `id` over `count` threads (the consumer warpgroups).
 __device__ __forceinline__ void NamedSync(int id, int count) {
@@ -363,19 +384,26 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   constexpr int RAW = (BM + BN) * kRawSlot;  // one raw buffer of STAGED
   constexpr int C_BYTES = EPI * BM * BN * 2;  // EPI's C tile
-  static_assert(STAGES * STAGE + C_BYTES + STAGED * RAW + 1024 + 16 * STAGES + 16 * STAGED <=
-                    227 * 1024,
-                "shared memory: 227 KB");
-  static_assert(SPLITK == 1 || BM * BN * 4 <= STAGES * STAGE, "split-K partial sums fit the stages");
   constexpr int CT = CONSUMERS * 128;  // consumer threads
+  // SPLITK: a rank's column-block groups (32 columns) are g = rank (mod
+  // SPLITK) of the BN / 32; NL float4 of a consumer thread's per m64 block
+  // (4 per group); its receive buffer holds the SPLITK - 1 peers' partial
+  // sums of them.
+  constexpr int NL = CeilDiv(BN / 32, SPLITK) * 4;
+  constexpr int RECV = SPLITK > 1 ? (SPLITK - 1) * MI * NL * CT * 16 : 0;
+  static_assert(STAGES * STAGE + C_BYTES + STAGED * RAW + RECV + 1024 + 16 * STAGES +
+                        16 * STAGED + 8 * (SPLITK > 1) <= 227 * 1024,
+                "shared memory: 227 KB");
 
   extern __shared__ __align__(1024) unsigned char gemm16_smem[];
   const unsigned raw = SmemAddr(gemm16_smem);
   const unsigned base = (raw + 1023u) & ~1023u;  // the swizzle's period
   const unsigned cbuf = base + STAGES * STAGE;  // EPI's C tile
   const unsigned raw0 = cbuf + C_BYTES;  // STAGED's raw buffers
-  const unsigned full = raw0 + STAGED * RAW, empty = full + 8 * STAGES;
+  const unsigned recv = raw0 + STAGED * RAW;  // SPLITK's receive buffer
+  const unsigned full = recv + RECV, empty = full + 8 * STAGES;
   const unsigned raw_full = empty + 8 * STAGES, raw_empty = raw_full + 8 * STAGED;
+  const unsigned recv_bar = raw_empty + 8 * STAGED;  // SPLITK: the peers' partial sums arrived
 
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
   // Cluster tiles: MCAST output tiles stacked along M (tile rows MCAST * tm
@@ -454,12 +482,23 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       MbarInit(raw_full + 8 * b, 128);          // the producer threads' cp.asyncs
       MbarInit(raw_empty + 8 * b, CONSUMERS * 4);  // each consumer warp's shift
     }
+    if constexpr (SPLITK > 1) {
+      // This thread's arrival, and the bytes of the peers' st.async: the
+      // owned groups' float4 of every consumer thread of SPLITK - 1 peers.
+      const int owned = static_cast<int>(rank) < BN / 32
+                            ? CeilDiv(BN / 32 - static_cast<int>(rank), SPLITK) : 0;
+      MbarInit(recv_bar, 1);
+      MbarArriveTx(recv_bar, static_cast<unsigned>((SPLITK - 1) * MI * owned * 4 * CT * 16));
+    }
     FenceMbarInit();
   }
   if constexpr (MCAST > 1) {
     ClusterSync();  // the peers' mbarriers before any arrival or multicast
   } else {
     __syncthreads();
+    // SPLITK: the recv_bar initialized before any peer's st.async (the
+    // consumers wait after their mainloop).
+    if constexpr (SPLITK > 1) ClusterArrive();
   }
 
   if (wg == CONSUMERS) {
@@ -544,10 +583,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         }
       }
     }
-    if constexpr (SPLITK > 1) {
-      ClusterSync();
-      ClusterSync();
-    }
     if constexpr (MCAST > 1) ClusterSync();  // the consumers' (below)
     return;
   }
@@ -628,31 +663,39 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 
     if constexpr (SPLITK > 1) {
       // The cluster's CTAs hold partial sums of the same tile over K ranges.
-      // Each stores its own into its stages (free: every wgmma is done),
-      // float4 q = (mi, column block i) of consumer thread ctid at float4
-      // q * CT + ctid; then rank r sums, through distributed shared memory,
-      // the column-block groups i / 4 = r (mod SPLITK) of every peer into its
-      // registers and stores those columns of C.
+      // Rank r stores the column-block groups g = r (mod SPLITK). Each rank
+      // sends its partial sums of every other group to that group's rank by
+      // st.async into the receiver's buffer (slot (sender - receiver) mod
+      // SPLITK - 1; float4 ((slot * MI + mi) * NL + local) * CT + ctid),
+      // completing on the receiver's recv_bar; then waits for its own and
+      // adds them. No CTA reads a peer's shared memory and none waits for a
+      // peer to finish, only for the bytes sent to it; a CTA exits only
+      // after every byte sent to it has arrived.
       const int ctid = tid;  // 0 .. CT - 1
-      NamedSync(1, CT);
+      ClusterWait();  // every peer's recv_bar initialized
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i) {
-          StShared4(base + ((mi * (BN / 8) + i) * CT + ctid) * 16, acc[mi][4 * i],
-                    acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]);
+          const int owner = (i / 4) % SPLITK;
+          if (owner == static_cast<int>(rank)) continue;
+          const int slot = (static_cast<int>(rank) - owner + SPLITK) % SPLITK - 1;
+          const int local = (i / 4 / SPLITK) * 4 + i % 4;
+          StAsyncPeer4(recv + (((slot * MI + mi) * NL + local) * CT + ctid) * 16, recv_bar,
+                       static_cast<unsigned>(owner), acc[mi][4 * i], acc[mi][4 * i + 1],
+                       acc[mi][4 * i + 2], acc[mi][4 * i + 3]);
         }
       }
-      ClusterSync();
+      MbarWait(recv_bar, 0);
 #pragma unroll 1
-      for (int r = 1; r < SPLITK; ++r) {
-        const float4* peer = PeerShared(gemm16_smem + (base - raw), (rank + r) % SPLITK);
+      for (int slot = 0; slot < SPLITK - 1; ++slot) {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) {
             if ((i / 4) % SPLITK != static_cast<int>(rank)) continue;
-            const float4 v = peer[(mi * (BN / 8) + i) * CT + ctid];
+            const int local = (i / 4 / SPLITK) * 4 + i % 4;
+            const float4 v = LdShared4(recv + (((slot * MI + mi) * NL + local) * CT + ctid) * 16);
             acc[mi][4 * i] += v.x;
             acc[mi][4 * i + 1] += v.y;
             acc[mi][4 * i + 2] += v.z;
@@ -660,7 +703,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
           }
         }
       }
-      ClusterSync();  // each peer's shared memory stays until the others have read it
     }
 
     // C's rows in whole 16-byte units: the epilogue's 16-byte stores, and
