@@ -54,7 +54,7 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// 4096x11008x4096, 2048^3, 1000^3 and 4096x4096x64 (1.5x the form without
 /// them there); 128x256 with both for 4096^3; 128x64 and 64x128 persistent
 /// with EPI for 1024^3, 512^3, M of 128 and N of 128.
-constexpr std::array<std::array<int64_t, 8>, 15> kWgmmaConfigs = {{
+constexpr std::array<std::array<int64_t, 8>, 13> kWgmmaConfigs = {{
     {128, 256, 4, 1, 1, 2, 1, 0},
     {128, 256, 4, 1, 0, 2, 1, 0},
     {256, 128, 4, 1, 1, 2, 1, 0},
@@ -68,8 +68,6 @@ constexpr std::array<std::array<int64_t, 8>, 15> kWgmmaConfigs = {{
     {128, 256, 3, 1, 1, 2, 2, 1},
     {128, 64, 8, 1, 1, 2, 1, 1},
     {64, 128, 8, 1, 1, 1, 1, 1},
-    {128, 128, 4, 2, 0, 2, 1, 0},
-    {128, 128, 4, 4, 0, 2, 1, 0},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
