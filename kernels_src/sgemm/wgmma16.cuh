@@ -154,10 +154,10 @@
 // mbarrier), waits for the bytes pushed to it, adds them and stores its
 // columns of C. One cluster barrier, split: arrived at after the
 // mbarriers' initialization, waited for before the first push. No atomics,
-// no workspace, no CTA reads a peer's shared memory. (Pulling the peers'
-// partial sums between two full cluster barriers measured 13.4 us at
-// 1024^3 for 128x128 SPLITK 2 against 10.0 us for 128x64 without split-K,
-// bench/results/2026-11-27_h100_gemm16_splitk_push/.)
+// no workspace, no CTA reads a peer's shared memory. At 1024^3, 128x128
+// SPLITK 2 took 14.2 us pulling the peers' partial sums between two full
+// cluster barriers, 12.0 us pushing them (bf16, H100,
+// bench/results/2026-11-27_h100_gemm16_splitk_push/probe/).
 // Epilogue: per row, the quad of threads holding it exchanges column pairs
 // (shuffles) so that each thread holds 8 consecutive columns; alpha, beta *
 // C_old (read as 16 bytes), one rounding, one 16-byte store where N % 8 == 0
