@@ -13,6 +13,11 @@
 //                                        # skinny and mid-size shapes (give the shapes)
 //   nvcc ... -DPROBE_MCAST ...           # MCAST 2 (B multicast in a cluster of two) beside
 //                                        # the same tiles without it
+//   nvcc ... -DPROBE_PITCH ...           # the space's small-shape configs and STAGED ones
+//   PROBE_PAD=n                          # n elements added to lda and ldb (NN cases given
+//                                        # as arguments)
+//   PROBE_PROMO=0..3                     # the maps' L2 promotion (none, 64, 128, 256 B; 3)
+//   PROBE_NOTMA=a|b|ab                   # those operands without a map
 //
 // Error: relative Frobenius norm ||C - R|| / ||R|| against R computed in
 // fp64 (cublasDgemm) from the same 16-bit inputs (and 16-bit C for beta !=
@@ -68,6 +73,7 @@ struct Config {
   std::string name;
   int dtype, layout, bm, bn, stages, splitk, persist, threads, mcast;
   int clusters;  // PERSIST with MCAST > 1: the clusters the device holds at once
+  int promo = -1;  // the maps' L2 promotion (CUtensorMapL2promotion); -1: PROBE_PROMO or 256 B
   size_t smem;
   Kernel fn;
 };
@@ -99,12 +105,13 @@ Config Make() {
   c.clusters = 0;
   if (MC > 1) {
     cudaLaunchConfig_t lc = {};
-    lc.gridDim = dim3(MC * 256, 1, 1);
+    const int cl = MC == 3 ? 2 : MC;  // the cluster's CTAs
+    lc.gridDim = dim3(cl * 256, 1, 1);
     lc.blockDim = dim3(c.threads, 1, 1);
     lc.dynamicSmemBytes = c.smem;
     cudaLaunchAttribute at;
     at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = MC;
+    at.val.clusterDim.x = cl;
     at.val.clusterDim.y = 1;
     at.val.clusterDim.z = 1;
     lc.attrs = &at;
@@ -150,6 +157,27 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 64, 256, 4, 8, 4, 0, 1>());
     v.push_back(Make<DT, L, 128, 256, 3, 8, 2, 0>());
     v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 1, 2, 0, 2, 1>());
+  }
+  return;
+#endif
+#ifdef PROBE_PITCH
+  // MCAST 3 (two CTAs along N sharing A) beside the space's configs for
+  // small and mid-size shapes (1000^3's 64x128 m2 e1 among them).
+  v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 3, 1>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 3, 1>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 3, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 3, 0>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 3, 0>());
+    v.push_back(Make<DT, L, 256, 64, 4, 8, 1, 0, 2, 0, 3, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 3, 1>());
+    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1, 2, 0, 3, 0>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 64, 8, 8, 1, 1, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
   }
   return;
 #endif
@@ -262,7 +290,7 @@ __global__ void ErrorSums(const unsigned short* c, const double* r, size_t n, in
 // The tensor map of one operand as wgmma16.cuh's header states; zeros where
 // TMA's rules fail (the kernel then loads that operand itself).
 Map EncodeMap(const unsigned short* ptr, int dtype, bool kmajor, int mn_ext, int K, long long pitch,
-              int box_mn) {
+              int box_mn, int promo_cfg = -1) {
   Map m;
   std::memset(&m, 0, sizeof m);
   if ((reinterpret_cast<uintptr_t>(ptr) % 16) != 0 || (pitch * 2) % 16 != 0) return m;
@@ -273,11 +301,14 @@ Map EncodeMap(const unsigned short* ptr, int dtype, bool kmajor, int mn_ext, int
   } else {
     dims[0] = mn_ext; dims[1] = K; box[0] = 64; box[1] = 64;
   }
+  const char* promo = std::getenv("PROBE_PROMO");
+  const CUtensorMapL2promotion l2 =
+      CUtensorMapL2promotion(promo_cfg >= 0 ? promo_cfg : promo ? atoi(promo) : 3);
   CUresult r = cuTensorMapEncodeTiled(reinterpret_cast<CUtensorMap*>(&m),
                         dtype == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
                         const_cast<unsigned short*>(ptr), dims, strides, box, unit,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, l2,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", int(r));
     std::exit(1);
@@ -303,8 +334,15 @@ struct Problem {
 
 cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   const Case& c = p.c;
-  Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm);
-  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / cf.mcast);
+  // PROBE_NOTMA=a, b or ab: those operands without a map (copied by the
+  // kernel: LoadTileManual, or STAGED's raw buffers).
+  const char* notma = std::getenv("PROBE_NOTMA");
+  // MCAST's cluster as tiles (wgmma16.cuh): MR along M, NC along N.
+  const int mr = cf.mcast == 3 ? 1 : cf.mcast == 4 ? 2 : cf.mcast, nc = cf.mcast >= 3 ? 2 : 1;
+  Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm / nc, cf.promo);
+  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / mr, cf.promo);
+  if (notma && std::strchr(notma, 'a')) std::memset(&ma, 0, sizeof ma);
+  if (notma && std::strchr(notma, 'b')) std::memset(&mb, 0, sizeof mb);
   Map mc = EncodeMap(p.C, p.dtype, true, c.M, c.N, c.N, 64);  // dims {N, M}, box {64, 64}
   int M = c.M, N = c.N, K = c.K;
   float alpha = c.alpha, beta = c.beta;
@@ -312,9 +350,10 @@ cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   unsigned short* C = p.C;
   void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb, &mc};
   const int tm = (M + cf.bm - 1) / cf.bm;
-  const int tiles = ((tm + cf.mcast - 1) / cf.mcast) * ((N + cf.bn - 1) / cf.bn);  // cluster tiles
+  const int tn = (N + cf.bn - 1) / cf.bn;
+  const int tiles = ((tm + mr - 1) / mr) * ((tn + nc - 1) / nc);  // cluster tiles
   const int resident = cf.mcast > 1 ? cf.clusters : g_sms;
-  dim3 grid(cf.mcast * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
+  dim3 grid(mr * nc * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
   return cudaLaunchKernel(reinterpret_cast<const void*>(cf.fn), grid, dim3(cf.threads), args, cf.smem, s);
 }
 
@@ -400,6 +439,17 @@ int main(int argc, char** argv) {
   std::vector<Config> cfgs;
   AddLayout<2, 0>(cfgs); AddLayout<2, 1>(cfgs); AddLayout<2, 2>(cfgs); AddLayout<2, 3>(cfgs);
   AddLayout<3, 0>(cfgs); AddLayout<3, 1>(cfgs); AddLayout<3, 2>(cfgs); AddLayout<3, 3>(cfgs);
+  // PROBE_PROMO_AB=n: each config again with L2 promotion n, timed in the
+  // same rounds (suffix _l<n>).
+  if (const char* ab = std::getenv("PROBE_PROMO_AB")) {
+    const size_t n = cfgs.size();
+    for (size_t i = 0; i < n; ++i) {
+      Config c = cfgs[i];
+      c.promo = atoi(ab);
+      c.name += "_l" + std::to_string(c.promo);
+      cfgs.push_back(c);
+    }
+  }
 
   for (const Config& cf : cfgs) {
     if (cf.mcast > 1 && cf.dtype == 2 && cf.layout == 0)
@@ -472,9 +522,12 @@ int main(int argc, char** argv) {
       Problem p;
       p.dtype = dtype;
       p.c = c;
-      p.lda = (c.layout & 2) ? c.M : c.K;
-      p.ldb = (c.layout & 1) ? c.K : c.N;
-      const size_t na = size_t(c.M) * c.K, nb = size_t(c.K) * c.N, nc = size_t(c.M) * c.N;
+      const char* pad_env = std::getenv("PROBE_PAD");
+      const int pad = (argc > 3 && pad_env) ? atoi(pad_env) : 0;
+      p.lda = ((c.layout & 2) ? c.M : c.K) + pad;
+      p.ldb = ((c.layout & 1) ? c.K : c.N) + pad;
+      const size_t na = size_t((c.layout & 2) ? c.K : c.M) * p.lda, nb = size_t((c.layout & 1) ? c.N : c.K) * p.ldb,
+                   nc = size_t(c.M) * c.N;
       unsigned short *ra, *rb, *rc, *rc0;
       CK(cudaMalloc(&ra, na * 2 + 64));
       CK(cudaMalloc(&rb, nb * 2 + 64));
@@ -503,8 +556,9 @@ int main(int argc, char** argv) {
       CK(cudaFree(db));
 
       char tag[160];
-      std::snprintf(tag, sizeof tag, "%s %s %dx%dx%d%s%s", dtype == 2 ? "bf16" : "f16 ", kLayout[c.layout], c.M,
-                    c.N, c.K, c.offset ? " +1elem" : "", c.beta != 0.0f ? " beta" : "");
+      std::snprintf(tag, sizeof tag, "%s %s %dx%dx%d%s%s%s", dtype == 2 ? "bf16" : "f16 ", kLayout[c.layout], c.M,
+                    c.N, c.K, c.offset ? " +1elem" : "", c.beta != 0.0f ? " beta" : "",
+                    pad ? (" pad" + std::to_string(pad)).c_str() : "");
       PrepC(p);
       CublasRun(h, p);
       CK(cudaDeviceSynchronize());
@@ -554,6 +608,18 @@ int main(int argc, char** argv) {
             best = ts[ts.size() / 2];
             L.best = i;
           }
+        }
+        if (L.best >= 0) {
+          int tile = -1, stages = -1, cluster = -1, splitk = -1, id = -1;
+          size_t w;
+          const cublasLtMatmulAlgo_t* a = &L.algos[L.best].algo;
+          cublasLtMatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+          cublasLtMatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+          cublasLtMatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+          cublasLtMatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w);
+          cublasLtMatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+          std::printf("%s Lt best: algo %d of %d, id %d tile %d stages %d cluster %d splitk %d\n", tag, L.best,
+                      lt_n, id, tile, stages, cluster, splitk);
         }
         const int R = 25, W = 3;
         const int nr = int(mine.size()) + 2;

@@ -53,8 +53,12 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// (bench/results/2026-11-27_h200_gemm16_mcast_epi/): 128x128 with both for
 /// 4096x11008x4096, 2048^3, 1000^3 and 4096x4096x64 (1.5x the form without
 /// them there); 128x256 with both for 4096^3; 128x64 and 64x128 persistent
-/// with EPI for 1024^3, 512^3, M of 128 and N of 128.
-constexpr std::array<std::array<int64_t, 8>, 13> kWgmmaConfigs = {{
+/// with EPI for 1024^3, 512^3, M of 128 and N of 128. Then, with the
+/// descriptors kept in uniform registers, 128x256 and 128x128 persistent
+/// with EPI and without MCAST: the fastest at 4096^3, 8192^3 and
+/// 4096x11008x4096 (128x256) and at 2048^3 (128x128), and one consumer of
+/// 64x256 with both for 3000x2000x1500 (bench/results/2026-11-27_h100_gemm16_uniform/).
+constexpr std::array<std::array<int64_t, 8>, 16> kWgmmaConfigs = {{
     {128, 256, 4, 1, 1, 2, 1, 0},
     {128, 256, 4, 1, 0, 2, 1, 0},
     {256, 128, 4, 1, 1, 2, 1, 0},
@@ -68,6 +72,9 @@ constexpr std::array<std::array<int64_t, 8>, 13> kWgmmaConfigs = {{
     {128, 256, 3, 1, 1, 2, 2, 1},
     {128, 64, 8, 1, 1, 2, 1, 1},
     {64, 128, 8, 1, 1, 1, 1, 1},
+    {128, 256, 3, 1, 1, 2, 1, 1},
+    {128, 128, 6, 1, 1, 2, 1, 1},
+    {64, 256, 4, 1, 1, 1, 2, 1},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,

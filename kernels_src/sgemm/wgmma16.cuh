@@ -168,12 +168,11 @@ using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primit
 
 __host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
+// The shared-window address of `p`. The intrinsic (not inline cvta) lets
+// the compiler see that an address of the shared array is warp-uniform, so
+// the wgmma descriptors built from it stay in uniform registers.
 __device__ __forceinline__ unsigned SmemAddr(const void* p) {
-  unsigned r;
-  asm("{\n.reg .u64 t;\ncvta.to.shared.u64 t, %1;\ncvt.u32.u64 %0, t;\n}\n"
-      : "=r"(r)
-      : "l"(p));
-  return r;
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
 // Adds `bytes` of expected transactions to `bar`'s phase without arriving
@@ -469,7 +468,10 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     }
   };
 
-  const int tid = threadIdx.x, wg = tid / 128;
+  // wg through a shuffle: the compiler then knows it is warp-uniform (as
+  // CUTLASS's canonical_warp_group_idx), and keeps what derives from it,
+  // such as the wgmma descriptors, in uniform registers.
+  const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       // Without TMA: each producer thread twice (cp.async's and its own
@@ -510,19 +512,26 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       if (ptid == 0) {
         PrefetchMap(tma_a);
         PrefetchMap(tma_b);
+        // Stage s of K tile it, and the parity of the "empty" phase to wait
+        // for (that of K tile it - STAGES), advanced without division.
+        int s = 0;
+        unsigned phase = 1;
 #pragma unroll 1
         for (int u = first; u < units; u += tile_step) {
           int bm, bn;
           tile_at(u, bm, bn);
 #pragma unroll 1
           for (int t = 0; t < nk; ++t, ++it) {
-            const int s = it % STAGES;
-            if (it >= STAGES) MbarWait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+            if (it >= STAGES) MbarWait(empty + 8 * s, phase);
             const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
             const int k0 = (kt0 + t) * BK;
             MbarArriveTx(bar, STAGE);  // with MCAST, the peers' boxes of B included
             load_a(sa, bm, k0, bar);
             load_b(sb, bn, k0, bar);
+            if (++s == STAGES) {
+              s = 0;
+              phase ^= 1u;
+            }
           }
         }
       }
@@ -599,7 +608,28 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       MbarArriveCluster(empty + 8 * s, static_cast<unsigned>(lane));
     }
   };
-  int it = 0;
+  // The wgmma descriptors of stage 0 (k16 step 0). Desc's address field is
+  // (addr & 0x3FFFF) >> 4 and no shared address reaches 0x40000, so the
+  // descriptor of an address 16 * d bytes further is the descriptor plus d:
+  // a stage is STAGE / 16 on, a k16 step 2 (32 bytes, K-major) or 128 (2048
+  // bytes, MN-major) on. B: K-major rows of 128 bytes (8-row groups 1024
+  // bytes apart); N-major 64-column chunks of BK rows (LBO BK * 128 bytes
+  // apart), 8-k-row groups 1024 bytes apart. A likewise with M for N, the
+  // m64 block m64 of the tile 64 rows (K-major) or one chunk (M-major) on.
+  const unsigned long long desc_b0 =
+      BKM ? Desc(base + A_BYTES, 16, 1024) : Desc(base + A_BYTES, BK * 128, 1024);
+  constexpr unsigned long long kStepB = BKM ? 2 : 128, kStepA = AK ? 2 : 128;
+  unsigned long long desc_a0[MI];
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    const unsigned m64 = static_cast<unsigned>(wg * MI + mi);  // the m64 block of the tile
+    desc_a0[mi] = AK ? Desc(base + m64 * 64 * 128, 16, 1024) : Desc(base + m64 * BK * 128, BK * 128, 1024);
+  }
+  // The stage of the K tile at hand and the parity of its "full" phase,
+  // advanced by one a K tile (it % STAGES and (it / STAGES) & 1, without
+  // the division); prev: the stage before.
+  int it = 0, stage = 0, prev = 0;
+  unsigned phase = 0;
 #pragma unroll 1
   for (int u = first; u < units; u += tile_step) {
     int bm, bn;
@@ -612,7 +642,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     }
 #pragma unroll 1
     for (int t = 0; t < nk; ++t, ++it) {
-      const int s = it % STAGES;
+      const int s = stage;
       const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
       if constexpr (STAGED > 0) {
         if (!both) {
@@ -628,7 +658,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
           if (lane == 0) MbarArrive(raw_empty + 8 * b);
         }
       }
-      MbarWait(full + 8 * s, (it / STAGES) & 1);
+      MbarWait(full + 8 * s, phase);
       if (!both) {
         // cp.async's and the shift's writes (generic proxy) before wgmma's
         // reads (async proxy): each thread's, then all of them.
@@ -636,28 +666,27 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         if constexpr (STAGED > 0) NamedSync(3, CT);
       }
       WgmmaFence();
+      const unsigned long long stage_d = static_cast<unsigned long long>(s) * (STAGE / 16);
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
-        // B: K-major rows of 128 bytes (8-row groups 1024 bytes apart), the
-        // k16 step 32 bytes in; N-major: 64-column chunks of BK rows (LBO
-        // BK * 128 bytes apart), 8-k-row groups 1024 bytes apart, the k16
-        // step 16 rows (2048 bytes) down. A likewise with M for N.
-        const unsigned long long db =
-            BKM ? Desc(sb + kk * 32, 16, 1024) : Desc(sb + kk * 2048, BK * 128, 1024);
+        const unsigned long long db = desc_b0 + stage_d + kk * kStepB;
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
-          const int m64 = wg * MI + mi;  // the m64 block of the tile
-          const unsigned long long da = AK ? Desc(sa + m64 * 64 * 128 + kk * 32, 16, 1024)
-                                           : Desc(sa + m64 * BK * 128 + kk * 2048, BK * 128, 1024);
-          Wgmma<BN, IN, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], da, db, 1);
+          Wgmma<BN, IN, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], desc_a0[mi] + stage_d + kk * kStepA,
+                                                     db, 1);
         }
       }
       WgmmaCommit();
       WgmmaWait<1>();  // the wgmmas of the K tile before are done: its stage is free
-      if (t > 0) release((it - 1) % STAGES);
+      if (t > 0) release(prev);
+      prev = s;
+      if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1u;
+      }
     }
     WgmmaWait<0>();
-    if (nk > 0) release((it - 1) % STAGES);
+    if (nk > 0) release(prev);
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
 
