@@ -13,11 +13,15 @@
 //                                        # skinny and mid-size shapes (give the shapes)
 //   nvcc ... -DPROBE_MCAST ...           # MCAST 2 (B multicast in a cluster of two) beside
 //                                        # the same tiles without it
-//   nvcc ... -DPROBE_PITCH ...           # the space's small-shape configs and STAGED ones
-//   PROBE_PAD=n                          # n elements added to lda and ldb (NN cases given
+//   nvcc ... -DPROBE_PITCH ...           # the space's configs for small and mid-size shapes
+//   PROBE_PAD=n ...                      # n elements added to lda and ldb (NN cases given
 //                                        # as arguments)
-//   PROBE_PROMO=0..3                     # the maps' L2 promotion (none, 64, 128, 256 B; 3)
-//   PROBE_NOTMA=a|b|ab                   # those operands without a map
+//   PROBE_PROMO=0..3 ...                 # the maps' L2 promotion (none, 64, 128, 256 B; 3)
+//   PROBE_PROMO_AB=n ...                 # each config again with L2 promotion n, timed in
+//                                        # the same rounds (suffix _l<n>)
+//   PROBE_NOTMA=a|b|ab ...               # those operands without a map (the kernel copies)
+// Timed cases print cuBLASLt's fastest algorithm (its config's tile, stages,
+// cluster and split-K ids).
 //
 // Error: relative Frobenius norm ||C - R|| / ||R|| against R computed in
 // fp64 (cublasDgemm) from the same 16-bit inputs (and 16-bit C for beta !=
@@ -105,13 +109,12 @@ Config Make() {
   c.clusters = 0;
   if (MC > 1) {
     cudaLaunchConfig_t lc = {};
-    const int cl = MC == 3 ? 2 : MC;  // the cluster's CTAs
-    lc.gridDim = dim3(cl * 256, 1, 1);
+    lc.gridDim = dim3(MC * 256, 1, 1);
     lc.blockDim = dim3(c.threads, 1, 1);
     lc.dynamicSmemBytes = c.smem;
     cudaLaunchAttribute at;
     at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = cl;
+    at.val.clusterDim.x = MC;
     at.val.clusterDim.y = 1;
     at.val.clusterDim.z = 1;
     lc.attrs = &at;
@@ -161,17 +164,9 @@ void AddLayout(std::vector<Config>& v) {
   return;
 #endif
 #ifdef PROBE_PITCH
-  // MCAST 3 (two CTAs along N sharing A) beside the space's configs for
-  // small and mid-size shapes (1000^3's 64x128 m2 e1 among them).
-  v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 3, 1>());
-  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 3, 1>());
+  // The space's configs for small and mid-size shapes (1000^3's 64x128 m2
+  // e1 among them).
   if constexpr (L == 0) {
-    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 3, 1>());
-    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 3, 0>());
-    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 3, 0>());
-    v.push_back(Make<DT, L, 256, 64, 4, 8, 1, 0, 2, 0, 3, 1>());
-    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 3, 1>());
-    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1, 2, 0, 3, 0>());
     v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1>());
     v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 1, 1>());
     v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 1>());
@@ -337,10 +332,8 @@ cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   // PROBE_NOTMA=a, b or ab: those operands without a map (copied by the
   // kernel: LoadTileManual, or STAGED's raw buffers).
   const char* notma = std::getenv("PROBE_NOTMA");
-  // MCAST's cluster as tiles (wgmma16.cuh): MR along M, NC along N.
-  const int mr = cf.mcast == 3 ? 1 : cf.mcast == 4 ? 2 : cf.mcast, nc = cf.mcast >= 3 ? 2 : 1;
-  Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm / nc, cf.promo);
-  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / mr, cf.promo);
+  Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm, cf.promo);
+  Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / cf.mcast, cf.promo);
   if (notma && std::strchr(notma, 'a')) std::memset(&ma, 0, sizeof ma);
   if (notma && std::strchr(notma, 'b')) std::memset(&mb, 0, sizeof mb);
   Map mc = EncodeMap(p.C, p.dtype, true, c.M, c.N, c.N, 64);  // dims {N, M}, box {64, 64}
@@ -350,10 +343,9 @@ cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   unsigned short* C = p.C;
   void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb, &mc};
   const int tm = (M + cf.bm - 1) / cf.bm;
-  const int tn = (N + cf.bn - 1) / cf.bn;
-  const int tiles = ((tm + mr - 1) / mr) * ((tn + nc - 1) / nc);  // cluster tiles
+  const int tiles = ((tm + cf.mcast - 1) / cf.mcast) * ((N + cf.bn - 1) / cf.bn);  // cluster tiles
   const int resident = cf.mcast > 1 ? cf.clusters : g_sms;
-  dim3 grid(mr * nc * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
+  dim3 grid(cf.mcast * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
   return cudaLaunchKernel(reinterpret_cast<const void*>(cf.fn), grid, dim3(cf.threads), args, cf.smem, s);
 }
 

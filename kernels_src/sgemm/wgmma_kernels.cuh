@@ -36,10 +36,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 128, MINB)
     const unsigned pad = (1024u - (raw & 1023u)) & 1023u;
     unsigned char* smem = sgemm_wgmma_smem + pad;
 
-    // wg through a shuffle: the compiler then knows it is warp-uniform (as
-    // CUTLASS's canonical_warp_group_idx) and keeps the wgmma descriptors,
-    // which derive from it, in uniform registers.
-    const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0), lane = tid % 32;
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
     const int wm = (wg / T::WGS_N) * WM, wn = (wg % T::WGS_N) * WN;
     const int bm = tile_m * BM, bn = tile_n * BN;
     const int rows = M - bm, cols = N - bn;
