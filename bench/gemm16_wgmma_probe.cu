@@ -49,6 +49,7 @@
 #include "../kernels_src/sgemm/half16.cuh"  // the 16-bit conversions
 #include "../kernels_src/sgemm/hopper.cuh"  // mbarriers, TMA, wgmma fences
 #include "../kernels_src/sgemm/copy16.cuh"  // the copies without TMA
+#include "../kernels_src/sgemm/wgmma16_ops.cuh"  // wgmma, descriptors, cluster primitives
 #include "../kernels_src/sgemm/wgmma16.cuh"
 
 #define CK(x)                                                                              \

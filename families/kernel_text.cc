@@ -22,6 +22,7 @@ extern const char kHalf16Source[];             // kernels_src/sgemm/half16.cuh
 extern const char kGemm16SimtSource[];         // kernels_src/sgemm/gemm16_simt.cuh
 extern const char kGemm16MmaSource[];          // kernels_src/sgemm/mma16.cuh
 extern const char kGemm16CopySource[];         // kernels_src/sgemm/copy16.cuh
+extern const char kGemm16WgmmaOpsSource[];     // kernels_src/sgemm/wgmma16_ops.cuh
 extern const char kGemm16WgmmaSource[];        // kernels_src/sgemm/wgmma16.cuh
 extern const char kTransposeSource[];          // kernels_src/transpose/transpose.cuh
 extern const char kFaultTestSource[];          // kernels_src/fault_test/fault_test.cuh
@@ -32,7 +33,7 @@ namespace {
 
 /// Each kernel file's path under kernels_src/ and its embedded text
 /// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
-constexpr std::array<std::pair<std::string_view, const char*>, 16> kKernelFiles = {{
+constexpr std::array<std::pair<std::string_view, const char*>, 17> kKernelFiles = {{
     {"sgemm/sgemm.cuh", embedded::kSgemmSource},
     {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
     {"sgemm/gemv.cuh", embedded::kGemvSource},
@@ -46,6 +47,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 16> kKernelFiles 
     {"sgemm/gemm16_simt.cuh", embedded::kGemm16SimtSource},
     {"sgemm/mma16.cuh", embedded::kGemm16MmaSource},
     {"sgemm/copy16.cuh", embedded::kGemm16CopySource},
+    {"sgemm/wgmma16_ops.cuh", embedded::kGemm16WgmmaOpsSource},
     {"sgemm/wgmma16.cuh", embedded::kGemm16WgmmaSource},
     {"transpose/transpose.cuh", embedded::kTransposeSource},
     {"fault_test/fault_test.cuh", embedded::kFaultTestSource},

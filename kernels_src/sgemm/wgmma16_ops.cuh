@@ -1,0 +1,186 @@
+// The primitives of gemm16_wgmma (wgmma16.cuh) beyond hopper.cuh's: the
+// shared-window address, mbarrier expect_tx, the tensor map's prefetch, the
+// cluster's rank and barriers, st.async to a peer's shared memory, shared
+// loads and stores, named barriers, the wgmma matrix descriptor, and the
+// m64nNk16 BF16 / FP16 wgmma (N 64, 128, 256) on fp32 accumulators, and the
+// epilogue's select of one of four registers.
+//
+// Compiled after sgemm/hopper.cuh and before sgemm/wgmma16.cuh, no
+// #include; NVRTC with --gpu-architecture=sm_90a. Names: namespace
+// gemm16_detail (its G16_ macros #undef'd).
+namespace gemm16_detail {
+
+using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primitives
+
+__host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+// The shared-window address of `p`. The intrinsic (not inline cvta) lets
+// the compiler see that an address of the shared array is warp-uniform, so
+// the wgmma descriptors built from it stay in uniform registers.
+__device__ __forceinline__ unsigned SmemAddr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Adds `bytes` of expected transactions to `bar`'s phase without arriving
+// (hopper.cuh's MbarArriveTx arrives too).
+__device__ __forceinline__ void MbarExpectTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+
+// The tensor map `map` prefetched (PTX ISA "prefetch.tensormap").
+__device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+               : "memory");
+}
+
+// ---- clusters (split-K): rank in the cluster, a full cluster barrier, a
+// peer's shared address.
+__device__ __forceinline__ unsigned ClusterRank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+// The two halves of ClusterSync: arrive (after this thread's writes, such
+// as an mbarrier's initialization), and wait until every thread of the
+// cluster that has not exited has arrived.
+__device__ __forceinline__ void ClusterArrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void ClusterWait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Stores (a, b, c, d) at this CTA's shared address `addr` as mapped into
+// cluster rank `rank`'s shared memory, completing 16 bytes of transactions
+// on that rank's mbarrier at (this CTA's address) `bar` (PTX ISA
+// "st.async").
+__device__ __forceinline__ void StAsyncPeer4(unsigned addr, unsigned bar, unsigned rank, float a,
+                                             float b, float c, float d) {
+  asm volatile(
+      "{\n.reg .b32 ra, rb;\nmapa.shared::cluster.u32 ra, %0, %2;\n"
+      "mapa.shared::cluster.u32 rb, %1, %2;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [ra], {%3, %4, %5, %6}, [rb];\n}\n"
+      ::"r"(addr), "r"(bar), "r"(rank), "f"(a), "f"(b), "f"(c), "f"(d)
+      : "memory");
+}
+__device__ __forceinline__ float4 LdShared4(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned LdShared32(unsigned addr) {
+  unsigned v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+// Named barrier `id` over `count` threads (the consumer warpgroups).
+__device__ __forceinline__ void NamedSync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// Matrix descriptor (PTX ISA 9.7.15.5.1.1) of a 128-byte-swizzled tile at
+// shared address `addr`: leading byte offset `lbo`, stride byte offset `sbo`.
+__device__ __forceinline__ unsigned long long Desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+}
+
+// d (+)= A(64 x 16) * B(16 x N); A and B through descriptors; TA / TB the
+// transpose immediates (1: the operand is MN-major in shared memory).
+// G16_D8: eight accumulator operands. G16_WGMMA(N, T, REGS, P, DA, DB, TA, TB):
+// the m64nNk16 instruction for element type T ("bf16", "f16") on the
+// accumulators REGS, descriptors DA and DB, scale-d from the predicate of
+// operand P, and the transposes TA and TB; G16_REGS_<count>: the
+// accumulators' operand numbers, N / 2 of them.
+#define G16_D8(d, i)                                                                   \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),          \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define G16_REGS_32                                                                    \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "            \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define G16_REGS_64                                                                    \
+  G16_REGS_32 ", "                                                                     \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "  \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define G16_REGS_128                                                                   \
+  G16_REGS_64 ", "                                                                     \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "  \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "  \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "   \
+  "%110, %111, "                                                                       \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "     \
+  "%125, %126, %127"
+#define G16_WGMMA(N, T, REGS, P, DA, DB, TA, TB)                                       \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, " P ", 0;\n"                                      \
+  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." T "." T " {" REGS "}, " DA ", " DB \
+  ", p, 1, 1, " TA ", " TB ";\n}\n"
+// One specialization's Run: the instruction for DTYPE (2 BF16, else FP16).
+#define G16_RUN(N, REGS, P, DA, DB, TA_, TB_, ...)                                      \
+  if constexpr (DTYPE == 2) {                                                          \
+    asm volatile(G16_WGMMA(N, "bf16", REGS, P, DA, DB, TA_, TB_)                        \
+                 : __VA_ARGS__                                                         \
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));                     \
+  } else {                                                                             \
+    asm volatile(G16_WGMMA(N, "f16", REGS, P, DA, DB, TA_, TB_)                         \
+                 : __VA_ARGS__                                                         \
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));                     \
+  }
+template <int N, int DTYPE, int TA, int TB>
+struct Wgmma;
+template <int DTYPE, int TA, int TB>
+struct Wgmma<64, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    G16_RUN(64, G16_REGS_32, "%34", "%32", "%33", "%35", "%36",
+            G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24))
+  }
+};
+
+template <int DTYPE, int TA, int TB>
+struct Wgmma<128, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    G16_RUN(128, G16_REGS_64, "%66", "%64", "%65", "%67", "%68",
+            G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32),
+            G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56))
+  }
+};
+
+template <int DTYPE, int TA, int TB>
+struct Wgmma<256, DTYPE, TA, TB> {
+  static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+    G16_RUN(256, G16_REGS_128, "%130", "%128", "%129", "%131", "%132",
+            G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32),
+            G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56), G16_D8(d, 64), G16_D8(d, 72),
+            G16_D8(d, 80), G16_D8(d, 88), G16_D8(d, 96), G16_D8(d, 104), G16_D8(d, 112),
+            G16_D8(d, 120))
+  }
+};
+#undef G16_RUN
+#undef G16_WGMMA
+#undef G16_REGS_128
+#undef G16_REGS_64
+#undef G16_REGS_32
+#undef G16_D8
+
+// x[i] of (x0, x1, x2, x3) for a run-time i in 0..3, as selects (a
+// dynamically indexed register array would go to local memory).
+__device__ __forceinline__ float Sel4(float x0, float x1, float x2, float x3, int i) {
+  const float lo = (i & 1) ? x1 : x0, hi = (i & 1) ? x3 : x2;
+  return (i & 2) ? hi : lo;
+}
+
+}  // namespace gemm16_detail
