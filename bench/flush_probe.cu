@@ -24,15 +24,7 @@
 #include SGEMM_HEADER
 #include "kernels_src/sgemm/warp.cuh"  // sgemm_warp (the kernel files are joined in this order)
 
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    auto e = (x);                                                             \
-    if (e != 0) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, \
-                   static_cast<int>(e));                                      \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
+#include "probe_check.h"  // CK, CB
 
 __global__ void empty_kernel() {}
 
@@ -58,22 +50,22 @@ enum Flush { kNone, kMemset, kRead };
 
 double MedianMs(const std::function<void()>& run, Flush flush, float* scratch, size_t bytes) {
   cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
   std::vector<float> ms;
   run();  // warm-up
   for (int r = 0; r < 200; ++r) {
-    if (flush == kMemset) CHECK(cudaMemsetAsync(scratch, r & 0xff, bytes));
+    if (flush == kMemset) CK(cudaMemsetAsync(scratch, r & 0xff, bytes));
     if (flush == kRead) read_flush<<<1056, 256>>>(reinterpret_cast<const float4*>(scratch), bytes / 16, scratch);
-    CHECK(cudaEventRecord(a));
+    CK(cudaEventRecord(a));
     run();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
     float t = 0;
-    CHECK(cudaEventElapsedTime(&t, a, b));
+    CK(cudaEventElapsedTime(&t, a, b));
     ms.push_back(t);
   }
-  CHECK(cudaGetLastError());
+  CK(cudaGetLastError());
   std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -82,14 +74,14 @@ double MedianMs(const std::function<void()>& run, Flush flush, float* scratch, s
 
 int main() {
   int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   const size_t bytes = 2 * static_cast<size_t>(l2);
   float* scratch;
-  CHECK(cudaMalloc(&scratch, bytes));
-  CHECK(cudaMemset(scratch, 1, bytes));
+  CK(cudaMalloc(&scratch, bytes));
+  CK(cudaMemset(scratch, 1, bytes));
   cublasHandle_t h;
-  CHECK(cublasCreate(&h));
-  CHECK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
+  CB(cublasCreate(&h));
+  CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
   const char* names[] = {"no flush", "memset flush", "read flush"};
   std::printf("%-34s %12s %12s %12s  (median ms of 200)\n", "what", names[0], names[1], names[2]);
   auto row = [&](const char* what, const std::function<void()>& run) {
@@ -133,28 +125,28 @@ int main() {
   };
   for (const Case& c : cases) {
     float *a, *b, *cc;
-    CHECK(cudaMalloc(&a, size_t{4} * c.m * c.k));
-    CHECK(cudaMalloc(&b, size_t{4} * c.k * c.n));
-    CHECK(cudaMalloc(&cc, size_t{4} * c.m * c.n));
+    CK(cudaMalloc(&a, size_t{4} * c.m * c.k));
+    CK(cudaMalloc(&b, size_t{4} * c.k * c.n));
+    CK(cudaMalloc(&cc, size_t{4} * c.m * c.n));
     fill<<<1024, 256>>>(a, size_t{1} * c.m * c.k, 1);
     fill<<<1024, 256>>>(b, size_t{1} * c.k * c.n, 2);
-    CHECK(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem));
+    CK(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem));
     const int tiles = ((c.m + c.bm - 1) / c.bm) * ((c.n + c.bn - 1) / c.bn);
     char what[96];
     std::snprintf(what, sizeof what, "%dx%dx%d %s", c.m, c.n, c.k, "kernel");
     std::printf("# %s: %s\n", what, c.config);
     row(what, [&] {  // split-K adds into C: C = 0 first (beta == 0)
-      if (c.splitk > 1) CHECK(cudaMemsetAsync(cc, 0, size_t{4} * c.m * c.n));
+      if (c.splitk > 1) CK(cudaMemsetAsync(cc, 0, size_t{4} * c.m * c.n));
       c.kernel<<<dim3(tiles, c.splitk), c.threads, c.smem>>>(c.m, c.n, c.k, 1.0f, a, b, 0.0f, cc);
     });
     std::snprintf(what, sizeof what, "%dx%dx%d %s", c.m, c.n, c.k, "cuBLAS");
     const float one = 1, zero = 0;
     row(what, [&] {  // row-major C = A B as column-major C^T = B^T A^T
-      CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, c.n, c.m, c.k, &one, b, c.n, a, c.k, &zero, cc, c.n));
+      CB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, c.n, c.m, c.k, &one, b, c.n, a, c.k, &zero, cc, c.n));
     });
-    CHECK(cudaFree(a));
-    CHECK(cudaFree(b));
-    CHECK(cudaFree(cc));
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(cc));
   }
   cublasDestroy(h);
   return 0;

@@ -28,26 +28,12 @@
 #include <vector>
 
 #include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
+#include "../kernels_src/sgemm/half16.cuh"  // the 16-bit conversions
 #include "../kernels_src/sgemm/mma16.cuh"
 
 typedef unsigned short u16;
 
-#define CK(x)                                                                        \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                       \
-    }                                                                                \
-  } while (0)
-#define CB(x)                                                                  \
-  do {                                                                         \
-    cublasStatus_t s_ = (x);                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
-      fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "probe_check.h"  // CK, CB
 
 using LaunchFn = void (*)(int, int, int, float, const u16*, const u16*, float, u16*, cudaStream_t);
 
@@ -125,8 +111,8 @@ template <int DT>
 __global__ void FillRandom(u16* p, long long n, unsigned seed) {
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
     float u = (Hash(i, seed) >> 8) * (2.0f / 16777216.0f) - 1.0f;  // [-1, 1)
-    u16 h = mma16_detail::FromFloat<DT>(u);
-    if (mma16_detail::ToFloat<DT>(h) == 0.0f) h = mma16_detail::FromFloat<DT>(0.0078125f);
+    u16 h = half16::Narrow<DT>(u);
+    if (half16::Widen<DT>(h) == 0.0f) h = half16::Narrow<DT>(0.0078125f);
     p[i] = h;
   }
 }
@@ -134,7 +120,7 @@ __global__ void FillRandom(u16* p, long long n, unsigned seed) {
 template <int DT>
 __global__ void Widen(const u16* p, double* d, long long n) {
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x)
-    d[i] = mma16_detail::ToFloat<DT>(p[i]);
+    d[i] = half16::Widen<DT>(p[i]);
 }
 
 // acc[0] += sum (c - r)^2, acc[1] += sum r^2, acc[2] += count of non-finite c.
@@ -142,7 +128,7 @@ template <int DT>
 __global__ void ErrorSums(const u16* c, const double* r, long long n, double* acc) {
   double e = 0, s = 0, bad = 0;
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
-    const double x = mma16_detail::ToFloat<DT>(c[i]);
+    const double x = half16::Widen<DT>(c[i]);
     if (!isfinite(x)) {
       bad += 1;
       continue;

@@ -52,22 +52,7 @@
 #include "../kernels_src/sgemm/wgmma16_ops.cuh"  // wgmma, descriptors, cluster primitives
 #include "../kernels_src/sgemm/wgmma16.cuh"
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-#define CB(x)                                                                  \
-  do {                                                                         \
-    cublasStatus_t s_ = (x);                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
-      std::fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+#include "probe_check.h"  // CK, CB
 
 using Map = gemm16_detail::TensorMap;
 static int g_sms = 132;

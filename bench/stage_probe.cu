@@ -24,22 +24,7 @@
 #include <functional>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));             \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-#define CB(x)                                                                  \
-  do {                                                                         \
-    cublasStatus_t s = (x);                                                    \
-    if (s != CUBLAS_STATUS_SUCCESS) {                                          \
-      std::fprintf(stderr, "%s: %s\n", #x, cublasGetStatusString(s));          \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+#include "probe_check.h"  // CK, CB
 
 constexpr int ROUNDS = 20;
 

@@ -50,6 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "probe_check.h"  // CK, CB
+
 // The kernels' files, in the order NVRTC compiles them appended (the
 // helpers CpAsync16, SmemAddr, Split, Swizzle, Descriptor, the wgmma fences;
 // RsTile; the space's sgemm_wgmma_ws, timed beside the probes).
@@ -684,23 +686,6 @@ __global__ void __launch_bounds__(384, 1)
 }  // namespace rs
 
 namespace {
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-#define CB(x)                                                                          \
-  do {                                                                                 \
-    cublasStatus_t s_ = (x);                                                           \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cublasGetStatusString(s_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 struct Kernel {
   const char* name;
