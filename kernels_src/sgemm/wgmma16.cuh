@@ -448,7 +448,8 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
     const unsigned m64 = static_cast<unsigned>(wg * MI + mi);  // the m64 block of the tile
-    desc_a0[mi] = AK ? Desc(base + m64 * 64 * 128, 16, 1024) : Desc(base + m64 * BK * 128, BK * 128, 1024);
+    desc_a0[mi] = AK ? Desc(base + m64 * 64 * 128, 16, 1024)
+                     : Desc(base + m64 * BK * 128, BK * 128, 1024);
   }
   // The stage of the K tile at hand and the parity of its "full" phase,
   // advanced by one a K tile (it % STAGES and (it / STAGES) & 1, without

@@ -35,8 +35,8 @@ __device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
                : "memory");
 }
 
-// ---- clusters (split-K): rank in the cluster, a full cluster barrier, a
-// peer's shared address.
+// ---- clusters (MCAST, SPLITK): rank in the cluster, a full cluster
+// barrier and its two halves, a store into a peer's shared memory.
 __device__ __forceinline__ unsigned ClusterRank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
