@@ -13,6 +13,7 @@
 //                                        # skinny and mid-size shapes (give the shapes)
 //   nvcc ... -DPROBE_MCAST ...           # MCAST 2 (B multicast in a cluster of two) beside
 //                                        # the same tiles without it
+//   nvcc ... -DPROBE_EPI2 ...            # EPI 2 (C a box at a time) beside EPI 1 and 0
 //   nvcc ... -DPROBE_PITCH ...           # the space's configs for small and mid-size shapes
 //   PROBE_PAD=n ...                      # n elements added to lda and ldb (NN cases given
 //                                        # as arguments)
@@ -76,7 +77,8 @@ Config Make() {
   std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s%s%s", BM, BN, ST, G,
                 SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
                 CONS == 1 ? "_c1" : "", RAW ? (std::string("_r") + std::to_string(RAW)).c_str() : "",
-                MC > 1 ? (std::string("_m") + std::to_string(MC)).c_str() : "", EPI ? "_e1" : "");
+                MC > 1 ? (std::string("_m") + std::to_string(MC)).c_str() : "",
+                EPI ? (std::string("_e") + std::to_string(EPI)).c_str() : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -86,7 +88,8 @@ Config Make() {
   c.splitk = SK;
   c.persist = P;
   c.threads = 128 * (CONS + 1);
-  c.smem = size_t(ST) * (BM + BN) * 128 + size_t(EPI) * BM * BN * 2 + 1024 + 16 * ST +
+  c.smem = size_t(ST) * (BM + BN) * 128 +
+           (EPI == 1 ? size_t(BM) * BN * 2 : EPI == 2 ? size_t(CONS) * 16384 : 0) + 1024 + 16 * ST +
            size_t(RAW) * ((BM + BN) * 144 + 16) +
            (SK > 1 ? size_t(SK - 1) * ((BN / 32 + SK - 1) / SK) * 128 * BM + 8 : 0);
   c.mcast = MC;
@@ -146,6 +149,26 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 64, 256, 4, 8, 4, 0, 1>());
     v.push_back(Make<DT, L, 128, 256, 3, 8, 2, 0>());
     v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 1, 2, 0, 2, 1>());
+  }
+  return;
+#endif
+#ifdef PROBE_EPI2
+  // EPI 2 (C through two 64 x 64 boxes a consumer warpgroup) beside EPI 1
+  // and EPI 0 of the same tiles.
+  v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1, 2, 0, 1, 2>());
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 1, 2>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
+    v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1, 2, 0, 2, 2>());
+    v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1>());
+    v.push_back(Make<DT, L, 256, 128, 4, 8, 1, 1, 2, 0, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 2>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 2>());
   }
   return;
 #endif

@@ -261,13 +261,22 @@ TEST(Gemm16Family, WgmmaMulticastAndTmaStore) {
     EXPECT_NE(std::string(s.message()).find(cause), std::string::npos) << s.message();
   };
   refused(both, "MCAST", 4, "MCAST=4 is not one of the supported values");
-  refused(both, "EPI", 2, "EPI=2 is not one of the supported values");
+  refused(both, "EPI", 3, "EPI=3 is not one of the supported values");
   refused(Wgmma16(128, 64, 6, 2, 0, 2), "MCAST", 2, "neither SPLITK");
   refused(Wgmma16(128, 64, 6, 2, 0, 2), "EPI", 1, "EPI=1");
   Config staged = Wgmma16(128, 128, 2, 1, 1, 2);
   staged["STAGED"] = 2;
   refused(staged, "MCAST", 2, "nor STAGED");
   refused(Wgmma16(128, 256, 4, 1, 1, 2), "EPI", 1, "shared memory");  // 4 stages and 64 KB of C
+  refused(Wgmma16(128, 64, 6, 2, 0, 2), "EPI", 2, "EPI=2");
+  // EPI 2: two 64 x 64 boxes a consumer warpgroup, so 128x256 keeps 4 stages.
+  Config sub = Wgmma16(128, 256, 4, 1, 1, 2);
+  sub["EPI"] = 2;
+  EXPECT_TRUE(Bf16().Check(sub, d).ok()) << Bf16().Check(sub, d);
+  EXPECT_EQ(Bf16().ConfigName(sub), "gemm_bf16_wgmma_128x256x64_s4_g8_c2_p_e2");
+  EXPECT_EQ(Bf16().Source(sub).name_expression, "gemm16_wgmma<2,128,256,64,4,8,0,1,1,2,0,1,2>");
+  EXPECT_EQ(Bf16().Geometry(sub, {4096, 4096, 4096}, d).dynamic_shared_bytes(),
+            4u * (128 + 256) * 128 + 2 * 2 * 8192 + 1024 + 16 * 4);
 }
 
 // Which launches stage an operand (TensorMap.stage, core/launch.cc): at

@@ -110,10 +110,11 @@ class Gemm16FamilyImpl final : public Family {
              "stacked along M; each copies its share of their common B tile into all of them by "
              "TMA multicast, dividing B's traffic from L2 by MCAST (SPLITK 1, STAGED 0 only)",
              1},
-            {"EPI", {0, 1},
+            {"EPI", {0, 1, 2},
              "wgmma: the epilogue; 1 = where beta is 0 and C is 16-byte aligned with N a "
              "multiple of 8, the C tile goes through shared memory and TMA stores that drain "
-             "while the next tile's mainloop runs (0, or otherwise: stores from registers; "
+             "while the next tile's mainloop runs; 2 = the same through two 64 x 64 buffers a "
+             "consumer warpgroup, a box at a time (0, or otherwise: stores from registers; "
              "SPLITK 1 only)",
              0},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},

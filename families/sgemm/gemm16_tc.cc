@@ -121,7 +121,8 @@ int64_t WgmmaThreads(const Config& c) { return 128 * (Get(c, "CONSUMERS") + 1); 
 
 /// The wgmma kind's dynamic shared memory (wgmma16.cuh's launch rules):
 /// STAGES stages of the A and B tiles (BM + BN rows of BK = 64 elements,
-/// 128 bytes), EPI's BM x BN C tile, 1024 bytes to align them to the
+/// 128 bytes), EPI 1's BM x BN C tile or EPI 2's two 64 x 64 boxes a
+/// consumer warpgroup (16 KB each), 1024 bytes to align them to the
 /// swizzle's period, the stages' two mbarriers (16 bytes), STAGED raw
 /// buffers of BM + BN slots with their two mbarriers, and SPLITK's receive
 /// buffer (the SPLITK - 1 peers' fp32 partial sums of this rank's
@@ -130,8 +131,10 @@ int64_t WgmmaSharedBytes(const Config& c) {
   const int64_t rows = Get(c, "BM") + Get(c, "BN"), splitk = At1(c, "SPLITK");
   const int64_t recv =
       splitk > 1 ? (splitk - 1) * CeilDiv(Get(c, "BN") / 32, splitk) * 128 * Get(c, "BM") + 8 : 0;
-  return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 +
-         Get(c, "EPI") * Get(c, "BM") * Get(c, "BN") * kBytes16 + 1024 + 16 * Get(c, "STAGES") +
+  const int64_t epi = Get(c, "EPI") == 1   ? Get(c, "BM") * Get(c, "BN") * kBytes16
+                      : Get(c, "EPI") == 2 ? Get(c, "CONSUMERS") * 2 * 64 * 64 * kBytes16
+                                           : 0;
+  return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 + epi + 1024 + 16 * Get(c, "STAGES") +
          Get(c, "STAGED") * (rows * kRawSlot + 16) + recv;
 }
 
@@ -222,13 +225,14 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
   if (At1(c, "SPLITK") > 1 && Get(c, "PERSIST") != 0) {
     return absl::FailedPreconditionError("KIND=2 takes PERSIST=1 only with SPLITK=1");
   }
-  if (Get(c, "EPI") == 1 && At1(c, "SPLITK") > 1) {
-    return absl::FailedPreconditionError("EPI=1 (C stored by TMA) takes no SPLITK > 1");
+  if (Get(c, "EPI") != 0 && At1(c, "SPLITK") > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("EPI=", Get(c, "EPI"), " (C stored by TMA) takes no SPLITK > 1"));
   }
   const int64_t smem = WgmmaSharedBytes(c);
   if (smem > device.shared_memory_per_block_optin()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + EPI * BM * BN * 2 + 1024 + 16 * "
+        smem, " bytes of shared memory (STAGES * (BM + BN) * 128 + EPI's C buffers + 1024 + 16 * "
         "STAGES + STAGED * ((BM + BN) * 144 + 16) + SPLITK's receive buffer) exceed the device's "
         "opt-in limit of ",
         device.shared_memory_per_block_optin()));

@@ -107,6 +107,11 @@ __device__ __forceinline__ void BulkWait0() {
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   }
 }
+// The wait until at most one of this thread's bulk groups still reads
+// shared memory.
+__device__ __forceinline__ void BulkWaitRead1() {
+  asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+}
 // This thread's generic-proxy writes to shared memory become visible to the
 // async proxy (wgmma's operand reads) after a barrier.
 __device__ __forceinline__ void FenceProxyAsync() {

@@ -60,14 +60,18 @@
 //              __cluster_dims__(2, 1, 1) (launch it plainly) of two CTAs whose tiles are
 //              stacked along M; each copies half of the shared B tile to both by TMA
 //              multicast, halving B's traffic from L2 (below)
-//   EPI        0: C stored from registers; 1 (SPLITK 1 only): where beta is 0 and C
-//              is 16-bit (DTYPE 2, 3), through a C tile in shared memory: where C
-//              suits TMA, TMA stores that drain while the next tile's mainloop
-//              runs; elsewhere coalesced row copies (below)
+//   EPI        0: C stored from registers; 1 or 2 (SPLITK 1 only): where beta is 0 and C
+//              is 16-bit (DTYPE 2, 3), through shared memory. 1: the whole C tile;
+//              where C suits TMA, TMA stores that drain while the next tile's
+//              mainloop runs; elsewhere coalesced row copies. 2: where C suits TMA,
+//              64 x 64 boxes in turn through two buffers a consumer warpgroup, each
+//              stored by TMA while the next is written (a stage's room for 16 KB a
+//              warpgroup); elsewhere from registers as EPI 0 (below)
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
-// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + EPI * BM * BN * 2 + 1024
+// Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + E + 1024
 //          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) + (SPLITK > 1) * ((SPLITK - 1)
-//          * ceil(BN / 32 / SPLITK) * 128 * BM + 8) bytes (the stages, EPI's C tile, 1024
+//          * ceil(BN / 32 / SPLITK) * 128 * BM + 8) bytes, E = BM * BN * 2 for EPI 1,
+//          CONSUMERS * 16384 for EPI 2, else 0 (the stages, EPI's C buffers, 1024
 //          of alignment padding, the mbarriers, the raw buffers and theirs, SPLITK's
 //          receive buffer and its mbarrier); above 48 KB it needs
 //          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
@@ -202,12 +206,14 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   static_assert(STAGED == 0 || STAGED == 2 || STAGED == 3, "STAGED 0, 2 or 3 raw buffers");
   static_assert(MCAST == 1 || (MCAST == 2 && SPLITK == 1 && STAGED == 0),
                 "MCAST 1, or 2 without split-K and STAGED");
-  static_assert(EPI == 0 || (EPI == 1 && SPLITK == 1), "EPI 0, or 1 without split-K");
+  static_assert(EPI == 0 || ((EPI == 1 || EPI == 2) && SPLITK == 1),
+                "EPI 0, or 1 or 2 without split-K");
   constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
   constexpr bool BKM = (LAYOUT & 1) != 0; // B K-major (NT, TT), else N-major
   constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   constexpr int RAW = (BM + BN) * kRawSlot;  // one raw buffer of STAGED
-  constexpr int C_BYTES = EPI * BM * BN * 2;  // EPI's C tile
+  // EPI 1's C tile; EPI 2's two 64 x 64 boxes a consumer warpgroup.
+  constexpr int C_BYTES = EPI == 1 ? BM * BN * 2 : EPI == 2 ? CONSUMERS * 2 * 8192 : 0;
   constexpr int CT = CONSUMERS * 128;  // consumer threads
   // SPLITK: a rank's column-block groups (32 columns) are g = rank (mod
   // SPLITK) of the BN / 32; NL float4 of a consumer thread's per m64 block
@@ -456,6 +462,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // the division); prev: the stage before.
   int it = 0, stage = 0, prev = 0;
   unsigned phase = 0;
+  unsigned ebox = 0;  // EPI 2: the boxes this warpgroup has stored, across its tiles
 #pragma unroll 1
   for (int u = first; u < units; u += tile_step) {
     int bm, bn;
@@ -563,6 +570,45 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     // C's rows in whole 16-byte units: the epilogue's 16-byte stores, and
     // TMA's rules for C's map (the launcher's test) that EPI needs.
     const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
+    if constexpr (EPI == 2 && DTYPE == IN) {
+      // EPI 2 (a 16-bit C that suits TMA, beta 0): the warpgroup's MI x
+      // BN / 64 boxes of 64 x 64 in turn, box e through buffer e % 2 of its
+      // two (the swizzled layout and stores of EPI 1). Before writing one,
+      // thread 0 waits until at most one of its stores still reads shared
+      // memory: the store that last read this buffer, two boxes back, is
+      // done. Each box is stored by TMA while the next is written, and the
+      // last ones while the next tile's mainloop runs.
+      if (beta == 0.0f && vec) {
+        const int wtid = tid % 128, g = lane / 4, tq = lane % 4;
+        const unsigned mine = cbuf + wg * 16384;
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+          for (int c = 0; c < BN / 64; ++c, ++ebox) {
+            const unsigned box = mine + (ebox & 1u) * 8192;
+            if (wtid == 0) BulkWaitRead1();
+            NamedSync(4 + wg, 128);
+#pragma unroll
+            for (int i = 8 * c; i < 8 * c + 8; ++i) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int r = 16 * w + g + 8 * h;  // the row in the m64 block; r % 8 = g
+                StShared32(box + r * 128 + (((i % 8) ^ g) * 16) + 4 * tq,
+                           half16::Pack<DTYPE>(alpha * acc[mi][4 * i + 2 * h],
+                                               alpha * acc[mi][4 * i + 2 * h + 1]));
+              }
+            }
+            FenceProxyAsync();
+            NamedSync(4 + wg, 128);
+            if (wtid == 0) {
+              TmaStore2d(tma_c, bn + 64 * c, bm + wg * WM + mi * 64, box);
+              BulkCommit();
+            }
+          }
+        }
+        continue;
+      }
+    }
     if constexpr (EPI == 1 && DTYPE == IN) {
       // EPI (a 16-bit C): where beta is 0, each consumer warpgroup writes
       // alpha * acc, rounded, into its rows of the C tile in shared memory
@@ -696,7 +742,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     }
   }
   // EPI: the last stores done before the shared memory goes.
-  if constexpr (EPI == 1) {
+  if constexpr (EPI >= 1) {
     if (tid % 128 == 0) BulkWait0<false>();
   }
   // MCAST: the peers' arrivals on this CTA's mbarriers are done before it exits.
