@@ -17,6 +17,8 @@
 //   nvcc ... -DPROBE_PITCH ...           # the space's configs for small and mid-size shapes
 //   PROBE_PAD=n ...                      # n elements added to lda and ldb (NN cases given
 //                                        # as arguments)
+//   PROBE_SHIFT=bytes ...                # A, B and C that far into their allocations (NN
+//                                        # cases given as arguments)
 //   PROBE_PROMO=0..3 ...                 # the maps' L2 promotion (none, 64, 128, 256 B; 3)
 //   PROBE_PROMO_AB=n ...                 # each config again with L2 promotion n, timed in
 //                                        # the same rounds (suffix _l<n>)
@@ -529,14 +531,18 @@ int main(int argc, char** argv) {
       p.ldb = ((c.layout & 1) ? c.K : c.N) + pad;
       const size_t na = size_t((c.layout & 2) ? c.K : c.M) * p.lda, nb = size_t((c.layout & 1) ? c.N : c.K) * p.ldb,
                    nc = size_t(c.M) * c.N;
+      // PROBE_SHIFT=bytes (a multiple of 16): A, B and C start that far
+      // into their allocations (timed cases given as arguments).
+      const char* shift_env = std::getenv("PROBE_SHIFT");
+      const size_t shift = (argc > 3 && shift_env) ? size_t(atol(shift_env)) / 16 * 16 : 0;
       unsigned short *ra, *rb, *rc, *rc0;
-      CK(cudaMalloc(&ra, na * 2 + 64));
-      CK(cudaMalloc(&rb, nb * 2 + 64));
-      CK(cudaMalloc(&rc, nc * 2 + 64));
+      CK(cudaMalloc(&ra, na * 2 + 64 + shift));
+      CK(cudaMalloc(&rb, nb * 2 + 64 + shift));
+      CK(cudaMalloc(&rc, nc * 2 + 64 + shift));
       CK(cudaMalloc(&rc0, nc * 2 + 64));
-      p.A = ra + c.offset;
-      p.B = rb + c.offset;
-      p.C = rc + c.offset;
+      p.A = ra + c.offset + shift / 2;
+      p.B = rb + c.offset + shift / 2;
+      p.C = rc + c.offset + shift / 2;
       p.C0 = rc0;
       FillRandom<<<1024, 256>>>(p.A, na, 11 + c.M + c.K, dtype);
       FillRandom<<<1024, 256>>>(p.B, nb, 977 + c.N, dtype);

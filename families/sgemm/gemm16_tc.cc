@@ -58,7 +58,11 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// with EPI and without MCAST: the fastest at 4096^3, 8192^3 and
 /// 4096x11008x4096 (128x256) and at 2048^3 (128x128), and one consumer of
 /// 64x256 with both for 3000x2000x1500 (bench/results/2026-11-27_h100_gemm16_uniform/).
-constexpr std::array<std::array<int64_t, 8>, 16> kWgmmaConfigs = {{
+/// Then C stored a 64 x 64 box at a time (EPI 2), which leaves room for 4
+/// stages: 128x256 with and without MCAST and 256x128, the fastest of the
+/// probe at 4096^3, 4096x11008x4096 and 8192^3 in bf16 (0.6-1.3% over EPI
+/// 1; bench/results/2026-11-27_h100_gemm16_epi2/).
+constexpr std::array<std::array<int64_t, 8>, 19> kWgmmaConfigs = {{
     {128, 256, 4, 1, 1, 2, 1, 0},
     {128, 256, 4, 1, 0, 2, 1, 0},
     {256, 128, 4, 1, 1, 2, 1, 0},
@@ -75,6 +79,9 @@ constexpr std::array<std::array<int64_t, 8>, 16> kWgmmaConfigs = {{
     {128, 256, 3, 1, 1, 2, 1, 1},
     {128, 128, 6, 1, 1, 2, 1, 1},
     {64, 256, 4, 1, 1, 1, 2, 1},
+    {128, 256, 4, 1, 1, 2, 1, 2},
+    {128, 256, 4, 1, 1, 2, 2, 2},
+    {256, 128, 4, 1, 1, 2, 1, 2},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
