@@ -16,14 +16,16 @@ namespace {
 // Every config of each 16-bit form, in every layout, on shapes no tile
 // divides: 1x1x1, K below 8 and not a multiple of 8 (the bounds-checked
 // loads), a K of 1 with M and N above a tile, M of 16 (the split-K
-// clusters), and pitches that are multiples of 8 (the cp.async path).
+// clusters), pitches that are multiples of 8 (the cp.async path), and
+// 2000x2304x520, whose last round of persistent tiles goes in halves
+// (wgmma16.cuh; 144 tiles of 128x256, 288 of 128x128 on 132 SMs).
 TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
   for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
     const Family& f = *SgemmFamily().ForDType(dtype);
     for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
       VerifyAll(f,
                 {{1, 1, 1}, {7, 5, 3}, {100, 200, 37}, {129, 64, 1}, {16, 515, 1000},
-                 {1000, 1000, 1003}, {256, 384, 512}},
+                 {1000, 1000, 1003}, {256, 384, 512}, {2000, 2304, 520}},
                 nullptr, layout);
     }
   }
