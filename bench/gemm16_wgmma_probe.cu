@@ -500,7 +500,7 @@ int main(int argc, char** argv) {
       cases.push_back({1000, 1000, 1000, L, 1, 1.0f, 0.0f, false});   // misaligned A, B, C
       cases.push_back({517, 333, 129, L, 1, 1.5f, -0.75f, false});  // misaligned, beta
       cases.push_back({1024, 512, 256, L, 0, 0.5f, 2.0f, false});    // beta != 0
-      // The tail in halves (128x256: 144 tiles, 128x128: 288, on 132 SMs),
+      // The tail in halves (128x256, 256x128: 144 tiles, 128x128: 288, on 132 SMs),
       // by TMA and, misaligned, by the producer's copies.
       cases.push_back({2000, 2304, 520, L, 0, 1.0f, 0.0f, false});
       cases.push_back({2000, 2304, 520, L, 1, 1.5f, -0.75f, false});

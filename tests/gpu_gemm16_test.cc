@@ -18,7 +18,8 @@ namespace {
 // loads), a K of 1 with M and N above a tile, M of 16 (the split-K
 // clusters), pitches that are multiples of 8 (the cp.async path), and
 // 2000x2304x520, whose last round of persistent tiles goes in halves
-// (wgmma16.cuh; 144 tiles of 128x256, 288 of 128x128 on 132 SMs).
+// (wgmma16.cuh; 144 tiles of 128x256 or 256x128, 288 of 128x128 on 132
+// SMs).
 TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
   for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
     const Family& f = *SgemmFamily().ForDType(dtype);

@@ -142,10 +142,10 @@
 // (bench/results/2026-11-27_h100_gemm16_staged/).
 // PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
 // runs ahead into the next tile's K tiles while the consumers store C.
-// With two consumer warpgroups of 64 rows (MCAST 1, STAGED 0), a last
-// round of tiles that would leave half of the CTAs or more idle goes in
-// halves of 64 rows, one a CTA, each computed by that CTA's first consumer
-// warpgroup: 1.03x at 4096x11008x4096 and 1.06x at 5120^3 with 128x256
+// With two consumer warpgroups (MCAST 1, STAGED 0), a last round of tiles
+// that would leave half of the CTAs or more idle goes in halves of WM rows,
+// one a CTA, each computed by that CTA's first consumer warpgroup: 1.03x at
+// 4096x11008x4096 and 1.06x at 5120^3 with 128x256
 // (bench/results/2026-11-27_h100_gemm16_tail/).
 // MCAST 2: the two CTAs of a cluster take the output tiles (2 tm, tn) and
 // (2 tm + 1, tn), which read the same B tile; rank r's producer copies its
@@ -248,17 +248,16 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // across them.
   const int tiles_mc = CeilDiv(tiles_m, MCAST), tiles = tiles_mc * tiles_n;
   const int first = static_cast<int>(blockIdx.x) / MCAST;
-  // The tail in halves (PERSIST, two consumer warpgroups of 64 rows, MCAST
-  // 1, SPLITK 1, STAGED 0): where the last round of tiles would leave at
-  // least half of the CTAs idle (rest = tiles mod gridDim.x, 0 < 2 rest <=
-  // gridDim.x), its rest tiles become 2 rest units of 64 rows each, one a
-  // CTA, computed by its first consumer warpgroup alone (the second keeps
-  // step through the stages and stores nothing): that round then takes
-  // about half a tile's time instead of a whole one's. Units below `whole`
-  // are whole tiles.
+  // The tail in halves (PERSIST, two consumer warpgroups, MCAST 1, SPLITK
+  // 1, STAGED 0): where the last round of tiles would leave at least half
+  // of the CTAs idle (rest = tiles mod gridDim.x, 0 < 2 rest <= gridDim.x),
+  // its rest tiles become 2 rest units of WM rows each, one a CTA, computed
+  // by its first consumer warpgroup alone (the second keeps step through
+  // the stages and stores nothing): that round then takes about half a
+  // tile's time instead of a whole one's. Units below `whole` are whole
+  // tiles.
   int whole = tiles, units = tiles;
-  if constexpr (PERSIST == 1 && CONSUMERS == 2 && MI == 1 && MCAST == 1 && SPLITK == 1 &&
-                STAGED == 0) {
+  if constexpr (PERSIST == 1 && CONSUMERS == 2 && MCAST == 1 && SPLITK == 1 && STAGED == 0) {
     const int rest = tiles % static_cast<int>(gridDim.x);
     if (rest > 0 && 2 * rest <= static_cast<int>(gridDim.x)) {
       whole = tiles - rest;
@@ -269,7 +268,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   const unsigned crank = MCAST > 1 ? ClusterRank() : 0u;
   // Unit u's first row bm and column bn (a rank's rows may start at or past
   // M: it computes zeros and stores none); it returns -1 for a whole
-  // (cluster) tile, else which half of a tail tile u is: 1 starts 64 rows
+  // (cluster) tile, else which half of a tail tile u is: 1 starts WM rows
   // on, and the A tile is then copied from there (its rows past the half
   // unused).
   auto tile_at = [&](int u, int& bm, int& bn) -> int {
@@ -280,7 +279,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     }
     int tm, tn;
     sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
-    bm = (tm * MCAST + static_cast<int>(crank)) * BM + (half == 1 ? 64 : 0);
+    bm = (tm * MCAST + static_cast<int>(crank)) * BM + (half == 1 ? WM : 0);
     bn = tn * BN;
     return half;
   };
