@@ -458,7 +458,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-  const int lane = tid % 32, w = (tid % 128) / 32;
+  const int lane = tid % 32;
   // Stage s released by this warp: on this CTA's "empty", or with MCAST on
   // every CTA's (lane r arrives on rank r's).
   auto release = [&](int s) {
