@@ -53,6 +53,7 @@
 #include "../kernels_src/sgemm/hopper.cuh"  // mbarriers, TMA, wgmma fences
 #include "../kernels_src/sgemm/copy16.cuh"  // the copies without TMA
 #include "../kernels_src/sgemm/wgmma16_ops.cuh"  // wgmma, descriptors, cluster primitives
+#include "../kernels_src/sgemm/wgmma16_epilogue.cuh"  // StoreTile
 #include "../kernels_src/sgemm/wgmma16.cuh"
 
 #include "probe_check.h"  // CK, CB

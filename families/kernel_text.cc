@@ -23,6 +23,7 @@ extern const char kGemm16SimtSource[];         // kernels_src/sgemm/gemm16_simt.
 extern const char kGemm16MmaSource[];          // kernels_src/sgemm/mma16.cuh
 extern const char kGemm16CopySource[];         // kernels_src/sgemm/copy16.cuh
 extern const char kGemm16WgmmaOpsSource[];     // kernels_src/sgemm/wgmma16_ops.cuh
+extern const char kGemm16WgmmaEpilogueSource[];  // kernels_src/sgemm/wgmma16_epilogue.cuh
 extern const char kGemm16WgmmaSource[];        // kernels_src/sgemm/wgmma16.cuh
 extern const char kTransposeSource[];          // kernels_src/transpose/transpose.cuh
 extern const char kFaultTestSource[];          // kernels_src/fault_test/fault_test.cuh
@@ -33,7 +34,7 @@ namespace {
 
 /// Each kernel file's path under kernels_src/ and its embedded text
 /// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
-constexpr std::array<std::pair<std::string_view, const char*>, 17> kKernelFiles = {{
+constexpr std::array<std::pair<std::string_view, const char*>, 18> kKernelFiles = {{
     {"sgemm/sgemm.cuh", embedded::kSgemmSource},
     {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
     {"sgemm/gemv.cuh", embedded::kGemvSource},
@@ -48,6 +49,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 17> kKernelFiles 
     {"sgemm/mma16.cuh", embedded::kGemm16MmaSource},
     {"sgemm/copy16.cuh", embedded::kGemm16CopySource},
     {"sgemm/wgmma16_ops.cuh", embedded::kGemm16WgmmaOpsSource},
+    {"sgemm/wgmma16_epilogue.cuh", embedded::kGemm16WgmmaEpilogueSource},
     {"sgemm/wgmma16.cuh", embedded::kGemm16WgmmaSource},
     {"transpose/transpose.cuh", embedded::kTransposeSource},
     {"fault_test/fault_test.cuh", embedded::kFaultTestSource},

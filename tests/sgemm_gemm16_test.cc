@@ -155,7 +155,7 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(src.parts,
             (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/hopper.cuh",
                                       "sgemm/copy16.cuh", "sgemm/wgmma16_ops.cuh",
-                                      "sgemm/wgmma16.cuh"}));
+                                      "sgemm/wgmma16_epilogue.cuh", "sgemm/wgmma16.cuh"}));
 
   v1::LaunchGeometry g = Bf16().Geometry(persistent, {4096, 4096, 4096}, d);
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 512 tiles, 132 SMs

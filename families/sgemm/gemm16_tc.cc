@@ -347,9 +347,11 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions;
     // hopper.cuh: mbarriers, TMA, wgmma's fence, commit and wait; copy16.cuh:
     // the copies without TMA; wgmma16_ops.cuh: the wgmma instruction,
-    // descriptors, cluster and shared-memory primitives.
-    s.parts = {"sgemm/sgemm.cuh",  "sgemm/half16.cuh",     "sgemm/hopper.cuh",
-               "sgemm/copy16.cuh", "sgemm/wgmma16_ops.cuh", "sgemm/wgmma16.cuh"};
+    // descriptors, cluster and shared-memory primitives; wgmma16_epilogue.cuh:
+    // the tile's stores into C.
+    s.parts = {"sgemm/sgemm.cuh",       "sgemm/half16.cuh",           "sgemm/hopper.cuh",
+               "sgemm/copy16.cuh",      "sgemm/wgmma16_ops.cuh",      "sgemm/wgmma16_epilogue.cuh",
+               "sgemm/wgmma16.cuh"};
     // The trailing parameters STAGED, MCAST, EPI only as far as one is not
     // its default (the instantiations of the configs without them unchanged).
     const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0;
