@@ -29,7 +29,8 @@
 // tma_rs_* (sgemm_wgmma_tma, kernels_src/sgemm/wgmma_tf32_tma.cuh): both
 // operands by TMA (B in 32-column boxes, 128-byte swizzle, fragments by
 // 8-byte loads free of bank conflicts), warp-specialized, persistent (_p)
-// or not; any shape with K and N multiples of 4.
+// or not, B multicast to a cluster of two along M (_m2) or not; any shape
+// with K and N multiples of 4.
 //
 // Build here (no GPU needed; the CUDA toolkit): TUNED_BUILD_BENCH=ON bash scripts/build.sh
 // (build/bin/wgmma_rs_probe), or
@@ -855,9 +856,9 @@ double Median(std::vector<double> v) {
 
 // sgemm_wgmma_tma (kernels_src/sgemm/wgmma_tf32_tma.cuh): A's map as
 // EncodeA, B's dims {N, K}, box {32, 32}, 128-byte swizzle.
-template <int BM, int STAGES, int GROUP, int PERSIST>
+template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1>
 void LaunchTmaRs(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
-  auto kernel = sgemm_wgmma_tma<BM, STAGES, GROUP, PERSIST>;
+  auto kernel = sgemm_wgmma_tma<BM, STAGES, GROUP, PERSIST, MCAST>;
   constexpr int smem = STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES;
   static bool attr = false;
   static int sms = 0;
@@ -885,8 +886,11 @@ void LaunchTmaRs(int m, int n, int k, const float* a, const float* b, float* c, 
   static_assert(sizeof(ta) == sizeof(map_a), "128 bytes");
   std::memcpy(&ta, &map_a, sizeof(map_a));
   std::memcpy(&tb, &map_b, sizeof(map_b));
-  const int tiles = ((m + BM - 1) / BM) * ((n + 127) / 128);
-  const int grid = PERSIST ? std::min(tiles, sms) : tiles;
+  // MCAST: cluster tiles of MCAST tiles along M; a persistent grid of at
+  // most sms / MCAST clusters (correct beyond those that fit at once: no
+  // cluster waits on another).
+  const int tiles = (((m + BM - 1) / BM + MCAST - 1) / MCAST) * ((n + 127) / 128);
+  const int grid = MCAST * (PERSIST ? std::min(tiles, sms / MCAST) : tiles);
   kernel<<<grid, 384, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c, ta, tb);
   CK(cudaGetLastError());
 }
@@ -933,6 +937,9 @@ int main(int argc, char** argv) {
       {"tma_rs_256x128_s4", LaunchTmaRs<256, 4, 1, 0>},
       {"tma_rs_128x128_s6_p", LaunchTmaRs<128, 6, 1, 1>},
       {"tma_rs_128x128_s6", LaunchTmaRs<128, 6, 1, 0>},
+      {"tma_rs_256x128_s4_p_m2", LaunchTmaRs<256, 4, 1, 1, 2>},
+      {"tma_rs_256x128_s4_p_g8_m2", LaunchTmaRs<256, 4, 8, 1, 2>},
+      {"tma_rs_128x128_s6_p_m2", LaunchTmaRs<128, 6, 1, 1, 2>},
       {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},

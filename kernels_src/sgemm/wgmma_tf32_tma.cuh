@@ -17,7 +17,7 @@
 //    n0 and n0 + 1 (PairColumn), placed so that each half-warp's 16 loads
 //    of a k row fall in 16 distinct 8-byte bank pairs under the swizzle.
 //
-// template <int BM, int STAGES, int GROUP, int PERSIST>
+// template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1>
 // __global__ void sgemm_wgmma_tma(int M, int N, int K, float alpha, const float* A,
 //     const float* B, float beta, float* C,
 //     const __grid_constant__ hopper_detail::TensorMap tma_a,   // dims {K, M}, box {32, BM}
@@ -27,7 +27,11 @@
 //   BM 128 or 256; BN 128 (two consumer warpgroups of 64 columns) and BK 32;
 //   block (384, 1, 1): the consumers, then the producer warpgroup;
 //   dynamic shared memory STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES bytes;
-//   grid: T = ceil(M / BM) * ceil(N / 128) tiles; PERSIST 0: (T); 1: (min(T, SMs)).
+//   grid: T = ceil(ceil(M / BM) / MCAST) * ceil(N / 128) cluster tiles; PERSIST 0:
+//   (MCAST * T); 1: (MCAST * min(T, P)), P the clusters of MCAST CTAs the device holds.
+//   MCAST 2: a compile-time cluster (2, 1, 1) of two CTAs whose tiles are stacked
+//   along M; rank r copies B's boxes j = r (mod 2) into both by TMA multicast
+//   (wgmma16.cuh's MCAST), and a stage is free once both CTAs' consumers are done.
 //   C needs no alignment (8-byte stores where N is even and C 8-byte aligned).
 //
 // Compiled after sgemm/sgemm.cuh (RasterTile), sgemm/mma_tf32.cuh (Tf32),
@@ -58,13 +62,20 @@ __device__ __forceinline__ int PairColumn(int w, int g) {
   return 32 * (w / 2) + 16 * ((g / 2) % 2) + 4 * (2 * (w % 2) + g / 4) + 2 * (g % 2);
 }
 
+template <bool C, class T = void>
+struct EnableIf {};
+template <class T>
+struct EnableIf<true, T> {
+  using type = T;
+};
+
 __device__ __forceinline__ float2 LdShared64(unsigned addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr));
   return v;
 }
 
-template <int BM, int STAGES, int GROUP, int PERSIST>
+template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST>
 __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float beta,
                                          float* __restrict__ C, const TensorMap* tma_a,
                                          const TensorMap* tma_b) {
@@ -73,6 +84,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
 #else
   static_assert(BM == 128 || BM == 256, "BM 128 or 256 (wgmma N)");
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
+  static_assert(MCAST == 1 || MCAST == 2, "MCAST 1 or 2");
   constexpr int A_BYTES = BM * 128, B_BYTES = kBN * kBK * 4, STAGE = A_BYTES + B_BYTES;
   static_assert(STAGES >= 2 && STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024,
                 "shared memory: 227 KB");
@@ -80,13 +92,17 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   const unsigned base = (SmemAddr(tf32_tma_smem) + 1023u) & ~1023u;
   const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
 
-  const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, kBN), tiles = tiles_m * tiles_n;
-  const int first = static_cast<int>(blockIdx.x);
-  const int step = PERSIST ? static_cast<int>(gridDim.x) : tiles;
+  // Cluster tiles: MCAST tiles stacked along M (a rank's rows may lie past
+  // M: it computes zeros and stores none).
+  const int tiles_mc = CeilDiv(CeilDiv(M, BM), MCAST), tiles_n = CeilDiv(N, kBN);
+  const int tiles = tiles_mc * tiles_n;
+  const int first = static_cast<int>(blockIdx.x) / MCAST;
+  const int step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : tiles;
+  const unsigned crank = MCAST > 1 ? gemm16_detail::ClusterRank() : 0u;
   auto tile_at = [&](int u, int& bm, int& bn) {
     int tm, tn;
-    sgemm_detail::RasterTile<GROUP>(u, tiles_m, tiles_n, tm, tn);
-    bm = tm * BM;
+    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
+    bm = (tm * MCAST + static_cast<int>(crank)) * BM;
     bn = tn * kBN;
   };
   const int nk = CeilDiv(K, kBK);
@@ -94,11 +110,15 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       MbarInit(full + 8 * s, 1);   // the producer's arrival with the stage's bytes
-      MbarInit(empty + 8 * s, 8);  // each consumer warp
+      MbarInit(empty + 8 * s, 8 * MCAST);  // each consumer warp of every CTA
     }
     FenceMbarInit();
   }
-  __syncthreads();
+  if constexpr (MCAST > 1) {
+    gemm16_detail::ClusterSync();  // the peer's mbarriers before any multicast or arrival
+  } else {
+    __syncthreads();
+  }
 
   if (wg == 2) {
     // Producer: one thread issues each K tile's boxes once the stage is free.
@@ -119,7 +139,14 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
           MbarArriveTx(bar, STAGE);
           TmaLoad2d(sa, tma_a, t * kBK, bm, bar);
 #pragma unroll
-          for (int j = 0; j < kBN / 32; ++j) TmaLoad2d(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar);
+          for (int j = 0; j < kBN / 32; ++j) {
+            if constexpr (MCAST == 1) {
+              TmaLoad2d(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar);
+            } else if (j % MCAST == static_cast<int>(crank)) {
+              TmaLoad2dMulticast(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar,
+                                 static_cast<unsigned short>((1u << MCAST) - 1));
+            }
+          }
           if (++s == STAGES) {
             s = 0;
             phase ^= 1u;
@@ -127,6 +154,8 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
         }
       }
     }
+    __syncwarp();
+    if constexpr (MCAST > 1) gemm16_detail::ClusterSync();  // the consumers' (below)
     return;
   }
 
@@ -145,8 +174,14 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   const unsigned long long desc0 = Desc(base, 16, 1024);
   int stage = 0, prev = 0;
   unsigned phase = 0;
+  // Stage s released by this warp: on this CTA's "empty", or with MCAST on
+  // every CTA's (lane r on rank r's).
   auto release = [&](int s) {
-    if (lane == 0) MbarArrive(empty + 8 * s);
+    if constexpr (MCAST == 1) {
+      if (lane == 0) MbarArrive(empty + 8 * s);
+    } else if (lane < MCAST) {
+      MbarArriveCluster(empty + 8 * s, static_cast<unsigned>(lane));
+    }
   };
 #pragma unroll 1
   for (int u = first; u < tiles; u += step) {
@@ -224,18 +259,29 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       }
     }
   }
+  // MCAST: the peer's arrivals on this CTA's mbarriers are done before it exits.
+  if constexpr (MCAST > 1) gemm16_detail::ClusterSync();
 #endif
 }
 
 }  // namespace sgemm_tma_detail
 
-template <int BM, int STAGES, int GROUP, int PERSIST>
-__global__ void __launch_bounds__(384, 1)
-    sgemm_wgmma_tma(int M, int N, int K, float alpha, const float* __restrict__ A,
-                    const float* __restrict__ B, float beta, float* __restrict__ C,
-                    const __grid_constant__ hopper_detail::TensorMap tma_a,
-                    const __grid_constant__ hopper_detail::TensorMap tma_b) {
-  (void)A;
-  (void)B;
-  sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST>(M, N, K, alpha, beta, C, &tma_a, &tma_b);
-}
+// The entry point: two definitions, MCAST 1 without a cluster and MCAST 2
+// with the compile-time cluster (2, 1, 1) (the last template parameter only
+// selects between them).
+#define TF32_TMA_ENTRY(COND, CLUSTER)                                                           \
+  template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1,                          \
+            typename sgemm_tma_detail::EnableIf<(COND), int>::type = 0>                        \
+  __global__ void __launch_bounds__(384, 1) CLUSTER sgemm_wgmma_tma(                           \
+      int M, int N, int K, float alpha, const float* __restrict__ A,                            \
+      const float* __restrict__ B, float beta, float* __restrict__ C,                           \
+      const __grid_constant__ hopper_detail::TensorMap tma_a,                                   \
+      const __grid_constant__ hopper_detail::TensorMap tma_b) {                                 \
+    (void)A;                                                                                    \
+    (void)B;                                                                                    \
+    sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST, MCAST>(M, N, K, alpha, beta, C,      \
+                                                                  &tma_a, &tma_b);              \
+  }
+TF32_TMA_ENTRY(MCAST == 1, )
+TF32_TMA_ENTRY(MCAST == 2, __cluster_dims__(2, 1, 1))
+#undef TF32_TMA_ENTRY
