@@ -97,13 +97,34 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   const int tiles_mc = CeilDiv(CeilDiv(M, BM), MCAST), tiles_n = CeilDiv(N, kBN);
   const int tiles = tiles_mc * tiles_n;
   const int first = static_cast<int>(blockIdx.x) / MCAST;
-  const int step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : tiles;
+  // The tail in halves (PERSIST, MCAST 1; wgmma16.cuh's form, along N):
+  // where the last round of tiles would leave at least half of the CTAs
+  // idle, its `rest` tiles become 2 rest units of 64 columns, one a CTA,
+  // computed by the first consumer warpgroup alone.
+  int whole = tiles, units = tiles;
+  if constexpr (PERSIST == 1 && MCAST == 1) {
+    const int rest = tiles % static_cast<int>(gridDim.x);
+    if (rest > 0 && 2 * rest <= static_cast<int>(gridDim.x)) {
+      whole = tiles - rest;
+      units = tiles + rest;
+    }
+  }
+  const int step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : units;
   const unsigned crank = MCAST > 1 ? gemm16_detail::ClusterRank() : 0u;
-  auto tile_at = [&](int u, int& bm, int& bn) {
+  // Unit u's first row and column; -1 for a whole tile, else its half (1:
+  // 64 columns on; B's boxes are then copied from there, the last two
+  // unused).
+  auto tile_at = [&](int u, int& bm, int& bn) -> int {
+    int half = -1;
+    if (u >= whole) {
+      half = (u - whole) % 2;
+      u = whole + (u - whole) / 2;
+    }
     int tm, tn;
     sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
     bm = (tm * MCAST + static_cast<int>(crank)) * BM;
-    bn = tn * kBN;
+    bn = tn * kBN + (half == 1 ? 64 : 0);
+    return half;
   };
   const int nk = CeilDiv(K, kBK);
   const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
@@ -129,7 +150,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       int s = 0, it = 0;
       unsigned phase = 1;
 #pragma unroll 1
-      for (int u = first; u < tiles; u += step) {
+      for (int u = first; u < units; u += step) {
         int bm, bn;
         tile_at(u, bm, bn);
 #pragma unroll 1
@@ -184,9 +205,22 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     }
   };
 #pragma unroll 1
-  for (int u = first; u < tiles; u += step) {
+  for (int u = first; u < units; u += step) {
     int bm, bn;
-    tile_at(u, bm, bn);
+    if (tile_at(u, bm, bn) >= 0 && wg == 1) {
+      // A tail half: the first warpgroup's columns. This one keeps step
+      // through the stages (its arrivals keep their phases whole).
+#pragma unroll 1
+      for (int t = 0; t < nk; ++t) {
+        MbarWait(full + 8 * stage, phase);
+        release(stage);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      continue;
+    }
     float acc[BM / 2];
 #pragma unroll
     for (int e = 0; e < BM / 2; ++e) acc[e] = 0.0f;
