@@ -26,6 +26,11 @@
 // two consumer warpgroups (setmaxnreg 232) that meet it through mbarriers
 // and never at a CTA barrier: 3-6% faster than the space's LA=0 on the
 // large shapes (bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt).
+// tma_rs_* (sgemm_wgmma_tma, kernels_src/sgemm/wgmma_tf32_tma.cuh): both
+// operands by TMA (B in 32-column boxes, 128-byte swizzle, fragments by
+// 8-byte loads free of bank conflicts), warp-specialized, persistent (_p)
+// or not, B multicast to a cluster of two along M (_m2) or not; any shape
+// with K and N multiples of 4.
 //
 // Build here (no GPU needed; the CUDA toolkit): TUNED_BUILD_BENCH=ON bash scripts/build.sh
 // (build/bin/wgmma_rs_probe), or
@@ -63,6 +68,8 @@
 #include "kernels_src/sgemm/wgmma_tile.cuh"
 #include "kernels_src/sgemm/wgmma_rs.cuh"
 #include "kernels_src/sgemm/wgmma_kernels.cuh"
+#include "kernels_src/sgemm/wgmma16_ops.cuh"
+#include "kernels_src/sgemm/wgmma_tf32_tma.cuh"
 
 namespace rs {
 
@@ -847,6 +854,47 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
+// sgemm_wgmma_tma (kernels_src/sgemm/wgmma_tf32_tma.cuh): A's map as
+// EncodeA, B's dims {N, K}, box {32, 32}, 128-byte swizzle.
+template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1>
+void LaunchTmaRs(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {
+  auto kernel = sgemm_wgmma_tma<BM, STAGES, GROUP, PERSIST, MCAST>;
+  constexpr int smem = STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES;
+  static bool attr = false;
+  static int sms = 0;
+  if (!attr) {
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    attr = true;
+  }
+  const CUtensorMap map_a = EncodeA(a, m, k, BM);
+  CUtensorMap map_b;
+  {
+    const cuuint64_t dims[2] = {cuuint64_t(n), cuuint64_t(k)};
+    const cuuint64_t strides[1] = {cuuint64_t(n) * 4};
+    const cuuint32_t box[2] = {32, 32}, estr[2] = {1, 1};
+    const CUresult r = cuTensorMapEncodeTiled(&map_b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(b), dims,
+                                              strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      std::fprintf(stderr, "cuTensorMapEncodeTiled (B): %d\n", int(r));
+      std::exit(1);
+    }
+  }
+  hopper_detail::TensorMap ta, tb;
+  static_assert(sizeof(ta) == sizeof(map_a), "128 bytes");
+  std::memcpy(&ta, &map_a, sizeof(map_a));
+  std::memcpy(&tb, &map_b, sizeof(map_b));
+  // MCAST: cluster tiles of MCAST tiles along M; a persistent grid of at
+  // most sms / MCAST clusters (correct beyond those that fit at once: no
+  // cluster waits on another).
+  const int tiles = (((m + BM - 1) / BM + MCAST - 1) / MCAST) * ((n + 127) / 128);
+  const int grid = MCAST * (PERSIST ? std::min(tiles, sms / MCAST) : tiles);
+  kernel<<<grid, 384, smem, s>>>(m, n, k, 1.0f, a, b, 0.0f, c, ta, tb);
+  CK(cudaGetLastError());
+}
+
 int main(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
     std::fprintf(stderr, "usage: %s M N K [KERNEL] (rs_* and ws_*: M %% 256, N %% 128, K %% 32 == 0; KERNEL: "
@@ -884,6 +932,14 @@ int main(int argc, char** argv) {
       {"la0_256x128_s4_tf32_ws", LaunchLa0Ws<256, 4>},
       {"la0_256x128_s4_tf32_ws_g4", LaunchLa0Ws<256, 4, 4>},
       {"la0_128x128_s4_tf32_ws", LaunchLa0Ws<128, 4>},
+      {"tma_rs_256x128_s4_p", LaunchTmaRs<256, 4, 1, 1>},
+      {"tma_rs_256x128_s4_p_g8", LaunchTmaRs<256, 4, 8, 1>},
+      {"tma_rs_256x128_s4", LaunchTmaRs<256, 4, 1, 0>},
+      {"tma_rs_128x128_s6_p", LaunchTmaRs<128, 6, 1, 1>},
+      {"tma_rs_128x128_s6", LaunchTmaRs<128, 6, 1, 0>},
+      {"tma_rs_256x128_s4_p_m2", LaunchTmaRs<256, 4, 1, 1, 2>},
+      {"tma_rs_256x128_s4_p_g8_m2", LaunchTmaRs<256, 4, 8, 1, 2>},
+      {"tma_rs_128x128_s6_p_m2", LaunchTmaRs<128, 6, 1, 1, 2>},
       {"la0_128x128_s4_tf32", LaunchLa0<128, 128, 4, 1>},
       {"la0_128x128_s6_tf32", LaunchLa0<128, 128, 6, 1>},
       {"la0_128x128_s4_3xtf32_sk2", LaunchLa0<128, 128, 4, 3, 2>},
@@ -957,7 +1013,11 @@ int main(int argc, char** argv) {
   runs.push_back({"cuBLAS TF32", cublas(tf32)});
   for (const Kernel& kern : kernels) {
     if (argc == 5 && std::string(kern.name).find(argv[4]) == std::string::npos) continue;
-    if (!aligned && std::string(kern.name).rfind("la0_", 0) != 0) continue;
+    // tma_rs_*: any shape TMA takes (K and N multiples of 4).
+    const std::string nm = kern.name;
+    if (nm.rfind("tma_rs_", 0) == 0 ? (k % 4 != 0 || n % 4 != 0) : !aligned && nm.rfind("la0_", 0) != 0) {
+      continue;
+    }
     auto launch = kern.launch;
     runs.push_back({kern.name, [=](cudaStream_t st) { launch(m, n, k, a, b, c, st); }});
   }

@@ -18,6 +18,7 @@ extern const char kSgemmWgmmaSource[];         // kernels_src/sgemm/wgmma_tf32.c
 extern const char kSgemmWgmmaTileSource[];     // kernels_src/sgemm/wgmma_tile.cuh
 extern const char kSgemmWgmmaRsSource[];       // kernels_src/sgemm/wgmma_rs.cuh
 extern const char kSgemmWgmmaKernelsSource[];  // kernels_src/sgemm/wgmma_kernels.cuh
+extern const char kSgemmWgmmaTmaSource[];      // kernels_src/sgemm/wgmma_tf32_tma.cuh
 extern const char kHalf16Source[];             // kernels_src/sgemm/half16.cuh
 extern const char kGemm16SimtSource[];         // kernels_src/sgemm/gemm16_simt.cuh
 extern const char kGemm16MmaSource[];          // kernels_src/sgemm/mma16.cuh
@@ -44,6 +45,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 18> kKernelFiles 
     {"sgemm/wgmma_tile.cuh", embedded::kSgemmWgmmaTileSource},
     {"sgemm/wgmma_rs.cuh", embedded::kSgemmWgmmaRsSource},
     {"sgemm/wgmma_kernels.cuh", embedded::kSgemmWgmmaKernelsSource},
+    {"sgemm/wgmma_tf32_tma.cuh", embedded::kSgemmWgmmaTmaSource},
     {"sgemm/half16.cuh", embedded::kHalf16Source},
     {"sgemm/gemm16_simt.cuh", embedded::kGemm16SimtSource},
     {"sgemm/mma16.cuh", embedded::kGemm16MmaSource},

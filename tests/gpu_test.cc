@@ -221,18 +221,22 @@ TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
 // with partial tiles (TMA's zero fill beyond M and K), one with A, B and C
 // a float off and N % 4 = 2, and one with K odd, staged and not; within
 // 2e-3 of cuBLAS fp32 (TF32 rounds the operands: about 4e-4 on these
-// shapes). EncodeTensorMap itself: bytes for an aligned A, zeros for an
-// unaligned one, and a clear refusal of a malformed map.
+// shapes). WS 2 and 3 (sgemm_wgmma_tma) read both maps by TMA and have no
+// copies of their own: the same shapes, staged. 4096x2176x64: 16 x 17 tiles
+// of 256x128, whose last round on 132 SMs goes in halves of 64 columns.
+// EncodeTensorMap itself: bytes for an aligned A, zeros for an unaligned
+// one, and a clear refusal of a malformed map.
 TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
   const Family& f = SgemmFamily();
   if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
     GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
   }
-  std::vector<Config> configs;
+  std::vector<Config> configs, tma;
   for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32)) {
-    if (c.contains("WS")) configs.push_back(c);
+    if (c.contains("WS")) (c.at("WS") == 1 ? configs : tma).push_back(c);
   }
   ASSERT_EQ(configs.size(), 4u);
+  ASSERT_EQ(tma.size(), 4u);
   const v1::LaunchGeometry g = f.Geometry(configs[0], {300, 264, 512}, worker_->device());
   ASSERT_EQ(g.tensor_maps_size(), 2);
   auto buf = DeviceBuffer::Alloc(300 * 512 * 4 + 16);
@@ -253,6 +257,10 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
     ExpectMatchesCublasWithBeta(configs, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3, v1::LAYOUT_NN, stage);
     ExpectMatchesCublasWithBeta(configs, 257, 136, 1029, 1.0f, 0.0f, 0, 2e-3, v1::LAYOUT_NN, stage);
   }
+  ExpectMatchesCublasWithBeta(tma, 300, 264, 512, 1.5f, 0.5f, 0, 2e-3);
+  ExpectMatchesCublasWithBeta(tma, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3);
+  ExpectMatchesCublasWithBeta(tma, 257, 136, 1029, 1.0f, 0.0f, 0, 2e-3);
+  ExpectMatchesCublasWithBeta(tma, 4096, 2176, 64, 1.0f, 0.5f, 0, 2e-3);
 }
 
 // The client library's TunedKernel::Sgemm launches the shape it was asked

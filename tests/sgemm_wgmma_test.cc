@@ -155,7 +155,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 // LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
 // WN 64, 4 stages or more; its shared memory and register estimate (two
 // fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
-// configs in the space, each also with WS.
+// configs in the space, each also with WS, two of them with WS 2 and 3.
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -195,7 +195,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
   EXPECT_EQ(three, 6);
-  EXPECT_EQ(one, 8);  // 4, and their WS twins
+  EXPECT_EQ(one, 12);  // 4, their WS twins, and two with WS 2 and 3
   int accurate = 0, promoted = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
@@ -279,7 +279,57 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
     EXPECT_EQ(c.at("LA"), 0) << f.ConfigName(c);
     EXPECT_EQ(c.at("PASSES"), 1) << f.ConfigName(c);
   }
-  EXPECT_EQ(twins, 4);
+  EXPECT_EQ(twins, 8);  // 4 with WS 1, 2 each with WS 2 and 3
+}
+
+// WS 2 and 3 (sgemm_wgmma_tma): both operands by TMA, B in 32 x 32 boxes in
+// the 128-byte swizzle; a persistent grid of as many (clusters of) CTAs as
+// the device holds, 3 with B multicast in a cluster of two along M; named
+// "_tma" and "_tma_m2"; NN and SPLITK 1 only.
+TEST(SgemmMath, WgmmaTma) {
+  const Family& f = SgemmFamily();
+  const v1::Device d = Sm90ReferenceDevice();
+  Config tma = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
+  tma["LA"] = 0;
+  tma["WS"] = 2;
+  EXPECT_EQ(f.ConfigName(tma), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma");
+  EXPECT_EQ(f.Source(tma).name_expression, "sgemm_wgmma_tma<256,4,1,1,1>");
+  EXPECT_EQ(f.Source(tma).parts.back(), "sgemm/wgmma_tf32_tma.cuh");
+  EXPECT_TRUE(f.Check(tma, d).ok()) << f.Check(tma, d);
+  // 4096 x 11008: 16 x 86 tiles, on 132 SMs a grid of 132; 4 stages of
+  // (256 + 128) rows of 32 floats, 1024 bytes of alignment, the mbarriers.
+  const v1::LaunchGeometry g = f.Geometry(tma, {4096, 11008, 4096}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));
+  EXPECT_EQ(g.block(0), 384u);
+  EXPECT_EQ(g.dynamic_shared_bytes(), 4u * 384 * 128 + 1024 + 4 * 16);
+  ASSERT_EQ(g.tensor_maps_size(), 2);
+  EXPECT_EQ(std::vector<uint32_t>(g.tensor_maps(0).box().begin(), g.tensor_maps(0).box().end()),
+            (std::vector<uint32_t>{32, 256}));
+  const v1::TensorMap& b = g.tensor_maps(1);
+  EXPECT_EQ(std::vector<uint64_t>(b.dims().begin(), b.dims().end()),
+            (std::vector<uint64_t>{11008, 4096}));
+  EXPECT_EQ(std::vector<uint32_t>(b.box().begin(), b.box().end()), (std::vector<uint32_t>{32, 32}));
+  EXPECT_EQ(b.swizzle_bytes(), 128u);
+  EXPECT_TRUE(b.stage());
+  // Fewer tiles than SMs: one CTA a tile.
+  EXPECT_EQ(Grid(f.Geometry(tma, {512, 512, 512}, d)), (std::vector<uint32_t>{8, 1, 1}));
+  Config m2 = tma;
+  m2["WS"] = 3;
+  EXPECT_EQ(f.ConfigName(m2), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma_m2");
+  EXPECT_EQ(f.Source(m2).name_expression, "sgemm_wgmma_tma<256,4,1,1,2>");
+  // Clusters of two tiles along M: 66 of them on 132 SMs.
+  EXPECT_EQ(Grid(f.Geometry(m2, {4096, 11008, 4096}, d)), (std::vector<uint32_t>{132, 1, 1}));
+  EXPECT_EQ(Grid(f.Geometry(m2, {512, 512, 512}, d)), (std::vector<uint32_t>{8, 1, 1}));
+  Config split = tma;
+  split["SPLITK"] = 2;
+  ExpectRejected(split, "WS=2 (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1 and layout NN");
+  Config nt = tma;
+  nt["LAYOUT"] = v1::LAYOUT_NT;
+  ExpectRejected(nt, "not SPLITK=1 in LAYOUT_NT");
+  Config accurate = tma;
+  accurate["BM"] = accurate["WM"] = 128;
+  accurate["PASSES"] = 3;
+  ExpectRejected(accurate, "WS=2 (warp-specialized) is TF32's with LA=0, BN 128");
 }
 
 // PROMOTE (3xTF32 with LA=0): 2 K tiles of products per tensor-core partial

@@ -249,6 +249,7 @@ v1::LaunchGeometry MmaGeometry(const Config& config, const Shape& shape);
 void AddWgmmaSpace(std::vector<Config>& space);
 absl::Status CheckWgmma(const Config& config, const v1::Device& device);
 KernelSource WgmmaSource(const Config& config);
-v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape);
+v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape,
+                                 const v1::Device& device);
 
 }  // namespace tuned::sgemm

@@ -159,7 +159,8 @@ std::string TensorCoreName(const Config& config) {
   absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
   if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
   if (At(config, "PROMOTE") != 1) absl::StrAppend(&name, "_p", At(config, "PROMOTE"));
-  if (At(config, "WS") != 0) absl::StrAppend(&name, "_ws");
+  const int64_t ws = At(config, "WS");
+  if (ws != 0) absl::StrAppend(&name, ws == 1 ? "_ws" : ws == 2 ? "_tma" : "_tma_m2");
   return name;
 }
 

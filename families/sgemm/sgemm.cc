@@ -289,10 +289,12 @@ class SgemmFamilyImpl final : public Family {
              "cores' accumulation truncates: 2 doubles the bias and halves the waits; the "
              "error rule decides per problem) (other configs: 1)",
              IfAbsent("PROMOTE")},
-            {"WS", {0, 1},
+            {"WS", {0, 1, 2, 3},
              "wgmma TF32 with LA=0 and BN 128: 1 = warp-specialized, a producer warpgroup (40 "
              "registers) issues the copies and two consumer warpgroups (232) meet it through "
-             "mbarriers, with no block barrier in the K loop (other configs: 0)",
+             "mbarriers, with no block barrier in the K loop; 2 = the same with both operands "
+             "by TMA (B in 32 x 32 boxes) on a persistent grid (NN, SPLITK 1); 3 = 2 with B "
+             "multicast to a cluster of two CTAs stacked along M (other configs: 0)",
              IfAbsent("WS")},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
              "the problem's operand layouts (tuner.proto Layout: 0 = NN, 1 = NT, 2 = TN, "
@@ -538,7 +540,7 @@ class SgemmFamilyImpl final : public Family {
                               const v1::Device& device) const override {
     const int64_t kind = At(config, "KIND");
     if (kind == kGemv) return GemvGeometry(config, shape);
-    if (kind == kWgmma) return WgmmaGeometry(config, shape);
+    if (kind == kWgmma) return WgmmaGeometry(config, shape, device);
     if (kind == kMma) return MmaGeometry(config, shape);
     return SimtGeometry(config, shape, device);
   }

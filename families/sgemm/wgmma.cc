@@ -5,7 +5,9 @@
 // loaded ahead into registers), split-K, rasterization; compiled for
 // sm_90a, compute capability 9.0 only; math modes as KIND 5's. LA=0: the
 // register-A form (C^T = B^T A^T, A by cp.async, B^T's fragments in
-// registers), and with WS=1 its warp-specialized kernel sgemm_wgmma_ws.
+// registers), and with WS=1 its warp-specialized kernel sgemm_wgmma_ws;
+// WS=2 and 3 the TMA form sgemm_wgmma_tma (wgmma_tf32_tma.cuh: both
+// operands by TMA, persistent, 3 with B multicast).
 // Its tables, register model, rules, source and geometry.
 #include <algorithm>
 #include <array>
@@ -50,9 +52,15 @@ struct WgmmaTile {
 
   /// One warpgroup (128 threads) per WM x WN warpgroup tile, and with WS
   /// the producer warpgroup.
-  int64_t Threads() const { return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 + ws * 128 : 0; }
+  int64_t Threads() const {
+    return wm > 0 && wn > 0 ? (bm / wm) * (bn / wn) * 128 + (ws != 0 ? 128 : 0) : 0;
+  }
   /// The warpgroups that compute (WS: the consumers).
-  int64_t ComputeThreads() const { return Threads() - ws * 128; }
+  int64_t ComputeThreads() const { return Threads() - (ws != 0 ? 128 : 0); }
+  /// WS 2 and 3 (sgemm_wgmma_tma): both tiles as TMA writes them, and with 3
+  /// B multicast to a cluster of two.
+  bool Tma() const { return ws == 2 || ws == 3; }
+  int64_t Mcast() const { return ws == 3 ? 2 : 1; }
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
   /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
@@ -60,6 +68,9 @@ struct WgmmaTile {
   /// NT, BN rows of BK + 4 floats (B^T's tile) in place of B's (TT computes
   /// C^T = B A with NN's tiles: RsSwapped).
   int64_t SharedBytes() const {
+    if (Tma()) {  // STAGES x (BM rows of 32 floats + 32 k rows of BN floats), their mbarriers
+      return stages * (bm + bn) * bk * kBytesPerElement + 1024 + 16 * stages;
+    }
     if (la == 0) {
       const int64_t b = layout == v1::LAYOUT_NT ? bn * (bk + 4) : bk * (bn + 8);
       const int64_t stage = ((passes == 3 ? 2 : 1) * bm * bk + b) * kBytesPerElement;
@@ -167,6 +178,11 @@ constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaRsTf32 = {{
     {128, 128, 32, 128, 64, 6, 1, 1, 1},
     {256, 128, 32, 256, 64, 4, 2, 1, 1},
 }};
+/// The TMA form's (WS 2 and 3) configs of them: SPLITK 1, 256x128 in 4
+/// stages and 128x128 in 6.
+constexpr bool WgmmaTmaTwin(const std::array<int64_t, 9>& p) {
+  return p[6] == 1 && (p[0] == 256 ? p[5] == 4 : p[5] == 6);
+}
 
 /// The configs of kWgmma3xTf32 and kWgmmaTf32 that also get LA=2 (two K
 /// tiles loaded ahead into registers): those of SPLITK 1 and GROUP 8, where
@@ -184,7 +200,7 @@ constexpr bool WgmmaLa2(const std::array<int64_t, 9>& p) {
 
 /// The wgmma configs of Space(), before every other kind's: 3xTF32 LA=0
 /// (PROMOTE 1 and 2), LA=1 and LA=2 (WgmmaLa2), then TF32 LA=0 (each with
-/// its WS twin), LA=1 and LA=2. LA, PROMOTE and WS are named only where
+/// its WS twin, and WgmmaTmaTwin's with WS 2 and 3), LA=1 and LA=2. LA, PROMOTE and WS are named only where
 /// they are not their if_absent values.
 void AddWgmmaSpace(std::vector<Config>& space) {
   auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
@@ -210,6 +226,10 @@ void AddWgmmaSpace(std::vector<Config>& space) {
   }
   for (const auto& p : kWgmmaRsTf32) {
     for (int64_t ws : {0, 1}) wgmma(p, 1, 0, 1, ws);  // all BN 128: each has a WS twin
+  }
+  for (const auto& p : kWgmmaRsTf32) {
+    if (!WgmmaTmaTwin(p)) continue;
+    for (int64_t ws : {2, 3}) wgmma(p, 1, 0, 1, ws);
   }
   for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
   for (const auto& p : kWgmmaTf32) {
@@ -244,11 +264,17 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
   if (t.passes != 1 && t.passes != 3) {
     return absl::FailedPreconditionError(absl::StrCat("KIND=6 takes PASSES 1 or 3, not ", t.passes));
   }
-  if (t.ws != 0 && (t.ws != 1 || t.la != 0 || t.passes != 1 || t.bn != 128 || t.minb != 1)) {
+  if (t.ws != 0 && (t.la != 0 || t.passes != 1 || t.bn != 128 || t.minb != 1)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "WS=", t.ws, " (warp-specialized) is TF32's with LA=0, BN 128 (two consumer "
         "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
         ", MINB=", t.minb, ", which take WS=0"));
+  }
+  if (t.Tma() && (t.splitk != 1 || t.layout != v1::LAYOUT_NN)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "WS=", t.ws, " (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1 and layout NN "
+        "(B's tile is N-major 32 x 32 boxes), not SPLITK=", t.splitk, " in ",
+        EnumName(static_cast<v1::Layout>(t.layout))));
   }
   if (t.la == 0 && t.layout == v1::LAYOUT_TN) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -317,9 +343,20 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
 /// wgmma_tile.cuh, wgmma_rs.cuh and wgmma_kernels.cuh;
 /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>" (with
 /// PROMOTE appended where it is not 1) or, WS=1,
-/// "sgemm_wgmma_ws<BM,STAGES,SPLITK,GROUP>"; and the option
-/// "--gpu-architecture=sm_90a" (kWgmmaArchOption).
+/// "sgemm_wgmma_ws<BM,STAGES,SPLITK,GROUP>"; WS 2 and 3: sgemm.cuh,
+/// mma_tf32.cuh (Tf32), hopper.cuh, wgmma_tf32.cuh (WgmmaRs),
+/// wgmma16_ops.cuh (the descriptor, cluster and TMA helpers) and
+/// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST>"; and the
+/// option "--gpu-architecture=sm_90a" (kWgmmaArchOption).
 KernelSource WgmmaSource(const Config& config) {
+  const WgmmaTile t = GetWgmma(config);
+  if (t.Tma()) {
+    return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/hopper.cuh",
+             "sgemm/wgmma_tf32.cuh", "sgemm/wgmma16_ops.cuh", "sgemm/wgmma_tf32_tma.cuh"},
+            absl::StrCat("sgemm_wgmma_tma<", t.bm, ",", t.stages, ",", At(config, "GROUP"), ",1,",
+                         t.Mcast(), ">"),
+            {std::string(kWgmmaArchOption)}};
+  }
   std::vector<int64_t> args;
   std::string entry = "sgemm_wgmma";
   if (At(config, "WS") != 0) {  // its own kernel, which takes A's tensor map after C
@@ -354,11 +391,22 @@ KernelSource WgmmaSource(const Config& config) {
 /// TT (RsSwapped): the grid and the maps of the swapped problem, C^T = B A:
 /// ceil(N / BM) * ceil(M / BN) tiles, A's map over B (dims K, N), B's over
 /// A (K rows of M).
-v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
+v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape,
+                                 const v1::Device& device) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
   const Shape problem = t.RsSwapped() ? Shape{shape[1], shape[0], shape[2]} : shape;
   v1::LaunchGeometry g = TileGeometry(problem, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
+  if (t.Tma()) {
+    // A persistent grid of cluster tiles (MCAST tiles along M): as many
+    // clusters as the device runs at once, SMs / MCAST (gemm16's rule).
+    const int64_t mcast = t.Mcast();
+    const int64_t units = CeilDiv(CeilDiv(problem[0], bm), mcast) * CeilDiv(problem[1], bn);
+    const int64_t resident = device.sm_count() >= mcast ? device.sm_count() / mcast : units;
+    g.set_grid(0, static_cast<uint32_t>(mcast * std::min(units, resident)));
+    g.set_grid(1, 1);
+    g.set_grid(2, 1);
+  }
   if (t.ws != 0) {  // A (M x K, row-major; TT: B, N x K) by TMA: BM rows of 32 floats a copy
     v1::TensorMap* a = g.add_tensor_maps();
     a->set_pointer_arg(t.RsSwapped() ? kSgemmArgA + 1 : kSgemmArgA);
@@ -378,9 +426,10 @@ v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape) {
     b->add_dims(static_cast<uint64_t>(inner));
     b->add_dims(static_cast<uint64_t>(outer));
     b->add_strides_bytes(static_cast<uint64_t>(inner) * kBytesPerElement);
+    // WS 2, 3: read by TMA, 32 x 32 boxes in the 128-byte swizzle.
     b->add_box(32);
-    b->add_box(8);
-    b->set_swizzle_bytes(0);
+    b->add_box(t.Tma() ? 32 : 8);
+    b->set_swizzle_bytes(t.Tma() ? 128 : 0);
     b->set_param(a->param() + 1);
     b->set_stage(true);
   }

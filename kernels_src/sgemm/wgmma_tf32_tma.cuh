@@ -1,0 +1,321 @@
+// TF32 GEMM on Hopper's warpgroup tensor cores with both operands copied by
+// TMA, warp-specialized and optionally persistent: sgemm_wgmma_tma (a probe
+// kernel: bench/wgmma_rs_probe.cu's tma_rs_* entries; not in the space).
+//
+//   C(M x N) = alpha * A(M x K) * B(K x N) + beta * C,  row-major fp32 (NN),
+//
+// computed as C^T = B^T A^T with the register form of wgmma (PTX ISA
+// 9.7.15.5.2), as sgemm_wgmma_ws does (wgmma_rs.cuh): wgmma's M (64 a
+// consumer warpgroup) runs along N, its N (BM) along M.
+//  - wgmma's B operand is A's tile as TMA writes it: BM rows of 32 k (128
+//    bytes), 128-byte swizzle, K-major, as .tf32 needs. wgmma reads it
+//    truncated to TF32 (as sgemm_wgmma_ws: 1.6x cuBLAS TF32's error).
+//  - wgmma's A operand is B^T, from B's tile as TMA writes it: BN / 32
+//    boxes of 32 k rows x 32 columns (128 bytes), 128-byte swizzle. Each
+//    thread loads its fragments with 8-byte loads and rounds them (cvt.rna).
+//    A thread's fragment rows g and g + 8 (g = lane / 4) are the columns
+//    n0 and n0 + 1 (PairColumn), placed so that each half-warp's 16 loads
+//    of a k row fall in 16 distinct 8-byte bank pairs under the swizzle.
+//
+// template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1>
+// __global__ void sgemm_wgmma_tma(int M, int N, int K, float alpha, const float* A,
+//     const float* B, float beta, float* C,
+//     const __grid_constant__ hopper_detail::TensorMap tma_a,   // dims {K, M}, box {32, BM}
+//     const __grid_constant__ hopper_detail::TensorMap tma_b);  // dims {N, K}, box {32, 32}
+//   Both maps FLOAT32, strides {K * 4} / {N * 4} bytes, swizzle 128B, OOB fill NONE
+//   (zeros): K and N multiples of 4, A and B 16-byte aligned.
+//   BM 128 or 256; BN 128 (two consumer warpgroups of 64 columns) and BK 32;
+//   block (384, 1, 1): the consumers, then the producer warpgroup;
+//   dynamic shared memory STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES bytes;
+//   grid: T = ceil(ceil(M / BM) / MCAST) * ceil(N / 128) cluster tiles; PERSIST 0:
+//   (MCAST * T); 1: (MCAST * min(T, P)), P the clusters of MCAST CTAs the device holds.
+//   MCAST 2: a compile-time cluster (2, 1, 1) of two CTAs whose tiles are stacked
+//   along M; rank r copies B's boxes j = r (mod 2) into both by TMA multicast
+//   (wgmma16.cuh's MCAST), and a stage is free once both CTAs' consumers are done.
+//   C needs no alignment (8-byte stores where N is even and C 8-byte aligned).
+//
+// Compiled after sgemm/sgemm.cuh (RasterTile), sgemm/mma_tf32.cuh (Tf32),
+// sgemm/hopper.cuh, sgemm/wgmma_tf32.cuh (WgmmaRs) and sgemm/wgmma16_ops.cuh
+// (Desc, SmemAddr, MbarExpectTx, PrefetchMap), no #include; nvcc or NVRTC
+// with sm_90a.
+
+namespace sgemm_tma_detail {
+
+using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primitives
+using gemm16_detail::CeilDiv;
+using gemm16_detail::Desc;
+using gemm16_detail::PrefetchMap;
+using gemm16_detail::SmemAddr;
+
+constexpr int kBK = 32;           // K tile: one 128-byte row of fp32
+constexpr int kBN = 128;          // two consumer warpgroups of 64 columns
+constexpr int kBox = 32 * 128;    // one B box: 32 k rows of 32 columns
+
+// The first of the two columns (of its warpgroup's 64) whose fragments the
+// thread of warp w (0..3) and lane group g (lane / 4) loads: box w / 2;
+// in it, 16-byte chunk 4 ((g / 2) % 2) + 2 (w % 2) + g / 4 and 8-byte half
+// g % 2. Under the 128-byte swizzle, chunk c of k row k sits at c ^ (k % 8):
+// the threads (g, t) of a half-warp, reading k row t (or t + 4), then hit
+// chunks 4 b + (x ^ t) (b = (g / 2) % 2, x = 2 (w % 2) + g / 4 fixed in the
+// half-warp) and halves g % 2: 16 distinct 8-byte bank pairs.
+__device__ __forceinline__ int PairColumn(int w, int g) {
+  return 32 * (w / 2) + 16 * ((g / 2) % 2) + 4 * (2 * (w % 2) + g / 4) + 2 * (g % 2);
+}
+
+template <bool C, class T = void>
+struct EnableIf {};
+template <class T>
+struct EnableIf<true, T> {
+  using type = T;
+};
+
+__device__ __forceinline__ float2 LdShared64(unsigned addr) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr));
+  return v;
+}
+
+template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST>
+__device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float beta,
+                                         float* __restrict__ C, const TensorMap* tma_a,
+                                         const TensorMap* tma_b) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // wgmma and setmaxnreg exist on sm_90a alone
+#else
+  static_assert(BM == 128 || BM == 256, "BM 128 or 256 (wgmma N)");
+  static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
+  static_assert(MCAST == 1 || MCAST == 2, "MCAST 1 or 2");
+  constexpr int A_BYTES = BM * 128, B_BYTES = kBN * kBK * 4, STAGE = A_BYTES + B_BYTES;
+  static_assert(STAGES >= 2 && STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024,
+                "shared memory: 227 KB");
+  extern __shared__ __align__(1024) unsigned char tf32_tma_smem[];
+  const unsigned base = (SmemAddr(tf32_tma_smem) + 1023u) & ~1023u;
+  const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
+
+  // Cluster tiles: MCAST tiles stacked along M (a rank's rows may lie past
+  // M: it computes zeros and stores none).
+  const int tiles_mc = CeilDiv(CeilDiv(M, BM), MCAST), tiles_n = CeilDiv(N, kBN);
+  const int tiles = tiles_mc * tiles_n;
+  const int first = static_cast<int>(blockIdx.x) / MCAST;
+  // The tail in halves (PERSIST, MCAST 1; wgmma16.cuh's form, along N):
+  // where the last round of tiles would leave at least half of the CTAs
+  // idle, its `rest` tiles become 2 rest units of 64 columns, one a CTA,
+  // computed by the first consumer warpgroup alone.
+  int whole = tiles, units = tiles;
+  if constexpr (PERSIST == 1 && MCAST == 1) {
+    const int rest = tiles % static_cast<int>(gridDim.x);
+    if (rest > 0 && 2 * rest <= static_cast<int>(gridDim.x)) {
+      whole = tiles - rest;
+      units = tiles + rest;
+    }
+  }
+  const int step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : units;
+  const unsigned crank = MCAST > 1 ? gemm16_detail::ClusterRank() : 0u;
+  // Unit u's first row and column; -1 for a whole tile, else its half (1:
+  // 64 columns on; B's boxes are then copied from there, the last two
+  // unused).
+  auto tile_at = [&](int u, int& bm, int& bn) -> int {
+    int half = -1;
+    if (u >= whole) {
+      half = (u - whole) % 2;
+      u = whole + (u - whole) / 2;
+    }
+    int tm, tn;
+    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
+    bm = (tm * MCAST + static_cast<int>(crank)) * BM;
+    bn = tn * kBN + (half == 1 ? 64 : 0);
+    return half;
+  };
+  const int nk = CeilDiv(K, kBK);
+  const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      MbarInit(full + 8 * s, 1);   // the producer's arrival with the stage's bytes
+      MbarInit(empty + 8 * s, 8 * MCAST);  // each consumer warp of every CTA
+    }
+    FenceMbarInit();
+  }
+  if constexpr (MCAST > 1) {
+    gemm16_detail::ClusterSync();  // the peer's mbarriers before any multicast or arrival
+  } else {
+    __syncthreads();
+  }
+
+  if (wg == 2) {
+    // Producer: one thread issues each K tile's boxes once the stage is free.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (tid == 256) {
+      PrefetchMap(tma_a);
+      PrefetchMap(tma_b);
+      int s = 0, it = 0;
+      unsigned phase = 1;
+#pragma unroll 1
+      for (int u = first; u < units; u += step) {
+        int bm, bn;
+        tile_at(u, bm, bn);
+#pragma unroll 1
+        for (int t = 0; t < nk; ++t, ++it) {
+          if (it >= STAGES) MbarWait(empty + 8 * s, phase);
+          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+          MbarArriveTx(bar, STAGE);
+          TmaLoad2d(sa, tma_a, t * kBK, bm, bar);
+#pragma unroll
+          for (int j = 0; j < kBN / 32; ++j) {
+            if constexpr (MCAST == 1) {
+              TmaLoad2d(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar);
+            } else if (j % MCAST == static_cast<int>(crank)) {
+              TmaLoad2dMulticast(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar,
+                                 static_cast<unsigned short>((1u << MCAST) - 1));
+            }
+          }
+          if (++s == STAGES) {
+            s = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+    __syncwarp();
+    if constexpr (MCAST > 1) gemm16_detail::ClusterSync();  // the consumers' (below)
+    return;
+  }
+
+  // Consumers: warpgroup wg's columns bn + 64 wg .. + 64 of the tile, all BM rows.
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int lane = tid % 32, w = (tid % 128) / 32, g = lane / 4, t4 = lane % 4;
+  const int n0 = PairColumn(w, g);
+  const int box = 2 * wg + n0 / 32, chunk = (n0 % 32) / 4, half = g % 2;
+  // Its fragments' bytes in a stage's B tile: k rows t4 and t4 + 4 of the
+  // box (each k8 step 8 rows, 1024 bytes, on; k % 8 is the same).
+  const unsigned frag0 = A_BYTES + box * kBox + t4 * 128 + ((chunk ^ t4) * 16) + half * 8;
+  const unsigned frag4 =
+      A_BYTES + box * kBox + (t4 + 4) * 128 + ((chunk ^ (t4 + 4)) * 16) + half * 8;
+  // wgmma's B (A's tile): K-major 128-byte rows, 8-row groups 1024 bytes
+  // apart; a k8 step is 32 bytes (descriptor + 2), a stage STAGE / 16 on.
+  const unsigned long long desc0 = Desc(base, 16, 1024);
+  int stage = 0, prev = 0;
+  unsigned phase = 0;
+  // Stage s released by this warp: on this CTA's "empty", or with MCAST on
+  // every CTA's (lane r on rank r's).
+  auto release = [&](int s) {
+    if constexpr (MCAST == 1) {
+      if (lane == 0) MbarArrive(empty + 8 * s);
+    } else if (lane < MCAST) {
+      MbarArriveCluster(empty + 8 * s, static_cast<unsigned>(lane));
+    }
+  };
+#pragma unroll 1
+  for (int u = first; u < units; u += step) {
+    int bm, bn;
+    if (tile_at(u, bm, bn) >= 0 && wg == 1) {
+      // A tail half: the first warpgroup's columns. This one keeps step
+      // through the stages (its arrivals keep their phases whole).
+#pragma unroll 1
+      for (int t = 0; t < nk; ++t) {
+        MbarWait(full + 8 * stage, phase);
+        release(stage);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      continue;
+    }
+    float acc[BM / 2];
+#pragma unroll
+    for (int e = 0; e < BM / 2; ++e) acc[e] = 0.0f;
+    // K tile t: wait for its stage, load and round its fragments into f
+    // (the set that K tile t - 2 read: its wgmmas are done), issue its four
+    // wgmmas, and once K tile t - 1's are done release that stage.
+    auto k_tile = [&](unsigned (&f)[4][4], int t) {
+      MbarWait(full + 8 * stage, phase);
+      const unsigned sb = base + stage * STAGE;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const float2 x = LdShared64(sb + frag0 + kk * 1024);
+        const float2 y = LdShared64(sb + frag4 + kk * 1024);
+        f[kk][0] = sgemm_mma_detail::Tf32(x.x);  // row g (n0), k t
+        f[kk][1] = sgemm_mma_detail::Tf32(x.y);  // row g + 8 (n0 + 1), k t
+        f[kk][2] = sgemm_mma_detail::Tf32(y.x);  // row g, k t + 4
+        f[kk][3] = sgemm_mma_detail::Tf32(y.y);  // row g + 8, k t + 4
+      }
+      WgmmaFence();
+      const unsigned long long d = desc0 + static_cast<unsigned long long>(stage) * (STAGE / 16);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) sgemm_wgmma_detail::WgmmaRs<BM>::Run(acc, f[kk], d + 2 * kk, 1);
+      WgmmaCommit();
+      WgmmaWait<1>();
+      if (t > 0) release(prev);
+      prev = stage;
+      if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    };
+    unsigned f0[4][4], f1[4][4];
+    int t = 0;
+#pragma unroll 1
+    for (; t + 1 < nk; t += 2) {
+      k_tile(f0, t);
+      k_tile(f1, t + 1);
+    }
+    if (t < nk) k_tile(f0, t);
+    WgmmaWait<0>();
+    if (nk > 0) release(prev);
+    Pin(acc);
+
+    // Epilogue. acc[4i + j] is wgmma row 16w + g + 8 (j / 2), column 8i +
+    // 2 t4 + j % 2: C's column n0 + j / 2 (of the warpgroup's 64) and row
+    // 8i + 2 t4 + j % 2 of the tile. Rows m and m + 1 of a thread each
+    // take its column pair, one 8-byte store where N is even and C 8-byte
+    // aligned.
+    const int col = bn + 64 * wg + n0;
+    const bool vec = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 7ull) == 0;
+#pragma unroll
+    for (int i = 0; i < BM / 8; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = bm + 8 * i + 2 * t4 + h;
+        if (row >= M || col >= N) continue;
+        float v0 = alpha * acc[4 * i + h], v1 = alpha * acc[4 * i + 2 + h];
+        float* p = C + static_cast<long long>(row) * N + col;
+        if (vec && col + 1 < N) {
+          if (beta != 0.0f) {
+            const float2 o = *reinterpret_cast<const float2*>(p);
+            v0 = fmaf(beta, o.x, v0);
+            v1 = fmaf(beta, o.y, v1);
+          }
+          *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+        } else {
+          p[0] = beta != 0.0f ? fmaf(beta, p[0], v0) : v0;
+          if (col + 1 < N) p[1] = beta != 0.0f ? fmaf(beta, p[1], v1) : v1;
+        }
+      }
+    }
+  }
+  // MCAST: the peer's arrivals on this CTA's mbarriers are done before it exits.
+  if constexpr (MCAST > 1) gemm16_detail::ClusterSync();
+#endif
+}
+
+}  // namespace sgemm_tma_detail
+
+// The entry point: two definitions, MCAST 1 without a cluster and MCAST 2
+// with the compile-time cluster (2, 1, 1) (the last template parameter only
+// selects between them).
+#define TF32_TMA_ENTRY(COND, CLUSTER)                                                           \
+  template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1,                          \
+            typename sgemm_tma_detail::EnableIf<(COND), int>::type = 0>                        \
+  __global__ void __launch_bounds__(384, 1) CLUSTER sgemm_wgmma_tma(                           \
+      int M, int N, int K, float alpha, const float* __restrict__ A,                            \
+      const float* __restrict__ B, float beta, float* __restrict__ C,                           \
+      const __grid_constant__ hopper_detail::TensorMap tma_a,                                   \
+      const __grid_constant__ hopper_detail::TensorMap tma_b) {                                 \
+    (void)A;                                                                                    \
+    (void)B;                                                                                    \
+    sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST, MCAST>(M, N, K, alpha, beta, C,      \
+                                                                  &tma_a, &tma_b);              \
+  }
+TF32_TMA_ENTRY(MCAST == 1, )
+TF32_TMA_ENTRY(MCAST == 2, __cluster_dims__(2, 1, 1))
+#undef TF32_TMA_ENTRY
