@@ -897,13 +897,14 @@ void LaunchTmaRs(int m, int n, int k, const float* a, const float* b, float* c, 
 
 int main(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
-    std::fprintf(stderr, "usage: %s M N K [KERNEL] (rs_* and ws_*: M %% 256, N %% 128, K %% 32 == 0; KERNEL: "
+    std::fprintf(stderr, "usage: %s M N K [KERNEL] (rs_* and ws_*: M %% 256, N %% 256, K %% 32 == 0; KERNEL: "
                  "only the kernels whose name holds it, e.g. for ncu)\n", argv[0]);
     return 2;
   }
   const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
-  // rs_* and ws_* need them; the la0_* kernels take any shape.
-  const bool aligned = m % 256 == 0 && n % 128 == 0 && k % 32 == 0;
+  // rs_* and ws_* need them (N % 256: rs_128x256's grid is empty below 256
+  // columns); the la0_* kernels take any shape.
+  const bool aligned = m % 256 == 0 && n % 256 == 0 && k % 32 == 0;
   const Kernel kernels[] = {
       {"rs_128x128_s4_tf32", Launch<128, 128, 4, 1>},
       {"rs_256x128_s4_tf32", Launch<256, 128, 4, 1>},

@@ -35,7 +35,7 @@ namespace {
 
 /// Each kernel file's path under kernels_src/ and its embedded text
 /// (CMakeLists.txt: tuned_embed into tuned_kernel_text).
-constexpr std::array<std::pair<std::string_view, const char*>, 18> kKernelFiles = {{
+constexpr std::array<std::pair<std::string_view, const char*>, 19> kKernelFiles = {{
     {"sgemm/sgemm.cuh", embedded::kSgemmSource},
     {"sgemm/warp.cuh", embedded::kSgemmWarpSource},
     {"sgemm/gemv.cuh", embedded::kGemvSource},

@@ -1,6 +1,7 @@
 // TF32 GEMM on Hopper's warpgroup tensor cores with both operands copied by
-// TMA, warp-specialized and optionally persistent: sgemm_wgmma_tma (a probe
-// kernel: bench/wgmma_rs_probe.cu's tma_rs_* entries; not in the space).
+// TMA, warp-specialized and optionally persistent: sgemm_wgmma_tma, the
+// sgemm family's WS 2 and 3 (families/sgemm/wgmma.cc), and
+// bench/wgmma_rs_probe.cu's tma_rs_* entries.
 //
 //   C(M x N) = alpha * A(M x K) * B(K x N) + beta * C,  row-major fp32 (NN),
 //
