@@ -155,7 +155,8 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 // LA=0, the register-A form (wgmma_tf32.cuh RsTile): BK 32, WM = BM = 128,
 // WN 64, 4 stages or more; its shared memory and register estimate (two
 // fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
-// configs in the space, each also with WS, two of them with WS 2 and 3.
+// configs in the space, each also with WS, two of them with WS 2 and 3, and
+// 4 split-K configs of WS 2.
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -195,7 +196,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
   EXPECT_EQ(three, 6);
-  EXPECT_EQ(one, 12);  // 4, their WS twins, and two with WS 2 and 3
+  EXPECT_EQ(one, 16);  // 4, their WS twins, two with WS 2 and 3, 4 split-K with WS 2
   int accurate = 0, promoted = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
@@ -279,13 +280,14 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
     EXPECT_EQ(c.at("LA"), 0) << f.ConfigName(c);
     EXPECT_EQ(c.at("PASSES"), 1) << f.ConfigName(c);
   }
-  EXPECT_EQ(twins, 8);  // 4 with WS 1, 2 each with WS 2 and 3
+  EXPECT_EQ(twins, 12);  // 4 with WS 1, 2 each with WS 2 and 3, 4 split-K with WS 2
 }
 
 // WS 2 and 3 (sgemm_wgmma_tma): both operands by TMA, B in 32 x 32 boxes in
 // the 128-byte swizzle; a persistent grid of as many (clusters of) CTAs as
 // the device holds, 3 with B multicast in a cluster of two along M; named
-// "_tma" and "_tma_m2"; NN and SPLITK 1 only.
+// "_tma" and "_tma_m2"; NN only; SPLITK 1..8 units a tile, added into a
+// prescaled C.
 TEST(SgemmMath, WgmmaTma) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -293,7 +295,7 @@ TEST(SgemmMath, WgmmaTma) {
   tma["LA"] = 0;
   tma["WS"] = 2;
   EXPECT_EQ(f.ConfigName(tma), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma");
-  EXPECT_EQ(f.Source(tma).name_expression, "sgemm_wgmma_tma<256,4,1,1,1>");
+  EXPECT_EQ(f.Source(tma).name_expression, "sgemm_wgmma_tma<256,4,1,1,1,1>");
   EXPECT_EQ(f.Source(tma).parts.back(), "sgemm/wgmma_tf32_tma.cuh");
   EXPECT_TRUE(f.Check(tma, d).ok()) << f.Check(tma, d);
   // 4096 x 11008: 16 x 86 tiles, on 132 SMs a grid of 132; 4 stages of
@@ -316,13 +318,32 @@ TEST(SgemmMath, WgmmaTma) {
   Config m2 = tma;
   m2["WS"] = 3;
   EXPECT_EQ(f.ConfigName(m2), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma_m2");
-  EXPECT_EQ(f.Source(m2).name_expression, "sgemm_wgmma_tma<256,4,1,1,2>");
+  EXPECT_EQ(f.Source(m2).name_expression, "sgemm_wgmma_tma<256,4,1,1,2,1>");
   // Clusters of two tiles along M: 66 of them on 132 SMs.
   EXPECT_EQ(Grid(f.Geometry(m2, {4096, 11008, 4096}, d)), (std::vector<uint32_t>{132, 1, 1}));
   EXPECT_EQ(Grid(f.Geometry(m2, {512, 512, 512}, d)), (std::vector<uint32_t>{8, 1, 1}));
+  EXPECT_FALSE(f.Geometry(tma, {512, 512, 512}, d).prescale_output());
+  // SPLITK 4 at 1024^3 with 128x128: 64 tiles of 4 units, 132 CTAs, C
+  // prescaled by beta; 4 split-K configs in the space.
   Config split = tma;
-  split["SPLITK"] = 2;
-  ExpectRejected(split, "WS=2 (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1 and layout NN");
+  split["BM"] = split["WM"] = 128;
+  split["STAGES"] = 6;
+  split["SPLITK"] = 4;
+  EXPECT_TRUE(f.Check(split, d).ok()) << f.Check(split, d);
+  EXPECT_EQ(f.ConfigName(split), "sgemm_wgmma_128x128x32_w128x64_s6_g1_b1_sk4_tf32_la0_tma");
+  EXPECT_EQ(f.Source(split).name_expression, "sgemm_wgmma_tma<128,6,1,1,1,4>");
+  const v1::LaunchGeometry gs = f.Geometry(split, {1024, 1024, 1024}, d);
+  EXPECT_EQ(Grid(gs), (std::vector<uint32_t>{132, 1, 1}));
+  EXPECT_TRUE(gs.prescale_output());
+  EXPECT_EQ(Grid(f.Geometry(split, {256, 256, 1024}, d)), (std::vector<uint32_t>{16, 1, 1}));
+  int splits = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
+    if (c.contains("WS") && c.at("WS") == 2 && c.at("SPLITK") > 1) ++splits;
+  }
+  EXPECT_EQ(splits, 4);
+  Config sixteen = split;
+  sixteen["SPLITK"] = 16;
+  ExpectRejected(sixteen, "WS=2 (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1..8 and layout NN");
   Config nt = tma;
   nt["LAYOUT"] = v1::LAYOUT_NT;
   ExpectRejected(nt, "not SPLITK=1 in LAYOUT_NT");

@@ -293,7 +293,7 @@ class SgemmFamilyImpl final : public Family {
              "wgmma TF32 with LA=0 and BN 128: 1 = warp-specialized, a producer warpgroup (40 "
              "registers) issues the copies and two consumer warpgroups (232) meet it through "
              "mbarriers, with no block barrier in the K loop; 2 = the same with both operands "
-             "by TMA (B in 32 x 32 boxes) on a persistent grid (NN, SPLITK 1); 3 = 2 with B "
+             "by TMA (B in 32 x 32 boxes) on a persistent grid (NN, SPLITK 1..8); 3 = 2 with B "
              "multicast to a cluster of two CTAs stacked along M (other configs: 0)",
              IfAbsent("WS")},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},

@@ -183,6 +183,14 @@ constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaRsTf32 = {{
 constexpr bool WgmmaTmaTwin(const std::array<int64_t, 9>& p) {
   return p[6] == 1 && (p[0] == 256 ? p[5] == 4 : p[5] == 6);
 }
+/// The TMA form's split-K configs (WS 2 only), for shapes of fewer output
+/// tiles than SMs (1024^3: 64 tiles of 128x128; 128x4096x4096: 32).
+constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaTmaSplitK = {{
+    {128, 128, 32, 128, 64, 6, 2, 1, 1},
+    {128, 128, 32, 128, 64, 6, 4, 1, 1},
+    {128, 128, 32, 128, 64, 6, 8, 1, 1},
+    {256, 128, 32, 256, 64, 4, 2, 1, 1},
+}};
 
 /// The configs of kWgmma3xTf32 and kWgmmaTf32 that also get LA=2 (two K
 /// tiles loaded ahead into registers): those of SPLITK 1 and GROUP 8, where
@@ -200,7 +208,8 @@ constexpr bool WgmmaLa2(const std::array<int64_t, 9>& p) {
 
 /// The wgmma configs of Space(), before every other kind's: 3xTF32 LA=0
 /// (PROMOTE 1 and 2), LA=1 and LA=2 (WgmmaLa2), then TF32 LA=0 (each with
-/// its WS twin, and WgmmaTmaTwin's with WS 2 and 3), LA=1 and LA=2. LA, PROMOTE and WS are named only where
+/// its WS twin, WgmmaTmaTwin's with WS 2 and 3, kWgmmaTmaSplitK with WS
+/// 2), LA=1 and LA=2. LA, PROMOTE and WS are named only where
 /// they are not their if_absent values.
 void AddWgmmaSpace(std::vector<Config>& space) {
   auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
@@ -231,6 +240,7 @@ void AddWgmmaSpace(std::vector<Config>& space) {
     if (!WgmmaTmaTwin(p)) continue;
     for (int64_t ws : {2, 3}) wgmma(p, 1, 0, 1, ws);
   }
+  for (const auto& p : kWgmmaTmaSplitK) wgmma(p, 1, 0, 1, 2);
   for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
   for (const auto& p : kWgmmaTf32) {
     if (WgmmaLa2(p)) wgmma(p, 1, 2);
@@ -270,9 +280,9 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
         ", MINB=", t.minb, ", which take WS=0"));
   }
-  if (t.Tma() && (t.splitk != 1 || t.layout != v1::LAYOUT_NN)) {
+  if (t.Tma() && (t.splitk > 8 || t.layout != v1::LAYOUT_NN)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "WS=", t.ws, " (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1 and layout NN "
+        "WS=", t.ws, " (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1..8 and layout NN "
         "(B's tile is N-major 32 x 32 boxes), not SPLITK=", t.splitk, " in ",
         EnumName(static_cast<v1::Layout>(t.layout))));
   }
@@ -346,7 +356,7 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
 /// "sgemm_wgmma_ws<BM,STAGES,SPLITK,GROUP>"; WS 2 and 3: sgemm.cuh,
 /// mma_tf32.cuh (Tf32), hopper.cuh, wgmma_tf32.cuh (WgmmaRs),
 /// wgmma16_ops.cuh (the descriptor, cluster and TMA helpers) and
-/// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST>"; and the
+/// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST,SPLITK>"; and the
 /// option "--gpu-architecture=sm_90a" (kWgmmaArchOption).
 KernelSource WgmmaSource(const Config& config) {
   const WgmmaTile t = GetWgmma(config);
@@ -354,7 +364,7 @@ KernelSource WgmmaSource(const Config& config) {
     return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/hopper.cuh",
              "sgemm/wgmma_tf32.cuh", "sgemm/wgmma16_ops.cuh", "sgemm/wgmma_tf32_tma.cuh"},
             absl::StrCat("sgemm_wgmma_tma<", t.bm, ",", t.stages, ",", At(config, "GROUP"), ",1,",
-                         t.Mcast(), ">"),
+                         t.Mcast(), ",", t.splitk, ">"),
             {std::string(kWgmmaArchOption)}};
   }
   std::vector<int64_t> args;
@@ -398,10 +408,12 @@ v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape,
   const Shape problem = t.RsSwapped() ? Shape{shape[1], shape[0], shape[2]} : shape;
   v1::LaunchGeometry g = TileGeometry(problem, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
   if (t.Tma()) {
-    // A persistent grid of cluster tiles (MCAST tiles along M): as many
-    // clusters as the device runs at once, SMs / MCAST (gemm16's rule).
+    // A persistent grid of cluster units (MCAST tiles along M, SPLITK units
+    // a tile): as many clusters as the device runs at once, SMs / MCAST
+    // (gemm16's rule). SPLITK > 1 keeps TileGeometry's prescale_output.
     const int64_t mcast = t.Mcast();
-    const int64_t units = CeilDiv(CeilDiv(problem[0], bm), mcast) * CeilDiv(problem[1], bn);
+    const int64_t units =
+        CeilDiv(CeilDiv(problem[0], bm), mcast) * CeilDiv(problem[1], bn) * t.splitk;
     const int64_t resident = device.sm_count() >= mcast ? device.sm_count() / mcast : units;
     g.set_grid(0, static_cast<uint32_t>(mcast * std::min(units, resident)));
     g.set_grid(1, 1);

@@ -18,7 +18,7 @@
 //    n0 and n0 + 1 (PairColumn), placed so that each half-warp's 16 loads
 //    of a k row fall in 16 distinct 8-byte bank pairs under the swizzle.
 //
-// template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1>
+// template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1, int SPLITK = 1>
 // __global__ void sgemm_wgmma_tma(int M, int N, int K, float alpha, const float* A,
 //     const float* B, float beta, float* C,
 //     const __grid_constant__ hopper_detail::TensorMap tma_a,   // dims {K, M}, box {32, BM}
@@ -28,8 +28,11 @@
 //   BM 128 or 256; BN 128 (two consumer warpgroups of 64 columns) and BK 32;
 //   block (384, 1, 1): the consumers, then the producer warpgroup;
 //   dynamic shared memory STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES bytes;
-//   grid: T = ceil(ceil(M / BM) / MCAST) * ceil(N / 128) cluster tiles; PERSIST 0:
+//   grid: T = ceil(ceil(M / BM) / MCAST) * ceil(N / 128) * SPLITK cluster units; PERSIST 0:
 //   (MCAST * T); 1: (MCAST * min(T, P)), P the clusters of MCAST CTAs the device holds.
+//   SPLITK 1, 2, 4 or 8: unit u is cluster tile u / SPLITK's K tiles of split u % SPLITK
+//   (sgemm.cuh's SplitKRange), added into C by atomicAdd: the launcher sets C to
+//   beta * C first (LaunchGeometry.prescale_output), and the kernel ignores beta.
 //   MCAST 2: a compile-time cluster (2, 1, 1) of two CTAs whose tiles are stacked
 //   along M; rank r copies B's boxes j = r (mod 2) into both by TMA multicast
 //   (wgmma16.cuh's MCAST), and a stage is free once both CTAs' consumers are done.
@@ -76,7 +79,7 @@ __device__ __forceinline__ float2 LdShared64(unsigned addr) {
   return v;
 }
 
-template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST>
+template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST, int SPLITK>
 __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float beta,
                                          float* __restrict__ C, const TensorMap* tma_a,
                                          const TensorMap* tma_b) {
@@ -86,6 +89,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   static_assert(BM == 128 || BM == 256, "BM 128 or 256 (wgmma N)");
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(MCAST == 1 || MCAST == 2, "MCAST 1 or 2");
+  static_assert(SPLITK == 1 || SPLITK == 2 || SPLITK == 4 || SPLITK == 8, "SPLITK 1, 2, 4 or 8");
   constexpr int A_BYTES = BM * 128, B_BYTES = kBN * kBK * 4, STAGE = A_BYTES + B_BYTES;
   static_assert(STAGES >= 2 && STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024,
                 "shared memory: 227 KB");
@@ -94,16 +98,16 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
 
   // Cluster tiles: MCAST tiles stacked along M (a rank's rows may lie past
-  // M: it computes zeros and stores none).
+  // M: it computes zeros and stores none); SPLITK units a tile.
   const int tiles_mc = CeilDiv(CeilDiv(M, BM), MCAST), tiles_n = CeilDiv(N, kBN);
-  const int tiles = tiles_mc * tiles_n;
+  const int tiles = tiles_mc * tiles_n * SPLITK;
   const int first = static_cast<int>(blockIdx.x) / MCAST;
-  // The tail in halves (PERSIST, MCAST 1; wgmma16.cuh's form, along N):
+  // The tail in halves (PERSIST, MCAST 1, SPLITK 1; wgmma16.cuh's form, along N):
   // where the last round of tiles would leave at least half of the CTAs
   // idle, its `rest` tiles become 2 rest units of 64 columns, one a CTA,
   // computed by the first consumer warpgroup alone.
   int whole = tiles, units = tiles;
-  if constexpr (PERSIST == 1 && MCAST == 1) {
+  if constexpr (PERSIST == 1 && MCAST == 1 && SPLITK == 1) {
     const int rest = tiles % static_cast<int>(gridDim.x);
     if (rest > 0 && 2 * rest <= static_cast<int>(gridDim.x)) {
       whole = tiles - rest;
@@ -112,22 +116,24 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   }
   const int step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : units;
   const unsigned crank = MCAST > 1 ? gemm16_detail::ClusterRank() : 0u;
-  // Unit u's first row and column; -1 for a whole tile, else its half (1:
-  // 64 columns on; B's boxes are then copied from there, the last two
-  // unused).
-  auto tile_at = [&](int u, int& bm, int& bn) -> int {
+  const int ktiles = CeilDiv(K, kBK), per = CeilDiv(ktiles, SPLITK);
+  // Unit u's first row and column and its K tiles [kt0, kt1) (SPLITK: split
+  // u % SPLITK's, maybe none); -1 for a whole tile, else its half (1: 64
+  // columns on; B's boxes are then copied from there, the last two unused).
+  auto tile_at = [&](int u, int& bm, int& bn, int& kt0, int& kt1) -> int {
     int half = -1;
     if (u >= whole) {
       half = (u - whole) % 2;
       u = whole + (u - whole) / 2;
     }
+    kt0 = (u % SPLITK) * per;
+    kt1 = min(ktiles, kt0 + per);
     int tm, tn;
-    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
+    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u / SPLITK, tiles_mc, tiles_n, tm, tn);
     bm = (tm * MCAST + static_cast<int>(crank)) * BM;
     bn = tn * kBN + (half == 1 ? 64 : 0);
     return half;
   };
-  const int nk = CeilDiv(K, kBK);
   const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -152,10 +158,10 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       unsigned phase = 1;
 #pragma unroll 1
       for (int u = first; u < units; u += step) {
-        int bm, bn;
-        tile_at(u, bm, bn);
+        int bm, bn, kt0, kt1;
+        tile_at(u, bm, bn, kt0, kt1);
 #pragma unroll 1
-        for (int t = 0; t < nk; ++t, ++it) {
+        for (int t = kt0; t < kt1; ++t, ++it) {
           if (it >= STAGES) MbarWait(empty + 8 * s, phase);
           const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
           MbarArriveTx(bar, STAGE);
@@ -207,8 +213,11 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   };
 #pragma unroll 1
   for (int u = first; u < units; u += step) {
-    int bm, bn;
-    if (tile_at(u, bm, bn) >= 0 && wg == 1) {
+    int bm, bn, kt0, kt1;
+    const int tail_half = tile_at(u, bm, bn, kt0, kt1);
+    const int nk = kt1 - kt0;
+    if (SPLITK > 1 && nk <= 0) continue;  // a split past K's end: nothing to add
+    if (tail_half >= 0 && wg == 1) {
       // A tail half: the first warpgroup's columns. This one keeps step
       // through the stages (its arrivals keep their phases whole).
 #pragma unroll 1
@@ -269,7 +278,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     // 2 t4 + j % 2: C's column n0 + j / 2 (of the warpgroup's 64) and row
     // 8i + 2 t4 + j % 2 of the tile. Rows m and m + 1 of a thread each
     // take its column pair, one 8-byte store where N is even and C 8-byte
-    // aligned.
+    // aligned; SPLITK > 1: an atomicAdd of each.
     const int col = bn + 64 * wg + n0;
     const bool vec = (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 7ull) == 0;
 #pragma unroll
@@ -280,7 +289,10 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
         if (row >= M || col >= N) continue;
         float v0 = alpha * acc[4 * i + h], v1 = alpha * acc[4 * i + 2 + h];
         float* p = C + static_cast<long long>(row) * N + col;
-        if (vec && col + 1 < N) {
+        if constexpr (SPLITK > 1) {
+          atomicAdd(p, v0);
+          if (col + 1 < N) atomicAdd(p + 1, v1);
+        } else if (vec && col + 1 < N) {
           if (beta != 0.0f) {
             const float2 o = *reinterpret_cast<const float2*>(p);
             v0 = fmaf(beta, o.x, v0);
@@ -305,7 +317,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
 // with the compile-time cluster (2, 1, 1) (the last template parameter only
 // selects between them).
 #define TF32_TMA_ENTRY(COND, CLUSTER)                                                           \
-  template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1,                          \
+  template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1, int SPLITK = 1,          \
             typename sgemm_tma_detail::EnableIf<(COND), int>::type = 0>                        \
   __global__ void __launch_bounds__(384, 1) CLUSTER sgemm_wgmma_tma(                           \
       int M, int N, int K, float alpha, const float* __restrict__ A,                            \
@@ -314,8 +326,8 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       const __grid_constant__ hopper_detail::TensorMap tma_b) {                                 \
     (void)A;                                                                                    \
     (void)B;                                                                                    \
-    sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST, MCAST>(M, N, K, alpha, beta, C,      \
-                                                                  &tma_a, &tma_b);              \
+    sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST, MCAST, SPLITK>(                      \
+        M, N, K, alpha, beta, C, &tma_a, &tma_b);                                               \
   }
 TF32_TMA_ENTRY(MCAST == 1, )
 TF32_TMA_ENTRY(MCAST == 2, __cluster_dims__(2, 1, 1))
