@@ -238,7 +238,7 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
     if (c.contains("WS")) (c.at("WS") == 1 ? configs : tma).push_back(c);
   }
   ASSERT_EQ(configs.size(), 4u);
-  ASSERT_EQ(tma.size(), 8u);  // 2 with WS 2 and 3, 4 split-K (SPLITK 2..8) with WS 2
+  ASSERT_EQ(tma.size(), 11u);  // 2 with WS 2 and 3, 7 with WS 2 (64x128, SPLITK 2..8)
   const v1::LaunchGeometry g = f.Geometry(configs[0], {300, 264, 512}, worker_->device());
   ASSERT_EQ(g.tensor_maps_size(), 2);
   auto buf = DeviceBuffer::Alloc(300 * 512 * 4 + 16);

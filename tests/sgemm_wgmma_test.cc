@@ -156,7 +156,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 // WN 64, 4 stages or more; its shared memory and register estimate (two
 // fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
 // configs in the space, each also with WS, two of them with WS 2 and 3, and
-// 4 split-K configs of WS 2.
+// 7 of WS 2 for few tiles (64x128, split-K).
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -179,7 +179,8 @@ TEST(SgemmMath, WgmmaRegisterA) {
   for (auto [key, value] : {std::pair<const char*, int64_t>{"BK", 16}, {"WM", 64}, {"WN", 128}}) {
     Config bad = rs;
     bad[key] = value;
-    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256) and WN 64");
+    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256; WS 2 and 3 "
+                        "also 64) and WN 64");
   }
   Config three_stages = rs;
   three_stages["STAGES"] = 3;
@@ -196,7 +197,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
   EXPECT_EQ(three, 6);
-  EXPECT_EQ(one, 16);  // 4, their WS twins, two with WS 2 and 3, 4 split-K with WS 2
+  EXPECT_EQ(one, 19);  // 4, their WS twins, two with WS 2 and 3, 7 for few tiles with WS 2
   int accurate = 0, promoted = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
@@ -280,7 +281,7 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
     EXPECT_EQ(c.at("LA"), 0) << f.ConfigName(c);
     EXPECT_EQ(c.at("PASSES"), 1) << f.ConfigName(c);
   }
-  EXPECT_EQ(twins, 12);  // 4 with WS 1, 2 each with WS 2 and 3, 4 split-K with WS 2
+  EXPECT_EQ(twins, 15);  // 4 with WS 1, 2 each with WS 2 and 3, 7 for few tiles with WS 2
 }
 
 // WS 2 and 3 (sgemm_wgmma_tma): both operands by TMA, B in 32 x 32 boxes in
@@ -324,7 +325,7 @@ TEST(SgemmMath, WgmmaTma) {
   EXPECT_EQ(Grid(f.Geometry(m2, {512, 512, 512}, d)), (std::vector<uint32_t>{8, 1, 1}));
   EXPECT_FALSE(f.Geometry(tma, {512, 512, 512}, d).prescale_output());
   // SPLITK 4 at 1024^3 with 128x128: 64 tiles of 4 units, 132 CTAs, C
-  // prescaled by beta; 4 split-K configs in the space.
+  // prescaled by beta; 6 split-K configs in the space.
   Config split = tma;
   split["BM"] = split["WM"] = 128;
   split["STAGES"] = 6;
@@ -340,7 +341,23 @@ TEST(SgemmMath, WgmmaTma) {
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
     if (c.contains("WS") && c.at("WS") == 2 && c.at("SPLITK") > 1) ++splits;
   }
-  EXPECT_EQ(splits, 4);
+  EXPECT_EQ(splits, 6);
+  // 64x128 (WS 2 and 3 only): wgmma N 64, 128 CTAs at 1024^3, 8 stages of
+  // (64 + 128) rows of 32 floats.
+  Config narrow = tma;
+  narrow["BM"] = narrow["WM"] = 64;
+  narrow["STAGES"] = 8;
+  EXPECT_TRUE(f.Check(narrow, d).ok()) << f.Check(narrow, d);
+  EXPECT_EQ(f.ConfigName(narrow), "sgemm_wgmma_64x128x32_w64x64_s8_g1_b1_tf32_la0_tma");
+  EXPECT_EQ(f.Source(narrow).name_expression, "sgemm_wgmma_tma<64,8,1,1,1,1>");
+  const v1::LaunchGeometry gn = f.Geometry(narrow, {1024, 1024, 1024}, d);
+  EXPECT_EQ(Grid(gn), (std::vector<uint32_t>{128, 1, 1}));
+  EXPECT_EQ(gn.dynamic_shared_bytes(), 8u * 192 * 128 + 1024 + 8 * 16);
+  EXPECT_EQ(gn.tensor_maps(0).box(1), 64u);
+  Config narrow_ws1 = narrow;
+  narrow_ws1["WS"] = 1;
+  ExpectRejected(narrow_ws1, "WM = BM (128 or 256; WS 2 and 3 also 64) and WN 64 (3xTF32: BM = "
+                             "BN = 128), not BK=32, 64x64 warpgroup tiles of 64x128");
   Config sixteen = split;
   sixteen["SPLITK"] = 16;
   ExpectRejected(sixteen, "WS=2 (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1..8 and layout NN");

@@ -183,9 +183,13 @@ constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaRsTf32 = {{
 constexpr bool WgmmaTmaTwin(const std::array<int64_t, 9>& p) {
   return p[6] == 1 && (p[0] == 256 ? p[5] == 4 : p[5] == 6);
 }
-/// The TMA form's split-K configs (WS 2 only), for shapes of fewer output
-/// tiles than SMs (1024^3: 64 tiles of 128x128; 128x4096x4096: 32).
-constexpr std::array<std::array<int64_t, 9>, 4> kWgmmaTmaSplitK = {{
+/// The TMA form's configs for shapes of fewer output tiles than SMs (WS 2
+/// only): 64x128 in 8 stages (1024^3: 128 tiles, against 64 of 128x128),
+/// and split-K (128x4096x4096: 32 tiles of 128x128).
+constexpr std::array<std::array<int64_t, 9>, 7> kWgmmaTmaSmall = {{
+    {64, 128, 32, 64, 64, 8, 1, 1, 1},
+    {64, 128, 32, 64, 64, 8, 2, 1, 1},
+    {64, 128, 32, 64, 64, 8, 4, 1, 1},
     {128, 128, 32, 128, 64, 6, 2, 1, 1},
     {128, 128, 32, 128, 64, 6, 4, 1, 1},
     {128, 128, 32, 128, 64, 6, 8, 1, 1},
@@ -208,8 +212,8 @@ constexpr bool WgmmaLa2(const std::array<int64_t, 9>& p) {
 
 /// The wgmma configs of Space(), before every other kind's: 3xTF32 LA=0
 /// (PROMOTE 1 and 2), LA=1 and LA=2 (WgmmaLa2), then TF32 LA=0 (each with
-/// its WS twin, WgmmaTmaTwin's with WS 2 and 3, kWgmmaTmaSplitK with WS
-/// 2), LA=1 and LA=2. LA, PROMOTE and WS are named only where
+/// its WS twin, WgmmaTmaTwin's with WS 2 and 3, kWgmmaTmaSmall with WS 2),
+/// LA=1 and LA=2. LA, PROMOTE and WS are named only where
 /// they are not their if_absent values.
 void AddWgmmaSpace(std::vector<Config>& space) {
   auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
@@ -240,7 +244,7 @@ void AddWgmmaSpace(std::vector<Config>& space) {
     if (!WgmmaTmaTwin(p)) continue;
     for (int64_t ws : {2, 3}) wgmma(p, 1, 0, 1, ws);
   }
-  for (const auto& p : kWgmmaTmaSplitK) wgmma(p, 1, 0, 1, 2);
+  for (const auto& p : kWgmmaTmaSmall) wgmma(p, 1, 0, 1, 2);
   for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
   for (const auto& p : kWgmmaTf32) {
     if (WgmmaLa2(p)) wgmma(p, 1, 2);
@@ -257,7 +261,7 @@ void AddWgmmaSpace(std::vector<Config>& space) {
 /// and MINB blocks of it within an SM; the register estimate within the
 /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
 /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
-/// BM (128 or 256), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
+/// BM (128 or 256; WS 2 and 3 also 64), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
 /// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128; LA=0 (WS
 /// included) takes NN, NT and TT, not TN (wgmma's shared operand is A's
 /// K-major rows, copied as stored; TT computes C^T = B A, whose shared
@@ -305,11 +309,12 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "PROMOTE=", At(config, "PROMOTE"), " is 3xTF32's with LA=0 (PASSES 3); this config has "
         "PASSES=", t.passes, ", LA=", t.la, ", which take PROMOTE=1"));
   }
-  if (t.la == 0 && (t.bk != 32 || t.wm != t.bm || t.wn != 64 || (t.bm != 128 && t.bm != 256) ||
+  if (t.la == 0 && (t.bk != 32 || t.wm != t.bm || t.wn != 64 ||
+                    (t.bm != 128 && t.bm != 256 && (t.bm != 64 || !t.Tma())) ||
                     (t.passes == 3 && (t.bm != 128 || t.bn != 128)))) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256) and WN 64 (3xTF32: BM = "
-        "BN = 128), not "
+        "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256; WS 2 and 3 also 64) and "
+        "WN 64 (3xTF32: BM = BN = 128), not "
         "BK=", t.bk, ", ", t.wm, "x", t.wn, " warpgroup tiles of ", t.bm, "x", t.bn));
   }
   if ((t.wm != 64 && t.wm != 128 && (t.la != 0 || t.wm != 256)) ||

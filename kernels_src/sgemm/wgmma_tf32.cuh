@@ -211,6 +211,21 @@ template <int N>
 struct WgmmaRs;
 
 template <>
+struct WgmmaRs<64> {
+  static __device__ __forceinline__ void Run(float (&d)[32], const unsigned (&a)[4],
+                                             unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+        : SGEMM_WGMMA_D32(d, 0)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+  }
+};
+
+template <>
 struct WgmmaRs<128> {
   static __device__ __forceinline__ void Run(float (&d)[64], const unsigned (&a)[4],
                                              unsigned long long b, int scale_d) {

@@ -25,7 +25,7 @@
 //     const __grid_constant__ hopper_detail::TensorMap tma_b);  // dims {N, K}, box {32, 32}
 //   Both maps FLOAT32, strides {K * 4} / {N * 4} bytes, swizzle 128B, OOB fill NONE
 //   (zeros): K and N multiples of 4, A and B 16-byte aligned.
-//   BM 128 or 256; BN 128 (two consumer warpgroups of 64 columns) and BK 32;
+//   BM 64, 128 or 256; BN 128 (two consumer warpgroups of 64 columns) and BK 32;
 //   block (384, 1, 1): the consumers, then the producer warpgroup;
 //   dynamic shared memory STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES bytes;
 //   grid: T = ceil(ceil(M / BM) / MCAST) * ceil(N / 128) * SPLITK cluster units; PERSIST 0:
@@ -86,7 +86,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg exist on sm_90a alone
 #else
-  static_assert(BM == 128 || BM == 256, "BM 128 or 256 (wgmma N)");
+  static_assert(BM == 64 || BM == 128 || BM == 256, "BM 64, 128 or 256 (wgmma N)");
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(MCAST == 1 || MCAST == 2, "MCAST 1 or 2");
   static_assert(SPLITK == 1 || SPLITK == 2 || SPLITK == 4 || SPLITK == 8, "SPLITK 1, 2, 4 or 8");
