@@ -937,6 +937,8 @@ int main(int argc, char** argv) {
       {"tma_rs_256x128_s4_p_g8", LaunchTmaRs<256, 4, 8, 1>},
       {"tma_rs_256x128_s4", LaunchTmaRs<256, 4, 1, 0>},
       {"tma_rs_128x128_s6_p", LaunchTmaRs<128, 6, 1, 1>},
+      {"tma_rs_64x128_s8_p", LaunchTmaRs<64, 8, 1, 1>},
+      {"tma_rs_64x128_s8", LaunchTmaRs<64, 8, 1, 0>},
       {"tma_rs_128x128_s6", LaunchTmaRs<128, 6, 1, 0>},
       {"tma_rs_256x128_s4_p_m2", LaunchTmaRs<256, 4, 1, 1, 2>},
       {"tma_rs_256x128_s4_p_g8_m2", LaunchTmaRs<256, 4, 8, 1, 2>},
