@@ -387,10 +387,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
             MbarArriveTx(bar, STAGE);  // with MCAST, the peers' boxes of B included
             load_a(sa, bm, k0, bar);
             load_b(sb, bn, k0, bar);
-            if (++s == STAGES) {
-              s = 0;
-              phase ^= 1u;
-            }
+            NextStage<STAGES>(s, phase);
           }
         }
       }
@@ -486,8 +483,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                      : Desc(base + m64 * BK * 128, BK * 128, 1024);
   }
   // The stage of the K tile at hand and the parity of its "full" phase,
-  // advanced by one a K tile (it % STAGES and (it / STAGES) & 1, without
-  // the division); prev: the stage before.
+  // advanced by one a K tile (NextStage); prev: the stage before; it: the
+  // K tiles computed, which STAGED's raw buffers follow (a tail half, which
+  // PassStages skips, has STAGED 0).
   int it = 0, stage = 0, prev = 0;
   unsigned phase = 0;
   unsigned ebox = 0;  // EPI 2: the boxes this warpgroup has stored, across its tiles
@@ -495,18 +493,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   for (int u = first; u < units; u += tile_step) {
     int bm, bn;
     if (tile_at(u, bm, bn) >= 0 && wg == 1) {
-      // A tail half: the first warpgroup's rows. This one waits for each
-      // stage and releases it (its arrivals, every K tile, keep the stage's
-      // phases whole) and stores nothing.
-#pragma unroll 1
-      for (int t = 0; t < nk; ++t, ++it) {
-        MbarWait(full + 8 * stage, phase);
-        release(stage);
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1u;
-        }
-      }
+      // A tail half: the first warpgroup's rows. This one passes over
+      // the stages and stores nothing.
+      PassStages<STAGES>(full, nk, stage, phase, release);
       continue;
     }
     float acc[MI][BN / 2];
@@ -555,10 +544,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       WgmmaWait<1>();  // the wgmmas of the K tile before are done: its stage is free
       if (t > 0) release(prev);
       prev = s;
-      if (++stage == STAGES) {
-        stage = 0;
-        phase ^= 1u;
-      }
+      NextStage<STAGES>(stage, phase);
     }
     WgmmaWait<0>();
     if (nk > 0) release(prev);

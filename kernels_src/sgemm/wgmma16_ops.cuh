@@ -35,6 +35,33 @@ __device__ __forceinline__ void PrefetchMap(const TensorMap* map) {
                : "memory");
 }
 
+// ---- the stage ring: STAGES stages, each with a "full" mbarrier (its
+// bytes arrived) and an "empty" one (its readers are done), 8 bytes each.
+
+// The stage after `s`: s + 1, or 0 with the phase parity flipped.
+template <int STAGES>
+__device__ __forceinline__ void NextStage(int& s, unsigned& phase) {
+  if (++s == STAGES) {
+    s = 0;
+    phase ^= 1u;
+  }
+}
+
+// A consumer warpgroup with nothing to compute in a unit (a tail half's
+// second warpgroup) passes over its `nk` K tiles: it waits for each stage's
+// bytes on `full` and releases the stage (`release(stage)`), so that every
+// stage's phases stay whole.
+template <int STAGES, class Release>
+__device__ __forceinline__ void PassStages(unsigned full, int nk, int& stage, unsigned& phase,
+                                           Release release) {
+#pragma unroll 1
+  for (int t = 0; t < nk; ++t) {
+    MbarWait(full + 8 * stage, phase);
+    release(stage);
+    NextStage<STAGES>(stage, phase);
+  }
+}
+
 // ---- clusters (MCAST, SPLITK): rank in the cluster, a full cluster
 // barrier and its two halves, a store into a peer's shared memory.
 __device__ __forceinline__ unsigned ClusterRank() {

@@ -48,6 +48,8 @@ namespace sgemm_tma_detail {
 using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primitives
 using gemm16_detail::CeilDiv;
 using gemm16_detail::Desc;
+using gemm16_detail::NextStage;
+using gemm16_detail::PassStages;
 using gemm16_detail::PrefetchMap;
 using gemm16_detail::SmemAddr;
 
@@ -175,10 +177,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
                                  static_cast<unsigned short>((1u << MCAST) - 1));
             }
           }
-          if (++s == STAGES) {
-            s = 0;
-            phase ^= 1u;
-          }
+          NextStage<STAGES>(s, phase);
         }
       }
     }
@@ -218,17 +217,9 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     const int nk = kt1 - kt0;
     if (SPLITK > 1 && nk <= 0) continue;  // a split past K's end: nothing to add
     if (tail_half >= 0 && wg == 1) {
-      // A tail half: the first warpgroup's columns. This one keeps step
-      // through the stages (its arrivals keep their phases whole).
-#pragma unroll 1
-      for (int t = 0; t < nk; ++t) {
-        MbarWait(full + 8 * stage, phase);
-        release(stage);
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1u;
-        }
-      }
+      // A tail half: the first warpgroup's columns. This one passes over
+      // the stages.
+      PassStages<STAGES>(full, nk, stage, phase, release);
       continue;
     }
     float acc[BM / 2];
@@ -257,10 +248,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       WgmmaWait<1>();
       if (t > 0) release(prev);
       prev = stage;
-      if (++stage == STAGES) {
-        stage = 0;
-        phase ^= 1u;
-      }
+      NextStage<STAGES>(stage, phase);
     };
     unsigned f0[4][4], f1[4][4];
     int t = 0;
