@@ -224,7 +224,8 @@ TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
 // shapes). WS 2 and 3 (sgemm_wgmma_tma) read both maps by TMA and have no
 // copies of their own: the same shapes, staged; their split-K configs add
 // into a prescaled C, with splits past K's end (1000x130x300: 10 K tiles,
-// SPLITK 8 splits of 2) adding nothing. 4096x2176x64: 16 x 17 tiles
+// SPLITK 8 splits of 2) adding nothing; WS 4's reduce in a cluster, with
+// splits past K's end (4096x2176x64: 2 K tiles, SPLITK 4) pushing zeros. 4096x2176x64: 16 x 17 tiles
 // of 256x128, whose last round on 132 SMs goes in halves of 64 columns.
 // EncodeTensorMap itself: bytes for an aligned A, zeros for an unaligned
 // one, and a clear refusal of a malformed map.
@@ -238,7 +239,7 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
     if (c.contains("WS")) (c.at("WS") == 1 ? configs : tma).push_back(c);
   }
   ASSERT_EQ(configs.size(), 4u);
-  ASSERT_EQ(tma.size(), 11u);  // 2 with WS 2 and 3, 7 with WS 2 (64x128, SPLITK 2..8)
+  ASSERT_EQ(tma.size(), 14u);  // 2 with WS 2 and 3, 7 with WS 2 (64x128, SPLITK 2..8), 3 WS 4
   const v1::LaunchGeometry g = f.Geometry(configs[0], {300, 264, 512}, worker_->device());
   ASSERT_EQ(g.tensor_maps_size(), 2);
   auto buf = DeviceBuffer::Alloc(300 * 512 * 4 + 16);

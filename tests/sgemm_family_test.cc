@@ -185,7 +185,7 @@ TEST(SgemmFamily, SpaceHasNoDuplicatesAndOnlyListedValues) {
       EXPECT_TRUE(la && c.at("LA") == 0 && c.at("PASSES") == 3) << F().ConfigKey(c);
     }
     if (ws) {
-      EXPECT_TRUE(c.at("WS") >= 1 && c.at("WS") <= 3) << F().ConfigKey(c);
+      EXPECT_TRUE(c.at("WS") >= 1 && c.at("WS") <= 4) << F().ConfigKey(c);
       EXPECT_TRUE(la && c.at("LA") == 0 && c.at("PASSES") == 1) << F().ConfigKey(c);
     }
     ASSERT_EQ(c.size(), F().params().size() - (mma ? 0 : 3) - (gemv ? 0 : 5) - (la ? 0 : 1) -

@@ -156,7 +156,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 // WN 64, 4 stages or more; its shared memory and register estimate (two
 // fragment sets); 3 3xTF32 configs, each also with PROMOTE 2, and 4 TF32
 // configs in the space, each also with WS, two of them with WS 2 and 3, and
-// 7 of WS 2 for few tiles (64x128, split-K).
+// 7 of WS 2 for few tiles (64x128, split-K), 3 of WS 4.
 TEST(SgemmMath, WgmmaRegisterA) {
   const Family& f = SgemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
@@ -197,7 +197,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
     if (c.contains("LA") && c.at("LA") == 0) (c.at("PASSES") == 3 ? three : one)++;
   }
   EXPECT_EQ(three, 6);
-  EXPECT_EQ(one, 19);  // 4, their WS twins, two with WS 2 and 3, 7 for few tiles with WS 2
+  EXPECT_EQ(one, 22);  // 4, their WS twins, two with WS 2 and 3, 7 for few tiles with WS 2, 3 WS 4
   int accurate = 0, promoted = 0;
   for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_FP32_ACCURATE)) {
     if (c.contains("LA") && c.at("LA") == 0) {
@@ -281,7 +281,7 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
     EXPECT_EQ(c.at("LA"), 0) << f.ConfigName(c);
     EXPECT_EQ(c.at("PASSES"), 1) << f.ConfigName(c);
   }
-  EXPECT_EQ(twins, 15);  // 4 with WS 1, 2 each with WS 2 and 3, 7 for few tiles with WS 2
+  EXPECT_EQ(twins, 18);  // 4 with WS 1, 2 each with WS 2 and 3, 7 more with WS 2, 3 with WS 4
 }
 
 // WS 2 and 3 (sgemm_wgmma_tma): both operands by TMA, B in 32 x 32 boxes in
@@ -296,7 +296,7 @@ TEST(SgemmMath, WgmmaTma) {
   tma["LA"] = 0;
   tma["WS"] = 2;
   EXPECT_EQ(f.ConfigName(tma), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma");
-  EXPECT_EQ(f.Source(tma).name_expression, "sgemm_wgmma_tma<256,4,1,1,1,1>");
+  EXPECT_EQ(f.Source(tma).name_expression, "sgemm_wgmma_tma<256,4,1,1,1,1,0>");
   EXPECT_EQ(f.Source(tma).parts.back(), "sgemm/wgmma_tf32_tma.cuh");
   EXPECT_TRUE(f.Check(tma, d).ok()) << f.Check(tma, d);
   // 4096 x 11008: 16 x 86 tiles, on 132 SMs a grid of 132; 4 stages of
@@ -319,7 +319,7 @@ TEST(SgemmMath, WgmmaTma) {
   Config m2 = tma;
   m2["WS"] = 3;
   EXPECT_EQ(f.ConfigName(m2), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma_m2");
-  EXPECT_EQ(f.Source(m2).name_expression, "sgemm_wgmma_tma<256,4,1,1,2,1>");
+  EXPECT_EQ(f.Source(m2).name_expression, "sgemm_wgmma_tma<256,4,1,1,2,1,0>");
   // Clusters of two tiles along M: 66 of them on 132 SMs.
   EXPECT_EQ(Grid(f.Geometry(m2, {4096, 11008, 4096}, d)), (std::vector<uint32_t>{132, 1, 1}));
   EXPECT_EQ(Grid(f.Geometry(m2, {512, 512, 512}, d)), (std::vector<uint32_t>{8, 1, 1}));
@@ -332,7 +332,7 @@ TEST(SgemmMath, WgmmaTma) {
   split["SPLITK"] = 4;
   EXPECT_TRUE(f.Check(split, d).ok()) << f.Check(split, d);
   EXPECT_EQ(f.ConfigName(split), "sgemm_wgmma_128x128x32_w128x64_s6_g1_b1_sk4_tf32_la0_tma");
-  EXPECT_EQ(f.Source(split).name_expression, "sgemm_wgmma_tma<128,6,1,1,1,4>");
+  EXPECT_EQ(f.Source(split).name_expression, "sgemm_wgmma_tma<128,6,1,1,1,4,0>");
   const v1::LaunchGeometry gs = f.Geometry(split, {1024, 1024, 1024}, d);
   EXPECT_EQ(Grid(gs), (std::vector<uint32_t>{132, 1, 1}));
   EXPECT_TRUE(gs.prescale_output());
@@ -349,7 +349,7 @@ TEST(SgemmMath, WgmmaTma) {
   narrow["STAGES"] = 8;
   EXPECT_TRUE(f.Check(narrow, d).ok()) << f.Check(narrow, d);
   EXPECT_EQ(f.ConfigName(narrow), "sgemm_wgmma_64x128x32_w64x64_s8_g1_b1_tf32_la0_tma");
-  EXPECT_EQ(f.Source(narrow).name_expression, "sgemm_wgmma_tma<64,8,1,1,1,1>");
+  EXPECT_EQ(f.Source(narrow).name_expression, "sgemm_wgmma_tma<64,8,1,1,1,1,0>");
   const v1::LaunchGeometry gn = f.Geometry(narrow, {1024, 1024, 1024}, d);
   EXPECT_EQ(Grid(gn), (std::vector<uint32_t>{128, 1, 1}));
   EXPECT_EQ(gn.dynamic_shared_bytes(), 8u * 192 * 128 + 1024 + 8 * 16);
@@ -358,6 +358,29 @@ TEST(SgemmMath, WgmmaTma) {
   narrow_ws1["WS"] = 1;
   ExpectRejected(narrow_ws1, "WM = BM (128 or 256; WS 2 and 3 also 64) and WN 64 (3xTF32: BM = "
                              "BN = 128), not BK=32, 64x64 warpgroup tiles of 64x128");
+  // WS 4: split-K reduced in a cluster (1, 1, SPLITK): grid {tiles, 1,
+  // SPLITK}, no prescale, the receive buffer of SPLITK - 1 tiles of fp32.
+  Config kc = narrow;
+  kc["WS"] = 4;
+  kc["SPLITK"] = 2;
+  EXPECT_TRUE(f.Check(kc, d).ok()) << f.Check(kc, d);
+  EXPECT_EQ(f.ConfigName(kc), "sgemm_wgmma_64x128x32_w64x64_s8_g1_b1_sk2_tf32_la0_tma_kc");
+  EXPECT_EQ(f.Source(kc).name_expression, "sgemm_wgmma_tma<64,8,1,0,1,2,1>");
+  const v1::LaunchGeometry gk = f.Geometry(kc, {512, 512, 512}, d);
+  EXPECT_EQ(Grid(gk), (std::vector<uint32_t>{32, 1, 2}));
+  EXPECT_FALSE(gk.prescale_output());
+  EXPECT_EQ(gk.dynamic_shared_bytes(), 8u * 192 * 128 + 1024 + 8 * 16 + 64 * 128 * 4 + 8);
+  ASSERT_EQ(gk.tensor_maps_size(), 2);
+  int kcs = 0;
+  for (const auto& c : f.ValidSpace(d, nullptr, v1::MATH_TF32)) {
+    kcs += c.contains("WS") && c.at("WS") == 4;
+  }
+  EXPECT_EQ(kcs, 3);
+  for (int64_t s : {1, 8}) {
+    Config bad = kc;
+    bad["SPLITK"] = s;
+    ExpectRejected(bad, "WS=4 (split-K reduced in a cluster of SPLITK CTAs) takes SPLITK 2..4");
+  }
   Config sixteen = split;
   sixteen["SPLITK"] = 16;
   ExpectRejected(sixteen, "WS=2 (both operands by TMA, sgemm_wgmma_tma) takes SPLITK 1..8 and layout NN");

@@ -160,7 +160,9 @@ std::string TensorCoreName(const Config& config) {
   if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
   if (At(config, "PROMOTE") != 1) absl::StrAppend(&name, "_p", At(config, "PROMOTE"));
   const int64_t ws = At(config, "WS");
-  if (ws != 0) absl::StrAppend(&name, ws == 1 ? "_ws" : ws == 2 ? "_tma" : "_tma_m2");
+  if (ws != 0) {
+    absl::StrAppend(&name, ws == 1 ? "_ws" : ws == 2 ? "_tma" : ws == 3 ? "_tma_m2" : "_tma_kc");
+  }
   return name;
 }
 

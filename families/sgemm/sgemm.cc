@@ -289,12 +289,14 @@ class SgemmFamilyImpl final : public Family {
              "cores' accumulation truncates: 2 doubles the bias and halves the waits; the "
              "error rule decides per problem) (other configs: 1)",
              IfAbsent("PROMOTE")},
-            {"WS", {0, 1, 2, 3},
+            {"WS", {0, 1, 2, 3, 4},
              "wgmma TF32 with LA=0 and BN 128: 1 = warp-specialized, a producer warpgroup (40 "
              "registers) issues the copies and two consumer warpgroups (232) meet it through "
              "mbarriers, with no block barrier in the K loop; 2 = the same with both operands "
              "by TMA (B in 32 x 32 boxes) on a persistent grid (NN, SPLITK 1..8); 3 = 2 with B "
-             "multicast to a cluster of two CTAs stacked along M (other configs: 0)",
+             "multicast to a cluster of two CTAs stacked along M; 4 = 2 with split-K (SPLITK 2..4) "
+             "reduced in a cluster of SPLITK CTAs through distributed shared memory, one CTA a "
+             "split, no atomics (other configs: 0)",
              IfAbsent("WS")},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
              "the problem's operand layouts (tuner.proto Layout: 0 = NN, 1 = NT, 2 = TN, "

@@ -6,8 +6,9 @@
 // sm_90a, compute capability 9.0 only; math modes as KIND 5's. LA=0: the
 // register-A form (C^T = B^T A^T, A by cp.async, B^T's fragments in
 // registers), and with WS=1 its warp-specialized kernel sgemm_wgmma_ws;
-// WS=2 and 3 the TMA form sgemm_wgmma_tma (wgmma_tf32_tma.cuh: both
-// operands by TMA, persistent, 3 with B multicast).
+// WS=2, 3 and 4 the TMA form sgemm_wgmma_tma (wgmma_tf32_tma.cuh: both
+// operands by TMA, persistent, 3 with B multicast, 4 with split-K reduced
+// in a cluster).
 // Its tables, register model, rules, source and geometry.
 #include <algorithm>
 #include <array>
@@ -59,8 +60,10 @@ struct WgmmaTile {
   int64_t ComputeThreads() const { return Threads() - (ws != 0 ? 128 : 0); }
   /// WS 2 and 3 (sgemm_wgmma_tma): both tiles as TMA writes them, and with 3
   /// B multicast to a cluster of two.
-  bool Tma() const { return ws == 2 || ws == 3; }
+  bool Tma() const { return ws == 2 || ws == 3 || ws == 4; }
   int64_t Mcast() const { return ws == 3 ? 2 : 1; }
+  /// WS 4: split-K reduced in a cluster of SPLITK CTAs (KRED 1).
+  bool Kred() const { return ws == 4; }
   /// Dynamic shared memory: STAGES x (1 or, 3xTF32, 2 copies) x (BM + BN)
   /// rows of BK floats, and 1024 bytes to align the stages to the swizzle's
   /// 1024-byte period. LA=0: STAGES x ((1 or 2) x BM rows of BK floats + BK
@@ -68,8 +71,10 @@ struct WgmmaTile {
   /// NT, BN rows of BK + 4 floats (B^T's tile) in place of B's (TT computes
   /// C^T = B A with NN's tiles: RsSwapped).
   int64_t SharedBytes() const {
-    if (Tma()) {  // STAGES x (BM rows of 32 floats + 32 k rows of BN floats), their mbarriers
-      return stages * (bm + bn) * bk * kBytesPerElement + 1024 + 16 * stages;
+    if (Tma()) {  // STAGES x (BM rows of 32 floats + 32 k rows of BN floats), their mbarriers;
+                  // WS 4: the receive buffer of SPLITK - 1 peers' BM x BN floats, its mbarrier
+      return stages * (bm + bn) * bk * kBytesPerElement + 1024 + 16 * stages +
+             (Kred() ? (splitk - 1) * bm * bn * kBytesPerElement + 8 : 0);
     }
     if (la == 0) {
       const int64_t b = layout == v1::LAYOUT_NT ? bn * (bk + 4) : bk * (bn + 8);
@@ -195,6 +200,14 @@ constexpr std::array<std::array<int64_t, 9>, 7> kWgmmaTmaSmall = {{
     {128, 128, 32, 128, 64, 6, 8, 1, 1},
     {256, 128, 32, 256, 64, 4, 2, 1, 1},
 }};
+/// WS 4's (split-K reduced in a cluster, no atomics and no prescale of C):
+/// 64x128 with SPLITK 2 in 8 stages and 4 in 4 (512^3: 32 tiles, one
+/// stage ring's K tiles a split), 128x128 with SPLITK 2 in 4.
+constexpr std::array<std::array<int64_t, 9>, 3> kWgmmaTmaCluster = {{
+    {64, 128, 32, 64, 64, 8, 2, 1, 1},
+    {64, 128, 32, 64, 64, 4, 4, 1, 1},
+    {128, 128, 32, 128, 64, 4, 2, 1, 1},
+}};
 
 /// The configs of kWgmma3xTf32 and kWgmmaTf32 that also get LA=2 (two K
 /// tiles loaded ahead into registers): those of SPLITK 1 and GROUP 8, where
@@ -212,8 +225,8 @@ constexpr bool WgmmaLa2(const std::array<int64_t, 9>& p) {
 
 /// The wgmma configs of Space(), before every other kind's: 3xTF32 LA=0
 /// (PROMOTE 1 and 2), LA=1 and LA=2 (WgmmaLa2), then TF32 LA=0 (each with
-/// its WS twin, WgmmaTmaTwin's with WS 2 and 3, kWgmmaTmaSmall with WS 2),
-/// LA=1 and LA=2. LA, PROMOTE and WS are named only where
+/// its WS twin, WgmmaTmaTwin's with WS 2 and 3, kWgmmaTmaSmall with WS 2,
+/// kWgmmaTmaCluster with WS 4), LA=1 and LA=2. LA, PROMOTE and WS are named only where
 /// they are not their if_absent values.
 void AddWgmmaSpace(std::vector<Config>& space) {
   auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
@@ -245,6 +258,7 @@ void AddWgmmaSpace(std::vector<Config>& space) {
     for (int64_t ws : {2, 3}) wgmma(p, 1, 0, 1, ws);
   }
   for (const auto& p : kWgmmaTmaSmall) wgmma(p, 1, 0, 1, 2);
+  for (const auto& p : kWgmmaTmaCluster) wgmma(p, 1, 0, 1, 4);
   for (const auto& p : kWgmmaTf32) wgmma(p, 1, 1);
   for (const auto& p : kWgmmaTf32) {
     if (WgmmaLa2(p)) wgmma(p, 1, 2);
@@ -283,6 +297,10 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
         "WS=", t.ws, " (warp-specialized) is TF32's with LA=0, BN 128 (two consumer "
         "warpgroups) and MINB 1; this config has PASSES=", t.passes, ", LA=", t.la, ", BN=", t.bn,
         ", MINB=", t.minb, ", which take WS=0"));
+  }
+  if (t.Kred() && (t.splitk < 2 || t.splitk > 4)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "WS=4 (split-K reduced in a cluster of SPLITK CTAs) takes SPLITK 2..4, not ", t.splitk));
   }
   if (t.Tma() && (t.splitk > 8 || t.layout != v1::LAYOUT_NN)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -361,15 +379,17 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
 /// "sgemm_wgmma_ws<BM,STAGES,SPLITK,GROUP>"; WS 2 and 3: sgemm.cuh,
 /// mma_tf32.cuh (Tf32), hopper.cuh, wgmma_tf32.cuh (WgmmaRs),
 /// wgmma16_ops.cuh (the descriptor, cluster and TMA helpers) and
-/// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST,SPLITK>"; and the
+/// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST,SPLITK,0>"
+/// (WS 4: "sgemm_wgmma_tma<BM,STAGES,GROUP,0,1,SPLITK,1>"); and the
 /// option "--gpu-architecture=sm_90a" (kWgmmaArchOption).
 KernelSource WgmmaSource(const Config& config) {
   const WgmmaTile t = GetWgmma(config);
   if (t.Tma()) {
     return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/hopper.cuh",
              "sgemm/wgmma_tf32.cuh", "sgemm/wgmma16_ops.cuh", "sgemm/wgmma_tf32_tma.cuh"},
-            absl::StrCat("sgemm_wgmma_tma<", t.bm, ",", t.stages, ",", At(config, "GROUP"), ",1,",
-                         t.Mcast(), ",", t.splitk, ">"),
+            absl::StrCat("sgemm_wgmma_tma<", t.bm, ",", t.stages, ",", At(config, "GROUP"), ",",
+                         t.Kred() ? 0 : 1, ",", t.Mcast(), ",", t.splitk, ",", t.Kred() ? 1 : 0,
+                         ">"),
             {std::string(kWgmmaArchOption)}};
   }
   std::vector<int64_t> args;
@@ -405,14 +425,25 @@ KernelSource WgmmaSource(const Config& config) {
 /// floats), both staged where TMA's rules fail (TensorMap.stage). LA=0 in
 /// TT (RsSwapped): the grid and the maps of the swapped problem, C^T = B A:
 /// ceil(N / BM) * ceil(M / BN) tiles, A's map over B (dims K, N), B's over
-/// A (K rows of M).
+/// A (K rows of M). WS 2 and 3: a persistent grid {min(T, SMs / MCAST) x
+/// MCAST, 1, 1} of T = ceil(ceil(M / BM) / MCAST) * ceil(N / BN) * SPLITK
+/// units, and B's map read by TMA (box 32 x 32, 128-byte swizzle); WS 4:
+/// {ceil(M / BM) * ceil(N / BN), 1, SPLITK}, one CTA a split, no
+/// prescale_output.
 v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape,
                                  const v1::Device& device) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
   const Shape problem = t.RsSwapped() ? Shape{shape[1], shape[0], shape[2]} : shape;
   v1::LaunchGeometry g = TileGeometry(problem, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
-  if (t.Tma()) {
+  if (t.Kred()) {
+    // One CTA a split of a tile; the SPLITK CTAs of a tile (a cluster
+    // along z) reduce their partial sums themselves.
+    g.set_grid(0, static_cast<uint32_t>(CeilDiv(problem[0], bm) * CeilDiv(problem[1], bn)));
+    g.set_grid(1, 1);
+    g.set_grid(2, static_cast<uint32_t>(t.splitk));
+    g.set_prescale_output(false);
+  } else if (t.Tma()) {
     // A persistent grid of cluster units (MCAST tiles along M, SPLITK units
     // a tile): as many clusters as the device runs at once, SMs / MCAST
     // (gemm16's rule). SPLITK > 1 keeps TileGeometry's prescale_output.

@@ -18,7 +18,8 @@
 //    n0 and n0 + 1 (PairColumn), placed so that each half-warp's 16 loads
 //    of a k row fall in 16 distinct 8-byte bank pairs under the swizzle.
 //
-// template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1, int SPLITK = 1>
+// template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1, int SPLITK = 1,
+//           int KRED = 0>
 // __global__ void sgemm_wgmma_tma(int M, int N, int K, float alpha, const float* A,
 //     const float* B, float beta, float* C,
 //     const __grid_constant__ hopper_detail::TensorMap tma_a,   // dims {K, M}, box {32, BM}
@@ -27,12 +28,19 @@
 //   (zeros): K and N multiples of 4, A and B 16-byte aligned.
 //   BM 64, 128 or 256; BN 128 (two consumer warpgroups of 64 columns) and BK 32;
 //   block (384, 1, 1): the consumers, then the producer warpgroup;
-//   dynamic shared memory STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES bytes;
+//   dynamic shared memory STAGES * (BM * 128 + 16384) + 1024 + 16 * STAGES bytes, and
+//   with KRED (SPLITK - 1) * BM * 512 + 8 more;
 //   grid: T = ceil(ceil(M / BM) / MCAST) * ceil(N / 128) * SPLITK cluster units; PERSIST 0:
 //   (MCAST * T); 1: (MCAST * min(T, P)), P the clusters of MCAST CTAs the device holds.
 //   SPLITK 1, 2, 4 or 8: unit u is cluster tile u / SPLITK's K tiles of split u % SPLITK
 //   (sgemm.cuh's SplitKRange), added into C by atomicAdd: the launcher sets C to
 //   beta * C first (LaunchGeometry.prescale_output), and the kernel ignores beta.
+//   KRED 1 (SPLITK 2..4, PERSIST 0, MCAST 1): the split-K partial sums are reduced
+//   in a compile-time cluster (1, 1, SPLITK) instead, no atomics and no prescale:
+//   grid (T, 1, SPLITK), rank r = blockIdx.z takes split r of tile blockIdx.x; ranks
+//   1.. push their accumulators into rank 0's shared memory by st.async (receive
+//   buffer (SPLITK - 1) * BM * 512 bytes, after the stages), and rank 0 adds them
+//   and stores C = alpha * sum + beta * C. Launch it plainly (no cluster attribute).
 //   MCAST 2: a compile-time cluster (2, 1, 1) of two CTAs whose tiles are stacked
 //   along M; rank r copies B's boxes j = r (mod 2) into both by TMA multicast
 //   (wgmma16.cuh's MCAST), and a stage is free once both CTAs' consumers are done.
@@ -81,7 +89,7 @@ __device__ __forceinline__ float2 LdShared64(unsigned addr) {
   return v;
 }
 
-template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST, int SPLITK>
+template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST, int SPLITK, int KRED>
 __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float beta,
                                          float* __restrict__ C, const TensorMap* tma_a,
                                          const TensorMap* tma_b) {
@@ -92,17 +100,28 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(MCAST == 1 || MCAST == 2, "MCAST 1 or 2");
   static_assert(SPLITK == 1 || SPLITK == 2 || SPLITK == 4 || SPLITK == 8, "SPLITK 1, 2, 4 or 8");
+  static_assert(KRED == 0 || (KRED == 1 && SPLITK >= 2 && SPLITK <= 4 && PERSIST == 0 &&
+                              MCAST == 1),
+                "KRED 1: SPLITK 2..4 reduced in a cluster, PERSIST 0, MCAST 1");
   constexpr int A_BYTES = BM * 128, B_BYTES = kBN * kBK * 4, STAGE = A_BYTES + B_BYTES;
-  static_assert(STAGES >= 2 && STAGES * STAGE + 1024 + 16 * STAGES <= 227 * 1024,
+  // KRED: the peers' partial sums, float4 ((slot * BM / 8 + q) * 256 + thread)
+  // of peer slot + 1 (each consumer thread's BM / 8 float4 of accumulators).
+  constexpr int RECV = KRED ? (SPLITK - 1) * BM * 512 : 0;
+  static_assert(STAGES >= 2 && STAGES * STAGE + RECV + 1024 + 16 * STAGES + 8 * KRED <= 227 * 1024,
                 "shared memory: 227 KB");
   extern __shared__ __align__(1024) unsigned char tf32_tma_smem[];
   const unsigned base = (SmemAddr(tf32_tma_smem) + 1023u) & ~1023u;
-  const unsigned full = base + STAGES * STAGE, empty = full + 8 * STAGES;
+  const unsigned recv = base + STAGES * STAGE;
+  const unsigned full = recv + RECV, empty = full + 8 * STAGES;
+  const unsigned recv_bar = empty + 8 * STAGES;  // KRED: the peers' partial sums arrived
 
   // Cluster tiles: MCAST tiles stacked along M (a rank's rows may lie past
-  // M: it computes zeros and stores none); SPLITK units a tile.
+  // M: it computes zeros and stores none); SPLITK units a tile (KRED: one,
+  // its split blockIdx.z).
   const int tiles_mc = CeilDiv(CeilDiv(M, BM), MCAST), tiles_n = CeilDiv(N, kBN);
-  const int tiles = tiles_mc * tiles_n * SPLITK;
+  constexpr int UNITS = KRED ? 1 : SPLITK;  // units a tile
+  const int tiles = tiles_mc * tiles_n * UNITS;
+  const int zrank = KRED ? static_cast<int>(blockIdx.z) : 0;  // KRED: the cluster rank
   const int first = static_cast<int>(blockIdx.x) / MCAST;
   // The tail in halves (PERSIST, MCAST 1, SPLITK 1; wgmma16.cuh's form, along N):
   // where the last round of tiles would leave at least half of the CTAs
@@ -120,18 +139,19 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   const unsigned crank = MCAST > 1 ? gemm16_detail::ClusterRank() : 0u;
   const int ktiles = CeilDiv(K, kBK), per = CeilDiv(ktiles, SPLITK);
   // Unit u's first row and column and its K tiles [kt0, kt1) (SPLITK: split
-  // u % SPLITK's, maybe none); -1 for a whole tile, else its half (1: 64
-  // columns on; B's boxes are then copied from there, the last two unused).
+  // u % SPLITK's, KRED blockIdx.z's, maybe none); -1 for a whole tile, else
+  // its half (1: 64 columns on; B's boxes are then copied from there, the
+  // last two unused).
   auto tile_at = [&](int u, int& bm, int& bn, int& kt0, int& kt1) -> int {
     int half = -1;
     if (u >= whole) {
       half = (u - whole) % 2;
       u = whole + (u - whole) / 2;
     }
-    kt0 = (u % SPLITK) * per;
+    kt0 = (KRED ? zrank : u % SPLITK) * per;
     kt1 = min(ktiles, kt0 + per);
     int tm, tn;
-    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u / SPLITK, tiles_mc, tiles_n, tm, tn);
+    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u / UNITS, tiles_mc, tiles_n, tm, tn);
     bm = (tm * MCAST + static_cast<int>(crank)) * BM;
     bn = tn * kBN + (half == 1 ? 64 : 0);
     return half;
@@ -142,12 +162,21 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       MbarInit(full + 8 * s, 1);   // the producer's arrival with the stage's bytes
       MbarInit(empty + 8 * s, 8 * MCAST);  // each consumer warp of every CTA
     }
+    if constexpr (KRED) {
+      // Rank 0: this thread's arrival and the peers' bytes (every consumer
+      // thread's BM / 2 floats from each of SPLITK - 1 peers).
+      MbarInit(recv_bar, 1);
+      if (zrank == 0) MbarArriveTx(recv_bar, static_cast<unsigned>(RECV));
+    }
     FenceMbarInit();
   }
   if constexpr (MCAST > 1) {
     gemm16_detail::ClusterSync();  // the peer's mbarriers before any multicast or arrival
   } else {
     __syncthreads();
+    // KRED: rank 0's recv_bar initialized before any peer's st.async (the
+    // peers wait after their mainloop).
+    if constexpr (KRED) gemm16_detail::ClusterArrive();
   }
 
   if (wg == 2) {
@@ -215,7 +244,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     int bm, bn, kt0, kt1;
     const int tail_half = tile_at(u, bm, bn, kt0, kt1);
     const int nk = kt1 - kt0;
-    if (SPLITK > 1 && nk <= 0) continue;  // a split past K's end: nothing to add
+    if (SPLITK > 1 && !KRED && nk <= 0) continue;  // a split past K's end: nothing to add
     if (tail_half >= 0 && wg == 1) {
       // A tail half: the first warpgroup's columns. This one passes over
       // the stages.
@@ -261,6 +290,34 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     WgmmaWait<0>();
     if (nk > 0) release(prev);
     Pin(acc);
+    if constexpr (KRED) {
+      // Ranks 1..: push the partial sums (zeros for a split past K's end)
+      // into rank 0's receive buffer, and store nothing. Rank 0: wait for
+      // them and add them.
+      const int ctid = tid;  // 0 .. 255
+      if (zrank != 0) {
+        gemm16_detail::ClusterWait();  // rank 0's recv_bar initialized
+#pragma unroll
+        for (int q = 0; q < BM / 8; ++q) {
+          gemm16_detail::StAsyncPeer4(recv + (((zrank - 1) * (BM / 8) + q) * 256 + ctid) * 16,
+                                      recv_bar, 0u, acc[4 * q], acc[4 * q + 1], acc[4 * q + 2],
+                                      acc[4 * q + 3]);
+        }
+        continue;
+      }
+      MbarWait(recv_bar, 0);
+#pragma unroll 1
+      for (int slot = 0; slot < SPLITK - 1; ++slot) {
+#pragma unroll
+        for (int q = 0; q < BM / 8; ++q) {
+          const float4 v = gemm16_detail::LdShared4(recv + ((slot * (BM / 8) + q) * 256 + ctid) * 16);
+          acc[4 * q] += v.x;
+          acc[4 * q + 1] += v.y;
+          acc[4 * q + 2] += v.z;
+          acc[4 * q + 3] += v.w;
+        }
+      }
+    }
 
     // Epilogue. acc[4i + j] is wgmma row 16w + g + 8 (j / 2), column 8i +
     // 2 t4 + j % 2: C's column n0 + j / 2 (of the warpgroup's 64) and row
@@ -277,7 +334,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
         if (row >= M || col >= N) continue;
         float v0 = alpha * acc[4 * i + h], v1 = alpha * acc[4 * i + 2 + h];
         float* p = C + static_cast<long long>(row) * N + col;
-        if constexpr (SPLITK > 1) {
+        if constexpr (SPLITK > 1 && !KRED) {
           atomicAdd(p, v0);
           if (col + 1 < N) atomicAdd(p + 1, v1);
         } else if (vec && col + 1 < N) {
@@ -301,12 +358,12 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
 
 }  // namespace sgemm_tma_detail
 
-// The entry point: two definitions, MCAST 1 without a cluster and MCAST 2
-// with the compile-time cluster (2, 1, 1) (the last template parameter only
-// selects between them).
+// The entry point: three definitions, MCAST 1 without a cluster, MCAST 2
+// with the compile-time cluster (2, 1, 1) and KRED with (1, 1, SPLITK) (the
+// last template parameter only selects between them).
 #define TF32_TMA_ENTRY(COND, CLUSTER)                                                           \
   template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1, int SPLITK = 1,          \
-            typename sgemm_tma_detail::EnableIf<(COND), int>::type = 0>                        \
+            int KRED = 0, typename sgemm_tma_detail::EnableIf<(COND), int>::type = 0>          \
   __global__ void __launch_bounds__(384, 1) CLUSTER sgemm_wgmma_tma(                           \
       int M, int N, int K, float alpha, const float* __restrict__ A,                            \
       const float* __restrict__ B, float beta, float* __restrict__ C,                           \
@@ -314,9 +371,10 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       const __grid_constant__ hopper_detail::TensorMap tma_b) {                                 \
     (void)A;                                                                                    \
     (void)B;                                                                                    \
-    sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST, MCAST, SPLITK>(                      \
+    sgemm_tma_detail::GemmTf32<BM, STAGES, GROUP, PERSIST, MCAST, SPLITK, KRED>(                \
         M, N, K, alpha, beta, C, &tma_a, &tma_b);                                               \
   }
-TF32_TMA_ENTRY(MCAST == 1, )
-TF32_TMA_ENTRY(MCAST == 2, __cluster_dims__(2, 1, 1))
+TF32_TMA_ENTRY(MCAST == 1 && KRED == 0, )
+TF32_TMA_ENTRY(MCAST == 2 && KRED == 0, __cluster_dims__(2, 1, 1))
+TF32_TMA_ENTRY(MCAST == 1 && KRED == 1, __cluster_dims__(1, 1, SPLITK))
 #undef TF32_TMA_ENTRY
