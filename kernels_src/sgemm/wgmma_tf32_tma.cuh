@@ -37,10 +37,11 @@
 //   beta * C first (LaunchGeometry.prescale_output), and the kernel ignores beta.
 //   KRED 1 (SPLITK 2..4, PERSIST 0, MCAST 1): the split-K partial sums are reduced
 //   in a compile-time cluster (1, 1, SPLITK) instead, no atomics and no prescale:
-//   grid (T, 1, SPLITK), rank r = blockIdx.z takes split r of tile blockIdx.x; ranks
-//   1.. push their accumulators into rank 0's shared memory by st.async (receive
-//   buffer (SPLITK - 1) * BM * 512 bytes, after the stages), and rank 0 adds them
-//   and stores C = alpha * sum + beta * C. Launch it plainly (no cluster attribute).
+//   grid (ceil(M / BM) * ceil(N / 128), 1, SPLITK), rank r = blockIdx.z takes split r
+//   of tile blockIdx.x; ranks 1.. push their accumulators into rank 0's shared memory
+//   by st.async (receive buffer (SPLITK - 1) * BM * 512 bytes, after the stages), and
+//   rank 0 adds them and stores C = alpha * sum + beta * C. Launch it plainly (no
+//   cluster attribute).
 //   MCAST 2: a compile-time cluster (2, 1, 1) of two CTAs whose tiles are stacked
 //   along M; rank r copies B's boxes j = r (mod 2) into both by TMA multicast
 //   (wgmma16.cuh's MCAST), and a stage is free once both CTAs' consumers are done.
