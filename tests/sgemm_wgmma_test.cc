@@ -179,7 +179,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
   for (auto [key, value] : {std::pair<const char*, int64_t>{"BK", 16}, {"WM", 64}, {"WN", 128}}) {
     Config bad = rs;
     bad[key] = value;
-    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256; WS 2 and 3 "
+    ExpectRejected(bad, "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256; WS 2 to 4 "
                         "also 64) and WN 64");
   }
   Config three_stages = rs;
@@ -356,7 +356,7 @@ TEST(SgemmMath, WgmmaTma) {
   EXPECT_EQ(gn.tensor_maps(0).box(1), 64u);
   Config narrow_ws1 = narrow;
   narrow_ws1["WS"] = 1;
-  ExpectRejected(narrow_ws1, "WM = BM (128 or 256; WS 2 and 3 also 64) and WN 64 (3xTF32: BM = "
+  ExpectRejected(narrow_ws1, "WM = BM (128 or 256; WS 2 to 4 also 64) and WN 64 (3xTF32: BM = "
                              "BN = 128), not BK=32, 64x64 warpgroup tiles of 64x128");
   // WS 4: split-K reduced in a cluster (1, 1, SPLITK): grid {tiles, 1,
   // SPLITK}, no prescale, the receive buffer of SPLITK - 1 tiles of fp32.

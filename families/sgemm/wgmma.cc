@@ -58,7 +58,7 @@ struct WgmmaTile {
   }
   /// The warpgroups that compute (WS: the consumers).
   int64_t ComputeThreads() const { return Threads() - (ws != 0 ? 128 : 0); }
-  /// WS 2 and 3 (sgemm_wgmma_tma): both tiles as TMA writes them, and with 3
+  /// WS 2, 3 and 4 (sgemm_wgmma_tma): both tiles as TMA writes them; with 3
   /// B multicast to a cluster of two.
   bool Tma() const { return ws == 2 || ws == 3 || ws == 4; }
   int64_t Mcast() const { return ws == 3 ? 2 : 1; }
@@ -275,7 +275,7 @@ void AddWgmmaSpace(std::vector<Config>& space) {
 /// and MINB blocks of it within an SM; the register estimate within the
 /// cap that __launch_bounds__(THREADS, MINB) sets (the estimate counts
 /// LA's register sets; LA 0, 1 or 2 is CheckParams'). LA=0: BK 32, WM =
-/// BM (128 or 256; WS 2 and 3 also 64), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
+/// BM (128 or 256; WS 2 to 4 also 64), WN 64, STAGES >= 4 (RsTile's K loop copies STAGES - 2
 /// tiles ahead on its 4-byte path), and 3xTF32 only at 128x128; LA=0 (WS
 /// included) takes NN, NT and TT, not TN (wgmma's shared operand is A's
 /// K-major rows, copied as stored; TT computes C^T = B A, whose shared
@@ -331,7 +331,7 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
                     (t.bm != 128 && t.bm != 256 && (t.bm != 64 || !t.Tma())) ||
                     (t.passes == 3 && (t.bm != 128 || t.bn != 128)))) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256; WS 2 and 3 also 64) and "
+        "LA=0 (the register-A form) takes BK 32, WM = BM (128 or 256; WS 2 to 4 also 64) and "
         "WN 64 (3xTF32: BM = BN = 128), not "
         "BK=", t.bk, ", ", t.wm, "x", t.wn, " warpgroup tiles of ", t.bm, "x", t.bn));
   }
@@ -376,7 +376,7 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
 /// wgmma_tile.cuh, wgmma_rs.cuh and wgmma_kernels.cuh;
 /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>" (with
 /// PROMOTE appended where it is not 1) or, WS=1,
-/// "sgemm_wgmma_ws<BM,STAGES,SPLITK,GROUP>"; WS 2 and 3: sgemm.cuh,
+/// "sgemm_wgmma_ws<BM,STAGES,SPLITK,GROUP>"; WS 2, 3 and 4: sgemm.cuh,
 /// mma_tf32.cuh (Tf32), hopper.cuh, wgmma_tf32.cuh (WgmmaRs),
 /// wgmma16_ops.cuh (the descriptor, cluster and TMA helpers) and
 /// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST,SPLITK,0>"

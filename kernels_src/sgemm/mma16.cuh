@@ -96,13 +96,6 @@
 
 namespace mma16_detail {
 
-template <bool B, typename T = int>
-struct EnableIf {};
-template <typename T>
-struct EnableIf<true, T> {
-  typedef T type;
-};
-
 __device__ __forceinline__ int CeilDiv(int m, int b) { return m / b + (m % b != 0); }
 
 __device__ __forceinline__ unsigned SmemAddr(const void* p) {
@@ -573,7 +566,7 @@ __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
 // The entry point (see the file comment): SPLITK == 1, no cluster.
 template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int GROUP,
           int LAYOUT, int MINB = 1,
-          typename mma16_detail::EnableIf<(SPLITK == 1), int>::type = 0>
+          typename sgemm_detail::EnableIf<(SPLITK == 1), int>::type = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
     gemm16_mma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                const unsigned short* __restrict__ B, float beta,
@@ -586,7 +579,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 // SPLITK > 1: the SPLITK blocks of an output tile are one cluster along z.
 template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int GROUP,
           int LAYOUT, int MINB = 1,
-          typename mma16_detail::EnableIf<(SPLITK > 1), int>::type = 0>
+          typename sgemm_detail::EnableIf<(SPLITK > 1), int>::type = 0>
 __global__ void __cluster_dims__(1, 1, SPLITK) __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
     gemm16_mma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                const unsigned short* __restrict__ B, float beta,

@@ -36,6 +36,17 @@
 
 namespace sgemm_detail {
 
+// std::enable_if without the standard library (NVRTC compiles these files
+// bare): EnableIf<C, T>::type is T where C holds, and nothing otherwise.
+// The kernels that take one of several definitions by their template
+// arguments (mma16.cuh, wgmma16.cuh, wgmma_tf32_tma.cuh) select with it.
+template <bool C, class T = void>
+struct EnableIf {};
+template <class T>
+struct EnableIf<true, T> {
+  using type = T;
+};
+
 // op(A) = A^T (A stored K x M) and op(B) = B^T (B stored N x K) in layout
 // `layout` (tuner.proto Layout: NN 0, NT 1, TN 2, TT 3).
 __host__ __device__ constexpr bool TransA(int layout) { return (layout & 2) != 0; }

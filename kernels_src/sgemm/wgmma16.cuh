@@ -32,7 +32,7 @@
 // template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
 //           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
 //           int MCAST = 1, int EPI = 0, /* defaulted, never given: */
-//           typename gemm16_detail::EnableIf<(the SPLITK and MCAST case), int>::type = 0>
+//           typename sgemm_detail::EnableIf<(the SPLITK and MCAST case), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
 //     const unsigned short* B, float beta, half16::CType<DTYPE>* C,   // DTYPE 4, 5: float*
 //     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
@@ -172,13 +172,6 @@
 // Epilogue: wgmma16_epilogue.cuh (StoreTile).
 
 namespace gemm16_detail {
-
-template <bool C, class T = void>
-struct EnableIf {};
-template <class T>
-struct EnableIf<true, T> {
-  using type = T;
-};
 
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
@@ -617,7 +610,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #define G16_ENTRY(COND, CLUSTER)                                                                    \
   template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,   \
             int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0, int MCAST = 1, int EPI = 0,        \
-            typename gemm16_detail::EnableIf<(COND), int>::type = 0>                               \
+            typename sgemm_detail::EnableIf<(COND), int>::type = 0>                                \
   __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) CLUSTER gemm16_wgmma(                \
       int M, int N, int K, float alpha, const unsigned short* __restrict__ A,                       \
       const unsigned short* __restrict__ B, float beta, half16::CType<DTYPE>* __restrict__ C,       \

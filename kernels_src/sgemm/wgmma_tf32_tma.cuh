@@ -77,13 +77,6 @@ __device__ __forceinline__ int PairColumn(int w, int g) {
   return 32 * (w / 2) + 16 * ((g / 2) % 2) + 4 * (2 * (w % 2) + g / 4) + 2 * (g % 2);
 }
 
-template <bool C, class T = void>
-struct EnableIf {};
-template <class T>
-struct EnableIf<true, T> {
-  using type = T;
-};
-
 __device__ __forceinline__ float2 LdShared64(unsigned addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr));
@@ -364,7 +357,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
 // last template parameter only selects between them).
 #define TF32_TMA_ENTRY(COND, CLUSTER)                                                           \
   template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1, int SPLITK = 1,          \
-            int KRED = 0, typename sgemm_tma_detail::EnableIf<(COND), int>::type = 0>          \
+            int KRED = 0, typename sgemm_detail::EnableIf<(COND), int>::type = 0>              \
   __global__ void __launch_bounds__(384, 1) CLUSTER sgemm_wgmma_tma(                           \
       int M, int N, int K, float alpha, const float* __restrict__ A,                            \
       const float* __restrict__ B, float beta, float* __restrict__ C,                           \
