@@ -12,6 +12,27 @@
 
 namespace gemm16_detail {
 
+/// Writes columns 64 c .. 64 c + 63 of m64 block mi of a warp's
+/// accumulators (warp w of the warpgroup, g = lane / 4, tq = lane % 4),
+/// alpha * acc rounded to DTYPE's 16-bit type, into the 64 x 64 box at
+/// shared address `box`: 128-byte rows in the 128-byte swizzle (16-byte
+/// unit u of row r at u ^ (r % 8)), 4-byte stores, one row per lane quad,
+/// free of bank conflicts. TMA stores the box as written.
+template <int DTYPE, int MI, int BN>
+__device__ __forceinline__ void StoreBox(unsigned box, const float (&acc)[MI][BN / 2], int mi,
+                                         int c, float alpha, int w, int g, int tq) {
+#pragma unroll
+  for (int i = 8 * c; i < 8 * c + 8; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = 16 * w + g + 8 * h;  // the row in the m64 block; r % 8 = g
+      StShared32(box + r * 128 + (((i % 8) ^ g) * 16) + 4 * tq,
+                 half16::Pack<DTYPE>(alpha * acc[mi][4 * i + 2 * h],
+                                     alpha * acc[mi][4 * i + 2 * h + 1]));
+    }
+  }
+}
+
 /// Stores consumer warpgroup wg's rows (wg * WM .. + WM, WM = BM /
 /// CONSUMERS, MI = WM / 64 m64 blocks) of the output tile at row bm and
 /// column bn: C = alpha * acc + beta * C_old in fp32, rounded once to
@@ -55,16 +76,7 @@ __device__ __forceinline__ void StoreTile(float (&acc)[BM / CONSUMERS / 64][BN /
           const unsigned box = mine + (ebox & 1u) * 8192;
           if (wtid == 0) BulkWaitRead1();
           NamedSync(4 + wg, 128);
-#pragma unroll
-          for (int i = 8 * c; i < 8 * c + 8; ++i) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = 16 * w + g + 8 * h;  // the row in the m64 block; r % 8 = g
-              StShared32(box + r * 128 + (((i % 8) ^ g) * 16) + 4 * tq,
-                         half16::Pack<DTYPE>(alpha * acc[mi][4 * i + 2 * h],
-                                             alpha * acc[mi][4 * i + 2 * h + 1]));
-            }
-          }
+          StoreBox<DTYPE, MI, BN>(box, acc, mi, c, alpha, w, g, tq);
           FenceProxyAsync();
           NamedSync(4 + wg, 128);
           if (wtid == 0) {
@@ -79,8 +91,7 @@ __device__ __forceinline__ void StoreTile(float (&acc)[BM / CONSUMERS / 64][BN /
   if constexpr (EPI == 1 && DTYPE == IN) {
     // EPI (a 16-bit C): where beta is 0, each consumer warpgroup writes
     // alpha * acc, rounded, into its rows of the C tile in shared memory
-    // (64 x 64 boxes in the 128-byte swizzle: 4-byte stores, one row per
-    // lane quad, free of bank conflicts). Where C suits TMA, its thread 0
+    // (64 x 64 boxes, StoreBox). Where C suits TMA, its thread 0
     // stores the boxes by TMA (what lies past M or N clipped) while the
     // next tile's mainloop runs; that thread first waits until the
     // previous tile's stores have read the buffer. Where it does not (N
@@ -97,14 +108,8 @@ __device__ __forceinline__ void StoreTile(float (&acc)[BM / CONSUMERS / 64][BN /
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-        for (int i = 0; i < BN / 8; ++i) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = 16 * w + g + 8 * h;  // the row in the m64 block; r % 8 = g
-            StShared32(mine + (mi * (BN / 64) + i / 8) * 8192 + r * 128 + (((i % 8) ^ g) * 16) + 4 * tq,
-                       half16::Pack<DTYPE>(alpha * acc[mi][4 * i + 2 * h],
-                                           alpha * acc[mi][4 * i + 2 * h + 1]));
-          }
+        for (int c = 0; c < BN / 64; ++c) {
+          StoreBox<DTYPE, MI, BN>(mine + (mi * (BN / 64) + c) * 8192, acc, mi, c, alpha, w, g, tq);
         }
       }
       FenceProxyAsync();
