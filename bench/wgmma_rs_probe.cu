@@ -729,20 +729,27 @@ void LaunchWs(int m, int n, int k, const float* a, const float* b, float* c, cud
 
 // A's tensor map (as the launcher encodes LaunchGeometry.tensor_maps):
 // dims {K, M}, box {32, rows}, 128-byte swizzle.
-CUtensorMap EncodeA(const float* a, int m, int k, int rows) {
+// A 2-D fp32 tensor map over a row-major rows x cols matrix at p, boxes of
+// box_rows x box_cols; exits on failure.
+CUtensorMap EncodeMap(const float* p, int rows, int cols, int box_rows, int box_cols,
+                      CUtensorMapSwizzle swizzle) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(m)};
-  const cuuint64_t strides[1] = {cuuint64_t(k) * 4};
-  const cuuint32_t box[2] = {32, cuuint32_t(rows)}, estr[2] = {1, 1};
-  const CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(a), dims,
-                                            strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(cols) * 4};
+  const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)}, estr[2] = {1, 1};
+  const CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims,
+                                            strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", int(r));
     std::exit(1);
   }
   return map;
+}
+
+// A (M x K): boxes of `rows` rows of 32 k, 128-byte swizzle.
+CUtensorMap EncodeA(const float* a, int m, int k, int rows) {
+  return EncodeMap(a, m, k, rows, 32, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 // The space's WS=1 kernel (sgemm_wgmma_ws, A by TMA).
@@ -776,20 +783,8 @@ void LaunchWsTma(int m, int n, int k, const float* a, const float* b, float* c, 
     attr = true;
   }
   const CUtensorMap map = EncodeA(a, m, k, 256 / MC);
-  CUtensorMap mapb;  // B (K x N): dims {N, K}, box {16, 32}, no swizzle
-  {
-    const cuuint64_t dims[2] = {cuuint64_t(n), cuuint64_t(k)};
-    const cuuint64_t strides[1] = {cuuint64_t(n) * 4};
-    const cuuint32_t box[2] = {16, 32}, estr[2] = {1, 1};
-    const CUresult r = cuTensorMapEncodeTiled(&mapb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(b), dims,
-                                              strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                              CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-      std::fprintf(stderr, "cuTensorMapEncodeTiled (B): %d\n", int(r));
-      std::exit(1);
-    }
-  }
+  // B (K x N): boxes of 32 k rows of 16 columns, no swizzle.
+  const CUtensorMap mapb = EncodeMap(b, k, n, 32, 16, CU_TENSOR_MAP_SWIZZLE_NONE);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3((m / 256) * (n / 128));
   cfg.blockDim = dim3(384);
@@ -868,20 +863,8 @@ void LaunchTmaRs(int m, int n, int k, const float* a, const float* b, float* c, 
     attr = true;
   }
   const CUtensorMap map_a = EncodeA(a, m, k, BM);
-  CUtensorMap map_b;
-  {
-    const cuuint64_t dims[2] = {cuuint64_t(n), cuuint64_t(k)};
-    const cuuint64_t strides[1] = {cuuint64_t(n) * 4};
-    const cuuint32_t box[2] = {32, 32}, estr[2] = {1, 1};
-    const CUresult r = cuTensorMapEncodeTiled(&map_b, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(b), dims,
-                                              strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-      std::fprintf(stderr, "cuTensorMapEncodeTiled (B): %d\n", int(r));
-      std::exit(1);
-    }
-  }
+  // B (K x N): 32 x 32 boxes, 128-byte swizzle.
+  const CUtensorMap map_b = EncodeMap(b, k, n, 32, 32, CU_TENSOR_MAP_SWIZZLE_128B);
   hopper_detail::TensorMap ta, tb;
   static_assert(sizeof(ta) == sizeof(map_a), "128 bytes");
   std::memcpy(&ta, &map_a, sizeof(map_a));
