@@ -121,7 +121,12 @@
 // consumer warpgroup owns BM / CONSUMERS rows of the tile: per K tile it
 // waits on "full", issues BK / 16 x MI wgmma.mma_async m64nBNk16 (A and B
 // from shared memory), commits, waits until one group is pending, and then
-// releases the previous K tile's stage (a lane a warp arrives on "empty").
+// releases the previous K tile's stage: lane 0 of its first warp arrives
+// on "empty", once a warpgroup (wgmma.wait_group completes the
+// warpgroup's wgmmas, whichever warp waits; as CUTLASS's
+// PipelineTmaAsync). One arrival a warpgroup in place of one a warp
+// measured 1.01x over the probe's MCAST set on an H100
+// (bench/results/2026-11-27_h100_gemm16_release/).
 // Without TMA for an operand (see the maps above) all 128 producer threads
 // copy its tile into the same swizzled layout: a unit of 8 elements wholly in
 // range and 4-byte aligned by cp.async (16, 8 or 4 bytes at a time), other
@@ -153,10 +158,11 @@
 // own A tile and B's boxes j = r (mod 2) into both CTAs' stage (TMA
 // multicast, completing on each CTA's "full", which expects the whole
 // stage's bytes). A stage is free once both CTAs' consumers are done with
-// it: each consumer warp arrives on both CTAs' "empty" (lanes 0 and 1, one
-// each). Cluster barriers after the mbarriers' initialization and before
-// exit keep every remote arrival within the peer's lifetime. Where M has an
-// odd number of tile rows, rank 1's last tile row lies past M: it computes
+// it: each consumer warpgroup's first warp arrives on both CTAs' "empty"
+// (lanes 0 and 1, one each). Cluster barriers after the mbarriers'
+// initialization (arrived at there, waited for once each warpgroup has set
+// its registers) and before exit keep every remote arrival within the
+// peer's lifetime. Where M has an odd number of tile rows, rank 1's last tile row lies past M: it computes
 // on TMA's zero fill and stores nothing.
 // SPLITK: rank r of the cluster accumulates its K range and stores the
 // column-block groups g (4 x 8 columns) with g % SPLITK == r. It pushes its
@@ -330,7 +336,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       // arrival); with STAGED the producer's thread 0 (the other
       // operand's TMA bytes, if any).
       MbarInit(full + 8 * s, both || STAGED > 0 ? 1 : 256);
-      MbarInit(empty + 8 * s, CONSUMERS * 4 * (mcast ? MCAST : 1));  // every CTA's consumer warps
+      MbarInit(empty + 8 * s, CONSUMERS * (mcast ? MCAST : 1));  // every CTA's consumer warpgroups
     }
     for (int b = 0; b < STAGED; ++b) {
       MbarInit(raw_full + 8 * b, 128);          // the producer threads' cp.asyncs
@@ -347,7 +353,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     FenceMbarInit();
   }
   if constexpr (MCAST > 1) {
-    ClusterSync();  // the peers' mbarriers before any arrival or multicast
+    // The peers' mbarriers before any arrival or multicast: arrived at
+    // here, waited for by each warpgroup once its registers are set.
+    ClusterArrive();
   } else {
     __syncthreads();
     // SPLITK: the recv_bar initialized before any peer's st.async (the
@@ -359,11 +367,14 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     // Producer warpgroup.
     if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     const int ptid = tid - CT;
+    if (ptid == 0 && both) {
+      PrefetchMap(tma_a);
+      PrefetchMap(tma_b);
+    }
+    if constexpr (MCAST > 1) ClusterWait();
     int it = 0;
     if (both) {
       if (ptid == 0) {
-        PrefetchMap(tma_a);
-        PrefetchMap(tma_b);
         // Stage s of K tile it, and the parity of the "empty" phase to wait
         // for (that of K tile it - STAGES), advanced without division.
         int s = 0;
@@ -447,10 +458,15 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  if constexpr (MCAST > 1) ClusterWait();
   const int lane = tid % 32;
-  // Stage s released by this warp: on this CTA's "empty", or with MCAST on
-  // every CTA's (lane r arrives on rank r's).
+  const bool warp0 = tid % 128 < 32;
+  // Stage s released by this warpgroup, once its wgmmas that read it are
+  // done (wgmma.wait_group: the warpgroup's groups, whichever warp waits),
+  // by its first warp: on this CTA's "empty", or with MCAST on every CTA's
+  // (lane r arrives on rank r's).
   auto release = [&](int s) {
+    if (!warp0) return;
     if (!mcast) {
       if (lane == 0) MbarArrive(empty + 8 * s);
     } else if (lane < MCAST) {
