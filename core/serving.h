@@ -29,6 +29,17 @@ inline constexpr uint64_t kBootstrapSeed = 0x5EED5EEDu;
 /// (issue 17: 0.87x in a separate process), so the margin asks for more
 /// than that.
 inline constexpr double kLegacyMargin = 1.15;
+/// A kernel whose stored median is under kShortKernelMs (ms) is served only
+/// where its interval's low end also reaches kShortKernelMargin. Under ~20
+/// us the speedup depends on the process that runs the kernel and on what
+/// runs around it, beyond what the judging can reproduce: at 512^3 TF32 (10
+/// us) the judging found the served kernel 1.03-1.06x cuBLAS, tunebench's
+/// client processes 0.95-0.98x (nine processes on three H100s), and
+/// sbs_probe, timing the same cubin the client's way in its own process,
+/// 1.03-1.17x; at 27 us and more the judging and tunebench agreed within
+/// 0.03 (bench/results/2026-11-27_h100_tf32_512_judge_vs_client/).
+inline constexpr double kShortKernelMs = 0.020;
+inline constexpr double kShortKernelMargin = 1.05;
 
 /// A speedup (baseline ms / kernel ms, > 1: the kernel is faster) with its
 /// 95% confidence interval over `pairs` paired rounds.
@@ -137,7 +148,9 @@ struct ServingDecision {
 /// - no kernel passed verification (`no_kernel`): the baseline (the daemon
 ///   has such a row only where the baseline is a candidate);
 /// - the family's baseline is no candidate (transpose's copy kernel): the kernel;
-/// - an interval is stored: the kernel iff SurelyFaster, else the baseline;
+/// - an interval is stored: the kernel iff SurelyFaster and, where
+///   kernel_ms is under kShortKernelMs, the interval's low end reaches
+///   kShortKernelMargin; else the baseline;
 /// - the judging ran but computed no speedup (`judging_note`): the baseline;
 /// - neither (a database of schema < 4, an import without an interval): the
 ///   kernel iff baseline_ms >= kLegacyMargin x kernel_ms, or no baseline is

@@ -80,6 +80,32 @@ TEST(Serving, FewerThan30PairsServeTheBaselineHoweverFast) {
   EXPECT_NE(d.reason.find("only 29 pairs"), std::string::npos) << d.reason;
 }
 
+TEST(Serving, AKernelUnder20UsNeedsA5PercentLowEnd) {
+  // 3% faster with little noise: surely faster, but under the margin asked
+  // of kernels shorter than kShortKernelMs.
+  auto [k, b] = Rounds(60, 0.010, 0.0103, 0.002);
+  auto s = BootstrapSpeedup(k, b);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(SurelyFaster(*s));
+  ASSERT_LT(s->low, kShortKernelMargin);
+  ServingInput in{.baseline_is_candidate = true, .kernel_ms = 0.010, .baseline_ms = 0.0103,
+                  .baseline_name = "cuBLAS", .interval = *s, .judging_note = ""};
+  const ServingDecision short_kernel = DecideServing(in);
+  EXPECT_TRUE(short_kernel.use_baseline);
+  EXPECT_NE(short_kernel.reason.find("runs 10.0 us, under the 20 us"), std::string::npos)
+      << short_kernel.reason;
+  // The same speedup at 20 us or longer: served.
+  in.kernel_ms = kShortKernelMs;
+  EXPECT_FALSE(DecideServing(in).use_baseline) << DecideServing(in).reason;
+  // 10% faster at 10 us: its low end passes the margin.
+  auto [k2, b2] = Rounds(60, 0.010, 0.0110, 0.002);
+  auto fast = BootstrapSpeedup(k2, b2);
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  in.kernel_ms = 0.010;
+  in.interval = *fast;
+  EXPECT_FALSE(DecideServing(in).use_baseline) << DecideServing(in).reason;
+}
+
 TEST(Serving, TheIntervalIsReproducibleWithItsSeedAndContainsThePointEstimate) {
   auto [k, b] = Rounds(40, 1.0, 1.02, 0.02, 7);
   auto first = BootstrapSpeedup(k, b);
