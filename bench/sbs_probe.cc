@@ -234,6 +234,11 @@ int main(int argc, char** argv) {
                  "library's: TunedKernel::Sgemm, launch prepared once, tensor maps cached), or both "
                  "(each config twice in the round, as NAME@worker and NAME@client)")
       ->check(CLI::IsMember({"worker", "client", "both"}));
+  bool served = false;
+  app.add_flag("--served", served,
+               "with --race: also the kernel the daemon serves for the problem (GetBest from the "
+               "daemon at the default address; its cubin and config as stored), launched through "
+               "the client library as `served:NAME`, beside the configs built here");
   bool client_flush = false;
   app.add_flag("--client-flush", client_flush,
                "with --race: after each race, the same runs timed as tunebench --side-by-side "
@@ -448,6 +453,18 @@ int main(int argc, char** argv) {
       if (launch != "worker") {
         entries.push_back({launch == "both" ? names[ki] + "@client" : names[ki], ki, true});
       }
+    }
+    if (served) {
+      // The daemon's served kernel: a client-launched entry past the
+      // configs built here (bests only; no worker launch).
+      tuned::Client daemon(tuned::DefaultServerAddress());
+      auto best = daemon.GetBest(problem);
+      Check(best.status(), "GetBest");
+      std::cout << absl::StrFormat("# served: %s (%d-byte cubin)\n",
+                                   best->measurement().config().name(), best->cubin().size());
+      bests.push_back(*best);
+      entries.push_back({"served:" + best->measurement().config().name(), bests.size() - 1, true});
+      if (launch == "worker") launch = "both";  // load_clients loads the bests' clients
     }
     // The client library's kernels (served descriptions, bests), loaded as a client loads them.
     std::vector<tuned::TunedKernel> clients;
