@@ -18,6 +18,10 @@
 
 namespace tuned::bench {
 
+/// The scratch a side-by-side program writes before each run to flush the
+/// L2 (Interleaved): 256 MiB, five times an H100's 50 MiB L2.
+inline constexpr size_t kScratchBytes = size_t{256} << 20;
+
 /// The daemon's best of `problem`: read where it has an exact one (unless
 /// `retune`), else swept first (SubmitSweep, WatchJob) and read after.
 /// The sweep's error, or its job's where it did not end done (INTERNAL with
@@ -35,8 +39,10 @@ inline absl::StatusOr<v1::BestKernel> TunedBest(Client& client, const v1::Proble
 
 /// CUDA-event times (ms) of `rounds` interleaved rounds of `runs` (each run
 /// once a round, in order), each run after a write of `scratch_bytes` at
-/// `scratch` (more than the L2: 256 MiB) to flush it: times[i][r] is run
-/// i's time in round r. A run's error or a CUDA error is returned as is.
+/// `scratch` (more than the L2: kScratchBytes) to flush it, all on the
+/// legacy default stream, the host waiting for each run's stop event before
+/// the next: times[i][r] is run i's time in round r. A run's error or a CUDA
+/// error is returned as is.
 inline absl::StatusOr<std::vector<std::vector<double>>> Interleaved(
     const std::vector<std::function<absl::Status()>>& runs, void* scratch, size_t scratch_bytes,
     int rounds) {

@@ -103,7 +103,7 @@ absl::StatusOr<SideBySide> TimeSideBySide(tuned::v1::BestKernel best, double cop
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   float *a = nullptr, *b = nullptr, *c = nullptr, *ref = nullptr;
   void* scratch = nullptr;
-  const size_t scratch_bytes = size_t{256} << 20;
+  const size_t scratch_bytes = tuned::bench::kScratchBytes;
   struct Free {
     std::vector<void*> ptrs;
     ~Free() {
