@@ -109,11 +109,16 @@ ServingDecision DecideServing(const ServingInput& in) {
     const SpeedupInterval& s = *in.interval;
     const bool short_kernel = in.kernel_ms > 0 && in.kernel_ms < kShortKernelMs;
     if (SurelyFaster(s) && short_kernel && s.low < kShortKernelMargin) {
-      return {true, absl::StrFormat("%s: the kernel runs %.1f us, under the %.0f us where what runs "
-                                    "before it moves the speedup, and its speedup %s does not reach "
-                                    "the %.2fx asked there",
+      return {true, absl::StrFormat("%s: the kernel runs %.1f us, under the %.0f us where the "
+                                    "calling process moves the speedup, and its speedup %s does not "
+                                    "reach the %.2fx asked there",
                                     base, in.kernel_ms * 1e3, kShortKernelMs * 1e3, FormatSpeedup(s),
                                     kShortKernelMargin)};
+    }
+    if (SurelyFaster(s) && s.low < kServingMargin) {
+      return {true, absl::StrFormat("%s: a tie, the kernel's speedup %s does not reach the %.2fx "
+                                    "asked of a kernel",
+                                    base, FormatSpeedup(s), kServingMargin)};
     }
     if (SurelyFaster(s)) {
       return {false, absl::StrCat("the kernel: surely faster than ", base, ", ", FormatSpeedup(s),

@@ -40,6 +40,12 @@ inline constexpr double kLegacyMargin = 1.15;
 /// 0.03 (bench/results/2026-11-27_h100_tf32_512_judge_vs_client/).
 inline constexpr double kShortKernelMs = 0.020;
 inline constexpr double kShortKernelMargin = 1.05;
+/// Any other kernel is served only where its interval's low end reaches
+/// kServingMargin: a tie is served as cuBLAS. At 4096^3 TF32 (370 us) the
+/// judging found a kernel surely faster by a hair (1.00x) and a client
+/// process timed it under 1.00x
+/// (bench/results/2026-11-27_h100_tf32_short_kernel_margin/run/).
+inline constexpr double kServingMargin = 1.01;
 
 /// A speedup (baseline ms / kernel ms, > 1: the kernel is faster) with its
 /// 95% confidence interval over `pairs` paired rounds.
@@ -148,9 +154,9 @@ struct ServingDecision {
 /// - no kernel passed verification (`no_kernel`): the baseline (the daemon
 ///   has such a row only where the baseline is a candidate);
 /// - the family's baseline is no candidate (transpose's copy kernel): the kernel;
-/// - an interval is stored: the kernel iff SurelyFaster and, where
-///   kernel_ms is under kShortKernelMs, the interval's low end reaches
-///   kShortKernelMargin; else the baseline;
+/// - an interval is stored: the kernel iff SurelyFaster and the interval's
+///   low end reaches kServingMargin, or kShortKernelMargin where kernel_ms
+///   is under kShortKernelMs; else the baseline;
 /// - the judging ran but computed no speedup (`judging_note`): the baseline;
 /// - neither (a database of schema < 4, an import without an interval): the
 ///   kernel iff baseline_ms >= kLegacyMargin x kernel_ms, or no baseline is

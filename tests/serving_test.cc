@@ -106,6 +106,20 @@ TEST(Serving, AKernelUnder20UsNeedsA5PercentLowEnd) {
   EXPECT_FALSE(DecideServing(in).use_baseline) << DecideServing(in).reason;
 }
 
+TEST(Serving, ATieIsServedAsTheBaseline) {
+  // 0.5% faster, surely (low noise), at 1 ms: under kServingMargin.
+  auto [k, b] = Rounds(200, 1.0, 1.005, 0.0005);
+  auto s = BootstrapSpeedup(k, b);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(SurelyFaster(*s));
+  ASSERT_LT(s->low, kServingMargin);
+  const ServingDecision d = DecideServing({.baseline_is_candidate = true, .kernel_ms = 1.0,
+                                           .baseline_ms = 1.005, .baseline_name = "cuBLAS",
+                                           .interval = *s, .judging_note = ""});
+  EXPECT_TRUE(d.use_baseline);
+  EXPECT_NE(d.reason.find("a tie"), std::string::npos) << d.reason;
+}
+
 TEST(Serving, TheIntervalIsReproducibleWithItsSeedAndContainsThePointEstimate) {
   auto [k, b] = Rounds(40, 1.0, 1.02, 0.02, 7);
   auto first = BootstrapSpeedup(k, b);
