@@ -161,8 +161,11 @@
 // it: each consumer warpgroup's first warp arrives on both CTAs' "empty"
 // (lanes 0 and 1, one each). Cluster barriers after the mbarriers'
 // initialization (arrived at there, waited for once each warpgroup has set
-// its registers) and before exit keep every remote arrival within the
-// peer's lifetime. Where M has an odd number of tile rows, rank 1's last tile row lies past M: it computes
+// its registers) keeps every remote arrival and multicast after the peer's
+// mbarriers exist; before exit, the producer's tail waits on every stage's
+// "empty" once more (as CUTLASS's producer_tail), so that the peer's
+// arrivals are in, and the consumers' waits on "full" cover the peer's
+// multicast bytes: no cluster barrier at the end. Where M has an odd number of tile rows, rank 1's last tile row lies past M: it computes
 // on TMA's zero fill and stores nothing.
 // SPLITK: rank r of the cluster accumulates its K range and stores the
 // column-block groups g (4 x 8 columns) with g % SPLITK == r. It pushes its
@@ -394,6 +397,15 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
             NextStage<STAGES>(s, phase);
           }
         }
+        if (mcast) {
+          // The producer's tail: every stage's last releases, the peers'
+          // remote arrivals among them, are in before this CTA may exit.
+#pragma unroll 1
+          for (int k = 0; k < STAGES; ++k, ++it) {
+            if (it >= STAGES) MbarWait(empty + 8 * s, phase);
+            NextStage<STAGES>(s, phase);
+          }
+        }
       }
       __syncwarp();
     } else {
@@ -452,7 +464,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         }
       }
     }
-    if constexpr (MCAST > 1) ClusterSync();  // the consumers' (below)
     return;
   }
 
@@ -611,8 +622,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   if constexpr (EPI >= 1) {
     if (tid % 128 == 0) BulkWait0<false>();
   }
-  // MCAST: the peers' arrivals on this CTA's mbarriers are done before it exits.
-  if constexpr (MCAST > 1) ClusterSync();
 #endif
 }
 
