@@ -75,7 +75,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 39u);
+    EXPECT_EQ(space.size(), 40u);
     std::set<std::string> names;
     int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
@@ -91,13 +91,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
-    EXPECT_EQ(wgmma, 23);  // 4 of them STAGED, 10 with MCAST or EPI, 3 split-K
+    EXPECT_EQ(wgmma, 24);  // 4 of them STAGED, 11 with MCAST or EPI, 3 split-K
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              39u);
+              40u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
