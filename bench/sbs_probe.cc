@@ -464,13 +464,12 @@ int main(int argc, char** argv) {
                                    best->measurement().config().name(), best->cubin().size());
       bests.push_back(*best);
       entries.push_back({"served:" + best->measurement().config().name(), bests.size() - 1, true});
-      if (launch == "worker") launch = "both";  // load_clients loads the bests' clients
     }
     // The client library's kernels (served descriptions, bests), loaded as a client loads them.
     std::vector<tuned::TunedKernel> clients;
     auto load_clients = [&] {
       clients.clear();
-      if (launch == "worker") return;
+      if (launch == "worker" && !served) return;  // no client-launched entry
       for (const tuned::v1::BestKernel& best : bests) {
         auto client = tuned::TunedKernel::Load(best);
         Check(client.status(), "client load");

@@ -107,22 +107,21 @@ ServingDecision DecideServing(const ServingInput& in) {
   if (!in.baseline_is_candidate) return {false, "the kernel (the baseline is not served for this family)"};
   if (in.interval) {
     const SpeedupInterval& s = *in.interval;
+    // The margin the interval's low end must reach: more for a short kernel.
     const bool short_kernel = in.kernel_ms > 0 && in.kernel_ms < kShortKernelMs;
-    if (SurelyFaster(s) && short_kernel && s.low < kShortKernelMargin) {
-      return {true, absl::StrFormat("%s: the kernel runs %.1f us, under the %.0f us where the "
-                                    "calling process moves the speedup, and its speedup %s does not "
-                                    "reach the %.2fx asked there",
-                                    base, in.kernel_ms * 1e3, kShortKernelMs * 1e3, FormatSpeedup(s),
-                                    kShortKernelMargin)};
-    }
-    if (SurelyFaster(s) && s.low < kServingMargin) {
-      return {true, absl::StrFormat("%s: a tie, the kernel's speedup %s does not reach the %.2fx "
-                                    "asked of a kernel",
-                                    base, FormatSpeedup(s), kServingMargin)};
-    }
-    if (SurelyFaster(s)) {
+    const double margin = short_kernel ? kShortKernelMargin : kServingMargin;
+    if (SurelyFaster(s) && s.low >= margin) {
       return {false, absl::StrCat("the kernel: surely faster than ", base, ", ", FormatSpeedup(s),
                                   " timed side by side in a fresh process")};
+    }
+    if (SurelyFaster(s)) {
+      const std::string why =
+          short_kernel ? absl::StrFormat("the kernel runs %.1f us, under the %.0f us where the "
+                                         "calling process moves the speedup, and",
+                                         in.kernel_ms * 1e3, kShortKernelMs * 1e3)
+                       : std::string("a tie,");
+      return {true, absl::StrFormat("%s: %s its speedup %s does not reach the %.2fx asked there",
+                                    base, why, FormatSpeedup(s), margin)};
     }
     if (s.pairs < kMinServingPairs) {
       return {true, absl::StrCat(base, ": only ", s.pairs, " pairs timed side by side (", kMinServingPairs,
