@@ -65,23 +65,24 @@ using Kernel = void (*)(int, int, int, float, const unsigned short*, const unsig
 
 struct Config {
   std::string name;
-  int dtype, layout, bm, bn, stages, splitk, persist, threads, mcast;
-  int clusters;  // PERSIST with MCAST > 1: the clusters the device holds at once
+  int dtype, layout, bm, bn, stages, splitk, persist, threads, mcast, mcastn = 1;
+  int clusters;  // PERSIST with a cluster: the clusters the device holds at once
   int promo = -1;  // the maps' L2 promotion (CUtensorMapL2promotion); -1: PROBE_PROMO or 256 B
   size_t smem;
   Kernel fn;
 };
 
 template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2, int RAW = 0,
-          int MC = 1, int EPI = 0>
+          int MC = 1, int EPI = 0, int MCN = 1>
 Config Make() {
   Config c;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s%s%s", BM, BN, ST, G,
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s%s%s%s", BM, BN, ST, G,
                 SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
                 CONS == 1 ? "_c1" : "", RAW ? (std::string("_r") + std::to_string(RAW)).c_str() : "",
                 MC > 1 ? (std::string("_m") + std::to_string(MC)).c_str() : "",
-                EPI ? (std::string("_e") + std::to_string(EPI)).c_str() : "");
+                EPI ? (std::string("_e") + std::to_string(EPI)).c_str() : "",
+                MCN > 1 ? (std::string("_n") + std::to_string(MCN)).c_str() : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -96,17 +97,18 @@ Config Make() {
            size_t(RAW) * ((BM + BN) * 144 + 16) +
            (SK > 1 ? size_t(SK - 1) * ((BN / 32 + SK - 1) / SK) * 128 * BM + 8 : 0);
   c.mcast = MC;
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI>;
+  c.mcastn = MCN;
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI, MCN>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   c.clusters = 0;
-  if (MC > 1) {
+  if (MC * MCN > 1) {
     cudaLaunchConfig_t lc = {};
-    lc.gridDim = dim3(MC * 256, 1, 1);
+    lc.gridDim = dim3(MC * MCN * 256, 1, 1);
     lc.blockDim = dim3(c.threads, 1, 1);
     lc.dynamicSmemBytes = c.smem;
     cudaLaunchAttribute at;
     at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = MC;
+    at.val.clusterDim.x = MC * MCN;
     at.val.clusterDim.y = 1;
     at.val.clusterDim.z = 1;
     lc.attrs = &at;
@@ -185,6 +187,30 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 1>());
     v.push_back(Make<DT, L, 64, 64, 8, 8, 1, 1, 1, 0, 1, 1>());
     v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
+  }
+  return;
+#endif
+#ifdef PROBE_CLUSTER
+  // A multicast along N (MCASTN: the CTAs of a tile row share A) and in
+  // both directions, beside the forms of today's space for the small and
+  // skinny shapes. In every layout: each new form once; in NN the rest.
+  v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1, 2>());
+  v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 1, 2>());
+  v.push_back(Make<DT, L, 64, 64, 8, 8, 1, 0, 1, 0, 1, 1, 4>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 2, 0>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 2, 0, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 64, 64, 8, 8, 1, 0, 1, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 64, 256, 4, 8, 1, 0, 1, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 128, 256, 3, 8, 1, 0, 2, 0, 1, 1, 2>());
   }
   return;
 #endif
@@ -344,7 +370,7 @@ cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   // PROBE_NOTMA=a, b or ab: those operands without a map (copied by the
   // kernel: LoadTileManual, or STAGED's raw buffers).
   const char* notma = std::getenv("PROBE_NOTMA");
-  Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm, cf.promo);
+  Map ma = EncodeMap(p.A, p.dtype, (c.layout & 2) == 0, c.M, c.K, p.lda, cf.bm / cf.mcastn, cf.promo);
   Map mb = EncodeMap(p.B, p.dtype, (c.layout & 1) != 0, c.N, c.K, p.ldb, cf.bn / cf.mcast, cf.promo);
   if (notma && std::strchr(notma, 'a')) std::memset(&ma, 0, sizeof ma);
   if (notma && std::strchr(notma, 'b')) std::memset(&mb, 0, sizeof mb);
@@ -355,9 +381,10 @@ cudaError_t LaunchConfig(const Config& cf, const Problem& p, cudaStream_t s) {
   unsigned short* C = p.C;
   void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C, &ma, &mb, &mc};
   const int tm = (M + cf.bm - 1) / cf.bm;
-  const int tiles = ((tm + cf.mcast - 1) / cf.mcast) * ((N + cf.bn - 1) / cf.bn);  // cluster tiles
-  const int resident = cf.mcast > 1 ? cf.clusters : g_sms;
-  dim3 grid(cf.mcast * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
+  const int tn = (N + cf.bn - 1) / cf.bn, csize = cf.mcast * cf.mcastn;
+  const int tiles = ((tm + cf.mcast - 1) / cf.mcast) * ((tn + cf.mcastn - 1) / cf.mcastn);  // cluster tiles
+  const int resident = csize > 1 ? cf.clusters : g_sms;
+  dim3 grid(csize * (cf.persist ? std::min(tiles, resident) : tiles), 1, cf.splitk);
   return cudaLaunchKernel(reinterpret_cast<const void*>(cf.fn), grid, dim3(cf.threads), args, cf.smem, s);
 }
 
@@ -456,8 +483,9 @@ int main(int argc, char** argv) {
   }
 
   for (const Config& cf : cfgs) {
-    if (cf.mcast > 1 && cf.dtype == 2 && cf.layout == 0)
-      std::printf("%s: %d clusters of %d resident\n", cf.name.c_str(), cf.clusters, cf.mcast);
+    if (cf.mcast * cf.mcastn > 1 && cf.dtype == 2 && cf.layout == 0)
+      std::printf("%s: %d clusters of %d resident\n", cf.name.c_str(), cf.clusters,
+                  cf.mcast * cf.mcastn);
   }
   std::vector<Case> cases;
 #ifdef PROBE_STAGED

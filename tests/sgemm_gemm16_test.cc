@@ -75,7 +75,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 40u);
+    EXPECT_EQ(space.size(), 42u);
     std::set<std::string> names;
     int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
@@ -91,13 +91,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
-    EXPECT_EQ(wgmma, 24);  // 4 of them STAGED, 11 with MCAST or EPI, 3 split-K
+    EXPECT_EQ(wgmma, 26);  // 4 of them STAGED, 13 with MCAST, MCASTN or EPI, 3 split-K
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              40u);
+              42u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
@@ -250,6 +250,27 @@ TEST(Gemm16Family, WgmmaMulticastAndTmaStore) {
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{8, 1, 1}));
   EXPECT_EQ(std::vector<uint32_t>(g.tensor_maps(1).box().begin(), g.tensor_maps(1).box().end()),
             (std::vector<uint32_t>{64, 64}));  // BN / MCAST rows of K-major B
+
+  // MCASTN: a 2 x 2 cluster (rank rm + 2 rn) sharing A along N and B along
+  // M; the instantiation takes MCASTN after EPI.
+  Config grid2 = mc;
+  grid2["MCASTN"] = 2;
+  grid2["EPI"] = 1;
+  EXPECT_EQ(Bf16().ConfigName(grid2), "gemm_bf16_wgmma_128x128x64_s6_g8_c2_m2_e1_n2");
+  EXPECT_EQ(Bf16().Source(grid2).name_expression, "gemm16_wgmma<2,128,128,64,6,8,0,1,0,2,0,2,1,2>");
+  EXPECT_TRUE(Bf16().Check(grid2, d).ok()) << Bf16().Check(grid2, d);
+  // 1000^3: 8 tile rows and 8 columns, 4 x 4 clusters of 4.
+  g = Bf16().Geometry(grid2, {1000, 1000, 1000}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{64, 1, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(g.tensor_maps(0).box().begin(), g.tensor_maps(0).box().end()),
+            (std::vector<uint32_t>{64, 64}));  // BM / MCASTN rows of K-major A
+  // 3 tile columns (N = 300) make 2 cluster tiles a row; 3 rows, 2 cluster rows: 4 clusters.
+  g = Bf16().Geometry(grid2, {300, 300, 64}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{16, 1, 1}));
+  // Persistent: 30 clusters of 4 on 132 SMs.
+  grid2["PERSIST"] = 1;
+  g = Bf16().Geometry(grid2, {4096, 4096, 4096}, d);
+  EXPECT_EQ(Grid(g), (std::vector<uint32_t>{120, 1, 1}));
   Config epi = Wgmma16(128, 64, 8, 1, 1, 2);
   epi["EPI"] = 1;
   EXPECT_EQ(Bf16().Source(epi).name_expression, "gemm16_wgmma<2,128,64,64,8,8,0,1,1,2,0,1,1>");
@@ -269,6 +290,10 @@ TEST(Gemm16Family, WgmmaMulticastAndTmaStore) {
   refused(staged, "MCAST", 2, "nor STAGED");
   refused(Wgmma16(128, 256, 4, 1, 1, 2), "EPI", 1, "shared memory");  // 4 stages and 64 KB of C
   refused(Wgmma16(128, 64, 6, 2, 0, 2), "EPI", 2, "EPI=2");
+  refused(both, "MCASTN", 3, "MCASTN=3 is not one of the supported values");
+  refused(both, "MCASTN", 4, "at most 4; got 8");
+  refused(Wgmma16(128, 64, 6, 2, 0, 2), "MCASTN", 2, "neither SPLITK");
+  refused(staged, "MCASTN", 2, "nor STAGED");
   // EPI 2: two 64 x 64 boxes a consumer warpgroup, so 128x256 keeps 4 stages.
   Config sub = Wgmma16(128, 256, 4, 1, 1, 2);
   sub["EPI"] = 2;

@@ -42,7 +42,7 @@ const std::vector<std::string>& KindParams(int64_t kind) {
   static const std::vector<std::string> simt = {"TM", "TN"};
   static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
   static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS",
-                                                 "STAGED", "MCAST", "EPI"};
+                                                 "STAGED", "MCAST", "EPI", "MCASTN"};
   static const std::vector<std::string> none;
   return kind == kSimt ? simt : kind == kMma ? mma : kind == kWgmma ? wgmma : none;
 }
@@ -106,9 +106,15 @@ class Gemm16FamilyImpl final : public Family {
              "only where a pitch is such",
              0},
             {"MCAST", {1, 2},
-             "wgmma: CTAs of a cluster (__cluster_dims__(MCAST, 1, 1)) whose output tiles are "
-             "stacked along M; each copies its share of their common B tile into all of them by "
-             "TMA multicast, dividing B's traffic from L2 by MCAST (SPLITK 1, STAGED 0 only)",
+             "wgmma: CTAs of a cluster (__cluster_dims__(MCAST * MCASTN, 1, 1)) whose output "
+             "tiles are stacked along M; each copies its share of their common B tile into all "
+             "of them by TMA multicast, dividing B's traffic from L2 by MCAST (SPLITK 1, STAGED "
+             "0 only)",
+             1},
+            {"MCASTN", {1, 2, 4},
+             "wgmma: CTAs of the cluster whose output tiles lie side by side along N, sharing "
+             "their A tile as MCAST's share B; MCAST * MCASTN at most 4 (SPLITK 1, STAGED 0 "
+             "only)",
              1},
             {"EPI", {0, 1, 2},
              "wgmma: the epilogue; 1 = where beta is 0 and C is 16-byte aligned with N a "

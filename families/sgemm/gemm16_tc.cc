@@ -42,7 +42,7 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 }};
 
 /// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS,
-/// MCAST, EPI), BK 64, GROUP 8: the fastest per shape class of the probe on
+/// MCAST, EPI, MCASTN), BK 64, GROUP 8: the fastest per shape class of the probe on
 /// an H100 (bench/results/2026-11-26_h100_gemm16_wgmma_probe/): 128x256 and
 /// 256x128 tiles, persistent and not, for large shapes (0.93-1.01x cuBLAS
 /// from 2048^3 up); 128x128 persistent for mid-size and small-K shapes;
@@ -64,28 +64,34 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// 1; bench/results/2026-11-27_h100_gemm16_epi2/). Then one consumer of
 /// 64x128 with both, the probe's fastest at 1000^3 once MCAST's cluster
 /// lost its exit barrier (0.90x cuBLAS against 0.84x for the suite's
-/// 128x128; bench/results/2026-11-27_h100_gemm16_mcast_tail/).
-constexpr std::array<std::array<int64_t, 8>, 20> kWgmmaConfigs = {{
-    {128, 256, 4, 1, 1, 2, 1, 0},
-    {128, 256, 4, 1, 0, 2, 1, 0},
-    {256, 128, 4, 1, 1, 2, 1, 0},
-    {256, 128, 4, 1, 0, 2, 1, 0},
-    {128, 128, 6, 1, 1, 2, 1, 0},
-    {128, 64, 8, 1, 0, 2, 1, 0},
-    {128, 64, 6, 2, 0, 2, 1, 0},
-    {64, 128, 8, 1, 0, 1, 1, 0},
-    {64, 128, 8, 2, 0, 1, 1, 0},
-    {128, 128, 6, 1, 1, 2, 2, 1},
-    {128, 256, 3, 1, 1, 2, 2, 1},
-    {128, 64, 8, 1, 1, 2, 1, 1},
-    {64, 128, 8, 1, 1, 1, 1, 1},
-    {128, 256, 3, 1, 1, 2, 1, 1},
-    {128, 128, 6, 1, 1, 2, 1, 1},
-    {64, 256, 4, 1, 1, 1, 2, 1},
-    {128, 256, 4, 1, 1, 2, 1, 2},
-    {128, 256, 4, 1, 1, 2, 2, 2},
-    {256, 128, 4, 1, 1, 2, 1, 2},
-    {64, 128, 8, 1, 0, 1, 2, 1},
+/// 128x128; bench/results/2026-11-27_h100_gemm16_mcast_tail/). Then A
+/// multicast along N (MCASTN 2): 128x128 in a 2 x 2 cluster, 0.93x cuBLAS
+/// at 1000^3 in bf16 against 0.90x for 64x128, and 128x64 in two along N
+/// (cuBLAS's own form there), 0.96x in f16 against 0.91x
+/// (bench/results/2026-11-27_h100_gemm16_cluster2d/).
+constexpr std::array<std::array<int64_t, 9>, 22> kWgmmaConfigs = {{
+    {128, 256, 4, 1, 1, 2, 1, 0, 1},
+    {128, 256, 4, 1, 0, 2, 1, 0, 1},
+    {256, 128, 4, 1, 1, 2, 1, 0, 1},
+    {256, 128, 4, 1, 0, 2, 1, 0, 1},
+    {128, 128, 6, 1, 1, 2, 1, 0, 1},
+    {128, 64, 8, 1, 0, 2, 1, 0, 1},
+    {128, 64, 6, 2, 0, 2, 1, 0, 1},
+    {64, 128, 8, 1, 0, 1, 1, 0, 1},
+    {64, 128, 8, 2, 0, 1, 1, 0, 1},
+    {128, 128, 6, 1, 1, 2, 2, 1, 1},
+    {128, 256, 3, 1, 1, 2, 2, 1, 1},
+    {128, 64, 8, 1, 1, 2, 1, 1, 1},
+    {64, 128, 8, 1, 1, 1, 1, 1, 1},
+    {128, 256, 3, 1, 1, 2, 1, 1, 1},
+    {128, 128, 6, 1, 1, 2, 1, 1, 1},
+    {64, 256, 4, 1, 1, 1, 2, 1, 1},
+    {128, 256, 4, 1, 1, 2, 1, 2, 1},
+    {128, 256, 4, 1, 1, 2, 2, 2, 1},
+    {256, 128, 4, 1, 1, 2, 1, 2, 1},
+    {64, 128, 8, 1, 0, 1, 2, 1, 1},
+    {128, 128, 6, 1, 0, 2, 2, 1, 2},
+    {128, 64, 8, 1, 0, 2, 1, 1, 2},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
@@ -228,10 +234,16 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
     return absl::FailedPreconditionError(absl::StrCat(
         "STAGED: the consumers' ", consumers * 16, " segments a pass must divide BM + BN = ", bm + bn));
   }
-  // MCAST's and EPI's values are the parameters' own (Family::Check).
-  if (At1(c, "MCAST") == 2 && (At1(c, "SPLITK") > 1 || staged != 0)) {
-    return absl::FailedPreconditionError(
-        "MCAST=2 (a cluster of two along M) takes neither SPLITK > 1 (a cluster along K) nor STAGED");
+  // MCAST's, MCASTN's and EPI's values are the parameters' own (Family::Check).
+  const int64_t cluster = At1(c, "MCAST") * At1(c, "MCASTN");
+  if (cluster > 4) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MCAST * MCASTN (the multicast cluster's CTAs) is at most 4; got ", cluster));
+  }
+  if (cluster > 1 && (At1(c, "SPLITK") > 1 || staged != 0)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MCAST=", At1(c, "MCAST"), " MCASTN=", At1(c, "MCASTN"),
+        " (a multicast cluster) takes neither SPLITK > 1 (a cluster along K) nor STAGED"));
   }
   if (At1(c, "SPLITK") > 1 && Get(c, "PERSIST") != 0) {
     return absl::FailedPreconditionError("KIND=2 takes PERSIST=1 only with SPLITK=1");
@@ -285,7 +297,8 @@ int64_t At1(const Config& c, const std::string& key) {
 }
 
 void AddTensorCoreSpace(std::vector<Config>& space) {
-  for (const auto& [bm, bn, stages, splitk, persist, consumers, mcast, epi] : kWgmmaConfigs) {
+  for (const auto& [bm, bn, stages, splitk, persist, consumers, mcast, epi, mcastn] :
+       kWgmmaConfigs) {
     Config c = {{"KIND", kWgmma},   {"BM", bm},      {"BN", bn},
                 {"BK", 64},         {"STAGES", stages}, {"GROUP", 8},
                 {"CONSUMERS", consumers}};
@@ -293,6 +306,7 @@ void AddTensorCoreSpace(std::vector<Config>& space) {
     if (persist != 0) c["PERSIST"] = persist;
     if (mcast > 1) c["MCAST"] = mcast;
     if (epi != 0) c["EPI"] = epi;
+    if (mcastn > 1) c["MCASTN"] = mcastn;
     AddOnce(space, c);
   }
   for (const auto& [bm, bn, stages, splitk, persist, staged] : kWgmmaStagedConfigs) {
@@ -336,6 +350,7 @@ std::string TensorCoreName(const Config& config, v1::DType dtype) {
                         Get(config, "STAGED") != 0 ? absl::StrCat("_r", Get(config, "STAGED")) : "",
                         At1(config, "MCAST") > 1 ? absl::StrCat("_m", At1(config, "MCAST")) : "",
                         Get(config, "EPI") != 0 ? absl::StrCat("_e", Get(config, "EPI")) : "",
+                        At1(config, "MCASTN") > 1 ? absl::StrCat("_n", At1(config, "MCASTN")) : "",
                         LayoutSuffix(config));
   }
   return absl::StrCat("gemm_", DTypeText(dtype), "_mma_", Get(config, "BM"), "x", Get(config, "BN"),
@@ -356,15 +371,18 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     s.parts = {"sgemm/sgemm.cuh",       "sgemm/half16.cuh",           "sgemm/hopper.cuh",
                "sgemm/copy16.cuh",      "sgemm/wgmma16_ops.cuh",      "sgemm/wgmma16_epilogue.cuh",
                "sgemm/wgmma16.cuh"};
-    // The trailing parameters STAGED, MCAST, EPI only as far as one is not
-    // its default (the instantiations of the configs without them unchanged).
-    const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0;
+    // The trailing parameters STAGED, MCAST, EPI, MCASTN only as far as one
+    // is not its default (the instantiations of the configs without them
+    // unchanged).
+    const bool mcastn = At1(config, "MCASTN") > 1;
+    const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0 || mcastn;
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
         ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
         At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"),
         Get(config, "STAGED") != 0 || tail ? absl::StrCat(",", Get(config, "STAGED")) : "",
-        tail ? absl::StrCat(",", At1(config, "MCAST"), ",", Get(config, "EPI")) : "", ">");
+        tail ? absl::StrCat(",", At1(config, "MCAST"), ",", Get(config, "EPI")) : "",
+        mcastn ? absl::StrCat(",", At1(config, "MCASTN")) : "", ">");
     s.options = {std::string(kWgmmaArchOption)};
     return s;
   }
@@ -389,15 +407,22 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
     g.set_dynamic_shared_bytes(static_cast<uint32_t>(MmaSharedBytes(config)));
     return g;
   }
-  // Cluster tiles: MCAST output tiles stacked along M. A persistent grid
-  // holds as many clusters as the device runs at once: SMs / MCAST
-  // (cudaOccupancyMaxActiveClusters gave 66 clusters of 2 on 132 SMs,
-  // bench/results/2026-11-27_h200_gemm16_mcast_epi/probe_mcast_epi.log).
+  // Cluster tiles: MCAST x MCASTN output tiles (MCAST along M, MCASTN
+  // along N). A persistent grid holds as many clusters as the device runs
+  // at once: SMs / 2 for clusters of 2 (cudaOccupancyMaxActiveClusters gave
+  // 66 clusters of 2 on 132 SMs,
+  // bench/results/2026-11-27_h200_gemm16_mcast_epi/probe_mcast_epi.log),
+  // and 30 clusters of 4 on an H100's 132
+  // (bench/results/2026-11-27_h100_gemm16_cluster2d/): SMs * 30 / 132 for 4.
   const bool persist = Get(config, "PERSIST") != 0;
-  const int64_t mcast = At1(config, "MCAST");
-  const int64_t units = CeilDiv(CeilDiv(shape[0], bm), mcast) * CeilDiv(shape[1], bn);
-  const int64_t resident = device.sm_count() >= mcast ? device.sm_count() / mcast : units;
-  for (int64_t d : {mcast * (persist ? std::min(units, resident) : units), int64_t{1},
+  const int64_t mcast = At1(config, "MCAST"), mcastn = At1(config, "MCASTN");
+  const int64_t csize = mcast * mcastn;
+  const int64_t units = CeilDiv(CeilDiv(shape[0], bm), mcast) * CeilDiv(CeilDiv(shape[1], bn), mcastn);
+  const int64_t resident = csize >= 4   ? device.sm_count() * 30 / 132
+                           : device.sm_count() >= csize ? device.sm_count() / csize
+                                                        : units;
+  for (int64_t d : {csize * (persist ? std::min(units, std::max<int64_t>(resident, 1)) : units),
+                    int64_t{1},
                     persist ? int64_t{1} : At1(config, "SPLITK")}) {
     g.add_grid(static_cast<uint32_t>(d));
   }
@@ -411,11 +436,12 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   // such a pitch without the copy. At 4097^3 the copies cost 0.10 ms of
   // cuBLAS's 1.02 ms (bench/results/2026-11-27_h100_gemm16_stage/).
   const bool stage = Get(config, "STAGED") == 0;
-  // A: K-major (NN, NT) one box of 64 k x BM rows; M-major (TN, TT) boxes of 64 m x 64 k.
+  // A: K-major (NN, NT) boxes of 64 k x BM / MCASTN rows (a rank's share of
+  // the multicast); M-major (TN, TT) boxes of 64 m x 64 k.
   if (TransposedA(layout)) {
     AddMap(g, kSgemmArgA, after_c, m, k, 64, in, stage);
   } else {
-    AddMap(g, kSgemmArgA, after_c, k, m, bm, in, stage);
+    AddMap(g, kSgemmArgA, after_c, k, m, bm / mcastn, in, stage);
   }
   // B: K-major (NT, TT) boxes of 64 k x BN / MCAST rows (a rank's share of
   // the multicast); N-major (NN, TN) boxes of 64 n x 64 k.

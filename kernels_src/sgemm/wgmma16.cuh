@@ -31,8 +31,8 @@
 // ---------------------------------------------------------------- launch rules
 // template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
 //           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
-//           int MCAST = 1, int EPI = 0, /* defaulted, never given: */
-//           typename sgemm_detail::EnableIf<(the SPLITK and MCAST case), int>::type = 0>
+//           int MCAST = 1, int EPI = 0, int MCASTN = 1, /* defaulted, never given: */
+//           typename sgemm_detail::EnableIf<(the SPLITK and cluster case), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
 //     const unsigned short* B, float beta, half16::CType<DTYPE>* C,   // DTYPE 4, 5: float*
 //     const __grid_constant__ gemm16_detail::TensorMap tma_a,    // parameter 8
@@ -57,10 +57,13 @@
 //   CONSUMERS  1 or 2 consumer warpgroups (2: setmaxnreg moves registers to them)
 //   STAGED     0, 2 or 3 raw buffers for an operand TMA cannot copy (below); needs
 //              (BM + BN) % (16 * CONSUMERS) == 0
-//   MCAST      1, or 2 (SPLITK 1 and STAGED 0 only): a compile-time cluster
-//              __cluster_dims__(2, 1, 1) (launch it plainly) of two CTAs whose tiles are
-//              stacked along M; each copies half of the shared B tile to both by TMA
-//              multicast, halving B's traffic from L2 (below)
+//   MCAST      1, or 2 (SPLITK 1 and STAGED 0 only): CTAs of a cluster whose tiles are
+//              stacked along M; each copies its share of the shared B tile to all of them
+//              by TMA multicast, dividing B's traffic from L2 by MCAST (below)
+//   MCASTN     1, 2 or 4 (SPLITK 1 and STAGED 0 only; MCAST * MCASTN <= 4): CTAs of a
+//              cluster whose tiles lie side by side along N, sharing the A tile likewise.
+//              MCAST * MCASTN > 1 makes a compile-time cluster
+//              __cluster_dims__(MCAST * MCASTN, 1, 1) (launch it plainly)
 //   EPI        0: C stored from registers; 1 or 2 (SPLITK 1 only): where beta is 0 and C
 //              is 16-bit (DTYPE 2, 3), through shared memory. 1: the whole C tile;
 //              where C suits TMA, TMA stores that drain while the next tile's
@@ -76,15 +79,15 @@
 //          of alignment padding, the mbarriers, the raw buffers and theirs, SPLITK's
 //          receive buffer and its mbarrier); above 48 KB it needs
 //          cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
-// Grid:    T = ceil(ceil(M / BM) / MCAST) * ceil(N / BN) cluster tiles (output tiles
-//          with MCAST 1); PERSIST 0: (T * MCAST, 1, SPLITK); PERSIST 1: (MCAST *
-//          min(T, P), 1, 1) with P the clusters of MCAST CTAs the device holds at once
-//          (the SM count with MCAST 1; cudaOccupancyMaxActiveClusters).
+// Grid:    T = ceil(ceil(M / BM) / MCAST) * ceil(ceil(N / BN) / MCASTN) cluster tiles
+//          (output tiles without a cluster), C = MCAST * MCASTN; PERSIST 0: (T * C, 1,
+//          SPLITK); PERSIST 1: (C * min(T, P), 1, 1) with P the clusters of C CTAs the
+//          device holds at once (the SM count with C 1; cudaOccupancyMaxActiveClusters).
 // Tensor maps (cuTensorMapEncodeTiled, rank 2, data type CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
 // for DTYPE 2 / CU_TENSOR_MAP_DATA_TYPE_FLOAT16 for DTYPE 3, element strides {1, 1},
 // interleave NONE, swizzle 128B, L2 promotion 256B, OOB fill NONE (zeros)):
 //   tma_a, on pointer argument 4 (A):
-//     LAYOUT 0, 1 (A K-major):  dims {K, M}, strides {K * 2} bytes, box {64, BM}
+//     LAYOUT 0, 1 (A K-major):  dims {K, M}, strides {K * 2} bytes, box {64, BM / MCASTN}
 //     LAYOUT 2, 3 (A M-major):  dims {M, K}, strides {M * 2} bytes, box {64, 64}
 //   tma_b, on pointer argument 5 (B):
 //     LAYOUT 1, 3 (B K-major):  dims {K, N}, strides {K * 2} bytes, box {64, BN / MCAST}
@@ -148,25 +151,32 @@
 // (bench/results/2026-11-27_h100_gemm16_staged/).
 // PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
 // runs ahead into the next tile's K tiles while the consumers store C.
-// With two consumer warpgroups (MCAST 1, STAGED 0), a last round of tiles
+// With two consumer warpgroups (no cluster, STAGED 0), a last round of tiles
 // that would leave half of the CTAs or more idle goes in halves of WM rows,
 // one a CTA, each computed by that CTA's first consumer warpgroup: 1.03x at
 // 4096x11008x4096 and 1.06x at 5120^3 with 128x256
 // (bench/results/2026-11-27_h100_gemm16_tail/).
-// MCAST 2: the two CTAs of a cluster take the output tiles (2 tm, tn) and
-// (2 tm + 1, tn), which read the same B tile; rank r's producer copies its
-// own A tile and B's boxes j = r (mod 2) into both CTAs' stage (TMA
-// multicast, completing on each CTA's "full", which expects the whole
-// stage's bytes). A stage is free once both CTAs' consumers are done with
-// it: each consumer warpgroup's first warp arrives on both CTAs' "empty"
-// (lanes 0 and 1, one each). Cluster barriers after the mbarriers'
+// MCAST and MCASTN: rank r = rm + MCAST * rn of a cluster takes the output
+// tile (MCAST tm + rm, MCASTN tn + rn). The CTAs of a cluster column (the
+// same rn) read the same B tile, those of a cluster row (the same rm) the
+// same A tile. Rank r's producer copies B's boxes j = rm (mod MCAST) into
+// every CTA of its column and A's boxes j = rn (mod MCASTN) into every CTA
+// of its row (TMA multicast, completing on each CTA's "full", which
+// expects the whole stage's bytes); with MCAST or MCASTN 1 that operand is
+// its own. A stage is free once the consumers of every CTA in its row and
+// column are done with it: each consumer warpgroup's first warp arrives on
+// those CTAs' "empty" (lane l on rank l). A 2 x 2 cluster of 128x128 tiles
+// ran 1000^3 at 0.93x cuBLAS, against 0.90x for the fastest form without
+// it (bf16, H100, bench/results/2026-11-27_h100_gemm16_cluster2d/).
+// Cluster barriers after the mbarriers'
 // initialization (arrived at there, waited for once each warpgroup has set
 // its registers) keeps every remote arrival and multicast after the peer's
 // mbarriers exist; before exit, the producer's tail waits on every stage's
 // "empty" once more (as CUTLASS's producer_tail), so that the peer's
 // arrivals are in, and the consumers' waits on "full" cover the peer's
-// multicast bytes: no cluster barrier at the end. Where M has an odd number of tile rows, rank 1's last tile row lies past M: it computes
-// on TMA's zero fill and stores nothing.
+// multicast bytes: no cluster barrier at the end. Where the tile rows
+// (columns) are not a multiple of MCAST (MCASTN), the last cluster's ranks
+// past M (N) compute on TMA's zero fill and store nothing.
 // SPLITK: rank r of the cluster accumulates its K range and stores the
 // column-block groups g (4 x 8 columns) with g % SPLITK == r. It pushes its
 // fp32 partial sums of every other group into the owner's receive buffer
@@ -185,7 +195,7 @@ namespace gemm16_detail {
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
-          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI>
+          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI, int MCASTN>
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
@@ -209,8 +219,13 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
   static_assert(PERSIST == 0 || SPLITK == 1, "a persistent grid has no split-K");
   static_assert(STAGED == 0 || STAGED == 2 || STAGED == 3, "STAGED 0, 2 or 3 raw buffers");
-  static_assert(MCAST == 1 || (MCAST == 2 && SPLITK == 1 && STAGED == 0),
-                "MCAST 1, or 2 without split-K and STAGED");
+  static_assert((MCAST == 1 || MCAST == 2) && (MCASTN == 1 || MCASTN == 2 || MCASTN == 4) &&
+                    MCAST * MCASTN <= 4,
+                "MCAST 1 or 2, MCASTN 1, 2 or 4, a cluster of at most 4");
+  // The cluster's CTAs: MCAST along M (sharing B) times MCASTN along N
+  // (sharing A).
+  constexpr int MC = MCAST * MCASTN;
+  static_assert(MC == 1 || (SPLITK == 1 && STAGED == 0), "a multicast cluster without split-K and STAGED");
   static_assert(EPI == 0 || ((EPI == 1 || EPI == 2) && SPLITK == 1),
                 "EPI 0, or 1 or 2 without split-K");
   constexpr bool AK = (LAYOUT & 2) == 0;  // A K-major (NN, NT) in shared memory, else M-major
@@ -241,15 +256,16 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   const unsigned recv_bar = raw_empty + 8 * STAGED;  // SPLITK: the peers' partial sums arrived
 
   const int tiles_m = CeilDiv(M, BM), tiles_n = CeilDiv(N, BN);
-  // Cluster tiles: MCAST output tiles stacked along M (tile rows MCAST * tm
-  // + rank, one tile column), rastered in groups of GROUP / MCAST of their
-  // rows. This block's: blockIdx.x / MCAST, and with PERSIST every
-  // (gridDim.x / MCAST)-th after it; the K tiles of stage use are counted
-  // across them.
-  const int tiles_mc = CeilDiv(tiles_m, MCAST), tiles = tiles_mc * tiles_n;
-  const int first = static_cast<int>(blockIdx.x) / MCAST;
-  // The tail in halves (PERSIST, two consumer warpgroups, MCAST 1, SPLITK
-  // 1, STAGED 0): where the last round of tiles would leave at least half
+  // Cluster tiles: MCAST x MCASTN output tiles (tile rows MCAST * tm + rm,
+  // columns MCASTN * tn + rn for the rank rm + MCAST * rn), rastered in
+  // groups of GROUP / MCAST of their rows. This block's: blockIdx.x / MC,
+  // and with PERSIST every (gridDim.x / MC)-th after it; the K tiles of
+  // stage use are counted across them.
+  const int tiles_mc = CeilDiv(tiles_m, MCAST), tiles_nc = CeilDiv(tiles_n, MCASTN);
+  const int tiles = tiles_mc * tiles_nc;
+  const int first = static_cast<int>(blockIdx.x) / MC;
+  // The tail in halves (PERSIST, two consumer warpgroups, no cluster,
+  // STAGED 0): where the last round of tiles would leave at least half
   // of the CTAs idle (rest = tiles mod gridDim.x, 0 < 2 rest <= gridDim.x),
   // its rest tiles become 2 rest units of WM rows each, one a CTA, computed
   // by its first consumer warpgroup alone (the second keeps step through
@@ -257,17 +273,18 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // tile's time instead of a whole one's. Units below `whole` are whole
   // tiles.
   int whole = tiles, units = tiles;
-  if constexpr (PERSIST == 1 && CONSUMERS == 2 && MCAST == 1 && SPLITK == 1 && STAGED == 0) {
+  if constexpr (PERSIST == 1 && CONSUMERS == 2 && MC == 1 && SPLITK == 1 && STAGED == 0) {
     const int rest = tiles % static_cast<int>(gridDim.x);
     if (rest > 0 && 2 * rest <= static_cast<int>(gridDim.x)) {
       whole = tiles - rest;
       units = tiles + rest;
     }
   }
-  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) / MCAST : units;
-  const unsigned crank = MCAST > 1 ? ClusterRank() : 0u;
+  const int tile_step = PERSIST ? static_cast<int>(gridDim.x) / MC : units;
+  const unsigned crank = MC > 1 ? ClusterRank() : 0u;
+  const int rm = static_cast<int>(crank) % MCAST, rn = static_cast<int>(crank) / MCAST;
   // Unit u's first row bm and column bn (a rank's rows may start at or past
-  // M: it computes zeros and stores none); it returns -1 for a whole
+  // M, its columns at or past N: it computes zeros and stores none); it returns -1 for a whole
   // (cluster) tile, else which half of a tail tile u is: 1 starts WM rows
   // on, and the A tile is then copied from there (its rows past the half
   // unused).
@@ -278,9 +295,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       u = whole + (u - whole) / 2;
     }
     int tm, tn;
-    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_n, tm, tn);
-    bm = (tm * MCAST + static_cast<int>(crank)) * BM + (half == 1 ? WM : 0);
-    bn = tn * BN;
+    sgemm_detail::RasterTile<(GROUP + MCAST - 1) / MCAST>(u, tiles_mc, tiles_nc, tm, tn);
+    bm = (tm * MCAST + rm) * BM + (half == 1 ? WM : 0);
+    bn = (tn * MCASTN + rn) * BN;
     return half;
   };
   const int nk_all = CeilDiv(K, BK);
@@ -299,21 +316,34 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   const bool tma_ok_a = MapEncoded(tma_a);
   const bool tma_ok_b = MapEncoded(tma_b);
   const bool both = tma_ok_a && tma_ok_b;
-  // MCAST: rank r copies B's boxes j = r (mod MCAST) into every CTA of the
-  // cluster (the cluster's tiles share their columns), so a stage is free
-  // once every CTA's consumers are done with it. Only where both operands
-  // go by TMA; otherwise each CTA copies its own.
-  const bool mcast = MCAST > 1 && both;
-  // B's boxes: K-major one of BN / MCAST rows (the map's box) per rank,
-  // N-major the 64-column chunks.
-  constexpr int B_BOXES = BKM ? MCAST : BN / 64;
-  // A's boxes: K-major one of BM rows, M-major the 64-row chunks.
-  auto load_a = [&](unsigned sa, int bm, int k0, unsigned bar) {
-    if constexpr (AK) {
-      TmaLoad2d(sa, tma_a, k0, bm, bar);
-    } else {
+  // Multicast: the MCAST CTAs of a tile column (the same rn) share the B
+  // tile, rank rm copying B's boxes j = rm (mod MCAST) into each of them;
+  // the MCASTN CTAs of a tile row (the same rm) share the A tile, rank rn
+  // copying A's boxes j = rn (mod MCASTN). A stage is then free once the
+  // consumers of every CTA that shares a tile with this one are done with
+  // it (this CTA's row and column of the cluster). Only where both
+  // operands go by TMA; otherwise each CTA copies its own.
+  const bool mcast = MC > 1 && both;
+  const bool mcast_a = MCASTN > 1 && both, mcast_b = MCAST > 1 && both;
+  unsigned short mask_a = 0;  // the ranks of this CTA's tile row
 #pragma unroll
-      for (int j = 0; j < BM / 64; ++j) TmaLoad2d(sa + j * 8192, tma_a, bm + 64 * j, k0, bar);
+  for (int n = 0; n < MCASTN; ++n) mask_a |= static_cast<unsigned short>(1u << (rm + MCAST * n));
+  const auto mask_b = static_cast<unsigned short>(((1u << MCAST) - 1) << (MCAST * rn));
+  // B's boxes: K-major one of BN / MCAST rows (the map's box) per rank,
+  // N-major the 64-column chunks. A's: K-major one of BM / MCASTN rows (the
+  // map's box), M-major the 64-row chunks.
+  constexpr int B_BOXES = BKM ? MCAST : BN / 64;
+  constexpr int A_BOXES = AK ? MCASTN : BM / 64;
+  auto load_a = [&](unsigned sa, int bm, int k0, unsigned bar) {
+#pragma unroll
+    for (int j = 0; j < A_BOXES; ++j) {
+      const unsigned dst = sa + j * (A_BYTES / A_BOXES);
+      const int x = AK ? k0 : bm + 64 * j, y = AK ? bm + j * (BM / MCASTN) : k0;
+      if (!mcast_a) {
+        TmaLoad2d(dst, tma_a, x, y, bar);
+      } else if (j % MCASTN == rn) {
+        TmaLoad2dMulticast(dst, tma_a, x, y, bar, mask_a);
+      }
     }
   };
   auto load_b = [&](unsigned sb, int bn, int k0, unsigned bar) {
@@ -321,10 +351,10 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     for (int j = 0; j < B_BOXES; ++j) {
       const unsigned dst = sb + j * (B_BYTES / B_BOXES);
       const int x = BKM ? k0 : bn + 64 * j, y = BKM ? bn + j * (BN / MCAST) : k0;
-      if (!mcast) {
+      if (!mcast_b) {
         TmaLoad2d(dst, tma_b, x, y, bar);
-      } else if (j % MCAST == static_cast<int>(crank)) {
-        TmaLoad2dMulticast(dst, tma_b, x, y, bar, static_cast<unsigned short>((1u << MCAST) - 1));
+      } else if (j % MCAST == rm) {
+        TmaLoad2dMulticast(dst, tma_b, x, y, bar, mask_b);
       }
     }
   };
@@ -339,7 +369,8 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       // arrival); with STAGED the producer's thread 0 (the other
       // operand's TMA bytes, if any).
       MbarInit(full + 8 * s, both || STAGED > 0 ? 1 : 256);
-      MbarInit(empty + 8 * s, CONSUMERS * (mcast ? MCAST : 1));  // every CTA's consumer warpgroups
+      // The consumer warpgroups of every CTA in this one's cluster row and column.
+      MbarInit(empty + 8 * s, CONSUMERS * (mcast ? MCAST + MCASTN - 1 : 1));
     }
     for (int b = 0; b < STAGED; ++b) {
       MbarInit(raw_full + 8 * b, 128);          // the producer threads' cp.asyncs
@@ -355,7 +386,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     }
     FenceMbarInit();
   }
-  if constexpr (MCAST > 1) {
+  if constexpr (MC > 1) {
     // The peers' mbarriers before any arrival or multicast: arrived at
     // here, waited for by each warpgroup once its registers are set.
     ClusterArrive();
@@ -374,7 +405,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       PrefetchMap(tma_a);
       PrefetchMap(tma_b);
     }
-    if constexpr (MCAST > 1) ClusterWait();
+    if constexpr (MC > 1) ClusterWait();
     int it = 0;
     if (both) {
       if (ptid == 0) {
@@ -391,7 +422,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
             if (it >= STAGES) MbarWait(empty + 8 * s, phase);
             const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
             const int k0 = (kt0 + t) * BK;
-            MbarArriveTx(bar, STAGE);  // with MCAST, the peers' boxes of B included
+            MbarArriveTx(bar, STAGE);  // with multicast, the peers' boxes included
             load_a(sa, bm, k0, bar);
             load_b(sb, bn, k0, bar);
             NextStage<STAGES>(s, phase);
@@ -469,18 +500,18 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-  if constexpr (MCAST > 1) ClusterWait();
+  if constexpr (MC > 1) ClusterWait();
   const int lane = tid % 32;
   const bool warp0 = tid % 128 < 32;
   // Stage s released by this warpgroup, once its wgmmas that read it are
   // done (wgmma.wait_group: the warpgroup's groups, whichever warp waits),
-  // by its first warp: on this CTA's "empty", or with MCAST on every CTA's
-  // (lane r arrives on rank r's).
+  // by its first warp: on this CTA's "empty", or in a multicast cluster on
+  // that of every CTA in its cluster row and column (lane r on rank r's).
   auto release = [&](int s) {
     if (!warp0) return;
     if (!mcast) {
       if (lane == 0) MbarArrive(empty + 8 * s);
-    } else if (lane < MCAST) {
+    } else if (lane < MC && (lane % MCAST == rm || lane / MCAST == rn)) {
       MbarArriveCluster(empty + 8 * s, static_cast<unsigned>(lane));
     }
   };
@@ -629,13 +660,13 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 
 // The entry point (see the launch rules at the top). Three definitions (the
 // last template parameter only selects between them): SPLITK > 1 carries the
-// compile-time cluster (1, 1, SPLITK), MCAST > 1 the cluster (MCAST, 1, 1);
-// neither, none (a one-CTA cluster attribute measured up to 20% slower with
+// compile-time cluster (1, 1, SPLITK), MCAST * MCASTN > 1 the cluster
+// (MCAST * MCASTN, 1, 1); neither, none (a one-CTA cluster attribute measured up to 20% slower with
 // PERSIST).
 #define G16_ENTRY(COND, CLUSTER)                                                                    \
   template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,   \
             int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0, int MCAST = 1, int EPI = 0,        \
-            typename sgemm_detail::EnableIf<(COND), int>::type = 0>                                \
+            int MCASTN = 1, typename sgemm_detail::EnableIf<(COND), int>::type = 0>                \
   __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) CLUSTER gemm16_wgmma(                \
       int M, int N, int K, float alpha, const unsigned short* __restrict__ A,                       \
       const unsigned short* __restrict__ B, float beta, half16::CType<DTYPE>* __restrict__ C,       \
@@ -643,10 +674,10 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       const __grid_constant__ gemm16_detail::TensorMap tma_b,                                      \
       const __grid_constant__ gemm16_detail::TensorMap tma_c) {                                    \
     gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS,    \
-                          STAGED, MCAST, EPI>(M, N, K, alpha, A, B, beta, C, &tma_a, &tma_b,      \
-                                              &tma_c);                                              \
+                          STAGED, MCAST, EPI, MCASTN>(M, N, K, alpha, A, B, beta, C, &tma_a,      \
+                                                      &tma_b, &tma_c);                              \
   }
-G16_ENTRY(SPLITK == 1 && MCAST == 1, )
+G16_ENTRY(SPLITK == 1 && MCAST * MCASTN == 1, )
 G16_ENTRY(SPLITK > 1, __cluster_dims__(1, 1, SPLITK))
-G16_ENTRY(SPLITK == 1 && MCAST > 1, __cluster_dims__(MCAST, 1, 1))
+G16_ENTRY(SPLITK == 1 && MCAST * MCASTN > 1, __cluster_dims__(MCAST * MCASTN, 1, 1))
 #undef G16_ENTRY
