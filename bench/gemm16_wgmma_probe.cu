@@ -14,6 +14,8 @@
 //   nvcc ... -DPROBE_MCAST ...           # MCAST 2 (B multicast in a cluster of two) beside
 //                                        # the same tiles without it
 //   nvcc ... -DPROBE_EPI2 ...            # EPI 2 (C a box at a time) beside EPI 1 and 0
+//   nvcc ... -DPROBE_CLUSTER ...         # A multicast along N (MCASTN) and 2 x 2 clusters
+//                                        # beside the forms for small and skinny shapes
 //   nvcc ... -DPROBE_PITCH ...           # the space's configs for small and mid-size shapes
 //   PROBE_PAD=n ...                      # n elements added to lda and ldb (NN cases given
 //                                        # as arguments)
