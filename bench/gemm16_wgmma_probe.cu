@@ -16,6 +16,8 @@
 //   nvcc ... -DPROBE_EPI2 ...            # EPI 2 (C a box at a time) beside EPI 1 and 0
 //   nvcc ... -DPROBE_CLUSTER ...         # A multicast along N (MCASTN) and 2 x 2 clusters
 //                                        # beside the forms for small and skinny shapes
+//   nvcc ... -DPROBE_DEEP ...            # a stage more in place of EPI's C buffer
+//   nvcc ... -DPROBE_TWO_PER_SM ...      # tiles two CTAs to an SM, split-K of large tiles
 //   nvcc ... -DPROBE_PITCH ...           # the space's configs for small and mid-size shapes
 //   PROBE_PAD=n ...                      # n elements added to lda and ldb (NN cases given
 //                                        # as arguments)
@@ -69,6 +71,7 @@ struct Config {
   std::string name;
   int dtype, layout, bm, bn, stages, splitk, persist, threads, mcast, mcastn = 1;
   int clusters;  // PERSIST with a cluster: the clusters the device holds at once
+  int per_sm = 0;  // CTAs an SM holds at once
   int promo = -1;  // the maps' L2 promotion (CUtensorMapL2promotion); -1: PROBE_PROMO or 256 B
   size_t smem;
   Kernel fn;
@@ -103,6 +106,8 @@ Config Make() {
   c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI, MCN>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   c.clusters = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.per_sm, reinterpret_cast<const void*>(c.fn),
+                                                   c.threads, c.smem));
   if (MC * MCN > 1) {
     cudaLaunchConfig_t lc = {};
     lc.gridDim = dim3(MC * MCN * 256, 1, 1);
@@ -176,6 +181,8 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 1, 2, 0, 1, 2>());
     v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 1>());
     v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 2, 2>());
   }
   return;
 #endif
@@ -189,6 +196,43 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 2, 1>());
     v.push_back(Make<DT, L, 64, 64, 8, 8, 1, 1, 1, 0, 1, 1>());
     v.push_back(Make<DT, L, 128, 256, 4, 8, 1, 1>());
+  }
+  return;
+#endif
+#ifdef PROBE_DEEP
+  // One more stage in place of the C buffer (EPI 0), beside EPI 1 and 2,
+  // for the cluster forms of 1000^3.
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 7, 8, 1, 0, 2, 0, 2, 0, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 0, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 2, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 128, 9, 8, 1, 0, 1, 0, 2, 0>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 128, 64, 9, 8, 1, 0, 2, 0, 1, 0, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 128, 9, 8, 1, 0, 1, 0, 1, 0>());
+  }
+  return;
+#endif
+#ifdef PROBE_TWO_PER_SM
+  // Small tiles whose shared memory lets two CTAs share an SM (so that 32
+  // clusters of 4 run at once), and split-K of large tiles, at 1000^3.
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 128, 4, 8, 1, 0, 1, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 3, 8, 1, 0, 1, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 4, 8, 1, 0, 1, 0, 2, 0, 2>());
+    v.push_back(Make<DT, L, 64, 128, 4, 8, 1, 0, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 128, 4, 8, 1, 0, 1, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 4, 8, 1, 0, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 64, 4, 8, 1, 0, 1, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 5, 8, 2, 0>());
+    v.push_back(Make<DT, L, 128, 256, 2, 8, 4, 0>());
+    v.push_back(Make<DT, L, 256, 128, 2, 8, 4, 0>());
   }
   return;
 #endif
@@ -485,9 +529,9 @@ int main(int argc, char** argv) {
   }
 
   for (const Config& cf : cfgs) {
-    if (cf.mcast * cf.mcastn > 1 && cf.dtype == 2 && cf.layout == 0)
-      std::printf("%s: %d clusters of %d resident\n", cf.name.c_str(), cf.clusters,
-                  cf.mcast * cf.mcastn);
+    if (cf.dtype == 2 && cf.layout == 0)
+      std::printf("%s: %d clusters of %d resident, %d CTAs an SM\n", cf.name.c_str(), cf.clusters,
+                  cf.mcast * cf.mcastn, cf.per_sm);
   }
   std::vector<Case> cases;
 #ifdef PROBE_STAGED

@@ -67,7 +67,7 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// 128x128; bench/results/2026-11-27_h100_gemm16_mcast_tail/). Then A
 /// multicast along N (MCASTN 2): 128x128 in a 2 x 2 cluster, 0.93x cuBLAS
 /// at 1000^3 in bf16 against 0.90x for 64x128, and 128x64 in two along N
-/// (cuBLAS's own form there), 0.96x in f16 against 0.91x
+/// (cuBLAS's own form there), 0.96x in f16 against 0.90x
 /// (bench/results/2026-11-27_h100_gemm16_cluster2d/).
 constexpr std::array<std::array<int64_t, 9>, 22> kWgmmaConfigs = {{
     {128, 256, 4, 1, 1, 2, 1, 0, 1},

@@ -106,6 +106,16 @@ __device__ __forceinline__ float4 LdShared4(unsigned addr) {
 __device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+// stmatrix.sync.aligned.m8n8.x4.b16: four 8 x 8 matrices of 16-bit
+// elements; this lane's register j holds row lane / 4, columns 2 (lane %
+// 4) and + 1 of matrix j (the mma / wgmma D fragment's layout), and `addr`
+// is row lane % 8 of matrix lane / 8 (16 bytes).
+__device__ __forceinline__ void StMatrix4(unsigned addr, unsigned r0, unsigned r1, unsigned r2,
+                                          unsigned r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
 __device__ __forceinline__ unsigned LdShared32(unsigned addr) {
   unsigned v;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
