@@ -192,6 +192,29 @@
 
 namespace gemm16_detail {
 
+// One K tile of an operand's tile of R rows (m or n) from row r0 and
+// column k0 into the stage at `dst` (R * 128 bytes), completing on `bar`:
+// K-major one box of R / SHARE rows a rank (the map's box), MN-major the
+// 64-row chunks, each 8 KB. With `multicast`, the rank `rank` of the SHARE
+// CTAs that share the tile copies the boxes j = rank (mod SHARE) into all
+// of them (`mask`); otherwise this CTA copies every box for itself.
+template <bool KMAJOR, int R, int SHARE>
+__device__ __forceinline__ void LoadOperand(unsigned dst, const TensorMap* map, int r0, int k0,
+                                            unsigned bar, bool multicast, int rank,
+                                            unsigned short mask) {
+  constexpr int BOXES = KMAJOR ? SHARE : R / 64;
+#pragma unroll
+  for (int j = 0; j < BOXES; ++j) {
+    const unsigned d = dst + j * (R * 128 / BOXES);
+    const int x = KMAJOR ? k0 : r0 + 64 * j, y = KMAJOR ? r0 + j * (R / SHARE) : k0;
+    if (!multicast) {
+      TmaLoad2d(d, map, x, y, bar);
+    } else if (j % SHARE == rank) {
+      TmaLoad2dMulticast(d, map, x, y, bar, mask);
+    }
+  }
+}
+
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
@@ -329,34 +352,11 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #pragma unroll
   for (int n = 0; n < MCASTN; ++n) mask_a |= static_cast<unsigned short>(1u << (rm + MCAST * n));
   const auto mask_b = static_cast<unsigned short>(((1u << MCAST) - 1) << (MCAST * rn));
-  // B's boxes: K-major one of BN / MCAST rows (the map's box) per rank,
-  // N-major the 64-column chunks. A's: K-major one of BM / MCASTN rows (the
-  // map's box), M-major the 64-row chunks.
-  constexpr int B_BOXES = BKM ? MCAST : BN / 64;
-  constexpr int A_BOXES = AK ? MCASTN : BM / 64;
   auto load_a = [&](unsigned sa, int bm, int k0, unsigned bar) {
-#pragma unroll
-    for (int j = 0; j < A_BOXES; ++j) {
-      const unsigned dst = sa + j * (A_BYTES / A_BOXES);
-      const int x = AK ? k0 : bm + 64 * j, y = AK ? bm + j * (BM / MCASTN) : k0;
-      if (!mcast_a) {
-        TmaLoad2d(dst, tma_a, x, y, bar);
-      } else if (j % MCASTN == rn) {
-        TmaLoad2dMulticast(dst, tma_a, x, y, bar, mask_a);
-      }
-    }
+    LoadOperand<AK, BM, MCASTN>(sa, tma_a, bm, k0, bar, mcast_a, rn, mask_a);
   };
   auto load_b = [&](unsigned sb, int bn, int k0, unsigned bar) {
-#pragma unroll
-    for (int j = 0; j < B_BOXES; ++j) {
-      const unsigned dst = sb + j * (B_BYTES / B_BOXES);
-      const int x = BKM ? k0 : bn + 64 * j, y = BKM ? bn + j * (BN / MCAST) : k0;
-      if (!mcast_b) {
-        TmaLoad2d(dst, tma_b, x, y, bar);
-      } else if (j % MCAST == rm) {
-        TmaLoad2dMulticast(dst, tma_b, x, y, bar, mask_b);
-      }
-    }
+    LoadOperand<BKM, BN, MCAST>(sb, tma_b, bn, k0, bar, mcast_b, rm, mask_b);
   };
 
   // wg through a shuffle: the compiler then knows it is warp-uniform (as
