@@ -203,9 +203,19 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
           NextStage<STAGES>(s, phase);
         }
       }
+      if constexpr (MCAST > 1) {
+        // The producer's tail: every stage's last releases, the peer's
+        // remote arrivals among them, are in before this CTA may exit (no
+        // cluster barrier at the end; gemm16_wgmma's form,
+        // bench/results/2026-11-27_h100_gemm16_mcast_tail/).
+#pragma unroll 1
+        for (int k = 0; k < STAGES; ++k, ++it) {
+          if (it >= STAGES) MbarWait(empty + 8 * s, phase);
+          NextStage<STAGES>(s, phase);
+        }
+      }
     }
     __syncwarp();
-    if constexpr (MCAST > 1) gemm16_detail::ClusterSync();  // the consumers' (below)
     return;
   }
 
@@ -345,8 +355,6 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       }
     }
   }
-  // MCAST: the peer's arrivals on this CTA's mbarriers are done before it exits.
-  if constexpr (MCAST > 1) gemm16_detail::ClusterSync();
 #endif
 }
 
