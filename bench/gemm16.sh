@@ -4,7 +4,7 @@
 # served kernel in its own process beside cuBLAS and cuBLASLt's best of 8,
 # one log per dtype ending in its SUMMARY line. The database is kept in
 # .devdb/ so that a suite split over several calls resumes where it stopped.
-# Usage: [BUNDLE=.bundle] bench/gemm16.sh OUTDIR SHAPES_FILE DTYPE... [-- gemm16bench flags]
+# Usage: [BUNDLE=.bundle] [KEEP_DB=1] bench/gemm16.sh OUTDIR SHAPES_FILE DTYPE... [-- gemm16bench flags]
 #   e.g. bash bench/gemm16.sh $OUT .bundle/shapes.txt bf16 f16
 set -u
 out=$1 shapes=$2; shift 2
@@ -30,4 +30,8 @@ for dtype in "${dtypes[@]}"; do
   echo "# exit $?, $(( $(date +%s) - start )) s wall" >> "$log"
 done
 kill -TERM $daemon; wait $daemon
-cp .devdb/gpu0.db "$out/gpu0.db"
+# KEEP_DB=1: the database into OUTDIR too, to carry into a later call on a
+# fresh machine (the suite resumes). Off by default: it holds every compiled
+# kernel's source, cubin and PTX (838 MB after the 16-bit suite), more than
+# a device call returns.
+if [[ ${KEEP_DB:-0} == 1 ]]; then cp .devdb/gpu0.db "$out/gpu0.db"; fi

@@ -4,7 +4,7 @@
 # .devdb/ so that a suite split over several calls resumes where it stopped.
 # The SM clock is sampled (nvidia-smi, every 500 ms) while the suite runs and
 # summarized in the log (min / median / max MHz).
-# Usage: [BUNDLE=.bundle] [DUMP_RESULTS=1] [MATH=mode] bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
+# Usage: [BUNDLE=.bundle] [KEEP_DB=1] [DUMP_RESULTS=1] [MATH=mode] bench/suite.sh OUTDIR FAMILY SHAPES_FILE [tunebench flags...]
 # (a math mode: pass --math MODE to tunebench, and MATH=MODE for DUMP_RESULTS' dumps)
 set -u
 out=$1 family=$2 shapes=$3; shift 3
@@ -37,4 +37,8 @@ if [[ ${DUMP_RESULTS:-0} == 1 ]]; then
 fi
 sort -n "$out/sm_clock_$family.txt" | awk '{a[NR]=$1} END {if (NR) printf "# SM clock while tuning: min %d, median %d, max %d MHz (%d samples)\n", a[1], a[int((NR+1)/2)], a[NR], NR}' >> "$log"
 kill -TERM $daemon; wait $daemon
-cp .devdb/gpu0.db "$out/gpu0.db"  # to carry into a later call: the suite resumes
+# KEEP_DB=1: the database into OUTDIR too, to carry into a later call on a
+# fresh machine (the suite resumes). Off by default: it holds every compiled
+# kernel's source, cubin and PTX (838 MB after the 16-bit suite), more than
+# a device call returns.
+if [[ ${KEEP_DB:-0} == 1 ]]; then cp .devdb/gpu0.db "$out/gpu0.db"; fi
