@@ -7,6 +7,32 @@
 // with --gpu-architecture=sm_90a. Names: namespace hopper_detail, which the
 // kernels' namespaces bring in (using namespace).
 
+// The accumulator operands of a warpgroup's wgmma m64nN (N / 2 fp32 a
+// thread), for the asm statements of the files compiled after this one
+// (wgmma_tf32.cuh, wgmma16_ops.cuh): HOPPER_WGMMA_D8(d, i) and _D32, the
+// "+f" constraints of d[i..i+7] and d[i..i+31]; HOPPER_WGMMA_REGS_<n>, the
+// operand numbers %0 .. %(n - 1).
+#define HOPPER_WGMMA_D8(d, i)                                                           \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),           \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define HOPPER_WGMMA_D32(d, i)                                                          \
+  HOPPER_WGMMA_D8(d, i), HOPPER_WGMMA_D8(d, i + 8), HOPPER_WGMMA_D8(d, i + 16),         \
+      HOPPER_WGMMA_D8(d, i + 24)
+#define HOPPER_WGMMA_REGS_32                                                            \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "             \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define HOPPER_WGMMA_REGS_64                                                            \
+  HOPPER_WGMMA_REGS_32 ", "                                                             \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "   \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define HOPPER_WGMMA_REGS_128                                                           \
+  HOPPER_WGMMA_REGS_64 ", "                                                             \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "   \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "   \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "    \
+  "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "      \
+  "%123, %124, %125, %126, %127"
+
 namespace hopper_detail {
 
 // The CUtensorMap of cuda.h (128 opaque bytes, 64-byte aligned), which the

@@ -136,29 +136,10 @@ __device__ __forceinline__ unsigned long long Desc(unsigned addr, unsigned lbo, 
 
 // d (+)= A(64 x 16) * B(16 x N); A and B through descriptors; TA / TB the
 // transpose immediates (1: the operand is MN-major in shared memory).
-// G16_D8: eight accumulator operands. G16_WGMMA(N, T, REGS, P, DA, DB, TA, TB):
-// the m64nNk16 instruction for element type T ("bf16", "f16") on the
-// accumulators REGS, descriptors DA and DB, scale-d from the predicate of
-// operand P, and the transposes TA and TB; G16_REGS_<count>: the
-// accumulators' operand numbers, N / 2 of them.
-#define G16_D8(d, i)                                                                   \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),          \
-      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define G16_REGS_32                                                                    \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "            \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define G16_REGS_64                                                                    \
-  G16_REGS_32 ", "                                                                     \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "  \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define G16_REGS_128                                                                   \
-  G16_REGS_64 ", "                                                                     \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "  \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "  \
-  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "   \
-  "%110, %111, "                                                                       \
-  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "     \
-  "%125, %126, %127"
+// G16_WGMMA(N, T, REGS, P, DA, DB, TA, TB): the m64nNk16 instruction for
+// element type T ("bf16", "f16") on the accumulators REGS (hopper.cuh's
+// HOPPER_WGMMA_REGS_<N / 2>), descriptors DA and DB, scale-d from the
+// predicate of operand P, and the transposes TA and TB.
 #define G16_WGMMA(N, T, REGS, P, DA, DB, TA, TB)                                       \
   "{\n.reg .pred p;\nsetp.ne.b32 p, " P ", 0;\n"                                      \
   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." T "." T " {" REGS "}, " DA ", " DB \
@@ -180,8 +161,8 @@ template <int DTYPE, int TA, int TB>
 struct Wgmma<64, DTYPE, TA, TB> {
   static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    G16_RUN(64, G16_REGS_32, "%34", "%32", "%33", "%35", "%36",
-            G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24))
+    G16_RUN(64, HOPPER_WGMMA_REGS_32, "%34", "%32", "%33", "%35", "%36",
+            HOPPER_WGMMA_D8(d, 0), HOPPER_WGMMA_D8(d, 8), HOPPER_WGMMA_D8(d, 16), HOPPER_WGMMA_D8(d, 24))
   }
 };
 
@@ -189,9 +170,9 @@ template <int DTYPE, int TA, int TB>
 struct Wgmma<128, DTYPE, TA, TB> {
   static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    G16_RUN(128, G16_REGS_64, "%66", "%64", "%65", "%67", "%68",
-            G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32),
-            G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56))
+    G16_RUN(128, HOPPER_WGMMA_REGS_64, "%66", "%64", "%65", "%67", "%68",
+            HOPPER_WGMMA_D8(d, 0), HOPPER_WGMMA_D8(d, 8), HOPPER_WGMMA_D8(d, 16), HOPPER_WGMMA_D8(d, 24), HOPPER_WGMMA_D8(d, 32),
+            HOPPER_WGMMA_D8(d, 40), HOPPER_WGMMA_D8(d, 48), HOPPER_WGMMA_D8(d, 56))
   }
 };
 
@@ -199,19 +180,15 @@ template <int DTYPE, int TA, int TB>
 struct Wgmma<256, DTYPE, TA, TB> {
   static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    G16_RUN(256, G16_REGS_128, "%130", "%128", "%129", "%131", "%132",
-            G16_D8(d, 0), G16_D8(d, 8), G16_D8(d, 16), G16_D8(d, 24), G16_D8(d, 32),
-            G16_D8(d, 40), G16_D8(d, 48), G16_D8(d, 56), G16_D8(d, 64), G16_D8(d, 72),
-            G16_D8(d, 80), G16_D8(d, 88), G16_D8(d, 96), G16_D8(d, 104), G16_D8(d, 112),
-            G16_D8(d, 120))
+    G16_RUN(256, HOPPER_WGMMA_REGS_128, "%130", "%128", "%129", "%131", "%132",
+            HOPPER_WGMMA_D8(d, 0), HOPPER_WGMMA_D8(d, 8), HOPPER_WGMMA_D8(d, 16), HOPPER_WGMMA_D8(d, 24), HOPPER_WGMMA_D8(d, 32),
+            HOPPER_WGMMA_D8(d, 40), HOPPER_WGMMA_D8(d, 48), HOPPER_WGMMA_D8(d, 56), HOPPER_WGMMA_D8(d, 64), HOPPER_WGMMA_D8(d, 72),
+            HOPPER_WGMMA_D8(d, 80), HOPPER_WGMMA_D8(d, 88), HOPPER_WGMMA_D8(d, 96), HOPPER_WGMMA_D8(d, 104), HOPPER_WGMMA_D8(d, 112),
+            HOPPER_WGMMA_D8(d, 120))
   }
 };
 #undef G16_RUN
 #undef G16_WGMMA
-#undef G16_REGS_128
-#undef G16_REGS_64
-#undef G16_REGS_32
-#undef G16_D8
 
 // x[i] of (x0, x1, x2, x3) for a run-time i in 0..3, as selects (a
 // dynamically indexed register array would go to local memory).

@@ -136,13 +136,14 @@ using sgemm_detail::SmemAddr;
 using sgemm_mma_detail::Split;
 using namespace hopper_detail;  // NOLINT(build/namespaces): hopper.cuh's primitives
 
-// The 4 x 8 "+f" operands d[i..i+31] of a wgmma's accumulators.
-#define SGEMM_WGMMA_D8(d, i)                                                            \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),           \
-      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define SGEMM_WGMMA_D32(d, i)                                                           \
-  SGEMM_WGMMA_D8(d, i), SGEMM_WGMMA_D8(d, i + 8), SGEMM_WGMMA_D8(d, i + 16),            \
-      SGEMM_WGMMA_D8(d, i + 24)
+// SGEMM_TF32_WGMMA(N, REGS, P, A, B): the m64nNk8 .tf32 instruction on the
+// accumulators REGS (hopper.cuh's HOPPER_WGMMA_REGS_<N / 2>), A (a
+// descriptor, or four registers), the descriptor B, and scale-d from the
+// predicate of operand P.
+#define SGEMM_TF32_WGMMA(N, REGS, P, A, B)                                               \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, " P ", 0;\n"                                         \
+  "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" REGS "}, " A ", " B       \
+  ", p, 1, 1;\n}\n"
 
 // d (+)= A(64 x 8) * B(8 x N) for the warpgroup, A and B through the matrix
 // descriptors a and b; scale_d 0: d = A * B (a fresh accumulator), 1: d +=
@@ -154,14 +155,9 @@ template <>
 struct Wgmma<64> {
   static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1;\n}\n"
-        : SGEMM_WGMMA_D32(d, 0)
-        : "l"(a), "l"(b), "r"(scale_d));
+    asm volatile(SGEMM_TF32_WGMMA(64, HOPPER_WGMMA_REGS_32, "%34", "%32", "%33")
+                 : HOPPER_WGMMA_D32(d, 0)
+                 : "l"(a), "l"(b), "r"(scale_d));
   }
 };
 
@@ -169,16 +165,9 @@ template <>
 struct Wgmma<128> {
   static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1;\n}\n"
-        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32)
-        : "l"(a), "l"(b), "r"(scale_d));
+    asm volatile(SGEMM_TF32_WGMMA(128, HOPPER_WGMMA_REGS_64, "%66", "%64", "%65")
+                 : HOPPER_WGMMA_D32(d, 0), HOPPER_WGMMA_D32(d, 32)
+                 : "l"(a), "l"(b), "r"(scale_d));
   }
 };
 
@@ -186,21 +175,9 @@ template <>
 struct Wgmma<256> {
   static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
-        " %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
-        " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
-        " %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-        " %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125,"
-        " %126, %127"
-        "}, %128, %129, p, 1, 1;\n}\n"
-        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32), SGEMM_WGMMA_D32(d, 64), SGEMM_WGMMA_D32(d, 96)
-        : "l"(a), "l"(b), "r"(scale_d));
+    asm volatile(SGEMM_TF32_WGMMA(256, HOPPER_WGMMA_REGS_128, "%130", "%128", "%129")
+                 : HOPPER_WGMMA_D32(d, 0), HOPPER_WGMMA_D32(d, 32), HOPPER_WGMMA_D32(d, 64), HOPPER_WGMMA_D32(d, 96)
+                 : "l"(a), "l"(b), "r"(scale_d));
   }
 };
 // The register form of wgmma (PTX ISA 9.7.15.5.2: "d, a, b-desc"): d (+)=
@@ -214,14 +191,9 @@ template <>
 struct WgmmaRs<64> {
   static __device__ __forceinline__ void Run(float (&d)[32], const unsigned (&a)[4],
                                              unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-        : SGEMM_WGMMA_D32(d, 0)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+    asm volatile(SGEMM_TF32_WGMMA(64, HOPPER_WGMMA_REGS_32, "%37", "{%32, %33, %34, %35}", "%36")
+                 : HOPPER_WGMMA_D32(d, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
   }
 };
 
@@ -229,16 +201,9 @@ template <>
 struct WgmmaRs<128> {
   static __device__ __forceinline__ void Run(float (&d)[64], const unsigned (&a)[4],
                                              unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+    asm volatile(SGEMM_TF32_WGMMA(128, HOPPER_WGMMA_REGS_64, "%69", "{%64, %65, %66, %67}", "%68")
+                 : HOPPER_WGMMA_D32(d, 0), HOPPER_WGMMA_D32(d, 32)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
   }
 };
 
@@ -246,25 +211,12 @@ template <>
 struct WgmmaRs<256> {
   static __device__ __forceinline__ void Run(float (&d)[128], const unsigned (&a)[4],
                                              unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-        " %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-        " %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-        " %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
-        " %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
-        " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
-        " %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-        " %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125,"
-        " %126, %127"
-        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-        : SGEMM_WGMMA_D32(d, 0), SGEMM_WGMMA_D32(d, 32), SGEMM_WGMMA_D32(d, 64), SGEMM_WGMMA_D32(d, 96)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+    asm volatile(SGEMM_TF32_WGMMA(256, HOPPER_WGMMA_REGS_128, "%133", "{%128, %129, %130, %131}", "%132")
+                 : HOPPER_WGMMA_D32(d, 0), HOPPER_WGMMA_D32(d, 32), HOPPER_WGMMA_D32(d, 64), HOPPER_WGMMA_D32(d, 96)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
   }
 };
-#undef SGEMM_WGMMA_D32
-#undef SGEMM_WGMMA_D8
+#undef SGEMM_TF32_WGMMA
 
 // Byte offset `off` of a row-major tile of ROWB-byte rows, swizzled (see the
 // file comment; the tile starts on a 1024-byte boundary).
