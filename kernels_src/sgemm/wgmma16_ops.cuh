@@ -103,9 +103,6 @@ __device__ __forceinline__ float4 LdShared4(unsigned addr) {
                : "memory");
   return v;
 }
-__device__ __forceinline__ void StShared32(unsigned addr, unsigned v) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
 // stmatrix.sync.aligned.m8n8.x4.b16: four 8 x 8 matrices of 16-bit
 // elements; this lane's register j holds row lane / 4, columns 2 (lane %
 // 4) and + 1 of matrix j (the mma / wgmma D fragment's layout), and `addr`
