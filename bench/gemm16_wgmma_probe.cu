@@ -16,6 +16,7 @@
 //   nvcc ... -DPROBE_EPI2 ...            # EPI 2 (C a box at a time) beside EPI 1 and 0
 //   nvcc ... -DPROBE_CLUSTER ...         # A multicast along N (MCASTN) and 2 x 2 clusters
 //                                        # beside the forms for small and skinny shapes
+//   nvcc ... -DPROBE_ACC ...             # two accumulator sets (ACCS 2) beside one
 //   nvcc ... -DPROBE_DEEP ...            # a stage more in place of EPI's C buffer
 //   nvcc ... -DPROBE_TWO_PER_SM ...      # tiles two CTAs to an SM, split-K of large tiles
 //   nvcc ... -DPROBE_PITCH ...           # the space's configs for small and mid-size shapes
@@ -78,16 +79,17 @@ struct Config {
 };
 
 template <int DT, int L, int BM, int BN, int ST, int G, int SK, int P = 0, int CONS = 2, int RAW = 0,
-          int MC = 1, int EPI = 0, int MCN = 1>
+          int MC = 1, int EPI = 0, int MCN = 1, int ACC = 1>
 Config Make() {
   Config c;
   char buf[80];
-  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s%s%s%s", BM, BN, ST, G,
+  std::snprintf(buf, sizeof buf, "%dx%dx64_s%d_g%d%s%s%s%s%s%s%s%s", BM, BN, ST, G,
                 SK > 1 ? (std::string("_k") + std::to_string(SK)).c_str() : "", P ? "_p" : "",
                 CONS == 1 ? "_c1" : "", RAW ? (std::string("_r") + std::to_string(RAW)).c_str() : "",
                 MC > 1 ? (std::string("_m") + std::to_string(MC)).c_str() : "",
                 EPI ? (std::string("_e") + std::to_string(EPI)).c_str() : "",
-                MCN > 1 ? (std::string("_n") + std::to_string(MCN)).c_str() : "");
+                MCN > 1 ? (std::string("_n") + std::to_string(MCN)).c_str() : "",
+                ACC > 1 ? "_a2" : "");
   c.name = buf;
   c.dtype = DT;
   c.layout = L;
@@ -103,7 +105,7 @@ Config Make() {
            (SK > 1 ? size_t(SK - 1) * ((BN / 32 + SK - 1) / SK) * 128 * BM + 8 : 0);
   c.mcast = MC;
   c.mcastn = MCN;
-  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI, MCN>;
+  c.fn = gemm16_wgmma<DT, BM, BN, 64, ST, G, L, SK, P, CONS, RAW, MC, EPI, MCN, ACC>;
   CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.smem)));
   c.clusters = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.per_sm, reinterpret_cast<const void*>(c.fn),
@@ -233,6 +235,30 @@ void AddLayout(std::vector<Config>& v) {
     v.push_back(Make<DT, L, 128, 128, 5, 8, 2, 0>());
     v.push_back(Make<DT, L, 128, 256, 2, 8, 4, 0>());
     v.push_back(Make<DT, L, 256, 128, 2, 8, 4, 0>());
+  }
+  return;
+#endif
+#ifdef PROBE_ACC
+  // Two accumulator sets (ACCS 2: even and odd K tiles apart) beside one,
+  // for the space's forms of the small and mid-size shapes. In every
+  // layout the new form once; in NN each pair.
+  v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 1, 2, 2>());
+  if constexpr (L == 0) {
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 1, 2>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 0, 1, 2>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 1, 0, 2, 0, 1, 1, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 0, 2, 0, 2, 1, 2, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 0, 1, 0, 2, 1, 1, 2>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 1, 1>());
+    v.push_back(Make<DT, L, 128, 128, 6, 8, 1, 1, 2, 0, 1, 1, 1, 2>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 1>());
+    v.push_back(Make<DT, L, 64, 128, 8, 8, 1, 1, 1, 0, 1, 1, 1, 2>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 2, 0>());
+    v.push_back(Make<DT, L, 128, 64, 8, 8, 2, 0, 2, 0, 1, 0, 1, 2>());
   }
   return;
 #endif

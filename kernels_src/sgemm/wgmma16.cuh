@@ -218,7 +218,7 @@ __device__ __forceinline__ void LoadOperand(unsigned dst, const TensorMap* map, 
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
-          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI, int MCASTN>
+          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI, int MCASTN, int ACCS>
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
@@ -237,6 +237,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   constexpr int MI = WM / 64;  // m64 wgmmas per k16 step
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN 64, 128 or 256");
   static_assert(MI * BN <= 256, "at most 128 fp32 accumulators a thread");
+  static_assert(ACCS == 1 || (ACCS == 2 && MI * BN <= 128), "ACCS 1, or 2 with MI * BN <= 128");
   static_assert(SPLITK >= 1 && SPLITK <= 8, "SPLITK 1..8 (a cluster along K)");
   static_assert(STAGES >= 2, "STAGES >= 2");
   static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST 0 or 1");
@@ -389,12 +390,12 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   if constexpr (MC > 1) {
     // The peers' mbarriers before any arrival or multicast: arrived at
     // here, waited for by each warpgroup once its registers are set.
-    ClusterArrive();
+    ClusterArriveRelaxed();
   } else {
     __syncthreads();
     // SPLITK: the recv_bar initialized before any peer's st.async (the
     // consumers wait after their mainloop).
-    if constexpr (SPLITK > 1) ClusterArrive();
+    if constexpr (SPLITK > 1) ClusterArriveRelaxed();
   }
 
   if (wg == CONSUMERS) {
@@ -550,13 +551,14 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       continue;
     }
     float acc[MI][BN / 2];
+    float acc2[MI][BN / 2];  // ACCS 2: the odd K tiles' sums (unused, and dropped, with ACCS 1)
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-      for (int e = 0; e < BN / 2; ++e) acc[mi][e] = 0.0f;
+      for (int e = 0; e < BN / 2; ++e) acc[mi][e] = acc2[mi][e] = 0.0f;
     }
-#pragma unroll 1
-    for (int t = 0; t < nk; ++t, ++it) {
+    // K tile t into the accumulators d.
+    auto ktile = [&](int t, float(&d)[MI][BN / 2]) {
       const int s = stage;
       const unsigned sa = base + s * STAGE, sb = sa + A_BYTES;
       if constexpr (STAGED > 0) {
@@ -587,7 +589,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
         const unsigned long long db = desc_b0 + stage_d + kk * kStepB;
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
-          Wgmma<BN, IN, AK ? 0 : 1, BKM ? 0 : 1>::Run(acc[mi], desc_a0[mi] + stage_d + kk * kStepA,
+          Wgmma<BN, IN, AK ? 0 : 1, BKM ? 0 : 1>::Run(d[mi], desc_a0[mi] + stage_d + kk * kStepA,
                                                      db, 1);
         }
       }
@@ -596,11 +598,28 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       if (t > 0) release(prev);
       prev = s;
       NextStage<STAGES>(stage, phase);
+      ++it;
+    };
+    // ACCS 2: odd K tiles into acc2, so that a K tile's wgmmas do not wait
+    // on the accumulators of the one before.
+#pragma unroll 1
+    for (int t = 0; t < nk; t += ACCS) {
+      ktile(t, acc);
+      if constexpr (ACCS == 2) {
+        if (t + 1 < nk) ktile(t + 1, acc2);
+      }
     }
     WgmmaWait<0>();
     if (nk > 0) release(prev);
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) Pin(acc[mi]);
+    for (int mi = 0; mi < MI; ++mi) {
+      Pin(acc[mi]);
+      if constexpr (ACCS == 2) {
+        Pin(acc2[mi]);
+#pragma unroll
+        for (int e = 0; e < BN / 2; ++e) acc[mi][e] += acc2[mi][e];
+      }
+    }
 
     if constexpr (SPLITK > 1) {
       // The cluster's CTAs hold partial sums of the same tile over K ranges.
@@ -649,9 +668,13 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     StoreTile<DTYPE, BM, BN, CONSUMERS, SPLITK, EPI>(acc, M, N, alpha, beta, C, tma_c, cbuf, wg, tid,
                                                      bm, bn, rank, ebox);
   }
-  // EPI: the last stores done before the shared memory goes.
+  // EPI: the last stores' reads of shared memory done before it goes.
+  // Their writes to C need no wait: they are visible when the kernel ends,
+  // and waiting for them (wait_group without .read, CCTL.IVALL) took 4-5%
+  // of the warp stall samples at 1000^3 (bf16, H100:
+  // bench/results/2026-11-27_h100_gemm16_start_barrier/).
   if constexpr (EPI >= 1) {
-    if (tid % 128 == 0) BulkWait0<false>();
+    if (tid % 128 == 0) BulkWait0<true>();
   }
 #endif
 }
@@ -666,7 +689,8 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 #define G16_ENTRY(COND, CLUSTER)                                                                    \
   template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK = 1,   \
             int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0, int MCAST = 1, int EPI = 0,        \
-            int MCASTN = 1, typename sgemm_detail::EnableIf<(COND), int>::type = 0>                \
+            int MCASTN = 1, int ACCS = 1,                                                          \
+            typename sgemm_detail::EnableIf<(COND), int>::type = 0>                                \
   __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) CLUSTER gemm16_wgmma(                \
       int M, int N, int K, float alpha, const unsigned short* __restrict__ A,                       \
       const unsigned short* __restrict__ B, float beta, half16::CType<DTYPE>* __restrict__ C,       \
@@ -674,7 +698,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       const __grid_constant__ gemm16_detail::TensorMap tma_b,                                      \
       const __grid_constant__ gemm16_detail::TensorMap tma_c) {                                    \
     gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS,    \
-                          STAGED, MCAST, EPI, MCASTN>(M, N, K, alpha, A, B, beta, C, &tma_a,      \
+                          STAGED, MCAST, EPI, MCASTN, ACCS>(M, N, K, alpha, A, B, beta, C, &tma_a, \
                                                       &tma_b, &tma_c);                              \
   }
 G16_ENTRY(SPLITK == 1 && MCAST * MCASTN == 1, )

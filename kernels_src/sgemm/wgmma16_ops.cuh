@@ -62,22 +62,24 @@ __device__ __forceinline__ void PassStages(unsigned full, int nk, int& stage, un
   }
 }
 
-// ---- clusters (MCAST, SPLITK): rank in the cluster, a full cluster
-// barrier and its two halves, a store into a peer's shared memory.
+// ---- clusters (MCAST, SPLITK): rank in the cluster, the cluster
+// barrier's two halves, a store into a peer's shared memory.
 __device__ __forceinline__ unsigned ClusterRank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
   return r;
 }
-__device__ __forceinline__ void ClusterSync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                   : "memory");
-}
-// The two halves of ClusterSync: arrive (after this thread's writes, such
-// as an mbarrier's initialization), and wait until every thread of the
-// cluster that has not exited has arrived.
-__device__ __forceinline__ void ClusterArrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+// The cluster barrier's two halves. The arrive has no release semantics:
+// it follows the mbarriers' initialization, which
+// fence.mbarrier_init.release.cluster (FenceMbarInit) orders before it
+// (PTX ISA, barrier.cluster and fence.mbarrier_init; CUTLASS's
+// cluster_arrive_relaxed). The release form compiles to MEMBAR.ALL.GPU,
+// which held every CTA of a cluster kernel at its start (5.8% of the warp
+// stall samples of a 128x64 MCASTN 2 kernel at 1000^3, bf16, H100:
+// bench/results/2026-11-27_h100_gemm16_start_barrier/). The wait waits
+// until every thread of the cluster that has not exited has arrived.
+__device__ __forceinline__ void ClusterArriveRelaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void ClusterWait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");

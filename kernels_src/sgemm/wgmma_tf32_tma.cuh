@@ -165,12 +165,14 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     FenceMbarInit();
   }
   if constexpr (MCAST > 1) {
-    gemm16_detail::ClusterSync();  // the peer's mbarriers before any multicast or arrival
+    // The peer's mbarriers before any multicast or arrival.
+    gemm16_detail::ClusterArriveRelaxed();
+    gemm16_detail::ClusterWait();
   } else {
     __syncthreads();
     // KRED: rank 0's recv_bar initialized before any peer's st.async (the
     // peers wait after their mainloop).
-    if constexpr (KRED) gemm16_detail::ClusterArrive();
+    if constexpr (KRED) gemm16_detail::ClusterArriveRelaxed();
   }
 
   if (wg == 2) {
