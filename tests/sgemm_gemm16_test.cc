@@ -75,7 +75,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 42u);
+    EXPECT_EQ(space.size(), 44u);
     std::set<std::string> names;
     int wgmma = 0, mma = 0, simt = 0;
     for (const Config& c : space) {
@@ -91,13 +91,13 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ(*back, c);
     }
-    EXPECT_EQ(wgmma, 26);  // 4 of them STAGED, 13 with MCAST, MCASTN or EPI, 3 split-K
+    EXPECT_EQ(wgmma, 28);  // 4 of them STAGED, 14 with MCAST, MCASTN or EPI, 4 split-K, 2 ACCS 2
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              42u);
+              44u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }
@@ -294,6 +294,15 @@ TEST(Gemm16Family, WgmmaMulticastAndTmaStore) {
   refused(both, "MCASTN", 4, "at most 4; got 8");
   refused(Wgmma16(128, 64, 6, 2, 0, 2), "MCASTN", 2, "neither SPLITK");
   refused(staged, "MCASTN", 2, "nor STAGED");
+  // ACCS 2: the odd K tiles into a second accumulator set; the instantiation
+  // takes it after MCASTN, with the parameters before it at their defaults.
+  Config accs = Wgmma16(128, 64, 8, 2, 0, 2);
+  accs["ACCS"] = 2;
+  EXPECT_TRUE(Bf16().Check(accs, d).ok()) << Bf16().Check(accs, d);
+  EXPECT_EQ(Bf16().ConfigName(accs), "gemm_bf16_wgmma_128x64x64_s8_g8_c2_sk2_a2");
+  EXPECT_EQ(Bf16().Source(accs).name_expression, "gemm16_wgmma<2,128,64,64,8,8,0,2,0,2,0,1,0,1,2>");
+  refused(Wgmma16(128, 128, 6, 1, 1, 2), "ACCS", 3, "ACCS=3 is not one of the supported values");
+  refused(Wgmma16(128, 256, 4, 1, 1, 2), "ACCS", 2, "got 256");  // 2 x 128 accumulators a thread
   // EPI 2: two 64 x 64 boxes a consumer warpgroup, so 128x256 keeps 4 stages.
   Config sub = Wgmma16(128, 256, 4, 1, 1, 2);
   sub["EPI"] = 2;

@@ -42,7 +42,7 @@ const std::vector<std::string>& KindParams(int64_t kind) {
   static const std::vector<std::string> simt = {"TM", "TN"};
   static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
   static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS",
-                                                 "STAGED", "MCAST", "EPI", "MCASTN"};
+                                                 "STAGED", "MCAST", "EPI", "MCASTN", "ACCS"};
   static const std::vector<std::string> none;
   return kind == kSimt ? simt : kind == kMma ? mma : kind == kWgmma ? wgmma : none;
 }
@@ -123,6 +123,11 @@ class Gemm16FamilyImpl final : public Family {
              "consumer warpgroup, a box at a time (0, or otherwise: stores from registers; "
              "SPLITK 1 only)",
              0},
+            {"ACCS", {1, 2},
+             "wgmma: accumulator sets a consumer warpgroup; 2 = the odd K tiles' wgmmas into a "
+             "second set, so that they do not wait on the accumulators of the K tile before "
+             "(the two added before the epilogue; BM / CONSUMERS / 64 * BN at most 128)",
+             1},
             {"LAYOUT", {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT},
              "the problem's operand layouts (tuner.proto Layout), set from the problem, not "
              "searched; a kind that does not handle a layout refuses it (every kind: 0)",

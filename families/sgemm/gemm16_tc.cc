@@ -42,7 +42,7 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 }};
 
 /// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS,
-/// MCAST, EPI, MCASTN), BK 64, GROUP 8: the fastest per shape class of the probe on
+/// MCAST, EPI, MCASTN, ACCS), BK 64, GROUP 8: the fastest per shape class of the probe on
 /// an H100 (bench/results/2026-11-26_h100_gemm16_wgmma_probe/): 128x256 and
 /// 256x128 tiles, persistent and not, for large shapes (0.93-1.01x cuBLAS
 /// from 2048^3 up); 128x128 persistent for mid-size and small-K shapes;
@@ -68,30 +68,36 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 /// multicast along N (MCASTN 2): 128x128 in a 2 x 2 cluster, 0.93x cuBLAS
 /// at 1000^3 in bf16 against 0.90x for 64x128, and 128x64 in two along N
 /// (cuBLAS's own form there), 0.96x in f16 against 0.90x
-/// (bench/results/2026-11-27_h100_gemm16_cluster2d/).
-constexpr std::array<std::array<int64_t, 9>, 22> kWgmmaConfigs = {{
-    {128, 256, 4, 1, 1, 2, 1, 0, 1},
-    {128, 256, 4, 1, 0, 2, 1, 0, 1},
-    {256, 128, 4, 1, 1, 2, 1, 0, 1},
-    {256, 128, 4, 1, 0, 2, 1, 0, 1},
-    {128, 128, 6, 1, 1, 2, 1, 0, 1},
-    {128, 64, 8, 1, 0, 2, 1, 0, 1},
-    {128, 64, 6, 2, 0, 2, 1, 0, 1},
-    {64, 128, 8, 1, 0, 1, 1, 0, 1},
-    {64, 128, 8, 2, 0, 1, 1, 0, 1},
-    {128, 128, 6, 1, 1, 2, 2, 1, 1},
-    {128, 256, 3, 1, 1, 2, 2, 1, 1},
-    {128, 64, 8, 1, 1, 2, 1, 1, 1},
-    {64, 128, 8, 1, 1, 1, 1, 1, 1},
-    {128, 256, 3, 1, 1, 2, 1, 1, 1},
-    {128, 128, 6, 1, 1, 2, 1, 1, 1},
-    {64, 256, 4, 1, 1, 1, 2, 1, 1},
-    {128, 256, 4, 1, 1, 2, 1, 2, 1},
-    {128, 256, 4, 1, 1, 2, 2, 2, 1},
-    {256, 128, 4, 1, 1, 2, 1, 2, 1},
-    {64, 128, 8, 1, 0, 1, 2, 1, 1},
-    {128, 128, 6, 1, 0, 2, 2, 1, 2},
-    {128, 64, 8, 1, 0, 2, 1, 1, 2},
+/// (bench/results/2026-11-27_h100_gemm16_cluster2d/). Then two accumulator
+/// sets (ACCS 2) for the forms of long K loops on few tiles: split-K 2 of
+/// 128x64 at M of 128 (0.99 -> 1.02x cuBLAS at 128x4096x4096) and one
+/// consumer of 64x128 with MCAST and EPI at N of 128 (1.00 -> 1.02x at
+/// 8192x128x8192), bf16 (bench/results/2026-11-27_h100_gemm16_accs/).
+constexpr std::array<std::array<int64_t, 10>, 24> kWgmmaConfigs = {{
+    {128, 256, 4, 1, 1, 2, 1, 0, 1, 1},
+    {128, 256, 4, 1, 0, 2, 1, 0, 1, 1},
+    {256, 128, 4, 1, 1, 2, 1, 0, 1, 1},
+    {256, 128, 4, 1, 0, 2, 1, 0, 1, 1},
+    {128, 128, 6, 1, 1, 2, 1, 0, 1, 1},
+    {128, 64, 8, 1, 0, 2, 1, 0, 1, 1},
+    {128, 64, 6, 2, 0, 2, 1, 0, 1, 1},
+    {64, 128, 8, 1, 0, 1, 1, 0, 1, 1},
+    {64, 128, 8, 2, 0, 1, 1, 0, 1, 1},
+    {128, 128, 6, 1, 1, 2, 2, 1, 1, 1},
+    {128, 256, 3, 1, 1, 2, 2, 1, 1, 1},
+    {128, 64, 8, 1, 1, 2, 1, 1, 1, 1},
+    {64, 128, 8, 1, 1, 1, 1, 1, 1, 1},
+    {128, 256, 3, 1, 1, 2, 1, 1, 1, 1},
+    {128, 128, 6, 1, 1, 2, 1, 1, 1, 1},
+    {64, 256, 4, 1, 1, 1, 2, 1, 1, 1},
+    {128, 256, 4, 1, 1, 2, 1, 2, 1, 1},
+    {128, 256, 4, 1, 1, 2, 2, 2, 1, 1},
+    {256, 128, 4, 1, 1, 2, 1, 2, 1, 1},
+    {64, 128, 8, 1, 0, 1, 2, 1, 1, 1},
+    {128, 128, 6, 1, 0, 2, 2, 1, 2, 1},
+    {128, 64, 8, 1, 0, 2, 1, 1, 2, 1},
+    {128, 64, 8, 2, 0, 2, 1, 0, 1, 2},
+    {64, 128, 8, 1, 0, 1, 2, 1, 1, 2},
 }};
 
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
@@ -245,6 +251,12 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
         "MCAST=", At1(c, "MCAST"), " MCASTN=", At1(c, "MCASTN"),
         " (a multicast cluster) takes neither SPLITK > 1 (a cluster along K) nor STAGED"));
   }
+  // ACCS's values are the parameter's own (Family::Check).
+  if (At1(c, "ACCS") == 2 && mi * bn > 128) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ACCS=2 needs BM / CONSUMERS / 64 * BN <= 128 (two sets of that many / 2 accumulators a "
+        "thread); got ", mi * bn));
+  }
   if (At1(c, "SPLITK") > 1 && Get(c, "PERSIST") != 0) {
     return absl::FailedPreconditionError("KIND=2 takes PERSIST=1 only with SPLITK=1");
   }
@@ -297,7 +309,7 @@ int64_t At1(const Config& c, const std::string& key) {
 }
 
 void AddTensorCoreSpace(std::vector<Config>& space) {
-  for (const auto& [bm, bn, stages, splitk, persist, consumers, mcast, epi, mcastn] :
+  for (const auto& [bm, bn, stages, splitk, persist, consumers, mcast, epi, mcastn, accs] :
        kWgmmaConfigs) {
     Config c = {{"KIND", kWgmma},   {"BM", bm},      {"BN", bn},
                 {"BK", 64},         {"STAGES", stages}, {"GROUP", 8},
@@ -307,6 +319,7 @@ void AddTensorCoreSpace(std::vector<Config>& space) {
     if (mcast > 1) c["MCAST"] = mcast;
     if (epi != 0) c["EPI"] = epi;
     if (mcastn > 1) c["MCASTN"] = mcastn;
+    if (accs > 1) c["ACCS"] = accs;
     AddOnce(space, c);
   }
   for (const auto& [bm, bn, stages, splitk, persist, staged] : kWgmmaStagedConfigs) {
@@ -351,7 +364,7 @@ std::string TensorCoreName(const Config& config, v1::DType dtype) {
                         At1(config, "MCAST") > 1 ? absl::StrCat("_m", At1(config, "MCAST")) : "",
                         Get(config, "EPI") != 0 ? absl::StrCat("_e", Get(config, "EPI")) : "",
                         At1(config, "MCASTN") > 1 ? absl::StrCat("_n", At1(config, "MCASTN")) : "",
-                        LayoutSuffix(config));
+                        At1(config, "ACCS") > 1 ? "_a2" : "", LayoutSuffix(config));
   }
   return absl::StrCat("gemm_", DTypeText(dtype), "_mma_", Get(config, "BM"), "x", Get(config, "BN"),
                       "x", Get(config, "BK"), "_w", Get(config, "WM"), "x", Get(config, "WN"), "_s",
@@ -371,10 +384,11 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
     s.parts = {"sgemm/sgemm.cuh",       "sgemm/half16.cuh",           "sgemm/hopper.cuh",
                "sgemm/copy16.cuh",      "sgemm/wgmma16_ops.cuh",      "sgemm/wgmma16_epilogue.cuh",
                "sgemm/wgmma16.cuh"};
-    // The trailing parameters STAGED, MCAST, EPI, MCASTN only as far as one
-    // is not its default (the instantiations of the configs without them
-    // unchanged).
-    const bool mcastn = At1(config, "MCASTN") > 1;
+    // The trailing parameters STAGED, MCAST, EPI, MCASTN, ACCS only as far
+    // as one is not its default (the instantiations of the configs without
+    // them unchanged).
+    const bool accs = At1(config, "ACCS") > 1;
+    const bool mcastn = At1(config, "MCASTN") > 1 || accs;
     const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0 || mcastn;
     s.name_expression = absl::StrCat(
         "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
@@ -382,7 +396,8 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
         At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"),
         Get(config, "STAGED") != 0 || tail ? absl::StrCat(",", Get(config, "STAGED")) : "",
         tail ? absl::StrCat(",", At1(config, "MCAST"), ",", Get(config, "EPI")) : "",
-        mcastn ? absl::StrCat(",", At1(config, "MCASTN")) : "", ">");
+        mcastn ? absl::StrCat(",", At1(config, "MCASTN")) : "",
+        accs ? absl::StrCat(",", At1(config, "ACCS")) : "", ">");
     s.options = {std::string(kWgmmaArchOption)};
     return s;
   }
