@@ -34,6 +34,10 @@ constexpr int kRetimePasses = 10;
 /// Mixed into the job id for the judging's inputs, so that they differ from
 /// the ones its candidates were verified and timed on.
 constexpr uint64_t kJudgingSeed = 0x9E3779B97F4A7C15ull;
+
+/// Passes on a down-clocked GPU after which the judging stops (the clock
+/// may come back between passes; a power-capped GPU may stay down).
+constexpr int kLowClockPasses = 3;
 }  // namespace
 
 void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime* time) {
@@ -87,6 +91,14 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
   }
   std::set<std::string> retimed;
+  // The configs judged in a pass at full clock. A later pass on a
+  // down-clocked GPU leaves their judging as it is: it reaches no speedup,
+  // and would otherwise rank them after the configs it did not re-time
+  // (TUNED_BEST_ORDER puts judged ones first). At 4096x11008x4096 in f16 on
+  // the H100 that served a kernel judged 0.99x cuBLAS over one judged 1.05x
+  // (bench/results/2026-11-27_h100_gemm16_suite_start_barrier/).
+  std::set<std::string> judged_full_clock;
+  int low_passes = 0;
   // Judged time / search time of each config at its first judging: the
   // judging's conditions (interleaved with the baseline and the other
   // finalists, fresh inputs and process) time the same kernel ~1-2% slower
@@ -120,7 +132,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
       // The geometry GetBest returns for the shape (Family::Geometry on this device).
       kernels.push_back(KernelOf(family, config, shape, device()));
       ms.push_back(m.median_ms());
-      judged.push_back(retimed.count(m.config().name()) != 0);
+      judged.push_back(judged_full_clock.count(m.config().name()) != 0);
     }
     if (top.empty() || !JudgeAgain(ms, judged, factor, clock_low_seen)) return;
     // The cubins stored with the measurements: what GetBest serves.
@@ -159,6 +171,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
     const auto& r = response->retimed();
     clock_low_seen |= r.clock_low();
+    if (r.clock_low()) ++low_passes;
     const std::vector<double> baseline_samples(r.baseline_samples().begin(), r.baseline_samples().end());
     // Timed warm too (a problem within half the L2): the slower of the two
     // speedups is stored (SlowerSpeedup).
@@ -222,6 +235,12 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
           decided.empty() ? "" : absl::StrCat("; speedup ", decided));
       const Store::Retimed time{.median_ms = ms, .metric = MetricOf(family, shape, ms), .note = note,
                                 .baseline_ms = r.clock_low() ? 0 : r.baseline_ms()};
+      if (r.clock_low() && judged_full_clock.count(name) != 0) {
+        spdlog::info("job {}: {} keeps its judging at full clock ({:.4f} ms in this pass, {} MHz)",
+                     job.id(), name, ms, r.sm_clock_mhz());
+        continue;
+      }
+      if (!r.clock_low()) judged_full_clock.insert(name);
       if (auto s = store_->SetJudged(job.id(), name, time, judged); !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
@@ -243,6 +262,11 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
       }
     }
     NotifyChange();
+    if (low_passes >= kLowClockPasses) {
+      spdlog::warn("job {}: judging stopped after {} passes on a down-clocked GPU", job.id(),
+                   low_passes);
+      return;
+    }
   }
 }
 
