@@ -91,12 +91,14 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
   }
   std::set<std::string> retimed;
-  // The configs judged in a pass at full clock. A later pass on a
-  // down-clocked GPU leaves their judging as it is: it reaches no speedup,
-  // and would otherwise rank them after the configs it did not re-time
-  // (TUNED_BEST_ORDER puts judged ones first). At 4096x11008x4096 in f16 on
-  // the H100 that served a kernel judged 0.99x cuBLAS over one judged 1.05x
-  // (bench/results/2026-11-27_h100_gemm16_suite_start_barrier/).
+  // The configs judged in a pass at full clock. A pass on a down-clocked
+  // GPU changes no config's time or judging: it reaches no speedup, and its
+  // times, slower than the search's, would rank the configs it re-timed
+  // after those it did not (TUNED_BEST_ORDER: judged ones first, then by
+  // time). At 4096x11008x4096 in f16 on the H100, where the power cap holds
+  // the clock down, that took a kernel judged 0.99x cuBLAS over one judged
+  // 1.05x, and with every pass down-clocked one 5% slower than the search's
+  // fastest (bench/results/2026-11-27_h100_gemm16_suite_start_barrier/).
   std::set<std::string> judged_full_clock;
   int low_passes = 0;
   // Judged time / search time of each config at its first judging: the
@@ -226,21 +228,32 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
           }
         }
       }
-      const std::string note = absl::StrFormat(
-          "judged at the job's end in a fresh worker process with its top %d and %s, interleaved, "
-          "%d rounds in %d segments%s (before: %.4f ms)%s%s",
-          static_cast<int>(top.size()), base, r.rounds(), std::max(r.segments(), 1),
-          warm ? ", L2 flushed and warm" : "", top[i].median_ms(),
-          r.clock_low() ? absl::StrCat("; clock low: ", r.sm_clock_mhz(), " MHz") : "",
-          decided.empty() ? "" : absl::StrCat("; speedup ", decided));
-      const Store::Retimed time{.median_ms = ms, .metric = MetricOf(family, shape, ms), .note = note,
-                                .baseline_ms = r.clock_low() ? 0 : r.baseline_ms()};
-      if (r.clock_low() && judged_full_clock.count(name) != 0) {
-        spdlog::info("job {}: {} keeps its judging at full clock ({:.4f} ms in this pass, {} MHz)",
-                     job.id(), name, ms, r.sm_clock_mhz());
+      if (r.clock_low()) {
+        // No speedup, and a time slower than the search's for every
+        // config: the config keeps its judging at full clock if it has
+        // one, else its search time with this pass's note, so that it
+        // still ranks against the configs the judging did not re-time.
+        if (judged_full_clock.count(name) != 0) {
+          spdlog::info("job {}: {} keeps its judging at full clock ({:.4f} ms in this pass, {} MHz)",
+                       job.id(), name, ms, r.sm_clock_mhz());
+        } else {
+          if (auto s = store_->SetSpeedup(job.id(), name, judged); !s.ok()) {
+            spdlog::warn("job {}: {}", job.id(), s.ToString());
+          }
+          spdlog::info("job {}: {} keeps its search time {:.4f} ms ({:.4f} ms in this pass): {}",
+                       job.id(), name, top[i].median_ms(), ms, low_clock);
+        }
         continue;
       }
-      if (!r.clock_low()) judged_full_clock.insert(name);
+      const std::string note = absl::StrFormat(
+          "judged at the job's end in a fresh worker process with its top %d and %s, interleaved, "
+          "%d rounds in %d segments%s (before: %.4f ms)%s",
+          static_cast<int>(top.size()), base, r.rounds(), std::max(r.segments(), 1),
+          warm ? ", L2 flushed and warm" : "", top[i].median_ms(),
+          decided.empty() ? "" : absl::StrCat("; speedup ", decided));
+      const Store::Retimed time{.median_ms = ms, .metric = MetricOf(family, shape, ms), .note = note,
+                                .baseline_ms = r.baseline_ms()};
+      judged_full_clock.insert(name);
       if (auto s = store_->SetJudged(job.id(), name, time, judged); !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
