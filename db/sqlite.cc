@@ -143,7 +143,8 @@ class SqliteDatabase final : public Database {
         static const std::map<int64_t, const char*> migrations = {
             {1, embedded::kSqliteMigration2Sql}, {2, embedded::kSqliteMigration3Sql},
             {3, embedded::kSqliteMigration4Sql}, {4, embedded::kSqliteMigration5Sql},
-            {5, embedded::kSqliteMigration6Sql}, {6, embedded::kSqliteMigration7Sql}};
+            {5, embedded::kSqliteMigration6Sql}, {6, embedded::kSqliteMigration7Sql},
+            {7, embedded::kSqliteMigration8Sql}};
         for (int64_t v = *version; v < Store::kSchemaVersion; ++v) {
           auto it = migrations.find(v);
           if (it == migrations.end()) {

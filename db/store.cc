@@ -4,7 +4,8 @@
 // This file: the helpers of store_internal.h, transactions, opening, and
 // device kinds; the fleet in store_fleet.cc, jobs in store_jobs.cc,
 // measurements and bests in store_measurements.cc, the compile cache and
-// crashes in store_cache.cc, the finalists' judging in store_judging.cc.
+// crashes in store_cache.cc, the kernel sources that binaries and the cache
+// share in store_sources.cc, the finalists' judging in store_judging.cc.
 #include "db/store.h"
 
 #include <map>
@@ -120,6 +121,8 @@ int64_t Digest(std::initializer_list<std::string_view> fields) {
 
 int64_t Digest(const KernelBinary& b) { return Digest({b.source, b.entry, b.cubin, b.ptx, b.log}); }
 
+int64_t SourceDigest(std::string_view text) { return Digest({text}); }
+
 int64_t Digest(const CompileKey& k) {
   return Digest({k.source, k.name_expression, k.options, k.arch, k.nvrtc_version});
 }
@@ -165,7 +168,9 @@ Store::~Store() = default;
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& url) {
   auto db = Database::Open(url);
   if (!db.ok()) return db.status();
-  return std::make_unique<Store>(*std::move(db));
+  auto store = std::make_unique<Store>(*std::move(db));
+  TUNED_RETURN_IF_ERROR(store->FillSourceDigests());
+  return store;
 }
 
 absl::StatusOr<int64_t> Store::UpsertDevice(const v1::Device& d) {

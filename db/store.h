@@ -173,11 +173,12 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   /// Opens the database named by `url` (Database::Open: a path,
-  /// sqlite:///path or postgresql://...) and applies or migrates its schema.
-  /// Errors: Database::Open's.
+  /// sqlite:///path or postgresql://...), applies or migrates its schema,
+  /// and fills in the digests of the kernel sources that migration 8 moved
+  /// (FillSourceDigests). Errors: Database::Open's, the database's.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& url);
   explicit Store(std::unique_ptr<Database> db);
   ~Store();
@@ -384,6 +385,16 @@ class Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Job> LoadJob(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> InsertBinary(const KernelBinary& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Kernel sources (store_sources.cc). The id of the row of `text` in
+  /// `sources`, inserted if new: each distinct text is stored once.
+  absl::StatusOr<int64_t> InsertSource(std::string_view text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// The id of the row of `text` (whose SourceDigest is `digest`), if any.
+  absl::StatusOr<std::optional<int64_t>> FindSource(std::string_view text, int64_t digest)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Sets the digest of each source that has none (the texts migration 8
+  /// moved), unless another text holds it. Each row in a statement of its
+  /// own: daemons that open the database together may run it at once.
+  absl::Status FillSourceDigests() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<int> CrashCountLocked(int64_t device_id, std::string_view family_key,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Best() without the cache: the SQL.

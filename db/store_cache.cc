@@ -16,9 +16,10 @@ absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKe
   absl::MutexLock lock(&mu_);
   auto q = Query(
       "SELECT c.ok, c.message, c.registers, c.local_bytes, c.compile_ms, "
-      "b.source, b.entry, b.cubin, b.ptx, b.log "
-      "FROM compiled c LEFT JOIN binaries b ON b.id = c.binary_id "
-      "WHERE c.digest = ?1 AND c.source = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
+      "bs.text, b.entry, b.cubin, b.ptx, b.log "
+      "FROM compiled c JOIN sources s ON s.id = c.source_id "
+      "LEFT JOIN binaries b ON b.id = c.binary_id LEFT JOIN sources bs ON bs.id = b.source_id "
+      "WHERE c.digest = ?1 AND s.text = ?2 AND c.name_expression = ?3 AND c.options = ?4 "
       "AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1",
       Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
   if (!q.ok()) return q.status();
@@ -36,8 +37,9 @@ absl::StatusOr<std::optional<CompiledRow>> Store::LookupCompiled(const CompileKe
 absl::StatusOr<bool> Store::HasCompiled(const CompileKey& k) {
   absl::MutexLock lock(&mu_);
   auto q = Query(
-      "SELECT 1 FROM compiled WHERE digest = ?1 AND source = ?2 AND name_expression = ?3 "
-      "AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 LIMIT 1",
+      "SELECT 1 FROM compiled c JOIN sources s ON s.id = c.source_id WHERE c.digest = ?1 "
+      "AND s.text = ?2 AND c.name_expression = ?3 AND c.options = ?4 AND c.arch = ?5 "
+      "AND c.nvrtc_version = ?6 LIMIT 1",
       Digest(k), k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
   if (!q.ok()) return q.status();
   return !q->empty();
@@ -47,9 +49,9 @@ absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
   absl::MutexLock lock(&mu_);
   return InTxn(false, [&]() -> absl::Status {
     const int64_t digest = Digest(k);
-    auto find = Query("SELECT id FROM compiled WHERE digest = ?1 AND source = ?2 AND "
-                      "name_expression = ?3 AND options = ?4 AND arch = ?5 AND nvrtc_version = ?6 "
-                      "LIMIT 1",
+    auto find = Query("SELECT c.id FROM compiled c JOIN sources s ON s.id = c.source_id "
+                      "WHERE c.digest = ?1 AND s.text = ?2 AND c.name_expression = ?3 "
+                      "AND c.options = ?4 AND c.arch = ?5 AND c.nvrtc_version = ?6 LIMIT 1",
                       digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version);
     if (!find.ok()) return find.status();
     if (!find->empty()) return absl::OkStatus();  // cached already (idempotent)
@@ -59,10 +61,12 @@ absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
       if (!id.ok()) return id.status();
       binary_id = *id;
     }
-    return Query("INSERT INTO compiled (digest, source, name_expression, options, arch, "
+    auto source_id = InsertSource(k.source);
+    if (!source_id.ok()) return source_id.status();
+    return Query("INSERT INTO compiled (digest, source_id, name_expression, options, arch, "
                  "nvrtc_version, ok, message, binary_id, registers, local_bytes, compile_ms, "
                  "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                 digest, k.source, k.name_expression, k.options, k.arch, k.nvrtc_version, r.ok,
+                 digest, *source_id, k.name_expression, k.options, k.arch, k.nvrtc_version, r.ok,
                  r.message, binary_id, r.registers, r.local_bytes, r.compile_ms, NowUnix())
         .status();
   });

@@ -98,6 +98,8 @@ absl::Status ParseParams(absl::string_view text, v1::KernelConfig* c);
 int64_t Digest(std::initializer_list<std::string_view> fields);
 int64_t Digest(const KernelBinary& b);
 int64_t Digest(const CompileKey& k);
+/// A kernel source's digest (sources.digest): Digest of its text alone.
+int64_t SourceDigest(std::string_view text);
 
 constexpr char kOk[] = "MEASUREMENT_OK";
 

@@ -164,12 +164,12 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
   absl::MutexLock lock(&mu_);
   auto q =
       Query("SELECT " TUNED_MEASUREMENT_COLS
-            ", b.id, b.source, b.entry, b.cubin, b.ptx, b.log, "
+            ", b.id, s.text, b.entry, b.cubin, b.ptx, b.log, "
             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
             "FROM measurements m "
             "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
-            "LEFT JOIN daemons d ON d.id = m.daemon_id "
+            "LEFT JOIN sources s ON s.id = b.source_id LEFT JOIN daemons d ON d.id = m.daemon_id "
             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
             "AND m.status = ?5 AND m.math = ?6 AND m.layout = ?7 " TUNED_BEST_ORDER " LIMIT 1",
             device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
@@ -252,15 +252,17 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
 }
 
 absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
+  auto source_id = InsertSource(b.source);
+  if (!source_id.ok()) return source_id.status();
   const int64_t digest = Digest(b);
-  auto find = Query("SELECT id FROM binaries WHERE digest = ?1 AND source = ?2 AND entry = ?3 "
+  auto find = Query("SELECT id FROM binaries WHERE digest = ?1 AND source_id = ?2 AND entry = ?3 "
                     "AND cubin = ?4 AND ptx = ?5 AND log = ?6 LIMIT 1",
-                    digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+                    digest, *source_id, b.entry, Blob{b.cubin}, b.ptx, b.log);
   if (!find.ok()) return find.status();
   if (!find->empty()) return find->Int(0, 0);
-  auto insert = Query("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
+  auto insert = Query("INSERT INTO binaries (digest, source_id, entry, cubin, ptx, log) "
                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-                      digest, b.source, b.entry, Blob{b.cubin}, b.ptx, b.log);
+                      digest, *source_id, b.entry, Blob{b.cubin}, b.ptx, b.log);
   if (!insert.ok()) return insert.status();
   if (insert->empty()) return absl::InternalError("binary insert returned no id");
   return insert->Int(0, 0);
@@ -268,8 +270,9 @@ absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
 
 absl::StatusOr<KernelBinary> Store::MeasurementBinary(int64_t job_id, std::string_view config) {
   absl::MutexLock lock(&mu_);
-  auto q = Query("SELECT b.source, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
-                 "JOIN binaries b ON b.id = m.binary_id WHERE m.job_id = ?1 AND m.config = ?2",
+  auto q = Query("SELECT s.text, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
+                 "JOIN binaries b ON b.id = m.binary_id JOIN sources s ON s.id = b.source_id "
+                 "WHERE m.job_id = ?1 AND m.config = ?2",
                  job_id, config);
   if (!q.ok()) return q.status();
   if (q->empty()) {

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/pg_server.h"
+#include "tests/schema_v7.h"
 
 namespace tuned {
 namespace {
@@ -480,11 +481,20 @@ TEST_F(PostgresTest, NewerSchemaIsRefused) {
       << db.status();
 }
 
+/// The statements of SchemaSevenBinaryTables on PostgreSQL, as one text.
+std::string PostgresSchemaSevenBinaryTables() {
+  std::string sql;
+  for (const std::string& s : SchemaSevenBinaryTables("postgresql")) absl::StrAppend(&sql, s, "; ");
+  return sql;
+}
+
 TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
   // A version 3 database (the fleet of issue 16): the columns of versions 4
-  // and 5 gone; migrations/4.sql, then 5.sql.
+  // and 5 gone, the sources inline (version 8's table gone); migrations/4.sql,
+  // then 5.sql, and on.
   ASSERT_TRUE(server().CreateDatabase("v3").ok());
   ASSERT_TRUE(Database::Open(server().url("v3")).ok());
+  ASSERT_TRUE(server().Exec(PostgresSchemaSevenBinaryTables(), "v3").ok());
   ASSERT_TRUE(server()
                   .Exec("ALTER TABLE jobs DROP COLUMN strategy, DROP COLUMN budget_seconds, "
                         "DROP COLUMN budget_configs, DROP COLUMN math, DROP COLUMN baseline_error, "
@@ -509,10 +519,11 @@ TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
 
 TEST_F(PostgresTest, VersionFourIsMigratedToFiveWithItsRowsIeeeFp32) {
   // A version 4 database (issue 17) with a job: migrations/5.sql adds the
-  // math columns, and the job stays MATH_IEEE_FP32 (then 6.sql, to the
-  // current version).
+  // math columns, and the job stays MATH_IEEE_FP32 (then 6.sql and on, to
+  // the current version).
   ASSERT_TRUE(server().CreateDatabase("v4").ok());
   ASSERT_TRUE(Database::Open(server().url("v4")).ok());
+  ASSERT_TRUE(server().Exec(PostgresSchemaSevenBinaryTables(), "v4").ok());
   ASSERT_TRUE(server()
                   .Exec("ALTER TABLE jobs DROP COLUMN math, DROP COLUMN baseline_error, "
                         "DROP COLUMN error_bound; ALTER TABLE measurements DROP COLUMN math; "

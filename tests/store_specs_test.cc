@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/database.h"
 #include "families/spec/spec.h"
+#include "tests/schema_v7.h"
 #include "tests/store_test.h"
 
 namespace tuned {
@@ -223,9 +224,10 @@ TEST_P(StoreTest, StoredSpecBytesThatDoNotParseAreDataLoss) {
   EXPECT_EQ(st->ListSpecs().status().code(), absl::StatusCode::kDataLoss);
 }
 
-// A database of schema 5 (no kernel_specs, no layout columns) with a job
-// and its measurement: migrations/6.sql adds the table, 7.sql the columns;
-// the rows keep their family key and are LAYOUT_NN.
+// A database of schema 5 (no kernel_specs, no layout columns, sources
+// inline) with a job and its measurement: migrations/6.sql adds the table,
+// 7.sql the columns, 8.sql the sources; the rows keep their family key and
+// are LAYOUT_NN.
 TEST_P(StoreTest, SchemaFiveIsMigratedToTheNewestKeepingItsRows) {
   TempDir dir;
   std::string url = url_;
@@ -247,6 +249,10 @@ TEST_P(StoreTest, SchemaFiveIsMigratedToTheNewestKeepingItsRows) {
     auto db = Database::Open(url);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE((*db)->Query("DROP TABLE kernel_specs", {}).ok());
+    for (const std::string& sql : SchemaSevenBinaryTables(GetParam())) {
+      auto done = (*db)->Query(sql, {});
+      ASSERT_TRUE(done.ok()) << sql << ": " << done.status();
+    }
     // Schema 7's layout columns, which migrations/7.sql adds back.
     for (const char* drop : {"ALTER TABLE jobs DROP COLUMN layout",
                              "ALTER TABLE measurements DROP COLUMN layout"}) {

@@ -2,7 +2,8 @@
 // and migration (SQLite files alone), device kinds, data across a reopen,
 // concurrent writers. Its other parts have their own files, one binary:
 // store_fleet_test.cc, store_jobs_test.cc, store_measurements_test.cc,
-// store_cache_test.cc, store_judging_test.cc.
+// store_cache_test.cc, store_sources_test.cc, store_judging_test.cc,
+// store_specs_test.cc.
 #include <cstdio>
 #include <fstream>
 #include <set>

@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 7 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 8 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -88,17 +88,33 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
--- Compiled kernels. Identical ones (same digest and same columns) are shared
--- by the measurements that produced them; digest is FNV-1a over the columns,
--- only used to find candidates.
-CREATE TABLE IF NOT EXISTS binaries (
+-- Kernel sources (the CUDA C++ given to NVRTC), each distinct text once
+-- (schema 8): binaries and compiled refer to them by id, and the kernels of
+-- a family share one text (its headers, about 100 KB), the config being
+-- picked by the name expression. digest: FNV-1a of the text (Store's
+-- SourceDigest), unique, to find a text; NULL where a row goes without it:
+-- the texts moved here by migrations/8.sql until Store::Open fills them in,
+-- and a text whose digest another text holds. Readers match the text.
+CREATE TABLE IF NOT EXISTS sources (
   id     INTEGER PRIMARY KEY,
-  digest INTEGER NOT NULL,
-  source TEXT    NOT NULL,
-  entry  TEXT    NOT NULL,
-  cubin  BLOB    NOT NULL,
-  ptx    TEXT    NOT NULL,
-  log    TEXT    NOT NULL
+  digest INTEGER,
+  text   TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS sources_by_digest ON sources (digest);
+
+-- Compiled kernels. Identical ones (same digest and same columns) are shared
+-- by the measurements that produced them; digest is FNV-1a over the columns
+-- with the source's text, only used to find candidates. source_id: the
+-- source (schema 8; a database migrated from 7 has it without NOT NULL, and
+-- every row has one).
+CREATE TABLE IF NOT EXISTS binaries (
+  id        INTEGER PRIMARY KEY,
+  digest    INTEGER NOT NULL,
+  entry     TEXT    NOT NULL,
+  cubin     BLOB    NOT NULL,
+  ptx       TEXT    NOT NULL,
+  log       TEXT    NOT NULL,
+  source_id INTEGER NOT NULL REFERENCES sources (id)
 );
 CREATE INDEX IF NOT EXISTS binaries_by_digest ON binaries (digest);
 
@@ -148,11 +164,11 @@ CREATE INDEX IF NOT EXISTS measurements_by_problem
 -- The compile cache: NVRTC's outcome for an exact (source, instantiation,
 -- options, architecture, NVRTC version), so that no kernel is compiled twice,
 -- across jobs and restarts. Compile errors are kept too (they are
--- deterministic); timeouts are not. digest is FNV-1a over the key columns.
+-- deterministic); timeouts are not. digest is FNV-1a over the key columns,
+-- the source's text first. source_id: the source, as in binaries (schema 8).
 CREATE TABLE IF NOT EXISTS compiled (
   id              INTEGER PRIMARY KEY,
   digest          INTEGER NOT NULL,
-  source          TEXT    NOT NULL,
   name_expression TEXT    NOT NULL,
   options         TEXT    NOT NULL,  -- joined with newlines
   arch            TEXT    NOT NULL,  -- "sm_90"
@@ -163,7 +179,8 @@ CREATE TABLE IF NOT EXISTS compiled (
   registers       INTEGER NOT NULL DEFAULT 0,
   local_bytes     INTEGER NOT NULL DEFAULT 0,
   compile_ms      REAL    NOT NULL DEFAULT 0,
-  created_unix    INTEGER NOT NULL
+  created_unix    INTEGER NOT NULL,
+  source_id       INTEGER NOT NULL REFERENCES sources (id)
 );
 CREATE INDEX IF NOT EXISTS compiled_by_digest ON compiled (digest);
 
@@ -222,4 +239,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
