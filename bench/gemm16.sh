@@ -32,6 +32,6 @@ done
 kill -TERM $daemon; wait $daemon
 # KEEP_DB=1: the database into OUTDIR too, to carry into a later call on a
 # fresh machine (the suite resumes). Off by default: it holds every compiled
-# kernel's source, cubin and PTX (838 MB after the 16-bit suite), more than
-# a device call returns.
+# kernel's cubin and PTX (hundreds of MB after the 16-bit suite), more than a
+# device call returns.
 if [[ ${KEEP_DB:-0} == 1 ]]; then cp .devdb/gpu0.db "$out/gpu0.db"; fi
