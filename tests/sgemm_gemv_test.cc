@@ -244,7 +244,9 @@ TEST(SgemmFamily, GemvTakesEveryLayout) {
     EXPECT_EQ(in + refused, all) << EnumName(layout);
     const bool trans_a = layout == v1::LAYOUT_TN || layout == v1::LAYOUT_TT;
     EXPECT_EQ(gr4, trans_a ? 8 : 0) << EnumName(layout);
-    if (layout == v1::LAYOUT_NT) EXPECT_EQ(refused, 0);
+    if (layout == v1::LAYOUT_NT) {
+      EXPECT_EQ(refused, 0);
+    }
   }
 }
 
