@@ -31,7 +31,8 @@
 // ---------------------------------------------------------------- launch rules
 // template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,
 //           int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0,
-//           int MCAST = 1, int EPI = 0, int MCASTN = 1, /* defaulted, never given: */
+//           int MCAST = 1, int EPI = 0, int MCASTN = 1, int ACCS = 1,
+//           /* defaulted, never given: */
 //           typename sgemm_detail::EnableIf<(the SPLITK and cluster case), int>::type = 0>
 // __global__ void gemm16_wgmma(int M, int N, int K, float alpha, const unsigned short* A,
 //     const unsigned short* B, float beta, half16::CType<DTYPE>* C,   // DTYPE 4, 5: float*
@@ -71,6 +72,9 @@
 //              64 x 64 boxes in turn through two buffers a consumer warpgroup, each
 //              stored by TMA while the next is written (a stage's room for 16 KB a
 //              warpgroup); elsewhere from registers as EPI 0 (below)
+//   ACCS       1 or 2 accumulator sets a consumer warpgroup (2: the odd K tiles' wgmmas
+//              into the second, so that they do not wait on the accumulators of the K
+//              tile before; the sets are added before the epilogue; MI * BN <= 128)
 // Block:   (128 * (CONSUMERS + 1), 1, 1)   (consumer warpgroups, then the producer)
 // Dynamic shared memory: STAGES * (BM + BN) * BK * 2 + E + 1024
 //          + 16 * STAGES + STAGED * ((BM + BN) * 144 + 16) + (SPLITK > 1) * ((SPLITK - 1)
