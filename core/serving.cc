@@ -88,6 +88,11 @@ bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, 
   return false;
 }
 
+JudgingPassOutcome OnJudgingPass(bool clock_low, bool judged_at_full_clock) {
+  if (!clock_low) return JudgingPassOutcome::kStore;
+  return judged_at_full_clock ? JudgingPassOutcome::kKeepJudging : JudgingPassOutcome::kNoteOnly;
+}
+
 DecidingSpeedup SlowerSpeedup(const SpeedupInterval& flushed,
                               const std::optional<SpeedupInterval>& warm) {
   if (!warm) return {flushed, false};

@@ -114,6 +114,18 @@ bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes);
 bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, double factor,
                 bool clock_low);
 
+/// What a judging pass stores of a finalist (server/jobs_judge.cc). A pass
+/// at full clock stores its time and speedup (kStore). A pass on a
+/// down-clocked GPU reaches no speedup, and times every config slower than
+/// the search did, so it changes no config's time: a config judged at full
+/// clock before keeps that judging (kKeepJudging), any other keeps its
+/// search time and takes the pass's note (kNoteOnly). Storing such a pass's
+/// times ranked the configs it re-timed after those it did not (f16
+/// 4096x11008x4096 on a power-capped H100 was served 5-10% under the
+/// search's fastest: bench/results/2026-11-27_h100_gemm16_suite_start_barrier/).
+enum class JudgingPassOutcome { kStore, kKeepJudging, kNoteOnly };
+JudgingPassOutcome OnJudgingPass(bool clock_low, bool judged_at_full_clock);
+
 /// The speedup that decides whether a kernel is served, of its flushed and
 /// (where JudgesWarm) its warm-L2 judging.
 struct DecidingSpeedup {

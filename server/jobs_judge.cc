@@ -91,14 +91,8 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     }
   }
   std::set<std::string> retimed;
-  // The configs judged in a pass at full clock. A pass on a down-clocked
-  // GPU changes no config's time or judging: it reaches no speedup, and its
-  // times, slower than the search's, would rank the configs it re-timed
-  // after those it did not (TUNED_BEST_ORDER: judged ones first, then by
-  // time). At 4096x11008x4096 in f16 on the H100, where the power cap holds
-  // the clock down, that took a kernel judged 0.99x cuBLAS over one judged
-  // 1.05x, and with every pass down-clocked one 5% slower than the search's
-  // fastest (bench/results/2026-11-27_h100_gemm16_suite_start_barrier/).
+  // The configs judged in a pass at full clock (OnJudgingPass: a pass on
+  // a down-clocked GPU leaves their judging as it is).
   std::set<std::string> judged_full_clock;
   int low_passes = 0;
   // Judged time / search time of each config at its first judging: the
@@ -228,21 +222,20 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
           }
         }
       }
-      if (r.clock_low()) {
-        // No speedup, and a time slower than the search's for every
-        // config: the config keeps its judging at full clock if it has
-        // one, else its search time with this pass's note, so that it
-        // still ranks against the configs the judging did not re-time.
-        if (judged_full_clock.count(name) != 0) {
-          spdlog::info("job {}: {} keeps its judging at full clock ({:.4f} ms in this pass, {} MHz)",
-                       job.id(), name, ms, r.sm_clock_mhz());
-        } else {
-          if (auto s = store_->SetSpeedup(job.id(), name, judged); !s.ok()) {
-            spdlog::warn("job {}: {}", job.id(), s.ToString());
-          }
-          spdlog::info("job {}: {} keeps its search time {:.4f} ms ({:.4f} ms in this pass): {}",
-                       job.id(), name, top[i].median_ms(), ms, low_clock);
+      // A down-clocked pass changes no config's time (OnJudgingPass).
+      const JudgingPassOutcome outcome =
+          OnJudgingPass(r.clock_low(), judged_full_clock.count(name) != 0);
+      if (outcome == JudgingPassOutcome::kKeepJudging) {
+        spdlog::info("job {}: {} keeps its judging at full clock ({:.4f} ms in this pass, {} MHz)",
+                     job.id(), name, ms, r.sm_clock_mhz());
+        continue;
+      }
+      if (outcome == JudgingPassOutcome::kNoteOnly) {
+        if (auto s = store_->SetSpeedup(job.id(), name, judged); !s.ok()) {
+          spdlog::warn("job {}: {}", job.id(), s.ToString());
         }
+        spdlog::info("job {}: {} keeps its search time {:.4f} ms ({:.4f} ms in this pass): {}",
+                     job.id(), name, top[i].median_ms(), ms, low_clock);
         continue;
       }
       const std::string note = absl::StrFormat(

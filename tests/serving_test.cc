@@ -223,6 +223,15 @@ TEST(Serving, JudgeAgainWhereAnUnjudgedFinalistCouldBeServed) {
   EXPECT_FALSE(JudgeAgain({1.0, 1.06}, {true, false}, 0.95, false));
 }
 
+// A judging pass on a down-clocked GPU stores no config's time: a config
+// judged at full clock keeps that judging, any other its search time.
+TEST(Serving, ADownClockedJudgingPassStoresNoTime) {
+  EXPECT_EQ(OnJudgingPass(false, false), JudgingPassOutcome::kStore);
+  EXPECT_EQ(OnJudgingPass(false, true), JudgingPassOutcome::kStore);  // a full-clock re-judging
+  EXPECT_EQ(OnJudgingPass(true, true), JudgingPassOutcome::kKeepJudging);
+  EXPECT_EQ(OnJudgingPass(true, false), JudgingPassOutcome::kNoteOnly);
+}
+
 // The smaller speedup of the flushed and warm judgings is stored, so that a
 // kernel level with cuBLAS flushed and slower warm is not served.
 TEST(Serving, TheSlowerOfFlushedAndWarmDecides) {
