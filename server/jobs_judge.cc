@@ -90,7 +90,6 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
       return;
     }
   }
-  std::set<std::string> retimed;
   // The configs judged in a pass at full clock (OnJudgingPass: a pass on
   // a down-clocked GPU leaves their judging as it is).
   std::set<std::string> judged_full_clock;
@@ -246,11 +245,11 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
           decided.empty() ? "" : absl::StrCat("; speedup ", decided));
       const Store::Retimed time{.median_ms = ms, .metric = MetricOf(family, shape, ms), .note = note,
                                 .baseline_ms = r.baseline_ms()};
-      judged_full_clock.insert(name);
+      const bool first_judging = judged_full_clock.insert(name).second;
       if (auto s = store_->SetJudged(job.id(), name, time, judged); !s.ok()) {
         spdlog::warn("job {}: {}", job.id(), s.ToString());
       }
-      if (retimed.insert(name).second && top[i].median_ms() > 0 && ms > 0) {
+      if (first_judging && top[i].median_ms() > 0 && ms > 0) {
         bias.push_back(ms / top[i].median_ms());
       }
       spdlog::info("job {}: {} judged {:.4f} ms (before {:.4f} ms): {}{}", job.id(), name, ms,
