@@ -160,8 +160,7 @@ template <int DTYPE, int TA, int TB>
 struct Wgmma<64, DTYPE, TA, TB> {
   static __device__ __forceinline__ void Run(float (&d)[32], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    G16_RUN(64, HOPPER_WGMMA_REGS_32, "%34", "%32", "%33", "%35", "%36",
-            HOPPER_WGMMA_D8(d, 0), HOPPER_WGMMA_D8(d, 8), HOPPER_WGMMA_D8(d, 16), HOPPER_WGMMA_D8(d, 24))
+    G16_RUN(64, HOPPER_WGMMA_REGS_32, "%34", "%32", "%33", "%35", "%36", HOPPER_WGMMA_D32(d, 0))
   }
 };
 
@@ -169,9 +168,8 @@ template <int DTYPE, int TA, int TB>
 struct Wgmma<128, DTYPE, TA, TB> {
   static __device__ __forceinline__ void Run(float (&d)[64], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-    G16_RUN(128, HOPPER_WGMMA_REGS_64, "%66", "%64", "%65", "%67", "%68",
-            HOPPER_WGMMA_D8(d, 0), HOPPER_WGMMA_D8(d, 8), HOPPER_WGMMA_D8(d, 16), HOPPER_WGMMA_D8(d, 24), HOPPER_WGMMA_D8(d, 32),
-            HOPPER_WGMMA_D8(d, 40), HOPPER_WGMMA_D8(d, 48), HOPPER_WGMMA_D8(d, 56))
+    G16_RUN(128, HOPPER_WGMMA_REGS_64, "%66", "%64", "%65", "%67", "%68", HOPPER_WGMMA_D32(d, 0),
+            HOPPER_WGMMA_D32(d, 32))
   }
 };
 
@@ -180,10 +178,8 @@ struct Wgmma<256, DTYPE, TA, TB> {
   static __device__ __forceinline__ void Run(float (&d)[128], unsigned long long a,
                                              unsigned long long b, int scale_d) {
     G16_RUN(256, HOPPER_WGMMA_REGS_128, "%130", "%128", "%129", "%131", "%132",
-            HOPPER_WGMMA_D8(d, 0), HOPPER_WGMMA_D8(d, 8), HOPPER_WGMMA_D8(d, 16), HOPPER_WGMMA_D8(d, 24), HOPPER_WGMMA_D8(d, 32),
-            HOPPER_WGMMA_D8(d, 40), HOPPER_WGMMA_D8(d, 48), HOPPER_WGMMA_D8(d, 56), HOPPER_WGMMA_D8(d, 64), HOPPER_WGMMA_D8(d, 72),
-            HOPPER_WGMMA_D8(d, 80), HOPPER_WGMMA_D8(d, 88), HOPPER_WGMMA_D8(d, 96), HOPPER_WGMMA_D8(d, 104), HOPPER_WGMMA_D8(d, 112),
-            HOPPER_WGMMA_D8(d, 120))
+            HOPPER_WGMMA_D32(d, 0), HOPPER_WGMMA_D32(d, 32), HOPPER_WGMMA_D32(d, 64),
+            HOPPER_WGMMA_D32(d, 96))
   }
 };
 #undef G16_RUN
