@@ -369,16 +369,31 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // such as the wgmma descriptors, in uniform registers.
   const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   // The first K tiles' copies issued by thread 0 right after the mbarriers'
-  // initialization (both operands by TMA, no multicast, STAGED 0): the first
-  // `early` K tiles of this CTA's first tile, which the producer then skips.
-  // The producer's code lies past the consumers' (SASS), so its first copy
+  // initialization (both operands by TMA, STAGED 0): the first `early` K
+  // tiles of this CTA's first tile, which the producer then skips. The
+  // producer's code lies past the consumers' (SASS), so its first copy
   // otherwise waits for the barrier after the initialization, a branch into
   // code not yet in the instruction cache (after an L2 flush, a miss to
   // DRAM) and its own setup. Configs without a cluster gained 3-5.5% at
   // 1024^3 and 2% at 2048^3 (H100,
-  // bench/results/2026-11-28_h100_gemm16_early_copies/).
-  constexpr bool kEarly = MC == 1 && STAGED == 0;
+  // bench/results/2026-11-28_h100_gemm16_early_copies/). In a multicast
+  // cluster thread 0's warp first waits for the cluster barrier (the peers'
+  // mbarriers), and then skips the consumers' wait.
+  constexpr bool kEarly = STAGED == 0;
   const int early = kEarly && both && first < units ? min(STAGES, nk) : 0;
+  auto issue_early = [&]() {
+    if (early == 0) return;
+    FenceProxyAsync();  // the initializations before TMA's complete_tx on them
+    int bm, bn;
+    tile_at(first, bm, bn);
+#pragma unroll 1
+    for (int t = 0; t < early; ++t) {
+      const unsigned sa = base + t * STAGE, bar = full + 8 * t;
+      MbarArriveTx(bar, STAGE);
+      load_a(sa, bm, (kt0 + t) * BK, bar);
+      load_b(sa + A_BYTES, bn, (kt0 + t) * BK, bar);
+    }
+  };
   if (tid == 0) {
     // The maps into the TMA unit's cache first, C's too, so that their
     // fetch (a miss to DRAM after an L2 flush) overlaps the setup rather
@@ -410,25 +425,19 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       MbarArriveTx(recv_bar, static_cast<unsigned>((SPLITK - 1) * MI * owned * 4 * CT * 16));
     }
     FenceMbarInit();
-    if constexpr (kEarly) {
-      if (early > 0) {
-        FenceProxyAsync();  // the initializations before TMA's complete_tx on them
-        int bm, bn;
-        tile_at(first, bm, bn);
-#pragma unroll 1
-        for (int t = 0; t < early; ++t) {
-          const unsigned sa = base + t * STAGE, bar = full + 8 * t;
-          MbarArriveTx(bar, STAGE);
-          load_a(sa, bm, (kt0 + t) * BK, bar);
-          load_b(sa + A_BYTES, bn, (kt0 + t) * BK, bar);
-        }
-      }
-    }
+    if constexpr (MC == 1) issue_early();
   }
   if constexpr (MC > 1) {
     // The peers' mbarriers before any arrival or multicast: arrived at
-    // here, waited for by each warpgroup once its registers are set.
+    // here, waited for by each warpgroup once its registers are set (thread
+    // 0's warp at once, for its early copies).
     ClusterArriveRelaxed();
+    if constexpr (kEarly) {
+      if (tid < 32) {
+        ClusterWait();
+        if (tid == 0) issue_early();
+      }
+    }
   } else {
     __syncthreads();
     // SPLITK: the recv_bar initialized before any peer's st.async (the
@@ -539,7 +548,9 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
 
   // Consumer warpgroups: wg's rows wg * WM .. + WM of the tile.
   if constexpr (CONSUMERS == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-  if constexpr (MC > 1) ClusterWait();
+  if constexpr (MC > 1) {
+    if (!kEarly || tid >= 32) ClusterWait();  // thread 0's warp waited before its early copies
+  }
   const int lane = tid % 32;
   const bool warp0 = tid % 128 < 32;
   // Stage s released by this warpgroup, once its wgmmas that read it are
