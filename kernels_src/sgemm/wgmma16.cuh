@@ -174,8 +174,8 @@
 // it (bf16, H100, bench/results/2026-11-27_h100_gemm16_cluster2d/).
 // Cluster barriers after the mbarriers'
 // initialization (arrived at there, waited for once each warpgroup has set
-// its registers) keeps every remote arrival and multicast after the peer's
-// mbarriers exist; before exit, the producer's tail waits on every stage's
+// its registers; by thread 0's warp at once, for its early copies below)
+// keeps every remote arrival and multicast after the peer's mbarriers exist; before exit, the producer's tail waits on every stage's
 // "empty" once more (as CUTLASS's producer_tail), so that the peer's
 // arrivals are in, and the consumers' waits on "full" cover the peer's
 // multicast bytes: no cluster barrier at the end. Where the tile rows
