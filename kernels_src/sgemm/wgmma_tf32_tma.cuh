@@ -150,8 +150,44 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     bn = tn * kBN + (half == 1 ? 64 : 0);
     return half;
   };
+  // K tile t of a unit at rows bm, columns bn into stage s: A's box, and
+  // B's boxes (MCAST 2: this rank's, multicast into both CTAs).
+  auto load_stage = [&](int s, int bm, int bn, int t) {
+    const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+    MbarArriveTx(bar, STAGE);
+    TmaLoad2d(sa, tma_a, t * kBK, bm, bar);
+#pragma unroll
+    for (int j = 0; j < kBN / 32; ++j) {
+      if constexpr (MCAST == 1) {
+        TmaLoad2d(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar);
+      } else if (j % MCAST == static_cast<int>(crank)) {
+        TmaLoad2dMulticast(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar,
+                           static_cast<unsigned short>((1u << MCAST) - 1));
+      }
+    }
+  };
+  // The first K tiles of this CTA's first unit (at most STAGES), copied by
+  // thread 0 as soon as the mbarriers exist (MCAST 2: the peer's too, after
+  // the cluster barrier); the producer skips them. The producer's code lies
+  // past the consumers', so its first copy otherwise waits for a barrier, a
+  // branch into code not yet in the instruction cache and its own setup
+  // (wgmma16.cuh's early copies: 1024^3 +3-5.5% in 16 bits,
+  // bench/results/2026-11-28_h100_gemm16_early_copies/).
+  auto early_of = [&](int kt0, int kt1) { return min(STAGES, kt1 - kt0); };
+  auto issue_early = [&]() {
+    if (first >= units) return;
+    FenceProxyAsync();  // the initializations before TMA's complete_tx on them
+    int bm, bn, kt0, kt1;
+    tile_at(first, bm, bn, kt0, kt1);
+#pragma unroll 1
+    for (int i = 0; i < early_of(kt0, kt1); ++i) load_stage(i, bm, bn, kt0 + i);
+  };
   const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   if (tid == 0) {
+    // The maps into the TMA unit's cache first (a miss to DRAM after an L2
+    // flush), overlapping the setup.
+    PrefetchMap(tma_a);
+    PrefetchMap(tma_b);
     for (int s = 0; s < STAGES; ++s) {
       MbarInit(full + 8 * s, 1);   // the producer's arrival with the stage's bytes
       MbarInit(empty + 8 * s, 8 * MCAST);  // each consumer warp of every CTA
@@ -163,11 +199,13 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
       if (zrank == 0) MbarArriveTx(recv_bar, static_cast<unsigned>(RECV));
     }
     FenceMbarInit();
+    if constexpr (MCAST == 1) issue_early();
   }
   if constexpr (MCAST > 1) {
     // The peer's mbarriers before any multicast or arrival.
     gemm16_detail::ClusterArriveRelaxed();
     gemm16_detail::ClusterWait();
+    if (tid == 0) issue_early();
   } else {
     __syncthreads();
     // KRED: rank 0's recv_bar initialized before any peer's st.async (the
@@ -179,28 +217,18 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
     // Producer: one thread issues each K tile's boxes once the stage is free.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid == 256) {
-      PrefetchMap(tma_a);
-      PrefetchMap(tma_b);
       int s = 0, it = 0;
       unsigned phase = 1;
 #pragma unroll 1
       for (int u = first; u < units; u += step) {
         int bm, bn, kt0, kt1;
         tile_at(u, bm, bn, kt0, kt1);
+        const int skip = u == first ? early_of(kt0, kt1) : 0;  // thread 0's copies
 #pragma unroll 1
         for (int t = kt0; t < kt1; ++t, ++it) {
-          if (it >= STAGES) MbarWait(empty + 8 * s, phase);
-          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
-          MbarArriveTx(bar, STAGE);
-          TmaLoad2d(sa, tma_a, t * kBK, bm, bar);
-#pragma unroll
-          for (int j = 0; j < kBN / 32; ++j) {
-            if constexpr (MCAST == 1) {
-              TmaLoad2d(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar);
-            } else if (j % MCAST == static_cast<int>(crank)) {
-              TmaLoad2dMulticast(sb + j * kBox, tma_b, bn + 32 * j, t * kBK, bar,
-                                 static_cast<unsigned short>((1u << MCAST) - 1));
-            }
+          if (t - kt0 >= skip) {
+            if (it >= STAGES) MbarWait(empty + 8 * s, phase);
+            load_stage(s, bm, bn, t);
           }
           NextStage<STAGES>(s, phase);
         }
