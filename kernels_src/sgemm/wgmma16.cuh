@@ -175,7 +175,8 @@
 // Cluster barriers after the mbarriers'
 // initialization (arrived at there, waited for once each warpgroup has set
 // its registers; by thread 0's warp at once, for its early copies below)
-// keeps every remote arrival and multicast after the peer's mbarriers exist; before exit, the producer's tail waits on every stage's
+// keep every remote arrival and multicast after the peer's mbarriers
+// exist; before exit, the producer's tail waits on every stage's
 // "empty" once more (as CUTLASS's producer_tail), so that the peer's
 // arrivals are in, and the consumers' waits on "full" cover the peer's
 // multicast bytes: no cluster barrier at the end. Where the tile rows
