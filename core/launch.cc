@@ -144,6 +144,16 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
       return absl::InvalidArgumentError(
           absl::StrCat("tensor map: swizzle of ", m.swizzle_bytes(), " bytes (0, 32, 64 or 128)"));
   }
+  CUtensorMapL2promotion promotion;
+  switch (m.l2_promotion_bytes()) {
+    case 0:
+    case 256: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B; break;
+    case 128: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B; break;
+    case 64: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor map: L2 promotion of ", m.l2_promotion_bytes(), " bytes (0, 64, 128 or 256)"));
+  }
   TensorMapBytes out;
   if (!TmaTakes(m, base)) return out;  // zeros: the kernel copies without TMA
   // The driver's function, looked up once (thread-safe static initialization).
@@ -172,8 +182,8 @@ absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const voi
                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const CUresult r = (*encode)(reinterpret_cast<CUtensorMap*>(&out), type,
                             static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, strides,
-                            box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return absl::InternalError(absl::StrCat("cuTensorMapEncodeTiled: CUresult ", static_cast<int>(r)));
   }

@@ -4,6 +4,8 @@
 // "SKIPPED: no GPU", where there is no GPU; where the driver reports one
 // (GpuPresent), a worker that cannot start fails them instead.
 
+#include <cstring>
+
 #include "tests/gpu_test.h"
 
 namespace tuned {
@@ -255,6 +257,14 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
   v1::TensorMap bad = g.tensor_maps(0);
   bad.set_swizzle_bytes(96);
   EXPECT_EQ(EncodeTensorMap(bad, buf->f32()).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::TensorMap promoted = g.tensor_maps(0);
+  promoted.set_l2_promotion_bytes(128);
+  auto with_128 = EncodeTensorMap(promoted, buf->f32());
+  ASSERT_TRUE(with_128.ok()) << with_128.status();
+  // The promotion is in the map's bytes.
+  EXPECT_NE(std::memcmp(with_128->opaque, aligned->opaque, sizeof aligned->opaque), 0);
+  promoted.set_l2_promotion_bytes(96);
+  EXPECT_EQ(EncodeTensorMap(promoted, buf->f32()).status().code(), absl::StatusCode::kInvalidArgument);
   ExpectMatchesCublasWithBeta(configs, 300, 264, 512, 1.5f, 0.5f, 0, 2e-3);
   for (bool stage : {true, false}) {
     ExpectMatchesCublasWithBeta(configs, 1000, 130, 300, -1.0f, 2.0f, 1, 2e-3, v1::LAYOUT_NN, stage);

@@ -184,6 +184,19 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_TRUE(a.stage());
   EXPECT_TRUE(b.stage());
   EXPECT_FALSE(c.stage());
+  // Rows on 128-byte lines: the default L2 promotion (256 bytes).
+  EXPECT_EQ(a.l2_promotion_bytes(), 0u);
+  EXPECT_EQ(b.l2_promotion_bytes(), 0u);
+  // 1000^3: rows of 2000 bytes, off 128-byte lines, so A and B take 128-byte
+  // promotion; C keeps the default. At K 1003 A's pitch (2006 bytes) is
+  // staged, and keeps it too.
+  g = Bf16().Geometry(persistent, {1000, 1000, 1000}, d);
+  EXPECT_EQ(g.tensor_maps(0).l2_promotion_bytes(), 128u);
+  EXPECT_EQ(g.tensor_maps(1).l2_promotion_bytes(), 128u);
+  EXPECT_EQ(g.tensor_maps(2).l2_promotion_bytes(), 0u);
+  g = Bf16().Geometry(persistent, {1000, 1000, 1003}, d);
+  EXPECT_EQ(g.tensor_maps(0).l2_promotion_bytes(), 0u);
+  EXPECT_EQ(g.tensor_maps(1).l2_promotion_bytes(), 128u);
 
   // TN at 100 x 300 x 40: A stored 40 x 100 (M-major, pitch 100), B stored
   // 40 x 300 (N-major); a split-K grid of 2 x 2 tiles, 2 along z.

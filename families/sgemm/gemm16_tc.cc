@@ -279,10 +279,17 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
 /// DTYPE_F32) over pointer argument `arg` (A: 4, B: 5, C: 7), passed as
 /// kernel parameter `param`: `inner` x `outer` elements with a row pitch of
 /// `inner` elements, a box of 128 bytes (64 16-bit or 32 fp32 elements) x
-/// `box_outer`, the 128-byte swizzle; `stage`: TensorMap.stage.
+/// `box_outer`, the 128-byte swizzle; `stage`: TensorMap.stage. A map of A
+/// or B whose rows TMA takes as they are (a pitch of a multiple of
+/// 16 bytes) but which do not start on 128-byte lines gets 128-byte L2
+/// promotion: with 256 bytes, 1000^3 ran 128x64 at 15.6 us and 64x128 with
+/// MCAST at 12.4 us, with 128 bytes at 14.1 and 11.9 us; at 1024^3 the
+/// promotion made no difference (bf16, H100,
+/// bench/results/2026-11-28_h100_gemm16_start_timeline/).
 void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, int64_t outer,
             int64_t box_outer, v1::DType dtype, bool stage = false) {
   const int64_t bytes = ElementBytes(dtype);
+  const int64_t pitch = inner * bytes;
   v1::TensorMap* m = g.add_tensor_maps();
   m->set_pointer_arg(arg);
   m->add_dims(static_cast<uint64_t>(inner));
@@ -294,6 +301,7 @@ void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, 
   m->set_param(param);
   m->set_dtype(dtype);
   m->set_stage(stage);
+  if (arg != kSgemmArgC && pitch % 16 == 0 && pitch % 128 != 0) m->set_l2_promotion_bytes(128);
 }
 
 }  // namespace

@@ -54,6 +54,13 @@ def test_the_swizzle_bytes_name_the_drivers_enum(driver, swizzle_bytes, enum):
     assert [e["swizzle"] for e in driver.encodes] == [enum]
 
 
+@pytest.mark.parametrize("l2_promotion_bytes, enum", [(0, 3), (64, 1), (128, 2), (256, 3)])
+def test_the_l2_promotion_bytes_name_the_drivers_enum(driver, l2_promotion_bytes, enum):
+    driver.params = 9
+    launch_sgemm(with_a_map(l2_promotion_bytes=l2_promotion_bytes))
+    assert [e["l2"] for e in driver.encodes] == [enum]
+
+
 @pytest.mark.parametrize("a, k", [(0x1004, 16),   # A not 16-byte aligned
                                   (0x1000, 9)])   # a row of A is 36 bytes
 def test_without_tmas_alignment_the_map_is_128_zero_bytes(driver, a, k):
@@ -121,7 +128,8 @@ def test_a_failing_encode_is_named_and_launches_nothing(driver):
                                     dict(param=9),             # not the parameter after C
                                     dict(strides_bytes=[]),    # rank 2 needs 1 stride
                                     dict(box=[32]),
-                                    dict(swizzle_bytes=16)])
+                                    dict(swizzle_bytes=16),
+                                    dict(l2_promotion_bytes=32)])
 def test_a_malformed_tensor_map_is_refused(driver, fields):
     with pytest.raises(tuned.TunedError, match="malformed tensor map") as e:
         launch_sgemm(with_a_map(**fields))

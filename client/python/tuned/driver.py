@@ -28,7 +28,8 @@ _CUDA_ERROR_OUT_OF_MEMORY = 2
 _CU_TENSOR_MAP_DATA_TYPE = {pb.DTYPE_UNSPECIFIED: 7, pb.DTYPE_F32: 7, pb.DTYPE_BF16: 9,
                             pb.DTYPE_F16: 6}
 _CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
-_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+# TensorMap.l2_promotion_bytes -> CUtensorMapL2promotion (0: 256 bytes)
+_CU_TENSOR_MAP_L2_PROMOTION = {0: 3, 64: 1, 128: 2, 256: 3}
 _TENSOR_MAP_BYTES = 128
 _MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
 _CU_MEMORYTYPE_DEVICE = 2
@@ -264,7 +265,8 @@ class Launcher:
             if (m.param != len(template) + i or m.pointer_arg >= len(template)
                     or template[m.pointer_arg][0] is not ctypes.c_void_p
                     or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None
-                    or m.dtype not in _CU_TENSOR_MAP_DATA_TYPE):
+                    or m.dtype not in _CU_TENSOR_MAP_DATA_TYPE
+                    or m.l2_promotion_bytes not in _CU_TENSOR_MAP_L2_PROMOTION):
                 raise TunedError(grpc.StatusCode.INTERNAL,
                                  f"malformed tensor map {' '.join(str(m).split())}")
         # Each map's CUtensorMapDataType, from its TensorMap.dtype.
@@ -305,7 +307,8 @@ class Launcher:
         core/launch.cc's EncodeTensorMap): where the base is 16-byte aligned and
         every stride a multiple of 16 bytes, cuTensorMapEncodeTiled encodes it
         (element strides 1, interleave none, the swizzle of
-        m.swizzle_bytes, L2 promotion 256 B, out-of-range reads zero) into a
+        m.swizzle_bytes, the L2 promotion of m.l2_promotion_bytes (0: 256 B),
+        out-of-range reads zero) into a
         64-byte aligned map, of the element type of m.dtype (FLOAT32 for f32
         or unset, BFLOAT16 for bf16, FLOAT16 for f16); elsewhere the bytes
         stay zero, and the kernel, testing the same, uses no TMA. Cached by
@@ -333,7 +336,7 @@ class Launcher:
                 ctypes.c_void_p(base), (u64 * rank)(*m.dims),
                 (u64 * (rank - 1))(*strides_bytes), (u32 * rank)(*m.box),
                 (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
-                _CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0), "cuTensorMapEncodeTiled")
+                _CU_TENSOR_MAP_L2_PROMOTION[m.l2_promotion_bytes], 0), "cuTensorMapEncodeTiled")
         return buf, address
 
     def _launch_current(self, s, zero, stream):

@@ -116,12 +116,12 @@ struct StagedOperand {
 absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* base,
                                            cudaStream_t stream);
 
-/// The fp32 tiled tensor map `m` describes over `base` (cuTensorMapEncodeTiled,
+/// The tiled tensor map `m` describes over `base` (cuTensorMapEncodeTiled,
 /// through the runtime's driver entry point; interleave none, zero fill, L2
-/// promotion 256 bytes), or 128 zero bytes where TMA cannot take it: `base`
+/// promotion as m.l2_promotion_bytes), or 128 zero bytes where TMA cannot take it: `base`
 /// not 16-byte aligned or a stride not a multiple of 16 bytes (the kernel
 /// tests the same and copies without TMA). INVALID_ARGUMENT for a
-/// malformed map (rank, box, swizzle), INTERNAL when the driver refuses it.
+/// malformed map (rank, box, swizzle, promotion), INTERNAL when the driver refuses it.
 absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const void* base);
 
 /// OK for CUBLAS_STATUS_SUCCESS, else INTERNAL "<what>: <cublasGetStatusString>".
