@@ -112,14 +112,6 @@ __device__ __forceinline__ void TmaLoad2dMulticast(unsigned dst, const TensorMap
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
       : "memory");
 }
-// The box at (x, y) of `map` into the L2 cache alone (PTX ISA
-// "cp.async.bulk.prefetch.tensor"): no shared memory, no mbarrier, no completion.
-__device__ __forceinline__ void TmaPrefetchL2(const TensorMap* map, int x, int y) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(x), "r"(y)
-               : "memory");
-}
 // ---- TMA stores (PTX ISA "cp.async.bulk.tensor", .global.shared::cta):
 // the box at (x, y) of `map` from shared address `src`, in this thread's
 // bulk group; the commit; the wait until at most 0 groups still read

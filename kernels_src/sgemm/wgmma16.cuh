@@ -220,19 +220,6 @@ __device__ __forceinline__ void LoadOperand(unsigned dst, const TensorMap* map, 
   }
 }
 
-// LoadOperand's boxes of this CTA (with `multicast` its share) into the L2
-// cache alone (TmaPrefetchL2): no shared memory, no mbarrier.
-template <bool KMAJOR, int R, int SHARE>
-__device__ __forceinline__ void PrefetchOperand(const TensorMap* map, int r0, int k0, bool multicast,
-                                                int rank) {
-  constexpr int BOXES = KMAJOR ? SHARE : R / 64;
-#pragma unroll
-  for (int j = 0; j < BOXES; ++j) {
-    const int x = KMAJOR ? k0 : r0 + 64 * j, y = KMAJOR ? r0 + j * (R / SHARE) : k0;
-    if (!multicast || j % SHARE == rank) TmaPrefetchL2(map, x, y);
-  }
-}
-
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
@@ -394,7 +381,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // cluster thread 0's warp first waits for the cluster barrier (the peers'
   // mbarriers), and then skips the consumers' wait.
   constexpr bool kEarly = STAGED == 0;
-  constexpr bool kPrefetch = kEarly && MC == 1 && PERSIST == 0;
   const int early = kEarly && both && first < units ? min(STAGES, nk) : 0;
   auto issue_early = [&]() {
     if (early == 0) return;
@@ -419,21 +405,6 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     PrefetchMap(tma_a);
     PrefetchMap(tma_b);
     if constexpr (EPI >= 1) PrefetchMap(tma_c);
-    // The first K tile into L2 before the mbarriers exist (kPrefetch), so
-    // that its misses go out before the other stages' copies queue behind
-    // them. Without a cluster or persistence, and only where every row of
-    // A and B starts on a 128-byte line: TMA splits a row across two lines
-    // into two requests, and there the prefetch's requests cost more than
-    // its head start gains. At 1024^3 128x64 went from 10.9 to 10.1 us, at
-    // 1000^3 from 15.6 to 16.0 us; 128x128 persistent and the cluster
-    // forms were within 1% either way (bf16, H100,
-    // bench/results/2026-11-28_h100_gemm16_start_timeline/).
-    if (kPrefetch && early > 0 && lda % 64 == 0 && ldb % 64 == 0) {
-      int bm, bn;
-      tile_at(first, bm, bn);
-      PrefetchOperand<AK, BM, MCASTN>(tma_a, bm, kt0 * BK, mcast_a, rn);
-      PrefetchOperand<BKM, BN, MCAST>(tma_b, bn, kt0 * BK, mcast_b, rm);
-    }
     for (int s = 0; s < STAGES; ++s) {
       // Without TMA: each producer thread twice (cp.async's and its own
       // arrival); with STAGED the producer's thread 0 (the other
