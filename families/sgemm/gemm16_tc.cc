@@ -284,8 +284,10 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
 /// 16 bytes) but which do not start on 128-byte lines gets 128-byte L2
 /// promotion: with 256 bytes, 1000^3 ran 128x64 at 15.6 us and 64x128 with
 /// MCAST at 12.4 us, with 128 bytes at 14.1 and 11.9 us; at 1024^3 the
-/// promotion made no difference (bf16, H100,
-/// bench/results/2026-11-28_h100_gemm16_start_timeline/).
+/// promotion made no difference (bf16, H100, a timeline probe:
+/// bench/results/2026-11-28_h100_gemm16_start_timeline/). In the client's
+/// timing, the suite's 1000^3 went from 0.93-0.95x cuBLAS to 1.00x
+/// (bench/results/2026-11-28_h100_gemm16_suite_promotion/).
 void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, int64_t outer,
             int64_t box_outer, v1::DType dtype, bool stage = false) {
   const int64_t bytes = ElementBytes(dtype);
