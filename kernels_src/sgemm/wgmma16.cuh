@@ -364,6 +364,15 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   auto load_b = [&](unsigned sb, int bn, int k0, unsigned bar) {
     LoadOperand<BKM, BN, MCAST>(sb, tma_b, bn, k0, bar, mcast_b, rm, mask_b);
   };
+  // K tile t (from kt0) of the tile at rows bm, columns bn into stage s, both
+  // operands by TMA; with multicast, "full" expects the peers' boxes too.
+  auto load_stage = [&](int s, int bm, int bn, int t) {
+    const unsigned sa = base + s * STAGE, bar = full + 8 * s;
+    const int k0 = (kt0 + t) * BK;
+    MbarArriveTx(bar, STAGE);
+    load_a(sa, bm, k0, bar);
+    load_b(sa + A_BYTES, bn, k0, bar);
+  };
 
   // wg through a shuffle: the compiler then knows it is warp-uniform (as
   // CUTLASS's canonical_warp_group_idx), and keeps what derives from it,
@@ -388,12 +397,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     int bm, bn;
     tile_at(first, bm, bn);
 #pragma unroll 1
-    for (int t = 0; t < early; ++t) {
-      const unsigned sa = base + t * STAGE, bar = full + 8 * t;
-      MbarArriveTx(bar, STAGE);
-      load_a(sa, bm, (kt0 + t) * BK, bar);
-      load_b(sa + A_BYTES, bn, (kt0 + t) * BK, bar);
-    }
+    for (int t = 0; t < early; ++t) load_stage(t, bm, bn, t);
   };
   if (tid == 0) {
     // The maps into the TMA unit's cache first, C's too, so that their
@@ -469,11 +473,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
               continue;
             }
             if (it >= STAGES) MbarWait(empty + 8 * s, phase);
-            const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
-            const int k0 = (kt0 + t) * BK;
-            MbarArriveTx(bar, STAGE);  // with multicast, the peers' boxes included
-            load_a(sa, bm, k0, bar);
-            load_b(sb, bn, k0, bar);
+            load_stage(s, bm, bn, t);
             NextStage<STAGES>(s, phase);
           }
         }
