@@ -109,7 +109,7 @@ int main() {
        sgemm_warp<128, 256, 16, 8, 16, 8, 4, 1, 8, 1, 1, 0, 0>, 128, 256, 256,
        4 * 16 * (132 + 256) * 4, 1},
       // The same with split-K 2 (atomic adds into C): 4-5% slower in the suites'
-      // NVRTC builds (bench/results/2026-11-22_h100_flush_probe_atomic_epilogue.txt).
+      // NVRTC builds (bench/RESULTS.md nvrtc-vs-nvcc).
       {4096, 4096, 4096, "warp_128x256x16_8x16_ln8_s4_g8_b1_sk2",
        sgemm_warp<128, 256, 16, 8, 16, 8, 4, 2, 8, 1, 1, 0, 0>, 128, 256, 256,
        4 * 16 * (132 + 256) * 4, 2},

@@ -1,5 +1,5 @@
 // report_from_dump: the sweep report of `tunectl report` (client/report.h)
-// drawn from a recorded `tunectl results` dump (bench/results/*_results_*/),
+// drawn from a recorded `tunectl results` dump (the README's picture: bench/RESULTS.md sweep-picture),
 // for sweeps recorded before the report existed. The dump names each config;
 // its parameters come from the family: every config of its space and of up to
 // three rounds of neighbours (what a job's refinement can reach) by name.

@@ -98,7 +98,7 @@ void Check(const absl::Status& s, const char* what) {
 // other round, so that no run always follows the same one (in the H100
 // regret races of 2026-11-23 in a fixed order the second of two configs came
 // out ahead on 9 of 12 shapes, by 6% at 512^3 where both jobs had them within
-// 1%: bench/results/2026-11-23_h100_regret_tensorcore_report.txt); `before(i)` runs
+// 1%: bench/RESULTS.md regret-tensorcore); `before(i)` runs
 // (untimed) before run i; `gap_us` of host waiting between the start event
 // and the launch; with `sync_each`, the host waits for each run's stop event
 // before it goes on, as a client's timing loop does (bench/side_by_side.h
@@ -547,7 +547,7 @@ int main(int argc, char** argv) {
         // (all unloaded, then all loaded, as the judge's segments do; the order
         // of the loads changed nothing at 512^3 on the H100, the configs'
         // places in the round did: below;
-        // bench/results/2026-11-25_h100_regret_race_places_probes/)
+        // bench/RESULTS.md race-places)
         for (auto& l : loaded) l = tuned::LoadedKernel();
         clients.clear();
         for (size_t ki = 0; ki < loaded.size(); ++ki) {
@@ -570,7 +570,7 @@ int main(int argc, char** argv) {
       // The entries' places in the round rotated by one for each placement
       // (cuBLAS stays last): at 512^3 the config in the first place ran 4.5%
       // slower than the one in the second, whichever it was, in 8 of 8 races
-      // (bench/results/2026-11-25_h100_regret_race_places_probes/order512_fixed_places.txt),
+      // (bench/RESULTS.md race-places),
       // so a race that keeps one order charges the first config with its place.
       std::vector<Run> placed;
       std::vector<size_t> order;

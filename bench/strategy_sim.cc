@@ -5,7 +5,7 @@
 // its recorded times (a config absent from the record is unmeasurable: it
 // costs its overhead and fails). No GPU.
 //
-//   strategy_sim --results bench/results/2026-11-22_h100_sgemm_results_final --strategy model
+//   strategy_sim --results DUMPS --strategy model   (DUMPS: `tunectl results` dumps of exhaustive sweeps)
 //
 // Simulated time (labelled so): every config measured costs
 // search::MeasureSeconds(recorded ms, best so far) — the worker's timing

@@ -12,20 +12,20 @@
 //    rounded (or split) in place, with no transposing store (the copy of
 //    KIND 6, kernels_src/sgemm/wgmma_tf32.cuh, that Nsight Compute found to
 //    be its bottleneck:
-//    bench/results/2026-11-24_h100_judge_order_ncu_probes.txt).
+//    bench/RESULTS.md judge-order-ncu).
 // rs_gemm and ws_gemm need M % 256 == 0, N % 128 == 0 and K % 32 == 0
 // (skipped otherwise). First runs on an H100
-// (bench/results/2026-11-25_h100_regret_race_places_report.txt): correct,
+// (bench/RESULTS.md race-places): correct,
 // 3xTF32 1.46-1.55x cuBLAS fp32 on the large shapes, TF32 under half of
 // cuBLAS TF32; the warp-specialized ws_gemm 20-25% slower than rs_gemm.
 // The space's LA=0 kernel (the la0_* entries) runs 3-12%
-// faster than rs_gemm (bench/results/2026-11-25_h100_wgmma_la0_pipeline_report.txt):
+// faster than rs_gemm (bench/RESULTS.md wgmma-pipeline):
 // rs_gemm stays as it was, the reference those changes were measured by.
 // la0ws_256x128_s4_tf32 (rs::wsr::ws_tf32): LA=0 TF32 with
 // a producer warpgroup (setmaxnreg 40) issuing every cp.async of a K tile and
 // two consumer warpgroups (setmaxnreg 232) that meet it through mbarriers
 // and never at a CTA barrier: 3-6% faster than the space's LA=0 on the
-// large shapes (bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt).
+// large shapes (bench/RESULTS.md wgmma-sass-clock).
 // tma_rs_* (sgemm_wgmma_tma, kernels_src/sgemm/wgmma_tf32_tma.cuh): both
 // operands by TMA (B in 32-column boxes, 128-byte swizzle, fragments by
 // 8-byte loads free of bank conflicts), warp-specialized, persistent (_p)
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(Tile<BM, BN, STAGES, PASSES>::THREADS, 1)
 
 
 // Warp-specialized 3xTF32 (negative: 20-25% slower than rs_gemm,
-// bench/results/2026-11-25_h100_regret_race_places_report.txt): one producer warpgroup and two
+// bench/RESULTS.md race-places): one producer warpgroup and two
 // consumer warpgroups per block, handing the STAGES stages over with
 // mbarriers instead of __syncthreads, so that the consumers' wgmmas never
 // wait for the copies or the split of A, nor for each other:
@@ -434,7 +434,7 @@ __global__ void __launch_bounds__(384, 1)
 }
 
 // LA=0 TF32 warp-specialized (3-6% faster than the space's LA=0,
-// bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt). A producer warpgroup issues every
+// bench/RESULTS.md wgmma-sass-clock). A producer warpgroup issues every
 // cp.async of a K tile (A swizzled, B padded as RsTile lays them out) and
 // signals the stage's "full" mbarrier through cp.async.mbarrier.arrive; the
 // two consumer warpgroups wait for it on their own (no CTA barrier), load
@@ -524,7 +524,7 @@ __device__ __forceinline__ void Consume(const unsigned char* smem, unsigned base
   }
 }
 
-// Diagnostics (bench/results/2026-11-25_h100_tf32_tma_report.txt; MODE != 0 computes a wrong C, for timing only):
+// Diagnostics (bench/RESULTS.md tf32-tma-probes; MODE != 0 computes a wrong C, for timing only):
 // MODE 1 copies only the first S K tiles (the consumers' ceiling with no
 // loads), 2 copies A only on even K tiles, 3 B only on even K tiles (half
 // of one operand's L2 traffic). GROUP: sgemm_detail::RasterTile's.
@@ -596,7 +596,7 @@ __global__ void __launch_bounds__(384, 1)
   Consume<1, false>(smem, base, nk, tid, empty, C, N);
 }
 
-// TMA form (bench/results/2026-11-25_h100_tf32_tma_report.txt): A (256 rows x 32 k, 32 KB a K tile) by TMA (one
+// TMA form (bench/RESULTS.md tf32-tma-probes): A (256 rows x 32 k, 32 KB a K tile) by TMA (one
 // cp.async.bulk.tensor.2d a K tile from one producer thread, the 128-byte
 // swizzle done by the TMA unit: the same layout as Swizzle<128>), B by the
 // producer warpgroup's cp.async as in ws_tf32. "full" counts the 128

@@ -37,14 +37,14 @@ inline constexpr double kLegacyMargin = 1.15;
 /// client processes 0.95-0.98x (nine processes on three H100s), and
 /// sbs_probe, timing the same cubin the client's way in its own process,
 /// 1.03-1.17x; at 27 us and more the judging and tunebench agreed within
-/// 0.03 (bench/results/2026-11-27_h100_tf32_512_judge_vs_client/).
+/// 0.03 (bench/RESULTS.md tf32-judge-vs-client).
 inline constexpr double kShortKernelMs = 0.020;
 inline constexpr double kShortKernelMargin = 1.05;
 /// Any other kernel is served only where its interval's low end reaches
 /// kServingMargin: a tie is served as cuBLAS. At 4096^3 TF32 (370 us) the
 /// judging found a kernel surely faster by a hair (1.00x) and a client
 /// process timed it under 1.00x
-/// (bench/results/2026-11-27_h100_tf32_short_kernel_margin/run/).
+/// (bench/RESULTS.md short-kernel-margin).
 inline constexpr double kServingMargin = 1.01;
 
 /// A speedup (baseline ms / kernel ms, > 1: the kernel is faster) with its
@@ -89,7 +89,7 @@ bool SurelyFaster(const SpeedupInterval& s);
 /// there, and cuBLAS gains more from that than our kernels (1000^3 nt on an
 /// H100: 0.0505 ms a call warm for cuBLAS, 0.0607 ms for the kernel that the
 /// flushed judging found level, ~0.064 ms both flushed:
-/// bench/results/2026-11-26_h100_torch_drop_in/README.md). Larger problems
+/// bench/RESULTS.md small-calls). Larger problems
 /// are timed flushed only: a warm run keeps little of them in L2, and the
 /// warm runs would only cost time.
 bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes);
@@ -109,7 +109,7 @@ bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes);
 /// (8192^3 bf16 on an H100: one won on its search time, 1.52 ms, against
 /// the judged 1.62 ms of configs the SM clock's fall to 1500 MHz had
 /// slowed, and a client timed it 8% under the best judged one:
-/// bench/results/2026-11-27_h100_gemm16_mcast_epi/). True too where none
+/// bench/RESULTS.md gemm16-suite). True too where none
 /// is judged yet and some finalist exists.
 bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, double factor,
                 bool clock_low);
@@ -122,7 +122,7 @@ bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, 
 /// search time and takes the pass's note (kNoteOnly). Storing such a pass's
 /// times ranked the configs it re-timed after those it did not (f16
 /// 4096x11008x4096 on a power-capped H100 was served 5-10% under the
-/// search's fastest: bench/results/2026-11-27_h100_gemm16_suite_start_barrier/).
+/// search's fastest: bench/RESULTS.md gemm16-suite).
 enum class JudgingPassOutcome { kStore, kKeepJudging, kNoteOnly };
 JudgingPassOutcome OnJudgingPass(bool clock_low, bool judged_at_full_clock);
 

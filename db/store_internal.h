@@ -53,7 +53,7 @@ inline Value V(const Value& v) { return v; }
 /// beat the best judged one. Ordered by time alone, an unjudged config that
 /// the judging had ruled out was the best, and was not served as surely
 /// faster: cuBLAS was, at 1000^3 on the H100 where the judged winner ran
-/// 1.07x (bench/results/2026-11-26_h100_fresh_install/run6/).
+/// 1.07x (bench/RESULTS.md fresh-install).
 #define TUNED_BEST_ORDER "ORDER BY CASE WHEN m.speedup_pairs > 0 THEN 0 ELSE 1 END, m.median_ms, m.id"
 
 inline std::string ShapeText(const v1::Problem& p) { return absl::StrJoin(p.shape(), "x"); }

@@ -85,7 +85,7 @@ out=$(cd "$out" && pwd)
 # second): Debian's libraries have no frame pointers, so a fast unwind stops
 # at the first of them, and lsan.supp's rules, which name the library that
 # allocated, never see a libgrpc below it (the 50-byte leak that stopped at
-# libabsl_status in bench/results/2026-11-26_h100_fuzz/run5.txt named no caller).
+# libabsl_status in bench/RESULTS.md fuzz-leaks named no caller).
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:symbolize=1:fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 # Leaks inside gRPC's libraries are not reported (fuzz/lsan.supp says why).

@@ -4,7 +4,7 @@
 // AnswerBest) on the thread that took it from its queue, with no hand-off
 // to a pool. Under gRPC's poll engine (server/main.cc) one client's look-up
 // then costs the daemon one context switch, none while a thread polls on
-// (bench/results/2026-11-26_h100_load_async/).
+// (bench/RESULTS.md load-async).
 #pragma once
 
 #include <memory>

@@ -7,7 +7,7 @@
 // On a 2-core machine, 16 clients ran 72,800-76,200 look-ups/s with p99
 // 3.5-3.7 ms with gRPC's service, and 88,400-92,600/s with p99 0.24-0.34 ms
 // with this one. One blocking client's p50 went from 0.070 to 0.041 ms
-// (bench/results/2026-11-26_cpu2_health_nexting_threads/).
+// (bench/RESULTS.md health-threads).
 #pragma once
 
 #include <map>

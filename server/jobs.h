@@ -61,7 +61,7 @@ struct JobRunnerOptions {
   /// 5 rather than 3: on the H100 the model strategy's top 3 of 1024^3 by
   /// their first timings were three variants of one config within 1%, and
   /// the exhaustive winner, 1.7% faster raced, not among them
-  /// (bench/results/2026-11-23_h100_wgmma_la2_regret_report.txt); judging two more
+  /// (bench/RESULTS.md la2-regret); judging two more
   /// costs 2 x 100 runs of the kernel.
   int retime_top = 5;
   /// After the sweep, the untried neighbours (Family::Neighbours) of the

@@ -26,8 +26,8 @@ using jobs_internal::MetricOf;
 namespace {
 /// Rounds of end-of-job re-timing at most (JobRunner::JudgeFinalists). 3 let a
 /// config that was never re-timed win 1024^3 on the H100 with a first time
-/// 20% under its true one, among ten configs within 1% (bench/results/
-/// 2026-11-22_h100_sgemm_suite_arow.txt): a pass costs a few rounds
+/// 20% under its true one, among ten configs within 1% (bench/RESULTS.md
+/// retiming): a pass costs a few rounds
 /// of the top few, so 10 are cheap.
 constexpr int kRetimePasses = 10;
 
@@ -101,7 +101,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
   // with the judged ones only after this bias (their median) is applied.
   // Without it the top few took an unjudged config at each pass, and a
   // small shape's judging ran all kRetimePasses (4.8 s of a 9.3 s 1024^3
-  // job on the H100, bench/results/2026-11-26_h100_fresh_install/).
+  // job on the H100, bench/RESULTS.md fresh-install).
   std::vector<double> bias;
   bool clock_low_seen = false;  // a pass ran on a down-clocked GPU (JudgeAgain)
   for (int pass = 0; pass < kRetimePasses; ++pass) {

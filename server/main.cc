@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   // process, its role passed on as it wakes) one look-up at a time cost the
   // daemon 4.5-4.9 context switches and 80-88 µs of CPU, against 1.0 and
   // 34-40 µs under poll, at an equal rate at 64 clients
-  // (bench/results/2026-11-26_h100_load_async/sweep.txt). Read at gRPC's start.
+  // (bench/RESULTS.md load-async). Read at gRPC's start.
   setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
   tuned::DaemonOptions o;
   if (int rc = tuned::ParseDaemonOptions(argc, argv, &o); rc >= 0) return rc;
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
   // A quarter of the cores by default: on 16 cores 4 threads served 64
   // clients over 16 connections at 129,000-131,000/s with p99 0.84-0.87 ms,
   // against 106,000-116,000 with 2 threads and 118,000-127,000 with 8, the
-  // clients taking the other cores (bench/results/2026-11-26_h100_load_async/sweep.txt).
+  // clients taking the other cores (bench/RESULTS.md load-async).
   tuned::BestPollers best_pollers(
       builder, &service,
       o.lookup_threads > 0 ? o.lookup_threads

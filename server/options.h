@@ -30,7 +30,7 @@ struct DaemonOptions {
   int lookup_threads = 0;                       // threads serving GetBest; 0: a quarter of the cores
   /// Each GetBest thread polls this long after a call before it sleeps: one
   /// client's look-ups in a row took a median 0.072 ms with it, 0.091 without
-  /// (bench/results/2026-11-26_h100_load_async/spin.txt).
+  /// (bench/RESULTS.md load-async).
   int lookup_spin_us = 100;
   std::string worker_path;
   bool compile_only = false;

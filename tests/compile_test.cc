@@ -143,7 +143,7 @@ template <int N> __global__ void k(const float* x, float* y) {
 TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {
   // L2Flusher's kernel must carry more code than an SM caches (sliced-K
   // kernels of 100-124 KB lost their cached code after it on an H100:
-  // bench/results/2026-11-23_h100_sbs_probe.txt), without spilling.
+  // bench/RESULTS.md sbs-probe), without spilling.
   auto k = Compile(kIcacheFlushSource, kIcacheFlushName, {}, "sm_90");
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_TRUE(CheckNoSpills(*k).ok());

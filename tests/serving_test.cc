@@ -302,7 +302,7 @@ TEST(Clock, LowWhenTheMedianSampleSitsUnder90PercentOfTheMax) {
 
 // The H100 at its 700 W under 3xTF32 at 8192^3: 1755-1875 MHz of 1980 with
 // the software power cap as NVML's only reason is the GPU's own speed there
-// (bench/results/2026-11-25_h100_wgmma_la0_sass_clock_report.txt, section 2); other
+// (bench/RESULTS.md wgmma-sass-clock, section 2); other
 // reasons, no reason, unknown reasons or a clock under 80% of the maximum
 // stay low.
 TEST(Clock, ThePowerCapAloneDownTo80PercentIsNotASlowGpu) {

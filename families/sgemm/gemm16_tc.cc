@@ -23,7 +23,7 @@ constexpr int64_t kBytes16 = 2;
 
 /// The mma kind's configs (BM, BN, BK, WM, WN, STAGES, SPLITK), GROUP 8,
 /// MINB 1: the fastest per shape class of the probe on an H100
-/// (bench/results/2026-11-26_h100_gemm16_mma_probe/): 128x128 and 128x256
+/// (bench/RESULTS.md gemm16-mma-probe): 128x128 and 128x256
 /// tiles for large and odd shapes, 64-row tiles with split-K 1-4 for
 /// small and skinny ones, 16-row tiles for M of 16 and tiny problems, and
 /// split-K 2 and 4 of 128x128 for N of 128 with a large K.
@@ -43,36 +43,36 @@ constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
 
 /// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS,
 /// MCAST, EPI, MCASTN, ACCS), BK 64, GROUP 8: the fastest per shape class of the probe on
-/// an H100 (bench/results/2026-11-26_h100_gemm16_wgmma_probe/): 128x256 and
+/// an H100 (bench/RESULTS.md gemm16-wgmma-probe): 128x256 and
 /// 256x128 tiles, persistent and not, for large shapes (0.93-1.01x cuBLAS
 /// from 2048^3 up); 128x128 persistent for mid-size and small-K shapes;
 /// 128x64 for small ones; split-K 2 of it for M of 128; one consumer
 /// warpgroup of 64 rows for N of 128 and, with split-K 2, M of 16. Then
 /// the forms with B multicast (MCAST 2) and the C tile stored by TMA (EPI
 /// 1), each the fastest somewhere in the probe on an H200
-/// (bench/results/2026-11-27_h200_gemm16_mcast_epi/): 128x128 with both for
+/// (bench/RESULTS.md gemm16-mcast-epi): 128x128 with both for
 /// 4096x11008x4096, 2048^3, 1000^3 and 4096x4096x64 (1.5x the form without
 /// them there); 128x256 with both for 4096^3; 128x64 and 64x128 persistent
 /// with EPI for 1024^3, 512^3, M of 128 and N of 128. Then, with the
 /// descriptors kept in uniform registers, 128x256 and 128x128 persistent
 /// with EPI and without MCAST: the fastest at 4096^3, 8192^3 and
 /// 4096x11008x4096 (128x256) and at 2048^3 (128x128), and one consumer of
-/// 64x256 with both for 3000x2000x1500 (bench/results/2026-11-27_h100_gemm16_uniform/).
+/// 64x256 with both for 3000x2000x1500 (bench/RESULTS.md gemm16-uniform).
 /// Then C stored a 64 x 64 box at a time (EPI 2), which leaves room for 4
 /// stages: 128x256 with and without MCAST and 256x128, the fastest of the
 /// probe at 4096^3, 4096x11008x4096 and 8192^3 in bf16 (0.6-1.3% over EPI
-/// 1; bench/results/2026-11-27_h100_gemm16_epi2/). Then one consumer of
+/// 1; bench/RESULTS.md gemm16-epi2). Then one consumer of
 /// 64x128 with both, the probe's fastest at 1000^3 once MCAST's cluster
 /// lost its exit barrier (0.90x cuBLAS against 0.84x for the suite's
-/// 128x128; bench/results/2026-11-27_h100_gemm16_mcast_tail/). Then A
+/// 128x128; bench/RESULTS.md gemm16-mcast-tail). Then A
 /// multicast along N (MCASTN 2): 128x128 in a 2 x 2 cluster, 0.93x cuBLAS
 /// at 1000^3 in bf16 against 0.90x for 64x128, and 128x64 in two along N
 /// (cuBLAS's own form there), 0.96x in f16 against 0.90x
-/// (bench/results/2026-11-27_h100_gemm16_cluster2d/). Then two accumulator
+/// (bench/RESULTS.md gemm16-cluster2d). Then two accumulator
 /// sets (ACCS 2) for the forms of long K loops on few tiles: split-K 2 of
 /// 128x64 at M of 128 (0.99 -> 1.02x cuBLAS at 128x4096x4096) and one
 /// consumer of 64x128 with MCAST and EPI at N of 128 (1.00 -> 1.02x at
-/// 8192x128x8192), bf16 (bench/results/2026-11-27_h100_gemm16_accs/).
+/// 8192x128x8192), bf16 (bench/RESULTS.md gemm16-accs).
 constexpr std::array<std::array<int64_t, 10>, 24> kWgmmaConfigs = {{
     {128, 256, 4, 1, 1, 2, 1, 0, 1, 1},
     {128, 256, 4, 1, 0, 2, 1, 0, 1, 1},
@@ -103,7 +103,7 @@ constexpr std::array<std::array<int64_t, 10>, 24> kWgmmaConfigs = {{
 /// The wgmma kind's STAGED configs (BM, BN, STAGES, SPLITK, PERSIST,
 /// STAGED), CONSUMERS 2, BK 64, GROUP 8, for problems whose A or B pitch
 /// TMA cannot take (StagedSuitsShape): the fastest of the probe on an H100
-/// (bench/results/2026-11-27_h100_gemm16_staged/): 128x256 for one such
+/// (bench/RESULTS.md gemm16-staged): 128x256 for one such
 /// operand (1.48x cuBLAS at 4096x4096x4097), 256x128 where it is B with a
 /// small M (1024x50257x1024), 128x128 with three raw buffers for mid-size
 /// shapes, and split-K 2 of 128x64 for small ones.
@@ -285,9 +285,9 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
 /// promotion: with 256 bytes, 1000^3 ran 128x64 at 15.6 us and 64x128 with
 /// MCAST at 12.4 us, with 128 bytes at 14.1 and 11.9 us; at 1024^3 the
 /// promotion made no difference (bf16, H100, a timeline probe:
-/// bench/results/2026-11-28_h100_gemm16_start_timeline/). In the client's
+/// bench/RESULTS.md gemm16-timeline). In the client's
 /// timing, the suite's 1000^3 went from 0.93-0.95x cuBLAS to 1.00x
-/// (bench/results/2026-11-28_h100_gemm16_suite_promotion/).
+/// (bench/RESULTS.md gemm16-suite).
 void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, int64_t outer,
             int64_t box_outer, v1::DType dtype, bool stage = false) {
   const int64_t bytes = ElementBytes(dtype);
@@ -436,9 +436,9 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   // along N). A persistent grid holds as many clusters as the device runs
   // at once: SMs / 2 for clusters of 2 (cudaOccupancyMaxActiveClusters gave
   // 66 clusters of 2 on 132 SMs,
-  // bench/results/2026-11-27_h200_gemm16_mcast_epi/probe_mcast_epi.log),
+  // bench/RESULTS.md gemm16-mcast-epi),
   // and 30 clusters of 4 on an H100's 132
-  // (bench/results/2026-11-27_h100_gemm16_cluster2d/): SMs * 30 / 132 for 4.
+  // (bench/RESULTS.md gemm16-cluster2d): SMs * 30 / 132 for 4.
   const bool persist = Get(config, "PERSIST") != 0;
   const int64_t mcast = At1(config, "MCAST"), mcastn = At1(config, "MCASTN");
   const int64_t csize = mcast * mcastn;
@@ -459,7 +459,7 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   // A and B, at a pitch TMA cannot take, are staged (copied with 16-byte
   // rows) and read by TMA, except by STAGED > 0, whose raw buffers take
   // such a pitch without the copy. At 4097^3 the copies cost 0.10 ms of
-  // cuBLAS's 1.02 ms (bench/results/2026-11-27_h100_gemm16_stage/).
+  // cuBLAS's 1.02 ms (bench/RESULTS.md gemm16-stage-rows).
   const bool stage = Get(config, "STAGED") == 0;
   // A: K-major (NN, NT) boxes of 64 k x BM / MCASTN rows (a rank's share of
   // the multicast); M-major (TN, TT) boxes of 64 m x 64 k.

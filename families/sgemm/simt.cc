@@ -96,7 +96,7 @@ constexpr std::array<std::array<int64_t, 5>, 9> kSliceTiles = {{
 /// Warp-kernel configs {BM, BN, BK, TM, TN, LN, STAGES, SPLITK, GROUP, MINB,
 /// SLICEK, STREAMB} that also get RUL 10: the winners of the suite's small,
 /// skinny and split-K shapes on an H100
-/// (bench/results/2026-11-22_h100_sgemm_suite_streamk.txt).
+/// (bench/RESULTS.md sgemm-streamk).
 constexpr std::array<std::array<int64_t, 12>, 10> kRul10Twins = {{
     {64, 128, 16, 8, 8, 8, 4, 2, 8, 1, 1, 0},    // 1024^3, 1000^3
     {64, 128, 16, 8, 8, 8, 4, 4, 8, 1, 1, 0},    // 128x4096^2

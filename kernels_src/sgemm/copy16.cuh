@@ -121,7 +121,7 @@ __device__ __forceinline__ void LoadTileManual(unsigned dst, const unsigned shor
 // (at most 144 bytes: 128 at any 2-byte offset) goes by cp.async into a
 // raw slot (the producer), and the consumers shift it from there into the
 // stage. Measured beside other forms of the same on an H100
-// (bench/results/2026-11-27_h100_gemm16_staged/): a thread a segment in the
+// (bench/RESULTS.md gemm16-staged): a thread a segment in the
 // producer and 4-byte shared loads in the shift ran fastest.
 constexpr int kRawSlot = 144;
 

@@ -53,7 +53,7 @@
 //  atomically as with split-K (C set to beta * C first). Takes
 //  SPLITK == SLICEK == 1. (A persistent grid of G blocks looping over the
 //  whole waves ran 4096^3 and 8192^3 5-7% slower than data-parallel on an
-//  H100, bench/results/2026-11-22_h100_sgemm_suite_streamk_partial.txt.)
+//  H100, bench/RESULTS.md sgemm-streamk.)
 // Grid: x = ceil(M/BM) * ceil(N/BN), y = SPLITK; stream-K: x = G, y =
 // any number with (y - 1) * G < tiles (sgemm.cc: ceil(tiles / G)). Requires
 // (checked by sgemm.cc): TM % 4 == TN % 4 == 0, BM % WM == BN % WN == 0,

@@ -133,7 +133,7 @@
 // warpgroup's wgmmas, whichever warp waits; as CUTLASS's
 // PipelineTmaAsync). One arrival a warpgroup in place of one a warp
 // measured 1.01x over the probe's MCAST set on an H100
-// (bench/results/2026-11-27_h100_gemm16_release/).
+// (bench/RESULTS.md gemm16-release).
 // Without TMA for an operand (see the maps above) all 128 producer threads
 // copy its tile into the same swizzled layout: a unit of 8 elements wholly in
 // range and 4-byte aligned by cp.async (16, 8 or 4 bytes at a time), other
@@ -152,14 +152,14 @@
 // a lane a warp), fence the async proxy and meet at a named barrier; "full"
 // then carries only the other operand's TMA bytes (thread 0's arrival). It
 // measured 2x the manual copy at 4096x4096x4097 (A's pitch odd) on an H100
-// (bench/results/2026-11-27_h100_gemm16_staged/).
+// (bench/RESULTS.md gemm16-staged).
 // PERSIST: each CTA takes tiles blockIdx.x, + gridDim.x, ...; the producer
 // runs ahead into the next tile's K tiles while the consumers store C.
 // With two consumer warpgroups (no cluster, STAGED 0), a last round of tiles
 // that would leave half of the CTAs or more idle goes in halves of WM rows,
 // one a CTA, each computed by that CTA's first consumer warpgroup: 1.03x at
 // 4096x11008x4096 and 1.06x at 5120^3 with 128x256
-// (bench/results/2026-11-27_h100_gemm16_tail/).
+// (bench/RESULTS.md gemm16-tail).
 // MCAST and MCASTN: rank r = rm + MCAST * rn of a cluster takes the output
 // tile (MCAST tm + rm, MCASTN tn + rn). The CTAs of a cluster column (the
 // same rn) read the same B tile, those of a cluster row (the same rm) the
@@ -171,7 +171,7 @@
 // column are done with it: each consumer warpgroup's first warp arrives on
 // those CTAs' "empty" (lane l on rank l). A 2 x 2 cluster of 128x128 tiles
 // ran 1000^3 at 0.93x cuBLAS, against 0.90x for the fastest form without
-// it (bf16, H100, bench/results/2026-11-27_h100_gemm16_cluster2d/).
+// it (bf16, H100, bench/RESULTS.md gemm16-cluster2d).
 // Cluster barriers after the mbarriers'
 // initialization (arrived at there, waited for once each warpgroup has set
 // its registers; by thread 0's warp at once, for its early copies below)
@@ -192,7 +192,7 @@
 // no workspace, no CTA reads a peer's shared memory. At 1024^3, 128x128
 // SPLITK 2 took 14.2 us pulling the peers' partial sums between two full
 // cluster barriers, 12.0 us pushing them (bf16, H100,
-// bench/results/2026-11-27_h100_gemm16_splitk_push/probe/).
+// bench/RESULTS.md gemm16-splitk-push).
 // Epilogue: wgmma16_epilogue.cuh (StoreTile).
 
 namespace gemm16_detail {
@@ -386,7 +386,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // code not yet in the instruction cache (after an L2 flush, a miss to
   // DRAM) and its own setup. Configs without a cluster gained 3-5.5% at
   // 1024^3 and 2% at 2048^3 (H100,
-  // bench/results/2026-11-28_h100_gemm16_early_copies/). In a multicast
+  // bench/RESULTS.md gemm16-early-copies). In a multicast
   // cluster thread 0's warp first waits for the cluster barrier (the peers'
   // mbarriers), and then skips the consumers' wait.
   constexpr bool kEarly = STAGED == 0;
@@ -405,7 +405,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
     // than delaying the first copy and the last store. A map of zeros (an
     // operand without TMA) is prefetched harmlessly. 1000^3 and 1024^3
     // +0.5-2.9%, 2048^3 -0.8%, geomean 1.004 over the probe's ACC set
-    // (bench/results/2026-11-27_h100_gemm16_map_prefetch/).
+    // (bench/RESULTS.md gemm16-map-prefetch).
     PrefetchMap(tma_a);
     PrefetchMap(tma_b);
     if constexpr (EPI >= 1) PrefetchMap(tma_c);
@@ -722,7 +722,7 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
   // Their writes to C need no wait: they are visible when the kernel ends,
   // and waiting for them (wait_group without .read, CCTL.IVALL) took 4-5%
   // of the warp stall samples at 1000^3 (bf16, H100:
-  // bench/results/2026-11-27_h100_gemm16_start_barrier/).
+  // bench/RESULTS.md gemm16-start-barrier).
   if constexpr (EPI >= 1) {
     if (tid % 128 == 0) BulkWait0<true>();
   }

@@ -23,7 +23,7 @@ namespace gemm16_detail {
 /// each matrix's 8 rows over all banks. TMA stores the box as written.
 /// In place of sixteen 4-byte stores a lane: 1.0065x geomean over the
 /// probe's EPI set, 1.05x at 4096x4096x64 in bf16 (H100,
-/// bench/results/2026-11-27_h100_gemm16_cluster2d/).
+/// bench/RESULTS.md gemm16-cluster2d).
 template <int DTYPE, int MI, int BN>
 __device__ __forceinline__ void StoreBox(unsigned box, const float (&acc)[MI][BN / 2], int mi,
                                          int c, float alpha, int w, int lane) {
@@ -107,7 +107,7 @@ __device__ __forceinline__ void StoreTile(float (&acc)[BM / CONSUMERS / 64][BN /
     // warps copy the tile out a row at a time, each lane a pair of
     // columns: coalesced, where the registers' 8-column stores would
     // write each 32-byte sector 8 times over (1024x50257x1024 went from
-    // 172 to 347 TFLOPS, bench/results/2026-11-27_h100_gemm16_stage/).
+    // 172 to 347 TFLOPS, bench/RESULTS.md gemm16-stage-rows).
     if (beta == 0.0f) {
       const int wtid = tid % 128;
       const unsigned mine = cbuf + wg * (WM * BN * 2);

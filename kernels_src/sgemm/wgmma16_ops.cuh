@@ -76,7 +76,7 @@ __device__ __forceinline__ unsigned ClusterRank() {
 // cluster_arrive_relaxed). The release form compiles to MEMBAR.ALL.GPU,
 // which held every CTA of a cluster kernel at its start (5.8% of the warp
 // stall samples of a 128x64 MCASTN 2 kernel at 1000^3, bf16, H100:
-// bench/results/2026-11-27_h100_gemm16_start_barrier/). The wait waits
+// bench/RESULTS.md gemm16-start-barrier). The wait waits
 // until every thread of the cluster that has not exited has arrived.
 __device__ __forceinline__ void ClusterArriveRelaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");

@@ -314,7 +314,7 @@ struct RsTile {
   // i - 1's stage; STAGES - 2 on the 4-byte path (VEC false), issued
   // before it into tile i - 2's stage, where the copies' four times as many
   // instructions held up the fragments less.
-  // On the H100 (bench/results/2026-11-25_h100_wgmma_la0_ahead_promote/
+  // On the H100 (bench/RESULTS.md wgmma-ahead-promote
   // probe_ahead.txt) STAGES - 1 ran 2-7% faster on the 16-byte path (3xTF32
   // at 2048^3 to 8192^3, 1000^3 split in 2, 16 to 8192 rows by 4096 or
   // 128 split in 2 or 4), 3% slower at 4096x4096x64 and 14% slower on the

@@ -172,7 +172,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
   // past the consumers', so its first copy otherwise waits for a barrier, a
   // branch into code not yet in the instruction cache and its own setup
   // (wgmma16.cuh's early copies: 1024^3 +3-5.5% in 16 bits,
-  // bench/results/2026-11-28_h100_gemm16_early_copies/).
+  // bench/RESULTS.md gemm16-early-copies).
   auto early_of = [&](int kt0, int kt1) { return min(STAGES, kt1 - kt0); };
   auto issue_early = [&]() {
     if (first >= units) return;
@@ -237,7 +237,7 @@ __device__ __forceinline__ void GemmTf32(int M, int N, int K, float alpha, float
         // The producer's tail: every stage's last releases, the peer's
         // remote arrivals among them, are in before this CTA may exit (no
         // cluster barrier at the end; gemm16_wgmma's form,
-        // bench/results/2026-11-27_h100_gemm16_mcast_tail/).
+        // bench/RESULTS.md gemm16-mcast-tail).
 #pragma unroll 1
         for (int k = 0; k < STAGES; ++k, ++it) {
           if (it >= STAGES) MbarWait(empty + 8 * s, phase);

@@ -104,7 +104,7 @@ class Prior {
 /// among the ranked configs instead (the neighbours of the i-th at 8i + 4)
 /// made the model's first rounds wait longer on NVRTC on the H100 (the
 /// first rounds pick from the ranked configs;
-/// bench/results/2026-11-26_h100_fresh_install/README.md).
+/// bench/RESULTS.md fresh-install).
 std::map<std::string, size_t> AheadPlaces(const Prior& prior,
                                           const std::vector<const Family*>& families,
                                           size_t neighbours_of);

@@ -428,7 +428,7 @@ class Model : public Strategy {
     // larger than those it learnt from: under a budget of 24 on the H100 it
     // put 24 SIMT configs first for 8192^3 fp32_accurate, where 4096^3's
     // 3xTF32 winner runs 1.7x cuBLAS, and cuBLAS was served
-    // (bench/results/2026-11-26_h100_torch_drop_in/nn_nt_tuned.log.xz, job 26).
+    // (bench/RESULTS.md small-calls, job 26).
     std::stable_partition(order.begin(), order.end(), [&](size_t i) { return firsts.count(i) != 0; });
     // The shape's best time, scaled from the nearest shape's by the work
     // (for the budget's cost of each config).
@@ -459,7 +459,7 @@ class Model : public Strategy {
     // compiled, and none of fp32_accurate's 3xTF32 ones, took SIMT configs
     // only into each fp32_accurate first round, and served cuBLAS at
     // 1024-4096^3 where 3xTF32 runs 1.6-1.8x
-    // (bench/results/2026-11-27_h100_drop_in_modes/drop_fp32_accurate_after_ieee.log).
+    // (bench/RESULTS.md drop-in).
     int top = 0, top_compiled = 0;
     for (size_t i : order) {
       if (top == options_.first_round) break;

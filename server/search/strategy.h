@@ -64,7 +64,7 @@ absl::StatusOr<Budget> ParseBudget(std::string_view text);
 /// verification against the reference, the store). Calibrated on the
 /// 2026-11-22 H100 suite: SGEMM 512^3's 337 configs measured in 1.6 s; the
 /// flush (memset of 2x L2 + the instruction-cache flush kernel) costs
-/// 0.077 ms on the H100 (sbs_probe, bench/results/2026-11-23_h100_flush16_strategy.txt).
+/// 0.077 ms on the H100 (sbs_probe, bench/RESULTS.md flush16).
 inline constexpr double kConfigOverheadS = 0.0045;
 inline constexpr double kRunOverheadMs = 0.077;
 /// `max_reps`: the repetitions at most (SearchRepetitions) in place of 100.
@@ -116,7 +116,7 @@ class CostModel {
 /// on the H100 the model, fitted on the 11 aligned shapes of the public
 /// suite, ranked 4097^3's 4-byte-path configs as if it were 4096^3 and
 /// missed its exhaustive winner by 2.7% raced, 6.3% in simulation
-/// (bench/results/2026-11-23_h100_wgmma_la2_regret_report.txt). A Features input,
+/// (bench/RESULTS.md la2-regret). A Features input,
 /// and the model strategy sweeps exhaustively for a shape whose class no
 /// tuned shape has.
 std::vector<bool> AlignmentClass(const Shape& shape);
@@ -129,7 +129,7 @@ std::vector<bool> AlignmentClass(const Shape& shape);
 /// hold gemv kernels of the other side, or of the other alignment), the
 /// model's first round held no rows kernel of 4 columns a pass and served
 /// cuBLAS where the exhaustive sweep finds 1.58x it
-/// (bench/results/2026-11-25_h100_tf32_tma_report.txt, section 8).
+/// (bench/RESULTS.md tf32-tma-probes, section 8).
 std::set<std::string> KernelKinds(const Family& family, const std::vector<Config>& configs);
 
 /// Features of a config on a shape (CostModel's input; exposed for tests).
@@ -186,19 +186,19 @@ struct ModelOptions {
   /// winners. Sized by count: on the H100 a config costs ~20 ms of
   /// measuring whatever its kernel's time for small shapes, so the earlier
   /// sizing by 5 s of predicted GPU time measured 138-377 configs a shape
-  /// (bench/results/2026-11-23_h100_regret7.txt).
+  /// (bench/RESULTS.md regret7).
   int first_round = 40;
   /// ...and then more of those, in the order of the prediction, while the
   /// round's predicted measuring (MeasureSeconds) stays within this many
   /// seconds: cheap shapes, where the model's fit on the larger ones is the
   /// least sure, measure more of the space (on the H100 the model's winner
   /// of 512^3 was 5.75% slower than the exhaustive one with 40,
-  /// bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt; 0: no
+  /// bench/RESULTS.md gemv-regret; 0: no
   /// more). 1 s: simulated on the H100 measurements of 2026-11-26, each
   /// public shape learning from the first 16 shapes of bench/prior_shapes.txt
   /// alone, its small shapes measure 150-240 configs instead of 400-500, and
   /// their winners stay the exhaustive ones (128x4096x4096 within 0.2%), as
-  /// with 2.5 s (bench/results/2026-11-26_h100_fresh_install/strategy_sim.txt).
+  /// with 2.5 s (bench/RESULTS.md strategy-sim).
   double first_seconds = 1.0;
   /// Configs of the first round (besides the nearest shapes' winners) whose
   /// kernels are not compiled yet (RoundInput::compiled), at most: a fresh
@@ -210,7 +210,7 @@ struct ModelOptions {
   /// waits ~2.4 s, however few it compiles, where a small shape's search
   /// takes 1-2 s. On an H100 whose compile-ahead ran slower, small shapes
   /// waited 1-2 s each and the median tuning time rose from 3.9 s to 5.4 s
-  /// (bench/results/2026-11-26_h100_fresh_install/, runs 6 and 7).
+  /// (bench/RESULTS.md fresh-install, runs 6 and 7).
   int first_uncompiled = 16;
   /// The winners of this many nearest tuned shapes are measured too, whatever
   /// the model predicts...
@@ -223,7 +223,7 @@ struct ModelOptions {
   int refine_top = 3;
   /// Configs of a refinement round at most: the neighbours the model
   /// predicts fastest (0: all of them). 3 and 32 rather than 2 and 16: on
-  /// the H100 records of 2026-11-23 (bench/results/2026-11-23_h100_regret_tensorcore_*)
+  /// the H100 records of 2026-11-23 (bench/RESULTS.md regret-tensorcore)
   /// the exhaustive winners of 128x4096x4096 and 4096x4096x64 were
   /// neighbours that 2 and 16 left out (regret 2.0% and 2.2% in simulation,
   /// 2.2% and 1.5% raced on the H100); 3 and 32 find every shape's
@@ -235,7 +235,7 @@ struct ModelOptions {
   /// finished jobs' winners first), so that no round waits on NVRTC, which
   /// took 6-7 s of a 9-12 s job on the H100 while the compile-ahead (6,820
   /// kernels, ~20 minutes of 16 cores) had not reached them
-  /// (bench/results/2026-11-23_h100_side_by_side_regret_gemv_report.txt). false: any
+  /// (bench/RESULTS.md gemv-regret). false: any
   /// neighbour.
   bool refine_compiled = true;
   /// A config whose measuring is predicted (MeasureSeconds) to take at least
@@ -245,7 +245,7 @@ struct ModelOptions {
   /// NVRTC takes ~2.4 s of a core a kernel, 16 cores build one each 0.15 s;
   /// at 8192^3 (~0.3 s a config) the compiled-only rule left the exhaustive
   /// winner out on a fresh install (2.3-3.2% regret on the H100,
-  /// bench/results/2026-11-26_h100_fresh_install/).
+  /// bench/RESULTS.md fresh-install).
   double compile_hidden_seconds = 0.15;
   /// Timed repetitions at most of each config measured (short timings for
   /// many; the job's top 5 are then judged in full, 100 rounds interleaved
@@ -253,7 +253,7 @@ struct ModelOptions {
   /// (kTimingBudgetMs) gave 100 repetitions to every kernel under 2 ms, and
   /// the model's picks are rarely screened out (they are good): on the H100
   /// the search of 2048^3 spent 70 ms a config, 7.6 of its 10.9 s
-  /// (bench/results/2026-11-23_h100_wgmma_la2_regret_report.txt). The median of 20
+  /// (bench/RESULTS.md la2-regret). The median of 20
   /// flushed runs ranks configs within well under 1% at these sizes.
   int search_repetitions = 20;
 };

@@ -34,7 +34,7 @@ inline constexpr unsigned long long kReasonsUnknown = ~0ull;
 /// down to this fraction of the maximum. An H100 SXM running 3xTF32 at
 /// 8192^3 draws its 700 W and sits at 1755-1875 of 1980 MHz (88.6-94.7%)
 /// with the software power cap as the only reason (NVML,
-/// bench/results/2026-11-25_h100_wgmma_la0_sass_clock/call2_smi_reasons_8192.csv): the clock
+/// bench/RESULTS.md wgmma-sass-clock): the clock
 /// every client's sustained work gets there, not a slow GPU.
 inline constexpr double kPowerCapFloorFraction = 0.8;
 

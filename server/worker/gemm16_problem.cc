@@ -40,7 +40,7 @@ constexpr double kErrorBoundFactor = 2.0;
 /// 2019, Theorem 3.1, lambda = 1): the floor of the bound for an fp32 C. On
 /// an H100, cuBLAS's error at 16x515x1000 (bf16 inputs, fp32 C) was 1.0e-7,
 /// every kind's 2.1e-7 to 8.4e-7, and sqrt(1000) u is 1.9e-6
-/// (bench/results/2026-11-27_h100_gemm16_f32_output/).
+/// (bench/RESULTS.md gemm16-f32-output).
 constexpr double kFp32Unit = 0x1p-24;
 
 class Gemm16Problem final : public DeviceProblem {

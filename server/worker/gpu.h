@@ -70,7 +70,7 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 /// `runs` once, in order in even rounds and in reverse in odd ones (so that
 /// no run always follows the same one: in the H100 regret races of
 /// 2026-11-23 the second of two configs timed in a fixed order came out
-/// ahead on 9 of 12 shapes, bench/results/2026-11-23_h100_regret_tensorcore_report.txt;
+/// ahead on 9 of 12 shapes, bench/RESULTS.md regret-tensorcore;
 /// bench/sbs_probe.cc's races reverse likewise), with `flush` before each
 /// and outside its events, so that clock and thermal drift affect them
 /// alike. result[i][r] is run i's time (ms) in round r, so that run i and
@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
 /// 7-27% faster repeated than after any other kernel, with 30% of warp cycles
 /// stalled on "no instruction" (ncu), and the job served a kernel that was
 /// 0.87x cuBLAS in a client. With it, every order of runs agrees within 1%:
-/// bench/results/2026-11-23_h100_sbs_probe.txt (issue 17).
+/// bench/RESULTS.md sbs-probe (issue 17).
 class L2Flusher {
  public:
   /// INTERNAL if the flush kernel does not compile or load;

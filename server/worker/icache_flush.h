@@ -12,7 +12,7 @@ namespace tuned {
 /// segment of the code, so the SM fetches the segments side by side. One
 /// warp fetching all of it line after line took ~0.6 ms a flush on the H100
 /// (a job's measuring went from 4 s to 10 s for ~500 configs; see
-/// bench/results/2026-11-23_h100_regret7.txt).
+/// bench/RESULTS.md regret7).
 inline constexpr int kIcacheFlushWarps = 16;
 
 /// 16384 distinct FFMAs (a ~200 KB sm_90 cubin, over the SM's instruction

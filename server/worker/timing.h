@@ -38,7 +38,7 @@ inline int TimedRepetitions(double first_ms, double best_ms, int max_reps = kMax
 /// 512^3 (14 us a run) the judging of two lane mappings flipped from one
 /// call to the next, in one process on the same buffers, by 3.5-4.3% either
 /// way, while sbs_probe's race had one 4% ahead each time
-/// (bench/results/2026-11-24_h100_judge_order_ncu_probes.txt): one call is one
+/// (bench/RESULTS.md judge-order-ncu): one call is one
 /// draw of whatever state decides it.
 inline constexpr int kRetimeMaxSegments = 4;
 /// GPU time (ms) the segments may take together: a judging whose one segment

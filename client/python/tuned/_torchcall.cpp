@@ -4,7 +4,7 @@
 // Allocating the result from Python (a.new_empty(m, n)) is itself a torch
 // op dispatched from Python: 2-4.6 us of the CPU a call on the H100 host, a
 // fifth to a third of what a CPU-bound stream of small products costs
-// (bench/results/2026-11-26_h100_drop_in_cublaslt_plan/cost_probe_*.log).
+// (bench/RESULTS.md cublaslt-plan).
 // Here the result is allocated with at::empty and the plan of tuned._fastcall
 // runs on it, in one call. Kernel.sgemm's launch (sgemm) checks its tensors,
 // sets the kernel's parameters and launches, in one call too. Optional:

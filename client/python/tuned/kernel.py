@@ -453,12 +453,10 @@ class Kernel:
 
     def _sgemm_spec(self, launcher):
         """The launch prepared for tuned._torchcall.sgemm (the checks, the
-        parameters and the launch in C++: 5.47 us a call on the H100 host
-        where the Python launch had cost 10.24, on another machine start,
-        bench/results/2026-11-27_h100_drop_in_modes/), or None: without
-        _torchcall, with a stand-in
-        driver, for another family than sgemm, or for a kernel with tensor
-        maps (encoded per pointer, here)."""
+        parameters and the launch in C++, about half the CPU time of a launch
+        from Python: bench/RESULTS.md python-call), or None: without
+        _torchcall, with a stand-in driver, for another family than sgemm, or
+        for a kernel with tensor maps (encoded per pointer, here)."""
         if (launcher.c_launch is None or launcher.maps or self.family != "sgemm" or self.is_spec
                 or self._sizes is None or self.layout not in ("nn", "nt", "tn", "tt")):
             return None

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""tree_test: the tree keeps results as an index of current figures, not a notebook.
+
+Checks, over the source tree given as the one argument (default: this file's
+repository):
+  1. bench/results/ holds at most 150 files and 3 MB (3 * 2**20 bytes).
+  2. Every file in bench/results/ is cited by a row of bench/RESULTS.md (the
+     row names the file, or a folder that holds it), and every path a row
+     names exists.
+  3. No other file cites a run by its path (`results/<date>_...`): code and
+     docs cite a figure by its row, `bench/RESULTS.md <row>`, and every row so
+     cited exists.
+  4. docs/ holds pages and pictures only (.md, .svg), no run logs.
+Prints each violation and exits 1 if there is any, else prints the counts and
+"N passed, 0 failed".
+"""
+import os
+import re
+import subprocess
+import sys
+
+MAX_FILES = 150
+MAX_BYTES = 3 * 2**20
+SKIP_DIRS = {".git", "__pycache__", "node_modules", ".bundle", ".fleet", ".devdb"}
+TEXT_EXT = {".cc", ".h", ".cu", ".cuh", ".c", ".cpp", ".py", ".sh", ".md", ".txt", ".toml",
+            ".cmake", ".proto", ".yaml", ".yml", ".supp", ".in", ".json", ""}
+RUN_PATH = re.compile(r"results/20\d\d-\d\d-\d\d_")
+ROW_CITE = re.compile(r"RESULTS\.md\s+`?([a-z0-9]+(?:-[a-z0-9]+)*)`?")
+
+
+def walk(root, rel=""):
+    """The paths (relative to root, '/'-separated) of the files under root/rel: git's
+    tracked and untracked files where root is a work tree (ignored ones left out),
+    else every file but build folders'."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others",
+                              "--exclude-standard", "-z", "--", rel or "."],
+                             capture_output=True, check=True).stdout
+        return [p for p in out.decode().split("\0")
+                if p and os.path.isfile(os.path.join(root, p))]
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, rel)):
+        top = os.path.normpath(dirpath) == os.path.normpath(root)
+        dirnames[:] = [d for d in dirnames
+                       if d not in SKIP_DIRS and not (top and d.startswith("build"))]
+        paths += [os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
+                  for f in filenames]
+    return paths
+
+
+def rows_and_cited_paths(results_md):
+    """The row ids of RESULTS.md's tables and the bench/-relative paths they name."""
+    rows, paths = set(), set()
+    for line in results_md.splitlines():
+        m = re.match(r"\|\s*`([a-z0-9-]+)`\s*\|", line)
+        if not m:
+            continue
+        rows.add(m.group(1))
+        for p in re.findall(r"`(results/[^`]+)`", line):
+            paths.add(p.rstrip("/") + ("/" if p.endswith("/") else ""))
+    return rows, paths
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
+                           else os.path.join(os.path.dirname(__file__), ".."))
+    errors = []
+    checks = 0
+
+    results_md = open(os.path.join(root, "bench/RESULTS.md"), encoding="utf-8").read()
+    rows, cited = rows_and_cited_paths(results_md)
+    files = sorted(walk(root, "bench/results"))
+
+    checks += 1
+    size = sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    if len(files) > MAX_FILES or size > MAX_BYTES:
+        errors.append(f"bench/results holds {len(files)} files and {size} bytes; "
+                      f"the budget is {MAX_FILES} files and {MAX_BYTES} bytes")
+
+    checks += 1
+    for f in files:
+        rel = f[len("bench/"):]
+        if not any(rel == c or (c.endswith("/") and rel.startswith(c)) for c in cited):
+            errors.append(f"{f} is cited by no row of bench/RESULTS.md")
+    for c in sorted(cited):
+        if not os.path.exists(os.path.join(root, "bench", c)):
+            errors.append(f"bench/RESULTS.md names {c}, which does not exist")
+
+    checks += 1
+    for f in walk(root):
+        if f.startswith("bench/results/") or f in ("bench/RESULTS.md", "tests/tree_test.py"):
+            continue
+        if os.path.splitext(f)[1] not in TEXT_EXT:
+            continue
+        try:
+            text = open(os.path.join(root, f), encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if RUN_PATH.search(line):
+                errors.append(f"{f}:{n} cites a run by its path; cite its bench/RESULTS.md row")
+            for row in ROW_CITE.findall(line):
+                if row not in rows:
+                    errors.append(f"{f}:{n} cites bench/RESULTS.md row {row}, which does not exist")
+
+    checks += 1
+    for f in walk(root, "docs"):
+        if os.path.splitext(f)[1] not in (".md", ".svg"):
+            errors.append(f"{f}: docs/ holds pages and pictures only")
+
+    for e in errors:
+        print("tree_test:", e)
+    print(f"tree_test: bench/results {len(files)} files, {size} bytes; {len(rows)} rows")
+    print(f"{checks - bool(errors)} passed, {int(bool(errors))} failed")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
