@@ -97,7 +97,7 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
   app.add_option("--gpu", gpu, "which local daemon (by GPU) when --server is not given")
       ->check(AtLeast(0));
   app.add_flag("--json", json, "print JSON instead of tables");
-  // TCP: TLS and a token (README, "Operating tuned"); each flag also reads its TUNED_* variable.
+  // TCP: TLS and a token (docs/operating.md, "Operating tuned"); each flag also reads its TUNED_* variable.
   tuned::ClientOptions remote;
   std::string token_file;
   app.add_option("--tls-ca", remote.tls_ca, "PEM CA of the daemon's certificate (TCP; default: system roots)")

@@ -11,6 +11,7 @@ repository):
      docs cite a figure by its row, `bench/RESULTS.md <row>`, and every row so
      cited exists.
   4. docs/ holds pages and pictures only (.md, .svg), no run logs.
+  5. README.md, what a newcomer reads first, has at most 300 lines.
 Prints each violation and exits 1 if there is any, else prints the counts and
 "N passed, 0 failed".
 """
@@ -21,11 +22,12 @@ import sys
 
 MAX_FILES = 150
 MAX_BYTES = 3 * 2**20
+MAX_README_LINES = 300
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".bundle", ".fleet", ".devdb"}
 TEXT_EXT = {".cc", ".h", ".cu", ".cuh", ".c", ".cpp", ".py", ".sh", ".md", ".txt", ".toml",
             ".cmake", ".proto", ".yaml", ".yml", ".supp", ".in", ".json", ""}
 RUN_PATH = re.compile(r"results/20\d\d-\d\d-\d\d_")
-ROW_CITE = re.compile(r"RESULTS\.md\s+`?([a-z0-9]+(?:-[a-z0-9]+)*)`?")
+ROW_CITE = re.compile(r"bench/RESULTS\.md\s+`?([a-z0-9]+(?:-[a-z0-9]+)*)`?")
 
 
 def walk(root, rel=""):
@@ -109,6 +111,12 @@ def main():
     for f in walk(root, "docs"):
         if os.path.splitext(f)[1] not in (".md", ".svg"):
             errors.append(f"{f}: docs/ holds pages and pictures only")
+
+    checks += 1
+    readme_lines = open(os.path.join(root, "README.md"), encoding="utf-8").read().count("\n")
+    if readme_lines > MAX_README_LINES:
+        errors.append(f"README.md has {readme_lines} lines; at most {MAX_README_LINES} "
+                      "(the rest belongs in docs/)")
 
     for e in errors:
         print("tree_test:", e)

@@ -27,7 +27,7 @@ namespace tuned {
 std::string DefaultServerAddress(int gpu = 0);
 
 /// How to reach a daemon over TCP ("host:port"), which is always TLS with a
-/// bearer token (README, "Operating tuned"); ignored for "unix:" addresses.
+/// bearer token (docs/operating.md, "Operating tuned"); ignored for "unix:" addresses.
 /// Paths are PEM files.
 struct ClientOptions {
   std::string tls_ca;           // CA of the daemon's certificate; empty: the system's roots
