@@ -22,7 +22,7 @@
 #            config won both). Also by_cublas: (strategy ms / its cuBLAS ms) /
 #            (exhaustive ms / its cuBLAS ms) - 1 from the jobs' judged times,
 #            which carries cuBLAS's own noise (2% on 512^3 for one config,
-#            2026-11-23_h100_flush16_strategy.txt); wait_s, the job's wait
+#            bench/RESULTS.md flush16); wait_s, the job's wait
 #            on compiles. AHEAD_WAIT=S waits up to S seconds for the
 #            compile-ahead first (the report's "compile cache warm"; the
 #            model strategy measures only configs compiled already, so 0
@@ -77,7 +77,7 @@ source "$(dirname "$0")/common.sh"  # since, field
 # allocations of the buffers, with fresh data, the modules loaded again and
 # the two configs' places in the round swapped each time (at 512^3 the config
 # in the first place ran 4.5% slower, whichever it was:
-# 2026-11-25_h100_regret_race_places_probes/order512_fixed_places.txt): regret = the
+# bench/RESULTS.md race-places): regret = the
 # geometric mean over the placements of strategy ms / exhaustive ms, less 1 (0
 # when the same config won both). by_cublas: the jobs' own judged times
 # normalized by their cuBLAS, noisier by cuBLAS's noise.

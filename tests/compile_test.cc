@@ -2,8 +2,11 @@
 // and checks the result: a cubin, PTX, the lowered entry name, and no spills.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 #include <string>
@@ -11,6 +14,7 @@
 #include "families/family.h"
 #include "families/kernel_text.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/worker/compiler.h"
 #include "server/worker/fp64_check.h"
 #include "server/worker/icache_flush.h"
@@ -18,56 +22,124 @@
 namespace tuned {
 namespace {
 
-struct Case {
+/// Configs compiled in one NVRTC program at most: the source is parsed once
+/// for them all (a program per config parsed the same headers 700 times),
+/// and a group small enough that two test processes keep both of CI's cores
+/// busy to the end.
+constexpr size_t kConfigsPerProgram = 24;
+
+/// Configs of one family that share their source text and options,
+/// compiled together.
+struct Group {
   const Family* family;
-  Config config;
+  std::string name;  // the family's name, the group's first config's kind, its index
+  std::vector<Config> configs;
 };
 
 /// Every valid config of every family's math modes (sgemm's tensor-core
-/// kinds are in MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once.
-std::vector<Case> AllCases() {
-  std::vector<Case> cases;
+/// kinds are in MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once, in
+/// groups of at most kConfigsPerProgram that share their source and options.
+std::vector<Group> AllGroups() {
+  std::vector<Group> groups;
   for (const Family* f : AllFamilies()) {
     std::set<std::string> names;
+    std::map<std::string, size_t> open;  // source and options -> its group being filled
     for (v1::Math math : f->MathModes()) {
       for (auto& c : f->ValidSpace(Sm90ReferenceDevice(), nullptr, math)) {
-        if (names.insert(f->ConfigName(c)).second) cases.push_back({f, c});
+        if (!names.insert(f->ConfigName(c)).second) continue;
+        const KernelSource src = f->Source(c);
+        const std::string key = absl::StrCat(SourceText(src), "\n", absl::StrJoin(src.options, " "));
+        auto it = open.find(key);
+        if (it == open.end() || groups[it->second].configs.size() == kConfigsPerProgram) {
+          std::string name = f->ConfigName(c);
+          name = name.substr(0, name.find(' '));
+          for (char& ch : name) {
+            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+          }
+          groups.push_back({f, absl::StrCat(name, "_", groups.size()), {}});
+          it = open.insert_or_assign(key, groups.size() - 1).first;
+        }
+        groups[it->second].configs.push_back(c);
       }
     }
   }
-  return cases;
+  return groups;
 }
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.family->ConfigName(c.config); }
+void PrintTo(const Group& g, std::ostream* os) { *os << g.name; }
 
-class CompileTest : public ::testing::TestWithParam<Case> {};
+class CompileTest : public ::testing::TestWithParam<Group> {};
 
+/// Each config of the group compiles for sm_90 into a cubin with its entry,
+/// within 255 registers and without spills, its wgmmas asynchronous. An
+/// entry that spills in the shared program is compiled alone, as the
+/// daemon compiles it (Compile: ptxas's allocation varies between runs).
 TEST_P(CompileTest, CompilesForSm90WithoutSpills) {
-  const auto& [family, config] = GetParam();
-  const KernelSource src = family->Source(config);
-  auto k = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
-  ASSERT_TRUE(k.ok()) << family->ConfigName(config) << ": " << k.status();
-  EXPECT_GT(k->cubin.size(), 1000u);
-  EXPECT_NE(k->ptx.find(".target sm_90"), std::string::npos);
-  EXPECT_EQ(k->entry.rfind("_Z", 0), 0u) << k->entry;  // a mangled template instantiation
-  EXPECT_GT(k->registers, 0) << k->log;
-  EXPECT_LE(k->registers, 255);
-  EXPECT_EQ(k->spill_bytes, 0) << k->log;
+  const Group& g = GetParam();
+  const KernelSource first = g.family->Source(g.configs.front());
+  std::vector<std::string> names;
+  for (const Config& c : g.configs) names.push_back(g.family->Source(c).name_expression);
+  auto together = CompileTogether(SourceText(first), names, first.options, "sm_90");
+  ASSERT_TRUE(together.ok()) << g.name << ": " << together.status();
+  ASSERT_EQ(together->size(), g.configs.size());
+  const bool sm90a = std::find(first.options.begin(), first.options.end(),
+                               "--gpu-architecture=sm_90a") != first.options.end();
+  EXPECT_GT(together->front().cubin.size(), 1000u);
+  EXPECT_NE(together->front().ptx.find(sm90a ? ".target sm_90a" : ".target sm_90"), std::string::npos);
   // ptxas keeps a kernel's wgmmas asynchronous (it warns "wgmma.mma_async
   // instructions are serialized" where it cannot, e.g. accumulators touched
-  // between them), and a kernel that names sm_90a is compiled for it.
-  EXPECT_EQ(k->log.find("serialized"), std::string::npos) << k->log;
-  for (const auto& o : src.options) {
-    if (o == "--gpu-architecture=sm_90a") {
-      EXPECT_NE(k->ptx.find(".target sm_90a"), std::string::npos);
+  // between them).
+  EXPECT_EQ(together->front().log.find("serialized"), std::string::npos) << together->front().log;
+  for (size_t i = 0; i < g.configs.size(); ++i) {
+    const std::string config = g.family->ConfigName(g.configs[i]);
+    CompiledKernel k = (*together)[i];
+    if (k.spill_bytes > 0) {
+      auto alone = Compile(SourceText(first), names[i], first.options, "sm_90");
+      ASSERT_TRUE(alone.ok()) << config << ": " << alone.status();
+      k = *alone;
     }
+    EXPECT_EQ(k.entry.rfind("_Z", 0), 0u) << config << ": " << k.entry;  // a template instantiation
+    EXPECT_NE(k.ptx.find(k.entry), std::string::npos) << config;
+    EXPECT_GT(k.registers, 0) << config << "\n" << k.log;
+    EXPECT_LE(k.registers, 255) << config;
+    EXPECT_EQ(k.spill_bytes, 0) << config << "\n" << k.log;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, CompileTest, ::testing::ValuesIn(AllCases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.family->ConfigName(info.param.config);
-                         });
+INSTANTIATE_TEST_SUITE_P(AllConfigs, CompileTest, ::testing::ValuesIn(AllGroups()),
+                         [](const ::testing::TestParamInfo<Group>& info) { return info.param.name; });
+
+// Compiled together, each instantiation gets its own entry and its own
+// registers from the ptxas log: a kernel with 64 live accumulators uses
+// more registers than one with 2, as it does compiled alone.
+TEST(Compiler, CompileTogetherParsesEachEntrysOwnRegisters) {
+  constexpr char kSource[] = R"(
+template <int N> __global__ void k(const float* x, float* y) {
+  float acc[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) acc[i] = x[i * blockDim.x + threadIdx.x];
+  for (int t = 0; t < 100; ++t) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc[i] = acc[i] * acc[(i + t) % N] + 1.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) y[i * blockDim.x + threadIdx.x] = acc[i];
+})";
+  auto together = CompileTogether(kSource, {"k<64>", "k<2>"}, {}, "sm_90");
+  ASSERT_TRUE(together.ok()) << together.status();
+  ASSERT_EQ(together->size(), 2u);
+  for (int i : {0, 1}) {
+    auto alone = Compile(kSource, i == 0 ? "k<64>" : "k<2>", {}, "sm_90");
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    EXPECT_EQ((*together)[i].entry, alone->entry);
+    EXPECT_EQ((*together)[i].registers, alone->registers) << (*together)[i].log;
+  }
+  EXPECT_GT((*together)[0].registers, (*together)[1].registers + 32);
+  auto bad = CompileTogether("template <int N> __global__ void k(float* x) { x[0] = nope; }",
+                             {"k<1>", "k<2>"}, {}, "sm_90");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("2 instantiations"), std::string::npos) << bad.status();
+}
 
 TEST(Compiler, ReportsCompileErrorsWithTheLog) {
   auto k = Compile("template <int N> __global__ void k(float* x) { x[0] = undefined_name; }",
@@ -151,8 +223,8 @@ TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {
 }
 
 // The fp64 check of the math modes other than MATH_IEEE_FP32
-// (server/worker/sgemm_problem.cc) builds for sm_90 without spilling.
-// So does its form for each 16-bit dtype (server/worker/gemm16_problem.cc).
+// (server/worker/gemm_problem.cc) builds for sm_90 without spilling.
+// So does its form for each 16-bit dtype (server/worker/gemm_problem.cc).
 TEST(Compiler, CompilesTheFp64CheckKernel) {
   for (v1::DType dtype : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
     auto k = Compile(kFp64CheckSource, Fp64CheckName(dtype), {}, "sm_90");

@@ -26,7 +26,7 @@ MAX_README_LINES = 300
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".bundle", ".fleet", ".devdb"}
 TEXT_EXT = {".cc", ".h", ".cu", ".cuh", ".c", ".cpp", ".py", ".sh", ".md", ".txt", ".toml",
             ".cmake", ".proto", ".yaml", ".yml", ".supp", ".in", ".json", ""}
-RUN_PATH = re.compile(r"results/20\d\d-\d\d-\d\d_")
+RUN_PATH = re.compile(r"20\d\d-\d\d-\d\d_(?:h100|h200|cpu2)")
 ROW_CITE = re.compile(r"bench/RESULTS\.md\s+`?([a-z0-9]+(?:-[a-z0-9]+)*)`?")
 
 

@@ -38,16 +38,20 @@ int ParseInt(const std::string& log, const std::regex& re, int fallback) {
   return fallback;
 }
 
-// Compile's one NVRTC run.
-absl::StatusOr<CompiledKernel> CompileOnce(std::string_view source,
-                                           std::string_view name_expression,
-                                           const std::vector<std::string>& options,
-                                           std::string_view arch) {
+// One NVRTC run of `source` lowering every name expression: one result per
+// expression, each with the program's cubin, PTX and log, its own entry, and
+// the registers, spills and shared memory of its own part of the ptxas log.
+absl::StatusOr<std::vector<CompiledKernel>> CompileOnce(
+    std::string_view source, const std::vector<std::string>& name_expressions,
+    const std::vector<std::string>& options, std::string_view arch) {
   const auto t0 = std::chrono::steady_clock::now();
   Program prog;
-  const std::string src(source), expr(name_expression);
+  const std::string src(source);
+  const std::string what = name_expressions.size() == 1
+                               ? name_expressions[0]
+                               : absl::StrCat(name_expressions.size(), " instantiations");
   TUNED_NVRTC(nvrtcCreateProgram(&prog.p, src.c_str(), "kernel.cu", 0, nullptr, nullptr));
-  TUNED_NVRTC(nvrtcAddNameExpression(prog.p, expr.c_str()));
+  for (const auto& expr : name_expressions) TUNED_NVRTC(nvrtcAddNameExpression(prog.p, expr.c_str()));
 
   // A source may name the arch-specific variant of the device's target
   // ("--gpu-architecture=sm_90a" for sm_90: sgemm's KIND 6, wgmma): it
@@ -64,7 +68,7 @@ absl::StatusOr<CompiledKernel> CompileOnce(std::string_view source,
     const std::string wanted = o.substr(kArchOption.size());
     if (wanted != arch && wanted != absl::StrCat(std::string(arch), "a")) {
       return absl::FailedPreconditionError(absl::StrCat(
-          expr, " is compiled for ", wanted, ", which is not the device's ", std::string(arch)));
+          what, " is compiled for ", wanted, ", which is not the device's ", std::string(arch)));
     }
     target = wanted;
   }
@@ -75,40 +79,53 @@ absl::StatusOr<CompiledKernel> CompileOnce(std::string_view source,
   for (const auto& o : opts) argv.push_back(o.c_str());
   const nvrtcResult compiled = nvrtcCompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());
 
-  CompiledKernel out;
+  CompiledKernel program;
   size_t log_size = 0;
   TUNED_NVRTC(nvrtcGetProgramLogSize(prog.p, &log_size));
-  out.log.resize(log_size);
-  TUNED_NVRTC(nvrtcGetProgramLog(prog.p, out.log.data()));
-  while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  program.log.resize(log_size);
+  TUNED_NVRTC(nvrtcGetProgramLog(prog.p, program.log.data()));
+  while (!program.log.empty() && program.log.back() == '\0') program.log.pop_back();
   if (compiled != NVRTC_SUCCESS) {
     return absl::FailedPreconditionError(
-        absl::StrCat("NVRTC failed to compile ", expr, " (", nvrtcGetErrorString(compiled), "):\n",
-                     out.log));
+        absl::StrCat("NVRTC failed to compile ", what, " (", nvrtcGetErrorString(compiled), "):\n",
+                     program.log));
   }
 
   size_t size = 0;
   TUNED_NVRTC(nvrtcGetCUBINSize(prog.p, &size));
-  out.cubin.resize(size);
-  TUNED_NVRTC(nvrtcGetCUBIN(prog.p, out.cubin.data()));
+  program.cubin.resize(size);
+  TUNED_NVRTC(nvrtcGetCUBIN(prog.p, program.cubin.data()));
   TUNED_NVRTC(nvrtcGetPTXSize(prog.p, &size));
-  out.ptx.resize(size);
-  TUNED_NVRTC(nvrtcGetPTX(prog.p, out.ptx.data()));
-  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
-  const char* lowered = nullptr;
-  TUNED_NVRTC(nvrtcGetLoweredName(prog.p, expr.c_str(), &lowered));
-  out.entry = lowered;
+  program.ptx.resize(size);
+  TUNED_NVRTC(nvrtcGetPTX(prog.p, program.ptx.data()));
+  while (!program.ptx.empty() && program.ptx.back() == '\0') program.ptx.pop_back();
+  program.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-  // ptxas -v: "Used 40 registers, used 1 barriers, 8448 bytes smem" and
-  // "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads".
+  // ptxas -v, for each entry: "Compiling entry function '<entry>' for
+  // 'sm_90'", then "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill
+  // loads" and "Used 40 registers, used 1 barriers, 8448 bytes smem".
   static const std::regex kRegs(R"(Used (\d+) registers)");
   static const std::regex kSpill(R"((\d+) bytes spill stores)");
   static const std::regex kSmem(R"((\d+) bytes smem)");
-  out.registers = ParseInt(out.log, kRegs, -1);
-  out.spill_bytes = ParseInt(out.log, kSpill, 0);
-  out.static_smem_bytes = ParseInt(out.log, kSmem, 0);
-  out.compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  constexpr std::string_view kEntryMark = "Compiling entry function '";
+  std::vector<CompiledKernel> out;
+  for (const auto& expr : name_expressions) {
+    const char* lowered = nullptr;
+    TUNED_NVRTC(nvrtcGetLoweredName(prog.p, expr.c_str(), &lowered));
+    CompiledKernel k = program;
+    k.entry = lowered;
+    std::string part = program.log;  // one entry: the whole log
+    if (name_expressions.size() > 1) {
+      const size_t at = program.log.find(absl::StrCat(std::string(kEntryMark), k.entry, "'"));
+      const size_t end = at == std::string::npos ? at : program.log.find(kEntryMark, at + 1);
+      part = at == std::string::npos ? "" : program.log.substr(at, end == std::string::npos ? end : end - at);
+    }
+    k.registers = ParseInt(part, kRegs, -1);
+    k.spill_bytes = ParseInt(part, kSpill, 0);
+    k.static_smem_bytes = ParseInt(part, kSmem, 0);
+    out.push_back(std::move(k));
+  }
   return out;
 }
 
@@ -120,8 +137,9 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
   std::string earlier;  // the attempts that spilled
   double earlier_ms = 0;
   for (int attempt = 1;; ++attempt) {
-    auto k = CompileOnce(source, name_expression, options, arch);
-    if (!k.ok()) return k;
+    auto once = CompileOnce(source, {std::string(name_expression)}, options, arch);
+    if (!once.ok()) return once.status();
+    absl::StatusOr<CompiledKernel> k = std::move(once->front());
     if (k->spill_bytes <= 0 || attempt == kCompileAttemptsWhileSpilling) {
       if (!earlier.empty()) k->log = absl::StrCat(earlier, k->log);
       k->compile_ms += earlier_ms;
@@ -131,6 +149,13 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
                     " bytes; compiled again\n");
     earlier_ms += k->compile_ms;
   }
+}
+
+absl::StatusOr<std::vector<CompiledKernel>> CompileTogether(
+    std::string_view source, const std::vector<std::string>& name_expressions,
+    const std::vector<std::string>& options, std::string_view arch) {
+  if (name_expressions.empty()) return std::vector<CompiledKernel>{};
+  return CompileOnce(source, name_expressions, options, arch);
 }
 
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<CompileInput>& sources,
@@ -147,7 +172,7 @@ void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch
   // `threads` workers each take the next source as soon as they are free: a
   // slow kernel holds up one worker, not the rest (compiling chunks of
   // `threads` waited for each chunk's slowest, about half of 16 cores idle
-  // in the compile-ahead on the H100, 2026-11-23_h100_regret7.txt). In
+  // in the compile-ahead on the H100, bench/RESULTS.md regret7). In
   // index order, so that a caller who uses the results in order (a job's
   // measurements) gets the first ones first.
   std::atomic<size_t> next{0};

@@ -44,6 +44,17 @@ absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view
                                        const std::vector<std::string>& options,
                                        std::string_view arch);
 
+/// Compiles `source` once, instantiating every one of `name_expressions`:
+/// the front end parses the source once for all of them. Result i is
+/// name_expressions[i]'s: its lowered entry, and its registers, spills and
+/// static shared memory from its own part of the ptxas log; the cubin, PTX
+/// and log hold every instantiation. One NVRTC run, with no second attempt
+/// where an entry spills (Compile makes those). Errors as Compile's, for all
+/// of them at once.
+absl::StatusOr<std::vector<CompiledKernel>> CompileTogether(
+    std::string_view source, const std::vector<std::string>& name_expressions,
+    const std::vector<std::string>& options, std::string_view arch);
+
 /// One kernel's NVRTC input: its source text (a family's SourceText), the
 /// instantiation to lower and the extra options.
 struct CompileInput {

@@ -29,12 +29,8 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
   if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
   switch (family) {
     case v1::FAMILY_SGEMM:
-      if (Is16BitGemm(problem.dtype())) {
-        TUNED_RETURN_IF_ERROR(SgemmFamily().ForDType(problem.dtype())->ValidateMath(problem.math()));
-        return MakeGemm16Problem(shape, request.seed(), device, problem.layout(), problem.dtype());
-      }
-      return MakeSgemmProblem(shape, request.seed(), device, problem.math(),
-                              problem.layout());
+      return MakeGemmProblem(shape, request.seed(), device, problem.math(), problem.layout(),
+                             problem.dtype());
     case v1::FAMILY_FAULT_TEST:
       return MakeFaultTestProblem(shape, request.seed(), device);
     default:

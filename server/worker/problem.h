@@ -1,6 +1,7 @@
 // The worker side of a family: device buffers with random inputs, the
 // reference output, the check of a candidate's output, and the baseline timed
-// in the same job. One implementation per family (<family>_problem.cc).
+// in the same job. One implementation per family (<family>_problem.cc; the
+// sgemm family's in gemm_problem.cc).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -49,24 +50,17 @@ class DeviceProblem {
   virtual std::string BaselineName() const = 0;
 };
 
-/// Allocates the buffers for the shape, fills inputs with random values from
-/// `seed`, and computes the reference (sgemm: of math mode `math` and
-/// operand layout `layout`, with the baseline's error against it).
-/// RESOURCE_EXHAUSTED if it cannot fit; INVALID_ARGUMENT for an unknown
-/// math mode or layout.
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSgemmProblem(
+/// The sgemm family's problem of any dtype (server/worker/gemm_problem.cc):
+/// A and B of `dtype`'s input type (fp32, or 16-bit: DTYPE_BF16, DTYPE_F16,
+/// DTYPE_BF16_F32, DTYPE_F16_F32) in `layout`, C of its output type; random
+/// inputs from `seed`; the reference of math mode `math` (cuBLAS's fp32
+/// output, or fp64 with the baseline's error against it). INVALID_ARGUMENT
+/// for another dtype or a math mode or layout the dtype's form does not
+/// tune; RESOURCE_EXHAUSTED if it cannot fit.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemmProblem(
     const Shape& shape, uint64_t seed, const v1::Device& device,
-    v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN);
-/// The 16-bit GEMM (server/worker/gemm16_problem.cc): A, B and C of
-/// `dtype` (DTYPE_BF16 or DTYPE_F16; or A and B 16-bit and C fp32:
-/// DTYPE_BF16_F32, DTYPE_F16_F32) in `layout`, random inputs from
-/// `seed`, the fp64 reference and cuBLAS's error against it.
-/// INVALID_ARGUMENT for another dtype or an unknown layout;
-/// RESOURCE_EXHAUSTED if it cannot fit.
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemm16Problem(const Shape& shape, uint64_t seed,
-                                                                 const v1::Device& device,
-                                                                 v1::Layout layout,
-                                                                 v1::DType dtype);
+    v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN,
+    v1::DType dtype = v1::DTYPE_F32);
 /// A kernel spec's problem (server/worker/spec_problem.cc): `spec` with its
 /// source text, `shape` in the order of its dims. INVALID_ARGUMENT for a bad
 /// spec or shape; the compile error where its reference or default config
