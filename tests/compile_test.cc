@@ -18,48 +18,46 @@
 #include "server/worker/compiler.h"
 #include "server/worker/fp64_check.h"
 #include "server/worker/icache_flush.h"
+#include "tests/compile_check.h"
 
 namespace tuned {
 namespace {
 
-/// Configs compiled in one NVRTC program at most: the source is parsed once
-/// for them all (a program per config parsed the same headers 700 times),
-/// and a group small enough that two test processes keep both of CI's cores
-/// busy to the end.
-constexpr size_t kConfigsPerProgram = 24;
-
-/// Configs of one family that share their source text and options,
-/// compiled together.
+/// Configs of one family form compiled in one program (compile_check.h).
 struct Group {
   const Family* family;
-  std::string name;  // the family's name, the group's first config's kind, its index
+  std::string name;  // the group's first config and the group's index
   std::vector<Config> configs;
 };
 
-/// Every valid config of every family's math modes (sgemm's tensor-core
-/// kinds are in MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once, in
-/// groups of at most kConfigsPerProgram that share their source and options.
+/// Every valid config of every family's forms (sgemm's dtypes: fp32 and
+/// the 16-bit forms) and math modes (sgemm's tensor-core kinds are in
+/// MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once, in groups that
+/// share their source and options.
 std::vector<Group> AllGroups() {
   std::vector<Group> groups;
-  for (const Family* f : AllFamilies()) {
-    std::set<std::string> names;
-    std::map<std::string, size_t> open;  // source and options -> its group being filled
-    for (v1::Math math : f->MathModes()) {
-      for (auto& c : f->ValidSpace(Sm90ReferenceDevice(), nullptr, math)) {
-        if (!names.insert(f->ConfigName(c)).second) continue;
-        const KernelSource src = f->Source(c);
-        const std::string key = absl::StrCat(SourceText(src), "\n", absl::StrJoin(src.options, " "));
-        auto it = open.find(key);
-        if (it == open.end() || groups[it->second].configs.size() == kConfigsPerProgram) {
-          std::string name = f->ConfigName(c);
-          name = name.substr(0, name.find(' '));
-          for (char& ch : name) {
-            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-          }
-          groups.push_back({f, absl::StrCat(name, "_", groups.size()), {}});
-          it = open.insert_or_assign(key, groups.size() - 1).first;
+  for (const Family* base : AllFamilies()) {
+    std::vector<const Family*> forms = {base};
+    for (v1::DType dtype : base->DTypes()) {
+      const Family* form = base->ForDType(dtype);
+      if (form != nullptr && std::find(forms.begin(), forms.end(), form) == forms.end()) {
+        forms.push_back(form);
+      }
+    }
+    for (const Family* f : forms) {
+      std::set<std::string> names;
+      std::vector<Config> configs;
+      for (v1::Math math : f->MathModes()) {
+        for (auto& c : f->ValidSpace(Sm90ReferenceDevice(), nullptr, math)) {
+          if (names.insert(f->ConfigName(c)).second) configs.push_back(c);
         }
-        groups[it->second].configs.push_back(c);
+      }
+      for (auto& g : compile_check::GroupBySource(*f, configs)) {
+        std::string name = absl::StrCat(f->ConfigName(g.front()), "_", groups.size());
+        for (char& ch : name) {
+          if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+        }
+        groups.push_back({f, std::move(name), std::move(g)});
       }
     }
   }
@@ -71,39 +69,10 @@ void PrintTo(const Group& g, std::ostream* os) { *os << g.name; }
 class CompileTest : public ::testing::TestWithParam<Group> {};
 
 /// Each config of the group compiles for sm_90 into a cubin with its entry,
-/// within 255 registers and without spills, its wgmmas asynchronous. An
-/// entry that spills in the shared program is compiled alone, as the
-/// daemon compiles it (Compile: ptxas's allocation varies between runs).
+/// within 255 registers and without spills, its wgmmas asynchronous
+/// (compile_check.h ExpectGroupCompiles).
 TEST_P(CompileTest, CompilesForSm90WithoutSpills) {
-  const Group& g = GetParam();
-  const KernelSource first = g.family->Source(g.configs.front());
-  std::vector<std::string> names;
-  for (const Config& c : g.configs) names.push_back(g.family->Source(c).name_expression);
-  auto together = CompileTogether(SourceText(first), names, first.options, "sm_90");
-  ASSERT_TRUE(together.ok()) << g.name << ": " << together.status();
-  ASSERT_EQ(together->size(), g.configs.size());
-  const bool sm90a = std::find(first.options.begin(), first.options.end(),
-                               "--gpu-architecture=sm_90a") != first.options.end();
-  EXPECT_GT(together->front().cubin.size(), 1000u);
-  EXPECT_NE(together->front().ptx.find(sm90a ? ".target sm_90a" : ".target sm_90"), std::string::npos);
-  // ptxas keeps a kernel's wgmmas asynchronous (it warns "wgmma.mma_async
-  // instructions are serialized" where it cannot, e.g. accumulators touched
-  // between them).
-  EXPECT_EQ(together->front().log.find("serialized"), std::string::npos) << together->front().log;
-  for (size_t i = 0; i < g.configs.size(); ++i) {
-    const std::string config = g.family->ConfigName(g.configs[i]);
-    CompiledKernel k = (*together)[i];
-    if (k.spill_bytes > 0) {
-      auto alone = Compile(SourceText(first), names[i], first.options, "sm_90");
-      ASSERT_TRUE(alone.ok()) << config << ": " << alone.status();
-      k = *alone;
-    }
-    EXPECT_EQ(k.entry.rfind("_Z", 0), 0u) << config << ": " << k.entry;  // a template instantiation
-    EXPECT_NE(k.ptx.find(k.entry), std::string::npos) << config;
-    EXPECT_GT(k.registers, 0) << config << "\n" << k.log;
-    EXPECT_LE(k.registers, 255) << config;
-    EXPECT_EQ(k.spill_bytes, 0) << config << "\n" << k.log;
-  }
+  compile_check::ExpectGroupCompiles(*GetParam().family, GetParam().configs);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConfigs, CompileTest, ::testing::ValuesIn(AllGroups()),

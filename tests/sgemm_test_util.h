@@ -14,6 +14,7 @@
 #include "families/family.h"
 #include "families/kernel_text.h"
 #include "server/worker/compiler.h"
+#include "tests/compile_check.h"
 
 namespace tuned::sgemm_test {
 
@@ -128,24 +129,11 @@ inline std::string LayoutSuffixOf(v1::Layout layout) {
 }
 
 /// NVRTC-compiles each config of `family` (sgemm's fp32 form by default)
-/// for sm_90 on the CPU, two at a time, and expects a kernel that does not
+/// for sm_90 on the CPU (compile_check.h: those sharing a source in one
+/// program, two programs at a time), and expects a kernel that does not
 /// spill.
 inline void ExpectCompiles(const std::vector<Config>& configs, const Family& family = F()) {
-  std::vector<CompileInput> sources;
-  for (const Config& c : configs) {
-    const KernelSource src = family.Source(c);
-    sources.push_back({SourceText(src), src.name_expression, src.options});
-  }
-  CompileEach(sources, "sm_90", 2, [&](size_t i, absl::StatusOr<CompiledKernel> k) {
-    const std::string name = family.ConfigName(configs[i]);
-    if (!k.ok()) {
-      ADD_FAILURE() << name << ": " << k.status();
-      return;
-    }
-    EXPECT_EQ(k->spill_bytes, 0) << name << ": " << k->log;
-    EXPECT_EQ(k->log.find("serialized"), std::string::npos) << name << ": " << k->log;
-    EXPECT_EQ(k->entry.rfind("_Z", 0), 0u) << name << ": " << k->entry;
-  });
+  compile_check::ExpectCompiles(family, configs);
 }
 
 }  // namespace tuned::sgemm_test
