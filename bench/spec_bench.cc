@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
       yard.set_use_baseline(false);
       yardstick_name = b->measurement().config().name();
     } else {
-      const auto& f = dynamic_cast<const tuned::SpecFamily&>(*family);
+      const tuned::Family& f = *family;
       const tuned::Config def = f.DefaultConfig();
       if (def.empty()) return std::fprintf(stderr, "%s has no default config\n", spec.name().c_str()), 2;
       const tuned::KernelSource src = f.Source(def);

@@ -13,16 +13,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/config.h"
 #include "absl/status/statusor.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
-
-/// A problem's shape in the family's dimension order (sgemm: M, N, K).
-using Shape = std::vector<int64_t>;
-
-/// One config: named integer parameters (e.g. {"BM", 128}).
-using Config = std::map<std::string, int64_t>;
 
 /// A named parameter and the values the space takes.
 struct Param {
@@ -173,6 +168,27 @@ class Family {
   /// The kernel spec the family is made of (families/spec/spec_family.h), or
   /// nullptr for a family written as code (sgemm).
   virtual const v1::KernelSpec* spec() const { return nullptr; }
+  /// Whether the daemon ships the family (its code, or a spec built in, as
+  /// transpose's); false for a user's kernel spec.
+  virtual bool is_builtin() const { return true; }
+  /// A user's kernel spec's version (its content hash, 64 hex digits); empty
+  /// for a built-in family.
+  virtual std::string_view spec_hash() const { return {}; }
+  /// The embedded kernel files (paths under kernels_src/) of a built-in
+  /// spec family, whose stored spec carries no source; empty otherwise.
+  virtual std::vector<std::string> builtin_parts() const { return {}; }
+  /// The config a kernel spec serves where no tuned one is surely faster
+  /// (its baseline, a kernel like the others); empty for a family whose
+  /// baseline is a library call (sgemm: cuBLAS) or a spec without one.
+  virtual Config DefaultConfig() const { return {}; }
+  /// A kernel spec's arguments evaluated at `shape` (buffers' sizes,
+  /// scalars' values), which a client passes in this order; empty for a
+  /// family whose arguments are fixed (sgemm's 8: Arguments()).
+  /// INVALID_ARGUMENT where a dimension is missing or an expression fails.
+  virtual absl::StatusOr<std::vector<v1::KernelArgument>> KernelArguments(const Shape& shape) const {
+    (void)shape;
+    return std::vector<v1::KernelArgument>{};
+  }
 
   // ---- shared helpers (family.cc) ----
 

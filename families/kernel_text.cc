@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "families/spec/spec_family.h"
 
 namespace tuned::embedded {
 // The kernel files, embedded at build time (cmake/embed.cmake; CMakeLists.txt:
@@ -85,8 +84,8 @@ std::optional<v1::KernelSpec> SpecWithSource(const Family& family) {
   const v1::KernelSpec* spec = family.spec();
   if (spec == nullptr) return std::nullopt;
   v1::KernelSpec out = *spec;
-  if (const auto* f = dynamic_cast<const SpecFamily*>(&family); f != nullptr && !f->builtin().parts.empty()) {
-    out.set_source(SourceText(KernelSource{.parts = f->builtin().parts}));
+  if (std::vector<std::string> parts = family.builtin_parts(); !parts.empty()) {
+    out.set_source(SourceText(KernelSource{.parts = std::move(parts)}));
   }
   return out;
 }

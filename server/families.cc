@@ -84,8 +84,7 @@ absl::Status ResolveProblem(v1::Problem* problem, Store* store) {
 v1::FamilyInfo DescribeFamily(const Family& family, bool with_spec) {
   v1::FamilyInfo info;
   info.set_name(std::string(family.name()));
-  const auto* spec_family = dynamic_cast<const SpecFamily*>(&family);
-  info.set_builtin(spec_family == nullptr || spec_family->builtin().id != v1::FAMILY_UNSPECIFIED);
+  info.set_builtin(family.is_builtin());
   for (const std::string& d : family.dims()) info.add_dims(d);
   for (const Param& p : family.params()) {
     v1::SpecParam* sp = info.add_params();
@@ -96,7 +95,7 @@ v1::FamilyInfo DescribeFamily(const Family& family, bool with_spec) {
   info.set_space_size(static_cast<int64_t>(family.Space().size()));
   info.set_metric_unit(std::string(family.metric_unit()));
   info.set_baseline_name(std::string(family.baseline_name()));
-  if (spec_family != nullptr && !info.builtin()) info.set_spec_hash(spec_family->hash());
+  if (!family.is_builtin()) info.set_spec_hash(std::string(family.spec_hash()));
   if (with_spec) {
     if (auto spec = SpecWithSource(family)) *info.mutable_spec() = *std::move(spec);
   }

@@ -344,7 +344,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   *best->mutable_device() = runner_->device();
   if ((*family)->spec() != nullptr) {
     if (decision.use_baseline) ServeDefaultConfig(**family, tuned_problem, req->view(), best);
-    auto args = dynamic_cast<const SpecFamily&>(**family).KernelArguments(shape);
+    auto args = (*family)->KernelArguments(shape);
     if (!args.ok()) return ToGrpc(args.status());
     for (auto& a : *args) *best->add_kernel_arguments() = std::move(a);
   }
@@ -355,8 +355,7 @@ void TunerService::ServeDefaultConfig(const Family& family, const v1::Problem& t
                                       v1::BestView view, v1::BestKernel* best) const {
   // A kernel spec's baseline is its default config, a kernel like the
   // others: where it is served, the client gets its kernel.
-  const auto& f = dynamic_cast<const SpecFamily&>(family);
-  const std::string name = f.ConfigName(f.DefaultConfig());
+  const std::string name = family.ConfigName(family.DefaultConfig());
   auto all = store_->ListMeasurements(device_id_, tuned_problem, 0);
   if (!all.ok()) return;
   for (const v1::Measurement& m : *all) {
@@ -374,7 +373,7 @@ void TunerService::ServeDefaultConfig(const Family& family, const v1::Problem& t
       best->set_ptx(binary->ptx);
     }
     best->set_entry(binary->entry);
-    *best->mutable_geometry() = f.Geometry(f.DefaultConfig(), shape, runner_->device());
+    *best->mutable_geometry() = family.Geometry(family.DefaultConfig(), shape, runner_->device());
     best->set_use_baseline(false);
     best->set_serving_reason(absl::StrCat(best->serving_reason(), "; its kernel is served"));
     return;

@@ -42,12 +42,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "families/family.h"
+#include "core/config.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned::spec {
 
-// A config is tuned::Config (families/family.h): a value for each tunable parameter.
+// A config is tuned::Config (core/config.h): a value for each tunable parameter.
 /// A problem: a value for each dimension.
 using Dims = std::map<std::string, int64_t>;
 

@@ -59,6 +59,9 @@ class SpecFamily : public Family {
   /// The content hash (spec::SpecHash) of the spec as registered.
   const std::string& hash() const { return hash_; }
   const BuiltIn& builtin() const { return builtin_; }
+  bool is_builtin() const override { return builtin_.id != v1::FAMILY_UNSPECIFIED; }
+  std::string_view spec_hash() const override { return is_builtin() ? std::string_view() : hash_; }
+  std::vector<std::string> builtin_parts() const override { return builtin_.parts; }
 
   /// work.expression at the shape, evaluated with the default config (or,
   /// where that breaks a restriction there, the first config of the shape's
@@ -98,7 +101,7 @@ class SpecFamily : public Family {
   /// Every argument evaluated at the shape (buffers' sizes, scalars'
   /// values). INVALID_ARGUMENT where a dimension is missing or an
   /// expression fails.
-  absl::StatusOr<std::vector<v1::KernelArgument>> KernelArguments(const Shape& shape) const;
+  absl::StatusOr<std::vector<v1::KernelArgument>> KernelArguments(const Shape& shape) const override;
   /// spec::EvaluateLaunch for `config` at `shape`.
   absl::StatusOr<spec::SpecLaunch> Launch(const Config& config, const Shape& shape) const;
   /// The config whose launch stands for the shape's (Work, the reference
@@ -106,7 +109,7 @@ class SpecFamily : public Family {
   /// else the first of the shape's space. NOT_FOUND where none holds.
   absl::StatusOr<Config> RepresentativeConfig(const Shape& shape) const;
   /// The default config (empty if the spec has none).
-  Config DefaultConfig() const { return {spec_.default_config().begin(), spec_.default_config().end()}; }
+  Config DefaultConfig() const override { return {spec_.default_config().begin(), spec_.default_config().end()}; }
 
  private:
   SpecFamily() = default;
