@@ -275,6 +275,11 @@ class Store {
                               int64_t daemon_id = 0, double baseline_ms = 0);
   /// Names of the configs already measured in the job (any status).
   absl::StatusOr<std::set<std::string>> MeasuredConfigs(int64_t job_id);
+  /// The job's OK measurements, fastest first (ties by insertion), at most
+  /// `top` (0: all): a job's finalists and the winners its refinement
+  /// starts from, read by the job's id alone (UNIQUE (job_id, config) is its
+  /// index), not from the whole problem's measurements.
+  absl::StatusOr<std::vector<v1::Measurement>> JobBest(int64_t job_id, int top);
   /// Measurements of the problem on the device kind over all jobs, OK ones
   /// first by median_ms ascending, then the failures; at most `top` (0: all).
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,

@@ -89,6 +89,21 @@ absl::StatusOr<std::set<std::string>> Store::MeasuredConfigs(int64_t job_id) {
   return names;
 }
 
+absl::StatusOr<std::vector<v1::Measurement>> Store::JobBest(int64_t job_id, int top) {
+  absl::MutexLock lock(&mu_);
+  auto q = Query("SELECT " TUNED_MEASUREMENT_COLS
+                 " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
+                 "WHERE m.job_id = ?1 AND m.status = 'MEASUREMENT_OK' "
+                 "ORDER BY m.median_ms, m.id LIMIT ?2",
+                 job_id, top <= 0 ? kNoLimit : top);
+  if (!q.ok()) return q.status();
+  std::vector<v1::Measurement> out;
+  for (size_t r = 0; r < q->size(); ++r) {
+    TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, r, &out.emplace_back()));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t device_id,
                                                                      const v1::Problem& problem,
                                                                      int top) {

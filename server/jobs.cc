@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "families/kernel_text.h"
 #include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/status.h"
@@ -19,8 +20,10 @@ namespace tuned {
 using jobs_internal::KeyOf;
 
 namespace {
-/// Strategies kept between a job's rounds (JobRunner::strategies_) at most.
-constexpr size_t kMaxCachedStrategies = 64;
+/// Job contexts kept (JobRunner::contexts_) at most: jobs that ended
+/// elsewhere (cancelled, another daemon's last round) leave theirs, dropped
+/// all at once past this bound.
+constexpr size_t kMaxContexts = 64;
 }  // namespace
 
 JobRunner::JobRunner(Store* store, WorkerClient* worker, WorkerClient* compiler,
@@ -258,12 +261,13 @@ absl::Status JobRunner::RunClaim(const Claim& claim) {
   auto job = store_->GetJob(claim.job_id);
   if (!job.ok()) return job.status();
   if (job->state() != v1::JOB_QUEUED && job->state() != v1::JOB_RUNNING) return absl::OkStatus();
-  auto family_or = FamilyOf(job->problem(), store_);
-  if (!family_or.ok()) return family_or.status();
-  const Family& family = **family_or;
+  auto ctx_or = ContextOf(*job);
+  if (!ctx_or.ok()) return ctx_or.status();
+  JobContext& ctx = **ctx_or;
+  const Family& family = *ctx.family;
   JobTime time;
   if (prepared_job_ != job->id()) {
-    auto prepared = Prepare(*job, &time);
+    auto prepared = Prepare(*job, ctx, &time);
     AddTime(job->id(), &time);
     if (!prepared.ok()) return prepared;
   }
@@ -277,24 +281,41 @@ absl::Status JobRunner::RunClaim(const Claim& claim) {
     }
   }
   spdlog::info("job {}: {} {}: claimed {} configs of round {}{}{}", job->id(), family.name(),
-               Family::ShapeString(Shape(job->problem().shape().begin(), job->problem().shape().end())),
+               Family::ShapeString(ctx.shape),
                configs.size(), claim.items.empty() ? 0 : claim.items.front().round,
                retime ? " and its re-timing" : "",
                claim.taken_over > 0 ? absl::StrCat(" (", claim.taken_over, " after a lease ran out)")
                                     : "");
   double best_ms = job->has_best() ? job->best().median_ms() : 0;
-  auto ran = MeasureAll(*job, family, configs, &best_ms);
+  auto ran = MeasureAll(*job, ctx, configs, &best_ms);
   if (!ran.ok()) return ran.status();
   if (*ran != MeasureOutcome::kAll || !retime) return absl::OkStatus();
-  JudgeFinalists(*job, family, &time);
+  JudgeFinalists(*job, ctx, &time);
   AddTime(job->id(), &time);
-  return Finish(job->id());
+  return Finish(job->id(), ctx);
 }
 
+absl::StatusOr<JobContext*> JobRunner::ContextOf(const v1::Job& job) {
+  if (auto it = contexts_.find(job.id()); it != contexts_.end()) return it->second.get();
+  auto family = FamilyOf(job.problem(), store_);
+  if (!family.ok()) return family.status();
+  auto ctx = std::make_unique<JobContext>();
+  ctx->family = *family;
+  ctx->shape.assign(job.problem().shape().begin(), job.problem().shape().end());
+  ctx->valid = ctx->family->ValidSpace(device(), ctx->shape, &ctx->pruned, job.problem().math(),
+                                       job.problem().layout());
+  ctx->spec = SpecWithSource(*ctx->family);
+  if (contexts_.size() >= kMaxContexts) contexts_.clear();
+  return (contexts_[job.id()] = std::move(ctx)).get();
+}
+
+void JobRunner::DropContext(int64_t id) { contexts_.erase(id); }
+
 absl::Status JobRunner::Advance(const v1::Job& job) {
-  auto family_or = FamilyOf(job.problem(), store_);
-  if (!family_or.ok()) return family_or.status();
-  const Family& family = **family_or;
+  auto ctx_or = ContextOf(job);
+  if (!ctx_or.ok()) return ctx_or.status();
+  JobContext& ctx = **ctx_or;
+  const Family& family = *ctx.family;
   auto to_items = [&family](const std::vector<Config>& configs) {
     std::vector<v1::KernelConfig> items;
     for (const Config& c : configs) {
@@ -304,19 +325,13 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     }
     return items;
   };
-  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
-  if (job.round() > 0 && device().compile_only()) {  // nothing is timed
-    strategies_.erase(job.id());
-    return Finish(job.id());
-  }
+  const Shape& shape = ctx.shape;
+  if (job.round() > 0 && device().compile_only()) return Finish(job.id(), ctx);  // nothing is timed
   // The strategy (server/search/) picks the next round's configs; empty: the
   // search is over.
   const std::string name = job.strategy().empty() ? std::string(search::kExhaustive) : job.strategy();
-  // Made (its cost model fitted) once per job on this daemon, not every round;
-  // jobs that ended elsewhere (cancelled, another daemon's last round) leave
-  // entries, dropped all at once past a bound.
-  if (strategies_.size() > kMaxCachedStrategies) strategies_.clear();
-  std::unique_ptr<search::Strategy>& strategy = strategies_[job.id()];
+  // Made (its cost model fitted) once per job on this daemon, not every round.
+  std::unique_ptr<search::Strategy>& strategy = ctx.strategy;
   if (strategy == nullptr || strategy->name() != name) {
     auto make = [&]() -> absl::StatusOr<std::unique_ptr<search::Strategy>> {
       std::vector<search::Record> records;
@@ -337,20 +352,14 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
       // job that came later must not take over one that is being searched.
       auto fit = std::async(std::launch::async, make);
       JobTime time;
-      const absl::Status prepared = Prepare(job, &time);
+      const absl::Status prepared = Prepare(job, ctx, &time);
       AddTime(job.id(), &time);
       made = fit.get();
-      if (!prepared.ok()) {
-        strategies_.erase(job.id());
-        return prepared;
-      }
+      if (!prepared.ok()) return prepared;
     } else {
       made = make();
     }
-    if (!made.ok()) {
-      strategies_.erase(job.id());
-      return made.status();
-    }
+    if (!made.ok()) return made.status();
     strategy = *std::move(made);
   }
   search::RoundInput in;
@@ -358,10 +367,9 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
   in.device = device();
   in.shape = shape;
   in.round = job.round();
-  std::vector<Pruned> pruned;
   in.math = job.problem().math();
   in.layout = job.problem().layout();
-  in.valid = family.ValidSpace(device(), shape, &pruned, in.math, in.layout);
+  in.valid = ctx.valid;
   if (in.valid.empty()) return absl::FailedPreconditionError("every config was pruned");
   in.budget = {job.budget_seconds(), job.budget_configs()};
   in.spent_seconds = job.measure_seconds();
@@ -392,7 +400,7 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
       if (job.round() == 0) {
         spdlog::info("job {}: {} {}: {}; round 1: {} configs ({} in the space, {} pruned)",
                      job.id(), family.name(), Family::ShapeString(shape), strategy->Describe(),
-                     next.size(), in.valid.size(), pruned.size());
+                     next.size(), in.valid.size(), ctx.pruned.size());
       } else {
         spdlog::info("job {}: round {}: {} configs near its best", job.id(), job.round() + 1,
                      next.size());
@@ -400,14 +408,14 @@ absl::Status JobRunner::Advance(const v1::Job& job) {
     }
     return added.status();
   }
-  strategies_.erase(job.id());  // the search is over (`strategy` dangles from here)
+  ctx.strategy.reset();  // the search is over (`strategy` is null from here)
   if (options_.retime_top >= 1) {  // the finalists, judged on one GPU
     return store_->AddRound(job.id(), job.round(), {}, /*retime=*/true).status();
   }
-  return Finish(job.id());
+  return Finish(job.id(), ctx);
 }
 
-absl::Status JobRunner::Finish(int64_t id) {
+absl::Status JobRunner::Finish(int64_t id, const JobContext& ctx) {
   auto done = store_->GetJob(id);
   if (!done.ok()) return done.status();
   // No config passed verification (e.g. MATH_TF32 at K = 1, where no TF32
@@ -417,17 +425,17 @@ absl::Status JobRunner::Finish(int64_t id) {
   // baseline: db/store.h BestRow::baseline_only); otherwise it failed.
   std::string note;
   if (!done->has_best() && !device().compile_only()) {
-    auto found = FamilyOf(done->problem(), store_);
-    const Family* family = found.ok() ? *found : nullptr;
-    if (family == nullptr || !family->baseline_serves_alone() || !(done->baseline_ms() > 0)) {
+    const Family* family = ctx.family;
+    if (!family->baseline_serves_alone() || !(done->baseline_ms() > 0)) {
       const std::string why = "no config passed verification";
       auto failed = store_->FinishJob(id, v1::JOB_FAILED, why);
       if (failed.ok() && *failed) {
         spdlog::warn("job {} failed: {} ({} failed{})", id, why, done->failed(),
-                     family != nullptr && !family->baseline_serves_alone()
+                     !family->baseline_serves_alone()
                          ? absl::StrCat("; ", std::string(family->name()), "'s baseline is no answer")
                          : "; no baseline timed");
       }
+      DropContext(id);  // `ctx` dangles from here
       return failed.status();
     }
     note = absl::StrFormat("no config passed verification; the baseline (%s, %.4f ms) is served",
@@ -436,7 +444,7 @@ absl::Status JobRunner::Finish(int64_t id) {
   auto ended = store_->FinishJob(id, v1::JOB_DONE, note);
   if (!ended.ok()) return ended.status();
   if (*ended) {
-    QueueAhead(*done);
+    QueueAhead(*done, ctx);
     spdlog::info("job {} done: {} ok, {} failed; {}; compile {:.1f} s, measure "
                  "{:.1f} s, wait {:.1f} s, {} worker restarts, {} cached",
                  id, done->done(), done->failed(),
@@ -446,6 +454,7 @@ absl::Status JobRunner::Finish(int64_t id) {
                  done->compile_seconds(), done->measure_seconds(), done->wait_seconds(),
                  done->worker_restarts(), done->cached());
   }
+  DropContext(id);  // `ctx` dangles from here
   return absl::OkStatus();
 }
 
@@ -495,14 +504,7 @@ absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& f
 }
 
 absl::StatusOr<std::vector<v1::Measurement>> JobRunner::JobBest(const v1::Job& job, int n) {
-  auto all = store_->ListMeasurements(device_id_, job.problem(), 0);  // OK first, fastest first
-  if (!all.ok()) return all.status();
-  std::vector<v1::Measurement> best;
-  for (auto& m : *all) {
-    if (static_cast<int>(best.size()) == n) break;
-    if (m.job_id() == job.id() && m.status() == v1::MEASUREMENT_OK) best.push_back(std::move(m));
-  }
-  return best;
+  return store_->JobBest(job.id(), n);
 }
 
 void JobRunner::AddTime(int64_t id, JobTime* time) {

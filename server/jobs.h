@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -109,6 +110,25 @@ struct CompileAheadProgress {
   int64_t total = 0;  // 0: not started (or off)
 };
 
+/// What the runner's steps of one job share (JobRunner::ContextOf): made
+/// once where this daemon first works on the job (its advance or its first
+/// claim), not at each step, and dropped when the job ends here.
+struct JobContext {
+  const Family* family = nullptr;  // FamilyOf the job's problem
+  Shape shape;                     // the problem's
+  /// The family's space in the job's math mode and layout, pruned for this
+  /// device and shape (Family::ValidSpace), and what the pruning dropped.
+  std::vector<Config> valid;
+  std::vector<Pruned> pruned;
+  /// The kernel spec, with its source, that a worker's Prepare carries
+  /// (SpecWithSource); unset for a family written as code.
+  std::optional<v1::KernelSpec> spec;
+  /// The search strategy between the job's rounds: its cost model is fitted
+  /// once per job, not per round. Null until the first Advance here, and
+  /// after the last round.
+  std::unique_ptr<search::Strategy> strategy;
+};
+
 class JobRunner {
  public:
   /// `store`, `worker` (the GPU worker), `compiler` (a worker started with
@@ -188,14 +208,21 @@ class JobRunner {
   void OrderByPrior(const std::vector<const Family*>& families);
   /// Puts the untried neighbours of the job's best kAheadTop OK configs at
   /// the front of the compile-ahead list (with the compile-ahead on).
-  void QueueAhead(const v1::Job& job);
+  void QueueAhead(const v1::Job& job, const JobContext& ctx);
   /// Ends the job FAILED with `why` (logged).
   void FailJob(int64_t id, const absl::Status& why);
-  /// Ends the job: DONE, or FAILED if no config passed verification.
-  absl::Status Finish(int64_t id);
+  /// Ends the job: DONE, or FAILED if no config passed verification; drops
+  /// its context.
+  absl::Status Finish(int64_t id, const JobContext& ctx);
+  /// The job's context, made on first use (FamilyOf, the valid space):
+  /// INVALID_ARGUMENT or NOT_FOUND where its family cannot be had. The
+  /// runner thread only; a pointer stays valid until DropContext of the job
+  /// or the next ContextOf of a job without one.
+  absl::StatusOr<JobContext*> ContextOf(const v1::Job& job);
+  void DropContext(int64_t id);
   /// Times the job's baseline on this GPU (and sets up its buffers and
   /// reference in the worker).
-  absl::Status Prepare(const v1::Job& job, JobTime* time);
+  absl::Status Prepare(const v1::Job& job, const JobContext& ctx, JobTime* time);
   /// Receives one kernel's result of CompileStage: its index in the
   /// kernels, and its result.
   using CompileDelivery = std::function<void(size_t index, const v1::worker::MeasureResult& result)>;
@@ -215,7 +242,7 @@ class JobRunner {
   /// Verifies and times one compiled config on the GPU worker (unless
   /// quarantined or not compiled) and stores the result; restarts the worker
   /// if the config broke it.
-  absl::Status MeasureOne(const v1::Job& job, const Family& family, const Config& config,
+  absl::Status MeasureOne(const v1::Job& job, const JobContext& ctx, const Config& config,
                           const v1::worker::Kernel& kernel,
                           const v1::worker::MeasureResult& compiled, double* best_ms,
                           JobTime* time);
@@ -236,9 +263,9 @@ class JobRunner {
   /// job's seconds budget is spent (its configs left are then skipped:
   /// Store::SkipRemaining), after the compile's end (its kernels are
   /// cached). Errors: the store's.
-  absl::StatusOr<MeasureOutcome> MeasureAll(const v1::Job& job, const Family& family,
+  absl::StatusOr<MeasureOutcome> MeasureAll(const v1::Job& job, const JobContext& ctx,
                                             const std::vector<Config>& configs, double* best_ms);
-  /// The job's best `n` OK measurements on this device, fastest first.
+  /// The job's best `n` OK measurements, fastest first (Store::JobBest).
   /// Errors: the store's.
   absl::StatusOr<std::vector<v1::Measurement>> JobBest(const v1::Job& job, int n);
   /// Adds `time` to the job's totals and clears it.
@@ -257,7 +284,7 @@ class JobRunner {
   /// Where the clock sat low twice, or the judging failed, no speedup is
   /// computed and the reason is stored (best then serves the baseline). A
   /// failure only logs (the first times stay).
-  void JudgeFinalists(const v1::Job& job, const Family& family, JobTime* time);
+  void JudgeFinalists(const v1::Job& job, const JobContext& ctx, JobTime* time);
   /// The judging call's limit: its rounds of `top` and the baseline at the
   /// slowest of their times, with a margin; at least run_timeout_floor.
   absl::Duration JudgingTimeout(const std::vector<v1::Measurement>& top, double baseline_ms) const;
@@ -295,9 +322,8 @@ class JobRunner {
   // Compile calls of jobs in flight (CompileStage on compiler_): the
   // compile-ahead waits for them, between its batches.
   int job_compiles_ ABSL_GUARDED_BY(mu_) = 0;
-  // Each job's strategy between its rounds (Advance; the Loop thread only):
-  // the model strategy's cost model is fitted once per job, not per round.
-  std::map<int64_t, std::unique_ptr<search::Strategy>> strategies_;
+  // Each job's context (ContextOf; the Loop thread only).
+  std::map<int64_t, std::unique_ptr<JobContext>> contexts_;
   CompileAheadProgress ahead_progress_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -98,23 +98,23 @@ void JobRunner::AheadLoop() {
   }
 }
 
-void JobRunner::QueueAhead(const v1::Job& job) {
+void JobRunner::QueueAhead(const v1::Job& job, const JobContext& ctx) {
   if (!options_.compile_ahead || ahead_compiler_ == nullptr) return;
-  auto family = FamilyOf(job.problem(), store_);
   auto top = JobBest(job, kAheadTop);
-  if (!family.ok() || !top.ok()) return;
-  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  if (!top.ok()) return;
+  const Family* family = ctx.family;
+  const Shape& shape = ctx.shape;
   std::vector<v1::worker::Kernel> kernels;
   std::set<std::string> names;
   for (const auto& m : *top) {
     const Config config(m.config().params().begin(), m.config().params().end());
-    for (const Config& n : (*family)->Neighbours(config)) {
-      if (!(*family)->AdmitsIn(n, job.problem().math(), job.problem().layout()) ||
-          !(*family)->Check(n, device()).ok() ||
-          !names.insert((*family)->ConfigName(n)).second) {
+    for (const Config& n : family->Neighbours(config)) {
+      if (!family->AdmitsIn(n, job.problem().math(), job.problem().layout()) ||
+          !family->Check(n, device()).ok() ||
+          !names.insert(family->ConfigName(n)).second) {
         continue;
       }
-      kernels.push_back(KernelOf(**family, n, shape, device()));
+      kernels.push_back(KernelOf(*family, n, shape, device()));
     }
   }
   absl::MutexLock lock(&mu_);

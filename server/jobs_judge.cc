@@ -40,9 +40,10 @@ constexpr uint64_t kJudgingSeed = 0x9E3779B97F4A7C15ull;
 constexpr int kLowClockPasses = 3;
 }  // namespace
 
-void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime* time) {
+void JobRunner::JudgeFinalists(const v1::Job& job, const JobContext& ctx, JobTime* time) {
   if (options_.retime_top < 1) return;
-  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  const Family& family = *ctx.family;
+  const Shape& shape = ctx.shape;
   const std::string base =
       job.baseline_name().empty() ? std::string(family.baseline_name()) : job.baseline_name();
   // The top few as they stand; a judging failure is stored with them, so
@@ -69,11 +70,7 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const Family& family, JobTime
     v1::worker::Request prepare;
     prepare.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()) ^ kJudgingSeed);
     *prepare.mutable_prepare()->mutable_problem() = job.problem();
-    if (auto family = FamilyOf(job.problem(), store_); !family.ok()) {
-      fresh = family.status();
-    } else if (auto spec = SpecWithSource(**family)) {
-      *prepare.mutable_prepare()->mutable_spec() = *std::move(spec);
-    }
+    if (ctx.spec) *prepare.mutable_prepare()->mutable_spec() = *ctx.spec;
     if (fresh.ok()) {
       auto response = worker_->Call(prepare, options_.prepare_timeout);
       if (!response.ok()) {

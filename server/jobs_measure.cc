@@ -34,14 +34,12 @@ absl::Duration JobRunner::RunTimeout(double best_ms) const {
                   absl::Milliseconds(options_.run_timeout_multiple * std::max(best_ms, 0.0)));
 }
 
-absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
+absl::Status JobRunner::Prepare(const v1::Job& job, const JobContext& ctx, JobTime* time) {
   prepared_job_ = 0;
   v1::worker::Request request;
   request.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()));
   *request.mutable_prepare()->mutable_problem() = job.problem();
-  auto family = FamilyOf(job.problem(), store_);
-  if (!family.ok()) return family.status();
-  if (auto spec = SpecWithSource(**family)) *request.mutable_prepare()->mutable_spec() = *std::move(spec);
+  if (ctx.spec) *request.mutable_prepare()->mutable_spec() = *ctx.spec;
   // The process that will judge this job's finalists (JudgeFinalists),
   // started while the job searches.
   if (options_.retime_top >= 1 && !device().compile_only()) worker_->StartSpare();
@@ -72,19 +70,19 @@ absl::Status JobRunner::Prepare(const v1::Job& job, JobTime* time) {
     TUNED_RETURN_IF_ERROR(store_->SetJobErrorBound(job.id(), p.baseline_error(), p.tolerance()));
   }
   if (p.baseline_ms() > 0) {
-    const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
     spdlog::info("job {}: {} {:.4f} ms", job.id(), p.baseline_name(), p.baseline_ms());
     return store_->SetJobBaseline(job.id(), p.baseline_ms(),
-                                  MetricOf(**family, shape, p.baseline_ms()), p.baseline_name());
+                                  MetricOf(*ctx.family, ctx.shape, p.baseline_ms()), p.baseline_name());
   }
   return absl::OkStatus();
 }
 
-absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, const Config& config,
+absl::Status JobRunner::MeasureOne(const v1::Job& job, const JobContext& ctx, const Config& config,
                                    const v1::worker::Kernel& kernel,
                                    const v1::worker::MeasureResult& compiled, double* best_ms,
                                    JobTime* time) {
-  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  const Family& family = *ctx.family;
+  const Shape& shape = ctx.shape;
   const absl::Time started = absl::Now();  // for metrics
   v1::Measurement m;
   m.mutable_config()->set_name(kernel.name());
@@ -172,17 +170,18 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const Family& family, con
     const absl::Time start = absl::Now();
     ++time->worker_restarts;
     TUNED_RETURN_IF_ERROR(worker_->Restart());
-    TUNED_RETURN_IF_ERROR(Prepare(job, time));
+    TUNED_RETURN_IF_ERROR(Prepare(job, ctx, time));
     time->wait_seconds += absl::ToDoubleSeconds(absl::Now() - start);
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& job,
-                                                                const Family& family,
+                                                                const JobContext& ctx,
                                                                 const std::vector<Config>& configs,
                                                                 double* best_ms) {
-  const Shape shape(job.problem().shape().begin(), job.problem().shape().end());
+  const Family& family = *ctx.family;
+  const Shape& shape = ctx.shape;
   std::vector<v1::worker::Kernel> kernels;
   kernels.reserve(configs.size());
   for (const Config& config : configs) kernels.push_back(KernelOf(family, config, shape, device()));
@@ -247,7 +246,7 @@ absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& j
       time.wait_seconds += absl::ToDoubleSeconds(absl::Now() - wait_start);
       // A compile that a stop interrupted is no result.
       if (const MeasureOutcome s = stop(); s != MeasureOutcome::kAll) return s;
-      if (auto s = MeasureOne(job, family, configs[i], kernels[i], result, best_ms, &time);
+      if (auto s = MeasureOne(job, ctx, configs[i], kernels[i], result, best_ms, &time);
           !s.ok()) {
         return s;
       }

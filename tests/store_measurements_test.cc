@@ -61,6 +61,34 @@ TEST_P(StoreTest, CountsAndBestIgnoreFailures) {
   EXPECT_EQ((*best)->measurement.status(), v1::MEASUREMENT_OK);
 }
 
+// JobBest: the job's own OK measurements, fastest first, at most `top`;
+// another job of the same problem and the failures are not among them.
+TEST_P(StoreTest, JobBestIsTheJobsOwnOkMeasurementsFastestFirst) {
+  const int64_t id = NewJob(Sgemm(512, 512, 512), 5, 0);
+  const int64_t other = NewJob(Sgemm(512, 512, 512), 1, 0);
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("a", v1::MEASUREMENT_OK, 3.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("b", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("c", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("d", v1::MEASUREMENT_WRONG_ANSWER, 0.5), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(id, Meas("e", v1::MEASUREMENT_COMPILED, 0), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(other, Meas("f", v1::MEASUREMENT_OK, 0.1), nullptr).ok());
+  auto names = [](const std::vector<v1::Measurement>& ms) {
+    std::vector<std::string> out;
+    for (const auto& m : ms) out.push_back(m.config().name());
+    return out;
+  };
+  auto all = store_->JobBest(id, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(names(*all), (std::vector<std::string>{"b", "c", "a"}));
+  EXPECT_EQ((*all)[0].job_id(), id);
+  EXPECT_DOUBLE_EQ((*all)[0].median_ms(), 1.0);
+  auto two = store_->JobBest(id, 2);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(names(*two), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(names(*store_->JobBest(other, 5)), std::vector<std::string>{"f"});
+  EXPECT_TRUE(store_->JobBest(999, 5)->empty());
+}
+
 TEST_P(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
   int64_t a = NewJob(Sgemm(1024, 1024, 1024), 2, 0);
   int64_t b = NewJob(Sgemm(1000, 17, 4097), 2, 0);
