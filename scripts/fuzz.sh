@@ -3,17 +3,23 @@
 # and runs each for a while over a copy of its committed corpus
 # (fuzz/corpus/<name>/; the committed corpus is never changed).
 #
-#   bash scripts/fuzz.sh [--seconds S] [--jobs J] [--parallel] [--out DIR] [--prebuilt DIR] [TARGET...]
+#   bash scripts/fuzz.sh [--seconds S] [--jobs J] [--parallel | --at-once N] [--out DIR] [--prebuilt DIR]
+#                        [--worker PATH] [TARGET...]
 #
 #   --seconds S     how long each target runs (default 30)
 #   --jobs J        fuzzing processes per target (libFuzzer's fork mode; default 1)
 #   --parallel      run the targets at the same time (J processes each), not one after another
+#   --at-once N     run N targets at a time (default 1; --parallel: all): with J = 1 and N
+#                   the number of cores, each target still gets S seconds of a core
 #   --out DIR       where the working corpora, crash inputs and logs go
 #                   (default: build-fuzz/out, or a new temporary folder with --prebuilt)
 #   --prebuilt DIR  run the binaries in DIR or DIR/bin (<target>_fuzz, tuned-worker
 #                   beside them; shared libraries in DIR/lib, as ../shared/device/bundle.sh
 #                   lays them out), or in a tar archive of such a folder, instead of
 #                   building: a machine without clang or apt (docs/development.md, "Fuzzing")
+#   --worker PATH   the tuned-worker that the rpc and import_kernel targets start, built
+#                   from this tree (the test command's: build/bin/tuned-worker), instead
+#                   of building one with clang (a compile-only process; not fuzzed)
 #   TARGET...       some of: rpc import_kernel config tunectl spec (default: all)
 #
 # Fails (exit 1) on any crash, sanitizer report, leak, timeout (-timeout=10)
@@ -24,16 +30,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-seconds=30 jobs=1 parallel=0 out="" prebuilt="" targets=()
+seconds=30 jobs=1 at_once=1 out="" prebuilt="" worker="" targets=()
 all_targets=(rpc import_kernel config tunectl spec)
 while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
-    --parallel) parallel=1; shift ;;
+    --parallel) at_once=0; shift ;;
+    --at-once) at_once=$2; shift 2 ;;
+    --worker) worker=$(realpath "$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --prebuilt) prebuilt=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -44,6 +52,8 @@ for t in "${targets[@]}"; do
 done
 [[ $seconds =~ ^[0-9]+$ && $seconds -ge 1 ]] || { echo "fuzz.sh: --seconds takes a whole number >= 1" >&2; exit 2; }
 [[ $jobs =~ ^[0-9]+$ && $jobs -ge 1 ]] || { echo "fuzz.sh: --jobs takes a whole number >= 1" >&2; exit 2; }
+[[ $at_once =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --at-once takes a whole number >= 1" >&2; exit 2; }
+((at_once >= 1 && at_once <= ${#targets[@]})) || at_once=${#targets[@]}
 
 # Longest input per target: a request or a kernel's files (a cubin) are the largest.
 declare -A max_len=([rpc]=16384 [import_kernel]=65536 [config]=4096 [tunectl]=1024 [spec]=16384)
@@ -71,7 +81,7 @@ else
   # -O1: what libFuzzer and ASan are meant for, and a quicker build.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=-O1 \
     -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    "${launcher[@]}" -DTUNED_BUILD_FUZZ=ON -DBUILD_TESTING=OFF > /dev/null
+    "${launcher[@]}" -DTUNED_BUILD_FUZZ=ON -DBUILD_TESTING=OFF -DTUNED_FUZZ_WORKER="$worker" > /dev/null
   cmake --build build-fuzz -j "$(nproc)" --target fuzz
   bin=$root/build-fuzz/fuzz
   [[ -n $out ]] || out=$root/build-fuzz/out
@@ -123,12 +133,16 @@ run_target() {
   echo "$rc $elapsed $crashes $hangs" > "$out/$t.result"
 }
 
-if ((parallel)); then
-  for t in "${targets[@]}"; do run_target "$t" & done
-  wait
-else
-  for t in "${targets[@]}"; do run_target "$t"; done
-fi
+# N at a time: a target starts as soon as one of the running ones ends.
+running=0
+for t in "${targets[@]}"; do
+  run_target "$t" &
+  if ((++running >= at_once)); then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
 
 total_crashes=0 total_hangs=0 failed=0 cpu_seconds=0 targets_failed=0
 for t in "${targets[@]}"; do
