@@ -214,11 +214,14 @@ class Store {
   /// under its lease: of `prefer_job` if it has any (the job the daemon is
   /// prepared for), else of the oldest such job, which becomes RUNNING.
   /// nullopt when no job of the kind has claimable items.
+  /// Without `user_kernels`, jobs of users' kernel specs (a family key
+  /// "<name>@<hash>") are left for a daemon that runs them.
   absl::StatusOr<std::optional<Claim>> ClaimWork(int64_t daemon_id, int64_t device_id,
-                                                 int64_t prefer_job, int n);
+                                                 int64_t prefer_job, int n, bool user_kernels = true);
   /// Queued or running jobs of the device kind with no unfinished item:
-  /// each needs its next round (AddRound) or its end (FinishJob).
-  absl::StatusOr<std::vector<v1::Job>> IdleJobs(int64_t device_id);
+  /// each needs its next round (AddRound) or its end (FinishJob). Without
+  /// `user_kernels`, not the jobs of users' kernel specs.
+  absl::StatusOr<std::vector<v1::Job>> IdleJobs(int64_t device_id, bool user_kernels = true);
   /// A job's next round of work items: `configs` (names and params), or
   /// one re-timing item when `retime`. Only if the job is still at round
   /// `from_round` with every item finished (checked and written in one

@@ -108,7 +108,8 @@ void ServiceHarness::Open() {
   // (the runner's Stop, at the first reset, interrupts it: no matter).
   state_->runner = std::make_unique<JobRunner>(state_->store.get(), worker->get(), worker->get(),
                                                *device_id,
-                                               DaemonIdentity{.host = "fuzz", .gpu = 0, .gpu_uuid = "fuzz"});
+                                               DaemonIdentity{.host = "fuzz", .gpu = 0, .gpu_uuid = "fuzz"},
+                                               JobRunnerOptions{.user_kernels = true});
   ServiceOptions options;
   options.allow_user_kernels = true;  // RegisterFamily checks specs but compiles nothing (no worker_path)
   static const auto prior = search::Prior::Shipped();  // DescribePrior's table over this store

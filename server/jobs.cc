@@ -159,6 +159,11 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   }
   auto family = FamilyOf(problem, store_);
   if (!family.ok()) return family.status();
+  if (!(*family)->is_builtin() && !options_.user_kernels) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this daemon does not run kernel specs' code: start it with --allow-user-kernels, or "
+        "submit the sweep of ", std::string((*family)->name()), " to a daemon that allows them"));
+  }
   const Shape shape(problem.shape().begin(), problem.shape().end());
   TUNED_RETURN_IF_ERROR((*family)->ValidateProblem(shape, device(), problem.math()));
   std::vector<Pruned> pruned;
@@ -207,7 +212,8 @@ void JobRunner::Loop() {
     // Jobs whose items are all done get their next round first, so that a
     // daemon finishes the job it is on (FIFO) before it starts the next one.
     const bool advanced = AdvanceIdleJobs();
-    auto claim = store_->ClaimWork(daemon_id_, device_id_, prepared_job_, 2 * options_.compile_batch);
+    auto claim = store_->ClaimWork(daemon_id_, device_id_, prepared_job_, 2 * options_.compile_batch,
+                                   options_.user_kernels);
     if (!claim.ok()) {  // the database is unreachable: try again (the heartbeat logs it)
       spdlog::debug("claiming work: {}", claim.status().ToString());
       seen = WaitForChange(seen, absl::Seconds(1));
@@ -240,7 +246,7 @@ void JobRunner::Loop() {
 }
 
 bool JobRunner::AdvanceIdleJobs() {
-  auto idle = store_->IdleJobs(device_id_);
+  auto idle = store_->IdleJobs(device_id_, options_.user_kernels);
   if (!idle.ok()) return false;  // the database is unreachable: ClaimWork says so too
   for (const v1::Job& job : *idle) {
     absl::Status s = Advance(job);

@@ -83,6 +83,12 @@ struct JobRunnerOptions {
   /// the next shapes goes. The daemon turns it on (off with --compile-only
   /// unless asked for: the tests); it needs the ahead compiler.
   bool compile_ahead = false;
+  /// Whether this daemon compiles and runs users' kernel specs (tuned
+  /// --allow-user-kernels). Without it, a sweep of a user's spec is refused
+  /// here, and its jobs queued by another daemon are neither advanced nor
+  /// claimed: they wait for a daemon that allows them (Store::ClaimWork,
+  /// Store::IdleJobs). The built-in spec families (transpose) are ours.
+  bool user_kernels = false;
   /// A sweep's strategy and budget when its request names none (tuned
   /// --strategy, --budget; server/search/strategy.h).
   std::string strategy = std::string(search::kExhaustive);

@@ -174,6 +174,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
     return app.exit(e);
   }
   o->jobs.compile_ahead = ahead->count() > 0 ? compile_ahead : !o->compile_only;
+  o->jobs.user_kernels = o->allow_user_kernels;
   o->use_prior = prior_flag->count() > 0 ? use_prior : !o->compile_only || prior_file->count() > 0;
   if (auto s = search::CheckStrategy(o->jobs.strategy); !s.ok()) {
     std::cerr << "tuned: --strategy: " << s.message() << "\n";

@@ -271,7 +271,10 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
 
 // A kernel spec registered on one daemon is everyone's: another daemon of
 // the fleet lists it and sweeps it by name, and the first serves the result.
-TEST_F(FleetTest, AKernelSpecRegisteredOnOneDaemonIsSweptByAnother) {
+// --allow-user-kernels guards running a spec's code in a fleet: B, without
+// it, lists the spec that A stored but refuses its sweep, and A's sweep of it
+// is measured by A alone (B claims none of its configs).
+TEST_F(FleetTest, AKernelSpecRunsOnlyOnTheDaemonsThatAllowUserKernels) {
   FleetDaemon& a = Start(0, {"--allow-user-kernels"});
   FleetDaemon& b = Start(1);
   auto spec = spec::LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/reduction/spec.toml");
@@ -279,7 +282,7 @@ TEST_F(FleetTest, AKernelSpecRegisteredOnOneDaemonIsSweptByAnother) {
   auto registered = a.client().RegisterFamily(*spec);
   ASSERT_TRUE(registered.ok()) << registered.status();
   EXPECT_TRUE(registered->created());
-  // B takes no specs itself, but sees and tunes the one A stored.
+  // B takes no specs itself, and sees the one A stored.
   EXPECT_EQ(b.client().RegisterFamily(*spec).status().code(), absl::StatusCode::kFailedPrecondition);
   auto families = b.client().ListFamilies();
   ASSERT_TRUE(families.ok()) << families.status();
@@ -287,15 +290,21 @@ TEST_F(FleetTest, AKernelSpecRegisteredOnOneDaemonIsSweptByAnother) {
   EXPECT_EQ(families->back().name(), "reduce_sum");
   EXPECT_EQ(families->back().spec_hash(), spec::SpecHash(*spec));
   const v1::Problem problem = FamilyProblem("reduce_sum", {65536});
-  auto job = b.client().SubmitSweep(problem);
+  auto refused = b.client().SubmitSweep(problem);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_NE(refused.status().message().find("--allow-user-kernels"), std::string::npos);
+  auto job = a.client().SubmitSweep(problem);
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->problem().spec_hash(), spec::SpecHash(*spec));
-  const v1::Job end = WaitForEnd(b.client(), job->id());
+  const v1::Job end = WaitForEnd(a.client(), job->id());
   auto space = spec::EnumerateSpace(*spec, {{"n", 65536}});
   ASSERT_TRUE(space.ok());
   EXPECT_EQ(end.total(), static_cast<int>(space->size()));
-  // Every config once, by either daemon; A reads them from the shared database.
-  ExpectEachConfigOnce(a.client(), problem, static_cast<int>(space->size()));
+  // Every config once, all by A; B reads them from the shared database.
+  ExpectEachConfigOnce(b.client(), problem, static_cast<int>(space->size()));
+  ASSERT_EQ(end.daemons_size(), 1) << end.ShortDebugString();
+  EXPECT_EQ(end.daemons(0).gpu(), 0);
+  EXPECT_EQ(end.daemons(0).measured(), static_cast<int>(space->size()));
 }
 
 TEST_F(FleetTest, SigtermStopsWithinTwoSecondsDuringACompileAndHandsTheClaimsBack) {

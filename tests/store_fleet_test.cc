@@ -74,6 +74,39 @@ TEST_P(StoreTest, ClaimsTakeTheOldestJobsItemsInOrderAndPreferThePreparedJob) {
   EXPECT_FALSE(store_->ClaimWork(*stranger, *kind, 0, 10)->has_value());
 }
 
+// A daemon without --allow-user-kernels neither advances nor claims the
+// jobs of users' kernel specs; built-in families' jobs it does, and a daemon
+// that allows user kernels takes the spec's.
+TEST_P(StoreTest, ADaemonWithoutUserKernelsLeavesTheJobsOfSpecsAlone) {
+  v1::Problem spec_problem;
+  spec_problem.set_family_name("softmax_rows");
+  spec_problem.set_spec_hash(std::string(64, 'a'));
+  spec_problem.add_shape(256);
+  spec_problem.add_shape(100);
+  const int64_t spec_job = NewJob(spec_problem);
+  const int64_t builtin = NewJob(Sgemm(64, 64, 64));
+  auto plain = store_->RegisterDaemon(dev_, Daemon(0));
+  auto allows = store_->RegisterDaemon(dev_, Daemon(1));
+  ASSERT_TRUE(plain.ok() && allows.ok());
+  auto idle = store_->IdleJobs(dev_, /*user_kernels=*/false);
+  ASSERT_TRUE(idle.ok()) << idle.status();
+  ASSERT_EQ(idle->size(), 1u);
+  EXPECT_EQ(idle->front().id(), builtin);
+  EXPECT_EQ(store_->IdleJobs(dev_, true)->size(), 2u);
+  ASSERT_TRUE(*store_->AddRound(spec_job, 0, Items(2)));
+  auto none = store_->ClaimWork(*plain, dev_, spec_job, 10, /*user_kernels=*/false);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(*store_->AddRound(builtin, 0, Items(1, "b")));
+  auto own = store_->ClaimWork(*plain, dev_, spec_job, 10, false);
+  ASSERT_TRUE(own.ok() && own->has_value());
+  EXPECT_EQ((*own)->job_id, builtin);
+  auto taken = store_->ClaimWork(*allows, dev_, 0, 10, true);
+  ASSERT_TRUE(taken.ok() && taken->has_value());
+  EXPECT_EQ((*taken)->job_id, spec_job);
+  EXPECT_EQ(Names(**taken), (std::vector<std::string>{"c0", "c1"}));
+}
+
 TEST_P(StoreTest, AMeasurementFinishesItsItemOnceAndTheRoundMovesOnOnce) {
   const int64_t id = NewJob(Sgemm(64, 64, 64));
   auto me = store_->RegisterDaemon(dev_, Daemon(0));

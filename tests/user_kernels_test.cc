@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "db/store.h"
 #include "families/spec/spec.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
@@ -216,6 +217,64 @@ TEST_F(UserKernelsTest, BadSpecsAreRefusedNamingTheFieldAndNothingIsStored) {
   v1::Job job;
   const grpc::Status s = stub_->SubmitSweep(&ctx, sweep, &job);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+}
+
+// --allow-user-kernels guards running a spec's code, not only registering
+// it: a daemon without it lists a registered spec but refuses its sweep
+// (nothing queued), and leaves a job of the spec that another daemon queued
+// alone (not advanced, nothing compiled); the job runs once a daemon that
+// allows user kernels is up.
+TEST_F(UserKernelsTest, ADaemonWithoutTheFlagNeverCompilesOrRunsASpec) {
+  Start();
+  const v1::KernelSpec spec = Example("softmax");
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(spec, &info).ok());
+  v1::Device device;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->DescribeDevice(&ctx, v1::DescribeDeviceRequest(), &device).ok());
+  }
+  daemon_.reset();
+
+  Start({});
+  EXPECT_EQ(Families().size(), 3u);  // the spec is listed: reading it runs nothing
+  const v1::Problem problem = SpecProblem("softmax_rows", {256, 100}, spec::SpecHash(spec));
+  {
+    grpc::ClientContext ctx;
+    v1::SubmitSweepRequest req;
+    *req.mutable_problem() = problem;
+    v1::Job job;
+    const grpc::Status s = stub_->SubmitSweep(&ctx, req, &job);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+    EXPECT_NE(s.error_message().find("--allow-user-kernels"), std::string::npos) << s.error_message();
+  }
+  // A job of the spec queued by a daemon that allows them, as a fleet's
+  // other daemon would: this one leaves it queued.
+  auto store = Store::Open((dir_ / "tuned.db").string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto device_id = (*store)->UpsertDevice(device);
+  ASSERT_TRUE(device_id.ok()) << device_id.status();
+  auto id = (*store)->CreateJob(*device_id, problem, 8, 0);
+  ASSERT_TRUE(id.ok()) << id.status();
+  std::this_thread::sleep_for(3s);  // a dozen of the daemon's idle polls (JobRunner::kIdlePoll)
+  auto waiting = (*store)->GetJob(*id);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->state(), v1::JOB_QUEUED);
+  EXPECT_EQ(waiting->round(), 0);
+  EXPECT_TRUE(Measurements(problem).empty());
+  daemon_.reset();
+
+  Start();
+  v1::Job done;
+  for (int i = 0; i < 1200; ++i) {
+    auto job = (*store)->GetJob(*id);
+    ASSERT_TRUE(job.ok());
+    done = *job;
+    if (done.state() == v1::JOB_DONE || done.state() == v1::JOB_FAILED) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(done.state(), v1::JOB_DONE) << done.ShortDebugString();
+  EXPECT_FALSE(Measurements(problem).empty());
 }
 
 TEST_F(UserKernelsTest, ASweepOfASpecCompilesEveryConfigOfItsProblem) {
