@@ -22,13 +22,15 @@ namespace {
 
 using v1::Job;
 
-// Fail, for a request about a problem: where the daemon refused a kernel
-// spec's problem (INVALID_ARGUMENT, NOT_FOUND) without naming its family,
-// says which name was sent and where the known ones are listed.
+// Fail, for a request about a problem: where the daemon knows no family of
+// the name sent (its "unknown kernel family", or no kernel spec of that name:
+// NOT_FOUND naming no measurement or job), says which name was sent and
+// where the known ones are listed.
 int FailFor(const v1::Problem& p, const absl::Status& s) {
   const std::string& name = p.family_name();
-  if (name.empty() || p.family() != v1::FAMILY_UNSPECIFIED ||
-      !(absl::IsInvalidArgument(s) || absl::IsNotFound(s)) ||
+  const bool unknown = absl::StrContains(s.message(), "unknown kernel family") ||
+                       (absl::IsNotFound(s) && absl::StrContains(s.message(), "kernel spec"));
+  if (name.empty() || p.family() != v1::FAMILY_UNSPECIFIED || !unknown ||
       absl::StrContains(s.message(), "'" + name + "'")) {
     return Fail(s);
   }

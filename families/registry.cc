@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status.h"
@@ -73,9 +74,15 @@ const Family* FindFamily(const v1::Problem& problem) {
 }
 
 absl::Status CheckSpecFamilyName(std::string_view name) {
-  if (FindFamily(name) == nullptr) return absl::OkStatus();
-  return absl::AlreadyExistsError(
-      absl::StrCat("\"", std::string(name), "\" is a built-in family; give the kernel spec another name"));
+  // In any case: "SGEMM" beside sgemm reads as the same family.
+  for (const Family* f : AllFamilies()) {
+    if (absl::EqualsIgnoreCase(std::string(f->name()), std::string(name))) {
+      return absl::AlreadyExistsError(absl::StrCat("\"", std::string(name), "\" is the built-in family ",
+                                                   std::string(f->name()),
+                                                   "; give the kernel spec another name"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<const Family*> AddSpecFamily(const v1::KernelSpec& spec) {

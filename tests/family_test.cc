@@ -42,6 +42,18 @@ TEST(Registry, FindsEveryFamilyByIdAndName) {
   EXPECT_EQ(FindFamily("conv2d"), nullptr);
 }
 
+// A kernel spec may not take a built-in family's name in any case: "SGEMM"
+// beside sgemm would read as the same family.
+TEST(Registry, ASpecNamedAsABuiltInFamilyInAnyCaseIsRefused) {
+  for (const char* name : {"sgemm", "SGEMM", "Transpose"}) {
+    const absl::Status s = CheckSpecFamilyName(name);
+    EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << name;
+    EXPECT_NE(s.message().find("is the built-in family"), std::string::npos) << s;
+  }
+  EXPECT_TRUE(CheckSpecFamilyName("sgemm2").ok());
+  EXPECT_TRUE(CheckSpecFamilyName("softmax_rows").ok());
+}
+
 TEST(EnumName, IsTheApiNameOrTheNumber) {
   EXPECT_EQ(EnumName(v1::FAMILY_SGEMM), "FAMILY_SGEMM");
   EXPECT_EQ(EnumName(static_cast<v1::Family>(77)), "77");

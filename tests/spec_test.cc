@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -345,6 +349,18 @@ TEST(Validate, BadSpecs) {
        {"params[1].name", "name of a dimension"}},
       {"parameter not an identifier", [](KernelSpec& s) { s.mutable_params(1)->set_name("2X"); },
        {"params[1].name", "not a C identifier"}},
+      // Names the source sees: a keyword is caught here, naming the field,
+      // not by the compiler; a reserved name would redefine the compiler's.
+      {"parameter named int", [](KernelSpec& s) { s.mutable_params(1)->set_name("int"); },
+       {"params[1].name", "\"int\" is a C++ keyword"}},
+      {"argument named template", [](KernelSpec& s) { s.mutable_arguments(0)->set_name("template"); },
+       {"arguments[0].name", "\"template\" is a C++ keyword"}},
+      {"parameter __CUDA_ARCH__", [](KernelSpec& s) { s.mutable_params(1)->set_name("__CUDA_ARCH__"); },
+       {"params[1].name", "\"__CUDA_ARCH__\" is reserved"}},
+      {"dimension _N", [](KernelSpec& s) { s.set_dims(0, "_N"); }, {"dims[0]", "\"_N\" is reserved"}},
+      {"buffer of exactly 2^31 elements",
+       [](KernelSpec& s) { s.mutable_arguments(0)->mutable_buffer()->set_size("n * n * 2147483 / 1000 + 648"); },
+       {"arguments[0].size", "2147483648 elements", "2^31 - 1"}},
       {"empty values", [](KernelSpec& s) { s.mutable_params(0)->clear_values(); }, {"params[0].values", "empty"}},
       {"duplicate value", [](KernelSpec& s) { s.mutable_params(0)->add_values(64); }, {"params[0].values", "duplicate value"}},
       {"duplicate dimension", [](KernelSpec& s) { s.add_dims("n"); }, {"dims[1]", "duplicate dimension"}},
@@ -445,6 +461,37 @@ TEST(Validate, BadFiles) {
   ExpectInvalid(ParseSpecJson("{\"name\": 3}").status(), {"name", "expected a string"});
   ExpectInvalid(ValidateProblem(Base(), {}), {"dims", "no value for dimension \"n\""});
   EXPECT_EQ(LoadSpecFile("/nonexistent/spec.toml").status().code(), absl::StatusCode::kNotFound);
+}
+
+// Spec and source files are regular UTF-8 files of bounded size: a device
+// (which may never end), a folder, binary text and an oversized file get a
+// clear INVALID_ARGUMENT naming the file, and reading stops at the limit.
+TEST(Validate, BadFilesOnDisk) {
+  const std::filesystem::path dir =
+      std::filesystem::path(testing::TempDir()) / ("tuned_spec_files_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "folder.cu");
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  auto spec_with = [&](const std::string& source_file) {
+    std::string text = kToml;
+    const size_t at = text.find("source = ");
+    const size_t end = text.find("\'\'\'", text.find("\'\'\'", at) + 3) + 3;
+    text.replace(at, end - at, "source_file = \"" + source_file + "\"");
+    return write("spec.toml", text);
+  };
+  ExpectInvalid(LoadSpecFile(spec_with("/dev/zero")).status(), {"source_file", "/dev/zero", "not a regular file"});
+  ExpectInvalid(LoadSpecFile(spec_with("folder.cu")).status(), {"source_file", "folder.cu", "is a folder"});
+  write("binary.cu", std::string("__global__ void k() {}\n\xff\xfe\x00", 26));
+  ExpectInvalid(LoadSpecFile(spec_with("binary.cu")).status(), {"source_file", "not UTF-8", "byte 23"});
+  write("big.cu", std::string(kMaxSourceBytes + 1, ' '));
+  ExpectInvalid(LoadSpecFile(spec_with("big.cu")).status(), {"source_file", "more than the limit of 1048576"});
+  write("ok.cu", "// \u00e9t\u00e9: UTF-8 is fine\n__global__ void scale() {}\n");
+  EXPECT_TRUE(LoadSpecFile(spec_with("ok.cu")).ok());
+  ExpectInvalid(LoadSpecFile((dir / "folder.cu").string()).status(), {"spec file", "is a folder"});
+  std::filesystem::remove_all(dir);
 }
 
 // examples/kernels/: each spec loads, validates, and enumerates.

@@ -27,6 +27,35 @@ bool IsIdentifier(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// Why `name` cannot name a dimension, parameter or argument, which the
+// kernel's source sees (as a -D macro, a template argument or a parameter):
+// "" if it can. A C++ keyword, or a name the implementation reserves (with
+// "__", or "_" and a capital: __CUDA_ARCH__ would redefine the target;
+// C++17 [lex.name]/3).
+std::string Unusable(std::string_view name_view) {
+  const std::string name(name_view);
+  static const std::set<std::string_view> kKeywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  if (!IsIdentifier(name)) return absl::StrCat("\"", name, "\" is not a C identifier");
+  if (kKeywords.contains(name)) return absl::StrCat("\"", name, "\" is a C++ keyword");
+  if (name.find("__") != std::string::npos ||
+      (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])))) {
+    return absl::StrCat("\"", name, "\" is reserved: names with \"__\", or \"_\" and a capital, "
+                        "belong to the compiler");
+  }
+  return "";
+}
+
 // The kernel's base name and the text of its template arguments ("" if none).
 std::pair<std::string, std::string> SplitKernel(std::string_view kernel) {
   const size_t lt = kernel.find('<');
@@ -110,7 +139,8 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
   std::set<std::string> names;
   for (int i = 0; i < spec.dims_size(); ++i) {
     const std::string path = absl::StrCat("dims[", i, "]"), &d = spec.dims(i);
-    if (!IsIdentifier(d) || IsFunction(d)) return Bad(path, absl::StrCat("\"", d, "\" is not a C identifier"));
+    if (const std::string why = Unusable(d); !why.empty()) return Bad(path, why);
+    if (IsFunction(d)) return Bad(path, absl::StrCat("\"", d, "\" is a function of the expressions"));
     if (!names.insert(d).second) return Bad(path, absl::StrCat("duplicate dimension \"", d, "\""));
   }
   std::set<std::string> template_params;
@@ -118,8 +148,9 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
     const v1::SpecParam& p = spec.params(i);
     const std::string path = absl::StrCat("params[", i, "]");
     if (p.name().empty()) return Bad(path + ".name", "missing");
-    if (!IsIdentifier(p.name()) || IsFunction(p.name())) {
-      return Bad(path + ".name", absl::StrCat("\"", p.name(), "\" is not a C identifier"));
+    if (const std::string why = Unusable(p.name()); !why.empty()) return Bad(path + ".name", why);
+    if (IsFunction(p.name())) {
+      return Bad(path + ".name", absl::StrCat("\"", p.name(), "\" is a function of the expressions"));
     }
     if (!names.insert(p.name()).second) {
       const bool dim = std::find(spec.dims().begin(), spec.dims().end(), p.name()) != spec.dims().end();
@@ -150,7 +181,7 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
     const v1::SpecArgument& a = spec.arguments(i);
     const std::string path = absl::StrCat("arguments[", i, "]");
     if (a.name().empty()) return Bad(path + ".name", "missing");
-    if (!IsIdentifier(a.name())) return Bad(path + ".name", absl::StrCat("\"", a.name(), "\" is not a C identifier"));
+    if (const std::string why = Unusable(a.name()); !why.empty()) return Bad(path + ".name", why);
     if (!arg_names.insert(a.name()).second) return Bad(path + ".name", absl::StrCat("duplicate argument \"", a.name(), "\""));
     if (a.has_buffer()) {
       if (a.buffer().type() == v1::SPEC_TYPE_UNSPECIFIED) return Bad(path + ".type", "missing");
@@ -409,7 +440,7 @@ absl::StatusOr<std::vector<ArgumentValue>> ArgumentsAt(const v1::KernelSpec& spe
       if (!n.ok()) return fail(n.status());
       if (*n < 1 || *n > kMaxBufferElements) {
         return Bad(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
-                                      ": not in [1, 2^31]"));
+                                      ": not in [1, 2^31 - 1]"));
       }
       v.elements = *n;
       v.bytes = *n * TypeBytes(v.type);

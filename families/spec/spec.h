@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,9 +53,12 @@ namespace tuned::spec {
 using Dims = std::map<std::string, int64_t>;
 
 inline constexpr int64_t kMaxSourceBytes = 1 << 20;      // KernelSpec.source
+inline constexpr int64_t kMaxSpecFileBytes = 2 << 20;    // a spec file, its source inline
 inline constexpr int64_t kMaxSpaceConfigs = 100'000;     // after restrictions
 inline constexpr int64_t kMaxEnumerated = 10'000'000;    // partial configs visited
-inline constexpr int64_t kMaxBufferElements = int64_t{1} << 31;
+/// Fewer than 2^31 elements a buffer: the kernels index with int (as
+/// Family::ValidateShape refuses a problem whose buffers reach 2^31).
+inline constexpr int64_t kMaxBufferElements = (int64_t{1} << 31) - 1;
 inline constexpr int kMaxParams = 32;
 inline constexpr int kMaxValuesPerParam = 1024;
 inline constexpr int kMaxArguments = 64;
@@ -71,10 +75,20 @@ inline constexpr int kMaxSampleDims = 16;
 absl::StatusOr<v1::KernelSpec> ParseSpecToml(std::string_view text);
 /// Parses a JSON spec with the same keys as the TOML one; errors as ParseSpecToml.
 absl::StatusOr<v1::KernelSpec> ParseSpecJson(std::string_view text);
-/// Reads a .toml or .json spec file; a `source_file` key names a file,
-/// relative to the spec's folder, whose text becomes `source`. NOT_FOUND for
-/// a missing file; otherwise as ParseSpecToml. Does not validate.
+/// Reads a .toml or .json spec file (ReadTextFile, at most
+/// kMaxSpecFileBytes); a `source_file` key names a file, relative to the
+/// spec's folder, whose text becomes `source` (at most kMaxSourceBytes).
+/// Errors as ReadTextFile's for either file; otherwise as ParseSpecToml.
+/// Does not validate.
 absl::StatusOr<v1::KernelSpec> LoadSpecFile(const std::string& path);
+/// The text of the regular file at `path`, `what` naming it in errors
+/// ("spec file", "source_file"): NOT_FOUND where it does not exist or cannot
+/// be opened; INVALID_ARGUMENT for a folder or another file that is not a
+/// regular one (a device such as /dev/zero never ends), for more than
+/// `max_bytes` (it reads no further), and for text that is not UTF-8
+/// (naming the first bad byte's offset).
+absl::StatusOr<std::string> ReadTextFile(const std::filesystem::path& path, int64_t max_bytes,
+                                         std::string_view what);
 
 /// Checks a spec: names, limits, every expression (syntax, names, restriction
 /// booleans), the kernels in the source, the space over parameters (not empty,

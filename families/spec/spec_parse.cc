@@ -17,6 +17,70 @@
 namespace tuned::spec {
 namespace {
 
+/// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
+/// surrogates, at most U+10FFFF); where not, `*at` is the first bad byte's
+/// offset. Neither the standard library nor Abseil's public API has this.
+bool IsUtf8(std::string_view s, size_t* at) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    // Continuation bytes after the lead byte: 0 (ASCII) to 3; -1: no lead byte.
+    const int n = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : -1;
+    if (n < 0 || i + n >= s.size()) {
+      *at = i;
+      return false;
+    }
+    uint32_t cp = n == 0 ? b : b & (0x3F >> n);
+    for (int k = 1; k <= n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c >> 6) != 0x2) {
+        *at = i;
+        return false;
+      }
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      *at = i;
+      return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadTextFile(const std::filesystem::path& path, int64_t max_bytes,
+                                         std::string_view what_view) {
+  const std::string what(what_view);
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return absl::NotFoundError(absl::StrCat(what, ": cannot read ", path.string()));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", path.string(),
+        std::filesystem::is_directory(status) ? " is a folder" : " is not a regular file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(what, ": cannot read ", path.string()));
+  std::string text(static_cast<size_t>(max_bytes) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (std::ssize(text) > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", path.string(), " has more than the limit of ", max_bytes, " bytes"));
+  }
+  if (size_t at = 0; !IsUtf8(text, &at)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", path.string(), " is not UTF-8 text (byte ", at, ")"));
+  }
+  return text;
+}
+
+namespace {
+
 using json = nlohmann::json;
 
 absl::Status Bad(const std::string& path, const std::string& why) {
@@ -235,11 +299,9 @@ class Reader {
       std::string file;
       TUNED_RETURN_IF_ERROR(Str(o, "", "source_file", &file));
       if (!dir_) return Bad("source_file", "only LoadSpecFile reads files; give the CUDA text in `source`");
-      std::ifstream in(*dir_ / file, std::ios::binary);
-      if (!in) return absl::NotFoundError(absl::StrCat("source_file: cannot read ", (*dir_ / file).string()));
-      std::stringstream ss;
-      ss << in.rdbuf();
-      spec.set_source(ss.str());
+      auto source = ReadTextFile(*dir_ / file, kMaxSourceBytes, "source_file");
+      if (!source.ok()) return source.status();
+      spec.set_source(*std::move(source));
     }
     TUNED_RETURN_IF_ERROR(StrList(o, "", "restrictions", spec.mutable_restrictions()));
     TUNED_RETURN_IF_ERROR(StrList(o, "", "dims", spec.mutable_dims()));
@@ -330,11 +392,9 @@ absl::StatusOr<v1::KernelSpec> ParseSpecJson(std::string_view text) {
 }
 
 absl::StatusOr<v1::KernelSpec> LoadSpecFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read spec file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  auto read = ReadTextFile(path, kMaxSpecFileBytes, "spec file");
+  if (!read.ok()) return read.status();
+  const std::string text = *std::move(read);
   const std::filesystem::path p(path);
   auto j = p.extension() == ".json" ? ParseJson(text) : ParseToml(text);
   if (!j.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", j.status().message()));

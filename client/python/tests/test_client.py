@@ -634,6 +634,24 @@ def test_spec_json_errors(tmp_path):
         tuned.spec_json(3)
 
 
+def test_spec_json_reads_only_bounded_regular_utf8_files(tmp_path):
+    """A source_file that is a device (/dev/zero never ends), a folder,
+    binary or oversized gets a clear error, and reading stops at the limit."""
+    (tmp_path / "folder.cu").mkdir()
+    (tmp_path / "binary.cu").write_bytes(b"__global__ void k() {}\n\xff\xfe")
+    (tmp_path / "big.cu").write_bytes(b" " * (tuned.client.MAX_FILE_BYTES + 1))
+    cases = [("/dev/zero", grpc.StatusCode.NOT_FOUND, "not a regular file"),
+             ("folder.cu", grpc.StatusCode.NOT_FOUND, "a folder"),
+             ("binary.cu", grpc.StatusCode.INVALID_ARGUMENT, "is not UTF-8 text (byte 23)"),
+             ("big.cu", grpc.StatusCode.INVALID_ARGUMENT, "more than")]
+    for source_file, code, text in cases:
+        spec = tmp_path / "spec.json"
+        spec.write_text(json.dumps({"name": "k", "source_file": source_file}))
+        with pytest.raises(tuned.TunedError) as e:
+            tuned.spec_json(spec)
+        assert e.value.code == code and text in e.value.message, (source_file, e.value)
+
+
 class Recorder:
     """Stands in for the gRPC stub: records (method, request, timeout), answers `answer`."""
 

@@ -11,7 +11,14 @@ carries the gRPC status code, for every failure.
 import json
 import os
 import sys
-import tomllib
+
+try:  # Python 3.11 and later; before, the tomli package (pyproject.toml's dependency)
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - depends on the interpreter
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        tomllib = None
 
 import grpc
 
@@ -68,12 +75,27 @@ def read_token_file(path):
         raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read token file {path}: {e}") from None
 
 
+# The largest spec or source file read (the daemon takes 1 MiB of source):
+# a device such as /dev/zero never ends.
+MAX_FILE_BYTES = 2 << 20
+
+
 def _read(path, what):
+    """The bytes of a regular file of at most MAX_FILE_BYTES; TunedError
+    NOT_FOUND where it cannot be read or is no regular file (a folder, a
+    device), INVALID_ARGUMENT where it is larger."""
     try:
+        if not os.path.isfile(path):
+            kind = "a folder" if os.path.isdir(path) else "not a regular file"
+            raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read {what} file {path}: {kind}")
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise TunedError(grpc.StatusCode.NOT_FOUND, f"cannot read {what} file {path}: {e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                         f"{what} file {path}: more than {MAX_FILE_BYTES} bytes")
+    return data
 
 
 # Layout names (tuner.proto Layout): op(A) then op(B), "n" as stored, "t" transposed.
@@ -241,6 +263,10 @@ def spec_json(spec):
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
                              f"{path}: a spec file is .toml or .json, not '{ext or 'no extension'}'")
         text = _read(path, "spec").decode("utf-8", errors="replace")
+        if ext == ".toml" and tomllib is None:
+            raise TunedError(grpc.StatusCode.FAILED_PRECONDITION,
+                             f"{path}: reading TOML needs Python 3.11 or the tomli package; "
+                             "give a .json spec or a dict")
         try:
             data = tomllib.loads(text) if ext == ".toml" else json.loads(text)
         except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
@@ -257,7 +283,12 @@ def spec_json(spec):
         source_file = data.pop("source_file")
         if not isinstance(source_file, str):
             raise TunedError(grpc.StatusCode.INVALID_ARGUMENT, "source_file must be a string")
-        data["source"] = _read(os.path.join(base, source_file), "source").decode("utf-8")
+        source_path = os.path.join(base, source_file)
+        try:
+            data["source"] = _read(source_path, "source").decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"source file {source_path} is not UTF-8 text (byte {e.start})") from None
     try:
         return json.dumps(data)
     except (TypeError, ValueError) as e:  # e.g. a TOML date
