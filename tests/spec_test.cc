@@ -463,6 +463,50 @@ TEST(Validate, BadFiles) {
   EXPECT_EQ(LoadSpecFile("/nonexistent/spec.toml").status().code(), absl::StatusCode::kNotFound);
 }
 
+// A spec's source opens no file at compile time but the CUDA toolkit's
+// headers by name: each way the preprocessor has to read a file is refused,
+// naming the line, and a kernel that includes CUDA's headers passes.
+TEST(Validate, SourceReadsNoFile) {
+  const std::string kernel = "\n__global__ void k(float* x) { x[0] = 1; }\n";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"#include \"/proc/self/environ\"", "#include \"/proc/self/environ\""},
+      {"#include </etc/passwd>", "#include </etc/passwd>"},
+      {"#include </var/lib/tuned/tokens>", "#include </var/lib/tuned/tokens>"},
+      {"#include <../../etc/tuned/tls.key>", "#include <../../etc/tuned/tls.key>"},
+      {"#include <cuda/../../../../proc/self/environ>", "cuda/../"},
+      {"#include \"spec_dir_link.h\"", "CUDA toolkit's headers only"},  // a symlink beside the spec
+      {"#define SECRET \"/proc/self/environ\"\n#include SECRET", "names no <header>"},
+      {"#include_next <cuda_fp16.h>", "#include_next"},
+      {"#import <cuda_fp16.h>", "#import"},
+      {"#if __has_include(\"/etc/passwd\")\n#endif", "__has_include"},
+      {"#pragma GCC dependency \"/etc/passwd\"", "#pragma GCC dependency"},
+      {"_Pragma(\"include_alias(\\\"a.h\\\", \\\"/etc/passwd\\\")\")", "_Pragma"},
+      {"  #  include \"/etc/passwd\"", "#include"},
+      {"#inc\\\nlude \"/etc/passwd\"", "line 1: #include"},  // a line splice
+      {"# /* comment */ include \"/etc/passwd\"", "#include"},
+      {"#include /*\n*/ \"/etc/passwd\"", "#include"},
+      {"%:include \"/etc/passwd\"", "#include"},  // the digraph of #
+      {"// fine\n/* two\nlines */\n#include \"/etc/passwd\"", "line 4:"},
+  };
+  for (const auto& [head, want] : refused) {
+    SCOPED_TRACE(head);
+    const absl::Status s = CheckSourceReads(head + kernel);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(want), std::string::npos) << s;
+  }
+  for (const std::string head :
+       {"#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>",
+        "#include <cooperative_groups.h>\n#include <cuda/std/cstdint>",
+        "#pragma once\n// #include \"/etc/passwd\" in a comment\n/* #include </etc/passwd> */",
+        "#define UNROLL _Pragma(\"unroll\")\nconst char* s = \"#include </etc/passwd>\";",
+        "#pragma unroll 4\n#pragma nv_diag_suppress 177"}) {
+    EXPECT_TRUE(CheckSourceReads(head + kernel).ok()) << head << ": " << CheckSourceReads(head + kernel);
+  }
+  KernelSpec spec = Base();
+  spec.set_source("#include \"/proc/self/environ\"\n" + spec.source());
+  ExpectInvalid(ValidateSpec(spec), {"source: line 1", "/proc/self/environ", "CUDA toolkit's headers"});
+}
+
 // Spec and source files are regular UTF-8 files of bounded size: a device
 // (which may never end), a folder, binary text and an oversized file get a
 // clear INVALID_ARGUMENT naming the file, and reading stops at the limit.

@@ -4,6 +4,7 @@
 // (every config compiled with NVRTC), and versions that never mix.
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -44,9 +45,10 @@ class UserKernelsTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  /// Starts the daemon with `flags` and connects.
-  void Start(std::vector<std::string> flags = {"--allow-user-kernels"}) {
-    daemon_ = std::make_unique<DaemonProcess>(TUNED_DAEMON_PATH, dir_, flags);
+  /// Starts the daemon with `flags` (and `env` in its environment) and connects.
+  void Start(std::vector<std::string> flags = {"--allow-user-kernels"},
+             std::vector<std::string> env = {}) {
+    daemon_ = std::make_unique<DaemonProcess>(TUNED_DAEMON_PATH, dir_, flags, env);
     ASSERT_TRUE(daemon_->WaitServing()) << daemon_->RunLog();
     stub_ = v1::Tuner::NewStub(grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials()));
   }
@@ -275,6 +277,36 @@ TEST_F(UserKernelsTest, ADaemonWithoutTheFlagNeverCompilesOrRunsASpec) {
   }
   EXPECT_EQ(done.state(), v1::JOB_DONE) << done.ShortDebugString();
   EXPECT_FALSE(Measurements(problem).empty());
+}
+
+// A spec whose source includes a file of the host (the daemon's
+// environment, with a secret in it; the password file; a token file; a TLS
+// key) is refused at registration naming the include, and neither the
+// response nor the daemon's log carries the file's contents.
+TEST_F(UserKernelsTest, ASpecCannotReadTheHostsFiles) {
+  const std::string secret = "tuned-test-secret-5f3a9c";
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "tokens") << "alice:" << secret << " register\n";
+  std::ofstream(dir_ / "tls.key") << "-----BEGIN PRIVATE KEY-----\n" << secret << "\n";
+  Start({"--allow-user-kernels"}, {"TUNED_TEST_SECRET=" + secret});
+  const v1::KernelSpec base = Example("softmax");
+  for (const std::string& include :
+       {std::string("#include \"/proc/self/environ\""), std::string("#include </etc/passwd>"),
+        "#include \"" + (dir_ / "tokens").string() + "\"", "#include <" + (dir_ / "tls.key").string() + ">",
+        std::string("#include \"../../../../proc/self/environ\""),
+        std::string("#if __has_include(\"/proc/self/environ\")\n#endif")}) {
+    SCOPED_TRACE(include);
+    v1::KernelSpec spec = base;
+    spec.set_source(include + "\n" + spec.source());
+    v1::FamilyInfo info;
+    const grpc::Status s = Register(spec, &info);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("source: line 1"), std::string::npos) << s.error_message();
+    EXPECT_EQ(s.error_message().find(secret), std::string::npos);
+    EXPECT_EQ(s.error_message().find("root:"), std::string::npos);  // /etc/passwd's first line
+  }
+  EXPECT_EQ(Families().size(), 2u);  // nothing stored
+  EXPECT_EQ(daemon_->RunLog().find(secret), std::string::npos);
 }
 
 TEST_F(UserKernelsTest, ASweepOfASpecCompilesEveryConfigOfItsProblem) {

@@ -119,6 +119,7 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
   if (std::ssize(spec.source()) > kMaxSourceBytes) {
     return Bad("source", absl::StrCat(spec.source().size(), " bytes, more than the limit of ", kMaxSourceBytes));
   }
+  if (check_source) TUNED_RETURN_IF_ERROR(CheckSourceReads(spec.source()));
   const std::vector<std::string> kernels = GlobalKernels(spec.source());
   if (check_source && kernels.empty()) return Bad("source", "no __global__ function");
   auto has_kernel = [&](const std::string& k) {

@@ -90,6 +90,15 @@ absl::StatusOr<v1::KernelSpec> LoadSpecFile(const std::string& path);
 absl::StatusOr<std::string> ReadTextFile(const std::filesystem::path& path, int64_t max_bytes,
                                          std::string_view what);
 
+/// OK unless `source` opens a file at compile time other than a CUDA
+/// toolkit header by name: an #include of a path, a quoted or computed
+/// #include, #include_next, #import, #embed, __has_include, and pragmas
+/// other than unroll, nounroll, once, pack and the diagnostic ones (in
+/// #pragma or _Pragma). Reads the source as the preprocessor does (line
+/// splices, comments, the %: digraph). INVALID_ARGUMENT naming the line and
+/// the directive as written; no file is read.
+absl::Status CheckSourceReads(std::string_view source);
+
 /// Checks a spec: names, limits, every expression (syntax, names, restriction
 /// booleans), the kernels in the source, the space over parameters (not empty,
 /// at most kMaxSpaceConfigs), verification, tolerances, the default config,
