@@ -22,6 +22,24 @@ extern char** environ;
 
 namespace tuned {
 
+std::vector<std::string> WorkerEnvironment(const char* const* env) {
+  static constexpr std::string_view kNames[] = {"PATH", "HOME", "LANG", "TZ", "TMPDIR",
+                                                "LD_LIBRARY_PATH", "ASAN_OPTIONS", "LSAN_OPTIONS",
+                                                "UBSAN_OPTIONS"};
+  static constexpr std::string_view kPrefixes[] = {"LC_", "CUDA_", "NVIDIA_", "__NV_", "TUNED_WORKER_"};
+  std::vector<std::string> out;
+  for (; env != nullptr && *env != nullptr; ++env) {
+    const std::string_view var(*env);
+    const std::string_view name = var.substr(0, var.find('='));
+    const bool kept =
+        std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
+        std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                    [&](std::string_view p) { return name.substr(0, p.size()) == p; });
+    if (kept && name.size() < var.size()) out.emplace_back(var);
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::string& path,
                                                                   std::vector<std::string> args,
                                                                   std::string role) {
@@ -54,9 +72,14 @@ absl::Status WorkerClient::Launch(Process* p) {
   std::vector<const char*> argv = {path_.c_str()};
   for (const auto& a : args_) argv.push_back(a.c_str());
   argv.push_back(nullptr);
+  const std::vector<std::string> env = WorkerEnvironment(environ);
+  std::vector<const char*> envp;
+  for (const auto& e : env) envp.push_back(e.c_str());
+  envp.push_back(nullptr);
   pid_t pid = -1;
   const int err = posix_spawn(&pid, path_.c_str(), &actions, nullptr,
-                              const_cast<char* const*>(argv.data()), environ);
+                              const_cast<char* const*>(argv.data()),
+                              const_cast<char* const*>(envp.data()));
   posix_spawn_file_actions_destroy(&actions);
   close(to[0]);
   close(from[1]);

@@ -18,6 +18,16 @@
 
 namespace tuned {
 
+/// The environment a worker process starts with: of this process's
+/// variables (`env`, NAME=value strings), only what NVRTC, the CUDA driver
+/// and runtime, the dynamic linker and the sanitizers read: PATH, HOME,
+/// LANG, LC_*, TZ, TMPDIR, LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, __NV_*,
+/// ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS, and TUNED_WORKER_* (settings
+/// meant for the worker, such as a test worker's). A worker compiles and runs
+/// users' kernel specs, so the daemon's secrets (TUNED_DB's password,
+/// TUNED_TOKEN, TLS paths) never reach it.
+std::vector<std::string> WorkerEnvironment(const char* const* env);
+
 class WorkerClient {
  public:
   /// Starts `path args...` (e.g. {"--gpu", "0"}) and asks it for its device.

@@ -6,7 +6,7 @@
 //   compile  every kernel COMPILED, with a stand-in cubin (no NVRTC), in one
 //            answer also when asked to stream (the daemon takes either)
 //   prepare  the family's baseline (cuBLAS in the problem's math mode, the
-//            copy kernel, cudaMemcpy) timed at $FAKE_WORKER_BASELINE_MS
+//            copy kernel, cudaMemcpy) timed at $TUNED_WORKER_FAKE_BASELINE_MS
 //            (default 0.004; 0: none timed), with an error bound outside
 //            MATH_IEEE_FP32
 //   measure  every kernel MEASUREMENT_WRONG_ANSWER: none passes verification
@@ -64,7 +64,7 @@ Response Handle(const Request& request) {
       break;
     case Request::kPrepare: {
       const tuned::v1::Problem& p = request.prepare().problem();
-      const char* env = std::getenv("FAKE_WORKER_BASELINE_MS");
+      const char* env = std::getenv("TUNED_WORKER_FAKE_BASELINE_MS");
       const double ms = env != nullptr ? std::atof(env) : 0.004;
       auto* r = response.mutable_prepared();
       r->set_baseline_name(BaselineName(p));

@@ -33,7 +33,7 @@ class FakeGpuDaemon : public DaemonProcess {
       : DaemonProcess(TUNED_DAEMON_PATH, dir,
                       {"--worker", TUNED_FAKE_WORKER_PATH, "--compile-batch", "64", "--log-level",
                        "info"},
-                      {"FAKE_WORKER_BASELINE_MS=" + baseline_ms}) {}
+                      {"TUNED_WORKER_FAKE_BASELINE_MS=" + baseline_ms}) {}
 };
 
 absl::StatusOr<v1::Job> WaitForEnd(Client& client, int64_t id) {

@@ -42,6 +42,47 @@ std::unique_ptr<WorkerClient> Start() {
   return w.ok() ? *std::move(w) : nullptr;
 }
 
+// A worker compiles and runs users' kernel specs: it starts with what NVRTC,
+// CUDA and the linker read, and none of the daemon's secrets (its database
+// URL with a password, its token). Read from the running worker's
+// /proc/PID/environ.
+TEST(WorkerClientTest, AWorkerStartsWithoutTheDaemonsSecrets) {
+  ASSERT_EQ(setenv("TUNED_DB", "postgresql://tuned:secret-password@db/tuned", 1), 0);
+  ASSERT_EQ(setenv("TUNED_TOKEN", "secret-token", 1), 0);
+  ASSERT_EQ(setenv("CUDA_VISIBLE_DEVICES", "0", 1), 0);
+  ASSERT_EQ(setenv("LC_ALL", "C.UTF-8", 1), 0);
+  const std::set<pid_t> before = Children();
+  auto w = Start();
+  ASSERT_NE(w, nullptr);
+  pid_t worker = 0;
+  for (pid_t p : Children()) {
+    if (before.count(p) == 0) worker = p;
+  }
+  ASSERT_GT(worker, 0);
+  std::ifstream in("/proc/" + std::to_string(worker) + "/environ", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::set<std::string> names;
+  std::string var;
+  while (std::getline(ss, var, '\0')) names.insert(var.substr(0, var.find('=')));
+  EXPECT_TRUE(names.contains("PATH"));
+  EXPECT_TRUE(names.contains("CUDA_VISIBLE_DEVICES"));
+  EXPECT_TRUE(names.contains("LC_ALL"));
+  EXPECT_FALSE(names.contains("TUNED_DB"));
+  EXPECT_FALSE(names.contains("TUNED_TOKEN"));
+  EXPECT_EQ(ss.str().find("secret"), std::string::npos);
+  EXPECT_TRUE(Answers(*w));
+  unsetenv("TUNED_DB");
+  unsetenv("TUNED_TOKEN");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  // The filter itself: names, prefixes, and a variable without a value.
+  const char* env[] = {"PATH=/bin", "TUNED_DB=x", "CUDA_HOME=/usr/local/cuda", "NVIDIA_VISIBLE_DEVICES=all",
+                       "HOMEWORK=1", "LD_PRELOAD=/evil.so", "LC_CTYPE=C", "PATH", nullptr};
+  EXPECT_EQ(WorkerEnvironment(env),
+            (std::vector<std::string>{"PATH=/bin", "CUDA_HOME=/usr/local/cuda",
+                                      "NVIDIA_VISIBLE_DEVICES=all", "LC_CTYPE=C"}));
+}
+
 TEST(WorkerClientTest, RespawnTakesTheSpareStartedBeforehand) {
   auto w = Start();
   ASSERT_NE(w, nullptr);
