@@ -347,10 +347,14 @@ class Store {
   absl::StatusOr<bool> AddSpec(const v1::KernelSpec& spec, std::string_view hash,
                                std::string_view client, int64_t now_unix);
   /// The version `hash` of the spec `name`; an empty hash: its newest version
-  /// (latest created_unix, then the last registered). NOT_FOUND for an
-  /// unknown name or version (the message names both); DATA_LOSS if the
-  /// stored bytes do not parse as a KernelSpec.
+  /// (latest created_unix, then the last registered). `hash` may be a prefix
+  /// of at least kMinHashPrefix hex digits (the 12 that tunectl prints): the
+  /// one version it starts. NOT_FOUND for an unknown name or version (the
+  /// message names both); INVALID_ARGUMENT for a prefix of several versions
+  /// or a hash that is no hex; DATA_LOSS if the stored bytes do not parse as
+  /// a KernelSpec.
   absl::StatusOr<StoredSpec> GetSpec(std::string_view name, std::string_view hash = "");
+  static constexpr size_t kMinHashPrefix = 8;
   /// The newest version of every registered spec, by name. DATA_LOSS as GetSpec.
   absl::StatusOr<std::vector<StoredSpec>> ListSpecs();
 

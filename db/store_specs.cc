@@ -2,6 +2,7 @@
 // clients registered, by name and content hash.
 #include "db/store.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,16 +78,32 @@ absl::StatusOr<bool> Store::AddSpec(const v1::KernelSpec& spec, std::string_view
 }
 
 absl::StatusOr<StoredSpec> Store::GetSpec(std::string_view name, std::string_view hash) {
+  const bool prefix = !hash.empty() && hash.size() < 64;
+  if (prefix && (hash.size() < kMinHashPrefix ||
+                 !std::all_of(hash.begin(), hash.end(),
+                              [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "version ", std::string(hash), ": a spec's version is its hash, or the first ",
+        kMinHashPrefix, " or more of its 64 lower-case hex digits"));
+  }
   absl::MutexLock lock(&mu_);
   auto q = hash.empty()
                ? Query(absl::StrCat("SELECT " TUNED_SPEC_COLS
                                     " FROM kernel_specs s WHERE s.name = ?1 AND ",
                                     kNewest),
                        name)
-               : Query("SELECT " TUNED_SPEC_COLS
-                       " FROM kernel_specs s WHERE s.name = ?1 AND s.hash = ?2",
-                       name, hash);
+           : prefix ? Query("SELECT " TUNED_SPEC_COLS
+                            " FROM kernel_specs s WHERE s.name = ?1 AND s.hash LIKE ?2 LIMIT 2",
+                            name, absl::StrCat(std::string(hash), "%"))
+                    : Query("SELECT " TUNED_SPEC_COLS
+                            " FROM kernel_specs s WHERE s.name = ?1 AND s.hash = ?2",
+                            name, hash);
   if (!q.ok()) return q.status();
+  if (q->size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("version ", std::string(hash), " of kernel spec '",
+                                                   std::string(name), "' starts several versions; "
+                                                   "give more of its hash"));
+  }
   if (q->empty()) {
     if (hash.empty()) {
       return absl::NotFoundError(

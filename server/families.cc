@@ -64,6 +64,11 @@ absl::Status ResolveProblem(v1::Problem* problem, Store* store) {
     if (problem->dtype() == v1::DTYPE_UNSPECIFIED) problem->set_dtype(v1::DTYPE_F32);
     return absl::OkStatus();
   }
+  if (!problem->spec_hash().empty() && problem->spec_hash().size() < 64) {  // a prefix of the hash
+    auto version = store->GetSpec(problem->family_name(), problem->spec_hash());
+    if (!version.ok()) return version.status();
+    problem->set_spec_hash(version->hash);
+  }
   if (problem->spec_hash().empty()) {
     auto newest = store->GetSpec(problem->family_name(), "");
     if (!newest.ok()) {

@@ -167,6 +167,23 @@ TEST_P(StoreTest, GetSpecNewestByTimeThenOrderByHashAndNotFound) {
   EXPECT_EQ(unknown_version.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(unknown_version.status().message(),
             absl::StrCat("kernel spec 'matmul' has no version ", h0, " (4 versions registered)"));
+
+  // A prefix of the hash, as tunectl prints it (12 digits) or longer, names
+  // the one version it starts; a short, non-hex or shared prefix is refused.
+  auto by_prefix = store_->GetSpec("matmul", h1.substr(0, 12));
+  ASSERT_TRUE(by_prefix.ok()) << by_prefix.status();
+  EXPECT_EQ(by_prefix->hash, h1);
+  EXPECT_EQ(store_->GetSpec("matmul", h2.substr(0, 40))->hash, h2);
+  EXPECT_EQ(store_->GetSpec("matmul", h1.substr(0, 7)).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->GetSpec("matmul", "XYZ0123456789").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->GetSpec("matmul", std::string(12, '0')).status().code(), absl::StatusCode::kNotFound);
+  const std::string shared = "abcdef01" + std::string(55, '0');
+  ASSERT_TRUE(store_->AddSpec(Spec("twins", "a[0] = 5;"), shared + "1", "c", 300).ok());
+  ASSERT_TRUE(store_->AddSpec(Spec("twins", "a[0] = 6;"), shared + "2", "c", 300).ok());
+  auto ambiguous = store_->GetSpec("twins", "abcdef01");
+  EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("several versions"), std::string::npos) << ambiguous.status();
+  EXPECT_EQ(store_->GetSpec("twins", shared + "2")->spec.source(), Spec("twins", "a[0] = 6;").source());
 }
 
 TEST_P(StoreTest, ListSpecsGivesEachNamesNewestVersionByName) {

@@ -309,6 +309,19 @@ TEST_F(UserKernelsTest, ASpecCannotReadTheHostsFiles) {
   EXPECT_EQ(daemon_->RunLog().find(secret), std::string::npos);
 }
 
+// The 12 digits of a version that `tunectl families` prints name it: a
+// sweep by them runs the full version.
+TEST_F(UserKernelsTest, AVersionIsNamedByThePrefixThatTunectlPrints) {
+  Start();
+  const v1::KernelSpec spec = Example("softmax");
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(spec, &info).ok());
+  const std::string hash = spec::SpecHash(spec);
+  const v1::Job job = Sweep(SpecProblem("softmax_rows", {256, 100}, hash.substr(0, 12)));
+  EXPECT_EQ(job.problem().spec_hash(), hash);
+  EXPECT_EQ(job.state(), v1::JOB_DONE) << job.error();
+}
+
 TEST_F(UserKernelsTest, ASweepOfASpecCompilesEveryConfigOfItsProblem) {
   Start();
   const v1::KernelSpec spec = Example("softmax");
