@@ -136,19 +136,22 @@ std::vector<Command> AddCommands(CLI::App& app) {
   std::vector<Command> commands;
 
   auto* sweep = app.add_subcommand("sweep", "queue a sweep job for a problem");
-  auto sweep_args = std::make_shared<std::tuple<bool, std::string, std::string>>();
-  sweep->add_flag("--wait", std::get<0>(*sweep_args),
+  struct SweepArgs {
+    bool wait = false;
+    std::string strategy, budget;
+  };
+  auto sweep_args = std::make_shared<SweepArgs>();
+  sweep->add_flag("--wait", sweep_args->wait,
                   "show progress until the job ends, then print the winner");
-  sweep->add_option("--strategy", std::get<1>(*sweep_args),
+  sweep->add_option("--strategy", sweep_args->strategy,
                     "exhaustive (the pruned space, then neighbours of the best) or model (a cost "
                     "model fitted on the other tuned shapes picks the configs); default: the "
                     "daemon's (tuned --strategy, model unless set)");
-  sweep->add_option("--budget", std::get<2>(*sweep_args),
+  sweep->add_option("--budget", sweep_args->budget,
                     "stop at this many GPU seconds of measuring ('10s', '2m') or configs ('64'); "
                     "default: the daemon's (tuned --budget)");
   commands.push_back(ProblemCommand(sweep, [sweep_args](Ctx& ctx, const Problem& p) {
-    const auto& [wait, strategy, budget] = *sweep_args;
-    return cmd::Sweep(ctx, p, wait, strategy, budget);
+    return cmd::Sweep(ctx, p, sweep_args->wait, sweep_args->strategy, sweep_args->budget);
   }));
 
   auto* best = app.add_subcommand(
@@ -181,18 +184,17 @@ std::vector<Command> AddCommands(CLI::App& app) {
   jobs->add_option("--limit", *limit, "at most N jobs")->check(AtLeast(1));
   commands.push_back({jobs, [limit](Ctx& ctx) { return cmd::Jobs(ctx, *limit); }});
 
-  for (auto [name, help] : {std::pair{"job", "show one job"},
-                            {"watch", "follow a job until it ends"},
-                            {"cancel", "cancel a queued or running job"}}) {
+  // The commands on one job, by its id.
+  auto add_job_command = [&](const char* name, const char* help, std::function<int(Ctx&, int64_t)> run) {
     auto* sub = app.add_subcommand(name, help);
     auto id = std::make_shared<int64_t>(0);
     sub->add_option("id", *id, "job id")->required()->check(kInteger);
-    const std::string which = name;
-    commands.push_back({sub, [id, which](Ctx& ctx) {
-                          return which == "watch" ? cmd::Watch(ctx, *id)
-                                                  : cmd::ShowJob(ctx, *id, which == "cancel");
-                        }});
-  }
+    commands.push_back({sub, [id, run](Ctx& ctx) { return run(ctx, *id); }});
+  };
+  add_job_command("job", "show one job", [](Ctx& ctx, int64_t id) { return cmd::ShowJob(ctx, id, false); });
+  add_job_command("watch", "follow a job until it ends", cmd::Watch);
+  add_job_command("cancel", "cancel a queued or running job",
+                  [](Ctx& ctx, int64_t id) { return cmd::ShowJob(ctx, id, true); });
 
   commands.push_back({app.add_subcommand("device", "describe the daemon's GPU"), cmd::Device});
   commands.push_back(

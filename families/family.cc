@@ -31,10 +31,13 @@ absl::Status Family::ValidateShape(const Shape& shape) const {
           absl::StrCat(names[i], " = ", shape[i], " does not fit the kernels' 32-bit index"));
     }
   }
-  // A kernel spec's arguments at the shape: a size that cannot be evaluated,
-  // or a buffer of 2^31 or more elements, is refused here, naming it.
-  if (auto args = KernelArguments(shape); !args.ok()) return args.status();
-  if (MaxBufferElements(shape) >= (int64_t{1} << 31)) {
+  // A kernel spec's arguments at the shape, evaluated once: a size that
+  // cannot be evaluated, or a buffer of 2^31 or more elements
+  // (spec::kMaxBufferElements), is refused there, naming it. A family
+  // written as code has none to evaluate: its largest buffer is checked.
+  auto args = KernelArguments(shape);
+  if (!args.ok()) return args.status();
+  if (args->empty() && MaxBufferElements(shape) >= (int64_t{1} << 31)) {
     return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeString(shape),
                                                    " has a buffer of 2^31 or more elements, "
                                                    "which overflows the kernels' 32-bit index"));

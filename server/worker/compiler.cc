@@ -32,9 +32,9 @@ struct Program {
 };
 
 // First integer captured by `re` in `log`, or `fallback`.
-int ParseInt(const std::string& log, const std::regex& re, int fallback) {
-  std::smatch m;
-  if (std::regex_search(log, m, re)) return std::stoi(m[1].str());
+int ParseInt(std::string_view log, const std::regex& re, int fallback) {
+  std::cmatch m;
+  if (std::regex_search(log.data(), log.data() + log.size(), m, re)) return std::stoi(m[1].str());
   return fallback;
 }
 
@@ -109,23 +109,34 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileOnce(
   static const std::regex kSpill(R"((\d+) bytes spill stores)");
   static const std::regex kSmem(R"((\d+) bytes smem)");
   constexpr std::string_view kEntryMark = "Compiling entry function '";
-  std::vector<CompiledKernel> out;
-  for (const auto& expr : name_expressions) {
+  const std::string_view log = program.log;
+  std::vector<CompiledKernel> out(name_expressions.size());
+  for (size_t i = 0; i < out.size(); ++i) {
     const char* lowered = nullptr;
-    TUNED_NVRTC(nvrtcGetLoweredName(prog.p, expr.c_str(), &lowered));
-    CompiledKernel k = program;
+    TUNED_NVRTC(nvrtcGetLoweredName(prog.p, name_expressions[i].c_str(), &lowered));
+    CompiledKernel& k = out[i];
     k.entry = lowered;
-    std::string part = program.log;  // one entry: the whole log
-    if (name_expressions.size() > 1) {
-      const size_t at = program.log.find(absl::StrCat(std::string(kEntryMark), k.entry, "'"));
-      const size_t end = at == std::string::npos ? at : program.log.find(kEntryMark, at + 1);
-      part = at == std::string::npos ? "" : program.log.substr(at, end == std::string::npos ? end : end - at);
+    std::string_view part = log;  // one entry: the whole log
+    if (out.size() > 1) {
+      const size_t at = log.find(absl::StrCat(std::string(kEntryMark), k.entry, "'"));
+      part = at == std::string_view::npos ? std::string_view() : log.substr(at, log.find(kEntryMark, at + 1) - at);
     }
     k.registers = ParseInt(part, kRegs, -1);
     k.spill_bytes = ParseInt(part, kSpill, 0);
     k.static_smem_bytes = ParseInt(part, kSmem, 0);
-    out.push_back(std::move(k));
   }
+  // The program's cubin, PTX and log are every entry's: copied to all but
+  // the last, which takes them (a single kernel's compile copies nothing).
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    out[i].cubin = program.cubin;
+    out[i].ptx = program.ptx;
+    out[i].log = program.log;
+    out[i].compile_ms = program.compile_ms;
+  }
+  out.back().cubin = std::move(program.cubin);
+  out.back().ptx = std::move(program.ptx);
+  out.back().log = std::move(program.log);
+  out.back().compile_ms = program.compile_ms;
   return out;
 }
 
