@@ -542,7 +542,10 @@ absl::Status TunerService::CompileCheck(const Family& family) const {
   if (!response->error().empty()) return absl::InternalError(response->error());
   const auto& results = response->compiled().results();
   for (int i = 0; i < results.size(); ++i) {
-    if (results[i].status() == v1::MEASUREMENT_COMPILED) continue;
+    if (results[i].status() == v1::MEASUREMENT_COMPILED) {
+      TUNED_RETURN_IF_ERROR(spec::CheckKernelParameters(spec, results[i].ptx(), results[i].entry()));
+      continue;
+    }
     std::string log = results[i].message();
     if (log.size() > 4000) log = absl::StrCat(log.substr(0, 4000), "...");
     return absl::InvalidArgumentError(absl::StrCat("source: ", request.compile().kernels(i).name(),

@@ -428,6 +428,30 @@ TEST(Validate, BadSpecs) {
   EXPECT_GE(cases.size(), 25u);
 }
 
+// Without sample_dims, a config whose block or shared memory breaks CUDA's
+// limits at every problem is refused naming it; one that depends on the
+// problem is left to the problem's own check.
+TEST(Validate, LimitsThatNoProblemChangesWithoutSampleDims) {
+  KernelSpec base = Base();
+  base.clear_sample_dims();
+  ASSERT_TRUE(ValidateSpec(base).ok()) << ValidateSpec(base);
+  KernelSpec wide = base;
+  wide.mutable_params(0)->add_values(2048);
+  wide.set_restrictions(0, "BLOCK * ITEMS <= 2048");
+  ExpectInvalid(ValidateSpec(wide), {"launch.block", "2048x1x1 threads at BLOCK=2048 ITEMS=1",
+                                     "for every problem", "restrict the parameters"});
+  KernelSpec tall = base;
+  tall.mutable_launch()->add_block("ITEMS * 512");  // 64 x 2048 at ITEMS = 4
+  ExpectInvalid(ValidateSpec(tall), {"launch.block", "64x512x1 threads at BLOCK=64 ITEMS=1"});
+  KernelSpec smem = base;
+  smem.mutable_launch()->set_shared_memory_bytes("BLOCK * ITEMS * 1024");
+  ExpectInvalid(ValidateSpec(smem), {"launch.shared_memory_bytes", "262144 bytes at BLOCK=64 ITEMS=4",
+                                     "for every problem"});
+  KernelSpec by_problem = base;
+  by_problem.mutable_launch()->add_block("n");  // too many threads only where n is large
+  EXPECT_TRUE(ValidateSpec(by_problem).ok()) << ValidateSpec(by_problem);
+}
+
 TEST(Validate, BadFiles) {
   const std::vector<std::pair<std::string, std::string>> swaps = {
       {"type = \"f32\", size = \"n\", role = \"in\"", "type = \"f33\", size = \"n\", role = \"in\""},

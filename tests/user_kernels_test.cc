@@ -309,6 +309,37 @@ TEST_F(UserKernelsTest, ASpecCannotReadTheHostsFiles) {
   EXPECT_EQ(daemon_->RunLog().find(secret), std::string::npos);
 }
 
+// A spec whose arguments do not match its kernel's parameters (one too few,
+// one too many, a scalar of the wrong size) is refused at registration,
+// naming the argument, rather than failing at run time.
+TEST_F(UserKernelsTest, ArgumentsThatDoNotMatchTheKernelAreRefused) {
+  Start();
+  const v1::KernelSpec base = Example("softmax");  // x, y, rows, cols
+  v1::KernelSpec fewer = base;
+  fewer.mutable_arguments()->RemoveLast();
+  v1::KernelSpec more = base;
+  *more.add_arguments() = base.arguments(3);
+  more.mutable_arguments(4)->set_name("extra");
+  v1::KernelSpec wider = base;
+  wider.mutable_arguments(2)->mutable_scalar()->set_type(v1::SPEC_TYPE_I64);
+  v1::KernelSpec pointer = base;
+  *pointer.mutable_arguments(3)->mutable_buffer() = base.arguments(0).buffer();
+  for (const auto& [spec, want] :
+       std::vector<std::pair<v1::KernelSpec, std::string>>{
+           {fewer, "takes 4 parameters, the spec passes 3"},
+           {more, "takes 4 parameters, the spec passes 5"},
+           {wider, "arguments[2] (rows): the kernel's parameter 2 takes 4 bytes, the spec passes i64 of 8"},
+           {pointer, "arguments[3] (cols): the kernel's parameter 3 takes 4 bytes, the spec passes a pointer"}}) {
+    v1::FamilyInfo info;
+    const grpc::Status s = Register(spec, &info);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << want;
+    EXPECT_NE(s.error_message().find(want), std::string::npos) << s.error_message();
+  }
+  EXPECT_EQ(Families().size(), 2u);  // nothing stored
+  v1::FamilyInfo info;
+  EXPECT_TRUE(Register(base, &info).ok());
+}
+
 // The 12 digits of a version that `tunectl families` prints name it: a
 // sweep by them runs the full version.
 TEST_F(UserKernelsTest, AVersionIsNamedByThePrefixThatTunectlPrints) {

@@ -498,6 +498,43 @@ std::vector<int64_t> Values(const v1::KernelSpec& spec, std::vector<int64_t> dim
   return dim_vals;
 }
 
+// The limits that `vals`' config breaks at every problem: a block or a
+// shared memory size that no dimension changes (the expressions that use a
+// dimension are checked at each problem, by LaunchAt). `at` names the config.
+absl::Status CheckFixedLimits(const std::string& path, const Compiled::Launch& l, const Compiled& c,
+                              absl::Span<const int64_t> vals, const std::string& at) {
+  const std::vector<std::string> dims(c.vars.begin(), c.vars.begin() + c.ndims);
+  auto fixed = [&](const Expr& e) {
+    return std::none_of(e.used().begin(), e.used().end(), [&](const std::string& v) {
+      return std::find(dims.begin(), dims.end(), v) != dims.end();
+    });
+  };
+  int64_t xyz[3] = {1, 1, 1};  // a component that uses a dimension counts as 1 (its least)
+  for (size_t i = 0; i < l.block.size(); ++i) {
+    if (!fixed(l.block[i])) continue;
+    auto v = l.block[i].EvaluateInt(vals);
+    const std::string p = absl::StrCat(path, ".block[", i, "]");
+    if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
+    if (*v < 1) return Bad(p, absl::StrCat("value ", *v, " at ", at, ": each must be at least 1"));
+    xyz[i] = *v;
+  }
+  if (xyz[0] > 1024 || xyz[1] > 1024 || xyz[2] > 64 || xyz[0] * xyz[1] * xyz[2] > 1024) {
+    return Bad(path + ".block", absl::StrCat(xyz[0], "x", xyz[1], "x", xyz[2], " threads at ", at,
+                                            " for every problem: CUDA allows x, y <= 1024, z <= 64, "
+                                            "x*y*z <= 1024 (restrict the parameters)"));
+  }
+  if (l.smem && fixed(*l.smem)) {
+    auto v = l.smem->EvaluateInt(vals);
+    const std::string p = path + ".shared_memory_bytes";
+    if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
+    if (*v < 0 || *v > 232448) {
+      return Bad(p, absl::StrCat(*v, " bytes at ", at,
+                                 " for every problem: not in [0, 232448 (227 KiB)] (restrict the parameters)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ProblemAt(const v1::KernelSpec& spec, const Compiled& c, const Dims& dims) {
   auto dv = DimValues(spec, dims);
   if (!dv.ok()) return dv.status();
@@ -553,6 +590,15 @@ absl::Status ValidateSpec(const v1::KernelSpec& spec, bool check_source) {
     if (std::find(space->begin(), space->end(), config) == space->end()) {
       return Bad(path, "not in the space (a restriction fails)");
     }
+  }
+  // Without sample_dims too: a config whose block or shared memory breaks
+  // CUDA's limits whatever the problem could never run.
+  const std::vector<std::string> params(c->vars.begin() + c->ndims, c->vars.end());
+  for (const Config& config : *space) {
+    const std::vector<int64_t> vals = Values(spec, std::vector<int64_t>(c->ndims, 0), config);
+    const std::string at = Describe(params, absl::Span<const int64_t>(vals).subspan(c->ndims));
+    TUNED_RETURN_IF_ERROR(CheckFixedLimits("launch", c->launch, *c, vals, at));
+    if (c->reference) TUNED_RETURN_IF_ERROR(CheckFixedLimits("verification.launch", *c->reference, *c, vals, at));
   }
   for (int i = 0; i < spec.sample_dims_size(); ++i) {
     const Dims dims(spec.sample_dims(i).dims().begin(), spec.sample_dims(i).dims().end());

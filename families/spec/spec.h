@@ -215,6 +215,16 @@ class CompiledSpec {
 /// skips comments, string literals, templates and __launch_bounds__).
 std::vector<std::string> GlobalKernels(std::string_view source);
 
+/// Checks the compiled kernel `entry` of `ptx` against the spec's arguments:
+/// as many parameters, each of the argument's size (a buffer: an 8-byte
+/// pointer; a scalar: its type's bytes), read from the PTX's `.entry`
+/// declaration (PTX ISA, "Kernel Function Parameters"). INVALID_ARGUMENT
+/// naming the first argument that does not match ("arguments: the kernel
+/// takes 4 parameters, the spec passes 3: ..."); OK where the PTX does not
+/// declare `entry` (nothing to check against).
+absl::Status CheckKernelParameters(const v1::KernelSpec& spec, std::string_view ptx,
+                                   std::string_view entry);
+
 /// The spec's element type names ("f32", ...) and their sizes in bytes.
 std::string_view TypeName(v1::SpecType type);
 int TypeBytes(v1::SpecType type);
