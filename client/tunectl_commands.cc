@@ -324,14 +324,15 @@ int Daemons(Context& ctx, bool all) {
     return 0;
   }
   std::vector<std::vector<std::string>> rows = {
-      {"host", "gpu", "kind", "heartbeat", "job", "claimed", "state"}};
+      {"host", "gpu", "kind", "heartbeat", "job", "claimed", "state", "user kernels", "sandbox"}};
   for (const auto& d : *ds) {
     rows.push_back({d.host(), absl::StrCat(d.gpu()),
                     absl::StrFormat("%s sm_%d%d %d SMs", d.kind().name(), d.kind().cc_major(),
                                     d.kind().cc_minor(), d.kind().sm_count()),
                     absl::StrFormat("%.1f s ago", d.heartbeat_age_seconds()),
                     d.job_id() > 0 ? absl::StrCat(d.job_id()) : "-", absl::StrCat(d.claimed()),
-                    d.live() ? "live" : "gone"});
+                    d.live() ? "live" : "gone", d.user_kernels() ? "yes" : "no",
+                    d.sandbox().empty() ? "-" : d.sandbox()});
   }
   PrintTable(rows);
   return 0;

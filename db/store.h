@@ -147,6 +147,8 @@ struct DaemonIdentity {
   std::string gpu_uuid;   // "GPU-..." (nvidia-smi -L); compile-only: "compile-only"
   int64_t pid = 0;
   double lease_seconds = 30;  // its claims' lease; it renews them at a third of it
+  bool user_kernels = false;  // started with --allow-user-kernels: runs kernel specs' code
+  std::string sandbox = {};   // what confines its workers, e.g. "Landlock ABI 7"
 };
 
 /// One work item: a config of a job to measure, or, when `retime` (config
@@ -173,7 +175,7 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 8;
+  static constexpr int kSchemaVersion = 9;
 
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...), applies or migrates its schema,

@@ -22,13 +22,15 @@ absl::StatusOr<int64_t> Store::RegisterDaemon(int64_t device_id, const DaemonIde
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
     auto row = Query(
         "INSERT INTO daemons (host, gpu, gpu_uuid, device_id, pid, started_unix, "
-        "heartbeat, lease_seconds, job_id, stopped) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, {now}, ?7, 0, 0) "
+        "heartbeat, lease_seconds, job_id, stopped, user_kernels, sandbox) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, {now}, ?7, 0, 0, ?8, ?9) "
         "ON CONFLICT (host, gpu, gpu_uuid) DO UPDATE SET device_id = excluded.device_id, "
         "pid = excluded.pid, started_unix = excluded.started_unix, "
         "heartbeat = excluded.heartbeat, lease_seconds = excluded.lease_seconds, "
-        "job_id = 0, stopped = 0 RETURNING id",
-        who.host, who.gpu, who.gpu_uuid, device_id, who.pid, NowUnix(), who.lease_seconds);
+        "job_id = 0, stopped = 0, user_kernels = excluded.user_kernels, "
+        "sandbox = excluded.sandbox RETURNING id",
+        who.host, who.gpu, who.gpu_uuid, device_id, who.pid, NowUnix(), who.lease_seconds,
+        int64_t{who.user_kernels ? 1 : 0}, who.sandbox);
     if (!row.ok()) return row.status();
     if (row->empty()) return absl::InternalError("daemon row vanished after insert");
     id = row->Int(0, 0);
@@ -84,7 +86,8 @@ absl::StatusOr<std::vector<v1::Daemon>> Store::ListDaemons(bool all) {
       "SELECT d.id, d.host, d.gpu, d.gpu_uuid, {now} - d.heartbeat, d.lease_seconds, "
       "d.job_id, d.started_unix, d.stopped, d.pid, v.name, v.cc_major, v.cc_minor, "
       "v.sm_count, v.driver_version, v.nvrtc_version, "
-      "(SELECT COUNT(*) FROM work_items w WHERE w.daemon_id = d.id AND w.done = 0) "
+      "(SELECT COUNT(*) FROM work_items w WHERE w.daemon_id = d.id AND w.done = 0), "
+      "d.user_kernels, d.sandbox "
       "FROM daemons d JOIN devices v ON v.id = d.device_id ORDER BY d.host, d.gpu, d.id");
   if (!q.ok()) return q.status();
   std::vector<v1::Daemon> out;
@@ -108,6 +111,8 @@ absl::StatusOr<std::vector<v1::Daemon>> Store::ListDaemons(bool all) {
     kind->set_driver_version(static_cast<int32_t>(q->Int(r, 14)));
     kind->set_nvrtc_version(q->Text(r, 15));
     d.set_claimed(q->Int(r, 16));
+    d.set_user_kernels(q->Int(r, 17) != 0);
+    d.set_sandbox(q->Text(r, 18));
     if (all || d.live()) out.push_back(std::move(d));
   }
   return out;

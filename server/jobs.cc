@@ -44,6 +44,8 @@ JobRunner::~JobRunner() { Stop(); }
 
 absl::Status JobRunner::Start() {
   who_.lease_seconds = options_.lease_seconds;
+  who_.user_kernels = options_.user_kernels;
+  who_.sandbox = worker_->sandbox();
   auto id = store_->RegisterDaemon(device_id_, who_);
   if (!id.ok()) return id.status();
   daemon_id_ = *id;

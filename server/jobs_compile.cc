@@ -83,7 +83,7 @@ v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Sh
 
 void JobRunner::AheadLoop() {
   while (!Stopping()) {
-    {  // A job's compile has the cores (NVRTC threads at nice 19 still share
+    {  // A job's compile has the cores (NVRTC threads at idle priority still share
        // their caches and memory bandwidth): wait for it to end.
       absl::MutexLock lock(&mu_);
       auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || job_compiles_ == 0; };

@@ -96,7 +96,11 @@ int main(int argc, char** argv) {
     tls = *creds;
   }
 
-  std::vector<std::string> worker_args = {"--gpu", std::to_string(o.gpu), "--log-level", o.log_level};
+  // Every worker process gets the log level and the sandbox's setting.
+  std::vector<std::string> common_args = {"--log-level", o.log_level};
+  if (o.no_sandbox) common_args.push_back("--no-sandbox");
+  std::vector<std::string> worker_args = {"--gpu", std::to_string(o.gpu)};
+  worker_args.insert(worker_args.end(), common_args.begin(), common_args.end());
   if (o.compile_only) worker_args.push_back("--compile-only");
   if (o.device_memory_mib > 0) {
     worker_args.insert(worker_args.end(), {"--device-memory-mib", std::to_string(o.device_memory_mib)});
@@ -109,25 +113,25 @@ int main(int argc, char** argv) {
   // NVRTC runs in a second worker process, so a hung or crashing compile is
   // killed without touching the GPU worker, and compiles overlap measuring.
   const tuned::v1::Device& gpu_device = (*worker)->device();
-  auto compiler = tuned::WorkerClient::Start(
-      o.worker_path,
-      {"--compile-only", "--arch", std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
-       "--log-level", o.log_level},
-      "compiler");
+  std::vector<std::string> compiler_args = {
+      "--compile-only", "--arch", std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor())};
+  compiler_args.insert(compiler_args.end(), common_args.begin(), common_args.end());
+  // A job's compiles at nice 10: serving's threads (nice 0) keep their cores.
+  std::vector<std::string> job_compiler_args = compiler_args;
+  job_compiler_args.insert(job_compiler_args.end(), {"--nice", "10"});
+  auto compiler = tuned::WorkerClient::Start(o.worker_path, job_compiler_args, "compiler");
   if (!compiler.ok()) {
     spdlog::critical("compiler: {}", compiler.status().ToString());
     return 1;
   }
-  // The compile-ahead's own compiler, at the lowest CPU priority: it never
-  // holds up a job (the runner's loop does not wait on it) and yields the
-  // cores to a job's compiles.
+  // The compile-ahead's own compiler, at idle CPU priority: it never holds
+  // up a job (the runner's loop does not wait on it) and yields the cores to
+  // serving and to a job's compiles.
   std::unique_ptr<tuned::WorkerClient> ahead_compiler;
   if (o.jobs.compile_ahead) {
-    auto started = tuned::WorkerClient::Start(
-        o.worker_path,
-        {"--compile-only", "--arch", std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
-         "--log-level", o.log_level, "--nice", "19"},
-        "ahead compiler");
+    std::vector<std::string> ahead_args = compiler_args;
+    ahead_args.push_back("--idle");
+    auto started = tuned::WorkerClient::Start(o.worker_path, ahead_args, "ahead compiler");
     if (!started.ok()) {
       spdlog::critical("ahead compiler: {}", started.status().ToString());
       return 1;
@@ -190,9 +194,7 @@ int main(int argc, char** argv) {
        .max_configs_per_client = o.max_configs_per_client,
        .allow_user_kernels = o.allow_user_kernels,
        .worker_path = o.worker_path,
-       .compiler_args = {"--compile-only", "--arch",
-                         std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor()),
-                         "--log-level", o.log_level},
+       .compiler_args = compiler_args,
        .compile_timeout = o.jobs.compile_timeout,
        .prior = prior ? &*prior : nullptr});
 

@@ -163,6 +163,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                    "take kernel specs (RegisterFamily, tunectl family add): users' CUDA code, "
                    "compiled and run in the worker processes; over TCP a token needs the "
                    "'register' scope too"));
+  env(app.add_flag("--no-sandbox", o->no_sandbox,
+                   "run the worker processes unconfined (docs/operating.md, 'The sandbox'): only "
+                   "for a host where the sandbox keeps the GPU from working"));
   env(app.add_flag("--enable-fault-test-family", o->fault_test_family,
                    "serve the test-only fault_test family (tests of fault isolation)"));
   env(app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical, off"))

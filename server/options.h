@@ -39,6 +39,7 @@ struct DaemonOptions {
   JobRunnerOptions jobs;            // timeouts, compile batch, quarantine
   bool fault_test_family = false;   // serve the test-only fault_test family
   bool allow_user_kernels = false;  // take kernel specs (RegisterFamily)
+  bool no_sandbox = false;          // workers unconfined (server/worker/sandbox.h)
   /// The prior (prior/README.md): on by default (off with --compile-only
   /// unless asked for), the shipped one unless prior_path names a file.
   bool use_prior = true;

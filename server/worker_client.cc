@@ -120,9 +120,11 @@ absl::Status WorkerClient::Greet() {
     return absl::FailedPreconditionError(absl::StrCat(role_, ": ", response.error()));
   }
   device_ = response.device();
+  sandbox_ = response.sandbox();
   ready_ = true;
-  spdlog::info("{} pid {} ready: {} sm_{}{}{}", role_, pid_, device_.name(), device_.cc_major(),
-               device_.cc_minor(), device_.compile_only() ? " (compile-only)" : "");
+  spdlog::info("{} pid {} ready: {} sm_{}{}{}; sandbox: {}", role_, pid_, device_.name(),
+               device_.cc_major(), device_.cc_minor(), device_.compile_only() ? " (compile-only)" : "",
+               sandbox_);
   return absl::OkStatus();
 }
 

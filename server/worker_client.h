@@ -39,6 +39,9 @@ class WorkerClient {
   ~WorkerClient();
 
   const v1::Device& device() const { return device_; }
+  /// What confines the process, as it said at start: "Landlock ABI 7", or
+  /// "none (<why>)" (server/worker/sandbox.h).
+  const std::string& sandbox() const { return sandbox_; }
   /// Sends one request and waits for its response, at most `timeout`.
   /// UNAVAILABLE if the worker died; DEADLINE_EXCEEDED if it did not answer
   /// in time (it is then killed with SIGKILL: a hung kernel or NVRTC call
@@ -123,6 +126,7 @@ class WorkerClient {
   std::atomic<pid_t> interruptible_{-1};  // pid_ for Interrupt, -1 once being reaped
   std::function<void()> on_restart_;
   v1::Device device_;
+  std::string sandbox_;
   Process spare_;  // StartSpare's, until Respawn takes it
 };
 

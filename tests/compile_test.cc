@@ -140,7 +140,9 @@ TEST(Compiler, CompileEachHandsEachResultOverOnceInTheSourcesOrder) {
     EXPECT_EQ(overlapped, 0) << threads << " threads";
     ASSERT_EQ(order.size(), sources.size()) << threads << " threads";
     EXPECT_EQ(std::set<size_t>(order.begin(), order.end()).size(), sources.size());
-    if (threads == 1) EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3, 4}));
+    if (threads == 1) {
+      EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3, 4}));
+    }
     EXPECT_EQ(ok, (std::vector<bool>{true, true, true, false, true})) << threads << " threads";
   }
 }

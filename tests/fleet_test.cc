@@ -277,6 +277,15 @@ TEST_F(FleetTest, AKernelImportedOnOneDaemonIsServedByAnotherAndQuotasSpanTheFle
 TEST_F(FleetTest, AKernelSpecRunsOnlyOnTheDaemonsThatAllowUserKernels) {
   FleetDaemon& a = Start(0, {"--allow-user-kernels"});
   FleetDaemon& b = Start(1);
+  // Each says whether it runs specs, and what confines its workers.
+  auto daemons = b.client().ListDaemons(false);
+  ASSERT_TRUE(daemons.ok()) << daemons.status();
+  ASSERT_EQ(daemons->size(), 2u);
+  for (const v1::Daemon& d : *daemons) {
+    EXPECT_EQ(d.user_kernels(), d.gpu() == 0) << d.ShortDebugString();
+    EXPECT_TRUE(d.sandbox().starts_with("Landlock ABI ") || d.sandbox().starts_with("none ("))
+        << d.sandbox();
+  }
   auto spec = spec::LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/reduction/spec.toml");
   ASSERT_TRUE(spec.ok()) << spec.status();
   auto registered = a.client().RegisterFamily(*spec);

@@ -86,8 +86,19 @@ TEST_P(StoreTest, ADaemonWithoutUserKernelsLeavesTheJobsOfSpecsAlone) {
   const int64_t spec_job = NewJob(spec_problem);
   const int64_t builtin = NewJob(Sgemm(64, 64, 64));
   auto plain = store_->RegisterDaemon(dev_, Daemon(0));
-  auto allows = store_->RegisterDaemon(dev_, Daemon(1));
+  DaemonIdentity with_flag = Daemon(1);
+  with_flag.user_kernels = true;
+  with_flag.sandbox = "Landlock ABI 7";
+  auto allows = store_->RegisterDaemon(dev_, with_flag);
   ASSERT_TRUE(plain.ok() && allows.ok());
+  // `tunectl daemons` shows which daemon runs specs, and what confines it.
+  auto listed = store_->ListDaemons();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_FALSE((*listed)[0].user_kernels());
+  EXPECT_EQ((*listed)[0].sandbox(), "");
+  EXPECT_TRUE((*listed)[1].user_kernels());
+  EXPECT_EQ((*listed)[1].sandbox(), "Landlock ABI 7");
   auto idle = store_->IdleJobs(dev_, /*user_kernels=*/false);
   ASSERT_TRUE(idle.ok()) << idle.status();
   ASSERT_EQ(idle->size(), 1u);

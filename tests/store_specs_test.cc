@@ -270,9 +270,12 @@ TEST_P(StoreTest, SchemaFiveIsMigratedToTheNewestKeepingItsRows) {
       auto done = (*db)->Query(sql, {});
       ASSERT_TRUE(done.ok()) << sql << ": " << done.status();
     }
-    // Schema 7's layout columns, which migrations/7.sql adds back.
+    // Schema 7's layout columns and schema 9's daemon columns, which
+    // migrations/7.sql and 9.sql add back.
     for (const char* drop : {"ALTER TABLE jobs DROP COLUMN layout",
-                             "ALTER TABLE measurements DROP COLUMN layout"}) {
+                             "ALTER TABLE measurements DROP COLUMN layout",
+                             "ALTER TABLE daemons DROP COLUMN user_kernels",
+                             "ALTER TABLE daemons DROP COLUMN sandbox"}) {
       auto dropped = (*db)->Query(drop, {});
       ASSERT_TRUE(dropped.ok()) << drop << ": " << dropped.status();
     }

@@ -2,6 +2,7 @@
 // `tuned-worker --compile-only`: Respawn takes the spare, started beforehand,
 // or starts a fresh process where the spare is gone; no process is left
 // behind.
+#include <sched.h>
 #include <signal.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "server/idle.h"
 #include "server/worker_client.h"
 
 namespace tuned {
@@ -135,6 +137,38 @@ TEST(WorkerClientTest, TheSpareEndsWithItsClient) {
   ASSERT_EQ(Children().size(), 2u);
   w.reset();
   EXPECT_TRUE(Children().empty());
+}
+
+}  // namespace
+}  // namespace tuned
+
+namespace tuned {
+namespace {
+
+// The compile-ahead's compiler (--idle) and a cost model's fit run under
+// SCHED_IDLE; the thread that asks for a fit keeps its own priority.
+TEST(IdlePriorityTest, AnIdleWorkerAndAFitRunUnderSchedIdle) {
+  const std::set<pid_t> before = Children();
+  auto w = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90", "--idle"},
+                               "ahead compiler");
+  ASSERT_TRUE(w.ok()) << w.status();
+  std::set<pid_t> started;
+  for (pid_t pid : Children()) {
+    if (!before.contains(pid)) started.insert(pid);
+  }
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(sched_getscheduler(*started.begin()), SCHED_IDLE);
+  auto normal = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90"}, "compiler");
+  ASSERT_TRUE(normal.ok()) << normal.status();
+  for (pid_t pid : Children()) {
+    if (!before.contains(pid) && !started.contains(pid)) {
+      EXPECT_EQ(sched_getscheduler(pid), SCHED_OTHER);
+    }
+  }
+
+  const int inside = AtIdlePriority([] { return sched_getscheduler(0); });
+  EXPECT_EQ(inside, SCHED_IDLE);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
 }
 
 }  // namespace

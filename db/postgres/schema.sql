@@ -1,4 +1,4 @@
--- The tuned store on PostgreSQL 15, schema version 8: db/sqlite/schema.sql
+-- The tuned store on PostgreSQL 15, schema version 9: db/sqlite/schema.sql
 -- (the reference; every comment there holds here) in PostgreSQL's types:
 -- ids are BIGINT identities, INTEGER is BIGINT, REAL is DOUBLE PRECISION,
 -- BLOB is BYTEA; the digests are signed 64-bit FNV-1a values (BIGINT). The
@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS daemons (
   lease_seconds DOUBLE PRECISION NOT NULL,
   job_id        BIGINT,           -- the job it works on, NULL when idle
   stopped       BIGINT NOT NULL DEFAULT 0,
+  user_kernels  BIGINT NOT NULL DEFAULT 0,
+  sandbox       TEXT   NOT NULL DEFAULT '',
   UNIQUE (host, gpu, gpu_uuid)
 );
 
@@ -194,4 +196,4 @@ CREATE SEQUENCE IF NOT EXISTS generation AS BIGINT MINVALUE 0;
 SELECT setval('generation', 0, true);
 
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) SELECT 8 WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+INSERT INTO schema_version (version) SELECT 9 WHERE NOT EXISTS (SELECT 1 FROM schema_version);

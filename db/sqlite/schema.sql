@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 8 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 9 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -30,7 +30,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS devices_by_kind
 -- The daemons that share this database, one per GPU (host, GPU index and
 -- UUID; a restart keeps the row). heartbeat: Unix seconds (the database's
 -- clock) of its last lease renewal; a daemon is live while its heartbeat is
--- younger than its lease.
+-- younger than its lease. user_kernels: it was started with
+-- --allow-user-kernels (it claims kernel specs' jobs); sandbox: what confines
+-- its worker processes ("Landlock ABI 7", "none (...)"; both schema 9).
 CREATE TABLE IF NOT EXISTS daemons (
   id            INTEGER PRIMARY KEY,
   host          TEXT    NOT NULL,
@@ -43,6 +45,8 @@ CREATE TABLE IF NOT EXISTS daemons (
   lease_seconds REAL    NOT NULL,
   job_id        INTEGER,           -- the job it works on, NULL when idle
   stopped       INTEGER NOT NULL DEFAULT 0,
+  user_kernels  INTEGER NOT NULL DEFAULT 0,
+  sandbox       TEXT    NOT NULL DEFAULT '',
   UNIQUE (host, gpu, gpu_uuid)
 );
 
@@ -239,4 +243,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;

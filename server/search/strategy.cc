@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status.h"
+#include "server/idle.h"
 
 namespace tuned::search {
 
@@ -318,7 +319,8 @@ class Model : public Strategy {
                           bests_.size(), " other shapes on this device kind (it needs ",
                           kMinRecords, " of ", kMinShapes, ")");
     } else {
-      auto model = CostModel::Fit(family, device, records_);
+      // At idle priority: a fit takes a core for a while, and serving comes first.
+      auto model = AtIdlePriority([&] { return CostModel::Fit(family, device, records_); });
       if (model.ok()) {
         model_ = *std::move(model);
       } else {

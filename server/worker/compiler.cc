@@ -1,8 +1,11 @@
 #include "server/worker/compiler.h"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -74,6 +77,12 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileOnce(
   }
   std::vector<std::string> opts = {absl::StrCat("--gpu-architecture=", target), "-std=c++17",
                                    "-Xptxas=-v"};
+  static const std::vector<std::string> kIncludes = [] {
+    std::vector<std::string> out;
+    for (const std::string& dir : ToolkitIncludePaths()) out.push_back("--include-path=" + dir);
+    return out;
+  }();
+  opts.insert(opts.end(), kIncludes.begin(), kIncludes.end());
   opts.insert(opts.end(), extra.begin(), extra.end());
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
@@ -200,6 +209,31 @@ void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch
     });
   }
   for (auto& w : workers) w.join();
+}
+
+std::vector<std::string> ToolkitIncludePaths() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname != nullptr) {
+    std::error_code ec;
+    const fs::path lib = fs::canonical(info.dli_fname, ec).parent_path();
+    if (!ec) candidates = {lib.parent_path() / "include", lib.parent_path().parent_path() / "include"};
+  }
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* home = std::getenv(var); home != nullptr && *home != '\0') {
+      candidates.push_back(fs::path(home) / "include");
+    }
+  }
+  candidates.push_back("/usr/local/cuda/include");
+  for (const fs::path& dir : candidates) {
+    std::error_code ec;
+    if (!fs::exists(dir / "cuda_fp16.h", ec)) continue;
+    std::vector<std::string> out = {fs::canonical(dir, ec).string()};
+    if (fs::is_directory(dir / "cccl", ec)) out.push_back(fs::canonical(dir / "cccl", ec).string());
+    return out;
+  }
+  return {};
 }
 
 std::string NvrtcVersion() {

@@ -88,4 +88,13 @@ absl::Status CheckNoSpills(const CompiledKernel& k);
 /// NVRTC's version, "major.minor".
 std::string NvrtcVersion();
 
+/// The CUDA toolkit's header folders that every compile searches (NVRTC's
+/// --include-path), so that a kernel spec may include <cuda_fp16.h>,
+/// <cuda_bf16.h> or <cuda/...> by name: the include folder beside the
+/// loaded NVRTC library (lib/../include or targets/<arch>/lib/../include),
+/// else $CUDA_HOME/include, $CUDA_PATH/include or /usr/local/cuda/include,
+/// the first with cuda_fp16.h, and its cccl/ folder where it has one.
+/// Empty where no toolkit headers are installed.
+std::vector<std::string> ToolkitIncludePaths();
+
 }  // namespace tuned

@@ -15,9 +15,13 @@
 #include <cstring>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "server/idle.h"
 #include "server/ipc.h"
 #include "server/log.h"
+#include "server/worker/compiler.h"
 #include "server/worker/measure.h"
+#include "server/worker/sandbox.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
@@ -39,14 +43,29 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off");
   int nice = 0;
   app.add_option("--nice", nice,
-                 "scheduling niceness (0-19) of the process and the threads it starts: the "
-                 "compile-ahead's compiler yields the cores to a job's")
+                 "scheduling niceness (0-19) of the process and the threads it starts: a job's "
+                 "compiler yields the cores to serving")
       ->check(CLI::Range(0, 19));
+  bool idle = false;
+  app.add_flag("--idle", idle,
+               "run at idle CPU priority (SCHED_IDLE), it and the threads it starts: the "
+               "compile-ahead's compiler, which yields the cores to serving and to a job's compiles");
+  bool no_sandbox = false;
+  app.add_flag("--no-sandbox", no_sandbox,
+               "do not confine this process (server/worker/sandbox.h): for a host where the "
+               "sandbox keeps the GPU from working");
   CLI11_PARSE(app, argc, argv);
   // Before any thread starts: NVRTC's threads inherit it (Linux: per thread).
   if (nice > 0 && setpriority(PRIO_PROCESS, 0, nice) != 0) {
     std::fprintf(stderr, "tuned-worker: setpriority(%d): %s\n", nice, std::strerror(errno));
     return 2;
+  }
+
+  if (idle) {
+    if (auto s = tuned::EnterIdlePriority(); !s.ok()) {
+      std::fprintf(stderr, "tuned-worker: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
   }
 
   // Keep the protocol on a private descriptor; stray prints go to stderr.
@@ -68,8 +87,28 @@ int main(int argc, char** argv) {
     spdlog::error("cannot start: {}", worker.status().ToString());
     return 2;
   }
-  spdlog::info("ready on {} (sm_{}{}){}", (*worker)->device().name(), (*worker)->device().cc_major(),
-               (*worker)->device().cc_minor(), compile_only ? ", compile-only" : "");
+  // Confined once the device is open: from here on it compiles and runs
+  // kernel specs' code. What confines it goes to the daemon with the hello.
+  std::string sandbox = "none (--no-sandbox)";
+  if (!no_sandbox) {
+    auto entered = tuned::EnterSandbox(tuned::ToolkitIncludePaths());
+    if (entered.ok()) {
+      sandbox = *entered;
+    } else if (absl::IsUnimplemented(entered.status())) {
+      sandbox = absl::StrCat("none (", entered.status().message(), ")");
+    } else {
+      tuned::v1::worker::Request ignored;
+      (void)tuned::ReadMessage(STDIN_FILENO, &ignored);
+      tuned::v1::worker::Response response;
+      response.set_error(absl::StrCat("sandbox: ", entered.status().ToString()));
+      (void)tuned::WriteMessage(out, response);
+      spdlog::error("cannot enter the sandbox: {}", entered.status().ToString());
+      return 2;
+    }
+  }
+  spdlog::info("ready on {} (sm_{}{}){}; sandbox: {}", (*worker)->device().name(),
+               (*worker)->device().cc_major(), (*worker)->device().cc_minor(),
+               compile_only ? ", compile-only" : "", sandbox);
   while (true) {
     tuned::v1::worker::Request request;
     if (auto s = tuned::ReadMessage(STDIN_FILENO, &request); !s.ok()) {
@@ -82,6 +121,7 @@ int main(int argc, char** argv) {
       return tuned::WriteMessage(out, partial);
     };
     auto response = (*worker)->Handle(request, emit);
+    if (request.has_hello()) response.set_sandbox(sandbox);
     if ((*worker)->broken() && response.has_measured()) response.mutable_measured()->set_worker_exits(true);
     if (auto s = tuned::WriteMessage(out, response); !s.ok()) {
       spdlog::error("cannot answer: {}", s.ToString());

@@ -1,0 +1,160 @@
+// Landlock through its three system calls: no Debian package wraps them for
+// C or C++ (the wrappers are Rust and Go crates), and the ABI is small.
+#include "server/worker/sandbox.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <linux/landlock.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tuned {
+namespace {
+
+// The kernel's ABI (include/uapi/linux/landlock.h of Linux 6.12), declared
+// here because a distribution's header may predate the later rights.
+constexpr uint64_t kFsExecute = 1ULL << 0;
+constexpr uint64_t kFsWriteFile = 1ULL << 1;
+constexpr uint64_t kFsReadFile = 1ULL << 2;
+constexpr uint64_t kFsReadDir = 1ULL << 3;
+constexpr uint64_t kFsRemoveFile = 1ULL << 5;
+constexpr uint64_t kFsMakeReg = 1ULL << 8;
+constexpr uint64_t kFsAbi1 = (1ULL << 13) - 1;  // EXECUTE .. MAKE_SYM
+constexpr uint64_t kFsRefer = 1ULL << 13;       // ABI 2
+constexpr uint64_t kFsTruncate = 1ULL << 14;    // ABI 3
+constexpr uint64_t kFsIoctlDev = 1ULL << 15;    // ABI 5
+constexpr uint64_t kNetBindTcp = 1ULL << 0;     // ABI 4
+constexpr uint64_t kNetConnectTcp = 1ULL << 1;  // ABI 4
+constexpr uint64_t kScopeSignal = 1ULL << 1;    // ABI 6
+// The rights a rule on a file (not a folder) may carry.
+constexpr uint64_t kFileRights = kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev;
+
+struct RulesetAttr {
+  uint64_t handled_access_fs = 0;
+  uint64_t handled_access_net = 0;  // ABI 4
+  uint64_t scoped = 0;              // ABI 6
+};
+
+struct __attribute__((packed)) PathBeneathAttr {
+  uint64_t allowed_access = 0;
+  int32_t parent_fd = -1;
+};
+
+constexpr uint64_t kRead = kFsReadFile | kFsReadDir;
+constexpr uint64_t kReadWrite = kRead | kFsWriteFile | kFsTruncate | kFsIoctlDev;
+constexpr uint64_t kScratch = kReadWrite | kFsMakeReg | kFsRemoveFile;
+
+struct Rule {
+  std::string path;
+  uint64_t access;
+};
+
+// The folders of the files this process has mapped (its libraries and
+// executable), from /proc/self/maps; the NVRTC builtins and cuBLAS's parts
+// are loaded from beside them later.
+std::set<std::string> LoadedFolders() {
+  std::set<std::string> out;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find(" /");
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash + 1);
+    if (path.ends_with(" (deleted)")) continue;
+    path = path.substr(0, path.rfind('/'));
+    if (!path.empty()) out.insert(path);
+  }
+  return out;
+}
+
+std::vector<Rule> Rules(const std::vector<std::string>& also_read) {
+  std::vector<Rule> rules = {
+      {"/usr", kRead},           {"/lib", kRead},
+      {"/lib64", kRead},         {"/lib32", kRead},
+      {"/etc/ld.so.cache", kRead}, {"/etc/ld.so.conf", kRead},
+      {"/etc/ld.so.conf.d", kRead}, {"/etc/localtime", kRead},
+      {"/sys", kRead},           {"/proc/driver", kRead},
+      {absl::StrCat("/proc/", getpid()), kRead},
+      {"/proc/cpuinfo", kRead},  {"/proc/meminfo", kRead},
+      {"/proc/stat", kRead},     {"/dev/urandom", kRead},
+      {"/dev/random", kRead},    {"/dev/null", kReadWrite},
+      {"/dev/shm", kScratch},
+  };
+  for (const std::string& folder : LoadedFolders()) rules.push_back({folder, kRead});
+  for (const std::string& folder : also_read) rules.push_back({folder, kRead});
+  if (const char* paths = std::getenv("LD_LIBRARY_PATH"); paths != nullptr) {
+    const std::vector<std::string> folders = absl::StrSplit(paths, ':', absl::SkipEmpty());
+    for (const std::string& p : folders) {
+      if (p.starts_with('/')) rules.push_back({p, kRead});
+    }
+  }
+  glob_t g{};
+  if (glob("/dev/nvidia*", 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) rules.push_back({g.gl_pathv[i], kReadWrite});
+  }
+  globfree(&g);
+  return rules;
+}
+
+absl::Status Errno(std::string_view what) {
+  return absl::InternalError(absl::StrCat(std::string(what), ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read) {
+  const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 0) {
+    if (errno == ENOSYS || errno == EOPNOTSUPP) {
+      return absl::UnimplementedError(
+          absl::StrCat("the kernel has no Landlock (", std::strerror(errno), ")"));
+    }
+    return Errno("landlock_create_ruleset");
+  }
+  RulesetAttr attr;
+  attr.handled_access_fs = kFsAbi1 | (abi >= 2 ? kFsRefer : 0) | (abi >= 3 ? kFsTruncate : 0) |
+                           (abi >= 5 ? kFsIoctlDev : 0);
+  if (abi >= 4) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
+  if (abi >= 6) attr.scoped = kScopeSignal;
+  const int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
+  if (ruleset < 0) return Errno("landlock_create_ruleset");
+  absl::Status status;
+  for (const Rule& rule : Rules(also_read)) {
+    const int fd = open(rule.path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) continue;  // not on this host
+    struct stat st {};
+    PathBeneathAttr beneath;
+    beneath.parent_fd = fd;
+    beneath.allowed_access = rule.access & attr.handled_access_fs;
+    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) beneath.allowed_access &= kFileRights;
+    const long added = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &beneath, 0);
+    close(fd);
+    if (added != 0) {
+      status = Errno(absl::StrCat("landlock_add_rule ", rule.path));
+      break;
+    }
+  }
+  if (status.ok() && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) status = Errno("PR_SET_NO_NEW_PRIVS");
+  if (status.ok() && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+    status = Errno("landlock_restrict_self");
+  }
+  close(ruleset);
+  if (!status.ok()) return status;
+  return absl::StrCat("Landlock ABI ", abi);
+}
+
+}  // namespace tuned

@@ -1,0 +1,35 @@
+// The worker's sandbox: what the compiler and worker processes may touch
+// once they have started, so that a kernel spec's source (compiled by NVRTC
+// in this process) reads no file of the host and reaches no other process.
+//
+// Linux Landlock (kernel 5.13 or later; Documentation/userspace-api/landlock.rst)
+// confines the calling thread and every thread and process it starts later:
+// - reads: the system's libraries (/usr, /lib, /lib64, /etc/ld.so.*), the
+//   folders of the libraries this process has loaded (the CUDA toolkit's,
+//   wherever it is installed), the folders the caller names (the toolkit's
+//   headers), /sys, this
+//   process's own /proc entry and the driver's (/proc/driver);
+// - reads and writes: the NVIDIA device nodes (/dev/nvidia*, with their
+//   ioctls), /dev/null and /dev/shm;
+// - nothing else: no other file, no TCP bind or connect (ABI 4), no signal
+//   to a process outside the sandbox (ABI 6), and, as Landlock always does,
+//   no ptrace of one, which keeps the daemon's /proc/PID/environ unread.
+// The worker enters it after its CUDA context and NVML are up, so the
+// driver's start needs no rule; the threads the driver started before are
+// not confined, and they run no code of a spec.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tuned {
+
+/// Confines this thread and all it starts later as the file comment says,
+/// with the folders of `also_read` readable too. Returns what confines it, e.g. "Landlock ABI 7"; UNIMPLEMENTED where the
+/// kernel has no Landlock (or it is off), and INTERNAL when a system call
+/// fails. Cannot be undone.
+absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read);
+
+}  // namespace tuned
