@@ -1,5 +1,5 @@
-// The text of the kernel files (kernels_src/, embedded at build time by
-// cmake/embed.cmake) and the NVRTC source of a config. Library
+// The text of the kernel files (families/<family>/kernels/, embedded at build time by
+// cmake/family.cmake) and the NVRTC source of a config. Library
 // tuned_kernel_text: linked by the side that compiles kernels (daemon,
 // worker, tests), not by the client library, which takes the families'
 // names and geometry only (tuned_families embeds no kernel).
@@ -14,8 +14,9 @@
 
 namespace tuned {
 
-/// The text of the embedded kernel file `part`, a path under kernels_src/
-/// (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where no kernel file has that path.
+/// The text of the embedded kernel file `part`, "<family>/<file>" for
+/// families/<family>/kernels/<file> (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where
+/// no kernel file has that name.
 absl::StatusOr<std::string_view> KernelFileText(std::string_view part);
 
 /// The NVRTC source of a config: `source.text` where it has no parts, else

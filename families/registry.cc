@@ -1,5 +1,6 @@
-// The one place where families are registered: the built-in ones (code, or
-// a spec shipped with the daemon) and the kernel specs added at run time.
+// The one place where families are found: the built-in ones (code, or a
+// spec shipped with the daemon; each a folder under families/, listed by
+// cmake/family.cmake) and the kernel specs added at run time.
 #include <map>
 #include <memory>
 #include <utility>
@@ -33,8 +34,10 @@ SpecFamilies& Specs() {
 void EnableFaultTestFamily() { fault_test_enabled = true; }
 
 std::vector<const Family*> AllFamilies() {
-  std::vector<const Family*> all = {&SgemmFamily(), &TransposeFamily()};
-  if (fault_test_enabled) all.push_back(&FaultTestFamily());
+  std::vector<const Family*> all;
+  for (const Family* f : BuiltinFamilies()) {
+    if (!f->test_only() || fault_test_enabled) all.push_back(f);
+  }
   return all;
 }
 
@@ -47,7 +50,7 @@ const Family* FindFamily(v1::Family id) {
 
 const Family* FindFamily(std::string_view name) {
   for (const Family* f : AllFamilies()) {
-    if (f->name() == name) return f;
+    if (f->name() == name || (!f->alias().empty() && f->alias() == name)) return f;
   }
   return nullptr;
 }
@@ -76,7 +79,8 @@ const Family* FindFamily(const v1::Problem& problem) {
 absl::Status CheckSpecFamilyName(std::string_view name) {
   // In any case: "SGEMM" beside sgemm reads as the same family.
   for (const Family* f : AllFamilies()) {
-    if (absl::EqualsIgnoreCase(std::string(f->name()), std::string(name))) {
+    if (absl::EqualsIgnoreCase(std::string(f->name()), std::string(name)) ||
+        (!f->alias().empty() && absl::EqualsIgnoreCase(std::string(f->alias()), std::string(name)))) {
       return absl::AlreadyExistsError(absl::StrCat("\"", std::string(name), "\" is the built-in family ",
                                                    std::string(f->name()),
                                                    "; give the kernel spec another name"));

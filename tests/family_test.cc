@@ -45,7 +45,7 @@ TEST(Registry, FindsEveryFamilyByIdAndName) {
 // A kernel spec may not take a built-in family's name in any case: "SGEMM"
 // beside sgemm would read as the same family.
 TEST(Registry, ASpecNamedAsABuiltInFamilyInAnyCaseIsRefused) {
-  for (const char* name : {"sgemm", "SGEMM", "Transpose"}) {
+  for (const char* name : {"sgemm", "SGEMM", "Transpose", "gemm", "GEMM"}) {
     const absl::Status s = CheckSpecFamilyName(name);
     EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << name;
     EXPECT_NE(s.message().find("is the built-in family"), std::string::npos) << s;

@@ -1,7 +1,7 @@
 // The job system against the real daemon binary, without a GPU: `tuned
 // --compile-only --enable-fault-test-family` on a private socket and
 // database. The compile-only worker simulates the fault_test kernels
-// (server/worker/fault_test_problem.cc: it really exits, hangs or answers
+// (families/fault_test/worker/problem.cc: it really exits, hangs or answers
 // wrongly), so timeouts, kills, restarts, quarantine, the compile cache and
 // resume after kill -9 all run for real.
 #include <signal.h>

@@ -48,6 +48,7 @@ TEST(SgemmFamily, Describes) {
 
 TEST(SgemmFamily, IsRegistered) {
   EXPECT_EQ(FindFamily("sgemm"), &SgemmFamily());
+  EXPECT_EQ(FindFamily("gemm"), &SgemmFamily());  // its other name: it tunes 16-bit GEMMs too
   EXPECT_EQ(FindFamily(v1::FAMILY_SGEMM), &SgemmFamily());
 }
 

@@ -10,7 +10,7 @@
 //   KIND 2  wgmma: Hopper's warpgroup MMA, A and B by TMA, warp-specialized,
 //           persistent or split-K in a cluster (wgmma16.cuh; gemm16_tc.cc)
 // The baseline is cuBLAS's cublasGemmEx in the same types (C's included) with fp32
-// compute (server/worker/gemm_problem.cc). One math mode: MATH_IEEE_FP32
+// compute (families/sgemm/worker/problem.cc). One math mode: MATH_IEEE_FP32
 // (the products and sums in fp32).
 #include <algorithm>
 #include <cstdint>
@@ -136,6 +136,7 @@ class Gemm16FamilyImpl final : public Family {
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
   std::string_view name() const override { return "sgemm"; }
+  std::string_view alias() const override { return "gemm"; }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view metric_unit() const override { return "GFLOPS"; }
   std::string_view baseline_name() const override { return "cuBLAS"; }
@@ -163,7 +164,7 @@ class Gemm16FamilyImpl final : public Family {
            static_cast<double>(shape[2]);
   }
 
-  /// The worker's peak (server/worker/gemm_problem.cc): A and B in 16
+  /// The worker's peak (families/sgemm/worker/problem.cc): A and B in 16
   /// bits, C in its type (2 or 4 bytes), the fp64 reference C, and while it
   /// is computed A and B widened to fp64: 2 (MK + KN) + c MN + 8 MN + 8 (MK
   /// + KN) = 10 (MK + KN) + (8 + c) MN.

@@ -307,6 +307,7 @@ class SgemmFamilyImpl final : public Family {
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
   std::string_view name() const override { return "sgemm"; }
+  std::string_view alias() const override { return "gemm"; }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view metric_unit() const override { return "GFLOPS"; }
   std::string_view baseline_name() const override { return "cuBLAS"; }
@@ -360,7 +361,7 @@ class SgemmFamilyImpl final : public Family {
 
   /// Bytes of A (M*K), B (K*N), C (M*N) and the reference C (M*N), fp32.
   /// ieee_fp32: A, B, C and the baseline's C, 4 bytes each. The fp64 modes
-  /// (server/worker/gemm_problem.cc): A, B, C, the fp64 reference C, and
+  /// (families/sgemm/worker/problem.cc): A, B, C, the fp64 reference C, and
   /// while the reference is computed A and B in fp64: 12 * (MK + KN + MN).
   int64_t BufferBytes(const Shape& shape, v1::Math math) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];

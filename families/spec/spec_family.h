@@ -25,7 +25,7 @@ v1::LaunchGeometry LaunchGeometryOf(const spec::Geometry& geometry);
 class SpecFamily : public Family {
  public:
   /// A built-in family made of a spec: its enum value, and the kernel files
-  /// (paths under kernels_src/) its source is made of, in place of the
+  /// ("<family>/<file>") its source is made of, in place of the
   /// spec's inline source (the client library embeds no kernel text).
   struct BuiltIn {
     v1::Family id = v1::FAMILY_UNSPECIFIED;

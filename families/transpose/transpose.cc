@@ -1,5 +1,5 @@
 // The transpose family: a kernel spec (spec.toml, embedded at build time)
-// whose source is the kernel file kernels_src/transpose/transpose.cuh, plus
+// whose source is the kernel file families/transpose/kernels/transpose.cuh, plus
 // the one thing a spec cannot say: config names that read as the kernels
 // do ("transpose_tiled_32x8_p1"), which stored results keep.
 #include <string>
@@ -10,7 +10,7 @@
 #include "families/spec/spec_family.h"
 
 namespace tuned::embedded {
-extern const char kTransposeSpecToml[];  // families/transpose/spec.toml
+extern const char kSpecToml_transpose[];  // families/transpose/spec.toml (cmake/family.cmake)
 }  // namespace tuned::embedded
 
 namespace tuned {
@@ -32,7 +32,7 @@ std::string TransposeConfigName(const Config& config) {
 }
 
 std::unique_ptr<SpecFamily> MakeTransposeFamily() {
-  auto spec = spec::ParseSpecToml(embedded::kTransposeSpecToml);
+  auto spec = spec::ParseSpecToml(embedded::kSpecToml_transpose);
   // The spec is ours and checked by the tests: a failure is a build defect.
   if (!spec.ok()) std::abort();
   auto family = SpecFamily::Create(*std::move(spec), {.id = v1::FAMILY_TRANSPOSE,

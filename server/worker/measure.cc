@@ -27,16 +27,15 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
         absl::StrCat("layout ", EnumName(problem.layout()), " is for sgemm only"));
   }
   if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
-  switch (family) {
-    case v1::FAMILY_SGEMM:
-      return MakeGemmProblem(shape, request.seed(), device, problem.math(), problem.layout(),
-                             problem.dtype());
-    case v1::FAMILY_FAULT_TEST:
-      return MakeFaultTestProblem(shape, request.seed(), device);
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("family ", EnumName(family), " needs its kernel spec in the request"));
+  // Every built-in family, test-only ones too: the daemon decides what it serves.
+  for (const Family* builtin : BuiltinFamilies()) {
+    if (builtin->id() != family) continue;
+    if (ProblemFactory make = BuiltinProblemFactory(builtin->name()); make != nullptr) {
+      return make(request, device);
+    }
   }
+  return absl::InvalidArgumentError(
+      absl::StrCat("family ", EnumName(family), " needs its kernel spec in the request"));
 }
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(int gpu, bool compile_only,

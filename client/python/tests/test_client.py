@@ -320,6 +320,7 @@ def test_a_dtype_is_part_of_the_problem():
         assert p == pb.Problem(family=pb.FAMILY_SGEMM, dtype=value, shape=[33, 17, 9],
                                math=pb.MATH_IEEE_FP32, layout=pb.LAYOUT_NT)
         assert tuned.problem(33, 17, 9, dtype=value, layout="nt") == p
+        assert tuned.problem(33, 17, 9, dtype=name, layout="nt", family="gemm") == p  # its alias
         assert tuned.dtype_name(p) == name and tuned.dtype_name(value) == name
     assert tuned.dtype_name(pb.DTYPE_UNSPECIFIED) == "f32"  # the daemon reads it as f32
     assert tuned.dtype_name(pb.Problem()) == "f32"

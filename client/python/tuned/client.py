@@ -224,10 +224,15 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn",
     return pb.Problem(family=family, dtype=dtype, shape=dims, math=math, layout=layout)
 
 
+# Other names of the built-in families (families/family.h Family::alias).
+_ALIASES = {"gemm": "sgemm"}
+
+
 def _builtin_family(name):
-    """The enum value of a built-in family's lower-case name, else 0."""
+    """The enum value of a built-in family's lower-case name (or alias), else 0."""
     if name != name.lower():
         return 0
+    name = _ALIASES.get(name, name)
     try:
         return pb.Family.Value("FAMILY_" + name.upper())
     except ValueError:

@@ -272,10 +272,14 @@ class GemmProblem final : public DeviceProblem {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemmProblem(const Shape& shape, uint64_t seed,
-                                                               const v1::Device& device,
-                                                               v1::Math math, v1::Layout layout,
-                                                               v1::DType dtype) {
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemmProblem(const v1::worker::Prepare& request,
+                                                               const v1::Device& device) {
+  const v1::Problem& problem = request.problem();
+  const Shape shape(problem.shape().begin(), problem.shape().end());
+  const uint64_t seed = request.seed();
+  const v1::Math math = problem.math();
+  const v1::Layout layout = problem.layout();
+  const v1::DType dtype = problem.dtype();
   const Family* family = SgemmFamily().ForDType(dtype);
   if (family == nullptr || (dtype != v1::DTYPE_F32 && !Is16BitGemm(dtype))) {
     return absl::InvalidArgumentError(absl::StrCat(

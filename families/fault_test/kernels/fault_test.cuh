@@ -1,4 +1,4 @@
-// Test-only kernels (family fault_test, families/fault_test.cc): a
+// Test-only kernels (family fault_test, families/fault_test/fault_test.cc): a
 // vector op out[i] = 2 * in[i] + 1 over N floats, with configs that misbehave
 // on purpose so the job system's fault handling can be tested for real.
 //   BEHAVIOR 0 ok            reads in[i] WORK times (volatile), so WORK sets the speed

@@ -81,11 +81,11 @@ class FaultTestProblem final : public DeviceProblem {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const Shape& shape,
-                                                                    uint64_t seed,
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeFaultTestProblem(const v1::worker::Prepare& request,
                                                                     const v1::Device& device) {
+  const Shape shape(request.problem().shape().begin(), request.problem().shape().end());
   TUNED_RETURN_IF_ERROR(FaultTestFamily().ValidateProblem(shape, device));
-  return FaultTestProblem::Create(shape, seed);
+  return FaultTestProblem::Create(shape, request.seed());
 }
 
 v1::worker::MeasureResult SimulateFaultTest(const v1::worker::Kernel& kernel, const Shape& shape,
