@@ -255,6 +255,33 @@ std::vector<Command> AddCommands(CLI::App& app) {
            "families", "list the families: built-in ones and the newest version of each kernel spec"),
        cmd::Families});
 
+  // A recorded workload (tuned.record; client/workload.h).
+  auto* workload = app.add_subcommand(
+      "workload", "tune and judge a workload that tuned.record(path) wrote: a model's problems");
+  workload->require_subcommand(1);
+  workload->fallthrough();
+  auto workload_file = std::make_shared<std::string>();
+  auto workload_wait = std::make_shared<bool>(false);
+  auto* workload_sweep = workload->add_subcommand(
+      "sweep", "queue a sweep of each problem, largest share of GPU time first (a fleet drains "
+               "them together); many prompt lengths of one layer are tuned at power-of-two M "
+               "buckets, each listed with the Ms it serves");
+  workload_sweep->add_option("file", *workload_file, "the workload file")->required();
+  workload_sweep->add_flag("--wait", *workload_wait, "wait for every sweep to end");
+  workload_sweep->fallthrough();
+  commands.push_back({workload_sweep, [workload_file, workload_wait](Ctx& ctx) {
+                        return cmd::SweepWorkload(ctx, *workload_file, *workload_wait);
+                      }});
+  auto* workload_report = workload->add_subcommand(
+      "report", "what the served kernels save: each problem's recorded time divided by the "
+                "speedup over cuBLAS measured where it is served (its shape, or the nearest "
+                "tuned one), and the whole workload's");
+  workload_report->add_option("file", *workload_file, "the workload file")->required();
+  workload_report->fallthrough();
+  commands.push_back({workload_report, [workload_file](Ctx& ctx) {
+                        return cmd::ReportWorkload(ctx, *workload_file);
+                      }});
+
   auto* import_cmd = app.add_subcommand(
       "import", "store kernels written by dump or export (same device kind) in the daemon");
   auto in_dir = std::make_shared<std::string>();

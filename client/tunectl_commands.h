@@ -57,6 +57,15 @@ int Families(Context& ctx);
 int Health(Context& ctx, const std::string& service);
 /// `tunectl prior`: the prior the daemon loaded, and where it uses it.
 int Prior(Context& ctx);
+/// `tunectl workload sweep`: a sweep of each problem of the workload file
+/// (client/workload.h PlanSweeps), largest GPU time first; with `wait`,
+/// follows them all. 1 if the file is bad, a sweep was refused or (with
+/// `wait`) did not end done.
+int SweepWorkload(Context& ctx, const std::string& file, bool wait);
+/// `tunectl workload report`: each recorded problem's time, what serves it
+/// and its speedup over the baseline there, the time it would take, and the
+/// whole workload's saving. 1 if the file is bad.
+int ReportWorkload(Context& ctx, const std::string& file);
 /// `tunectl device`: the daemon's GPU, its driver and NVRTC, and the compile-ahead.
 int Device(Context& ctx);
 

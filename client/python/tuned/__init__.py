@@ -7,6 +7,8 @@
     c = tuned.matmul(a16, b16)              # bfloat16 or float16 matrices: that dtype's problem
     c = tuned.matmul(a16, b16, out_dtype=torch.float32)   # a float32 result: bf16_f32, f16_f32
     y = tuned.linear(x, weight, bias)       # torch.nn.functional.linear's semantics ("nt")
+    with tuned.record("model.workload.json"):   # a model's GEMMs, for `tunectl workload sweep`
+        model(x)
     best = tuned.Client().best(1024, 1024, 1024)   # tuned.v1.BestKernel
     best = tuned.Client().best(1024, 1024, 1024, dtype="bf16")   # 16-bit A, B, C; fp32 sums
     best = tuned.Client().best(1024, 1024, 1024, dtype="bf16_f32")   # 16-bit A, B; fp32 C
@@ -30,11 +32,13 @@ from .client import (DTYPES, LAYOUTS, Client, DTypeError, TunedError, default_ad
                      default_socket_path, dtype_name, family_name, layout_name, problem,
                      read_token_file, spec_json)
 from .kernel import Kernel
+from .record import Workload, record
 from .v1 import tuner_pb2 as pb
 
 __all__ = ["Client", "TunedError", "DTypeError", "Kernel", "matmul", "linear",
            "default_address", "default_socket_path", "dtype_name", "family_name", "layout_name",
-           "DTYPES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb"]
+           "DTYPES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb", "record",
+           "Workload"]
 
 _LAZY = ("matmul", "linear")
 

@@ -551,7 +551,7 @@ class _LinearFunction(torch.autograd.Function):
 # False) and a compiled graph breaks at tuned.matmul.
 
 
-def _fake_matmul(a, b, math, out_dtype=None):
+def _fake_matmul(a, b, math="ieee_fp32", out_dtype=None):
     """tuned::matmul's output while tracing: (M, N) of the result's dtype
     (the operands', float32, bfloat16 or float16, or out_dtype), with the
     eager path's dtype and math checks."""
@@ -565,7 +565,7 @@ def _fake_matmul(a, b, math, out_dtype=None):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=result)
 
 
-def _fake_linear(x, weight, bias, math):
+def _fake_linear(x, weight, bias=None, math="ieee_fp32"):
     """tuned::linear's output while tracing: (..., N) of x's dtype, with the
     eager path's dtype and math checks."""
     _math(math)
@@ -589,7 +589,7 @@ def _register_ops():
         return True  # this module imported again (importlib.reload)
 
     @custom_op("tuned::matmul", mutates_args=())
-    def matmul_op(a: torch.Tensor, b: torch.Tensor, math: str,
+    def matmul_op(a: torch.Tensor, b: torch.Tensor, math: str = "ieee_fp32",
                   out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
         return _matmul_checked(a, b, math, None, False, None, False, out_dtype).contiguous()
 
@@ -610,8 +610,8 @@ def _register_ops():
     matmul_op.register_autograd(matmul_backward, setup_context=matmul_setup)
 
     @custom_op("tuned::linear", mutates_args=())
-    def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
-                  math: str) -> torch.Tensor:
+    def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                  math: str = "ieee_fp32") -> torch.Tensor:
         return _linear_checked(x, weight, bias, math, False, None, False).contiguous()
 
     linear_op.register_fake(_fake_linear)

@@ -1,0 +1,53 @@
+"""tuned.Workload (no torch): the workload file that tuned.record writes, as
+`tunectl workload sweep|report` reads it from the real daemon; and, where
+torch and a GPU are present, tuned.record itself over a small model."""
+
+import json
+import subprocess
+
+import pytest
+
+import tuned
+from conftest import bin_dir
+
+
+def test_a_workload_merges_its_calls_and_writes_what_tunectl_reads(tmp_path, daemon):
+    w = tuned.Workload()
+    w.add("bf16", "nt", "ieee_fp32", (16, 4096, 4096), calls=3, gpu_ms=0.9)
+    w.add("bf16", "nt", "ieee_fp32", (16, 4096, 4096), calls=2, gpu_ms=0.6)
+    w.add("f32", "nn", "tf32", (64, 64, 64), calls=1, gpu_ms=2.0)
+    assert w.problems() == [
+        {"family": "sgemm", "dtype": "f32", "layout": "nn", "math": "tf32", "shape": [64, 64, 64],
+         "calls": 1, "gpu_ms": 2.0},
+        {"family": "sgemm", "dtype": "bf16", "layout": "nt", "math": "ieee_fp32",
+         "shape": [16, 4096, 4096], "calls": 5, "gpu_ms": pytest.approx(1.5)}]
+    path = tmp_path / "model.workload.json"
+    w.write(path)
+    assert json.loads(path.read_text())["format"] == "tuned-workload-1"
+    report = subprocess.run(
+        [str(bin_dir() / "tunectl"), "--server", daemon.address, "--json", "workload", "report",
+         str(path)], capture_output=True, text=True, check=True)
+    out = json.loads(report.stdout)
+    assert [p["served"] for p in out["problems"]] == ["not tuned", "not tuned"]
+    assert out["recorded_ms"] == pytest.approx(3.5)
+    assert out["saves_ms"] == pytest.approx(0)
+
+
+def test_record_captures_a_models_gemms(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("SKIPPED: no GPU (tuned.record times the calls with CUDA events)")
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                                torch.nn.Linear(128, 32)).cuda().to(torch.bfloat16)
+    x = torch.randn(2, 5, 64, device="cuda", dtype=torch.bfloat16)
+    path = tmp_path / "w.json"
+    with tuned.record(path) as r:
+        for _ in range(3):
+            model(x)
+        torch.matmul(x[0], torch.randn(64, 8, device="cuda", dtype=torch.bfloat16))
+    problems = {(p["dtype"], p["layout"], tuple(p["shape"])): p for p in r.workload.problems()}
+    assert problems[("bf16", "nt", (10, 128, 64))]["calls"] == 3
+    assert problems[("bf16", "nt", (10, 32, 128))]["calls"] == 3
+    assert problems[("bf16", "nn", (5, 8, 64))]["calls"] == 1
+    assert all(p["gpu_ms"] > 0 for p in problems.values())
+    assert json.loads(path.read_text())["problems"] == r.workload.problems()

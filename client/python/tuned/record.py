@@ -1,0 +1,179 @@
+"""tuned.record(path): capture the GEMMs a model runs as a workload file.
+
+    with tuned.record("llama.workload.json"):
+        model(tokens)                       # any number of steps, forward and backward
+
+writes each GEMM problem the block ran (family sgemm, its dtype, layout and
+shape), how often, and its GPU time, in the format `tunectl workload sweep
+FILE` and `tunectl workload report FILE` read (client/workload.h):
+
+    {"format": "tuned-workload-1",
+     "problems": [{"family": "sgemm", "dtype": "bf16", "layout": "nt", "math": "ieee_fp32",
+                   "shape": [M, N, K], "calls": 1200, "gpu_ms": 345.6}, ...]}
+
+What is captured: torch.nn.functional.linear (nn.Linear; layout "nt" for its
+usual row-major weight), torch.matmul, torch.mm, Tensor.__matmul__ and
+torch.addmm of two matrices (a linear of an N-D input counts its rows as
+M), in float32 (math "tf32" where torch.backends.cuda.matmul.allow_tf32 is
+on, else "ieee_fp32"), bfloat16 and float16, on CUDA tensors; backward's
+GEMMs are torch's own and are not seen. Each call's GPU time is taken with
+CUDA events around it, read once when the block ends. The calls still run
+as they would (the block only watches them). An existing file is replaced.
+
+Workload (no torch needed) holds and writes what a recording saw, so a
+caller may add problems of its own.
+"""
+
+import json
+import os
+import threading
+
+FORMAT = "tuned-workload-1"
+
+_DTYPES = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
+
+
+class Workload:
+    """The problems seen, by (dtype, layout, math, (M, N, K)): calls and
+    GPU milliseconds (all calls)."""
+
+    def __init__(self):
+        self._problems = {}
+        self._lock = threading.Lock()
+
+    def add(self, dtype, layout, math, shape, calls=1, gpu_ms=0.0):
+        """Counts `calls` of the sgemm problem (dtype "f32", "bf16" or "f16";
+        layout "nn", "nt", "tn" or "tt"; math "ieee_fp32", "tf32" or
+        "fp32_accurate"; shape (M, N, K)) taking `gpu_ms` ms in all."""
+        key = (dtype, layout, math, tuple(int(d) for d in shape))
+        with self._lock:
+            c, ms = self._problems.get(key, (0, 0.0))
+            self._problems[key] = (c + calls, ms + gpu_ms)
+
+    def problems(self):
+        """The problems as the file lists them, largest GPU time first."""
+        out = [{"family": "sgemm", "dtype": d, "layout": l, "math": m, "shape": list(s),
+                "calls": c, "gpu_ms": ms}
+               for (d, l, m, s), (c, ms) in self._problems.items()]
+        return sorted(out, key=lambda p: -p["gpu_ms"])
+
+    def write(self, path):
+        """Writes the workload file at `path` (through a temporary file, so
+        that a reader never sees half of it)."""
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"format": FORMAT, "problems": self.problems()}, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+
+
+def _gemm(a, b_op, transposed_b):
+    """(layout, M, N, K) of op(A) @ op(B) where A is the 2-D `a` and op(B) is
+    b_op (K x N; `transposed_b`: it is a row-major N x K weight's .t()), or
+    None where an operand is neither row-major nor transposed."""
+    from .layout import operand_layout
+    la = operand_layout(a)
+    lb = "t" if transposed_b else operand_layout(b_op)
+    if la is None or lb is None:
+        return None
+    m, k = a.shape
+    return la + lb, m, b_op.shape[1], k
+
+
+class _Recorder:
+    """The torch side of record(): a TorchFunctionMode that times the GEMM
+    calls it sees with CUDA events."""
+
+    def __init__(self, path):
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        self.path = path
+        self.workload = Workload()
+        self.pending = []  # (key, start event, end event)
+        torch_ = torch
+        F = torch.nn.functional
+        recorder = self
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                key = recorder.key(func, args, kwargs)
+                if key is None:
+                    return func(*args, **kwargs)
+                start = torch_.cuda.Event(enable_timing=True)
+                end = torch_.cuda.Event(enable_timing=True)
+                start.record()
+                out = func(*args, **kwargs)
+                end.record()
+                recorder.pending.append((key, start, end))
+                return out
+
+        self._torch = torch
+        self._linear = F.linear
+        self._matmuls = (torch.matmul, torch.mm, torch.Tensor.__matmul__, torch.Tensor.matmul,
+                         torch.Tensor.mm)
+        self._addmm = (torch.addmm, torch.Tensor.addmm)
+        self.mode = Mode()
+
+    def math(self, dtype):
+        if dtype != "f32":
+            return "ieee_fp32"
+        return "tf32" if self._torch.backends.cuda.matmul.allow_tf32 else "ieee_fp32"
+
+    def key(self, func, args, kwargs):
+        """The problem of a call (dtype, layout, math, (M, N, K)), or None
+        for a call that is not a GEMM this records."""
+        try:
+            if func is self._linear:
+                x, w = args[0], args[1] if len(args) > 1 else kwargs["weight"]
+                if not (x.is_cuda and x.dim() >= 1 and w.dim() == 2):
+                    return None
+                a = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
+                g = _gemm(a, w.t(), w.is_contiguous())
+            elif func in self._matmuls or func in self._addmm:
+                a, b = args[1:3] if func in self._addmm else args[:2]
+                if not (a.is_cuda and a.dim() == 2 and b.dim() == 2):
+                    return None
+                g = _gemm(a, b, False)
+            else:
+                return None
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+            return None
+        dtype = _DTYPES.get(str(a.dtype))
+        if g is None or dtype is None:
+            return None
+        layout, m, n, k = g
+        return dtype, layout, self.math(dtype), (m, n, k)
+
+    def finish(self):
+        self._torch.cuda.synchronize()
+        for (dtype, layout, math, shape), start, end in self.pending:
+            self.workload.add(dtype, layout, math, shape, 1, start.elapsed_time(end))
+        self.pending.clear()
+        self.workload.write(self.path)
+
+
+class record:  # noqa: N801 (used as tuned.record(path), a context)
+    """A context that records the GEMMs run inside it into the workload file
+    at `path` (written when the block ends, also after an exception).
+    `.workload` is the Workload seen. Needs torch and a CUDA GPU for the
+    timings."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._recorder = None
+
+    @property
+    def workload(self):
+        return self._recorder.workload if self._recorder else Workload()
+
+    def __enter__(self):
+        self._recorder = _Recorder(self.path)
+        self._recorder.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._recorder.mode.__exit__(*exc)
+        self._recorder.finish()
+        return False
