@@ -21,8 +21,17 @@
 //     served_slower_than_cublas=<shapes whose served ratio is under 1>
 //     tflops_4096=<the kernel's TFLOPS at 4096^3> vs_cublaslt_top8=<geomean>
 //     shapes=<n>
+// With --suite llm (the linear layers of ../shared/bench/llm_shapes.txt, run
+// in layout nt), a second line:
+//   SUMMARY llm dtype=<..> layout=<..> decode_geomean_vs_cublas=<x over M <= 64>
+//     decode_bw_fraction=<median over decode shapes of the kernel's bytes
+//     (A, B and C once) / time / the GPU's peak memory bandwidth>
+//     prefill_geomean_vs_cublas=<x over M > 64> kernel_min=<x>
+//     served_slower_than_cublas=<n> shapes=<n> gpu=<h100|h200|...>
+// The peak bandwidth: 2 x the memory clock x the bus width (CUDA device
+// attributes), or --peak-gbps.
 // Usage: gemm16bench --shapes ../shared/bench/shapes.txt --dtype bf16 [--layout nn]
-//        [--server ADDR] [--retune]
+//        [--server ADDR] [--retune] [--suite llm [--peak-gbps GB/s]]
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -36,6 +45,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -43,6 +53,7 @@
 #include "core/serving.h"
 #include "families/family.h"
 #include "tuned/client.h"
+#include "tuned/dtype.h"
 #include "tuned/half.h"
 #include "tuned/kernel.h"
 #include "tuned/launch.h"
@@ -253,7 +264,24 @@ int main(int argc, char** argv) {
   app.add_option("--layout", layout_name, "nn (default), nt, tn or tt");
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
+  std::string suite;
+  double peak_gbps = 0;
+  app.add_option("--suite", suite, "llm: also the LLM suite's SUMMARY llm line (decode: M <= 64)")
+      ->check(CLI::IsMember({"llm"}));
+  app.add_option("--peak-gbps", peak_gbps,
+                 "the GPU's peak memory bandwidth (GB/s; default: from its memory clock and bus width)");
   CLI11_PARSE(app, argc, argv);
+  if (suite == "llm" && peak_gbps <= 0) {
+    int clock_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess) {
+      peak_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // double data rate
+    }
+    if (peak_gbps <= 0) {
+      std::cerr << "--suite llm: the GPU's memory clock is unknown; pass --peak-gbps\n";
+      return 2;
+    }
+  }
   auto dtype = tuned::ParseDType(dtype_name);
   auto layout = tuned::ParseLayout(layout_name);
   if (!dtype.ok() || !tuned::Is16BitGemm(*dtype) || !layout.ok()) {
@@ -271,6 +299,11 @@ int main(int argc, char** argv) {
                                "served", "served", "error");
   double log_sum = 0, log_large = 0, log_lt = 0, min_ratio = 1e30, tflops_4096 = 0;
   int n = 0, large = 0, failed = 0, served_slower = 0;
+  double log_decode = 0, log_prefill = 0;
+  int decode = 0, prefill = 0;
+  std::vector<double> decode_bw;  // fractions of the peak bandwidth
+  const int in_bytes = tuned::ElementBytes(tuned::InputDType(*dtype));
+  const int out_bytes = tuned::ElementBytes(tuned::OutputDType(*dtype));
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -310,6 +343,15 @@ int main(int argc, char** argv) {
       ++large;
     }
     if (m == 4096 && nn == 4096 && k == 4096) tflops_4096 = tf(row->kernel_ms);
+    if (m <= 64) {
+      log_decode += std::log(ratio);
+      ++decode;
+      const double bytes = double(in_bytes) * (m * k + nn * k) + double(out_bytes) * m * nn;
+      if (peak_gbps > 0) decode_bw.push_back(bytes / (row->kernel_ms * 1e6) / peak_gbps);
+    } else {
+      log_prefill += std::log(ratio);
+      ++prefill;
+    }
     std::cout << absl::StrFormat("%-18s %-46s %9.1f %9.1f %9.1f %s  %8.3fx  %-6s %6.3fx %9.1e\n", shape,
                                  best->measurement().config().name(), tf(row->kernel_ms),
                                  tf(row->cublas_ms), tf(row->lt_ms), tuned::FormatSpeedup(row->ratio),
@@ -322,5 +364,21 @@ int main(int argc, char** argv) {
       dtype_name, n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0,
       large > 0 ? std::exp(log_large / large) : 0.0, served_slower, tflops_4096,
       n > 0 ? std::exp(log_lt / n) : 0.0, n);
+  if (suite == "llm") {
+    cudaDeviceProp prop{};
+    std::string gpu = "unknown";
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+      const std::string name = prop.name;
+      gpu = absl::StrContains(name, "H200") ? "h200" : absl::StrContains(name, "H100") ? "h100" : name;
+    }
+    std::cout << absl::StrFormat(
+        "SUMMARY llm dtype=%s layout=%s decode_geomean_vs_cublas=%.3f decode_bw_fraction=%.3f "
+        "prefill_geomean_vs_cublas=%.3f kernel_min=%.3f served_slower_than_cublas=%d shapes=%d "
+        "gpu=%s\n",
+        dtype_name, layout_name, decode > 0 ? std::exp(log_decode / decode) : 0.0,
+        decode_bw.empty() ? 0.0 : tuned::Median(decode_bw),
+        prefill > 0 ? std::exp(log_prefill / prefill) : 0.0, n > 0 ? min_ratio : 0.0, served_slower,
+        n, gpu);
+  }
   return failed == 0 ? 0 : 1;
 }
