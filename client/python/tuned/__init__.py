@@ -9,6 +9,7 @@
     y = tuned.linear(x, weight, bias)       # torch.nn.functional.linear's semantics ("nt")
     with tuned.record("model.workload.json"):   # a model's GEMMs, for `tunectl workload sweep`
         model(x)
+    model = tuned.optimize(model)           # its nn.Linear layers served by tuned, never an error
     best = tuned.Client().best(1024, 1024, 1024)   # tuned.v1.BestKernel
     best = tuned.Client().best(1024, 1024, 1024, dtype="bf16")   # 16-bit A, B, C; fp32 sums
     best = tuned.Client().best(1024, 1024, 1024, dtype="bf16_f32")   # 16-bit A, B; fp32 C
@@ -32,13 +33,14 @@ from .client import (DTYPES, LAYOUTS, Client, DTypeError, TunedError, default_ad
                      default_socket_path, dtype_name, family_name, layout_name, problem,
                      read_token_file, spec_json)
 from .kernel import Kernel
+from .model import optimize
 from .record import Workload, record
 from .v1 import tuner_pb2 as pb
 
 __all__ = ["Client", "TunedError", "DTypeError", "Kernel", "matmul", "linear",
            "default_address", "default_socket_path", "dtype_name", "family_name", "layout_name",
            "DTYPES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb", "record",
-           "Workload"]
+           "Workload", "optimize"]
 
 _LAZY = ("matmul", "linear")
 
