@@ -33,21 +33,37 @@ def test_a_workload_merges_its_calls_and_writes_what_tunectl_reads(tmp_path, dae
     assert out["saves_ms"] == pytest.approx(0)
 
 
-def test_record_captures_a_models_gemms(tmp_path):
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_record_captures_a_models_gemms(tmp_path, monkeypatch, device):
     torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
+    if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("SKIPPED: no GPU (tuned.record times the calls with CUDA events)")
+    if device == "cpu":  # the same path, the calls timed by the clock
+        monkeypatch.setattr(tuned.record_module, "_DEVICE_TYPE", "cpu")
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
-                                torch.nn.Linear(128, 32)).cuda().to(torch.bfloat16)
-    x = torch.randn(2, 5, 64, device="cuda", dtype=torch.bfloat16)
+                                torch.nn.Linear(128, 32)).to(device=device, dtype=dtype)
+    x = torch.randn(2, 5, 64, device=device, dtype=dtype)
     path = tmp_path / "w.json"
-    with tuned.record(path) as r:
-        for _ in range(3):
-            model(x)
-        torch.matmul(x[0], torch.randn(64, 8, device="cuda", dtype=torch.bfloat16))
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with tuned.record(path) as r:
+            for _ in range(3):
+                model(x)
+            torch.matmul(x[0], torch.randn(64, 8, device=device, dtype=dtype))
+            x[0] @ torch.randn(8, 64, device=device, dtype=dtype).t()
+            torch.addmm(torch.zeros(5, 8, device=device, dtype=dtype), x[0],
+                        torch.randn(64, 8, device=device, dtype=dtype))
+            x.sum()  # not a GEMM
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    name = "bf16" if device == "cuda" else "f32"
     problems = {(p["dtype"], p["layout"], tuple(p["shape"])): p for p in r.workload.problems()}
-    assert problems[("bf16", "nt", (10, 128, 64))]["calls"] == 3
-    assert problems[("bf16", "nt", (10, 32, 128))]["calls"] == 3
-    assert problems[("bf16", "nn", (5, 8, 64))]["calls"] == 1
-    assert all(p["gpu_ms"] > 0 for p in problems.values())
+    assert set(problems) == {(name, "nt", (10, 128, 64)), (name, "nt", (10, 32, 128)),
+                             (name, "nn", (5, 8, 64)), (name, "nt", (5, 8, 64))}
+    assert problems[(name, "nt", (10, 128, 64))]["calls"] == 3
+    assert problems[(name, "nt", (10, 32, 128))]["calls"] == 3
+    assert problems[(name, "nn", (5, 8, 64))]["calls"] == 2  # matmul and addmm
+    assert all(p["gpu_ms"] > 0 and p["math"] == "ieee_fp32" for p in problems.values())
     assert json.loads(path.read_text())["problems"] == r.workload.problems()

@@ -34,6 +34,7 @@ from .client import (DTYPES, LAYOUTS, Client, DTypeError, TunedError, default_ad
                      read_token_file, spec_json)
 from .kernel import Kernel
 from .model import optimize
+from . import record as record_module
 from .record import Workload, record
 from .v1 import tuner_pb2 as pb
 

@@ -27,8 +27,12 @@ caller may add problems of its own.
 import json
 import os
 import threading
+import time
 
 FORMAT = "tuned-workload-1"
+# The device type whose calls are recorded; the tests record CPU calls
+# (timed by the clock) by setting it to "cpu".
+_DEVICE_TYPE = "cuda"
 
 _DTYPES = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
 
@@ -90,7 +94,7 @@ class _Recorder:
 
         self.path = path
         self.workload = Workload()
-        self.pending = []  # (key, start event, end event)
+        self.pending = []  # (key, start event, end event), or (key, ms, None) off CUDA
         torch_ = torch
         F = torch.nn.functional
         recorder = self
@@ -101,6 +105,11 @@ class _Recorder:
                 key = recorder.key(func, args, kwargs)
                 if key is None:
                     return func(*args, **kwargs)
+                if _DEVICE_TYPE != "cuda":
+                    t0 = time.perf_counter()
+                    out = func(*args, **kwargs)
+                    recorder.pending.append((key, (time.perf_counter() - t0) * 1e3, None))
+                    return out
                 start = torch_.cuda.Event(enable_timing=True)
                 end = torch_.cuda.Event(enable_timing=True)
                 start.record()
@@ -127,13 +136,13 @@ class _Recorder:
         try:
             if func is self._linear:
                 x, w = args[0], args[1] if len(args) > 1 else kwargs["weight"]
-                if not (x.is_cuda and x.dim() >= 1 and w.dim() == 2):
+                if not (x.device.type == _DEVICE_TYPE and x.dim() >= 1 and w.dim() == 2):
                     return None
                 a = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
                 g = _gemm(a, w.t(), w.is_contiguous())
             elif func in self._matmuls or func in self._addmm:
                 a, b = args[1:3] if func in self._addmm else args[:2]
-                if not (a.is_cuda and a.dim() == 2 and b.dim() == 2):
+                if not (a.device.type == _DEVICE_TYPE and a.dim() == 2 and b.dim() == 2):
                     return None
                 g = _gemm(a, b, False)
             else:
@@ -147,9 +156,11 @@ class _Recorder:
         return dtype, layout, self.math(dtype), (m, n, k)
 
     def finish(self):
-        self._torch.cuda.synchronize()
+        if _DEVICE_TYPE == "cuda":
+            self._torch.cuda.synchronize()
         for (dtype, layout, math, shape), start, end in self.pending:
-            self.workload.add(dtype, layout, math, shape, 1, start.elapsed_time(end))
+            ms = start if end is None else start.elapsed_time(end)
+            self.workload.add(dtype, layout, math, shape, 1, ms)
         self.pending.clear()
         self.workload.write(self.path)
 
