@@ -88,3 +88,30 @@ def test_what_tuned_does_not_take_runs_torch_without_asking(cpu):
     with torch.no_grad():
         assert close(served64(x.double()).float(), model().double()(x.double()).float())  # float64
     assert daemon.asked == []
+
+
+def test_inside_enable_functional_gemms_are_served_and_outside_they_are_not(cpu):
+    daemon = FakeDaemon()
+    x, w, bias = randn(4, 8), randn(16, 8, seed=1), randn(16, seed=2)
+    a, b, c = randn(4, 8, seed=3), randn(8, 5, seed=4), randn(4, 5, seed=5)
+    with torch.no_grad():
+        want = (torch.nn.functional.linear(x, w, bias), torch.matmul(a, b), a @ b, torch.mm(a, b),
+                torch.addmm(c, a, b))
+        with tuned.enable(client=daemon):
+            got = (torch.nn.functional.linear(x, w, bias), torch.matmul(a, b), a @ b, torch.mm(a, b),
+                   torch.addmm(c, a, b))
+            torch.addmm(c, a, b, beta=0.5)            # not alpha = beta = 1: torch's own
+            torch.matmul(randn(2, 4, 8), b)           # not two matrices: torch's own
+        torch.matmul(a, b)                             # outside: torch's own
+    assert all(close(g, w_) for g, w_ in zip(got, want))
+    assert [(shape, layout) for shape, _, layout, _ in daemon.asked] == [
+        ((4, 16, 8), "nt"), ((4, 5, 8), "nn")]  # each shape's route asked once, then kept
+
+
+def test_enable_survives_an_untuned_shape(cpu):
+    daemon = Untuned()
+    a, b = randn(3, 8), randn(8, 2, seed=1)
+    with torch.no_grad(), tuned.enable(client=daemon):
+        assert close(a @ b, torch.matmul(a.clone(), b.clone()))
+        assert close(a @ b, a.clone().matmul(b.clone()))
+    assert len(daemon.asked) == 1

@@ -33,7 +33,7 @@ from .client import (DTYPES, LAYOUTS, Client, DTypeError, TunedError, default_ad
                      default_socket_path, dtype_name, family_name, layout_name, problem,
                      read_token_file, spec_json)
 from .kernel import Kernel
-from .model import optimize
+from .model import enable, optimize
 from . import record as record_module
 from .record import Workload, record
 from .v1 import tuner_pb2 as pb
@@ -41,7 +41,7 @@ from .v1 import tuner_pb2 as pb
 __all__ = ["Client", "TunedError", "DTypeError", "Kernel", "matmul", "linear",
            "default_address", "default_socket_path", "dtype_name", "family_name", "layout_name",
            "DTYPES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb", "record",
-           "Workload", "optimize"]
+           "Workload", "optimize", "enable"]
 
 _LAZY = ("matmul", "linear")
 

@@ -1,11 +1,15 @@
-"""tuned.optimize(model): a PyTorch model's linear layers served by tuned, as
-the model is.
+"""tuned.optimize(model) and tuned.enable(): a PyTorch model's GEMMs served by
+tuned, as the model is.
 
     model = tuned.optimize(model)           # every nn.Linear in it, in place
     y = model(x)
+    with tuned.enable():                    # also F.linear, matmul, mm, @ and addmm calls
+        y = model(x)
 
 Each nn.Linear's forward becomes a call of tuned.linear on its weight and
-bias (layout "nt" for the usual row-major weight), in the math mode that
+bias (inside enable(), so does every torch.nn.functional.linear call, and
+torch.matmul, torch.mm, @ and torch.addmm (alpha = beta = 1) of two
+matrices a call of tuned.matmul) (layout "nt" for the usual row-major weight), in the math mode that
 torch's own settings give: for float32, "tf32" where
 torch.backends.cuda.matmul.allow_tf32 is on, else "ieee_fp32"; bfloat16
 and float16 layers their 16-bit problems. A call never raises for the
@@ -64,39 +68,108 @@ def serve_linear(x, weight, bias=None, *, client=None):
 
     from . import ops
 
-    if not _servable(torch, ops, x, weight, bias):
+    if not _servable(torch, ops, (x, weight) if bias is None else (x, weight, bias)) or \
+            weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
         return F.linear(x, weight, bias)
-    math = "tf32" if x.dtype is torch.float32 and torch.backends.cuda.matmul.allow_tf32 else "ieee_fp32"
-    key = (x.shape, weight.shape, x.stride(), weight.stride(), x.get_device(), x.dtype, math,
-           None if bias is None else bias.shape, client)
+    math = _math_mode(torch, x)
+    key = ("linear", x.shape, weight.shape, x.stride(), weight.stride(), x.get_device(), x.dtype,
+           math, None if bias is None else bias.shape, client)
+    return _serve(key, lambda: ops.linear(x, weight, bias, math=math, tune_if_missing=True,
+                                          client=client),
+                  lambda: F.linear(x, weight, bias))
+
+
+def serve_matmul(a, b, *, client=None):
+    """torch.matmul(a, b), run by tuned where a and b are matrices it takes
+    (as serve_linear) and by torch otherwise; never raises more than
+    torch.matmul does."""
+    import torch
+
+    from . import ops
+
+    if not _servable(torch, ops, (a, b)) or a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        return torch.matmul(a, b)
+    math = _math_mode(torch, a)
+    key = ("matmul", a.shape, b.shape, a.stride(), b.stride(), a.get_device(), a.dtype, math, client)
+    return _serve(key, lambda: ops.matmul(a, b, math=math, tune_if_missing=True, client=client),
+                  lambda: torch.matmul(a, b))
+
+
+def _math_mode(torch, t):
+    """The math mode torch's settings give a GEMM of `t`'s dtype."""
+    tf32 = t.dtype is torch.float32 and torch.backends.cuda.matmul.allow_tf32
+    return "tf32" if tf32 else "ieee_fp32"
+
+
+def _serve(key, tuned_call, torch_call):
+    """tuned_call(), or torch_call() where the daemon served nothing for
+    `key` less than RETRY_SECONDS ago, or does not now (NOT_FOUND,
+    UNAVAILABLE, DEADLINE_EXCEEDED)."""
     retry = _untuned.get(key)
     if retry is not None:
         if time.monotonic() < retry:
-            return F.linear(x, weight, bias)
+            return torch_call()
         with _lock:
             _untuned.pop(key, None)
     try:
-        return ops.linear(x, weight, bias, math=math, tune_if_missing=True, client=client)
+        return tuned_call()
     except TunedError as e:
         if e.code not in _SURVIVED:
             raise
         with _lock:
             _untuned[key] = time.monotonic() + RETRY_SECONDS
-        return F.linear(x, weight, bias)
+        return torch_call()
 
 
-def _servable(torch, ops, x, weight, bias):
-    """Whether tuned.linear takes the call as it is: tensors on the GPU (the
-    tests' device type), one dtype of float32, bfloat16 and float16, a
-    weight matrix of x's features, and no gradient to record or graph to
-    trace."""
-    tensors = (x, weight) if bias is None else (x, weight, bias)
+def _servable(torch, ops, tensors):
+    """Whether tuned takes `tensors` as they are: on the GPU (the tests'
+    device type), of one dtype of float32, bfloat16 and float16, with no
+    gradient to record and no graph being traced."""
     if not all(isinstance(t, torch.Tensor) and t.device.type == ops._DEVICE_TYPE for t in tensors):
         return False
-    if x.dtype not in ops._DTYPES or any(t.dtype is not x.dtype for t in tensors):
-        return False
-    if weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
+    if tensors[0].dtype not in ops._DTYPES or any(t.dtype is not tensors[0].dtype for t in tensors):
         return False
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         return False
     return not ops._is_compiling()
+
+
+class enable:  # noqa: N801 (used as tuned.enable(), a context)
+    """A context in which the GEMMs that torch code calls run through tuned
+    (see the module comment): torch.nn.functional.linear (so nn.Linear),
+    torch.matmul, torch.mm, Tensor.matmul, Tensor.mm and @ of two matrices,
+    and torch.addmm with alpha = beta = 1. `client`: as optimize's."""
+
+    def __init__(self, *, client=None):
+        self.client = client
+        self._mode = None
+
+    def __enter__(self):
+        import torch
+        import torch.nn.functional as F
+        from torch.overrides import TorchFunctionMode
+
+        client = self.client
+        matmuls = {torch.matmul, torch.mm, torch.Tensor.matmul, torch.Tensor.mm,
+                   torch.Tensor.__matmul__}
+        addmms = {torch.addmm, torch.Tensor.addmm}
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func is F.linear and len(args) >= 2 and set(kwargs) <= {"bias"}:
+                    bias = args[2] if len(args) > 2 else kwargs.get("bias")
+                    return serve_linear(args[0], args[1], bias, client=client)
+                if func in matmuls and len(args) == 2 and not kwargs:
+                    return serve_matmul(args[0], args[1], client=client)
+                if func in addmms and len(args) == 3 and not kwargs:
+                    return serve_matmul(args[1], args[2], client=client) + args[0]
+                return func(*args, **kwargs)
+
+        self._mode = Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+        return False
