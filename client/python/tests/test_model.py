@@ -79,11 +79,29 @@ def test_other_errors_of_the_daemon_raise(cpu):
         served(randn(3, 8))
 
 
+def test_the_backwards_gemms_are_served_too(cpu):
+    daemon = FakeDaemon()
+    plain, served = model(), tuned.optimize(model(), client=daemon)
+    x = randn(6, 8)
+    for m in (plain, served):
+        m(x).square().sum().backward()
+    for p, q in zip(plain.parameters(), served.parameters()):
+        assert close(q.grad, p.grad)
+    # Forward in "nt"; the first layer's dW in "tn" (x needs no grad: no dX),
+    # the second's dX in "nn" and dW in "tn".
+    assert sorted((shape, layout) for shape, _, layout, _ in daemon.asked) == sorted([
+        ((6, 16, 8), "nt"), ((6, 4, 16), "nt"), ((4, 16, 6), "tn"), ((6, 16, 4), "nn"),
+        ((16, 8, 6), "tn")])
+    a, b = randn(3, 8, seed=3).requires_grad_(), randn(8, 5, seed=4).requires_grad_()
+    with tuned.enable(client=daemon):
+        (a @ b).sum().backward()
+    assert close(a.grad, torch.ones(3, 5) @ b.detach().t())
+    assert close(b.grad, a.detach().t() @ torch.ones(3, 5))
+
+
 def test_what_tuned_does_not_take_runs_torch_without_asking(cpu):
     daemon = FakeDaemon()
-    served = tuned.optimize(model(), client=daemon)
     x = randn(3, 8)
-    assert close(served(x), model()(x))                   # autograd records: the parameters need grads
     served64 = tuned.optimize(model().double(), client=daemon)
     with torch.no_grad():
         assert close(served64(x.double()).float(), model().double()(x.double()).float())  # float64

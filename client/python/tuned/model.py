@@ -15,11 +15,11 @@ torch.backends.cuda.matmul.allow_tf32 is on, else "ieee_fp32"; bfloat16
 and float16 layers their 16-bit problems. A call never raises for the
 daemon's sake: a shape that nothing near serves, or a daemon that does not
 answer, runs torch's own F.linear, and the shape's sweep is queued
-(tune_if_missing) and asked again after RETRY_SECONDS. What tuned.linear
-does not take runs torch's own call too: tensors off the GPU, other dtypes,
-mixed dtypes, a layer whose input or weights need gradients while autograd
-records, and calls inside torch.compile's tracing (the compiled graph is
-torch's own). Record a model's workload first (tuned.record) and tune it
+(tune_if_missing) and asked again after RETRY_SECONDS. Where autograd
+records, the backward's GEMMs are served the same way (linear's in layouts
+"nn" and "tn", matmul's in "nt" and "tn"). What tuned does not take runs
+torch's own call too: tensors off the GPU, other dtypes, mixed dtypes, and
+calls inside torch.compile's tracing (the compiled graph is torch's own). Record a model's workload first (tuned.record) and tune it
 (`tunectl workload sweep`), so that its shapes are served from the start.
 """
 
@@ -68,9 +68,12 @@ def serve_linear(x, weight, bias=None, *, client=None):
 
     from . import ops
 
-    if not _servable(torch, ops, (x, weight) if bias is None else (x, weight, bias)) or \
+    tensors = (x, weight) if bias is None else (x, weight, bias)
+    if not _servable(torch, ops, tensors) or \
             weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
         return F.linear(x, weight, bias)
+    if _recording(torch, tensors):
+        return _autograd(torch).linear.apply(x, weight, bias, client)
     math = _math_mode(torch, x)
     key = ("linear", x.shape, weight.shape, x.stride(), weight.stride(), x.get_device(), x.dtype,
            math, None if bias is None else bias.shape, client)
@@ -89,6 +92,8 @@ def serve_matmul(a, b, *, client=None):
 
     if not _servable(torch, ops, (a, b)) or a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         return torch.matmul(a, b)
+    if _recording(torch, (a, b)):
+        return _autograd(torch).matmul.apply(a, b, client)
     math = _math_mode(torch, a)
     key = ("matmul", a.shape, b.shape, a.stride(), b.stride(), a.get_device(), a.dtype, math, client)
     return _serve(key, lambda: ops.matmul(a, b, math=math, tune_if_missing=True, client=client),
@@ -123,15 +128,68 @@ def _serve(key, tuned_call, torch_call):
 
 def _servable(torch, ops, tensors):
     """Whether tuned takes `tensors` as they are: on the GPU (the tests'
-    device type), of one dtype of float32, bfloat16 and float16, with no
-    gradient to record and no graph being traced."""
+    device type), of one dtype of float32, bfloat16 and float16, and no
+    graph being traced."""
     if not all(isinstance(t, torch.Tensor) and t.device.type == ops._DEVICE_TYPE for t in tensors):
         return False
     if tensors[0].dtype not in ops._DTYPES or any(t.dtype is not tensors[0].dtype for t in tensors):
         return False
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return False
     return not ops._is_compiling()
+
+
+def _recording(torch, tensors):
+    """Whether autograd records a call on `tensors`."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+_functions = None
+
+
+def _autograd(torch):
+    """The autograd functions of served calls, made once (they need torch):
+    the forward served as without autograd, the backward's GEMMs served the
+    same way (linear: dX = dY W in layout "nn", dW = dY^T X in "tn"; matmul:
+    dA = dY B^T in "nt", dB = A^T dY in "tn")."""
+    global _functions
+    if _functions is not None:
+        return _functions
+
+    class Linear(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias, client):
+            ctx.save_for_backward(x, weight)
+            ctx.bias_shape, ctx.client = None if bias is None else bias.shape, client
+            return serve_linear(x, weight, bias, client=client)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, weight = ctx.saved_tensors
+            n, k = weight.shape
+            g = grad.reshape(-1, n).contiguous().to(weight.dtype)
+            needs = ctx.needs_input_grad
+            gx = serve_matmul(g, weight, client=ctx.client).view(x.shape) if needs[0] else None
+            gw = serve_matmul(g.t(), x.reshape(-1, k), client=ctx.client) if needs[1] else None
+            gb = grad.sum_to_size(ctx.bias_shape) if ctx.bias_shape is not None and needs[2] else None
+            return gx, gw, gb, None
+
+    class Matmul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, client):
+            ctx.save_for_backward(a, b)
+            ctx.client = client
+            return serve_matmul(a, b, client=client)
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            g = grad.contiguous().to(a.dtype)
+            needs = ctx.needs_input_grad
+            ga = serve_matmul(g, b.t(), client=ctx.client) if needs[0] else None
+            gb = serve_matmul(a.t(), g, client=ctx.client) if needs[1] else None
+            return ga, gb, None
+
+    _functions = types.SimpleNamespace(linear=Linear, matmul=Matmul)
+    return _functions
 
 
 class enable:  # noqa: N801 (used as tuned.enable(), a context)
