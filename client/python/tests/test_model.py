@@ -12,6 +12,7 @@ import tuned.model
 torch = pytest.importorskip("torch", reason="torch is not installed")
 
 from ops_fakes import FakeDaemon, close, cpu, fresh, randn  # noqa: E402,F401
+from tuned import pb  # noqa: E402
 
 
 class Untuned(FakeDaemon):
@@ -133,3 +134,19 @@ def test_enable_survives_an_untuned_shape(cpu):
         assert close(a @ b, torch.matmul(a.clone(), b.clone()))
         assert close(a @ b, a.clone().matmul(b.clone()))
     assert len(daemon.asked) == 1
+
+
+def test_a_models_first_run_against_the_real_daemon_never_raises_and_queues_its_sweeps(cpu, client):
+    """The real daemon (compile-only: nothing it measures is timed, so nothing
+    is served): the model runs as torch's, and each layer's problem is
+    queued for a sweep, asked with tune_if_missing."""
+    plain, served = model(), tuned.optimize(model(), client=client)
+    x = randn(7, 8)
+    before = {j.id for j in client.jobs()}
+    with torch.no_grad():
+        assert close(served(x), plain(x))
+    queued = [j for j in client.jobs() if j.id not in before]
+    assert sorted((tuple(j.problem.shape), j.problem.layout) for j in queued) == [
+        ((7, 4, 16), pb.LAYOUT_NT), ((7, 16, 8), pb.LAYOUT_NT)]
+    for j in queued:
+        client.cancel(j.id)
