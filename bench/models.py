@@ -1,0 +1,229 @@
+"""Whole models through tuned, end to end, against torch eager and torch.compile.
+
+On the GPU machine, with a daemon running (bench/models.sh starts one):
+
+    python3 bench/models.py [--models encoder,decoder,vit,resnet,llama]
+        [--cases decode,prefill,train] [--modes ieee_fp32,tf32,bf16] [--tune] [--reps 30]
+
+Models nobody here wrote: torch's nn.TransformerEncoder and
+nn.TransformerDecoder stacks (the multi-head attention fast path off, so
+that the projections go through F.linear) of a small public LLM's width
+(TinyLlama-1.1B: d_model 2048, 32 heads, feed-forward 5632; 4 layers), and
+where installed torchvision's ViT-B/16 and ResNet-50 and Hugging Face
+transformers' Llama built from its config with random weights. Each line
+says which were there.
+
+Cases: decode (16 sequences of one token: M = 16), prefill (1 x 1024
+tokens) and a training step (forward and backward of 4 x 256 tokens), each
+in modes ieee_fp32 (float32, TF32 off), tf32 (float32, TF32 on) and bf16.
+
+Variants, timed interleaved round by round in this process on the same
+inputs (CUDA events, median of --reps rounds after warm-up): torch eager;
+tuned (tuned.optimize(model) run inside tuned.enable()); torch.compile
+default and mode="max-autotune"; and torch.compile of the tuned model.
+Tuned's output is checked against eager's (relative Frobenius error).
+gemm_share is the share of eager's time in GEMMs (tuned.record), problems
+the distinct GEMM problems. --tune first records each model's workload,
+sweeps it (`tunectl workload sweep FILE --wait`) and says so in
+    SUMMARY workload model=<m> problems=<n> swept=<n> first_run_raised=0 tune_wall_s=<s> gpus=<n>
+Then one line per model, case and mode:
+    SUMMARY model name=<m> case=<c> dtype=<mode> vs_eager=<x> vs_compile=<x>
+      vs_max_autotune=<x> compiled_tuned_vs_compile=<x> gemm_share=<x> problems=<n>
+      error=<x> gpu=<name>
+(vs_*: the other variant's time over tuned's; compiled_tuned_vs_compile:
+torch.compile's time over torch.compile of the tuned model's.)
+"""
+
+import argparse
+import copy
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+import tuned
+
+D_MODEL, HEADS, FF, LAYERS = 2048, 32, 5632, 4
+
+
+def build(name, device):
+    """The model `name` (or None where its library is missing) and a
+    function making its input for a case: (tokens per sequence, sequences)."""
+    if name in ("encoder", "decoder"):
+        if hasattr(torch.backends, "mha") and hasattr(torch.backends.mha, "set_fastpath_enabled"):
+            torch.backends.mha.set_fastpath_enabled(False)
+        if name == "encoder":
+            layer = torch.nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, batch_first=True)
+            model = torch.nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+            return model, lambda t, b, dtype: (torch.randn(b, t, D_MODEL, device=device, dtype=dtype),)
+
+        class Decoder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                layer = torch.nn.TransformerDecoderLayer(D_MODEL, HEADS, FF, batch_first=True)
+                self.stack = torch.nn.TransformerDecoder(layer, LAYERS)
+
+            def forward(self, x, memory):
+                return self.stack(x, memory)
+        return Decoder(), lambda t, b, dtype: (torch.randn(b, t, D_MODEL, device=device, dtype=dtype),
+                                               torch.randn(b, 64, D_MODEL, device=device, dtype=dtype))
+    if name in ("vit", "resnet"):
+        try:
+            import torchvision
+        except ImportError:
+            return None, None
+        model = torchvision.models.vit_b_16() if name == "vit" else torchvision.models.resnet50()
+        return model, lambda t, b, dtype: (torch.randn(max(b, 1), 3, 224, 224, device=device, dtype=dtype),)
+    if name == "llama":
+        try:
+            from transformers import LlamaConfig, LlamaModel
+        except ImportError:
+            return None, None
+        config = LlamaConfig(hidden_size=D_MODEL, intermediate_size=FF, num_hidden_layers=LAYERS,
+                             num_attention_heads=HEADS, vocab_size=32000)
+        return LlamaModel(config), lambda t, b, dtype: (
+            torch.randint(0, 32000, (b, t), device=device),)
+    raise ValueError(f"unknown model {name}")
+
+
+def output(y):
+    """The tensor of a model's output (a tensor, or a transformers output)."""
+    return getattr(y, "last_hidden_state", y)
+
+
+class Timer:
+    """Milliseconds of a callable: CUDA events on a GPU, the clock elsewhere."""
+
+    def __init__(self, device):
+        self.cuda = device.startswith("cuda")
+
+    def __call__(self, fn):
+        if not self.cuda:
+            t0 = time.perf_counter()
+            fn()
+            return (time.perf_counter() - t0) * 1e3
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end)
+
+
+def step(model, inputs, train):
+    """One call: inference under no_grad, or forward and backward."""
+    if train:
+        output(model(*inputs)).float().square().mean().backward()
+        return None
+    with torch.no_grad():
+        return output(model(*inputs))
+
+
+def run(args):
+    device = args.device
+    timer = Timer(device)
+    gpu = (torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu").replace(" ", "_")
+    cases = {"decode": (1, 16), "prefill": (1024, 1), "train": (256, 4)}
+    compiled = hasattr(torch, "compile") and not args.no_compile
+    for name in args.models.split(","):
+        model, make_input = build(name, device)
+        if model is None:
+            print(f"# {name}: not installed here", flush=True)
+            continue
+        for mode in args.modes.split(","):
+            dtype = torch.bfloat16 if mode == "bf16" else torch.float32
+            torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
+            eager = copy.deepcopy(model).to(device=device, dtype=dtype)
+            served = tuned.optimize(copy.deepcopy(eager))
+            for case in args.cases.split(","):
+                train = case == "train"
+                for m in (eager, served):
+                    m.train(train)
+                tokens, seqs = cases[case]
+                torch.manual_seed(0)
+                inputs = make_input(tokens, seqs, dtype)
+                problems, share = workload(args, name, case, mode, eager, inputs, train, timer)
+                variants = {"eager": lambda: step(eager, inputs, train)}
+
+                def tuned_step():
+                    with tuned.enable():
+                        return step(served, inputs, train)
+                variants["tuned"] = tuned_step
+                if compiled:
+                    for label, kw, m in (("compile", {}, eager), ("max_autotune", {"mode": "max-autotune"}, eager),
+                                         ("compiled_tuned", {}, served)):
+                        c = torch.compile(m, **kw)
+                        variants[label] = lambda c=c: step(c, inputs, train)
+                error = 0.0
+                if not train:
+                    want, got = variants["eager"]().float(), variants["tuned"]().float()
+                    error = ((got - want).norm() / want.norm()).item()
+                for fn in variants.values():  # warm-up (and compiles)
+                    for _ in range(args.warmup):
+                        fn()
+                times = {k: [] for k in variants}
+                for _ in range(args.reps):  # interleaved, round by round
+                    for k, fn in variants.items():
+                        times[k].append(timer(fn))
+                med = {k: statistics.median(v) for k, v in times.items()}
+                ratio = lambda k: med[k] / med["tuned"] if k in med else 0.0  # noqa: E731
+                print(f"# {name} {case} {mode}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
+                print(f"SUMMARY model name={name} case={case} dtype={mode} vs_eager={ratio('eager'):.3f} "
+                      f"vs_compile={ratio('compile'):.3f} vs_max_autotune={ratio('max_autotune'):.3f} "
+                      f"compiled_tuned_vs_compile="
+                      f"{med['compile'] / med['compiled_tuned'] if compiled else 0.0:.3f} "
+                      f"gemm_share={share:.3f} problems={problems} error={error:.1e} gpu={gpu}",
+                      flush=True)
+
+
+def workload(args, name, case, mode, model, inputs, train, timer):
+    """Records one eager step's GEMMs: (distinct problems, their share of the
+    step's time); with --tune, sweeps them first and says so."""
+    path = os.path.join(args.out, f"{name}_{case}_{mode}.workload.json")
+    with tuned.record(path) as r:
+        total = timer(lambda: step(model, inputs, train))
+    problems = r.workload.problems()
+    share = sum(p["gpu_ms"] for p in problems) / total if total > 0 else 0.0
+    if args.tune and problems:
+        start = time.monotonic()
+        done = subprocess.run([args.tunectl, "workload", "sweep", path, "--wait"], capture_output=True,
+                              text=True)
+        wall = time.monotonic() - start
+        swept = sum(1 for line in done.stdout.splitlines() if line.strip() and line.split()[-1].isdigit())
+        raised = 0
+        try:
+            served = tuned.optimize(copy.deepcopy(model))
+            with tuned.enable():
+                step(served, inputs, train)
+        except Exception as e:  # noqa: BLE001 (the bar: a first run never raises)
+            raised = 1
+            print(f"# {name}: the first run raised {e!r}", file=sys.stderr)
+        print(f"SUMMARY workload model={name}_{case}_{mode} problems={len(problems)} swept={swept} "
+              f"first_run_raised={raised} tune_wall_s={wall:.0f} gpus={args.gpus}", flush=True)
+    return len(problems), share
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--models", default="encoder,decoder,vit,resnet,llama")
+    p.add_argument("--cases", default="decode,prefill,train")
+    p.add_argument("--modes", default="ieee_fp32,tf32,bf16")
+    p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--tune", action="store_true", help="record, sweep and then time each workload")
+    p.add_argument("--tunectl", default="tunectl")
+    p.add_argument("--gpus", type=int, default=1, help="GPUs of the fleet that sweeps (for the line)")
+    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
+    p.add_argument("--out", default=tempfile.mkdtemp(prefix="tuned_models_"))
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    run(args)
+
+
+if __name__ == "__main__":
+    main()
