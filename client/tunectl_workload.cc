@@ -87,8 +87,10 @@ int ReportWorkload(Context& ctx, const std::string& file) {
   for (size_t i : order) {
     const WorkloadProblem& p = w->problems[i];
     // What the recorded calls would take with the served kernel: their time
-    // divided by its speedup over the baseline (cuBLAS for GEMM), measured at
-    // the shape that serves this one (its own, or the nearest tuned).
+    // divided by its speedup over cuBLAS, measured at the shape that serves
+    // this one (its own, or the nearest tuned). Only a GEMM's recorded calls
+    // ran what the baseline is (torch calls cuBLAS); another family's
+    // baseline (transpose's copy kernel) is a floor, not what ran: no estimate.
     std::string served;
     double speedup = 1;
     auto best = ctx.client.GetBest(p.problem);
@@ -96,6 +98,8 @@ int ReportWorkload(Context& ctx, const std::string& file) {
       served = absl::IsNotFound(best.status()) ? "not tuned" : std::string(best.status().message());
     } else if (best->use_baseline()) {
       served = best->baseline_name().empty() ? "the baseline" : best->baseline_name();
+    } else if (p.problem.family() != v1::FAMILY_SGEMM) {
+      served = "kernel (no estimate: its baseline is not what ran)";
     } else {
       if (best->speedup() > 0) {
         speedup = best->speedup();

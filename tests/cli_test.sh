@@ -199,6 +199,19 @@ check spec-sweep 0 '^job 1 queued: matmul_tiled@[0-9a-f]{12} 64x64x64, 6 configs
   "${S[@]}" sweep --family matmul_tiled 64 64 64
 check spec-results 0 'compiled' -- sh -c "sleep 2; '$T' --gpu 5 results --family matmul_tiled 64 64 64"
 check spec-rank 1 '' -- "${S[@]}" sweep --family matmul_tiled 64 64
+# Which daemons run users' code, and what confines their workers.
+check daemons-user-kernels 0 ' live +yes +(Landlock ABI [0-9]+|none \(.*\))$' -- "${S[@]}" daemons
+check daemons-no-user-kernels 0 ' live +no +(Landlock ABI [0-9]+|none \(.*\))$' -- "$T" daemons
+# A recorded workload (tuned.record's file): swept largest share first, reported.
+printf '{"format": "tuned-workload-1", "problems": [
+  {"family": "transpose", "shape": [48, 20], "calls": 2, "gpu_ms": 0.5},
+  {"family": "transpose", "shape": [20, 48], "calls": 1, "gpu_ms": 1.5}]}' > "$dir/w.json"
+check workload-sweep 0 '^75.0% +transpose f32 20x48 +- +[0-9]+$' -- "$T" workload sweep "$dir/w.json"
+check workload-report 0 '^workload: 2.000 ms recorded, 2.000 ms with the served kernels: saves 0.000 ms' -- \
+  "$T" workload report "$dir/w.json"
+printf '{"format": "tuned-workload-1", "problems": [{"shape": [1, 2, 3], "calls": 0, "gpu_ms": 1}]}' \
+  > "$dir/bad.json"
+check workload-bad 1 'bad.json: workload: problems\[0\].calls' -- "$T" workload report "$dir/bad.json"
 kill -TERM $spid; wait $spid
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?
