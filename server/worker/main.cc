@@ -76,17 +76,18 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20, arch);
-  if (!worker.ok()) {
-    // Answer the daemon's hello with the reason, then exit.
+  // A start that fails answers the daemon's hello with the reason, then exits.
+  auto refuse = [out](const std::string& why) {
     tuned::v1::worker::Request ignored;
     (void)tuned::ReadMessage(STDIN_FILENO, &ignored);
     tuned::v1::worker::Response response;
-    response.set_error(worker.status().ToString());
+    response.set_error(why);
     (void)tuned::WriteMessage(out, response);
-    spdlog::error("cannot start: {}", worker.status().ToString());
+    spdlog::error("cannot start: {}", why);
     return 2;
-  }
+  };
+  auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20, arch);
+  if (!worker.ok()) return refuse(worker.status().ToString());
   // Confined once the device is open: from here on it compiles and runs
   // kernel specs' code. What confines it goes to the daemon with the hello.
   std::string sandbox = "none (--no-sandbox)";
@@ -97,13 +98,7 @@ int main(int argc, char** argv) {
     } else if (absl::IsUnimplemented(entered.status())) {
       sandbox = absl::StrCat("none (", entered.status().message(), ")");
     } else {
-      tuned::v1::worker::Request ignored;
-      (void)tuned::ReadMessage(STDIN_FILENO, &ignored);
-      tuned::v1::worker::Response response;
-      response.set_error(absl::StrCat("sandbox: ", entered.status().ToString()));
-      (void)tuned::WriteMessage(out, response);
-      spdlog::error("cannot enter the sandbox: {}", entered.status().ToString());
-      return 2;
+      return refuse(absl::StrCat("sandbox: ", entered.status().ToString()));
     }
   }
   spdlog::info("ready on {} (sm_{}{}){}; sandbox: {}", (*worker)->device().name(),

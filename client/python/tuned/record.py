@@ -29,6 +29,8 @@ import os
 import threading
 import time
 
+from .layout import operand_layout, weight_layout
+
 FORMAT = "tuned-workload-1"
 # The device type whose calls are recorded; the tests record CPU calls
 # (timed by the clock) by setting it to "cpu".
@@ -71,17 +73,15 @@ class Workload:
         os.replace(tmp, path)
 
 
-def _gemm(a, b_op, transposed_b):
-    """(layout, M, N, K) of op(A) @ op(B) where A is the 2-D `a` and op(B) is
-    b_op (K x N; `transposed_b`: it is a row-major N x K weight's .t()), or
-    None where an operand is neither row-major nor transposed."""
-    from .layout import operand_layout
+def _gemm(a, lb, n):
+    """(layout, M, N, K) of op(A) @ op(B) where A is the 2-D `a` and op(B),
+    K x N, has layout `lb` (layout.py's rules, as tuned.matmul and
+    tuned.linear read them), or None where an operand has neither layout."""
     la = operand_layout(a)
-    lb = "t" if transposed_b else operand_layout(b_op)
     if la is None or lb is None:
         return None
     m, k = a.shape
-    return la + lb, m, b_op.shape[1], k
+    return la + lb, m, n, k
 
 
 class _Recorder:
@@ -139,12 +139,12 @@ class _Recorder:
                 if not (x.device.type == _DEVICE_TYPE and x.dim() >= 1 and w.dim() == 2):
                     return None
                 a = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
-                g = _gemm(a, w.t(), w.is_contiguous())
+                g = _gemm(a, weight_layout(w), w.shape[0])
             elif func in self._matmuls or func in self._addmm:
                 a, b = args[1:3] if func in self._addmm else args[:2]
                 if not (a.device.type == _DEVICE_TYPE and a.dim() == 2 and b.dim() == 2):
                     return None
-                g = _gemm(a, b, False)
+                g = _gemm(a, operand_layout(b), b.shape[1])
             else:
                 return None
         except (AttributeError, IndexError, KeyError, TypeError, ValueError):
