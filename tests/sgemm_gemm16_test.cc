@@ -75,9 +75,9 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
 TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
   for (const Family* f : {&Bf16(), &F16()}) {
     const std::vector<Config> space = f->Space();
-    EXPECT_EQ(space.size(), 44u);
+    EXPECT_EQ(space.size(), 74u);
     std::set<std::string> names;
-    int wgmma = 0, mma = 0, simt = 0;
+    int wgmma = 0, mma = 0, simt = 0, decode = 0;
     for (const Config& c : space) {
       EXPECT_TRUE(f->Check(c, Sm90ReferenceDevice()).ok()) << f->ConfigName(c) << ": "
                                                             << f->Check(c, Sm90ReferenceDevice());
@@ -86,6 +86,7 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
       wgmma += c.at("KIND") == 2;
       mma += c.at("KIND") == 1;
       simt += c.at("KIND") == 0;
+      decode += c.at("KIND") == 3;
       // Keys read back.
       auto back = f->ParseConfigKey(f->ConfigKey(c));
       ASSERT_TRUE(back.ok()) << back.status();
@@ -94,10 +95,11 @@ TEST(Gemm16Family, SpaceIsValidAndNamedOnce) {
     EXPECT_EQ(wgmma, 28);  // 4 of them STAGED, 14 with MCAST, MCASTN or EPI, 4 split-K, 2 ACCS 2
     EXPECT_EQ(mma, 11);
     EXPECT_EQ(simt, 5);
+    EXPECT_EQ(decode, 30);  // BM 8 and 16 with 8 configs each, 32 and 64 with 7
     // Every layout's space is the NN one with LAYOUT set.
     std::vector<Pruned> pruned;
     EXPECT_EQ(f->ValidSpace(Sm90ReferenceDevice(), &pruned, v1::MATH_IEEE_FP32, v1::LAYOUT_TT).size(),
-              44u);
+              74u);
     EXPECT_TRUE(pruned.empty());
     EXPECT_TRUE(f->ValidSpace(Sm90ReferenceDevice(), nullptr, v1::MATH_TF32).empty());
   }

@@ -9,6 +9,9 @@
 //           (mma16.cuh; gemm16_tc.cc)
 //   KIND 2  wgmma: Hopper's warpgroup MMA, A and B by TMA, warp-specialized,
 //           persistent or split-K in a cluster (wgmma16.cuh; gemm16_tc.cc)
+//   KIND 3  decode: M up to 64 tokens against B streamed once, mma.sync with
+//           B's rows as the m16 side, split-K in a cluster (decode16.cuh;
+//           decode16.cc)
 // The baseline is cuBLAS's cublasGemmEx in the same types (C's included) with fp32
 // compute (families/sgemm/worker/problem.cc). One math mode: MATH_IEEE_FP32
 // (the products and sums in fp32).
@@ -32,6 +35,7 @@ namespace {
 
 using gemm16::At1;
 using gemm16::Get;
+using gemm16::kDecode;
 using gemm16::kMma;
 using gemm16::kSimt;
 using gemm16::kWgmma;
@@ -43,8 +47,13 @@ const std::vector<std::string>& KindParams(int64_t kind) {
   static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
   static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS",
                                                  "STAGED", "MCAST", "EPI", "MCASTN", "ACCS"};
+  static const std::vector<std::string> decode = {"WN", "KWARPS", "KBLOCKS", "SPLITK"};
   static const std::vector<std::string> none;
-  return kind == kSimt ? simt : kind == kMma ? mma : kind == kWgmma ? wgmma : none;
+  return kind == kSimt    ? simt
+         : kind == kMma   ? mma
+         : kind == kWgmma ? wgmma
+         : kind == kDecode ? decode
+                           : none;
 }
 
 /// The simt kind's tiles (BM, BN, BK, TM, TN): 256 threads each; from
@@ -62,7 +71,7 @@ class Gemm16FamilyImpl final : public Family {
   explicit Gemm16FamilyImpl(v1::DType dtype)
       : dtype_(dtype),
         params_{
-            {"KIND", {kSimt, kMma, kWgmma},
+            {"KIND", {kSimt, kMma, kWgmma, kDecode},
              "0 = simt (CUDA cores: 2-D block tiling, the operands staged in shared memory as "
              "fp32, bounds-checked element loads: any shape, pitch and alignment), "
              "1 = mma (tensor cores, mma.sync m16n8k16 with fp32 accumulators, ldmatrix from "
@@ -71,18 +80,28 @@ class Gemm16FamilyImpl final : public Family {
              "2 = wgmma (Hopper's warpgroup tensor cores, sm_90a: A and B copied by TMA in "
              "128-byte swizzled stages by a producer warpgroup, CONSUMERS warpgroups of "
              "wgmma.mma_async m64nNk16, each operand read in its own layout; where a pitch or "
-             "pointer is not 16-byte aligned the producer copies that operand itself)"},
-            {"BM", {16, 32, 64, 128, 256}, "rows of C per block"},
+             "pointer is not 16-byte aligned the producer copies that operand itself), "
+             "3 = decode (M up to 64 tokens: mma.sync with B's rows as the m16 side and the "
+             "tokens as the n8 side, each lane loading 16 bytes of a row of B and of a token "
+             "per step; B streamed once past L1; split-K within a cluster)"},
+            {"BM", {8, 16, 32, 64, 128, 256}, "rows of C per block (decode: tokens)"},
             {"BN", {16, 32, 64, 128, 256}, "columns of C per block"},
             {"BK", {16, 32, 64}, "depth of the K tile staged in shared memory per step (wgmma: 64)"},
             {"TM", {0, 1, 2, 4, 8}, "simt: rows of C per thread, strided by BM / TM", 0},
             {"TN", {0, 1, 2, 4, 8}, "simt: columns of C per thread, strided by BN / TN", 0},
             {"WM", {0, 16, 32, 64}, "mma: rows of a warp tile, WM / 16 m16 tiles", 0},
-            {"WN", {0, 16, 32, 64}, "mma: columns of a warp tile, WN / 8 n8 tiles", 0},
+            {"WN", {0, 16, 32, 64},
+             "mma: columns of a warp tile, WN / 8 n8 tiles; decode: rows of B (columns of C) a "
+             "warp, WN / 16 m16 tiles",
+             0},
+            {"KWARPS", {0, 1, 2, 4},
+             "decode: warps along K in a block, their partial sums added in shared memory", 0},
+            {"KBLOCKS", {0, 1, 2, 4},
+             "decode: blocks of 32 k a warp loads before its mmas (bytes of B in flight)", 0},
             {"STAGES", {0, 2, 3, 4, 6, 8},
              "mma, wgmma: shared-memory stages of the pipeline (cp.async; TMA with mbarriers)", 0},
             {"SPLITK", {1, 2, 4, 8},
-             "mma, wgmma: blocks along K per output tile, one cluster (__cluster_dims__, sm_90) whose "
+             "mma, wgmma, decode: blocks along K per output tile, one cluster (__cluster_dims__, sm_90) whose "
              "fp32 partial sums are reduced through distributed shared memory into the block "
              "that writes C: no atomics, no workspace (1: no cluster)",
              1},
@@ -178,13 +197,15 @@ class Gemm16FamilyImpl final : public Family {
   }
 
   /// The tensor-core kinds' configs (gemm16::AddTensorCoreSpace: wgmma,
-  /// then mma), then the simt kind's tiles (kSimtTiles).
+  /// then mma), the simt kind's tiles (kSimtTiles), then the decode
+  /// kind's (gemm16::AddDecodeSpace).
   std::vector<Config> Space() const override {
     std::vector<Config> space;
     gemm16::AddTensorCoreSpace(space);
     for (const auto& [bm, bn, bk, tm, tn] : kSimtTiles) {
       AddOnce(space, {{"KIND", kSimt}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn}});
     }
+    gemm16::AddDecodeSpace(space);
     return space;
   }
 
@@ -192,7 +213,8 @@ class Gemm16FamilyImpl final : public Family {
   /// params(), or one the kind does not use (KindParams) set; simt: BM % TM
   /// or BN % TN != 0, threads (BM/TM * BN/TN) over the device's limit or not
   /// whole warps, static shared memory BK * (BM + BN + 2) * 4 over the
-  /// device's static limit; mma and wgmma: gemm16::CheckTensorCore.
+  /// device's static limit; mma and wgmma: gemm16::CheckTensorCore; decode:
+  /// gemm16::CheckDecode.
   absl::Status Check(const Config& config, const v1::Device& device) const override {
     TUNED_RETURN_IF_ERROR(CheckParams(config));
     const int64_t kind = config.at("KIND");
@@ -208,6 +230,7 @@ class Gemm16FamilyImpl final : public Family {
                                                           *p.if_absent));
       }
     }
+    if (kind == kDecode) return gemm16::CheckDecode(config, device);
     if (kind != kSimt) return gemm16::CheckTensorCore(config, device);
     const int64_t bm = config.at("BM"), bn = config.at("BN"), bk = config.at("BK");
     const int64_t tm = Get(config, "TM"), tn = Get(config, "TN");
@@ -226,15 +249,18 @@ class Gemm16FamilyImpl final : public Family {
   }
 
   /// STAGED wgmma configs only where a pitch is not a multiple of 8
-  /// elements (gemm16::StagedSuitsShape).
+  /// elements (gemm16::StagedSuitsShape); decode configs only on the few
+  /// tokens of their BM, in layouts NT and TT (gemm16::DecodeSuitsShape).
   absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
-    return gemm16::StagedSuitsShape(config, shape);
+    TUNED_RETURN_IF_ERROR(gemm16::StagedSuitsShape(config, shape));
+    return gemm16::DecodeSuitsShape(config, shape);
   }
 
   /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" then LayoutSuffix(),
   /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt"; the tensor-core kinds'
   /// gemm16::TensorCoreName, e.g. "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2".
   std::string ConfigName(const Config& config) const override {
+    if (Get(config, "KIND") == kDecode) return gemm16::DecodeName(config, dtype_);
     if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreName(config, dtype_);
     return absl::StrCat("gemm_", DTypeText(dtype_), "_simt_", Get(config, "BM"), "x",
                         Get(config, "BN"), "x", Get(config, "BK"), "_", Get(config, "TM"), "x",
@@ -245,6 +271,7 @@ class Gemm16FamilyImpl final : public Family {
   /// tuner.proto's value, 2 to 5), the LAYOUT appended where not 0; the
   /// tensor-core kinds' gemm16::TensorCoreSource.
   KernelSource Source(const Config& config) const override {
+    if (Get(config, "KIND") == kDecode) return gemm16::DecodeSource(config, dtype_);
     if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreSource(config, dtype_);
     KernelSource s;
     s.parts = {"sgemm/half16.cuh", "sgemm/gemm16_simt.cuh"};
@@ -261,6 +288,7 @@ class Gemm16FamilyImpl final : public Family {
   /// The tensor-core kinds: gemm16::TensorCoreGeometry.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
                               const v1::Device& device) const override {
+    if (Get(config, "KIND") == kDecode) return gemm16::DecodeGeometry(config, shape);
     if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreGeometry(config, shape, device, dtype_);
     const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
     const int64_t rows = CeilDiv(shape[0], bm);

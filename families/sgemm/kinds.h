@@ -169,7 +169,8 @@ inline constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a"
 /// (any other value gives the F16 form).
 const Family& Gemm16Family(v1::DType dtype);
 
-// ---- the 16-bit forms' kinds (gemm16.cc: the form and KIND 0; gemm16_tc.cc: 1 and 2) ----
+// ---- the 16-bit forms' kinds (gemm16.cc: the form and KIND 0; gemm16_tc.cc: 1 and 2;
+// decode16.cc: 3) ----
 namespace gemm16 {
 /// KIND values of the 16-bit forms.
 enum Kind : int64_t {
@@ -177,6 +178,7 @@ enum Kind : int64_t {
   kMma = 1,    // gemm16_mma<DTYPE,BM,BN,BK,WM,WN,STAGES,SPLITK,GROUP,LAYOUT,MINB>   mma16.cuh
   kWgmma = 2,  // gemm16_wgmma<DTYPE,BM,BN,BK,STAGES,GROUP,LAYOUT,SPLITK,PERSIST,CONSUMERS
                //              [,STAGED]>                                      wgmma16.cuh
+  kDecode = 3,  // gemm16_decode<DTYPE,BM,BN,WN,KWARPS,KBLOCKS,SPLITK,LAYOUT>  decode16.cuh
 };
 /// The config's value of `key`; 0 where it lacks it (LAYOUT: NN; the
 /// parameters of the other kinds).
@@ -213,6 +215,28 @@ KernelSource TensorCoreSource(const Config& config, v1::DType dtype);
 /// after C. No kind prescales C: nothing adds into it.
 v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
                                       const v1::Device& device, v1::DType dtype);
+
+// decode16.cc: KIND 3, a few tokens (M up to 64) against a streamed B.
+/// The decode configs of Space() (kDecodeConfigs: each BM with its blocks).
+void AddDecodeSpace(std::vector<Config>& space);
+/// Check's rules of KIND 3 (after the form's common rules).
+absl::Status CheckDecode(const Config& config, const v1::Device& device);
+/// "gemm_<dtype>_decode_<BM>x<BN>_w<WN>_kw<KWARPS>_kb<KBLOCKS>", then
+/// "_sk<SPLITK>" where above 1 and LayoutSuffix(), e.g.
+/// "gemm_bf16_decode_8x64_w16_kw2_kb2_sk4_nt".
+std::string DecodeName(const Config& config, v1::DType dtype);
+/// decode16.cuh after sgemm.cuh, half16.cuh and mma16.cuh,
+/// "gemm16_decode<DTYPE,BM,BN,WN,KWARPS,KBLOCKS,SPLITK,LAYOUT>".
+KernelSource DecodeSource(const Config& config, v1::DType dtype);
+/// grid = {ceil(N / BN), ceil(M / BM), SPLITK} (a split-K cluster along z),
+/// block = {32 * (BN / WN) * KWARPS, 1, 1}, static shared memory only, no
+/// prescaling of C.
+v1::LaunchGeometry DecodeGeometry(const Config& config, const Shape& shape);
+/// OK for a decode config where M is at most 64 tokens and BM is its chunk
+/// (M <= BM, and BM = 8 or BM < 2M), and B's rows are K-contiguous (layouts
+/// NT and TT; the kernel gathers them element by element otherwise);
+/// FAILED_PRECONDITION naming the rule otherwise. OK for another kind.
+absl::Status DecodeSuitsShape(const Config& config, const Shape& shape);
 }  // namespace gemm16
 
 // ---- each kind's part of the family (Space in sgemm.cc's order) ----
