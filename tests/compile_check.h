@@ -4,10 +4,8 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -82,18 +80,14 @@ inline void ExpectGroupCompiles(const Family& family, const std::vector<Config>&
   }
 }
 
-/// Every config of `configs` compiles as ExpectGroupCompiles expects, the
-/// groups on two threads.
+/// Every config of `configs` compiles as ExpectGroupCompiles expects, one
+/// group after another on one thread: ctest runs as many tests as there
+/// are cores, and a test that took two would leave no core idle for the
+/// SCHED_IDLE compiles of jobs_test's compile-ahead daemon.
 inline void ExpectCompiles(const Family& family, const std::vector<Config>& configs) {
-  const std::vector<std::vector<Config>> groups = GroupBySource(family, configs);
-  // gtest's assertions are thread-safe on POSIX; a failed ASSERT ends that group only.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < groups.size(); i = next++) ExpectGroupCompiles(family, groups[i]);
-  };
-  std::thread other(work);
-  work();
-  other.join();
+  for (const std::vector<Config>& group : GroupBySource(family, configs)) {
+    ExpectGroupCompiles(family, group);
+  }
 }
 
 }  // namespace tuned::compile_check

@@ -324,8 +324,8 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   auto done = WaitForEnd(client, job->id());
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->state(), v1::JOB_DONE) << done->error();
-  // Compiling ahead went on after the job (at nice 19: on a loaded machine,
-  // such as CI's two cores running other tests, a batch takes a while).
+  // Compiling ahead went on after the job (SCHED_IDLE: on a loaded machine,
+  // such as CI's two cores running other tests, a batch waits for an idle core).
   const int64_t before = device.compiled_ahead();
   for (int i = 0; i < 400 && device.compiled_ahead() <= before + 2; ++i) {
     std::this_thread::sleep_for(100ms);

@@ -49,8 +49,8 @@ class FakeFastcall:
     def __init__(self, workspace=-1):
         self.plans, self.calls, self.workspace = [], [], workspace
 
-    def plan(self, handle, lt, ctx, math, opa, opb, m, n, k, lda, ldb, ldc, limit):
-        self.plans.append((handle, lt, ctx, math, limit))
+    def plan(self, handle, lt, ctx, math, opa, opb, m, n, k, lda, ldb, ldc, limit, *types):
+        self.plans.append((handle, lt, ctx, math, limit) + types)
         return (opa, opb, m, n, k, lda, ldb, ldc), self.workspace
 
     def gemm(self, plan, a, b, c, stream, workspace):
@@ -186,8 +186,12 @@ def test_the_c_module_is_built_and_refuses_bad_calls():
     assert all(isinstance(found, bool) for found in (driver, cublas, cublaslt))
     with pytest.raises(TypeError, match="7 arguments"):
         fastcall.launch(1, 2, 3)
-    with pytest.raises(TypeError, match="13 arguments"):
+    with pytest.raises(TypeError, match="13 or 15 arguments"):
         fastcall.plan(1)
+    # Operand and result types: A and B fp32, bf16 or f16, C of their type or fp32.
+    for ab_type, c_type in ((7, 7), (14, 2), (0, 14)):
+        with pytest.raises(ValueError, match="fp32, bf16 or f16"):
+            fastcall.plan(1, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 0, ab_type, c_type)
     with pytest.raises(TypeError, match="6 arguments"):
         fastcall.gemm(1)
     with pytest.raises(ValueError):  # not a plan
@@ -208,3 +212,36 @@ def test_the_c_module_is_built_and_refuses_bad_calls():
         assert fastcall.cublas_status_name(7) == "CUBLAS_STATUS_INVALID_VALUE"
     with pytest.raises(TypeError):
         fastcall.launch("f", 2, 3, 4, 5, 0, 0)
+
+
+@pytest.mark.parametrize("dtype,types", [("bf16", (14, 14)), ("f16", (2, 2)),
+                                         ("bf16_f32", (14, 0)), ("f16_f32", (2, 0))])
+def test_a_16_bit_route_plans_its_types_in_fp32_math_and_a_float32_result_where_asked(dtype, types):
+    """16-bit operands plan cuBLASLt (cublasGemmEx) with their cudaDataType
+    (CUDA_R_16BF 14, CUDA_R_16F 2) and C's (CUDA_R_32F 0 for bf16_f32 and
+    f16_f32) in CUBLAS_DEFAULT_MATH (computed in fp32; TF32 is for fp32
+    operands); fp32 keeps its 13 arguments. A new result of a float32 C is
+    allocated as float32, of a 16-bit one in the operands' dtype."""
+    class Torch:
+        float32 = "float32"
+
+    class Operand(Buffer):
+        def new_empty(self, *shape, dtype=None):
+            self.asked = (shape, dtype)
+            return Buffer([0.0] * (shape[0] * shape[1]))
+
+    fake = FakeFastcall()
+    gemm = blas.Gemm(Torch, HANDLES, tf32=True, layout="nt", m=2, n=3, k=4, index=0,
+                     stream=lambda index: 33, fastcall=fake, dtype=dtype)
+    assert fake.plans == [(11, 44, 22, 0, 32 << 20) + types]
+    a, b = Operand([1.0] * 8), Buffer([2.0] * 12)
+    out = gemm.new(a, b)
+    assert out.values == [8.0] * 6
+    assert a.asked == ((2, 3), "float32" if types[1] == 0 else None)
+    blas.Gemm(Torch, HANDLES, tf32=False, layout="nn", m=2, n=3, k=4, index=0,
+              stream=lambda index: 33, fastcall=fake)
+    assert fake.plans[-1] == (11, 44, 22, 0, 32 << 20)  # fp32: no types passed
+
+
+def test_prepare_refuses_a_dtype_it_does_not_know():
+    assert blas.prepare(None, 0, False, "nn", 2, 2, 2, dtype="f64") is None

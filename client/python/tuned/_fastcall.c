@@ -54,6 +54,10 @@ static cublasStatus_t (*cublasSetMathMode_)(cublasHandle_t, int);
 static cublasStatus_t (*cublasSgemm_)(cublasHandle_t, int, int, int, int, int, const float*,
                                       const float*, int, const float*, int, const float*, float*,
                                       int);
+/* cublasGemmEx: the 16-bit GEMMs' call where cuBLASLt offers no algorithm. */
+static cublasStatus_t (*cublasGemmEx_)(cublasHandle_t, int, int, int, int, int, const void*,
+                                       const void*, int, int, const void*, int, int, const void*,
+                                       void*, int, int, int, int);
 static const char* (*cublasGetStatusName_)(cublasStatus_t);
 
 /* cuBLASLt (cublasLt.h): the descriptors are opaque pointers here. */
@@ -71,6 +75,9 @@ typedef struct {
 } cublasLtMatmulHeuristicResult_t;
 enum {
   CUDA_R_32F = 0,                    /* cudaDataType (library_types.h) */
+  CUDA_R_16F = 2,
+  CUDA_R_16BF = 14,
+  CUBLAS_GEMM_DEFAULT = -1,          /* cublasGemmAlgo_t */
   CUBLAS_COMPUTE_32F = 68,           /* cublasComputeType_t */
   CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
   CUBLASLT_MATMUL_DESC_TRANSA = 3,   /* cublasLtMatmulDescAttributes_t */
@@ -138,7 +145,7 @@ static PyObject* init(PyObject* self, PyObject* unused) {
     if (h && RESOLVE(h, cublasCreate_, "cublasCreate_v2") &&
         RESOLVE(h, cublasSetStream_, "cublasSetStream_v2") &&
         RESOLVE(h, cublasSetMathMode_, "cublasSetMathMode") &&
-        RESOLVE(h, cublasSgemm_, "cublasSgemm_v2") &&
+        RESOLVE(h, cublasSgemm_, "cublasSgemm_v2") && RESOLVE(h, cublasGemmEx_, "cublasGemmEx") &&
         RESOLVE(h, cublasGetStatusName_, "cublasGetStatusName")) {
       libcublas = h;
     }
@@ -295,7 +302,8 @@ static PyObject* cublaslt_create(PyObject* self, PyObject* arg) {
   return create_in_context(arg, cublasLtCreate_);
 }
 
-/* One GEMM's plan: cublasSgemm's arguments in its column-major terms, and,
+/* One GEMM's plan: cublasSgemm's (or for 16-bit operands cublasGemmEx's)
+ * arguments in its column-major terms, and,
  * where cuBLASLt's heuristic gave an algorithm, the cuBLASLt descriptors and
  * that algorithm, so that a call is one cublasLtMatmul with no heuristic
  * look-up and no handle state to set. */
@@ -303,7 +311,8 @@ typedef struct {
   cublasHandle_t handle;
   CUcontext ctx;
   int math, opb, opa, n, m, k, ldb, lda, ldc;
-  cublasLtHandle_t lt;   /* NULL: cublasSgemm runs every call */
+  int ab_type, c_type;   /* cudaDataType of A and B, of C: CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F */
+  cublasLtHandle_t lt;   /* NULL: cublasSgemm (cublasGemmEx) runs every call */
   LtDesc desc, layout_b, layout_a, layout_c;
   cublasLtMatmulAlgo_t algo;
   size_t workspace;      /* bytes `algo` needs */
@@ -374,14 +383,17 @@ static cublasStatus_t heuristic(Plan* p, cublasLtHandle_t lt, uint64_t limit,
  * call given no workspace). Returns 0 with p->lt set where it has an
  * algorithm, 0 with p->lt NULL where cuBLASLt offers none, else the failed
  * call's status with *what naming it. The matrices are p's column-major
- * ones: D(n x m) = op(B)(n x k) op(A)(k x m), fp32. The compute type is the
- * one cublasSgemm takes in the math mode: CUBLAS_COMPUTE_32F_FAST_TF32 for
+ * ones: D(n x m) = op(B)(n x k) op(A)(k x m), A and B of p->ab_type, C and D
+ * of p->c_type, the scale type fp32. The compute type is the one cublasSgemm
+ * takes in the math mode: CUBLAS_COMPUTE_32F_FAST_TF32 for
  * CUBLAS_TF32_TENSOR_OP_MATH, else CUBLAS_COMPUTE_32F (cuBLAS's
- * cublasSetMathMode notes). */
+ * cublasSetMathMode notes), which 16-bit operands always take (as
+ * cublasGemmEx with CUBLAS_COMPUTE_32F, torch.matmul's). */
 static cublasStatus_t plan_lt(Plan* p, cublasLtHandle_t lt, size_t workspace_limit,
                               const char** what) {
-  int compute = p->math == CUBLAS_TF32_TENSOR_OP_MATH ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                      : CUBLAS_COMPUTE_32F;
+  int compute = p->math == CUBLAS_TF32_TENSOR_OP_MATH && p->ab_type == CUDA_R_32F
+                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                    : CUBLAS_COMPUTE_32F;
   cublasStatus_t s;
   *what = "cublasLtMatmulDescCreate";
   s = cublasLtMatmulDescCreate_(&p->desc, compute, CUDA_R_32F);
@@ -392,14 +404,14 @@ static cublasStatus_t plan_lt(Plan* p, cublasLtHandle_t lt, size_t workspace_lim
   if (s == 0) s = cublasLtMatmulDescSetAttribute_(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &p->opa, sizeof(int));
   if (s == 0) {
     *what = "cublasLtMatrixLayoutCreate";
-    s = p->opb ? cublasLtMatrixLayoutCreate_(&p->layout_b, CUDA_R_32F, p->k, p->n, p->ldb)
-               : cublasLtMatrixLayoutCreate_(&p->layout_b, CUDA_R_32F, p->n, p->k, p->ldb);
+    s = p->opb ? cublasLtMatrixLayoutCreate_(&p->layout_b, p->ab_type, p->k, p->n, p->ldb)
+               : cublasLtMatrixLayoutCreate_(&p->layout_b, p->ab_type, p->n, p->k, p->ldb);
   }
   if (s == 0) {
-    s = p->opa ? cublasLtMatrixLayoutCreate_(&p->layout_a, CUDA_R_32F, p->m, p->k, p->lda)
-               : cublasLtMatrixLayoutCreate_(&p->layout_a, CUDA_R_32F, p->k, p->m, p->lda);
+    s = p->opa ? cublasLtMatrixLayoutCreate_(&p->layout_a, p->ab_type, p->m, p->k, p->lda)
+               : cublasLtMatrixLayoutCreate_(&p->layout_a, p->ab_type, p->k, p->m, p->lda);
   }
-  if (s == 0) s = cublasLtMatrixLayoutCreate_(&p->layout_c, CUDA_R_32F, p->n, p->m, p->ldc);
+  if (s == 0) s = cublasLtMatrixLayoutCreate_(&p->layout_c, p->c_type, p->n, p->m, p->ldc);
   int found = 0;
   if (s == 0) s = heuristic(p, lt, workspace_limit, &p->algo, &p->workspace, &found, what);
   if (s == 0 && found && p->workspace > 0) {
@@ -410,8 +422,8 @@ static cublasStatus_t plan_lt(Plan* p, cublasLtHandle_t lt, size_t workspace_lim
   return s;
 }
 
-/* plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit)
- * -> (plan, workspace) or (what, status) where a step failed (a
+/* plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit
+ *      [, ab_type, c_type]) -> (plan, workspace) or (what, status) where a step failed (a
  * cublasStatus_t; a CUresult negated for the context push).
  * The GEMM is cublasSgemm's with alpha 1 and beta 0 in its column-major
  * terms, C(n x m, ldc) = op(B) op(A): a row-major C = op(A) op(B) passed as
@@ -422,10 +434,13 @@ static cublasStatus_t plan_lt(Plan* p, cublasLtHandle_t lt, size_t workspace_lim
  * cublasOperation_t (0 N, 1 T); workspace_limit: the most workspace bytes
  * cuBLASLt's algorithm may take. plan: an object for gemm(); workspace: the
  * bytes of workspace its cuBLASLt algorithm needs, -1 where it has none
- * (cublasSgemm runs each call). */
+ * (cublasSgemm runs each call). ab_type, c_type: the cudaDataType of A and
+ * B and of C (default CUDA_R_32F, fp32); 16-bit A and B (CUDA_R_16BF,
+ * CUDA_R_16F) with C of their type or fp32 compute in fp32 whatever `math`
+ * is, and run cublasGemmEx where cuBLASLt offers no algorithm. */
 static PyObject* plan(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 13) {
-    PyErr_SetString(PyExc_TypeError, "plan takes 13 arguments");
+  if (nargs != 13 && nargs != 15) {
+    PyErr_SetString(PyExc_TypeError, "plan takes 13 or 15 arguments");
     return NULL;
   }
   void* handle = PyLong_AsVoidPtr(args[0]);
@@ -434,7 +449,19 @@ static PyObject* plan(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   int v[9];
   for (int i = 0; i < 9; ++i) v[i] = (int)PyLong_AsLong(args[3 + i]);  // math .. ldc
   unsigned long long limit = PyLong_AsUnsignedLongLong(args[12]);
+  int ab_type = CUDA_R_32F, c_type = CUDA_R_32F;
+  if (nargs == 15) {
+    ab_type = (int)PyLong_AsLong(args[13]);
+    c_type = (int)PyLong_AsLong(args[14]);
+  }
   if (PyErr_Occurred()) return NULL;
+  const int sixteen = ab_type == CUDA_R_16BF || ab_type == CUDA_R_16F;
+  if ((ab_type != CUDA_R_32F && !sixteen) || (c_type != ab_type && c_type != CUDA_R_32F)) {
+    PyErr_SetString(PyExc_ValueError,
+                    "plan: A and B fp32, bf16 or f16 (CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F), C of "
+                    "their type or fp32");
+    return NULL;
+  }
   if (!libcublas || !libcuda || (lt && !libcublaslt)) {
     PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no cuBLAS (call init() first)");
     return NULL;
@@ -449,6 +476,7 @@ static PyObject* plan(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   p->ctx = ctx;
   p->math = v[0], p->opb = v[1], p->opa = v[2], p->n = v[3], p->m = v[4], p->k = v[5];
   p->ldb = v[6], p->lda = v[7], p->ldc = v[8];
+  p->ab_type = ab_type, p->c_type = c_type;
   PyObject* capsule = PyCapsule_New(p, kPlanName, plan_free);
   if (!capsule) {
     PyMem_Free(p);
@@ -512,7 +540,12 @@ static int run_plan(const Plan* p, const void* b, const void* a, void* c, void* 
       *what = "cublasSetMathMode";
       s = cublasSetMathMode_(p->handle, p->math);
     }
-    if (s == 0) {
+    if (s == 0 && p->ab_type != CUDA_R_32F) {
+      *what = "cublasGemmEx";
+      s = cublasGemmEx_(p->handle, p->opb, p->opa, p->n, p->m, p->k, &one, b, p->ab_type, p->ldb,
+                        a, p->ab_type, p->lda, &zero, c, p->c_type, p->ldc, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
+    } else if (s == 0) {
       *what = "cublasSgemm";
       s = cublasSgemm_(p->handle, p->opb, p->opa, p->n, p->m, p->k, &one, (const float*)b,
                        p->ldb, (const float*)a, p->lda, &zero, (float*)c, p->ldc);
@@ -592,7 +625,8 @@ static PyMethodDef methods[] = {
     {"cublas_status_name", cublas_status_name, METH_O, "the name of a cublasStatus_t"},
     {"cublaslt_create", cublaslt_create, METH_O, "cublaslt_create(ctx) -> (handle, cublasStatus_t)"},
     {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
-     "plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit) -> "
+     "plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit[, ab_type, "
+     "c_type]) -> "
      "(plan, workspace bytes or -1) or (what, status)"},
     {"gemm", (PyCFunction)(void (*)(void))gemm, METH_FASTCALL,
      "gemm(plan, b, a, c, stream, workspace) -> None or (what, status)"},

@@ -1,5 +1,7 @@
-"""cuBLAS's SGEMM called directly, for tuned.matmul and tuned.linear where
-the daemon serves cuBLAS.
+"""cuBLAS's GEMM called directly, for tuned.matmul and tuned.linear where
+the daemon serves cuBLAS: fp32 (SGEMM, in the mode's math) and bf16 or f16
+operands with a result of their type or fp32 (computed in fp32, as
+torch.matmul's cublasGemmEx).
 
 torch.matmul reaches cuBLAS through its dispatcher (10-15 us of the CPU a
 call on an H100 host, more for a transposed operand), so where the product
@@ -14,7 +16,8 @@ Each stream has a workspace of its own. While a stream is captured into a
 CUDA graph, an algorithm that takes no workspace runs instead (the graph
 would keep the stream's workspace, which calls outside it go on using).
 Where cuBLASLt offers no algorithm or a pointer is not 256-byte aligned,
-the call is cublasSgemm in the mode's cublasMath_t as torch sets it. A new
+the call is cublasSgemm in the mode's cublasMath_t as torch sets it
+(cublasGemmEx for 16-bit operands). A new
 result is allocated in C++ by tuned._torchcall where pip built it against
 torch, else from Python. Where tuned._fastcall is not built or cuBLAS is not
 found, prepare returns None and torch runs the call.
@@ -40,6 +43,10 @@ except ImportError:
 _CUBLAS_DEFAULT_MATH = 0
 _CUBLAS_TF32_TENSOR_OP_MATH = 3
 _OP_N, _OP_T = 0, 1  # cublasOperation_t
+# A problem's dtype (Problem.dtype's name) -> the cudaDataType of A and B, of C
+# (library_types.h: CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14).
+_CUDA_TYPES = {"f32": (0, 0), "bf16": (14, 14), "f16": (2, 2), "bf16_f32": (14, 0),
+               "f16_f32": (2, 0)}
 
 _lock = threading.Lock()
 _handles = {}  # device index -> _Handles, or None
@@ -106,34 +113,44 @@ def _workspace(torch, index, stream, size):
 
 
 class Gemm:
-    """C = op(A) @ op(B) for one route: m x n x k in fp32, A and B in
-    `layout` ("n" row-major, "t" the transpose of a row-major matrix, as
-    tuned/layout.py reads them), C a row-major (m, n) float32 tensor; on
-    torch's current stream of GPU `index`. `fastcall`: the module that plans
-    and runs it (tuned._fastcall; a stand-in in the CPU tests)."""
+    """C = op(A) @ op(B) for one route: m x n x k, A and B in `layout` ("n"
+    row-major, "t" the transpose of a row-major matrix, as tuned/layout.py
+    reads them), C a row-major (m, n) tensor; `dtype` the problem's
+    (_CUDA_TYPES: "f32", or 16-bit A and B with C of their type or, for
+    "bf16_f32" and "f16_f32", float32); on torch's current stream of GPU
+    `index`. `fastcall`: the module that plans and runs it
+    (tuned._fastcall; a stand-in in the CPU tests)."""
 
-    __slots__ = ("plan", "workspace", "index", "stream", "call", "torch", "m", "n", "alloc_call")
+    __slots__ = ("plan", "workspace", "index", "stream", "call", "torch", "m", "n", "alloc_call",
+                 "out_dtype")
 
-    def __init__(self, torch, handles, tf32, layout, m, n, k, index, stream, fastcall=None):
+    def __init__(self, torch, handles, tf32, layout, m, n, k, index, stream, fastcall=None,
+                 dtype="f32"):
         # cuBLAS is column-major: the row-major C is C^T = op(B)^T op(A)^T,
         # each row-major operand being its own transpose there, and a
         # transposed one read as stored with OP_T (core/launch.cc's
         # RowMajorGemm).
         fastcall = fastcall or _fastcall
         self.torch, self.index, self.stream = torch, index, stream
-        math = _CUBLAS_TF32_TENSOR_OP_MATH if tf32 else _CUBLAS_DEFAULT_MATH
+        # 16-bit operands compute in fp32 (CUBLAS_DEFAULT_MATH lets cuBLAS use tensor cores).
+        math = _CUBLAS_TF32_TENSOR_OP_MATH if tf32 and dtype == "f32" else _CUBLAS_DEFAULT_MATH
         ta, tb = layout[0] == "t", layout[1] == "t"
         opa, opb = (_OP_T if ta else _OP_N), (_OP_T if tb else _OP_N)
         lda, ldb = (m if ta else k), (k if tb else n)
+        ab_type, c_type = _CUDA_TYPES[dtype]
+        # fp32's plan keeps its 13 arguments (a _fastcall of before 16 bits takes them).
+        types = () if dtype == "f32" else (ab_type, c_type)
         planned = fastcall.plan(handles.blas, handles.lt, handles.ctx, math, opb, opa, n, m, k,
-                                ldb, lda, n, handles.workspace_limit)
+                                ldb, lda, n, handles.workspace_limit, *types)
         if isinstance(planned[0], str):
             _raise(*planned)
         self.plan, self.workspace = planned
         self.call = fastcall.gemm
         self.m, self.n = m, n
+        # A float32 result of 16-bit operands: tuned._torchcall allocates a's dtype only.
+        self.out_dtype = torch.float32 if c_type != ab_type else None
         self.alloc_call = _torchcall.matmul if _torchcall is not None and fastcall is _fastcall \
-            else None
+            and self.out_dtype is None else None
 
     def _stream_and_workspace(self):
         """torch's current stream of the route's GPU, and its workspace (0
@@ -153,11 +170,14 @@ class Gemm:
         return out
 
     def new(self, a, b):
-        """op(A) @ op(B) into a new row-major (m, n) tensor (a's dtype and
-        device), allocated in C++ (tuned._torchcall) where it is built, else
-        with a.new_empty. Errors as __call__'s."""
+        """op(A) @ op(B) into a new row-major (m, n) tensor (a's dtype, or
+        float32 for "bf16_f32" and "f16_f32"; a's device), allocated in C++
+        (tuned._torchcall) where it is built, else with a.new_empty. Errors as
+        __call__'s."""
         alloc_call = self.alloc_call
         if alloc_call is None:
+            if self.out_dtype is not None:
+                return self(a, b, a.new_empty(self.m, self.n, dtype=self.out_dtype))
             return self(a, b, a.new_empty(self.m, self.n))
         stream, workspace = self._stream_and_workspace()
         r = alloc_call(self.plan, a, b, stream, workspace)
@@ -173,14 +193,16 @@ def _raise(what, status):
     raise TunedError(grpc.StatusCode.INTERNAL, f"{what}: {name}")
 
 
-def prepare(torch, index, tf32, layout, m, n, k):
-    """A Gemm for a route of float32 operands in `layout` ("nn", "nt", "tn"
-    or "tt") on GPU `index`, in TF32 (`tf32`) or fp32; None where
-    tuned._fastcall or cuBLAS is not available (torch runs the route's calls).
-    TunedError INTERNAL where creating a handle or planning fails."""
-    if layout not in ("nn", "nt", "tn", "tt") or not (m and n and k):
+def prepare(torch, index, tf32, layout, m, n, k, dtype="f32"):
+    """A Gemm for a route in `layout` ("nn", "nt", "tn" or "tt") on GPU
+    `index`: of float32 operands in TF32 (`tf32`) or fp32, or of the 16-bit
+    `dtype` ("bf16", "f16", "bf16_f32", "f16_f32": computed in fp32, `tf32`
+    unused); None where tuned._fastcall or cuBLAS is not available (torch
+    runs the route's calls). TunedError INTERNAL where creating a handle or
+    planning fails."""
+    if layout not in ("nn", "nt", "tn", "tt") or not (m and n and k) or dtype not in _CUDA_TYPES:
         return None
     handles = _handle(torch, index)
     if handles is None:
         return None
-    return Gemm(torch, handles, tf32, layout, m, n, k, index, _stream_function(torch))
+    return Gemm(torch, handles, tf32, layout, m, n, k, index, _stream_function(torch), dtype=dtype)

@@ -112,7 +112,7 @@ class _Route:
     its operands copied first where `copy_a`/`copy_b`, or, where kernel is
     None, cuBLAS in the math mode (`tf32`: cuBLAS TF32, else pure fp32; None
     for 16-bit operands: torch as its settings are): `blas` (a tuned.blas.Gemm
-    calling cuBLAS itself) where it is available and the operands are in
+    calling cuBLAS itself, in fp32 for 16-bit operands) where it is available and the operands are in
     `layout` as they are, else torch (for 16-bit operands and a float32
     result, cuBLAS's GEMM with an fp32 C, tuned.kernel._gemm_f32_out).
     `out_shape`: the shape of the result (linear's keeps x's leading
@@ -227,10 +227,10 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
             kernel.load()
         with _lock:
             kernel = _kernels.setdefault(kernel_key, kernel)
-    if kernel.uses_torch:  # the daemon serves cuBLAS: cuBLAS in the mode
+    if kernel.uses_torch:  # the daemon serves cuBLAS: cuBLAS in the mode (16 bits: in fp32)
         blas = None
-        if tf32 is not None and not (copy_a or copy_b) and device.type == "cuda":
-            blas = _blas.prepare(torch, index, tf32, layout, m, n, k)
+        if not (copy_a or copy_b) and device.type == "cuda":
+            blas = _blas.prepare(torch, index, bool(tf32), layout, m, n, k, dtype=name)
         return _Route(None, tf32, layout, False, False, m, n, k, index, blas=blas, **shaped)
     return _Route(kernel, tf32, layout, copy_a, copy_b, m, n, k, index, **shaped)
 
