@@ -24,14 +24,14 @@
 // With --suite llm (the linear layers of ../shared/bench/llm_shapes.txt, run
 // in layout nt), a second line:
 //   SUMMARY llm dtype=<..> layout=<..> decode_geomean_vs_cublas=<x over M <= 64>
-//     decode_bw_fraction=<median over decode shapes of the kernel's bytes
-//     (A, B and C once) / time / the GPU's peak memory bandwidth>
+//     decode_bw_fraction=<geomean over decode shapes of the kernel's bytes
+//     (A, B and C once) / time / the copy bandwidth>
 //     prefill_geomean_vs_cublas=<x over M > 64> kernel_min=<x>
 //     served_slower_than_cublas=<n> shapes=<n> gpu=<h100|h200|...>
-// The peak bandwidth: 2 x the memory clock x the bus width (CUDA device
-// attributes), or --peak-gbps.
+// The copy bandwidth is measured in the same run (CopyBandwidthGBps: a
+// device-to-device cudaMemcpyAsync of 1 GiB, read plus write).
 // Usage: gemm16bench --shapes ../shared/bench/shapes.txt --dtype bf16 [--layout nn]
-//        [--server ADDR] [--retune] [--suite llm [--peak-gbps GB/s]]
+//        [--server ADDR] [--retune] [--suite llm]
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -78,6 +78,38 @@ struct Buffers {
     return p;
   }
 };
+
+/// The device's copy bandwidth in GB/s: 2 x 1 GiB (read plus write) over
+/// the median time of 10 device-to-device cudaMemcpyAsync of 1 GiB (CUDA
+/// events, after one unmeasured copy), as the decode_bw_fraction
+/// defines it. Errors of the CUDA calls.
+absl::StatusOr<double> CopyBandwidthGBps() {
+  constexpr size_t kBytes = size_t{1} << 30;
+  Buffers buffers;
+  auto src = buffers.Alloc(kBytes);
+  if (!src.ok()) return src.status();
+  auto dst = buffers.Alloc(kBytes);
+  if (!dst.ok()) return dst.status();
+  TUNED_CUDA(cudaMemset(*src, 0x5a, kBytes));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  TUNED_CUDA(cudaEventCreate(&start));
+  absl::Status s = tuned::CudaStatus(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> ms;
+  for (int i = 0; s.ok() && i < 11; ++i) {
+    s = tuned::CudaStatus(cudaEventRecord(start), "cudaEventRecord");
+    if (s.ok()) s = tuned::CudaStatus(cudaMemcpyAsync(*dst, *src, kBytes, cudaMemcpyDeviceToDevice),
+                                       "cudaMemcpyAsync");
+    if (s.ok()) s = tuned::CudaStatus(cudaEventRecord(stop), "cudaEventRecord");
+    if (s.ok()) s = tuned::CudaStatus(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float t = 0;
+    if (s.ok()) s = tuned::CudaStatus(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+    if (s.ok() && i > 0) ms.push_back(t);
+  }
+  if (stop != nullptr) cudaEventDestroy(stop);
+  cudaEventDestroy(start);
+  TUNED_RETURN_IF_ERROR(s);
+  return 2.0 * kBytes / (tuned::Median(ms) * 1e6);
+}
 
 /// cuBLASLt's row-major GEMM in `layout` (column-major C^T = op(B)^T op(A)^T,
 /// as tuned::RowMajorGemm) with its heuristic's top algorithms.
@@ -265,22 +297,19 @@ int main(int argc, char** argv) {
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
   std::string suite;
-  double peak_gbps = 0;
   app.add_option("--suite", suite, "llm: also the LLM suite's SUMMARY llm line (decode: M <= 64)")
       ->check(CLI::IsMember({"llm"}));
-  app.add_option("--peak-gbps", peak_gbps,
-                 "the GPU's peak memory bandwidth (GB/s; default: from its memory clock and bus width)");
   CLI11_PARSE(app, argc, argv);
-  if (suite == "llm" && peak_gbps <= 0) {
-    int clock_khz = 0, bus_bits = 0;
-    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess) {
-      peak_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // double data rate
+  double copy_gbps = 0;
+  if (suite == "llm") {
+    auto bw = CopyBandwidthGBps();
+    if (!bw.ok()) {
+      std::cerr << "--suite llm: measuring the copy bandwidth: " << bw.status() << "\n";
+      return 1;
     }
-    if (peak_gbps <= 0) {
-      std::cerr << "--suite llm: the GPU's memory clock is unknown; pass --peak-gbps\n";
-      return 2;
-    }
+    copy_gbps = *bw;
+    std::cout << absl::StrFormat("copy bandwidth: %.0f GB/s (1 GiB device to device, read + write)\n",
+                                 copy_gbps);
   }
   auto dtype = tuned::ParseDType(dtype_name);
   auto layout = tuned::ParseLayout(layout_name);
@@ -301,7 +330,7 @@ int main(int argc, char** argv) {
   int n = 0, large = 0, failed = 0, served_slower = 0;
   double log_decode = 0, log_prefill = 0;
   int decode = 0, prefill = 0;
-  std::vector<double> decode_bw;  // fractions of the peak bandwidth
+  double log_bw = 0;  // the decode shapes' fractions of the copy bandwidth
   const int in_bytes = tuned::ElementBytes(tuned::InputDType(*dtype));
   const int out_bytes = tuned::ElementBytes(tuned::OutputDType(*dtype));
   std::string line;
@@ -347,7 +376,7 @@ int main(int argc, char** argv) {
       log_decode += std::log(ratio);
       ++decode;
       const double bytes = double(in_bytes) * (m * k + nn * k) + double(out_bytes) * m * nn;
-      if (peak_gbps > 0) decode_bw.push_back(bytes / (row->kernel_ms * 1e6) / peak_gbps);
+      if (copy_gbps > 0) log_bw += std::log(bytes / (row->kernel_ms * 1e6) / copy_gbps);
     } else {
       log_prefill += std::log(ratio);
       ++prefill;
@@ -376,7 +405,7 @@ int main(int argc, char** argv) {
         "prefill_geomean_vs_cublas=%.3f kernel_min=%.3f served_slower_than_cublas=%d shapes=%d "
         "gpu=%s\n",
         dtype_name, layout_name, decode > 0 ? std::exp(log_decode / decode) : 0.0,
-        decode_bw.empty() ? 0.0 : tuned::Median(decode_bw),
+        decode > 0 ? std::exp(log_bw / decode) : 0.0,
         prefill > 0 ? std::exp(log_prefill / prefill) : 0.0, n > 0 ? min_ratio : 0.0, served_slower,
         n, gpu);
   }

@@ -32,6 +32,24 @@ TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
   }
 }
 
+// The decode kind (KIND 3) on the shapes it is measured on and around them:
+// one token against N and K that are not multiples of 8 (element loads of
+// B and A), K over several blocks of 32 and split over a cluster's blocks
+// and a block's k-warps, K below one block of 32, and M of 3, 16, 33 and 64
+// (partial and whole blocks of tokens), in the layouts it streams (NT, TT)
+// and one it gathers (NN).
+TEST_F(GpuTest, Gemm16DecodeConfigsAreCorrectOnFewTokens) {
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32}) {
+    const Family& f = *SgemmFamily().ForDType(dtype);
+    for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TT, v1::LAYOUT_NN}) {
+      VerifyAll(f,
+                {{1, 1003, 517}, {1, 4096, 4096}, {3, 4099, 2049}, {16, 515, 1000}, {33, 130, 70},
+                 {64, 257, 4100}, {1, 64, 5}},
+                [](const Config& c) { return c.at("KIND") == 3; }, layout);
+    }
+  }
+}
+
 /// `count` random values in [-1, 1) rounded to `dtype`, as bits.
 std::vector<uint16_t> Random16(size_t count, v1::DType dtype, uint32_t seed) {
   std::mt19937 gen(seed);
