@@ -97,8 +97,8 @@ v1::Problem TransposeProblem(int64_t rows, int64_t cols) {
 v1::Problem FamilyProblem(std::string_view name, std::vector<int64_t> shape,
                           std::string_view spec_hash) {
   v1::Problem p;
-  if (const Family* f = FindFamily(name); f != nullptr) {
-    p.set_family(f->id());
+  if (const v1::Family id = BuiltinFamilyId(name); id != v1::FAMILY_UNSPECIFIED) {
+    p.set_family(id);
     p.set_dtype(v1::DTYPE_F32);
   } else {
     p.set_family_name(std::string(name));
@@ -108,11 +108,19 @@ v1::Problem FamilyProblem(std::string_view name, std::vector<int64_t> shape,
   return p;
 }
 
-bool IsBuiltinFamily(std::string_view name) { return FindFamily(name) != nullptr; }
+bool IsBuiltinFamily(std::string_view name) {
+  return BuiltinFamilyId(name) != v1::FAMILY_UNSPECIFIED;
+}
 
 std::string ProblemFamilyName(const v1::Problem& problem) {
   if (!problem.family_name().empty()) return problem.family_name();
-  if (const Family* f = FindFamily(problem.family()); f != nullptr) return std::string(f->name());
+  for (const Family* f : BuiltinCodeFamilies()) {
+    if (f->id() == problem.family()) return std::string(f->name());
+  }
+  if (problem.family() != v1::FAMILY_UNSPECIFIED && v1::Family_IsValid(problem.family())) {
+    // A spec-made built-in, named as its enum value (FAMILY_TRANSPOSE: transpose).
+    return absl::AsciiStrToLower(absl::StripPrefix(EnumName(problem.family()), "FAMILY_"));
+  }
   return "family " + EnumName(problem.family());
 }
 

@@ -145,7 +145,7 @@ TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
 
 absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel& best,
                                                             const std::vector<int64_t>& shape) {
-  const Family* family = FindFamily(best.problem());
+  const Family* family = FindCodeFamily(best.problem());
   if (family == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown kernel family ", EnumName(best.problem().family())));

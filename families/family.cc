@@ -1,6 +1,7 @@
 #include "families/family.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -283,6 +284,43 @@ std::optional<Shape> NearestShape(const Shape& shape, const std::vector<Shape>& 
     }
   }
   return best;
+}
+
+const Family* FindCodeFamily(const v1::Problem& problem) {
+  if (!problem.family_name().empty()) return nullptr;
+  for (const Family* f : BuiltinCodeFamilies()) {
+    if (f->id() != problem.family()) continue;
+    // The form of the problem's dtype (unset: F32), or the family itself, as FindFamily.
+    const Family* form = problem.dtype() == v1::DTYPE_UNSPECIFIED ? nullptr : f->ForDType(problem.dtype());
+    return form != nullptr ? form : f;
+  }
+  return nullptr;
+}
+
+namespace {
+std::atomic<bool> fault_test_enabled{false};
+}  // namespace
+
+void EnableFaultTestFamily() { fault_test_enabled = true; }
+bool FaultTestFamilyEnabled() { return fault_test_enabled; }
+
+v1::Family BuiltinFamilyId(std::string_view name) {
+  for (const Family* f : BuiltinCodeFamilies()) {
+    if (f->name() == name || (!f->alias().empty() && f->alias() == name)) {
+      return f->test_only() && !FaultTestFamilyEnabled() ? v1::FAMILY_UNSPECIFIED : f->id();
+    }
+  }
+  // A spec-made built-in: FAMILY_<NAME> (tuner.proto names each built-in family).
+  const google::protobuf::EnumDescriptor* families = v1::Family_descriptor();
+  for (int i = 0; i < families->value_count(); ++i) {
+    const auto id = static_cast<v1::Family>(families->value(i)->number());
+    const std::string enum_name = absl::AsciiStrToLower(
+        absl::StripPrefix(std::string(families->value(i)->name()), "FAMILY_"));
+    const bool code = std::any_of(BuiltinCodeFamilies().begin(), BuiltinCodeFamilies().end(),
+                                  [id](const Family* f) { return f->id() == id; });
+    if (id != v1::FAMILY_UNSPECIFIED && !code && enum_name == name) return id;
+  }
+  return v1::FAMILY_UNSPECIFIED;
 }
 
 v1::Device Sm90ReferenceDevice() {

@@ -16,8 +16,6 @@
 namespace tuned {
 
 namespace {
-bool fault_test_enabled = false;
-
 /// The kernel spec families of this process, by (name, hash); never
 /// removed, so that the pointers handed out stay valid.
 struct SpecFamilies {
@@ -31,12 +29,10 @@ SpecFamilies& Specs() {
 }
 }  // namespace
 
-void EnableFaultTestFamily() { fault_test_enabled = true; }
-
 std::vector<const Family*> AllFamilies() {
   std::vector<const Family*> all;
   for (const Family* f : BuiltinFamilies()) {
-    if (!f->test_only() || fault_test_enabled) all.push_back(f);
+    if (!f->test_only() || FaultTestFamilyEnabled()) all.push_back(f);
   }
   return all;
 }

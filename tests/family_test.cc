@@ -42,6 +42,35 @@ TEST(Registry, FindsEveryFamilyByIdAndName) {
   EXPECT_EQ(FindFamily("conv2d"), nullptr);
 }
 
+// The code families (what the client library links, without the spec
+// parser) and their lookups agree with the registry's: every built-in
+// family's name and alias finds its id, a spec-made one (transpose) by its
+// enum value; a code family finds a problem's form of its dtype; a
+// spec-made or user's family, no code family.
+TEST(Registry, TheCodeFamiliesAgreeWithTheRegistry) {
+  std::set<std::string> code;
+  for (const Family* f : BuiltinCodeFamilies()) code.insert(std::string(f->name()));
+  EXPECT_EQ(code, (std::set<std::string>{"sgemm", "fault_test"}));
+  for (const Family* f : AllFamilies()) EXPECT_EQ(BuiltinFamilyId(f->name()), f->id()) << f->name();
+  EXPECT_EQ(BuiltinFamilyId("gemm"), v1::FAMILY_SGEMM);
+  EXPECT_EQ(BuiltinFamilyId("transpose"), v1::FAMILY_TRANSPOSE);
+  for (const char* other : {"SGEMM", "softmax", "unspecified", "", "fault_test"}) {
+    EXPECT_EQ(BuiltinFamilyId(other), v1::FAMILY_UNSPECIFIED) << other;
+  }
+  v1::Problem p;
+  p.set_family(v1::FAMILY_SGEMM);
+  p.set_dtype(v1::DTYPE_BF16);
+  EXPECT_EQ(FindCodeFamily(p), FindFamily(p));
+  EXPECT_EQ(FindCodeFamily(p)->dtype(), v1::DTYPE_BF16);
+  p.set_dtype(v1::DTYPE_UNSPECIFIED);
+  EXPECT_EQ(FindCodeFamily(p), &SgemmFamily());
+  p.set_family(v1::FAMILY_TRANSPOSE);
+  EXPECT_EQ(FindCodeFamily(p), nullptr);
+  p.set_family(v1::FAMILY_SGEMM);
+  p.set_family_name("softmax");
+  EXPECT_EQ(FindCodeFamily(p), nullptr);
+}
+
 // A kernel spec may not take a built-in family's name in any case: "SGEMM"
 // beside sgemm would read as the same family.
 TEST(Registry, ASpecNamedAsABuiltInFamilyInAnyCaseIsRefused) {

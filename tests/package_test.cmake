@@ -7,6 +7,21 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefi
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
+# The client library needs no kernel-spec parser: the installed package names
+# none of its libraries (TOML, JSON, expressions, SHA-256).
+file(GLOB target_files ${prefix}/lib*/cmake/tuned/tunedTargets*.cmake)
+if(NOT target_files)
+  message(FATAL_ERROR "no tunedTargets*.cmake installed under ${prefix}")
+endif()
+foreach(f ${target_files})
+  file(READ ${f} text)
+  foreach(word tuned_spec tomlplusplus nlohmann muparser OpenSSL)
+    string(FIND "${text}" "${word}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "the installed client library needs ${word} (${f})")
+    endif()
+  endforeach()
+endforeach()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${BUILD_DIR}/package_test/ex
                         -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
                 RESULT_VARIABLE rc)
