@@ -121,11 +121,7 @@ absl::Status CheckDecode(const Config& config, const v1::Device& device) {
     return absl::FailedPreconditionError(absl::StrCat(
         "KIND=3 needs KWARPS and KBLOCKS of 1 or more, not ", d.kwarps, " and ", d.kblocks));
   }
-  if (d.splitk > 1 && device.cc_major() < 9) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("SPLITK=", d.splitk, " reduces within a thread-block cluster (compute "
-                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
-  }
+  TUNED_RETURN_IF_ERROR(CheckClusterSplitK(d.splitk, device));
   if (d.SharedBytes() > device.shared_memory_per_block()) {
     return absl::FailedPreconditionError(absl::StrCat(
         d.SharedBytes(), " bytes of static shared memory (KWARPS*BM*BN*4) exceed the device's ",

@@ -195,12 +195,7 @@ absl::Status CheckMma(const Config& c, const v1::Device& device) {
         "MINB=", At1(c, "MINB"), " blocks of ", threads, " threads leave too few registers for a ", wm,
         "x", wn, " warp tile (spills)"));
   }
-  if (At1(c, "SPLITK") > 1 && device.cc_major() < 9) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("SPLITK=", At1(c, "SPLITK"), " reduces within a thread-block cluster (compute "
-                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
-  }
-  return absl::OkStatus();
+  return CheckClusterSplitK(At1(c, "SPLITK"), device);
 }
 
 /// wgmma16.cuh's static_asserts and the device: compute capability 9.0
@@ -356,6 +351,15 @@ absl::Status StagedSuitsShape(const Config& config, const Shape& shape) {
   return absl::FailedPreconditionError(absl::StrCat(
       "STAGED=", Get(config, "STAGED"), " is for a pitch TMA cannot take; A's (", lda, ") and B's (",
       ldb, ") are multiples of 8 elements"));
+}
+
+absl::Status CheckClusterSplitK(int64_t splitk, const v1::Device& device) {
+  if (splitk > 1 && device.cc_major() < 9) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SPLITK=", splitk, " reduces within a thread-block cluster (compute "
+                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckTensorCore(const Config& config, const v1::Device& device) {

@@ -188,6 +188,10 @@ int64_t At1(const Config& c, const std::string& key);
 /// The tensor-core kinds' configs of Space(): wgmma's (STAGED 0, then the
 /// STAGED ones), then mma's.
 void AddTensorCoreSpace(std::vector<Config>& space);
+/// OK unless SPLITK > 1 on a device below compute capability 9.0: the
+/// 16-bit kinds reduce split-K within a thread-block cluster
+/// (FAILED_PRECONDITION naming both).
+absl::Status CheckClusterSplitK(int64_t splitk, const v1::Device& device);
 /// Check's rules of KIND 1 and 2 (after the form's common rules).
 absl::Status CheckTensorCore(const Config& config, const v1::Device& device);
 /// OK unless the config is STAGED (> 0) and both of the shape's pitches
