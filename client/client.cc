@@ -114,13 +114,7 @@ bool IsBuiltinFamily(std::string_view name) {
 
 std::string ProblemFamilyName(const v1::Problem& problem) {
   if (!problem.family_name().empty()) return problem.family_name();
-  for (const Family* f : BuiltinCodeFamilies()) {
-    if (f->id() == problem.family()) return std::string(f->name());
-  }
-  if (problem.family() != v1::FAMILY_UNSPECIFIED && v1::Family_IsValid(problem.family())) {
-    // A spec-made built-in, named as its enum value (FAMILY_TRANSPOSE: transpose).
-    return absl::AsciiStrToLower(absl::StripPrefix(EnumName(problem.family()), "FAMILY_"));
-  }
+  if (std::string name = BuiltinFamilyName(problem.family()); !name.empty()) return name;
   return "family " + EnumName(problem.family());
 }
 

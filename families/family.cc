@@ -286,23 +286,39 @@ std::optional<Shape> NearestShape(const Shape& shape, const std::vector<Shape>& 
   return best;
 }
 
-const Family* FindCodeFamily(const v1::Problem& problem) {
-  if (!problem.family_name().empty()) return nullptr;
+namespace {
+std::atomic<bool> fault_test_enabled{false};
+
+/// The code family whose id is `id`, or nullptr.
+const Family* CodeFamilyOf(v1::Family id) {
   for (const Family* f : BuiltinCodeFamilies()) {
-    if (f->id() != problem.family()) continue;
-    // The form of the problem's dtype (unset: F32), or the family itself, as FindFamily.
-    const Family* form = problem.dtype() == v1::DTYPE_UNSPECIFIED ? nullptr : f->ForDType(problem.dtype());
-    return form != nullptr ? form : f;
+    if (f->id() == id) return f;
   }
   return nullptr;
 }
 
-namespace {
-std::atomic<bool> fault_test_enabled{false};
+/// A spec-made built-in's name: its enum value's, lower case without
+/// "FAMILY_" (tuner.proto names each built-in family: FAMILY_TRANSPOSE is
+/// transpose); empty for FAMILY_UNSPECIFIED, a value this build does not
+/// know, or a code family's id.
+std::string SpecMadeName(v1::Family id) {
+  if (id == v1::FAMILY_UNSPECIFIED || !v1::Family_IsValid(id) || CodeFamilyOf(id) != nullptr) {
+    return "";
+  }
+  return absl::AsciiStrToLower(absl::StripPrefix(v1::Family_Name(id), "FAMILY_"));
+}
 }  // namespace
 
 void EnableFaultTestFamily() { fault_test_enabled = true; }
 bool FaultTestFamilyEnabled() { return fault_test_enabled; }
+
+const Family* FindCodeFamily(const v1::Problem& problem) {
+  const Family* f = problem.family_name().empty() ? CodeFamilyOf(problem.family()) : nullptr;
+  if (f == nullptr) return nullptr;
+  // The form of the problem's dtype (unset: F32), or the family itself, as FindFamily.
+  const Family* form = problem.dtype() == v1::DTYPE_UNSPECIFIED ? nullptr : f->ForDType(problem.dtype());
+  return form != nullptr ? form : f;
+}
 
 v1::Family BuiltinFamilyId(std::string_view name) {
   for (const Family* f : BuiltinCodeFamilies()) {
@@ -310,17 +326,17 @@ v1::Family BuiltinFamilyId(std::string_view name) {
       return f->test_only() && !FaultTestFamilyEnabled() ? v1::FAMILY_UNSPECIFIED : f->id();
     }
   }
-  // A spec-made built-in: FAMILY_<NAME> (tuner.proto names each built-in family).
   const google::protobuf::EnumDescriptor* families = v1::Family_descriptor();
   for (int i = 0; i < families->value_count(); ++i) {
     const auto id = static_cast<v1::Family>(families->value(i)->number());
-    const std::string enum_name = absl::AsciiStrToLower(
-        absl::StripPrefix(std::string(families->value(i)->name()), "FAMILY_"));
-    const bool code = std::any_of(BuiltinCodeFamilies().begin(), BuiltinCodeFamilies().end(),
-                                  [id](const Family* f) { return f->id() == id; });
-    if (id != v1::FAMILY_UNSPECIFIED && !code && enum_name == name) return id;
+    if (!name.empty() && SpecMadeName(id) == name) return id;
   }
   return v1::FAMILY_UNSPECIFIED;
+}
+
+std::string BuiltinFamilyName(v1::Family id) {
+  if (const Family* f = CodeFamilyOf(id); f != nullptr) return std::string(f->name());
+  return SpecMadeName(id);
 }
 
 v1::Device Sm90ReferenceDevice() {

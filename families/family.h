@@ -357,6 +357,10 @@ const Family* FindCodeFamily(const v1::Problem& problem);
 /// families and the proto's enum (FAMILY_<NAME>: the spec-made built-ins);
 /// FAMILY_UNSPECIFIED for any other name (a user's kernel spec).
 v1::Family BuiltinFamilyId(std::string_view name);
+/// The name of built-in family `id` (BuiltinFamilyId's reverse, test-only
+/// ones included); empty for FAMILY_UNSPECIFIED or a value this build does
+/// not know.
+std::string BuiltinFamilyName(v1::Family id);
 /// The built-in families by name, for the code and tests that name one
 /// (families/sgemm/, families/transpose/, families/fault_test/).
 const Family& SgemmFamily();

@@ -54,6 +54,9 @@ TEST(Registry, TheCodeFamiliesAgreeWithTheRegistry) {
   for (const Family* f : AllFamilies()) EXPECT_EQ(BuiltinFamilyId(f->name()), f->id()) << f->name();
   EXPECT_EQ(BuiltinFamilyId("gemm"), v1::FAMILY_SGEMM);
   EXPECT_EQ(BuiltinFamilyId("transpose"), v1::FAMILY_TRANSPOSE);
+  for (const Family* f : BuiltinFamilies()) EXPECT_EQ(BuiltinFamilyName(f->id()), f->name());
+  EXPECT_EQ(BuiltinFamilyName(v1::FAMILY_UNSPECIFIED), "");
+  EXPECT_EQ(BuiltinFamilyName(static_cast<v1::Family>(77)), "");
   for (const char* other : {"SGEMM", "softmax", "unspecified", "", "fault_test"}) {
     EXPECT_EQ(BuiltinFamilyId(other), v1::FAMILY_UNSPECIFIED) << other;
   }

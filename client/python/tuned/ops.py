@@ -112,8 +112,8 @@ class _Route:
     its operands copied first where `copy_a`/`copy_b`, or, where kernel is
     None, cuBLAS in the math mode (`tf32`: cuBLAS TF32, else pure fp32; None
     for 16-bit operands: torch as its settings are): `blas` (a tuned.blas.Gemm
-    calling cuBLAS itself, in fp32 for 16-bit operands) where it is available and the operands are in
-    `layout` as they are, else torch (for 16-bit operands and a float32
+    calling cuBLAS itself, in fp32 for 16-bit operands) where it is
+    available and the operands are in `layout` as they are, else torch (for 16-bit operands and a float32
     result, cuBLAS's GEMM with an fp32 C, tuned.kernel._gemm_f32_out).
     `out_shape`: the shape of the result (linear's keeps x's leading
     dimensions); `dtype`: the operands' torch dtype, `out_dtype` the
