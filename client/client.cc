@@ -85,6 +85,19 @@ absl::StatusOr<v1::Layout> ParseLayout(std::string_view name) {
       absl::StrCat("unknown layout '", std::string(name), "' (known: nn, nt, tn, tt)"));
 }
 
+std::string EpilogueName(v1::Epilogue epilogue) {
+  return absl::AsciiStrToLower(absl::StripPrefix(EnumName(epilogue), "EPILOGUE_"));
+}
+
+absl::StatusOr<v1::Epilogue> ParseEpilogue(std::string_view name) {
+  for (int e = v1::EPILOGUE_NONE; e <= v1::EPILOGUE_BIAS_GELU_ERF; ++e) {
+    if (name == EpilogueName(static_cast<v1::Epilogue>(e))) return static_cast<v1::Epilogue>(e);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown epilogue '", std::string(name),
+      "' (known: none, bias, bias_relu, bias_gelu_tanh, bias_gelu_erf)"));
+}
+
 v1::Problem TransposeProblem(int64_t rows, int64_t cols) {
   v1::Problem p;
   p.set_family(v1::FAMILY_TRANSPOSE);

@@ -51,7 +51,8 @@ CLI::Validator AtLeast(int64_t min) {
 
 // A problem's options, as every command that names one takes them.
 struct ProblemArgs {
-  std::string family = "sgemm", version, math = "ieee_fp32", layout = "nn", dtype = "f32";
+  std::string family = "sgemm", version, math = "ieee_fp32", layout = "nn", dtype = "f32",
+              epilogue = "none";
   std::vector<int64_t> dims;
 };
 
@@ -75,6 +76,10 @@ void AddProblemOptions(CLI::App* cmd, ProblemArgs& p) {
                   "sgemm element type: f32 (default), bf16 or f16 (16-bit A, B and C, fp32 "
                   "accumulation; error <= 2x cuBLAS's vs fp64; math mode ieee_fp32 only), "
                   "bf16_f32 or f16_f32 (16-bit A and B, fp32 C)");
+  cmd->add_option("--epilogue", p.epilogue,
+                  "sgemm 16-bit dtypes: what is applied to C after the product, as F.linear's "
+                  "bias and an activation: none (default), bias (+ a bias of N elements), "
+                  "bias_relu, bias_gelu_tanh (GELU's tanh form) or bias_gelu_erf (GELU)");
 }
 
 // The problem `p` names, or a usage error's message. A built-in family's
@@ -98,6 +103,9 @@ absl::StatusOr<tuned::v1::Problem> ParseProblem(const ProblemArgs& p) {
   auto layout = tuned::ParseLayout(p.layout);
   if (!layout.ok()) return layout.status();
   problem.set_layout(*layout);
+  auto epilogue = tuned::ParseEpilogue(p.epilogue);
+  if (!epilogue.ok()) return epilogue.status();
+  problem.set_epilogue(*epilogue);
   if (tuned::IsBuiltinFamily(p.family)) {
     auto dtype = tuned::ParseDType(p.dtype);
     if (!dtype.ok()) return dtype.status();

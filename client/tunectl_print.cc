@@ -59,8 +59,9 @@ using tuned::StatusName;
 // A kernel spec's version as tunectl shows it: the first 12 hex digits of its hash.
 std::string ShortHash(const std::string& hash) { return hash.substr(0, 12); }
 
-// "sgemm f32 1024x1024x1024", with the math mode and the layout after it
-// where they are not the defaults: "sgemm f32 1024x1024x1024 tf32 nt"; a kernel spec's problem with
+// "sgemm f32 1024x1024x1024", with the math mode, the layout and the epilogue
+// after it where they are not the defaults: "sgemm f32 1024x1024x1024 tf32 nt",
+// "sgemm bf16 16x4096x4096 nt +bias_gelu_tanh"; a kernel spec's problem with
 // its version: "matmul_tiled@3f2a9c1d04e7 1024x1024x1024".
 std::string ProblemString(const tuned::v1::Problem& p) {
   if (!p.family_name().empty() && p.family() == tuned::v1::FAMILY_UNSPECIFIED) {
@@ -70,7 +71,10 @@ std::string ProblemString(const tuned::v1::Problem& p) {
   return absl::StrCat(tuned::ProblemFamilyName(p), " ", tuned::DTypeText(p.dtype()), " ",
                       absl::StrJoin(p.shape(), "x"),
                       p.math() == tuned::v1::MATH_IEEE_FP32 ? "" : " " + tuned::MathName(p.math()),
-                      p.layout() == tuned::v1::LAYOUT_NN ? "" : " " + tuned::LayoutName(p.layout()));
+                      p.layout() == tuned::v1::LAYOUT_NN ? "" : " " + tuned::LayoutName(p.layout()),
+                      p.epilogue() == tuned::v1::EPILOGUE_NONE
+                          ? ""
+                          : " +" + tuned::EpilogueName(p.epilogue()));
 }
 
 // What a kernel's error is measured against: "vs cuBLAS" (ieee_fp32), or

@@ -38,17 +38,18 @@ absl::StatusOr<WorkloadProblem> ParseProblem(const Json& entry, const std::strin
   if (!entry.is_object()) return Bad(path, "not an object");
   for (const auto& [key, value] : entry.items()) {
     static const std::set<std::string> kKeys = {"family", "dtype", "layout", "math",
-                                                "shape",  "calls", "gpu_ms"};
+                                                "epilogue", "shape", "calls", "gpu_ms"};
     if (!kKeys.contains(key)) {
       return Bad(absl::StrCat(path, ".", key),
-                 "unknown key (known: family, dtype, layout, math, shape, calls, gpu_ms)");
+                 "unknown key (known: family, dtype, layout, math, epilogue, shape, calls, gpu_ms)");
     }
   }
   auto family = Text(entry, "family", path, "sgemm");
   auto dtype_name = Text(entry, "dtype", path, "f32");
   auto layout_name = Text(entry, "layout", path, "nn");
   auto math_name = Text(entry, "math", path, "ieee_fp32");
-  for (const auto* s : {&family, &dtype_name, &layout_name, &math_name}) {
+  auto epilogue_name = Text(entry, "epilogue", path, "none");
+  for (const auto* s : {&family, &dtype_name, &layout_name, &math_name, &epilogue_name}) {
     if (!s->ok()) return s->status();
   }
   if (family->empty()) return Bad(path + ".family", "empty");
@@ -58,6 +59,8 @@ absl::StatusOr<WorkloadProblem> ParseProblem(const Json& entry, const std::strin
   if (!layout.ok()) return Bad(path + ".layout", std::string(layout.status().message()));
   auto math = ParseMath(*math_name);
   if (!math.ok()) return Bad(path + ".math", std::string(math.status().message()));
+  auto epilogue = ParseEpilogue(*epilogue_name);
+  if (!epilogue.ok()) return Bad(path + ".epilogue", std::string(epilogue.status().message()));
   if (!entry.contains("shape") || !entry["shape"].is_array() || entry["shape"].empty()) {
     return Bad(path + ".shape", "missing, or not a list of dimensions");
   }
@@ -77,6 +80,7 @@ absl::StatusOr<WorkloadProblem> ParseProblem(const Json& entry, const std::strin
   if (out.problem.family() != v1::FAMILY_UNSPECIFIED) out.problem.set_dtype(*dtype);
   out.problem.set_layout(*layout);
   out.problem.set_math(*math);
+  out.problem.set_epilogue(*epilogue);
   if (!entry.contains("calls") || !entry["calls"].is_number_integer() || entry["calls"].get<int64_t>() < 1) {
     return Bad(path + ".calls", "missing, or not an integer of at least 1");
   }

@@ -341,6 +341,95 @@ absl::Status RowMajorGemmEx(cublasHandle_t handle, int m, int n, int k, float al
                       "cublasGemmEx");
 }
 
+cublasLtEpilogue_t LtEpilogue(v1::Epilogue epilogue) {
+  switch (epilogue) {
+    case v1::EPILOGUE_BIAS:
+    case v1::EPILOGUE_BIAS_GELU_ERF: return CUBLASLT_EPILOGUE_BIAS;
+    case v1::EPILOGUE_BIAS_RELU: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case v1::EPILOGUE_BIAS_GELU_TANH: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    default: return CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
+
+namespace {
+
+/// The descriptors of one cuBLASLt GEMM, destroyed with it.
+struct LtPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtPlan() {
+    if (pref != nullptr) cublasLtMatmulPreferenceDestroy(pref);
+    for (cublasLtMatrixLayout_t l : {a, b, c}) {
+      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+    }
+    if (op != nullptr) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+}  // namespace
+
+absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
+                            const void* b, float beta, void* c, const void* bias,
+                            cudaStream_t stream, v1::Layout layout, v1::DType dtype,
+                            v1::Epilogue epilogue, void* workspace, size_t workspace_bytes) {
+  if (!Is16BitGemm(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RowMajorGemmLt: dtype ", static_cast<int>(dtype), " is not BF16, F16, BF16_F32 or F16_F32"));
+  }
+  if (epilogue != v1::EPILOGUE_NONE && bias == nullptr) {
+    return absl::InvalidArgumentError("RowMajorGemmLt: the epilogue needs a bias");
+  }
+  const cudaDataType_t type = InputDType(dtype) == v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const cudaDataType_t ctype = OutputDType(dtype) == v1::DTYPE_F32 ? CUDA_R_32F : type;
+  // Column-major C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m), as RowMajorGemm.
+  const RowMajorGemmArgs g = RowMajorGemm(m, n, k, layout);
+  LtPlan plan;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescCreate(&plan.op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                                 "cublasLtMatmulDescCreate"));
+  const cublasLtEpilogue_t epi = LtEpilogue(epilogue);
+  for (auto [attr, value, size] :
+       {std::tuple{CUBLASLT_MATMUL_DESC_TRANSA, static_cast<const void*>(&g.op_first), sizeof(g.op_first)},
+        {CUBLASLT_MATMUL_DESC_TRANSB, &g.op_second, sizeof(g.op_second)},
+        {CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)}}) {
+    TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(plan.op, attr, value, size),
+                                   "cublasLtMatmulDescSetAttribute"));
+  }
+  if (epilogue != v1::EPILOGUE_NONE) {
+    TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(
+                                       plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                                   "cublasLtMatmulDescSetAttribute (bias)"));
+    TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(
+                                       plan.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &ctype, sizeof(ctype)),
+                                   "cublasLtMatmulDescSetAttribute (bias type)"));
+  }
+  const bool tb = g.op_first == CUBLAS_OP_T, ta = g.op_second == CUBLAS_OP_T;
+  TUNED_RETURN_IF_ERROR(CublasStatus(
+      cublasLtMatrixLayoutCreate(&plan.a, type, tb ? k : n, tb ? n : k, g.ldb), "cublasLtMatrixLayoutCreate"));
+  TUNED_RETURN_IF_ERROR(CublasStatus(
+      cublasLtMatrixLayoutCreate(&plan.b, type, ta ? m : k, ta ? k : m, g.lda), "cublasLtMatrixLayoutCreate"));
+  TUNED_RETURN_IF_ERROR(
+      CublasStatus(cublasLtMatrixLayoutCreate(&plan.c, ctype, n, m, n), "cublasLtMatrixLayoutCreate"));
+  TUNED_RETURN_IF_ERROR(
+      CublasStatus(cublasLtMatmulPreferenceCreate(&plan.pref), "cublasLtMatmulPreferenceCreate"));
+  TUNED_RETURN_IF_ERROR(CublasStatus(
+      cublasLtMatmulPreferenceSetAttribute(plan.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &workspace_bytes, sizeof(workspace_bytes)),
+      "cublasLtMatmulPreferenceSetAttribute"));
+  cublasLtMatmulHeuristicResult_t found{};
+  int count = 0;
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulAlgoGetHeuristic(lt, plan.op, plan.a, plan.b, plan.c,
+                                                                plan.c, plan.pref, 1, &found, &count),
+                                 "cublasLtMatmulAlgoGetHeuristic"));
+  if (count == 0) {
+    return absl::NotFoundError(absl::StrCat("cuBLASLt has no algorithm for ", m, "x", n, "x", k,
+                                            " with epilogue ", static_cast<int>(epi)));
+  }
+  return CublasStatus(cublasLtMatmul(lt, plan.op, &alpha, b, plan.a, a, plan.b, &beta, c, plan.c, c,
+                                 plan.c, &found.algo, workspace, workspace_bytes, stream),
+                  "cublasLtMatmul");
+}
+
 absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,
                             cudaStream_t stream) {
   if (beta == 0.0f) {

@@ -196,7 +196,7 @@ class PostgresDatabase final : public Database {
   }
 
   /// Brings the database to this build's schema: schema.sql on a fresh
-  /// one, migrations/N.sql on an older one (3 -> 4 -> ... -> 9), each in one
+  /// one, migrations/N.sql on an older one (3 -> 4 -> ... -> 10), each in one
   /// transaction, under a session advisory lock (daemons that start
   /// together apply it once). FAILED_PRECONDITION for a schema that is
   /// newer than this build's, or older than 3.
@@ -225,7 +225,8 @@ class PostgresDatabase final : public Database {
           {5, {embedded::kPostgresMigration6Sql, "db/postgres/migrations/6.sql"}},
           {6, {embedded::kPostgresMigration7Sql, "db/postgres/migrations/7.sql"}},
           {7, {embedded::kPostgresMigration8Sql, "db/postgres/migrations/8.sql"}},
-          {8, {embedded::kPostgresMigration9Sql, "db/postgres/migrations/9.sql"}}};
+          {8, {embedded::kPostgresMigration9Sql, "db/postgres/migrations/9.sql"}},
+          {9, {embedded::kPostgresMigration10Sql, "db/postgres/migrations/10.sql"}}};
       for (auto it = migrations.find(v); it != migrations.end() && v < Store::kSchemaVersion;
            it = migrations.find(v)) {
         TUNED_RETURN_IF_ERROR(Begin(false));

@@ -144,7 +144,8 @@ class SqliteDatabase final : public Database {
             {1, embedded::kSqliteMigration2Sql}, {2, embedded::kSqliteMigration3Sql},
             {3, embedded::kSqliteMigration4Sql}, {4, embedded::kSqliteMigration5Sql},
             {5, embedded::kSqliteMigration6Sql}, {6, embedded::kSqliteMigration7Sql},
-            {7, embedded::kSqliteMigration8Sql}, {8, embedded::kSqliteMigration9Sql}};
+            {7, embedded::kSqliteMigration8Sql}, {8, embedded::kSqliteMigration9Sql},
+            {9, embedded::kSqliteMigration10Sql}};
         for (int64_t v = *version; v < Store::kSchemaVersion; ++v) {
           auto it = migrations.find(v);
           if (it == migrations.end()) {

@@ -51,12 +51,17 @@ std::string ProblemLabel(const v1::Problem& p) {
     absl::StrAppend(&label, " ",
                     absl::AsciiStrToLower(absl::StripPrefix(LayoutText(p), "LAYOUT_")));
   }
+  if (p.epilogue() != v1::EPILOGUE_NONE) {
+    absl::StrAppend(&label, " +",
+                    absl::AsciiStrToLower(absl::StripPrefix(EpilogueText(p), "EPILOGUE_")));
+  }
   return label;
 }
 
 absl::Status ParseProblem(const std::string& family, const std::string& dtype,
                           const std::string& shape, const std::string& math,
-                          const std::string& layout, v1::Problem* p) {
+                          const std::string& layout, const std::string& epilogue,
+                          v1::Problem* p) {
   v1::Family f = v1::FAMILY_UNSPECIFIED;
   v1::DType d;
   v1::Math m;
@@ -84,6 +89,12 @@ absl::Status ParseProblem(const std::string& family, const std::string& dtype,
                                             "' has unknown layout '", layout, "'"));
   }
   p->set_layout(l);
+  v1::Epilogue e;
+  if (!v1::Epilogue_Parse(epilogue, &e)) {
+    return absl::DataLossError(absl::StrCat("stored problem of family '", family,
+                                            "' has unknown epilogue '", epilogue, "'"));
+  }
+  p->set_epilogue(e);
   for (absl::string_view dim : absl::StrSplit(shape, 'x', absl::SkipEmpty())) {
     int64_t n;
     if (!absl::SimpleAtoi(dim, &n)) return absl::DataLossError(absl::StrCat("bad shape ", shape));

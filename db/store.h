@@ -175,7 +175,7 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 9;
+  static constexpr int kSchemaVersion = 10;
 
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...), applies or migrates its schema,
@@ -291,11 +291,12 @@ class Store {
                                                                 const v1::Problem& problem,
                                                                 int top);
   /// Shapes of the family (its FamilyKey: a kernel spec's version lists
-  /// only its own shapes), dtype, math mode and layout with at least one OK
+  /// only its own shapes), dtype, math mode, layout and epilogue with at least one OK
   /// measurement on the device kind.
   absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(
       int64_t device_id, std::string_view family_key, v1::DType dtype,
-      v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN);
+      v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN,
+      v1::Epilogue epilogue = v1::EPILOGUE_NONE);
   /// The fastest OK measurement of the problem on the device kind, whoever
   /// measured it, with its binary and the baseline of the GPU that measured
   /// it. Without one, the baseline of the problem's newest DONE job that

@@ -72,9 +72,17 @@ inline std::string LayoutText(const v1::Problem& p) {
   return name.empty() ? std::to_string(static_cast<int>(p.layout())) : name;
 }
 
+/// The epilogue column's text: the proto name, e.g. "EPILOGUE_BIAS" (a
+/// number this build does not know as its digits, which match no stored row).
+inline std::string EpilogueText(const v1::Problem& p) {
+  const std::string name = v1::Epilogue_Name(p.epilogue());
+  return name.empty() ? std::to_string(static_cast<int>(p.epilogue())) : name;
+}
+
 /// "sgemm f32 1024x1024x1024", for messages; a math mode other than the
 /// default follows, e.g. "sgemm f32 1024x1024x1024 tf32", then a layout
-/// other than NN, e.g. "sgemm f32 1024x1024x1024 nt", and a kernel spec
+/// other than NN, e.g. "sgemm f32 1024x1024x1024 nt", and an epilogue, e.g.
+/// "sgemm bf16 16x4096x4096 nt +bias_gelu_tanh", and a kernel spec
 /// is named with its hash's first 12 digits, "matmul@3f2a9c01d2e4 64x64"
 /// (an unset dtype is left out).
 std::string ProblemLabel(const v1::Problem& p);
@@ -82,11 +90,11 @@ std::string ProblemLabel(const v1::Problem& p);
 /// The problem of stored family (FamilyKey: a built-in family's enum name,
 /// or "<family_name>@<spec_hash>", read back as family FAMILY_UNSPECIFIED
 /// with family_name and spec_hash), dtype, shape ("64x64x64"), math and
-/// layout columns. DATA_LOSS for a name this build does not know, a key with
-/// an empty name or hash, or a bad shape.
+/// layout and epilogue columns. DATA_LOSS for a name this build does not
+/// know, a key with an empty name or hash, or a bad shape.
 absl::Status ParseProblem(const std::string& family, const std::string& dtype,
                           const std::string& shape, const std::string& math,
-                          const std::string& layout, v1::Problem* p);
+                          const std::string& layout, const std::string& epilogue, v1::Problem* p);
 
 /// "BK=8,BM=128,BN=64": params in key order.
 std::string ParamsText(const v1::KernelConfig& c);

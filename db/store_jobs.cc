@@ -12,6 +12,7 @@ namespace tuned {
 
 using store_internal::NowUnix;
 using store_internal::ShapeText;
+using store_internal::EpilogueText;
 using store_internal::LayoutText;
 using store_internal::MathText;
 using store_internal::ParseProblem;
@@ -23,8 +24,8 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
       "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
       "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
       "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
-      "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound, layout "
-      "FROM jobs WHERE id = ?1",
+      "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound, layout, "
+      "epilogue FROM jobs WHERE id = ?1",
       id);
   if (!q.ok()) return q.status();
   if (q->empty()) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
@@ -32,7 +33,7 @@ absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   job.set_id(id);
   TUNED_RETURN_IF_ERROR(
       ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 23), q->Text(0, 26),
-                   job.mutable_problem()));
+                   q->Text(0, 27), job.mutable_problem()));
   v1::JobState state;
   if (!v1::JobState_Parse(q->Text(0, 3), &state)) {
     return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q->Text(0, 3), "'"));
@@ -122,12 +123,13 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
     }
     auto insert = Query(
         "INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-        "created_unix, client, strategy, budget_seconds, budget_configs, math, layout) "
-        "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+        "created_unix, client, strategy, budget_seconds, budget_configs, math, layout, epilogue) "
+        "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
         "RETURNING id",
         device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
         ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
-        search.budget_seconds, search.budget_configs, MathText(problem), LayoutText(problem));
+        search.budget_seconds, search.budget_configs, MathText(problem), LayoutText(problem),
+        EpilogueText(problem));
     if (!insert.ok()) return insert.status();
     if (insert->empty()) return absl::InternalError("job insert returned no id");
     id = insert->Int(0, 0);

@@ -21,6 +21,7 @@ namespace tuned {
 using store_internal::NowUnix;
 using store_internal::kNoLimit;
 using store_internal::ShapeText;
+using store_internal::EpilogueText;
 using store_internal::LayoutText;
 using store_internal::MathText;
 using store_internal::ProblemLabel;
@@ -57,9 +58,10 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
         auto insert = Query(
             "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
             "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
-            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low, math, layout) "
+            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low, math, layout, "
+            "epilogue) "
             "SELECT id, device_id, family, dtype, shape, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-            "?12, ?13, ?14, ?15, ?16, ?17, math, layout FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
+            "?12, ?13, ?14, ?15, ?16, ?17, math, layout, epilogue FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
             job_id, m.config().name(), ParamsText(m.config()), v1::MeasurementStatus_Name(m.status()),
             m.median_ms(), m.metric(), m.metric_unit(), m.error(), m.message(), m.repetitions(),
             m.registers(), binary_id,
@@ -112,13 +114,13 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
   auto q = Query("SELECT " TUNED_MEASUREMENT_COLS
                  " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
                  "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-                 "AND m.math = ?6 AND m.layout = ?7 "
+                 "AND m.math = ?6 AND m.layout = ?7 AND m.epilogue = ?8 "
                  "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
                  "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
                  "LIMIT ?5",
                  device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
                  ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem),
-                 LayoutText(problem));
+                 LayoutText(problem), EpilogueText(problem));
   if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -186,9 +188,10 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
             "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
             "LEFT JOIN sources s ON s.id = b.source_id LEFT JOIN daemons d ON d.id = m.daemon_id "
             "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-            "AND m.status = ?5 AND m.math = ?6 AND m.layout = ?7 " TUNED_BEST_ORDER " LIMIT 1",
+            "AND m.status = ?5 AND m.math = ?6 AND m.layout = ?7 AND m.epilogue = ?8 "
+            TUNED_BEST_ORDER " LIMIT 1",
             device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
-            ShapeText(problem), kOk, MathText(problem), LayoutText(problem));
+            ShapeText(problem), kOk, MathText(problem), LayoutText(problem), EpilogueText(problem));
   if (!q.ok()) return q.status();
   if (q->empty()) {
     // No kernel passed verification: a sweep that ended DONE with its
@@ -196,11 +199,12 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
     // compile-only job times none; a running or failed one is no answer.
     auto base = Query("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
                       "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
-                      "AND shape = ?5 AND math = ?6 AND layout = ?7 AND baseline_ms > 0 "
+                      "AND shape = ?5 AND math = ?6 AND layout = ?7 AND epilogue = ?8 "
+                      "AND baseline_ms > 0 "
                       "ORDER BY id DESC LIMIT 1",
                       device_id, v1::JobState_Name(v1::JOB_DONE), FamilyKey(problem),
                       v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem),
-                      LayoutText(problem));
+                      LayoutText(problem), EpilogueText(problem));
     if (!base.ok()) return base.status();
     if (base->empty()) {
       return absl::NotFoundError(
@@ -243,15 +247,18 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
                                                                      std::string_view family_key,
                                                                      v1::DType dtype,
                                                                      v1::Math math,
-                                                                     v1::Layout layout) {
+                                                                     v1::Layout layout,
+                                                                     v1::Epilogue epilogue) {
   absl::MutexLock lock(&mu_);
   v1::Problem like;
   like.set_math(math);
   like.set_layout(layout);
+  like.set_epilogue(epilogue);
   auto q = Query("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
-                 "AND dtype = ?3 AND status = ?4 AND math = ?5 AND layout = ?6 ORDER BY shape",
+                 "AND dtype = ?3 AND status = ?4 AND math = ?5 AND layout = ?6 AND epilogue = ?7 "
+                 "ORDER BY shape",
                  device_id, family_key, v1::DType_Name(dtype), kOk, MathText(like),
-                 LayoutText(like));
+                 LayoutText(like), EpilogueText(like));
   if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;
   for (size_t r = 0; r < q->size(); ++r) {

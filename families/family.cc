@@ -84,6 +84,18 @@ absl::Status Family::ValidateLayout(v1::Layout layout) const {
   return CheckSupported(layout, Layouts(), "layout", "LAYOUT_", std::string(name()));
 }
 
+absl::Status Family::ValidateEpilogue(v1::Epilogue epilogue) const {
+  const std::string family = DTypes().size() > 1
+                                 ? absl::StrCat(std::string(name()), " in dtype ", DTypeText(dtype()))
+                                 : std::string(name());
+  TUNED_RETURN_IF_ERROR(CheckSupported(epilogue, Epilogues(), "epilogue", "EPILOGUE_", family));
+  if (epilogue != this->epilogue()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        family, " applies epilogue ", EnumName(epilogue), " in its form for it (ForEpilogue), not in this one"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Family::ValidateDType(v1::DType dtype) const {
   TUNED_RETURN_IF_ERROR(CheckSupported(dtype, DTypes(), "dtype", "DTYPE_", std::string(name())));
   if (dtype != this->dtype()) {
@@ -91,6 +103,15 @@ absl::Status Family::ValidateDType(v1::DType dtype) const {
         std::string(name()), " tunes dtype ", EnumName(dtype), " in its form for it (ForDType), not in this one"));
   }
   return absl::OkStatus();
+}
+
+const Family* InForm(const Family* family, const v1::Problem& problem) {
+  if (family == nullptr) return nullptr;
+  const Family* form =
+      problem.dtype() == v1::DTYPE_UNSPECIFIED ? nullptr : family->ForDType(problem.dtype());
+  if (form == nullptr) form = family;
+  const Family* fused = form->ForEpilogue(problem.epilogue());
+  return fused != nullptr ? fused : form;
 }
 
 std::string DTypeText(v1::DType dtype) {
@@ -315,9 +336,7 @@ bool FaultTestFamilyEnabled() { return fault_test_enabled; }
 const Family* FindCodeFamily(const v1::Problem& problem) {
   const Family* f = problem.family_name().empty() ? CodeFamilyOf(problem.family()) : nullptr;
   if (f == nullptr) return nullptr;
-  // The form of the problem's dtype (unset: F32), or the family itself, as FindFamily.
-  const Family* form = problem.dtype() == v1::DTYPE_UNSPECIFIED ? nullptr : f->ForDType(problem.dtype());
-  return form != nullptr ? form : f;
+  return InForm(f, problem);
 }
 
 v1::Family BuiltinFamilyId(std::string_view name) {

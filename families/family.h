@@ -115,6 +115,20 @@ class Family {
     (void)config;
     return v1::LAYOUT_NN;
   }
+  /// The epilogues (tuner.proto Epilogue) the family's problems of this
+  /// form's dtype take: EPILOGUE_NONE only, unless it says otherwise
+  /// (sgemm's 16-bit forms: all five).
+  virtual std::vector<v1::Epilogue> Epilogues() const { return {v1::EPILOGUE_NONE}; }
+  /// The epilogue this form's kernels apply: EPILOGUE_NONE by default.
+  /// A form with another one sets it in its configs (InLayout), whose
+  /// kernels then take the bias after C (Arguments()).
+  virtual v1::Epilogue epilogue() const { return v1::EPILOGUE_NONE; }
+  /// The form that applies `epilogue` (one of Epilogues()): this one for
+  /// its own epilogue(), a variant for another; nullptr for an epilogue
+  /// the form does not take.
+  virtual const Family* ForEpilogue(v1::Epilogue epilogue) const {
+    return epilogue == this->epilogue() ? this : nullptr;
+  }
 
   /// Work per run: flops (sgemm: 2*M*N*K) or bytes moved (read + written).
   /// metric = Work / (median_ms * 1e6).
@@ -208,6 +222,9 @@ class Family {
   absl::Status ValidateMath(v1::Math math) const;
   /// INVALID_ARGUMENT unless `layout` is one of Layouts() (naming them).
   absl::Status ValidateLayout(v1::Layout layout) const;
+  /// INVALID_ARGUMENT unless `epilogue` is one of Epilogues() (naming
+  /// them) and this form's epilogue() (FindFamily(problem) gives the form).
+  absl::Status ValidateEpilogue(v1::Epilogue epilogue) const;
   /// INVALID_ARGUMENT unless `dtype` is one of DTypes() (naming them) and
   /// this form's dtype() (FindFamily(problem) gives the form).
   absl::Status ValidateDType(v1::DType dtype) const;
@@ -300,10 +317,17 @@ const Family* FindFamily(std::string_view name);
 std::vector<const Family*> AllFamilies();
 /// The family of a problem: a built-in one by `family` or `family_name`,
 /// in the form for the problem's dtype (Family::ForDType; the F32 form
-/// where the family does not take the dtype, which FamilyOf refuses), or a
+/// where the family does not take the dtype, which FamilyOf refuses) and
+/// epilogue (Family::ForEpilogue; the dtype's form where it does not take
+/// the epilogue, which FamilyOf refuses too), or a
 /// kernel spec family that AddSpecFamily holds by family_name and
 /// spec_hash; nullptr if none.
 const Family* FindFamily(const v1::Problem& problem);
+/// `family` (a built-in one; may be null) in its form for the problem's
+/// dtype (unset: F32) and epilogue, or in the nearest form it has: where it
+/// has no form of the dtype, itself; where that has none of the epilogue,
+/// the dtype's form (whose Validate* then refuse the problem).
+const Family* InForm(const Family* family, const v1::Problem& problem);
 /// ALREADY_EXISTS where `name` is a built-in family's, which no kernel spec
 /// may take.
 absl::Status CheckSpecFamilyName(std::string_view name);
@@ -348,7 +372,7 @@ const std::vector<const Family*>& BuiltinFamilies();
 /// parser), test-only ones included.
 const std::vector<const Family*>& BuiltinCodeFamilies();
 /// The code family of `problem` (its family id among BuiltinCodeFamilies(),
-/// in the form of its dtype: ForDType), or nullptr: a spec-made built-in
+/// in the form of its dtype and epilogue, as FindFamily), or nullptr: a spec-made built-in
 /// (transpose), a user's kernel spec, an unknown id or a dtype the family
 /// has no form of.
 const Family* FindCodeFamily(const v1::Problem& problem);

@@ -51,20 +51,10 @@ const Family* FindFamily(std::string_view name) {
   return nullptr;
 }
 
-namespace {
-/// `family` in its form for `dtype` (unset: F32), or `family` itself where it
-/// has none.
-const Family* InDType(const Family* family, v1::DType dtype) {
-  if (family == nullptr || dtype == v1::DTYPE_UNSPECIFIED) return family;
-  const Family* form = family->ForDType(dtype);
-  return form != nullptr ? form : family;
-}
-}  // namespace
-
 const Family* FindFamily(const v1::Problem& problem) {
-  if (problem.family_name().empty()) return InDType(FindFamily(problem.family()), problem.dtype());
+  if (problem.family_name().empty()) return InForm(FindFamily(problem.family()), problem);
   if (const Family* f = FindFamily(problem.family_name()); f != nullptr) {
-    return InDType(f, problem.dtype());
+    return InForm(f, problem);
   }
   SpecFamilies& specs = Specs();
   absl::MutexLock lock(&specs.mu);

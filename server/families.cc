@@ -38,6 +38,7 @@ absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store)
   }
   TUNED_RETURN_IF_ERROR(family->ValidateMath(problem.math()));
   TUNED_RETURN_IF_ERROR(family->ValidateLayout(problem.layout()));
+  TUNED_RETURN_IF_ERROR(family->ValidateEpilogue(problem.epilogue()));
   return family;
 }
 

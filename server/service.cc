@@ -270,7 +270,8 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
       best->set_queued_job_id(job->id());
     }
     auto shapes = store_->TunedShapes(device_id_, FamilyKey(req->problem()), req->problem().dtype(),
-                                      req->problem().math(), req->problem().layout());
+                                      req->problem().math(), req->problem().layout(),
+                                      req->problem().epilogue());
     if (!shapes.ok()) return ToGrpc(shapes.status());
     const auto nearest = NearestShape(shape, *shapes);
     if (options_.metrics != nullptr) options_.metrics->Lookup(nearest ? "nearest" : "miss");
@@ -603,15 +604,19 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
       if (f == nullptr) continue;
       for (v1::Math math : f->MathModes()) {
         for (v1::Layout layout : f->Layouts()) {
-          auto shapes = store_->TunedShapes(device_id_, FamilyKey(f->id()), dtype, math, layout);
-          if (!shapes.ok()) return ToGrpc(shapes.status());
-          for (const auto& shape : *shapes) {
-            v1::Problem* p = resp->add_problems();
-            p->set_family(f->id());
-            p->set_dtype(dtype);
-            p->set_math(math);
-            p->set_layout(layout);
-            p->mutable_shape()->Assign(shape.begin(), shape.end());
+          for (v1::Epilogue epilogue : f->Epilogues()) {
+            auto shapes =
+                store_->TunedShapes(device_id_, FamilyKey(f->id()), dtype, math, layout, epilogue);
+            if (!shapes.ok()) return ToGrpc(shapes.status());
+            for (const auto& shape : *shapes) {
+              v1::Problem* p = resp->add_problems();
+              p->set_family(f->id());
+              p->set_dtype(dtype);
+              p->set_math(math);
+              p->set_layout(layout);
+              p->set_epilogue(epilogue);
+              p->mutable_shape()->Assign(shape.begin(), shape.end());
+            }
           }
         }
       }

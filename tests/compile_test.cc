@@ -205,6 +205,17 @@ TEST(Compiler, CompilesTheFp64CheckKernel) {
   }
 }
 
+// The erf GELU pass of EPILOGUE_BIAS_GELU_ERF's baseline, for each type
+// of C, builds for sm_90 without spilling.
+TEST(Compiler, CompilesTheGeluErfPass) {
+  for (v1::DType dtype : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    auto k = Compile(kGeluErfSource, GeluErfName(dtype), {}, "sm_90");
+    ASSERT_TRUE(k.ok()) << GeluErfName(dtype) << ": " << k.status();
+    EXPECT_TRUE(CheckNoSpills(*k).ok());
+    EXPECT_NE(k->entry.find("gelu_erf"), std::string::npos) << k->entry;
+  }
+}
+
 // A source that names the arch-specific variant of the device's target
 // (sgemm's KIND 6: wgmma, sm_90a) is compiled for it; another target than
 // the device's is refused.

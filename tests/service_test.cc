@@ -335,6 +335,62 @@ TEST_F(ServiceTest, LayoutsHaveTheirOwnBests) {
             "layout LAYOUT_TT is not supported by transpose (supported: nn)");
 }
 
+// A 16-bit problem's epilogue is part of its key: its own best, served
+// with the fused entry's arguments (the bias after C); fp32 problems and
+// other families take none, with a message that says what they take.
+TEST_F(ServiceTest, EpiloguesHaveTheirOwnBestsServedWithTheBiasArgument) {
+  auto device_id = store_->UpsertDevice(worker_->device());
+  ASSERT_TRUE(device_id.ok());
+  v1::Problem gelu = SgemmProblem(64, 1000, 512, v1::MATH_IEEE_FP32, v1::LAYOUT_NT, v1::DTYPE_BF16);
+  gelu.set_epilogue(v1::EPILOGUE_BIAS_GELU_TANH);
+  auto job = store_->CreateJob(*device_id, gelu, 1, 0);
+  ASSERT_TRUE(job.ok());
+  const Family& form = *FindFamily(gelu);
+  const Config config = form.InLayout({{"KIND", 1}, {"BM", 64}, {"BN", 64}, {"BK", 64}, {"WM", 32},
+                                       {"WN", 32}, {"STAGES", 4}, {"GROUP", 8}},
+                                      v1::LAYOUT_NT);
+  v1::Measurement m;
+  m.mutable_config()->set_name(form.ConfigName(config));
+  m.mutable_config()->mutable_params()->insert(config.begin(), config.end());
+  m.set_status(v1::MEASUREMENT_OK);
+  m.set_median_ms(0.02);
+  ASSERT_TRUE(store_->AddMeasurement(*job, m, &kBinary).ok());
+  ASSERT_TRUE(store_->SetJobBaseline(*job, 0.03, 0, "cuBLASLt bf16 bias_gelu_tanh").ok());
+  auto best = client_->GetBest(gelu);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->problem().epilogue(), v1::EPILOGUE_BIAS_GELU_TANH);
+  EXPECT_EQ(best->measurement().config().name(), "gemm_bf16_mma_64x64x64_w32x32_s4_g8_b1_nt_bias_gelu");
+  ASSERT_EQ(best->arguments_size(), 9);
+  EXPECT_EQ(best->arguments(8), "const __nv_bfloat16* bias");
+  EXPECT_EQ(best->geometry().grid(0), 16u);  // ceil(64 / 64) * ceil(1000 / 64) tiles
+  // The same GEMM without the epilogue, or with another, has no best.
+  for (v1::Epilogue other : {v1::EPILOGUE_NONE, v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_GELU_ERF}) {
+    v1::Problem p = gelu;
+    p.set_epilogue(other);
+    EXPECT_EQ(client_->GetBest(p).status().code(), absl::StatusCode::kNotFound) << other;
+  }
+  auto tuned = client_->ListTuned(v1::FAMILY_SGEMM);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  ASSERT_EQ(tuned->size(), 1u);
+  EXPECT_EQ((*tuned)[0].epilogue(), v1::EPILOGUE_BIAS_GELU_TANH);
+
+  v1::Problem f32 = SgemmProblem(64, 64, 64);
+  f32.set_epilogue(v1::EPILOGUE_BIAS);
+  v1::Problem epilogue9 = gelu;
+  epilogue9.set_epilogue(static_cast<v1::Epilogue>(9));
+  for (auto [problem, message] : {
+           std::pair{f32, "epilogue EPILOGUE_BIAS is not supported by sgemm in dtype f32 (supported: none)"},
+           {epilogue9, "epilogue 9 is not supported by sgemm in dtype bf16 (supported: none, bias, "
+                       "bias_relu, bias_gelu_tanh, bias_gelu_erf)"}}) {
+    auto refused = client_->SubmitSweep(problem);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(refused.status().message(), message);
+  }
+  auto jobs = client_->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 1u);  // the one made above
+}
+
 TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
   const Family& f = SgemmFamily();
   const v1::Device d = worker_->device();

@@ -209,6 +209,43 @@ TEST_P(StoreTest, LayoutsKeepTheirOwnMeasurementsBestAndShapes) {
                   ->empty());
 }
 
+// Each epilogue of a problem has its own jobs, measurements, best (and the
+// baseline a job timed when no kernel passed) and tuned shapes, as a
+// layout has; EPILOGUE_NONE's keys are those stored before epilogues.
+TEST_P(StoreTest, EpiloguesKeepTheirOwnMeasurementsBestAndShapes) {
+  v1::Problem plain = Sgemm(16, 4096, 4096);
+  plain.set_dtype(v1::DTYPE_BF16);
+  plain.set_layout(v1::LAYOUT_NT);
+  v1::Problem bias = plain, gelu = plain, relu = plain;
+  bias.set_epilogue(v1::EPILOGUE_BIAS);
+  gelu.set_epilogue(v1::EPILOGUE_BIAS_GELU_TANH);
+  relu.set_epilogue(v1::EPILOGUE_BIAS_RELU);
+  const int64_t j_plain = NewJob(plain), j_bias = NewJob(bias), j_gelu = NewJob(gelu);
+  ASSERT_TRUE(store_->AddMeasurement(j_plain, Meas("k", v1::MEASUREMENT_OK, 0.5), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_bias, Meas("k_bias", v1::MEASUREMENT_OK, 0.7), nullptr).ok());
+  ASSERT_TRUE(store_->AddMeasurement(j_gelu, Meas("k_gelu", v1::MEASUREMENT_OK, 0.9), nullptr).ok());
+  EXPECT_EQ(store_->GetJob(j_gelu)->problem().epilogue(), v1::EPILOGUE_BIAS_GELU_TANH);
+  EXPECT_EQ(store_->GetJob(j_plain)->problem().epilogue(), v1::EPILOGUE_NONE);
+  for (auto [problem, name] : {std::pair{plain, "k"}, {bias, "k_bias"}, {gelu, "k_gelu"}}) {
+    auto ms = store_->ListMeasurements(dev_, problem, 0);
+    ASSERT_TRUE(ms.ok()) << ms.status();
+    ASSERT_EQ(ms->size(), 1u) << v1::Epilogue_Name(problem.epilogue());
+    EXPECT_EQ(ms->front().config().name(), name);
+    auto best = store_->Best(dev_, problem);
+    ASSERT_TRUE(best.ok()) << best.status();
+    EXPECT_EQ((*best)->measurement.config().name(), name);
+    auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_BF16,
+                                      v1::MATH_IEEE_FP32, v1::LAYOUT_NT, problem.epilogue());
+    ASSERT_TRUE(shapes.ok()) << shapes.status();
+    EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{16, 4096, 4096}}));
+  }
+  EXPECT_EQ(store_->Best(dev_, relu).status().message(),
+            "no tuned kernel for sgemm bf16 16x4096x4096 nt +bias_relu on this device");
+  EXPECT_TRUE(store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_BF16,
+                                  v1::MATH_IEEE_FP32, v1::LAYOUT_NT, v1::EPILOGUE_BIAS_RELU)
+                  ->empty());
+}
+
 TEST_P(StoreTest, ListMeasurementsOrderTopAndRoundTrip) {
   const v1::Problem p = Sgemm(2048, 2048, 2048);
   int64_t j1 = NewJob(p);

@@ -224,9 +224,12 @@ TEST_P(SourcesTest, SchemaSevenIsMigratedKeepingEveryRowReadable) {
       return rows.ok() ? *std::move(rows) : Rows();
     };
     for (const std::string& sql : SchemaSevenBinaryTables(GetParam())) run(sql, {});
-    // Schema 9's daemon columns, which migrations/9.sql adds back.
+    // Schema 9's daemon columns and schema 10's epilogue columns, which
+    // migrations/9.sql and 10.sql add back.
     run("ALTER TABLE daemons DROP COLUMN user_kernels", {});
     run("ALTER TABLE daemons DROP COLUMN sandbox", {});
+    run("ALTER TABLE jobs DROP COLUMN epilogue", {});
+    run("ALTER TABLE measurements DROP COLUMN epilogue", {});
     for (size_t i = 0; i < bins.size(); ++i) {
       const KernelBinary& b = bins[i];
       Rows id = run("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "

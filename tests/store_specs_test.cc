@@ -270,10 +270,12 @@ TEST_P(StoreTest, SchemaFiveIsMigratedToTheNewestKeepingItsRows) {
       auto done = (*db)->Query(sql, {});
       ASSERT_TRUE(done.ok()) << sql << ": " << done.status();
     }
-    // Schema 7's layout columns and schema 9's daemon columns, which
-    // migrations/7.sql and 9.sql add back.
+    // Schema 7's layout columns, schema 9's daemon columns and schema 10's
+    // epilogue columns, which migrations/7.sql, 9.sql and 10.sql add back.
     for (const char* drop : {"ALTER TABLE jobs DROP COLUMN layout",
                              "ALTER TABLE measurements DROP COLUMN layout",
+                             "ALTER TABLE jobs DROP COLUMN epilogue",
+                             "ALTER TABLE measurements DROP COLUMN epilogue",
                              "ALTER TABLE daemons DROP COLUMN user_kernels",
                              "ALTER TABLE daemons DROP COLUMN sandbox"}) {
       auto dropped = (*db)->Query(drop, {});

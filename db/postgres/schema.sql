@@ -1,4 +1,4 @@
--- The tuned store on PostgreSQL 15, schema version 9: db/sqlite/schema.sql
+-- The tuned store on PostgreSQL 15, schema version 10: db/sqlite/schema.sql
 -- (the reference; every comment there holds here) in PostgreSQL's types:
 -- ids are BIGINT identities, INTEGER is BIGINT, REAL is DOUBLE PRECISION,
 -- BLOB is BYTEA; the digests are signed 64-bit FNV-1a values (BIGINT). The
@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   math            TEXT   NOT NULL DEFAULT 'MATH_IEEE_FP32',
   baseline_error  DOUBLE PRECISION NOT NULL DEFAULT 0,
   error_bound     DOUBLE PRECISION NOT NULL DEFAULT 0,
-  layout          TEXT   NOT NULL DEFAULT 'LAYOUT_NN'
+  layout          TEXT   NOT NULL DEFAULT 'LAYOUT_NN',
+  epilogue        TEXT   NOT NULL DEFAULT 'EPILOGUE_NONE'
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -128,6 +129,7 @@ CREATE TABLE IF NOT EXISTS measurements (
   speedup_note    TEXT   NOT NULL DEFAULT '',
   math            TEXT   NOT NULL DEFAULT 'MATH_IEEE_FP32',
   layout          TEXT   NOT NULL DEFAULT 'LAYOUT_NN',
+  epilogue        TEXT   NOT NULL DEFAULT 'EPILOGUE_NONE',
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem
@@ -196,4 +198,4 @@ CREATE SEQUENCE IF NOT EXISTS generation AS BIGINT MINVALUE 0;
 SELECT setval('generation', 0, true);
 
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-INSERT INTO schema_version (version) SELECT 9 WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+INSERT INTO schema_version (version) SELECT 10 WHERE NOT EXISTS (SELECT 1 FROM schema_version);

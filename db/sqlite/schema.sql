@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 9 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 10 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -81,14 +81,16 @@ CREATE TABLE IF NOT EXISTS jobs (
   strategy        TEXT    NOT NULL DEFAULT 'exhaustive',
   budget_seconds  REAL    NOT NULL DEFAULT 0,
   budget_configs  INTEGER NOT NULL DEFAULT 0,
-  -- the problem's math mode (tuner.proto Math; schema 5): its own
-  -- measurements and best. baseline_error: the baseline's relative error
+  -- the problem's math mode (tuner.proto Math; schema 5), and below its
+  -- layout (Layout; schema 7) and epilogue (Epilogue; schema 10): each its
+  -- own measurements and best. baseline_error: the baseline's relative error
   -- against the fp64 reference, error_bound: what a kernel's may reach (0:
   -- not measured, as for MATH_IEEE_FP32)
   math            TEXT    NOT NULL DEFAULT 'MATH_IEEE_FP32',
   baseline_error  REAL    NOT NULL DEFAULT 0,
   error_bound     REAL    NOT NULL DEFAULT 0,
-  layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN'  -- tuner.proto Layout (schema 7), as math
+  layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN',
+  epilogue        TEXT    NOT NULL DEFAULT 'EPILOGUE_NONE'
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -160,6 +162,7 @@ CREATE TABLE IF NOT EXISTS measurements (
   speedup_note    TEXT    NOT NULL DEFAULT '',
   math            TEXT    NOT NULL DEFAULT 'MATH_IEEE_FP32',  -- the job's (schema 5)
   layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN',       -- the job's (schema 7)
+  epilogue        TEXT    NOT NULL DEFAULT 'EPILOGUE_NONE',   -- the job's (schema 10)
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem
@@ -243,4 +246,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;

@@ -15,8 +15,14 @@
 // The baseline is cuBLAS's cublasGemmEx in the same types (C's included) with fp32
 // compute (families/sgemm/worker/problem.cc). One math mode: MATH_IEEE_FP32
 // (the products and sums in fp32).
+//
+// Each form has a variant per epilogue (tuner.proto Epilogue, Family::ForEpilogue):
+// the same space with EPILOGUE set from the problem, whose kernels are the
+// kinds' "_fused" entries (half16::Fuse on each element before its store)
+// and take the bias after C. Its baseline is cuBLASLt with the same epilogue.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,8 +74,9 @@ constexpr std::array<std::array<int64_t, 5>, 5> kSimtTiles = {{
 
 class Gemm16FamilyImpl final : public Family {
  public:
-  explicit Gemm16FamilyImpl(v1::DType dtype)
+  Gemm16FamilyImpl(v1::DType dtype, v1::Epilogue epilogue)
       : dtype_(dtype),
+        epilogue_(epilogue),
         params_{
             {"KIND", {kSimt, kMma, kWgmma, kDecode},
              "0 = simt (CUDA cores: 2-D block tiling, the operands staged in shared memory as "
@@ -151,6 +158,13 @@ class Gemm16FamilyImpl final : public Family {
              "the problem's operand layouts (tuner.proto Layout), set from the problem, not "
              "searched; a kind that does not handle a layout refuses it (every kind: 0)",
              v1::LAYOUT_NN, /*from_problem=*/true},
+            {"EPILOGUE",
+             {v1::EPILOGUE_NONE, v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU,
+              v1::EPILOGUE_BIAS_GELU_TANH, v1::EPILOGUE_BIAS_GELU_ERF},
+             "the problem's epilogue (tuner.proto Epilogue), set from the problem, not searched: "
+             "the kind's _fused entry, which adds the bias and applies the activation to each "
+             "element before its store (every kind: 0)",
+             v1::EPILOGUE_NONE, /*from_problem=*/true},
         } {}
 
   v1::Family id() const override { return v1::FAMILY_SGEMM; }
@@ -169,9 +183,26 @@ class Gemm16FamilyImpl final : public Family {
   std::vector<v1::Layout> Layouts() const override {
     return {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT};
   }
-  /// LAYOUT set to `layout` (left out for LAYOUT_NN), as sgemm's.
+  std::vector<v1::Epilogue> Epilogues() const override { return kEpilogues; }
+  v1::Epilogue epilogue() const override { return epilogue_; }
+  const Family* ForEpilogue(v1::Epilogue epilogue) const override {
+    if (std::find(kEpilogues.begin(), kEpilogues.end(), epilogue) == kEpilogues.end()) return nullptr;
+    return &Gemm16Family(dtype_, epilogue);
+  }
+  /// LAYOUT set to `layout` (left out for LAYOUT_NN), as sgemm's, and
+  /// EPILOGUE to the form's (left out for EPILOGUE_NONE).
   Config InLayout(Config config, v1::Layout layout) const override {
-    return WithLayout(std::move(config), layout);
+    config = WithLayout(std::move(config), layout);
+    if (epilogue_ != v1::EPILOGUE_NONE) {
+      config["EPILOGUE"] = epilogue_;
+    } else {
+      config.erase("EPILOGUE");
+    }
+    return config;
+  }
+  /// MATH_IEEE_FP32 (the one mode) for the configs of the form's epilogue.
+  bool Admits(const Config& config, v1::Math math) const override {
+    return math == v1::MATH_IEEE_FP32 && Get(config, "EPILOGUE") == epilogue_;
   }
   v1::Layout LayoutOf(const Config& config) const override {
     return static_cast<v1::Layout>(Get(config, "LAYOUT"));
@@ -189,7 +220,8 @@ class Gemm16FamilyImpl final : public Family {
   /// + KN) = 10 (MK + KN) + (8 + c) MN.
   int64_t BufferBytes(const Shape& shape, v1::Math /*math*/) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
-    return 10 * (m * k + k * n) + (8 + ElementBytes(OutputDType(dtype_))) * m * n;
+    const int64_t c = ElementBytes(OutputDType(dtype_));
+    return 10 * (m * k + k * n) + (8 + c) * m * n + (epilogue_ != v1::EPILOGUE_NONE ? c * n : 0);
   }
   int64_t MaxBufferElements(const Shape& shape) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
@@ -259,18 +291,61 @@ class Gemm16FamilyImpl final : public Family {
   /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" then LayoutSuffix(),
   /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt"; the tensor-core kinds'
   /// gemm16::TensorCoreName, e.g. "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2".
+  /// A config with an epilogue ends in gemm16::EpilogueSuffix, e.g.
+  /// "gemm_bf16_decode_16x128_w32_kw2_kb2_nt_bias_gelu".
   std::string ConfigName(const Config& config) const override {
-    if (Get(config, "KIND") == kDecode) return gemm16::DecodeName(config, dtype_);
-    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreName(config, dtype_);
+    const std::string fused = gemm16::EpilogueSuffix(config);
+    if (Get(config, "KIND") == kDecode) return gemm16::DecodeName(config, dtype_) + fused;
+    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreName(config, dtype_) + fused;
     return absl::StrCat("gemm_", DTypeText(dtype_), "_simt_", Get(config, "BM"), "x",
                         Get(config, "BN"), "x", Get(config, "BK"), "_", Get(config, "TM"), "x",
-                        Get(config, "TN"), LayoutSuffix(config));
+                        Get(config, "TN"), LayoutSuffix(config), fused);
   }
 
   /// sgemm/gemm16_simt.cuh, "gemm16_simt<DTYPE,BM,BN,BK,TM,TN>" (DTYPE:
   /// tuner.proto's value, 2 to 5), the LAYOUT appended where not 0; the
-  /// tensor-core kinds' gemm16::TensorCoreSource.
+  /// tensor-core kinds' gemm16::TensorCoreSource, the decode kind's
+  /// gemm16::DecodeSource; with an epilogue, the kind's fused entry
+  /// (gemm16::FusedEntry).
   KernelSource Source(const Config& config) const override {
+    KernelSource s = KindSource(config);
+    s.name_expression = gemm16::FusedEntry(std::move(s.name_expression), config);
+    return s;
+  }
+
+  /// The geometry of the kind (gemm16_tc.cc, decode16.cc, simt below);
+  /// none (no grid, which a launch refuses) for a config without the
+  /// family's parameters, e.g. a stored row's that lost them.
+  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
+                              const v1::Device& device) const override {
+    if (!CheckParams(config).ok()) return {};
+    if (Get(config, "KIND") == kDecode) return gemm16::DecodeGeometry(config, shape);
+    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreGeometry(config, shape, device, dtype_);
+    return SimtGeometry(config, shape);
+  }
+
+  /// sgemm's order with 16-bit pointers, e.g. "const __nv_bfloat16* A";
+  /// C "float* C" where the output is fp32 (DTYPE_BF16_F32, DTYPE_F16_F32);
+  /// with an epilogue, then the bias of C's type, e.g. "const __nv_bfloat16* bias"
+  /// (N elements, one per column of C).
+  std::vector<std::string> Arguments() const override {
+    const std::string t = InputDType(dtype_) == v1::DTYPE_BF16 ? "__nv_bfloat16" : "__half";
+    const std::string c = OutputDType(dtype_) == v1::DTYPE_F32 ? "float" : t;
+    std::vector<std::string> args = {"int M",       "int N",
+                                     "int K",       "float alpha",
+                                     absl::StrCat("const ", t, "* A"),
+                                     absl::StrCat("const ", t, "* B"),
+                                     "float beta",  absl::StrCat(c, "* C")};
+    if (epilogue_ != v1::EPILOGUE_NONE) args.push_back(absl::StrCat("const ", c, "* bias"));
+    return args;
+  }
+
+ private:
+  static inline const std::vector<v1::Epilogue> kEpilogues = {
+      v1::EPILOGUE_NONE, v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU, v1::EPILOGUE_BIAS_GELU_TANH,
+      v1::EPILOGUE_BIAS_GELU_ERF};
+
+  KernelSource KindSource(const Config& config) const {
     if (Get(config, "KIND") == kDecode) return gemm16::DecodeSource(config, dtype_);
     if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreSource(config, dtype_);
     KernelSource s;
@@ -285,11 +360,7 @@ class Gemm16FamilyImpl final : public Family {
 
   /// simt: grid = {ceil(N / BN), min(ceil(M / BM), 65535), ceil(ceil(M /
   /// BM) / 65535)}, block = {(BM/TM) * (BN/TN), 1, 1}, static shared memory.
-  /// The tensor-core kinds: gemm16::TensorCoreGeometry.
-  v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
-                              const v1::Device& device) const override {
-    if (Get(config, "KIND") == kDecode) return gemm16::DecodeGeometry(config, shape);
-    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreGeometry(config, shape, device, dtype_);
+  static v1::LaunchGeometry SimtGeometry(const Config& config, const Shape& shape) {
     const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
     const int64_t rows = CeilDiv(shape[0], bm);
     v1::LaunchGeometry g;
@@ -302,33 +373,54 @@ class Gemm16FamilyImpl final : public Family {
     return g;
   }
 
-  /// sgemm's order with 16-bit pointers, e.g. "const __nv_bfloat16* A";
-  /// C "float* C" where the output is fp32 (DTYPE_BF16_F32, DTYPE_F16_F32).
-  std::vector<std::string> Arguments() const override {
-    const std::string t = InputDType(dtype_) == v1::DTYPE_BF16 ? "__nv_bfloat16" : "__half";
-    const std::string c = OutputDType(dtype_) == v1::DTYPE_F32 ? "float" : t;
-    return {"int M", "int N", "int K", "float alpha", absl::StrCat("const ", t, "* A"),
-            absl::StrCat("const ", t, "* B"), "float beta", absl::StrCat(c, "* C")};
-  }
-
- private:
   v1::DType dtype_;
+  v1::Epilogue epilogue_;
   std::vector<Param> params_;
 };
 
 }  // namespace
 
-const Family& Gemm16Family(v1::DType dtype) {
-  static const Gemm16FamilyImpl bf16(v1::DTYPE_BF16);
-  static const Gemm16FamilyImpl f16(v1::DTYPE_F16);
-  static const Gemm16FamilyImpl bf16_f32(v1::DTYPE_BF16_F32);
-  static const Gemm16FamilyImpl f16_f32(v1::DTYPE_F16_F32);
-  switch (dtype) {
-    case v1::DTYPE_BF16: return bf16;
-    case v1::DTYPE_BF16_F32: return bf16_f32;
-    case v1::DTYPE_F16_F32: return f16_f32;
-    default: return f16;
+namespace gemm16 {
+
+std::string EpilogueSuffix(const Config& config) {
+  switch (Get(config, "EPILOGUE")) {
+    case v1::EPILOGUE_NONE: return "";
+    case v1::EPILOGUE_BIAS: return "_bias";
+    case v1::EPILOGUE_BIAS_RELU: return "_bias_relu";
+    case v1::EPILOGUE_BIAS_GELU_TANH: return "_bias_gelu";
+    case v1::EPILOGUE_BIAS_GELU_ERF: return "_bias_gelu_erf";
   }
+  return absl::StrCat("_epilogue", Get(config, "EPILOGUE"));
+}
+
+std::string FusedEntry(std::string expression, const Config& config) {
+  const int64_t epilogue = Get(config, "EPILOGUE");
+  const size_t open = expression.find('<');
+  if (epilogue == 0 || open == std::string::npos) return expression;
+  expression.replace(open, 1, absl::StrCat("_fused<", epilogue, ","));
+  return expression;
+}
+
+}  // namespace gemm16
+
+const Family& Gemm16Family(v1::DType dtype, v1::Epilogue epilogue) {
+  // One form per 16-bit dtype (2..5) and epilogue (0..4), made on first use.
+  static const auto* forms = [] {
+    auto* f = new std::vector<std::unique_ptr<Gemm16FamilyImpl>>();
+    for (v1::DType d : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
+      for (int e = v1::EPILOGUE_NONE; e <= v1::EPILOGUE_BIAS_GELU_ERF; ++e) {
+        f->push_back(std::make_unique<Gemm16FamilyImpl>(d, static_cast<v1::Epilogue>(e)));
+      }
+    }
+    return f;
+  }();
+  const int d = dtype == v1::DTYPE_BF16       ? 0
+                : dtype == v1::DTYPE_F16      ? 1
+                : dtype == v1::DTYPE_BF16_F32 ? 2
+                : dtype == v1::DTYPE_F16_F32  ? 3
+                                              : 1;
+  const int e = epilogue >= v1::EPILOGUE_NONE && epilogue <= v1::EPILOGUE_BIAS_GELU_ERF ? epilogue : 0;
+  return *(*forms)[d * 5 + e];
 }
 
 }  // namespace sgemm

@@ -165,13 +165,21 @@ absl::Status CheckBlock(const BlockUse& b, const v1::Device& device);
 /// (server/worker/compiler.cc compiles for it in place of the device's sm_90).
 inline constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
 
-/// The family's 16-bit forms (gemm16.cc): `dtype` DTYPE_BF16 or DTYPE_F16
-/// (any other value gives the F16 form).
-const Family& Gemm16Family(v1::DType dtype);
+/// The family's 16-bit forms (gemm16.cc): `dtype` DTYPE_BF16, DTYPE_F16,
+/// DTYPE_BF16_F32 or DTYPE_F16_F32 (any other value gives the F16 form), in
+/// the variant that applies `epilogue` (an unknown value gives EPILOGUE_NONE's).
+const Family& Gemm16Family(v1::DType dtype, v1::Epilogue epilogue = v1::EPILOGUE_NONE);
 
 // ---- the 16-bit forms' kinds (gemm16.cc: the form and KIND 0; gemm16_tc.cc: 1 and 2;
 // decode16.cc: 3) ----
 namespace gemm16 {
+/// "" for a config without EPILOGUE, else "_bias", "_bias_relu",
+/// "_bias_gelu" (the tanh form) or "_bias_gelu_erf": what its name ends in.
+std::string EpilogueSuffix(const Config& config);
+/// A kind's instantiation `expression` ("gemm16_mma<2,...>") for `config`:
+/// unchanged without EPILOGUE, else the kind's fused entry with the
+/// epilogue first ("gemm16_mma_fused<1,2,...>"), which takes the bias after C.
+std::string FusedEntry(std::string expression, const Config& config);
 /// KIND values of the 16-bit forms.
 enum Kind : int64_t {
   kSimt = 0,   // gemm16_simt<DTYPE,BM,BN,BK,TM,TN>                            gemm16_simt.cuh

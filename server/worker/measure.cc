@@ -26,6 +26,10 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
     return absl::InvalidArgumentError(
         absl::StrCat("layout ", EnumName(problem.layout()), " is for sgemm only"));
   }
+  if (family != v1::FAMILY_SGEMM && problem.epilogue() != v1::EPILOGUE_NONE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("epilogue ", EnumName(problem.epilogue()), " is for sgemm only"));
+  }
   if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
   // Every built-in family, test-only ones too: the daemon decides what it serves.
   for (const Family* builtin : BuiltinFamilies()) {

@@ -66,6 +66,13 @@ std::string LayoutName(v1::Layout layout);
 /// The layout of a name written by LayoutName. INVALID_ARGUMENT, naming the
 /// four, for any other text.
 absl::StatusOr<v1::Layout> ParseLayout(std::string_view name);
+/// An epilogue's name as the CLI and the Python client write it: "none",
+/// "bias", "bias_relu", "bias_gelu_tanh", "bias_gelu_erf" (the number for
+/// an unknown value).
+std::string EpilogueName(v1::Epilogue epilogue);
+/// The epilogue of a name written by EpilogueName. INVALID_ARGUMENT, naming
+/// the five, for any other text.
+absl::StatusOr<v1::Epilogue> ParseEpilogue(std::string_view name);
 /// A math mode's name as the CLI and the Python client write it:
 /// "ieee_fp32", "fp32_accurate", "tf32" (the number for an unknown value).
 std::string MathName(v1::Math math);

@@ -2,6 +2,7 @@
 // (cudaLibraryLoadData): shared by the GPU worker and the client library.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -157,6 +158,26 @@ absl::Status RowMajorSgemm(cublasHandle_t handle, int m, int n, int k, float alp
 absl::Status RowMajorGemmEx(cublasHandle_t handle, int m, int n, int k, float alpha, const void* a,
                             const void* b, float beta, void* c, cudaStream_t stream,
                             v1::Layout layout, v1::DType dtype);
+
+/// cuBLASLt's epilogue for `epilogue` (tuner.proto Epilogue):
+/// CUBLASLT_EPILOGUE_DEFAULT, _BIAS, _RELU_BIAS, _GELU_BIAS (the tanh form);
+/// for EPILOGUE_BIAS_GELU_ERF, which cuBLASLt does not have, _BIAS (the
+/// caller applies the GELU after).
+cublasLtEpilogue_t LtEpilogue(v1::Epilogue epilogue);
+
+/// RowMajorGemmEx's GEMM through cuBLASLt with the problem's epilogue
+/// (LtEpilogue): C = epilogue(alpha * op(A) op(B) + beta * C + bias), the
+/// bias N elements of C's type, one per column of C (C^T's rows, as
+/// cuBLASLt broadcasts it; null for EPILOGUE_NONE). fp32 compute; the
+/// first algorithm of cuBLASLt's heuristic within `workspace_bytes` of
+/// `workspace`. The baseline of a fused epilogue, and what a client calls
+/// where it is served. INVALID_ARGUMENT for a dtype other than the 16-bit
+/// ones or a missing bias; NOT_FOUND where cuBLASLt offers no algorithm;
+/// INTERNAL for a cuBLASLt error.
+absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
+                            const void* b, float beta, void* c, const void* bias,
+                            cudaStream_t stream, v1::Layout layout, v1::DType dtype,
+                            v1::Epilogue epilogue, void* workspace, size_t workspace_bytes);
 
 /// cuBLAS's arguments for a row-major GEMM in `layout` (RowMajorSgemm):
 /// cublasSgemm/Dgemm(handle, op_first, op_second, n, m, k, alpha, B, ldb, A,

@@ -82,11 +82,13 @@ __device__ __forceinline__ uint4 Load8(const unsigned short* row, int k, int len
   return v;
 }
 
-template <int DTYPE, int BM, int BN, int WN, int KWARPS, int KBLOCKS, int SPLITK, int LAYOUT>
+template <int DTYPE, int BM, int BN, int WN, int KWARPS, int KBLOCKS, int SPLITK, int LAYOUT,
+          int EPILOGUE>
 __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
-                                       half16::CType<DTYPE>* __restrict__ C) {
+                                       half16::CType<DTYPE>* __restrict__ C,
+                                       const half16::CType<DTYPE>* __restrict__ bias) {
   constexpr int kIn = half16::Elem<DTYPE>::kIn;
   constexpr int NWARPS = BN / WN;  // warps along N
   constexpr int THREADS = 32 * NWARPS * KWARPS;
@@ -239,7 +241,7 @@ __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
       half16::CType<DTYPE>* c = C + static_cast<long long>(m) * N + n;
       float out = alpha * v[e];
       if (read_c) out = fmaf(beta, half16::FromC<DTYPE>(*c), out);
-      *c = half16::ToC<DTYPE>(out);
+      *c = half16::ToC<DTYPE>(half16::Fuse<DTYPE, EPILOGUE>(out, bias, n, N));
     }
   }
   if constexpr (SPLITK > 1) mma16_detail::ClusterSync();  // no block leaves while others read it
@@ -254,8 +256,20 @@ __global__ void __launch_bounds__(32 * (BN / WN) * KWARPS, 1)
     gemm16_decode(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                   const unsigned short* __restrict__ B, float beta,
                   half16::CType<DTYPE>* __restrict__ C) {
-  decode16_detail::Decode<DTYPE, BM, BN, WN, KWARPS, KBLOCKS, 1, LAYOUT>(M, N, K, alpha, A, B, beta,
-                                                                         C);
+  decode16_detail::Decode<DTYPE, BM, BN, WN, KWARPS, KBLOCKS, 1, LAYOUT, 0>(M, N, K, alpha, A, B,
+                                                                            beta, C, nullptr);
+}
+
+// The fused entry (EPILOGUE 1..4, half16::Fuse): the bias after C.
+template <int EPILOGUE, int DTYPE, int BM, int BN, int WN, int KWARPS, int KBLOCKS, int SPLITK,
+          int LAYOUT, typename sgemm_detail::EnableIf<(SPLITK == 1), int>::type = 0>
+__global__ void __launch_bounds__(32 * (BN / WN) * KWARPS, 1)
+    gemm16_decode_fused(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                        const unsigned short* __restrict__ B, float beta,
+                        half16::CType<DTYPE>* __restrict__ C,
+                        const half16::CType<DTYPE>* __restrict__ bias) {
+  decode16_detail::Decode<DTYPE, BM, BN, WN, KWARPS, KBLOCKS, 1, LAYOUT, EPILOGUE>(
+      M, N, K, alpha, A, B, beta, C, bias);
 }
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
@@ -266,7 +280,18 @@ __global__ void __cluster_dims__(1, 1, SPLITK) __launch_bounds__(32 * (BN / WN) 
     gemm16_decode(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                   const unsigned short* __restrict__ B, float beta,
                   half16::CType<DTYPE>* __restrict__ C) {
-  decode16_detail::Decode<DTYPE, BM, BN, WN, KWARPS, KBLOCKS, SPLITK, LAYOUT>(M, N, K, alpha, A, B,
-                                                                              beta, C);
+  decode16_detail::Decode<DTYPE, BM, BN, WN, KWARPS, KBLOCKS, SPLITK, LAYOUT, 0>(
+      M, N, K, alpha, A, B, beta, C, nullptr);
+}
+
+template <int EPILOGUE, int DTYPE, int BM, int BN, int WN, int KWARPS, int KBLOCKS, int SPLITK,
+          int LAYOUT, typename sgemm_detail::EnableIf<(SPLITK > 1), int>::type = 0>
+__global__ void __cluster_dims__(1, 1, SPLITK) __launch_bounds__(32 * (BN / WN) * KWARPS, 1)
+    gemm16_decode_fused(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                        const unsigned short* __restrict__ B, float beta,
+                        half16::CType<DTYPE>* __restrict__ C,
+                        const half16::CType<DTYPE>* __restrict__ bias) {
+  decode16_detail::Decode<DTYPE, BM, BN, WN, KWARPS, KBLOCKS, SPLITK, LAYOUT, EPILOGUE>(
+      M, N, K, alpha, A, B, beta, C, bias);
 }
 #endif

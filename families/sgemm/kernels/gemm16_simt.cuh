@@ -21,12 +21,19 @@
 // {(BM / TM) * (BN / TN), 1, 1}, static shared memory BK * (BM + BN + 2) * 4
 // bytes. beta == 0 reads no C. Compiled after sgemm/half16.cuh (its
 // conversions), no #include.
+//
+// gemm16_simt_fused<EPILOGUE, DTYPE, ...> (EPILOGUE 1..4, half16::Fuse)
+// takes the bias, N elements of C's type, after C, and applies the
+// epilogue to each element before its store.
 
-template <int DTYPE, int BM, int BN, int BK, int TM, int TN, int LAYOUT = 0>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
-    gemm16_simt(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
-                const unsigned short* __restrict__ B, float beta,
-                half16::CType<DTYPE>* __restrict__ C) {
+namespace gemm16_simt_detail {
+
+template <int DTYPE, int BM, int BN, int BK, int TM, int TN, int LAYOUT, int EPILOGUE>
+__device__ __forceinline__ void Simt(int M, int N, int K, float alpha,
+                                     const unsigned short* __restrict__ A,
+                                     const unsigned short* __restrict__ B, float beta,
+                                     half16::CType<DTYPE>* __restrict__ C,
+                                     const half16::CType<DTYPE>* __restrict__ bias) {
   static_assert(DTYPE >= 2 && DTYPE <= 5, "DTYPE: 2 (BF16), 3 (FP16), 4, 5 (their fp32-C forms)");
   constexpr int IN = half16::Elem<DTYPE>::kIn;
   static_assert(BM % TM == 0 && BN % TN == 0, "BM % TM, BN % TN");
@@ -92,7 +99,28 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       half16::CType<DTYPE>* c = C + static_cast<long long>(row) * N + col;
       float v = alpha * acc[i][j];
       if (beta != 0.0f) v = fmaf(beta, half16::FromC<DTYPE>(*c), v);
-      *c = half16::ToC<DTYPE>(v);
+      *c = half16::ToC<DTYPE>(half16::Fuse<DTYPE, EPILOGUE>(v, bias, col, N));
     }
   }
+}
+
+}  // namespace gemm16_simt_detail
+
+template <int DTYPE, int BM, int BN, int BK, int TM, int TN, int LAYOUT = 0>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    gemm16_simt(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                const unsigned short* __restrict__ B, float beta,
+                half16::CType<DTYPE>* __restrict__ C) {
+  gemm16_simt_detail::Simt<DTYPE, BM, BN, BK, TM, TN, LAYOUT, 0>(M, N, K, alpha, A, B, beta, C,
+                                                                 nullptr);
+}
+
+template <int EPILOGUE, int DTYPE, int BM, int BN, int BK, int TM, int TN, int LAYOUT = 0>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    gemm16_simt_fused(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                      const unsigned short* __restrict__ B, float beta,
+                      half16::CType<DTYPE>* __restrict__ C,
+                      const half16::CType<DTYPE>* __restrict__ bias) {
+  gemm16_simt_detail::Simt<DTYPE, BM, BN, BK, TM, TN, LAYOUT, EPILOGUE>(M, N, K, alpha, A, B, beta,
+                                                                        C, bias);
 }

@@ -136,4 +136,36 @@ __device__ __forceinline__ void LoadC8(const CType<DTYPE>* p, float (&f)[8]) {
   }
 }
 
+// ---- the fused epilogue (EPILOGUE, tuner.proto Epilogue): applied to C's
+// element in column `col` once alpha * acc + beta * C_old is formed, before
+// its rounding. 0: none; 1: + bias[col]; 2: ReLU of that; 3: GELU's tanh
+// form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as cuBLASLt's
+// CUBLASLT_EPILOGUE_GELU_BIAS and torch's gelu(approximate="tanh"); 4:
+// GELU, 0.5 x (1 + erf(x / sqrt(2))), torch's gelu. `bias` holds N
+// elements of C's type; a column past N (a tile's edge, whose store is
+// dropped) reads none.
+template <int EPILOGUE>
+__device__ __forceinline__ float Activate(float x) {
+  if constexpr (EPILOGUE == 2) {
+    return fmaxf(x, 0.0f);
+  } else if constexpr (EPILOGUE == 3) {
+    const float u = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x);  // sqrt(2/pi)
+    return 0.5f * x * (1.0f + tanhf(u));
+  } else if constexpr (EPILOGUE == 4) {
+    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));  // 1/sqrt(2)
+  } else {
+    return x;
+  }
+}
+template <int DTYPE, int EPILOGUE>
+__device__ __forceinline__ float Fuse(float v, const CType<DTYPE>* __restrict__ bias, int col,
+                                      int N) {
+  if constexpr (EPILOGUE == 0) {
+    return v;
+  } else {
+    if (col < N) v += FromC<DTYPE>(bias[col]);
+    return Activate<EPILOGUE>(v);
+  }
+}
+
 }  // namespace half16

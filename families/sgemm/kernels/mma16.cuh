@@ -437,11 +437,12 @@ struct Tile {
 };
 
 template <int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int GROUP,
-          int LAYOUT>
+          int LAYOUT, int EPILOGUE>
 __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
                                      const unsigned short* __restrict__ A,
                                      const unsigned short* __restrict__ B, float beta,
-                                     half16::CType<DTYPE>* __restrict__ C) {
+                                     half16::CType<DTYPE>* __restrict__ C,
+                                     const half16::CType<DTYPE>* __restrict__ bias) {
   // The inputs' type (2 or 3) for the tiles and the MMAs; DTYPE for C.
   using T = Tile<half16::Elem<DTYPE>::kIn, BM, BN, BK, WM, WN, STAGES, SPLITK, LAYOUT>;
   static_assert(GROUP >= 1, "GROUP");
@@ -545,13 +546,14 @@ __device__ __forceinline__ void Gemm(int M, int N, int K, float alpha,
             v0 = fmaf(beta, o0, v0);
             v1 = fmaf(beta, o1, v1);
           }
-          half16::StoreC2<DTYPE>(c, v0, v1);
+          half16::StoreC2<DTYPE>(c, half16::Fuse<DTYPE, EPILOGUE>(v0, bias, bn + col, N),
+                                 half16::Fuse<DTYPE, EPILOGUE>(v1, bias, bn + col + 1, N));
         } else {
           if (read_c) v0 = fmaf(beta, half16::FromC<DTYPE>(c[0]), v0);
-          c[0] = half16::ToC<DTYPE>(v0);
+          c[0] = half16::ToC<DTYPE>(half16::Fuse<DTYPE, EPILOGUE>(v0, bias, bn + col, N));
           if (col + 1 < cols) {
             if (read_c) v1 = fmaf(beta, half16::FromC<DTYPE>(c[1]), v1);
-            c[1] = half16::ToC<DTYPE>(v1);
+            c[1] = half16::ToC<DTYPE>(half16::Fuse<DTYPE, EPILOGUE>(v1, bias, bn + col + 1, N));
           }
         }
       }
@@ -571,8 +573,21 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
     gemm16_mma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                const unsigned short* __restrict__ B, float beta,
                half16::CType<DTYPE>* __restrict__ C) {
-  mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, 1, GROUP, LAYOUT>(M, N, K, alpha, A, B,
-                                                                          beta, C);
+  mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, 1, GROUP, LAYOUT, 0>(M, N, K, alpha, A, B,
+                                                                             beta, C, nullptr);
+}
+
+// The fused entry (EPILOGUE 1..4, half16::Fuse): the bias after C.
+template <int EPILOGUE, int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK,
+          int GROUP, int LAYOUT, int MINB = 1,
+          typename sgemm_detail::EnableIf<(SPLITK == 1), int>::type = 0>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+    gemm16_mma_fused(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                     const unsigned short* __restrict__ B, float beta,
+                     half16::CType<DTYPE>* __restrict__ C,
+                     const half16::CType<DTYPE>* __restrict__ bias) {
+  mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, 1, GROUP, LAYOUT, EPILOGUE>(
+      M, N, K, alpha, A, B, beta, C, bias);
 }
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
@@ -584,7 +599,19 @@ __global__ void __cluster_dims__(1, 1, SPLITK) __launch_bounds__((BM / WM) * (BN
     gemm16_mma(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
                const unsigned short* __restrict__ B, float beta,
                half16::CType<DTYPE>* __restrict__ C) {
-  mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, LAYOUT>(M, N, K, alpha, A,
-                                                                               B, beta, C);
+  mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, LAYOUT, 0>(
+      M, N, K, alpha, A, B, beta, C, nullptr);
+}
+
+template <int EPILOGUE, int DTYPE, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK,
+          int GROUP, int LAYOUT, int MINB = 1,
+          typename sgemm_detail::EnableIf<(SPLITK > 1), int>::type = 0>
+__global__ void __cluster_dims__(1, 1, SPLITK) __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+    gemm16_mma_fused(int M, int N, int K, float alpha, const unsigned short* __restrict__ A,
+                     const unsigned short* __restrict__ B, float beta,
+                     half16::CType<DTYPE>* __restrict__ C,
+                     const half16::CType<DTYPE>* __restrict__ bias) {
+  mma16_detail::Gemm<DTYPE, BM, BN, BK, WM, WN, STAGES, SPLITK, GROUP, LAYOUT, EPILOGUE>(
+      M, N, K, alpha, A, B, beta, C, bias);
 }
 #endif

@@ -223,12 +223,15 @@ __device__ __forceinline__ void LoadOperand(unsigned dst, const TensorMap* map, 
 // The kernel's body (gemm16_wgmma below; tma_a, tma_b: its __grid_constant__
 // parameters' addresses).
 template <int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT, int SPLITK,
-          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI, int MCASTN, int ACCS>
+          int PERSIST, int CONSUMERS, int STAGED, int MCAST, int EPI, int MCASTN, int ACCS,
+          int EPILOGUE>
 __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
                                        const unsigned short* __restrict__ A,
                                        const unsigned short* __restrict__ B, float beta,
-                                       half16::CType<DTYPE>* __restrict__ C, const TensorMap* tma_a,
-                                       const TensorMap* tma_b, const TensorMap* tma_c) {
+                                       half16::CType<DTYPE>* __restrict__ C,
+                                       const half16::CType<DTYPE>* __restrict__ bias,
+                                       const TensorMap* tma_a, const TensorMap* tma_b,
+                                       const TensorMap* tma_c) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg exist on sm_90a alone (a compute_90 PTX build gets this)
 #else
@@ -715,8 +718,8 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       }
     }
 
-    StoreTile<DTYPE, BM, BN, CONSUMERS, SPLITK, EPI>(acc, M, N, alpha, beta, C, tma_c, cbuf, wg, tid,
-                                                     bm, bn, rank, ebox);
+    StoreTile<DTYPE, BM, BN, CONSUMERS, SPLITK, EPI, EPILOGUE>(acc, M, N, alpha, beta, C, bias, tma_c,
+                                                               cbuf, wg, tid, bm, bn, rank, ebox);
   }
   // EPI: the last stores' reads of shared memory done before it goes.
   // Their writes to C need no wait: they are visible when the kernel ends,
@@ -748,10 +751,33 @@ __device__ __forceinline__ void Gemm16(int M, int N, int K, float alpha,
       const __grid_constant__ gemm16_detail::TensorMap tma_b,                                      \
       const __grid_constant__ gemm16_detail::TensorMap tma_c) {                                    \
     gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS,    \
-                          STAGED, MCAST, EPI, MCASTN, ACCS>(M, N, K, alpha, A, B, beta, C, &tma_a, \
-                                                      &tma_b, &tma_c);                              \
+                          STAGED, MCAST, EPI, MCASTN, ACCS, 0>(M, N, K, alpha, A, B, beta, C,      \
+                                                             nullptr, &tma_a, &tma_b, &tma_c);     \
   }
 G16_ENTRY(SPLITK == 1 && MCAST * MCASTN == 1, )
 G16_ENTRY(SPLITK > 1, __cluster_dims__(1, 1, SPLITK))
 G16_ENTRY(SPLITK == 1 && MCAST * MCASTN > 1, __cluster_dims__(MCAST * MCASTN, 1, 1))
 #undef G16_ENTRY
+
+// The fused entries (EPILOGUE 1..4, half16::Fuse): the bias after C, the
+// tensor maps parameters 9, 10 and 11.
+#define G16_FUSED_ENTRY(COND, CLUSTER)                                                              \
+  template <int EPILOGUE, int DTYPE, int BM, int BN, int BK, int STAGES, int GROUP, int LAYOUT,     \
+            int SPLITK = 1, int PERSIST = 0, int CONSUMERS = 2, int STAGED = 0, int MCAST = 1,     \
+            int EPI = 0, int MCASTN = 1, int ACCS = 1,                                             \
+            typename sgemm_detail::EnableIf<(COND), int>::type = 0>                                \
+  __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1) CLUSTER gemm16_wgmma_fused(          \
+      int M, int N, int K, float alpha, const unsigned short* __restrict__ A,                       \
+      const unsigned short* __restrict__ B, float beta, half16::CType<DTYPE>* __restrict__ C,       \
+      const half16::CType<DTYPE>* __restrict__ bias,                                               \
+      const __grid_constant__ gemm16_detail::TensorMap tma_a,                                      \
+      const __grid_constant__ gemm16_detail::TensorMap tma_b,                                      \
+      const __grid_constant__ gemm16_detail::TensorMap tma_c) {                                    \
+    gemm16_detail::Gemm16<DTYPE, BM, BN, BK, STAGES, GROUP, LAYOUT, SPLITK, PERSIST, CONSUMERS,    \
+                          STAGED, MCAST, EPI, MCASTN, ACCS, EPILOGUE>(                             \
+        M, N, K, alpha, A, B, beta, C, bias, &tma_a, &tma_b, &tma_c);                              \
+  }
+G16_FUSED_ENTRY(SPLITK == 1 && MCAST * MCASTN == 1, )
+G16_FUSED_ENTRY(SPLITK > 1, __cluster_dims__(1, 1, SPLITK))
+G16_FUSED_ENTRY(SPLITK == 1 && MCAST * MCASTN > 1, __cluster_dims__(MCAST * MCASTN, 1, 1))
+#undef G16_FUSED_ENTRY

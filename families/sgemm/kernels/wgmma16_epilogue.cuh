@@ -53,16 +53,39 @@ __device__ __forceinline__ void StoreBox(unsigned box, const float (&acc)[MI][BN
 /// warpgroup's WM x BN tile; EPI 2: its two 64 x 64 boxes, `ebox` counting
 /// the boxes it has stored across its tiles) and store it by TMA through
 /// `tma_c` where C suits TMA; the stores drain while the next tile's
-/// mainloop runs (the kernel waits for them before it exits).
-template <int DTYPE, int BM, int BN, int CONSUMERS, int SPLITK, int EPI>
+/// mainloop runs (the kernel waits for them before it exits). EPILOGUE
+/// (half16::Fuse, with `bias`) applies to each element before its rounding.
+template <int DTYPE, int BM, int BN, int CONSUMERS, int SPLITK, int EPI, int EPILOGUE>
 __device__ __forceinline__ void StoreTile(float (&acc)[BM / CONSUMERS / 64][BN / 2], int M, int N,
                                           float alpha, float beta,
                                           half16::CType<DTYPE>* __restrict__ C,
+                                          const half16::CType<DTYPE>* __restrict__ bias,
                                           const TensorMap* tma_c, unsigned cbuf, int wg, int tid,
                                           int bm, int bn, unsigned rank, unsigned& ebox) {
   constexpr int IN = half16::Elem<DTYPE>::kIn;
   constexpr int WM = BM / CONSUMERS, MI = WM / 64;
   const int lane = tid % 32, w = (tid % 128) / 32;
+  // The epilogue where beta is 0: applied to the accumulators in place,
+  // element by element, before any store path (1 in alpha's place after):
+  // fused into the stores, the GELUs of BN 256 spilled registers. With
+  // beta != 0 it follows beta * C_old in the stores from registers.
+  const bool prefused = EPILOGUE != 0 && beta == 0.0f;
+  if constexpr (EPILOGUE != 0) {
+    if (prefused) {
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            acc[mi][4 * i + j] = half16::Fuse<DTYPE, EPILOGUE>(alpha * acc[mi][4 * i + j], bias,
+                                                               bn + 8 * i + 2 * (lane % 4) + j % 2, N);
+          }
+        }
+      }
+      alpha = 1.0f;
+    }
+  }
   // C's rows in whole 16-byte units: the epilogue's 16-byte stores, and
   // TMA's rules for C's map (the launcher's test) that EPI needs.
   const bool vec = (N & 7) == 0 && (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
@@ -207,13 +230,21 @@ __device__ __forceinline__ void StoreTile(float (&acc)[BM / CONSUMERS / 64][BN /
 #pragma unroll
             for (int e = 0; e < 8; ++e) f[e] = fmaf(beta, o[e], f[e]);
           }
+          if (!prefused) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) f[e] = half16::Fuse<DTYPE, EPILOGUE>(f[e], bias, col + e, N);
+          }
           half16::StoreC8<DTYPE>(crow + col, f);
         } else {
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
             if (col + e < N) {
               crow[col + e] = half16::ToC<DTYPE>(
-                  beta != 0.0f ? fmaf(beta, half16::FromC<DTYPE>(crow[col + e]), f[e]) : f[e]);
+                  prefused ? f[e]
+                           : half16::Fuse<DTYPE, EPILOGUE>(
+                                 beta != 0.0f ? fmaf(beta, half16::FromC<DTYPE>(crow[col + e]), f[e])
+                                              : f[e],
+                                 bias, col + e, N));
             }
           }
         }

@@ -21,6 +21,12 @@
 //    rounded and its error is the fp32 sums' alone: there the bound is at
 //    least sqrt(K) u (kFp32Unit), since cuBLAS splits K on skinny shapes and
 //    stays under what one fp32 chain of K terms reaches.
+//
+// A 16-bit problem's epilogue (tuner.proto Epilogue) adds a random bias of
+// N elements of C's type, passed after C: the reference applies it in fp64
+// (Fp64ApplyEpilogue), and the baseline is cuBLASLt with the same epilogue
+// (RowMajorGemmLt; EPILOGUE_BIAS_GELU_ERF: its bias epilogue, then
+// GeluErfInPlace), so that fused is timed against fused.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -29,7 +35,9 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "server/worker/fp64_check.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
@@ -56,19 +64,26 @@ constexpr double kIeeeTolerance = 1e-4;
 /// 1.9e-6 (bench/RESULTS.md gemm16-f32-output).
 constexpr double kFp32Unit = 0x1p-24;
 
+/// cuBLASLt's workspace for the epilogues' baseline: 32 MiB, what cuBLAS
+/// itself takes on Hopper (cuBLAS documentation, cublasSetWorkspace).
+constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+
 class GemmProblem final : public DeviceProblem {
  public:
   ~GemmProblem() override {
     if (handle_ != nullptr) cublasDestroy(handle_);
+    if (lt_ != nullptr) cublasLtDestroy(lt_);
   }
 
   static absl::StatusOr<std::unique_ptr<DeviceProblem>> Create(const Shape& shape, uint64_t seed,
                                                                v1::Math math, v1::Layout layout,
-                                                               v1::DType dtype) {
+                                                               v1::DType dtype,
+                                                               v1::Epilogue epilogue) {
     auto p = std::unique_ptr<GemmProblem>(new GemmProblem());
     p->math_ = math;
     p->layout_ = layout;
     p->dtype_ = dtype;
+    p->epilogue_ = epilogue;
     p->m_ = static_cast<int>(shape[0]);
     p->n_ = static_cast<int>(shape[1]);
     p->k_ = static_cast<int>(shape[2]);
@@ -81,7 +96,9 @@ class GemmProblem final : public DeviceProblem {
     for (auto [buf, bytes] : {std::pair{&p->a_, mk * in_bytes}, {&p->b_, kn * in_bytes},
                               {&p->c_, mn * out_bytes},
                               {&p->ref_, mn * (vs_baseline ? sizeof(float) : sizeof(double))},
-                              {&p->sum_, vs_baseline ? size_t{0} : sizeof(double)}}) {
+                              {&p->sum_, vs_baseline ? size_t{0} : sizeof(double)},
+                              {&p->bias_, p->Fused() ? size_t(p->n_) * out_bytes : size_t{0}},
+                              {&p->workspace_, p->Fused() ? kLtWorkspaceBytes : size_t{0}}}) {
       if (bytes == 0) continue;
       auto b = DeviceBuffer::Alloc(bytes);
       if (!b.ok()) return b.status();
@@ -95,6 +112,11 @@ class GemmProblem final : public DeviceProblem {
     p->b_ptr_ = p->b_.get();
     p->c_ptr_ = p->c_.get();
     p->args_ = {&p->m_, &p->n_, &p->k_, &p->alpha_, &p->a_ptr_, &p->b_ptr_, &p->beta_, &p->c_ptr_};
+    if (p->Fused()) {
+      TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtCreate(&p->lt_), "cublasLtCreate"));
+      p->bias_ptr_ = p->bias_.get();
+      p->args_.push_back(&p->bias_ptr_);  // the fused entries' bias, after C
+    }
     if (vs_baseline) {
       TUNED_RETURN_IF_ERROR(FillRandom(p->a_, mk, seed));
       TUNED_RETURN_IF_ERROR(FillRandom(p->b_, kn, seed + 1));
@@ -180,15 +202,22 @@ class GemmProblem final : public DeviceProblem {
   }
   double BaselineError() const override { return baseline_error_; }
 
-  /// A and B in the input type, C in the output type.
+  /// A and B in the input type, C and the bias (an epilogue's) in the output type.
   int64_t OperandBytes() const override {
-    return static_cast<int64_t>(a_.bytes() + b_.bytes() + c_.bytes());
+    return static_cast<int64_t>(a_.bytes() + b_.bytes() + c_.bytes() + bias_.bytes());
   }
 
   /// cuBLAS into the reference (fp32 MATH_IEEE_FP32) or into C (the others:
   /// C is poisoned before each check): SGEMM in the mode's math, or
   /// cublasGemmEx in the problem's types.
   absl::Status RunBaseline(cudaStream_t stream) override {
+    if (Fused()) {
+      TUNED_RETURN_IF_ERROR(RowMajorGemmLt(lt_, m_, n_, k_, 1.0f, a_.get(), b_.get(), 0.0f,
+                                           c_.get(), bias_.get(), stream, layout_, dtype_,
+                                           epilogue_, workspace_.get(), workspace_.bytes()));
+      if (epilogue_ != v1::EPILOGUE_BIAS_GELU_ERF) return absl::OkStatus();
+      return GeluErfInPlace(c_.get(), int64_t{m_} * n_, OutputDType(dtype_), stream);
+    }
     if (dtype_ != v1::DTYPE_F32) {
       return RowMajorGemmEx(handle_, m_, n_, k_, 1.0f, a_.get(), b_.get(), 0.0f, c_.get(), stream,
                             layout_, dtype_);
@@ -201,6 +230,11 @@ class GemmProblem final : public DeviceProblem {
   /// fp32" or "cuBLAS TF32"; 16-bit: "cuBLAS bf16", "cuBLAS f16", "cuBLAS
   /// bf16_f32" or "cuBLAS f16_f32".
   std::string BaselineName() const override {
+    if (Fused()) {
+      return absl::StrCat("cuBLASLt ", DTypeText(dtype_), " ",
+                          absl::AsciiStrToLower(absl::StripPrefix(EnumName(epilogue_), "EPILOGUE_")),
+                          epilogue_ == v1::EPILOGUE_BIAS_GELU_ERF ? " (bias, then GELU)" : "");
+    }
     if (dtype_ != v1::DTYPE_F32) return absl::StrCat("cuBLAS ", DTypeText(dtype_));
     switch (math_) {
       case v1::MATH_FP32_ACCURATE: return "cuBLAS fp32";
@@ -211,6 +245,9 @@ class GemmProblem final : public DeviceProblem {
 
  private:
   GemmProblem() = default;
+
+  /// Whether the problem has an epilogue (a bias, and the fused entries).
+  bool Fused() const { return epilogue_ != v1::EPILOGUE_NONE; }
 
   /// Whether the check compares with cuBLAS's own fp32 output (fp32 in
   /// MATH_IEEE_FP32) rather than with the fp64 reference.
@@ -251,21 +288,47 @@ class GemmProblem final : public DeviceProblem {
       }
       TUNED_CUDA(cudaMemcpy(dst->get(), bits.data(), count * 2, cudaMemcpyHostToDevice));
     }
-    return Fp64Reference(handle_, m_, n_, k_, layout_, wide[0], wide[1],
-                         static_cast<double*>(ref_.get()), &ref_norm_);
+    TUNED_RETURN_IF_ERROR(Fp64Reference(handle_, m_, n_, k_, layout_, wide[0], wide[1],
+                                        static_cast<double*>(ref_.get()), &ref_norm_));
+    if (!Fused()) return absl::OkStatus();
+    // The bias: FillRandom's values of `seed` + 2, in C's type.
+    std::vector<double> bias(n_);
+    {
+      auto f32 = DeviceBuffer::Alloc(size_t(n_) * sizeof(float));
+      if (!f32.ok()) return f32.status();
+      TUNED_RETURN_IF_ERROR(FillRandom(*f32, n_, seed + 2));
+      auto host = CopyToHost(*f32, n_);
+      if (!host.ok()) return host.status();
+      if (OutputDType(dtype_) == v1::DTYPE_F32) {
+        bias.assign(host->begin(), host->end());
+        TUNED_CUDA(cudaMemcpy(bias_.get(), host->data(), size_t(n_) * sizeof(float),
+                              cudaMemcpyHostToDevice));
+      } else {
+        std::vector<uint16_t> bits(n_);
+        for (int j = 0; j < n_; ++j) {
+          bits[j] = Narrow16((*host)[j], dtype_);
+          bias[j] = Widen16(bits[j], dtype_);
+        }
+        TUNED_CUDA(cudaMemcpy(bias_.get(), bits.data(), size_t(n_) * 2, cudaMemcpyHostToDevice));
+      }
+    }
+    return Fp64ApplyEpilogue(static_cast<double*>(ref_.get()), m_, n_, bias, epilogue_, &ref_norm_);
   }
 
   v1::Math math_ = v1::MATH_IEEE_FP32;
   v1::Layout layout_ = v1::LAYOUT_NN;
   v1::DType dtype_ = v1::DTYPE_F32;
+  v1::Epilogue epilogue_ = v1::EPILOGUE_NONE;
   int m_ = 0, n_ = 0, k_ = 0;
   float alpha_ = 1.0f, beta_ = 0.0f;
-  DeviceBuffer a_, b_, c_, ref_, sum_;
+  DeviceBuffer a_, b_, c_, ref_, sum_, bias_, workspace_;
   const void* a_ptr_ = nullptr;
   const void* b_ptr_ = nullptr;
   void* c_ptr_ = nullptr;
+  const void* bias_ptr_ = nullptr;
   std::vector<void*> args_;
   cublasHandle_t handle_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
   double ref_norm_ = 0;
   double baseline_error_ = 0;
 };
@@ -280,15 +343,16 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemmProblem(const v1::worker:
   const v1::Math math = problem.math();
   const v1::Layout layout = problem.layout();
   const v1::DType dtype = problem.dtype();
-  const Family* family = SgemmFamily().ForDType(dtype);
-  if (family == nullptr || (dtype != v1::DTYPE_F32 && !Is16BitGemm(dtype))) {
+  if (SgemmFamily().ForDType(dtype) == nullptr || (dtype != v1::DTYPE_F32 && !Is16BitGemm(dtype))) {
     return absl::InvalidArgumentError(absl::StrCat(
         "dtype ", EnumName(dtype), " is not a dtype of sgemm (f32, bf16, f16, bf16_f32, f16_f32)"));
   }
+  const Family* family = InForm(&SgemmFamily(), problem);
   TUNED_RETURN_IF_ERROR(family->ValidateMath(math));
   TUNED_RETURN_IF_ERROR(family->ValidateLayout(layout));
+  TUNED_RETURN_IF_ERROR(family->ValidateEpilogue(problem.epilogue()));
   TUNED_RETURN_IF_ERROR(family->ValidateProblem(shape, device, math));
-  return GemmProblem::Create(shape, seed, math, layout, dtype);
+  return GemmProblem::Create(shape, seed, math, layout, dtype, problem.epilogue());
 }
 
 }  // namespace tuned
