@@ -74,6 +74,10 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
     auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
     k.cublas_ = *handle;
+    if (best.problem().epilogue() != v1::EPILOGUE_NONE) {
+      TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtCreate(&k.lt_), "cublasLtCreate"));
+      TUNED_CUDA(cudaMalloc(&k.lt_workspace_, kLtWorkspaceBytes));
+    }
     return k;
   }
   cudaDeviceProp prop{};
@@ -120,12 +124,16 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
 
 TunedKernel::~TunedKernel() {
   if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (lt_ != nullptr) cublasLtDestroy(lt_);
+  if (lt_workspace_ != nullptr) cudaFree(lt_workspace_);
 }
 
 TunedKernel::TunedKernel(TunedKernel&& o) noexcept
     : best_(std::move(o.best_)),
       kernel_(std::move(o.kernel_)),
       cublas_(std::exchange(o.cublas_, nullptr)),
+      lt_(std::exchange(o.lt_, nullptr)),
+      lt_workspace_(std::exchange(o.lt_workspace_, nullptr)),
       prepared_(std::move(o.prepared_)),
       prepared_shape_(std::move(o.prepared_shape_)),
       maps_(std::move(o.maps_)) {}
@@ -133,9 +141,13 @@ TunedKernel::TunedKernel(TunedKernel&& o) noexcept
 TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
   if (this != &o) {
     if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (lt_ != nullptr) cublasLtDestroy(lt_);
+    if (lt_workspace_ != nullptr) cudaFree(lt_workspace_);
     best_ = std::move(o.best_);
     kernel_ = std::move(o.kernel_);
     cublas_ = std::exchange(o.cublas_, nullptr);
+    lt_ = std::exchange(o.lt_, nullptr);
+    lt_workspace_ = std::exchange(o.lt_workspace_, nullptr);
     prepared_ = std::move(o.prepared_);
     prepared_shape_ = std::move(o.prepared_shape_);
     maps_ = std::move(o.maps_);
@@ -254,6 +266,10 @@ absl::Status TunedKernel::Gemm16(int m, int n, int k, float alpha, const void* a
     return absl::FailedPreconditionError(
         "not a 16-bit sgemm kernel (bf16, f16, bf16_f32 or f16_f32)");
   }
+  if (best_.problem().epilogue() != v1::EPILOGUE_NONE) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a kernel with epilogue ", EnumName(best_.problem().epilogue()), ": call FusedGemm16 with its bias"));
+  }
   if (uses_cublas()) {
     return RowMajorGemmEx(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout(),
                           best_.problem().dtype());
@@ -267,6 +283,32 @@ absl::Status TunedKernel::Gemm16(int m, int n, int k, float alpha, const void* a
     return absl::InternalError("a 16-bit kernel asks for C to be prescaled, which no 16-bit kind does");
   }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
+  return LaunchPrepared(**p, prepared, args, stream);
+}
+
+absl::Status TunedKernel::FusedGemm16(int m, int n, int k, float alpha, const void* a,
+                                      const void* b, float beta, void* c, const void* bias,
+                                      cudaStream_t stream) const {
+  const v1::Epilogue epilogue = best_.problem().epilogue();
+  if (!Is16Bit(best_.problem()) || epilogue == v1::EPILOGUE_NONE) {
+    return absl::FailedPreconditionError("not a 16-bit sgemm kernel with an epilogue (call Gemm16)");
+  }
+  if (uses_cublas()) {
+    if (epilogue == v1::EPILOGUE_BIAS_GELU_ERF) {
+      return absl::UnimplementedError(
+          "cuBLAS serves this bias_gelu_erf problem and cuBLASLt has no erf GELU: run "
+          "FusedGemm16 of the bias_gelu_tanh problem, or the bias problem and a GELU after");
+    }
+    return RowMajorGemmLt(lt_, m, n, k, alpha, a, b, beta, c, bias, stream,
+                          best_.problem().layout(), best_.problem().dtype(), epilogue,
+                          lt_workspace_, kLtWorkspaceBytes);
+  }
+  PreparedLaunch other;
+  bool prepared = false;
+  const int64_t shape[] = {m, n, k};
+  auto p = LaunchFor(shape, 3, &other, &prepared);
+  if (!p.ok()) return p.status();
+  void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c, &bias};
   return LaunchPrepared(**p, prepared, args, stream);
 }
 

@@ -50,6 +50,30 @@ TEST_F(GpuTest, Gemm16DecodeConfigsAreCorrectOnFewTokens) {
   }
 }
 
+// Each epilogue (tuner.proto Epilogue) in each kind, verified by the worker
+// against the fp64 reference with the epilogue applied (at most 2x the
+// error of cuBLASLt with the same epilogue), on odd shapes: M = 1 and 33, N
+// and K not multiples of 8, K below a tile, in bf16 and f16 (and bf16 with
+// an fp32 C), layouts nt and nn. Every config of the tanh GELU form in bf16
+// nt; one config a kind in the others.
+TEST_F(GpuTest, Gemm16EpiloguesAreCorrectInEveryKind) {
+  const std::vector<Shape> shapes = {{1, 1003, 517}, {33, 130, 70}, {100, 200, 37}, {256, 384, 512}};
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32}) {
+    for (v1::Epilogue e : {v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU, v1::EPILOGUE_BIAS_GELU_TANH,
+                           v1::EPILOGUE_BIAS_GELU_ERF}) {
+      const Family& f = *SgemmFamily().ForDType(dtype)->ForEpilogue(e);
+      for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_NN}) {
+        const bool every = dtype == v1::DTYPE_BF16 && e == v1::EPILOGUE_BIAS_GELU_TANH &&
+                           layout == v1::LAYOUT_NT;
+        std::set<int64_t> kinds;
+        VerifyAll(f, shapes,
+                  [&](const Config& c) { return every || kinds.insert(c.at("KIND")).second; },
+                  layout);
+      }
+    }
+  }
+}
+
 /// `count` random values in [-1, 1) rounded to `dtype`, as bits.
 std::vector<uint16_t> Random16(size_t count, v1::DType dtype, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -138,6 +162,77 @@ TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
     }
   }
   cublasDestroy(*handle);
+}
+
+// The fused entries launched as TunedKernel::FusedGemm16 launches them (the
+// bias after C; wgmma's tensor maps after it), with alpha 1.5 and beta 0.5 on
+// a random C, against cuBLASLt with the same epilogue (RowMajorGemmLt) on the
+// same inputs, one config a kind, in layouts nt and nn: as the plain GEMM's
+// test, both round once and differ by an ulp on a few elements.
+TEST_F(GpuTest, Gemm16FusedEntriesMatchCublasLtWithBetaAndBias) {
+  const int m = 300, n = 200, k = 136;
+  const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  cublasLtHandle_t lt = nullptr;
+  ASSERT_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+  auto workspace = DeviceBuffer::Alloc(kLtWorkspaceBytes);
+  ASSERT_TRUE(workspace.ok());
+  for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32}) {
+    const bool c32 = OutputDType(dtype) == v1::DTYPE_F32;
+    const size_t cbytes = c32 ? 4 : 2;
+    const auto ha = Random16(mk, dtype, 1), hb = Random16(kn, dtype, 2), hc16 = Random16(mn, dtype, 3),
+               hbias16 = Random16(n, dtype, 4);
+    const std::vector<float> hc32 = Widened(hc16, dtype), hbias32 = Widened(hbias16, dtype);
+    const void* hc = c32 ? static_cast<const void*>(hc32.data()) : hc16.data();
+    const void* hbias = c32 ? static_cast<const void*>(hbias32.data()) : hbias16.data();
+    auto a = DeviceBuffer::Alloc(mk * 2), b = DeviceBuffer::Alloc(kn * 2),
+         c = DeviceBuffer::Alloc(mn * cbytes), ref = DeviceBuffer::Alloc(mn * cbytes),
+         bias = DeviceBuffer::Alloc(n * cbytes);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok() && ref.ok() && bias.ok());
+    ASSERT_EQ(cudaMemcpy(a->get(), ha.data(), mk * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(b->get(), hb.data(), kn * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(bias->get(), hbias, n * cbytes, cudaMemcpyHostToDevice), cudaSuccess);
+    for (v1::Epilogue e : {v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU, v1::EPILOGUE_BIAS_GELU_TANH}) {
+      const Family& f = *SgemmFamily().ForDType(dtype)->ForEpilogue(e);
+      for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_NN}) {
+        std::set<int64_t> kinds;
+        const auto kernels =
+            CompileAll(f, worker_->device(), v1::MATH_IEEE_FP32,
+                       [&](const Config& cfg) { return kinds.insert(cfg.at("KIND")).second; }, layout);
+        ASSERT_EQ(kernels.size(), 4u);
+        ASSERT_EQ(cudaMemcpy(ref->get(), hc, mn * cbytes, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_TRUE(RowMajorGemmLt(lt, m, n, k, 1.5f, a->get(), b->get(), 0.5f, ref->get(),
+                                   bias->get(), nullptr, layout, dtype, e, workspace->get(),
+                                   kLtWorkspaceBytes)
+                        .ok());
+        const std::vector<float> want = DownloadC(ref->get(), mn, dtype);
+        for (const auto& [config, compiled] : kernels) {
+          auto kernel = LoadedKernel::Load(compiled.cubin, compiled.entry);
+          ASSERT_TRUE(kernel.ok()) << kernel.status();
+          ASSERT_EQ(cudaMemcpy(c->get(), hc, mn * cbytes, cudaMemcpyHostToDevice), cudaSuccess);
+          int mm = m, nn = n, kk = k;
+          float alpha = 1.5f, beta = 0.5f;
+          const void* ap = a->get();
+          const void* bp = b->get();
+          void* cp = c->get();
+          const void* biasp = bias->get();
+          void* args[] = {&mm, &nn, &kk, &alpha, &ap, &bp, &beta, &cp, &biasp};
+          ASSERT_TRUE(kernel->Launch(f.Geometry(config, {m, n, k}, worker_->device()), args, nullptr)
+                          .ok())
+              << f.ConfigName(config);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << f.ConfigName(config);
+          // An fp32 C: the sums' order, and with the GELU cuBLASLt's own
+          // tanh, which need not be erff's or tanhf's to the last bit.
+          const double tolerance = c32 ? (e == v1::EPILOGUE_BIAS_GELU_TANH ? 1e-3 : 1e-5)
+                                   : dtype == v1::DTYPE_BF16 ? 1e-2
+                                                             : 2e-3;
+          const double error = RelativeFrobenius(DownloadC(cp, mn, dtype), want);
+          EXPECT_LT(error, tolerance) << f.ConfigName(config);
+          std::printf("%s: error %.1e vs cuBLASLt\n", f.ConfigName(config).c_str(), error);
+        }
+      }
+    }
+  }
+  cublasLtDestroy(lt);
 }
 
 // StageOperand (TensorMap.stage): a BF16 operand of 5 rows of 37 elements

@@ -103,6 +103,7 @@ class GpuTest : public ::testing::Test {
     if (auto spec = SpecWithSource(f)) *p.mutable_spec() = *std::move(spec);
     p.mutable_problem()->set_math(math);
     p.mutable_problem()->set_layout(layout);
+    p.mutable_problem()->set_epilogue(f.epilogue());
     for (int64_t d : shape) p.mutable_problem()->add_shape(d);
     p.set_seed(7);
     auto r = worker_->Prepare(p);

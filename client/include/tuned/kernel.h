@@ -91,9 +91,21 @@ class TunedKernel {
   /// __half), alpha and beta fp32, C rounded once; for DTYPE_BF16_F32 and
   /// DTYPE_F16_F32, A and B of the 16-bit type and C a float pointer, never
   /// rounded. cuBLAS (cublasGemmEx, fp32 compute) where it serves.
-  /// FAILED_PRECONDITION for any other problem; INTERNAL on a CUDA error.
+  /// FAILED_PRECONDITION for any other problem (one with an epilogue:
+  /// FusedGemm16); INTERNAL on a CUDA error.
   absl::Status Gemm16(int m, int n, int k, float alpha, const void* a, const void* b, float beta,
                       void* c, cudaStream_t stream = nullptr) const;
+  /// Gemm16 with the problem's epilogue (best.problem().epilogue(), tuner.proto
+  /// Epilogue): C = epilogue(alpha * op(A) op(B) + beta * C + bias), `bias` a
+  /// device pointer to N elements of C's type, one per column of C (as
+  /// F.linear's). cuBLASLt with the same epilogue where cuBLAS serves
+  /// (RowMajorGemmLt); there EPILOGUE_BIAS_GELU_ERF, which cuBLASLt lacks,
+  /// is UNIMPLEMENTED (the Python client applies torch's GELU after the bias).
+  /// FAILED_PRECONDITION for a problem without an epilogue; INTERNAL on a
+  /// CUDA error.
+  absl::Status FusedGemm16(int m, int n, int k, float alpha, const void* a, const void* b,
+                           float beta, void* c, const void* bias,
+                           cudaStream_t stream = nullptr) const;
   /// Row-major out(COLS x ROWS) = in(ROWS x COLS)^T on `stream`.
   absl::Status Transpose(int rows, int cols, const float* in, float* out,
                          cudaStream_t stream = nullptr) const;
@@ -130,6 +142,10 @@ class TunedKernel {
   v1::BestKernel best_;
   LoadedKernel kernel_;
   cublasHandle_t cublas_ = nullptr;  // set when cuBLAS serves (use_baseline) or the kernel accumulates
+  /// cuBLASLt and its workspace (kLtWorkspaceBytes), where cuBLAS serves a
+  /// problem with an epilogue.
+  cublasLtHandle_t lt_ = nullptr;
+  void* lt_workspace_ = nullptr;
   /// The launch of best_.problem().shape() (a kernel spec's: of best_.geometry()),
   /// prepared at Load; empty where that failed (each launch then says why).
   std::optional<PreparedLaunch> prepared_;

@@ -174,6 +174,10 @@ cublasLtEpilogue_t LtEpilogue(v1::Epilogue epilogue);
 /// where it is served. INVALID_ARGUMENT for a dtype other than the 16-bit
 /// ones or a missing bias; NOT_FOUND where cuBLASLt offers no algorithm;
 /// INTERNAL for a cuBLASLt error.
+/// cuBLASLt's workspace for RowMajorGemmLt: 32 MiB, what cuBLAS itself
+/// takes on Hopper (cuBLAS documentation, cublasSetWorkspace).
+inline constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+
 absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
                             const void* b, float beta, void* c, const void* bias,
                             cudaStream_t stream, v1::Layout layout, v1::DType dtype,

@@ -64,9 +64,6 @@ constexpr double kIeeeTolerance = 1e-4;
 /// 1.9e-6 (bench/RESULTS.md gemm16-f32-output).
 constexpr double kFp32Unit = 0x1p-24;
 
-/// cuBLASLt's workspace for the epilogues' baseline: 32 MiB, what cuBLAS
-/// itself takes on Hopper (cuBLAS documentation, cublasSetWorkspace).
-constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
 
 class GemmProblem final : public DeviceProblem {
  public:
