@@ -24,11 +24,21 @@ DTYPES = {"f32": (torch.float32, torch.float32), "bf16": (torch.bfloat16, torch.
           "f16_f32": (torch.float16, torch.float32)}
 
 
-def image(layout="nn", dtype="f32"):
+def image(layout="nn", dtype="f32", epilogue="none"):
     """A cubin for the fakes: the ELF magic, then the layout (tuner.proto
     Layout's name) the Emulator computes in, then, for a 16-bit kernel,
-    ":" and its dtype's name ("bf16", "f16", "bf16_f32", "f16_f32")."""
-    return b"\x7fELF" + layout.encode() + (b"" if dtype == "f32" else b":" + dtype.encode())
+    ":" and its dtype's name ("bf16", "f16", "bf16_f32", "f16_f32"), then
+    for a kernel with an epilogue "+" and its name ("bias", "bias_relu",
+    "bias_gelu_tanh", "bias_gelu_erf"): a 9th parameter, the bias."""
+    return (b"\x7fELF" + layout.encode() + (b"" if dtype == "f32" else b":" + dtype.encode())
+            + (b"" if epilogue == "none" else b"+" + epilogue.encode()))
+
+
+# An image's epilogue -> what it applies to C + bias, as the kernel's half16::Fuse.
+EPILOGUES = {"bias": lambda y: y,
+             "bias_relu": torch.relu,
+             "bias_gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+             "bias_gelu_erf": torch.nn.functional.gelu}
 
 
 def _value(x):
@@ -109,9 +119,11 @@ class FakeDriver:
 
     # ---- launches ----
     def _record(self, dims, stream, params, function=FUNCTION):
+        fused = 1 if b"+" in self._image_of(function) else 0  # the bias after C
+        count, maps_from = self.params + fused, self.maps_from + fused
         raw = [ctypes.string_at(ctypes.c_void_p.from_address(params + 8 * i).value,
-                                8 if i < self.maps_from else 128) for i in range(self.params)]
-        pointers = [ctypes.c_void_p.from_address(params + 8 * i).value for i in range(self.params)]
+                                8 if i < maps_from else 128) for i in range(count)]
+        pointers = [ctypes.c_void_p.from_address(params + 8 * i).value for i in range(count)]
         self.calls.append(("launch",))
         self.launches.append({"dims": dims, "stream": stream or 0, "params": pointers,
                               "bytes": raw, "function": function})
@@ -236,7 +248,7 @@ class Emulator(FakeDriver):
         m, n, k = (ctypes.c_int.from_buffer_copy(raw[i][:4]).value for i in range(3))
         alpha, beta = (ctypes.c_float.from_buffer_copy(raw[i][:4]).value for i in (3, 6))
         a, b, c = (ctypes.c_void_p.from_buffer_copy(raw[i]).value for i in (4, 5, 7))
-        name = self._image_of(function)[4:].decode(errors="replace")
+        name, _, epilogue = self._image_of(function)[4:].decode(errors="replace").partition("+")
         layout = name[:2] if name[:2] in LAYOUTS else "nn"
         dtype = name[3:] if name[2:3] == ":" and name[3:] in DTYPES else "f32"
         self.layouts.append(layout)
@@ -249,6 +261,10 @@ class Emulator(FakeDriver):
         C = host_floats(c, m * n, tc).view(m, n)
         if dtype == "f32":
             C.copy_(alpha * (A.double() @ B.double()).float() + (beta * C if beta else 0))
+        elif epilogue:
+            bias = host_floats(ctypes.c_void_p.from_buffer_copy(raw[8]).value, n, tc)
+            y = alpha * (A.double() @ B.double()) + (beta * C.double() if beta else 0)
+            C.copy_(EPILOGUES[epilogue](y + bias.double()))
         else:
             C.copy_(alpha * (A.double() @ B.double()) + (beta * C.double() if beta else 0))
         return result

@@ -42,18 +42,22 @@ class FakeDaemon:
     the Emulator compute in both), or cuBLAS where `cublas`;
     `before_layouts`: a daemon older than layouts, whose kernel is the "nn"
     one whatever the layout asked. Records what was asked: ((M, N, K),
-    Math, layout, tune_if_missing) in `asked`, the dtype's name in `dtypes`."""
+    Math, layout, tune_if_missing) in `asked`, the dtype's name in `dtypes`,
+    the epilogue's in `epilogues` (its kernel takes the bias after C)."""
 
     address = "unix:/fake"
 
     def __init__(self, cublas=False, before_layouts=False):
         self.cublas, self.before_layouts = cublas, before_layouts
-        self.asked, self.dtypes = [], []
+        self.asked, self.dtypes, self.epilogues = [], [], []
 
-    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False, dtype="f32"):
+    def best(self, m, n, k, math=0, layout="nn", tune_if_missing=False, dtype="f32",
+             epilogue="none"):
         self.asked.append(((m, n, k), math, layout, tune_if_missing))
         self.dtypes.append(dtype)
-        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout, dtype=dtype),
+        self.epilogues.append(epilogue)
+        b = pb.BestKernel(problem=tuned.problem(m, n, k, math=math, layout=layout, dtype=dtype,
+                                                epilogue=epilogue),
                           match=pb.MATCH_NEAREST,
                           device=pb.Device(name="NVIDIA H100", cc_major=9, cc_minor=0))
         if self.cublas:
@@ -65,8 +69,10 @@ class FakeDaemon:
         if served != "nn":
             config.params["LAYOUT"] = pb.Layout.Value("LAYOUT_" + served.upper())
         config.name = "sgemm_tiled_64" + ("" if served == "nn" else "_" + served)
-        b.cubin, b.ptx, b.entry = cuda_fake.image(served, dtype), "//", "_Z1kv"
+        b.cubin, b.ptx, b.entry = cuda_fake.image(served, dtype, epilogue), "//", "_Z1kv"
         b.arguments.extend(sgemm_args(dtype))
+        if epilogue != "none":
+            b.arguments.append("const " + b.arguments[-1].replace("* C", "* bias"))
         b.geometry.grid.extend([1, 1, 1])
         b.geometry.block.extend([256, 1, 1])
         return b

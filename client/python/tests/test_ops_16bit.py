@@ -4,6 +4,8 @@ tensors), the dtype checks before the daemon is asked, math modes, served
 cuBLAS, and gradients; tuned.matmul's out_dtype=torch.float32 (the
 bf16_f32 and f16_f32 problems)."""
 
+import ctypes
+
 import grpc
 import pytest
 
@@ -61,14 +63,17 @@ def test_16bit_operands_run_their_dtypes_kernel_in_each_layout(cpu, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
-def test_16bit_linear_runs_the_nt_kernel_and_adds_the_bias_in_its_dtype(cpu, dtype):
+def test_16bit_linear_runs_the_nt_kernel_with_the_bias_epilogue(cpu, dtype):
+    """The bias of shape (N,) is the kernel's (the "bias" epilogue): added
+    to the fp32 sums, the result rounded once."""
     daemon = FakeDaemon()
     t = DTYPE[dtype]
     x, w, bias = randn(2, 3, 8).to(t), randn(5, 8, seed=1).to(t), randn(5, seed=2).to(t)
     y = tuned.linear(x, w, bias, client=daemon)
     assert y.dtype is t and y.shape == (2, 3, 5)
-    assert torch.equal(y, rounded(x.double() @ w.double().t(), t) + bias)
+    assert torch.equal(y, rounded(x.double() @ w.double().t() + bias.double(), t))
     assert daemon.asked == [((6, 5, 8), pb.MATH_IEEE_FP32, "nt", False)]
+    assert daemon.epilogues == ["bias"]
     assert daemon.dtypes == [dtype] and cpu.layouts == ["nt"] and cpu.dtypes == [dtype]
     assert cuda_fake.sgemm_pointers(cpu.launches[-1])[:2] == (x.data_ptr(), w.data_ptr())
     assert torch.equal(tuned.linear(x, w, bias, client=daemon), y) and len(daemon.asked) == 1
@@ -277,3 +282,58 @@ def test_gradients_flow_through_a_float32_out_dtype_matmul(cpu):
     assert torch.equal(b.grad, rounded(a.detach().double().t() @ g16, torch.bfloat16))
     assert [asked[2] for asked in daemon.asked] == ["nn", "nt", "tn"]
     assert daemon.dtypes == ["bf16_f32", "bf16", "bf16"]
+
+
+@pytest.mark.parametrize("activation, epilogue, act", [
+    (None, "bias", lambda y: y),
+    ("relu", "bias_relu", F.relu),
+    ("gelu", "bias_gelu_erf", F.gelu),
+    ("gelu_tanh", "bias_gelu_tanh", lambda y: F.gelu(y, approximate="tanh")),
+])
+def test_16bit_linear_with_a_bias_asks_for_the_epilogue_the_kernel_applies(
+        cpu, activation, epilogue, act):
+    """A 16-bit linear with a bias of shape (N,) asks the daemon for the
+    problem with the epilogue of its activation (Problem.epilogue), whose
+    kernel gets the bias after C and returns bias and activation applied,
+    rounded once; without a bias it asks for the plain problem and torch
+    applies the activation after."""
+    daemon = FakeDaemon()
+    t = torch.bfloat16
+    x, w, bias = randn(2, 3, 8).to(t), randn(5, 8, seed=1).to(t), randn(5, seed=2).to(t)
+    want = act(x.double() @ w.double().t() + bias.double()).to(t)
+    for _ in range(2):  # the second call finds the route
+        y = tuned.linear(x, w, bias, activation=activation, client=daemon)
+        assert y.dtype is t and y.shape == (2, 3, 5)
+        assert torch.equal(y, want)
+    assert daemon.epilogues == [epilogue]
+    launch = cpu.launches[-1]
+    assert len(launch["params"]) == 9
+    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][8]).value == bias.data_ptr()
+    if activation is not None:
+        y = tuned.linear(x, w, None, activation=activation, client=daemon)
+        assert torch.equal(y, act(rounded(x.double() @ w.double().t(), t)))
+        assert daemon.epilogues[-1] == "none"
+
+
+def test_linear_activations_outside_an_epilogue_are_torchs(cpu):
+    """float32 operands, a bias of another shape, a served cuBLAS, and a
+    gradient: the activation is torch's, after; an unknown one is refused."""
+    x, w, bias = randn(6, 8), randn(5, 8, seed=1), randn(5, seed=2)
+    daemon = FakeDaemon()
+    y = tuned.linear(x, w, bias, activation="gelu", client=daemon)
+    assert close(y, F.gelu(x @ w.t() + bias)) and daemon.epilogues == ["none"]
+    t = torch.bfloat16
+    wide = randn(6, 5, seed=3).to(t)  # broadcasts to (6, 5): added after the GEMM
+    y = tuned.linear(x.to(t), w.to(t), wide, activation="relu", client=daemon)
+    assert daemon.epilogues[-1] == "none"
+    assert torch.allclose(y.float(), F.relu(x.to(t).float() @ w.to(t).float().t() + wide.float()),
+                          atol=5e-2)
+    cublas = FakeDaemon(cublas=True)
+    y = tuned.linear(x.to(t), w.to(t), bias.to(t), activation="gelu_tanh", client=cublas)
+    assert cublas.epilogues == ["bias_gelu_tanh"]
+    assert torch.equal(y, F.gelu(F.linear(x.to(t), w.to(t), bias.to(t)), approximate="tanh"))
+    xg = x.clone().requires_grad_()
+    tuned.linear(xg, w, bias, activation="relu", client=daemon).sum().backward()
+    assert xg.grad is not None and xg.grad.shape == x.shape
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        tuned.linear(x, w, bias, activation="swish", client=NoDaemon())

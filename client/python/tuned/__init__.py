@@ -29,7 +29,7 @@ tuned.matmul, tuned.linear and tuned.ops (the torch operators tuned::matmul,
 tuned::linear for torch.compile) import torch when first used.
 """
 
-from .client import (DTYPES, LAYOUTS, Client, DTypeError, TunedError, default_address,
+from .client import (DTYPES, EPILOGUES, LAYOUTS, Client, DTypeError, TunedError, default_address,
                      default_socket_path, dtype_name, family_name, layout_name, problem,
                      read_token_file, spec_json)
 from .kernel import Kernel
@@ -40,7 +40,7 @@ from .v1 import tuner_pb2 as pb
 
 __all__ = ["Client", "TunedError", "DTypeError", "Kernel", "matmul", "linear",
            "default_address", "default_socket_path", "dtype_name", "family_name", "layout_name",
-           "DTYPES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb", "record",
+           "DTYPES", "EPILOGUES", "LAYOUTS", "problem", "read_token_file", "spec_json", "pb", "record",
            "Workload", "optimize", "enable"]
 
 _LAZY = ("matmul", "linear")

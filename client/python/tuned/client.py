@@ -124,6 +124,24 @@ def layout_name(value):
         return f"layout {value}"
 
 
+# Epilogue names (tuner.proto Epilogue) of 16-bit sgemm problems: what is
+# applied to C after the product, as F.linear's bias and an activation.
+EPILOGUES = ("none", "bias", "bias_relu", "bias_gelu_tanh", "bias_gelu_erf")
+
+
+def epilogue_value(epilogue):
+    """tuner.proto Epilogue of an epilogue's name (EPILOGUES) or enum value;
+    TunedError INVALID_ARGUMENT for another."""
+    if isinstance(epilogue, str):
+        if epilogue in EPILOGUES:
+            return pb.Epilogue.Value("EPILOGUE_" + epilogue.upper())
+    elif (isinstance(epilogue, int) and not isinstance(epilogue, bool)
+          and epilogue in pb.Epilogue.values()):
+        return epilogue
+    raise TunedError(grpc.StatusCode.INVALID_ARGUMENT,
+                     f"unknown epilogue {epilogue!r} (known: {', '.join(EPILOGUES)})")
+
+
 # Element type names (tuner.proto DType) of sgemm problems: "f32" (fp32 A, B,
 # C), "bf16" and "f16" (16-bit A, B and C, fp32 accumulation), "bf16_f32" and
 # "f16_f32" (16-bit A and B, fp32 accumulation and C).
@@ -159,7 +177,8 @@ def dtype_name(value):
         return f"dtype {value}"
 
 
-def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn", dtype="f32"):
+def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn", dtype="f32",
+            epilogue="none"):
     """A tuned.v1.Problem. `family`: a built-in family's name ("sgemm",
     "transpose": Problem.family, f32) or enum value, or any other name: a
     registered kernel spec's (Problem.family_name; the shape lists its dims
@@ -182,8 +201,13 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn",
     dtypes in math "ieee_fp32" only (the daemon refuses the other modes
     with INVALID_ARGUMENT); each its own problem too. A kernel spec's
     problem is "f32" only (its arguments have their own types).
+    `epilogue` (tuner.proto Epilogue, EPILOGUES): what a 16-bit problem's
+    kernel applies to C after the product, each its own problem: "none"
+    (the default), "bias" (+ a bias of N elements of C's type, passed after
+    C), "bias_relu", "bias_gelu_tanh" (GELU's tanh form) or "bias_gelu_erf"
+    (GELU), or an enum value.
     TunedError INVALID_ARGUMENT for an empty family name, an unknown math
-    mode, layout or dtype, a version or a 16-bit dtype for a kernel spec's
+    mode, layout, dtype or epilogue, a version or a 16-bit dtype for a kernel spec's
     family (version: for a built-in family) or a non-integer dimension; the
     daemon checks the rest (whether the family exists, rank, range, whether
     the family tunes the mode and the dtype)."""
@@ -196,6 +220,7 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn",
                              ) from None
     layout = layout_value(layout)
     dtype = dtype_value(dtype)
+    epilogue = epilogue_value(epilogue)
     name = ""
     if isinstance(family, str):
         if not family:
@@ -221,7 +246,8 @@ def problem(*shape, family="sgemm", math="ieee_fp32", version=None, layout="nn",
                              f"spec {name}'s arguments have their own types")
         return pb.Problem(family_name=name, spec_hash=version or "", shape=dims, math=math,
                           layout=layout)
-    return pb.Problem(family=family, dtype=dtype, shape=dims, math=math, layout=layout)
+    return pb.Problem(family=family, dtype=dtype, shape=dims, math=math, layout=layout,
+                      epilogue=epilogue)
 
 
 # Other names of the built-in families (families/family.h Family::alias).
@@ -365,36 +391,36 @@ class Client:
         return TunedError(code, message)
 
     def best(self, *shape, family="sgemm", tune_if_missing=False, basic=False, math="ieee_fp32",
-             version=None, layout="nn", dtype="f32"):
+             version=None, layout="nn", dtype="f32", epilogue="none"):
         """The tuned kernel (tuned.v1.BestKernel) for the shape: config, times,
         launch geometry for this very shape, entry, cubin and PTX (not with
         basic=True). An untuned shape gets the nearest tuned shape's kernel
         (match == MATCH_NEAREST); tune_if_missing also queues a sweep for it
         (queued_job_id). NOT_FOUND if no tuned shape is near. `family`,
-        `math`, `version`, `layout`, `dtype`: as in problem() (sgemm in
+        `math`, `version`, `layout`, `dtype`, `epilogue`: as in problem() (sgemm in
         layout "nt": a kernel reading B as stored NxK; in dtype "bf16": one
         taking __nv_bfloat16 A, B and C, best.arguments; in "bf16_f32":
         __nv_bfloat16 A and B and a float C); a kernel spec's
         best also has kernel_arguments (tuned.Kernel.launch runs it)."""
         req = pb.GetBestRequest(problem=problem(*shape, family=family, math=math, version=version,
-                                                layout=layout, dtype=dtype),
+                                                layout=layout, dtype=dtype, epilogue=epilogue),
                                 tune_if_missing=tune_if_missing,
                                 view=pb.BEST_VIEW_BASIC if basic else pb.BEST_VIEW_FULL)
         return self._call(self._stub.GetBest, req)
 
     def sweep(self, *shape, family="sgemm", wait=True, progress=None, math="ieee_fp32",
-              version=None, layout="nn", strategy="", budget="", dtype="f32"):
+              version=None, layout="nn", strategy="", budget="", dtype="f32", epilogue="none"):
         """Queues a sweep of the family's space for the shape; returns the
         tuned.v1.Job, once it ended if `wait`. progress (with wait): None
         shows a tqdm bar on a terminal and plain lines otherwise (stderr),
         False nothing, or a callable taking each Job update. `family`, `math`,
-        `version`, `layout`, `dtype`: as in problem(). `strategy`: "model" or
+        `version`, `layout`, `dtype`, `epilogue`: as in problem(). `strategy`: "model" or
         "exhaustive" ("": the daemon's default); `budget`: GPU time of
         measuring ("10s", "2m") or a number of configs ("64"); "": the
         daemon's default."""
         job = self._call(self._stub.SubmitSweep, pb.SubmitSweepRequest(
             problem=problem(*shape, family=family, math=math, version=version, layout=layout,
-                            dtype=dtype),
+                            dtype=dtype, epilogue=epilogue),
             strategy=strategy or "", budget=str(budget) if budget else ""))
         return self.watch(job.id, progress) if wait else job
 
@@ -435,14 +461,14 @@ class Client:
         return list(self._call(self._stub.ListJobs, pb.ListJobsRequest(limit=limit)).jobs)
 
     def results(self, *shape, family="sgemm", top=0, math="ieee_fp32", version=None, layout="nn",
-                dtype="f32"):
+                dtype="f32", epilogue="none"):
         """The stored measurements of the problem, best first (list of
         tuned.v1.Measurement; error: against the fp64 reference outside
         ieee_fp32 and for a 16-bit dtype); top 0 = all. `family`, `math`,
         `version`, `layout`, `dtype`: as in problem()."""
         req = pb.ListMeasurementsRequest(
             problem=problem(*shape, family=family, math=math, version=version, layout=layout,
-                            dtype=dtype),
+                            dtype=dtype, epilogue=epilogue),
             top=top)
         return list(self._call(self._stub.ListMeasurements, req).measurements)
 

@@ -401,6 +401,8 @@ class Kernel:
         known = dict(zip(names, self.shape))
         known.update(alpha=1.0, beta=0.0)
         fast = ("A", "B", "C", "alpha", "beta") if self.family == "sgemm" else ("in", "out")
+        if self.family == "sgemm" and any(d.endswith("* bias") for d in self.best.arguments):
+            fast += ("bias",)  # an epilogue's kernel: the bias after C
         template, index = [], {}
         for decl in self.best.arguments:
             ctype, _, name = decl.rpartition(" ")
@@ -458,7 +460,8 @@ class Kernel:
         _torchcall, with a stand-in driver, for another family than sgemm, or
         for a kernel with tensor maps (encoded per pointer, here)."""
         if (launcher.c_launch is None or launcher.maps or self.family != "sgemm" or self.is_spec
-                or self._sizes is None or self.layout not in ("nn", "nt", "tn", "tt")):
+                or self._sizes is None or self.layout not in ("nn", "nt", "tn", "tt")
+                or len(launcher.fast) != 5):  # an epilogue's bias: launched from Python
             return None
         try:  # here, not with the module: its torch libraries need torch imported first
             from . import _torchcall
@@ -480,12 +483,16 @@ class Kernel:
             self._prepare()
         return self
 
-    def _sgemm_launch(self, a, b, out, alpha, beta):
+    def _sgemm_launch(self, a, b, out, alpha, beta, bias=None):
         """The kernel on checked tensors (of the kernel's dtypes and shape, in
-        its layout, on its device): out = alpha * a @ b + beta * out."""
+        its layout, on its device): out = alpha * a @ b + beta * out; for a
+        kernel with an epilogue, `bias` (N elements of out's dtype) is
+        added and the activation applied (the problem's epilogue)."""
         launcher = self._launcher or self._prepare()
         s = launcher.slots()
-        pa, pb_, pc, al, be = s.fast
+        pa, pb_, pc, al, be = s.fast[:5]
+        if len(s.fast) > 5:
+            s.fast[5].value = bias.data_ptr()
         pa.value = a.data_ptr()
         pb_.value = b.data_ptr()
         c = pc.value = out.data_ptr()

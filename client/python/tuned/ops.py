@@ -26,6 +26,11 @@ bfloat16 and float16 operands (both of one dtype) the bf16 and f16 problems
 result of their dtype; tuned.matmul's out_dtype=torch.float32 makes theirs
 the bf16_f32 and f16_f32 problems (16-bit A and B, fp32 accumulation and C).
 
+Activations: tuned.linear(..., activation=) of 16-bit operands with a bias
+of shape (N,) asks for the problem with that epilogue (Problem.epilogue:
+the kernel adds the bias and applies the activation before its store);
+everywhere else, and where the daemon serves cuBLAS, torch applies it after.
+
 Importing this module imports torch; `tuned.matmul` does that on first use.
 """
 
@@ -66,7 +71,21 @@ _clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)
 # strides, which fix their layouts: a look-up reads them as they are, with
 # no layout test per call.
 _routes = {}
-_kernels = {}  # (m, n, k, GPU index, Math, layout, dtype, client) -> loaded Kernel, shared by routes
+_kernels = {}  # (m, n, k, GPU index, Math, layout, dtype, epilogue, client) -> loaded Kernel
+# linear's activation -> (torch's function, the epilogue a 16-bit problem
+# fuses with a bias of shape (N,): tuner.proto Epilogue's name).
+_ACTIVATIONS = {None: (None, "bias"),
+                "relu": (F.relu, "bias_relu"),
+                "gelu": (F.gelu, "bias_gelu_erf"),
+                "gelu_tanh": (lambda y: F.gelu(y, approximate="tanh"), "bias_gelu_tanh")}
+
+
+def _activation(activation):
+    """torch's function of linear's `activation` (None for None); ValueError for another."""
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r} (known: None, "
+                         f"{', '.join(repr(a) for a in _ACTIVATIONS if a)})")
+    return _ACTIVATIONS[activation][0]
 
 
 def _math(math):
@@ -117,14 +136,18 @@ class _Route:
     result, cuBLAS's GEMM with an fp32 C, tuned.kernel._gemm_f32_out).
     `out_shape`: the shape of the result (linear's keeps x's leading
     dimensions); `dtype`: the operands' torch dtype, `out_dtype` the
-    result's (None: dtype)."""
+    result's (None: dtype). `act`: linear's activation applied by torch
+    after the GEMM, or None; `fused`: the kernel applies the bias and the
+    activation itself (its problem's epilogue)."""
 
     __slots__ = ("kernel", "tf32", "layout", "copy_a", "copy_b", "m", "n", "k", "size",
-                 "out_shape", "index", "fused_bias", "dtype", "out_dtype", "blas")
+                 "out_shape", "index", "fused_bias", "dtype", "out_dtype", "blas", "act", "fused")
 
     def __init__(self, kernel, tf32, layout, copy_a, copy_b, m, n, k, index, out_shape=None,
-                 bias_shape=None, dtype=_F32, blas=None, out_dtype=None):
+                 bias_shape=None, dtype=_F32, blas=None, out_dtype=None, act=None, fused=False):
         self.kernel, self.tf32, self.layout, self.dtype = kernel, tf32, layout, dtype
+        self.fused = fused and kernel is not None
+        self.act = None if self.fused else act
         self.out_dtype = out_dtype or dtype
         self.blas = blas
         # torch.nn.functional.linear adds a bias of shape (N,) itself; another
@@ -165,6 +188,10 @@ class _Route:
         return out
 
     def linear(self, x, weight, bias):
+        y = self._linear(x, weight, bias)
+        return y if self.act is None else self.act(y)
+
+    def _linear(self, x, weight, bias):
         kernel = self.kernel
         if kernel is None:
             blas = self.blas
@@ -182,6 +209,9 @@ class _Route:
         a = x.contiguous() if self.copy_a else x
         b = weight.contiguous() if self.copy_b else weight
         out = a.new_empty(self.m, self.n)
+        if self.fused:  # the kernel adds the bias and applies the activation
+            kernel._sgemm_launch(a, b, out, 1.0, 0.0, bias)
+            return out if self.out_shape is self.size else out.view(self.out_shape)
         kernel._sgemm_launch(a, b, out, 1.0, 0.0)
         y = out if self.out_shape is self.size else out.view(self.out_shape)
         if bias is not None:
@@ -190,7 +220,7 @@ class _Route:
 
 
 def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, client,
-               out_shape=None, bias_shape=None, dtype=_F32, out_dtype=None):
+               out_shape=None, bias_shape=None, dtype=_F32, out_dtype=None, activation=None):
     mode, tf32 = _math(math)
     name = _DTYPES[dtype]
     if name != "f32":
@@ -198,7 +228,13 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
         if out_dtype is _F32:
             name += "_f32"
     index = device.index if device.type == "cuda" else -1
-    shaped = dict(out_shape=out_shape, bias_shape=bias_shape, dtype=dtype, out_dtype=out_dtype)
+    # A 16-bit linear with a bias of shape (N,) asks for the problem with
+    # the epilogue; the others apply the activation after.
+    act, epilogue = _ACTIVATIONS[activation]
+    if name == "f32" or bias_shape is None or tuple(bias_shape) != (n,):
+        epilogue = "none"
+    shaped = dict(out_shape=out_shape, bias_shape=bias_shape, dtype=dtype, out_dtype=out_dtype,
+                  act=act)
     if not (m and n and k):  # an empty GEMM: torch's
         return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
     if _capturing():
@@ -206,12 +242,15 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
                          f"{m}x{n}x{k} ({name}, {math}, {layout}) is asked for the first time "
                          "during a CUDA graph capture: call it once before capturing, so that the "
                          "daemon is asked and the kernel loaded outside the capture")
-    kernel_key = (m, n, k, index, mode, layout, name, client)
+    kernel_key = (m, n, k, index, mode, layout, name, epilogue, client)
     kernel = _kernels.get(kernel_key)
     if kernel is None:
         # dtype= is passed for a 16-bit problem only: f32 is Client.best's
-        # default, so a stand-in client of f32 only needs no such argument.
+        # default, so a stand-in client of f32 only needs no such argument;
+        # epilogue= likewise where there is one.
         dtype_arg = {} if name == "f32" else {"dtype": name}
+        if epilogue != "none":
+            dtype_arg["epilogue"] = epilogue
         best = (client or _client(index)).best(m, n, k, math=mode, layout=layout,
                                                tune_if_missing=tune_if_missing, **dtype_arg)
         if not best.use_baseline and served_layout(best) != layout_value(layout):
@@ -232,7 +271,8 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
         if not (copy_a or copy_b) and device.type == "cuda":
             blas = _blas.prepare(torch, index, bool(tf32), layout, m, n, k, dtype=name)
         return _Route(None, tf32, layout, False, False, m, n, k, index, blas=blas, **shaped)
-    return _Route(kernel, tf32, layout, copy_a, copy_b, m, n, k, index, **shaped)
+    return _Route(kernel, tf32, layout, copy_a, copy_b, m, n, k, index,
+                  fused=epilogue != "none", **shaped)
 
 
 def _route(key, *args, **kwargs):
@@ -399,9 +439,19 @@ def _matmul_checked(a, b, math, out, tune_if_missing, client, autograd, out_dtyp
     return route.matmul(a, b, out)
 
 
-def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, client=None):
+def linear(x, weight, bias=None, *, activation=None, math="ieee_fp32", tune_if_missing=False,
+           client=None):
     """torch.nn.functional.linear with the tuned SGEMM: x(..., K) @ weight(N, K)^T
-    + bias; returns a new (..., N) tensor.
+    + bias, then `activation`; returns a new (..., N) tensor.
+
+    activation: None, "relu", "gelu" (torch's F.gelu, the erf form) or
+    "gelu_tanh" (F.gelu(approximate="tanh")). With 16-bit operands and a
+    bias of shape (N,), the daemon is asked for the problem with that
+    epilogue ("bias", "bias_relu", "bias_gelu_erf", "bias_gelu_tanh"), whose
+    kernel applies the bias and the activation before its store; otherwise
+    (and where the daemon serves cuBLAS, and for gradients and
+    torch.compile) torch applies the activation after. ValueError for
+    another activation.
 
     x's leading dimensions are flattened to M (the GEMM is M x N x K); the
     bias (of x's dtype, broadcast to (..., N), e.g. of shape (N,)) is added
@@ -418,14 +468,18 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
     tune_if_missing, client, errors, gradients and torch.compile: as
     tuned.matmul (torch.ops.tuned.linear).
     """
-    if _OPS and _is_compiling():
+    if activation is not None:
+        act = _activation(activation)
+        if (_OPS and _is_compiling()) or _needs_grad(x, weight, bias):
+            # torch's activation after: traced, or differentiated, as torch's
+            return act(linear(x, weight, bias, math=math, tune_if_missing=tune_if_missing,
+                              client=client))
+    elif _OPS and _is_compiling():
         return torch.ops.tuned.linear(x, weight, bias, math)
     route = None
     try:
         dtype = x.dtype  # a route's key holds it: only a checked dtype has one
-        if (dtype is weight.dtype
-                and not ((x.requires_grad or weight.requires_grad
-                          or (bias is not None and bias.requires_grad)) and _grad_enabled())):
+        if dtype is weight.dtype and not _needs_grad(x, weight, bias):
             if bias is None:
                 bias_key = None
             elif bias.dtype is dtype:
@@ -433,15 +487,25 @@ def linear(x, weight, bias=None, *, math="ieee_fp32", tune_if_missing=False, cli
             else:
                 bias_key = False  # no route has it: the checks name the dtype
             route = _routes.get((x.shape, weight.shape, x.get_device(), weight.get_device(),
-                                 math, x.stride(), weight.stride(), client, bias_key, dtype))
+                                 math, x.stride(), weight.stride(), client, bias_key, dtype,
+                                 activation))
     except (AttributeError, TypeError, ValueError):
         route = None
     if route is not None:
         return route.linear(x, weight, bias)
-    return _linear_checked(x, weight, bias, math, tune_if_missing, client, True)
+    return _linear_checked(x, weight, bias, math, tune_if_missing, client, True, activation)
 
 
-def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
+def _needs_grad(x, weight, bias):
+    """Whether autograd records a linear of these operands."""
+    try:
+        return ((x.requires_grad or weight.requires_grad
+                 or (bias is not None and bias.requires_grad)) and _grad_enabled())
+    except AttributeError:  # not tensors: the checks name them
+        return False
+
+
+def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd, activation=None):
     _check_tensor(x, "x")
     _check_tensor(weight, "weight")
     if bias is not None:
@@ -476,10 +540,10 @@ def _linear_checked(x, weight, bias, math, tune_if_missing, client, autograd):
     bias_key = None if bias is None else (bias.shape, bias.get_device())
     index = x.get_device()
     key = (x.shape, weight.shape, index, index, math, x.stride(), weight.stride(), client, bias_key,
-           dtype)
+           dtype, activation)
     route = _route(key, m, n, k, device, math, layout, la is None, lb is None,
                    tune_if_missing, client, out_shape, None if bias is None else bias.shape,
-                   dtype=dtype)
+                   dtype=dtype, activation=activation)
     return route.linear(x, weight, bias)
 
 
