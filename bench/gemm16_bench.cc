@@ -30,8 +30,17 @@
 //     served_slower_than_cublas=<n> shapes=<n> gpu=<h100|h200|...>
 // The copy bandwidth is measured in the same run (CopyBandwidthGBps: a
 // device-to-device cudaMemcpyAsync of 1 GiB, read plus write).
+// With --suite epilogue, each shape in each of the fused epilogues that
+// cuBLASLt has (bias, bias_relu, bias_gelu_tanh: tuner.proto Epilogue) is
+// its own problem, tuned and timed as above against the same GEMM with the
+// same epilogue and a random bias: cuBLASLt through the served baseline's
+// call (RowMajorGemmLt, in the cuBLAS column) and cuBLASLt's best of 8;
+// its last line:
+//   SUMMARY epilogue dtype=<..> layout=<..> kinds=3
+//     geomean_vs_cublaslt=<kernel vs the cuBLAS column, over every line>
+//     min_vs_cublaslt=<x> served_slower=<n> shapes=<lines> gpu=<..>
 // Usage: gemm16bench --shapes ../shared/bench/shapes.txt --dtype bf16 [--layout nn]
-//        [--server ADDR] [--retune] [--suite llm]
+//        [--server ADDR] [--retune] [--suite llm|epilogue]
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -42,6 +51,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -61,7 +71,7 @@
 namespace {
 
 constexpr size_t kScratchBytes = size_t{256} << 20;  // more than an H100's 50 MiB L2
-constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+using tuned::kLtWorkspaceBytes;
 
 absl::Status LtStatus(cublasStatus_t s, const char* what) { return tuned::CublasStatus(s, what); }
 
@@ -124,9 +134,10 @@ class LtGemm {
     if (lt_ != nullptr) cublasLtDestroy(lt_);
   }
 
-  /// The heuristic's first `count` algorithms for the problem.
+  /// The heuristic's first `count` algorithms for the problem, with its
+  /// epilogue (tuned::LtEpilogue) over `bias` where it has one.
   absl::Status Init(int m, int n, int k, tuned::v1::Layout layout, tuned::v1::DType dtype,
-                    void* workspace, int count) {
+                    tuned::v1::Epilogue epilogue, const void* bias, void* workspace, int count) {
     workspace_ = workspace;
     const cudaDataType_t type =
         tuned::InputDType(dtype) == tuned::v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
@@ -141,6 +152,19 @@ class LtGemm {
     TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB,
                                                                   &g.op_second, sizeof g.op_second),
                                    "TRANSB"));
+    if (epilogue != tuned::v1::EPILOGUE_NONE) {
+      const cublasLtEpilogue_t epi = tuned::LtEpilogue(epilogue);
+      TUNED_RETURN_IF_ERROR(LtStatus(
+          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
+          "EPILOGUE"));
+      TUNED_RETURN_IF_ERROR(LtStatus(
+          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+          "BIAS_POINTER"));
+      TUNED_RETURN_IF_ERROR(LtStatus(
+          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &ctype,
+                                         sizeof ctype),
+          "BIAS_DATA_TYPE"));
+    }
     // Lt's A is B's storage (n x k, or k x n transposed), its B is A's.
     const bool tb = g.op_first == CUBLAS_OP_T, ta = g.op_second == CUBLAS_OP_T;
     TUNED_RETURN_IF_ERROR(LtStatus(
@@ -198,11 +222,12 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
   const bool c32 = tuned::OutputDType(p.dtype()) == tuned::v1::DTYPE_F32;  // an fp32 C
   const size_t cbytes = mn * (c32 ? 4 : 2);
+  const tuned::v1::Epilogue epilogue = p.epilogue();
   Buffers mem;
-  void *a, *b, *c, *ref, *lt_out, *scratch, *workspace;
+  void *a, *b, *c, *ref, *lt_out, *scratch, *workspace, *bias;
   for (auto [ptr, bytes] : {std::pair{&a, mk * 2}, {&b, kn * 2}, {&c, cbytes}, {&ref, cbytes},
                             {&lt_out, cbytes}, {&scratch, kScratchBytes},
-                            {&workspace, kLtWorkspaceBytes}}) {
+                            {&workspace, kLtWorkspaceBytes}, {&bias, size_t(n) * (c32 ? 4 : 2)}}) {
     auto buf = mem.Alloc(bytes);
     if (!buf.ok()) return buf.status();
     *ptr = *buf;
@@ -214,6 +239,21 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
     for (auto& h : host) h = tuned::Narrow16(dist(gen), p.dtype());
     TUNED_CUDA(cudaMemcpy(ptr, host.data(), count * 2, cudaMemcpyHostToDevice));
   }
+  if (c32) {  // the bias in C's type
+    std::vector<float> host(n);
+    for (auto& h : host) h = dist(gen);
+    TUNED_CUDA(cudaMemcpy(bias, host.data(), size_t(n) * 4, cudaMemcpyHostToDevice));
+  } else {
+    std::vector<uint16_t> host(n);
+    for (auto& h : host) h = tuned::Narrow16(dist(gen), p.dtype());
+    TUNED_CUDA(cudaMemcpy(bias, host.data(), size_t(n) * 2, cudaMemcpyHostToDevice));
+  }
+  cublasLtHandle_t served_lt = nullptr;  // the served baseline's call, with an epilogue
+  TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&served_lt), "cublasLtCreate"));
+  struct DestroyLt {
+    cublasLtHandle_t h;
+    ~DestroyLt() { cublasLtDestroy(h); }
+  } destroy_lt{served_lt};
   auto handle = tuned::CreateCublas(tuned::v1::MATH_FP32_ACCURATE);  // CUBLAS_DEFAULT_MATH
   if (!handle.ok()) return handle.status();
   struct Destroy {
@@ -221,10 +261,19 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
     ~Destroy() { cublasDestroy(h); }
   } destroy{*handle};
   LtGemm lt;
-  TUNED_RETURN_IF_ERROR(lt.Init(m, n, k, p.layout(), p.dtype(), workspace, 8));
+  TUNED_RETURN_IF_ERROR(lt.Init(m, n, k, p.layout(), p.dtype(), epilogue, bias, workspace, 8));
 
-  auto kernel_run = [&] { return kernel->Gemm16(m, n, k, 1.0f, a, b, 0.0f, c, nullptr); };
+  auto kernel_run = [&] {
+    if (epilogue != tuned::v1::EPILOGUE_NONE) {
+      return kernel->FusedGemm16(m, n, k, 1.0f, a, b, 0.0f, c, bias, nullptr);
+    }
+    return kernel->Gemm16(m, n, k, 1.0f, a, b, 0.0f, c, nullptr);
+  };
   auto cublas_run = [&] {
+    if (epilogue != tuned::v1::EPILOGUE_NONE) {
+      return tuned::RowMajorGemmLt(served_lt, m, n, k, 1.0f, a, b, 0.0f, ref, bias, nullptr,
+                                   p.layout(), p.dtype(), epilogue, workspace, kLtWorkspaceBytes);
+    }
     return tuned::RowMajorGemmEx(*handle, m, n, k, 1.0f, a, b, 0.0f, ref, nullptr, p.layout(), p.dtype());
   };
   // cuBLASLt's top algorithms, 5 flushed rounds each; the fastest is its entry.
@@ -297,8 +346,10 @@ int main(int argc, char** argv) {
   app.add_option("--server", server, "daemon address (default: the local daemon)");
   app.add_flag("--retune", retune, "sweep every shape even if already tuned");
   std::string suite;
-  app.add_option("--suite", suite, "llm: also the LLM suite's SUMMARY llm line (decode: M <= 64)")
-      ->check(CLI::IsMember({"llm"}));
+  app.add_option("--suite", suite,
+                 "llm: also the LLM suite's SUMMARY llm line (decode: M <= 64); epilogue: each "
+                 "shape with each of cuBLASLt's fused epilogues, and the SUMMARY epilogue line")
+      ->check(CLI::IsMember({"llm", "epilogue"}));
   CLI11_PARSE(app, argc, argv);
   double copy_gbps = 0;
   if (suite == "llm") {
@@ -323,7 +374,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   tuned::Client client(server.empty() ? tuned::DefaultServerAddress() : server);
-  std::cout << absl::StrFormat("%-18s %-46s %9s %9s %9s %s  %9s  %-6s %7s %9s\n", "shape", "kernel",
+  std::cout << absl::StrFormat("%-32s %-56s %9s %9s %9s %s  %9s  %-6s %7s %9s\n", "shape", "kernel",
                                "kernel TF", "cuBLAS TF", "Lt8 TF", "vs cuBLAS (95% CI, pairs)", "vs Lt8",
                                "served", "served", "error");
   double log_sum = 0, log_large = 0, log_lt = 0, min_ratio = 1e30, tflops_4096 = 0;
@@ -333,15 +384,28 @@ int main(int argc, char** argv) {
   double log_bw = 0;  // the decode shapes' fractions of the copy bandwidth
   const int in_bytes = tuned::ElementBytes(tuned::InputDType(*dtype));
   const int out_bytes = tuned::ElementBytes(tuned::OutputDType(*dtype));
+  // The epilogues each shape is run in: none, or --suite epilogue's three.
+  const std::vector<tuned::v1::Epilogue> epilogues =
+      suite == "epilogue"
+          ? std::vector<tuned::v1::Epilogue>{tuned::v1::EPILOGUE_BIAS, tuned::v1::EPILOGUE_BIAS_RELU,
+                                             tuned::v1::EPILOGUE_BIAS_GELU_TANH}
+          : std::vector<tuned::v1::Epilogue>{tuned::v1::EPILOGUE_NONE};
   std::string line;
+  std::vector<std::tuple<int64_t, int64_t, int64_t, tuned::v1::Epilogue>> problems;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     int64_t m = 0, nn = 0, k = 0;
     if (!(fields >> m >> nn >> k)) continue;
-    const tuned::v1::Problem problem =
+    for (tuned::v1::Epilogue e : epilogues) problems.emplace_back(m, nn, k, e);
+  }
+  for (const auto& [m, nn, k, epilogue] : problems) {
+    tuned::v1::Problem problem =
         tuned::SgemmProblem(m, nn, k, tuned::v1::MATH_IEEE_FP32, *layout, *dtype);
-    const std::string shape = absl::StrCat(m, "x", nn, "x", k);
+    problem.set_epilogue(epilogue);
+    const std::string shape =
+        absl::StrCat(m, "x", nn, "x", k,
+                     epilogue == tuned::v1::EPILOGUE_NONE ? "" : " +" + tuned::EpilogueName(epilogue));
     auto best = tuned::bench::TunedBest(client, problem, retune);
     if (!best.ok() || !best->has_measurement()) {
       std::cout << absl::StrFormat("%-18s no kernel: %s\n", shape,
@@ -381,7 +445,7 @@ int main(int argc, char** argv) {
       log_prefill += std::log(ratio);
       ++prefill;
     }
-    std::cout << absl::StrFormat("%-18s %-46s %9.1f %9.1f %9.1f %s  %8.3fx  %-6s %6.3fx %9.1e\n", shape,
+    std::cout << absl::StrFormat("%-32s %-56s %9.1f %9.1f %9.1f %s  %8.3fx  %-6s %6.3fx %9.1e\n", shape,
                                  best->measurement().config().name(), tf(row->kernel_ms),
                                  tf(row->cublas_ms), tf(row->lt_ms), tuned::FormatSpeedup(row->ratio),
                                  vs_lt, best->use_baseline() ? "cuBLAS" : "kernel", served, row->error)
@@ -393,13 +457,21 @@ int main(int argc, char** argv) {
       dtype_name, n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0,
       large > 0 ? std::exp(log_large / large) : 0.0, served_slower, tflops_4096,
       n > 0 ? std::exp(log_lt / n) : 0.0, n);
+  cudaDeviceProp prop{};
+  std::string gpu = "unknown";
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+    const std::string name = prop.name;
+    gpu = absl::StrContains(name, "H200") ? "h200" : absl::StrContains(name, "H100") ? "h100" : name;
+  }
+  if (suite == "epilogue") {
+    // The cuBLAS column is cuBLASLt with the same epilogue: the ratios are fused against fused.
+    std::cout << absl::StrFormat(
+        "SUMMARY epilogue dtype=%s layout=%s kinds=%d geomean_vs_cublaslt=%.3f "
+        "min_vs_cublaslt=%.3f served_slower=%d shapes=%d gpu=%s\n",
+        dtype_name, layout_name, static_cast<int>(epilogues.size()),
+        n > 0 ? std::exp(log_sum / n) : 0.0, n > 0 ? min_ratio : 0.0, served_slower, n, gpu);
+  }
   if (suite == "llm") {
-    cudaDeviceProp prop{};
-    std::string gpu = "unknown";
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
-      const std::string name = prop.name;
-      gpu = absl::StrContains(name, "H200") ? "h200" : absl::StrContains(name, "H100") ? "h100" : name;
-    }
     std::cout << absl::StrFormat(
         "SUMMARY llm dtype=%s layout=%s decode_geomean_vs_cublas=%.3f decode_bw_fraction=%.3f "
         "prefill_geomean_vs_cublas=%.3f kernel_min=%.3f served_slower_than_cublas=%d shapes=%d "
