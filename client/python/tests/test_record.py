@@ -16,11 +16,14 @@ def test_a_workload_merges_its_calls_and_writes_what_tunectl_reads(tmp_path, dae
     w.add("bf16", "nt", "ieee_fp32", (16, 4096, 4096), calls=3, gpu_ms=0.9)
     w.add("bf16", "nt", "ieee_fp32", (16, 4096, 4096), calls=2, gpu_ms=0.6)
     w.add("f32", "nn", "tf32", (64, 64, 64), calls=1, gpu_ms=2.0)
+    w.add("bf16", "nt", "ieee_fp32", (16, 4096, 4096), calls=1, gpu_ms=0.5, epilogue="bias")
     assert w.problems() == [
         {"family": "sgemm", "dtype": "f32", "layout": "nn", "math": "tf32", "shape": [64, 64, 64],
          "calls": 1, "gpu_ms": 2.0},
         {"family": "sgemm", "dtype": "bf16", "layout": "nt", "math": "ieee_fp32",
-         "shape": [16, 4096, 4096], "calls": 5, "gpu_ms": pytest.approx(1.5)}]
+         "shape": [16, 4096, 4096], "calls": 5, "gpu_ms": pytest.approx(1.5)},
+        {"family": "sgemm", "dtype": "bf16", "layout": "nt", "math": "ieee_fp32",
+         "shape": [16, 4096, 4096], "calls": 1, "gpu_ms": 0.5, "epilogue": "bias"}]
     path = tmp_path / "model.workload.json"
     w.write(path)
     assert json.loads(path.read_text())["format"] == "tuned-workload-1"
@@ -28,8 +31,8 @@ def test_a_workload_merges_its_calls_and_writes_what_tunectl_reads(tmp_path, dae
         [str(bin_dir() / "tunectl"), "--server", daemon.address, "--json", "workload", "report",
          str(path)], capture_output=True, text=True, check=True)
     out = json.loads(report.stdout)
-    assert [p["served"] for p in out["problems"]] == ["not tuned", "not tuned"]
-    assert out["recorded_ms"] == pytest.approx(3.5)
+    assert [p["served"] for p in out["problems"]] == ["not tuned"] * 3
+    assert out["recorded_ms"] == pytest.approx(4.0)
     assert out["saves_ms"] == pytest.approx(0)
 
 
@@ -66,4 +69,8 @@ def test_record_captures_a_models_gemms(tmp_path, monkeypatch, device):
     assert problems[(name, "nt", (10, 32, 128))]["calls"] == 3
     assert problems[(name, "nn", (5, 8, 64))]["calls"] == 2  # matmul and addmm
     assert all(p["gpu_ms"] > 0 and p["math"] == "ieee_fp32" for p in problems.values())
+    # A 16-bit nn.Linear's bias is its kernel's (the "bias" epilogue tuned.linear asks for).
+    for shape in ((10, 128, 64), (10, 32, 128)):
+        assert problems[(name, "nt", shape)].get("epilogue", "none") == (
+            "bias" if device == "cuda" else "none")
     assert json.loads(path.read_text())["problems"] == r.workload.problems()

@@ -40,18 +40,19 @@ _DTYPES = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f
 
 
 class Workload:
-    """The problems seen, by (dtype, layout, math, (M, N, K)): calls and
-    GPU milliseconds (all calls)."""
+    """The problems seen, by (dtype, layout, math, (M, N, K), epilogue):
+    calls and GPU milliseconds (all calls)."""
 
     def __init__(self):
         self._problems = {}
         self._lock = threading.Lock()
 
-    def add(self, dtype, layout, math, shape, calls=1, gpu_ms=0.0):
+    def add(self, dtype, layout, math, shape, calls=1, gpu_ms=0.0, epilogue="none"):
         """Counts `calls` of the sgemm problem (dtype "f32", "bf16" or "f16";
         layout "nn", "nt", "tn" or "tt"; math "ieee_fp32", "tf32" or
-        "fp32_accurate"; shape (M, N, K)) taking `gpu_ms` ms in all."""
-        key = (dtype, layout, math, tuple(int(d) for d in shape))
+        "fp32_accurate"; shape (M, N, K); epilogue "none" or "bias", tuned.EPILOGUES)
+        taking `gpu_ms` ms in all."""
+        key = (dtype, layout, math, tuple(int(d) for d in shape), epilogue)
         with self._lock:
             c, ms = self._problems.get(key, (0, 0.0))
             self._problems[key] = (c + calls, ms + gpu_ms)
@@ -59,8 +60,8 @@ class Workload:
     def problems(self):
         """The problems as the file lists them, largest GPU time first."""
         out = [{"family": "sgemm", "dtype": d, "layout": l, "math": m, "shape": list(s),
-                "calls": c, "gpu_ms": ms}
-               for (d, l, m, s), (c, ms) in self._problems.items()]
+                "calls": c, "gpu_ms": ms, **({} if e == "none" else {"epilogue": e})}
+               for (d, l, m, s, e), (c, ms) in self._problems.items()]
         return sorted(out, key=lambda p: -p["gpu_ms"])
 
     def write(self, path):
@@ -131,11 +132,15 @@ class _Recorder:
         return "tf32" if self._torch.backends.cuda.matmul.allow_tf32 else "ieee_fp32"
 
     def key(self, func, args, kwargs):
-        """The problem of a call (dtype, layout, math, (M, N, K)), or None
-        for a call that is not a GEMM this records."""
+        """The problem of a call (dtype, layout, math, (M, N, K), epilogue),
+        or None for a call that is not a GEMM this records. A 16-bit linear
+        with a bias of shape (N,) is the problem with the "bias" epilogue,
+        which tuned.linear asks for."""
+        bias = None
         try:
             if func is self._linear:
                 x, w = args[0], args[1] if len(args) > 1 else kwargs["weight"]
+                bias = args[2] if len(args) > 2 else kwargs.get("bias")
                 if not (x.device.type == _DEVICE_TYPE and x.dim() >= 1 and w.dim() == 2):
                     return None
                 a = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
@@ -153,14 +158,15 @@ class _Recorder:
         if g is None or dtype is None:
             return None
         layout, m, n, k = g
-        return dtype, layout, self.math(dtype), (m, n, k)
+        fused = dtype != "f32" and bias is not None and tuple(bias.shape) == (n,)
+        return dtype, layout, self.math(dtype), (m, n, k), "bias" if fused else "none"
 
     def finish(self):
         if any(end is not None for _, _, end in self.pending):  # CUDA events recorded
             self._torch.cuda.synchronize()
-        for (dtype, layout, math, shape), start, end in self.pending:
+        for (dtype, layout, math, shape, epilogue), start, end in self.pending:
             ms = start if end is None else start.elapsed_time(end)
-            self.workload.add(dtype, layout, math, shape, 1, ms)
+            self.workload.add(dtype, layout, math, shape, 1, ms, epilogue)
         self.pending.clear()
         self.workload.write(self.path)
 
