@@ -7,10 +7,13 @@
 //   whose source includes a host file by path (the daemon's include check,
 //   families/spec/includes.cc, is not in this path), and the secret must be
 //   in no answer.
+// Both with Landlock and with the mount namespace of a host without it
+// (EnterMountNamespace; the worker's --sandbox mount-namespace).
 #include "server/worker/sandbox.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -39,8 +42,16 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSecret = "tuned_sandbox_secret_5f3a9c";
 
-bool HasLandlock() {
-  return syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1 /* VERSION */) > 0;
+/// How a child confines itself: EnterSandbox (Landlock) or EnterMountNamespace.
+enum class Kind { kLandlock, kMountNamespace };
+
+/// Whether this host lets a process make a user namespace (a forked child tries).
+bool HasUserNamespaces() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /// A process holding the secret in its environment, as a daemon holds
@@ -67,10 +78,15 @@ class SecretHolder {
   pid_t pid_ = -1;
 };
 
-class SandboxTest : public ::testing::Test {
+class SandboxTest : public ::testing::TestWithParam<Kind> {
  protected:
   void SetUp() override {
-    if (!HasLandlock()) GTEST_SKIP() << "this kernel has no Landlock: the worker runs unconfined";
+    if (GetParam() == Kind::kLandlock && !HasLandlock()) {
+      GTEST_SKIP() << "this kernel has no Landlock: its compilers enter a mount namespace";
+    }
+    if (GetParam() == Kind::kMountNamespace && !HasUserNamespaces()) {
+      GTEST_SKIP() << "this host has no unprivileged user namespaces: no mount namespace either";
+    }
     dir_ = fs::temp_directory_path() / ("tuned_sandbox_test_" + std::to_string(getpid()));
     fs::create_directories(dir_);
     std::ofstream(dir_ / "token") << "alice:" << kSecret << " register\n";
@@ -88,15 +104,19 @@ class SandboxTest : public ::testing::Test {
 };
 
 /// The errno of each attempt, run in a child that first enters the sandbox
-/// when `confined`; -1 where the child could not report.
-std::vector<int> TryInChild(bool confined, const std::vector<std::function<int()>>& attempts) {
+/// of `kind` when `confined`; -1 where the child could not report.
+std::vector<int> TryInChild(bool confined, Kind kind,
+                            const std::vector<std::function<int()>>& attempts) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
     std::vector<int> out;
-    if (confined && !EnterSandbox({}).ok()) _exit(2);
+    if (confined &&
+        !(kind == Kind::kLandlock ? EnterSandbox({}) : EnterMountNamespace({})).ok()) {
+      _exit(2);
+    }
     for (const auto& attempt : attempts) out.push_back(attempt());
     const ssize_t n = write(fds[1], out.data(), out.size() * sizeof(int));
     _exit(n == static_cast<ssize_t>(out.size() * sizeof(int)) ? 0 : 3);
@@ -119,7 +139,10 @@ int OpenErrno(const std::string& path) {
   return 0;
 }
 
-TEST_F(SandboxTest, AConfinedProcessReadsTheLibrariesAndNoFileOfTheHost) {
+// Landlock refuses (EACCES) what the namespace does not have (ENOENT; no
+// network: ENETUNREACH; a read-only root: EROFS); the namespace leaves
+// other processes of the user signallable, which only Landlock's scope stops.
+TEST_P(SandboxTest, AConfinedProcessReadsTheLibrariesAndNoFileOfTheHost) {
   // A TCP listener that the child tries to reach.
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(listener, 0);
@@ -158,28 +181,35 @@ TEST_F(SandboxTest, AConfinedProcessReadsTheLibrariesAndNoFileOfTheHost) {
   };
   std::vector<std::function<int()>> calls;
   for (const auto& a : attempts) calls.push_back(a.second);
-  const std::vector<int> free = TryInChild(false, calls);
-  const std::vector<int> confined = TryInChild(true, calls);
+  const std::vector<int> free = TryInChild(false, GetParam(), calls);
+  const std::vector<int> confined = TryInChild(true, GetParam(), calls);
   close(listener);
   ASSERT_EQ(confined.size(), attempts.size());
+  const bool landlock = GetParam() == Kind::kLandlock;
   for (size_t i = 0; i < attempts.size(); ++i) {
     SCOPED_TRACE(attempts[i].first);
     EXPECT_EQ(free[i], 0) << "unconfined, it works: " << std::strerror(free[i]);
+    const std::string& what = attempts[i].first;
     if (i < 2) {
       EXPECT_EQ(confined[i], 0) << std::strerror(confined[i]);
-    } else if (attempts[i].first == "a signal to another process") {
-      EXPECT_EQ(confined[i], EPERM);
-    } else {
+    } else if (what == "a signal to another process") {
+      EXPECT_EQ(confined[i], landlock ? EPERM : 0);
+    } else if (landlock) {
       EXPECT_EQ(confined[i], EACCES) << std::strerror(confined[i]);
+    } else if (what == "a TCP connect") {
+      EXPECT_EQ(confined[i], ENETUNREACH) << std::strerror(confined[i]);
+    } else {
+      EXPECT_EQ(confined[i], ENOENT) << std::strerror(confined[i]);
     }
   }
 }
 
 /// The answers of the real worker to one compile of a kernel whose source
 /// starts with `include`, all text that came back.
-std::string CompileIncluding(const std::string& include, bool confined) {
+std::string CompileIncluding(const std::string& include, bool confined, Kind kind) {
   std::vector<std::string> args = {"--compile-only", "--arch", "90"};
   if (!confined) args.push_back("--no-sandbox");
+  if (kind == Kind::kMountNamespace) args.insert(args.end(), {"--sandbox", "mount-namespace"});
   auto compiler = WorkerClient::Start(TUNED_WORKER_PATH, args, "compiler");
   if (!compiler.ok()) return "cannot start: " + compiler.status().ToString();
   v1::worker::Request request;
@@ -192,10 +222,17 @@ std::string CompileIncluding(const std::string& include, bool confined) {
   return response->DebugString();
 }
 
-TEST_F(SandboxTest, TheWorkersCompileIncludesNoFileOfTheHost) {
-  auto started = WorkerClient::Start(TUNED_WORKER_PATH, {"--compile-only", "--arch", "90"}, "compiler");
+TEST_P(SandboxTest, TheWorkersCompileIncludesNoFileOfTheHost) {
+  const Kind kind = GetParam();
+  std::vector<std::string> args = {"--compile-only", "--arch", "90"};
+  if (kind == Kind::kMountNamespace) args.insert(args.end(), {"--sandbox", "mount-namespace"});
+  auto started = WorkerClient::Start(TUNED_WORKER_PATH, args, "compiler");
   ASSERT_TRUE(started.ok()) << started.status();
-  EXPECT_EQ((*started)->sandbox().rfind("Landlock ABI ", 0), 0u) << (*started)->sandbox();
+  if (kind == Kind::kLandlock) {
+    EXPECT_EQ((*started)->sandbox().rfind("Landlock ABI ", 0), 0u) << (*started)->sandbox();
+  } else {
+    EXPECT_EQ((*started)->sandbox(), "mount namespace");
+  }
   const std::string environ_path = "/proc/" + std::to_string(holder_.pid()) + "/environ";
   for (const std::string& include :
        {"#include \"" + (dir_ / "secret.h").string() + "\"",
@@ -204,8 +241,8 @@ TEST_F(SandboxTest, TheWorkersCompileIncludesNoFileOfTheHost) {
         "#include \"" + (dir_ / "token").string() + "\"",
         "#include \"" + environ_path + "\"", std::string("#include \"/etc/passwd\"")}) {
     SCOPED_TRACE(include);
-    const std::string free = CompileIncluding(include, false);
-    const std::string confined = CompileIncluding(include, true);
+    const std::string free = CompileIncluding(include, false, kind);
+    const std::string confined = CompileIncluding(include, true, kind);
     // Unconfined, NVRTC reads the file and its error quotes it.
     const bool passwd = include.find("passwd") != std::string::npos;
     EXPECT_NE(free.find(passwd ? "root" : kSecret), std::string::npos) << free;
@@ -215,9 +252,16 @@ TEST_F(SandboxTest, TheWorkersCompileIncludesNoFileOfTheHost) {
   }
   // The CUDA headers by name still compile.
   const std::string ok = CompileIncluding(
-      "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n#include <cuda/std/cstdint>", true);
+      "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n#include <cuda/std/cstdint>", true,
+      kind);
   EXPECT_NE(ok.find("MEASUREMENT_COMPILED"), std::string::npos) << ok;
 }
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SandboxTest,
+                         ::testing::Values(Kind::kLandlock, Kind::kMountNamespace),
+                         [](const ::testing::TestParamInfo<Kind>& info) {
+                           return info.param == Kind::kLandlock ? "Landlock" : "MountNamespace";
+                         });
 
 }  // namespace
 }  // namespace tuned

@@ -54,7 +54,31 @@ int main(int argc, char** argv) {
   app.add_flag("--no-sandbox", no_sandbox,
                "do not confine this process (server/worker/sandbox.h): for a host where the "
                "sandbox keeps the GPU from working");
+  std::string sandbox_kind = "auto";
+  app.add_option("--sandbox", sandbox_kind,
+                 "what confines a compiler (--compile-only): auto (Landlock where the kernel has "
+                 "it, else a mount namespace) or mount-namespace (for a host whose Landlock is "
+                 "broken, and tests)")
+      ->check(CLI::IsMember({"auto", "mount-namespace"}));
   CLI11_PARSE(app, argc, argv);
+  // A compiler on a host without Landlock (or asked for it) enters its
+  // namespaces now, while it has one thread; its answer comes with the hello.
+  std::string sandbox = "none (--no-sandbox)";
+  absl::Status early_sandbox;
+  const bool mount_namespace =
+      !no_sandbox && compile_only && (sandbox_kind == "mount-namespace" || !tuned::HasLandlock());
+  if (mount_namespace) {
+    auto entered = tuned::EnterMountNamespace(tuned::ToolkitIncludePaths());
+    if (entered.ok()) {
+      sandbox = *entered;
+    } else if (absl::IsUnimplemented(entered.status())) {
+      sandbox = absl::StrCat("none (", entered.status().message(), ")");
+    } else {
+      early_sandbox = entered.status();
+    }
+    // Die with the daemon still (a change of credentials may clear it).
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
+  }
   // Before any thread starts: NVRTC's threads inherit it (Linux: per thread).
   if (nice > 0 && setpriority(PRIO_PROCESS, 0, nice) != 0) {
     std::fprintf(stderr, "tuned-worker: setpriority(%d): %s\n", nice, std::strerror(errno));
@@ -86,12 +110,12 @@ int main(int argc, char** argv) {
     spdlog::error("cannot start: {}", why);
     return 2;
   };
+  if (!early_sandbox.ok()) return refuse(absl::StrCat("sandbox: ", early_sandbox.ToString()));
   auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20, arch);
   if (!worker.ok()) return refuse(worker.status().ToString());
   // Confined once the device is open: from here on it compiles and runs
   // kernel specs' code. What confines it goes to the daemon with the hello.
-  std::string sandbox = "none (--no-sandbox)";
-  if (!no_sandbox) {
+  if (!no_sandbox && !mount_namespace) {
     auto entered = tuned::EnterSandbox(tuned::ToolkitIncludePaths());
     if (entered.ok()) {
       sandbox = *entered;

@@ -1,15 +1,23 @@
 // Landlock through its three system calls: no Debian package wraps them for
-// C or C++ (the wrappers are Rust and Go crates), and the ABI is small.
+// C or C++ (the wrappers are Rust and Go crates), and the ABI is small. The
+// namespaces through unshare, mount and pivot_root: bubblewrap does the same
+// as a program (a setuid one on some hosts), not as a library, and a
+// compiler process enters them itself before its first thread.
 #include "server/worker/sandbox.h"
 
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -21,6 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/status.h"
 
 namespace tuned {
 namespace {
@@ -114,7 +123,122 @@ absl::Status Errno(std::string_view what) {
   return absl::InternalError(absl::StrCat(std::string(what), ": ", std::strerror(errno)));
 }
 
+/// Writes `text` to the file at `path` (a /proc/self file of the namespace's map).
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Errno(absl::StrCat("open ", path));
+  const ssize_t n = write(fd, text.data(), text.size());
+  close(fd);
+  if (n != static_cast<ssize_t>(text.size())) return Errno(absl::StrCat("write ", path));
+  return absl::OkStatus();
+}
+
+/// mkdir -p of `path` (absolute).
+absl::Status MakeDirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i < path.size() && path[i] != '/') continue;
+    const std::string part = path.substr(0, i);
+    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return Errno(absl::StrCat("mkdir ", part));
+  }
+  return absl::OkStatus();
+}
+
+/// Binds `path` of the host at the same path under `root`, read-only unless
+/// `writable`, keeping the flags a user namespace may not clear (nosuid,
+/// nodev, noexec of the mount it comes from).
+absl::Status BindInto(const std::string& root, const std::string& path, bool writable) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return absl::OkStatus();  // not on this host
+  const std::string target = root + path;
+  if (S_ISDIR(st.st_mode)) {
+    TUNED_RETURN_IF_ERROR(MakeDirs(target));
+  } else {
+    TUNED_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.rfind('/'))));
+    const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Errno(absl::StrCat("create ", target));
+    close(fd);
+  }
+  if (mount(path.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+    return Errno(absl::StrCat("bind ", path));
+  }
+  if (writable) return absl::OkStatus();
+  struct statvfs vfs {};
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+  if (statvfs(path.c_str(), &vfs) == 0) {
+    if (vfs.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) flags |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+    if (vfs.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+    if (vfs.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+    if (vfs.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  }
+  if (mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0) {
+    return Errno(absl::StrCat("read-only ", path));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+bool HasLandlock() {
+  return syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION) > 0;
+}
+
+absl::StatusOr<std::string> EnterMountNamespace(const std::vector<std::string>& also_read) {
+  // What to bind, found before the host's files go: the rules' paths
+  // (longest-lived first), each once and none beneath another.
+  std::vector<Rule> rules = Rules(also_read);
+  std::sort(rules.begin(), rules.end(), [](const Rule& a, const Rule& b) { return a.path < b.path; });
+  std::vector<Rule> binds;
+  for (Rule& r : rules) {
+    if (!binds.empty() && (r.path == binds.back().path || r.path.starts_with(binds.back().path + "/"))) {
+      continue;  // inside a folder bound already
+    }
+    binds.push_back(std::move(r));
+  }
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  const pid_t pid = getpid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) {
+    if (errno == EPERM || errno == ENOSPC || errno == EUSERS || errno == EINVAL) {
+      return absl::UnimplementedError(absl::StrCat(
+          "no Landlock, and no user namespace for a mount namespace (", std::strerror(errno), ")"));
+    }
+    return Errno("unshare");
+  }
+  TUNED_RETURN_IF_ERROR(WriteFile("/proc/self/setgroups", "deny"));
+  TUNED_RETURN_IF_ERROR(WriteFile("/proc/self/uid_map", absl::StrCat(uid, " ", uid, " 1")));
+  TUNED_RETURN_IF_ERROR(WriteFile("/proc/self/gid_map", absl::StrCat(gid, " ", gid, " 1")));
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return Errno("make / private");
+  // The new root: a tmpfs over /tmp (of this namespace only).
+  const std::string root = "/tmp";
+  if (mount("tuned-sandbox", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") != 0) {
+    return Errno("tmpfs");
+  }
+  for (const Rule& r : binds) {
+    TUNED_RETURN_IF_ERROR(BindInto(root, r.path, (r.access & kFsWriteFile) != 0));
+  }
+  // /proc holds this process's own entry alone: /proc/self names it.
+  if (struct stat st {}; stat((root + "/proc").c_str(), &st) == 0 &&
+      symlink(std::to_string(pid).c_str(), (root + "/proc/self").c_str()) != 0) {
+    return Errno("symlink /proc/self");
+  }
+  TUNED_RETURN_IF_ERROR(MakeDirs(root + "/.old"));
+  if (syscall(SYS_pivot_root, root.c_str(), (root + "/.old").c_str()) != 0) return Errno("pivot_root");
+  if (chdir("/") != 0) return Errno("chdir /");
+  if (umount2("/.old", MNT_DETACH) != 0) return Errno("umount the old root");
+  if (rmdir("/.old") != 0) return Errno("rmdir /.old");
+  if (mount(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+            nullptr) != 0) {
+    return Errno("read-only root");
+  }
+  // No capability in the namespace from here on (its creator had them all).
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[2] = {};
+  if (syscall(SYS_capset, &header, none) != 0) return Errno("capset");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Errno("PR_SET_NO_NEW_PRIVS");
+  return std::string("mount namespace");
+}
 
 absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read) {
   const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);

@@ -17,6 +17,14 @@
 // The worker enters it after its CUDA context and NVML are up, so the
 // driver's start needs no rule; the threads the driver started before are
 // not confined, and they run no code of a spec.
+//
+// Where the kernel has no Landlock, a compiler process (--compile-only: no
+// CUDA context, NVRTC only, which is where a spec's #include reads files)
+// enters new user, mount and network namespaces at its start instead
+// (EnterMountNamespace): its root is a read-only tmpfs holding bind mounts
+// of the same paths, so that every other file of the host does not exist
+// for it, and it has no network. Other processes of its user stay
+// signallable there (Landlock's scope stops that).
 #pragma once
 
 #include <string>
@@ -31,5 +39,18 @@ namespace tuned {
 /// kernel has no Landlock (or it is off), and INTERNAL when a system call
 /// fails. Cannot be undone.
 absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read);
+
+/// Whether the kernel has Landlock (EnterSandbox confines with it).
+bool HasLandlock();
+
+/// The fallback of a host without Landlock (file comment): this process,
+/// which must have one thread (the start of main, or a child just forked),
+/// enters new user, mount and network namespaces whose root holds only the
+/// paths EnterSandbox would let it read (and `also_read`), read-only but for
+/// the device nodes and /dev/shm, with no capability left. Returns "mount
+/// namespace"; UNIMPLEMENTED where unprivileged user namespaces are off;
+/// INTERNAL when another system call fails (the process is then in a
+/// half-built namespace and should exit). Cannot be undone.
+absl::StatusOr<std::string> EnterMountNamespace(const std::vector<std::string>& also_read);
 
 }  // namespace tuned
