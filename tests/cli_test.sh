@@ -178,6 +178,16 @@ check layout-best-none 1 'no tuned kernel for sgemm f32 64x64x64 tn' -- "$T" bes
 usage layout-unknown "unknown layout 'nx' \(known: nn, nt, tn, tt\)" -- "$T" sweep 64 64 64 --layout nx
 check layout-transpose 1 'layout LAYOUT_TT is not supported by transpose \(supported: nn\)' -- \
   "$T" sweep --family transpose 64 64 --layout tt
+# Epilogues: a 16-bit problem's bias and activation, part of the problem,
+# shown after the layout; fp32 and unknown ones refused, nothing queued.
+check epilogue-queue 0 'queued: sgemm bf16 16x64x64 nt \+bias_gelu_tanh, 1 configs' -- \
+  "$T" sweep 16 64 64 --dtype bf16 --layout nt --epilogue bias_gelu_tanh --budget 1
+check epilogue-best-none 1 'no tuned kernel for sgemm bf16 16x64x64 nt \+bias_relu' -- \
+  "$T" best 16 64 64 --dtype bf16 --layout nt --epilogue bias_relu
+usage epilogue-unknown "unknown epilogue 'swish' \(known: none, bias, bias_relu, bias_gelu_tanh, bias_gelu_erf\)" -- \
+  "$T" sweep 64 64 64 --dtype bf16 --epilogue swish
+check epilogue-f32 1 'epilogue EPILOGUE_BIAS is not supported by sgemm in dtype f32 \(supported: none\)' -- \
+  "$T" sweep 64 64 64 --epilogue bias
 # Kernel specs (a user's own kernel): needs tuned --allow-user-kernels.
 src=$(cd "$(dirname "$0")/.." && pwd)
 spec=$src/examples/kernels/matmul/spec.toml
