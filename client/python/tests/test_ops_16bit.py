@@ -337,3 +337,25 @@ def test_linear_activations_outside_an_epilogue_are_torchs(cpu):
     assert xg.grad is not None and xg.grad.shape == x.shape
     with pytest.raises(ValueError, match="unknown activation 'swish'"):
         tuned.linear(x, w, bias, activation="swish", client=NoDaemon())
+
+
+def test_a_kernel_with_an_epilogue_takes_its_bias(cpu):
+    """tuned.Kernel.sgemm of a problem with an epilogue: the bias (N
+    elements of out's dtype) goes to the kernel after C; it is required
+    there, and refused by a kernel without one."""
+    t = torch.bfloat16
+    best = FakeDaemon().best(6, 5, 8, layout="nt", dtype="bf16", epilogue="bias_relu")
+    kernel = cuda_fake.on_cpu(tuned.Kernel(best, device="cuda:0"))
+    assert kernel.epilogue == "bias_relu"
+    a, w, bias = randn(6, 8).to(t), randn(5, 8, seed=1).to(t), randn(5, seed=2).to(t)
+    out = kernel.sgemm(a, w.t(), bias=bias)
+    assert torch.equal(out, F.relu(a.double() @ w.double().t() + bias.double()).to(t))
+    assert ctypes.c_void_p.from_buffer_copy(cpu.launches[-1]["bytes"][8]).value == bias.data_ptr()
+    with pytest.raises(ValueError, match="has the epilogue 'bias_relu': pass its bias"):
+        kernel.sgemm(a, w.t())
+    with pytest.raises(ValueError, match="bias has shape"):
+        kernel.sgemm(a, w.t(), bias=randn(6).to(t))
+    plain = cuda_fake.on_cpu(tuned.Kernel(FakeDaemon().best(6, 5, 8, layout="nt", dtype="bf16"),
+                                          device="cuda:0"))
+    with pytest.raises(ValueError, match="bias is for a kernel whose problem has an epilogue"):
+        plain.sgemm(a, w.t(), bias=bias)

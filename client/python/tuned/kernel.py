@@ -310,6 +310,9 @@ class Kernel:
         # None for a 16-bit GEMM (torch.matmul as torch's settings are).
         self.tf32 = None if half else best.problem.math == pb.MATH_TF32
         self.layout = layout_name(best.problem.layout)
+        # The problem's epilogue (tuned.EPILOGUES): "none", or what sgemm(...,
+        # bias=) applies after the product.
+        self.epilogue = pb.Epilogue.Name(best.problem.epilogue).removeprefix("EPILOGUE_").lower()
         if self.family == "sgemm" and not self.uses_torch:
             served = served_layout(best)
             if served != best.problem.layout:
@@ -519,8 +522,12 @@ class Kernel:
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
         return _run_in_mode(torch, self.tf32, out.addmm_, a, b, beta=beta, alpha=alpha)
 
-    def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0):
+    def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0, bias=None):
         """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
+        For a problem with an epilogue (`epilogue` other than "none"), `bias`
+        (N elements of out's dtype, contiguous) is added to each row and the
+        activation applied, as the problem says; bias is for such a problem
+        only (ValueError otherwise, and where it is missing).
         CUDA tensors on the kernel's device, a and b of the kernel's `dtype`
         and out of its `out_dtype` (torch.float32 both for f32; for a bf16
         or f16 problem torch.bfloat16 or torch.float16 both; for bf16_f32 or
@@ -533,6 +540,8 @@ class Kernel:
         current stream. tuned.DTypeError (a TunedError INVALID_ARGUMENT and a
         TypeError) for a tensor of another dtype, naming both; TypeError for
         a non-tensor, ValueError for a wrong shape, layout or device."""
+        if bias is not None or self.epilogue != "none":
+            return self._fused_sgemm(a, b, out, alpha, beta, bias)
         fast = self._fast
         if fast is not None:  # checked and launched in C++; NotImplemented: checked below
             r = self._fast_sgemm(fast, a, b, out, alpha, beta, self._launcher.stream(self._index))
@@ -566,7 +575,28 @@ class Kernel:
                 return out
         return self._sgemm_checked(a, b, out, alpha, beta)
 
-    def _sgemm_checked(self, a, b, out, alpha, beta):
+    def _fused_sgemm(self, a, b, out, alpha, beta, bias):
+        """sgemm of a problem with an epilogue: the checks, then the kernel
+        with the bias after C, or torch where cuBLAS serves."""
+        torch = self._torch
+        if self.epilogue == "none":
+            raise ValueError("bias is for a kernel whose problem has an epilogue; this one has "
+                             "none (ask for epilogue='bias')")
+        if bias is None:
+            raise ValueError(f"this kernel's problem has the epilogue '{self.epilogue}': pass "
+                             "its bias")
+        n = self.shape[1]
+        _check_tensors(torch, [(bias, "bias", (n,), "n", self.out_dtype)], self.device, self.dtype)
+        if not self.uses_torch:
+            return self._sgemm_checked(a, b, out, alpha, beta, bias)
+        out = self._sgemm_checked(a, b, out, alpha, beta)
+        out.add_(bias)
+        act = {"bias_relu": torch.nn.functional.relu,
+               "bias_gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+               "bias_gelu_erf": torch.nn.functional.gelu}.get(self.epilogue)
+        return out if act is None else out.copy_(act(out))
+
+    def _sgemm_checked(self, a, b, out, alpha, beta, bias=None):
         torch = self._torch
         if self.family != "sgemm":
             raise ValueError(f"this is a {self.family} kernel, not sgemm")
@@ -580,7 +610,7 @@ class Kernel:
             out = torch.empty((m, n), dtype=self.out_dtype, device=self.device)
         if self.uses_torch:  # the mode's baseline: cuBLAS TF32 for math tf32, else fp32
             return self._sgemm_torch(a, b, out, alpha, beta)
-        self._sgemm_launch(a, b, out, alpha, beta)
+        self._sgemm_launch(a, b, out, alpha, beta, bias)
         return out
 
     def transpose(self, x, out=None):
