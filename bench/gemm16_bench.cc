@@ -121,90 +121,6 @@ absl::StatusOr<double> CopyBandwidthGBps() {
   return 2.0 * kBytes / (tuned::Median(ms) * 1e6);
 }
 
-/// cuBLASLt's row-major GEMM in `layout` (column-major C^T = op(B)^T op(A)^T,
-/// as tuned::RowMajorGemm) with its heuristic's top algorithms.
-class LtGemm {
- public:
-  ~LtGemm() {
-    for (auto* l : {a_, b_, c_}) {
-      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
-    }
-    if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
-    if (pref_ != nullptr) cublasLtMatmulPreferenceDestroy(pref_);
-    if (lt_ != nullptr) cublasLtDestroy(lt_);
-  }
-
-  /// The heuristic's first `count` algorithms for the problem, with its
-  /// epilogue (tuned::LtEpilogue) over `bias` where it has one.
-  absl::Status Init(int m, int n, int k, tuned::v1::Layout layout, tuned::v1::DType dtype,
-                    tuned::v1::Epilogue epilogue, const void* bias, void* workspace, int count) {
-    workspace_ = workspace;
-    const cudaDataType_t type =
-        tuned::InputDType(dtype) == tuned::v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
-    const cudaDataType_t ctype = tuned::OutputDType(dtype) == tuned::v1::DTYPE_F32 ? CUDA_R_32F : type;
-    const tuned::RowMajorGemmArgs g = tuned::RowMajorGemm(m, n, k, layout);
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&lt_), "cublasLtCreate"));
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                                   "cublasLtMatmulDescCreate"));
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                                  &g.op_first, sizeof g.op_first),
-                                   "TRANSA"));
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                                  &g.op_second, sizeof g.op_second),
-                                   "TRANSB"));
-    if (epilogue != tuned::v1::EPILOGUE_NONE) {
-      const cublasLtEpilogue_t epi = tuned::LtEpilogue(epilogue);
-      TUNED_RETURN_IF_ERROR(LtStatus(
-          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
-          "EPILOGUE"));
-      TUNED_RETURN_IF_ERROR(LtStatus(
-          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
-          "BIAS_POINTER"));
-      TUNED_RETURN_IF_ERROR(LtStatus(
-          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &ctype,
-                                         sizeof ctype),
-          "BIAS_DATA_TYPE"));
-    }
-    // Lt's A is B's storage (n x k, or k x n transposed), its B is A's.
-    const bool tb = g.op_first == CUBLAS_OP_T, ta = g.op_second == CUBLAS_OP_T;
-    TUNED_RETURN_IF_ERROR(LtStatus(
-        cublasLtMatrixLayoutCreate(&a_, type, tb ? k : n, tb ? n : k, g.ldb), "layout A"));
-    TUNED_RETURN_IF_ERROR(LtStatus(
-        cublasLtMatrixLayoutCreate(&b_, type, ta ? m : k, ta ? k : m, g.lda), "layout B"));
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatrixLayoutCreate(&c_, ctype, n, m, n), "layout C"));
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulPreferenceCreate(&pref_), "preference"));
-    TUNED_RETURN_IF_ERROR(LtStatus(
-        cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &kLtWorkspaceBytes, sizeof kLtWorkspaceBytes),
-        "workspace"));
-    algos_.resize(count);
-    int found = 0;
-    TUNED_RETURN_IF_ERROR(LtStatus(cublasLtMatmulAlgoGetHeuristic(lt_, desc_, a_, b_, c_, c_, pref_,
-                                                                  count, algos_.data(), &found),
-                                   "cublasLtMatmulAlgoGetHeuristic"));
-    algos_.resize(found);
-    if (found == 0) return absl::NotFoundError("cuBLASLt has no algorithm for the problem");
-    return absl::OkStatus();
-  }
-
-  int count() const { return static_cast<int>(algos_.size()); }
-
-  absl::Status Run(int i, const void* a, const void* b, void* c) const {
-    const float alpha = 1.0f, beta = 0.0f;
-    return LtStatus(cublasLtMatmul(lt_, desc_, &alpha, b, a_, a, b_, &beta, c, c_, c, c_,
-                                   &algos_[i].algo, workspace_, kLtWorkspaceBytes, nullptr),
-                    "cublasLtMatmul");
-  }
-
- private:
-  cublasLtHandle_t lt_ = nullptr;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
-  cublasLtMatmulPreference_t pref_ = nullptr;
-  std::vector<cublasLtMatmulHeuristicResult_t> algos_;
-  void* workspace_ = nullptr;
-};
-
 struct Row {
   double kernel_ms = 0, cublas_ms = 0, lt_ms = 0, error = 0;
   tuned::SpeedupInterval ratio;  // cuBLAS ms / kernel ms
@@ -248,20 +164,23 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
     for (auto& h : host) h = tuned::Narrow16(dist(gen), p.dtype());
     TUNED_CUDA(cudaMemcpy(bias, host.data(), size_t(n) * 2, cudaMemcpyHostToDevice));
   }
-  cublasLtHandle_t served_lt = nullptr;  // the served baseline's call, with an epilogue
-  TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&served_lt), "cublasLtCreate"));
+  cublasLtHandle_t lt_handle = nullptr;
+  TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&lt_handle), "cublasLtCreate"));
   struct DestroyLt {
     cublasLtHandle_t h;
     ~DestroyLt() { cublasLtDestroy(h); }
-  } destroy_lt{served_lt};
+  } destroy_lt{lt_handle};
   auto handle = tuned::CreateCublas(tuned::v1::MATH_FP32_ACCURATE);  // CUBLAS_DEFAULT_MATH
   if (!handle.ok()) return handle.status();
   struct Destroy {
     cublasHandle_t h;
     ~Destroy() { cublasDestroy(h); }
   } destroy{*handle};
-  LtGemm lt;
-  TUNED_RETURN_IF_ERROR(lt.Init(m, n, k, p.layout(), p.dtype(), epilogue, bias, workspace, 8));
+  // cuBLASLt's top 8 algorithms, with the problem's epilogue.
+  auto lt = tuned::LtGemm::Plan(lt_handle, m, n, k, p.layout(), p.dtype(), epilogue,
+                                epilogue == tuned::v1::EPILOGUE_NONE ? nullptr : bias,
+                                kLtWorkspaceBytes, 8);
+  if (!lt.ok()) return lt.status();
 
   auto kernel_run = [&] {
     if (epilogue != tuned::v1::EPILOGUE_NONE) {
@@ -271,7 +190,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   };
   auto cublas_run = [&] {
     if (epilogue != tuned::v1::EPILOGUE_NONE) {
-      return tuned::RowMajorGemmLt(served_lt, m, n, k, 1.0f, a, b, 0.0f, ref, bias, nullptr,
+      return tuned::RowMajorGemmLt(lt_handle, m, n, k, 1.0f, a, b, 0.0f, ref, bias, nullptr,
                                    p.layout(), p.dtype(), epilogue, workspace, kLtWorkspaceBytes);
     }
     return tuned::RowMajorGemmEx(*handle, m, n, k, 1.0f, a, b, 0.0f, ref, nullptr, p.layout(), p.dtype());
@@ -280,14 +199,16 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   int lt_best = 0;
   {
     std::vector<std::function<absl::Status()>> algos;
-    for (int i = 0; i < lt.count(); ++i) algos.push_back([&, i] { return lt.Run(i, a, b, lt_out); });
+    for (int i = 0; i < (*lt)->algorithms(); ++i) {
+      algos.push_back([&, i] { return (*lt)->Run(i, 1.0f, a, b, 0.0f, lt_out, workspace, nullptr); });
+    }
     auto t = tuned::bench::Interleaved(algos, scratch, kScratchBytes, 5);
     if (!t.ok()) return t.status();
-    for (int i = 1; i < lt.count(); ++i) {
+    for (int i = 1; i < (*lt)->algorithms(); ++i) {
       if (tuned::Median((*t)[i]) < tuned::Median((*t)[lt_best])) lt_best = i;
     }
   }
-  auto lt_run = [&] { return lt.Run(lt_best, a, b, lt_out); };
+  auto lt_run = [&] { return (*lt)->Run(lt_best, 1.0f, a, b, 0.0f, lt_out, workspace, nullptr); };
 
   // Correctness: C poisoned (NaN) first; the kernel against cuBLAS's output.
   TUNED_CUDA(cudaMemset(c, 0xff, cbytes));

@@ -2,8 +2,10 @@
 
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -351,83 +353,95 @@ cublasLtEpilogue_t LtEpilogue(v1::Epilogue epilogue) {
   }
 }
 
-namespace {
-
-/// The descriptors of one cuBLASLt GEMM, destroyed with it.
-struct LtPlan {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~LtPlan() {
-    if (pref != nullptr) cublasLtMatmulPreferenceDestroy(pref);
-    for (cublasLtMatrixLayout_t l : {a, b, c}) {
-      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
-    }
-    if (op != nullptr) cublasLtMatmulDescDestroy(op);
+LtGemm::~LtGemm() {
+  if (pref_ != nullptr) cublasLtMatmulPreferenceDestroy(pref_);
+  for (cublasLtMatrixLayout_t l : {a_, b_, c_}) {
+    if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
   }
-};
+  if (op_ != nullptr) cublasLtMatmulDescDestroy(op_);
+}
 
-}  // namespace
-
-absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
-                            const void* b, float beta, void* c, const void* bias,
-                            cudaStream_t stream, v1::Layout layout, v1::DType dtype,
-                            v1::Epilogue epilogue, void* workspace, size_t workspace_bytes) {
+absl::StatusOr<std::unique_ptr<LtGemm>> LtGemm::Plan(cublasLtHandle_t lt, int m, int n, int k,
+                                                     v1::Layout layout, v1::DType dtype,
+                                                     v1::Epilogue epilogue, const void* bias,
+                                                     size_t workspace_bytes, int count) {
   if (!Is16BitGemm(dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "RowMajorGemmLt: dtype ", static_cast<int>(dtype), " is not BF16, F16, BF16_F32 or F16_F32"));
+        "LtGemm: dtype ", static_cast<int>(dtype), " is not BF16, F16, BF16_F32 or F16_F32"));
   }
   if (epilogue != v1::EPILOGUE_NONE && bias == nullptr) {
-    return absl::InvalidArgumentError("RowMajorGemmLt: the epilogue needs a bias");
+    return absl::InvalidArgumentError("LtGemm: the epilogue needs a bias");
   }
+  auto plan = std::unique_ptr<LtGemm>(new LtGemm());
+  plan->lt_ = lt;
+  plan->workspace_bytes_ = workspace_bytes;
   const cudaDataType_t type = InputDType(dtype) == v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
   const cudaDataType_t ctype = OutputDType(dtype) == v1::DTYPE_F32 ? CUDA_R_32F : type;
   // Column-major C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m), as RowMajorGemm.
   const RowMajorGemmArgs g = RowMajorGemm(m, n, k, layout);
-  LtPlan plan;
-  TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescCreate(&plan.op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                                 "cublasLtMatmulDescCreate"));
+  TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescCreate(&plan->op_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                                     "cublasLtMatmulDescCreate"));
   const cublasLtEpilogue_t epi = LtEpilogue(epilogue);
   for (auto [attr, value, size] :
        {std::tuple{CUBLASLT_MATMUL_DESC_TRANSA, static_cast<const void*>(&g.op_first), sizeof(g.op_first)},
         {CUBLASLT_MATMUL_DESC_TRANSB, &g.op_second, sizeof(g.op_second)},
         {CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)}}) {
-    TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(plan.op, attr, value, size),
-                                   "cublasLtMatmulDescSetAttribute"));
+    TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(plan->op_, attr, value, size),
+                                       "cublasLtMatmulDescSetAttribute"));
   }
   if (epilogue != v1::EPILOGUE_NONE) {
     TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(
-                                       plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-                                   "cublasLtMatmulDescSetAttribute (bias)"));
+                                           plan->op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                                       "cublasLtMatmulDescSetAttribute (bias)"));
     TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescSetAttribute(
-                                       plan.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &ctype, sizeof(ctype)),
-                                   "cublasLtMatmulDescSetAttribute (bias type)"));
+                                           plan->op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &ctype, sizeof(ctype)),
+                                       "cublasLtMatmulDescSetAttribute (bias type)"));
   }
+  // cuBLASLt's A is B's storage (n x k, or k x n transposed), its B is A's.
   const bool tb = g.op_first == CUBLAS_OP_T, ta = g.op_second == CUBLAS_OP_T;
   TUNED_RETURN_IF_ERROR(CublasStatus(
-      cublasLtMatrixLayoutCreate(&plan.a, type, tb ? k : n, tb ? n : k, g.ldb), "cublasLtMatrixLayoutCreate"));
+      cublasLtMatrixLayoutCreate(&plan->a_, type, tb ? k : n, tb ? n : k, g.ldb), "cublasLtMatrixLayoutCreate"));
   TUNED_RETURN_IF_ERROR(CublasStatus(
-      cublasLtMatrixLayoutCreate(&plan.b, type, ta ? m : k, ta ? k : m, g.lda), "cublasLtMatrixLayoutCreate"));
+      cublasLtMatrixLayoutCreate(&plan->b_, type, ta ? m : k, ta ? k : m, g.lda), "cublasLtMatrixLayoutCreate"));
   TUNED_RETURN_IF_ERROR(
-      CublasStatus(cublasLtMatrixLayoutCreate(&plan.c, ctype, n, m, n), "cublasLtMatrixLayoutCreate"));
+      CublasStatus(cublasLtMatrixLayoutCreate(&plan->c_, ctype, n, m, n), "cublasLtMatrixLayoutCreate"));
   TUNED_RETURN_IF_ERROR(
-      CublasStatus(cublasLtMatmulPreferenceCreate(&plan.pref), "cublasLtMatmulPreferenceCreate"));
+      CublasStatus(cublasLtMatmulPreferenceCreate(&plan->pref_), "cublasLtMatmulPreferenceCreate"));
   TUNED_RETURN_IF_ERROR(CublasStatus(
-      cublasLtMatmulPreferenceSetAttribute(plan.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+      cublasLtMatmulPreferenceSetAttribute(plan->pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                            &workspace_bytes, sizeof(workspace_bytes)),
       "cublasLtMatmulPreferenceSetAttribute"));
-  cublasLtMatmulHeuristicResult_t found{};
-  int count = 0;
-  TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulAlgoGetHeuristic(lt, plan.op, plan.a, plan.b, plan.c,
-                                                                plan.c, plan.pref, 1, &found, &count),
-                                 "cublasLtMatmulAlgoGetHeuristic"));
-  if (count == 0) {
+  plan->algos_.resize(std::max(count, 1));
+  int found = 0;
+  TUNED_RETURN_IF_ERROR(CublasStatus(
+      cublasLtMatmulAlgoGetHeuristic(lt, plan->op_, plan->a_, plan->b_, plan->c_, plan->c_, plan->pref_,
+                                     static_cast<int>(plan->algos_.size()), plan->algos_.data(), &found),
+      "cublasLtMatmulAlgoGetHeuristic"));
+  if (found == 0) {
     return absl::NotFoundError(absl::StrCat("cuBLASLt has no algorithm for ", m, "x", n, "x", k,
                                             " with epilogue ", static_cast<int>(epi)));
   }
-  return CublasStatus(cublasLtMatmul(lt, plan.op, &alpha, b, plan.a, a, plan.b, &beta, c, plan.c, c,
-                                 plan.c, &found.algo, workspace, workspace_bytes, stream),
-                  "cublasLtMatmul");
+  plan->algos_.resize(found);
+  return plan;
+}
+
+absl::Status LtGemm::Run(int algorithm, float alpha, const void* a, const void* b, float beta,
+                         void* c, void* workspace, cudaStream_t stream) const {
+  if (algorithm < 0 || algorithm >= algorithms()) {
+    return absl::InvalidArgumentError(absl::StrCat("LtGemm: no algorithm ", algorithm));
+  }
+  return CublasStatus(cublasLtMatmul(lt_, op_, &alpha, b, a_, a, b_, &beta, c, c_, c, c_,
+                                     &algos_[algorithm].algo, workspace, workspace_bytes_, stream),
+                      "cublasLtMatmul");
+}
+
+absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
+                            const void* b, float beta, void* c, const void* bias,
+                            cudaStream_t stream, v1::Layout layout, v1::DType dtype,
+                            v1::Epilogue epilogue, void* workspace, size_t workspace_bytes) {
+  auto plan = LtGemm::Plan(lt, m, n, k, layout, dtype, epilogue, bias, workspace_bytes, 1);
+  if (!plan.ok()) return plan.status();
+  return (*plan)->Run(0, alpha, a, b, beta, c, workspace, stream);
 }
 
 absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,

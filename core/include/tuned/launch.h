@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -177,6 +178,42 @@ cublasLtEpilogue_t LtEpilogue(v1::Epilogue epilogue);
 /// cuBLASLt's workspace for RowMajorGemmLt: 32 MiB, what cuBLAS itself
 /// takes on Hopper (cuBLAS documentation, cublasSetWorkspace).
 inline constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+
+/// RowMajorGemmEx's GEMM planned on cuBLASLt with an epilogue (LtEpilogue):
+/// its descriptors and the first algorithms of cuBLASLt's heuristic for
+/// them, kept to run again. RowMajorGemmLt plans one and runs it.
+class LtGemm {
+ public:
+  /// The plan of C = epilogue(alpha * op(A) op(B) + beta * C + bias) in
+  /// `layout` and `dtype` (the 16-bit ones), `bias` the device pointer of N
+  /// elements of C's type (null for EPILOGUE_NONE), with up to `count`
+  /// algorithms that fit `workspace_bytes`. INVALID_ARGUMENT for another
+  /// dtype or a missing bias; NOT_FOUND where cuBLASLt offers no algorithm;
+  /// INTERNAL for a cuBLASLt error.
+  static absl::StatusOr<std::unique_ptr<LtGemm>> Plan(cublasLtHandle_t lt, int m, int n, int k,
+                                                      v1::Layout layout, v1::DType dtype,
+                                                      v1::Epilogue epilogue, const void* bias,
+                                                      size_t workspace_bytes, int count);
+  ~LtGemm();
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+  /// How many algorithms the heuristic gave (at least 1).
+  int algorithms() const { return static_cast<int>(algos_.size()); }
+  /// Runs algorithm `algorithm` (0: the heuristic's first) on `stream` with
+  /// `workspace` (of the planned size). INVALID_ARGUMENT for an algorithm
+  /// out of range; INTERNAL for a cuBLASLt error.
+  absl::Status Run(int algorithm, float alpha, const void* a, const void* b, float beta, void* c,
+                   void* workspace, cudaStream_t stream) const;
+
+ private:
+  LtGemm() = default;
+  cublasLtHandle_t lt_ = nullptr;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulPreference_t pref_ = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos_;
+  size_t workspace_bytes_ = 0;
+};
 
 absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
                             const void* b, float beta, void* c, const void* bias,
