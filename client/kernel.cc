@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "families/family.h"
@@ -302,6 +303,11 @@ absl::Status TunedKernel::FusedGemm16(int m, int n, int k, float alpha, const vo
     return RowMajorGemmLt(lt_, m, n, k, alpha, a, b, beta, c, bias, stream,
                           best_.problem().layout(), best_.problem().dtype(), epilogue,
                           lt_workspace_, kLtWorkspaceBytes);
+  }
+  if (best_.arguments_size() < 9 || !absl::EndsWith(best_.arguments(8), "* bias")) {
+    return absl::FailedPreconditionError(
+        "the served kernel takes no bias: its daemon is older than epilogues and ignored the "
+        "problem's");
   }
   PreparedLaunch other;
   bool prepared = false;

@@ -101,8 +101,9 @@ class TunedKernel {
   /// F.linear's). cuBLASLt with the same epilogue where cuBLAS serves
   /// (RowMajorGemmLt); there EPILOGUE_BIAS_GELU_ERF, which cuBLASLt lacks,
   /// is UNIMPLEMENTED (the Python client applies torch's GELU after the bias).
-  /// FAILED_PRECONDITION for a problem without an epilogue; INTERNAL on a
-  /// CUDA error.
+  /// FAILED_PRECONDITION for a problem without an epilogue, or a served
+  /// kernel without the bias argument (a daemon older than epilogues);
+  /// INTERNAL on a CUDA error.
   absl::Status FusedGemm16(int m, int n, int k, float alpha, const void* a, const void* b,
                            float beta, void* c, const void* bias,
                            cudaStream_t stream = nullptr) const;

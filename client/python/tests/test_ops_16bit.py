@@ -359,3 +359,18 @@ def test_a_kernel_with_an_epilogue_takes_its_bias(cpu):
                                           device="cuda:0"))
     with pytest.raises(ValueError, match="bias is for a kernel whose problem has an epilogue"):
         plain.sgemm(a, w.t(), bias=bias)
+
+
+def test_a_daemon_older_than_epilogues_leaves_the_bias_to_torch(cpu):
+    """A daemon that ignores Problem.epilogue serves its plain kernel (no
+    bias argument): the call warns and runs torch's F.linear and activation,
+    never the kernel without its bias."""
+    class OldDaemon(FakeDaemon):
+        def best(self, *args, epilogue="none", **kwargs):
+            return super().best(*args, **kwargs)  # the plain problem's kernel
+    t = torch.bfloat16
+    x, w, bias = randn(6, 8).to(t), randn(5, 8, seed=1).to(t), randn(5, seed=2).to(t)
+    with pytest.warns(RuntimeWarning, match="does not tune epilogues"):
+        y = tuned.linear(x, w, bias, activation="relu", client=OldDaemon())
+    assert torch.equal(y, F.relu(F.linear(x, w, bias)))
+    assert not cpu.launches

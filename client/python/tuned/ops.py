@@ -261,6 +261,15 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
                           "does not tune layouts; torch runs this call", RuntimeWarning,
                           stacklevel=3)
             return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
+        if (epilogue != "none" and not best.use_baseline
+                and not any(a.endswith("* bias") for a in best.arguments)):
+            # A daemon older than epilogues answers with its plain kernel:
+            # torch adds the bias and applies the activation.
+            warnings.warn(f"tuned: the daemon at {(client or _client(index)).address} served a "
+                          f"kernel without the bias for {m}x{n}x{k} ({name}, {layout}, "
+                          f"{epilogue}): it does not tune epilogues; torch runs this call",
+                          RuntimeWarning, stacklevel=3)
+            return _Route(None, tf32, layout, False, False, m, n, k, index, **shaped)
         kernel = _new_kernel(best, device)
         if not kernel.uses_torch:
             kernel.load()
