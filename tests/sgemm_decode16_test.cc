@@ -110,5 +110,17 @@ TEST(Gemm16Decode, RulesNameTheirCause) {
   EXPECT_TRUE(f.Check(Decode16(8, 64, 16, 2, 2), a100).ok());
 }
 
+// A decode config's grid holds 65535 blocks of BM tokens along y: a best
+// is served at no M past that; the other kinds run at every shape.
+TEST(Gemm16Decode, RunsUpTo65535BlocksOfTokens) {
+  const Config c = Bf16().InLayout(Decode16(8, 64, 16, 2, 2), v1::LAYOUT_NT);
+  EXPECT_TRUE(Bf16().RunsAt(c, {65535 * 8, 64, 64}).ok());
+  const absl::Status past = Bf16().RunsAt(c, {65535 * 8 + 1, 64, 64});
+  EXPECT_EQ(past.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(past.message(), "a decode config runs up to 65535 blocks of BM=8 tokens, not M = 524281");
+  const Config simt = {{"KIND", 0}, {"BM", 16}, {"BN", 64}, {"BK", 32}, {"TM", 1}, {"TN", 4}};
+  EXPECT_TRUE(Bf16().RunsAt(simt, {1 << 24, 8, 8}).ok());
+}
+
 }  // namespace
 }  // namespace tuned::sgemm_test

@@ -288,6 +288,21 @@ class Gemm16FamilyImpl final : public Family {
     return gemm16::DecodeSuitsShape(config, shape);
   }
 
+  /// Every config runs at every shape but a decode config's past 65535
+  /// blocks of BM tokens (its grid's y, gemm16::DecodeGeometry): a best is
+  /// not served there.
+  absl::Status RunsAt(const Config& config, const Shape& shape) const override {
+    if (Get(config, "KIND") != kDecode || shape.size() != 3 || Get(config, "BM") < 1) {
+      return absl::OkStatus();
+    }
+    if (CeilDiv(shape[0], Get(config, "BM")) > kMaxGridY) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a decode config runs up to ", kMaxGridY, " blocks of BM=", Get(config, "BM"),
+          " tokens, not M = ", shape[0]));
+    }
+    return absl::OkStatus();
+  }
+
   /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" then LayoutSuffix(),
   /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt"; the tensor-core kinds'
   /// gemm16::TensorCoreName, e.g. "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2".
