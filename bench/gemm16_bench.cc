@@ -73,8 +73,6 @@ namespace {
 constexpr size_t kScratchBytes = size_t{256} << 20;  // more than an H100's 50 MiB L2
 using tuned::kLtWorkspaceBytes;
 
-absl::Status LtStatus(cublasStatus_t s, const char* what) { return tuned::CublasStatus(s, what); }
-
 /// Device memory freed at scope exit.
 struct Buffers {
   std::vector<void*> ptrs;
@@ -165,7 +163,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
     TUNED_CUDA(cudaMemcpy(bias, host.data(), size_t(n) * 2, cudaMemcpyHostToDevice));
   }
   cublasLtHandle_t lt_handle = nullptr;
-  TUNED_RETURN_IF_ERROR(LtStatus(cublasLtCreate(&lt_handle), "cublasLtCreate"));
+  TUNED_RETURN_IF_ERROR(tuned::CublasStatus(cublasLtCreate(&lt_handle), "cublasLtCreate"));
   struct DestroyLt {
     cublasLtHandle_t h;
     ~DestroyLt() { cublasLtDestroy(h); }

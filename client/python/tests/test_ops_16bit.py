@@ -359,6 +359,14 @@ def test_a_kernel_with_an_epilogue_takes_its_bias(cpu):
                                           device="cuda:0"))
     with pytest.raises(ValueError, match="bias is for a kernel whose problem has an epilogue"):
         plain.sgemm(a, w.t(), bias=bias)
+    # Where cuBLAS serves, torch adds the bias and applies the activation.
+    served = cuda_fake.on_cpu(tuned.Kernel(
+        FakeDaemon(cublas=True).best(6, 5, 8, layout="nt", dtype="bf16", epilogue="bias_gelu_tanh"),
+        device="cuda:0"))
+    launches = len(cpu.launches)
+    y = served.sgemm(a, w.t(), bias=bias)
+    assert torch.equal(y, F.gelu(torch.matmul(a, w.t()) + bias, approximate="tanh"))
+    assert len(cpu.launches) == launches
 
 
 def test_a_daemon_older_than_epilogues_leaves_the_bias_to_torch(cpu):

@@ -93,6 +93,19 @@ def _torch():
     return torch
 
 
+# tuned.linear's activations and the epilogue (tuner.proto Epilogue's name)
+# that fuses each with a bias.
+ACTIVATION_EPILOGUES = {None: "bias", "relu": "bias_relu", "gelu": "bias_gelu_erf",
+                        "gelu_tanh": "bias_gelu_tanh"}
+
+
+def activation_function(torch, activation):
+    """torch's function of an activation of ACTIVATION_EPILOGUES (None for None)."""
+    F = torch.nn.functional
+    return {None: None, "relu": F.relu, "gelu": F.gelu,
+            "gelu_tanh": lambda y: F.gelu(y, approximate="tanh")}[activation]
+
+
 def _check_tensors(torch, tensors, device, dtype=None):
     """TypeError/ValueError unless each (tensor, name, shape[, layout[,
     its dtype]]) is a torch tensor of its dtype (default `dtype`, a
@@ -591,9 +604,8 @@ class Kernel:
             return self._sgemm_checked(a, b, out, alpha, beta, bias)
         out = self._sgemm_checked(a, b, out, alpha, beta)
         out.add_(bias)
-        act = {"bias_relu": torch.nn.functional.relu,
-               "bias_gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
-               "bias_gelu_erf": torch.nn.functional.gelu}.get(self.epilogue)
+        activation = next(n for n, e in ACTIVATION_EPILOGUES.items() if e == self.epilogue)
+        act = activation_function(torch, activation)
         return out if act is None else out.copy_(act(out))
 
     def _sgemm_checked(self, a, b, out, alpha, beta, bias=None):

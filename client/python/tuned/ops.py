@@ -44,7 +44,8 @@ import torch.nn.functional as F
 
 from . import blas as _blas
 from .client import Client, DTypeError, TunedError, default_address, layout_value
-from .kernel import Kernel, _gemm_f32_out, _run_in_mode, served_layout
+from .kernel import (ACTIVATION_EPILOGUES, Kernel, _gemm_f32_out, _run_in_mode,
+                     activation_function, served_layout)
 from .layout import operand_layout as _layout
 from .layout import weight_layout as _weight_layout
 from .v1 import tuner_pb2 as pb
@@ -74,10 +75,7 @@ _routes = {}
 _kernels = {}  # (m, n, k, GPU index, Math, layout, dtype, epilogue, client) -> loaded Kernel
 # linear's activation -> (torch's function, the epilogue a 16-bit problem
 # fuses with a bias of shape (N,): tuner.proto Epilogue's name).
-_ACTIVATIONS = {None: (None, "bias"),
-                "relu": (F.relu, "bias_relu"),
-                "gelu": (F.gelu, "bias_gelu_erf"),
-                "gelu_tanh": (lambda y: F.gelu(y, approximate="tanh"), "bias_gelu_tanh")}
+_ACTIVATIONS = {a: (activation_function(torch, a), e) for a, e in ACTIVATION_EPILOGUES.items()}
 
 
 def _activation(activation):

@@ -256,60 +256,49 @@ class GemmProblem final : public DeviceProblem {
   /// the input type where it has 16 bits; ref_ = op(A) op(B) in fp64
   /// (Fp64Reference: cuBLAS DGEMM on the inputs widened to double on the
   /// host, row-major as RowMajorGemm), ref_norm_ its Frobenius norm
-  /// (cublasDnrm2). The host copies are freed after.
+  /// (cublasDnrm2); with an epilogue, the bias of `seed` + 2 in C's type,
+  /// applied to ref_ in fp64 (Fp64ApplyEpilogue). The host copies are freed after.
   absl::Status FillAndReference(size_t mk, size_t kn, uint64_t seed) {
-    std::vector<double> wide[2];
-    for (auto [dst, wide_dst, count, s] :
-         {std::tuple{&a_, &wide[0], mk, seed}, {&b_, &wide[1], kn, seed + 1}}) {
-      std::vector<float> host;
-      if (dtype_ == v1::DTYPE_F32) {
-        TUNED_RETURN_IF_ERROR(FillRandom(*dst, count, s));
-        auto copied = CopyToHost(*dst, count);
-        if (!copied.ok()) return copied.status();
-        wide_dst->assign(copied->begin(), copied->end());
-        continue;
-      }
-      {
-        auto f32 = DeviceBuffer::Alloc(count * sizeof(float));
-        if (!f32.ok()) return f32.status();
-        TUNED_RETURN_IF_ERROR(FillRandom(*f32, count, s));
-        auto copied = CopyToHost(*f32, count);
-        if (!copied.ok()) return copied.status();
-        host = *std::move(copied);
-      }
-      std::vector<uint16_t> bits(count);
-      wide_dst->resize(count);
-      for (size_t i = 0; i < count; ++i) {
-        bits[i] = Narrow16(host[i], dtype_);
-        (*wide_dst)[i] = Widen16(bits[i], dtype_);
-      }
-      TUNED_CUDA(cudaMemcpy(dst->get(), bits.data(), count * 2, cudaMemcpyHostToDevice));
-    }
-    TUNED_RETURN_IF_ERROR(Fp64Reference(handle_, m_, n_, k_, layout_, wide[0], wide[1],
+    std::vector<double> a, b;
+    TUNED_RETURN_IF_ERROR(Fill(a_, mk, seed, dtype_ == v1::DTYPE_F32, &a));
+    TUNED_RETURN_IF_ERROR(Fill(b_, kn, seed + 1, dtype_ == v1::DTYPE_F32, &b));
+    TUNED_RETURN_IF_ERROR(Fp64Reference(handle_, m_, n_, k_, layout_, a, b,
                                         static_cast<double*>(ref_.get()), &ref_norm_));
     if (!Fused()) return absl::OkStatus();
-    // The bias: FillRandom's values of `seed` + 2, in C's type.
-    std::vector<double> bias(n_);
-    {
-      auto f32 = DeviceBuffer::Alloc(size_t(n_) * sizeof(float));
-      if (!f32.ok()) return f32.status();
-      TUNED_RETURN_IF_ERROR(FillRandom(*f32, n_, seed + 2));
-      auto host = CopyToHost(*f32, n_);
-      if (!host.ok()) return host.status();
-      if (OutputDType(dtype_) == v1::DTYPE_F32) {
-        bias.assign(host->begin(), host->end());
-        TUNED_CUDA(cudaMemcpy(bias_.get(), host->data(), size_t(n_) * sizeof(float),
-                              cudaMemcpyHostToDevice));
-      } else {
-        std::vector<uint16_t> bits(n_);
-        for (int j = 0; j < n_; ++j) {
-          bits[j] = Narrow16((*host)[j], dtype_);
-          bias[j] = Widen16(bits[j], dtype_);
-        }
-        TUNED_CUDA(cudaMemcpy(bias_.get(), bits.data(), size_t(n_) * 2, cudaMemcpyHostToDevice));
-      }
-    }
+    std::vector<double> bias;
+    TUNED_RETURN_IF_ERROR(Fill(bias_, n_, seed + 2, OutputDType(dtype_) == v1::DTYPE_F32, &bias));
     return Fp64ApplyEpilogue(static_cast<double*>(ref_.get()), m_, n_, bias, epilogue_, &ref_norm_);
+  }
+
+  /// `count` of FillRandom's fp32 values of `seed` into `dst`: as they are
+  /// where `fp32`, else rounded to the problem's 16-bit type; `wide` gets
+  /// the values stored, in double.
+  absl::Status Fill(DeviceBuffer& dst, size_t count, uint64_t seed, bool fp32,
+                    std::vector<double>* wide) {
+    if (fp32) {
+      TUNED_RETURN_IF_ERROR(FillRandom(dst, count, seed));
+      auto copied = CopyToHost(dst, count);
+      if (!copied.ok()) return copied.status();
+      wide->assign(copied->begin(), copied->end());
+      return absl::OkStatus();
+    }
+    std::vector<float> host;
+    {
+      auto f32 = DeviceBuffer::Alloc(count * sizeof(float));
+      if (!f32.ok()) return f32.status();
+      TUNED_RETURN_IF_ERROR(FillRandom(*f32, count, seed));
+      auto copied = CopyToHost(*f32, count);
+      if (!copied.ok()) return copied.status();
+      host = *std::move(copied);
+    }
+    std::vector<uint16_t> bits(count);
+    wide->resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      bits[i] = Narrow16(host[i], dtype_);
+      (*wide)[i] = Widen16(bits[i], dtype_);
+    }
+    TUNED_CUDA(cudaMemcpy(dst.get(), bits.data(), count * 2, cudaMemcpyHostToDevice));
+    return absl::OkStatus();
   }
 
   v1::Math math_ = v1::MATH_IEEE_FP32;
