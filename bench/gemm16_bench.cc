@@ -33,8 +33,9 @@
 // With --suite epilogue, each shape in each of the fused epilogues that
 // cuBLASLt has (bias, bias_relu, bias_gelu_tanh: tuner.proto Epilogue) is
 // its own problem, tuned and timed as above against the same GEMM with the
-// same epilogue and a random bias: cuBLASLt through the served baseline's
-// call (RowMajorGemmLt, in the cuBLAS column) and cuBLASLt's best of 8;
+// same epilogue and a random bias: cuBLASLt as a client calls it where it
+// is served (LtGemm's first algorithm, planned once; the cuBLAS column) and
+// cuBLASLt's best of 8;
 // its last line:
 //   SUMMARY epilogue dtype=<..> layout=<..> kinds=3
 //     geomean_vs_cublaslt=<kernel vs the cuBLAS column, over every line>
@@ -49,6 +50,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -179,6 +181,14 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
                                 epilogue == tuned::v1::EPILOGUE_NONE ? nullptr : bias,
                                 kLtWorkspaceBytes, 8);
   if (!lt.ok()) return lt.status();
+  // The served baseline's call with an epilogue, planned once as a client plans it.
+  std::unique_ptr<tuned::LtGemm> served;
+  if (epilogue != tuned::v1::EPILOGUE_NONE) {
+    auto plan = tuned::LtGemm::Plan(lt_handle, m, n, k, p.layout(), p.dtype(), epilogue, bias,
+                                    kLtWorkspaceBytes, 1);
+    if (!plan.ok()) return plan.status();
+    served = *std::move(plan);
+  }
 
   auto kernel_run = [&] {
     if (epilogue != tuned::v1::EPILOGUE_NONE) {
@@ -187,10 +197,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
     return kernel->Gemm16(m, n, k, 1.0f, a, b, 0.0f, c, nullptr);
   };
   auto cublas_run = [&] {
-    if (epilogue != tuned::v1::EPILOGUE_NONE) {
-      return tuned::RowMajorGemmLt(lt_handle, m, n, k, 1.0f, a, b, 0.0f, ref, bias, nullptr,
-                                   p.layout(), p.dtype(), epilogue, workspace, kLtWorkspaceBytes);
-    }
+    if (served != nullptr) return served->Run(0, 1.0f, a, b, 0.0f, ref, bias, workspace, nullptr);
     return tuned::RowMajorGemmEx(*handle, m, n, k, 1.0f, a, b, 0.0f, ref, nullptr, p.layout(), p.dtype());
   };
   // cuBLASLt's top algorithms, 5 flushed rounds each; the fastest is its entry.
@@ -198,7 +205,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
   {
     std::vector<std::function<absl::Status()>> algos;
     for (int i = 0; i < (*lt)->algorithms(); ++i) {
-      algos.push_back([&, i] { return (*lt)->Run(i, 1.0f, a, b, 0.0f, lt_out, workspace, nullptr); });
+      algos.push_back([&, i] { return (*lt)->Run(i, 1.0f, a, b, 0.0f, lt_out, bias, workspace, nullptr); });
     }
     auto t = tuned::bench::Interleaved(algos, scratch, kScratchBytes, 5);
     if (!t.ok()) return t.status();
@@ -206,7 +213,7 @@ absl::StatusOr<Row> TimeSideBySide(tuned::v1::BestKernel best) {
       if (tuned::Median((*t)[i]) < tuned::Median((*t)[lt_best])) lt_best = i;
     }
   }
-  auto lt_run = [&] { return (*lt)->Run(lt_best, 1.0f, a, b, 0.0f, lt_out, workspace, nullptr); };
+  auto lt_run = [&] { return (*lt)->Run(lt_best, 1.0f, a, b, 0.0f, lt_out, bias, workspace, nullptr); };
 
   // Correctness: C poisoned (NaN) first; the kernel against cuBLAS's output.
   TUNED_CUDA(cudaMemset(c, 0xff, cbytes));

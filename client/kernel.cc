@@ -78,6 +78,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
     if (best.problem().epilogue() != v1::EPILOGUE_NONE) {
       TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtCreate(&k.lt_), "cublasLtCreate"));
       TUNED_CUDA(cudaMalloc(&k.lt_workspace_, kLtWorkspaceBytes));
+      k.prepared_shape_.assign(best.problem().shape().begin(), best.problem().shape().end());
     }
     return k;
   }
@@ -125,6 +126,7 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
 
 TunedKernel::~TunedKernel() {
   if (cublas_ != nullptr) cublasDestroy(cublas_);
+  lt_plan_.reset();  // before its handle
   if (lt_ != nullptr) cublasLtDestroy(lt_);
   if (lt_workspace_ != nullptr) cudaFree(lt_workspace_);
 }
@@ -135,6 +137,7 @@ TunedKernel::TunedKernel(TunedKernel&& o) noexcept
       cublas_(std::exchange(o.cublas_, nullptr)),
       lt_(std::exchange(o.lt_, nullptr)),
       lt_workspace_(std::exchange(o.lt_workspace_, nullptr)),
+      lt_plan_(std::move(o.lt_plan_)),
       prepared_(std::move(o.prepared_)),
       prepared_shape_(std::move(o.prepared_shape_)),
       maps_(std::move(o.maps_)) {}
@@ -142,6 +145,7 @@ TunedKernel::TunedKernel(TunedKernel&& o) noexcept
 TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
   if (this != &o) {
     if (cublas_ != nullptr) cublasDestroy(cublas_);
+    lt_plan_.reset();
     if (lt_ != nullptr) cublasLtDestroy(lt_);
     if (lt_workspace_ != nullptr) cudaFree(lt_workspace_);
     best_ = std::move(o.best_);
@@ -149,6 +153,7 @@ TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
     cublas_ = std::exchange(o.cublas_, nullptr);
     lt_ = std::exchange(o.lt_, nullptr);
     lt_workspace_ = std::exchange(o.lt_workspace_, nullptr);
+    lt_plan_ = std::move(o.lt_plan_);
     prepared_ = std::move(o.prepared_);
     prepared_shape_ = std::move(o.prepared_shape_);
     maps_ = std::move(o.maps_);
@@ -300,9 +305,25 @@ absl::Status TunedKernel::FusedGemm16(int m, int n, int k, float alpha, const vo
           "cuBLAS serves this bias_gelu_erf problem and cuBLASLt has no erf GELU: run "
           "FusedGemm16 of the bias_gelu_tanh problem, or the bias problem and a GELU after");
     }
-    return RowMajorGemmLt(lt_, m, n, k, alpha, a, b, beta, c, bias, stream,
-                          best_.problem().layout(), best_.problem().dtype(), epilogue,
-                          lt_workspace_, kLtWorkspaceBytes);
+    if (prepared_shape_.size() != 3 || prepared_shape_[0] != m || prepared_shape_[1] != n ||
+        prepared_shape_[2] != k) {
+      return RowMajorGemmLt(lt_, m, n, k, alpha, a, b, beta, c, bias, stream,
+                            best_.problem().layout(), best_.problem().dtype(), epilogue,
+                            lt_workspace_, kLtWorkspaceBytes);
+    }
+    const LtGemm* plan = nullptr;
+    {
+      // The shape asked for is planned once: a call pays no heuristic.
+      std::lock_guard<std::mutex> lock(lt_mu_);
+      if (lt_plan_ == nullptr) {
+        auto made = LtGemm::Plan(lt_, m, n, k, best_.problem().layout(), best_.problem().dtype(),
+                                 epilogue, bias, kLtWorkspaceBytes, 1);
+        if (!made.ok()) return made.status();
+        lt_plan_ = *std::move(made);
+      }
+      plan = lt_plan_.get();
+    }
+    return plan->Run(0, alpha, a, b, beta, c, bias, lt_workspace_, stream);
   }
   if (best_.arguments_size() < 9 || !absl::EndsWith(best_.arguments(8), "* bias")) {
     return absl::FailedPreconditionError(

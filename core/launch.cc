@@ -373,6 +373,7 @@ absl::StatusOr<std::unique_ptr<LtGemm>> LtGemm::Plan(cublasLtHandle_t lt, int m,
     return absl::InvalidArgumentError("LtGemm: the epilogue needs a bias");
   }
   auto plan = std::unique_ptr<LtGemm>(new LtGemm());
+  plan->fused_ = epilogue != v1::EPILOGUE_NONE;
   plan->lt_ = lt;
   plan->workspace_bytes_ = workspace_bytes;
   const cudaDataType_t type = InputDType(dtype) == v1::DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
@@ -426,9 +427,17 @@ absl::StatusOr<std::unique_ptr<LtGemm>> LtGemm::Plan(cublasLtHandle_t lt, int m,
 }
 
 absl::Status LtGemm::Run(int algorithm, float alpha, const void* a, const void* b, float beta,
-                         void* c, void* workspace, cudaStream_t stream) const {
+                         void* c, const void* bias, void* workspace, cudaStream_t stream) const {
   if (algorithm < 0 || algorithm >= algorithms()) {
     return absl::InvalidArgumentError(absl::StrCat("LtGemm: no algorithm ", algorithm));
+  }
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (fused_) {
+    if (bias == nullptr) return absl::InvalidArgumentError("LtGemm: the epilogue needs a bias");
+    lock.lock();
+    TUNED_RETURN_IF_ERROR(CublasStatus(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+        "cublasLtMatmulDescSetAttribute (bias)"));
   }
   return CublasStatus(cublasLtMatmul(lt_, op_, &alpha, b, a_, a, b_, &beta, c, c_, c, c_,
                                      &algos_[algorithm].algo, workspace, workspace_bytes_, stream),
@@ -441,7 +450,7 @@ absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alph
                             v1::Epilogue epilogue, void* workspace, size_t workspace_bytes) {
   auto plan = LtGemm::Plan(lt, m, n, k, layout, dtype, epilogue, bias, workspace_bytes, 1);
   if (!plan.ok()) return plan.status();
-  return (*plan)->Run(0, alpha, a, b, beta, c, workspace, stream);
+  return (*plan)->Run(0, alpha, a, b, beta, c, bias, workspace, stream);
 }
 
 absl::Status PrescaleOutput(cublasHandle_t handle, float beta, float* c, int64_t count,

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -99,7 +100,7 @@ class TunedKernel {
   /// Epilogue): C = epilogue(alpha * op(A) op(B) + beta * C + bias), `bias` a
   /// device pointer to N elements of C's type, one per column of C (as
   /// F.linear's). cuBLASLt with the same epilogue where cuBLAS serves
-  /// (RowMajorGemmLt); there EPILOGUE_BIAS_GELU_ERF, which cuBLASLt lacks,
+  /// (LtGemm, planned at the first call of the shape asked for); there EPILOGUE_BIAS_GELU_ERF, which cuBLASLt lacks,
   /// is UNIMPLEMENTED (the Python client applies torch's GELU after the bias).
   /// FAILED_PRECONDITION for a problem without an epilogue, or a served
   /// kernel without the bias argument (a daemon older than epilogues);
@@ -147,6 +148,9 @@ class TunedKernel {
   /// problem with an epilogue.
   cublasLtHandle_t lt_ = nullptr;
   void* lt_workspace_ = nullptr;
+  /// The cuBLASLt plan of the shape asked for, made at its first call.
+  mutable std::mutex lt_mu_;
+  mutable std::unique_ptr<LtGemm> lt_plan_;
   /// The launch of best_.problem().shape() (a kernel spec's: of best_.geometry()),
   /// prepared at Load; empty where that failed (each launch then says why).
   std::optional<PreparedLaunch> prepared_;

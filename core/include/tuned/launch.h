@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -166,30 +167,25 @@ absl::Status RowMajorGemmEx(cublasHandle_t handle, int m, int n, int k, float al
 /// caller applies the GELU after).
 cublasLtEpilogue_t LtEpilogue(v1::Epilogue epilogue);
 
-/// RowMajorGemmEx's GEMM through cuBLASLt with the problem's epilogue
-/// (LtEpilogue): C = epilogue(alpha * op(A) op(B) + beta * C + bias), the
-/// bias N elements of C's type, one per column of C (C^T's rows, as
-/// cuBLASLt broadcasts it; null for EPILOGUE_NONE). fp32 compute; the
-/// first algorithm of cuBLASLt's heuristic within `workspace_bytes` of
-/// `workspace`. The baseline of a fused epilogue, and what a client calls
-/// where it is served. INVALID_ARGUMENT for a dtype other than the 16-bit
-/// ones or a missing bias; NOT_FOUND where cuBLASLt offers no algorithm;
-/// INTERNAL for a cuBLASLt error.
-/// cuBLASLt's workspace for RowMajorGemmLt: 32 MiB, what cuBLAS itself
-/// takes on Hopper (cuBLAS documentation, cublasSetWorkspace).
+/// cuBLASLt's workspace for LtGemm: 32 MiB, what cuBLAS itself takes on
+/// Hopper (cuBLAS documentation, cublasSetWorkspace).
 inline constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
 
-/// RowMajorGemmEx's GEMM planned on cuBLASLt with an epilogue (LtEpilogue):
-/// its descriptors and the first algorithms of cuBLASLt's heuristic for
-/// them, kept to run again. RowMajorGemmLt plans one and runs it.
+/// RowMajorGemmEx's GEMM planned on cuBLASLt with the problem's epilogue
+/// (LtEpilogue): C = epilogue(alpha * op(A) op(B) + beta * C + bias), the
+/// bias N elements of C's type, one per column of C (C^T's rows, as
+/// cuBLASLt broadcasts it). Its descriptors and the first algorithms of
+/// cuBLASLt's heuristic, planned once and run as often as needed (the
+/// heuristic costs host time that a timed or served call must not pay):
+/// the baseline of a fused epilogue, and what a client calls where it is
+/// served. Runs may come from several threads.
 class LtGemm {
  public:
-  /// The plan of C = epilogue(alpha * op(A) op(B) + beta * C + bias) in
-  /// `layout` and `dtype` (the 16-bit ones), `bias` the device pointer of N
-  /// elements of C's type (null for EPILOGUE_NONE), with up to `count`
-  /// algorithms that fit `workspace_bytes`. INVALID_ARGUMENT for another
-  /// dtype or a missing bias; NOT_FOUND where cuBLASLt offers no algorithm;
-  /// INTERNAL for a cuBLASLt error.
+  /// The plan in `layout` and `dtype` (the 16-bit ones) with up to `count`
+  /// algorithms that fit `workspace_bytes`, for a bias like `bias` (a device
+  /// pointer; null for EPILOGUE_NONE). INVALID_ARGUMENT for another dtype or
+  /// a missing bias; NOT_FOUND where cuBLASLt offers no algorithm; INTERNAL
+  /// for a cuBLASLt error.
   static absl::StatusOr<std::unique_ptr<LtGemm>> Plan(cublasLtHandle_t lt, int m, int n, int k,
                                                       v1::Layout layout, v1::DType dtype,
                                                       v1::Epilogue epilogue, const void* bias,
@@ -200,13 +196,16 @@ class LtGemm {
   /// How many algorithms the heuristic gave (at least 1).
   int algorithms() const { return static_cast<int>(algos_.size()); }
   /// Runs algorithm `algorithm` (0: the heuristic's first) on `stream` with
-  /// `workspace` (of the planned size). INVALID_ARGUMENT for an algorithm
-  /// out of range; INTERNAL for a cuBLASLt error.
+  /// `bias` (ignored for EPILOGUE_NONE) and `workspace` (of the planned
+  /// size). INVALID_ARGUMENT for an algorithm out of range or a missing
+  /// bias; INTERNAL for a cuBLASLt error.
   absl::Status Run(int algorithm, float alpha, const void* a, const void* b, float beta, void* c,
-                   void* workspace, cudaStream_t stream) const;
+                   const void* bias, void* workspace, cudaStream_t stream) const;
 
  private:
   LtGemm() = default;
+  bool fused_ = false;
+  mutable std::mutex mu_;  // the descriptor's bias pointer, set by each run
   cublasLtHandle_t lt_ = nullptr;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
@@ -215,6 +214,8 @@ class LtGemm {
   size_t workspace_bytes_ = 0;
 };
 
+/// LtGemm planned and run once (a GEMM called once; a repeated call plans
+/// once with LtGemm). Errors as LtGemm's.
 absl::Status RowMajorGemmLt(cublasLtHandle_t lt, int m, int n, int k, float alpha, const void* a,
                             const void* b, float beta, void* c, const void* bias,
                             cudaStream_t stream, v1::Layout layout, v1::DType dtype,
