@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <utility>
 
@@ -43,6 +44,38 @@ struct TunedKernel::MapCache {
   std::vector<Entry> entries;  // oldest first
 };
 
+/// cuBLAS's handles and what their calls share. A handle's stream is set
+/// per call (cublasSetStream), so calls are made one at a time under `mu`
+/// (they enqueue work: the lock is held for microseconds). Each stream gets
+/// a cuBLASLt workspace of its own, as cuBLAS's documentation asks of a
+/// handle used on several streams (cublasSetWorkspace), kept for the
+/// kernel's life: two streams never share one while both run.
+struct TunedKernel::Blas {
+  ~Blas() {
+    plan.reset();  // before its handle
+    if (lt != nullptr) cublasLtDestroy(lt);
+    if (cublas != nullptr) cublasDestroy(cublas);
+    for (const auto& [stream, workspace] : workspaces) cudaFree(workspace);
+  }
+  /// The workspace of `stream` (kLtWorkspaceBytes), allocated at its first
+  /// call. INTERNAL (or RESOURCE_EXHAUSTED) where cudaMalloc fails. Under mu.
+  absl::StatusOr<void*> Workspace(cudaStream_t stream) {
+    auto it = workspaces.find(stream);
+    if (it != workspaces.end()) return it->second;
+    void* w = nullptr;
+    TUNED_CUDA(cudaMalloc(&w, kLtWorkspaceBytes));
+    workspaces.emplace(stream, w);
+    return w;
+  }
+  std::mutex mu;
+  cublasHandle_t cublas = nullptr;
+  /// cuBLASLt, where cuBLAS serves a problem with an epilogue.
+  cublasLtHandle_t lt = nullptr;
+  /// The cuBLASLt plan of the shape asked for, made at its first call.
+  std::unique_ptr<LtGemm> plan;
+  std::map<cudaStream_t, void*> workspaces;
+};
+
 namespace {
 /// Whether `problem` is a 16-bit GEMM (the sgemm family's BF16 and F16
 /// forms and their fp32-output forms, tuned/dtype.h Is16BitGemm).
@@ -74,10 +107,10 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   if (cublas_only) {
     auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
-    k.cublas_ = *handle;
+    k.blas_ = std::make_unique<Blas>();
+    k.blas_->cublas = *handle;
     if (best.problem().epilogue() != v1::EPILOGUE_NONE) {
-      TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtCreate(&k.lt_), "cublasLtCreate"));
-      TUNED_CUDA(cudaMalloc(&k.lt_workspace_, kLtWorkspaceBytes));
+      TUNED_RETURN_IF_ERROR(CublasStatus(cublasLtCreate(&k.blas_->lt), "cublasLtCreate"));
       k.prepared_shape_.assign(best.problem().shape().begin(), best.problem().shape().end());
     }
     return k;
@@ -119,47 +152,15 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   if (accumulates && best.problem().family() == v1::FAMILY_SGEMM) {
     auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
-    k.cublas_ = *handle;
+    k.blas_ = std::make_unique<Blas>();
+    k.blas_->cublas = *handle;
   }
   return k;
 }
 
-TunedKernel::~TunedKernel() {
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
-  lt_plan_.reset();  // before its handle
-  if (lt_ != nullptr) cublasLtDestroy(lt_);
-  if (lt_workspace_ != nullptr) cudaFree(lt_workspace_);
-}
-
-TunedKernel::TunedKernel(TunedKernel&& o) noexcept
-    : best_(std::move(o.best_)),
-      kernel_(std::move(o.kernel_)),
-      cublas_(std::exchange(o.cublas_, nullptr)),
-      lt_(std::exchange(o.lt_, nullptr)),
-      lt_workspace_(std::exchange(o.lt_workspace_, nullptr)),
-      lt_plan_(std::move(o.lt_plan_)),
-      prepared_(std::move(o.prepared_)),
-      prepared_shape_(std::move(o.prepared_shape_)),
-      maps_(std::move(o.maps_)) {}
-
-TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept {
-  if (this != &o) {
-    if (cublas_ != nullptr) cublasDestroy(cublas_);
-    lt_plan_.reset();
-    if (lt_ != nullptr) cublasLtDestroy(lt_);
-    if (lt_workspace_ != nullptr) cudaFree(lt_workspace_);
-    best_ = std::move(o.best_);
-    kernel_ = std::move(o.kernel_);
-    cublas_ = std::exchange(o.cublas_, nullptr);
-    lt_ = std::exchange(o.lt_, nullptr);
-    lt_workspace_ = std::exchange(o.lt_workspace_, nullptr);
-    lt_plan_ = std::move(o.lt_plan_);
-    prepared_ = std::move(o.prepared_);
-    prepared_shape_ = std::move(o.prepared_shape_);
-    maps_ = std::move(o.maps_);
-  }
-  return *this;
-}
+TunedKernel::~TunedKernel() = default;
+TunedKernel::TunedKernel(TunedKernel&& o) noexcept = default;
+TunedKernel& TunedKernel::operator=(TunedKernel&& o) noexcept = default;
 
 absl::StatusOr<v1::LaunchGeometry> TunedKernel::GeometryFor(const v1::BestKernel& best,
                                                             const std::vector<int64_t>& shape) {
@@ -252,7 +253,9 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
         "a ", DTypeText(best_.problem().dtype()), " kernel: call Gemm16 with 16-bit buffers"));
   }
   if (uses_cublas()) {
-    return RowMajorSgemm(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout());
+    std::lock_guard<std::mutex> lock(blas_->mu);
+    return RowMajorSgemm(blas_->cublas, m, n, k, alpha, a, b, beta, c, stream,
+                         best_.problem().layout());
   }
   PreparedLaunch other;
   bool prepared = false;
@@ -260,7 +263,12 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
   auto p = LaunchFor(shape, 3, &other, &prepared);
   if (!p.ok()) return p.status();
   if ((*p)->prescale_output) {  // the kernel adds alpha * A * B into C = beta * C
-    TUNED_RETURN_IF_ERROR(PrescaleOutput(cublas_, beta, c, int64_t{m} * n, stream));
+    if (blas_ == nullptr) {  // a memset where beta is 0; else PrescaleOutput says cuBLAS is missing
+      TUNED_RETURN_IF_ERROR(PrescaleOutput(nullptr, beta, c, int64_t{m} * n, stream));
+    } else {
+      std::lock_guard<std::mutex> lock(blas_->mu);
+      TUNED_RETURN_IF_ERROR(PrescaleOutput(blas_->cublas, beta, c, int64_t{m} * n, stream));
+    }
   }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
   return LaunchPrepared(**p, prepared, args, stream);
@@ -277,7 +285,8 @@ absl::Status TunedKernel::Gemm16(int m, int n, int k, float alpha, const void* a
         "a kernel with epilogue ", EnumName(best_.problem().epilogue()), ": call FusedGemm16 with its bias"));
   }
   if (uses_cublas()) {
-    return RowMajorGemmEx(cublas_, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout(),
+    std::lock_guard<std::mutex> lock(blas_->mu);
+    return RowMajorGemmEx(blas_->cublas, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout(),
                           best_.problem().dtype());
   }
   PreparedLaunch other;
@@ -305,25 +314,23 @@ absl::Status TunedKernel::FusedGemm16(int m, int n, int k, float alpha, const vo
           "cuBLAS serves this bias_gelu_erf problem and cuBLASLt has no erf GELU: run "
           "FusedGemm16 of the bias_gelu_tanh problem, or the bias problem and a GELU after");
     }
+    std::lock_guard<std::mutex> lock(blas_->mu);
+    absl::StatusOr<void*> workspace = blas_->Workspace(stream);
+    if (!workspace.ok()) return workspace.status();
     if (prepared_shape_.size() != 3 || prepared_shape_[0] != m || prepared_shape_[1] != n ||
         prepared_shape_[2] != k) {
-      return RowMajorGemmLt(lt_, m, n, k, alpha, a, b, beta, c, bias, stream,
+      return RowMajorGemmLt(blas_->lt, m, n, k, alpha, a, b, beta, c, bias, stream,
                             best_.problem().layout(), best_.problem().dtype(), epilogue,
-                            lt_workspace_, kLtWorkspaceBytes);
+                            *workspace, kLtWorkspaceBytes);
     }
-    const LtGemm* plan = nullptr;
-    {
-      // The shape asked for is planned once: a call pays no heuristic.
-      std::lock_guard<std::mutex> lock(lt_mu_);
-      if (lt_plan_ == nullptr) {
-        auto made = LtGemm::Plan(lt_, m, n, k, best_.problem().layout(), best_.problem().dtype(),
-                                 epilogue, bias, kLtWorkspaceBytes, 1);
-        if (!made.ok()) return made.status();
-        lt_plan_ = *std::move(made);
-      }
-      plan = lt_plan_.get();
+    // The shape asked for is planned once: a call pays no heuristic.
+    if (blas_->plan == nullptr) {
+      auto made = LtGemm::Plan(blas_->lt, m, n, k, best_.problem().layout(),
+                               best_.problem().dtype(), epilogue, bias, kLtWorkspaceBytes, 1);
+      if (!made.ok()) return made.status();
+      blas_->plan = *std::move(made);
     }
-    return plan->Run(0, alpha, a, b, beta, c, bias, lt_workspace_, stream);
+    return blas_->plan->Run(0, alpha, a, b, beta, c, bias, *workspace, stream);
   }
   if (best_.arguments_size() < 9 || !absl::EndsWith(best_.arguments(8), "* bias")) {
     return absl::FailedPreconditionError(

@@ -235,6 +235,74 @@ TEST_F(GpuTest, Gemm16FusedEntriesMatchCublasLtWithBetaAndBias) {
   cublasLtDestroy(lt);
 }
 
+// Where cuBLAS serves a 16-bit problem with an epilogue, one TunedKernel
+// called from four threads at once, each on a stream of its own with its
+// own alpha and C, gives each thread its own result, 20 calls in a row: the
+// handle's stream is set under a lock, and each stream has a cuBLASLt
+// workspace of its own (K = 8192 over a 64 x 64 C, which cuBLASLt may split
+// through its workspace). Each result is the serial call's, to rounding.
+TEST_F(GpuTest, ACublasServedKernelServesThreadsOnStreamsOfTheirOwn) {
+  const int m = 64, n = 64, k = 8192, threads = 4;
+  const v1::DType dtype = v1::DTYPE_BF16_F32;
+  v1::BestKernel best;
+  v1::Problem* problem = best.mutable_problem();
+  problem->set_family(v1::FAMILY_SGEMM);
+  problem->set_dtype(dtype);
+  problem->set_layout(v1::LAYOUT_NT);
+  problem->set_epilogue(v1::EPILOGUE_BIAS);
+  for (int64_t d : {m, n, k}) problem->add_shape(d);
+  best.set_match(v1::MATCH_EXACT);
+  best.set_use_baseline(true);
+  auto kernel = TunedKernel::Load(best);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_TRUE(kernel->uses_cublas());
+  const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
+  const auto ha = Random16(mk, dtype, 11), hb = Random16(kn, dtype, 12);
+  const std::vector<float> hbias = Widened(Random16(n, dtype, 13), dtype);
+  auto a = DeviceBuffer::Alloc(mk * 2), b = DeviceBuffer::Alloc(kn * 2), bias = DeviceBuffer::Alloc(n * 4),
+       workspace = DeviceBuffer::Alloc(kLtWorkspaceBytes);
+  ASSERT_TRUE(a.ok() && b.ok() && bias.ok() && workspace.ok());
+  ASSERT_EQ(cudaMemcpy(a->get(), ha.data(), mk * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b->get(), hb.data(), kn * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(bias->get(), hbias.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  cublasLtHandle_t lt = nullptr;
+  ASSERT_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+  std::vector<std::vector<float>> want(threads);
+  std::vector<DeviceBuffer> c;
+  for (int t = 0; t < threads; ++t) {
+    auto ref = DeviceBuffer::Alloc(mn * 4), out = DeviceBuffer::Alloc(mn * 4);
+    ASSERT_TRUE(ref.ok() && out.ok());
+    ASSERT_TRUE(RowMajorGemmLt(lt, m, n, k, 1.0f + t, a->get(), b->get(), 0.0f, ref->get(),
+                               bias->get(), nullptr, v1::LAYOUT_NT, dtype, v1::EPILOGUE_BIAS,
+                               workspace->get(), kLtWorkspaceBytes)
+                    .ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    want[t] = DownloadC(ref->get(), mn, dtype);
+    c.push_back(*std::move(out));
+  }
+  cublasLtDestroy(lt);
+  std::vector<std::future<absl::Status>> calls;
+  for (int t = 0; t < threads; ++t) {
+    calls.push_back(std::async(std::launch::async, [&, t]() -> absl::Status {
+      cudaStream_t stream = nullptr;
+      TUNED_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      absl::Status s;
+      for (int call = 0; call < 20 && s.ok(); ++call) {
+        s = kernel->FusedGemm16(m, n, k, 1.0f + t, a->get(), b->get(), 0.0f, c[t].get(),
+                                bias->get(), stream);
+      }
+      if (s.ok()) s = CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      cudaStreamDestroy(stream);
+      return s;
+    }));
+  }
+  for (int t = 0; t < threads; ++t) {
+    const absl::Status s = calls[t].get();
+    ASSERT_TRUE(s.ok()) << "thread " << t << ": " << s;
+    EXPECT_LT(RelativeFrobenius(DownloadC(c[t].get(), mn, dtype), want[t]), 1e-6) << "thread " << t;
+  }
+}
+
 // StageOperand (TensorMap.stage): a BF16 operand of 5 rows of 37 elements
 // (74 bytes a row), one element off a 16-byte boundary, copied into rows of
 // 80 bytes at a 16-byte aligned base, each row's 74 bytes as they were and

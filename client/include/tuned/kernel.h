@@ -14,6 +14,10 @@
 // Loading uses the CUDA runtime's library API (cudaLibraryLoadData) on the
 // current device: the cubin when it was built for this device's architecture,
 // otherwise the PTX (JIT-compiled by the driver).
+//
+// Its calls may come from several threads at once, on different streams:
+// where cuBLAS serves, its calls are made one at a time (a handle's stream is
+// set per call), and each stream gets a cuBLASLt workspace of its own.
 #pragma once
 
 #include <cublas_v2.h>
@@ -127,7 +131,7 @@ class TunedKernel {
   /// True if the kernel was tuned for exactly the shape it was asked for.
   bool exact() const { return best_.match() == v1::MATCH_EXACT; }
   /// True if launches go to cuBLAS rather than the generated kernel.
-  bool uses_cublas() const { return best_.use_baseline() && cublas_ != nullptr; }
+  bool uses_cublas() const { return best_.use_baseline() && blas_ != nullptr; }
 
  private:
   TunedKernel() = default;
@@ -143,14 +147,10 @@ class TunedKernel {
 
   v1::BestKernel best_;
   LoadedKernel kernel_;
-  cublasHandle_t cublas_ = nullptr;  // set when cuBLAS serves (use_baseline) or the kernel accumulates
-  /// cuBLASLt and its workspace (kLtWorkspaceBytes), where cuBLAS serves a
-  /// problem with an epilogue.
-  cublasLtHandle_t lt_ = nullptr;
-  void* lt_workspace_ = nullptr;
-  /// The cuBLASLt plan of the shape asked for, made at its first call.
-  mutable std::mutex lt_mu_;
-  mutable std::unique_ptr<LtGemm> lt_plan_;
+  /// cuBLAS, where it serves (use_baseline) or prescales C for a kernel
+  /// that accumulates; null otherwise (kernel.cc).
+  struct Blas;
+  std::unique_ptr<Blas> blas_;
   /// The launch of best_.problem().shape() (a kernel spec's: of best_.geometry()),
   /// prepared at Load; empty where that failed (each launch then says why).
   std::optional<PreparedLaunch> prepared_;
