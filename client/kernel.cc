@@ -257,12 +257,21 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
     return RowMajorSgemm(blas_->cublas, m, n, k, alpha, a, b, beta, c, stream,
                          best_.problem().layout());
   }
+  void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
+  return LaunchGemm(m, n, k, beta, c, args, stream);
+}
+
+absl::Status TunedKernel::LaunchGemm(int m, int n, int k, float beta, float* c, void** args,
+                                     cudaStream_t stream) const {
   PreparedLaunch other;
   bool prepared = false;
   const int64_t shape[] = {m, n, k};
   auto p = LaunchFor(shape, 3, &other, &prepared);
   if (!p.ok()) return p.status();
   if ((*p)->prescale_output) {  // the kernel adds alpha * A * B into C = beta * C
+    if (c == nullptr) {
+      return absl::InternalError("a 16-bit kernel asks for C to be prescaled, which no 16-bit kind does");
+    }
     if (blas_ == nullptr) {  // a memset where beta is 0; else PrescaleOutput says cuBLAS is missing
       TUNED_RETURN_IF_ERROR(PrescaleOutput(nullptr, beta, c, int64_t{m} * n, stream));
     } else {
@@ -270,7 +279,6 @@ absl::Status TunedKernel::Sgemm(int m, int n, int k, float alpha, const float* a
       TUNED_RETURN_IF_ERROR(PrescaleOutput(blas_->cublas, beta, c, int64_t{m} * n, stream));
     }
   }
-  void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
   return LaunchPrepared(**p, prepared, args, stream);
 }
 
@@ -289,16 +297,8 @@ absl::Status TunedKernel::Gemm16(int m, int n, int k, float alpha, const void* a
     return RowMajorGemmEx(blas_->cublas, m, n, k, alpha, a, b, beta, c, stream, best_.problem().layout(),
                           best_.problem().dtype());
   }
-  PreparedLaunch other;
-  bool prepared = false;
-  const int64_t shape[] = {m, n, k};
-  auto p = LaunchFor(shape, 3, &other, &prepared);
-  if (!p.ok()) return p.status();
-  if ((*p)->prescale_output) {
-    return absl::InternalError("a 16-bit kernel asks for C to be prescaled, which no 16-bit kind does");
-  }
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c};
-  return LaunchPrepared(**p, prepared, args, stream);
+  return LaunchGemm(m, n, k, beta, nullptr, args, stream);
 }
 
 absl::Status TunedKernel::FusedGemm16(int m, int n, int k, float alpha, const void* a,
@@ -337,13 +337,8 @@ absl::Status TunedKernel::FusedGemm16(int m, int n, int k, float alpha, const vo
         "the served kernel takes no bias: its daemon is older than epilogues and ignored the "
         "problem's");
   }
-  PreparedLaunch other;
-  bool prepared = false;
-  const int64_t shape[] = {m, n, k};
-  auto p = LaunchFor(shape, 3, &other, &prepared);
-  if (!p.ok()) return p.status();
   void* args[] = {&m, &n, &k, &alpha, &a, &b, &beta, &c, &bias};
-  return LaunchPrepared(**p, prepared, args, stream);
+  return LaunchGemm(m, n, k, beta, nullptr, args, stream);
 }
 
 absl::Status TunedKernel::Transpose(int rows, int cols, const float* in, float* out,

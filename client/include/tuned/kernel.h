@@ -140,6 +140,12 @@ class TunedKernel {
   /// (*prepared = true), else worked out now into *other.
   absl::StatusOr<const PreparedLaunch*> LaunchFor(const int64_t* shape, int rank,
                                                   PreparedLaunch* other, bool* prepared) const;
+  /// A GEMM's launch at m x n x k with `args` (its parameters but the
+  /// tensor maps): LaunchFor, then C = beta * C first where the kernel adds
+  /// into C (prescale_output; `c` the fp32 C, null for a 16-bit GEMM, whose
+  /// kinds never ask: INTERNAL), then LaunchPrepared.
+  absl::Status LaunchGemm(int m, int n, int k, float beta, float* c, void** args,
+                          cudaStream_t stream) const;
   /// Launches `p` with `args` (the parameters but the tensor maps), the
   /// tensor maps taken from maps_ when `prepared`, else encoded now.
   absl::Status LaunchPrepared(const PreparedLaunch& p, bool prepared, void** args,
