@@ -50,7 +50,9 @@ function(_tuned_links_proto target out seen)
 endfunction()
 
 function(tuned_precompile_headers)
-  file(WRITE ${CMAKE_BINARY_DIR}/gen/pch.cc "// tuned_pch's one file: the precompiled headers are its product.\n")
+  # Written only when it changes, so that a reconfigure rebuilds nothing.
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/gen/pch.cc
+       CONTENT "// tuned_pch's one file: the precompiled headers are its product.\n")
   add_library(tuned_pch STATIC ${CMAKE_BINARY_DIR}/gen/pch.cc)
   target_link_libraries(tuned_pch PRIVATE tuned_proto absl::status absl::statusor absl::strings)
   target_precompile_headers(tuned_pch PRIVATE ${TUNED_PCH_HEADERS})

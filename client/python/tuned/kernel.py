@@ -99,6 +99,10 @@ ACTIVATION_EPILOGUES = {None: "bias", "relu": "bias_relu", "gelu": "bias_gelu_er
                         "gelu_tanh": "bias_gelu_tanh"}
 
 
+# The activation of each such epilogue.
+EPILOGUE_ACTIVATIONS = {e: a for a, e in ACTIVATION_EPILOGUES.items()}
+
+
 def activation_function(torch, activation):
     """torch's function of an activation of ACTIVATION_EPILOGUES (None for None)."""
     F = torch.nn.functional
@@ -604,8 +608,7 @@ class Kernel:
             return self._sgemm_checked(a, b, out, alpha, beta, bias)
         out = self._sgemm_checked(a, b, out, alpha, beta)
         out.add_(bias)
-        activation = next(n for n, e in ACTIVATION_EPILOGUES.items() if e == self.epilogue)
-        act = activation_function(torch, activation)
+        act = activation_function(torch, EPILOGUE_ACTIVATIONS[self.epilogue])
         return out if act is None else out.copy_(act(out))
 
     def _sgemm_checked(self, a, b, out, alpha, beta, bias=None):
