@@ -28,7 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "families/kernel_text.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"

@@ -179,7 +179,7 @@ class Family {
                                            const v1::Device& /*device*/) const {
     return {};
   }
-  /// The kernel spec the family is made of (families/spec/spec_family.h), or
+  /// The kernel spec the family is made of (families/spec_family.h), or
   /// nullptr for a family written as code (sgemm).
   virtual const v1::KernelSpec* spec() const { return nullptr; }
   /// Whether the daemon ships the family (its code, or a spec built in, as

@@ -11,7 +11,7 @@
 #include "core/status.h"
 #include "families/family.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 
 namespace tuned {
 

@@ -14,7 +14,7 @@
 
 #include "families/spec/expr.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 
 namespace spec = tuned::spec;
 namespace v1 = tuned::v1;

@@ -4,7 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status.h"
 #include "families/kernel_text.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 
 namespace tuned {
 

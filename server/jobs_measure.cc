@@ -12,7 +12,7 @@
 #include "server/families.h"
 #include "server/jobs_internal.h"
 #include "core/status.h"
-#include "server/worker/clock.h"  // kLowClockFraction (no CUDA there)
+#include "core/clock_rule.h"
 #include "spdlog/spdlog.h"
 
 namespace tuned {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "server/log.h"
+#include "server/common/log.h"
 #include "core/paths.h"
 
 namespace tuned {

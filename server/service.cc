@@ -4,7 +4,7 @@
 
 #include "families/kernel_text.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 #include "server/families.h"
 #include "server/worker_client.h"
 #include "core/serving.h"

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "server/ipc.h"
+#include "server/common/ipc.h"
 #include "core/status.h"
 #include "spdlog/spdlog.h"
 

@@ -1,5 +1,5 @@
 // The daemon's handle on its GPU worker process (server/worker/main.cc):
-// starts it with pipes, talks the framed protocol of server/ipc.h, and
+// starts it with pipes, talks the framed protocol of server/common/ipc.h, and
 // restarts it when it dies. Not thread-safe: the job runner alone uses it.
 #pragma once
 

@@ -1,7 +1,7 @@
 // A stand-in for tuned-worker (test-only): `tuned --worker fake_worker`
 // gets a daemon that believes it owns a GPU (an sm_90 device, not
 // compile-only), on a machine without one. It speaks the worker pipe
-// protocol (proto/tuned/v1/worker.proto, server/ipc.h):
+// protocol (proto/tuned/v1/worker.proto, server/common/ipc.h):
 //   hello    a device "Fake H100 (tests/fake_worker)", sm_90, not compile-only
 //   compile  every kernel COMPILED, with a stand-in cubin (no NVRTC), in one
 //            answer also when asked to stream (the daemon takes either)
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "families/family.h"
-#include "server/ipc.h"
+#include "server/common/ipc.h"
 #include "tuned/v1/worker.pb.h"
 
 namespace {

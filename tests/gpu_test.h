@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "families/kernel_text.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 #include "core/serving.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"

@@ -1,7 +1,7 @@
 // The serving rule (core/serving.h): the bootstrap interval of the speedup
 // on synthetic paired samples, the decision, which problems are judged warm
 // and which of the flushed and warm speedups decides, and the clock rule
-// (server/worker/clock.h). Pure functions: no GPU, no daemon.
+// (core/clock_rule.h). Pure functions: no GPU, no daemon.
 #include "core/serving.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "server/worker/clock.h"
+#include "core/clock_rule.h"
+#include "server/worker/clock.h"  // GpuClock without NVML
 
 namespace tuned {
 namespace {

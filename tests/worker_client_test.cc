@@ -13,7 +13,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "server/idle.h"
+#include "server/common/idle.h"
 #include "server/worker_client.h"
 
 namespace tuned {

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "families/family.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 
 namespace tuned::embedded {
 extern const char kSpecToml_transpose[];  // families/transpose/spec.toml (cmake/family.cmake)

@@ -16,7 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status.h"
-#include "server/idle.h"
+#include "server/common/idle.h"
 
 namespace tuned::search {
 
@@ -76,7 +76,7 @@ int SearchRepetitions(std::string_view strategy) {
 }
 
 double MeasureSeconds(double ms, double best_ms, int max_reps) {
-  // Worker::Time's policy (server/worker/timing.h).
+  // Worker::Time's policy (server/common/timing.h).
   double gpu_ms = ms;  // the verification run (no flush)
   if (!(best_ms > 0 && ms > kLoserRatio * best_ms)) {
     gpu_ms += ms + kRunOverheadMs;  // the first timed run

@@ -31,7 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "families/family.h"
-#include "server/worker/timing.h"
+#include "server/common/timing.h"
 
 namespace tuned::search {
 

@@ -1,6 +1,6 @@
 // tuned-worker: the GPU worker process. Started by the daemon, one per GPU;
 // reads framed requests on stdin and writes framed responses on stdout
-// (server/ipc.h): one a request, but for a streamed compile (Compile.stream),
+// (server/common/ipc.h): one a request, but for a streamed compile (Compile.stream),
 // which is answered one kernel at a time before its final response. Logs go
 // to stderr. Exits when stdin closes, or with status 3 after a CUDA error
 // that leaves the context unusable, so the daemon restarts it.
@@ -16,9 +16,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "server/idle.h"
-#include "server/ipc.h"
-#include "server/log.h"
+#include "server/common/idle.h"
+#include "server/common/ipc.h"
+#include "server/common/log.h"
 #include "server/worker/compiler.h"
 #include "server/worker/measure.h"
 #include "server/worker/sandbox.h"

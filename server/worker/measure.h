@@ -15,7 +15,7 @@
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
-#include "server/worker/timing.h"
+#include "server/common/timing.h"
 #include "tuned/v1/worker.pb.h"
 
 namespace tuned {
@@ -115,7 +115,7 @@ class Worker {
   /// Times `run` (already warmed up; `first_ms` from an earlier run, 0 if
   /// none) with L2 flushes: one repetition over kLoserRatio x `best_ms`, the
   /// median of kScreenReps over kScreenRatio x, else repetitions =
-  /// TimedRepetitions (server/worker/timing.h). Returns {median ms, reps}.
+  /// TimedRepetitions (server/common/timing.h). Returns {median ms, reps}.
   absl::StatusOr<std::pair<double, int>> Time(const std::function<absl::Status(cudaStream_t)>& run,
                                               double best_ms, double first_ms = 0,
                                               std::vector<ClockSample>* clock_samples = nullptr,

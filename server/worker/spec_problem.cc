@@ -1,4 +1,4 @@
-// A kernel spec's problem on the device (families/spec/spec_family.h): one
+// A kernel spec's problem on the device (families/spec_family.h): one
 // buffer per buffer argument, filled as the spec says from the job's seed;
 // the reference outputs, computed once by the reference kernel or the
 // reference config; each candidate's outputs compared element by element
@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "families/kernel_text.h"
 #include "families/spec/spec.h"
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"

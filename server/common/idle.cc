@@ -1,4 +1,4 @@
-#include "server/idle.h"
+#include "server/common/idle.h"
 
 #include <pthread.h>
 #include <sched.h>

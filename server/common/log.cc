@@ -1,4 +1,4 @@
-#include "server/log.h"
+#include "server/common/log.h"
 
 #include <algorithm>
 #include <memory>

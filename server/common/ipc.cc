@@ -1,4 +1,4 @@
-#include "server/ipc.h"
+#include "server/common/ipc.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "families/spec/spec_family.h"
+#include "families/spec_family.h"
 
 #include <algorithm>
 
