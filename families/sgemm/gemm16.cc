@@ -72,12 +72,10 @@ constexpr std::array<std::array<int64_t, 5>, 5> kSimtTiles = {{
     {16, 64, 32, 1, 4},
 }};
 
-class Gemm16FamilyImpl final : public Family {
+class Gemm16FamilyImpl final : public GemmForm {
  public:
   Gemm16FamilyImpl(v1::DType dtype, v1::Epilogue epilogue)
-      : dtype_(dtype),
-        epilogue_(epilogue),
-        params_{
+      : GemmForm({
             {"KIND", {kSimt, kMma, kWgmma, kDecode},
              "0 = simt (CUDA cores: 2-D block tiling, the operands staged in shared memory as "
              "fp32, bounds-checked element loads: any shape, pitch and alignment), "
@@ -165,16 +163,9 @@ class Gemm16FamilyImpl final : public Family {
              "the kind's _fused entry, which adds the bias and applies the activation to each "
              "element before its store (every kind: 0)",
              v1::EPILOGUE_NONE, /*from_problem=*/true},
-        } {}
-
-  v1::Family id() const override { return v1::FAMILY_SGEMM; }
-  std::string_view name() const override { return "sgemm"; }
-  std::string_view alias() const override { return "gemm"; }
-  std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
-  std::string_view metric_unit() const override { return "GFLOPS"; }
-  std::string_view baseline_name() const override { return "cuBLAS"; }
-  bool baseline_is_candidate() const override { return true; }
-  const std::vector<Param>& params() const override { return params_; }
+        }),
+        dtype_(dtype),
+        epilogue_(epilogue) {}
 
   v1::DType dtype() const override { return dtype_; }
   std::vector<v1::DType> DTypes() const override { return SgemmFamily().DTypes(); }
@@ -208,11 +199,6 @@ class Gemm16FamilyImpl final : public Family {
     return static_cast<v1::Layout>(Get(config, "LAYOUT"));
   }
 
-  /// 2 * M * N * K, as sgemm's.
-  double Work(const Shape& shape) const override {
-    return 2.0 * static_cast<double>(shape[0]) * static_cast<double>(shape[1]) *
-           static_cast<double>(shape[2]);
-  }
 
   /// The worker's peak (families/sgemm/worker/problem.cc): A and B in 16
   /// bits, C in its type (2 or 4 bytes), the fp64 reference C, and while it
@@ -251,7 +237,7 @@ class Gemm16FamilyImpl final : public Family {
     TUNED_RETURN_IF_ERROR(CheckParams(config));
     const int64_t kind = config.at("KIND");
     const std::vector<std::string>& own = KindParams(kind);
-    for (const Param& p : params_) {
+    for (const Param& p : params()) {
       if (p.name == "KIND" || p.name == "BM" || p.name == "BN" || p.name == "BK" ||
           p.from_problem || std::find(own.begin(), own.end(), p.name) != own.end()) {
         continue;
@@ -390,7 +376,6 @@ class Gemm16FamilyImpl final : public Family {
 
   v1::DType dtype_;
   v1::Epilogue epilogue_;
-  std::vector<Param> params_;
 };
 
 }  // namespace

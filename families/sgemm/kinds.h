@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -164,6 +165,30 @@ absl::Status CheckBlock(const BlockUse& b, const v1::Device& device);
 /// KIND 2): wgmma and setmaxnreg are features of sm_90a, not of sm_90
 /// (server/worker/compiler.cc compiles for it in place of the device's sm_90).
 inline constexpr std::string_view kWgmmaArchOption = "--gpu-architecture=sm_90a";
+
+/// What the family's forms share (sgemm.cc's fp32 form, gemm16.cc's 16-bit
+/// ones): one family, "sgemm" (alias "gemm"), of M x N x K problems measured
+/// in GFLOPS against cuBLAS, each form with its own parameters.
+class GemmForm : public Family {
+ public:
+  explicit GemmForm(std::vector<Param> params) : params_(std::move(params)) {}
+  v1::Family id() const final { return v1::FAMILY_SGEMM; }
+  std::string_view name() const final { return "sgemm"; }
+  std::string_view alias() const final { return "gemm"; }
+  std::vector<std::string> dims() const final { return {"M", "N", "K"}; }
+  std::string_view metric_unit() const final { return "GFLOPS"; }
+  std::string_view baseline_name() const final { return "cuBLAS"; }
+  bool baseline_is_candidate() const final { return true; }
+  const std::vector<Param>& params() const final { return params_; }
+  /// 2 * M * N * K: a multiply and an add per term.
+  double Work(const Shape& shape) const final {
+    return 2.0 * static_cast<double>(shape[0]) * static_cast<double>(shape[1]) *
+           static_cast<double>(shape[2]);
+  }
+
+ private:
+  std::vector<Param> params_;
+};
 
 /// The family's 16-bit forms (gemm16.cc): `dtype` DTYPE_BF16, DTYPE_F16,
 /// DTYPE_BF16_F32 or DTYPE_F16_F32 (any other value gives the F16 form), in

@@ -161,10 +161,10 @@ absl::Status CheckBlock(const BlockUse& b, const v1::Device& device) {
 
 namespace {
 
-class SgemmFamilyImpl final : public Family {
+class SgemmFamilyImpl final : public GemmForm {
  public:
   SgemmFamilyImpl()
-      : params_{
+      : GemmForm({
             {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv, kMma, kWgmma},
              "0 = naive (one thread per output, threadIdx.x along rows: uncoalesced), "
              "1 = coalesced (one thread per output, threadIdx.x along columns), "
@@ -303,16 +303,7 @@ class SgemmFamilyImpl final : public Family {
              "3 = TT), set from the problem, not searched; a kind that does not handle a "
              "layout refuses it (every kind: 0)",
              IfAbsent("LAYOUT"), /*from_problem=*/true},
-        } {}
-
-  v1::Family id() const override { return v1::FAMILY_SGEMM; }
-  std::string_view name() const override { return "sgemm"; }
-  std::string_view alias() const override { return "gemm"; }
-  std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
-  std::string_view metric_unit() const override { return "GFLOPS"; }
-  std::string_view baseline_name() const override { return "cuBLAS"; }
-  bool baseline_is_candidate() const override { return true; }
-  const std::vector<Param>& params() const override { return params_; }
+        }) {}
 
   std::vector<v1::Math> MathModes() const override {
     return {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32};
@@ -352,12 +343,6 @@ class SgemmFamilyImpl final : public Family {
     return math == v1::MATH_TF32;
   }
 
-  /// Flops of one GEMM: 2 * M * N * K (one multiply and one add per term;
-  /// the alpha/beta epilogue is not counted, as in cuBLAS benchmarks).
-  double Work(const Shape& shape) const override {
-    return 2.0 * static_cast<double>(shape[0]) * static_cast<double>(shape[1]) *
-           static_cast<double>(shape[2]);
-  }
 
   /// Bytes of A (M*K), B (K*N), C (M*N) and the reference C (M*N), fp32.
   /// ieee_fp32: A, B, C and the baseline's C, 4 bytes each. The fp64 modes
@@ -579,9 +564,6 @@ class SgemmFamilyImpl final : public Family {
   absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
     return GemvSuitsShape(config, shape);
   }
-
- private:
-  std::vector<Param> params_;
 };
 
 }  // namespace
