@@ -32,7 +32,7 @@ constexpr int64_t kSchemaLock = 0x74756E6564000002;
 /// Type OIDs (PostgreSQL's catalog/pg_type.h, stable across versions).
 constexpr Oid kBoolOid = 16, kByteaOid = 17, kInt8Oid = 20, kFloat8Oid = 701;
 
-const std::vector<std::pair<std::string_view, std::string_view>> kTokens = {
+const std::vector<std::pair<std::string_view, std::string_view>> kPostgresTokens = {
     {"now", "(EXTRACT(EPOCH FROM clock_timestamp())::double precision)"},
     {"skip_locked", "FOR UPDATE SKIP LOCKED"},
     {"bump", "SELECT nextval('generation')"},
@@ -56,7 +56,7 @@ class PostgresDatabase final : public Database {
 
   absl::StatusOr<Rows> Query(std::string_view sql_in, const std::vector<Value>& args) override {
     TUNED_RETURN_IF_ERROR(Connected());
-    const std::string sql = RewriteSql(sql_in, /*dollar=*/true, kTokens);
+    const std::string sql = RewriteSql(sql_in, /*dollar=*/true, kPostgresTokens);
     const size_t n = args.size();
     std::vector<std::string> text(n);  // text params: NUL-terminated copies
     std::vector<const char*> values(n, nullptr);

@@ -38,7 +38,7 @@ absl::Status Exec(sqlite3* db, const char* sql) {
   return absl::OkStatus();
 }
 
-const std::vector<std::pair<std::string_view, std::string_view>> kTokens = {
+const std::vector<std::pair<std::string_view, std::string_view>> kSqliteTokens = {
     {"now", "((julianday('now') - 2440587.5) * 86400.0)"},
     {"skip_locked", ""},
     {"bump", "UPDATE generation SET value = value + 1 WHERE id = 1"},
@@ -51,7 +51,7 @@ class SqliteDatabase final : public Database {
   ~SqliteDatabase() override { sqlite3_close_v2(db_); }
 
   absl::StatusOr<Rows> Query(std::string_view sql_in, const std::vector<Value>& args) override {
-    const std::string sql = RewriteSql(sql_in, /*dollar=*/false, kTokens);
+    const std::string sql = RewriteSql(sql_in, /*dollar=*/false, kSqliteTokens);
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
       return SqlError(db_, sql);

@@ -7,9 +7,6 @@
 namespace tuned::sgemm_test {
 namespace {
 
-const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
-const Family& F16F32() { return *SgemmFamily().ForDType(v1::DTYPE_F16_F32); }
-
 Config Decode16(int64_t bm, int64_t bn, int64_t wn, int64_t kwarps, int64_t kblocks,
                 int64_t splitk = 1) {
   Config c = {{"KIND", 3}, {"BM", bm}, {"BN", bn}, {"BK", 32},

@@ -8,7 +8,6 @@
 namespace tuned::sgemm_test {
 namespace {
 
-const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
 const Family& Fused(v1::DType dtype, v1::Epilogue e) {
   return *SgemmFamily().ForDType(dtype)->ForEpilogue(e);
 }

@@ -10,11 +10,6 @@
 namespace tuned::sgemm_test {
 namespace {
 
-const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
-const Family& F16() { return *SgemmFamily().ForDType(v1::DTYPE_F16); }
-const Family& Bf16F32() { return *SgemmFamily().ForDType(v1::DTYPE_BF16_F32); }
-const Family& F16F32() { return *SgemmFamily().ForDType(v1::DTYPE_F16_F32); }
-
 Config Mma16(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
              int64_t splitk = 1) {
   Config c = {{"KIND", 1}, {"BM", bm}, {"BN", bn}, {"BK", bk},

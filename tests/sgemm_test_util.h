@@ -19,6 +19,11 @@
 namespace tuned::sgemm_test {
 
 inline const Family& F() { return SgemmFamily(); }
+/// The family's 16-bit forms.
+inline const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
+inline const Family& F16() { return *SgemmFamily().ForDType(v1::DTYPE_F16); }
+inline const Family& Bf16F32() { return *SgemmFamily().ForDType(v1::DTYPE_BF16_F32); }
+inline const Family& F16F32() { return *SgemmFamily().ForDType(v1::DTYPE_F16_F32); }
 
 /// A tiled config; the defaults are the classic 128x128x8, 8x8 per thread kernel.
 inline Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,

@@ -37,14 +37,8 @@
 
 namespace tuned {
 namespace sgemm {
+namespace gemm16 {
 namespace {
-
-using gemm16::At1;
-using gemm16::Get;
-using gemm16::kDecode;
-using gemm16::kMma;
-using gemm16::kSimt;
-using gemm16::kWgmma;
 
 /// The parameters each kind uses besides KIND, BM, BN and BK; every other
 /// one is absent from its configs (Param::if_absent).
@@ -380,8 +374,6 @@ class Gemm16FamilyImpl final : public GemmForm {
 
 }  // namespace
 
-namespace gemm16 {
-
 std::string EpilogueSuffix(const Config& config) {
   switch (Get(config, "EPILOGUE")) {
     case v1::EPILOGUE_NONE: return "";
@@ -406,10 +398,10 @@ std::string FusedEntry(std::string expression, const Config& config) {
 const Family& Gemm16Family(v1::DType dtype, v1::Epilogue epilogue) {
   // One form per 16-bit dtype (2..5) and epilogue (0..4), made on first use.
   static const auto* forms = [] {
-    auto* f = new std::vector<std::unique_ptr<Gemm16FamilyImpl>>();
+    auto* f = new std::vector<std::unique_ptr<gemm16::Gemm16FamilyImpl>>();
     for (v1::DType d : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
       for (int e = v1::EPILOGUE_NONE; e <= v1::EPILOGUE_BIAS_GELU_ERF; ++e) {
-        f->push_back(std::make_unique<Gemm16FamilyImpl>(d, static_cast<v1::Epilogue>(e)));
+        f->push_back(std::make_unique<gemm16::Gemm16FamilyImpl>(d, static_cast<v1::Epilogue>(e)));
       }
     }
     return f;

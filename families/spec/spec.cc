@@ -13,11 +13,13 @@
 #include "families/spec/expr.h"
 
 namespace tuned::spec {
-namespace {
 
-absl::Status Bad(const std::string& path, const std::string& why) {
+absl::Status FieldError(const std::string& path, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
 }
+
+namespace {
+
 absl::Status Prefix(const std::string& path, const absl::Status& s) {
   return s.ok() ? s : absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
 }
@@ -108,72 +110,72 @@ struct Compiled {
 
 absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
   const std::string& name = spec.name();
-  if (name.empty()) return Bad("name", "missing");
+  if (name.empty()) return FieldError("name", "missing");
   if (name.size() > 64 || !std::isalpha(static_cast<unsigned char>(name[0])) ||
       !std::all_of(name.begin(), name.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
       })) {
-    return Bad("name", absl::StrCat("\"", name, "\" is not 1-64 letters, digits, '_', '-' or '.' starting with a letter"));
+    return FieldError("name", absl::StrCat("\"", name, "\" is not 1-64 letters, digits, '_', '-' or '.' starting with a letter"));
   }
-  if (check_source && spec.source().empty()) return Bad("source", "missing");
+  if (check_source && spec.source().empty()) return FieldError("source", "missing");
   if (std::ssize(spec.source()) > kMaxSourceBytes) {
-    return Bad("source", absl::StrCat(spec.source().size(), " bytes, more than the limit of ", kMaxSourceBytes));
+    return FieldError("source", absl::StrCat(spec.source().size(), " bytes, more than the limit of ", kMaxSourceBytes));
   }
   if (check_source) TUNED_RETURN_IF_ERROR(CheckSourceReads(spec.source()));
   const std::vector<std::string> kernels = GlobalKernels(spec.source());
-  if (check_source && kernels.empty()) return Bad("source", "no __global__ function");
+  if (check_source && kernels.empty()) return FieldError("source", "no __global__ function");
   auto has_kernel = [&](const std::string& k) {
     return !check_source || std::find(kernels.begin(), kernels.end(), k) != kernels.end();
   };
-  if (spec.kernel().empty()) return Bad("kernel", "missing");
+  if (spec.kernel().empty()) return FieldError("kernel", "missing");
   const auto [base, targs] = SplitKernel(spec.kernel());
-  if (!IsIdentifier(base)) return Bad("kernel", absl::StrCat("\"", spec.kernel(), "\" is not a name or name<args>"));
+  if (!IsIdentifier(base)) return FieldError("kernel", absl::StrCat("\"", spec.kernel(), "\" is not a name or name<args>"));
   if (!has_kernel(base)) {
-    return Bad("kernel", absl::StrCat("no __global__ function \"", base, "\" in the source (found: ",
+    return FieldError("kernel", absl::StrCat("no __global__ function \"", base, "\" in the source (found: ",
                                       absl::StrJoin(kernels, ", "), ")"));
   }
-  if (spec.params_size() > kMaxParams) return Bad("params", absl::StrCat("more than ", kMaxParams));
-  if (spec.dims_size() > kMaxDims) return Bad("dims", absl::StrCat("more than ", kMaxDims));
-  if (spec.arguments_size() > kMaxArguments) return Bad("arguments", absl::StrCat("more than ", kMaxArguments));
-  if (spec.restrictions_size() > kMaxRestrictions) return Bad("restrictions", absl::StrCat("more than ", kMaxRestrictions));
-  if (spec.sample_dims_size() > kMaxSampleDims) return Bad("sample_dims", absl::StrCat("more than ", kMaxSampleDims));
+  if (spec.params_size() > kMaxParams) return FieldError("params", absl::StrCat("more than ", kMaxParams));
+  if (spec.dims_size() > kMaxDims) return FieldError("dims", absl::StrCat("more than ", kMaxDims));
+  if (spec.arguments_size() > kMaxArguments) return FieldError("arguments", absl::StrCat("more than ", kMaxArguments));
+  if (spec.restrictions_size() > kMaxRestrictions) return FieldError("restrictions", absl::StrCat("more than ", kMaxRestrictions));
+  if (spec.sample_dims_size() > kMaxSampleDims) return FieldError("sample_dims", absl::StrCat("more than ", kMaxSampleDims));
   std::set<std::string> names;
   for (int i = 0; i < spec.dims_size(); ++i) {
     const std::string path = absl::StrCat("dims[", i, "]"), &d = spec.dims(i);
-    if (const std::string why = Unusable(d); !why.empty()) return Bad(path, why);
-    if (IsFunction(d)) return Bad(path, absl::StrCat("\"", d, "\" is a function of the expressions"));
-    if (!names.insert(d).second) return Bad(path, absl::StrCat("duplicate dimension \"", d, "\""));
+    if (const std::string why = Unusable(d); !why.empty()) return FieldError(path, why);
+    if (IsFunction(d)) return FieldError(path, absl::StrCat("\"", d, "\" is a function of the expressions"));
+    if (!names.insert(d).second) return FieldError(path, absl::StrCat("duplicate dimension \"", d, "\""));
   }
   std::set<std::string> template_params;
   for (int i = 0; i < spec.params_size(); ++i) {
     const v1::SpecParam& p = spec.params(i);
     const std::string path = absl::StrCat("params[", i, "]");
-    if (p.name().empty()) return Bad(path + ".name", "missing");
-    if (const std::string why = Unusable(p.name()); !why.empty()) return Bad(path + ".name", why);
+    if (p.name().empty()) return FieldError(path + ".name", "missing");
+    if (const std::string why = Unusable(p.name()); !why.empty()) return FieldError(path + ".name", why);
     if (IsFunction(p.name())) {
-      return Bad(path + ".name", absl::StrCat("\"", p.name(), "\" is a function of the expressions"));
+      return FieldError(path + ".name", absl::StrCat("\"", p.name(), "\" is a function of the expressions"));
     }
     if (!names.insert(p.name()).second) {
       const bool dim = std::find(spec.dims().begin(), spec.dims().end(), p.name()) != spec.dims().end();
-      return Bad(path + ".name", absl::StrCat(dim ? "parameter \"" : "duplicate parameter \"", p.name(),
+      return FieldError(path + ".name", absl::StrCat(dim ? "parameter \"" : "duplicate parameter \"", p.name(),
                                               dim ? "\" has the name of a dimension" : "\""));
     }
-    if (p.values().empty()) return Bad(path + ".values", "empty");
-    if (p.values_size() > kMaxValuesPerParam) return Bad(path + ".values", absl::StrCat("more than ", kMaxValuesPerParam));
+    if (p.values().empty()) return FieldError(path + ".values", "empty");
+    if (p.values_size() > kMaxValuesPerParam) return FieldError(path + ".values", absl::StrCat("more than ", kMaxValuesPerParam));
     if (std::set<int64_t>(p.values().begin(), p.values().end()).size() != static_cast<size_t>(p.values_size())) {
-      return Bad(path + ".values", "duplicate value");
+      return FieldError(path + ".values", "duplicate value");
     }
     if (p.pass() == v1::SPEC_PASS_TEMPLATE) template_params.insert(p.name());
   }
   for (const auto& [pos, len] : Identifiers(targs)) {
     const std::string id = targs.substr(pos, len);
     if (!template_params.contains(id)) {
-      return Bad("kernel", absl::StrCat("template argument \"", id, "\" is not a parameter with pass = \"template\""));
+      return FieldError("kernel", absl::StrCat("template argument \"", id, "\" is not a parameter with pass = \"template\""));
     }
     template_params.erase(id);
   }
   if (!template_params.empty()) {
-    return Bad("kernel", absl::StrCat("parameter \"", *template_params.begin(),
+    return FieldError("kernel", absl::StrCat("parameter \"", *template_params.begin(),
                                       "\" has pass = \"template\" but is not a template argument of the kernel"));
   }
   std::set<std::string> arg_names;
@@ -181,41 +183,41 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
   for (int i = 0; i < spec.arguments_size(); ++i) {
     const v1::SpecArgument& a = spec.arguments(i);
     const std::string path = absl::StrCat("arguments[", i, "]");
-    if (a.name().empty()) return Bad(path + ".name", "missing");
-    if (const std::string why = Unusable(a.name()); !why.empty()) return Bad(path + ".name", why);
-    if (!arg_names.insert(a.name()).second) return Bad(path + ".name", absl::StrCat("duplicate argument \"", a.name(), "\""));
+    if (a.name().empty()) return FieldError(path + ".name", "missing");
+    if (const std::string why = Unusable(a.name()); !why.empty()) return FieldError(path + ".name", why);
+    if (!arg_names.insert(a.name()).second) return FieldError(path + ".name", absl::StrCat("duplicate argument \"", a.name(), "\""));
     if (a.has_buffer()) {
-      if (a.buffer().type() == v1::SPEC_TYPE_UNSPECIFIED) return Bad(path + ".type", "missing");
-      if (a.buffer().role() == v1::SPEC_ROLE_UNSPECIFIED) return Bad(path + ".role", "missing (in, out or inout)");
+      if (a.buffer().type() == v1::SPEC_TYPE_UNSPECIFIED) return FieldError(path + ".type", "missing");
+      if (a.buffer().role() == v1::SPEC_ROLE_UNSPECIFIED) return FieldError(path + ".role", "missing (in, out or inout)");
       has_output |= a.buffer().role() != v1::SPEC_ROLE_IN;
-      if (!std::isfinite(a.buffer().fill_value())) return Bad(path + ".fill_value", "not finite");
+      if (!std::isfinite(a.buffer().fill_value())) return FieldError(path + ".fill_value", "not finite");
     } else if (a.has_scalar()) {
       const v1::SpecType t = a.scalar().type();
-      if (t == v1::SPEC_TYPE_UNSPECIFIED) return Bad(path + ".type", "missing");
+      if (t == v1::SPEC_TYPE_UNSPECIFIED) return FieldError(path + ".type", "missing");
       if (t != v1::SPEC_TYPE_F32 && t != v1::SPEC_TYPE_F64 && t != v1::SPEC_TYPE_I32 && t != v1::SPEC_TYPE_I64) {
-        return Bad(path + ".type", absl::StrCat("a scalar is f32, f64, i32 or i64, not ", std::string(TypeName(t))));
+        return FieldError(path + ".type", absl::StrCat("a scalar is f32, f64, i32 or i64, not ", std::string(TypeName(t))));
       }
     } else {
-      return Bad(path, "neither a buffer nor a scalar");
+      return FieldError(path, "neither a buffer nor a scalar");
     }
   }
-  if (!has_output) return Bad("arguments", "no output buffer (role out or inout) to verify");
+  if (!has_output) return FieldError("arguments", "no output buffer (role out or inout) to verify");
   const v1::SpecVerification& v = spec.verification();
   const bool by_kernel = !v.reference_kernel().empty(), by_config = !v.reference_config().empty();
   if (by_kernel == by_config) {
-    return Bad("verification", "give either a reference kernel (reference) or a reference config (config)");
+    return FieldError("verification", "give either a reference kernel (reference) or a reference config (config)");
   }
   if (by_kernel && !has_kernel(v.reference_kernel())) {
-    return Bad("verification.reference", absl::StrCat("no __global__ function \"", v.reference_kernel(), "\" in the source"));
+    return FieldError("verification.reference", absl::StrCat("no __global__ function \"", v.reference_kernel(), "\" in the source"));
   }
-  if (!by_kernel && v.has_reference_launch()) return Bad("verification.launch", "only a reference kernel takes it");
+  if (!by_kernel && v.has_reference_launch()) return FieldError("verification.launch", "only a reference kernel takes it");
   if (!std::isfinite(v.rtol()) || v.rtol() < 0 || v.rtol() >= 1) {
-    return Bad("verification.rtol", absl::StrCat(v.rtol(), " is not in [0, 1)"));
+    return FieldError("verification.rtol", absl::StrCat(v.rtol(), " is not in [0, 1)"));
   }
-  if (!std::isfinite(v.atol()) || v.atol() < 0) return Bad("verification.atol", absl::StrCat(v.atol(), " is not >= 0"));
+  if (!std::isfinite(v.atol()) || v.atol() < 0) return FieldError("verification.atol", absl::StrCat(v.atol(), " is not >= 0"));
   if (spec.has_work()) {
     if (spec.work().unit() != "GFLOPS" && spec.work().unit() != "GB/s") {
-      return Bad("work.unit", absl::StrCat("unknown unit \"", spec.work().unit(), "\" (GFLOPS or GB/s)"));
+      return FieldError("work.unit", absl::StrCat("unknown unit \"", spec.work().unit(), "\" (GFLOPS or GB/s)"));
     }
   }
   return absl::OkStatus();
@@ -223,7 +225,7 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
 
 absl::StatusOr<Expr> CompileAt(const std::string& path, const std::string& text, const std::vector<std::string>& vars) {
   if (std::ssize(text) > kMaxExpressionChars) {
-    return Bad(path, absl::StrCat("expression of ", text.size(), " characters, more than ", kMaxExpressionChars));
+    return FieldError(path, absl::StrCat("expression of ", text.size(), " characters, more than ", kMaxExpressionChars));
   }
   auto e = Expr::Compile(text, vars);
   if (!e.ok()) return Prefix(path, e.status());
@@ -234,8 +236,8 @@ absl::StatusOr<Compiled::Launch> CompileLaunch(const std::string& path, const v1
                                                const std::vector<std::string>& vars) {
   Compiled::Launch out;
   for (auto [key, list, into] : {std::tuple{"block", &l.block(), &out.block}, {"grid", &l.grid(), &out.grid}}) {
-    if (list->empty()) return Bad(absl::StrCat(path, ".", key), "missing");
-    if (list->size() > 3) return Bad(absl::StrCat(path, ".", key), "more than 3 entries (x, y, z)");
+    if (list->empty()) return FieldError(absl::StrCat(path, ".", key), "missing");
+    if (list->size() > 3) return FieldError(absl::StrCat(path, ".", key), "more than 3 entries (x, y, z)");
     for (int i = 0; i < list->size(); ++i) {
       auto e = CompileAt(absl::StrCat(path, ".", key, "[", i, "]"), list->Get(i), vars);
       if (!e.ok()) return e.status();
@@ -261,7 +263,7 @@ absl::StatusOr<Compiled> CompileSpec(const v1::KernelSpec& spec, bool check_sour
     auto e = CompileAt(path, spec.restrictions(i), c.vars);
     if (!e.ok()) return e.status();
     if (!e->IsBoolean()) {
-      return Bad(path, absl::StrCat("\"", e->text(), "\" is not boolean: its top-level operator must be a "
+      return FieldError(path, absl::StrCat("\"", e->text(), "\" is not boolean: its top-level operator must be a "
                                     "comparison (== != < <= > >=) or logical (&& || !)"));
     }
     bool dims = false;
@@ -327,14 +329,14 @@ absl::StatusOr<std::vector<Config>> Enumerate(const v1::KernelSpec& spec, const 
       for (int i = 0; i < n; ++i) cfg[spec.params(i).name()] = vals[c.ndims + i];
       out.push_back(std::move(cfg));
       if (std::ssize(out) > kMaxSpaceConfigs) {
-        return Bad("params", absl::StrCat("the space has more than ", kMaxSpaceConfigs,
+        return FieldError("params", absl::StrCat("the space has more than ", kMaxSpaceConfigs,
                                           " configs after restrictions (the limit); add restrictions or drop values"));
       }
       return absl::OkStatus();
     }
     for (int64_t v : spec.params(level).values()) {
       if (++visited > kMaxEnumerated) {
-        return Bad("params", absl::StrCat("more than ", kMaxEnumerated, " partial configs to enumerate; add "
+        return FieldError("params", absl::StrCat("more than ", kMaxEnumerated, " partial configs to enumerate; add "
                                           "restrictions over fewer parameters or drop values"));
       }
       vals[c.ndims + level] = v;
@@ -359,13 +361,13 @@ absl::StatusOr<std::vector<int64_t>> DimValues(const v1::KernelSpec& spec, const
   std::vector<int64_t> vals;
   for (const std::string& d : spec.dims()) {
     auto it = dims.find(d);
-    if (it == dims.end()) return Bad("dims", absl::StrCat("no value for dimension \"", d, "\""));
-    if (it->second < 1) return Bad("dims", absl::StrCat("dimension ", d, " = ", it->second, " is not >= 1"));
+    if (it == dims.end()) return FieldError("dims", absl::StrCat("no value for dimension \"", d, "\""));
+    if (it->second < 1) return FieldError("dims", absl::StrCat("dimension ", d, " = ", it->second, " is not >= 1"));
     vals.push_back(it->second);
   }
   for (const auto& [k, v] : dims) {
     if (std::find(spec.dims().begin(), spec.dims().end(), k) == spec.dims().end()) {
-      return Bad("dims", absl::StrCat("\"", k, "\" is not a dimension of the spec"));
+      return FieldError("dims", absl::StrCat("\"", k, "\" is not a dimension of the spec"));
     }
   }
   return vals;
@@ -400,24 +402,24 @@ absl::StatusOr<Geometry> EvalGeometry(const std::string& path, const Compiled::L
       const std::string p = absl::StrCat(path, ".", key, "[", i, "]");
       auto v = (*exprs)[i].EvaluateInt(vals);
       if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
-      if (*v < 1) return Bad(p, absl::StrCat("value ", *v, " at ", at, ": each must be at least 1"));
+      if (*v < 1) return FieldError(p, absl::StrCat("value ", *v, " at ", at, ": each must be at least 1"));
       *xyz[i] = *v;
     }
   }
   const std::string b = path + ".block";
   if (g.block.x > 1024 || g.block.y > 1024 || g.block.z > 64 || g.block.x * g.block.y * g.block.z > 1024) {
-    return Bad(b, absl::StrCat(g.block.x, "x", g.block.y, "x", g.block.z, " threads at ", at,
+    return FieldError(b, absl::StrCat(g.block.x, "x", g.block.y, "x", g.block.z, " threads at ", at,
                                ": CUDA allows x, y <= 1024, z <= 64, x*y*z <= 1024 (restrict the parameters)"));
   }
   if (g.grid.x > 2147483647 || g.grid.y > 65535 || g.grid.z > 65535) {
-    return Bad(path + ".grid", absl::StrCat(g.grid.x, "x", g.grid.y, "x", g.grid.z, " blocks at ", at,
+    return FieldError(path + ".grid", absl::StrCat(g.grid.x, "x", g.grid.y, "x", g.grid.z, " blocks at ", at,
                                             ": CUDA allows x < 2^31, y, z <= 65535"));
   }
   if (l.smem) {
     auto v = l.smem->EvaluateInt(vals);
     const std::string p = path + ".shared_memory_bytes";
     if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
-    if (*v < 0 || *v > 232448) return Bad(p, absl::StrCat(*v, " bytes at ", at, ": not in [0, 232448 (227 KiB)]"));
+    if (*v < 0 || *v > 232448) return FieldError(p, absl::StrCat(*v, " bytes at ", at, ": not in [0, 232448 (227 KiB)]"));
     g.shared_memory_bytes = *v;
   }
   return g;
@@ -440,7 +442,7 @@ absl::StatusOr<std::vector<ArgumentValue>> ArgumentsAt(const v1::KernelSpec& spe
       auto n = c.args[i].EvaluateInt(dim_vals);
       if (!n.ok()) return fail(n.status());
       if (*n < 1 || *n > kMaxBufferElements) {
-        return Bad(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
+        return FieldError(path, absl::StrCat("buffer \"", a.name(), "\" of ", *n, " elements at ", at,
                                       ": not in [1, 2^31 - 1]"));
       }
       v.elements = *n;
@@ -455,7 +457,7 @@ absl::StatusOr<std::vector<ArgumentValue>> ArgumentsAt(const v1::KernelSpec& spe
       }
       if (!x.ok()) return fail(x.status());
       if (v.type == v1::SPEC_TYPE_I32 && (*x < -2147483648.0 || *x > 2147483647.0)) {
-        return Bad(path, absl::StrCat("value ", *x, " at ", at, " does not fit i32"));
+        return FieldError(path, absl::StrCat("value ", *x, " at ", at, " does not fit i32"));
       }
       v.scalar = *x;
     }
@@ -481,7 +483,7 @@ absl::StatusOr<SpecLaunch> LaunchAt(const v1::KernelSpec& spec, const Compiled& 
   if (c.work) {
     auto w = c.work->Evaluate(vals);
     if (!w.ok()) return Prefix("work.expression", absl::Status(w.status().code(), absl::StrCat(w.status().message(), " at ", at)));
-    if (*w < 0) return Bad("work.expression", absl::StrCat("value ", *w, " at ", at, " is negative"));
+    if (*w < 0) return FieldError("work.expression", absl::StrCat("value ", *w, " at ", at, " is negative"));
     out.work = *w;
   }
   Config config;
@@ -515,11 +517,11 @@ absl::Status CheckFixedLimits(const std::string& path, const Compiled::Launch& l
     auto v = l.block[i].EvaluateInt(vals);
     const std::string p = absl::StrCat(path, ".block[", i, "]");
     if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
-    if (*v < 1) return Bad(p, absl::StrCat("value ", *v, " at ", at, ": each must be at least 1"));
+    if (*v < 1) return FieldError(p, absl::StrCat("value ", *v, " at ", at, ": each must be at least 1"));
     xyz[i] = *v;
   }
   if (xyz[0] > 1024 || xyz[1] > 1024 || xyz[2] > 64 || xyz[0] * xyz[1] * xyz[2] > 1024) {
-    return Bad(path + ".block", absl::StrCat(xyz[0], "x", xyz[1], "x", xyz[2], " threads at ", at,
+    return FieldError(path + ".block", absl::StrCat(xyz[0], "x", xyz[1], "x", xyz[2], " threads at ", at,
                                             " for every problem: CUDA allows x, y <= 1024, z <= 64, "
                                             "x*y*z <= 1024 (restrict the parameters)"));
   }
@@ -528,7 +530,7 @@ absl::Status CheckFixedLimits(const std::string& path, const Compiled::Launch& l
     const std::string p = path + ".shared_memory_bytes";
     if (!v.ok()) return Prefix(p, absl::Status(v.status().code(), absl::StrCat(v.status().message(), " at ", at)));
     if (*v < 0 || *v > 232448) {
-      return Bad(p, absl::StrCat(*v, " bytes at ", at,
+      return FieldError(p, absl::StrCat(*v, " bytes at ", at,
                                  " for every problem: not in [0, 232448 (227 KiB)] (restrict the parameters)"));
     }
   }
@@ -542,7 +544,7 @@ absl::Status ProblemAt(const v1::KernelSpec& spec, const Compiled& c, const Dims
   if (!space.ok()) return space.status();
   const std::vector<std::string> dim_names(spec.dims().begin(), spec.dims().end());
   const std::string at = Describe(dim_names, *dv);
-  if (space->empty()) return Bad("restrictions", absl::StrCat("no config of the space holds at ", at));
+  if (space->empty()) return FieldError("restrictions", absl::StrCat("no config of the space holds at ", at));
   for (const Config& config : *space) {
     if (auto l = LaunchAt(spec, c, Values(spec, *dv, config)); !l.ok()) return l.status();
   }
@@ -550,7 +552,7 @@ absl::Status ProblemAt(const v1::KernelSpec& spec, const Compiled& c, const Dims
   // need not (such a problem has no baseline).
   if (const auto& ref = spec.verification().reference_config(); !ref.empty()) {
     if (std::find(space->begin(), space->end(), Config(ref.begin(), ref.end())) == space->end()) {
-      return Bad("verification.config", absl::StrCat("not in the space at ", at, " (a restriction fails)"));
+      return FieldError("verification.config", absl::StrCat("not in the space at ", at, " (a restriction fails)"));
     }
   }
   return absl::OkStatus();
@@ -581,14 +583,14 @@ absl::Status ValidateSpec(const v1::KernelSpec& spec, bool check_source) {
   if (!c.ok()) return c.status();
   auto space = Enumerate(spec, *c, std::vector<int64_t>(c->ndims, 0), false);
   if (!space.ok()) return space.status();
-  if (space->empty()) return Bad("restrictions", "the space is empty: no config holds every restriction");
+  if (space->empty()) return FieldError("restrictions", "the space is empty: no config holds every restriction");
   for (auto [path, map] : {std::pair{"default_config", &spec.default_config()},
                            {"verification.config", &spec.verification().reference_config()}}) {
     if (map->empty()) continue;
     const Config config(map->begin(), map->end());
     if (auto s = CheckConfig(spec, config); !s.ok()) return Prefix(path, s);
     if (std::find(space->begin(), space->end(), config) == space->end()) {
-      return Bad(path, "not in the space (a restriction fails)");
+      return FieldError(path, "not in the space (a restriction fails)");
     }
   }
   // Without sample_dims too: a config whose block or shared memory breaks
@@ -638,7 +640,7 @@ absl::StatusOr<SpecLaunch> LaunchOf(const v1::KernelSpec& spec, const Compiled& 
     auto b = c.restrictions[r].EvaluateBool(vals);
     if (!b.ok()) return Prefix(absl::StrCat("restrictions[", r, "]"), b.status());
     if (!*b) {
-      return Bad(absl::StrCat("restrictions[", r, "]"),
+      return FieldError(absl::StrCat("restrictions[", r, "]"),
                  absl::StrCat("\"", c.restrictions[r].text(), "\" fails at ", Describe(c.vars, vals)));
     }
   }

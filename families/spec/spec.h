@@ -67,6 +67,10 @@ inline constexpr int kMaxRestrictions = 64;
 inline constexpr int kMaxExpressionChars = 1024;
 inline constexpr int kMaxSampleDims = 16;
 
+/// INVALID_ARGUMENT "<path>: <why>": a spec error that names its field's
+/// path (e.g. "arguments[2].role").
+absl::Status FieldError(const std::string& path, const std::string& why);
+
 /// Parses a TOML spec. INVALID_ARGUMENT for TOML that does not parse (with
 /// line and column), an unknown key, a value of the wrong type or an unknown
 /// enum name (type, role, fill, pass, unit), naming the key's path (e.g.

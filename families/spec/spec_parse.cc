@@ -83,10 +83,6 @@ namespace {
 
 using json = nlohmann::json;
 
-absl::Status Bad(const std::string& path, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
-}
-
 absl::StatusOr<json> TomlToJson(const toml::node& n, const std::string& path) {
   if (const auto* t = n.as_table()) {
     json o = json::object();
@@ -110,7 +106,7 @@ absl::StatusOr<json> TomlToJson(const toml::node& n, const std::string& path) {
   if (auto v = n.value_exact<int64_t>()) return json(*v);
   if (auto v = n.value_exact<double>()) return json(*v);
   if (auto v = n.value_exact<bool>()) return json(*v);
-  return Bad(path, "dates and times are not spec values");
+  return FieldError(path, "dates and times are not spec values");
 }
 
 class Reader {
@@ -118,10 +114,10 @@ class Reader {
   explicit Reader(std::optional<std::filesystem::path> dir) : dir_(std::move(dir)) {}
 
   absl::Status Keys(const json& o, const std::string& path, std::initializer_list<std::string> allowed) {
-    if (!o.is_object()) return Bad(path.empty() ? "spec" : path, "expected a table");
+    if (!o.is_object()) return FieldError(path.empty() ? "spec" : path, "expected a table");
     for (const auto& [k, v] : o.items()) {
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
-        return Bad(Join(path, k), absl::StrCat("unknown key (known: ", absl::StrJoin(allowed, ", "), ")"));
+        return FieldError(Join(path, k), absl::StrCat("unknown key (known: ", absl::StrJoin(allowed, ", "), ")"));
       }
     }
     return absl::OkStatus();
@@ -133,14 +129,14 @@ class Reader {
   absl::Status Str(const json& o, const std::string& path, const std::string& key, std::string* out) {
     auto it = o.find(key);
     if (it == o.end()) return absl::OkStatus();
-    if (!it->is_string()) return Bad(Join(path, key), "expected a string");
+    if (!it->is_string()) return FieldError(Join(path, key), "expected a string");
     *out = it->get<std::string>();
     return absl::OkStatus();
   }
   absl::Status Num(const json& o, const std::string& path, const std::string& key, double* out) {
     auto it = o.find(key);
     if (it == o.end()) return absl::OkStatus();
-    if (!it->is_number()) return Bad(Join(path, key), "expected a number");
+    if (!it->is_number()) return FieldError(Join(path, key), "expected a number");
     *out = it->get<double>();
     return absl::OkStatus();
   }
@@ -151,7 +147,7 @@ class Reader {
     } else if (v.is_number_integer()) {
       *out = std::to_string(v.get<int64_t>());
     } else {
-      return Bad(path, "expected an expression (a string or an integer)");
+      return FieldError(path, "expected an expression (a string or an integer)");
     }
     return absl::OkStatus();
   }
@@ -171,17 +167,17 @@ class Reader {
     auto it = o.find(key);
     if (it == o.end()) return absl::OkStatus();
     const std::string p = Join(path, key);
-    if (!it->is_array()) return Bad(p, "expected a list of strings");
+    if (!it->is_array()) return FieldError(p, "expected a list of strings");
     for (size_t i = 0; i < it->size(); ++i) {
-      if (!(*it)[i].is_string()) return Bad(absl::StrCat(p, "[", i, "]"), "expected a string");
+      if (!(*it)[i].is_string()) return FieldError(absl::StrCat(p, "[", i, "]"), "expected a string");
       out->Add((*it)[i].get<std::string>());
     }
     return absl::OkStatus();
   }
   absl::Status IntMap(const json& v, const std::string& path, google::protobuf::Map<std::string, int64_t>* out) {
-    if (!v.is_object()) return Bad(path, "expected a table of integers");
+    if (!v.is_object()) return FieldError(path, "expected a table of integers");
     for (const auto& [k, x] : v.items()) {
-      if (!x.is_number_integer()) return Bad(Join(path, k), "expected an integer");
+      if (!x.is_number_integer()) return FieldError(Join(path, k), "expected an integer");
       (*out)[k] = x.get<int64_t>();
     }
     return absl::OkStatus();
@@ -199,7 +195,7 @@ class Reader {
       }
       known.push_back(n);
     }
-    return Bad(Join(path, key), absl::StrCat("unknown ", key, " \"", s, "\" (known: ", absl::StrJoin(known, ", "), ")"));
+    return FieldError(Join(path, key), absl::StrCat("unknown ", key, " \"", s, "\" (known: ", absl::StrJoin(known, ", "), ")"));
   }
   absl::Status Type(const json& o, const std::string& path, v1::SpecType* out) {
     using namespace v1;
@@ -231,9 +227,9 @@ class Reader {
     p->set_pass(pass);
     auto it = o.find("values");
     if (it == o.end()) return absl::OkStatus();
-    if (!it->is_array()) return Bad(Join(path, "values"), "expected a list of integers");
+    if (!it->is_array()) return FieldError(Join(path, "values"), "expected a list of integers");
     for (size_t i = 0; i < it->size(); ++i) {
-      if (!(*it)[i].is_number_integer()) return Bad(absl::StrCat(path, ".values[", i, "]"), "expected an integer");
+      if (!(*it)[i].is_number_integer()) return FieldError(absl::StrCat(path, ".values[", i, "]"), "expected an integer");
       p->add_values((*it)[i].get<int64_t>());
     }
     return absl::OkStatus();
@@ -244,13 +240,13 @@ class Reader {
     TUNED_RETURN_IF_ERROR(Str(o, path, "name", a->mutable_name()));
     const bool has_size = o.contains("size"), has_value = o.contains("value");
     if (has_size == has_value) {
-      return Bad(path, "give either `size` (a buffer) or `value` (a scalar), not both or neither");
+      return FieldError(path, "give either `size` (a buffer) or `value` (a scalar), not both or neither");
     }
     v1::SpecType type = v1::SPEC_TYPE_UNSPECIFIED;
     TUNED_RETURN_IF_ERROR(Type(o, path, &type));
     if (has_value) {
       for (const char* k : {"role", "fill", "fill_value"}) {
-        if (o.contains(k)) return Bad(Join(path, k), "only buffers (with `size`) take it");
+        if (o.contains(k)) return FieldError(Join(path, k), "only buffers (with `size`) take it");
       }
       a->mutable_scalar()->set_type(type);
       return ExprStr(o["value"], Join(path, "value"), a->mutable_scalar()->mutable_value());
@@ -277,7 +273,7 @@ class Reader {
     double v = 0;
     TUNED_RETURN_IF_ERROR(Num(o, path, "fill_value", &v));
     if (o.contains("fill_value") && fill != SPEC_FILL_CONSTANT) {
-      return Bad(Join(path, "fill_value"), "only fill = \"constant\" takes it");
+      return FieldError(Join(path, "fill_value"), "only fill = \"constant\" takes it");
     }
     b->set_fill_value(v);
     return absl::OkStatus();
@@ -295,10 +291,10 @@ class Reader {
       TUNED_RETURN_IF_ERROR(Str(o, "", key, field));
     }
     if (o.contains("source_file")) {
-      if (o.contains("source")) return Bad("source_file", "give either `source` or `source_file`, not both");
+      if (o.contains("source")) return FieldError("source_file", "give either `source` or `source_file`, not both");
       std::string file;
       TUNED_RETURN_IF_ERROR(Str(o, "", "source_file", &file));
-      if (!dir_) return Bad("source_file", "only LoadSpecFile reads files; give the CUDA text in `source`");
+      if (!dir_) return FieldError("source_file", "only LoadSpecFile reads files; give the CUDA text in `source`");
       auto source = ReadTextFile(*dir_ / file, kMaxSourceBytes, "source_file");
       if (!source.ok()) return source.status();
       spec.set_source(*std::move(source));
@@ -308,7 +304,7 @@ class Reader {
     for (auto [key, is_param] : {std::pair{"params", true}, {"arguments", false}}) {
       auto it = o.find(key);
       if (it == o.end()) continue;
-      if (!it->is_array()) return Bad(key, "expected a list of tables");
+      if (!it->is_array()) return FieldError(key, "expected a list of tables");
       for (size_t i = 0; i < it->size(); ++i) {
         const std::string p = absl::StrCat(key, "[", i, "]");
         auto s = is_param ? Param((*it)[i], p, spec.add_params()) : Argument((*it)[i], p, spec.add_arguments());
@@ -346,7 +342,7 @@ class Reader {
       TUNED_RETURN_IF_ERROR(IntMap(*it, "default_config", spec.mutable_default_config()));
     }
     if (auto it = o.find("sample_dims"); it != o.end()) {
-      if (!it->is_array()) return Bad("sample_dims", "expected a list of tables");
+      if (!it->is_array()) return FieldError("sample_dims", "expected a list of tables");
       for (size_t i = 0; i < it->size(); ++i) {
         auto s = IntMap((*it)[i], absl::StrCat("sample_dims[", i, "]"), spec.add_sample_dims()->mutable_dims());
         if (!s.ok()) return s;
