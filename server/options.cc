@@ -138,7 +138,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   std::string budget_text;
   // model by default: on the H100 over the 12 public shapes, leave-one-out, a
   // median 8.9 s a shape and its winners within 0.81% of exhaustive's
-  // (issue 17's bar: 10 s, 2%; bench/RESULTS.md race-places).
+  // (the search's bar: 10 s a shape, within 2%; bench/RESULTS.md race-places).
   o->jobs.strategy = std::string(search::kModel);
   env(app.add_option("--strategy", o->jobs.strategy,
                      "how a sweep searches unless it asks: model (default: a cost model fitted "

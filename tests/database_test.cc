@@ -489,7 +489,7 @@ std::string PostgresSchemaSevenBinaryTables() {
 }
 
 TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
-  // A version 3 database (the fleet of issue 16): the columns of versions 4
+  // A version 3 database (the first fleet schema): the columns of versions 4
   // and 5 gone, the sources inline (version 8's table gone); migrations/4.sql,
   // then 5.sql, and on.
   ASSERT_TRUE(server().CreateDatabase("v3").ok());
@@ -518,7 +518,7 @@ TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
 }
 
 TEST_F(PostgresTest, VersionFourIsMigratedToFiveWithItsRowsIeeeFp32) {
-  // A version 4 database (issue 17) with a job: migrations/5.sql adds the
+  // A version 4 database (before math modes) with a job: migrations/5.sql adds the
   // math columns, and the job stays MATH_IEEE_FP32 (then 6.sql and on, to
   // the current version).
   ASSERT_TRUE(server().CreateDatabase("v4").ok());

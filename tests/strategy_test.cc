@@ -264,7 +264,7 @@ TEST_F(StrategyTest, ModelSweepsAShapeWithOtherKernelKindsExhaustively) {
 }
 
 TEST_F(StrategyTest, ModelFindsTheWinnerInLessTimeThanExhaustive) {
-  // Issue 17's bars on the fixture: within 2% of the record's best, in less
+  // The search's bars on the fixture: within 2% of the record's best, in less
   // simulated GPU time than the exhaustive strategy, and a median under 10 s.
   std::vector<double> seconds;
   for (size_t i = 0; i < shapes_.size(); ++i) {

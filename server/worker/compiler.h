@@ -82,7 +82,7 @@ void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch
 
 /// OK unless ptxas spilled registers to local memory (k.spill_bytes > 0):
 /// then FAILED_PRECONDITION naming the bytes. The tuner rejects a config that
-/// spills rather than timing it (issue 4: "reject configs that spill").
+/// spills rather than timing it: a spilling kernel is slow wherever it runs.
 absl::Status CheckNoSpills(const CompiledKernel& k);
 
 /// NVRTC's version, "major.minor".

@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
 /// 7-27% faster repeated than after any other kernel, with 30% of warp cycles
 /// stalled on "no instruction" (ncu), and the job served a kernel that was
 /// 0.87x cuBLAS in a client. With it, every order of runs agrees within 1%:
-/// bench/RESULTS.md sbs-probe (issue 17).
+/// bench/RESULTS.md sbs-probe.
 class L2Flusher {
  public:
   /// INTERNAL if the flush kernel does not compile or load;
