@@ -3,12 +3,12 @@ the daemon serves cuBLAS: fp32 (SGEMM, in the mode's math) and bf16 or f16
 operands with a result of their type or fp32 (computed in fp32, as
 torch.matmul's cublasGemmEx).
 
-torch.matmul reaches cuBLAS through its dispatcher (10-15 us of the CPU a
-call on an H100 host, more for a transposed operand), so where the product
-takes less time on the GPU than that, a stream of calls runs at the CPU's
-pace, and a wrapper around torch.matmul is slower than torch.matmul by its
-own cost. Here a route calls cuBLAS itself through tuned._fastcall, with the
-operands read where they are. The GEMM is planned once per route: cuBLASLt's
+torch.matmul reaches cuBLAS through its dispatcher (its CPU time a call is
+bench/RESULTS.md python-call's torch_us; more for a transposed operand), so
+where the product takes less time on the GPU than that, a stream of calls
+runs at the CPU's pace, and a wrapper around torch.matmul is slower than
+torch.matmul by its own cost. Here a route calls cuBLAS itself through
+tuned._fastcall, with the operands read where they are. The GEMM is planned once per route: cuBLASLt's
 descriptors and its heuristic's first algorithm within cuBLAS's default
 workspace, the one cublasSgemm's own heuristic picks from, so that a call is
 one cublasLtMatmul with no heuristic look-up and no handle state to set.

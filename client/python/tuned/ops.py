@@ -152,7 +152,7 @@ class _Route:
         # shape that broadcasts is added after the GEMM.
         self.fused_bias = bias_shape is None or tuple(bias_shape) == (n,)
         self.copy_a, self.copy_b = copy_a, copy_b
-        # new_empty(m, n): 4.0 us a call on the H100 host, new_empty(Size) 6.3 us.
+        # The result is made by new_empty(m, n): ints cost torch less CPU than a Size.
         self.m, self.n, self.k, self.index = m, n, k, index
         self.size = torch.Size((m, n))
         same = out_shape is None or tuple(out_shape) == (m, n)
