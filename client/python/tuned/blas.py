@@ -8,20 +8,19 @@ bench/RESULTS.md python-call's torch_us; more for a transposed operand), so
 where the product takes less time on the GPU than that, a stream of calls
 runs at the CPU's pace, and a wrapper around torch.matmul is slower than
 torch.matmul by its own cost. Here a route calls cuBLAS itself through
-tuned._fastcall, with the operands read where they are. The GEMM is planned once per route: cuBLASLt's
-descriptors and its heuristic's first algorithm within cuBLAS's default
-workspace, the one cublasSgemm's own heuristic picks from, so that a call is
-one cublasLtMatmul with no heuristic look-up and no handle state to set.
-Each stream has a workspace of its own. While a stream is captured into a
-CUDA graph, an algorithm that takes no workspace runs instead (the graph
-would keep the stream's workspace, which calls outside it go on using).
-Where cuBLASLt offers no algorithm or a pointer is not 256-byte aligned,
-the call is cublasSgemm in the mode's cublasMath_t as torch sets it
-(cublasGemmEx for 16-bit operands). A new
-result is allocated in C++ by tuned._torchcall where pip built it against
-torch, else from Python. Where tuned._fastcall is not built or cuBLAS is not
-found, prepare returns None and torch runs the call.
-"""
+tuned._fastcall, with the operands read where they are. The GEMM is planned
+once per route: cuBLASLt's descriptors and its heuristic's first algorithm
+within cuBLAS's default workspace, the one cublasSgemm's own heuristic picks
+from, so that a call is one cublasLtMatmul with no heuristic look-up and no
+handle state to set. Each stream has a workspace of its own. While a stream
+is captured into a CUDA graph, an algorithm that takes no workspace runs
+instead (the graph would keep the stream's workspace, which calls outside it
+go on using). Where cuBLASLt offers no algorithm or a pointer is not
+256-byte aligned, the call is cublasSgemm in the mode's cublasMath_t as
+torch sets it (cublasGemmEx for 16-bit operands). A new result is allocated
+in C++ by tuned._torchcall where pip built it against torch, else from
+Python. Where tuned._fastcall is not built or cuBLAS is not found, prepare
+returns None and torch runs the call. """
 
 import threading
 
