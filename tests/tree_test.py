@@ -12,6 +12,9 @@ repository):
      cited exists.
   4. docs/ holds pages and pictures only (.md, .svg), no run logs.
   5. README.md, what a newcomer reads first, has at most 300 lines.
+  6. Each layer of docs/architecture.md includes only itself and the layers
+     above it (LAYERS), and a family's worker/ folder, a plug-in of
+     tuned-worker, also server/worker/.
 Prints each violation and exits 1 if there is any, else prints the counts and
 "N passed, 0 failed".
 """
@@ -26,6 +29,22 @@ MAX_README_LINES = 300
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".bundle", ".fleet", ".devdb"}
 TEXT_EXT = {".cc", ".h", ".cu", ".cuh", ".c", ".cpp", ".py", ".sh", ".md", ".txt", ".toml",
             ".cmake", ".proto", ".yaml", ".yml", ".supp", ".in", ".json", ""}
+# The layers of docs/architecture.md: a file under the first prefix that
+# matches its path may include project headers under the prefixes listed.
+LAYERS = [
+    ("core/", ("core/",)),
+    ("families/spec/", ("core/", "families/spec/")),
+    ("families/", ("core/", "families/")),
+    ("db/", ("core/", "db/")),
+    ("server/common/", ("core/", "server/common/")),
+    ("server/search/", ("core/", "families/", "server/common/", "server/search/")),
+    ("server/worker/", ("core/", "families/", "server/common/", "server/worker/")),
+    ("server/", ("core/", "families/", "db/", "server/")),
+    ("client/", ("core/", "families/", "client/")),
+]
+PLUGIN = re.compile(r"^families/[^/]+/worker/")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+INCLUDE_DIRS = ("", "core/include/", "client/include/")  # where a quoted include is found
 RUN_PATH = re.compile(r"20\d\d-\d\d-\d\d_(?:h100|h200|cpu2)")
 ROW_CITE = re.compile(r"bench/RESULTS\.md\s+`?([a-z0-9]+(?:-[a-z0-9]+)*)`?")
 
@@ -63,6 +82,33 @@ def rows_and_cited_paths(results_md):
         for p in re.findall(r"`(results/[^`]+)`", line):
             paths.add(p.rstrip("/") + ("/" if p.endswith("/") else ""))
     return rows, paths
+
+
+def layer_errors(root):
+    """Includes of project headers that climb back up the layers (LAYERS)."""
+    errors = []
+    for f in walk(root):
+        if os.path.splitext(f)[1] not in (".cc", ".h", ".cuh", ".c", ".cpp"):
+            continue
+        layer = next((allowed for prefix, allowed in LAYERS if f.startswith(prefix)), None)
+        if layer is None:
+            continue
+        if PLUGIN.match(f):
+            layer += ("server/worker/",)
+        try:
+            lines = open(os.path.join(root, f), encoding="utf-8").read().splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for n, line in enumerate(lines, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            target = next((d + m.group(1) for d in INCLUDE_DIRS
+                           if os.path.isfile(os.path.join(root, d + m.group(1)))), None)
+            if target is not None and not target.startswith(layer):
+                errors.append(f"{f}:{n} includes {target}, which its layer may not include "
+                              "(docs/architecture.md)")
+    return errors
 
 
 def main():
@@ -117,6 +163,9 @@ def main():
     if readme_lines > MAX_README_LINES:
         errors.append(f"README.md has {readme_lines} lines; at most {MAX_README_LINES} "
                       "(the rest belongs in docs/)")
+
+    checks += 1
+    errors += layer_errors(root)
 
     for e in errors:
         print("tree_test:", e)
