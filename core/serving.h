@@ -26,8 +26,8 @@ inline constexpr uint64_t kBootstrapSeed = 0x5EED5EEDu;
 /// kernel is served only if its stored median is at least this much faster
 /// than the stored baseline (baseline_ms >= kLegacyMargin x kernel ms). The
 /// in-process re-timing of those rows favoured the kernel by up to 15%
-/// (a kernel stored as faster ran 0.87x cuBLAS in a separate process), so the margin asks for more
-/// than that.
+/// (a kernel stored as faster ran 0.87x cuBLAS in a separate process), so
+/// the margin asks for more than that.
 inline constexpr double kLegacyMargin = 1.15;
 /// A kernel whose stored median is under kShortKernelMs (ms) is served only
 /// where its interval's low end also reaches kShortKernelMargin. Under ~20

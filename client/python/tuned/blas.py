@@ -20,7 +20,8 @@ go on using). Where cuBLASLt offers no algorithm or a pointer is not
 torch sets it (cublasGemmEx for 16-bit operands). A new result is allocated
 in C++ by tuned._torchcall where pip built it against torch, else from
 Python. Where tuned._fastcall is not built or cuBLAS is not found, prepare
-returns None and torch runs the call. """
+returns None and torch runs the call.
+"""
 
 import threading
 
