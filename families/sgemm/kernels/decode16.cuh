@@ -140,13 +140,24 @@ __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
     arow[i] = A + (aok[i] ? (kARows ? static_cast<long long>(m) * K : m) : 0);
   }
 
-  float acc[WR][MT][4];
+  // Where one warp alone sums all of K (one k-warp, no split-K) into an fp32
+  // C, the two k16 steps of each block of 32 go to two chains of
+  // accumulators that meet at the end: each chain adds half the products,
+  // which keeps the rounding error of the sum within the bound of the fp64
+  // check (twice cuBLAS's) at K of 4096 and more, where one chain did not.
+  // A 16-bit C rounds far coarser than the chain, and split sums already
+  // run in parallel chains, so they keep one.
+  constexpr int CHAINS = DTYPE >= 4 && KWARPS == 1 && SPLITK == 1 ? 2 : 1;
+  float acc[CHAINS][WR][MT][4];
 #pragma unroll
-  for (int r = 0; r < WR; ++r) {
+  for (int c = 0; c < CHAINS; ++c) {
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
+    for (int r = 0; r < WR; ++r) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[r][i][e] = 0.0f;
+      for (int i = 0; i < MT; ++i) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[c][r][i][e] = 0.0f;
+      }
     }
   }
 
@@ -178,7 +189,8 @@ __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
                                  Word(bv[q][r][0], 2 * s + 1), Word(bv[q][r][1], 2 * s + 1)};
 #pragma unroll
           for (int i = 0; i < MT; ++i) {
-            mma16_detail::Mma<kIn>(acc[r][i], a, Word(av[q][i], 2 * s), Word(av[q][i], 2 * s + 1));
+            mma16_detail::Mma<kIn>(acc[s % CHAINS][r][i], a, Word(av[q][i], 2 * s),
+                                   Word(av[q][i], 2 * s + 1));
           }
         }
       }
@@ -195,7 +207,8 @@ __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
       for (int e = 0; e < 4; ++e) {
         const int token = 8 * i + 2 * t + (e & 1);
         const int row = wn * WN + 16 * r + g + 8 * (e >> 1);
-        part[token * BN + row] = acc[r][i][e];
+        part[token * BN + row] = CHAINS == 2 ? acc[0][r][i][e] + acc[CHAINS - 1][r][i][e]
+                                             : acc[0][r][i][e];
       }
     }
   }
