@@ -94,7 +94,13 @@ void AddDecodeSpace(std::vector<Config>& space) {
     for (const auto& b : kFewTokens) add(bm, b);
   }
   for (int64_t bm : {32, 64}) {
-    for (const auto& b : kManyTokens) add(bm, b);
+    for (auto b : kManyTokens) {
+      // 64 tokens with one k-warp: its 64 accumulators, and an fp32 C's
+      // second level of the sum (decode16.cuh), leave registers for one
+      // block of 32 k ahead, not two (ptxas spilled with two).
+      if (bm == kDecodeMaxM && b[2] == 1) b[3] = 1;
+      add(bm, b);
+    }
   }
 }
 

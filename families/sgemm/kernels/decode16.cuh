@@ -82,6 +82,34 @@ __device__ __forceinline__ uint4 Load8(const unsigned short* row, int k, int len
   return v;
 }
 
+enum OwnSum { kZero, kAddAndClear, kAdd, kStore };
+
+// This thread's elements of a warp's partial sums `part` ([token][row of
+// B], BN rows), as its accumulators hold them: c0, c1 of an mma are row g of
+// its m16 tile and tokens 2t and 2t + 1; c2, c3 row g + 8. kZero zeroes
+// them, kStore writes the accumulators, kAdd adds them, kAddAndClear adds
+// them and zeroes the accumulators.
+template <int OP, int BN, int WN, int WR, int MT>
+__device__ __forceinline__ void OwnSums(float* part, float (&acc)[WR][MT][4], int wn, int g,
+                                        int t) {
+#pragma unroll
+  for (int r = 0; r < WR; ++r) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int token = 8 * i + 2 * t + (e & 1);
+        const int row = wn * WN + 16 * r + g + 8 * (e >> 1);
+        float& p = part[token * BN + row];
+        if constexpr (OP == kZero) p = 0.0f;
+        if constexpr (OP == kStore) p = acc[r][i][e];
+        if constexpr (OP == kAdd || OP == kAddAndClear) p += acc[r][i][e];
+        if constexpr (OP == kAddAndClear) acc[r][i][e] = 0.0f;
+      }
+    }
+  }
+}
+
 template <int DTYPE, int BM, int BN, int WN, int KWARPS, int KBLOCKS, int SPLITK, int LAYOUT,
           int EPILOGUE>
 __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
@@ -140,26 +168,27 @@ __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
     arow[i] = A + (aok[i] ? (kARows ? static_cast<long long>(m) * K : m) : 0);
   }
 
-  // Where one warp alone sums all of K (one k-warp, no split-K) into an fp32
-  // C, the two k16 steps of each block of 32 go to two chains of
-  // accumulators that meet at the end: each chain adds half the products,
-  // which keeps the rounding error of the sum within the bound of the fp64
-  // check (twice cuBLAS's) at K of 4096 and more, where one chain did not.
-  // A 16-bit C rounds far coarser than the chain, and split sums already
-  // run in parallel chains, so they keep one.
-  constexpr int CHAINS = DTYPE >= 4 && KWARPS == 1 && SPLITK == 1 ? 2 : 1;
-  float acc[CHAINS][WR][MT][4];
+  float acc[WR][MT][4];
 #pragma unroll
-  for (int c = 0; c < CHAINS; ++c) {
+  for (int r = 0; r < WR; ++r) {
 #pragma unroll
-    for (int r = 0; r < WR; ++r) {
+    for (int i = 0; i < MT; ++i) {
 #pragma unroll
-      for (int i = 0; i < MT; ++i) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[c][r][i][e] = 0.0f;
-      }
+      for (int e = 0; e < 4; ++e) acc[r][i][e] = 0.0f;
     }
   }
+
+  // Where one warp alone sums all of K (one k-warp, no split-K) into an fp32
+  // C, its accumulators are added into its own elements of the shared
+  // partial sums every 512 k and start again from zero: a sum in two levels,
+  // whose rounding error stays within the bound of the fp64 check (twice
+  // cuBLAS's) at K of 4096 and more, where one chain of K / 16 mmas did not.
+  // Shared memory holds the first level, so no register is added. A 16-bit
+  // C rounds far coarser than the chain, and split sums already run in
+  // parallel chains.
+  constexpr bool kTwoLevel = DTYPE >= 4 && KWARPS == 1 && SPLITK == 1;
+  float* part = red + wk * TILE;
+  if constexpr (kTwoLevel) OwnSums<kZero, BN, WN>(part, acc, wn, g, t);
 
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
   for (int k0 = kbeg; k0 < kend; k0 += 32 * KBLOCKS) {
@@ -189,29 +218,19 @@ __device__ __forceinline__ void Decode(int M, int N, int K, float alpha,
                                  Word(bv[q][r][0], 2 * s + 1), Word(bv[q][r][1], 2 * s + 1)};
 #pragma unroll
           for (int i = 0; i < MT; ++i) {
-            mma16_detail::Mma<kIn>(acc[s % CHAINS][r][i], a, Word(av[q][i], 2 * s),
-                                   Word(av[q][i], 2 * s + 1));
+            mma16_detail::Mma<kIn>(acc[r][i], a, Word(av[q][i], 2 * s), Word(av[q][i], 2 * s + 1));
           }
         }
       }
     }
-  }
-
-  // c0, c1: row g of the m16 tile, tokens 2t and 2t + 1; c2, c3: row g + 8.
-  float* part = red + wk * TILE;
-#pragma unroll
-  for (int r = 0; r < WR; ++r) {
-#pragma unroll
-    for (int i = 0; i < MT; ++i) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int token = 8 * i + 2 * t + (e & 1);
-        const int row = wn * WN + 16 * r + g + 8 * (e >> 1);
-        part[token * BN + row] = CHAINS == 2 ? acc[0][r][i][e] + acc[CHAINS - 1][r][i][e]
-                                             : acc[0][r][i][e];
+    if constexpr (kTwoLevel) {
+      if ((k0 - kbeg + 32 * KBLOCKS) % 512 == 0) {
+        OwnSums<kAddAndClear, BN, WN>(part, acc, wn, g, t);
       }
     }
   }
+
+  OwnSums<kTwoLevel ? kAdd : kStore, BN, WN>(part, acc, wn, g, t);
   __syncthreads();
   if constexpr (KWARPS > 1) {  // each thread adds the k-warps' sums of its own elements
     for (int idx = tid; idx < TILE; idx += THREADS) {
