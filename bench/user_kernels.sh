@@ -49,6 +49,10 @@ with tuned.Client() as c:
     print(f"python: {name} {dims}: job {job.id} {tuned.v1.tuner_pb2.JobState.Name(job.state)}, "
           f"best {best.measurement.config.name} {best.measurement.median_ms:.4f} ms ({best.serving_reason})")
 PY
+  if [[ $? -ne 0 ]]; then  # no Python client there (PYSITE): tuned with tunectl instead, and said so
+    echo "# python: the sweep of $name ${first//,/x} failed; tuned with tunectl" | tee -a "$log"
+    tunectl sweep --family "$name" ${first//,/ } --wait >> "$log" 2>&1
+  fi
   for p in $rest; do
     tunectl sweep --family "$name" ${p//,/ } --wait >> "$log" 2>&1
   done
