@@ -1,11 +1,12 @@
-// A kernel spec's served kernel, checked and timed as a client runs it
-// (issue 36): for each problem, GetBest from the daemon, the kernel loaded
+// A kernel spec's served kernel, checked and timed as a client runs it:
+// for each problem, GetBest from the daemon, the kernel loaded
 // with the client library (TunedKernel::Load) and launched on fresh buffers
 // (TunedKernel::Launch), its outputs checked against the spec's reference
 // (the worker's SpecProblem, a fresh seed), then timed interleaved with the
 // default config compiled here (or, with --against, with the kernel another
 // daemon serves for the same problem), both launched by TunedKernel::Launch
-// on the same buffers, L2 flushed before each run, median of --rounds.
+// on the same buffers, L2 flushed before each run (outputs with reset =
+// "every_run" back to their fill before it), median of --rounds.
 //
 //   spec_bench --spec examples/kernels/softmax/spec.toml --problem 4096,1024 --problem 65536,100
 //   spec_bench --family transpose --problems transpose_shapes.txt --against unix:/old.sock
@@ -179,7 +180,8 @@ int main(int argc, char** argv) {
     if (!yard_kernel.ok()) return std::fprintf(stderr, "%s\n", yard_kernel.status().ToString().c_str()), 1;
     auto yardstick = [&](cudaStream_t st) { return yard_kernel->Launch(buffers, st); };
     auto flush = [&](cudaStream_t st) { return flusher->Flush(st); };
-    auto samples = tuned::TimeInterleavedSamplesMs({served, yardstick}, flush, rounds, stream);
+    auto reset = [&](cudaStream_t st) { return p.BeforeTimedRun(st); };
+    auto samples = tuned::TimeInterleavedSamplesMs({served, yardstick}, flush, rounds, stream, nullptr, reset);
     if (!samples.ok()) {
       std::printf("%s %s: timing: %s\n", spec.name().c_str(), tuned::Family::ShapeString(shape).c_str(),
                   samples.status().ToString().c_str());

@@ -135,16 +135,33 @@ int Sweep(Context& ctx, const v1::Problem& problem, bool wait, const std::string
   });
   if (tty) std::cout << "\n";
   if (!end.ok()) return Fail(end.status());
-  if (end->state() != v1::JOB_DONE) {
+  // A kernel, or the baseline where no config passed verification; the job
+  // where it did not end or has neither.
+  int status = 0;
+  if (end->state() == v1::JOB_DONE && (end->has_best() || end->baseline_ms() > 0)) {
+    status = Best(ctx, problem, false);
+  } else {
     if (ctx.json) PrintJson(*end);
     else PrintJob(*end);
-    return 1;
+    status = end->state() == v1::JOB_DONE ? 0 : 1;
   }
-  // A kernel, or the baseline where no config passed verification.
-  if (end->has_best() || end->baseline_ms() > 0) return Best(ctx, problem, false);
-  if (ctx.json) PrintJson(*end);
-  else PrintJob(*end);
-  return 0;
+  if (end->failed() == 0) return status;
+  // The job's failed configs, each with the line that says why.
+  if (!ctx.json) {
+    auto ms = ctx.client.ListMeasurements(end->problem());
+    if (!ms.ok()) return Fail(ms.status());
+    std::cout << absl::StrFormat("\n%d of %d configs failed%s:\n", end->failed(),
+                                 end->done() + end->failed(),
+                                 end->done() == 0 ? ", none succeeded" : "");
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& m : *ms) {
+      if (m.job_id() == end->id() && !WhyFailed(m).empty()) {
+        rows.push_back({"  " + m.config().name(), StatusName(m.status()), WhyFailed(m)});
+      }
+    }
+    PrintTable(rows);
+  }
+  return end->done() == 0 ? 1 : status;
 }
 
 int Results(Context& ctx, const v1::Problem& problem, int top) {
@@ -159,12 +176,13 @@ int Results(Context& ctx, const v1::Problem& problem, int top) {
   std::vector<std::vector<std::string>> rows = {
       {"#", "config", "status", "ms", "metric",
        problem.math() == v1::MATH_IEEE_FP32 ? "error" : "error vs fp64", "regs",
-       "sm clock"}};
+       "sm clock", "why"}};
   int rank = 0;
   for (const auto& m : *ms) {
     rows.push_back({absl::StrCat(++rank), m.config().name(), StatusName(m.status()), Ms(m.median_ms()),
                     m.metric() > 0 ? Metric(m.metric()) + " " + m.metric_unit() : "-",
-                    absl::StrFormat("%.1e", m.error()), absl::StrCat(m.registers()), Clock(m)});
+                    Verified(m) ? absl::StrFormat("%.1e", m.error()) : "not verified",
+                    absl::StrCat(m.registers()), Clock(m), WhyFailed(m)});
   }
   PrintTable(rows);
   return 0;

@@ -7,9 +7,11 @@
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -35,6 +37,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
     for (size_t i = 0; i < r.size(); ++i) {
       line += i + 1 < r.size() ? absl::StrFormat("%-*s  ", width[i], r[i]) : r[i];
     }
+    absl::StripTrailingAsciiWhitespace(&line);  // an empty last cell pads nothing
     std::cout << line << "\n";
   }
 }
@@ -121,6 +124,27 @@ std::string SearchString(const Job& j) {
   if (j.budget_configs() > 0) budget.push_back(absl::StrCat(j.budget_configs(), " configs"));
   if (!budget.empty()) absl::StrAppend(&s, ", budget ", absl::StrJoin(budget, ", "));
   return s;
+}
+
+bool Verified(const tuned::v1::Measurement& m) {
+  return m.status() == tuned::v1::MEASUREMENT_OK || m.status() == tuned::v1::MEASUREMENT_WRONG_ANSWER;
+}
+
+std::string WhyFailed(const tuned::v1::Measurement& m) {
+  if (m.status() == tuned::v1::MEASUREMENT_OK || m.status() == tuned::v1::MEASUREMENT_COMPILED) return "";
+  std::string first;
+  for (absl::string_view line : absl::StrSplit(m.message(), '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    if (first.empty()) first = std::string(line);
+    if (absl::StrContains(line, "error:")) {
+      first = std::string(line);
+      break;
+    }
+  }
+  constexpr size_t kMax = 200;
+  if (first.size() > kMax) first = first.substr(0, kMax - 3) + "...";
+  return first;
 }
 
 void PrintJob(const Job& j) {
@@ -260,10 +284,12 @@ void PrintFamily(const tuned::v1::FamilyInfo& f) {
       const auto& b = a.buffer();
       std::string fill = absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(b.fill()), "SPEC_FILL_"));
       if (b.fill() == tuned::v1::SPEC_FILL_CONSTANT) fill = absl::StrCat("constant ", b.fill_value());
+      if (b.fill_parameters_size() > 0) absl::StrAppend(&fill, " [", absl::StrJoin(b.fill_parameters(), ", "), "]");
       lines.push_back(absl::StrCat(
           a.name(), ": ", TypeName(b.type()), "[", b.size(), "] ",
           absl::AsciiStrToLower(absl::StripPrefix(tuned::EnumName(b.role()), "SPEC_ROLE_")),
-          b.fill() == tuned::v1::SPEC_FILL_UNSPECIFIED ? "" : ", fill " + fill));
+          b.fill() == tuned::v1::SPEC_FILL_UNSPECIFIED ? "" : ", fill " + fill,
+          b.reset() == tuned::v1::SPEC_RESET_EVERY_RUN ? ", reset every run" : ""));
     } else {
       lines.push_back(absl::StrCat(a.name(), ": ", TypeName(a.scalar().type()), " = ", a.scalar().value()));
     }

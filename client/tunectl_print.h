@@ -53,6 +53,16 @@ std::string MeasuredBy(const v1::Job& j);
 // "model, budget 10s" / "exhaustive".
 std::string SearchString(const v1::Job& j);
 
+// Whether a measurement's output was checked against the reference (OK or
+// WRONG_ANSWER): its error means something.
+bool Verified(const v1::Measurement& m);
+
+// Why a measurement failed, in one line of at most 200 characters: the first
+// line of its message that names an error ("kernel.cu(12): error: ...", from
+// NVRTC's log), else the message's first line that is not empty; "" for a
+// measurement that did not fail (OK, or compiled in compile-only mode).
+std::string WhyFailed(const v1::Measurement& m);
+
 // A job's fields, one per line, as `tunectl job` shows them.
 void PrintJob(const v1::Job& j);
 

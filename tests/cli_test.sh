@@ -209,6 +209,38 @@ check spec-sweep 0 '^job 1 queued: matmul_tiled@[0-9a-f]{12} 64x64x64, 6 configs
   "${S[@]}" sweep --family matmul_tiled 64 64 64
 check spec-results 0 'compiled' -- sh -c "sleep 2; '$T' --gpu 5 results --family matmul_tiled 64 64 64"
 check spec-rank 1 '' -- "${S[@]}" sweep --family matmul_tiled 64 64
+# A config that does not compile: the sweep says how many failed and why, the
+# results' table gives each failure's error line, and a config never run is
+# "not verified". Where none succeeds (n even: TILE = 3 only), exit 1.
+cat > "$dir/fails.toml" <<'EOF'
+name = "fails"
+source = """
+__global__ void fill(float* y, int n) {
+  static_assert(TILE != 3, "TILE 3 is not supported");
+  const int i = blockIdx.x * TILE + threadIdx.x;
+  if (i < n) y[i] = 1.0f;
+}
+__global__ void fill_ref(float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 1.0f;
+}
+"""
+kernel = "fill"
+dims = ["n"]
+restrictions = ["n % 2 == 1 || TILE == 3"]
+params = [{ name = "TILE", values = [1, 3] }]
+arguments = [{ name = "y", type = "f32", size = "n", role = "out" }, { name = "n", type = "i32", value = "n" }]
+launch = { block = ["TILE"], grid = ["ceil_div(n, TILE)"] }
+verification = { reference = "fill_ref", rtol = 0, atol = 0, launch = { block = [32], grid = ["ceil_div(n, 32)"] } }
+EOF
+check spec-fails-add 0 'fails version' -- "${S[@]}" family add "$dir/fails.toml"
+check spec-fails-sweep 0 '^1 of 2 configs failed:$' -- "${S[@]}" sweep --family fails 63 --wait
+check spec-fails-sweep-why 0 '^  fails_TILE3 +compile_error +kernel.cu\([0-9]+\): error: static assertion failed with "TILE 3 is not supported"' -- \
+  "${S[@]}" sweep --family fails 65 --wait
+check spec-fails-results 0 '^[0-9]+ +fails_TILE3 +compile_error +- +- +not verified +.* error: static assertion failed' -- \
+  "${S[@]}" results --family fails 63
+check spec-fails-results-compiled 0 '^[0-9]+ +fails_TILE1 +compiled +- +- +not verified ' -- "${S[@]}" results --family fails 63
+check spec-fails-none 1 '^1 of 1 configs failed, none succeeded:$' -- "${S[@]}" sweep --family fails 64 --wait
 # Which daemons run users' code, and what confines their workers.
 check daemons-user-kernels 0 ' live +yes +(Landlock ABI [0-9]+|none \(.*\))$' -- "${S[@]}" daemons
 check daemons-no-user-kernels 0 ' live +no +(Landlock ABI [0-9]+|none \(.*\))$' -- "$T" daemons

@@ -100,6 +100,7 @@ TEST_F(GpuTest, EveryConfigOfTheExampleSpecsIsCorrect) {
       {"reduction", {{1000003}, {4096}, {1}}},
       {"stencil", {{1000, 333}, {64, 64}}},
       {"softmax", {{333, 1000}, {4, 4096}, {1000, 40}}},
+      {"histogram", {{1000003}, {4096}, {1}}},
   };
   for (const auto& [name, shapes] : examples) {
     auto spec = spec::LoadSpecFile(dir + "/" + name + "/spec.toml");
@@ -127,6 +128,62 @@ TEST_F(GpuTest, EveryConfigOfTheExampleSpecsIsCorrect) {
       std::cout << name << " " << Family::ShapeString(shape) << ": " << ok << "/" << runs
                 << " configs correct\n";
     }
+  }
+}
+
+// The histogram of examples/kernels/ adds into its counts: with reset =
+// "every_run" (the spec's), three runs each preceded by the problem's
+// BeforeTimedRun count as one and match the reference; with the default
+// reset (before verification only), the counts of three runs are three
+// times the reference's and fail the exact check. The worker times it
+// (resets before every timed run) and verifies it again.
+TEST_F(GpuTest, AnAccumulatingOutputIsResetBeforeEveryTimedRunWhereTheSpecSaysSo) {
+  const char* env = std::getenv("TUNED_EXAMPLES_DIR");
+  const std::string dir = env != nullptr ? env : "examples/kernels";
+  auto spec = spec::LoadSpecFile(dir + "/histogram/spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->arguments(1).name(), "counts");
+  ASSERT_EQ(spec->arguments(1).buffer().reset(), v1::SPEC_RESET_EVERY_RUN);
+  const Shape shape = {100003};
+  for (const v1::SpecReset reset : {v1::SPEC_RESET_EVERY_RUN, v1::SPEC_RESET_VERIFICATION}) {
+    SCOPED_TRACE(v1::SpecReset_Name(reset));
+    v1::KernelSpec s = *spec;
+    s.mutable_arguments(1)->mutable_buffer()->set_reset(reset);
+    auto family = SpecFamily::Create(s);
+    ASSERT_TRUE(family.ok()) << family.status();
+    const Family& f = **family;
+    const Config def = f.DefaultConfig();
+    const KernelSource src = f.Source(def);
+    const std::string arch = absl::StrCat("sm_", worker_->device().cc_major(), worker_->device().cc_minor());
+    auto compiled = Compile(SourceText(src), src.name_expression, src.options, arch);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    auto problem = MakeSpecProblem(s, shape, 7, worker_->device());
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    auto kernel = LoadedKernel::Load(compiled->cubin, compiled->entry);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    DeviceProblem& p = **problem;
+    ASSERT_TRUE(p.PoisonOutput(nullptr).ok());
+    for (int run = 0; run < 3; ++run) {
+      ASSERT_TRUE(p.BeforeTimedRun(nullptr).ok());
+      ASSERT_TRUE(kernel->Launch(f.Geometry(def, shape, worker_->device()), p.KernelArgs().data(), nullptr).ok());
+    }
+    auto error = p.CheckOutput(nullptr);
+    ASSERT_TRUE(error.ok()) << error.status();
+    if (reset == v1::SPEC_RESET_EVERY_RUN) {
+      EXPECT_EQ(*error, 0);
+    } else {
+      EXPECT_FALSE(*error <= p.Tolerance()) << *error;  // counts of three runs
+    }
+
+    // Through the worker: verified, timed, and verified again after the timing.
+    ASSERT_TRUE(Prepare(f, shape).ok());
+    const v1::LaunchGeometry g = f.Geometry(def, shape, worker_->device());
+    auto timed = worker_->MeasureCompiled(*compiled, g, 0, /*time=*/true);
+    ASSERT_EQ(timed.status(), v1::MEASUREMENT_OK) << timed.message();
+    EXPECT_GT(timed.median_ms(), 0);
+    EXPECT_GE(timed.repetitions(), 1);
+    auto again = worker_->MeasureCompiled(*compiled, g, 0, /*time=*/false);
+    EXPECT_EQ(again.status(), v1::MEASUREMENT_OK) << again.message();
   }
 }
 

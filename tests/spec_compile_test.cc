@@ -1,7 +1,10 @@
 // The specs of examples/kernels/ compile with NVRTC (no GPU needed): the
 // default config of each, and its reference kernel or reference config,
-// with the name expression and defines that EvaluateLaunch gives.
+// with the name expression and defines that EvaluateLaunch gives; and the
+// figures of a module that holds a reference beside the kernel.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "families/spec/spec.h"
 #include "server/worker/compiler.h"
@@ -10,7 +13,7 @@ namespace tuned::spec {
 namespace {
 
 TEST(SpecCompile, ExamplesCompile) {
-  for (const char* dir : {"matmul", "reduction", "stencil", "softmax"}) {
+  for (const char* dir : {"matmul", "reduction", "stencil", "softmax", "histogram"}) {
     SCOPED_TRACE(dir);
     auto spec = LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/" + dir + "/spec.toml");
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -31,6 +34,56 @@ TEST(SpecCompile, ExamplesCompile) {
         ASSERT_TRUE(r.ok()) << spec->verification().reference_kernel() << ": " << r.status();
       }
     }
+  }
+}
+
+// A spec's module holds its reference kernel beside the tuned one: the
+// registers, spills and shared memory are the compiled kernel's own, from its
+// own entry of the ptxas log, in either order of the two in the source. A
+// spilling reference leaves a clean kernel accepted; a spilling kernel is
+// rejected beside a clean reference.
+TEST(SpecCompile, RegistersSpillsAndSharedMemoryAreTheCompiledKernelsOwn) {
+  // 64 live accumulators under a 32-register cap (2 blocks of 1024 threads
+  // an SM): ptxas spills (as in compile_test's RejectsAKernelThatSpills).
+  constexpr char kSpilling[] = R"(
+__global__ void __launch_bounds__(1024, 2) spilling(const float* x, float* y) {
+  float acc[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = x[i * blockDim.x + threadIdx.x];
+  for (int t = 0; t < 100; ++t) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = acc[i] * acc[(i + t) % 64] + 1.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < 64; ++i) y[i * blockDim.x + threadIdx.x] = acc[i];
+}
+)";
+  // Few registers and 4 KiB of shared memory.
+  constexpr char kClean[] = R"(
+__global__ void clean(const float* x, float* y) {
+  __shared__ float s[1024];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  y[threadIdx.x] = s[1023 - threadIdx.x];
+}
+)";
+  for (const std::string& source : {std::string(kSpilling) + kClean, std::string(kClean) + kSpilling}) {
+    SCOPED_TRACE(source.substr(0, 40));
+    auto clean = Compile(source, "clean", {}, "sm_90");
+    ASSERT_TRUE(clean.ok()) << clean.status();
+    EXPECT_EQ(clean->spill_bytes, 0) << clean->log;
+    EXPECT_EQ(clean->static_smem_bytes, 4096) << clean->log;
+    EXPECT_GT(clean->registers, 0) << clean->log;
+    EXPECT_LT(clean->registers, 32) << clean->log;
+    EXPECT_TRUE(CheckNoSpills(*clean).ok()) << clean->log;
+    EXPECT_EQ(clean->log.find("attempt "), std::string::npos) << clean->log;  // compiled once
+
+    auto spilling = Compile(source, "spilling", {}, "sm_90");
+    ASSERT_TRUE(spilling.ok()) << spilling.status();
+    EXPECT_GT(spilling->spill_bytes, 0) << spilling->log;
+    EXPECT_LE(spilling->registers, 32) << spilling->log;
+    EXPECT_EQ(spilling->static_smem_bytes, 0) << spilling->log;
+    EXPECT_EQ(CheckNoSpills(*spilling).code(), absl::StatusCode::kFailedPrecondition);
   }
 }
 

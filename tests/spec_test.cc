@@ -11,7 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
+#include <set>
 #include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "families/spec/expr.h"
 #include "families/spec/spec.h"
@@ -562,6 +566,151 @@ TEST(Validate, BadFilesOnDisk) {
   std::filesystem::remove_all(dir);
 }
 
+// A buffer argument of `type` and `role` with the TOML of its `fill` and
+// `reset` keys ("" leaves a key out), parsed into the scale spec (kToml) in
+// place of its first argument, `x` (the output `y` stays).
+absl::StatusOr<KernelSpec> WithBuffer(const std::string& type, const std::string& role,
+                                      const std::string& fill, const std::string& reset = "") {
+  std::string toml = kToml;
+  const std::string x = R"({ name = "x", type = "f32", size = "n", role = "in", fill = "uniform" })";
+  toml.replace(toml.find(x), x.size(),
+               absl::StrCat(R"({ name = "x", type = ")", type, R"(", size = "n", role = ")", role, "\"",
+                            fill.empty() ? "" : ", fill = " + fill, reset.empty() ? "" : ", reset = " + reset, " }"));
+  return ParseSpecToml(toml);
+}
+
+// `count` draws of `buffer`'s fill from one generator.
+std::vector<double> Draws(const v1::SpecBuffer& buffer, int count) {
+  std::mt19937_64 rng(7);
+  FillSampler sampler(ResolveFill(buffer));
+  std::vector<double> out;
+  for (int i = 0; i < count; ++i) out.push_back(sampler.Next(rng));
+  return out;
+}
+
+// Integer fills cover the type's range by default (u8: every byte value)
+// and take a range of their own; floats keep [-1, 1); an `out` buffer
+// without a fill is zeros, an `inout` one uniform.
+TEST(Fill, DefaultsAndRangesOfEachType) {
+  auto u8 = WithBuffer("u8", "inout", "");
+  ASSERT_TRUE(u8.ok()) << u8.status();
+  const v1::SpecBuffer& b = u8->arguments(0).buffer();
+  EXPECT_EQ(ResolveFill(b).fill, v1::SPEC_FILL_UNIFORM);
+  std::vector<double> d = Draws(b, 20000);
+  std::set<double> seen(d.begin(), d.end());
+  EXPECT_EQ(seen.size(), 256u);  // every byte value, and no other
+  EXPECT_EQ(*seen.begin(), 0);
+  EXPECT_EQ(*seen.rbegin(), 255);
+  for (double v : seen) EXPECT_EQ(v, std::floor(v));
+
+  auto range = WithBuffer("u8", "in", "{ uniform = [10, 12] }");
+  ASSERT_TRUE(range.ok()) << range.status();
+  ASSERT_TRUE(ValidateSpec(*range).ok()) << ValidateSpec(*range);
+  d = Draws(range->arguments(0).buffer(), 1000);
+  EXPECT_EQ(std::set<double>(d.begin(), d.end()), (std::set<double>{10, 11, 12}));
+
+  auto i32 = WithBuffer("i32", "in", "\"uniform\"");
+  ASSERT_TRUE(i32.ok()) << i32.status();
+  const FillRule r32 = ResolveFill(i32->arguments(0).buffer());
+  EXPECT_EQ(r32.a, -32768);
+  EXPECT_EQ(r32.b, 32767);
+  d = Draws(i32->arguments(0).buffer(), 20000);
+  EXPECT_LT(*std::min_element(d.begin(), d.end()), -30000);
+  EXPECT_GT(*std::max_element(d.begin(), d.end()), 30000);
+  auto i64 = WithBuffer("i64", "in", "\"uniform\"");
+  ASSERT_TRUE(i64.ok());
+  EXPECT_EQ(ResolveFill(i64->arguments(0).buffer()).b, 2147483647.0);
+
+  auto normal = WithBuffer("u8", "in", "\"normal\"");
+  ASSERT_TRUE(normal.ok());
+  d = Draws(normal->arguments(0).buffer(), 20000);
+  EXPECT_GE(*std::min_element(d.begin(), d.end()), 0);
+  EXPECT_LE(*std::max_element(d.begin(), d.end()), 255);
+  double mean = 0;
+  for (double v : d) mean += v / d.size();
+  EXPECT_NEAR(mean, 128, 2);
+  auto wide = WithBuffer("u8", "in", "{ normal = [0, 1000] }");  // clamped to 0..255
+  ASSERT_TRUE(wide.ok());
+  d = Draws(wide->arguments(0).buffer(), 1000);
+  EXPECT_EQ(*std::min_element(d.begin(), d.end()), 0);
+  EXPECT_EQ(*std::max_element(d.begin(), d.end()), 255);
+
+  auto f32 = WithBuffer("f32", "in", "");
+  ASSERT_TRUE(f32.ok());
+  d = Draws(f32->arguments(0).buffer(), 1000);
+  EXPECT_GE(*std::min_element(d.begin(), d.end()), -1);
+  EXPECT_LT(*std::max_element(d.begin(), d.end()), 1);
+  EXPECT_NE(d[0], std::floor(d[0]));
+  auto f32_range = WithBuffer("f32", "in", "{ uniform = [2.5, 3] }");
+  ASSERT_TRUE(f32_range.ok());
+  d = Draws(f32_range->arguments(0).buffer(), 1000);
+  EXPECT_GE(*std::min_element(d.begin(), d.end()), 2.5);
+  EXPECT_LT(*std::max_element(d.begin(), d.end()), 3);
+
+  auto out = WithBuffer("f32", "out", "");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(ResolveFill(out->arguments(0).buffer()).fill, v1::SPEC_FILL_ZEROS);
+  d = Draws(out->arguments(0).buffer(), 10);
+  EXPECT_EQ(std::set<double>(d.begin(), d.end()), std::set<double>{0});
+
+  // The JSON form of a range.
+  auto json = ParseSpecJson(R"({"arguments": [{"name": "x", "type": "u8", "size": "n", "role": "in",
+                                                 "fill": {"uniform": [0, 255]}}]})");
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(json->arguments(0).buffer().fill_parameters_size(), 2);
+}
+
+TEST(Fill, BadFillsAndResetsAreRefusedNamingTheField) {
+  struct Bad {
+    std::string type, role, fill, reset;
+    std::vector<std::string> parts;
+  };
+  for (const Bad& c : std::vector<Bad>{
+           {"u8", "in", "{ uniform = [0, 256] }", "", {"arguments[0].fill", "256", "0 to 255"}},
+           {"u8", "in", "{ uniform = [-1, 3] }", "", {"arguments[0].fill", "-1"}},
+           {"i32", "in", "{ uniform = [1.5, 3] }", "", {"arguments[0].fill", "1.5", "not an integer"}},
+           {"i32", "in", "{ uniform = [3, 1] }", "", {"arguments[0].fill", "low is over high"}},
+           {"f32", "in", "{ uniform = [1, 1] }", "", {"arguments[0].fill", "low is not under high"}},
+           {"f32", "in", "{ normal = [0, -1] }", "", {"arguments[0].fill", "deviation -1 is negative"}},
+           {"f32", "in", "{ uniform = [0] }", "", {"arguments[0].fill.uniform", "[low, high]"}},
+           {"f32", "in", "{ poisson = [1, 2] }", "", {"arguments[0].fill", "uniform = [low, high]"}},
+           {"f32", "in", "\"uniform\"", "\"every_run\"", {"arguments[0].reset", "only outputs"}},
+           {"f32", "out", "\"zeros\"", "\"always\"", {"arguments[0].reset", "every_run"}},
+       }) {
+    SCOPED_TRACE(c.fill + " " + c.reset);
+    auto s = WithBuffer(c.type, c.role, c.fill, c.reset);
+    ExpectInvalid(s.ok() ? ValidateSpec(*s) : s.status(), c.parts);
+  }
+}
+
+// When an output goes back to its fill: before each verification only by
+// default; before every timed run too with reset = "every_run" (the
+// histogram's accumulating counts). What the worker's SpecProblem resets.
+TEST(Reset, AnAccumulatingOutputIsResetBeforeEveryRunWhereItSaysSo) {
+  auto every = WithBuffer("i32", "inout", "\"zeros\"", "\"every_run\"");
+  ASSERT_TRUE(every.ok()) << every.status();
+  ASSERT_TRUE(ValidateSpec(*every).ok()) << ValidateSpec(*every);
+  EXPECT_EQ(every->arguments(0).buffer().reset(), v1::SPEC_RESET_EVERY_RUN);
+  EXPECT_TRUE(ResetsEveryRun(every->arguments(0).buffer()));
+  EXPECT_FALSE(ResetsEveryRun(every->arguments(1).buffer()));  // y: no reset key
+  auto verification = WithBuffer("i32", "inout", "\"zeros\"", "\"verification\"");
+  ASSERT_TRUE(verification.ok());
+  EXPECT_FALSE(ResetsEveryRun(verification->arguments(0).buffer()));
+  auto unset = WithBuffer("i32", "out", "\"zeros\"");
+  ASSERT_TRUE(unset.ok());
+  EXPECT_FALSE(ResetsEveryRun(unset->arguments(0).buffer()));
+
+  auto histogram = LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/histogram/spec.toml");
+  ASSERT_TRUE(histogram.ok()) << histogram.status();
+  ASSERT_EQ(histogram->arguments(1).name(), "counts");
+  EXPECT_TRUE(ResetsEveryRun(histogram->arguments(1).buffer()));
+  EXPECT_FALSE(ResetsEveryRun(histogram->arguments(0).buffer()));  // x, an input
+  EXPECT_EQ(ResolveFill(histogram->arguments(1).buffer()).fill, v1::SPEC_FILL_ZEROS);
+  auto reduction = LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/reduction/spec.toml");
+  ASSERT_TRUE(reduction.ok()) << reduction.status();
+  EXPECT_FALSE(ResetsEveryRun(reduction->arguments(1).buffer()));  // out: reset before verification
+}
+
 // examples/kernels/: each spec loads, validates, and enumerates.
 struct Example {
   std::string dir;
@@ -576,6 +725,7 @@ TEST(Examples, LoadValidateEnumerate) {
       {"reduction", 71, {{"n", 1000003}}, 25},
       {"stencil", 54, {{"w", 4096}, {"h", 4096}}, 54},
       {"softmax", 18, {{"rows", 4096}, {"cols", 30}}, 3},
+      {"histogram", 102, {{"n", 1000003}}, 102},
   };
   for (const Example& e : examples) {
     SCOPED_TRACE(e.dir);

@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-const char* const kExamples[] = {"matmul", "reduction", "stencil", "softmax"};
+const char* const kExamples[] = {"matmul", "reduction", "stencil", "softmax", "histogram"};
 
 v1::KernelSpec Example(const std::string& name) {
   auto spec = spec::LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/" + name + "/spec.toml");

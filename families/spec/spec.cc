@@ -190,7 +190,7 @@ absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
       if (a.buffer().type() == v1::SPEC_TYPE_UNSPECIFIED) return FieldError(path + ".type", "missing");
       if (a.buffer().role() == v1::SPEC_ROLE_UNSPECIFIED) return FieldError(path + ".role", "missing (in, out or inout)");
       has_output |= a.buffer().role() != v1::SPEC_ROLE_IN;
-      if (!std::isfinite(a.buffer().fill_value())) return FieldError(path + ".fill_value", "not finite");
+      TUNED_RETURN_IF_ERROR(CheckFill(a.buffer(), path));
     } else if (a.has_scalar()) {
       const v1::SpecType t = a.scalar().type();
       if (t == v1::SPEC_TYPE_UNSPECIFIED) return FieldError(path + ".type", "missing");

@@ -13,6 +13,10 @@
 //                                    # pass: "define" (default) or "template"
 //   arguments = [                    # in the kernel's order
 //     { name = "A", type = "f32", size = "m * k", role = "in", fill = "uniform" },
+//                                    # fill: a name, or { uniform = [low, high] } or
+//                                    # { normal = [mean, deviation] } (FillRule)
+//     { name = "C", type = "i32", size = "m * n", role = "inout", fill = "zeros",
+//       reset = "every_run" },       # outputs: "verification" (default) or "every_run"
 //     { name = "n", type = "i32", value = "n" },   # a scalar has `value`
 //   ]
 //   launch = { block = ["TILE", "TILE"], grid = ["n / TILE", "m / TILE"],
@@ -37,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -232,5 +237,48 @@ absl::Status CheckKernelParameters(const v1::KernelSpec& spec, std::string_view 
 /// The spec's element type names ("f32", ...) and their sizes in bytes.
 std::string_view TypeName(v1::SpecType type);
 int TypeBytes(v1::SpecType type);
+
+/// A buffer's fill with its defaults resolved (v1::SpecFill; the table of
+/// docs/kernel-specs.md "Fills"): what the worker writes into the buffer,
+/// from the job's seed, before the reference's run and each reset.
+struct FillRule {
+  v1::SpecFill fill = v1::SPEC_FILL_ZEROS;  // never SPEC_FILL_UNSPECIFIED
+  /// uniform: [a, b] (integers a to b; floats in [a, b)); normal: mean a,
+  /// deviation b; constant: a.
+  double a = 0, b = 0;
+  /// An integer type: draws are whole numbers, normal's clamped to [min, max].
+  bool integer = false;
+  double min = 0, max = 0;
+};
+/// `buffer`'s fill: unset is uniform for in and inout, zeros for out; unset
+/// fill_parameters are the fill's defaults for the buffer's type.
+FillRule ResolveFill(const v1::SpecBuffer& buffer);
+
+/// Checks a buffer's fill and reset (ValidateSpec): fill_parameters only for
+/// uniform and normal, two finite numbers; uniform's low under high
+/// (integer types: whole numbers within the type, low <= high); normal's
+/// deviation >= 0; fill_value finite; reset on outputs only.
+/// INVALID_ARGUMENT naming `path`'s field (e.g. "arguments[0].fill").
+absl::Status CheckFill(const v1::SpecBuffer& buffer, const std::string& path);
+
+/// Whether the output `buffer` goes back to its fill before every timed run
+/// (reset = "every_run"), outside the timing; otherwise only before the
+/// reference's run and each verification run (the default).
+bool ResetsEveryRun(const v1::SpecBuffer& buffer);
+
+/// Draws a buffer's elements as its FillRule says: one sampler per buffer,
+/// elements in order, from the job's generator.
+class FillSampler {
+ public:
+  explicit FillSampler(const FillRule& rule);
+  /// The next element, as a double (an integer type's: a whole number).
+  double Next(std::mt19937_64& rng);
+
+ private:
+  FillRule rule_;
+  std::uniform_real_distribution<double> uniform_;
+  std::normal_distribution<double> normal_;
+  std::uniform_int_distribution<int64_t> integers_;
+};
 
 }  // namespace tuned::spec

@@ -235,8 +235,32 @@ class Reader {
     return absl::OkStatus();
   }
 
+  // `fill`: a name ("uniform"), or a table of one distribution and its two
+  // parameters ({ uniform = [0, 255] }, { normal = [0, 2] }).
+  absl::Status Fill(const json& o, const std::string& path, v1::SpecBuffer* b, v1::SpecFill* out) {
+    using namespace v1;
+    const std::initializer_list<std::pair<std::string, SpecFill>> names = {
+        {"uniform", SPEC_FILL_UNIFORM}, {"normal", SPEC_FILL_NORMAL}, {"zeros", SPEC_FILL_ZEROS},
+        {"constant", SPEC_FILL_CONSTANT}};
+    auto it = o.find("fill");
+    if (it == o.end() || !it->is_object()) return Enum<SpecFill>(o, path, "fill", names, out);
+    const std::string p = Join(path, "fill");
+    if (it->size() != 1 || !(it->contains("uniform") || it->contains("normal"))) {
+      return FieldError(p, "expected a name, or a table of one key: uniform = [low, high] or normal = [mean, deviation]");
+    }
+    for (const auto& [key, range] : it->items()) {
+      if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number()) {
+        return FieldError(Join(p, key), key == "uniform" ? "expected [low, high]" : "expected [mean, deviation]");
+      }
+      *out = key == "uniform" ? SPEC_FILL_UNIFORM : SPEC_FILL_NORMAL;
+      b->add_fill_parameters(range[0].get<double>());
+      b->add_fill_parameters(range[1].get<double>());
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Argument(const json& o, const std::string& path, v1::SpecArgument* a) {
-    TUNED_RETURN_IF_ERROR(Keys(o, path, {"name", "type", "size", "role", "fill", "fill_value", "value"}));
+    TUNED_RETURN_IF_ERROR(Keys(o, path, {"name", "type", "size", "role", "fill", "fill_value", "reset", "value"}));
     TUNED_RETURN_IF_ERROR(Str(o, path, "name", a->mutable_name()));
     const bool has_size = o.contains("size"), has_value = o.contains("value");
     if (has_size == has_value) {
@@ -245,7 +269,7 @@ class Reader {
     v1::SpecType type = v1::SPEC_TYPE_UNSPECIFIED;
     TUNED_RETURN_IF_ERROR(Type(o, path, &type));
     if (has_value) {
-      for (const char* k : {"role", "fill", "fill_value"}) {
+      for (const char* k : {"role", "fill", "fill_value", "reset"}) {
         if (o.contains(k)) return FieldError(Join(path, k), "only buffers (with `size`) take it");
       }
       a->mutable_scalar()->set_type(type);
@@ -262,14 +286,16 @@ class Reader {
     }
     b->set_role(role);
     SpecFill fill = SPEC_FILL_UNSPECIFIED;
-    if (auto s = Enum<SpecFill>(o, path, "fill",
-                                {{"uniform", SPEC_FILL_UNIFORM}, {"normal", SPEC_FILL_NORMAL},
-                                 {"zeros", SPEC_FILL_ZEROS}, {"constant", SPEC_FILL_CONSTANT}},
-                                &fill);
+    TUNED_RETURN_IF_ERROR(Fill(o, path, b, &fill));
+    b->set_fill(fill);
+    SpecReset reset = SPEC_RESET_UNSPECIFIED;
+    if (auto s = Enum<SpecReset>(o, path, "reset",
+                                 {{"verification", SPEC_RESET_VERIFICATION}, {"every_run", SPEC_RESET_EVERY_RUN}},
+                                 &reset);
         !s.ok()) {
       return s;
     }
-    b->set_fill(fill);
+    b->set_reset(reset);
     double v = 0;
     TUNED_RETURN_IF_ERROR(Num(o, path, "fill_value", &v));
     if (o.contains("fill_value") && fill != SPEC_FILL_CONSTANT) {

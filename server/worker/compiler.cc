@@ -43,7 +43,8 @@ int ParseInt(std::string_view log, const std::regex& re, int fallback) {
 
 // One NVRTC run of `source` lowering every name expression: one result per
 // expression, each with the program's cubin, PTX and log, its own entry, and
-// the registers, spills and shared memory of its own part of the ptxas log.
+// the registers, spills and shared memory of its own entry's part of the
+// ptxas log (never another kernel's of the same module).
 absl::StatusOr<std::vector<CompiledKernel>> CompileOnce(
     std::string_view source, const std::vector<std::string>& name_expressions,
     const std::vector<std::string>& options, std::string_view arch) {
@@ -125,10 +126,15 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileOnce(
     TUNED_NVRTC(nvrtcGetLoweredName(prog.p, name_expressions[i].c_str(), &lowered));
     CompiledKernel& k = out[i];
     k.entry = lowered;
-    std::string_view part = log;  // one entry: the whole log
-    if (out.size() > 1) {
-      const size_t at = log.find(absl::StrCat(std::string(kEntryMark), k.entry, "'"));
-      part = at == std::string_view::npos ? std::string_view() : log.substr(at, log.find(kEntryMark, at + 1) - at);
+    // Its own entry's part of the log, whatever else the module holds (a
+    // spec's reference kernel, its other __global__ functions); the whole
+    // log only where ptxas names no entry at all.
+    std::string_view part;
+    if (const size_t at = log.find(absl::StrCat(std::string(kEntryMark), k.entry, "'"));
+        at != std::string_view::npos) {
+      part = log.substr(at, log.find(kEntryMark, at + 1) - at);
+    } else if (log.find(kEntryMark) == std::string_view::npos) {
+      part = log;
     }
     k.registers = ParseInt(part, kRegs, -1);
     k.spill_bytes = ParseInt(part, kSpill, 0);

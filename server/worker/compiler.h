@@ -18,7 +18,7 @@ struct CompiledKernel {
   std::string ptx;
   std::string entry;  // lowered (mangled) name of the instantiation
   std::string log;    // NVRTC + ptxas (-v) log
-  int registers = -1;        // per thread, parsed from the ptxas log
+  int registers = -1;        // per thread, from its own entry in the ptxas log
   int spill_bytes = 0;       // spill stores, from the ptxas log
   int static_smem_bytes = -1;
   double compile_ms = 0;

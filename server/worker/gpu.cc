@@ -169,7 +169,8 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream,
-    std::vector<std::vector<double>>* warm) {
+    std::vector<std::vector<double>>* warm,
+    const std::function<absl::Status(cudaStream_t)>& reset) {
   struct Events {
     cudaEvent_t start = nullptr, stop = nullptr;
     ~Events() {
@@ -191,8 +192,10 @@ absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
       for (size_t j = 0; j < runs.size(); ++j) {
         const size_t i = r % 2 == 0 ? j : runs.size() - 1 - j;  // reversed every other round
         Events& e = ev[pass * per_pass + static_cast<size_t>(r) * runs.size() + i];
+        if (pass == 0 && reset) TUNED_RETURN_IF_ERROR(reset(stream));
         if (pass == 0 && flush) TUNED_RETURN_IF_ERROR(flush(stream));
         if (pass == 1) TUNED_RETURN_IF_ERROR(runs[i](stream));  // untimed: warms the caches
+        if (pass == 1 && reset) TUNED_RETURN_IF_ERROR(reset(stream));
         TUNED_CUDA(cudaEventRecord(e.start, stream));
         TUNED_RETURN_IF_ERROR(runs[i](stream));
         TUNED_CUDA(cudaEventRecord(e.stop, stream));

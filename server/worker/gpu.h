@@ -77,11 +77,15 @@ absl::StatusOr<double> TimeMedianMs(const std::function<absl::Status(cudaStream_
 /// run j of one round form a pair. With `warm` (not null), each round then
 /// times every run again, in the same order, warm: no flush, the run once
 /// untimed just before its timed run (what it reads and its code are in the
-/// caches); (*warm)[i][r] is run i's warm time (ms) in round r.
+/// caches); (*warm)[i][r] is run i's warm time (ms) in round r. With
+/// `reset` (not null), before every timed run and outside its events: before
+/// the flush, and in warm rounds after the untimed run (DeviceProblem::
+/// BeforeTimedRun: an accumulating kernel's output back to its fill).
 absl::StatusOr<std::vector<std::vector<double>>> TimeInterleavedSamplesMs(
     const std::vector<std::function<absl::Status(cudaStream_t)>>& runs,
     const std::function<absl::Status(cudaStream_t)>& flush, int rounds, cudaStream_t stream,
-    std::vector<std::vector<double>>* warm = nullptr);
+    std::vector<std::vector<double>>* warm = nullptr,
+    const std::function<absl::Status(cudaStream_t)>& reset = nullptr);
 
 /// What a client's kernel finds before it runs: a cold L2 (a scratch buffer
 /// of twice its size written with cudaMemsetAsync) and cold instruction

@@ -96,7 +96,11 @@ absl::StatusOr<std::pair<double, int>> Worker::Time(
     if (clock_samples != nullptr) *clock_samples = sampler.Stop();
     return std::pair{ms, reps};
   };
-  auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
+  // Before each timed run, outside its timing: the problem's reset, then the flush.
+  auto flush = [this](cudaStream_t s) -> absl::Status {
+    TUNED_RETURN_IF_ERROR(problem_->BeforeTimedRun(s));
+    return flusher_->Flush(s);
+  };
   auto first = TimeMedianMs(run, flush, /*warmup=*/first_ms > 0 ? 0 : 1, /*reps=*/1, stream_);
   if (!first.ok()) return first.status();
   if (best_ms > 0 && *first > kLoserRatio * best_ms) return done(*first, 1);
@@ -328,6 +332,7 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
   // A problem within half the L2 is timed warm too, in the same rounds.
   const bool warm = JudgesWarm(problem_->OperandBytes(), device_.l2_cache_bytes());
   auto flush = [this](cudaStream_t s) { return flusher_->Flush(s); };
+  auto reset = [this](cudaStream_t s) { return problem_->BeforeTimedRun(s); };
   auto failed = [this](const absl::Status& s) {
     if (cudaDeviceSynchronize() != cudaSuccess) broken_ = true;
     return s;
@@ -362,14 +367,14 @@ absl::StatusOr<worker::RetimeResult> Worker::RetimeTogether(const worker::Retime
     bool low = false;
     unsigned mhz_now = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      if (auto warm = TimeInterleavedSamplesMs(runs, flush, kRetimeWarmupRounds, stream_);
+      if (auto warm = TimeInterleavedSamplesMs(runs, flush, kRetimeWarmupRounds, stream_, nullptr, reset);
           !warm.ok()) {
         return failed(warm.status());
       }
       ClockSampler sampler(clock_.get());
       sampler.Start();
       auto samples =
-          TimeInterleavedSamplesMs(runs, flush, rounds, stream_, warm ? &kept_warm : nullptr);
+          TimeInterleavedSamplesMs(runs, flush, rounds, stream_, warm ? &kept_warm : nullptr, reset);
       const std::vector<ClockSample> mhz = sampler.Stop();
       if (!samples.ok()) return failed(samples.status());
       kept = *std::move(samples);

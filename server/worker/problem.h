@@ -42,6 +42,14 @@ class DeviceProblem {
     (void)stream;
     return absl::OkStatus();
   }
+  /// Runs before every timed run, outside its timing and before the L2
+  /// flush: a kernel spec's outputs with reset = "every_run" go back to their
+  /// fill (an accumulating kernel is timed on the same output each run).
+  /// Nothing by default.
+  virtual absl::Status BeforeTimedRun(cudaStream_t stream) {
+    (void)stream;
+    return absl::OkStatus();
+  }
   /// Bytes of what a run reads and writes: the operands and the result
   /// (sgemm: A + B + C). 0 where not given: the judging then times with the
   /// L2 flushed only (core/serving.h JudgesWarm, Worker::RetimeTogether).

@@ -27,28 +27,14 @@
 namespace tuned {
 namespace {
 
-/// Host bytes of `count` elements of `type` drawn as `fill` says.
-std::vector<unsigned char> HostFill(v1::SpecType type, v1::SpecRole role, v1::SpecFill fill,
-                                    double constant, int64_t count, std::mt19937_64& rng) {
-  if (fill == v1::SPEC_FILL_UNSPECIFIED) {
-    fill = role == v1::SPEC_ROLE_OUT ? v1::SPEC_FILL_ZEROS : v1::SPEC_FILL_UNIFORM;
-  }
-  const bool integer = type == v1::SPEC_TYPE_I32 || type == v1::SPEC_TYPE_I64 || type == v1::SPEC_TYPE_U8;
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 15);
-  auto next = [&]() -> double {
-    switch (fill) {
-      case v1::SPEC_FILL_ZEROS: return 0;
-      case v1::SPEC_FILL_CONSTANT: return constant;
-      case v1::SPEC_FILL_NORMAL: return integer ? small(rng) : normal(rng);
-      default: return integer ? small(rng) : uniform(rng);
-    }
-  };
+/// Host bytes of `count` elements of `type` drawn as `rule` says.
+std::vector<unsigned char> HostFill(v1::SpecType type, const spec::FillRule& rule, int64_t count,
+                                    std::mt19937_64& rng) {
+  spec::FillSampler sampler(rule);
   const int size = spec::TypeBytes(type);
   std::vector<unsigned char> out(static_cast<size_t>(count) * size);
   for (int64_t i = 0; i < count; ++i) {
-    const double x = next();
+    const double x = sampler.Next(rng);
     unsigned char* at = out.data() + i * size;
     switch (type) {
       case v1::SPEC_TYPE_F32: { const float v = static_cast<float>(x); std::memcpy(at, &v, 4); break; }
@@ -127,10 +113,12 @@ class SpecProblem final : public DeviceProblem {
       auto buf = DeviceBuffer::Alloc(static_cast<size_t>(a.bytes));
       if (!buf.ok()) return buf.status();
       slot.buffer = *std::move(buf);
-      const auto host = HostFill(a.type, b.role(), b.fill(), b.fill_value(), a.elements, rng);
+      slot.reset_every_run = spec::ResetsEveryRun(b);
+      const auto host = HostFill(a.type, spec::ResolveFill(b), a.elements, rng);
       TUNED_CUDA(cudaMemcpy(slot.buffer.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
       if (b.role() != v1::SPEC_ROLE_IN) {
-        // Outputs start from their fill before every verification run.
+        // Outputs start from their fill before every verification run (and
+        // every timed run, with reset = "every_run").
         auto initial = DeviceBuffer::Alloc(static_cast<size_t>(a.bytes));
         if (!initial.ok()) return initial.status();
         slot.initial = *std::move(initial);
@@ -164,7 +152,7 @@ class SpecProblem final : public DeviceProblem {
       reference_geometry = LaunchGeometryOf(ref_launch->kernel);
       reference_name = absl::StrCat("reference config ", f.ConfigName(config));
     }
-    TUNED_RETURN_IF_ERROR(p->ResetOutputs(nullptr));
+    TUNED_RETURN_IF_ERROR(p->ResetOutputs(nullptr, /*every_run_only=*/false));
     TUNED_RETURN_IF_ERROR(reference.Launch(reference_geometry, p->args_.data(), nullptr));
     TUNED_CUDA(cudaDeviceSynchronize());
     for (Slot& slot : p->slots_) {
@@ -200,7 +188,15 @@ class SpecProblem final : public DeviceProblem {
   /// reference found them: a kernel that accumulates into its output (a
   /// reduction's atomics) starts from the same values, and an element a
   /// kernel skips keeps its random fill and fails the check.
-  absl::Status PoisonOutput(cudaStream_t stream) override { return ResetOutputs(stream); }
+  absl::Status PoisonOutput(cudaStream_t stream) override {
+    return ResetOutputs(stream, /*every_run_only=*/false);
+  }
+
+  /// The outputs with reset = "every_run" back to their fill, so that an
+  /// accumulating kernel is timed on the same output each run.
+  absl::Status BeforeTimedRun(cudaStream_t stream) override {
+    return ResetOutputs(stream, /*every_run_only=*/true);
+  }
 
   /// The largest |out - ref| / (atol + rtol * |ref|) over the output
   /// elements (an exact tolerance, atol = rtol = 0: 0 where equal, infinity
@@ -239,6 +235,7 @@ class SpecProblem final : public DeviceProblem {
     v1::SpecRole role = v1::SPEC_ROLE_UNSPECIFIED;
     int64_t elements = 0;
     DeviceBuffer buffer;
+    bool reset_every_run = false;        // outputs: restored before every timed run too
     DeviceBuffer initial;                // outputs: the fill, restored before each verification
     void* pointer = nullptr;             // buffer.get(), passed by address
     alignas(8) unsigned char scalar[8];  // a scalar's value
@@ -255,9 +252,12 @@ class SpecProblem final : public DeviceProblem {
     return LoadedKernel::Load(compiled->cubin, compiled->entry);
   }
 
-  absl::Status ResetOutputs(cudaStream_t stream) {
+  /// Copies each output's fill back (`every_run_only`: those with reset =
+  /// "every_run"), on `stream`.
+  absl::Status ResetOutputs(cudaStream_t stream, bool every_run_only) {
     for (Slot& slot : slots_) {
       if (!slot.is_buffer || slot.role == v1::SPEC_ROLE_IN) continue;
+      if (every_run_only && !slot.reset_every_run) continue;
       TUNED_CUDA(cudaMemcpyAsync(slot.buffer.get(), slot.initial.get(), slot.buffer.bytes(),
                                  cudaMemcpyDeviceToDevice, stream));
     }
