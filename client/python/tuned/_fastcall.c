@@ -615,7 +615,13 @@ static int api_launch(void* fn, void* ctx, const unsigned int dims[7], void** pa
   return launch_kernel(fn, ctx, &config, params, stream, zero_ptr, zero_count, what);
 }
 
-static const FastcallApi kApi = {api_plan_shape, api_run, api_launch};
+static int api_is_capturing(void* stream, int* capturing) {
+  *capturing = 0;
+  if (!libcuda) return -1;
+  return cuStreamIsCapturing_(stream, capturing);
+}
+
+static const FastcallApi kApi = {api_plan_shape, api_run, api_launch, api_is_capturing};
 
 static PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "init() -> (driver, cublas): load libcuda and cuBLAS"},

@@ -23,6 +23,11 @@ typedef struct {
    * init() found no driver. */
   int (*launch)(void* fn, void* ctx, const unsigned int dims[7], void** params, void* stream,
                 unsigned long long zero_ptr, long long zero_count, const char** what);
+  /* Whether `stream` is being captured into a CUDA graph
+   * (cuStreamIsCapturing): 0 with *capturing set, or the CUresult; -1
+   * where init() found no driver. Needs no Python state (callable without
+   * the GIL). */
+  int (*is_capturing)(void* stream, int* capturing);
 } FastcallApi;
 
 #endif /* TUNED_FASTCALL_API_H_ */

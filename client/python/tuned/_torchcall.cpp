@@ -26,6 +26,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "_fastcall_api.h"  // tuned._fastcall's C API
+#include "_serving.h"       // serving at torch's dispatcher (tuned/_serving.cpp)
 
 namespace {
 
@@ -270,5 +271,11 @@ PyModuleDef module = {PyModuleDef_HEAD_INIT, "tuned._torchcall",
 PyMODINIT_FUNC PyInit__torchcall() {
   api = static_cast<const FastcallApi*>(PyCapsule_Import("tuned._fastcall._api", 0));
   if (!api) return nullptr;
-  return PyModule_Create(&module);
+  tuned_serving::SetApi(api);
+  PyObject* m = PyModule_Create(&module);
+  if (m && PyModule_AddFunctions(m, tuned_serving::kMethods) != 0) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
 }
