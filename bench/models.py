@@ -49,7 +49,8 @@ with a tuned kernel.) And per dtype, the CPU time of one served linear
 call from Python, tuned.model.Linear's forward (x of 16 x 1024, a
 1024 x 1024 weight, through tuned::linear) against nn.Linear's (F.linear),
 with what served it (kernel: a tuned kernel; torch: torch's own cuBLAS):
-    SUMMARY host_overhead dtype=<f32|bf16> tuned_us=<x> torch_us=<x> served=<kernel|torch>
+    SUMMARY host_overhead dtype=<f32|bf16> tuned_us=<x> torch_us=<x> nobias_tuned_us=<x>
+      nobias_torch_us=<x> served=<kernel|torch>
 """
 
 import argparse
@@ -216,29 +217,34 @@ def served_share(fn):
 def host_overhead(args, mode, reps=2000, batch=100):
     """The SUMMARY host_overhead line of a mode: the median CPU microseconds
     of a call of tuned.model.Linear and of nn.Linear (16 x 1024 by 1024 x
-    1024), over batches of `batch` calls with a synchronize between them
-    (outside the timing), interleaved."""
+    1024, with a bias, and without: nobias_*), over batches of `batch` calls
+    with a synchronize between them (outside the timing), interleaved."""
     dtype = torch.bfloat16 if mode == "bf16" else torch.float32
     torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
-    plain = torch.nn.Linear(1024, 1024, device=args.device, dtype=dtype)
-    served = tuned.optimize(copy.deepcopy(plain))
     x = torch.randn(16, 1024, device=args.device, dtype=dtype)
+    layers = {}
+    for bias in (True, False):
+        plain = torch.nn.Linear(1024, 1024, bias=bias, device=args.device, dtype=dtype)
+        layers[bias] = (tuned.optimize(copy.deepcopy(plain)), plain)
+    times = {}
     with torch.no_grad():
-        served(x)
+        for served, _ in layers.values():
+            served(x)
         tuned.serving.wait_idle()
-        hits, _ = served_share(lambda: served(x))
-        times = {"tuned": [], "torch": []}
+        hits, _ = served_share(lambda: layers[True][0](x))
         for _ in range(reps // batch):
-            for way, layer in (("tuned", served), ("torch", plain)):
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                for _ in range(batch):
-                    layer(x)
-                times[way].append((time.perf_counter() - t0) / batch * 1e6)
+            for bias, pair in layers.items():
+                for way, layer in zip(("tuned", "torch"), pair):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    for _ in range(batch):
+                        layer(x)
+                    times.setdefault((way, bias), []).append((time.perf_counter() - t0) / batch * 1e6)
     torch.cuda.synchronize()
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} "
-          f"tuned_us={med['tuned']:.2f} torch_us={med['torch']:.2f} "
+          f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
+          f"nobias_tuned_us={med['tuned', False]:.2f} nobias_torch_us={med['torch', False]:.2f} "
           f"served={'kernel' if hits else 'torch'}", flush=True)
 
 

@@ -6,6 +6,8 @@ driver (the CPU stands for the GPU, cuda_fake.Emulator computes the
 launches). Skipped where the C++ extension is not built (pip builds it
 where torch is importable)."""
 
+import ctypes
+
 import grpc
 import pytest
 
@@ -36,6 +38,23 @@ class Untuned(FakeDaemon):
         raise tuned.TunedError(self.code, "no tuned shape is near")
 
 
+class StandIn:
+    """A cuda_fake driver as tc.stand_in takes it: its launches and memsets,
+    and encode_tiled as its cuTensorMapEncodeTiled (dims, strides, box: the
+    addresses of the C arrays)."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.cuLaunchKernelEx, self.cuMemsetD32Async = lib.cuLaunchKernelEx, lib.cuMemsetD32Async
+
+    def encode_tiled(self, out, dtype, rank, base, dims, strides, box, swizzle, l2):
+        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+        return self.lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(out), dtype, u32(rank), ctypes.c_void_p(base),
+            (u64 * rank).from_address(dims), (u64 * (rank - 1)).from_address(strides),
+            (u32 * rank).from_address(box), (u32 * rank)(*[1] * rank), 0, swizzle, l2, 0)
+
+
 @pytest.fixture
 def served(cpu, monkeypatch):
     """The CPU served by the table with the Emulator launching; the filler
@@ -44,7 +63,7 @@ def served(cpu, monkeypatch):
     monkeypatch.setattr(serving, "_client", None)
     monkeypatch.setattr(serving, "_held", {})
     tc.clear()
-    tc.stand_in("cpu", cpu)
+    tc.stand_in("cpu", StandIn(cpu))
     yield cpu
     tc.stand_in("cuda", None)
     tc.clear()
@@ -134,6 +153,33 @@ def test_a_16bit_kernel_adds_the_bias_itself(served):
     want = F.linear(x.double(), w.double(), b.double())
     assert ((y.double() - want).norm() / want.norm()).item() < 1e-2
     assert served.dtypes == ["bf16"] and len(served.launches) == 1
+
+
+class MappedDaemon(FakeDaemon):
+    """FakeDaemon's kernels with a TMA tensor map over A (parameter 4: dims
+    K, M, rows of 4 K bytes), passed as parameter 8, as an sm_90 kernel's."""
+
+    def best(self, m, n, k, **kwargs):
+        b = super().best(m, n, k, **kwargs)
+        b.geometry.tensor_maps.add(pointer_arg=4, dims=[k, m], strides_bytes=[4 * k],
+                                   box=[32, 64], swizzle_bytes=128, param=8)
+        return b
+
+
+def test_a_kernels_tensor_maps_are_encoded_over_each_calls_operands(served):
+    served.params = 9  # the Emulator reads the map after the 8 parameters
+    x, w = randn(6, 8), randn(5, 8)
+    torch.ops.tuned.linear(x, w)
+    assert [outcome for _, outcome in serving.drain(MappedDaemon())] == ["kernel"]
+    for _ in range(2):
+        assert close(torch.ops.tuned.linear(x, w), F.linear(x, w))
+    # A's rows are 32 bytes and torch's CPU allocations 64-byte aligned: TMA takes x.
+    assert x.data_ptr() % 16 == 0
+    assert [e["base"] for e in served.encodes] == [x.data_ptr()] * 2
+    for e in served.encodes:
+        assert (e["dims"], e["strides"], e["box"], e["swizzle"], e["l2"]) == (
+            [8, 6], [32], [32, 64], 3, 3)
+    assert [launch["bytes"][8] for launch in served.launches] == [b"\xa5" * 128] * 2
 
 
 def test_an_untuned_shape_runs_torch_and_is_asked_again_after_the_retry_time(served):

@@ -67,6 +67,7 @@ constexpr const char* kMathNames[] = {"ieee_fp32", "tf32", "fp32_accurate"};
 constexpr const char* kDtypeNames[] = {"f32", "bf16", "f16"};
 constexpr const char* kEpilogueNames[] = {"none", "bias"};
 constexpr size_t kMaxParams = 32;  // an SGEMM kernel has 8 (9 with an epilogue's bias)
+constexpr size_t kMaxMaps = 4;     // tensor maps a kernel takes (a TMA GEMM: A, B, C)
 
 // One GEMM: C(m x n) = op(A)(m x k) op(B)(k x n), C row-major; la, lb: 'n'
 // (row-major) or 't' (the transpose of a row-major matrix).
@@ -96,9 +97,23 @@ struct KeyHash {
   }
 };
 
+// A tensor map a launch encodes over an operand, as driver.Launcher
+// describes it (its enums resolved there): the pointer parameter it covers,
+// its CUtensorMapDataType, rank, dims, strides in bytes (of dims 1..), box,
+// CUtensorMapSwizzle and CUtensorMapL2promotion; `stage`: where the operand
+// is not TMA-aligned the kernel needs a padded copy (not made here).
+struct MapSpec {
+  int pointer_arg = 0, dtype = 0, swizzle = 0, l2 = 0;
+  unsigned int rank = 0;
+  unsigned long long dims[5] = {}, strides[4] = {};
+  unsigned int box[5] = {};
+  bool stage = false;
+};
+
 // A served kernel's launch, prepared by tuned.Kernel (its driver.Launcher):
 // the function and its context, grid, block and dynamic shared bytes, each
-// parameter's bytes (8 a parameter), and the parameters a call sets.
+// parameter's bytes (8 a parameter), the parameters a call sets, and the
+// tensor maps passed after the parameters.
 struct Launch {
   void* fn = nullptr;
   void* ctx = nullptr;
@@ -107,6 +122,7 @@ struct Launch {
   int slot[6] = {};  // A, B, C, alpha, beta, and the epilogue's bias
   int slots = 5;     // 6 with a bias
   bool prescale = false;  // the kernel adds into C: C set to zero first
+  std::vector<MapSpec> maps;
 };
 
 enum class State : uint8_t { kPending, kTorch, kKernel };
@@ -181,12 +197,26 @@ int CallStandIn(const char* name, const char* format, Values... values) {
   return r;
 }
 
-// Runs `launch` with A, B, C (and bias) at these addresses on `stream`;
-// raises (c10::Error) with the failed step and its CUresult.
-void Run(const Launch& launch, const void* a, const void* b, void* c, const void* bias,
+// Whether TMA takes a map over `base` (driver.tma_takes): the base 16-byte
+// aligned and every stride a multiple of 16.
+bool TmaTakes(unsigned long long base, const MapSpec& m) {
+  if (base % 16 != 0) return false;
+  for (unsigned int i = 0; i + 1 < m.rank; ++i) {
+    if (m.strides[i] % 16 != 0) return false;
+  }
+  return true;
+}
+
+// Runs `launch` with A, B, C (and bias) at these addresses on `stream`, its
+// tensor maps encoded over them (zero bytes where TMA does not take the
+// operand: the kernel then reads it without TMA). False, with nothing
+// launched, where a staged map's operand is not TMA-aligned; raises
+// (c10::Error) with the failed step and its CUresult.
+bool Run(const Launch& launch, const void* a, const void* b, void* c, const void* bias,
          int64_t c_words, void* stream) {
   uint64_t values[kMaxParams];
-  void* pointers[kMaxParams];
+  void* pointers[kMaxParams + kMaxMaps];
+  alignas(64) unsigned char maps[kMaxMaps][128];
   std::memcpy(values, launch.params.data(), launch.params.size() * 8);
   for (size_t i = 0; i < launch.params.size(); ++i) pointers[i] = &values[i];
   const void* addresses[4] = {a, b, c, bias};
@@ -195,6 +225,24 @@ void Run(const Launch& launch, const void* a, const void* b, void* c, const void
   const float one = 1.0f, zero = 0.0f;
   std::memcpy(&values[launch.slot[3]], &one, sizeof(float));
   std::memcpy(&values[launch.slot[4]], &zero, sizeof(float));
+  for (size_t i = 0; i < launch.maps.size(); ++i) {
+    const MapSpec& m = launch.maps[i];
+    unsigned long long base = 0;
+    std::memcpy(&base, &values[m.pointer_arg], sizeof(base));
+    const bool takes = TmaTakes(base, m);
+    if (!takes && m.stage) return false;
+    std::memset(maps[i], 0, sizeof(maps[i]));
+    pointers[launch.params.size() + i] = maps[i];
+    if (!takes) continue;
+    const int r = stand_in_driver != nullptr
+        ? CallStandIn("encode_tiled", "(KiIKKKKii)", reinterpret_cast<unsigned long long>(maps[i]),
+                      m.dtype, m.rank, base, reinterpret_cast<unsigned long long>(m.dims),
+                      reinterpret_cast<unsigned long long>(m.strides),
+                      reinterpret_cast<unsigned long long>(m.box), m.swizzle, m.l2)
+        : api->encode_tiled(maps[i], m.dtype, m.rank, reinterpret_cast<void*>(base), m.dims,
+                            m.strides, m.box, m.swizzle, m.l2);
+    TORCH_CHECK(r == 0, "tuned: cuTensorMapEncodeTiled failed: CUresult ", r);
+  }
   const auto c_address = reinterpret_cast<unsigned long long>(c);
   if (stand_in_driver != nullptr) {
     if (launch.prescale) {
@@ -211,12 +259,13 @@ void Run(const Launch& launch, const void* a, const void* b, void* c, const void
                               reinterpret_cast<unsigned long long>(launch.fn),
                               reinterpret_cast<unsigned long long>(pointers), Py_None);
     TORCH_CHECK(r == 0, "tuned: cuLaunchKernelEx failed: CUresult ", r);
-    return;
+    return true;
   }
   const char* what = "";
   const int r = api->launch(launch.fn, launch.ctx, launch.dims, pointers, stream,
                             launch.prescale ? c_address : 0, launch.prescale ? c_words : 0, &what);
   TORCH_CHECK(r == 0, "tuned: ", what, " failed: CUresult ", r);
+  return true;
 }
 
 int8_t DtypeIndex(at::ScalarType t) {
@@ -281,10 +330,7 @@ std::shared_ptr<const Launch> Find(const Key& key, void* stream) {
   {
     std::shared_lock<std::shared_mutex> lock(t.mutex);
     auto it = t.entries.find(key);
-    if (it != t.entries.end() && it->second.state == State::kKernel) {
-      t.hits.fetch_add(1, std::memory_order_relaxed);
-      return it->second.launch;
-    }
+    if (it != t.entries.end() && it->second.state == State::kKernel) return it->second.launch;
     t.torch_calls.fetch_add(1, std::memory_order_relaxed);
     if (it != t.entries.end() &&
         (it->second.state == State::kPending || Clock::now() < it->second.retry)) {
@@ -352,8 +398,13 @@ Tensor Serve(const Tensor& a, const Tensor& b, const Tensor& bias, int8_t math, 
   std::shared_ptr<const Launch> launch = Find(key, stream);
   if (!launch) return Tensor();
   if (!out.defined()) out = at::empty({m, n}, a.options());
-  Run(*launch, a.data_ptr(), b.data_ptr(), out.data_ptr(),
-      key.epilogue ? bias.data_ptr() : nullptr, m * n, stream);
+  Table& t = table();
+  if (!Run(*launch, a.data_ptr(), b.data_ptr(), out.data_ptr(),
+           key.epilogue ? bias.data_ptr() : nullptr, m * n, stream)) {
+    t.torch_calls.fetch_add(1, std::memory_order_relaxed);
+    return Tensor();
+  }
+  t.hits.fetch_add(1, std::memory_order_relaxed);
   if (bias.defined() && key.epilogue == 0) out.add_(bias);
   return out;
 }
@@ -559,13 +610,28 @@ class MmFunction : public torch::autograd::Function<MmFunction> {
   }
 };
 
+bool Records(std::initializer_list<const Tensor*> tensors) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const Tensor* t : tensors) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+// The autograd kernels: the Function where autograd records, else straight
+// to the device kernel (no node made: a served call's CPU time).
 Tensor LinearAutograd(const Tensor& x, const Tensor& weight, const c10::optional<Tensor>& bias,
                       c10::string_view math) {
-  return LinearFunction::apply(x, weight, bias, math);
+  const Tensor b = bias.has_value() ? *bias : Tensor();
+  if (Records({&x, &weight, &b})) return LinearFunction::apply(x, weight, bias, math);
+  at::AutoDispatchBelowADInplaceOrView below;
+  return LinearOp().call(x, weight, bias, math);
 }
 
 Tensor MmAutograd(const Tensor& a, const Tensor& b, c10::string_view math) {
-  return MmFunction::apply(a, b, math);
+  if (Records({&a, &b})) return MmFunction::apply(a, b, math);
+  at::AutoDispatchBelowADInplaceOrView below;
+  return MmOp().call(a, b, math);
 }
 
 // ---- aten::mm, aten::addmm, aten::linear while tuned.enable() holds ----
@@ -615,10 +681,8 @@ Tensor AtenLinear(const Tensor& x, const Tensor& weight, const c10::optional<Ten
 // and addmm) where autograd records, else the served linear.
 Tensor AtenLinearAutograd(const Tensor& x, const Tensor& weight,
                           const c10::optional<Tensor>& bias) {
-  const bool records = at::GradMode::is_enabled() &&
-                       (x.requires_grad() || weight.requires_grad() ||
-                        (bias.has_value() && bias->defined() && bias->requires_grad()));
-  if (records) return at::native::linear(x, weight, bias);
+  const Tensor b = bias.has_value() ? *bias : Tensor();
+  if (Records({&x, &weight, &b})) return at::native::linear(x, weight, bias);
   at::AutoDispatchBelowADInplaceOrView below;
   return Linear(x, weight, bias, kAuto);
 }
@@ -784,15 +848,42 @@ bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what) {
   return ok;
 }
 
-// put_kernel(key, fn, ctx, dims, params, slots, prescale): the kernel serves
-// `key`. fn, ctx: its CUfunction and the CUcontext it was loaded into (kept
-// loaded by the caller for the process's life); dims: grid x, y, z, block x,
-// y, z, dynamic shared bytes; params: 8 bytes a parameter, each value from
-// the start of its 8; slots: the indices of A, B, C, alpha, beta (and the
-// bias of a kernel with an epilogue: 6); prescale: C is set to zero first.
+// One tensor map of put_kernel's: (pointer_arg, dtype, dims, strides,
+// box, swizzle, l2, stage); false with a Python error set.
+bool ParseMap(PyObject* item, size_t params, MapSpec* m) {
+  PyObject *dims, *strides, *box, *stage;
+  if (!PyArg_ParseTuple(item, "iiOOOiiO", &m->pointer_arg, &m->dtype, &dims, &strides, &box,
+                        &m->swizzle, &m->l2, &stage)) {
+    return false;
+  }
+  const Py_ssize_t rank = PySequence_Size(dims);
+  if (rank < 1 || rank > 5 || m->pointer_arg < 0 || static_cast<size_t>(m->pointer_arg) >= params) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "put_kernel: a malformed tensor map");
+    return false;
+  }
+  m->rank = static_cast<unsigned int>(rank);
+  int64_t v[5];
+  if (!ReadInts(dims, v, rank, "put_kernel: a map's dims")) return false;
+  for (Py_ssize_t i = 0; i < rank; ++i) m->dims[i] = static_cast<unsigned long long>(v[i]);
+  if (!ReadInts(strides, v, rank - 1, "put_kernel: a map's strides")) return false;
+  for (Py_ssize_t i = 0; i + 1 < rank; ++i) m->strides[i] = static_cast<unsigned long long>(v[i]);
+  if (!ReadInts(box, v, rank, "put_kernel: a map's box")) return false;
+  for (Py_ssize_t i = 0; i < rank; ++i) m->box[i] = static_cast<unsigned int>(v[i]);
+  m->stage = PyObject_IsTrue(stage) == 1;
+  return true;
+}
+
+// put_kernel(key, fn, ctx, dims, params, slots, prescale, maps): the kernel
+// serves `key`. fn, ctx: its CUfunction and the CUcontext it was loaded into
+// (kept loaded by the caller for the process's life); dims: grid x, y, z,
+// block x, y, z, dynamic shared bytes; params: 8 bytes a parameter, each
+// value from the start of its 8; slots: the indices of A, B, C, alpha, beta
+// (and the bias of a kernel with an epilogue: 6); prescale: C is set to zero
+// first; maps: its tensor maps in parameter order after `params` (ParseMap's
+// tuples), encoded each call over the call's pointers.
 PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 7) {
-    PyErr_SetString(PyExc_TypeError, "put_kernel takes 7 arguments");
+  if (nargs != 8) {
+    PyErr_SetString(PyExc_TypeError, "put_kernel takes 8 arguments");
     return nullptr;
   }
   Key key;
@@ -831,6 +922,17 @@ PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     launch->slot[i] = static_cast<int>(slots[i]);
   }
   launch->prescale = PyObject_IsTrue(args[6]) == 1;
+  PyObject* maps = PySequence_Fast(args[7], "put_kernel: maps must be a sequence");
+  if (!maps) return nullptr;
+  const Py_ssize_t map_count = PySequence_Fast_GET_SIZE(maps);
+  bool ok = static_cast<size_t>(map_count) <= kMaxMaps;
+  if (!ok) PyErr_SetString(PyExc_ValueError, "put_kernel: at most 4 tensor maps");
+  launch->maps.resize(ok ? map_count : 0);
+  for (Py_ssize_t i = 0; ok && i < map_count; ++i) {
+    ok = ParseMap(PySequence_Fast_GET_ITEM(maps, i), launch->params.size(), &launch->maps[i]);
+  }
+  Py_DECREF(maps);
+  if (!ok) return nullptr;
   if (launch->prescale && key.dtype != 0) {
     PyErr_SetString(PyExc_ValueError, "put_kernel: only a float32 C is prescaled");
     return nullptr;
@@ -900,8 +1002,10 @@ PyObject* PyOverrideEnd(PyObject*, PyObject* capsule) {
 // stand_in(device_type, driver): serve tensors of device type "cpu" with
 // `driver` (a Python object with cuLaunchKernelEx(config, fn, params,
 // extra) and cuMemsetD32Async(ptr, value, count, stream), as
-// tests/cuda_fake.py's) launching; stand_in("cuda", None) goes back to the
-// GPU and tuned._fastcall's launcher.
+// tests/cuda_fake.py's, and encode_tiled(map, dtype, rank, base, dims,
+// strides, box, swizzle, l2), the last four arguments addresses of arrays
+// of 64-bit integers (box: 32-bit)) launching; stand_in("cuda", None) goes
+// back to the GPU and tuned._fastcall's launcher.
 PyObject* PyStandIn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2 || !PyUnicode_Check(args[0])) {
     PyErr_SetString(PyExc_TypeError, "stand_in(device_type, driver)");
@@ -933,7 +1037,7 @@ PyMethodDef kMethods[] = {
     {"next_miss", PyNextMiss, METH_O, "next_miss(timeout_s) -> a queued key or None"},
     {"put_torch", FASTCALL(PyPutTorch), METH_FASTCALL, "put_torch(key, retry_s)"},
     {"put_kernel", FASTCALL(PyPutKernel), METH_FASTCALL,
-     "put_kernel(key, fn, ctx, dims, params, slots, prescale)"},
+     "put_kernel(key, fn, ctx, dims, params, slots, prescale, maps)"},
     {"clear", PyClear, METH_NOARGS, "clear(): forget every entry and queued key"},
     {"stats", PyStats, METH_NOARGS, "stats() -> the table's counters"},
     {"override_begin", PyOverrideBegin, METH_NOARGS,

@@ -21,6 +21,7 @@ import warnings
 
 import grpc
 
+from . import driver
 from .client import TunedError
 
 RETRY_SECONDS = 30.0
@@ -39,16 +40,27 @@ _filled = 0  # keys filled (or failed) so far, by the thread and drain()
 _DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
 
 
+_extension = None
+
+
 def extension():
     """tuned._torchcall where it was built with serving (importing it imports
-    torch), else None."""
-    try:
-        import torch  # noqa: F401 (the extension's libraries need torch loaded first)
+    torch), else None; the first call also opens the driver
+    (tuned._fastcall.init: its launches and its capture test of a miss)."""
+    global _extension
+    if _extension is None:
+        try:
+            import torch  # noqa: F401 (the extension's libraries need torch loaded first)
 
-        from . import _torchcall
-    except ImportError:
-        return None
-    return _torchcall if hasattr(_torchcall, "next_miss") else None
+            from . import _torchcall
+            from .driver import fastcall
+        except ImportError:
+            _extension = False
+        else:
+            _extension = _torchcall if hasattr(_torchcall, "next_miss") else False
+            if _extension:
+                fastcall.init()
+    return _extension or None
 
 
 def start(client=None):
@@ -63,8 +75,6 @@ def start(client=None):
         if client is not None:
             _client = client
         if _thread is None and BACKGROUND:
-            from .driver import fastcall
-            fastcall.init()  # the driver, for the capture test of a miss
             _thread = threading.Thread(target=_run, args=(tc,), name="tuned-serving", daemon=True)
             _thread.start()
     return tc
@@ -121,9 +131,7 @@ def fill(tc, key, client=None):
     its entry. Returns "kernel" (the served kernel launches), "torch"
     (cuBLAS serves: torch's own kernel, for good) or "retry" (nothing near
     is tuned, or the daemon does not answer: torch's own kernel, asked
-    again after RETRY_SECONDS). A kernel with tensor maps (encoded per
-    operand address, from Python) serves through tuned.linear, not here:
-    "torch". Another TunedError raises."""
+    again after RETRY_SECONDS). Another TunedError raises."""
     import torch
 
     from . import ops
@@ -144,11 +152,14 @@ def fill(tc, key, client=None):
         tc.put_torch(key, -1.0)
         return "torch"
     launcher = kernel._prepare()
-    if launcher.maps or len(launcher.fast) != (6 if epilogue == "bias" else 5):
+    if len(launcher.fast) != (6 if epilogue == "bias" else 5):
         tc.put_torch(key, -1.0)
         return "torch"
     params = b"".join(bytes(ctype(value)).ljust(8, b"\0") for ctype, value in launcher.template)
+    maps = [(m.pointer_arg, data_type, list(m.dims), list(m.strides_bytes), list(m.box),
+             driver.SWIZZLE[m.swizzle_bytes], driver.L2_PROMOTION[m.l2_promotion_bytes], m.stage)
+            for m, data_type in zip(launcher.maps, launcher.map_types)]
     _held[key] = kernel
     tc.put_kernel(key, launcher.fn, launcher.ctx, (*launcher.grid, *launcher.block, launcher.smem),
-                  params, launcher.fast, kernel._prescale)
+                  params, launcher.fast, kernel._prescale, maps)
     return "kernel"
