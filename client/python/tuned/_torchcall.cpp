@@ -1,5 +1,7 @@
 // tuned._torchcall: the calls of tuned.matmul and tuned.Kernel.sgemm whose
-// checks and allocation cost the most from Python, in C++.
+// checks and allocation cost the most from Python, in C++; with
+// tuned/_serving.cpp, serving at torch's dispatcher (its functions are added
+// to this module).
 //
 // Allocating the result from Python (a.new_empty(m, n)) is itself a torch
 // op dispatched from Python: 2-4.6 us of the CPU a call on the H100 host, a
@@ -263,7 +265,8 @@ PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "tuned._torchcall",
-                      "tuned.matmul's served-cuBLAS call and Kernel.sgemm's launch, in C++.", -1,
+                      "tuned.matmul's served-cuBLAS call, Kernel.sgemm's launch and serving at torch's "
+                      "dispatcher, in C++.", -1,
                       methods};
 
 }  // namespace
