@@ -80,7 +80,7 @@ FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_
 
 
 def torchcall():
-    """tuned._torchcall (tuned/_torchcall.cpp, tuned/_serving.cpp): a
+    """tuned._torchcall (tuned/_torchcall.cpp, tuned/_serving*.cpp): a
     served-cuBLAS call that allocates its result with at::empty, Kernel.sgemm's
     checks and launch, and serving at torch's dispatcher (the operators
     tuned::linear and tuned::mm, the served-kernel table, tuned.enable()'s
@@ -106,7 +106,8 @@ def torchcall():
         includes = includes + [str(Path(cuda_home, "include"))]
         macros.append(("TUNED_TORCH_CUDA", "1"))
         libraries += ["c10_cuda", "torch_cuda"]
-    return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp", "tuned/_serving.cpp"],
+    return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp", "tuned/_serving.cpp",
+                                              "tuned/_serving_table.cpp"],
                       language="c++", depends=["tuned/_fastcall_api.h", "tuned/_serving.h"],
                       include_dirs=includes, library_dirs=libs, runtime_library_dirs=libs,
                       libraries=libraries, define_macros=macros,

@@ -1,7 +1,7 @@
 // tuned._torchcall: the calls of tuned.matmul and tuned.Kernel.sgemm whose
 // checks and allocation cost the most from Python, in C++; with
-// tuned/_serving.cpp, serving at torch's dispatcher (its functions are added
-// to this module).
+// tuned/_serving.cpp and _serving_table.cpp, serving at torch's dispatcher
+// (their functions are added to this module).
 //
 // Allocating the result from Python (a.new_empty(m, n)) is itself a torch
 // op dispatched from Python: 2-4.6 us of the CPU a call on the H100 host, a
@@ -28,7 +28,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "_fastcall_api.h"  // tuned._fastcall's C API
-#include "_serving.h"       // serving at torch's dispatcher (tuned/_serving.cpp)
+#include "_serving.h"       // serving at torch's dispatcher (tuned/_serving*.cpp)
 
 namespace {
 
@@ -276,7 +276,8 @@ PyMODINIT_FUNC PyInit__torchcall() {
   if (!api) return nullptr;
   tuned_serving::SetApi(api);
   PyObject* m = PyModule_Create(&module);
-  if (m && PyModule_AddFunctions(m, tuned_serving::kMethods) != 0) {
+  if (m && (PyModule_AddFunctions(m, tuned_serving::kOpMethods) != 0 ||
+            PyModule_AddFunctions(m, tuned_serving::kTableMethods) != 0)) {
     Py_DECREF(m);
     return nullptr;
   }
