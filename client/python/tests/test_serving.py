@@ -302,3 +302,20 @@ def test_a_compiled_model_calls_the_operator(served):
         count = Counters()
         assert close(compiled(x), plain(x))
     assert count()["hits"] == 2
+
+
+def test_bad_input_to_the_table_is_refused_and_changes_nothing(served):
+    key = (6, 5, 8, "f32", "nt", "ieee_fp32", "none", -1)
+    before = tc.stats()["entries"]
+    with pytest.raises(ValueError, match="not a key"):
+        tc.put_torch((6, 5, 8, "f64", "nt", "ieee_fp32", "none", -1), 1.0)
+    with pytest.raises(ValueError, match="slots are A, B, C, alpha, beta"):
+        tc.put_kernel(key, 1, 1, (1, 1, 1, 32, 1, 1, 0), bytes(64), (4, 5, 7), False, [])
+    with pytest.raises(ValueError, match="a slot outside the parameters"):
+        tc.put_kernel(key, 1, 1, (1, 1, 1, 32, 1, 1, 0), bytes(64), (4, 5, 9, 3, 6), False, [])
+    with pytest.raises(ValueError, match="malformed tensor map"):
+        tc.put_kernel(key, 1, 1, (1, 1, 1, 32, 1, 1, 0), bytes(64), (4, 5, 7, 3, 6), False,
+                      [(4, 7, [], [], [], 3, 3, False)])
+    with pytest.raises(ValueError, match="stand_in"):
+        tc.stand_in("cuda", served)
+    assert tc.stats()["entries"] == before
