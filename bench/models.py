@@ -2,10 +2,14 @@
 
 On the GPU machine, with a daemon running (bench/models.sh starts one):
 
-    python3 bench/models.py [--models encoder,decoder,vit,resnet,llama]
+    python3 bench/models.py [--models gpt2,encoder,decoder,vit,resnet,llama]
         [--cases decode,prefill,train] [--modes ieee_fp32,tf32,bf16] [--tune] [--reps 30]
+        [--max-autotune] [--no-compile] [--no-graphs]
 
-Models nobody here wrote: torch's nn.TransformerEncoder and
+Models: a GPT-2-medium-like decoder written from torch.nn primitives
+(GPT-2 medium's public config: d_model 1024, 16 heads, feed-forward 4096,
+GELU tanh, pre-LayerNorm, an LM head of 50257; 12 layers; random weights);
+and models nobody here wrote: torch's nn.TransformerEncoder and
 nn.TransformerDecoder stacks (the multi-head attention fast path off, so
 that the projections go through F.linear) of a small public LLM's width
 (TinyLlama-1.1B: d_model 2048, 32 heads, feed-forward 5632; 4 layers), and
@@ -19,19 +23,34 @@ in modes ieee_fp32 (float32, TF32 off), tf32 (float32, TF32 on) and bf16.
 
 Variants, timed interleaved round by round in this process on the same
 inputs (CUDA events, median of --reps rounds after warm-up): torch eager;
-tuned (tuned.optimize(model) run inside tuned.enable()); torch.compile
-default and mode="max-autotune"; and torch.compile of the tuned model.
+tuned (tuned.optimize(model) run inside tuned.enable(), entered and left
+each call); each of the two with the forward captured in a CUDA graph
+(torch.cuda.graph, inference cases; tuned's captured inside enable());
+torch.compile default, mode="max-autotune" (with --max-autotune: Inductor
+autotunes its GEMMs, minutes a model), and torch.compile of the tuned
+model. Before the timed rounds the warm-up's misses are filled
+(tuned.serving.wait_idle): each GEMM is served as the table says.
 Tuned's output is checked against eager's (relative Frobenius error).
 gemm_share is the share of eager's time in GEMMs (tuned.record), problems
 the distinct GEMM problems. --tune first records each model's workload,
 sweeps it (`tunectl workload sweep FILE --wait`) and says so in
     SUMMARY workload model=<m> problems=<n> swept=<n> first_run_raised=0 tune_wall_s=<s> gpus=<n>
-Then one line per model, case and mode:
-    SUMMARY model name=<m> case=<c> dtype=<mode> vs_eager=<x> vs_compile=<x>
-      vs_max_autotune=<x> compiled_tuned_vs_compile=<x> gemm_share=<x> problems=<n>
-      error=<x> gpu=<name>
-(vs_*: the other variant's time over tuned's; compiled_tuned_vs_compile:
-torch.compile's time over torch.compile of the tuned model's.)
+Then one line per model, case, mode and execution (eager; graph: both
+replayed from CUDA graphs, inference cases only):
+    SUMMARY model name=<m> case=<c> dtype=<mode> exec=<eager|graph> vs_eager=<x>
+      vs_compile=<x> vs_max_autotune=<x> compiled_tuned_vs_compile=<x> tuned_ms=<x>
+      gemm_share=<x> problems=<n> served=<hits>/<calls> error=<x> gpu=<name>
+(vs_eager: torch eager's time over tuned's, for exec=graph eager + graphs'
+over tuned + graphs'; vs_compile, vs_max_autotune: those variants' over
+tuned's of the line's execution, 0 where not run; compiled_tuned_vs_compile:
+torch.compile's time over torch.compile of the tuned model's; served: of
+the tuned variant's GEMM calls in one eager step, those its table served
+with a tuned kernel.) And per dtype, the CPU time of one served linear
+call from Python, tuned.model.Linear's forward (x of 16 x 1024, a
+1024 x 1024 weight, through tuned::linear) against nn.Linear's (F.linear),
+with what served it (kernel: a tuned kernel; torch: torch's own cuBLAS):
+    SUMMARY host_overhead dtype=<f32|bf16> tuned_us=<x> torch_us=<x> nobias_tuned_us=<x>
+      nobias_torch_us=<x> served=<kernel|torch>
 """
 
 import argparse
@@ -46,13 +65,56 @@ import time
 import torch
 
 import tuned
+import tuned.serving
 
 D_MODEL, HEADS, FF, LAYERS = 2048, 32, 5632, 4
+# GPT-2 medium (public config): width, heads, feed-forward, layers, vocabulary.
+GPT2 = dict(d=1024, heads=16, ff=4096, layers=12, vocab=50257)
+
+
+class GPT2Block(torch.nn.Module):
+    """A pre-LayerNorm decoder block from torch.nn primitives: causal
+    self-attention (scaled_dot_product_attention), GELU (tanh) MLP."""
+
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, ff), torch.nn.Linear(ff, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class GPT2Model(torch.nn.Module):
+    """Token embedding, GPT2Block layers, a final LayerNorm and the LM head."""
+
+    def __init__(self, d, heads, ff, layers, vocab):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.blocks = torch.nn.ModuleList(GPT2Block(d, heads, ff) for _ in range(layers))
+        self.ln = torch.nn.LayerNorm(d)
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
 
 
 def build(name, device):
     """The model `name` (or None where its library is missing) and a
     function making its input for a case: (tokens per sequence, sequences)."""
+    if name == "gpt2":
+        return GPT2Model(**GPT2), lambda t, b, dtype: (
+            torch.randint(0, GPT2["vocab"], (b, t), device=device),)
     if name in ("encoder", "decoder"):
         if hasattr(torch.backends, "mha") and hasattr(torch.backends.mha, "set_fastpath_enabled"):
             torch.backends.mha.set_fastpath_enabled(False)
@@ -123,12 +185,78 @@ def step(model, inputs, train):
         return output(model(*inputs))
 
 
+def graphed(fn):
+    """fn captured in a CUDA graph (torch.cuda.graph) after warm-up calls on
+    a side stream; returns a function replaying it, which returns the
+    captured output."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn()
+    return lambda: (graph.replay(), out)[1]
+
+
+def served_share(fn):
+    """(GEMM calls a tuned step's table served with a kernel, all it looked up)."""
+    tc = tuned.serving.extension()
+    if tc is None:
+        return 0, 0
+    before = tc.stats()
+    fn()
+    torch.cuda.synchronize()
+    after = tc.stats()
+    hits = after["hits"] - before["hits"]
+    return hits, hits + after["torch"] - before["torch"]
+
+
+def host_overhead(args, mode, reps=2000, batch=100):
+    """The SUMMARY host_overhead line of a mode: the median CPU microseconds
+    of a call of tuned.model.Linear and of nn.Linear (16 x 1024 by 1024 x
+    1024, with a bias, and without: nobias_*), over batches of `batch` calls
+    with a synchronize between them (outside the timing), interleaved."""
+    dtype = torch.bfloat16 if mode == "bf16" else torch.float32
+    torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
+    x = torch.randn(16, 1024, device=args.device, dtype=dtype)
+    layers = {}
+    for bias in (True, False):
+        plain = torch.nn.Linear(1024, 1024, bias=bias, device=args.device, dtype=dtype)
+        layers[bias] = (tuned.optimize(copy.deepcopy(plain)), plain)
+    times = {}
+    with torch.no_grad():
+        for served, _ in layers.values():
+            served(x)
+        tuned.serving.wait_idle()
+        hits, _ = served_share(lambda: layers[True][0](x))
+        for _ in range(reps // batch):
+            for bias, pair in layers.items():
+                for way, layer in zip(("tuned", "torch"), pair):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    for _ in range(batch):
+                        layer(x)
+                    times.setdefault((way, bias), []).append((time.perf_counter() - t0) / batch * 1e6)
+    torch.cuda.synchronize()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} "
+          f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
+          f"nobias_tuned_us={med['tuned', False]:.2f} nobias_torch_us={med['torch', False]:.2f} "
+          f"served={'kernel' if hits else 'torch'}", flush=True)
+
+
 def run(args):
     device = args.device
     timer = Timer(device)
     gpu = (torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu").replace(" ", "_")
     cases = {"decode": (1, 16), "prefill": (1024, 1), "train": (256, 4)}
     compiled = hasattr(torch, "compile") and not args.no_compile
+    graphs = device.startswith("cuda") and not args.no_graphs
+    for mode in args.modes.split(","):
+        host_overhead(args, mode)
     for name in args.models.split(","):
         model, make_input = build(name, device)
         if model is None:
@@ -153,11 +281,20 @@ def run(args):
                     with tuned.enable():
                         return step(served, inputs, train)
                 variants["tuned"] = tuned_step
+                for _ in range(args.warmup):  # the misses queued, then filled
+                    tuned_step()
+                tuned.serving.wait_idle()
+                hits, calls = served_share(tuned_step)
                 if compiled:
-                    for label, kw, m in (("compile", {}, eager), ("max_autotune", {"mode": "max-autotune"}, eager),
-                                         ("compiled_tuned", {}, served)):
+                    kinds = [("compile", {}, eager), ("compiled_tuned", {}, served)]
+                    if args.max_autotune:
+                        kinds.append(("max_autotune", {"mode": "max-autotune"}, eager))
+                    for label, kw, m in kinds:
                         c = torch.compile(m, **kw)
                         variants[label] = lambda c=c: step(c, inputs, train)
+                if graphs and not train:
+                    variants["eager_graph"] = graphed(variants["eager"])
+                    variants["tuned_graph"] = graphed(tuned_step)
                 error = 0.0
                 if not train:
                     want, got = variants["eager"]().float(), variants["tuned"]().float()
@@ -170,14 +307,20 @@ def run(args):
                     for k, fn in variants.items():
                         times[k].append(timer(fn))
                 med = {k: statistics.median(v) for k, v in times.items()}
-                ratio = lambda k: med[k] / med["tuned"] if k in med else 0.0  # noqa: E731
                 print(f"# {name} {case} {mode}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
-                print(f"SUMMARY model name={name} case={case} dtype={mode} vs_eager={ratio('eager'):.3f} "
-                      f"vs_compile={ratio('compile'):.3f} vs_max_autotune={ratio('max_autotune'):.3f} "
-                      f"compiled_tuned_vs_compile="
-                      f"{med['compile'] / med['compiled_tuned'] if compiled else 0.0:.3f} "
-                      f"gemm_share={share:.3f} problems={problems} error={error:.1e} gpu={gpu}",
-                      flush=True)
+                execs = [("eager", "eager", "tuned")]
+                if "tuned_graph" in med:
+                    execs.append(("graph", "eager_graph", "tuned_graph"))
+                for exe, base, ours in execs:
+                    ratio = lambda k: med[k] / med[ours] if k in med else 0.0  # noqa: E731
+                    compiled_tuned = (med["compile"] / med["compiled_tuned"]
+                                      if "compiled_tuned" in med else 0.0)
+                    print(f"SUMMARY model name={name} case={case} dtype={mode} exec={exe} "
+                          f"vs_eager={ratio(base):.3f} vs_compile={ratio('compile'):.3f} "
+                          f"vs_max_autotune={ratio('max_autotune'):.3f} "
+                          f"compiled_tuned_vs_compile={compiled_tuned:.3f} tuned_ms={med[ours]:.3f} "
+                          f"gemm_share={share:.3f} problems={problems} served={hits}/{calls} "
+                          f"error={error:.1e} gpu={gpu}", flush=True)
 
 
 def workload(args, name, case, mode, model, inputs, train, timer):
@@ -209,7 +352,7 @@ def workload(args, name, case, mode, model, inputs, train, timer):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--models", default="encoder,decoder,vit,resnet,llama")
+    p.add_argument("--models", default="gpt2,encoder,decoder,vit,resnet,llama")
     p.add_argument("--cases", default="decode,prefill,train")
     p.add_argument("--modes", default="ieee_fp32,tf32,bf16")
     p.add_argument("--reps", type=int, default=30)
@@ -219,6 +362,9 @@ def main():
     p.add_argument("--tunectl", default="tunectl")
     p.add_argument("--gpus", type=int, default=1, help="GPUs of the fleet that sweeps (for the line)")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
+    p.add_argument("--max-autotune", action="store_true",
+                   help="also torch.compile mode=max-autotune (Inductor's GEMM autotuning: slow)")
+    p.add_argument("--no-graphs", action="store_true", help="skip the CUDA graph executions")
     p.add_argument("--out", default=tempfile.mkdtemp(prefix="tuned_models_"))
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -80,13 +80,17 @@ FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_
 
 
 def torchcall():
-    """tuned._torchcall (tuned/_torchcall.cpp): a served-cuBLAS call that
-    allocates its result with at::empty, and Kernel.sgemm's checks and
-    launch, in C++; built against the torch of this
-    environment where torch is importable here (pip install
+    """tuned._torchcall (tuned/_torchcall.cpp, tuned/_serving*.cpp): a
+    served-cuBLAS call that allocates its result with at::empty, Kernel.sgemm's
+    checks and launch, and serving at torch's dispatcher (the operators
+    tuned::linear and tuned::mm, the served-kernel table, tuned.enable()'s
+    kernels of aten::mm, addmm and linear), in C++; built against the torch
+    of this environment where torch is importable here (pip install
     --no-build-isolation), as torch.utils.cpp_extension.CppExtension builds
-    one; [] where it is not (tuned/blas.py and tuned/kernel.py then do
-    that from Python).
+    one, with torch's CUDA streams and kernels where that torch has CUDA (and
+    the toolkit's headers are found: $CUDA_HOME, else /usr/local/cuda); []
+    where torch is not importable (tuned/blas.py and tuned/kernel.py then do
+    that from Python, and tuned.optimize and tuned.enable serve from Python).
     Optional: a failed build leaves the package without it."""
     try:
         import torch
@@ -95,11 +99,18 @@ def torchcall():
         includes, libs = cpp_extension.include_paths(), cpp_extension.library_paths()
     except Exception:  # no torch, or a broken one: the package needs neither to build
         return []
-    return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp"], language="c++",
-                      depends=["tuned/_fastcall_api.h"],
+    macros = [("_GLIBCXX_USE_CXX11_ABI", str(abi))]
+    libraries = ["c10", "torch", "torch_cpu", "torch_python"]
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if torch.version.cuda and Path(cuda_home, "include", "cuda_runtime_api.h").is_file():
+        includes = includes + [str(Path(cuda_home, "include"))]
+        macros.append(("TUNED_TORCH_CUDA", "1"))
+        libraries += ["c10_cuda", "torch_cuda"]
+    return [Extension("tuned._torchcall", ["tuned/_torchcall.cpp", "tuned/_serving.cpp",
+                                              "tuned/_serving_table.cpp"],
+                      language="c++", depends=["tuned/_fastcall_api.h", "tuned/_serving.h"],
                       include_dirs=includes, library_dirs=libs, runtime_library_dirs=libs,
-                      libraries=["c10", "torch", "torch_cpu", "torch_python"],
-                      define_macros=[("_GLIBCXX_USE_CXX11_ABI", str(abi))],
+                      libraries=libraries, define_macros=macros,
                       extra_compile_args=["-O2", "-std=c++20", "-Wall"], optional=True)]
 
 

@@ -1,7 +1,8 @@
 """tuned.optimize(model): a model's nn.Linear layers served through
 tuned.linear, on CPU tensors with the stand-in daemon and driver
 (ops_fakes.py); torch's own call wherever tuned cannot serve, never an
-error of the daemon's."""
+error of the daemon's. This is the Python path, which serves where the C++
+extension is not built (test_serving.py has the dispatcher's)."""
 
 import grpc
 import pytest
@@ -30,6 +31,7 @@ class Untuned(FakeDaemon):
 @pytest.fixture(autouse=True)
 def no_untuned(monkeypatch):
     monkeypatch.setattr(tuned.model, "_untuned", {})
+    monkeypatch.setattr(tuned.model.serving, "extension", lambda: None)  # the Python path
 
 
 def model():

@@ -45,6 +45,10 @@ static CUresult (*cuCtxPopCurrent_)(CUcontext*);
 static CUresult (*cuLaunchKernelEx_)(const LaunchConfig*, CUfunction, void**, void**);
 static CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream);
 static CUresult (*cuStreamIsCapturing_)(CUstream, int*);  /* CUstreamCaptureStatus: 0 none */
+/* cuTensorMapEncodeTiled (CUDA >= 12; NULL with an older driver): the enums as ints. */
+static CUresult (*cuTensorMapEncodeTiled_)(void*, int, unsigned int, void*, const uint64_t*,
+                                           const uint64_t*, const unsigned int*,
+                                           const unsigned int*, int, int, int, int);
 
 typedef int cublasStatus_t;
 typedef void* cublasHandle_t;
@@ -137,6 +141,7 @@ static PyObject* init(PyObject* self, PyObject* unused) {
         RESOLVE(h, cuLaunchKernelEx_, "cuLaunchKernelEx") &&
         RESOLVE(h, cuMemsetD32Async_, "cuMemsetD32Async") &&
         RESOLVE(h, cuStreamIsCapturing_, "cuStreamIsCapturing")) {
+      *(void**)(&cuTensorMapEncodeTiled_) = dlsym(h, "cuTensorMapEncodeTiled");  /* may be NULL */
       libcuda = h;
     }
   }
@@ -615,7 +620,23 @@ static int api_launch(void* fn, void* ctx, const unsigned int dims[7], void** pa
   return launch_kernel(fn, ctx, &config, params, stream, zero_ptr, zero_count, what);
 }
 
-static const FastcallApi kApi = {api_plan_shape, api_run, api_launch};
+static int api_is_capturing(void* stream, int* capturing) {
+  *capturing = 0;
+  if (!libcuda) return -1;
+  return cuStreamIsCapturing_(stream, capturing);
+}
+
+static int api_encode_tiled(void* map, int dtype, unsigned int rank, void* base,
+                            const unsigned long long* dims, const unsigned long long* strides,
+                            const unsigned int* box, int swizzle, int l2) {
+  static const unsigned int ones[5] = {1, 1, 1, 1, 1};
+  if (!cuTensorMapEncodeTiled_ || rank < 1 || rank > 5) return -1;
+  return cuTensorMapEncodeTiled_(map, dtype, rank, base, (const uint64_t*)dims,
+                                 (const uint64_t*)strides, box, ones, 0, swizzle, l2, 0);
+}
+
+static const FastcallApi kApi = {api_plan_shape, api_run, api_launch, api_is_capturing,
+                                 api_encode_tiled};
 
 static PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "init() -> (driver, cublas): load libcuda and cuBLAS"},

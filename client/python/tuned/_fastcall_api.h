@@ -23,6 +23,20 @@ typedef struct {
    * init() found no driver. */
   int (*launch)(void* fn, void* ctx, const unsigned int dims[7], void** params, void* stream,
                 unsigned long long zero_ptr, long long zero_count, const char** what);
+  /* Whether `stream` is being captured into a CUDA graph
+   * (cuStreamIsCapturing): 0 with *capturing set, or the CUresult; -1
+   * where init() found no driver. Needs no Python state (callable without
+   * the GIL). */
+  int (*is_capturing)(void* stream, int* capturing);
+  /* cuTensorMapEncodeTiled into the 64-byte aligned 128 bytes at `map`: a
+   * tensor map of CUtensorMapDataType `dtype` and `rank` over `base` (dims,
+   * strides in bytes of dims 1.., box), element strides 1, no interleave,
+   * CUtensorMapSwizzle `swizzle`, CUtensorMapL2promotion `l2`, out-of-range
+   * reads zero: 0, or the CUresult; -1 where the driver lacks it. Needs no
+   * Python state. */
+  int (*encode_tiled)(void* map, int dtype, unsigned int rank, void* base,
+                      const unsigned long long* dims, const unsigned long long* strides,
+                      const unsigned int* box, int swizzle, int l2);
 } FastcallApi;
 
 #endif /* TUNED_FASTCALL_API_H_ */

@@ -1,5 +1,7 @@
 // tuned._torchcall: the calls of tuned.matmul and tuned.Kernel.sgemm whose
-// checks and allocation cost the most from Python, in C++.
+// checks and allocation cost the most from Python, in C++; with
+// tuned/_serving.cpp and _serving_table.cpp, serving at torch's dispatcher
+// (their functions are added to this module).
 //
 // Allocating the result from Python (a.new_empty(m, n)) is itself a torch
 // op dispatched from Python: 2-4.6 us of the CPU a call on the H100 host, a
@@ -26,6 +28,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "_fastcall_api.h"  // tuned._fastcall's C API
+#include "_serving.h"       // serving at torch's dispatcher (tuned/_serving*.cpp)
 
 namespace {
 
@@ -262,7 +265,8 @@ PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "tuned._torchcall",
-                      "tuned.matmul's served-cuBLAS call and Kernel.sgemm's launch, in C++.", -1,
+                      "tuned.matmul's served-cuBLAS call, Kernel.sgemm's launch and serving at torch's "
+                      "dispatcher, in C++.", -1,
                       methods};
 
 }  // namespace
@@ -270,5 +274,12 @@ PyModuleDef module = {PyModuleDef_HEAD_INIT, "tuned._torchcall",
 PyMODINIT_FUNC PyInit__torchcall() {
   api = static_cast<const FastcallApi*>(PyCapsule_Import("tuned._fastcall._api", 0));
   if (!api) return nullptr;
-  return PyModule_Create(&module);
+  tuned_serving::SetApi(api);
+  PyObject* m = PyModule_Create(&module);
+  if (m && (PyModule_AddFunctions(m, tuned_serving::kOpMethods) != 0 ||
+            PyModule_AddFunctions(m, tuned_serving::kTableMethods) != 0)) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
 }

@@ -28,9 +28,9 @@ _CUDA_ERROR_OUT_OF_MEMORY = 2
 # dtype), BFLOAT16 (9), FLOAT16 (6).
 _CU_TENSOR_MAP_DATA_TYPE = {pb.DTYPE_UNSPECIFIED: 7, pb.DTYPE_F32: 7, pb.DTYPE_BF16: 9,
                             pb.DTYPE_F16: 6}
-_CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
+SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # swizzle_bytes -> CUtensorMapSwizzle
 # TensorMap.l2_promotion_bytes -> CUtensorMapL2promotion (0: 256 bytes)
-_CU_TENSOR_MAP_L2_PROMOTION = {0: 3, 64: 1, 128: 2, 256: 3}
+L2_PROMOTION = {0: 3, 64: 1, 128: 2, 256: 3}
 _TENSOR_MAP_BYTES = 128
 _MAP_CACHE_SIZE = 64  # tensor maps kept per kernel (by base pointer) before the cache starts over
 _CU_MEMORYTYPE_DEVICE = 2
@@ -261,13 +261,13 @@ class Launcher:
         self.ctx = ctx.value
         self.maps = list(g.tensor_maps)
         for i, m in enumerate(self.maps):
-            swizzle = _CU_TENSOR_MAP_SWIZZLE.get(m.swizzle_bytes)
+            swizzle = SWIZZLE.get(m.swizzle_bytes)
             rank = len(m.dims)
             if (m.param != len(template) + i or m.pointer_arg >= len(template)
                     or template[m.pointer_arg][0] is not ctypes.c_void_p
                     or len(m.strides_bytes) != rank - 1 or len(m.box) != rank or swizzle is None
                     or m.dtype not in _CU_TENSOR_MAP_DATA_TYPE
-                    or m.l2_promotion_bytes not in _CU_TENSOR_MAP_L2_PROMOTION):
+                    or m.l2_promotion_bytes not in L2_PROMOTION):
                 raise TunedError(grpc.StatusCode.INTERNAL,
                                  f"malformed tensor map {' '.join(str(m).split())}")
         # Each map's CUtensorMapDataType, from its TensorMap.dtype.
@@ -336,8 +336,8 @@ class Launcher:
                 ctypes.c_void_p(address), data_type, u32(rank),
                 ctypes.c_void_p(base), (u64 * rank)(*m.dims),
                 (u64 * (rank - 1))(*strides_bytes), (u32 * rank)(*m.box),
-                (u32 * rank)(*[1] * rank), 0, _CU_TENSOR_MAP_SWIZZLE[m.swizzle_bytes],
-                _CU_TENSOR_MAP_L2_PROMOTION[m.l2_promotion_bytes], 0), "cuTensorMapEncodeTiled")
+                (u32 * rank)(*[1] * rank), 0, SWIZZLE[m.swizzle_bytes],
+                L2_PROMOTION[m.l2_promotion_bytes], 0), "cuTensorMapEncodeTiled")
         return buf, address
 
     def _launch_current(self, s, zero, stream):

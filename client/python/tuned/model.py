@@ -21,6 +21,20 @@ records, the backward's GEMMs are served the same way (linear's in layouts
 torch's own call too: tensors off the GPU, other dtypes, mixed dtypes, and
 calls inside torch.compile's tracing (the compiled graph is torch's own). Record a model's workload first (tuned.record) and tune it
 (`tunectl workload sweep`), so that its shapes are served from the start.
+
+Where the package's C++ extension is built (tuned._torchcall, where pip
+found torch), all of this is served inside torch's dispatcher instead
+(tuned/serving.py): each nn.Linear becomes a tuned.model.Linear, whose
+forward is one call of the operator tuned::linear (math as torch's
+settings give it), and enable() registers tuned's kernels for aten::mm,
+aten::addmm and aten::linear on the GPU for its scope, removed on exit. A
+shape the table has no kernel for runs torch's own kernel at once and is
+asked for in the background (retried after serving.RETRY_SECONDS where
+nothing near is tuned); gradients go through the same table; a CUDA graph
+captures the served kernels of the shapes looked up before the capture;
+torch.compile traces tuned::linear (its fake kernel) and its compiled code
+calls the operator; dtypes and devices tuned does not take run torch's own
+kernels. Without the extension the Python path above serves.
 """
 
 import threading
@@ -29,6 +43,7 @@ import types
 
 import grpc
 
+from . import serving
 from .client import TunedError
 
 RETRY_SECONDS = 30.0
@@ -48,11 +63,45 @@ def optimize(model, *, client=None):
     of the tensors' GPU). Optimizing a model twice changes nothing more."""
     import torch
 
+    tc = serving.start(client)
     for module in model.modules():
-        if isinstance(module, torch.nn.Linear) and "forward" not in module.__dict__:
+        if not isinstance(module, torch.nn.Linear) or "forward" in module.__dict__:
+            continue
+        if tc is not None:
+            if type(module).forward is torch.nn.Linear.forward:
+                module.__class__ = _served_class(torch, type(module))
+        else:
             module.forward = types.MethodType(_linear_forward, module)
             module._tuned_client = client
     return model
+
+
+_served = {}  # an nn.Linear class -> its served subclass
+
+
+def _served_class(torch, cls):
+    """The subclass of nn.Linear class `cls` whose forward is tuned::linear:
+    tuned.model.Linear for nn.Linear itself."""
+    served = _served.get(cls)
+    if served is not None or getattr(cls, "_tuned_served", False):
+        return served or cls
+    linear = serving.extension().linear
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+    op = torch.ops.tuned.linear
+
+    def forward(self, x):
+        if compiling():  # traced: the operator, in the graph
+            return op(x, self.weight, self.bias, "auto")
+        return linear(x, self.weight, self.bias)
+
+    name = "Linear" if cls is torch.nn.Linear else "Tuned" + cls.__name__
+    served = type(name, (cls,), {"forward": forward, "_tuned_served": True,
+                                 "__module__": __name__,
+                                 "__doc__": f"{cls.__name__} served by tuned::linear."})
+    if cls is torch.nn.Linear:
+        globals()["Linear"] = served  # found by name, for pickling
+    _served[cls] = served
+    return served
 
 
 def _linear_forward(self, x):
@@ -201,8 +250,13 @@ class enable:  # noqa: N801 (used as tuned.enable(), a context)
     def __init__(self, *, client=None):
         self.client = client
         self._mode = None
+        self._override = None
 
     def __enter__(self):
+        tc = serving.start(self.client)
+        if tc is not None:  # tuned's kernels in the dispatcher, for this scope
+            self._override = tc.override_begin()
+            return self
         import torch
         import torch.nn.functional as F
         from torch.overrides import TorchFunctionMode
@@ -229,5 +283,9 @@ class enable:  # noqa: N801 (used as tuned.enable(), a context)
         return self
 
     def __exit__(self, *exc):
+        if self._override is not None:
+            override, self._override = self._override, None
+            serving.extension().override_end(override)
+            return False
         self._mode.__exit__(*exc)
         return False

@@ -619,7 +619,9 @@ class _LinearFunction(torch.autograd.Function):
 # (a cached route; the first call of a key, in the warm-up run before any
 # capture, asks the daemon). Needs torch.library.custom_op (torch >= 2.4);
 # with an older torch the operators are not registered (OPS_REGISTERED is
-# False) and a compiled graph breaks at tuned.matmul.
+# False) and a compiled graph breaks at tuned.matmul. Where the package's C++
+# extension is built, tuned::linear is its operator (tuned/_serving.cpp, the
+# same schema, served from its table) and only tuned::matmul is made here.
 
 
 def _fake_matmul(a, b, math="ieee_fp32", out_dtype=None):
@@ -679,6 +681,8 @@ def _register_ops():
         return ga, gb, None, None
 
     matmul_op.register_autograd(matmul_backward, setup_context=matmul_setup)
+    if hasattr(torch.ops.tuned, "linear"):
+        return True  # tuned._torchcall's, in C++ (tuned/_serving.cpp)
 
     @custom_op("tuned::linear", mutates_args=())
     def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
