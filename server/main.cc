@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
        .metrics = &metrics,
        .max_jobs_per_client = o.max_jobs_per_client,
        .max_configs_per_client = o.max_configs_per_client,
+       .max_registrations_per_client = o.max_registrations_per_client,
        .allow_user_kernels = o.allow_user_kernels,
        .worker_path = o.worker_path,
        .compiler_args = compiler_args,

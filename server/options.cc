@@ -86,6 +86,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--max-configs-per-client", o->max_configs_per_client,
                      "configs queued and not yet measured per client (0: no cap)"))
       ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--max-registrations-per-client", o->max_registrations_per_client,
+                     "kernel specs a client may register in an hour (0: no cap)"))
+      ->check(CLI::NonNegativeNumber);
   env(app.add_option("--metrics-listen", o->metrics_listen,
                      "serve Prometheus metrics at http://HOST:PORT/metrics (off by default)"));
   env(app.add_option("--health-listen", o->health_listen,
