@@ -41,6 +41,8 @@ struct DaemonOptions {
   bool fault_test_family = false;   // serve the test-only fault_test family
   bool allow_user_kernels = false;  // take kernel specs (RegisterFamily)
   bool no_sandbox = false;          // workers unconfined (server/worker/sandbox.h)
+  int64_t compile_memory_mib = 4096;  // a compile's heap in the workers (CompileLimits); 0: none
+  double compile_cpu_seconds = 60;    // a compile's CPU time in the workers; 0: none
   /// The prior (prior/README.md): on by default (off with --compile-only
   /// unless asked for), the shipped one unless prior_path names a file.
   bool use_prior = true;

@@ -506,6 +506,27 @@ TEST_F(UserKernelsTest, TheCompileAheadLeavesSpecsToDaemonsThatRunThem) {
   EXPECT_GE(with - without, info.space_size()) << with << " vs " << without;  // softmax's configs
 }
 
+// A spec whose compile is a bomb (a macro of 10^8 tokens) is refused at
+// the compile memory limit, naming the config and the limit, not after the
+// compile timeout; a small limit here keeps it fast.
+TEST_F(UserKernelsTest, ACompileBombIsRefusedAtItsLimit) {
+  Start({"--allow-user-kernels", "--compile-memory-mib", "256"});
+  std::string bomb = "#define X1 1+1+1+1+1+1+1+1+1+1\n";
+  for (int i = 2; i <= 8; ++i) {
+    bomb += "#define X" + std::to_string(i) + " ";
+    for (int j = 0; j < 10; ++j) bomb += (j > 0 ? "+X" : "X") + std::to_string(i - 1);
+    bomb += "\n";
+  }
+  v1::KernelSpec spec = Example("softmax");
+  spec.set_source(bomb + "__device__ long bomb = X8;\n" + spec.source());
+  v1::FamilyInfo info;
+  const grpc::Status s = Register(spec, &info);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_NE(s.error_message().find("source: compile of softmax_"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find(" exceeded 256 MiB of memory"), std::string::npos) << s.error_message();
+  EXPECT_EQ(Families().size(), 2u);
+}
+
 // A client registers a bounded number of specs an hour: past its quota
 // the next is refused at once, saying why and from when it is taken.
 TEST_F(UserKernelsTest, RegistrationsHaveAPerClientQuota) {
