@@ -531,6 +531,7 @@ TEST(Validate, SourceReadsNoFile) {
       {"// a \\  \n#include \"/etc/passwd\"", "backslash before blanks"},
       {"int \\u0041 = 1;", "universal character name"},
       {"const char* r = R\"a(never ends", "raw string literal: it has no end"},
+      {"#define R1 R\"(\n#include \"/etc/passwd\"\n)\"", "line 1: a raw string literal: one line at most"},
   };
   for (const auto& [head, want] : refused) {
     SCOPED_TRACE(head);

@@ -70,7 +70,7 @@ bool IncludeSoFar(std::string_view text) {
 /// return outside a CRLF line end, a backslash followed by blanks before
 /// the line's end (GCC takes it for a splice), a universal character name
 /// outside a literal (`\u0041` may spell a name), and a raw string literal
-/// without its end or with a bad delimiter.
+/// without its end, with a bad delimiter or over several lines.
 absl::StatusOr<Lexed> Lex(std::string_view in) {
   // Phase 1: CRLF line ends become LF.
   std::string src;
@@ -175,6 +175,10 @@ absl::StatusOr<Lexed> Lex(std::string_view in) {
       }
       const size_t close = src.find(absl::StrCat(")", delim, "\""), open + 1);
       if (close == std::string::npos) return Refuse(line_of[k], "a raw string literal", "it has no end");
+      if (src.find('\n', open) < close) {
+        // Within a directive, compilers differ on where it ends.
+        return Refuse(line_of[k], "a raw string literal", "one line at most");
+      }
       const size_t after = close + delim.size() + 2;
       cur += "\"\"";
       k = static_cast<size_t>(std::lower_bound(offset_of.begin(), offset_of.end(), after) - offset_of.begin());
