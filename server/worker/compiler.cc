@@ -260,7 +260,8 @@ std::string OwnDiagnostics(std::string_view log) {
   // NVRTC names the program's own source kernel.cu (CompileOnce).
   static const std::regex kHeader(R"(^(.+)\((\d+)\): ([a-z ]+)(#[0-9A-Z-]+)?: (.*)$)");
   static const std::regex kNeutral(
-      R"(^(\d+ (catastrophic )?errors? detected in the compilation of .*|Compilation terminated\.|ptxas .*|attempt \d+: .*|NVRTC failed .*)$)");
+      R"(^(\d+ (catastrophic )?errors? detected in the compilation of .*|Compilation terminated\.|)"
+      R"(ptxas .*|attempt \d+: .*|NVRTC failed .*)$)");
   static const std::regex kCannotOpen(R"(^(.*cannot open source file "[^"]*").*$)");
   std::string out;
   bool keep = true;
