@@ -2,6 +2,7 @@
 // channel, real worker and compiler processes): registering the specs of
 // examples/kernels/, refusing bad ones with nothing stored, sweeping a spec
 // (every config compiled with NVRTC), and versions that never mix.
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -525,6 +526,38 @@ TEST_F(UserKernelsTest, ACompileBombIsRefusedAtItsLimit) {
   EXPECT_NE(s.error_message().find("source: compile of softmax_"), std::string::npos) << s.error_message();
   EXPECT_NE(s.error_message().find(" exceeded 256 MiB of memory"), std::string::npos) << s.error_message();
   EXPECT_EQ(Families().size(), 2u);
+}
+
+// Registrations compile each in a process of its own: one queued behind a
+// slow compile (constexpr work, little memory) is not held up by it, and
+// the slow one ends at the compile CPU limit, saying so.
+TEST_F(UserKernelsTest, ARegistrationDoesNotWaitBehindAnothersCompile) {
+  Start({"--allow-user-kernels", "--compile-cpu-seconds", "10"});
+  std::string slow =
+      "__host__ __device__ constexpr long work(long n) {\n"
+      "  long s = 0;\n"
+      "  for (long i = 0; i < 200000; ++i) s += (i ^ n) % 7;\n"
+      "  return s;\n"
+      "}\n";
+  for (int i = 0; i < 400; ++i) slow += "static_assert(work(" + std::to_string(i) + ") != -1, \"\");\n";
+  v1::KernelSpec slow_spec = Example("softmax");
+  slow_spec.set_source(slow + slow_spec.source());
+  std::atomic<bool> slow_done{false};
+  grpc::Status slow_status;
+  std::thread slow_registration([&] {
+    v1::FamilyInfo info;
+    slow_status = Register(slow_spec, &info);
+    slow_done = true;
+  });
+  std::this_thread::sleep_for(1s);  // its compile has begun
+  v1::FamilyInfo info;
+  const grpc::Status quick = Register(Example("reduction"), &info);
+  EXPECT_TRUE(quick.ok()) << quick.error_message();
+  EXPECT_FALSE(slow_done) << "the quick registration waited for the slow one";
+  slow_registration.join();
+  EXPECT_EQ(slow_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << slow_status.error_message();
+  EXPECT_NE(slow_status.error_message().find("exceeded 10 s of CPU time"), std::string::npos)
+      << slow_status.error_message();
 }
 
 // A client registers a bounded number of specs an hour: past its quota
