@@ -24,7 +24,7 @@ struct DaemonOptions {
   bool allow_anonymous_reads = false;
   int max_jobs_per_client = 16;                 // queued + running; 0: no cap
   int64_t max_configs_per_client = 100000;      // not yet measured; 0: no cap
-  int max_registrations_per_client = 20;        // kernel specs registered per hour; 0: no cap
+  int max_registrations_per_client = 60;        // kernel specs registered per hour; 0: no cap
   std::string metrics_listen;                   // HTTP HOST:PORT for /metrics; empty: off
   std::string health_listen;                    // plaintext gRPC health only; empty: off
   double drain_seconds = 0;                     // after SIGTERM: NOT_SERVING this long, then stop
