@@ -103,6 +103,7 @@ void JobRunner::QueueAhead(const v1::Job& job, const JobContext& ctx) {
   auto top = JobBest(job, kAheadTop);
   if (!top.ok()) return;
   const Family* family = ctx.family;
+  if (!family->is_builtin() && !options_.user_kernels) return;  // a spec's code: not here
   const Shape& shape = ctx.shape;
   std::vector<v1::worker::Kernel> kernels;
   std::set<std::string> names;
@@ -150,9 +151,10 @@ bool JobRunner::CompileAhead() {
   }
   if (ahead_.empty()) {
     std::set<std::string> names;
-    // The built-in families, and the newest version of each registered kernel spec.
+    // The built-in families, and the newest version of each registered
+    // kernel spec where this daemon runs specs' code (--allow-user-kernels).
     std::vector<const Family*> families = AllFamilies();
-    if (auto specs = store_->ListSpecs(); specs.ok()) {
+    if (auto specs = store_->ListSpecs(); options_.user_kernels && specs.ok()) {
       for (const StoredSpec& s : *specs) {
         if (auto f = AddSpecFamily(s.spec); f.ok()) families.push_back(*f);
       }
@@ -178,8 +180,9 @@ bool JobRunner::CompileAhead() {
     absl::MutexLock lock(&mu_);
     ahead_progress_.total = static_cast<int64_t>(ahead_.size());
     spdlog::info("compiling ahead: {} kernels (every family's space and its neighbours, kernel specs "
-                 "included{})",
-                 ahead_.size(), options_.prior != nullptr ? "; the prior's best first" : "");
+                 "{}{})",
+                 ahead_.size(), options_.user_kernels ? "included" : "not (no --allow-user-kernels)",
+                 options_.prior != nullptr ? "; the prior's best first" : "");
   }
   int64_t done;
   {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "db/store.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -96,8 +97,10 @@ int main(int argc, char** argv) {
     tls = *creds;
   }
 
-  // Every worker process gets the log level and the sandbox's setting.
-  std::vector<std::string> common_args = {"--log-level", o.log_level};
+  // Every worker process gets the log level, the compile limits and the sandbox's setting.
+  std::vector<std::string> common_args = {"--log-level", o.log_level, "--compile-memory-mib",
+                                          std::to_string(o.compile_memory_mib),
+                                          "--compile-cpu-seconds", absl::StrCat(o.compile_cpu_seconds)};
   if (o.no_sandbox) common_args.push_back("--no-sandbox");
   std::vector<std::string> worker_args = {"--gpu", std::to_string(o.gpu)};
   worker_args.insert(worker_args.end(), common_args.begin(), common_args.end());
@@ -192,6 +195,7 @@ int main(int argc, char** argv) {
        .metrics = &metrics,
        .max_jobs_per_client = o.max_jobs_per_client,
        .max_configs_per_client = o.max_configs_per_client,
+       .max_registrations_per_client = o.max_registrations_per_client,
        .allow_user_kernels = o.allow_user_kernels,
        .worker_path = o.worker_path,
        .compiler_args = compiler_args,

@@ -86,6 +86,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--max-configs-per-client", o->max_configs_per_client,
                      "configs queued and not yet measured per client (0: no cap)"))
       ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--max-registrations-per-client", o->max_registrations_per_client,
+                     "kernel specs a client may register in an hour (0: no cap)"))
+      ->check(CLI::NonNegativeNumber);
   env(app.add_option("--metrics-listen", o->metrics_listen,
                      "serve Prometheus metrics at http://HOST:PORT/metrics (off by default)"));
   env(app.add_option("--health-listen", o->health_listen,
@@ -166,6 +169,13 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_flag("--no-sandbox", o->no_sandbox,
                    "run the worker processes unconfined (docs/operating.md, 'The sandbox'): only "
                    "for a host where the sandbox keeps the GPU from working"));
+  env(app.add_option("--compile-memory-mib", o->compile_memory_mib,
+                     "heap one compile may use in the worker processes, MiB (0: no limit); past "
+                     "it the compile fails, 'compile of CONFIG exceeded 4 GiB of memory'"))
+      ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--compile-cpu-seconds", o->compile_cpu_seconds,
+                     "CPU time one compile may take in the worker processes (0: no limit)"))
+      ->check(CLI::NonNegativeNumber);
   env(app.add_flag("--enable-fault-test-family", o->fault_test_family,
                    "serve the test-only fault_test family (tests of fault isolation)"));
   env(app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical, off"))

@@ -24,6 +24,7 @@ struct DaemonOptions {
   bool allow_anonymous_reads = false;
   int max_jobs_per_client = 16;                 // queued + running; 0: no cap
   int64_t max_configs_per_client = 100000;      // not yet measured; 0: no cap
+  int max_registrations_per_client = 60;        // kernel specs registered per hour; 0: no cap
   std::string metrics_listen;                   // HTTP HOST:PORT for /metrics; empty: off
   std::string health_listen;                    // plaintext gRPC health only; empty: off
   double drain_seconds = 0;                     // after SIGTERM: NOT_SERVING this long, then stop
@@ -40,6 +41,8 @@ struct DaemonOptions {
   bool fault_test_family = false;   // serve the test-only fault_test family
   bool allow_user_kernels = false;  // take kernel specs (RegisterFamily)
   bool no_sandbox = false;          // workers unconfined (server/worker/sandbox.h)
+  int64_t compile_memory_mib = 4096;  // a compile's heap in the workers (CompileLimits); 0: none
+  double compile_cpu_seconds = 60;    // a compile's CPU time in the workers; 0: none
   /// The prior (prior/README.md): on by default (off with --compile-only
   /// unless asked for), the shipped one unless prior_path names a file.
   bool use_prior = true;

@@ -109,6 +109,25 @@ absl::Status CheckImportedNumbers(const v1::BestKernel& k) {
   }
   return absl::OkStatus();
 }
+/// OK where `client` may bring a kernel spec's code to this daemon
+/// (RegisterFamily, ImportKernel of a spec's kernel): the daemon runs specs'
+/// code (--allow-user-kernels; else FAILED_PRECONDITION), and the client is
+/// local or its token has the register scope (else PERMISSION_DENIED).
+absl::Status MayBringSpecCode(const ServiceOptions& options, const std::string& client,
+                              std::string_view what) {
+  if (!options.allow_user_kernels) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this daemon takes no ", std::string(what), ": a spec is code that runs on the GPU host; start it "
+        "with --allow-user-kernels to allow them"));
+  }
+  if (client != kLocalClient && (options.tokens == nullptr || !options.tokens->HasScope(client, kRegisterScope))) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "client '", client, "' may not bring ", std::string(what), ": its token needs the '",
+        std::string(kRegisterScope), "' scope (server/auth.h)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
@@ -462,18 +481,11 @@ grpc::Status TunerService::DescribePrior(grpc::ServerContext*, const v1::Describ
 grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::RegisterFamilyRequest* req,
                                           v1::FamilyInfo* info) {
   if (!options_.allow_user_kernels) {
-    return ToGrpc(absl::FailedPreconditionError(
-        "this daemon takes no kernel specs: a spec is code that runs on the GPU host; start it "
-        "with --allow-user-kernels to allow them"));
+    return ToGrpc(MayBringSpecCode(options_, std::string(kLocalClient), "kernel specs"));
   }
   auto quota = Writer(*ctx);
   if (!quota.ok()) return ToGrpc(quota.status());
-  if (quota->client != kLocalClient &&
-      (options_.tokens == nullptr || !options_.tokens->HasScope(quota->client, kRegisterScope))) {
-    return ToGrpc(absl::PermissionDeniedError(absl::StrCat(
-        "client '", quota->client, "' may not register kernel specs: its token needs the '",
-        std::string(kRegisterScope), "' scope (server/auth.h)")));
-  }
+  if (auto s = MayBringSpecCode(options_, quota->client, "kernel specs"); !s.ok()) return ToGrpc(s);
   if (req->has_spec() && !req->json().empty()) {
     return ToGrpc(absl::InvalidArgumentError("a kernel spec comes as a message (spec) or as JSON (json), not both"));
   }
@@ -488,7 +500,10 @@ grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::Re
   if (auto s = CheckSpecFamilyName(spec.name()); !s.ok()) return ToGrpc(s);
   auto checked = SpecFamily::Create(spec);
   if (!checked.ok()) return ToGrpc(checked.status());
-  if (auto s = CompileCheck(**checked); !s.ok()) return ToGrpc(s);
+  if (auto s = BeginRegistration(quota->client); !s.ok()) return ToGrpc(s);
+  const absl::Status compiled = CompileCheck(**checked);
+  EndRegistration();
+  if (!compiled.ok()) return ToGrpc(compiled);
   const std::string hash = spec::SpecHash(spec);
   auto created = store_->AddSpec(spec, hash, quota->client, absl::ToUnixSeconds(absl::Now()));
   if (!created.ok()) return ToGrpc(created.status());
@@ -502,6 +517,35 @@ grpc::Status TunerService::RegisterFamily(grpc::ServerContext* ctx, const v1::Re
   info->set_client(stored->client);
   info->set_versions(stored->versions);
   return grpc::Status::OK;
+}
+
+absl::Status TunerService::BeginRegistration(const std::string& client) {
+  absl::MutexLock lock(&registrations_mu_);
+  const int quota = options_.max_registrations_per_client;
+  if (quota > 0) {
+    std::deque<absl::Time>& times = registered_[client];
+    const absl::Time now = absl::Now();
+    while (!times.empty() && times.front() < now - absl::Hours(1)) times.pop_front();
+    if (std::ssize(times) >= quota) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "client '", client, "' registered ", quota, " kernel specs in the last hour, its quota "
+          "(tuned --max-registrations-per-client); the next one is taken from ",
+          absl::FormatTime("%H:%M:%S UTC", times.front() + absl::Hours(1), absl::UTCTimeZone())));
+    }
+    times.push_back(now);
+  }
+  if (registrations_compiling_ >= kMaxRegistrationCompiles) {
+    return absl::UnavailableError(absl::StrCat(
+        kMaxRegistrationCompiles, " registrations are compiling their specs now, the most at once; "
+        "try again when one is over (each takes up to the compile timeout)"));
+  }
+  ++registrations_compiling_;
+  return absl::OkStatus();
+}
+
+void TunerService::EndRegistration() {
+  absl::MutexLock lock(&registrations_mu_);
+  --registrations_compiling_;
 }
 
 absl::Status TunerService::CompileCheck(const Family& family) const {
@@ -528,7 +572,6 @@ absl::Status TunerService::CompileCheck(const Family& family) const {
     r->set_name(spec.verification().reference_kernel());
     r->set_name_expression(spec.verification().reference_kernel());
   }
-  absl::MutexLock lock(&compile_check_mu_);
   if (options_.worker_path.empty()) return absl::OkStatus();  // tests without a compiler
   auto compiler = WorkerClient::Start(options_.worker_path, options_.compiler_args, "spec compiler");
   if (!compiler.ok()) return compiler.status();
@@ -540,7 +583,8 @@ absl::Status TunerService::CompileCheck(const Family& family) const {
     }
     return response.status();
   }
-  if (!response->error().empty()) return absl::InternalError(response->error());
+  // The compiler's error: a compile limit passed (CompileLimits), the spec's doing.
+  if (!response->error().empty()) return absl::InvalidArgumentError(absl::StrCat("source: ", response->error()));
   const auto& results = response->compiled().results();
   for (int i = 0; i < results.size(); ++i) {
     if (results[i].status() == v1::MEASUREMENT_COMPILED) {
@@ -660,6 +704,20 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   const Config config(params.begin(), params.end());
   if (auto s = (*family)->CheckParams(config); !s.ok()) {
     return ToGrpc(absl::InvalidArgumentError(s.message()));
+  }
+  if (!(*family)->is_builtin()) {
+    // A spec's kernel is its author's code, and a client's cubin of it is
+    // not the spec's source compiled: it is never stored nor served. The
+    // import queues a sweep of the problem, whose kernels this daemon
+    // compiles from the spec and its worker verifies against the spec's
+    // reference before any is served.
+    if (auto s = MayBringSpecCode(options_, quota->client, "kernels of kernel specs"); !s.ok()) {
+      return ToGrpc(s);
+    }
+    auto queued = runner_->Submit(k.problem(), *quota);
+    if (!queued.ok()) return ToGrpc(queued.status());
+    *job = *queued;
+    return grpc::Status::OK;
   }
   if (k.measurement().status() != v1::MEASUREMENT_OK || !(k.measurement().median_ms() > 0) ||
       k.cubin().empty() || k.entry().empty()) {

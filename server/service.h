@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
+#include <map>
 #include <cstdint>
 
 #include "absl/synchronization/mutex.h"
@@ -38,6 +40,7 @@ struct ServiceOptions {
   Metrics* metrics = nullptr;
   int max_jobs_per_client = 0;         // queued + running; 0: no cap
   int64_t max_configs_per_client = 0;  // configs not yet measured; 0: no cap
+  int max_registrations_per_client = 0;  // kernel specs registered in the last hour; 0: no cap
   /// RegisterFamily is refused unless set (tuned --allow-user-kernels).
   bool allow_user_kernels = false;
   /// The compiler process RegisterFamily starts to compile a spec's first
@@ -123,7 +126,19 @@ class TunerService final : public v1::Tuner::WithRawMethod_GetBest<v1::Tuner::Se
   int64_t device_id_;
   ServiceOptions options_;
   std::atomic<bool> draining_{false};
-  mutable absl::Mutex compile_check_mu_;  // one spec compiler process at a time
+  /// Admits one registration of `client` (RegisterFamily): RESOURCE_EXHAUSTED
+  /// past its hourly quota, UNAVAILABLE while kMaxRegistrationCompiles compile
+  /// already (each says so: no registration waits behind another's compile).
+  /// OK: the caller calls EndRegistration when its compile is over.
+  absl::Status BeginRegistration(const std::string& client);
+  void EndRegistration();
+
+  /// Registrations compiling at once, each in a compiler process of its own.
+  static constexpr int kMaxRegistrationCompiles = 4;
+  absl::Mutex registrations_mu_;
+  int registrations_compiling_ ABSL_GUARDED_BY(registrations_mu_) = 0;
+  /// Each client's registrations of the last hour, oldest first.
+  std::map<std::string, std::deque<absl::Time>> registered_ ABSL_GUARDED_BY(registrations_mu_);
   BestAnswers answers_;
 };
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,22 +24,64 @@ extern char** environ;
 namespace tuned {
 
 std::vector<std::string> WorkerEnvironment(const char* const* env) {
-  static constexpr std::string_view kNames[] = {"PATH", "HOME", "LANG", "TZ", "TMPDIR",
-                                                "LD_LIBRARY_PATH", "ASAN_OPTIONS", "LSAN_OPTIONS",
-                                                "UBSAN_OPTIONS"};
-  static constexpr std::string_view kPrefixes[] = {"LC_", "CUDA_", "NVIDIA_", "__NV_", "TUNED_WORKER_"};
+  // Exact names, each read by a part of the worker (its header says which);
+  // never a prefix, so that no secret of the daemon passes for a setting.
+  static constexpr std::string_view kNames[] = {
+      "PATH",  // the sanitizers' symbolizer
+      "LD_LIBRARY_PATH",  // the dynamic linker: NVRTC's and the driver's libraries
+      "CUDA_HOME", "CUDA_PATH",  // the toolkit's headers (ToolkitIncludePaths)
+      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",  // which GPU --gpu N names (the driver)
+      "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING",  // the driver's loading and launches
+      "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE",  // its JIT cache
+      "CUDA_MPS_PIPE_DIRECTORY",  // a GPU shared through MPS
+      "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS",  // sanitizer builds
+      "TUNED_WORKER_FAKE_BASELINE_MS",  // the test worker's baseline (tests/fake_worker.cc)
+  };
   std::vector<std::string> out;
   for (; env != nullptr && *env != nullptr; ++env) {
     const std::string_view var(*env);
     const std::string_view name = var.substr(0, var.find('='));
-    const bool kept =
-        std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames) ||
-        std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
-                    [&](std::string_view p) { return name.substr(0, p.size()) == p; });
+    const bool kept = std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
     if (kept && name.size() < var.size()) out.emplace_back(var);
   }
   return out;
 }
+
+namespace {
+
+/// Copies a worker's stderr (`fd`, its read end; closed at its end) to this
+/// process's stderr, whole lines at a time so that they do not interleave
+/// with this process's own lines (a line longer than the buffer goes in parts).
+void ForwardLog(int fd) {
+  std::string pending;
+  char buffer[16384];
+  auto put = [](std::string_view text) {
+    while (!text.empty()) {
+      const ssize_t n = write(STDERR_FILENO, text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      text.remove_prefix(static_cast<size_t>(n));
+    }
+  };
+  while (true) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buffer, static_cast<size_t>(n));
+    const size_t end = pending.rfind('\n');
+    if (end != std::string::npos) {
+      put(std::string_view(pending).substr(0, end + 1));
+      pending.erase(0, end + 1);
+    } else if (pending.size() >= sizeof buffer) {
+      put(pending);
+      pending.clear();
+    }
+  }
+  put(pending);
+  close(fd);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(const std::string& path,
                                                                   std::vector<std::string> args,
@@ -61,14 +104,21 @@ absl::Status WorkerClient::Launch(Process* p) {
   // died of it in CI, 2026-11-25, ServiceTest.GetBestFallsBackToTheNearestTunedShape).
   static const bool sigpipe_ignored = [] { return signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
   if (!sigpipe_ignored) return absl::InternalError("cannot ignore SIGPIPE");
-  int to[2], from[2];
-  if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  // Its stdio are Unix sockets, not pipes: a socket cannot be opened again
+  // through /proc/self/fd/N (ENXIO), where a pipe could (a spec's #include
+  // of it would hang its compile). Its stderr is one that ForwardLog copies
+  // into this process's log, never this process's stderr itself: a worker
+  // compiles users' code, and the daemon's log file must be no open away.
+  int to[2], from[2], err[2];
+  auto pair = [](int fds[2]) { return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0; };
+  if (!pair(to) || !pair(from) || !pair(err)) {
+    return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(errno)));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, to[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, from[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
   std::vector<const char*> argv = {path_.c_str()};
   for (const auto& a : args_) argv.push_back(a.c_str());
   argv.push_back(nullptr);
@@ -77,18 +127,21 @@ absl::Status WorkerClient::Launch(Process* p) {
   for (const auto& e : env) envp.push_back(e.c_str());
   envp.push_back(nullptr);
   pid_t pid = -1;
-  const int err = posix_spawn(&pid, path_.c_str(), &actions, nullptr,
+  const int spawned = posix_spawn(&pid, path_.c_str(), &actions, nullptr,
                               const_cast<char* const*>(argv.data()),
                               const_cast<char* const*>(envp.data()));
   posix_spawn_file_actions_destroy(&actions);
   close(to[0]);
   close(from[1]);
-  if (err != 0) {
+  close(err[1]);
+  if (spawned != 0) {
     close(to[1]);
     close(from[0]);
+    close(err[0]);
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot start ", role_, " ", path_, ": ", std::strerror(err)));
+        absl::StrCat("cannot start ", role_, " ", path_, ": ", std::strerror(spawned)));
   }
+  std::thread(ForwardLog, err[0]).detach();  // ends when the worker's last stderr closes
   *p = {.pid = pid, .to = to[1], .from = from[0]};
   return absl::OkStatus();
 }

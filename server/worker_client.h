@@ -1,6 +1,6 @@
 // The daemon's handle on its GPU worker process (server/worker/main.cc):
-// starts it with pipes, talks the framed protocol of server/common/ipc.h, and
-// restarts it when it dies. Not thread-safe: the job runner alone uses it.
+// starts it with Unix sockets for its stdio, talks the framed protocol of
+// server/common/ipc.h, and restarts it when it dies. Not thread-safe: the job runner alone uses it.
 #pragma once
 
 #include <sys/types.h>
@@ -19,13 +19,17 @@
 namespace tuned {
 
 /// The environment a worker process starts with: of this process's
-/// variables (`env`, NAME=value strings), only what NVRTC, the CUDA driver
-/// and runtime, the dynamic linker and the sanitizers read: PATH, HOME,
-/// LANG, LC_*, TZ, TMPDIR, LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, __NV_*,
-/// ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS, and TUNED_WORKER_* (settings
-/// meant for the worker, such as a test worker's). A worker compiles and runs
-/// users' kernel specs, so the daemon's secrets (TUNED_DB's password,
-/// TUNED_TOKEN, TLS paths) never reach it.
+/// variables (`env`, NAME=value strings), only those of an allowlist of
+/// exact names that the worker's parts read: PATH (the sanitizers'
+/// symbolizer), LD_LIBRARY_PATH (the dynamic linker), CUDA_HOME and
+/// CUDA_PATH (the toolkit's headers), CUDA_VISIBLE_DEVICES,
+/// CUDA_DEVICE_ORDER, CUDA_MODULE_LOADING, CUDA_LAUNCH_BLOCKING,
+/// CUDA_CACHE_DISABLE, CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE and
+/// CUDA_MPS_PIPE_DIRECTORY (the CUDA driver), ASAN_OPTIONS, LSAN_OPTIONS,
+/// UBSAN_OPTIONS, and the test worker's TUNED_WORKER_FAKE_BASELINE_MS. No
+/// prefix: a worker compiles and runs users' kernel specs, so no secret of
+/// the daemon (TUNED_DB's password, TUNED_TOKEN, an NVIDIA_API_KEY) reaches
+/// it, whatever its name.
 std::vector<std::string> WorkerEnvironment(const char* const* env);
 
 class WorkerClient {

@@ -403,6 +403,25 @@ TEST_F(OpsTest, RegisteringOverTcpNeedsTheRegisterScope) {
   auto registered = alice.RegisterFamily(*spec);
   ASSERT_TRUE(registered.ok()) << registered.status();
   EXPECT_EQ(registered->client(), "alice");
+  // A kernel of the spec brought by import is the spec's code too: bob's is refused.
+  v1::BestKernel kernel;
+  kernel.mutable_problem()->set_family_name(spec->name());
+  kernel.mutable_problem()->add_shape(256);
+  kernel.mutable_problem()->add_shape(256);
+  kernel.mutable_problem()->add_shape(256);
+  auto device = bob.DescribeDevice();
+  ASSERT_TRUE(device.ok()) << device.status();
+  *kernel.mutable_device() = *device;
+  for (const v1::SpecParam& p : spec->params()) {
+    (*kernel.mutable_measurement()->mutable_config()->mutable_params())[p.name()] = p.values(0);
+  }
+  kernel.mutable_measurement()->set_status(v1::MEASUREMENT_OK);
+  kernel.mutable_measurement()->set_median_ms(0.01);
+  kernel.set_cubin("a client's cubin");
+  kernel.set_entry("matmul");
+  auto imported = bob.ImportKernel(kernel);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kPermissionDenied) << imported.status();
+  EXPECT_NE(imported.status().message().find("'register' scope"), std::string::npos) << imported.status();
   // An unknown scope in the token file stops the daemon at start, naming it.
   std::ofstream(dir_ / "tokens") << "carol:carol-0123456789abcdef admin\n";
   Daemon bad(dir_ / "bad", flags);

@@ -4,14 +4,18 @@
 // - EnterSandbox itself, in a forked child: files, another process's
 //   environment, TCP and signals.
 // - The real `tuned-worker --compile-only`, through WorkerClient: a kernel
-//   whose source includes a host file by path (the daemon's include check,
-//   families/spec/includes.cc, is not in this path), and the secret must be
-//   in no answer.
+//   whose source includes a host file by path, its own /proc entry or its
+//   stdio (the daemon's include check, families/spec/includes.cc, is not in
+//   this path, so the spellings that once passed it are tried too), and the
+//   secret must be in no answer: not in the environment (a canary
+//   NVIDIA_API_KEY), not in the log a failed compile returns (what the daemon
+//   stores as a measurement's message).
 // Both with Landlock and with the mount namespace of a host without it
 // (EnterMountNamespace; the worker's --sandbox mount-namespace).
 #include "server/worker/sandbox.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +25,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -93,14 +99,20 @@ class SandboxTest : public ::testing::TestWithParam<Kind> {
     std::ofstream(dir_ / "secret.h") << "this is " << kSecret << " to be leaked\n";
     fs::create_symlink(dir_ / "secret.h", dir_ / "link.h");
     ASSERT_GT(holder_.pid(), 0);
+    // A descriptor on a host file that a child inherits, as a worker once
+    // inherited the daemon's log file as its stderr.
+    secret_fd_ = open((dir_ / "secret.h").c_str(), O_RDONLY);
+    ASSERT_GE(secret_fd_, 0);
   }
   void TearDown() override {
+    close(secret_fd_);
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
 
   fs::path dir_;
   SecretHolder holder_;
+  int secret_fd_ = -1;
 };
 
 /// The errno of each attempt, run in a child that first enters the sandbox
@@ -114,7 +126,7 @@ std::vector<int> TryInChild(bool confined, Kind kind,
     close(fds[0]);
     std::vector<int> out;
     if (confined &&
-        !(kind == Kind::kLandlock ? EnterSandbox({}) : EnterMountNamespace({})).ok()) {
+        !(kind == Kind::kLandlock ? EnterSandbox({}, SandboxRole::kCompiler) : EnterMountNamespace({})).ok()) {
       _exit(2);
     }
     for (const auto& attempt : attempts) out.push_back(attempt());
@@ -156,8 +168,13 @@ TEST_P(SandboxTest, AConfinedProcessReadsTheLibrariesAndNoFileOfTheHost) {
   const std::string environ_path = "/proc/" + std::to_string(holder_.pid()) + "/environ";
   const std::vector<std::pair<std::string, std::function<int()>>> attempts = {
       {"/usr/include/stdio.h", [] { return OpenErrno("/usr/include/stdio.h"); }},
-      {"its own /proc/self/status", [] { return OpenErrno("/proc/self/status"); }},
+      {"/proc/cpuinfo", [] { return OpenErrno("/proc/cpuinfo"); }},
       {"/etc/passwd", [] { return OpenErrno("/etc/passwd"); }},
+      {"its own /proc/self/environ", [] { return OpenErrno("/proc/self/environ"); }},
+      {"its own /proc/self/cmdline", [] { return OpenErrno("/proc/self/cmdline"); }},
+      {"its own /proc/self/mountinfo", [] { return OpenErrno("/proc/self/mountinfo"); }},
+      {"an inherited file by /proc/self/fd/N",
+       [&] { return OpenErrno("/proc/self/fd/" + std::to_string(secret_fd_)); }},
       {"the token file", [&] { return OpenErrno((dir_ / "token").string()); }},
       {"a symlink to it", [&] { return OpenErrno((dir_ / "link.h").string()); }},
       {"a .. path to it", [&] { return OpenErrno("/usr/../" + (dir_ / "token").string()); }},
@@ -206,8 +223,11 @@ TEST_P(SandboxTest, AConfinedProcessReadsTheLibrariesAndNoFileOfTheHost) {
 
 /// The answers of the real worker to one compile of a kernel whose source
 /// starts with `include`, all text that came back.
-std::string CompileIncluding(const std::string& include, bool confined, Kind kind) {
+std::string CompileIncluding(const std::string& include, bool confined, Kind kind,
+                             const std::vector<std::string>& options = {},
+                             const std::vector<std::string>& worker_args = {}) {
   std::vector<std::string> args = {"--compile-only", "--arch", "90"};
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
   if (!confined) args.push_back("--no-sandbox");
   if (kind == Kind::kMountNamespace) args.insert(args.end(), {"--sandbox", "mount-namespace"});
   auto compiler = WorkerClient::Start(TUNED_WORKER_PATH, args, "compiler");
@@ -217,6 +237,7 @@ std::string CompileIncluding(const std::string& include, bool confined, Kind kin
   k->set_name("leak");
   k->set_source(include + "\n__global__ void leak(float* x) { x[threadIdx.x] = 1.f; }\n");
   k->set_name_expression("leak");
+  for (const std::string& o : options) k->add_options(o);
   auto response = (*compiler)->Call(request, absl::Minutes(2));
   if (!response.ok()) return response.status().ToString();
   return response->DebugString();
@@ -243,18 +264,132 @@ TEST_P(SandboxTest, TheWorkersCompileIncludesNoFileOfTheHost) {
     SCOPED_TRACE(include);
     const std::string free = CompileIncluding(include, false, kind);
     const std::string confined = CompileIncluding(include, true, kind);
-    // Unconfined, NVRTC reads the file and its error quotes it.
-    const bool passwd = include.find("passwd") != std::string::npos;
-    EXPECT_NE(free.find(passwd ? "root" : kSecret), std::string::npos) << free;
-    EXPECT_EQ(confined.find(kSecret), std::string::npos) << confined;
-    EXPECT_EQ(confined.find("root:"), std::string::npos) << confined;
-    EXPECT_NE(confined.find("MEASUREMENT_COMPILE_ERROR"), std::string::npos) << confined;
+    // Unconfined, NVRTC reads the file, and the diagnostics that quote it
+    // are cut from the log (OwnDiagnostics); confined, it cannot open it,
+    // in the same words whether the path is missing or denied.
+    EXPECT_NE(free.find("about another file than the kernel"), std::string::npos) << free;
+    for (const std::string& answer : {free, confined}) {
+      EXPECT_EQ(answer.find(kSecret), std::string::npos) << answer;
+      EXPECT_EQ(answer.find("root:"), std::string::npos) << answer;
+      EXPECT_NE(answer.find("MEASUREMENT_COMPILE_ERROR"), std::string::npos) << answer;
+    }
+    const std::string path = include.substr(include.find_first_of("\"<") + 1,
+                                            include.find_last_of("\">") - include.find_first_of("\"<") - 1);
+    EXPECT_NE(confined.find("cannot open source file \\\"" + path + "\\\"\\n"), std::string::npos)
+        << confined;
   }
   // The CUDA headers by name still compile.
   const std::string ok = CompileIncluding(
       "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n#include <cuda/std/cstdint>", true,
       kind);
   EXPECT_NE(ok.find("MEASUREMENT_COMPILED"), std::string::npos) << ok;
+}
+
+// A compiler's own /proc entry and stdio, with a canary NVIDIA_API_KEY in
+// the environment the worker starts from and a host file as this process's
+// stderr (a daemon's log): none is readable by #include, whatever spelling
+// brings the include past a hand-written lexer.
+TEST_P(SandboxTest, ACompilersOwnProcEntryAndStdioAreNotReadable) {
+  const Kind kind = GetParam();
+  const std::string canary = std::string("nvapi-") + kSecret;
+  ASSERT_EQ(setenv("NVIDIA_API_KEY", canary.c_str(), 1), 0);
+  const int saved_stderr = dup(STDERR_FILENO);
+  ASSERT_GE(saved_stderr, 0);
+  ASSERT_GE(dup2(secret_fd_, STDERR_FILENO), 0);  // the workers start with it as this process's stderr
+  const std::string environ_include = "#include \"/proc/self/environ\"";
+  const std::vector<std::string> sources = {
+      environ_include,
+      "#include \"/proc/self/cmdline\"",
+      "#include \"/proc/self/mountinfo\"",
+      "#include \"/proc/self/fd/2\"",
+      "#include \"/dev/stderr\"",
+      // What once passed the include check: a raw string, a digit separator,
+      // a splice after a backslash in a string literal.
+      "const char* r = R\"a(\"/*)a\";\n" + environ_include + "\n// */",
+      "int x = 1'0; const char* s = \"a'/*\";\n" + environ_include + "\n// */",
+      "const char* s = \"a\\\\\n/* \";\n" + environ_include + "\n*/",
+  };
+  std::vector<std::string> answers;
+  for (const std::string& source : sources) answers.push_back(CompileIncluding(source, true, kind));
+  dup2(saved_stderr, STDERR_FILENO);
+  close(saved_stderr);
+  unsetenv("NVIDIA_API_KEY");
+  for (size_t i = 0; i < sources.size(); ++i) {
+    SCOPED_TRACE(sources[i]);
+    EXPECT_EQ(answers[i].find(kSecret), std::string::npos) << answers[i];
+    EXPECT_EQ(answers[i].find("NVIDIA_API_KEY"), std::string::npos) << answers[i];
+    EXPECT_EQ(answers[i].find("--compile-only"), std::string::npos) << answers[i];  // cmdline
+    EXPECT_EQ(answers[i].find(" - "), std::string::npos) << answers[i];  // a mountinfo line
+    EXPECT_NE(answers[i].find("MEASUREMENT_COMPILE_ERROR"), std::string::npos) << answers[i];
+    // The sandbox stopped the read, not only the log's filter.
+    EXPECT_NE(answers[i].find("cannot open source file"), std::string::npos) << answers[i];
+  }
+}
+
+// What the daemon stores of a failed compile (a measurement's message): the
+// include sits under an #if that only the swept config takes, so that the
+// registration's compile of another config passes. Confined or not, the
+// secret is not in it: the sandbox stops the read, and the log keeps only
+// the diagnostics of the kernel's own lines.
+TEST_P(SandboxTest, TheStoredMessageOfAFailedCompileHoldsNoOtherFile) {
+  const std::string source = "#if BLOCK == 128\n#include \"" + (dir_ / "secret.h").string() + "\"\n#endif";
+  for (bool confined : {false, true}) {
+    SCOPED_TRACE(confined ? "confined" : "unconfined");
+    const std::string answer = CompileIncluding(source, confined, GetParam(), {"-DBLOCK=128"});
+    EXPECT_EQ(answer.find(kSecret), std::string::npos) << answer;
+    EXPECT_NE(answer.find("MEASUREMENT_COMPILE_ERROR"), std::string::npos) << answer;
+    EXPECT_NE(answer.find(confined ? "cannot open source file" : "another file than the kernel"),
+              std::string::npos)
+        << answer;
+  }
+  // Another config compiles: the include is not reached.
+  EXPECT_NE(CompileIncluding(source, true, GetParam(), {"-DBLOCK=64"}).find("MEASUREMENT_COMPILED"),
+            std::string::npos);
+}
+
+// A compile's memory and CPU time are bounded (CompileLimits, small limits
+// here to keep it fast): a preprocessor bomb (10^8 tokens) fails naming the
+// config and the limit, in a streamed compile as the kernel's result, and
+// the compiler exits; the kernel beside it is compiled again by the caller.
+TEST_P(SandboxTest, ACompileBombIsStoppedAtItsLimit) {
+  std::string bomb = "#define X1 1+1+1+1+1+1+1+1+1+1\n";
+  for (int i = 2; i <= 8; ++i) {
+    bomb += "#define X" + std::to_string(i) + " ";
+    for (int j = 0; j < 10; ++j) bomb += (j > 0 ? "+X" : "X") + std::to_string(i - 1);
+    bomb += "\n";
+  }
+  bomb += "__device__ long v = X8;";
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string memory = CompileIncluding(bomb, true, GetParam(), {},
+                                              {"--compile-memory-mib", "256", "--compile-cpu-seconds", "0"});
+  EXPECT_NE(memory.find("compile of leak exceeded 256 MiB of memory"), std::string::npos) << memory;
+  const std::string cpu = CompileIncluding(bomb, true, GetParam(), {},
+                                           {"--compile-memory-mib", "0", "--compile-cpu-seconds", "1"});
+  EXPECT_NE(cpu.find("compile of leak exceeded 1 s of CPU time"), std::string::npos) << cpu;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60);
+
+  // Streamed, beside a kernel that compiles: the bomb's answer is its result.
+  std::vector<std::string> args = {"--compile-only", "--arch", "90", "--compile-memory-mib", "256"};
+  if (GetParam() == Kind::kMountNamespace) args.insert(args.end(), {"--sandbox", "mount-namespace"});
+  auto compiler = WorkerClient::Start(TUNED_WORKER_PATH, args, "compiler");
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  v1::worker::Request request;
+  request.mutable_compile()->set_stream(true);
+  for (const std::string& source : {bomb, std::string()}) {
+    v1::worker::Kernel* k = request.mutable_compile()->add_kernels();
+    k->set_name(source.empty() ? "fine" : "bomb_config");
+    k->set_source(source + "\n__global__ void leak(float* x) { x[threadIdx.x] = 1.f; }\n");
+    k->set_name_expression("leak");
+  }
+  std::map<int, v1::worker::MeasureResult> partial;
+  auto response = (*compiler)->CallStreaming(request, absl::Minutes(2), [&](const v1::worker::CompiledOne& one) {
+    partial[one.index()] = one.result();
+  });
+  ASSERT_TRUE(partial.contains(0));
+  EXPECT_EQ(partial[0].status(), v1::MEASUREMENT_COMPILE_ERROR);
+  EXPECT_EQ(partial[0].message(), "compile of bomb_config exceeded 256 MiB of memory");
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable) << response.status();  // it exited
+  EXPECT_FALSE((*compiler)->alive());
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, SandboxTest,

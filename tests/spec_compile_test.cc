@@ -1,7 +1,8 @@
 // The specs of examples/kernels/ compile with NVRTC (no GPU needed): the
 // default config of each, and its reference kernel or reference config,
-// with the name expression and defines that EvaluateLaunch gives; and the
-// figures of a module that holds a reference beside the kernel.
+// with the name expression and defines that EvaluateLaunch gives; the
+// figures of a module that holds a reference beside the kernel; and what a
+// compile's log keeps of NVRTC's.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -85,6 +86,42 @@ __global__ void clean(const float* x, float* y) {
     EXPECT_EQ(spilling->static_smem_bytes, 0) << spilling->log;
     EXPECT_EQ(CheckNoSpills(*spilling).code(), absl::StatusCode::kFailedPrecondition);
   }
+}
+
+// A compile log keeps the diagnostics of the kernel's own lines: one about
+// another file goes with the lines it quotes, the neutral lines stay, and
+// a failed open reads the same whatever its reason.
+TEST(SpecCompile, ALogKeepsOnlyTheKernelsOwnDiagnostics) {
+  const std::string log =
+      "kernel.cu(3): warning #177-D: variable \"x\" was declared but never referenced\n"
+      "    int x;\n"
+      "        ^\n"
+      "\n"
+      "/proc/self/environ(1): error: this declaration has no storage class or type specifier\n"
+      "  NVIDIA_API_KEY=nvapi-secret PATH=/bin\n"
+      "  ^\n"
+      "\n"
+      "/home/u/token(1): error: expected a \";\"\n"
+      "  alice:secret register\n"
+      "\n"
+      "kernel.cu(7): catastrophic error: cannot open source file \"/etc/shadow\" (Permission denied)\n"
+      "  #include \"/etc/shadow\"\n"
+      "\n"
+      "4 errors detected in the compilation of \"kernel.cu\".\n"
+      "ptxas info    : Used 40 registers\n";
+  const std::string kept = OwnDiagnostics(log);
+  EXPECT_EQ(kept.find("secret"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("/proc/self/environ"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("kernel.cu(3): warning #177-D"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("    int x;\n"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("kernel.cu(7): catastrophic error: cannot open source file \"/etc/shadow\"\n"),
+            std::string::npos) << kept;
+  EXPECT_EQ(kept.find("Permission denied"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("4 errors detected"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("ptxas info    : Used 40 registers"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("(2 diagnostics about another file than the kernel's source cut)"), std::string::npos)
+      << kept;
+  EXPECT_EQ(OwnDiagnostics("kernel.cu(1): error: x\n"), "kernel.cu(1): error: x\n");  // nothing cut
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -515,6 +516,26 @@ TEST(Validate, SourceReadsNoFile) {
       {"#include /*\n*/ \"/etc/passwd\"", "#include"},
       {"%:include \"/etc/passwd\"", "#include"},  // the digraph of #
       {"// fine\n/* two\nlines */\n#include \"/etc/passwd\"", "line 4:"},
+      // Where a hand-written lexer would read a comment and the preprocessor
+      // reads code: a raw string, a digit separator, a splice after a
+      // backslash in a string, a splice that ends a // comment on an empty line.
+      {"const char* r = R\"a(\"/*)a\";\n#include \"/proc/self/environ\"\n// */", "line 2: #include"},
+      {"int x = 1'0; const char* s = \"a'/*\";\n#include \"/proc/self/environ\"\n// */",
+       "line 2: #include"},
+      {"const char* s = \"a\\\\\n/* \";\n#include \"/proc/self/environ\"\n*/", "line 3: #include"},
+      {"// x\\\n\n#include \"/etc/passwd\"", "line 3: #include"},
+      {"#include <cuda_fp16.h/*>\n#include \"/etc/passwd\"\n*/", "line 1: #include"},
+      // __has_include and _Pragma pasted by ##, from a macro's arguments or body.
+      {"#define C(a, b) a##b\n#if C(__has_, include)(\"/etc/passwd\")\n#endif", "line 2: __has_"},
+      {"#define C(a, b) a%:%:b\n#define H __has\n#if C(H, _include)(\"/etc/passwd\")\n#endif",
+       "line 2: __has: with ## it could paste __has_include"},
+      {"#define C(a, b) a##b\nC(_Prag, ma)(\"GCC dependency \\\"/etc/passwd\\\"\")", "line 2: _Prag"},
+      // What compilers read differently is refused.
+      {"#include <cuda_fp16.h>\r#include \"/etc/passwd\"", "carriage return"},
+      {"// a \\  \n#include \"/etc/passwd\"", "backslash before blanks"},
+      {"int \\u0041 = 1;", "universal character name"},
+      {"const char* r = R\"a(never ends", "raw string literal: it has no end"},
+      {"#define R1 R\"(\n#include \"/etc/passwd\"\n)\"", "line 1: a raw string literal: one line at most"},
   };
   for (const auto& [head, want] : refused) {
     SCOPED_TRACE(head);
@@ -527,12 +548,41 @@ TEST(Validate, SourceReadsNoFile) {
         "#include <cooperative_groups.h>\n#include <cuda/std/cstdint>",
         "#pragma once\n// #include \"/etc/passwd\" in a comment\n/* #include </etc/passwd> */",
         "#define UNROLL _Pragma(\"unroll\")\nconst char* s = \"#include </etc/passwd>\";",
-        "#pragma unroll 4\n#pragma nv_diag_suppress 177"}) {
+        "#pragma unroll 4\n#pragma nv_diag_suppress 177",
+        "#include <cuda_fp16.h>\r\nint x = 1'000'000;\r\nconst char* r = R\"x(#include \"/etc/passwd\")x\";",
+        "#define CAT(a, b) a##b\nint CAT(x, y) = 0x1p-3 + 1.5e+3f + 'a';"}) {
     EXPECT_TRUE(CheckSourceReads(head + kernel).ok()) << head << ": " << CheckSourceReads(head + kernel);
   }
   KernelSpec spec = Base();
   spec.set_source("#include \"/proc/self/environ\"\n" + spec.source());
   ExpectInvalid(ValidateSpec(spec), {"source: line 1", "/proc/self/environ", "CUDA toolkit's headers"});
+}
+
+// Every text field has a size limit, checked before anything reads it: a
+// 60 MiB description is refused at once, naming the field and the limit.
+TEST(Validate, TextFieldsHaveLimits) {
+  KernelSpec spec = Base();
+  spec.set_description(std::string(60 << 20, 'x'));
+  const auto t0 = std::chrono::steady_clock::now();
+  ExpectInvalid(ValidateSpec(spec), {"description: 62914560 bytes, more than the limit of 4096"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  spec = Base();
+  spec.mutable_params(0)->set_doc(std::string(kMaxDocBytes + 1, 'd'));
+  ExpectInvalid(ValidateSpec(spec), {"params[0].doc: 1025 bytes, more than the limit of 1024"});
+  spec = Base();
+  spec.mutable_params(0)->set_name(std::string(kMaxNameChars + 1, 'N'));
+  ExpectInvalid(ValidateSpec(spec), {"params[0].name: 65 characters, more than the limit of 64"});
+  spec = Base();
+  spec.set_dims(0, std::string(100000, 'n'));
+  ExpectInvalid(ValidateSpec(spec), {"dims[0]: 100000 characters"});
+  spec = Base();
+  (*spec.mutable_default_config())[std::string(200, 'k')] = 1;
+  ExpectInvalid(ValidateSpec(spec), {"default_config: 200 characters"});
+  ExpectInvalid(ParseSpecJson(std::string(kMaxSpecFileBytes + 1, ' ')).status(),
+                {"spec: JSON of 2097153 bytes, more than the limit of 2097152"});
+  spec = Base();
+  spec.set_description(std::string(kMaxDescriptionBytes, 'x'));  // at the limit: fine
+  EXPECT_TRUE(ValidateSpec(spec).ok()) << ValidateSpec(spec);
 }
 
 // Spec and source files are regular UTF-8 files of bounded size: a device

@@ -2,6 +2,7 @@
 // channel, real worker and compiler processes): registering the specs of
 // examples/kernels/, refusing bad ones with nothing stored, sweeping a spec
 // (every config compiled with NVRTC), and versions that never mix.
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -50,7 +51,12 @@ class UserKernelsTest : public ::testing::Test {
              std::vector<std::string> env = {}) {
     daemon_ = std::make_unique<DaemonProcess>(TUNED_DAEMON_PATH, dir_, flags, env);
     ASSERT_TRUE(daemon_->WaitServing()) << daemon_->RunLog();
-    stub_ = v1::Tuner::NewStub(grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials()));
+    // A channel of its own connections: gRPC's shared pool may hand a new
+    // channel the broken connection to a daemon that was restarted.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    stub_ = v1::Tuner::NewStub(
+        grpc::CreateCustomChannel(daemon_->address(), grpc::InsecureChannelCredentials(), args));
   }
 
   grpc::Status Register(const v1::KernelSpec& spec, v1::FamilyInfo* info) {
@@ -405,7 +411,11 @@ TEST_F(UserKernelsTest, AChangedSpecIsANewVersionAndResultsNeverMix) {
 // and GetBest serves it with the launch a client needs for the asked shape:
 // the geometry and every argument evaluated there (the nearest tuned shape's
 // config where it runs at the asked one).
-TEST_F(UserKernelsTest, AnImportedSpecKernelIsServedWithItsArgumentsAndGeometry) {
+// A kernel of a spec brought by import is its author's code: a daemon
+// without --allow-user-kernels refuses it, and one with it never stores nor
+// serves the client's cubin. It queues a sweep of the problem instead, whose
+// kernels it compiles from the spec and verifies itself.
+TEST_F(UserKernelsTest, AnImportedSpecKernelIsNeverServedAsTheClientSentIt) {
   Start();
   const v1::KernelSpec spec = Example("softmax");
   v1::FamilyInfo info;
@@ -422,42 +432,163 @@ TEST_F(UserKernelsTest, AnImportedSpecKernelIsServedWithItsArgumentsAndGeometry)
   m->set_median_ms(0.02);
   (*m->mutable_config()->mutable_params())["THREADS"] = 256;
   (*m->mutable_config()->mutable_params())["VEC"] = 4;
-  k->set_cubin("stand-in cubin");  // never run: compile-only
+  k->set_cubin("a client's cubin");
   k->set_entry("softmax_entry");
   k->set_baseline_ms(0.03);
+  auto get_best = [&](v1::BestKernel* best) {
+    grpc::ClientContext ctx;
+    v1::GetBestRequest req;
+    *req.mutable_problem() = SpecProblem("softmax_rows", {4096, 1024});
+    return stub_->GetBest(&ctx, req, best);
+  };
+  daemon_.reset();
+
+  Start({});
+  {
+    grpc::ClientContext ctx;
+    v1::Job job;
+    const grpc::Status refused = stub_->ImportKernel(&ctx, import, &job);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+    EXPECT_NE(refused.error_message().find("--allow-user-kernels"), std::string::npos) << refused.error_message();
+  }
+  v1::BestKernel best;
+  EXPECT_EQ(get_best(&best).error_code(), grpc::StatusCode::NOT_FOUND);
+  daemon_.reset();
+
+  Start();
   grpc::ClientContext c2;
   v1::Job job;
   const grpc::Status imported = stub_->ImportKernel(&c2, import, &job);
   ASSERT_TRUE(imported.ok()) << imported.error_message();
   EXPECT_EQ(job.problem().spec_hash(), info.spec_hash());
-
+  EXPECT_GT(job.total(), 1) << job.ShortDebugString();  // a sweep of the problem's space
+  EXPECT_EQ(job.client(), "local");
+  // Until the sweep has verified a kernel there is nothing to serve, and the
+  // client's cubin never is.
+  const grpc::Status s = get_best(&best);
+  if (s.ok()) {
+    EXPECT_NE(best.cubin(), "a client's cubin");
+  } else {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+  }
   grpc::ClientContext c3;
-  v1::GetBestRequest req;
-  *req.mutable_problem() = SpecProblem("softmax_rows", {4000, 1000});  // near 4096x1024
-  v1::BestKernel best;
-  const grpc::Status s = stub_->GetBest(&c3, req, &best);
-  ASSERT_TRUE(s.ok()) << s.error_message();
-  EXPECT_EQ(best.match(), v1::MATCH_NEAREST);
-  EXPECT_EQ(best.measurement().config().name(), "softmax_rows_THREADS256_VEC4");
-  EXPECT_EQ(best.cubin(), "stand-in cubin");
-  EXPECT_EQ(std::vector<uint32_t>(best.geometry().grid().begin(), best.geometry().grid().end()),
-            (std::vector<uint32_t>{4000, 1, 1}));
-  EXPECT_EQ(std::vector<uint32_t>(best.geometry().block().begin(), best.geometry().block().end()),
-            (std::vector<uint32_t>{256, 1, 1}));
-  ASSERT_EQ(best.kernel_arguments_size(), 4);
-  EXPECT_EQ(best.kernel_arguments(0).name(), "x");
-  EXPECT_TRUE(best.kernel_arguments(0).is_buffer());
-  EXPECT_EQ(best.kernel_arguments(0).elements(), 4000 * 1000);
-  EXPECT_EQ(best.kernel_arguments(1).role(), v1::SPEC_ROLE_OUT);
-  EXPECT_FALSE(best.kernel_arguments(2).is_buffer());
-  EXPECT_EQ(best.kernel_arguments(2).int_value(), 4000);
-  EXPECT_EQ(best.kernel_arguments(3).int_value(), 1000);
-  // At 4096x1022 the imported config breaks a restriction (cols % VEC): nothing to serve.
-  grpc::ClientContext c4;
-  *req.mutable_problem() = SpecProblem("softmax_rows", {4096, 1022});
-  const grpc::Status far = stub_->GetBest(&c4, req, &best);
-  EXPECT_EQ(far.error_code(), grpc::StatusCode::NOT_FOUND) << far.error_message();
-  EXPECT_NE(far.error_message().find("does not run there"), std::string::npos) << far.error_message();
+  v1::CancelJobRequest cancel;
+  cancel.set_id(job.id());
+  EXPECT_TRUE(stub_->CancelJob(&c3, cancel, &job).ok());
+}
+
+// The compile-ahead compiles a spec's kernels only where the daemon runs
+// specs' code: one without --allow-user-kernels counts none of them.
+TEST_F(UserKernelsTest, TheCompileAheadLeavesSpecsToDaemonsThatRunThem) {
+  Start();
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(Example("softmax"), &info).ok());
+  daemon_.reset();
+  auto ahead_total = [&](std::vector<std::string> flags) -> int64_t {
+    flags.insert(flags.end(), {"--compile-ahead", "--compile-batch", "1"});
+    Start(flags);
+    for (int i = 0; i < 300; ++i) {
+      grpc::ClientContext ctx;
+      v1::Device device;
+      if (stub_->DescribeDevice(&ctx, v1::DescribeDeviceRequest(), &device).ok() &&
+          device.compile_ahead_total() > 0) {
+        return device.compile_ahead_total();
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return 0;
+  };
+  const int64_t without = ahead_total({});
+  EXPECT_NE(daemon_->RunLog().find("kernel specs not (no --allow-user-kernels)"), std::string::npos)
+      << daemon_->RunLog();
+  daemon_.reset();
+  const int64_t with = ahead_total({"--allow-user-kernels"});
+  EXPECT_GT(without, 0);
+  EXPECT_GE(with - without, info.space_size()) << with << " vs " << without;  // softmax's configs
+}
+
+// A spec whose compile is a bomb (a macro of 10^8 tokens) is refused at
+// the compile memory limit, naming the config and the limit, not after the
+// compile timeout; a small limit here keeps it fast.
+TEST_F(UserKernelsTest, ACompileBombIsRefusedAtItsLimit) {
+  Start({"--allow-user-kernels", "--compile-memory-mib", "256"});
+  std::string bomb = "#define X1 1+1+1+1+1+1+1+1+1+1\n";
+  for (int i = 2; i <= 8; ++i) {
+    bomb += "#define X" + std::to_string(i) + " ";
+    for (int j = 0; j < 10; ++j) bomb += (j > 0 ? "+X" : "X") + std::to_string(i - 1);
+    bomb += "\n";
+  }
+  v1::KernelSpec spec = Example("softmax");
+  spec.set_source(bomb + "__device__ long bomb = X8;\n" + spec.source());
+  v1::FamilyInfo info;
+  const grpc::Status s = Register(spec, &info);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_NE(s.error_message().find("source: compile of softmax_"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find(" exceeded 256 MiB of memory"), std::string::npos) << s.error_message();
+  EXPECT_EQ(Families().size(), 2u);
+}
+
+// Registrations compile each in a process of its own: one queued behind a
+// slow compile (constexpr work, little memory) is not held up by it, and
+// the slow one ends at the compile CPU limit, saying so.
+TEST_F(UserKernelsTest, ARegistrationDoesNotWaitBehindAnothersCompile) {
+  Start({"--allow-user-kernels", "--compile-cpu-seconds", "10"});
+  std::string slow =
+      "__host__ __device__ constexpr long work(long n) {\n"
+      "  long s = 0;\n"
+      "  for (long i = 0; i < 200000; ++i) s += (i ^ n) % 7;\n"
+      "  return s;\n"
+      "}\n";
+  for (int i = 0; i < 400; ++i) slow += "static_assert(work(" + std::to_string(i) + ") != -1, \"\");\n";
+  v1::KernelSpec slow_spec = Example("softmax");
+  slow_spec.set_source(slow + slow_spec.source());
+  std::atomic<bool> slow_done{false};
+  grpc::Status slow_status;
+  std::thread slow_registration([&] {
+    v1::FamilyInfo info;
+    slow_status = Register(slow_spec, &info);
+    slow_done = true;
+  });
+  std::this_thread::sleep_for(1s);  // its compile has begun
+  v1::FamilyInfo info;
+  const grpc::Status quick = Register(Example("reduction"), &info);
+  EXPECT_TRUE(quick.ok()) << quick.error_message();
+  EXPECT_FALSE(slow_done) << "the quick registration waited for the slow one";
+  slow_registration.join();
+  EXPECT_EQ(slow_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << slow_status.error_message();
+  EXPECT_NE(slow_status.error_message().find("exceeded 10 s of CPU time"), std::string::npos)
+      << slow_status.error_message();
+}
+
+// A client registers a bounded number of specs an hour: past its quota
+// the next is refused at once, saying why and from when it is taken.
+TEST_F(UserKernelsTest, RegistrationsHaveAPerClientQuota) {
+  Start({"--allow-user-kernels", "--max-registrations-per-client", "1"});
+  v1::FamilyInfo info;
+  ASSERT_TRUE(Register(Example("softmax"), &info).ok());
+  const grpc::Status s = Register(Example("reduction"), &info);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("registered 1 kernel specs in the last hour"), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find("--max-registrations-per-client"), std::string::npos) << s.error_message();
+  EXPECT_EQ(Families().size(), 3u);  // the built-in two and softmax
+}
+
+// Every text field of a spec has a size limit: a 60 MiB description is
+// refused at once, naming the field, and nothing is stored.
+TEST_F(UserKernelsTest, AHugeDescriptionIsRefusedAtOnce) {
+  Start();
+  v1::KernelSpec spec = Example("softmax");
+  spec.set_description(std::string(60 << 20, 'x'));
+  v1::FamilyInfo info;
+  const auto t0 = std::chrono::steady_clock::now();
+  const grpc::Status s = Register(spec, &info);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_NE(s.error_message().find("description: 62914560 bytes, more than the limit of 4096"),
+            std::string::npos) << s.error_message().substr(0, 200);
+  EXPECT_LT(seconds, 10);  // no compile, no store
+  EXPECT_EQ(Families().size(), 2u);
 }
 
 TEST_F(UserKernelsTest, ProblemsOfUnknownSpecsAndWrongShapesAreRefused) {

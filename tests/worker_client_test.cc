@@ -53,6 +53,8 @@ TEST(WorkerClientTest, AWorkerStartsWithoutTheDaemonsSecrets) {
   ASSERT_EQ(setenv("TUNED_TOKEN", "secret-token", 1), 0);
   ASSERT_EQ(setenv("CUDA_VISIBLE_DEVICES", "0", 1), 0);
   ASSERT_EQ(setenv("LC_ALL", "C.UTF-8", 1), 0);
+  ASSERT_EQ(setenv("NVIDIA_API_KEY", "nvapi-secret-key", 1), 0);  // a secret named like a setting
+  ASSERT_EQ(setenv("CUDA_SECRET", "secret-cuda", 1), 0);
   const std::set<pid_t> before = Children();
   auto w = Start();
   ASSERT_NE(w, nullptr);
@@ -69,20 +71,22 @@ TEST(WorkerClientTest, AWorkerStartsWithoutTheDaemonsSecrets) {
   while (std::getline(ss, var, '\0')) names.insert(var.substr(0, var.find('=')));
   EXPECT_TRUE(names.contains("PATH"));
   EXPECT_TRUE(names.contains("CUDA_VISIBLE_DEVICES"));
-  EXPECT_TRUE(names.contains("LC_ALL"));
+  EXPECT_FALSE(names.contains("LC_ALL"));
   EXPECT_FALSE(names.contains("TUNED_DB"));
   EXPECT_FALSE(names.contains("TUNED_TOKEN"));
+  EXPECT_FALSE(names.contains("NVIDIA_API_KEY"));
+  EXPECT_FALSE(names.contains("CUDA_SECRET"));
   EXPECT_EQ(ss.str().find("secret"), std::string::npos);
   EXPECT_TRUE(Answers(*w));
-  unsetenv("TUNED_DB");
-  unsetenv("TUNED_TOKEN");
-  unsetenv("CUDA_VISIBLE_DEVICES");
-  // The filter itself: names, prefixes, and a variable without a value.
+  for (const char* var : {"TUNED_DB", "TUNED_TOKEN", "CUDA_VISIBLE_DEVICES", "NVIDIA_API_KEY", "CUDA_SECRET"}) {
+    unsetenv(var);
+  }
+  // The filter itself: exact names only (no prefix), and a variable without a value.
   const char* env[] = {"PATH=/bin", "TUNED_DB=x", "CUDA_HOME=/usr/local/cuda", "NVIDIA_VISIBLE_DEVICES=all",
-                       "HOMEWORK=1", "LD_PRELOAD=/evil.so", "LC_CTYPE=C", "PATH", nullptr};
-  EXPECT_EQ(WorkerEnvironment(env),
-            (std::vector<std::string>{"PATH=/bin", "CUDA_HOME=/usr/local/cuda",
-                                      "NVIDIA_VISIBLE_DEVICES=all", "LC_CTYPE=C"}));
+                       "HOMEWORK=1", "LD_PRELOAD=/evil.so", "LC_CTYPE=C", "CUDA_VISIBLE_DEVICES=1",
+                       "TUNED_WORKER_KEY=x", "CUDA_VISIBLE_DEVICES_X=1", "PATH", nullptr};
+  EXPECT_EQ(WorkerEnvironment(env), (std::vector<std::string>{"PATH=/bin", "CUDA_HOME=/usr/local/cuda",
+                                                              "CUDA_VISIBLE_DEVICES=1"}));
 }
 
 TEST(WorkerClientTest, RespawnTakesTheSpareStartedBeforehand) {

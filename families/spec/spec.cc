@@ -108,7 +108,69 @@ struct Compiled {
   std::optional<Expr> work;
 };
 
+// Every text field's size (spec.h's limits), before anything reads one: a
+// spec of a 60 MiB description is refused at once.
+absl::Status CheckSizes(const v1::KernelSpec& spec) {
+  if (std::ssize(spec.description()) > kMaxDescriptionBytes) {
+    return FieldError("description", absl::StrCat(spec.description().size(), " bytes, more than the limit of ",
+                                                  kMaxDescriptionBytes));
+  }
+  auto name = [](const std::string& path, const std::string& text) {
+    return std::ssize(text) <= kMaxNameChars
+               ? absl::OkStatus()
+               : FieldError(path, absl::StrCat(text.size(), " characters, more than the limit of ",
+                                               kMaxNameChars, " for a name"));
+  };
+  TUNED_RETURN_IF_ERROR(name("name", spec.name()));
+  TUNED_RETURN_IF_ERROR(name("verification.reference", spec.verification().reference_kernel()));
+  TUNED_RETURN_IF_ERROR(name("work.unit", spec.work().unit()));
+  if (std::ssize(spec.kernel()) > kMaxExpressionChars) {
+    return FieldError("kernel", absl::StrCat(spec.kernel().size(), " characters, more than the limit of ",
+                                             kMaxExpressionChars));
+  }
+  if (spec.dims_size() > kMaxDims) return FieldError("dims", absl::StrCat("more than ", kMaxDims));
+  for (int i = 0; i < spec.dims_size(); ++i) {
+    TUNED_RETURN_IF_ERROR(name(absl::StrCat("dims[", i, "]"), spec.dims(i)));
+  }
+  if (spec.params_size() > kMaxParams) return FieldError("params", absl::StrCat("more than ", kMaxParams));
+  for (int i = 0; i < spec.params_size(); ++i) {
+    const v1::SpecParam& p = spec.params(i);
+    TUNED_RETURN_IF_ERROR(name(absl::StrCat("params[", i, "].name"), p.name()));
+    if (std::ssize(p.doc()) > kMaxDocBytes) {
+      return FieldError(absl::StrCat("params[", i, "].doc"),
+                        absl::StrCat(p.doc().size(), " bytes, more than the limit of ", kMaxDocBytes));
+    }
+    if (p.values_size() > kMaxValuesPerParam) {
+      return FieldError(absl::StrCat("params[", i, "].values"), absl::StrCat("more than ", kMaxValuesPerParam));
+    }
+  }
+  if (spec.arguments_size() > kMaxArguments) {
+    return FieldError("arguments", absl::StrCat("more than ", kMaxArguments));
+  }
+  for (int i = 0; i < spec.arguments_size(); ++i) {
+    TUNED_RETURN_IF_ERROR(name(absl::StrCat("arguments[", i, "].name"), spec.arguments(i).name()));
+  }
+  for (const auto& [key, value] : spec.default_config()) {
+    TUNED_RETURN_IF_ERROR(name("default_config", key));
+  }
+  for (const auto& [key, value] : spec.verification().reference_config()) {
+    TUNED_RETURN_IF_ERROR(name("verification.config", key));
+  }
+  if (spec.sample_dims_size() > kMaxSampleDims) {
+    return FieldError("sample_dims", absl::StrCat("more than ", kMaxSampleDims));
+  }
+  // The rest (expressions, the source) have their own limits; the whole
+  // message is bounded as a spec file is.
+  if (std::ssize(spec.source()) <= kMaxSourceBytes &&
+      static_cast<int64_t>(spec.ByteSizeLong()) > kMaxSpecFileBytes) {
+    return FieldError("spec", absl::StrCat(spec.ByteSizeLong(), " bytes, more than the limit of ",
+                                           kMaxSpecFileBytes));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckStructure(const v1::KernelSpec& spec, bool check_source) {
+  TUNED_RETURN_IF_ERROR(CheckSizes(spec));
   const std::string& name = spec.name();
   if (name.empty()) return FieldError("name", "missing");
   if (name.size() > 64 || !std::isalpha(static_cast<unsigned char>(name[0])) ||

@@ -71,6 +71,11 @@ inline constexpr int kMaxDims = 16;
 inline constexpr int kMaxRestrictions = 64;
 inline constexpr int kMaxExpressionChars = 1024;
 inline constexpr int kMaxSampleDims = 16;
+/// Text fields: a spec is stored and sent to every reader of `tunectl
+/// families`, so each field has a size a person writes, not a file's.
+inline constexpr int kMaxDescriptionBytes = 4096;  // KernelSpec.description
+inline constexpr int kMaxDocBytes = 1024;          // SpecParam.doc
+inline constexpr int kMaxNameChars = 64;           // every name: dims, params, arguments, kernels, unit
 
 /// INVALID_ARGUMENT "<path>: <why>": a spec error that names its field's
 /// path (e.g. "arguments[2].role").

@@ -402,12 +402,20 @@ absl::StatusOr<json> ParseJson(std::string_view text) {
 }  // namespace
 
 absl::StatusOr<v1::KernelSpec> ParseSpecToml(std::string_view text) {
+  if (std::ssize(text) > kMaxSpecFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("spec: TOML of ", text.size(),
+                                                   " bytes, more than the limit of ", kMaxSpecFileBytes));
+  }
   auto j = ParseToml(text);
   if (!j.ok()) return j.status();
   return Reader(std::nullopt).Spec(*j);
 }
 
 absl::StatusOr<v1::KernelSpec> ParseSpecJson(std::string_view text) {
+  if (std::ssize(text) > kMaxSpecFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("spec: JSON of ", text.size(),
+                                                   " bytes, more than the limit of ", kMaxSpecFileBytes));
+  }
   auto j = ParseJson(text);
   if (!j.ok()) return j.status();
   return Reader(std::nullopt).Spec(*j);

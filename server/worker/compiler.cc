@@ -1,7 +1,11 @@
 #include "server/worker/compiler.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <nvrtc.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <list>
 #include <regex>
 #include <thread>
 
@@ -155,19 +160,162 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileOnce(
   return out;
 }
 
+// The compiles running, for the limits' watchdog (SetCompileLimits).
+struct Running {
+  clockid_t cpu;     // the compiling thread's CPU clock
+  double cpu_start;  // its reading when the compile began
+  int index;
+  std::string name;
+};
+std::mutex running_mu;
+std::list<Running> running;  // guarded by running_mu
+CompileLimits limits;        // set once, before any compile
+thread_local int current_index = -1;        // CompileEach's source being compiled here
+thread_local std::string current_name;      // and its name
+
+/// The CPU clock `cpu`'s reading in seconds, or -1.
+double CpuSeconds(clockid_t cpu) {
+  timespec ts{};
+  if (clock_gettime(cpu, &ts) != 0) return -1;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Registers the calling thread's compile with the watchdog while it lives.
+class RunningCompile {
+ public:
+  explicit RunningCompile(std::string_view name_expression) {
+    if (!limits.exceeded) return;
+    clockid_t cpu{};
+    if (pthread_getcpuclockid(pthread_self(), &cpu) != 0) return;
+    std::lock_guard<std::mutex> lock(running_mu);
+    running.push_front({cpu, CpuSeconds(cpu), current_index,
+                        current_name.empty() ? std::string(name_expression) : current_name});
+    it_ = running.begin();
+    registered_ = true;
+  }
+  ~RunningCompile() {
+    if (!registered_) return;
+    std::lock_guard<std::mutex> lock(running_mu);
+    running.erase(it_);
+  }
+  RunningCompile(const RunningCompile&) = delete;
+  RunningCompile& operator=(const RunningCompile&) = delete;
+
+ private:
+  std::list<Running>::iterator it_;
+  bool registered_ = false;
+};
+
+/// "4 GiB", "256 MiB": `bytes` in the larger unit that divides it.
+std::string Bytes(int64_t bytes) {
+  if (bytes % (int64_t{1} << 30) == 0) return absl::StrCat(bytes >> 30, " GiB");
+  return absl::StrCat(bytes >> 20, " MiB");
+}
+
+/// The watchdog's loop: never returns; exits the process past a limit.
+void WatchLimits() {
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::string message;
+    int index = -1;
+    {
+      std::lock_guard<std::mutex> lock(running_mu);
+      if (running.empty()) continue;
+      const Running* busiest = nullptr;
+      double busiest_cpu = -1;
+      for (const Running& r : running) {
+        const double cpu = CpuSeconds(r.cpu) - r.cpu_start;
+        if (cpu > busiest_cpu) {
+          busiest_cpu = cpu;
+          busiest = &r;
+        }
+      }
+      if (busiest == nullptr) continue;
+      if (limits.cpu_seconds > 0 && busiest_cpu > limits.cpu_seconds) {
+        message = absl::StrCat("compile of ", busiest->name, " exceeded ", limits.cpu_seconds,
+                               " s of CPU time");
+      } else if (limits.memory_bytes > 0) {
+        // Whose memory it is, the heap does not say: the compile that has
+        // run longest holds the most of a bomb's.
+        const struct mallinfo2 heap = mallinfo2();
+        const int64_t used = static_cast<int64_t>(heap.uordblks + heap.hblkhd);
+        if (used > limits.memory_bytes * static_cast<int64_t>(running.size())) {
+          message = absl::StrCat("compile of ", busiest->name, " exceeded ", Bytes(limits.memory_bytes),
+                                 " of memory");
+        }
+      }
+      if (message.empty()) continue;
+      index = busiest->index;
+    }
+    limits.exceeded(index, message);
+    _exit(4);
+  }
+}
+
+/// `status` with its message filtered by OwnDiagnostics (OK unchanged).
+absl::Status WithOwnDiagnostics(const absl::Status& status) {
+  if (status.ok()) return status;
+  const auto message = status.message();
+  return absl::Status(status.code(), OwnDiagnostics(std::string_view(message.data(), message.size())));
+}
+
 }  // namespace
+
+std::string OwnDiagnostics(std::string_view log) {
+  // A diagnostic starts "FILE(LINE): KIND: ..." and runs to the next one;
+  // NVRTC names the program's own source kernel.cu (CompileOnce).
+  static const std::regex kHeader(R"(^(.+)\((\d+)\): ([a-z ]+)(#[0-9A-Z-]+)?: (.*)$)");
+  static const std::regex kNeutral(
+      R"(^(\d+ (catastrophic )?errors? detected in the compilation of .*|Compilation terminated\.|)"
+      R"(ptxas .*|attempt \d+: .*|NVRTC failed .*)$)");
+  static const std::regex kCannotOpen(R"(^(.*cannot open source file "[^"]*").*$)");
+  std::string out;
+  bool keep = true;
+  int cut = 0;
+  for (std::string_view rest = log; !rest.empty();) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    // A quoted source line starts with blanks; the others are matched on
+    // their start only (std::regex recurses per character).
+    const std::string head(line.substr(0, line.starts_with(' ') ? 0 : 1024));
+    std::smatch m;
+    if (std::regex_match(head, m, kHeader)) {
+      keep = m[1] == "kernel.cu";
+      cut += !keep;
+      if (keep && std::regex_match(head, m, kCannotOpen)) {
+        // Whatever the reason a path was not read (missing, denied, not a
+        // file), the same words: the log tells nothing of the host's files.
+        absl::StrAppend(&out, m[1].str(), "\n");
+        continue;
+      }
+    } else if (std::regex_match(head, kNeutral)) {
+      keep = true;
+    }
+    if (keep) out.append(line).append(end == std::string_view::npos ? "" : "\n");
+  }
+  if (cut > 0) absl::StrAppend(&out, "(", cut, cut == 1 ? " diagnostic" : " diagnostics",
+                               " about another file than the kernel's source cut)\n");
+  return out;
+}
+
+void SetCompileLimits(CompileLimits set) {
+  limits = std::move(set);
+  if (limits.exceeded) std::thread(WatchLimits).detach();
+}
 
 absl::StatusOr<CompiledKernel> Compile(std::string_view source, std::string_view name_expression,
                                        const std::vector<std::string>& options,
                                        std::string_view arch) {
+  const RunningCompile watched(name_expression);
   std::string earlier;  // the attempts that spilled
   double earlier_ms = 0;
   for (int attempt = 1;; ++attempt) {
     auto once = CompileOnce(source, {std::string(name_expression)}, options, arch);
-    if (!once.ok()) return once.status();
+    if (!once.ok()) return WithOwnDiagnostics(once.status());
     absl::StatusOr<CompiledKernel> k = std::move(once->front());
     if (k->spill_bytes <= 0 || attempt == kCompileAttemptsWhileSpilling) {
-      if (!earlier.empty()) k->log = absl::StrCat(earlier, k->log);
+      k->log = OwnDiagnostics(absl::StrCat(earlier, k->log));
       k->compile_ms += earlier_ms;
       return k;
     }
@@ -181,7 +329,11 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileTogether(
     std::string_view source, const std::vector<std::string>& name_expressions,
     const std::vector<std::string>& options, std::string_view arch) {
   if (name_expressions.empty()) return std::vector<CompiledKernel>{};
-  return CompileOnce(source, name_expressions, options, arch);
+  const RunningCompile watched(name_expressions.front());
+  auto out = CompileOnce(source, name_expressions, options, arch);
+  if (!out.ok()) return WithOwnDiagnostics(out.status());
+  for (CompiledKernel& k : *out) k.log = OwnDiagnostics(k.log);
+  return out;
 }
 
 std::vector<absl::StatusOr<CompiledKernel>> CompileMany(const std::vector<CompileInput>& sources,
@@ -208,7 +360,11 @@ void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch
   for (size_t w = 0; w < n; ++w) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < sources.size(); i = next++) {
+        current_index = static_cast<int>(i);
+        current_name = sources[i].name;
         auto k = Compile(sources[i].source, sources[i].name_expression, sources[i].options, arch);
+        current_index = -1;
+        current_name.clear();
         std::lock_guard<std::mutex> lock(done_mu);
         done(i, std::move(k));
       }

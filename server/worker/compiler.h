@@ -56,12 +56,35 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileTogether(
     const std::vector<std::string>& options, std::string_view arch);
 
 /// One kernel's NVRTC input: its source text (a family's SourceText), the
-/// instantiation to lower and the extra options.
+/// instantiation to lower and the extra options; `name` (the config's, e.g.
+/// "softmax_rows_THREADS256_VEC4") names it where a compile limit stops it.
 struct CompileInput {
   std::string source;
   std::string name_expression;
   std::vector<std::string> options;
+  std::string name;
 };
+
+/// What one compile may spend (SetCompileLimits). A compile of a kernel
+/// spec's config is its author's code run by NVRTC: a preprocessor or
+/// template bomb held a compiler at 8.7 GB until the 120 s timeout.
+struct CompileLimits {
+  int64_t memory_bytes = 0;  // heap in use, per compile running at the time; 0: no limit
+  double cpu_seconds = 0;    // CPU time of the compile's thread; 0: no limit
+  /// Called once, from the limits' watchdog thread, when a compile passes a
+  /// limit: `index` is its index in CompileEach's sources (-1 for a Compile
+  /// of its own) and `message` says "compile of NAME exceeded 4 GiB" (or
+  /// "60 s of CPU time"). NVRTC cannot be stopped inside a call, so the
+  /// process exits (status 4) when it returns.
+  std::function<void(int index, const std::string& message)> exceeded;
+};
+
+/// Sets this process's compile limits and starts their watchdog, which looks
+/// at the compiles running every 20 ms: each thread's CPU time, and the heap
+/// in use (glibc's mallinfo2: it needs no /proc, which the sandbox closes)
+/// against memory_bytes times the compiles running. Call once, before any
+/// compile.
+void SetCompileLimits(CompileLimits limits);
 
 /// Compiles every source (NVRTC is thread-safe), `threads` at a time;
 /// results in the order of `sources`.
@@ -79,6 +102,16 @@ using CompileDone = std::function<void(size_t index, absl::StatusOr<CompiledKern
 /// has returned.
 void CompileEach(const std::vector<CompileInput>& sources, std::string_view arch, int threads,
                  const CompileDone& done);
+
+/// `log` (an NVRTC log, or a message that holds one) with only the
+/// diagnostics about the compiled source itself (NVRTC's "kernel.cu"): one
+/// about another file (a header, or any file an #include reached) is cut,
+/// its quoted lines with it, and a line at the end counts the cuts; a
+/// "cannot open source file" keeps its words and the path only, whatever
+/// the reason. The neutral lines (ptxas's, the error count) stay. Compile
+/// and CompileTogether return their logs and errors through it, so that no
+/// other file's content reaches a client or the store.
+std::string OwnDiagnostics(std::string_view log);
 
 /// OK unless ptxas spilled registers to local memory (k.spill_bytes > 0):
 /// then FAILED_PRECONDITION naming the bytes. The tuner rejects a config that

@@ -8,7 +8,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
+#include <mutex>
 
 #include <cerrno>
 #include <cstdio>
@@ -29,6 +31,9 @@ int main(int argc, char** argv) {
   // otherwise hold the GPU (or a core) forever after a kill -9 of the daemon.
   const pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
+  // No descriptor but stdio: whatever the daemon left open (a log file, its
+  // database) is not one open of /proc/self/fd/N away from a spec's code.
+  if (close_range(3, ~0U, 0) != 0) return 1;
   CLI::App app{"tuned GPU worker (started by the tuned daemon)"};
   int gpu = 0;
   bool compile_only = false;
@@ -54,6 +59,15 @@ int main(int argc, char** argv) {
   app.add_flag("--no-sandbox", no_sandbox,
                "do not confine this process (server/worker/sandbox.h): for a host where the "
                "sandbox keeps the GPU from working");
+  int64_t compile_memory_mib = 4096;
+  app.add_option("--compile-memory-mib", compile_memory_mib,
+                 "heap a compile may use (MiB, per compile running; 0: no limit): past it, the "
+                 "compile fails and the process exits (server/worker/compiler.h, CompileLimits)")
+      ->check(CLI::NonNegativeNumber);
+  double compile_cpu_seconds = 60;
+  app.add_option("--compile-cpu-seconds", compile_cpu_seconds,
+                 "CPU time a compile may take (0: no limit), as --compile-memory-mib")
+      ->check(CLI::NonNegativeNumber);
   std::string sandbox_kind = "auto";
   app.add_option("--sandbox", sandbox_kind,
                  "what confines a compiler (--compile-only): auto (Landlock where the kernel has "
@@ -111,12 +125,38 @@ int main(int argc, char** argv) {
     return 2;
   };
   if (!early_sandbox.ok()) return refuse(absl::StrCat("sandbox: ", early_sandbox.ToString()));
+  // One message at a time on `out`: the compiling threads' partial answers,
+  // the final ones, and the compile limits' last word.
+  std::mutex out_mu;
+  std::atomic<bool> streaming{false};  // the request being handled is a streamed compile
+  tuned::SetCompileLimits(
+      {.memory_bytes = compile_memory_mib << 20,
+       .cpu_seconds = compile_cpu_seconds,
+       .exceeded = [&](int index, const std::string& message) {
+         // The kernel's answer where it has an index: a streamed compile's
+         // partial answer (the daemon then compiles the rest again in a
+         // fresh process), else the request's error. Then the process exits.
+         std::lock_guard<std::mutex> lock(out_mu);
+         spdlog::error("{}; exiting", message);
+         tuned::v1::worker::Response response;
+         if (index >= 0 && streaming) {
+           tuned::v1::worker::CompiledOne* one = response.mutable_compiled_one();
+           one->set_index(index);
+           one->mutable_result()->set_status(tuned::v1::MEASUREMENT_COMPILE_ERROR);
+           one->mutable_result()->set_message(message);
+         } else {
+           response.set_error(message);
+         }
+         (void)tuned::WriteMessage(out, response);
+       }});
   auto worker = tuned::Worker::Create(gpu, compile_only, device_memory_mib << 20, arch);
   if (!worker.ok()) return refuse(worker.status().ToString());
   // Confined once the device is open: from here on it compiles and runs
   // kernel specs' code. What confines it goes to the daemon with the hello.
   if (!no_sandbox && !mount_namespace) {
-    auto entered = tuned::EnterSandbox(tuned::ToolkitIncludePaths());
+    auto entered = tuned::EnterSandbox(
+        tuned::ToolkitIncludePaths(),
+        compile_only ? tuned::SandboxRole::kCompiler : tuned::SandboxRole::kGpuWorker);
     if (entered.ok()) {
       sandbox = *entered;
     } else if (absl::IsUnimplemented(entered.status())) {
@@ -136,12 +176,15 @@ int main(int argc, char** argv) {
     }
     // A streamed compile's partial answers, written as each kernel is
     // compiled (Worker::CompileStreamed makes one call at a time).
-    auto emit = [out](const tuned::v1::worker::Response& partial) {
+    auto emit = [out, &out_mu](const tuned::v1::worker::Response& partial) {
+      std::lock_guard<std::mutex> lock(out_mu);
       return tuned::WriteMessage(out, partial);
     };
+    streaming = request.has_compile() && request.compile().stream();
     auto response = (*worker)->Handle(request, emit);
     if (request.has_hello()) response.set_sandbox(sandbox);
     if ((*worker)->broken() && response.has_measured()) response.mutable_measured()->set_worker_exits(true);
+    std::unique_lock<std::mutex> lock(out_mu);
     if (auto s = tuned::WriteMessage(out, response); !s.ok()) {
       spdlog::error("cannot answer: {}", s.ToString());
       return 1;

@@ -160,7 +160,7 @@ absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& req
 namespace {
 
 CompileInput SourceOf(const worker::Kernel& k) {
-  return {k.source(), k.name_expression(), {k.options().begin(), k.options().end()}};
+  return {k.source(), k.name_expression(), {k.options().begin(), k.options().end()}, k.name()};
 }
 
 // A compile outcome as a pipe message: COMPILED with the binary, or

@@ -90,19 +90,32 @@ std::set<std::string> LoadedFolders() {
   return out;
 }
 
-std::vector<Rule> Rules(const std::vector<std::string>& also_read) {
+std::vector<Rule> Rules(const std::vector<std::string>& also_read, SandboxRole role) {
+  // Of /proc, the system's facts only; a compiler gets nothing of its own
+  // entry (NVRTC opens no /proc file), the GPU worker the four files of it
+  // that the driver and glibc read, never environ, cmdline, fd/, mountinfo.
   std::vector<Rule> rules = {
       {"/usr", kRead},           {"/lib", kRead},
       {"/lib64", kRead},         {"/lib32", kRead},
       {"/etc/ld.so.cache", kRead}, {"/etc/ld.so.conf", kRead},
       {"/etc/ld.so.conf.d", kRead}, {"/etc/localtime", kRead},
-      {"/sys", kRead},           {"/proc/driver", kRead},
-      {absl::StrCat("/proc/", getpid()), kRead},
-      {"/proc/cpuinfo", kRead},  {"/proc/meminfo", kRead},
-      {"/proc/stat", kRead},     {"/dev/urandom", kRead},
-      {"/dev/random", kRead},    {"/dev/null", kReadWrite},
-      {"/dev/shm", kScratch},
+      {"/sys", kRead},           {"/proc/cpuinfo", kRead},
+      {"/proc/meminfo", kRead},  {"/proc/stat", kRead},
+      {"/dev/urandom", kRead},   {"/dev/random", kRead},
+      {"/dev/null", kReadWrite},
   };
+  if (role == SandboxRole::kGpuWorker) {
+    for (const char* own : {"stat", "statm", "status", "maps"}) {
+      rules.push_back({absl::StrCat("/proc/", getpid(), "/", own), kRead});
+    }
+    rules.push_back({"/proc/driver", kRead});
+    rules.push_back({"/dev/shm", kScratch});
+    glob_t g{};
+    if (glob("/dev/nvidia*", 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) rules.push_back({g.gl_pathv[i], kReadWrite});
+    }
+    globfree(&g);
+  }
   for (const std::string& folder : LoadedFolders()) rules.push_back({folder, kRead});
   for (const std::string& folder : also_read) rules.push_back({folder, kRead});
   if (const char* paths = std::getenv("LD_LIBRARY_PATH"); paths != nullptr) {
@@ -111,11 +124,6 @@ std::vector<Rule> Rules(const std::vector<std::string>& also_read) {
       if (p.starts_with('/')) rules.push_back({p, kRead});
     }
   }
-  glob_t g{};
-  if (glob("/dev/nvidia*", 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) rules.push_back({g.gl_pathv[i], kReadWrite});
-  }
-  globfree(&g);
   return rules;
 }
 
@@ -187,7 +195,7 @@ bool HasLandlock() {
 absl::StatusOr<std::string> EnterMountNamespace(const std::vector<std::string>& also_read) {
   // What to bind, found before the host's files go: the rules' paths
   // (longest-lived first), each once and none beneath another.
-  std::vector<Rule> rules = Rules(also_read);
+  std::vector<Rule> rules = Rules(also_read, SandboxRole::kCompiler);
   std::sort(rules.begin(), rules.end(), [](const Rule& a, const Rule& b) { return a.path < b.path; });
   std::vector<Rule> binds;
   for (Rule& r : rules) {
@@ -198,7 +206,6 @@ absl::StatusOr<std::string> EnterMountNamespace(const std::vector<std::string>& 
   }
   const uid_t uid = getuid();
   const gid_t gid = getgid();
-  const pid_t pid = getpid();
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) {
     if (errno == EPERM || errno == ENOSPC || errno == EUSERS || errno == EINVAL) {
       return absl::UnimplementedError(absl::StrCat(
@@ -218,11 +225,6 @@ absl::StatusOr<std::string> EnterMountNamespace(const std::vector<std::string>& 
   for (const Rule& r : binds) {
     TUNED_RETURN_IF_ERROR(BindInto(root, r.path, (r.access & kFsWriteFile) != 0));
   }
-  // /proc holds this process's own entry alone: /proc/self names it.
-  if (struct stat st {}; stat((root + "/proc").c_str(), &st) == 0 &&
-      symlink(std::to_string(pid).c_str(), (root + "/proc/self").c_str()) != 0) {
-    return Errno("symlink /proc/self");
-  }
   TUNED_RETURN_IF_ERROR(MakeDirs(root + "/.old"));
   if (syscall(SYS_pivot_root, root.c_str(), (root + "/.old").c_str()) != 0) return Errno("pivot_root");
   if (chdir("/") != 0) return Errno("chdir /");
@@ -240,7 +242,7 @@ absl::StatusOr<std::string> EnterMountNamespace(const std::vector<std::string>& 
   return std::string("mount namespace");
 }
 
-absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read) {
+absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read, SandboxRole role) {
   const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 0) {
     if (errno == ENOSYS || errno == EOPNOTSUPP) {
@@ -257,7 +259,7 @@ absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_re
   const int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
   if (ruleset < 0) return Errno("landlock_create_ruleset");
   absl::Status status;
-  for (const Rule& rule : Rules(also_read)) {
+  for (const Rule& rule : Rules(also_read, role)) {
     const int fd = open(rule.path.c_str(), O_PATH | O_CLOEXEC);
     if (fd < 0) continue;  // not on this host
     struct stat st {};

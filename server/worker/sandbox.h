@@ -7,10 +7,14 @@
 // - reads: the system's libraries (/usr, /lib, /lib64, /etc/ld.so.*), the
 //   folders of the libraries this process has loaded (the CUDA toolkit's,
 //   wherever it is installed), the folders the caller names (the toolkit's
-//   headers), /sys, this
-//   process's own /proc entry and the driver's (/proc/driver);
-// - reads and writes: the NVIDIA device nodes (/dev/nvidia*, with their
-//   ioctls), /dev/null and /dev/shm;
+//   headers), /sys, and of /proc the system's cpuinfo, meminfo and stat;
+// - a compiler (SandboxRole::kCompiler) nothing more: nothing of its own
+//   /proc entry (so not /proc/self/environ, cmdline, mountinfo or fd/),
+//   no device but /dev/null and /dev/urandom;
+// - the GPU worker also: reads of the driver's /proc/driver and of four
+//   files of its own /proc entry (stat, statm, status, maps), reads and
+//   writes of the NVIDIA device nodes (/dev/nvidia*, with their ioctls) and
+//   /dev/shm;
 // - nothing else: no other file, no TCP bind or connect (ABI 4), no signal
 //   to a process outside the sandbox (ABI 6), and, as Landlock always does,
 //   no ptrace of one, which keeps the daemon's /proc/PID/environ unread.
@@ -22,9 +26,10 @@
 // CUDA context, NVRTC only, which is where a spec's #include reads files)
 // enters new user, mount and network namespaces at its start instead
 // (EnterMountNamespace): its root is a read-only tmpfs holding bind mounts
-// of the same paths, so that every other file of the host does not exist
-// for it, and it has no network. Other processes of its user stay
-// signallable there (Landlock's scope stops that).
+// of the compiler's paths above (its /proc holds the three system files and
+// no process entry: no /proc/self), so that every other file of the host
+// does not exist for it, and it has no network. Other processes of its user
+// stay signallable there (Landlock's scope stops that).
 #pragma once
 
 #include <string>
@@ -34,11 +39,16 @@
 
 namespace tuned {
 
-/// Confines this thread and all it starts later as the file comment says,
-/// with the folders of `also_read` readable too. Returns what confines it, e.g. "Landlock ABI 7"; UNIMPLEMENTED where the
-/// kernel has no Landlock (or it is off), and INTERNAL when a system call
-/// fails. Cannot be undone.
-absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read);
+/// Which process a sandbox confines (file comment): a compiler (NVRTC only)
+/// or the GPU worker (the device too).
+enum class SandboxRole { kCompiler, kGpuWorker };
+
+/// Confines this thread and all it starts later as the file comment says
+/// for `role`, with the folders of `also_read` readable too. Returns what
+/// confines it, e.g. "Landlock ABI 7"; UNIMPLEMENTED where the kernel has no
+/// Landlock (or it is off), and INTERNAL when a system call fails. Cannot be
+/// undone.
+absl::StatusOr<std::string> EnterSandbox(const std::vector<std::string>& also_read, SandboxRole role);
 
 /// Whether the kernel has Landlock (EnterSandbox confines with it).
 bool HasLandlock();
@@ -46,8 +56,8 @@ bool HasLandlock();
 /// The fallback of a host without Landlock (file comment): this process,
 /// which must have one thread (the start of main, or a child just forked),
 /// enters new user, mount and network namespaces whose root holds only the
-/// paths EnterSandbox would let it read (and `also_read`), read-only but for
-/// the device nodes and /dev/shm, with no capability left. Returns "mount
+/// paths EnterSandbox would let a compiler read (and `also_read`), read-only
+/// but for /dev/null, with no capability left. Returns "mount
 /// namespace"; UNIMPLEMENTED where unprivileged user namespaces are off;
 /// INTERNAL when another system call fails (the process is then in a
 /// half-built namespace and should exit). Cannot be undone.
