@@ -456,9 +456,17 @@ class Store {
   /// sees the old row. Where the job's problem cannot be read, drops every
   /// held row (InvalidateBest).
   void BestChanged(int64_t job_id, bool bumped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Reads the held row of `key` (nullopt: every held row) again on db_ and
-  /// replaces it; a row that no longer reads is dropped (into stale_best_).
-  void ReloadBest(const std::optional<std::string>& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Best()'s row of a problem, read on a connection of the caller's choice.
+  using ReadBestFn = std::function<absl::StatusOr<BestRow>(int64_t device_id, const v1::Problem&)>;
+  /// Moves the generation on, then reads the held row of `key` (nullopt:
+  /// every held row) again with `read` and replaces it. A row that no longer
+  /// reads, or that was read across another move of the generation, is
+  /// dropped (into stale_best_): the next look-up reads it.
+  void ReloadBest(const std::optional<std::string>& key, const ReadBestFn& read)
+      ABSL_LOCKS_EXCLUDED(cache_mu_);
+  /// Reads the change counter: whether it moved by more than this store's
+  /// own bumps since it was last read (the first time: true).
+  absl::StatusOr<bool> ChangedElsewhere() ABSL_LOCKS_EXCLUDED(mu_);
   /// Drops every held best (after a write that failed: what it changed is
   /// unknown).
   void InvalidateBest();

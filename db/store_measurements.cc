@@ -262,39 +262,39 @@ void Store::BestChanged(int64_t job_id, bool bumped) {
     InvalidateBest();
     return;
   }
-  {
-    absl::MutexLock lock(&cache_mu_);
-    ++best_generation_;
-  }
-  ReloadBest(BestKey(q->Int(0, 0), problem));
+  // On db_ under mu_: no other write of this store comes between.
+  ReloadBest(BestKey(q->Int(0, 0), problem),
+             [&](int64_t device_id, const v1::Problem& p) { return ReadBest(*db_, device_id, p); });
 }
 
-void Store::ReloadBest(const std::optional<std::string>& key) {
-  struct Problem {
+void Store::ReloadBest(const std::optional<std::string>& key, const ReadBestFn& read) {
+  struct Held {
     std::string key;
     int64_t device_id;
     v1::Problem problem;
   };
-  std::vector<Problem> held;
+  std::vector<Held> held;
+  uint64_t generation;
   {
     absl::MutexLock lock(&cache_mu_);
+    generation = ++best_generation_;
     for (const auto& [k, h] : best_cache_) {
       if (!key || k == *key) held.push_back({k, h.device_id, h.problem});
     }
   }
-  // Read outside cache_mu_ (look-ups go on); under mu_, so that no other
-  // write of this store comes between a read and its replacing.
-  for (const Problem& p : held) {
-    auto read = ReadBest(*db_, p.device_id, p.problem);
+  for (const Held& h : held) {
+    auto row = read(h.device_id, h.problem);  // outside cache_mu_: look-ups go on
     absl::MutexLock lock(&cache_mu_);
-    auto it = best_cache_.find(p.key);
+    auto it = best_cache_.find(h.key);
     if (it == best_cache_.end()) continue;  // dropped meanwhile (InvalidateBest)
-    if (read.ok()) {
-      it->second.row = Share(*std::move(read), &it->second.token);  // the old token ends
-    } else {
-      stale_best_[p.key] = std::move(it->second.row);
-      best_cache_.erase(it);
+    if (row.ok() && generation == best_generation_) {
+      it->second.row = Share(*std::move(row), &it->second.token);  // the old token ends
+      continue;
     }
+    // Not read, or read across another write: the next look-up reads it
+    // (and serves the dropped row while the database is down).
+    stale_best_[h.key] = std::move(it->second.row);
+    best_cache_.erase(it);
   }
 }
 
@@ -306,6 +306,19 @@ void Store::InvalidateBest() {
 }
 
 absl::Status Store::Refresh() {
+  auto other = ChangedElsewhere();
+  if (!other.ok()) return other.status();
+  if (*other) {
+    ++spec_generation_;  // a registration elsewhere bumps the counter too
+    // Each row read on the reads' connection, one look-up's wait at most.
+    ReloadBest(std::nullopt, [&](int64_t device_id, const v1::Problem& p) {
+      return Read([&](Database& db) { return ReadBest(db, device_id, p); });
+    });
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Store::ChangedElsewhere() {
   absl::MutexLock lock(&mu_);
   auto q = Query("{generation}");
   if (!q.ok()) return q.status();
@@ -315,15 +328,7 @@ absl::Status Store::Refresh() {
   const bool other = db_generation_ < 0 || now - db_generation_ != own_bumps_;
   db_generation_ = now;
   own_bumps_ = 0;
-  if (other) {
-    ++spec_generation_;  // a registration elsewhere bumps the counter too
-    {
-      absl::MutexLock cache_lock(&cache_mu_);
-      ++best_generation_;
-    }
-    ReloadBest(std::nullopt);
-  }
-  return absl::OkStatus();
+  return other;
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
