@@ -15,7 +15,8 @@
 # `tunectl device`'s count), and SQLite's quiet run with
 #   SUMMARY load_quiet backend=sqlite clients=64 p99_ms= qps= p50_ms= max_ms=
 # TUNED_ARGS adds flags to every daemon (e.g. --compile-only to try the
-# script without a GPU, where no best is served and loadtest counts errors).
+# script without a GPU, where no best is served and loadtest counts errors);
+# BUDGET is the 1024^3 sweep's (default 24 configs).
 # On the GPU machine (carried: .fleet holding pg.tar.xz and bundle.tar.xz
 # with tuned, tuned-worker, tunectl and loadtest, as bench/load.sh; about
 # 3 minutes):  tar xJf .fleet/bundle.tar.xz && bash bench/load_busy.sh OUT
@@ -34,7 +35,7 @@ ctl() { tunectl --server $sock "$@"; }
 log() { echo "# $(date -u +%FT%TZ) $*"; }
 {
   log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); $(nproc) cores"
-  log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=${LOAD_THREADS:-6} TUNED_ARGS=${TUNED_ARGS:-})"
+  log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=${LOAD_THREADS:-6} BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-})"
 } | tee "$out/load_busy.log"
 
 start_daemon() {  # start_daemon DB NAME FLAG...
@@ -70,7 +71,7 @@ load() {  # load KIND BACKEND: one loadtest run, "KIND backend=B <loadtest line>
 
 # SQLite: tune 1024^3 quietly and measure the floor; dump it for PostgreSQL.
 start_daemon "$w/t.db" sqlite_quiet --no-compile-ahead
-ctl sweep "${shape[@]}" --budget 24 --wait > "$out/sweep.log" 2>&1 ||
+ctl sweep "${shape[@]}" --budget "${BUDGET:-24}" --wait > "$out/sweep.log" 2>&1 ||
   { log "sweep failed"; cat "$out/sweep.log"; exit 1; }
 load quiet sqlite
 ctl dump --out "$w/dump" > /dev/null

@@ -436,12 +436,18 @@ class Store {
   absl::Status FillSourceDigests() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<int> CrashCountLocked(int64_t device_id, std::string_view family_key,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Runs `read(Database&)` on the connection of the request path's reads:
-  /// reads_ under reads_mu_, or db_ under mu_ where there is no second one.
+  /// Runs `read(Database&)` (an absl::StatusOr) on the connection of the
+  /// request path's reads: reads_ under reads_mu_, or db_ under mu_ where
+  /// there is no second one. A read that found the PostgreSQL connection
+  /// gone (UNAVAILABLE: the server restarted while it idled) runs once
+  /// more, on the connection made again.
   template <typename F>
   auto Read(F&& read) ABSL_LOCKS_EXCLUDED(mu_, reads_mu_) {
     absl::MutexLock lock(reads_ != nullptr ? &reads_mu_ : &mu_);
-    return read(reads_ != nullptr ? *reads_ : *db_);
+    Database& db = reads_ != nullptr ? *reads_ : *db_;
+    auto out = read(db);
+    if (absl::IsUnavailable(out.status()) && db.backend() == "postgresql") out = read(db);
+    return out;
   }
   /// Runs `update` (an UPDATE of job_id's OK measurement of `config`) in a
   /// transaction that bumps the change counter, then reads the job's best
