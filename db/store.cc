@@ -13,6 +13,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -172,7 +173,8 @@ absl::Status Store::InTxn(bool serialize, const std::function<absl::Status()>& b
   return s;
 }
 
-Store::Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+Store::Store(std::unique_ptr<Database> db, std::unique_ptr<Database> reads)
+    : db_(std::move(db)), reads_(std::move(reads)) {}
 
 Store::~Store() = default;
 
@@ -181,6 +183,14 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& url) {
   if (!db.ok()) return db.status();
   auto store = std::make_unique<Store>(*std::move(db));
   TUNED_RETURN_IF_ERROR(store->FillSourceDigests());
+  // The reads' connection, to the schema just applied: SQLite's WAL lets it
+  // read while the first writes, as PostgreSQL does. A database in memory
+  // is the first connection's alone.
+  if (url != ":memory:" && !absl::StrContains(url, "mode=memory")) {
+    auto reads = Database::Open(url);
+    if (!reads.ok()) return reads.status();
+    store->reads_ = *std::move(reads);
+  }
   return store;
 }
 

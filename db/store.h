@@ -4,7 +4,10 @@
 // or of families: configs are stored by canonical name plus their
 // parameters as "BM=128,BN=64,..." text, a problem's family by its key
 // (FamilyKey), and kernel specs as the messages that clients registered. Thread-safe (one connection behind
-// a mutex); every write is one transaction.
+// a mutex); every write is one transaction. The reads that GetBest may make
+// (a best not in memory, tuned shapes, measurements, specs) go through a
+// second connection where the database has one to give (a file or a
+// server), so that they never wait behind a write transaction.
 //
 // The fleet: a job's configs are work items (AddRound) that the daemons of
 // the job's GPU kind claim in batches (ClaimWork) under a lease that each
@@ -131,6 +134,12 @@ struct BestRow {
   /// empty; the baseline fields are that job's.
   bool baseline_only = false;
   int64_t baseline_job = 0;
+  /// Live while the store serves this row from memory (Store::Best); expired
+  /// once a write replaced it, and from the start for a row that the store
+  /// read while a write was under way and did not keep. What is built from
+  /// the row holds while current().
+  std::weak_ptr<const void> held;
+  bool current() const { return !held.expired(); }
 };
 
 /// Who submits a job and the caps on what that client may have pending.
@@ -180,9 +189,13 @@ class Store {
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...), applies or migrates its schema,
   /// and fills in the digests of the kernel sources that migration 8 moved
-  /// (FillSourceDigests). Errors: Database::Open's, the database's.
+  /// (FillSourceDigests); then opens the second connection of the reads
+  /// (none for an SQLite database in memory). Errors: Database::Open's, the
+  /// database's.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& url);
-  explicit Store(std::unique_ptr<Database> db);
+  /// `reads`: a second connection to the same database for the request
+  /// path's reads (null: they share `db`).
+  explicit Store(std::unique_ptr<Database> db, std::unique_ptr<Database> reads = nullptr);
   ~Store();
 
   /// The database's URL without its password, and "sqlite" or "postgresql".
@@ -301,19 +314,30 @@ class Store {
   /// measured it, with its binary and the baseline of the GPU that measured
   /// it. Without one, the baseline of the problem's newest DONE job that
   /// timed one (BestRow::baseline_only: every config failed verification).
-  /// NOT_FOUND if neither. Served from memory after the first call, until
-  /// a write that can change a best (an OK measurement, a baseline, a
-  /// re-timing), by this daemon or, seen by Refresh, by another: look-ups
-  /// never wait on the database or on the job runner, and go on while the
-  /// database is unreachable (a row dropped by such a write is still served
-  /// then, rather than UNAVAILABLE). The row is shared and immutable.
+  /// NOT_FOUND if neither. Served from memory after the first call: a
+  /// write of this daemon that can change the problem's best (an OK
+  /// measurement, a baseline, a re-timing, its job's end) reads the row
+  /// again before it returns and replaces it (the old row's current() turns
+  /// false), and Refresh does so for every held row when another daemon
+  /// changed one. A look-up of a held row is a hash look-up that never waits
+  /// on the database, its writers or the job runner; one of a row not held
+  /// reads it on the second connection. Look-ups go on while the database
+  /// is unreachable (a row dropped by a failed write is still served then,
+  /// rather than UNAVAILABLE). The row is shared and immutable.
   absl::StatusOr<std::shared_ptr<const BestRow>> Best(int64_t device_id,
                                                       const v1::Problem& problem);
-  /// Changes (grows) whenever a row Best() returns may have changed: what
-  /// was built from Best() at one generation holds while it stays the same.
+  /// Changes (grows) whenever a row Best() returns may have changed, for
+  /// any problem: what was built from Best()'s rows and the tuned shapes at
+  /// one generation holds while it stays the same.
   uint64_t BestGeneration() const { return best_generation_.load(std::memory_order_acquire); }
-  /// Reads the database's change counter and drops the cached bests if
-  /// another daemon changed one. Errors: the database's (the cache stays).
+  /// Changes (grows) whenever a kernel spec's newest version may have
+  /// changed (a version registered here or, seen by Refresh, elsewhere): a
+  /// version resolved from a name (GetSpec without a hash) holds while it
+  /// stays the same.
+  uint64_t SpecGeneration() const { return spec_generation_.load(std::memory_order_acquire); }
+  /// Reads the database's change counter and, if a write other than this
+  /// store's changed it (another daemon's), reads every held best again.
+  /// Errors: the database's (the held rows stay).
   absl::Status Refresh();
 
   /// The compile cache, shared by every daemon of the database: the cached
@@ -412,28 +436,71 @@ class Store {
   absl::Status FillSourceDigests() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<int> CrashCountLocked(int64_t device_id, std::string_view family_key,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Best() without the cache: the SQL.
-  absl::StatusOr<std::shared_ptr<const BestRow>> QueryBest(int64_t device_id,
-                                                           const v1::Problem& problem);
+  /// Runs `read(Database&)` (an absl::StatusOr) on the connection of the
+  /// request path's reads: reads_ under reads_mu_, or db_ under mu_ where
+  /// there is no second one. A read that found the PostgreSQL connection
+  /// gone (UNAVAILABLE: the server restarted while it idled) runs once
+  /// more, on the connection made again.
+  template <typename F>
+  auto Read(F&& read) ABSL_LOCKS_EXCLUDED(mu_, reads_mu_) {
+    absl::MutexLock lock(reads_ != nullptr ? &reads_mu_ : &mu_);
+    Database& db = reads_ != nullptr ? *reads_ : *db_;
+    auto out = read(db);
+    if (absl::IsUnavailable(out.status()) && db.backend() == "postgresql") out = read(db);
+    return out;
+  }
   /// Runs `update` (an UPDATE of job_id's OK measurement of `config`) in a
-  /// transaction that bumps the change counter, then drops the cached
-  /// bests. NOT_FOUND if it changed no row.
+  /// transaction that bumps the change counter, then reads the job's best
+  /// again (BestChanged). NOT_FOUND if it changed no row.
   absl::Status UpdateFinalist(int64_t job_id, std::string_view config,
                               const std::function<absl::StatusOr<Rows>()>& update)
       ABSL_LOCKS_EXCLUDED(mu_);
-  /// Drops the cached bests (after this daemon's write that can change one).
+  /// After this store's committed write that can change the best of job
+  /// `job_id`'s problem (`bumped`: the write bumped the change counter):
+  /// moves the generation on and reads the held row of that problem again,
+  /// before any other write, so that no look-up after the write returns
+  /// sees the old row. Where the job's problem cannot be read, drops every
+  /// held row (InvalidateBest).
+  void BestChanged(int64_t job_id, bool bumped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Best()'s row of a problem, read on a connection of the caller's choice.
+  using ReadBestFn = std::function<absl::StatusOr<BestRow>(int64_t device_id, const v1::Problem&)>;
+  /// Moves the generation on, then reads the held row of `key` (nullopt:
+  /// every held row) again with `read` and replaces it. A row that no longer
+  /// reads, or that was read across another move of the generation, is
+  /// dropped (into stale_best_): the next look-up reads it.
+  void ReloadBest(const std::optional<std::string>& key, const ReadBestFn& read)
+      ABSL_LOCKS_EXCLUDED(cache_mu_);
+  /// Reads the change counter: whether it moved by more than this store's
+  /// own bumps since it was last read (the first time: true).
+  absl::StatusOr<bool> ChangedElsewhere() ABSL_LOCKS_EXCLUDED(mu_);
+  /// Drops every held best (after a write that failed: what it changed is
+  /// unknown).
   void InvalidateBest();
 
   std::unique_ptr<Database> db_;
   absl::Mutex mu_;
-  // The Best() cache: problem -> row, and a generation bumped by every write
-  // that may change a best (a row computed before the bump is not cached).
+  std::unique_ptr<Database> reads_;  // may be null: reads share db_
+  absl::Mutex reads_mu_;
+  // The bests held in memory: BestKey -> the row, with what reads it again
+  // and the token its `held` watches (dropped when the row is replaced).
+  struct HeldBest {
+    int64_t device_id = 0;
+    v1::Problem problem;
+    std::shared_ptr<const BestRow> row;
+    std::shared_ptr<const void> token;
+  };
   absl::Mutex cache_mu_;
-  std::map<std::string, std::shared_ptr<const BestRow>> best_cache_ ABSL_GUARDED_BY(cache_mu_);
+  std::map<std::string, HeldBest> best_cache_ ABSL_GUARDED_BY(cache_mu_);
+  // Moved on by every write that may change a best: a row read on the
+  // second connection across a move is not kept.
   std::atomic<uint64_t> best_generation_ = 0;  // changed under cache_mu_
+  std::atomic<uint64_t> spec_generation_ = 0;
   // Rows InvalidateBest dropped: what Best() serves while the database is down.
   std::map<std::string, std::shared_ptr<const BestRow>> stale_best_ ABSL_GUARDED_BY(cache_mu_);
-  int64_t db_generation_ ABSL_GUARDED_BY(cache_mu_) = -1;  // the database's counter, last read
+  int64_t db_generation_ ABSL_GUARDED_BY(mu_) = -1;  // the database's counter, last read
+  // This store's committed bumps of the counter since it was last read: a
+  // change of the counter by more is another daemon's.
+  int64_t own_bumps_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tuned

@@ -261,6 +261,8 @@ absl::StatusOr<bool> Store::FinishJob(int64_t id, v1::JobState state, std::strin
     changed = update->affected() > 0;
     return Query("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND done = 0", id).status();
   }));
+  // A sweep that ends DONE with no config verified serves its baseline.
+  if (changed && state == v1::JOB_DONE) BestChanged(id, /*bumped=*/false);
   return changed;
 }
 

@@ -125,9 +125,18 @@ absl::Status ReadMeasurement(const Rows& q, size_t r, v1::Measurement* m);
 
 }  // namespace store_internal
 
+namespace store_internal {
+/// Runs one statement on `db` with `args` bound as Values (Store::Query on
+/// a connection of the caller's choice, locked by the caller).
+template <typename... Args>
+absl::StatusOr<Rows> QueryOn(Database& db, std::string_view sql, const Args&... args) {
+  return db.Query(sql, std::vector<Value>{V(args)...});
+}
+}  // namespace store_internal
+
 template <typename... Args>
 absl::StatusOr<Rows> Store::Query(std::string_view sql, const Args&... args) {
-  return db_->Query(sql, std::vector<Value>{store_internal::V(args)...});
+  return store_internal::QueryOn(*db_, sql, args...);
 }
 
 }  // namespace tuned

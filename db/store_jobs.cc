@@ -178,8 +178,9 @@ absl::Status Store::SetJobBaseline(int64_t id, double ms, double metric, std::st
         return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
       return Query("{bump}").status();  // a best carries its job's baseline
     });
+    if (s.ok()) BestChanged(id, /*bumped=*/true);
   }
-  InvalidateBest();
+  if (!s.ok()) InvalidateBest();
   return s;
 }
 

@@ -24,8 +24,9 @@ absl::Status Store::UpdateFinalist(int64_t job_id, std::string_view config,
       }
       return Query("{bump}").status();
     });
+    if (s.ok()) BestChanged(job_id, /*bumped=*/true);
   }
-  InvalidateBest();
+  if (!s.ok()) InvalidateBest();
   return s;
 }
 

@@ -30,6 +30,8 @@ using store_internal::Digest;
 using store_internal::kOk;
 using store_internal::kMeasurementCols;
 using store_internal::ReadMeasurement;
+using store_internal::ParseProblem;
+using store_internal::QueryOn;
 
 absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
                                    const KernelBinary* binary, int64_t daemon_id,
@@ -39,6 +41,7 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
   }
   const bool ok = m.status() == v1::MEASUREMENT_OK;
   bool inserted = false;
+  bool bumped = false;
   absl::Status s;
   {
     absl::MutexLock lock(&mu_);
@@ -69,16 +72,22 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
             baseline_ms > 0 ? Value(baseline_ms) : Value(nullptr), m.sm_clock_mhz(), m.clock_low());
         if (!insert.ok()) return insert.status();
         inserted = insert->affected() > 0;
-        if (ok) TUNED_RETURN_IF_ERROR(Query("{bump}").status());
+        if (ok) {
+          TUNED_RETURN_IF_ERROR(Query("{bump}").status());
+          bumped = true;
+        }
       }
       return Query("UPDATE work_items SET done = 1 WHERE job_id = ?1 AND config = ?2", job_id,
                    m.config().name())
           .status();
     });
+    // Only a new OK measurement can change a best: its row is read again.
+    if (s.ok() && bumped) BestChanged(job_id, /*bumped=*/true);
   }
-  // Only an OK measurement can change a best; invalidate after it is stored.
-  if (ok) InvalidateBest();
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    if (ok) InvalidateBest();
+    return s;
+  }
   return inserted;
 }
 
@@ -109,9 +118,9 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::JobBest(int64_t job_id, int 
 absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t device_id,
                                                                      const v1::Problem& problem,
                                                                      int top) {
-  absl::MutexLock lock(&mu_);
   // OK by time, then compile-only results, then failures; ties by insertion.
-  auto q = Query("SELECT " TUNED_MEASUREMENT_COLS
+  auto q = Read([&](Database& db) {
+    return QueryOn(db, "SELECT " TUNED_MEASUREMENT_COLS
                  " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
                  "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
                  "AND m.math = ?6 AND m.layout = ?7 AND m.epilogue = ?8 "
@@ -121,6 +130,7 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
                  device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
                  ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem),
                  LayoutText(problem), EpilogueText(problem));
+  });
   if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -129,58 +139,12 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
-                                                           const v1::Problem& problem) {
-  const std::string key =
-      absl::StrCat(device_id, " ", FamilyKey(problem), " ", ProblemLabel(problem));
-  uint64_t generation;
-  {
-    absl::MutexLock lock(&cache_mu_);
-    if (auto it = best_cache_.find(key); it != best_cache_.end()) return it->second;
-    generation = best_generation_;
-  }
-  auto best = QueryBest(device_id, problem);
-  absl::MutexLock lock(&cache_mu_);
-  if (best.ok()) {
-    // Not if a write changed some best meanwhile: this row may be stale.
-    if (generation == best_generation_) best_cache_[key] = *best;
-  } else if (best.status().code() == absl::StatusCode::kUnavailable) {
-    if (auto it = stale_best_.find(key); it != stale_best_.end()) return it->second;
-  }
-  return best;
-}
+namespace {
 
-void Store::InvalidateBest() {
-  absl::MutexLock lock(&cache_mu_);
-  for (auto& [key, row] : best_cache_) stale_best_[key] = std::move(row);
-  best_cache_.clear();
-  ++best_generation_;
-}
-
-absl::Status Store::Refresh() {
-  int64_t now = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    auto q = Query("{generation}");
-    if (!q.ok()) return q.status();
-    if (q->empty()) return absl::DataLossError("the change counter has no row");
-    now = q->Int(0, 0);
-  }
-  bool changed;
-  {
-    absl::MutexLock lock(&cache_mu_);
-    changed = db_generation_ != now;
-    db_generation_ = now;
-  }
-  if (changed) InvalidateBest();
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_id,
-                                                                const v1::Problem& problem) {
-  absl::MutexLock lock(&mu_);
+/// Best()'s SQL on `db`: the row, not yet held.
+absl::StatusOr<BestRow> ReadBest(Database& db, int64_t device_id, const v1::Problem& problem) {
   auto q =
-      Query("SELECT " TUNED_MEASUREMENT_COLS
+      QueryOn(db, "SELECT " TUNED_MEASUREMENT_COLS
             ", b.id, s.text, b.entry, b.cubin, b.ptx, b.log, "
             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
@@ -197,7 +161,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
     // No kernel passed verification: a sweep that ended DONE with its
     // baseline timed serves the baseline (server/jobs.cc, Finish). A
     // compile-only job times none; a running or failed one is no answer.
-    auto base = Query("SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
+    auto base = QueryOn(db, "SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
                       "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
                       "AND shape = ?5 AND math = ?6 AND layout = ?7 AND epilogue = ?8 "
                       "AND baseline_ms > 0 "
@@ -216,7 +180,7 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
     only.baseline_ms = base->Double(0, 1);
     only.baseline_name = base->Text(0, 2);
     only.baseline_error = base->Double(0, 3);
-    return std::make_shared<const BestRow>(std::move(only));
+    return only;
   }
   BestRow best;
   TUNED_RETURN_IF_ERROR(ReadMeasurement(*q, 0, &best.measurement));
@@ -240,7 +204,131 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::QueryBest(int64_t device_i
   best.baseline_error = q->Double(0, b + 13);
   best.speedup.sm_clock_mhz = best.measurement.sm_clock_mhz();
   best.speedup.clock_low = best.measurement.clock_low();
-  return std::make_shared<const BestRow>(std::move(best));
+  return best;
+}
+
+/// The key of a problem's held best: its device kind and the columns that
+/// ReadBest matches.
+std::string BestKey(int64_t device_id, const v1::Problem& p) {
+  return absl::StrCat(device_id, " ", FamilyKey(p), " ", v1::DType_Name(p.dtype()), " ",
+                      ShapeText(p), " ", MathText(p), " ", LayoutText(p), " ", EpilogueText(p));
+}
+
+/// `row` as shared, with `*token` (new) the token its `held` watches.
+std::shared_ptr<const BestRow> Share(BestRow row, std::shared_ptr<const void>* token) {
+  *token = std::make_shared<char>(0);
+  row.held = *token;
+  return std::make_shared<const BestRow>(std::move(row));
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
+                                                           const v1::Problem& problem) {
+  const std::string key = BestKey(device_id, problem);
+  uint64_t generation;
+  {
+    absl::ReaderMutexLock lock(&cache_mu_);
+    if (auto it = best_cache_.find(key); it != best_cache_.end()) return it->second.row;
+    generation = best_generation_;
+  }
+  auto read = Read([&](Database& db) { return ReadBest(db, device_id, problem); });
+  absl::MutexLock lock(&cache_mu_);
+  if (read.ok()) {
+    std::shared_ptr<const void> token;
+    std::shared_ptr<const BestRow> row = Share(*std::move(read), &token);
+    // Not kept if a write moved the generation meanwhile: this row may be
+    // older than that write (its token then ends here, and with it current()).
+    if (generation != best_generation_) return row;
+    auto [it, added] = best_cache_.try_emplace(key, HeldBest{device_id, problem, row, token});
+    return it->second.row;  // another look-up's, if it came first
+  }
+  if (read.status().code() == absl::StatusCode::kUnavailable) {
+    if (auto it = stale_best_.find(key); it != stale_best_.end()) return it->second;
+  }
+  return read.status();
+}
+
+void Store::BestChanged(int64_t job_id, bool bumped) {
+  if (bumped) ++own_bumps_;
+  auto q = Query("SELECT device_id, family, dtype, shape, math, layout, epilogue FROM jobs "
+                 "WHERE id = ?1",
+                 job_id);
+  v1::Problem problem;
+  if (!q.ok() || q->empty() ||
+      !ParseProblem(q->Text(0, 1), q->Text(0, 2), q->Text(0, 3), q->Text(0, 4), q->Text(0, 5),
+                    q->Text(0, 6), &problem)
+           .ok()) {
+    InvalidateBest();
+    return;
+  }
+  // On db_ under mu_: no other write of this store comes between.
+  ReloadBest(BestKey(q->Int(0, 0), problem),
+             [&](int64_t device_id, const v1::Problem& p) { return ReadBest(*db_, device_id, p); });
+}
+
+void Store::ReloadBest(const std::optional<std::string>& key, const ReadBestFn& read) {
+  struct Held {
+    std::string key;
+    int64_t device_id;
+    v1::Problem problem;
+  };
+  std::vector<Held> held;
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    generation = ++best_generation_;
+    for (const auto& [k, h] : best_cache_) {
+      if (!key || k == *key) held.push_back({k, h.device_id, h.problem});
+    }
+  }
+  for (const Held& h : held) {
+    auto row = read(h.device_id, h.problem);  // outside cache_mu_: look-ups go on
+    absl::MutexLock lock(&cache_mu_);
+    auto it = best_cache_.find(h.key);
+    if (it == best_cache_.end()) continue;  // dropped meanwhile (InvalidateBest)
+    if (row.ok() && generation == best_generation_) {
+      it->second.row = Share(*std::move(row), &it->second.token);  // the old token ends
+      continue;
+    }
+    // Not read, or read across another write: the next look-up reads it
+    // (and serves the dropped row while the database is down).
+    stale_best_[h.key] = std::move(it->second.row);
+    best_cache_.erase(it);
+  }
+}
+
+void Store::InvalidateBest() {
+  absl::MutexLock lock(&cache_mu_);
+  for (auto& [key, held] : best_cache_) stale_best_[key] = std::move(held.row);
+  best_cache_.clear();
+  ++best_generation_;
+}
+
+absl::Status Store::Refresh() {
+  auto other = ChangedElsewhere();
+  if (!other.ok()) return other.status();
+  if (*other) {
+    ++spec_generation_;  // a registration elsewhere bumps the counter too
+    // Each row read on the reads' connection, one look-up's wait at most.
+    ReloadBest(std::nullopt, [&](int64_t device_id, const v1::Problem& p) {
+      return Read([&](Database& db) { return ReadBest(db, device_id, p); });
+    });
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Store::ChangedElsewhere() {
+  absl::MutexLock lock(&mu_);
+  auto q = Query("{generation}");
+  if (!q.ok()) return q.status();
+  if (q->empty()) return absl::DataLossError("the change counter has no row");
+  const int64_t now = q->Int(0, 0);
+  // Moved by more than this store's own bumps: another daemon changed a best.
+  const bool other = db_generation_ < 0 || now - db_generation_ != own_bumps_;
+  db_generation_ = now;
+  own_bumps_ = 0;
+  return other;
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
@@ -249,16 +337,18 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t dev
                                                                      v1::Math math,
                                                                      v1::Layout layout,
                                                                      v1::Epilogue epilogue) {
-  absl::MutexLock lock(&mu_);
   v1::Problem like;
   like.set_math(math);
   like.set_layout(layout);
   like.set_epilogue(epilogue);
-  auto q = Query("SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
-                 "AND dtype = ?3 AND status = ?4 AND math = ?5 AND layout = ?6 AND epilogue = ?7 "
-                 "ORDER BY shape",
-                 device_id, family_key, v1::DType_Name(dtype), kOk, MathText(like),
-                 LayoutText(like), EpilogueText(like));
+  auto q = Read([&](Database& db) {
+    return QueryOn(db,
+                   "SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
+                   "AND dtype = ?3 AND status = ?4 AND math = ?5 AND layout = ?6 AND epilogue = ?7 "
+                   "ORDER BY shape",
+                   device_id, family_key, v1::DType_Name(dtype), kOk, MathText(like),
+                   LayoutText(like), EpilogueText(like));
+  });
   if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;
   for (size_t r = 0; r < q->size(); ++r) {
@@ -291,11 +381,13 @@ absl::StatusOr<int64_t> Store::InsertBinary(const KernelBinary& b) {
 }
 
 absl::StatusOr<KernelBinary> Store::MeasurementBinary(int64_t job_id, std::string_view config) {
-  absl::MutexLock lock(&mu_);
-  auto q = Query("SELECT s.text, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
-                 "JOIN binaries b ON b.id = m.binary_id JOIN sources s ON s.id = b.source_id "
-                 "WHERE m.job_id = ?1 AND m.config = ?2",
-                 job_id, config);
+  auto q = Read([&](Database& db) {
+    return QueryOn(db,
+                   "SELECT s.text, b.entry, b.cubin, b.ptx, b.log FROM measurements m "
+                   "JOIN binaries b ON b.id = m.binary_id JOIN sources s ON s.id = b.source_id "
+                   "WHERE m.job_id = ?1 AND m.config = ?2",
+                   job_id, config);
+  });
   if (!q.ok()) return q.status();
   if (q->empty()) {
     return absl::NotFoundError(

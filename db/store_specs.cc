@@ -12,6 +12,8 @@
 
 namespace tuned {
 
+using store_internal::QueryOn;
+
 namespace {
 
 /// Whether `hash` is a SHA-256 in lower-case hex (spec::SpecHash's form).
@@ -72,8 +74,14 @@ absl::StatusOr<bool> Store::AddSpec(const v1::KernelSpec& spec, std::string_view
         spec.name(), hash, Blob{bytes}, client, now_unix);
     if (!insert.ok()) return insert.status();
     inserted = insert->affected() > 0;
-    return absl::OkStatus();
+    // A new version may be a name's newest, which a look-up of the name
+    // without a version resolves to (SpecGeneration), here and fleet-wide.
+    return inserted ? Query("{bump}").status() : absl::OkStatus();
   }));
+  if (inserted) {
+    ++own_bumps_;
+    ++spec_generation_;
+  }
   return inserted;
 }
 
@@ -86,43 +94,45 @@ absl::StatusOr<StoredSpec> Store::GetSpec(std::string_view name, std::string_vie
         "version ", std::string(hash), ": a spec's version is its hash, or the first ",
         kMinHashPrefix, " or more of its 64 lower-case hex digits"));
   }
-  absl::MutexLock lock(&mu_);
-  auto q = hash.empty()
-               ? Query(absl::StrCat("SELECT " TUNED_SPEC_COLS
-                                    " FROM kernel_specs s WHERE s.name = ?1 AND ",
-                                    kNewest),
-                       name)
-           : prefix ? Query("SELECT " TUNED_SPEC_COLS
-                            " FROM kernel_specs s WHERE s.name = ?1 AND s.hash LIKE ?2 LIMIT 2",
-                            name, absl::StrCat(std::string(hash), "%"))
-                    : Query("SELECT " TUNED_SPEC_COLS
-                            " FROM kernel_specs s WHERE s.name = ?1 AND s.hash = ?2",
-                            name, hash);
-  if (!q.ok()) return q.status();
-  if (q->size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat("version ", std::string(hash), " of kernel spec '",
-                                                   std::string(name), "' starts several versions; "
-                                                   "give more of its hash"));
-  }
-  if (q->empty()) {
-    if (hash.empty()) {
-      return absl::NotFoundError(
-          absl::StrCat("no kernel spec named '", std::string(name), "' is registered"));
+  // On the reads' connection: a look-up of a spec's problem resolves its version here.
+  return Read([&](Database& db) -> absl::StatusOr<StoredSpec> {
+    auto q = hash.empty()
+                 ? QueryOn(db, absl::StrCat("SELECT " TUNED_SPEC_COLS
+                                            " FROM kernel_specs s WHERE s.name = ?1 AND ",
+                                            kNewest),
+                           name)
+             : prefix ? QueryOn(db, "SELECT " TUNED_SPEC_COLS
+                                " FROM kernel_specs s WHERE s.name = ?1 AND s.hash LIKE ?2 LIMIT 2",
+                                name, absl::StrCat(std::string(hash), "%"))
+                      : QueryOn(db, "SELECT " TUNED_SPEC_COLS
+                                " FROM kernel_specs s WHERE s.name = ?1 AND s.hash = ?2",
+                                name, hash);
+    if (!q.ok()) return q.status();
+    if (q->size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "version ", std::string(hash), " of kernel spec '", std::string(name),
+          "' starts several versions; give more of its hash"));
     }
-    auto named = Query("SELECT COUNT(*) FROM kernel_specs WHERE name = ?1", name);
-    if (!named.ok()) return named.status();
-    if (named->Int(0, 0) == 0) {
-      return absl::NotFoundError(absl::StrCat("no kernel spec named '", std::string(name),
-                                              "' is registered (version ", std::string(hash),
-                                              " asked)"));
+    if (q->empty()) {
+      if (hash.empty()) {
+        return absl::NotFoundError(
+            absl::StrCat("no kernel spec named '", std::string(name), "' is registered"));
+      }
+      auto named = QueryOn(db, "SELECT COUNT(*) FROM kernel_specs WHERE name = ?1", name);
+      if (!named.ok()) return named.status();
+      if (named->Int(0, 0) == 0) {
+        return absl::NotFoundError(absl::StrCat("no kernel spec named '", std::string(name),
+                                                "' is registered (version ", std::string(hash),
+                                                " asked)"));
+      }
+      return absl::NotFoundError(absl::StrCat("kernel spec '", std::string(name),
+                                              "' has no version ", std::string(hash), " (",
+                                              named->Int(0, 0), " versions registered)"));
     }
-    return absl::NotFoundError(absl::StrCat("kernel spec '", std::string(name),
-                                            "' has no version ", std::string(hash), " (",
-                                            named->Int(0, 0), " versions registered)"));
-  }
-  StoredSpec out;
-  TUNED_RETURN_IF_ERROR(ReadSpec(*q, 0, &out));
-  return out;
+    StoredSpec out;
+    TUNED_RETURN_IF_ERROR(ReadSpec(*q, 0, &out));
+    return out;
+  });
 }
 
 absl::StatusOr<std::vector<StoredSpec>> Store::ListSpecs() {

@@ -3,25 +3,34 @@
 namespace tuned {
 
 std::optional<BestAnswers::Answer> BestAnswers::Find(absl::string_view request,
-                                                     uint64_t generation) const {
+                                                     Generations now) const {
   absl::ReaderMutexLock lock(&mu_);
-  if (generation != generation_) return std::nullopt;
   auto it = answers_.find(request);
   if (it == answers_.end()) return std::nullopt;
-  return it->second;
+  const Answer& a = it->second;
+  if (a.row.expired() || (a.best_generation && *a.best_generation != now.best) ||
+      (a.spec_generation && *a.spec_generation != now.spec)) {
+    return std::nullopt;
+  }
+  return a;
 }
 
-void BestAnswers::Add(absl::string_view request, uint64_t generation, Answer answer) {
+void BestAnswers::Add(absl::string_view request, Answer answer) {
   absl::MutexLock lock(&mu_);
-  if (generation < generation_) return;
   const size_t size = request.size() + answer.bytes.size();
-  if (generation > generation_ || answers_.size() >= kMaxAnswers || bytes_ + size > kMaxBytes) {
+  if (size > kMaxBytes) return;
+  if (auto it = answers_.find(request); it != answers_.end()) {
+    bytes_ -= it->first.size() + it->second.bytes.size();
+    it->second = std::move(answer);
+    bytes_ += size;
+    return;
+  }
+  if (answers_.size() >= kMaxAnswers || bytes_ + size > kMaxBytes) {
     answers_.clear();
     bytes_ = 0;
-    generation_ = generation;
   }
-  if (size > kMaxBytes) return;
-  if (answers_.try_emplace(std::string(request), std::move(answer)).second) bytes_ += size;
+  answers_.emplace(std::string(request), std::move(answer));
+  bytes_ += size;
 }
 
 }  // namespace tuned

@@ -1,10 +1,16 @@
 // GetBest's answers, serialized once and sent by reference: the look-up a
 // client makes before every launch costs a hash look-up, not a query, a
 // message build and a serialization (a full view's cubin is never copied).
+// An answer holds while what it was built from holds: the store's row of the
+// problem it serves (BestRow::current), and where it depends on more, the
+// store's generations (a nearest shape's answer: every best and the tuned
+// shapes; a spec named without its full hash: the spec's newest version).
+// A write to another problem's best leaves it as it is.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -17,29 +23,37 @@ namespace tuned {
 
 class BestAnswers {
  public:
-  /// A serialized tuned.v1.BestKernel, and whether it is a nearest shape's
-  /// kernel (for the tuned_lookups_total metric).
+  /// The store's generations at a look-up (Store::BestGeneration,
+  /// Store::SpecGeneration).
+  struct Generations {
+    uint64_t best = 0;
+    uint64_t spec = 0;
+  };
+  /// A serialized tuned.v1.BestKernel, whether it is a nearest shape's
+  /// kernel (for the tuned_lookups_total metric), and what it holds while.
   struct Answer {
     grpc::Slice bytes;
     bool nearest = false;
+    /// The `held` of the store's row it serves (BestRow::held).
+    std::weak_ptr<const void> row = {};
+    /// The generations it was built at, where it depends on them.
+    std::optional<uint64_t> best_generation = std::nullopt;
+    std::optional<uint64_t> spec_generation = std::nullopt;
   };
   /// At most this many answers, and this many bytes of them, are held; a
   /// full cache is emptied before the next answer is added.
   static constexpr size_t kMaxAnswers = 4096;
   static constexpr size_t kMaxBytes = size_t{256} << 20;
 
-  /// The answer to the request whose bytes are `request`, if one was added
-  /// at store generation `generation` (Store::BestGeneration).
-  std::optional<Answer> Find(absl::string_view request, uint64_t generation) const
+  /// The answer held to the request whose bytes are `request`, if it still
+  /// holds at the store's generations `now`.
+  std::optional<Answer> Find(absl::string_view request, Generations now) const
       ABSL_LOCKS_EXCLUDED(mu_);
-  /// Holds `answer` to `request`, built from the store at `generation`. A
-  /// newer generation drops every older answer; an answer of an older one
-  /// than held is not added.
-  void Add(absl::string_view request, uint64_t generation, Answer answer) ABSL_LOCKS_EXCLUDED(mu_);
+  /// Holds `answer` to `request` in place of any older one.
+  void Add(absl::string_view request, Answer answer) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   mutable absl::Mutex mu_;
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, Answer> answers_ ABSL_GUARDED_BY(mu_);
 };

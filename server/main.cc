@@ -119,17 +119,23 @@ int main(int argc, char** argv) {
   std::vector<std::string> compiler_args = {
       "--compile-only", "--arch", std::to_string(gpu_device.cc_major() * 10 + gpu_device.cc_minor())};
   compiler_args.insert(compiler_args.end(), common_args.begin(), common_args.end());
-  // A job's compiles at nice 10: serving's threads (nice 0) keep their cores.
+  // A job's compiles at idle CPU priority (SCHED_IDLE), as the compile-
+  // ahead's: NVRTC's threads take the cores that serving leaves, and a
+  // look-up thread that wakes takes its core back at once. A niced compiler
+  // thread is not always preempted so: the scheduler lets it run out its
+  // slice unless the woken thread is far enough behind it (CFS's wakeup
+  // granularity, a few ms on many cores), which a look-up thread that slept
+  // briefly is not.
   std::vector<std::string> job_compiler_args = compiler_args;
-  job_compiler_args.insert(job_compiler_args.end(), {"--nice", "10"});
+  job_compiler_args.push_back("--idle");
   auto compiler = tuned::WorkerClient::Start(o.worker_path, job_compiler_args, "compiler");
   if (!compiler.ok()) {
     spdlog::critical("compiler: {}", compiler.status().ToString());
     return 1;
   }
-  // The compile-ahead's own compiler, at idle CPU priority: it never holds
-  // up a job (the runner's loop does not wait on it) and yields the cores to
-  // serving and to a job's compiles.
+  // The compile-ahead's own compiler, at idle CPU priority too: it never
+  // holds up a job (the runner's loop does not wait on it, and it pauses
+  // while a job compiles) and yields the cores to serving.
   std::unique_ptr<tuned::WorkerClient> ahead_compiler;
   if (o.jobs.compile_ahead) {
     std::vector<std::string> ahead_args = compiler_args;

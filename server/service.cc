@@ -237,8 +237,9 @@ grpc::Status TunerService::AnswerBest(const grpc::ServerContextBase& ctx,
   grpc::Slice raw;
   if (grpc::Status s = request.DumpToSingleSlice(&raw); !s.ok()) return s;
   const absl::string_view bytes(reinterpret_cast<const char*>(raw.begin()), raw.size());
-  const uint64_t generation = store_->BestGeneration();
-  if (auto held = answers_.Find(bytes, generation)) {
+  // Read before the answer is built: a change after it leaves the answer unheld.
+  const BestAnswers::Generations now{store_->BestGeneration(), store_->SpecGeneration()};
+  if (auto held = answers_.Find(bytes, now)) {
     if (options_.metrics != nullptr) options_.metrics->Lookup(held->nearest ? "nearest" : "exact");
     *response = grpc::ByteBuffer(&held->bytes, 1);
     return grpc::Status::OK;
@@ -249,19 +250,29 @@ grpc::Status TunerService::AnswerBest(const grpc::ServerContextBase& ctx,
         "the request to /tuned.v1.Tuner/GetBest is not a valid protobuf message of its type"));
   }
   v1::BestKernel best;
-  if (grpc::Status s = Best(ctx, req, &best); !s.ok()) return s;
+  std::shared_ptr<const BestRow> row;
+  if (grpc::Status s = Best(ctx, req, &best, &row); !s.ok()) return s;
   const size_t size = best.ByteSizeLong();
   grpc::Slice answer(grpc_slice_malloc(size), grpc::Slice::STEAL_REF);
   best.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(answer.begin()));
-  if (best.queued_job_id() == 0) {  // a call that queued a job must queue it again
-    answers_.Add(bytes, generation, {answer, best.match() == v1::MATCH_NEAREST});
+  if (best.queued_job_id() == 0 && row != nullptr) {  // a call that queued a job queues again
+    const bool nearest = best.match() == v1::MATCH_NEAREST;
+    BestAnswers::Answer held{.bytes = answer, .nearest = nearest, .row = row->held};
+    // A nearest shape's answer depends on every best and the tuned shapes;
+    // a spec named without its full hash on the version it resolves to.
+    if (nearest) held.best_generation = now.best;
+    if (!req.problem().family_name().empty() && req.problem().spec_hash().size() < 64) {
+      held.spec_generation = now.spec;
+    }
+    answers_.Add(bytes, std::move(held));
   }
   *response = grpc::ByteBuffer(&answer, 1);
   return grpc::Status::OK;
 }
 
 grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
-                                const v1::GetBestRequest& req_ref, v1::BestKernel* best) {
+                                const v1::GetBestRequest& req_ref, v1::BestKernel* best,
+                                std::shared_ptr<const BestRow>* served) {
   const grpc::ServerContextBase* ctx = &ctx_ref;
   v1::GetBestRequest resolved = req_ref;
   const v1::GetBestRequest* req = &resolved;
@@ -318,6 +329,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
     options_.metrics->Lookup("exact");
   }
   if (!row.ok()) return ToGrpc(row.status());
+  *served = *row;
   const BestRow& found = **row;
   *best->mutable_problem() = req->problem();
   best->mutable_tuned_shape()->Assign(tuned_problem.shape().begin(), tuned_problem.shape().end());

@@ -92,9 +92,9 @@ class TunerService final : public v1::Tuner::WithRawMethod_GetBest<v1::Tuner::Se
   grpc::Status GetFamily(grpc::ServerContext*, const v1::GetFamilyRequest*, v1::FamilyInfo*) override;
 
   /// GetBest on the request's bytes (a tuned.v1.GetBestRequest; the answer
-  /// is a tuned.v1.BestKernel): the held answer to the same bytes while the
-  /// store's bests are unchanged, else Best's, serialized and held unless it
-  /// queued a job. INVALID_ARGUMENT for bytes that are no GetBestRequest;
+  /// is a tuned.v1.BestKernel): the held answer to the same bytes while what
+  /// it was built from holds (BestAnswers), else Best's, serialized and held
+  /// unless it queued a job. INVALID_ARGUMENT for bytes that are no GetBestRequest;
   /// Best's errors otherwise. Served through BestPollers.
   grpc::Status AnswerBest(const grpc::ServerContextBase& ctx, const grpc::ByteBuffer& request,
                           grpc::ByteBuffer* response);
@@ -114,8 +114,9 @@ class TunerService final : public v1::Tuner::WithRawMethod_GetBest<v1::Tuner::Se
   /// The quota of the caller of a call that changes state: UNAUTHENTICATED
   /// for an anonymous TCP caller, UNAVAILABLE while draining.
   absl::StatusOr<ClientQuota> Writer(const grpc::ServerContextBase& ctx) const;
+  /// GetBest's answer in `best`, and in `served` the store's row it serves.
   grpc::Status Best(const grpc::ServerContextBase& ctx, const v1::GetBestRequest& req,
-                    v1::BestKernel* best);
+                    v1::BestKernel* best, std::shared_ptr<const BestRow>* served);
   /// Fills `best` (problem and tuned shape set) from a baseline-only row: no
   /// config of `tuned_problem` passed verification, its baseline is served.
   grpc::Status BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -682,28 +684,38 @@ TEST_F(ServiceTest, ListTunedAndImportKernel) {
   }
 }
 
-TEST(BestAnswers, HoldsAnswersOfTheNewestGenerationWithinItsBounds) {
+TEST(BestAnswers, HoldsAnAnswerWhileItsRowAndItsGenerationsHold) {
   BestAnswers answers;
-  auto answer = [](const std::string& bytes, bool nearest = false) {
-    return BestAnswers::Answer{grpc::Slice(bytes), nearest};
+  auto row = std::make_shared<char>(0);  // a held row's token (BestRow::held)
+  auto answer = [](const std::string& bytes, const std::shared_ptr<char>& token) {
+    return BestAnswers::Answer{.bytes = grpc::Slice(bytes), .row = token};
   };
   auto text = [](const std::optional<BestAnswers::Answer>& a) {
     return a ? std::string(reinterpret_cast<const char*>(a->bytes.begin()), a->bytes.size()) : "none";
   };
-  answers.Add("q1", 3, answer("a1", true));
-  EXPECT_EQ(text(answers.Find("q1", 3)), "a1");
-  EXPECT_TRUE(answers.Find("q1", 3)->nearest);
-  EXPECT_EQ(text(answers.Find("q2", 3)), "none");
-  EXPECT_EQ(text(answers.Find("q1", 4)), "none");  // the store changed since
-  answers.Add("q1", 2, answer("old"));              // built before the last change: dropped
-  EXPECT_EQ(text(answers.Find("q1", 3)), "a1");
-  answers.Add("q2", 4, answer("a2"));               // a newer generation drops the older answers
-  EXPECT_EQ(text(answers.Find("q2", 4)), "a2");
-  EXPECT_EQ(text(answers.Find("q1", 4)), "none");
-  EXPECT_EQ(text(answers.Find("q1", 3)), "none");
-  for (size_t i = 0; i < BestAnswers::kMaxAnswers; ++i) answers.Add(std::to_string(i), 4, answer("x"));
-  EXPECT_EQ(text(answers.Find("q2", 4)), "none");   // full: emptied before the last was added
-  EXPECT_EQ(text(answers.Find(std::to_string(BestAnswers::kMaxAnswers - 1), 4)), "x");
+  answers.Add("q1", {.bytes = grpc::Slice("a1"), .nearest = true, .row = row});
+  EXPECT_EQ(text(answers.Find("q1", {3, 1})), "a1");
+  EXPECT_TRUE(answers.Find("q1", {3, 1})->nearest);
+  EXPECT_EQ(text(answers.Find("q2", {3, 1})), "none");
+  EXPECT_EQ(text(answers.Find("q1", {4, 2})), "a1");  // another best or spec changed: not its own
+  // A nearest shape's answer holds at its bests' generation, a spec's name
+  // at its specs' generation.
+  answers.Add("q2", {.bytes = grpc::Slice("near"), .nearest = true, .row = row, .best_generation = 3});
+  EXPECT_EQ(text(answers.Find("q2", {3, 7})), "near");
+  EXPECT_EQ(text(answers.Find("q2", {4, 7})), "none");
+  answers.Add("q3", {.bytes = grpc::Slice("spec"), .row = row, .spec_generation = 5});
+  EXPECT_EQ(text(answers.Find("q3", {9, 5})), "spec");
+  EXPECT_EQ(text(answers.Find("q3", {9, 6})), "none");
+  answers.Add("q1", answer("a1 again", row));  // replaces the held one
+  EXPECT_EQ(text(answers.Find("q1", {4, 2})), "a1 again");
+  row.reset();  // the store replaced the row: none of its answers holds
+  EXPECT_EQ(text(answers.Find("q1", {4, 2})), "none");
+  EXPECT_EQ(text(answers.Find("q3", {9, 5})), "none");
+  auto other = std::make_shared<char>(0);
+  answers.Add("q4", answer("a4", other));
+  for (size_t i = 0; i < BestAnswers::kMaxAnswers; ++i) answers.Add(std::to_string(i), answer("x", other));
+  EXPECT_EQ(text(answers.Find("q4", {})), "none");  // full: emptied before the last was added
+  EXPECT_EQ(text(answers.Find(std::to_string(BestAnswers::kMaxAnswers - 1), {})), "x");
 }
 
 // A view of GetBest that does not exist is refused, not read as the full one.

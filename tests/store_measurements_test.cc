@@ -1,9 +1,12 @@
 // The store's measurements and bests on both backends
 // (db/store_measurements.cc): idempotent adds, counts, ordering, math
-// modes, tuned shapes, binaries, the baseline-only best and the cache of
-// bests.
+// modes, tuned shapes, binaries, the baseline-only best, the bests held in
+// memory and the reads that never wait behind a write.
+#include <chrono>
+#include <future>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -416,6 +419,118 @@ TEST_P(StoreTest, BestFromMemoryFollowsEveryWriteThatChangesIt) {
   ASSERT_TRUE(store_->AddMeasurement(id, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
   EXPECT_EQ((*store_->Best(dev_, Sgemm(256, 256, 256)))->measurement.config().name(), "fast");
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(512, 256, 256)).status()));
+}
+
+// A held best is replaced, before the write returns, by each write to its own
+// problem, and by no other; another daemon's write is read at Refresh.
+TEST_P(StoreTest, AHeldBestIsReplacedByTheWritesToItsProblemAlone) {
+  TempDir dir;  // SQLite: a file, which a second daemon can open
+  const std::string url = GetParam() == "sqlite" ? (dir.path() / "held.db").string() : url_;
+  auto opened = Store::Open(url);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Store> store = *std::move(opened);
+  ASSERT_TRUE(store->Refresh().ok());
+  const int64_t dev = *store->UpsertDevice(Gpu());
+  const v1::Problem p = Sgemm(256, 256, 256);
+  const int64_t a = *store->CreateJob(dev, p, 10, 0);
+  const int64_t b = *store->CreateJob(dev, Sgemm(512, 512, 512), 10, 0);
+  ASSERT_TRUE(store->AddMeasurement(a, Meas("slow", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
+  std::shared_ptr<const BestRow> held = *store->Best(dev, p);
+  EXPECT_TRUE(held->current());
+
+  const uint64_t generation = store->BestGeneration();
+  ASSERT_TRUE(store->AddMeasurement(b, Meas("other", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  ASSERT_TRUE(store->SetJobBaseline(b, 0.5, 1, "cuBLAS").ok());
+  EXPECT_GT(store->BestGeneration(), generation);  // some best changed
+  EXPECT_TRUE(held->current());                     // not this one
+  EXPECT_EQ(*store->Best(dev, p), held);
+
+  ASSERT_TRUE(store->AddMeasurement(a, Meas("fast", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+  EXPECT_FALSE(held->current());
+  held = *store->Best(dev, p);
+  EXPECT_TRUE(held->current());
+  EXPECT_EQ(held->measurement.config().name(), "fast");
+  ASSERT_TRUE(store->SetJobBaseline(a, 0.7, 1, "cuBLAS").ok());
+  EXPECT_FALSE(held->current());
+  held = *store->Best(dev, p);
+  EXPECT_DOUBLE_EQ(held->baseline_ms, 0.7);
+  const StoredSpeedup judged{.speedup = 0.8, .ci_low = 0.7, .ci_high = 0.9, .pairs = 40, .note = ""};
+  ASSERT_TRUE(store->SetJudged(a, "slow", {1.9, 1, ""}, judged).ok());
+  EXPECT_FALSE(held->current());
+  held = *store->Best(dev, p);
+  EXPECT_EQ(held->measurement.config().name(), "slow");  // judged before unjudged
+  EXPECT_EQ(held->speedup.pairs, 40);
+  // A failure changes no best; this store's own writes are no other's.
+  ASSERT_TRUE(store->AddMeasurement(a, Meas("bad", v1::MEASUREMENT_WRONG_ANSWER, 0.1), nullptr).ok());
+  ASSERT_TRUE(store->Refresh().ok());
+  EXPECT_TRUE(held->current());
+  EXPECT_EQ(*store->Best(dev, p), held);
+
+  // Another daemon's judging: read at this one's next Refresh.
+  auto other = Store::Open(url);
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE((*other)->SetJudged(a, "fast", {0.9, 1, ""}, judged).ok());
+  EXPECT_TRUE(held->current());
+  ASSERT_TRUE(store->Refresh().ok());
+  EXPECT_FALSE(held->current());
+  held = *store->Best(dev, p);
+  EXPECT_EQ(held->measurement.config().name(), "fast");
+  EXPECT_DOUBLE_EQ(held->measurement.median_ms(), 0.9);
+}
+
+// The reads of a look-up (a best not held, the tuned shapes, the
+// measurements) go on while a write of the store waits behind another
+// connection's write transaction: SQLite's write lock, a PostgreSQL lock
+// that lets readers through. Bounded: the other transaction ends after 3 s.
+TEST_P(StoreTest, LookUpsDoNotWaitBehindAWriteTransaction) {
+  TempDir dir;
+  const std::string url = GetParam() == "sqlite" ? (dir.path() / "busy.db").string() : url_;
+  auto opened = Store::Open(url);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Store> store = *std::move(opened);
+  const int64_t dev = *store->UpsertDevice(Gpu());
+  const v1::Problem p = Sgemm(256, 256, 256);
+  const int64_t a = *store->CreateJob(dev, p, 10, 0);
+  ASSERT_TRUE(store->AddMeasurement(a, Meas("a", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
+
+  auto blocker = Database::Open(url);
+  ASSERT_TRUE(blocker.ok()) << blocker.status();
+  ASSERT_TRUE((*blocker)->Begin().ok());  // SQLite: BEGIN IMMEDIATE, the write lock
+  if (GetParam() == "postgresql") {
+    ASSERT_TRUE((*blocker)->Query("LOCK TABLE measurements IN EXCLUSIVE MODE", {}).ok());
+  }
+  std::promise<void> reads_done;
+  std::thread release([&, done = reads_done.get_future()] {
+    done.wait_for(std::chrono::seconds(3));
+    (*blocker)->Rollback();
+  });
+  std::atomic<bool> written{false};
+  absl::Status write;
+  std::thread writer([&] {
+    write = store->AddMeasurement(a, Meas("b", v1::MEASUREMENT_OK, 2.0), nullptr).status();
+    written = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the write waits by now
+
+  const auto start = std::chrono::steady_clock::now();
+  auto best = store->Best(dev, p);
+  auto shapes = store->TunedShapes(dev, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32);
+  auto all = store->ListMeasurements(dev, p, 0);
+  const auto took = std::chrono::steady_clock::now() - start;
+  const bool write_waited = !written;
+  reads_done.set_value();
+  release.join();
+  writer.join();
+
+  EXPECT_TRUE(write_waited);
+  EXPECT_LT(took, std::chrono::milliseconds(1000));
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ((*best)->measurement.config().name(), "a");
+  ASSERT_TRUE(shapes.ok()) << shapes.status();
+  EXPECT_EQ(shapes->size(), 1u);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 1u);
+  EXPECT_TRUE(write.ok()) << write;  // once the other transaction ended
 }
 
 }  // namespace

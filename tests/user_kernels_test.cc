@@ -591,6 +591,54 @@ TEST_F(UserKernelsTest, AHugeDescriptionIsRefusedAtOnce) {
   EXPECT_EQ(Families().size(), 2u);
 }
 
+// A look-up that names a spec without a version gets its newest version's
+// kernel: a new version is what the next look-up resolves to, though the
+// answer to the same request was held before it was registered.
+TEST_F(UserKernelsTest, ALookUpByNameFollowsANewVersionAtOnce) {
+  Start();
+  v1::KernelSpec spec = Example("softmax");
+  v1::FamilyInfo first, second;
+  ASSERT_TRUE(Register(spec, &first).ok());
+  grpc::ClientContext c1;
+  v1::Device device;
+  ASSERT_TRUE(stub_->DescribeDevice(&c1, v1::DescribeDeviceRequest(), &device).ok());
+  v1::ImportKernelRequest import;
+  v1::BestKernel* k = import.mutable_kernel();
+  *k->mutable_problem() = SpecProblem("softmax_rows", {4096, 1024});
+  *k->mutable_device() = device;
+  k->mutable_measurement()->set_status(v1::MEASUREMENT_OK);
+  k->mutable_measurement()->set_median_ms(0.02);
+  (*k->mutable_measurement()->mutable_config()->mutable_params())["THREADS"] = 256;
+  (*k->mutable_measurement()->mutable_config()->mutable_params())["VEC"] = 4;
+  k->set_cubin("stand-in cubin");  // never run: compile-only
+  k->set_entry("softmax_entry");
+  k->set_baseline_ms(0.03);
+  grpc::ClientContext c2;
+  v1::Job job;
+  ASSERT_TRUE(stub_->ImportKernel(&c2, import, &job).ok());
+
+  auto look_up = [&](const std::string& hash, v1::BestKernel* best) {
+    grpc::ClientContext ctx;
+    v1::GetBestRequest req;
+    *req.mutable_problem() = SpecProblem("softmax_rows", {4096, 1024}, hash);
+    req.set_view(v1::BEST_VIEW_BASIC);
+    return stub_->GetBest(&ctx, req, best);
+  };
+  v1::BestKernel best;
+  for (int i = 0; i < 2; ++i) {  // the second answer is the held one
+    ASSERT_TRUE(look_up("", &best).ok());
+    EXPECT_EQ(best.problem().spec_hash(), first.spec_hash());
+  }
+  spec.set_description(spec.description() + " (second version)");
+  ASSERT_TRUE(Register(spec, &second).ok());
+  ASSERT_NE(second.spec_hash(), first.spec_hash());
+  const grpc::Status newest = look_up("", &best);  // no kernel of it yet
+  EXPECT_EQ(newest.error_code(), grpc::StatusCode::NOT_FOUND)
+      << "served version " << best.problem().spec_hash();
+  ASSERT_TRUE(look_up(first.spec_hash(), &best).ok());
+  EXPECT_EQ(best.problem().spec_hash(), first.spec_hash());
+}
+
 TEST_F(UserKernelsTest, ProblemsOfUnknownSpecsAndWrongShapesAreRefused) {
   Start();
   v1::FamilyInfo info;

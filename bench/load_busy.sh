@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# GetBest while the daemon works: bench/loadtest at 64 clients (async API,
+# $LOAD_THREADS threads, default 6, one connection each) for $RUN_SECONDS
+# (default 6) against a daemon that compiles ahead while three sweeps run
+# (3000x2000x1500, 777x4096x333, bf16 4096^3 nt), on SQLite and then on
+# PostgreSQL (bench/pg.sh).
+# SQLite: a daemon without its compile-ahead tunes 1024^3 (a 24-config
+# sweep) and is measured quiet (for the record, the same machine's floor);
+# then a fresh daemon on the same database, compiling ahead, gets the three
+# sweeps and is measured busy. PostgreSQL: a fresh database, the 1024^3
+# kernel imported (the SQLite run's dump), a fresh daemon compiling ahead,
+# the same three sweeps. Each backend ends with
+#   SUMMARY load_busy backend=B clients=64 p99_ms= qps= p50_ms= max_ms= jobs_running= compiled_ahead=
+# (jobs_running: sweeps running or queued after the load; compiled_ahead:
+# `tunectl device`'s count), and SQLite's quiet run with
+#   SUMMARY load_quiet backend=sqlite clients=64 p99_ms= qps= p50_ms= max_ms=
+# TUNED_ARGS adds flags to every daemon (e.g. --compile-only to try the
+# script without a GPU, where no best is served and loadtest counts errors);
+# BUDGET is the 1024^3 sweep's (default 24 configs).
+# On the GPU machine (carried: .fleet holding pg.tar.xz and bundle.tar.xz
+# with tuned, tuned-worker, tunectl and loadtest, as bench/load.sh; about
+# 3 minutes):  tar xJf .fleet/bundle.tar.xz && bash bench/load_busy.sh OUT
+set -u
+out=$1
+root=$PWD
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$root/.bundle/lib:/usr/local/cuda/lib64
+export PATH=$root/.bundle/bin:$PATH
+source "$root/bench/pg.sh"
+seconds=${RUN_SECONDS:-6}
+shape=(1024 1024 1024)
+w=$(mktemp -d)
+sock=unix:$w/s.sock
+ctl() { tunectl --server $sock "$@"; }
+log() { echo "# $(date -u +%FT%TZ) $*"; }
+{
+  log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); $(nproc) cores"
+  log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=${LOAD_THREADS:-6} BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-})"
+} | tee "$out/load_busy.log"
+
+start_daemon() {  # start_daemon DB NAME FLAG...
+  local db=$1 name=$2
+  shift 2
+  # shellcheck disable=SC2086  # TUNED_ARGS: flags, split on purpose
+  tuned --gpu 0 --socket "$w/s.sock" --db "$db" "$@" ${TUNED_ARGS:-} > "$out/tuned_$name.log" 2>&1 &
+  daemon=$!
+  for _ in $(seq 300); do ctl device > /dev/null 2>&1 && return 0; sleep 0.1; done
+  log "the daemon did not start"; cat "$out/tuned_$name.log"; exit 1
+}
+
+stop_daemon() { kill -TERM $daemon; wait $daemon; }
+
+busy() {  # busy: the three sweeps queued, one running before the load starts
+  ctl sweep 3000 2000 1500 > /dev/null &&
+    ctl sweep 777 4096 333 > /dev/null &&
+    ctl sweep 4096 4096 4096 --dtype bf16 --layout nt > /dev/null || { log "a sweep was refused"; exit 1; }
+  for _ in $(seq 300); do ctl jobs | grep -q " running " && return 0; sleep 0.1; done
+  log "no sweep started within 30 s"
+}
+
+load() {  # load KIND BACKEND: one loadtest run, "KIND backend=B <loadtest line>" in the log
+  ctl best "${shape[@]}" > /dev/null || log "no best of ${shape[*]}"
+  loadtest --server $sock --seconds "$seconds" --max-requests 100000000 --api async \
+    --threads "${LOAD_THREADS:-6}" --clients 64 "${shape[@]}" 2>&1 |
+    sed "s/^/$1 backend=$2 /" | tee -a "$out/load_busy.log"
+  {
+    ctl jobs
+    ctl device | grep -i "compiled ahead"
+  } 2>&1 | tee "$out/jobs_$1_$2.txt" | tee -a "$out/load_busy.log"
+}
+
+# SQLite: tune 1024^3 quietly and measure the floor; dump it for PostgreSQL.
+start_daemon "$w/t.db" sqlite_quiet --no-compile-ahead
+ctl sweep "${shape[@]}" --budget "${BUDGET:-24}" --wait > "$out/sweep.log" 2>&1 ||
+  { log "sweep failed"; cat "$out/sweep.log"; exit 1; }
+load quiet sqlite
+ctl dump --out "$w/dump" > /dev/null
+stop_daemon
+# A fresh daemon on the same database: compiling ahead from its start.
+start_daemon "$w/t.db" sqlite --compile-ahead
+busy
+load busy sqlite
+stop_daemon
+
+pg_setup "$out/initdb.log" || exit 1
+pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres load_busy || exit 1
+start_daemon "$(pg_url load_busy)" postgresql --compile-ahead
+ctl import "$w/dump" > /dev/null || log "import failed"
+busy
+load busy postgresql
+stop_daemon
+as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -m fast stop > /dev/null
+
+# The SUMMARY lines, from the runs above.
+for run in "quiet sqlite" "busy sqlite" "busy postgresql"; do
+  read -r kind b <<< "$run"
+  awk -v kind=$kind -v b=$b -v jobs="$out/jobs_${kind}_$b.txt" '
+    function get(line, key,   m) { return match(line, " " key "=[^ ]*") ? substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2) : "" }
+    $1 == kind && $2 == "backend=" b && get($0, "method") == "best" {
+      p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps"); max = get($0, "max_ms")
+    }
+    END {
+      running = 0; ahead = ""
+      while ((getline line < jobs) > 0) {
+        if (line ~ / (running|queued) /) running++
+        if (line ~ /compiled ahead/) { sub(/.*compiled ahead[ :]*/, "", line); gsub(/ /, "_", line); ahead = line }
+      }
+      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s\n", b, p99, qps, p50, max
+      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s\n", b, p99, qps, p50, max, running, ahead
+    }
+  ' "$out/load_busy.log"
+done | tee -a "$out/load_busy.log"
+rm -rf "$w"
