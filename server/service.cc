@@ -13,12 +13,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
+#include "core/text.h"
 
 namespace tuned {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), BoundMessage(status.message()));
 }
 
 namespace {
