@@ -114,8 +114,8 @@ absl::StatusOr<StoredSpec> Store::GetSpec(std::string_view name, std::string_vie
     if (!named.ok()) return named.status();
     if (named->Int(0, 0) == 0) {
       return absl::NotFoundError(absl::StrCat("no kernel spec named ", Quote(std::string(name)),
-                                              " is registered (version ", std::string(hash),
-                                              " asked)"));
+                                              " is registered (version ",
+                                              Quote(std::string(hash)), " asked)"));
     }
     return absl::NotFoundError(absl::StrCat("kernel spec ", Quote(std::string(name)),
                                             " has no version ", Quote(std::string(hash)), " (",

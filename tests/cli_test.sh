@@ -92,6 +92,7 @@ check strategy-nothing-queued 0 '^4 +transpose' -- "$T" jobs --limit 1
 check daemon-bad-strategy 2 'strategy' -- "$bin/tuned" --gpu 3 --compile-only --strategy bogus
 check daemon-bad-budget 2 "bad budget '0s'" -- "$bin/tuned" --gpu 3 --compile-only --budget 0s
 check dump-empty 0 '^0 tuned kernels dumped' -- "$T" dump --out "$dir/dump"
+check dump-empty-json 0 '^\{"wrote":\[\]\}$' -- sh -c "'$T' dump --out '$dir/dump' --json | tr -d ' \n'; echo"
 check import-missing 1 'no kernel.json' -- "$T" import "$dir/dump"
 check wrong-server 1 'cannot reach tuned' -- "$T" --server unix:$dir/nope.sock jobs
 check health 0 '^SERVING$' -- "$T" health
@@ -193,6 +194,8 @@ check results-clock 0 '1980 MHz$' -- "$T" results 512 512 512
 # The sweep report: an SVG of the stored measurements.
 check report 0 "^wrote $dir/report.svg: transpose f32 64x64, 1 measurement$" -- \
   "$T" report --family transpose 64 64 --out "$dir/report.svg"
+check report-json 0 '"measurements": 1' -- "$T" report --family transpose 64 64 --out "$dir/report2.svg" --json
+check export-json 0 '"files": \[' -- "$T" export --family transpose 64 64 --out "$dir/export-json" --json
 check report-marks 0 'id="winner".*winner 6.55 GB/s' -- cat "$dir/report.svg"
 check report-baseline 0 'id="baseline-label".*copy 8.19 GB/s' -- cat "$dir/report.svg"
 check report-compiled 0 'id="count-compiled"[^>]*>[1-9]' -- \
@@ -281,6 +284,22 @@ printf '{"format": "tuned-workload-1", "problems": [{"shape": [1, 2, 3], "calls"
   > "$dir/bad.json"
 check workload-bad 1 'bad.json: workload: problems\[0\].calls' -- "$T" workload report "$dir/bad.json"
 kill -TERM $spid; wait $spid
+# A cancelled job's compile batch is interrupted: the next job does not wait for the rest of it
+# (a batch of sgemm kernels takes 15-25 s of NVRTC here). A daemon of its own, with an empty queue.
+"$bin/tuned" --gpu 6 --compile-only > "$dir/cancel.log" 2>&1 &
+cpid=$!
+for _ in $(seq 100); do [[ -S $dir/run/tuned/gpu6.sock ]] && break; sleep 0.1; done
+C=("$T" --gpu 6)
+"${C[@]}" sweep 512 512 512 --strategy exhaustive > /dev/null
+for _ in $(seq 100); do "${C[@]}" job 1 | grep -qE '^state +running' && break; sleep 0.1; done
+sleep 1  # its first compile batch under way
+check cancel 0 '^state +cancelled' -- "${C[@]}" cancel 1
+start=$SECONDS
+check cancel-next 0 'state +done' -- "${C[@]}" sweep --family transpose 40 40 --budget 1 --wait
+if (( SECONDS - start > 10 )); then
+  log "FAIL cancel-next: the next job took $((SECONDS - start)) s after a cancel"; fails=$((fails + 1))
+fi
+kill -TERM $cpid; wait $cpid
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?
 [[ $rc -eq 0 ]] || { log "FAIL: daemon exit $rc after SIGTERM"; fails=$((fails + 1)); }
