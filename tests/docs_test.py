@@ -5,7 +5,8 @@ checked as their info string says (docs/development.md, "Docs that run"):
   sh        run here, in a scratch copy of the tree, against a compile-only
             daemon (one is started for a block that calls tunectl without
             starting tuned); the block must exit 0, and each `# prints: TEXT`
-            comment's TEXT must be in its output
+            comment's TEXT must be in its output (a block two docs share
+            runs once)
   sh gpu    needs the GPU machine; sh host: a command for a host of its own
             (root, systemd, a container engine, minutes of build); both only
             checked: `bash -n`, and each path of the tree they name exists
