@@ -153,6 +153,10 @@ check import 0 '^imported transpose f32 64x64 ' -- "$T" import "$dir/kernel"
 # best's exit status says whether the shape itself is tuned: 0 tuned; 1 not
 # (a near shape's kernel printed, marked NOT TUNED; or none near: NOT_FOUND).
 check best-tuned 0 '^kernel +transpose_' -- "$T" best --family transpose 64 64
+# The reason names what is served first (a spec family's baseline is its default config), not the
+# imported baseline's name.
+check best-imported-reason 0 '^served +the best config \(the default config transpose_[a-z0-9_]+ has no measurement here\): no interval stored \(an older job, or a kernel imported without one\)' -- \
+  "$T" best --family transpose 64 64
 check best-nearest 1 '^NOT TUNED for 60x64: nearest tuned shape 64x64' -- "$T" best --family transpose 60 64
 check best-nearest-json 1 '"match": "MATCH_NEAREST"' -- "$T" best --family transpose 60 64 --json
 check best-far 1 'no tuned kernel for transpose f32 4096x4096' -- "$T" best --family transpose 4096 4096
