@@ -32,9 +32,7 @@ the binary: a `<!-- value: NAME -->` comment before a number of the prose
 
 Usage: docs_test.py SOURCE_DIR BUILD_DIR [DOC.md ...]"""
 
-import ast
 import glob
-import inspect
 import json
 import os
 import re
