@@ -223,6 +223,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
 }  // namespace
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  if (auto s = CheckSecretFile(path, "token file"); absl::IsPermissionDenied(s)) return s;
   auto text = ReadFile(path);
   if (!text) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
   std::string line = text->substr(0, text->find('\n'));

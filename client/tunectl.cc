@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "client/tunectl_commands.h"
+#include "core/text.h"
 #include "families/family.h"
 #include "tuned/client.h"
 
@@ -27,7 +28,7 @@ int Usage(std::string message, const CLI::App& app) {
   while (!message.empty() && message.back() == ' ') message.pop_back();
   std::string command = "tunectl";
   for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-  std::cerr << "tunectl: " << message << " (see '" << command << " --help')\n";
+  std::cerr << "tunectl: " << tuned::BoundMessage(message, 512) << " (see '" << command << " --help')\n";
   return 2;
 }
 
@@ -306,6 +307,7 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
   CLI::App app{"tunectl: client of the tuned autotuning daemon"};
   app.footer("Exit status: 0 done; 1 the daemon refused or failed the request (message on stderr), "
              "or for best, the shape is not tuned; 2 a usage error.");
+  app.set_version_flag("--version", "tunectl " TUNED_VERSION, "print the version and exit");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
   std::string server;
@@ -336,7 +338,7 @@ int RunTunectl(int argc, char** argv, const std::string& server_override) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string message = e.what();
     if (message == "A subcommand is required") {
       message = app.remaining().empty() ? "a command is required"

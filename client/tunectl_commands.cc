@@ -14,8 +14,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/report.h"
+#include "core/text.h"
 #include "client/tunectl_print.h"
 #include "families/spec/spec.h"
+#include "nlohmann/json.hpp"
 
 namespace tuned::tunectl {
 namespace {
@@ -31,17 +33,17 @@ int FailFor(const v1::Problem& p, const absl::Status& s) {
   const bool unknown = absl::StrContains(s.message(), "unknown kernel family") ||
                        (absl::IsNotFound(s) && absl::StrContains(s.message(), "kernel spec"));
   if (name.empty() || p.family() != v1::FAMILY_UNSPECIFIED || !unknown ||
-      absl::StrContains(s.message(), "'" + name + "'")) {
+      absl::StrContains(s.message(), Quote(name))) {
     return Fail(s);
   }
-  return Fail(absl::Status(s.code(), absl::StrCat(s.message(), " (family '", name,
-                                                  "': 'tunectl families' lists the known ones)")));
+  return Fail(absl::Status(s.code(), absl::StrCat(s.message(), " (family ", Quote(name),
+                                                  ": 'tunectl families' lists the known ones)")));
 }
 
 }  // namespace
 
 int Fail(const absl::Status& s) {
-  std::cerr << "tunectl: " << s.message() << "\n";
+  std::cerr << "tunectl: " << BoundMessage(s.message()) << "\n";
   return 1;
 }
 
@@ -165,8 +167,22 @@ int Sweep(Context& ctx, const v1::Problem& problem, bool wait, const std::string
 }
 
 int Results(Context& ctx, const v1::Problem& problem, int top) {
-  auto ms = ctx.client.ListMeasurements(problem, top);
+  // Every measurement (the daemon sorts failures last), then the `top` best
+  // that passed and every failure: --top never hides why configs failed.
+  auto ms = ctx.client.ListMeasurements(problem, 0);
   if (!ms.ok()) return FailFor(problem, ms.status());
+  size_t passed_shown = 0, hidden = 0;
+  std::vector<v1::Measurement> shown;
+  for (auto& m : *ms) {
+    const bool passed = m.status() == v1::MEASUREMENT_OK || m.status() == v1::MEASUREMENT_COMPILED;
+    if (passed && top > 0 && passed_shown == static_cast<size_t>(top)) {
+      ++hidden;
+      continue;
+    }
+    passed_shown += passed ? 1 : 0;
+    shown.push_back(std::move(m));
+  }
+  *ms = std::move(shown);
   if (ctx.json) {
     v1::ListMeasurementsResponse r;
     for (auto& m : *ms) *r.add_measurements() = m;
@@ -185,6 +201,7 @@ int Results(Context& ctx, const v1::Problem& problem, int top) {
                     absl::StrCat(m.registers()), Clock(m), WhyFailed(m)});
   }
   PrintTable(rows);
+  if (hidden > 0) std::cout << hidden << " more that passed (--top 0 shows all)\n";
   return 0;
 }
 
@@ -227,6 +244,11 @@ int Report(Context& ctx, const v1::Problem& problem, const std::string& out_file
   out.close();
   if (!out) return Fail(absl::PermissionDeniedError("cannot write " + out_file));
   const size_t n = data.measurements.size();
+  if (ctx.json) {
+    std::cout << nlohmann::json{{"wrote", out_file}, {"problem", ProblemString(problem)}, {"measurements", n}}.dump(2)
+              << "\n";
+    return 0;
+  }
   std::cout << "wrote " << out_file << ": " << ProblemString(problem) << ", " << n
             << (n == 1 ? " measurement\n" : " measurements\n");
   return 0;
@@ -240,6 +262,15 @@ int Export(Context& ctx, const v1::Problem& problem, const std::string& out_dir)
         absl::StrCat("no kernel to export for ", ProblemString(problem), ": ", b->serving_reason())));
   }
   if (auto s = SaveKernel(*b, out_dir); !s.ok()) return Fail(s);
+  if (ctx.json) {
+    std::cout << nlohmann::json{{"wrote", out_dir},
+                                {"files", {"kernel.cu", "kernel.cubin", "kernel.ptx", "kernel.json"}},
+                                {"config", b->measurement().config().name()},
+                                {"match", v1::Match_Name(b->match())}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
   std::cout << "wrote " << out_dir << "/kernel.{cu,cubin,ptx,json}: " << b->measurement().config().name()
             << (b->match() == v1::MATCH_NEAREST
                     ? " (NOT TUNED for this shape: nearest tuned " + absl::StrJoin(b->tuned_shape(), "x") + ")"
@@ -254,6 +285,7 @@ int Dump(Context& ctx, const std::string& out_dir) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return Fail(absl::InternalError("cannot create " + out_dir + ": " + ec.message()));
+  nlohmann::json wrote = nlohmann::json::array();
   for (const auto& p : *problems) {
     auto b = ctx.client.GetBest(p);
     if (!b.ok()) return Fail(b.status());
@@ -261,9 +293,11 @@ int Dump(Context& ctx, const std::string& out_dir) {
     std::string name = dir;
     std::replace(name.begin() + static_cast<long>(out_dir.size()) + 1, name.end(), ' ', '_');
     if (auto s = SaveKernel(*b, name); !s.ok()) return Fail(s);
-    std::cout << "wrote " << name << "\n";
+    if (ctx.json) wrote.push_back(name);
+    else std::cout << "wrote " << name << "\n";
   }
-  std::cout << problems->size() << " tuned kernels dumped\n";
+  if (ctx.json) std::cout << nlohmann::json{{"wrote", wrote}}.dump(2) << "\n";
+  else std::cout << problems->size() << " tuned kernels dumped\n";
   return 0;
 }
 
@@ -280,14 +314,21 @@ int Import(Context& ctx, const std::string& in_dir) {
     std::sort(dirs.begin(), dirs.end());
   }
   if (dirs.empty()) return Fail(absl::NotFoundError("no kernel.json under " + in_dir));
+  nlohmann::json imported = nlohmann::json::array();
   for (const auto& d : dirs) {
     auto k = LoadKernelDescription(d);
     if (!k.ok()) return Fail(k.status());
     auto j = ctx.client.ImportKernel(*k);
     if (!j.ok()) return Fail(j.status());
-    std::cout << "imported " << ProblemString(j->problem()) << " ("
-              << k->measurement().config().name() << ") as job " << j->id() << "\n";
+    if (ctx.json) {
+      imported.push_back({{"problem", ProblemString(j->problem())},
+                          {"config", k->measurement().config().name()}, {"job", j->id()}});
+    } else {
+      std::cout << "imported " << ProblemString(j->problem()) << " ("
+                << k->measurement().config().name() << ") as job " << j->id() << "\n";
+    }
   }
+  if (ctx.json) std::cout << nlohmann::json{{"imported", imported}}.dump(2) << "\n";
   return 0;
 }
 
@@ -324,8 +365,12 @@ int ShowJob(Context& ctx, int64_t id, bool cancel) {
 int Watch(Context& ctx, int64_t id) {
   const bool tty = !ctx.json && isatty(STDOUT_FILENO);
   auto end = ctx.client.WatchJob(id, [&](const Job& u) {
-    if (ctx.json) PrintJson(u);
-    else PrintProgress(u, tty);
+    if (ctx.json) {
+      PrintJson(u);
+      std::cout << std::flush;
+    } else {
+      PrintProgress(u, tty);
+    }
   });
   if (tty) std::cout << "\n";
   if (!end.ok()) return Fail(end.status());
@@ -366,9 +411,19 @@ int FamilyAdd(Context& ctx, const std::string& spec_file) {
     PrintJson(*info);
     return 0;
   }
-  std::cout << absl::StrFormat("%s version %s: %d configs, %s\n", info->name(),
+  // A version stored before keeps its place (docs/kernel-specs.md,
+  // "Versions"): say where the newest is when it is another.
+  std::string newer;
+  if (!info->created()) {
+    auto newest = ctx.client.GetFamily(info->name(), "");
+    if (newest.ok() && newest->spec_hash() != info->spec_hash()) {
+      newer = absl::StrFormat("; the newest is version %s (--version %s names this one)",
+                              ShortHash(newest->spec_hash()), ShortHash(info->spec_hash()));
+    }
+  }
+  std::cout << absl::StrFormat("%s version %s: %d configs, %s%s\n", info->name(),
                                ShortHash(info->spec_hash()), info->space_size(),
-                               info->created() ? "registered" : "already registered");
+                               info->created() ? "registered" : "already registered", newer);
   return 0;
 }
 
@@ -415,7 +470,9 @@ int Families(Context& ctx) {
 int Health(Context& ctx, const std::string& service) {
   auto serving = ctx.client.Serving(service);
   if (!serving.ok()) return Fail(serving.status());
-  std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+  const char* state = *serving ? "SERVING" : "NOT_SERVING";
+  if (ctx.json) std::cout << "{\"status\": \"" << state << "\"}\n";
+  else std::cout << state << "\n";
   return *serving ? 0 : 1;
 }
 

@@ -210,7 +210,8 @@ void PrintProgress(const Job& j, bool tty) {
     last_state = j.state();
     std::cout << absl::StrFormat("job %d %s: %d/%d done, %d failed, %d left, %s, %s\n", j.id(),
                                  StateName(j.state()), j.done(), j.total(), j.failed(),
-                                 std::max(0, j.total() - finished), best, Eta(j));
+                                 std::max(0, j.total() - finished), best, Eta(j))
+              << std::flush;  // a pipe or a file sees each line as it comes (clig.dev)
   }
 }
 

@@ -141,12 +141,14 @@ ServingDecision DecideServing(const ServingInput& in) {
   if (in.baseline_ms <= 0) return {false, "the kernel (no baseline timed to compare with)"};
   const double ratio = in.kernel_ms > 0 ? in.baseline_ms / in.kernel_ms : 0;
   if (ratio >= kLegacyMargin) {
-    return {false, absl::StrFormat("the kernel: no interval stored (an older job); its median is "
-                                   "%.2fx %s's, at least the %.2fx asked of such rows",
+    return {false, absl::StrFormat("the kernel: no interval stored (an older job, or a kernel "
+                                   "imported without one); its median is %.2fx %s's, at least the "
+                                   "%.2fx asked of such rows",
                                    ratio, base, kLegacyMargin)};
   }
-  return {true, absl::StrFormat("%s: no interval stored (an older job) and the kernel's median is "
-                                "%.2fx %s's, under the %.2fx asked of such rows; re-tune to judge it",
+  return {true, absl::StrFormat("%s: no interval stored (an older job, or a kernel imported without "
+                                "one) and the kernel's median is %.2fx %s's, under the %.2fx asked "
+                                "of such rows; re-tune to judge it",
                                 base, ratio, base, kLegacyMargin)};
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/store_internal.h"
 #include "core/status.h"
+#include "core/text.h"
 
 namespace tuned {
 
@@ -110,23 +111,23 @@ absl::StatusOr<StoredSpec> Store::GetSpec(std::string_view name, std::string_vie
     if (!q.ok()) return q.status();
     if (q->size() > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "version ", std::string(hash), " of kernel spec '", std::string(name),
-          "' starts several versions; give more of its hash"));
+          "version ", Quote(std::string(hash)), " of kernel spec ", Quote(std::string(name)),
+          " starts several versions; give more of its hash"));
     }
     if (q->empty()) {
       if (hash.empty()) {
         return absl::NotFoundError(
-            absl::StrCat("no kernel spec named '", std::string(name), "' is registered"));
+            absl::StrCat("no kernel spec named ", Quote(std::string(name)), " is registered"));
       }
       auto named = QueryOn(db, "SELECT COUNT(*) FROM kernel_specs WHERE name = ?1", name);
       if (!named.ok()) return named.status();
       if (named->Int(0, 0) == 0) {
-        return absl::NotFoundError(absl::StrCat("no kernel spec named '", std::string(name),
-                                                "' is registered (version ", std::string(hash),
-                                                " asked)"));
+        return absl::NotFoundError(absl::StrCat("no kernel spec named ", Quote(std::string(name)),
+                                                " is registered (version ",
+                                                Quote(std::string(hash)), " asked)"));
       }
-      return absl::NotFoundError(absl::StrCat("kernel spec '", std::string(name),
-                                              "' has no version ", std::string(hash), " (",
+      return absl::NotFoundError(absl::StrCat("kernel spec ", Quote(std::string(name)),
+                                              " has no version ", Quote(std::string(hash)), " (",
                                               named->Int(0, 0), " versions registered)"));
     }
     StoredSpec out;

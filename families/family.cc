@@ -77,7 +77,11 @@ absl::Status CheckSupported(Enum value, const std::vector<Enum>& supported, cons
 }  // namespace
 
 absl::Status Family::ValidateMath(v1::Math math) const {
-  return CheckSupported(math, MathModes(), "math mode", "MATH_", std::string(name()));
+  // A form of one dtype names it: sgemm takes tf32 in f32, not in bf16.
+  const std::string family = DTypes().size() > 1
+                                 ? absl::StrCat(std::string(name()), " in dtype ", DTypeText(dtype()))
+                                 : std::string(name());
+  return CheckSupported(math, MathModes(), "math mode", "MATH_", family);
 }
 
 absl::Status Family::ValidateLayout(v1::Layout layout) const {

@@ -15,7 +15,16 @@ fi
 "$bin/tuned" --gpu 0 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
-for _ in $(seq 60); do "$bin/tunectl" device > /dev/null 2>&1 && break; sleep 0.5; done
+for _ in $(seq 60); do
+  "$bin/tunectl" device > /dev/null 2>&1 && break
+  # A daemon that exited (no GPU, a bad setting) said why on stderr: stop at once.
+  if ! kill -0 "$daemon" 2>/dev/null; then
+    wait "$daemon" && rc=0 || rc=$?
+    echo "run.sh: tuned exited ($rc) before it served; see its message above" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
 start=$(date +%s%N)
 "$bin/tunectl" sweep "$@" --wait
 echo "run.sh: tuned $* in $(awk -v ns=$(( $(date +%s%N) - start )) 'BEGIN { printf "%.1f", ns / 1e9 }') s"

@@ -8,6 +8,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/paths.h"
+#include "core/status.h"
 #include "grpc/grpc_security_constants.h"
 
 namespace tuned {
@@ -48,6 +50,7 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
 }  // namespace
 
 absl::StatusOr<TokenTable> TokenTable::Load(const std::string& path) {
+  TUNED_RETURN_IF_ERROR(CheckSecretFile(path, "token file"));
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
   TokenTable table;
@@ -154,6 +157,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsServerCredentials(
     const TlsFiles& files, std::shared_ptr<const TokenTable> tokens, bool allow_anonymous_reads) {
   auto cert = ReadPem(files.cert, "TLS certificate");
   if (!cert.ok()) return cert.status();
+  TUNED_RETURN_IF_ERROR(CheckSecretFile(files.key, "TLS key"));
   auto key = ReadPem(files.key, "TLS key");
   if (!key.ok()) return key.status();
   grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);

@@ -35,7 +35,8 @@ class TokenTable {
  public:
   /// INVALID_ARGUMENT naming the line for a malformed line, a short token, or a
   /// name or token given twice; NOT_FOUND if the file cannot be read; an
-  /// empty file is INVALID_ARGUMENT too (nobody could call).
+  /// empty file is INVALID_ARGUMENT too (nobody could call); PERMISSION_DENIED
+  /// for a file others may read (CheckSecretFile, core/paths.h).
   static absl::StatusOr<TokenTable> Load(const std::string& path);
   /// The client name of `token`, or nullopt. Compares in constant time per entry.
   std::optional<std::string> NameOf(std::string_view token) const;
@@ -82,7 +83,7 @@ struct TlsFiles {
 
 /// Server credentials for the TCP port: TLS from `files`, tokens checked by a
 /// TokenAuthProcessor. NOT_FOUND / INVALID_ARGUMENT naming the file that
-/// cannot be read or is empty.
+/// cannot be read or is empty; PERMISSION_DENIED for a key others may read.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsServerCredentials(
     const TlsFiles& files, std::shared_ptr<const TokenTable> tokens, bool allow_anonymous_reads);
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status.h"
+#include "core/text.h"
 #include "families/kernel_text.h"
 #include "families/spec_family.h"
 
@@ -74,8 +75,8 @@ absl::Status ResolveProblem(v1::Problem* problem, Store* store) {
     auto newest = store->GetSpec(problem->family_name(), "");
     if (!newest.ok()) {
       if (absl::IsNotFound(newest.status())) {
-        return absl::NotFoundError(absl::StrCat("no family '", problem->family_name(),
-                                                "': not built in, and no kernel spec of that name is "
+        return absl::NotFoundError(absl::StrCat("no family ", Quote(problem->family_name()),
+                                                ": not built in, and no kernel spec of that name is "
                                                 "registered (tunectl family add SPEC)"));
       }
       return newest.status();

@@ -1,6 +1,7 @@
 #include "server/health.h"
 
 #include "absl/time/time.h"
+#include "core/text.h"
 
 namespace tuned {
 
@@ -28,7 +29,7 @@ grpc::Status HealthService::Check(grpc::ServerContext*, const HealthCheckRequest
   absl::MutexLock lock(&mu_);
   const auto status = StatusOf(request->service());
   if (status == HealthCheckResponse::SERVICE_UNKNOWN) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service: " + request->service());
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service: " + Quote(request->service()));
   }
   response->set_status(status);
   return grpc::Status::OK;

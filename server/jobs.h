@@ -241,10 +241,13 @@ class JobRunner {
   /// index once) as soon as it is known: cache hits first, then the misses
   /// as they compile (each cached as it arrives). When the call fails (a
   /// hang or a crash), the kernels without a result yet are compiled one at
-  /// a time. Touches only `compiler` and the store.
+  /// a time. Touches only `compiler` and the store. Once `abandoned` (if
+  /// set) is true (a cancelled job, whose caller interrupts `compiler`), it
+  /// starts no compile: the kernels without a result keep none.
   std::vector<v1::worker::MeasureResult> CompileStage(const std::vector<v1::worker::Kernel>& kernels,
                                                       JobTime* time, WorkerClient* compiler,
-                                                      const CompileDelivery& on_result = nullptr);
+                                                      const CompileDelivery& on_result = nullptr,
+                                                      const std::function<bool()>& abandoned = nullptr);
   /// Verifies and times one compiled config on the GPU worker (unless
   /// quarantined or not compiled) and stores the result; restarts the worker
   /// if the config broke it.

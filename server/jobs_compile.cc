@@ -208,7 +208,8 @@ bool JobRunner::CompileAhead() {
 
 std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
     const std::vector<v1::worker::Kernel>& kernels, JobTime* time, WorkerClient* compiler,
-    const CompileDelivery& on_result) {
+    const CompileDelivery& on_result, const std::function<bool()>& abandoned) {
+  auto given_up = [&] { return abandoned != nullptr && abandoned(); };
   const absl::Time start = absl::Now();
   std::vector<v1::worker::MeasureResult> results(kernels.size());
   std::vector<bool> delivered(kernels.size(), false);
@@ -242,6 +243,7 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
   // call's limit is compile_timeout per compile_batch kernels.
   auto call = [&](const std::vector<size_t>& which) -> absl::Status {
     if (Stopping()) return absl::CancelledError("the daemon is stopping");  // nothing is stored
+    if (given_up()) return absl::CancelledError("the job was cancelled");
     if (!compiler->alive()) {
       TUNED_RETURN_IF_ERROR(compiler->Restart());
     }
@@ -298,7 +300,9 @@ std::vector<v1::worker::MeasureResult> JobRunner::CompileStage(
   };
   if (!misses.empty()) {
     const absl::Status all = call(misses);
-    if (!all.ok() && misses.size() == 1) {
+    if (!all.ok() && given_up()) {
+      // Cancelled: the compiler was interrupted; nothing is compiled alone.
+    } else if (!all.ok() && misses.size() == 1) {
       if (!delivered[misses[0]]) failed(misses[0], all);
     } else if (!all.ok()) {
       // A hang or crash among the kernels not delivered: each alone finds it.

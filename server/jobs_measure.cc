@@ -4,6 +4,7 @@
 #include "server/jobs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <thread>
 
@@ -196,12 +197,17 @@ absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& j
     compiled.results.resize(kernels.size());
   }
   JobTime compile_time;  // the compile thread's until it is joined
-  std::thread compile([this, &kernels, &compiled, &compile_time] {
-    CompileStage(kernels, &compile_time, compiler_,
-                 [&compiled](size_t i, const v1::worker::MeasureResult& r) {
-                   absl::MutexLock lock(&compiled.mu);
-                   compiled.results[i] = r;
-                 });
+  // A cancelled job's compile is abandoned: the next job does not wait for
+  // the rest of its batch (compile_timeout per batch at most).
+  std::atomic<bool> abandoned{false};
+  std::thread compile([this, &kernels, &compiled, &compile_time, &abandoned] {
+    CompileStage(
+        kernels, &compile_time, compiler_,
+        [&compiled](size_t i, const v1::worker::MeasureResult& r) {
+          absl::MutexLock lock(&compiled.mu);
+          compiled.results[i] = r;
+        },
+        [&abandoned] { return abandoned.load(); });
   });
 
   JobTime time;
@@ -254,7 +260,11 @@ absl::StatusOr<JobRunner::MeasureOutcome> JobRunner::MeasureAll(const v1::Job& j
     return MeasureOutcome::kAll;
   };
   const absl::StatusOr<MeasureOutcome> outcome = measure();
-  compile.join();  // a stop interrupts it; otherwise it caches the kernels left
+  if (outcome.ok() && *outcome == MeasureOutcome::kCancelled) {
+    abandoned = true;
+    compiler_->Interrupt();  // the compile in progress returns at once; Restart brings it back
+  }
+  compile.join();  // a stop or a cancel interrupts it; otherwise it caches the kernels left
   time.compile_seconds += compile_time.compile_seconds;
   time.cached += compile_time.cached;
   AddTime(job.id(), &time);

@@ -4,14 +4,25 @@
 
 #include <filesystem>
 #include <iostream>
+#include <regex>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/text.h"
 #include "server/common/log.h"
 #include "core/paths.h"
 
 namespace tuned {
 namespace {
+
+// A usage error (clig.dev; 2, as getopt-based tools and tunectl): the message,
+// within 512 bytes, on stderr with a pointer to --help.
+int Usage(const std::string& message) {
+  std::cerr << "tuned: " << BoundMessage(message, 512) << "\n(see 'tuned --help')\n";
+  return 2;
+}
 
 // Path of tuned-worker: next to this executable.
 std::string DefaultWorkerPath() {
@@ -43,11 +54,42 @@ void ApplyConfigFile(CLI::App& app, const std::string& path) {
   }
 }
 
+// Whole numbers from 0 to INT_MAX, named in a short message (CLI11's
+// NonNegativeNumber prints its bound as a 300-digit double).
+const CLI::Validator kCount(
+    [](std::string& s) -> std::string {
+      int v;
+      return absl::SimpleAtoi(s, &v) && v >= 0 ? "" : "must be a whole number >= 0, got " + Quote(s, 32);
+    },
+    "N");
+
+// A number of seconds (or a multiple) above 0.
+const CLI::Validator kPositive(
+    [](std::string& s) -> std::string {
+      double v;
+      return absl::SimpleAtod(s, &v) && v > 0 ? "" : "must be a number > 0, got " + Quote(s, 32);
+    },
+    "X>0");
+
+// `settings` (the TOML that --print-config prints) with the password of
+// every URL in it (user:PASSWORD@, or ?password=) as "***", as the logs
+// show a database's URL.
+std::string MaskPasswords(std::string settings) {
+  static const std::regex kUserinfo(R"(://([^:/@\s"]*):[^@/\s"]*@)");
+  static const std::regex kParam(R"(([?&]password=)[^&\s"]*)");
+  settings = std::regex_replace(settings, kUserinfo, "://$1:***@");
+  return std::regex_replace(settings, kParam, "$1***");
+}
+
 }  // namespace
 
 int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   CLI::App app{"tuned: autotuning daemon for CUDA kernels (one per GPU).\n"
                "Settings: flags, then TUNED_<FLAG> environment variables, then --config FILE."};
+  app.set_version_flag("--version", "tuned " TUNED_VERSION, "print the version and exit")
+      ->configurable(false);  // a command, as --print-config: no setting of a config file
+  app.footer("Exit status: 0 stopped cleanly; 1 a failure (message on stderr); 2 a usage error "
+             "(a bad flag or setting).");
   o->worker_path = DefaultWorkerPath();
   app.option_defaults()->always_capture_default();  // --print-config shows defaults too
   std::string config;
@@ -62,8 +104,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
       ->configurable(false);
   app.add_flag("--print-config", print_config, "print the settings in force (TOML) and exit")
       ->configurable(false);
-  env(app.add_option("--gpu", o->gpu, "CUDA device ordinal this daemon owns"))
-      ->check(CLI::NonNegativeNumber);
+  env(app.add_option("--gpu", o->gpu, "CUDA device ordinal this daemon owns"))->check(kCount);
   env(app.add_option("--db", o->db,
                      "database: a SQLite file (a path or sqlite:///path; default: "
                      "$XDG_STATE_HOME/tuned/gpu<N>.db), or postgresql://user@host:port/dbname"
@@ -82,20 +123,20 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                    "TCP calls that change nothing may come without a token"));
   env(app.add_option("--max-jobs-per-client", o->max_jobs_per_client,
                      "queued + running jobs per client (0: no cap)"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(kCount);
   env(app.add_option("--max-configs-per-client", o->max_configs_per_client,
                      "configs queued and not yet measured per client (0: no cap)"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(kCount);
   env(app.add_option("--max-registrations-per-client", o->max_registrations_per_client,
                      "kernel specs a client may register in an hour (0: no cap)"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(kCount);
   env(app.add_option("--metrics-listen", o->metrics_listen,
                      "serve Prometheus metrics at http://HOST:PORT/metrics (off by default)"));
   env(app.add_option("--health-listen", o->health_listen,
                      "serve only grpc.health.v1, plaintext, on HOST:PORT (Kubernetes gRPC probes)"));
   env(app.add_option("--drain-seconds", o->drain_seconds,
                      "after SIGTERM, report NOT_SERVING and take no new jobs this long, then stop"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(kCount);
   env(app.add_option("--lookup-threads", o->lookup_threads,
                      "threads that serve GetBest, the clients' look-up, each polling a queue of its "
                      "own (default 0: a quarter of the cores)"))
@@ -119,25 +160,25 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--run-timeout-floor", run_timeout_floor_s,
                      "seconds: a candidate's verify+time call is killed after max(this, "
                      "--run-timeout-multiple x best time so far)"))
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   env(app.add_option("--run-timeout-multiple", o->jobs.run_timeout_multiple,
                      "see --run-timeout-floor"))
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   env(app.add_option("--compile-timeout", compile_timeout_s,
                      "seconds: a compile is killed after this for each --compile-batch of its "
                      "kernels, then each kernel without a result alone after this"))
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   env(app.add_option("--compile-batch", o->jobs.compile_batch,
                      "kernels per compile batch of the compile-ahead; a job claims twice as many "
                      "configs at a time"))
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   env(app.add_option("--lease-seconds", o->jobs.lease_seconds,
                      "seconds a daemon's claim of work items lasts without its heartbeat (renewed "
                      "every third of it); a dead daemon's claims go back to the pool after it"))
       ->check(CLI::Range(0.3, 3600.0));
   env(app.add_option("--quarantine-after", o->jobs.quarantine_after,
                      "GPU worker crashes after which a config is never run again"))
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   std::string budget_text;
   // model by default: on the H100 over the 12 public shapes, leave-one-out, a
   // median 8.9 s a shape and its winners within 0.81% of exhaustive's
@@ -172,10 +213,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
   env(app.add_option("--compile-memory-mib", o->compile_memory_mib,
                      "heap one compile may use in the worker processes, MiB (0: no limit); past "
                      "it the compile fails, 'compile of CONFIG exceeded 4 GiB of memory'"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(kCount);
   env(app.add_option("--compile-cpu-seconds", o->compile_cpu_seconds,
                      "CPU time one compile may take in the worker processes (0: no limit)"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(kCount);
   env(app.add_flag("--enable-fault-test-family", o->fault_test_family,
                    "serve the test-only fault_test family (tests of fault isolation)"));
   env(app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical, off"))
@@ -184,33 +225,32 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
     app.parse(argc, argv);
     if (!config.empty()) ApplyConfigFile(app, config);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return Usage(e.what());
   }
   o->jobs.compile_ahead = ahead->count() > 0 ? compile_ahead : !o->compile_only;
   o->jobs.user_kernels = o->allow_user_kernels;
   o->use_prior = prior_flag->count() > 0 ? use_prior : !o->compile_only || prior_file->count() > 0;
   if (auto s = search::CheckStrategy(o->jobs.strategy); !s.ok()) {
-    std::cerr << "tuned: --strategy: " << s.message() << "\n";
-    return 2;
+    return Usage(absl::StrCat("--strategy: ", s.message()));
   }
   if (auto budget = search::ParseBudget(budget_text); budget.ok()) {
     o->jobs.budget = *budget;
   } else {
-    std::cerr << "tuned: --budget: " << budget.status().message() << "\n";
-    return 2;
+    return Usage(absl::StrCat("--budget: ", budget.status().message()));
   }
   o->jobs.run_timeout_floor = absl::Seconds(run_timeout_floor_s);
   o->jobs.compile_timeout = absl::Seconds(compile_timeout_s);
   if (print_config) {
-    std::cout << app.config_to_str(/*default_also=*/true, /*write_description=*/false);
+    std::cout << MaskPasswords(app.config_to_str(/*default_also=*/true, /*write_description=*/false));
     return 0;
   }
   if (!o->listen.empty() && (o->tls_cert.empty() || o->tls_key.empty() || o->token_file.empty())) {
-    std::cerr << "tuned: --listen " << o->listen
-              << " serves TCP only with TLS and tokens: pass --tls-cert FILE --tls-key FILE "
-                 "--token-file FILE (optionally --tls-client-ca FILE for client certificates, "
-                 "--allow-anonymous-reads); README.md, 'Operating tuned', shows how to make them\n";
-    return 2;
+    return Usage(absl::StrCat(
+        "--listen ", Quote(o->listen), " serves TCP only with TLS and tokens: pass --tls-cert FILE "
+        "--tls-key FILE --token-file FILE (optionally --tls-client-ca FILE for client "
+        "certificates, --allow-anonymous-reads); docs/operating.md, 'Operating tuned', shows "
+        "how to make them"));
   }
   if (o->db.empty()) o->db = DefaultDbPath(o->gpu);
   if (o->socket.empty()) o->socket = DefaultSocketPath(o->gpu);

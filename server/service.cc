@@ -13,12 +13,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
+#include "core/text.h"
 
 namespace tuned {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), BoundMessage(status.message()));
 }
 
 namespace {
@@ -388,6 +389,11 @@ void TunerService::ServeDefaultConfig(const Family& family, const v1::Problem& t
   // A kernel spec's baseline is its default config, a kernel like the
   // others: where it is served, the client gets its kernel.
   const std::string name = family.ConfigName(family.DefaultConfig());
+  // The reason names what is served first: DecideServing's "<baseline>: why"
+  // becomes "the default config NAME: why".
+  const std::string& decided = best->serving_reason();
+  const size_t colon = decided.find(": ");
+  const std::string why = colon == std::string::npos ? decided : decided.substr(colon + 2);
   auto all = store_->ListMeasurements(device_id_, tuned_problem, 0);
   if (!all.ok()) return;
   for (const v1::Measurement& m : *all) {
@@ -407,12 +413,12 @@ void TunerService::ServeDefaultConfig(const Family& family, const v1::Problem& t
     best->set_entry(binary->entry);
     *best->mutable_geometry() = family.Geometry(family.DefaultConfig(), shape, runner_->device());
     best->set_use_baseline(false);
-    best->set_serving_reason(absl::StrCat(best->serving_reason(), "; its kernel is served"));
+    best->set_serving_reason(absl::StrCat("the default config ", name, ": ", why));
     return;
   }
   best->set_use_baseline(false);
-  best->set_serving_reason(absl::StrCat(best->serving_reason(),
-                                        "; it has no stored measurement, so the best config is served"));
+  best->set_serving_reason(
+      absl::StrCat("the best config (the default config ", name, " has no measurement here): ", why));
 }
 
 grpc::Status TunerService::BaselineOnly(const BestRow& found, const v1::Problem& tuned_problem,

@@ -19,7 +19,8 @@
 
 namespace tuned {
 
-/// absl::Status -> grpc::Status with the same code and message.
+/// absl::Status -> grpc::Status with the same code and its message within
+/// BoundMessage's 1 KiB (core/text.h).
 grpc::Status ToGrpc(const absl::Status& status);
 
 /// The daemon's server interceptors (ServerBuilder::experimental()

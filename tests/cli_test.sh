@@ -68,6 +68,8 @@ check unknown-job 1 'not found' -- "$T" job 4242
 check unknown-cancel 1 'not found' -- "$T" cancel 4242
 check queue 0 'job 1 queued: transpose f32 96x40' -- "$T" sweep --family transpose 96 40
 check wait 0 'state +done' -- "$T" sweep --family transpose 33 17 --wait
+# Progress lines reach a pipe as plain lines (a line a state change or 10%, each flushed).
+check watch-pipe 0 '^job 2 done: [0-9]+/[0-9]+ done, 0 failed, 0 left' -- sh -c "'$T' watch 2 | cat"
 check job 0 'configs +[0-9]+: [0-9]+ done, 0 failed, 0 left' -- "$T" job 2
 check jobs 0 '^2 +transpose f32 33x17 +done' -- "$T" jobs
 check jobs-json 0 '"state": "JOB_DONE"' -- "$T" jobs --json
@@ -90,9 +92,48 @@ check strategy-nothing-queued 0 '^4 +transpose' -- "$T" jobs --limit 1
 check daemon-bad-strategy 2 'strategy' -- "$bin/tuned" --gpu 3 --compile-only --strategy bogus
 check daemon-bad-budget 2 "bad budget '0s'" -- "$bin/tuned" --gpu 3 --compile-only --budget 0s
 check dump-empty 0 '^0 tuned kernels dumped' -- "$T" dump --out "$dir/dump"
+check dump-empty-json 0 '^\{"wrote":\[\]\}$' -- sh -c "'$T' dump --out '$dir/dump' --json | tr -d ' \n'; echo"
 check import-missing 1 'no kernel.json' -- "$T" import "$dir/dump"
 check wrong-server 1 'cannot reach tuned' -- "$T" --server unix:$dir/nope.sock jobs
 check health 0 '^SERVING$' -- "$T" health
+# The conventions (clig.dev): --version, --json on every command that prints data, exit 2 on
+# a usage error of the daemon with a short message and a pointer to --help.
+check tunectl-version 0 '^tunectl [0-9]+\.[0-9]+\.[0-9]+$' -- "$T" --version
+check tuned-version 0 '^tuned [0-9]+\.[0-9]+\.[0-9]+$' -- "$bin/tuned" --version
+check health-json 0 '^\{"status": "SERVING"\}$' -- "$T" health --json
+for cmd in "device" "prior" "jobs" "daemons" "families" "job 1" "results --family transpose 96 40"; do
+  # shellcheck disable=SC2086
+  check "json-$cmd" 0 '^[[{]' -- sh -c "'$T' $cmd --json | python3 -c 'import json,sys; json.load(sys.stdin); print(\"{}\")'"
+done
+daemon_usage() {  # daemon_usage NAME PATTERN -- CMD...: exit 2, the message and a pointer to --help, short
+  local name=$1 pattern=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -ne 2 || ${#out} -gt 600 ]] || ! grep -qE -- "^tuned: $pattern" <<<"$out" ||
+     ! grep -q "(see 'tuned --help')" <<<"$out"; then
+    log "FAIL $name: exit $rc (want 2, a short message and the --help pointer), stderr:"; echo "$out" | head -c 2000
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+daemon_usage tuned-gpu-word "--gpu: must be a whole number >= 0, got 'x'" -- "$bin/tuned" --gpu x
+daemon_usage tuned-gpu-negative "--gpu: must be a whole number >= 0, got '-1'" -- "$bin/tuned" --gpu -1
+daemon_usage tuned-unknown-flag "The following argument was not expected: --nope" -- "$bin/tuned" --nope
+daemon_usage tuned-bad-level "--log-level" -- "$bin/tuned" --log-level loud
+daemon_usage tuned-bad-timeout "--compile-timeout: must be a number > 0, got '0'" -- "$bin/tuned" --compile-timeout 0
+daemon_usage tuned-bad-config "unknown setting 'nope'" -- sh -c "echo 'nope = 1' > '$dir/bad.toml'; '$bin/tuned' --config '$dir/bad.toml'"
+# Secrets are masked wherever the settings are printed.
+check print-config-mask 0 '^db="postgresql://tuned:\*\*\*@db:5432/t\?sslmode=require&password=\*\*\*"$' -- \
+  env TUNED_DB='postgresql://tuned:s3cret@db:5432/t?sslmode=require&password=s3cret' "$bin/tuned" --print-config
+check print-config-no-secret 1 '' -- sh -c "TUNED_DB='postgresql://tuned:s3cret@db/t' '$bin/tuned' --print-config | grep -q s3cret"
+# A message about a long input names it within a bounded length: a 100 KB family name.
+long=$(head -c 100000 /dev/zero | tr '\0' f)
+check long-family 1 "family 'f{64}\.\.\.' \(100000 bytes\)" -- "$T" sweep --family "$long" 64 64
+check long-family-short 0 '^[0-9]+$' -- sh -c "'$T' sweep --family '$long' 64 64 2>&1 | wc -c | awk '{exit !(\$1 < 2048)}' && echo 1"
+# A 16-bit dtype takes ieee_fp32 only: the message names the dtype's form.
+check dtype-math 1 'math mode MATH_TF32 is not supported by sgemm in dtype bf16 \(supported: ieee_fp32\)' -- \
+  "$T" sweep 64 64 64 --dtype bf16 --math tf32
 
 # A tuned shape: a kernel imported as tuned on this (compile-only) device,
 # with the config of a compiled transpose kernel.
@@ -112,6 +153,10 @@ check import 0 '^imported transpose f32 64x64 ' -- "$T" import "$dir/kernel"
 # best's exit status says whether the shape itself is tuned: 0 tuned; 1 not
 # (a near shape's kernel printed, marked NOT TUNED; or none near: NOT_FOUND).
 check best-tuned 0 '^kernel +transpose_' -- "$T" best --family transpose 64 64
+# The reason names what is served first (a spec family's baseline is its default config), not the
+# imported baseline's name.
+check best-imported-reason 0 '^served +the best config \(the default config transpose_[a-z0-9_]+ has no measurement here\): no interval stored \(an older job, or a kernel imported without one\)' -- \
+  "$T" best --family transpose 64 64
 check best-nearest 1 '^NOT TUNED for 60x64: nearest tuned shape 64x64' -- "$T" best --family transpose 60 64
 check best-nearest-json 1 '"match": "MATCH_NEAREST"' -- "$T" best --family transpose 60 64 --json
 check best-far 1 'no tuned kernel for transpose f32 4096x4096' -- "$T" best --family transpose 4096 4096
@@ -153,6 +198,8 @@ check results-clock 0 '1980 MHz$' -- "$T" results 512 512 512
 # The sweep report: an SVG of the stored measurements.
 check report 0 "^wrote $dir/report.svg: transpose f32 64x64, 1 measurement$" -- \
   "$T" report --family transpose 64 64 --out "$dir/report.svg"
+check report-json 0 '"measurements": 1' -- "$T" report --family transpose 64 64 --out "$dir/report2.svg" --json
+check export-json 0 '"files": \[' -- "$T" export --family transpose 64 64 --out "$dir/export-json" --json
 check report-marks 0 'id="winner".*winner 6.55 GB/s' -- cat "$dir/report.svg"
 check report-baseline 0 'id="baseline-label".*copy 8.19 GB/s' -- cat "$dir/report.svg"
 check report-compiled 0 'id="count-compiled"[^>]*>[1-9]' -- \
@@ -190,6 +237,13 @@ check epilogue-f32 1 'epilogue EPILOGUE_BIAS is not supported by sgemm in dtype 
   "$T" sweep 64 64 64 --epilogue bias
 # Kernel specs (a user's own kernel): needs tuned --allow-user-kernels.
 src=$(cd "$(dirname "$0")/.." && pwd)
+# scripts/run.sh where the daemon cannot start (no GPU here): it ends as the daemon does.
+if ! nvidia-smi -L > /dev/null 2>&1; then
+  start=$SECONDS
+  check run-sh-no-gpu 1 'run.sh: tuned exited \(1\) before it served' -- env TUNED_BIN="$bin" \
+    XDG_RUNTIME_DIR="$dir/run-sh" XDG_STATE_HOME="$dir/state-sh" bash "$src/scripts/run.sh"
+  if (( SECONDS - start > 10 )); then log "FAIL run-sh-no-gpu: $((SECONDS - start)) s"; fails=$((fails + 1)); fi
+fi
 spec=$src/examples/kernels/matmul/spec.toml
 check spec-not-allowed 1 'allow-user-kernels' -- "$T" family add "$spec"
 check spec-missing-file 1 'nope.toml' -- "$T" family add "$dir/nope.toml"
@@ -241,6 +295,17 @@ check spec-fails-results 0 '^[0-9]+ +fails_TILE3 +compile_error +- +- +not verif
   "${S[@]}" results --family fails 63
 check spec-fails-results-compiled 0 '^[0-9]+ +fails_TILE1 +compiled +- +- +not verified ' -- "${S[@]}" results --family fails 63
 check spec-fails-none 1 '^1 of 1 configs failed, none succeeded:$' -- "${S[@]}" sweep --family fails 64 --wait
+# The newest version: the one registered first most recently. Registering an older one again
+# changes nothing (it keeps its place); a problem without --version takes the newest.
+mkdir -p "$dir/v2" && cp "$src/examples/kernels/matmul/"* "$dir/v2/"
+sed -i 's/^description = "/description = "second version: /' "$dir/v2/spec.toml"
+sleep 1  # a later second than the first version's registration
+check spec-add-v2 0 '^matmul_tiled version [0-9a-f]{12}: 6 configs, registered$' -- "${S[@]}" family add "$dir/v2/spec.toml"
+v2=$("${S[@]}" family add "$dir/v2/spec.toml" | grep -oE 'version [0-9a-f]{12}' | head -1 | cut -d' ' -f2)
+check spec-add-old-again 0 "already registered; the newest is version $v2 \(--version [0-9a-f]{12} names this one\)$" -- \
+  "${S[@]}" family add "$spec"
+check spec-newest-listed 0 "^matmul_tiled +spec +$v2 " -- "${S[@]}" families
+check spec-newest-swept 0 "queued: matmul_tiled@$v2 64x64x64" -- "${S[@]}" sweep --family matmul_tiled 64 64 64
 # Which daemons run users' code, and what confines their workers.
 check daemons-user-kernels 0 ' live +yes +(Landlock ABI [0-9]+|none \(.*\))$' -- "${S[@]}" daemons
 check daemons-no-user-kernels 0 ' live +no +(Landlock ABI [0-9]+|none \(.*\))$' -- "$T" daemons
@@ -255,6 +320,22 @@ printf '{"format": "tuned-workload-1", "problems": [{"shape": [1, 2, 3], "calls"
   > "$dir/bad.json"
 check workload-bad 1 'bad.json: workload: problems\[0\].calls' -- "$T" workload report "$dir/bad.json"
 kill -TERM $spid; wait $spid
+# A cancelled job's compile batch is interrupted: the next job does not wait for the rest of it
+# (a batch of sgemm kernels takes 15-25 s of NVRTC here). A daemon of its own, with an empty queue.
+"$bin/tuned" --gpu 6 --compile-only > "$dir/cancel.log" 2>&1 &
+cpid=$!
+for _ in $(seq 100); do [[ -S $dir/run/tuned/gpu6.sock ]] && break; sleep 0.1; done
+C=("$T" --gpu 6)
+"${C[@]}" sweep 512 512 512 --strategy exhaustive > /dev/null
+for _ in $(seq 100); do "${C[@]}" job 1 | grep -qE '^state +running' && break; sleep 0.1; done
+sleep 1  # its first compile batch under way
+check cancel 0 '^state +cancelled' -- "${C[@]}" cancel 1
+start=$SECONDS
+check cancel-next 0 'state +done' -- "${C[@]}" sweep --family transpose 40 40 --budget 1 --wait
+if (( SECONDS - start > 10 )); then
+  log "FAIL cancel-next: the next job took $((SECONDS - start)) s after a cancel"; fails=$((fails + 1))
+fi
+kill -TERM $cpid; wait $cpid
 kill -0 $pid 2>/dev/null || { log "FAIL: daemon died"; fails=$((fails + 1)); }
 kill -TERM $pid; wait $pid; rc=$?
 [[ $rc -eq 0 ]] || { log "FAIL: daemon exit $rc after SIGTERM"; fails=$((fails + 1)); }
@@ -282,6 +363,7 @@ openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 
 token=$(openssl rand -hex 24)
 echo "ci:$token" > tokens
 echo "$token" > ci.token
+chmod 600 tokens ci.token  # a secret's file: others may not read it (the daemon and tunectl refuse it)
 cd - >/dev/null
 "$bin/tuned" --gpu 1 --compile-only --listen 127.0.0.1:0 --tls-cert "$dir/server.pem" \
   --tls-key "$dir/server.key" --token-file "$dir/tokens" > "$dir/tls.log" 2>&1 &
@@ -300,6 +382,18 @@ check tls-unknown-ca 1 'cannot reach tuned' -- "$T" --server "localhost:$port" -
 check tls-health 0 '^SERVING$' -- "$T" "${R[@]}" health
 check listen-needs-tls 2 'pass --tls-cert FILE --tls-key FILE --token-file FILE' -- \
   "$bin/tuned" --gpu 2 --compile-only --listen 127.0.0.1:0
+# A secret's file that others may read is refused, by the daemon and by tunectl (as ssh does).
+cp "$dir/tokens" "$dir/open-tokens" && chmod 644 "$dir/open-tokens"
+check open-token-file 1 "token file $dir/open-tokens is open to others \(mode 0644\): chmod o-rwx,g-w" -- \
+  "$bin/tuned" --gpu 2 --compile-only --listen 127.0.0.1:0 --tls-cert "$dir/server.pem" \
+  --tls-key "$dir/server.key" --token-file "$dir/open-tokens"
+cp "$dir/server.key" "$dir/open.key" && chmod 604 "$dir/open.key"
+check open-tls-key 1 "TLS key $dir/open.key is open to others \(mode 0604\)" -- \
+  "$bin/tuned" --gpu 2 --compile-only --listen 127.0.0.1:0 --tls-cert "$dir/server.pem" \
+  --tls-key "$dir/open.key" --token-file "$dir/tokens"
+cp "$dir/ci.token" "$dir/open.token" && chmod 666 "$dir/open.token"
+check open-client-token 1 "token file $dir/open.token is open to others \(mode 0666\)" -- \
+  "$T" "${R[@]}" --token-file "$dir/open.token" jobs
 kill -TERM $pid; wait $pid; rc=$?
 [[ $rc -eq 0 ]] || { log "FAIL: TLS daemon exit $rc after SIGTERM"; fails=$((fails + 1)); }
 log "$passes passed, $fails failed"

@@ -33,6 +33,17 @@ for want in '^Type=notify$' '^StateDirectory=tuned-autotune$' '^RuntimeDirectory
             '^EnvironmentFile=-/etc/tuned-autotune/database.env$'; do
   if grep -qE "$want" "$unit"; then ok; else fail "unit lacks $want"; fi
 done
+# The sandbox's namespaces (the unshare of server/worker/sandbox.cc) are ones the unit allows:
+# RestrictNamespaces=yes would turn the mount-namespace sandbox off where Landlock is missing.
+allowed=$(sed -n 's/^RestrictNamespaces=//p' "$unit")
+declare -A ns_name=([CLONE_NEWUSER]=user [CLONE_NEWNS]=mnt [CLONE_NEWNET]=net [CLONE_NEWPID]=pid
+                    [CLONE_NEWIPC]=ipc [CLONE_NEWUTS]=uts [CLONE_NEWCGROUP]=cgroup)
+needed=$(grep -oE 'unshare\([^)]*\)' "$src/server/worker/sandbox.cc" | grep -oE 'CLONE_NEW[A-Z]+' | sort -u)
+[[ -n $needed ]] || fail "no unshare(CLONE_NEW...) found in server/worker/sandbox.cc"
+for flag in $needed; do
+  if [[ " $allowed " == *" ${ns_name[$flag]} "* ]]; then ok
+  else fail "RestrictNamespaces=$allowed forbids ${ns_name[$flag]} ($flag), which the sandbox enters"; fi
+done
 out=$(systemd-sysusers --dry-run --root="$dir" "$src/deploy/systemd/tuned-autotune.sysusers" 2>&1); rc=$?
 if [[ $rc -eq 0 && $out == *tuned-autotune* ]]; then ok; else fail "systemd-sysusers: exit $rc: $out"; fi
 # Nothing may use the paths of Debian's unrelated tuned power daemon (comments may name them).
@@ -46,7 +57,7 @@ if "$bin/tuned" --config "$src/deploy/config/tuned.toml" --print-config > "$dir/
 if (set -a; . "$src/deploy/config/gpu0.env"; set +a; "$bin/tuned" --print-config > /dev/null); then ok
 else fail "deploy/config/gpu0.env"; fi
 if (set -a; . "$src/deploy/config/database.env"; set +a
-    "$bin/tuned" --print-config | grep -q '^db="postgresql://tuned:change-me@db.example.com'); then ok
+    "$bin/tuned" --print-config | grep -q '^db="postgresql://tuned:\*\*\*@db.example.com'); then ok
 else fail "deploy/config/database.env"; fi
 
 # Kubernetes: parse every document and check what the issue asks for.
@@ -95,6 +106,18 @@ assert re.match(r"FROM nvidia/cuda:\$\{CUDA_VERSION\}-runtime-\$\{BASE\}$", from
 assert any(l.startswith("COPY --from=build /out/bin/") for l in lines)
 assert any(l.startswith("USER ") and not l.startswith("USER 0") for l in lines)
 assert any(l.startswith('ENTRYPOINT ["/usr/local/bin/tuned"') for l in lines)
+PY
+# ...whose runtime stage has the toolkit's headers where the compiler looks for them
+# (server/worker/compiler.cc: /usr/local/cuda/include, with cuda_fp16.h), since kernels include them.
+python3 - "$src/deploy/container/Containerfile" "$src/server/worker/compiler.cc" <<'PY' && ok || fail "Containerfile: CUDA headers"
+import re, sys
+text = open(sys.argv[1]).read()
+runtime = text[text.rindex("\nFROM "):]
+m = re.search(r"^COPY --from=build (\S+) /usr/local/cuda/include/?$", runtime, re.M)
+assert m, "the runtime stage copies no headers to /usr/local/cuda/include"
+build = text[:text.rindex("\nFROM ")]
+assert re.search(r"cp -rL /usr/local/cuda/include/\. " + re.escape(m.group(1).rstrip("/")), build), m.group(1)
+assert '"/usr/local/cuda/include"' in open(sys.argv[2]).read(), "the compiler no longer looks there"
 PY
 
 log "$passes passed, $fails failed"

@@ -165,6 +165,8 @@ class OpsTest : public ::testing::Test {
     }
     // alice may register kernel specs (the "register" scope); bob may not.
     std::ofstream(dir_ / "tokens") << "# NAME:TOKEN [SCOPES]\nalice:" << kAlice << " register\n\nbob:" << kBob << "\n";
+    std::filesystem::permissions(dir_ / "tokens", std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::owner_write);
   }
   std::vector<std::string> TlsFlags() const {
     return {"--listen", "127.0.0.1:0", "--tls-cert", (dir_ / "server.pem").string(), "--tls-key",

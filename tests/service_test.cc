@@ -76,14 +76,14 @@ TEST_F(ServiceTest, BadInputIsRejectedAndQueuesNothing) {
       {dtype9, absl::StatusCode::kInvalidArgument,
        "dtype 9 is not supported by sgemm (supported: f32, bf16, f16, bf16_f32, f16_f32)"},
       {math7, absl::StatusCode::kInvalidArgument,
-       "math mode 7 is not supported by sgemm (supported: ieee_fp32, fp32_accurate, tf32)"},
+       "math mode 7 is not supported by sgemm in dtype f32 (supported: ieee_fp32, fp32_accurate, tf32)"},
       {transpose_tf32, absl::StatusCode::kInvalidArgument,
        "math mode MATH_TF32 is not supported by transpose (supported: ieee_fp32)"},
       {transpose_bf16, absl::StatusCode::kInvalidArgument,
        "dtype DTYPE_BF16 is not supported by transpose (supported: f32)"},
       {SgemmProblem(64, 64, 64, v1::MATH_TF32, v1::LAYOUT_NN, v1::DTYPE_BF16),
        absl::StatusCode::kInvalidArgument,
-       "math mode MATH_TF32 is not supported by sgemm (supported: ieee_fp32)"},
+       "math mode MATH_TF32 is not supported by sgemm in dtype bf16 (supported: ieee_fp32)"},
       // A, B, C and the reference: 4 * (2*8192*16384 + 2*8192^2) B = 1.5 GiB > 1024 MiB.
       {SgemmProblem(8192, 8192, 16384), absl::StatusCode::kResourceExhausted, "MiB"},
   };

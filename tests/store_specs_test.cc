@@ -161,12 +161,12 @@ TEST_P(StoreTest, GetSpecNewestByTimeThenOrderByHashAndNotFound) {
   auto unknown_name = store_->GetSpec("softmax", h1);
   EXPECT_EQ(unknown_name.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(unknown_name.status().message(),
-            absl::StrCat("no kernel spec named 'softmax' is registered (version ", h1, " asked)"));
+            absl::StrCat("no kernel spec named 'softmax' is registered (version '", h1, "' asked)"));
   const std::string h0(64, '0');
   auto unknown_version = store_->GetSpec("matmul", h0);
   EXPECT_EQ(unknown_version.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(unknown_version.status().message(),
-            absl::StrCat("kernel spec 'matmul' has no version ", h0, " (4 versions registered)"));
+            absl::StrCat("kernel spec 'matmul' has no version '", h0, "' (4 versions registered)"));
 
   // A prefix of the hash, as tunectl prints it (12 digits) or longer, names
   // the one version it starts; a short, non-hex or shared prefix is refused.

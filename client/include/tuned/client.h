@@ -43,7 +43,8 @@ struct ClientOptions {
 ClientOptions DefaultClientOptions();
 
 /// The first line of `path` without surrounding whitespace (a token file of
-/// the client side); NOT_FOUND if it cannot be read.
+/// the client side); NOT_FOUND if it cannot be read, PERMISSION_DENIED if
+/// others may read it (as ssh refuses such a private key).
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 /// An fp32 SGEMM problem, row-major C(MxN) = op(A) * op(B), in math mode

@@ -485,6 +485,7 @@ def tls_daemon(tmp_path_factory):
         "-CAcreateserial", "-days", "1", "-extfile", "server.ext", "-out", "server.pem")
     token = os.urandom(24).hex()
     (d / "tokens").write_text(f"py:{token}\n")
+    (d / "tokens").chmod(0o600)  # the daemon refuses a token file others may read
     (d / "py.token").write_text(f"  {token}\nsecond line\n")
     daemon = Daemon(d, gpu=1, flags=["--listen", "127.0.0.1:0", "--tls-cert", str(d / "server.pem"),
                                      "--tls-key", str(d / "server.key"),
