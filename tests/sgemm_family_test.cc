@@ -492,7 +492,8 @@ TEST(SgemmMath, EachModeAdmitsItsKinds) {
   const absl::Status bad = f.ValidateMath(static_cast<v1::Math>(7));
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.message(),
-            "math mode 7 is not supported by sgemm (supported: ieee_fp32, fp32_accurate, tf32)");
+            "math mode 7 is not supported by sgemm in dtype f32 (supported: ieee_fp32, fp32_accurate, "
+            "tf32)");
   EXPECT_EQ(TransposeFamily().ValidateMath(v1::MATH_TF32).message(),
             "math mode MATH_TF32 is not supported by transpose (supported: ieee_fp32)");
 }

@@ -602,20 +602,31 @@ TEST_F(UserKernelsTest, ALookUpByNameFollowsANewVersionAtOnce) {
   grpc::ClientContext c1;
   v1::Device device;
   ASSERT_TRUE(stub_->DescribeDevice(&c1, v1::DescribeDeviceRequest(), &device).ok());
-  v1::ImportKernelRequest import;
-  v1::BestKernel* k = import.mutable_kernel();
-  *k->mutable_problem() = SpecProblem("softmax_rows", {4096, 1024});
-  *k->mutable_device() = device;
-  k->mutable_measurement()->set_status(v1::MEASUREMENT_OK);
-  k->mutable_measurement()->set_median_ms(0.02);
-  (*k->mutable_measurement()->mutable_config()->mutable_params())["THREADS"] = 256;
-  (*k->mutable_measurement()->mutable_config()->mutable_params())["VEC"] = 4;
-  k->set_cubin("stand-in cubin");  // never run: compile-only
-  k->set_entry("softmax_entry");
-  k->set_baseline_ms(0.03);
-  grpc::ClientContext c2;
-  v1::Job job;
-  ASSERT_TRUE(stub_->ImportKernel(&c2, import, &job).ok());
+  // The first version's kernel as a sweep on a GPU leaves it in the store (a
+  // client's import of a spec kernel is never served): written to the
+  // daemon's database while it is stopped.
+  const fs::path db = daemon_->db();
+  daemon_.reset();
+  {
+    auto store = Store::Open(db.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto device_id = (*store)->UpsertDevice(device);
+    ASSERT_TRUE(device_id.ok()) << device_id.status();
+    auto job = (*store)->CreateJob(*device_id, SpecProblem("softmax_rows", {4096, 1024}, first.spec_hash()),
+                                   1, 0, ClientQuota{"local"});
+    ASSERT_TRUE(job.ok()) << job.status();
+    v1::Measurement m;
+    m.set_status(v1::MEASUREMENT_OK);
+    m.set_median_ms(0.02);
+    (*m.mutable_config()->mutable_params())["THREADS"] = 256;
+    (*m.mutable_config()->mutable_params())["VEC"] = 4;
+    m.mutable_config()->set_name("softmax_rows_THREADS256_VEC4");
+    const KernelBinary binary{"// stand-in source", "softmax_entry", "stand-in cubin", "", ""};
+    ASSERT_TRUE((*store)->SetJobBaseline(*job, 0.03, 0, "default config").ok());
+    ASSERT_TRUE((*store)->AddMeasurement(*job, m, &binary, /*daemon_id=*/0, 0.03).ok());
+    ASSERT_TRUE((*store)->FinishJob(*job, v1::JOB_DONE).ok());
+  }
+  Start();
 
   auto look_up = [&](const std::string& hash, v1::BestKernel* best) {
     grpc::ClientContext ctx;
