@@ -140,7 +140,8 @@ int Sweep(Context& ctx, const v1::Problem& problem, bool wait, const std::string
   // A kernel, or the baseline where no config passed verification; the job
   // where it did not end or has neither.
   int status = 0;
-  if (end->state() == v1::JOB_DONE && (end->has_best() || end->baseline_ms() > 0)) {
+  const bool served = end->state() == v1::JOB_DONE && (end->has_best() || end->baseline_ms() > 0);
+  if (served) {
     status = Best(ctx, problem, false);
   } else {
     if (ctx.json) PrintJson(*end);
@@ -163,7 +164,9 @@ int Sweep(Context& ctx, const v1::Problem& problem, bool wait, const std::string
     }
     PrintTable(rows);
   }
-  return end->done() == 0 ? 1 : status;
+  // None succeeded and nothing is served (a kernel spec whose every config
+  // failed): exit 1. Where the baseline is served, `best` said so above.
+  return end->done() == 0 && !served ? 1 : status;
 }
 
 int Results(Context& ctx, const v1::Problem& problem, int top) {
