@@ -5,6 +5,8 @@
 #ifndef TUNED_SERVING_H_
 #define TUNED_SERVING_H_
 
+#include <Python.h>
+
 #include <c10/core/DeviceType.h>
 
 #include <cstdint>
@@ -64,6 +66,10 @@ void SetApi(const FastcallApi* api);
 // documented there and in tuned/serving.py.
 extern PyMethodDef kOpMethods[];
 extern PyMethodDef kTableMethods[];
+
+/// Reads `n` integers of the Python sequence `seq` into `out`; false with a
+/// Python error set (ValueError naming `what` where the length differs).
+bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what);
 
 }  // namespace tuned_serving
 

@@ -251,19 +251,6 @@ PyObject* PyPutTorch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
-bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what) {
-  PyObject* fast = PySequence_Fast(seq, what);
-  if (!fast) return false;
-  bool ok = PySequence_Fast_GET_SIZE(fast) == n;
-  for (Py_ssize_t i = 0; ok && i < n; ++i) {
-    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
-    ok = !PyErr_Occurred();
-  }
-  Py_DECREF(fast);
-  if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: %zd integers expected", what, n);
-  return ok;
-}
-
 // One tensor map of put_kernel's: (pointer_arg, dtype, dims, strides,
 // box, swizzle, l2, stage); false with a Python error set.
 bool ParseMap(PyObject* item, size_t params, MapSpec* m) {
@@ -421,6 +408,19 @@ PyObject* PyStandIn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 #define FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
 
 }  // namespace
+
+bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what) {
+  PyObject* fast = PySequence_Fast(seq, what);
+  if (!fast) return false;
+  bool ok = PySequence_Fast_GET_SIZE(fast) == n;
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    ok = !PyErr_Occurred();
+  }
+  Py_DECREF(fast);
+  if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: %zd integers expected", what, n);
+  return ok;
+}
 
 // A map's bytes stay zero where TMA does not take its operand (the kernel
 // then reads it without TMA).

@@ -94,18 +94,7 @@ void FreeSpec(PyObject* capsule) {
   delete static_cast<SgemmSpec*>(PyCapsule_GetPointer(capsule, kSpecName));
 }
 
-bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what) {
-  PyObject* fast = PySequence_Fast(seq, what);
-  if (!fast) return false;
-  bool ok = PySequence_Fast_GET_SIZE(fast) == n;
-  for (Py_ssize_t i = 0; ok && i < n; ++i) {
-    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
-    ok = !PyErr_Occurred();
-  }
-  Py_DECREF(fast);
-  if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: %zd integers expected", what, n);
-  return ok;
-}
+using tuned_serving::ReadInts;
 
 // sgemm_spec(fn, ctx, dims, params, slots, prescale, dtype, out_dtype, index,
 // m, n, k, stride_a, stride_b) -> a capsule for sgemm. fn, ctx: the CUfunction and
