@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "_fastcall_api.h"
 
@@ -70,6 +71,11 @@ extern PyMethodDef kTableMethods[];
 /// Reads `n` integers of the Python sequence `seq` into `out`; false with a
 /// Python error set (ValueError naming `what` where the length differs).
 bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what);
+
+/// Reads a kernel's packed parameters (bytes, 8 a parameter, at most `max`
+/// parameters) into `out`; false with a Python error set (ValueError naming
+/// `what`).
+bool ReadParams(PyObject* bytes, size_t max, std::vector<uint64_t>* out, const char* what);
 
 }  // namespace tuned_serving
 

@@ -307,15 +307,7 @@ PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   if (!ReadInts(args[5], slots, count, "put_kernel: slots")) return nullptr;
   for (int i = 0; i < 7; ++i) launch->dims[i] = static_cast<unsigned int>(dims[i]);
-  char* bytes = nullptr;
-  Py_ssize_t size = 0;
-  if (PyBytes_AsStringAndSize(args[4], &bytes, &size) != 0) return nullptr;
-  if (size % 8 != 0 || size / 8 > static_cast<Py_ssize_t>(kMaxParams)) {
-    PyErr_SetString(PyExc_ValueError, "put_kernel: params must be 8 bytes a parameter, 32 at most");
-    return nullptr;
-  }
-  launch->params.resize(size / 8);
-  std::memcpy(launch->params.data(), bytes, size);
+  if (!ReadParams(args[4], kMaxParams, &launch->params, "put_kernel: params")) return nullptr;
   launch->slots = static_cast<int>(count);
   for (int i = 0; i < count; ++i) {
     if (slots[i] < 0 || slots[i] >= static_cast<int64_t>(launch->params.size())) {
@@ -420,6 +412,19 @@ bool ReadInts(PyObject* seq, int64_t* out, Py_ssize_t n, const char* what) {
   Py_DECREF(fast);
   if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: %zd integers expected", what, n);
   return ok;
+}
+
+bool ReadParams(PyObject* bytes_object, size_t max, std::vector<uint64_t>* out, const char* what) {
+  char* bytes = nullptr;
+  Py_ssize_t size = 0;
+  if (PyBytes_AsStringAndSize(bytes_object, &bytes, &size) != 0) return false;
+  if (size % 8 != 0 || size / 8 > static_cast<Py_ssize_t>(max)) {
+    PyErr_Format(PyExc_ValueError, "%s must be 8 bytes a parameter, %zu at most", what, max);
+    return false;
+  }
+  out->resize(size / 8);
+  std::memcpy(out->data(), bytes, size);
+  return true;
 }
 
 // A map's bytes stay zero where TMA does not take its operand (the kernel

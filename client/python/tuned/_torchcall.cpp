@@ -95,6 +95,7 @@ void FreeSpec(PyObject* capsule) {
 }
 
 using tuned_serving::ReadInts;
+using tuned_serving::ReadParams;
 
 // sgemm_spec(fn, ctx, dims, params, slots, prescale, dtype, out_dtype, index,
 // m, n, k, stride_a, stride_b) -> a capsule for sgemm. fn, ctx: the CUfunction and
@@ -121,15 +122,7 @@ PyObject* sgemm_spec(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   for (int i = 0; i < 7; ++i) spec->dims[i] = static_cast<unsigned int>(dims[i]);
-  char* bytes = nullptr;
-  Py_ssize_t size = 0;
-  if (PyBytes_AsStringAndSize(args[3], &bytes, &size) != 0) return nullptr;
-  if (size % 8 != 0 || size / 8 > static_cast<Py_ssize_t>(kMaxParams)) {
-    PyErr_SetString(PyExc_ValueError, "sgemm_spec: params must be 8 bytes a parameter, 32 at most");
-    return nullptr;
-  }
-  spec->params.resize(size / 8);
-  std::memcpy(spec->params.data(), bytes, size);
+  if (!ReadParams(args[3], kMaxParams, &spec->params, "sgemm_spec: params")) return nullptr;
   for (int i = 0; i < 5; ++i) {
     if (slots[i] < 0 || slots[i] >= static_cast<int64_t>(spec->params.size())) {
       PyErr_SetString(PyExc_ValueError, "sgemm_spec: a slot outside the parameters");
