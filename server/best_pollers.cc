@@ -7,6 +7,8 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/async_unary_call.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "spdlog/spdlog.h"
+#include "server/common/cpus.h"
 #include "server/service.h"
 #include "server/spin_poll.h"
 
@@ -21,15 +23,20 @@ struct BestPollers::Call {
 };
 
 BestPollers::BestPollers(grpc::ServerBuilder& builder, TunerService* service, int threads,
-                         int spin_us)
-    : service_(service), spin_us_(spin_us) {
+                         int spin_us, std::string cpus)
+    : service_(service), spin_us_(spin_us), cpus_(std::move(cpus)) {
   for (int i = 0; i < std::max(1, threads); ++i) queues_.push_back(builder.AddCompletionQueue());
 }
 
 void BestPollers::Start() {
   for (auto& queue : queues_) {
     for (int i = 0; i < kRequestedAhead; ++i) Request(queue.get());
-    threads_.emplace_back([this, q = queue.get()] { Poll(q); });
+    threads_.emplace_back([this, q = queue.get()] {
+      if (auto s = PinCallingThread(cpus_); !s.ok()) {
+        spdlog::warn("GetBest thread: {}", std::string(s.message()));
+      }
+      Poll(q);
+    });
   }
 }
 

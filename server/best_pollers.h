@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,8 +30,11 @@ class BestPollers {
   /// be registered with `builder` and outlive this object.
   /// After each call a thread polls its queue without sleeping for
   /// `spin_us` µs before it blocks: a client's next call, arriving within
-  /// that time, finds the thread awake (0: block at once).
-  BestPollers(grpc::ServerBuilder& builder, TunerService* service, int threads, int spin_us = 0);
+  /// that time, finds the thread awake (0: block at once). The threads run
+  /// on the CPUs of `cpus`, a CPU list (server/common/cpus.h; empty: where
+  /// the starting thread may).
+  BestPollers(grpc::ServerBuilder& builder, TunerService* service, int threads, int spin_us = 0,
+              std::string cpus = "");
   /// Requests the first calls and starts the threads: once, after the
   /// server is built and started.
   void Start();
@@ -50,6 +54,7 @@ class BestPollers {
 
   TunerService* service_;
   int spin_us_;
+  std::string cpus_;
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
   std::vector<std::thread> threads_;
 };

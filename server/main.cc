@@ -26,6 +26,7 @@
 #include "server/best_pollers.h"
 #include "server/health.h"
 #include "server/jobs.h"
+#include "server/common/cpus.h"
 #include "server/common/log.h"
 #include "server/metrics.h"
 #include "server/options.h"
@@ -61,6 +62,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (o.fault_test_family) tuned::EnableFaultTestFamily();
+  // GetBest's threads on CPUs of their own, the rest on the others
+  // (server/common/cpus.h): bound here, before any thread or child process
+  // starts, everything but the look-up threads inherits the work CPUs.
+  const int lookup_threads =
+      o.lookup_threads > 0 ? o.lookup_threads
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 4));
+  auto cpus = tuned::SplitCpus(o.serving_cpus, lookup_threads);
+  if (!cpus.ok()) {
+    spdlog::critical("{}", std::string(cpus.status().message()));
+    return 1;
+  }
+  if (auto s = tuned::PinCallingThread(cpus->work); !s.ok()) {
+    spdlog::critical("{}", std::string(s.message()));
+    return 1;
+  }
+  if (!cpus->serving.empty()) {
+    spdlog::info("GetBest threads on CPUs {}, the daemon's other work on CPUs {}", cpus->serving,
+                 cpus->work);
+  }
   // No write to a closed socket or pipe may kill the daemon (WorkerClient
   // ignores SIGPIPE too, for the processes that embed it without this main).
   signal(SIGPIPE, SIG_IGN);
@@ -236,11 +256,8 @@ int main(int argc, char** argv) {
   // clients over 16 connections at 129,000-131,000/s with p99 0.84-0.87 ms,
   // against 106,000-116,000 with 2 threads and 118,000-127,000 with 8, the
   // clients taking the other cores (bench/RESULTS.md load-async).
-  tuned::BestPollers best_pollers(
-      builder, &service,
-      o.lookup_threads > 0 ? o.lookup_threads
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 4)),
-      o.lookup_spin_us);
+  tuned::BestPollers best_pollers(builder, &service, lookup_threads, o.lookup_spin_us,
+                                 cpus->serving);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (tls && tcp_port == 0)) {
     spdlog::critical("cannot listen on unix:{}{}", o.socket, o.listen.empty() ? "" : " or " + o.listen);

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/text.h"
+#include "server/common/cpus.h"
 #include "server/common/log.h"
 #include "core/paths.h"
 
@@ -70,6 +71,15 @@ const CLI::Validator kPositive(
       return absl::SimpleAtod(s, &v) && v > 0 ? "" : "must be a number > 0, got " + Quote(s, 32);
     },
     "X>0");
+
+// Where the GetBest threads run: auto, all or a CPU list (server/common/cpus.h).
+const CLI::Validator kServingCpus(
+    [](std::string& s) -> std::string {
+      return s == "auto" || s == "all" || CountCpus(s) > 0
+                 ? ""
+                 : "must be auto, all or a CPU list such as 12-15, got " + Quote(s, 32);
+    },
+    "CPUS");
 
 // `settings` (the TOML that --print-config prints) with the password of
 // every URL in it (user:PASSWORD@, or ?password=) as "***", as the logs
@@ -145,6 +155,12 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                      "µs that a GetBest thread polls without sleeping after each call, so that a "
                      "client's next call finds it awake (0: sleep at once)"))
       ->check(CLI::Range(0, 100000));
+  env(app.add_option("--serving-cpus", o->serving_cpus,
+                     "CPUs of the GetBest threads, kept free of the daemon's other work (the job "
+                     "runner, the GPU worker, the compilers): auto (whole cores, the last ones, "
+                     "for --lookup-threads; nothing pinned below 8 CPUs), all (nothing pinned) "
+                     "or a list such as 12-15"))
+      ->check(kServingCpus);
   env(app.add_option("--worker", o->worker_path, "path of the tuned-worker executable"));
   bool compile_ahead = true;
   CLI::Option* ahead = env(app.add_flag(

@@ -33,6 +33,8 @@ struct DaemonOptions {
   /// client's look-ups in a row took a median 0.072 ms with it, 0.091 without
   /// (bench/RESULTS.md load-async).
   int lookup_spin_us = 100;
+  /// The look-up threads' CPUs: auto, all or a CPU list (server/common/cpus.h).
+  std::string serving_cpus = "auto";
   std::string worker_path;
   bool compile_only = false;
   int64_t device_memory_mib = 0;

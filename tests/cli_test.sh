@@ -121,6 +121,7 @@ daemon_usage tuned-gpu-word "--gpu: must be a whole number >= 0, got 'x'" -- "$b
 daemon_usage tuned-gpu-negative "--gpu: must be a whole number >= 0, got '-1'" -- "$bin/tuned" --gpu -1
 daemon_usage tuned-unknown-flag "The following argument was not expected: --nope" -- "$bin/tuned" --nope
 daemon_usage tuned-bad-level "--log-level" -- "$bin/tuned" --log-level loud
+daemon_usage tuned-bad-cpus "--serving-cpus: must be auto, all or a CPU list such as 12-15, got .x-1." -- "$bin/tuned" --serving-cpus x-1
 daemon_usage tuned-bad-timeout "--compile-timeout: must be a number > 0, got '0'" -- "$bin/tuned" --compile-timeout 0
 daemon_usage tuned-bad-config "unknown setting 'nope'" -- sh -c "echo 'nope = 1' > '$dir/bad.toml'; '$bin/tuned' --config '$dir/bad.toml'"
 # Secrets are masked wherever the settings are printed.
