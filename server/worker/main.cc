@@ -5,7 +5,6 @@
 // to stderr. Exits when stdin closes, or with status 3 after a CUDA error
 // that leaves the context unusable, so the daemon restarts it.
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -46,11 +45,6 @@ int main(int argc, char** argv) {
   app.add_option("--arch", arch, "with --compile-only: compute capability to compile for, e.g. 90");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off");
-  int nice = 0;
-  app.add_option("--nice", nice,
-                 "scheduling niceness (0-19) of the process and the threads it starts: a job's "
-                 "compiler yields the cores to serving")
-      ->check(CLI::Range(0, 19));
   bool idle = false;
   app.add_flag("--idle", idle,
                "run at idle CPU priority (SCHED_IDLE), it and the threads it starts: the "
@@ -94,11 +88,6 @@ int main(int argc, char** argv) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
   }
   // Before any thread starts: NVRTC's threads inherit it (Linux: per thread).
-  if (nice > 0 && setpriority(PRIO_PROCESS, 0, nice) != 0) {
-    std::fprintf(stderr, "tuned-worker: setpriority(%d): %s\n", nice, std::strerror(errno));
-    return 2;
-  }
-
   if (idle) {
     if (auto s = tuned::EnterIdlePriority(); !s.ok()) {
       std::fprintf(stderr, "tuned-worker: %s\n", std::string(s.message()).c_str());
