@@ -33,8 +33,13 @@ model. Before the timed rounds the warm-up's misses are filled
 Tuned's output is checked against eager's (relative Frobenius error).
 gemm_share is the share of eager's time in GEMMs (tuned.record), problems
 the distinct GEMM problems. --tune first records each model's workload,
-sweeps it (`tunectl workload sweep FILE --wait`) and says so in
+sweeps it (`tunectl workload sweep FILE --wait`) and says so, after the
+case's timed rounds, in
     SUMMARY workload model=<m> problems=<n> swept=<n> first_run_raised=0 tune_wall_s=<s> gpus=<n>
+      predicted_saving=<x> measured_saving=<x> exec=<graph|eager>
+(predicted_saving: what `tunectl workload report` says the served kernels
+save, over eager's step time; measured_saving: 1 - tuned's step time over
+eager's; both with CUDA graphs where the case runs them)
 Then one line per model, case, mode and execution (eager; graph: both
 replayed from CUDA graphs, inference cases only):
     SUMMARY model name=<m> case=<c> dtype=<mode> exec=<eager|graph> vs_eager=<x>
@@ -55,6 +60,7 @@ with what served it (kernel: a tuned kernel; torch: torch's own cuBLAS):
 
 import argparse
 import copy
+import json
 import os
 import statistics
 import subprocess
@@ -274,7 +280,8 @@ def run(args):
                 tokens, seqs = cases[case]
                 torch.manual_seed(0)
                 inputs = make_input(tokens, seqs, dtype)
-                problems, share = workload(args, name, case, mode, eager, inputs, train, timer)
+                problems, share, tuned_workload = workload(args, name, case, mode, eager, inputs,
+                                                           train, timer)
                 variants = {"eager": lambda: step(eager, inputs, train)}
 
                 def tuned_step():
@@ -321,33 +328,60 @@ def run(args):
                           f"compiled_tuned_vs_compile={compiled_tuned:.3f} tuned_ms={med[ours]:.3f} "
                           f"gemm_share={share:.3f} problems={problems} served={hits}/{calls} "
                           f"error={error:.1e} gpu={gpu}", flush=True)
+                if tuned_workload is not None:
+                    workload_line(tuned_workload, med)
 
 
 def workload(args, name, case, mode, model, inputs, train, timer):
     """Records one eager step's GEMMs: (distinct problems, their share of the
-    step's time); with --tune, sweeps them first and says so."""
+    step's time, the SUMMARY workload line's fields or None). With --tune,
+    sweeps them first (`tunectl workload sweep FILE --wait`) and reads the
+    saving that `tunectl workload report FILE --json` predicts for the step
+    (saves_ms: the recorded GEMM time less its time with the served kernels)."""
     path = os.path.join(args.out, f"{name}_{case}_{mode}.workload.json")
     with tuned.record(path) as r:
         total = timer(lambda: step(model, inputs, train))
     problems = r.workload.problems()
     share = sum(p["gpu_ms"] for p in problems) / total if total > 0 else 0.0
-    if args.tune and problems:
-        start = time.monotonic()
-        done = subprocess.run([args.tunectl, "workload", "sweep", path, "--wait"], capture_output=True,
-                              text=True)
-        wall = time.monotonic() - start
-        swept = sum(1 for line in done.stdout.splitlines() if line.strip() and line.split()[-1].isdigit())
-        raised = 0
-        try:
-            served = tuned.optimize(copy.deepcopy(model))
-            with tuned.enable():
-                step(served, inputs, train)
-        except Exception as e:  # noqa: BLE001 (the bar: a first run never raises)
-            raised = 1
-            print(f"# {name}: the first run raised {e!r}", file=sys.stderr)
-        print(f"SUMMARY workload model={name}_{case}_{mode} problems={len(problems)} swept={swept} "
-              f"first_run_raised={raised} tune_wall_s={wall:.0f} gpus={args.gpus}", flush=True)
-    return len(problems), share
+    if not (args.tune and problems):
+        return len(problems), share, None
+    start = time.monotonic()
+    done = subprocess.run([args.tunectl, "workload", "sweep", path, "--wait"], capture_output=True,
+                          text=True)
+    wall = time.monotonic() - start
+    swept = sum(1 for line in done.stdout.splitlines() if line.strip() and line.split()[-1].isdigit())
+    report = subprocess.run([args.tunectl, "workload", "report", path, "--json"], capture_output=True,
+                            text=True)
+    try:
+        saves_ms = json.loads(report.stdout)["saves_ms"]
+    except (ValueError, KeyError) as e:
+        print(f"# {name}: no workload report ({e!r}): {report.stderr.strip()}", file=sys.stderr)
+        saves_ms = 0.0
+    raised = 0
+    try:
+        served = tuned.optimize(copy.deepcopy(model))
+        with tuned.enable():
+            step(served, inputs, train)
+    except Exception as e:  # noqa: BLE001 (the bar: a first run never raises)
+        raised = 1
+        print(f"# {name}: the first run raised {e!r}", file=sys.stderr)
+    fields = dict(model=f"{name}_{case}_{mode}", problems=len(problems), swept=swept,
+                  first_run_raised=raised, tune_wall_s=f"{wall:.0f}", gpus=args.gpus)
+    return len(problems), share, (fields, saves_ms)
+
+
+def workload_line(tuned_workload, med):
+    """The SUMMARY workload line: the report's predicted saving of a step
+    (saves_ms over eager's step time) beside the one measured (1 - tuned's
+    time over eager's), both with CUDA graphs where they ran (the host out
+    of the way, as the report assumes), else eager."""
+    fields, saves_ms = tuned_workload
+    base, ours = ("eager_graph", "tuned_graph") if "tuned_graph" in med else ("eager", "tuned")
+    predicted = saves_ms / med[base] if med[base] > 0 else 0.0
+    measured = 1.0 - med[ours] / med[base] if med[base] > 0 else 0.0
+    print("SUMMARY workload " + " ".join(f"{k}={v}" for k, v in fields.items()) +
+          f" predicted_saving={predicted:.3f} measured_saving={measured:.3f}"
+          f" exec={'graph' if base == 'eager_graph' else 'eager'}", flush=True)
 
 
 def main():
