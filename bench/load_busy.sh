@@ -11,6 +11,9 @@
 # kernel imported (the SQLite run's dump), a fresh daemon compiling ahead,
 # the same three sweeps. Each backend ends with
 #   SUMMARY load_busy backend=B clients=64 p99_ms= qps= p50_ms= max_ms= jobs_running= compiled_ahead=
+#     cpu_busy_pct= steal_pct=
+# (cpu_busy_pct, steal_pct: the machine's CPU time over the load that was
+# busy, and that a virtual machine's hypervisor stole, in % of all CPUs' time)
 # (jobs_running: sweeps running or queued after the load; compiled_ahead:
 # `tunectl device`'s count), and SQLite's quiet run with
 #   SUMMARY load_quiet backend=sqlite clients=64 p99_ms= qps= p50_ms= max_ms=
@@ -58,11 +61,25 @@ busy() {  # busy: the three sweeps queued, one running before the load starts
   log "no sweep started within 30 s"
 }
 
+cpu_times() { head -1 /proc/stat; }  # "cpu user nice system idle iowait irq softirq steal ..."
+
 load() {  # load KIND BACKEND: one loadtest run, "KIND backend=B <loadtest line>" in the log
   ctl best "${shape[@]}" > /dev/null || log "no best of ${shape[*]}"
+  local before
+  before=$(cpu_times)
   loadtest --server $sock --seconds "$seconds" --max-requests 100000000 --api async \
     --threads "${LOAD_THREADS:-6}" --clients 64 "${shape[@]}" 2>&1 |
     sed "s/^/$1 backend=$2 /" | tee -a "$out/load_busy.log"
+  # The machine's CPU time over the load: busy (not idle) and stolen by the
+  # hypervisor (a virtual machine's vCPUs waiting for a host core), in % of
+  # all CPUs' time.
+  printf '%s\n%s\n' "$before" "$(cpu_times)" | awk -v kind=$1 -v b=$2 '
+    { for (i = 2; i <= NF; i++) v[NR, i] = $i; n = NF }
+    END {
+      total = 0; for (i = 2; i <= 9 && i <= n; i++) total += v[2, i] - v[1, i]  # guest time is in user
+      idle = v[2, 5] - v[1, 5] + v[2, 6] - v[1, 6]; steal = v[2, 9] - v[1, 9]
+      printf "%s backend=%s cpu busy_pct=%.1f steal_pct=%.2f\n", kind, b, 100 * (total - idle) / total, 100 * steal / total
+    }' | tee -a "$out/load_busy.log"
   {
     ctl jobs
     ctl device | grep -i "compiled ahead"
@@ -99,14 +116,15 @@ for run in "quiet sqlite" "busy sqlite" "busy postgresql"; do
     $1 == kind && $2 == "backend=" b && get($0, "method") == "best" {
       p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps"); max = get($0, "max_ms")
     }
+    $1 == kind && $2 == "backend=" b && $3 == "cpu" { busy = get($0, "busy_pct"); steal = get($0, "steal_pct") }
     END {
       running = 0; ahead = ""
       while ((getline line < jobs) > 0) {
         if (line ~ / (running|queued) /) running++
         if (line ~ /compiled ahead/) { sub(/.*compiled ahead[ :]*/, "", line); gsub(/ /, "_", line); ahead = line }
       }
-      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s\n", b, p99, qps, p50, max
-      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s\n", b, p99, qps, p50, max, running, ahead
+      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s cpu_busy_pct=%s steal_pct=%s\n", b, p99, qps, p50, max, busy, steal
+      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s cpu_busy_pct=%s steal_pct=%s\n", b, p99, qps, p50, max, running, ahead, busy, steal
     }
   ' "$out/load_busy.log"
 done | tee -a "$out/load_busy.log"
