@@ -25,7 +25,7 @@
 #include "server/auth.h"
 #include "server/best_pollers.h"
 #include "server/health.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/common/log.h"
 #include "server/metrics.h"
 #include "server/options.h"

@@ -1,6 +1,6 @@
 // Search strategies: which configs a sweep job measures in each round and
 // when it stops. CPU-only (no CUDA, store or jobs here): the job runner
-// (server/jobs.cc) feeds a strategy what the database knows and what the
+// (server/jobs/jobs.cc) feeds a strategy what the database knows and what the
 // job measured so far, and the simulator (bench/strategy_sim.cc) feeds it
 // recorded measurements, so both run the same code.
 //
