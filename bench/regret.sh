@@ -13,7 +13,7 @@
 #            input of bench/strategy_sim).
 #   strat    every shape again with STRATEGY (and BUDGET if set): the
 #            strategy never learns from its own shape's measurements
-#            (server/jobs.cc JobRunner::Knowledge), so each run is a
+#            (server/jobs/jobs.cc JobRunner::Knowledge), so each run is a
 #            leave-one-out over the other tuned shapes. Per shape: the wall
 #            time of the sweep, the strategy job's winner and the exhaustive
 #            job's winner, raced in one process (sbs_probe --race, as row()

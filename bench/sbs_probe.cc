@@ -72,7 +72,7 @@
 #include "bench/side_by_side.h"
 #include "core/serving.h"
 #include "families/family.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "server/worker/gpu.h"

@@ -2,7 +2,7 @@
 // the baseline (cuBLAS for sgemm), judged from paired timings taken the way a
 // client runs it (a fresh process, the stored cubin, interleaved with the
 // baseline, L2 flushed, and also with a warm L2 where the problem fits in
-// half of it: server/jobs_judge.cc JobRunner::JudgeFinalists). Pure: no
+// half of it: server/jobs/judge.cc JobRunner::JudgeFinalists). Pure: no
 // CUDA, no store; the daemon (server/service.cc GetBest), tunectl and
 // tunebench share it.
 #pragma once
@@ -114,7 +114,7 @@ bool JudgesWarm(int64_t operand_bytes, int64_t l2_bytes);
 bool JudgeAgain(const std::vector<double>& ms, const std::vector<bool>& judged, double factor,
                 bool clock_low);
 
-/// What a judging pass stores of a finalist (server/jobs_judge.cc). A pass
+/// What a judging pass stores of a finalist (server/jobs/judge.cc). A pass
 /// at full clock stores its time and speedup (kStore). A pass on a
 /// down-clocked GPU reaches no speedup, and times every config slower than
 /// the search did, so it changes no config's time: a config judged at full

@@ -130,7 +130,7 @@ struct BestRow {
   /// No kernel: no config of the problem passed verification, and
   /// `baseline_job` is its newest DONE job that timed the baseline (a
   /// sweep that the runner ended DONE so that the baseline is served,
-  /// server/jobs.cc Finish). `measurement`, `binary` and `speedup` are
+  /// server/jobs/jobs.cc Finish). `measurement`, `binary` and `speedup` are
   /// empty; the baseline fields are that job's.
   bool baseline_only = false;
   int64_t baseline_job = 0;

@@ -46,7 +46,7 @@ inline Value V(const std::optional<int64_t>& x) { return x ? Value(*x) : Value(n
 inline Value V(const Value& v) { return v; }
 
 /// The order of a problem's best measurement: the judged ones (a speedup
-/// interval over pairs, server/jobs_judge.cc) before the others, then the
+/// interval over pairs, server/jobs/judge.cc) before the others, then the
 /// fastest. A judged time and a search time are not comparable: the
 /// judging's conditions time a kernel 1-2% slower than the search did, and
 /// the judging ends once no unjudged config, corrected by that bias, can

@@ -159,7 +159,7 @@ absl::StatusOr<BestRow> ReadBest(Database& db, int64_t device_id, const v1::Prob
   if (!q.ok()) return q.status();
   if (q->empty()) {
     // No kernel passed verification: a sweep that ended DONE with its
-    // baseline timed serves the baseline (server/jobs.cc, Finish). A
+    // baseline timed serves the baseline (server/jobs/jobs.cc, Finish). A
     // compile-only job times none; a running or failed one is no answer.
     auto base = QueryOn(db, "SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
                       "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "

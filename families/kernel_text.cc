@@ -22,8 +22,7 @@ absl::StatusOr<std::string_view> KernelFileText(std::string_view part) {
   const std::string path =
       slash == std::string_view::npos
           ? std::string(part)
-          : absl::StrCat("families/", std::string(part.substr(0, slash)), "/kernels/",
-                         std::string(part.substr(slash + 1)));
+          : absl::StrCat("kernels_src/", std::string(part));
   return absl::NotFoundError(absl::StrCat("no kernel file ", path));
 }
 

@@ -1,4 +1,4 @@
-// The text of the kernel files (families/<family>/kernels/, embedded at build time by
+// The text of the kernel files (kernels_src/<family>/, embedded at build time by
 // cmake/family.cmake) and the NVRTC source of a config. Library
 // tuned_kernel_text: linked by the side that compiles kernels (daemon,
 // worker, tests), not by the client library, which takes the families'
@@ -15,7 +15,7 @@
 namespace tuned {
 
 /// The text of the embedded kernel file `part`, "<family>/<file>" for
-/// families/<family>/kernels/<file> (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where
+/// kernels_src/<family>/<file> (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where
 /// no kernel file has that name.
 absl::StatusOr<std::string_view> KernelFileText(std::string_view part);
 

@@ -19,7 +19,7 @@
 #include "families/family.h"
 #include "server/best_pollers.h"
 #include "server/health.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/service.h"
 #include "server/worker_client.h"
 #include "tuned/client.h"

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 
 namespace tuned {
 

@@ -12,7 +12,7 @@
 #include "db/store.h"
 #include "server/best_answers.h"
 #include "server/auth.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/metrics.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "tuned/v1/tuner.grpc.pb.h"

@@ -717,7 +717,7 @@ TEST_F(GpuTest, RetimeTogetherTimesASmallProblemWarmTooAndALargeOneFlushedOnly) 
   EXPECT_EQ(big->warm_baseline_samples_size(), 0);
 }
 
-// The judging of a job's finalists as the daemon runs it (server/jobs_judge.cc
+// The judging of a job's finalists as the daemon runs it (server/jobs/judge.cc
 // JudgeFinalists): a fresh tuned-worker process, fresh inputs, the kernels from
 // their cubins with GetBest's geometry, interleaved with cuBLAS; every
 // round's pair comes back, at least 30, and gives a ratio with its interval.

@@ -33,7 +33,7 @@
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "db/store.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/search/strategy.h"
 #include "server/worker/measure.h"
 #include "server/worker_client.h"

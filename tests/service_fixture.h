@@ -14,7 +14,7 @@
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
 #include "server/best_pollers.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/service.h"
 #include "server/worker_client.h"
 #include "tuned/client.h"

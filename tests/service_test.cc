@@ -19,7 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "server/best_answers.h"
 #include "server/best_pollers.h"
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 #include "server/service.h"
 #include "server/worker_client.h"
 #include "tests/service_fixture.h"
@@ -520,7 +520,7 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
 }
 
 // A shape none of whose configs passed verification, in a DONE job that
-// timed the baseline (server/jobs.cc Finish; end to end: no_kernel_test):
+// timed the baseline (server/jobs/jobs.cc Finish; end to end: no_kernel_test):
 // GetBest serves the baseline with no kernel for that shape, and a near
 // shape gets the nearest shape that has a kernel, never it. A family whose
 // baseline is no candidate has nothing to serve.

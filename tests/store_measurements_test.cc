@@ -323,7 +323,7 @@ TEST_P(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
 }
 
 // A problem none of whose configs passed verification: its newest DONE job
-// that timed the baseline is a baseline-only best (server/jobs.cc Finish
+// that timed the baseline is a baseline-only best (server/jobs/jobs.cc Finish
 // ends such a sweep DONE where the baseline is served); a running, failed
 // or compile-only job (no baseline) is none, and a kernel found later wins.
 TEST_P(StoreTest, BestIsTheBaselineOfADoneJobWhoseConfigsAllFailed) {

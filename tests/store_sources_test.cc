@@ -91,7 +91,7 @@ TEST_P(SourcesTest, KernelsThatShareASourceStoreItOnce) {
   const int64_t job = *st.CreateJob(dev, p, kKernels, 0);
   // Each kernel as a sweep stores it: its compile-cache row (the binary with
   // NVRTC's log), then its measurement's binary, the same with the same log
-  // (server/jobs_measure.cc): one binary row for both. The last kernel's
+  // (server/jobs/measure.cc): one binary row for both. The last kernel's
   // measurement comes without the log (as from an older daemon): a row of
   // its own.
   int64_t first_bytes = 0;

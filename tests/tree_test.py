@@ -15,6 +15,9 @@ repository):
   6. Each layer of docs/architecture.md includes only itself and the layers
      above it (LAYERS), and a family's worker/ folder, a plug-in of
      tuned-worker, also server/worker/.
+  7. The top level has the design card's folders (CARD): CMakeLists.txt,
+     proto/, server/, client/, kernels_src/ (the built-in families' CUDA
+     sources), db/, tests/, deploy/.
 Prints each violation and exits 1 if there is any, else prints the counts and
 "N passed, 0 failed".
 """
@@ -42,6 +45,8 @@ LAYERS = [
     ("server/", ("core/", "families/", "db/", "server/")),
     ("client/", ("core/", "families/", "client/")),
 ]
+# The top level that the design card names: a file (no slash) or a folder (a slash).
+CARD = ("CMakeLists.txt", "proto/", "server/", "client/", "kernels_src/", "db/", "tests/", "deploy/")
 PLUGIN = re.compile(r"^families/[^/]+/worker/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 INCLUDE_DIRS = ("", "core/include/", "client/include/")  # where a quoted include is found
@@ -166,6 +171,12 @@ def main():
 
     checks += 1
     errors += layer_errors(root)
+
+    checks += 1
+    for entry in CARD:
+        path = os.path.join(root, entry.rstrip("/"))
+        if not (os.path.isdir(path) if entry.endswith("/") else os.path.isfile(path)):
+            errors.append(f"the top level has no {entry} (the design card's layout)")
 
     for e in errors:
         print("tree_test:", e)

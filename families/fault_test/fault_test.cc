@@ -1,6 +1,6 @@
 // The fault_test family (test-only): out[i] = 2 * in[i] + 1 over a vector of
 // N floats, with configs that give wrong answers, fault, hang, fail to launch,
-// fail to compile or compile forever on purpose (families/fault_test/kernels/).
+// fail to compile or compile forever on purpose (kernels_src/fault_test/).
 // Registered only when the daemon runs with --enable-fault-test-family, so the
 // job system's fault isolation is tested with real kernels (on a GPU) or with
 // the compile-only worker's simulation of them (CI).
@@ -23,7 +23,7 @@ class FaultTestFamilyImpl final : public Family {
       : params_{
             {"BEHAVIOR", {0, 1, 2, 3, 4, 5, 6},
              "0 ok, 1 wrong answer, 2 device fault, 3 hang, 4 launch error, 5 compile error, "
-             "6 compile hang (see families/fault_test/kernels/fault_test.cuh)"},
+             "6 compile hang (see kernels_src/fault_test/fault_test.cuh)"},
             {"WORK", {1, 2, 4, 8, 16, 32}, "times each thread reads its input: the speed"},
             {"BLOCK", {64, 128, 256, kLaunchErrorBlock}, "threads per block"},
         } {}

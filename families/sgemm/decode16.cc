@@ -1,5 +1,5 @@
 // KIND 3 of the 16-bit forms, gemm16_decode<DTYPE,BM,BN,WN,KWARPS,KBLOCKS,
-// SPLITK,LAYOUT> (families/sgemm/kernels/decode16.cuh): a few tokens (M up
+// SPLITK,LAYOUT> (kernels_src/sgemm/decode16.cuh): a few tokens (M up
 // to 64: a language model's decode step) against B streamed once (the
 // weight, N x K in layout NT), on mma.sync with B's rows as the m16 side.
 // Its space, rules, name, source, geometry and the shapes it suits.

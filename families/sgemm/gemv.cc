@@ -1,6 +1,6 @@
 // KIND 4, sgemm_gemv_rows<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 0, small N) and
 // sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 1, small M)
-// (families/sgemm/kernels/gemv.cuh, appended to sgemm.cuh and warp.cuh):
+// (kernels_src/sgemm/gemv.cuh, appended to sgemm.cuh and warp.cuh):
 // matrix-vector shapes, searched only where M or N is at most 8
 // (SuitsShape). Its tables, register model, rules, name, source, geometry
 // and the shapes it suits. In every layout each side streams its big

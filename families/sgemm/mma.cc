@@ -1,5 +1,5 @@
 // KIND 5, sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
-// (families/sgemm/kernels/mma_tf32.cuh): tensor cores, mma.sync m16n8k8 TF32
+// (kernels_src/sgemm/mma_tf32.cuh): tensor cores, mma.sync m16n8k8 TF32
 // (PASSES 1) or 3xTF32 (PASSES 3), cp.async pipeline, warp tiles, split-K,
 // rasterization; a candidate of the math modes MATH_TF32 and (PASSES 3)
 // MATH_FP32_ACCURATE only (Admits()). Its tiles, register model, rules,

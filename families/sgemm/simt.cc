@@ -1,4 +1,4 @@
-// KIND 0-3, the SIMT kinds (families/sgemm/kernels/sgemm.cuh and warp.cuh):
+// KIND 0-3, the SIMT kinds (kernels_src/sgemm/sgemm.cuh and warp.cuh):
 //   KIND 0  sgemm_naive<BM,BN>       one thread per output, threadIdx.x along rows
 //   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
 //   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>

@@ -1,5 +1,5 @@
 // KIND 6, sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>
-// (families/sgemm/kernels/wgmma_*.cuh, appended to sgemm.cuh, warp.cuh and
+// (kernels_src/sgemm/wgmma_*.cuh, appended to sgemm.cuh, warp.cuh and
 // mma_tf32.cuh): Hopper warpgroup tensor cores, wgmma.mma_async m64nNk8
 // TF32 from swizzled shared memory, register-staged pipeline (LA K tiles
 // loaded ahead into registers), split-K, rasterization; compiled for

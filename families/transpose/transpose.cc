@@ -1,5 +1,5 @@
 // The transpose family: a kernel spec (spec.toml, embedded at build time)
-// whose source is the kernel file families/transpose/kernels/transpose.cuh, plus
+// whose source is the kernel file kernels_src/transpose/transpose.cuh, plus
 // the one thing a spec cannot say: config names that read as the kernels
 // do ("transpose_tiled_32x8_p1"), which stored results keep.
 #include <string>

@@ -1,7 +1,7 @@
 // The prior: measurements of another GPU of the same architecture (the
 // project's own runs, shipped inside the daemon; format: prior/README.md),
 // which the model strategy learns from while this GPU's own database knows
-// too little (server/jobs.cc JobRunner::Knowledge), and which orders the
+// too little (server/jobs/jobs.cc JobRunner::Knowledge), and which orders the
 // compile-ahead (the configs that won somewhere first). Never served: every
 // served kernel is measured and judged on this GPU. CPU-only.
 #pragma once
@@ -95,7 +95,7 @@ class Prior {
   int64_t skipped_ = 0;
 };
 
-/// The compile-ahead's order (server/jobs_compile.cc): each config name's
+/// The compile-ahead's order (server/jobs/compile.cc): each config name's
 /// place, lower first. The default math mode (MATH_IEEE_FP32) before the
 /// others; within a mode the configs the prior ranks (Ranked) at their
 /// rank, then the neighbours of the first `neighbours_of` of them (where the

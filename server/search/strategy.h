@@ -1,6 +1,6 @@
 // Search strategies: which configs a sweep job measures in each round and
 // when it stops. CPU-only (no CUDA, store or jobs here): the job runner
-// (server/jobs.cc) feeds a strategy what the database knows and what the
+// (server/jobs/jobs.cc) feeds a strategy what the database knows and what the
 // job measured so far, and the simulator (bench/strategy_sim.cc) feeds it
 // recorded measurements, so both run the same code.
 //
@@ -111,7 +111,7 @@ class CostModel {
 };
 
 /// Which dimensions of a shape are multiples of 4: the kernels' 16-byte
-/// (float4) load paths depend on it (families/sgemm/kernels/sgemm.cuh: K and N),
+/// (float4) load paths depend on it (kernels_src/sgemm/sgemm.cuh: K and N),
 /// so a cost model fitted on shapes of one class extrapolates to another:
 /// on the H100 the model, fitted on the 11 aligned shapes of the public
 /// suite, ranked 4097^3's 4-byte-path configs as if it were 4096^3 and

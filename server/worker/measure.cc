@@ -192,7 +192,7 @@ worker::MeasureResult ToResult(const absl::StatusOr<CompiledKernel>& k) {
 
 worker::CompileResult Worker::CompileBatch(const worker::Compile& request) {
   // No memo here: the daemon compiles each kernel once, through the store's
-  // compile cache (server/jobs_compile.cc, CompileStage).
+  // compile cache (server/jobs/compile.cc, CompileStage).
   std::vector<CompileInput> sources;
   for (const auto& k : request.kernels()) sources.push_back(SourceOf(k));
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -1,8 +1,8 @@
-// The job runner's lifecycle (server/jobs.h): start and stop, the heartbeat,
+// The job runner's lifecycle (server/jobs/jobs.h): start and stop, the heartbeat,
 // submitting and cancelling, the claim loop, a job's rounds and its end.
-// Compiling is in jobs_compile.cc, measuring in jobs_measure.cc, judging
-// the finalists in jobs_judge.cc.
-#include "server/jobs.h"
+// Compiling is in compile.cc, measuring in measure.cc, judging
+// the finalists in judge.cc.
+#include "server/jobs/jobs.h"
 
 #include <algorithm>
 #include <future>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "families/kernel_text.h"
 #include "server/families.h"
-#include "server/jobs_internal.h"
+#include "server/jobs/internal.h"
 #include "core/status.h"
 #include "spdlog/spdlog.h"
 

@@ -1,7 +1,7 @@
 // Measuring a job's configs on the GPU worker: preparing the problem (the
 // baseline's time), then verifying and timing each config as soon as the
 // compiler delivers its kernel, storing every result as it arrives.
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "families/kernel_text.h"
 #include "server/families.h"
-#include "server/jobs_internal.h"
+#include "server/jobs/internal.h"
 #include "core/status.h"
 #include "core/clock_rule.h"
 #include "spdlog/spdlog.h"

@@ -8,7 +8,7 @@
 // op(A) = A^T, A stored K x M (lda = M); op(B) = B, B stored K x N (ldb =
 // N), or where LAYOUT & 1 op(B) = B^T, B stored N x K (ldb = K).
 //
-// with the signature of every sgemm kernel (families/sgemm/kernels/sgemm.cuh):
+// with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //

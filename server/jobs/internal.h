@@ -8,7 +8,7 @@
 
 namespace tuned::jobs_internal {
 
-/// The compile cache's key of a kernel for the device (server/jobs_compile.cc).
+/// The compile cache's key of a kernel for the device (server/jobs/compile.cc).
 CompileKey KeyOf(const v1::worker::Kernel& k, const v1::Device& device);
 
 /// GFLOPS or GB/s of a run of `ms` milliseconds (Family::Work); 0 if none.

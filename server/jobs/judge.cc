@@ -3,7 +3,7 @@
 // warm too where the problem fits in half the L2), and their speedup
 // interval stored (the slower of the two: SlowerSpeedup), which decides what
 // `best` serves (core/serving.h).
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 
 #include <algorithm>
 #include <optional>
@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "families/kernel_text.h"
 #include "server/families.h"
-#include "server/jobs_internal.h"
+#include "server/jobs/internal.h"
 #include "core/serving.h"
 #include "core/clock_rule.h"
 #include "spdlog/spdlog.h"

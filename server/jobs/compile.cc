@@ -1,7 +1,7 @@
 // Compiling a job's kernels through the store's compile cache (CompileStage,
 // KernelOf), and the compile-ahead that fills that cache before jobs ask
 // (JobRunnerOptions::compile_ahead).
-#include "server/jobs.h"
+#include "server/jobs/jobs.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "families/kernel_text.h"
 #include "server/families.h"
-#include "server/jobs_internal.h"
+#include "server/jobs/internal.h"
 #include "core/status.h"
 #include "spdlog/spdlog.h"
 

@@ -7,7 +7,7 @@
 // template argument; op(A) = A^T where LAYOUT & 2, A stored K x M, lda = M;
 // op(B) = B^T where LAYOUT & 1, B stored N x K, ldb = K; as KIND 5),
 //
-// with the signature of every sgemm kernel (families/sgemm/kernels/sgemm.cuh):
+// with the signature of every sgemm kernel (kernels_src/sgemm/sgemm.cuh):
 //
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 //
