@@ -240,6 +240,18 @@ static int launch_current(const TunedDriver* d, void* fn, const TunedLaunchPlan*
   _Alignas(64) unsigned char encoded[TUNED_LAUNCH_MAX_MAPS][TUNED_TENSOR_MAP_BYTES];
   void* all[256];
   uint64_t copies[TUNED_LAUNCH_MAX_MAPS] = {0};
+  if (p->map_count == 0) { /* the parameters as they are */
+    if (zero_count > 0) {
+      *what = "cuMemsetD32Async (prescale C)";
+      int r = d->memset_d32_async(zero_ptr, 0, (size_t)zero_count, stream);
+      if (r != 0) return r;
+    }
+    TunedCuLaunchConfig config = {p->grid[0],  p->grid[1],  p->grid[2], p->block[0],
+                                  p->block[1], p->block[2], p->dynamic_shared_bytes,
+                                  stream,      NULL,        0};
+    *what = "cuLaunchKernelEx";
+    return d->launch_kernel_ex(&config, fn, (void**)params, NULL);
+  }
   if (p->param_count + p->map_count > sizeof all / sizeof all[0]) {
     return bad(what, "launch: too many parameters");
   }

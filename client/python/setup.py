@@ -10,7 +10,8 @@ first of:
      protobuf-compiler-grpc; the C++ build needs them too);
   3. grpc_tools.protoc (the grpcio-tools package), if importable.
 The proto is found at $TUNED_PROTO_DIR (the directory holding tuned/v1/),
-else ../../proto of this file.
+else ../../proto of this file; the C launcher of the extension
+tuned._fastcall at $TUNED_CORE_DIR, else ../../core.
 """
 
 import os
@@ -69,12 +70,19 @@ class BuildPyWithStubs(build_py):
         print(f"tuned: gRPC stubs for {PROTO}: {how}")
 
 
-# tuned._fastcall: the launches in C (tuned/_fastcall.c; libcuda and cuBLAS
-# are opened at run time, so no CUDA header or library is needed to build).
-# Optional: without a C compiler or Python's headers (Debian: python3-dev)
-# the package installs without it and launches through ctypes and torch.
-FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_fastcall_api.h"],
-                     libraries=["dl"],
+# The launcher in C that the C++ client library calls too (core/launch_c.c,
+# core/include/tuned/launch_c.h), found at $TUNED_CORE_DIR, else ../../core
+# of this file, and compiled into tuned._fastcall.
+CORE = Path(os.environ.get("TUNED_CORE_DIR", HERE.parent.parent / "core")).resolve()
+
+# tuned._fastcall: the launches in C (tuned/_fastcall.c on the launcher;
+# libcuda and cuBLAS are opened at run time, so no CUDA header or library is
+# needed to build). Optional: without a C compiler or Python's headers
+# (Debian: python3-dev), or without the launcher's sources, the package
+# installs without it and launches through ctypes and torch.
+FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c", str(CORE / "launch_c.c")],
+                     depends=["tuned/_fastcall_api.h", str(CORE / "include/tuned/launch_c.h")],
+                     include_dirs=[str(CORE / "include")], libraries=["dl", "pthread"],
                      extra_compile_args=["-O2", "-Wall", "-Werror"], optional=True)
 
 

@@ -20,8 +20,10 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "_fastcall_api.h"
+#include "tuned/launch_c.h"
 
 typedef int CUresult;
 typedef void* CUcontext;
@@ -29,26 +31,15 @@ typedef void* CUstream;
 typedef void* CUfunction;
 typedef unsigned long long CUdeviceptr;
 
-/* CUlaunchConfig (cuda.h); tuned/kernel.py's _LaunchConfig has the same fields. */
-typedef struct {
-  unsigned int gridDimX, gridDimY, gridDimZ;
-  unsigned int blockDimX, blockDimY, blockDimZ;
-  unsigned int sharedMemBytes;
-  CUstream hStream;
-  void* attrs;
-  unsigned int numAttrs;
-} LaunchConfig;
+/* CUlaunchConfig (cuda.h); tuned/driver.py's LaunchConfig has the same fields. */
+typedef TunedCuLaunchConfig LaunchConfig;
 
 static CUresult (*cuCtxGetCurrent_)(CUcontext*);
 static CUresult (*cuCtxPushCurrent_)(CUcontext);
 static CUresult (*cuCtxPopCurrent_)(CUcontext*);
-static CUresult (*cuLaunchKernelEx_)(const LaunchConfig*, CUfunction, void**, void**);
-static CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream);
 static CUresult (*cuStreamIsCapturing_)(CUstream, int*);  /* CUstreamCaptureStatus: 0 none */
-/* cuTensorMapEncodeTiled (CUDA >= 12; NULL with an older driver): the enums as ints. */
-static CUresult (*cuTensorMapEncodeTiled_)(void*, int, unsigned int, void*, const uint64_t*,
-                                           const uint64_t*, const unsigned int*,
-                                           const unsigned int*, int, int, int, int);
+/* The launcher (tuned/launch_c.h, core/launch_c.c) on libcuda: the launches and the tensor maps. */
+static const TunedDriver* launcher;
 
 typedef int cublasStatus_t;
 typedef void* cublasHandle_t;
@@ -138,10 +129,8 @@ static PyObject* init(PyObject* self, PyObject* unused) {
     if (h && RESOLVE(h, cuCtxGetCurrent_, "cuCtxGetCurrent") &&
         RESOLVE(h, cuCtxPushCurrent_, "cuCtxPushCurrent_v2") &&
         RESOLVE(h, cuCtxPopCurrent_, "cuCtxPopCurrent_v2") &&
-        RESOLVE(h, cuLaunchKernelEx_, "cuLaunchKernelEx") &&
-        RESOLVE(h, cuMemsetD32Async_, "cuMemsetD32Async") &&
-        RESOLVE(h, cuStreamIsCapturing_, "cuStreamIsCapturing")) {
-      *(void**)(&cuTensorMapEncodeTiled_) = dlsym(h, "cuTensorMapEncodeTiled");  /* may be NULL */
+        RESOLVE(h, cuStreamIsCapturing_, "cuStreamIsCapturing") &&
+        (launcher = tuned_driver_open()) != NULL) {
       libcuda = h;
     }
   }
@@ -210,27 +199,14 @@ static PyObject* failed(const char* what, int status) { return Py_BuildValue("(s
 static CUresult launch_kernel(CUfunction fn, CUcontext ctx, LaunchConfig* config, void** params,
                               CUstream stream, CUdeviceptr zero_ptr, long long zero_count,
                               const char** what) {
-  int pushed;
-  CUresult r = push_unless_current(ctx, &pushed);
-  if (r != 0) {
-    *what = "cuCtxPushCurrent";
-    return r;
-  }
-  *what = "cuLaunchKernelEx";
-  if (zero_count > 0) {
-    r = cuMemsetD32Async_(zero_ptr, 0, (size_t)zero_count, stream);
-    if (r != 0) *what = "cuMemsetD32Async (prescale C)";
-  }
-  if (r == 0) {
-    config->hStream = stream;
-    r = cuLaunchKernelEx_(config, fn, params, NULL);
-  }
-  CUresult p = pop_if_pushed(pushed);
-  if (r == 0 && p != 0) {
-    *what = "cuCtxPopCurrent";
-    r = p;
-  }
-  return r;
+  TunedLaunchPlan plan; /* no maps: only the geometry is read */
+  plan.grid[0] = config->gridDimX, plan.grid[1] = config->gridDimY, plan.grid[2] = config->gridDimZ;
+  plan.block[0] = config->blockDimX, plan.block[1] = config->blockDimY;
+  plan.block[2] = config->blockDimZ;
+  plan.dynamic_shared_bytes = config->sharedMemBytes;
+  plan.map_count = 0;
+  plan.param_count = 0;
+  return tuned_launch(launcher, fn, ctx, &plan, params, NULL, stream, zero_ptr, zero_count, what);
 }
 
 static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -629,10 +605,18 @@ static int api_is_capturing(void* stream, int* capturing) {
 static int api_encode_tiled(void* map, int dtype, unsigned int rank, void* base,
                             const unsigned long long* dims, const unsigned long long* strides,
                             const unsigned int* box, int swizzle, int l2) {
-  static const unsigned int ones[5] = {1, 1, 1, 1, 1};
-  if (!cuTensorMapEncodeTiled_ || rank < 1 || rank > 5) return -1;
-  return cuTensorMapEncodeTiled_(map, dtype, rank, base, (const uint64_t*)dims,
-                                 (const uint64_t*)strides, box, ones, 0, swizzle, l2, 0);
+  if (!launcher || !launcher->tensor_map_encode_tiled || rank < 1 || rank > TUNED_LAUNCH_MAX_RANK) {
+    return -1;
+  }
+  TunedMapPlan m;
+  memset(&m, 0, sizeof m);
+  m.data_type = dtype, m.rank = rank, m.swizzle = swizzle, m.l2_promotion = l2;
+  for (unsigned int i = 0; i < rank; ++i) {
+    m.dims[i] = dims[i], m.box[i] = box[i];
+    if (i + 1 < rank) m.strides_bytes[i] = strides[i];
+  }
+  const char* what = NULL;
+  return tuned_encode_map(launcher, &m, (uint64_t)(uintptr_t)base, NULL, map, &what);
 }
 
 static const FastcallApi kApi = {api_plan_shape, api_run, api_launch, api_is_capturing,

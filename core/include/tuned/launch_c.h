@@ -196,7 +196,8 @@ int tuned_stage_operand(const TunedDriver* d, const TunedMapPlan* m, uint64_t ba
 
 /* Launches `fn` (a CUfunction, or a CUkernel of the current context) with
  * `plan` on `stream`. `params`: pointers to the plan's param_count
- * parameters, in the kernel's order (the maps are added here). `ctx`: the
+ * parameters, in the kernel's order (the maps are added here; a plan
+ * without maps passes `params` as it is, whatever param_count says). `ctx`: the
  * context `fn` belongs to, pushed for the launch where another one is
  * current (NULL: the current one). `zero_ptr`, `zero_count`: where
  * zero_count > 0, that many 32-bit words at zero_ptr are set to zero first,
