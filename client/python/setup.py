@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
@@ -80,10 +81,27 @@ CORE = Path(os.environ.get("TUNED_CORE_DIR", HERE.parent.parent / "core")).resol
 # needed to build). Optional: without a C compiler or Python's headers
 # (Debian: python3-dev), or without the launcher's sources, the package
 # installs without it and launches through ctypes and torch.
-FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c", str(CORE / "launch_c.c")],
-                     depends=["tuned/_fastcall_api.h", str(CORE / "include/tuned/launch_c.h")],
-                     include_dirs=[str(CORE / "include")], libraries=["dl", "pthread"],
+FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_fastcall_api.h"],
+                     libraries=["dl", "pthread"],
                      extra_compile_args=["-O2", "-Wall", "-Werror"], optional=True)
+
+
+class BuildExtWithLauncher(build_ext):
+    """build_ext, with the C launcher's source and header copied from CORE
+    into the build directory and compiled into tuned._fastcall (setup()'s
+    arguments take no path outside this directory)."""
+
+    def run(self):
+        launcher = Path(self.build_temp).resolve() / "launcher"
+        if (CORE / "launch_c.c").is_file():
+            (launcher / "tuned").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(CORE / "launch_c.c", launcher / "launch_c.c")
+            shutil.copyfile(CORE / "include/tuned/launch_c.h", launcher / "tuned/launch_c.h")
+            FASTCALL.sources.append(str(launcher / "launch_c.c"))
+            FASTCALL.include_dirs.append(str(launcher))
+        else:  # the optional extension then fails to build, and the package installs without it
+            print(f"tuned: no C launcher at {CORE} (set TUNED_CORE_DIR): tuned._fastcall not built")
+        super().run()
 
 
 
@@ -123,4 +141,4 @@ def torchcall():
 
 
 setup(packages=["tuned", "tuned.v1"], ext_modules=[FASTCALL] + torchcall(),
-      cmdclass={"build_py": BuildPyWithStubs})
+      cmdclass={"build_py": BuildPyWithStubs, "build_ext": BuildExtWithLauncher})

@@ -108,7 +108,7 @@ def test_a_staged_operand_is_copied_with_16_byte_rows_and_read_through_its_map(d
 
 
 def test_a_staged_map_has_rank_2(driver):
-    with pytest.raises(tuned.TunedError, match="a staged tensor map has rank 2"):
+    with pytest.raises(tuned.TunedError, match="malformed tensor map: a staged map has rank 2"):
         launch_sgemm(with_a_map(stage=True, dims=[16, 64, 1], strides_bytes=[64, 4096],
                                 box=[32, 64, 1]))
     assert driver.launches == []
