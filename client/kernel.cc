@@ -140,15 +140,9 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
     }
   }
   // cuBLAS serves the baseline, and the beta != 0 prescaling of C for
-  // kernels that add into it (split-K and stream-K: the family's
-  // LaunchGeometry.prescale_output, families/sgemm/).
-  const auto& params = best.measurement().config().params();
-  const auto param = [&](const char* name) {
-    const auto it = params.find(name);
-    return it == params.end() ? int64_t{0} : it->second;
-  };
-  const bool accumulates = param("SPLITK") > 1 || param("STREAMK") != 0;
-  if (accumulates && best.problem().family() == v1::FAMILY_SGEMM) {
+  // kernels that add into it (LaunchGeometry.prescale_output: split-K and
+  // stream-K, a property of the config, whatever the shape).
+  if (g.ok() && g->prescale_output()) {
     auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
     k.blas_ = std::make_unique<Blas>();
