@@ -88,8 +88,9 @@ FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_
 
 class BuildExtWithLauncher(build_ext):
     """build_ext, with the C launcher's source and header copied from CORE
-    into the build directory and compiled into tuned._fastcall (setup()'s
-    arguments take no path outside this directory)."""
+    into the build directory, compiled into tuned._fastcall, its header
+    seen by both extensions (setup()'s arguments take no path outside this
+    directory)."""
 
     def run(self):
         launcher = Path(self.build_temp).resolve() / "launcher"
@@ -98,7 +99,8 @@ class BuildExtWithLauncher(build_ext):
             shutil.copyfile(CORE / "launch_c.c", launcher / "launch_c.c")
             shutil.copyfile(CORE / "include/tuned/launch_c.h", launcher / "tuned/launch_c.h")
             FASTCALL.sources.append(str(launcher / "launch_c.c"))
-            FASTCALL.include_dirs.append(str(launcher))
+            for ext in self.extensions:  # tuned/_fastcall_api.h includes tuned/launch_c.h
+                ext.include_dirs.append(str(launcher))
         else:  # the optional extension then fails to build, and the package installs without it
             print(f"tuned: no C launcher at {CORE} (set TUNED_CORE_DIR): tuned._fastcall not built")
         super().run()

@@ -815,25 +815,26 @@ static int api_is_capturing(void* stream, int* capturing) {
   return cuStreamIsCapturing_(stream, capturing);
 }
 
-static int api_encode_tiled(void* map, int dtype, unsigned int rank, void* base,
-                            const unsigned long long* dims, const unsigned long long* strides,
-                            const unsigned int* box, int swizzle, int l2) {
-  if (!launcher || !launcher->tensor_map_encode_tiled || rank < 1 || rank > TUNED_LAUNCH_MAX_RANK) {
-    return -1;
-  }
-  TunedMapPlan m;
-  memset(&m, 0, sizeof m);
-  m.data_type = dtype, m.rank = rank, m.swizzle = swizzle, m.l2_promotion = l2;
-  for (unsigned int i = 0; i < rank; ++i) {
-    m.dims[i] = dims[i], m.box[i] = box[i];
-    if (i + 1 < rank) m.strides_bytes[i] = strides[i];
-  }
-  const char* what = NULL;
-  return tuned_encode_map(launcher, &m, (uint64_t)(uintptr_t)base, NULL, map, &what);
+static int api_plan_of(PyObject* capsule, TunedLaunchPlan* out) {
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(capsule, kLaunchPlanName);
+  if (!p) return -1;
+  *out = *p;
+  return 0;
 }
 
-static const FastcallApi kApi = {api_plan_shape, api_run, api_launch, api_is_capturing,
-                                 api_encode_tiled};
+static int api_launch_plan(const TunedDriver* driver, void* fn, void* ctx,
+                           const TunedLaunchPlan* plan, void* const* params, void* stream,
+                           unsigned long long zero_ptr, long long zero_count, const char** what) {
+  return tuned_launch(driver ? driver : launcher, fn, ctx, plan, params, NULL, stream, zero_ptr,
+                      zero_count, what);
+}
+
+static int api_stages(const TunedLaunchPlan* plan, unsigned int map, unsigned long long base) {
+  return map < plan->map_count && tuned_stages(&plan->maps[map], base);
+}
+
+static const FastcallApi kApi = {api_plan_shape,   api_run,     api_launch,     api_is_capturing,
+                                 api_plan_of, api_launch_plan, api_stages};
 
 static PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "init() -> (driver, cublas): load libcuda and cuBLAS"},

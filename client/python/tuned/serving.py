@@ -156,8 +156,7 @@ def fill(tc, key, client=None):
         tc.put_torch(key, -1.0)
         return "torch"
     params = b"".join(bytes(ctype(value)).ljust(8, b"\0") for ctype, value in launcher.template)
-    maps = driver.fastcall.plan_maps(launcher.plan)  # in the driver's enums, as the launcher has them
     _held[key] = kernel
-    tc.put_kernel(key, launcher.fn, launcher.ctx, (*launcher.grid, *launcher.block, launcher.smem),
-                  params, launcher.fast, kernel._prescale, maps)
+    tc.put_kernel(key, launcher.fn, launcher.ctx, launcher.plan, params, launcher.fast,
+                  kernel._prescale)
     return "kernel"
