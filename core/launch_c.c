@@ -114,9 +114,6 @@ int tuned_map_make(TunedMapPlan* out, uint32_t param, uint32_t pointer_arg, int 
 }
 
 int tuned_plan_check(const TunedLaunchPlan* p, const char** what) {
-  for (int i = 0; i < 3; ++i) {
-    if (p->grid[i] == 0 || p->block[i] == 0) return bad(what, "launch geometry: a dimension is 0");
-  }
   if (p->map_count > TUNED_LAUNCH_MAX_MAPS) return bad(what, "launch geometry: too many tensor maps");
   for (uint32_t i = 0; i < p->map_count; ++i) {
     const TunedMapPlan* m = &p->maps[i];

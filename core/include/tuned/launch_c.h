@@ -155,10 +155,11 @@ typedef struct {
   TunedMapPlan maps[TUNED_LAUNCH_MAX_MAPS];
 } TunedLaunchPlan;
 
-/* Checks `plan` (every dimension >= 1; maps passed after the other
- * parameters, in order, each over one of those: maps[i].param ==
- * param_count + i, pointer_arg < param_count). 0, or TUNED_LAUNCH_BAD_PLAN
- * with *what saying why. */
+/* Checks `plan`'s tensor maps (passed after the other parameters, in
+ * order, each over one of those: maps[i].param == param_count + i,
+ * pointer_arg < param_count; a staged one of rank 2). 0, or
+ * TUNED_LAUNCH_BAD_PLAN with *what saying why. The geometry is the
+ * driver's to refuse (cuLaunchKernelEx). */
 int tuned_plan_check(const TunedLaunchPlan* plan, const char** what);
 
 /* Whether TMA takes map `m` over device address `base` with these strides
