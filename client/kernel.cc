@@ -19,7 +19,6 @@ namespace {
 
 constexpr size_t kMaxCachedMaps = 4;     // tensor maps per kernel that the cache keys
 constexpr size_t kMapCacheEntries = 16;  // base pointer sets kept per kernel
-constexpr size_t kMaxParams = 64;
 
 // The geometry with its missing y, z set to 1; INVALID_ARGUMENT where it has
 // no (or too many) grid or block dimensions.
@@ -137,19 +136,13 @@ absl::StatusOr<TunedKernel> TunedKernel::Load(const v1::BestKernel& best) {
   if (g.ok()) {
     if (absl::StatusOr<PreparedLaunch> p = k.kernel_.Prepare(*g); p.ok()) {
       k.prepared_ = *std::move(p);
-      if (!k.prepared_->tensor_maps.empty()) k.maps_ = std::make_unique<MapCache>();
+      if (k.prepared_->plan.map_count > 0) k.maps_ = std::make_unique<MapCache>();
     }
   }
   // cuBLAS serves the baseline, and the beta != 0 prescaling of C for
-  // kernels that add into it (split-K and stream-K: the family's
-  // LaunchGeometry.prescale_output, families/sgemm/).
-  const auto& params = best.measurement().config().params();
-  const auto param = [&](const char* name) {
-    const auto it = params.find(name);
-    return it == params.end() ? int64_t{0} : it->second;
-  };
-  const bool accumulates = param("SPLITK") > 1 || param("STREAMK") != 0;
-  if (accumulates && best.problem().family() == v1::FAMILY_SGEMM) {
+  // kernels that add into it (LaunchGeometry.prescale_output: split-K and
+  // stream-K, a property of the config, whatever the shape).
+  if (g.ok() && g->prescale_output()) {
     auto handle = CreateCublas(BaselineMath(best.problem()));
     if (!handle.ok()) return handle.status();
     k.blas_ = std::make_unique<Blas>();
@@ -192,20 +185,21 @@ absl::StatusOr<const PreparedLaunch*> TunedKernel::LaunchFor(const int64_t* shap
 
 absl::Status TunedKernel::LaunchPrepared(const PreparedLaunch& p, bool prepared, void** args,
                                          cudaStream_t stream) const {
-  const size_t count = p.tensor_maps.size();
-  if (count == 0) return kernel_.LaunchWithMaps(p, args, stream);
-  if (!prepared || maps_ == nullptr || count > kMaxCachedMaps ||
-      p.first_map_param + count > kMaxParams) {
-    return kernel_.Launch(p, args, stream);  // encoded now
+  const TunedLaunchPlan& plan = p.plan;
+  const size_t count = plan.map_count;
+  if (count == 0 || !prepared || maps_ == nullptr || count > kMaxCachedMaps) {
+    return kernel_.Launch(p, args, stream);  // the maps, if any, encoded now
   }
   // The maps of these base pointers: cached, else encoded and kept (the
   // oldest set goes past kMapCacheEntries). Copied out under the lock, so a
   // launch never reads a map another thread evicts.
   MapCache::Entry entry;
   for (size_t i = 0; i < count; ++i) {
-    entry.bases[i] = *static_cast<void* const*>(args[p.tensor_maps[i].pointer_arg()]);
+    entry.bases[i] = *static_cast<void* const*>(args[plan.maps[i].pointer_arg]);
     // A staged operand's map is over a fresh copy each launch: not cached.
-    if (Stages(p.tensor_maps[i], entry.bases[i])) return kernel_.Launch(p, args, stream);
+    if (tuned_stages(&plan.maps[i], reinterpret_cast<uintptr_t>(entry.bases[i]))) {
+      return kernel_.Launch(p, args, stream);
+    }
   }
   bool found = false;
   {
@@ -219,19 +213,22 @@ absl::Status TunedKernel::LaunchPrepared(const PreparedLaunch& p, bool prepared,
     }
   }
   if (!found) {
+    const TunedDriver* d = tuned_driver_open();
+    if (d == nullptr) return absl::FailedPreconditionError("no CUDA driver (libcuda.so.1)");
     for (size_t i = 0; i < count; ++i) {
-      absl::StatusOr<TensorMapBytes> bytes = EncodeTensorMap(p.tensor_maps[i], entry.bases[i]);
-      if (!bytes.ok()) return bytes.status();
-      entry.maps[i] = *bytes;
+      const char* what = nullptr;
+      TUNED_RETURN_IF_ERROR(LaunchStatus(
+          tuned_encode_map(d, &plan.maps[i], reinterpret_cast<uintptr_t>(entry.bases[i]), nullptr,
+                           &entry.maps[i], &what),
+          what));
     }
     std::lock_guard<std::mutex> lock(maps_->mu);
     if (maps_->entries.size() >= kMapCacheEntries) maps_->entries.erase(maps_->entries.begin());
     maps_->entries.push_back(entry);
   }
-  std::array<void*, kMaxParams> full;
-  std::copy(args, args + p.first_map_param, full.begin());
-  for (size_t i = 0; i < count; ++i) full[p.first_map_param + i] = &entry.maps[i];
-  return kernel_.LaunchWithMaps(p, full.data(), stream);
+  std::array<const void*, kMaxCachedMaps> maps;
+  for (size_t i = 0; i < count; ++i) maps[i] = &entry.maps[i];
+  return kernel_.Launch(p, args, stream, maps.data());
 }
 
 absl::Status TunedKernel::LaunchShape(const std::vector<int64_t>& shape, void** args,
@@ -268,7 +265,7 @@ absl::Status TunedKernel::LaunchGemm(int m, int n, int k, float beta, float* c, 
   const int64_t shape[] = {m, n, k};
   auto p = LaunchFor(shape, 3, &other, &prepared);
   if (!p.ok()) return p.status();
-  if ((*p)->prescale_output) {  // the kernel adds alpha * A * B into C = beta * C
+  if ((*p)->prescale_output()) {  // the kernel adds alpha * A * B into C = beta * C
     if (c == nullptr) {
       return absl::InternalError("a 16-bit kernel asks for C to be prescaled, which no 16-bit kind does");
     }

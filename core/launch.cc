@@ -1,9 +1,6 @@
 #include "tuned/launch.h"
 
-#include <cudaTypedefs.h>
-
 #include <algorithm>
-#include <map>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -33,6 +30,7 @@ LoadedKernel::~LoadedKernel() {
 LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
     : library_(std::exchange(o.library_, nullptr)),
       kernel_(std::exchange(o.kernel_, nullptr)),
+      context_(o.context_),
       registers_(o.registers_),
       local_bytes_(o.local_bytes_) {}
 
@@ -41,6 +39,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
     if (library_ != nullptr) cudaLibraryUnload(library_);
     library_ = std::exchange(o.library_, nullptr);
     kernel_ = std::exchange(o.kernel_, nullptr);
+    context_ = o.context_;
     registers_ = o.registers_;
     local_bytes_ = o.local_bytes_;
   }
@@ -54,44 +53,103 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const std::string& image, const 
   cudaFuncAttributes attr{};
   TUNED_CUDA(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(k.kernel_)));
   k.registers_ = attr.numRegs;
+  // cudaFuncGetAttributes made the device's primary context current.
+  if (const TunedDriver* d = tuned_driver_open(); d != nullptr) d->ctx_get_current(&k.context_);
   k.local_bytes_ = static_cast<int>(attr.localSizeBytes);
   return k;
 }
 
-bool TmaTakes(const v1::TensorMap& m, const void* base) {
-  bool tma = reinterpret_cast<uintptr_t>(base) % 16 == 0;
-  for (uint64_t s : m.strides_bytes()) tma = tma && s % 16 == 0;
-  return tma;
+absl::Status LaunchStatus(int result, const char* what) {
+  if (result == 0) return absl::OkStatus();
+  char buf[32];
+  const std::string msg =
+      absl::StrCat(what ? what : "launch", ": ",
+                   tuned_launch_error_name(tuned_driver_open(), result, buf, sizeof buf));
+  switch (result) {
+    case 2: return absl::ResourceExhaustedError(msg);  // CUDA_ERROR_OUT_OF_MEMORY
+    case TUNED_LAUNCH_BAD_PLAN: return absl::InvalidArgumentError(msg);
+    case TUNED_LAUNCH_NO_DRIVER: return absl::FailedPreconditionError(msg);
+    default: return absl::InternalError(msg);
+  }
 }
-
-bool Stages(const v1::TensorMap& m, const void* base) { return m.stage() && !TmaTakes(m, base); }
 
 namespace {
 
-/// The staging pool of the current device (StageOperand), created once per
-/// device and kept for the process: its memory stays with it between
-/// launches (release threshold unbounded), so a staged launch allocates in
-/// stream order without a cudaMalloc.
-absl::StatusOr<cudaMemPool_t> StagingPool() {
-  int device = 0;
-  TUNED_CUDA(cudaGetDevice(&device));
-  static std::mutex mu;
-  static std::map<int, cudaMemPool_t> pools;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = pools.find(device); it != pools.end()) return it->second;
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  TUNED_CUDA(cudaMemPoolCreate(&pool, &props));
-  uint64_t keep = UINT64_MAX;
-  TUNED_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  pools.emplace(device, pool);
-  return pool;
+/// The CUDA driver (tuned_driver_open), or FAILED_PRECONDITION.
+absl::StatusOr<const TunedDriver*> Driver() {
+  const TunedDriver* d = tuned_driver_open();
+  if (d == nullptr) return absl::FailedPreconditionError("no CUDA driver (libcuda.so.1)");
+  return d;
+}
+
+/// A map's rank and strides alone, for the rules that read only them.
+TunedMapPlan Strides(const v1::TensorMap& m) {
+  TunedMapPlan p{};
+  p.rank = static_cast<uint32_t>(std::min(m.strides_bytes_size() + 1, TUNED_LAUNCH_MAX_RANK));
+  for (uint32_t i = 0; i + 1 < p.rank; ++i) p.strides_bytes[i] = m.strides_bytes(i);
+  p.stage = m.stage();
+  return p;
 }
 
 }  // namespace
+
+absl::StatusOr<TunedMapPlan> MapPlan(const v1::TensorMap& m) {
+  TunedMapPlan p{};
+  const char* what = nullptr;
+  const int r = tuned_map_make(&p, m.param(), m.pointer_arg(), m.dtype(), m.dims_size(),
+                               m.dims().data(), m.strides_bytes_size(), m.strides_bytes().data(),
+                               m.box_size(), m.box().data(), m.swizzle_bytes(),
+                               m.l2_promotion_bytes(), m.stage(), &what);
+  if (r != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " (", m.dims_size(), " dims, ",
+                                                   m.box_size(), " box sizes, ",
+                                                   m.strides_bytes_size(), " strides, swizzle ",
+                                                   m.swizzle_bytes(), ", L2 promotion ",
+                                                   m.l2_promotion_bytes(), ")"));
+  }
+  return p;
+}
+
+absl::StatusOr<TunedLaunchPlan> LaunchPlan(const v1::LaunchGeometry& g) {
+  if (g.grid_size() != 3 || g.block_size() != 3) {
+    return absl::InvalidArgumentError("launch geometry needs 3 grid and 3 block dimensions");
+  }
+  if (g.tensor_maps_size() > TUNED_LAUNCH_MAX_MAPS) {
+    return absl::InvalidArgumentError(absl::StrCat("launch geometry: ", g.tensor_maps_size(),
+                                                   " tensor maps, at most ", TUNED_LAUNCH_MAX_MAPS));
+  }
+  TunedLaunchPlan p{};
+  for (int i = 0; i < 3; ++i) {
+    p.grid[i] = g.grid(i);
+    p.block[i] = g.block(i);
+  }
+  p.dynamic_shared_bytes = g.dynamic_shared_bytes();
+  p.prescale_output = g.prescale_output();
+  p.map_count = g.tensor_maps_size();
+  p.param_count = p.map_count > 0 ? g.tensor_maps(0).param() : 0;
+  for (int i = 0; i < g.tensor_maps_size(); ++i) {
+    absl::StatusOr<TunedMapPlan> m = MapPlan(g.tensor_maps(i));
+    if (!m.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor map ", i, ": ", m.status().message()));
+    }
+    p.maps[i] = *m;
+  }
+  const char* what = nullptr;
+  if (tuned_plan_check(&p, &what) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("launch geometry: ", what));
+  }
+  return p;
+}
+
+bool TmaTakes(const v1::TensorMap& m, const void* base) {
+  const TunedMapPlan p = Strides(m);
+  return tuned_tma_takes(&p, reinterpret_cast<uintptr_t>(base), nullptr) != 0;
+}
+
+bool Stages(const v1::TensorMap& m, const void* base) {
+  const TunedMapPlan p = Strides(m);
+  return tuned_stages(&p, reinterpret_cast<uintptr_t>(base)) != 0;
+}
 
 absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* base,
                                            cudaStream_t stream) {
@@ -99,181 +157,57 @@ absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* b
     return absl::InvalidArgumentError(
         absl::StrCat("tensor map: a staged map has rank 2, not ", m.dims_size()));
   }
-  const uint64_t row = m.dims(0) * ElementBytes(m.dtype());
-  StagedOperand copy;
-  copy.pitch_bytes = (row + 15) / 16 * 16;
-  absl::StatusOr<cudaMemPool_t> pool = StagingPool();
-  if (!pool.ok()) return pool.status();
-  TUNED_CUDA(cudaMallocFromPoolAsync(&copy.base, copy.pitch_bytes * m.dims(1), *pool, stream));
-  if (absl::Status s = CudaStatus(
-          cudaMemcpy2DAsync(copy.base, copy.pitch_bytes, base, m.strides_bytes(0), row, m.dims(1),
-                            cudaMemcpyDeviceToDevice, stream),
-          "cudaMemcpy2DAsync (staging)");
-      !s.ok()) {
-    // The copy's error is the one reported (Update keeps the first).
-    s.Update(CudaStatus(cudaFreeAsync(copy.base, stream), "cudaFreeAsync (staging)"));
-    return s;
-  }
-  // The rows' padding zeroed: a kernel that copies 16-byte units past the
-  // row's end (cp.async) reads zeros there.
-  if (copy.pitch_bytes > row) {
-    if (absl::Status s = CudaStatus(
-            cudaMemset2DAsync(static_cast<char*>(copy.base) + row, copy.pitch_bytes, 0,
-                              copy.pitch_bytes - row, m.dims(1), stream),
-            "cudaMemset2DAsync (staging)");
-        !s.ok()) {
-      s.Update(CudaStatus(cudaFreeAsync(copy.base, stream), "cudaFreeAsync (staging)"));
-      return s;
-    }
-  }
-  return copy;
+  absl::StatusOr<TunedMapPlan> plan = MapPlan(m);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<const TunedDriver*> d = Driver();
+  if (!d.ok()) return d.status();
+  void* pool = nullptr;
+  const char* what = nullptr;
+  TUNED_RETURN_IF_ERROR(LaunchStatus(tuned_staging_pool(*d, &pool, &what), what));
+  uint64_t copy = 0, pitch = 0;
+  TUNED_RETURN_IF_ERROR(LaunchStatus(tuned_stage_operand(*d, &*plan, reinterpret_cast<uintptr_t>(base),
+                                                         pool, stream, &copy, &pitch, &what),
+                                     what));
+  return StagedOperand{reinterpret_cast<void*>(copy), pitch};
 }
 
 absl::StatusOr<TensorMapBytes> EncodeTensorMap(const v1::TensorMap& m, const void* base) {
-  const int rank = m.dims_size();
-  if (rank < 1 || rank > 5 || m.box_size() != rank || m.strides_bytes_size() != rank - 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor map: ", rank, " dims, ", m.box_size(), " box sizes and ", m.strides_bytes_size(),
-        " strides; it needs 1 to 5 dims, as many box sizes and one stride fewer"));
-  }
-  CUtensorMapSwizzle swizzle;
-  switch (m.swizzle_bytes()) {
-    case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
-    case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
-    case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
-    case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor map: swizzle of ", m.swizzle_bytes(), " bytes (0, 32, 64 or 128)"));
-  }
-  CUtensorMapL2promotion promotion;
-  switch (m.l2_promotion_bytes()) {
-    case 0:
-    case 256: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B; break;
-    case 128: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B; break;
-    case 64: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B; break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor map: L2 promotion of ", m.l2_promotion_bytes(), " bytes (0, 64, 128 or 256)"));
-  }
+  absl::StatusOr<TunedMapPlan> plan = MapPlan(m);
+  if (!plan.ok()) return plan.status();
   TensorMapBytes out;
   if (!TmaTakes(m, base)) return out;  // zeros: the kernel copies without TMA
-  // The driver's function, looked up once (thread-safe static initialization).
-  static const absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> encode =
-      []() -> absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    TUNED_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-      return absl::InternalError("cuTensorMapEncodeTiled: not found in the driver");
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  if (!encode.ok()) return encode.status();
-  cuuint64_t dims[5], strides[4];
-  cuuint32_t box[5], unit[5];
-  for (int i = 0; i < rank; ++i) {
-    dims[i] = m.dims(i);
-    box[i] = m.box(i);
-    unit[i] = 1;
-    if (i + 1 < rank) strides[i] = m.strides_bytes(i);
-  }
-  const CUtensorMapDataType type = m.dtype() == v1::DTYPE_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                   : m.dtype() == v1::DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  const CUresult r = (*encode)(reinterpret_cast<CUtensorMap*>(&out), type,
-                            static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, strides,
-                            box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    return absl::InternalError(absl::StrCat("cuTensorMapEncodeTiled: CUresult ", static_cast<int>(r)));
-  }
+  absl::StatusOr<const TunedDriver*> d = Driver();
+  if (!d.ok()) return d.status();
+  const char* what = nullptr;
+  TUNED_RETURN_IF_ERROR(LaunchStatus(
+      tuned_encode_map(*d, &*plan, reinterpret_cast<uintptr_t>(base), nullptr, &out, &what), what));
   return out;
 }
 
 absl::StatusOr<PreparedLaunch> LoadedKernel::Prepare(const v1::LaunchGeometry& g) const {
-  if (g.grid_size() != 3 || g.block_size() != 3) {
-    return absl::InvalidArgumentError("launch geometry needs 3 grid and 3 block dimensions");
-  }
   PreparedLaunch p;
-  p.grid = dim3(g.grid(0), g.grid(1), g.grid(2));
-  p.block = dim3(g.block(0), g.block(1), g.block(2));
-  p.dynamic_shared_bytes = g.dynamic_shared_bytes();
-  p.prescale_output = g.prescale_output();
-  if (g.tensor_maps_size() > 0) {
-    p.first_map_param = g.tensor_maps(0).param();
-    for (int i = 0; i < g.tensor_maps_size(); ++i) {
-      const v1::TensorMap& m = g.tensor_maps(i);
-      if (m.param() != p.first_map_param + i || m.pointer_arg() >= p.first_map_param) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor map ", i, ": parameter ", m.param(), " over pointer parameter ",
-            m.pointer_arg(), "; maps follow the other parameters in order, over one of them"));
-      }
-      if (m.stage() && (m.dims_size() != 2 || m.strides_bytes_size() != 1)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("tensor map ", i, ": a staged map has rank 2, not ", m.dims_size()));
-      }
-      p.tensor_maps.push_back(m);
-    }
-  }
-  if (p.dynamic_shared_bytes > 48 * 1024) {
+  absl::StatusOr<TunedLaunchPlan> plan = LaunchPlan(g);
+  if (!plan.ok()) return plan.status();
+  p.plan = *plan;
+  if (p.plan.dynamic_shared_bytes > 48 * 1024) {
     TUNED_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(p.dynamic_shared_bytes)));
+                                    static_cast<int>(p.plan.dynamic_shared_bytes)));
   }
   return p;
 }
 
-absl::Status LoadedKernel::LaunchWithMaps(const PreparedLaunch& p, void** args,
-                                          cudaStream_t stream) const {
-  const cudaError_t launched = cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), p.grid,
-                                                p.block, args, p.dynamic_shared_bytes, stream);
-  // A refused launch (e.g. too many threads) also stays in the runtime's
-  // last-error slot: take it out, or the next good launch would report it.
-  const cudaError_t last = cudaGetLastError();
-  return CudaStatus(launched != cudaSuccess ? launched : last, "kernel launch");
-}
-
-absl::Status LoadedKernel::Launch(const PreparedLaunch& p, void** args, cudaStream_t stream) const {
-  if (p.tensor_maps.empty()) return LaunchWithMaps(p, args, stream);
-  // Tensor maps: the parameters from the first map's on, in order, each
-  // over its operand or the operand's staged copy (freed after the kernel,
-  // in stream order, whether or not it ran).
-  std::vector<TensorMapBytes> maps;
-  maps.reserve(p.tensor_maps.size());
-  // The copies' addresses, each passed in its operand's place (a slot per
-  // map, so that the pointers they hold stay put).
-  std::vector<void*> copies(p.tensor_maps.size(), nullptr);
-  absl::Status launched = [&]() -> absl::Status {
-    std::vector<void*> with_maps(args, args + p.first_map_param);
-    for (size_t i = 0; i < p.tensor_maps.size(); ++i) {
-      const v1::TensorMap& m = p.tensor_maps[i];
-      const void* base = *static_cast<void* const*>(args[m.pointer_arg()]);
-      absl::StatusOr<TensorMapBytes> bytes;
-      if (Stages(m, base)) {
-        absl::StatusOr<StagedOperand> copy = StageOperand(m, base, stream);
-        if (!copy.ok()) return copy.status();
-        copies[i] = copy->base;
-        with_maps[m.pointer_arg()] = &copies[i];
-        v1::TensorMap over_copy = m;
-        over_copy.set_strides_bytes(0, copy->pitch_bytes);
-        bytes = EncodeTensorMap(over_copy, copy->base);
-      } else {
-        bytes = EncodeTensorMap(m, base);
-      }
-      if (!bytes.ok()) return bytes.status();
-      maps.push_back(*bytes);
-    }
-    for (TensorMapBytes& m : maps) with_maps.push_back(&m);
-    return LaunchWithMaps(p, with_maps.data(), stream);
-  }();
-  for (void* copy : copies) {
-    if (copy == nullptr) continue;
-    absl::Status freed = CudaStatus(cudaFreeAsync(copy, stream), "cudaFreeAsync (staging)");
-    if (launched.ok()) launched = freed;
-  }
-  return launched;
+absl::Status LoadedKernel::Launch(const PreparedLaunch& p, void** args, cudaStream_t stream,
+                                  const void* const* maps) const {
+  absl::StatusOr<const TunedDriver*> d = Driver();
+  if (!d.ok()) return d.status();
+  // The context of Load where the thread has none current (a CUkernel
+  // launches in the current context); else the current one.
+  void* current = nullptr;
+  void* ctx = (*d)->ctx_get_current(&current) == 0 && current != nullptr ? nullptr : context_;
+  const char* what = nullptr;
+  return LaunchStatus(tuned_launch(*d, kernel_, ctx, &p.plan, args, maps, stream, 0, 0, &what),
+                      what);
 }
 
 absl::Status LoadedKernel::Launch(const v1::LaunchGeometry& g, void** args,

@@ -10,7 +10,8 @@ first of:
      protobuf-compiler-grpc; the C++ build needs them too);
   3. grpc_tools.protoc (the grpcio-tools package), if importable.
 The proto is found at $TUNED_PROTO_DIR (the directory holding tuned/v1/),
-else ../../proto of this file.
+else ../../proto of this file; the C launcher of the extension
+tuned._fastcall at $TUNED_CORE_DIR, else ../../core.
 """
 
 import os
@@ -20,6 +21,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
@@ -69,13 +71,39 @@ class BuildPyWithStubs(build_py):
         print(f"tuned: gRPC stubs for {PROTO}: {how}")
 
 
-# tuned._fastcall: the launches in C (tuned/_fastcall.c; libcuda and cuBLAS
-# are opened at run time, so no CUDA header or library is needed to build).
-# Optional: without a C compiler or Python's headers (Debian: python3-dev)
-# the package installs without it and launches through ctypes and torch.
+# The launcher in C that the C++ client library calls too (core/launch_c.c,
+# core/include/tuned/launch_c.h), found at $TUNED_CORE_DIR, else ../../core
+# of this file, and compiled into tuned._fastcall.
+CORE = Path(os.environ.get("TUNED_CORE_DIR", HERE.parent.parent / "core")).resolve()
+
+# tuned._fastcall: the launches in C (tuned/_fastcall.c on the launcher;
+# libcuda and cuBLAS are opened at run time, so no CUDA header or library is
+# needed to build). Optional: without a C compiler or Python's headers
+# (Debian: python3-dev), or without the launcher's sources, the package
+# installs without it and launches through ctypes and torch.
 FASTCALL = Extension("tuned._fastcall", ["tuned/_fastcall.c"], depends=["tuned/_fastcall_api.h"],
-                     libraries=["dl"],
+                     libraries=["dl", "pthread"],
                      extra_compile_args=["-O2", "-Wall", "-Werror"], optional=True)
+
+
+class BuildExtWithLauncher(build_ext):
+    """build_ext, with the C launcher's source and header copied from CORE
+    into the build directory, compiled into tuned._fastcall, its header
+    seen by both extensions (setup()'s arguments take no path outside this
+    directory)."""
+
+    def run(self):
+        launcher = Path(self.build_temp).resolve() / "launcher"
+        if (CORE / "launch_c.c").is_file():
+            (launcher / "tuned").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(CORE / "launch_c.c", launcher / "launch_c.c")
+            shutil.copyfile(CORE / "include/tuned/launch_c.h", launcher / "tuned/launch_c.h")
+            FASTCALL.sources.append(str(launcher / "launch_c.c"))
+            for ext in self.extensions:  # tuned/_fastcall_api.h includes tuned/launch_c.h
+                ext.include_dirs.append(str(launcher))
+        else:  # the optional extension then fails to build, and the package installs without it
+            print(f"tuned: no C launcher at {CORE} (set TUNED_CORE_DIR): tuned._fastcall not built")
+        super().run()
 
 
 
@@ -115,4 +143,4 @@ def torchcall():
 
 
 setup(packages=["tuned", "tuned.v1"], ext_modules=[FASTCALL] + torchcall(),
-      cmdclass={"build_py": BuildPyWithStubs})
+      cmdclass={"build_py": BuildPyWithStubs, "build_ext": BuildExtWithLauncher})

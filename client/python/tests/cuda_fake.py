@@ -24,6 +24,101 @@ DTYPES = {"f32": (torch.float32, torch.float32), "bf16": (torch.bfloat16, torch.
           "f16_f32": (torch.float16, torch.float32)}
 
 
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig (cuda.h), cuLaunchKernelEx's first argument."""
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+class MemPoolProps(ctypes.Structure):
+    """CUmemPoolProps (cuda.h), cuMemPoolCreate's description of a pool."""
+    _fields_ = [("allocType", ctypes.c_int), ("handleTypes", ctypes.c_int),
+                ("locationType", ctypes.c_int), ("locationId", ctypes.c_int),
+                ("win32SecurityAttributes", ctypes.c_void_p), ("maxSize", ctypes.c_size_t),
+                ("usage", ctypes.c_ushort), ("reserved", ctypes.c_ubyte * 54)]
+
+
+class Memcpy2D(ctypes.Structure):
+    """CUDA_MEMCPY2D (cuda.h), cuMemcpy2DAsync's description of a copy."""
+    _fields_ = [("srcXInBytes", ctypes.c_size_t), ("srcY", ctypes.c_size_t),
+                ("srcMemoryType", ctypes.c_int), ("srcHost", ctypes.c_void_p),
+                ("srcDevice", ctypes.c_uint64), ("srcArray", ctypes.c_void_p),
+                ("srcPitch", ctypes.c_size_t), ("dstXInBytes", ctypes.c_size_t),
+                ("dstY", ctypes.c_size_t), ("dstMemoryType", ctypes.c_int),
+                ("dstHost", ctypes.c_void_p), ("dstDevice", ctypes.c_uint64),
+                ("dstArray", ctypes.c_void_p), ("dstPitch", ctypes.c_size_t),
+                ("WidthInBytes", ctypes.c_size_t), ("Height", ctypes.c_size_t)]
+
+
+_v, _i, _u64, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_size_t
+# TunedDriver (core/include/tuned/launch_c.h): its functions in order, with their C types.
+_LAUNCHER_FUNCTIONS = [
+    ("ctx_get_current", (_v,)), ("ctx_push_current", (_v,)), ("ctx_pop_current", (_v,)),
+    ("ctx_get_device", (_v,)), ("launch_kernel_ex", (_v, _v, _v, _v)),
+    ("memset_d32_async", (_u64, ctypes.c_uint, _sz, _v)),
+    ("memset_d2d8_async", (_u64, _sz, ctypes.c_ubyte, _sz, _sz, _v)),
+    ("memcpy_2d_async", (_v, _v)), ("mem_pool_create", (_v, _v)),
+    ("mem_pool_set_attribute", (_v, _i, _v)), ("mem_alloc_from_pool_async", (_v, _sz, _v, _v)),
+    ("mem_free_async", (_u64, _v)),
+    ("tensor_map_encode_tiled", (_v, _i, ctypes.c_uint, _v, _v, _v, _v, _v, _i, _i, _i, _i)),
+    ("get_error_name", (_i, _v))]
+
+
+class LauncherDriver(ctypes.Structure):
+    """The C launcher's table of driver functions (TunedDriver)."""
+    _fields_ = [(name, ctypes.CFUNCTYPE(ctypes.c_int, *args)) for name, args in _LAUNCHER_FUNCTIONS]
+
+
+_tables = []  # every table made, kept: the launcher keys its staging pools by a table's address
+
+
+def launcher_table(fake):
+    """The address of a TunedDriver whose functions call `fake`'s methods
+    with the arguments ctypes would pass them (byref for an output, ctypes
+    values where the fake reads .value, plain ints elsewhere; a null stream
+    as 0). get_error_name is left null: errors are named in Python."""
+    u64s = lambda address, n: (ctypes.c_uint64 * n).from_address(address)  # noqa: E731
+    u32s = lambda address, n: (ctypes.c_uint32 * n).from_address(address)  # noqa: E731
+    calls = {
+        "ctx_get_current": lambda out: fake.cuCtxGetCurrent(out),
+        "ctx_push_current": lambda ctx: fake.cuCtxPushCurrent_v2(ctx or 0),
+        "ctx_pop_current": lambda out: fake.cuCtxPopCurrent_v2(out),
+        "ctx_get_device": lambda dev: fake.cuCtxGetDevice(
+            ctypes.byref(ctypes.c_int.from_address(dev))),
+        "launch_kernel_ex": lambda config, fn, params, extra: fake.cuLaunchKernelEx(
+            config, fn, params, extra),
+        "memset_d32_async": lambda p, value, count, stream: fake.cuMemsetD32Async(
+            p, value, count, stream or 0),
+        "memset_d2d8_async": lambda p, pitch, value, width, height, stream: fake.cuMemsetD2D8Async(
+            ctypes.c_uint64(p), ctypes.c_size_t(pitch), ctypes.c_ubyte(value),
+            ctypes.c_size_t(width), ctypes.c_size_t(height), stream or 0),
+        "memcpy_2d_async": lambda desc, stream: fake.cuMemcpy2DAsync_v2(
+            ctypes.byref(Memcpy2D.from_address(desc)), stream or 0),
+        "mem_pool_create": lambda pool, props: fake.cuMemPoolCreate(
+            ctypes.byref(ctypes.c_void_p.from_address(pool)),
+            ctypes.byref(MemPoolProps.from_address(props))),
+        "mem_pool_set_attribute": lambda pool, attr, value: fake.cuMemPoolSetAttribute(
+            pool, attr, ctypes.byref(ctypes.c_uint64.from_address(value))),
+        "mem_alloc_from_pool_async": lambda out, size, pool, stream: fake.cuMemAllocFromPoolAsync(
+            ctypes.byref(ctypes.c_uint64.from_address(out)), ctypes.c_size_t(size), pool,
+            stream or 0),
+        "mem_free_async": lambda p, stream: fake.cuMemFreeAsync(p, stream or 0),
+        "tensor_map_encode_tiled": lambda out, dtype, rank, base, dims, strides, box, elem, il, sw,
+        l2, oob: fake.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(out), dtype, ctypes.c_uint32(rank), ctypes.c_void_p(base),
+            u64s(dims, rank), u64s(strides, rank - 1), u32s(box, rank), u32s(elem, rank), il, sw,
+            l2, oob),
+    }
+    table = LauncherDriver()
+    for name, call in calls.items():
+        setattr(table, name, dict(LauncherDriver._fields_)[name](call))
+    _tables.append(table)
+    return ctypes.addressof(table)
+
+
 def image(layout="nn", dtype="f32", epilogue="none"):
     """A cubin for the fakes: the ELF magic, then the layout (tuner.proto
     Layout's name) the Emulator computes in, then, for a 16-bit kernel,
@@ -64,6 +159,12 @@ class FakeDriver:
         self.current = CONTEXT
         self.stack = []
         self.images = []  # each module's image, in load order
+
+    def launcher_table(self):
+        """The C launcher's driver table over this fake (launcher_table), made once."""
+        if not hasattr(self, "_table"):
+            self._table = launcher_table(self)
+        return self._table
 
     # ---- device, context, module ----
     def cuInit(self, flags):
@@ -138,7 +239,7 @@ class FakeDriver:
     def cuLaunchKernelEx(self, config, function, params, extra):
         assert extra is None
         self._image_of(function)
-        c = tuned.driver.LaunchConfig.from_address(config)
+        c = LaunchConfig.from_address(config)
         assert c.attrs is None and c.numAttrs == 0
         dims = [c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
                 c.sharedMemBytes]
@@ -151,7 +252,7 @@ class FakeDriver:
 
     # ---- staging (TensorMap.stage): a pool, its allocations, 2-D copies ----
     def cuMemPoolCreate(self, pool, props):
-        p = tuned.driver.MemPoolProps.from_address(ctypes.addressof(props._obj))
+        p = MemPoolProps.from_address(ctypes.addressof(props._obj))
         self.calls.append(("pool", p.allocType, p.locationType, p.locationId))
         pool._obj.value = POOL
         return 0
@@ -168,7 +269,7 @@ class FakeDriver:
         return 0
 
     def cuMemcpy2DAsync_v2(self, desc, stream):
-        d = tuned.driver.Memcpy2D.from_address(ctypes.addressof(desc._obj))
+        d = Memcpy2D.from_address(ctypes.addressof(desc._obj))
         self.copies.append({"src": d.srcDevice, "src_pitch": d.srcPitch, "dst": d.dstDevice,
                             "dst_pitch": d.dstPitch, "width": d.WidthInBytes, "height": d.Height,
                             "types": (d.srcMemoryType, d.dstMemoryType),
@@ -199,17 +300,6 @@ class FakeDriver:
         name._obj.value = {1: b"CUDA_ERROR_INVALID_VALUE", 700: b"CUDA_ERROR_ILLEGAL_ADDRESS",
                            2: b"CUDA_ERROR_OUT_OF_MEMORY"}[result]
         return 0
-
-
-class OldDriver(FakeDriver):
-    """A driver without cuLaunchKernelEx (CUDA < 12): cuLaunchKernel's 11 arguments."""
-
-    cuLaunchKernelEx = None
-
-    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
-        assert extra is None
-        self._image_of(function)
-        return self._record([gx, gy, gz, bx, by, bz, smem], stream, params, function)
 
 
 def sgemm_pointers(launch):
@@ -276,10 +366,10 @@ class Emulator(FakeDriver):
 
 def install(monkeypatch, lib):
     """`lib` in place of libcuda for tuned.driver, with torch's current raw
-    stream 0 and no context retained nor staging pool created yet."""
+    stream 0 and no context retained yet (the launcher's staging pools are
+    per driver table: none for a new fake)."""
     monkeypatch.setattr(tuned.driver, "libcuda", lambda: lib)
     monkeypatch.setattr(tuned.driver, "_primary", {})
-    monkeypatch.setattr(tuned.driver, "_pools", {})
     monkeypatch.setattr(tuned.driver, "stream_function", lambda torch: (lambda index: 0))
     return lib
 

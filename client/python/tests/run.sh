@@ -22,6 +22,7 @@ mkdir -p "$work/src/client"
 cp -r "$src/client/python" "$work/src/client/python"
 rm -rf "$work/src/client/python/build" "$work/src/client/python"/*.egg-info
 cp -r "$src/proto" "$work/src/proto"
+cp -r "$src/core" "$work/src/core"  # the C launcher, compiled into tuned._fastcall
 PIP_DISABLE_PIP_VERSION_CHECK=1 "$py" -m pip install -q --no-index --no-build-isolation --no-deps \
   --root-user-action=ignore --target "$work/site" "$work/src/client/python"
 cd "$work"

@@ -494,39 +494,6 @@ def test_a_compiled_model_matches_eager(client):
         assert err < 1e-5
 
 
-# ---- staging (TensorMap.stage) on the real driver ----
-
-def test_a_staged_operand_is_copied_into_16_byte_rows_on_the_gpu():
-    """tuned.driver.stage_operand with the real driver: a bfloat16 operand of
-    5 rows of 37 elements (74 bytes a row), one element off a 16-byte
-    boundary, copied into rows of 80 bytes from the device's staging pool on
-    torch's stream; each row's elements as they were, its padding zeros;
-    the workspace freed."""
-    import ctypes
-    import tuned.driver as drv
-    lib = drv.libcuda()
-    torch.cuda.init()
-    src = torch.arange(37 * 5 + 1, device="cuda", dtype=torch.float32).to(torch.bfloat16)
-    m = tuned.pb.TensorMap(pointer_arg=4, dims=[37, 5], strides_bytes=[74], box=[64, 64],
-                           swizzle_bytes=128, param=8, dtype=tuned.pb.DTYPE_BF16, stage=True)
-    base = src.data_ptr() + 2
-    assert not drv.tma_takes(base, m.strides_bytes)
-    stream = torch.cuda.current_stream().cuda_stream
-    with drv.Context(lib, torch.cuda.current_device()):
-        pool = drv.staging_pool(lib, torch.cuda.current_device())
-        copy, pitch = drv.stage_operand(lib, m, base, pool, stream)
-        back = torch.empty(5, 40, device="cuda", dtype=torch.bfloat16)
-        drv.check(lib, lib.cuMemcpyDtoDAsync_v2(ctypes.c_uint64(back.data_ptr()),
-                                                ctypes.c_uint64(copy), ctypes.c_size_t(80 * 5),
-                                                ctypes.c_void_p(stream)), "cuMemcpyDtoDAsync")
-        drv.check(lib, lib.cuMemFreeAsync(ctypes.c_uint64(copy), ctypes.c_void_p(stream)),
-                  "cuMemFreeAsync")
-    assert pitch == 80 and copy % 16 == 0
-    torch.cuda.synchronize()
-    assert torch.equal(back[:, :37], src[1:].view(5, 37))
-    assert not back[:, 37:].float().any()
-
-
 # ---- 16-bit GEMM: the bf16 and f16 problems ----
 
 GEMM16_BUDGET = os.environ.get("TUNED_GPU_16BIT_BUDGET", "24")

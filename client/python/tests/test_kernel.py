@@ -234,16 +234,8 @@ def test_another_current_context_is_pushed_for_the_launch(sgemm, driver):
 
 def test_a_failed_launch_is_named(sgemm, driver):
     driver.launch_result = 1
-    with pytest.raises(tuned.TunedError, match="cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"):
+    with pytest.raises(tuned.TunedError, match="cuLaunchKernelEx: CUDA_ERROR_INVALID_VALUE"):
         launch_sgemm(sgemm)
-
-
-def test_a_driver_without_cuLaunchKernelEx_takes_cuLaunchKernel(sgemm, monkeypatch):
-    driver = cuda_fake.install(monkeypatch, cuda_fake.OldDriver())
-    launch_sgemm(sgemm)
-    (launch,) = driver.launches
-    assert launch["dims"] == [1, 2, 1, 256, 1, 1, 0]
-    assert ctypes.c_void_p.from_buffer_copy(launch["bytes"][7]).value == 0x3000
 
 
 def test_large_dynamic_shared_memory_is_opted_in_once(monkeypatch):

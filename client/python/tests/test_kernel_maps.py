@@ -108,7 +108,7 @@ def test_a_staged_operand_is_copied_with_16_byte_rows_and_read_through_its_map(d
 
 
 def test_a_staged_map_has_rank_2(driver):
-    with pytest.raises(tuned.TunedError, match="a staged tensor map has rank 2"):
+    with pytest.raises(tuned.TunedError, match="malformed tensor map: a staged map has rank 2"):
         launch_sgemm(with_a_map(stage=True, dims=[16, 64, 1], strides_bytes=[64, 4096],
                                 box=[32, 64, 1]))
     assert driver.launches == []
@@ -200,3 +200,14 @@ def test_a_tensor_map_of_an_unknown_dtype_is_malformed(driver):
         launch_sgemm(with_a_map(dtype=9))
     assert e.value.code == grpc.StatusCode.INTERNAL
     assert driver.encodes == [] and driver.launches == []
+
+
+def test_the_plan_gives_its_maps_in_the_drivers_enums(driver):
+    """The launcher's plan of a kernel (what tuned._torchcall's served-kernel
+    table takes, serving.py): each map's pointer parameter, its
+    CUtensorMapDataType, dims, strides, box, CUtensorMapSwizzle,
+    CUtensorMapL2promotion (0 bytes: 256) and whether it stages."""
+    kernel = with_a_map(k=9, stage=True, swizzle_bytes=64, dtype=pb.DTYPE_F32)
+    launcher = kernel._prepare()
+    assert tuned.driver.fastcall.plan_maps(launcher.plan) == [
+        (4, 7, [9, 64], [36], [32, 64], 2, 3, True)]

@@ -6,8 +6,6 @@ driver (the CPU stands for the GPU, cuda_fake.Emulator computes the
 launches). Skipped where the C++ extension is not built (pip builds it
 where torch is importable)."""
 
-import ctypes
-
 import grpc
 import pytest
 
@@ -39,20 +37,13 @@ class Untuned(FakeDaemon):
 
 
 class StandIn:
-    """A cuda_fake driver as tc.stand_in takes it: its launches and memsets,
-    and encode_tiled as its cuTensorMapEncodeTiled (dims, strides, box: the
-    addresses of the C arrays)."""
+    """A cuda_fake driver as tc.stand_in takes it: the C launcher's table of its functions."""
 
     def __init__(self, lib):
         self.lib = lib
-        self.cuLaunchKernelEx, self.cuMemsetD32Async = lib.cuLaunchKernelEx, lib.cuMemsetD32Async
 
-    def encode_tiled(self, out, dtype, rank, base, dims, strides, box, swizzle, l2):
-        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
-        return self.lib.cuTensorMapEncodeTiled(
-            ctypes.c_void_p(out), dtype, u32(rank), ctypes.c_void_p(base),
-            (u64 * rank).from_address(dims), (u64 * (rank - 1)).from_address(strides),
-            (u32 * rank).from_address(box), (u32 * rank)(*[1] * rank), 0, swizzle, l2, 0)
+    def launcher_table(self):
+        return self.lib.launcher_table()
 
 
 @pytest.fixture
@@ -309,13 +300,14 @@ def test_bad_input_to_the_table_is_refused_and_changes_nothing(served):
     before = tc.stats()["entries"]
     with pytest.raises(ValueError, match="not a key"):
         tc.put_torch((6, 5, 8, "f64", "nt", "ieee_fp32", "none", -1), 1.0)
+    plan = tuned.driver.fastcall.launch_plan((1, 1, 1), (32, 1, 1), 0, False, 8, [])
     with pytest.raises(ValueError, match="slots are A, B, C, alpha, beta"):
-        tc.put_kernel(key, 1, 1, (1, 1, 1, 32, 1, 1, 0), bytes(64), (4, 5, 7), False, [])
+        tc.put_kernel(key, 1, 1, plan, bytes(64), (4, 5, 7), False)
     with pytest.raises(ValueError, match="a slot outside the parameters"):
-        tc.put_kernel(key, 1, 1, (1, 1, 1, 32, 1, 1, 0), bytes(64), (4, 5, 9, 3, 6), False, [])
-    with pytest.raises(ValueError, match="malformed tensor map"):
-        tc.put_kernel(key, 1, 1, (1, 1, 1, 32, 1, 1, 0), bytes(64), (4, 5, 7, 3, 6), False,
-                      [(4, 7, [], [], [], 3, 3, False)])
+        tc.put_kernel(key, 1, 1, plan, bytes(64), (4, 5, 9, 3, 6), False)
+    with pytest.raises(ValueError, match="not tuned._fastcall.launch_plan's"):
+        tc.put_kernel(key, 1, 1, [(4, 7, [], [], [], 3, 3, False)], bytes(64), (4, 5, 7, 3, 6),
+                      False)
     with pytest.raises(ValueError, match="stand_in"):
         tc.stand_in("cuda", served)
     assert tc.stats()["entries"] == before

@@ -20,8 +20,10 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "_fastcall_api.h"
+#include "tuned/launch_c.h"
 
 typedef int CUresult;
 typedef void* CUcontext;
@@ -29,26 +31,15 @@ typedef void* CUstream;
 typedef void* CUfunction;
 typedef unsigned long long CUdeviceptr;
 
-/* CUlaunchConfig (cuda.h); tuned/kernel.py's _LaunchConfig has the same fields. */
-typedef struct {
-  unsigned int gridDimX, gridDimY, gridDimZ;
-  unsigned int blockDimX, blockDimY, blockDimZ;
-  unsigned int sharedMemBytes;
-  CUstream hStream;
-  void* attrs;
-  unsigned int numAttrs;
-} LaunchConfig;
+/* CUlaunchConfig (cuda.h); tuned/driver.py's LaunchConfig has the same fields. */
+typedef TunedCuLaunchConfig LaunchConfig;
 
 static CUresult (*cuCtxGetCurrent_)(CUcontext*);
 static CUresult (*cuCtxPushCurrent_)(CUcontext);
 static CUresult (*cuCtxPopCurrent_)(CUcontext*);
-static CUresult (*cuLaunchKernelEx_)(const LaunchConfig*, CUfunction, void**, void**);
-static CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream);
 static CUresult (*cuStreamIsCapturing_)(CUstream, int*);  /* CUstreamCaptureStatus: 0 none */
-/* cuTensorMapEncodeTiled (CUDA >= 12; NULL with an older driver): the enums as ints. */
-static CUresult (*cuTensorMapEncodeTiled_)(void*, int, unsigned int, void*, const uint64_t*,
-                                           const uint64_t*, const unsigned int*,
-                                           const unsigned int*, int, int, int, int);
+/* The launcher (tuned/launch_c.h, core/launch_c.c) on libcuda: the launches and the tensor maps. */
+static const TunedDriver* launcher;
 
 typedef int cublasStatus_t;
 typedef void* cublasHandle_t;
@@ -138,10 +129,8 @@ static PyObject* init(PyObject* self, PyObject* unused) {
     if (h && RESOLVE(h, cuCtxGetCurrent_, "cuCtxGetCurrent") &&
         RESOLVE(h, cuCtxPushCurrent_, "cuCtxPushCurrent_v2") &&
         RESOLVE(h, cuCtxPopCurrent_, "cuCtxPopCurrent_v2") &&
-        RESOLVE(h, cuLaunchKernelEx_, "cuLaunchKernelEx") &&
-        RESOLVE(h, cuMemsetD32Async_, "cuMemsetD32Async") &&
-        RESOLVE(h, cuStreamIsCapturing_, "cuStreamIsCapturing")) {
-      *(void**)(&cuTensorMapEncodeTiled_) = dlsym(h, "cuTensorMapEncodeTiled");  /* may be NULL */
+        RESOLVE(h, cuStreamIsCapturing_, "cuStreamIsCapturing") &&
+        (launcher = tuned_driver_open()) != NULL) {
       libcuda = h;
     }
   }
@@ -210,27 +199,14 @@ static PyObject* failed(const char* what, int status) { return Py_BuildValue("(s
 static CUresult launch_kernel(CUfunction fn, CUcontext ctx, LaunchConfig* config, void** params,
                               CUstream stream, CUdeviceptr zero_ptr, long long zero_count,
                               const char** what) {
-  int pushed;
-  CUresult r = push_unless_current(ctx, &pushed);
-  if (r != 0) {
-    *what = "cuCtxPushCurrent";
-    return r;
-  }
-  *what = "cuLaunchKernelEx";
-  if (zero_count > 0) {
-    r = cuMemsetD32Async_(zero_ptr, 0, (size_t)zero_count, stream);
-    if (r != 0) *what = "cuMemsetD32Async (prescale C)";
-  }
-  if (r == 0) {
-    config->hStream = stream;
-    r = cuLaunchKernelEx_(config, fn, params, NULL);
-  }
-  CUresult p = pop_if_pushed(pushed);
-  if (r == 0 && p != 0) {
-    *what = "cuCtxPopCurrent";
-    r = p;
-  }
-  return r;
+  TunedLaunchPlan plan; /* no maps: only the geometry is read */
+  plan.grid[0] = config->gridDimX, plan.grid[1] = config->gridDimY, plan.grid[2] = config->gridDimZ;
+  plan.block[0] = config->blockDimX, plan.block[1] = config->blockDimY;
+  plan.block[2] = config->blockDimZ;
+  plan.dynamic_shared_bytes = config->sharedMemBytes;
+  plan.map_count = 0;
+  plan.param_count = 0;
+  return tuned_launch(launcher, fn, ctx, &plan, params, NULL, stream, zero_ptr, zero_count, what);
 }
 
 static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -592,6 +568,219 @@ static PyObject* gemm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+/* ---- a served kernel's launch plan on the launcher (tuned/launch_c.h) ---- */
+
+static const char kLaunchPlanName[] = "tuned._fastcall.launch_plan";
+
+static void launch_plan_free(PyObject* capsule) {
+  PyMem_Free(PyCapsule_GetPointer(capsule, kLaunchPlanName));
+}
+
+/* Reads up to `max` integers of sequence `seq` into out; their count, or -1 with an error set. */
+static Py_ssize_t read_u64s(PyObject* seq, uint64_t* out, Py_ssize_t max, const char* what) {
+  PyObject* fast = PySequence_Fast(seq, what);
+  if (!fast) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  if (n > max) {
+    Py_DECREF(fast);
+    PyErr_Format(PyExc_ValueError, "malformed tensor map: %s has %zd entries, at most %zd", what,
+                 n, max);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+  }
+  Py_DECREF(fast);
+  return PyErr_Occurred() ? -1 : n;
+}
+
+/* launch_plan(grid, block, smem, prescale, param_count, maps) -> plan: a
+ * served kernel's launch checked once (tuned_map_make, tuned_plan_check).
+ * grid, block: 3 integers each; maps: a sequence of TensorMap fields
+ * (param, pointer_arg, dtype, dims, strides_bytes, box, swizzle_bytes,
+ * l2_promotion_bytes, stage), dtype a tuner.proto DType. ValueError
+ * "malformed tensor map: ..." or "malformed launch geometry: ..." naming
+ * what the launcher refused. */
+static PyObject* launch_plan(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "launch_plan takes 6 arguments");
+    return NULL;
+  }
+  TunedLaunchPlan* p = (TunedLaunchPlan*)PyMem_Calloc(1, sizeof(TunedLaunchPlan));
+  if (!p) return PyErr_NoMemory();
+  uint64_t grid[3] = {0}, block[3] = {0};
+  const char* what = NULL;
+  int ok = read_u64s(args[0], grid, 3, "grid") == 3 && read_u64s(args[1], block, 3, "block") == 3;
+  if (ok) {
+    for (int i = 0; i < 3; ++i) p->grid[i] = (uint32_t)grid[i], p->block[i] = (uint32_t)block[i];
+    p->dynamic_shared_bytes = (uint32_t)PyLong_AsUnsignedLong(args[2]);
+    p->prescale_output = PyObject_IsTrue(args[3]) == 1;
+    p->param_count = (uint32_t)PyLong_AsUnsignedLong(args[4]);
+    ok = !PyErr_Occurred();
+  }
+  PyObject* maps = ok ? PySequence_Fast(args[5], "maps") : NULL;
+  if (maps) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(maps);
+    if (n > TUNED_LAUNCH_MAX_MAPS) {
+      PyErr_Format(PyExc_ValueError, "malformed launch geometry: %zd tensor maps, at most %d", n,
+                   TUNED_LAUNCH_MAX_MAPS);
+    }
+    for (Py_ssize_t i = 0; i < n && !PyErr_Occurred(); ++i) {
+      PyObject* m = PySequence_Fast_GET_ITEM(maps, i);
+      if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 9) {
+        PyErr_SetString(PyExc_TypeError, "a map is a tuple of 9 TensorMap fields");
+        break;
+      }
+      uint64_t dims[TUNED_LAUNCH_MAX_RANK], strides[TUNED_LAUNCH_MAX_RANK], box64[TUNED_LAUNCH_MAX_RANK];
+      uint32_t box[TUNED_LAUNCH_MAX_RANK];
+      Py_ssize_t rank = read_u64s(PyTuple_GET_ITEM(m, 3), dims, TUNED_LAUNCH_MAX_RANK, "dims");
+      Py_ssize_t nstrides = rank < 0 ? -1 : read_u64s(PyTuple_GET_ITEM(m, 4), strides, TUNED_LAUNCH_MAX_RANK, "strides");
+      Py_ssize_t nbox = nstrides < 0 ? -1 : read_u64s(PyTuple_GET_ITEM(m, 5), box64, TUNED_LAUNCH_MAX_RANK, "box");
+      if (nbox < 0) break;
+      for (Py_ssize_t j = 0; j < nbox; ++j) box[j] = (uint32_t)box64[j];
+      unsigned long v[5];
+      const int at[5] = {0, 1, 2, 6, 7};
+      for (int j = 0; j < 5; ++j) v[j] = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(m, at[j]));
+      int stage = PyObject_IsTrue(PyTuple_GET_ITEM(m, 8));
+      if (PyErr_Occurred()) break;
+      if (tuned_map_make(&p->maps[i], (uint32_t)v[0], (uint32_t)v[1], (int)v[2], (uint32_t)rank,
+                         dims, (uint32_t)nstrides, strides, (uint32_t)nbox, box, (uint32_t)v[3],
+                         (uint32_t)v[4], stage == 1, &what) != 0) {
+        PyErr_Format(PyExc_ValueError, "malformed %s", what);
+        break;
+      }
+      p->map_count = (uint32_t)(i + 1);
+    }
+    Py_DECREF(maps);
+    if (!PyErr_Occurred() && tuned_plan_check(p, &what) != 0) {
+      PyErr_Format(PyExc_ValueError, "malformed %s", what);
+    }
+  }
+  if (PyErr_Occurred()) {
+    PyMem_Free(p);
+    return NULL;
+  }
+  PyObject* capsule = PyCapsule_New(p, kLaunchPlanName, launch_plan_free);
+  if (!capsule) PyMem_Free(p);
+  return capsule;
+}
+
+/* The driver a launch calls: the table at address `arg` (a stand-in's), or
+ * 0 for libcuda's (RuntimeError where init() found none). */
+static const TunedDriver* driver_of(PyObject* arg) {
+  const TunedDriver* d = (const TunedDriver*)PyLong_AsVoidPtr(arg);
+  if (PyErr_Occurred()) return NULL;
+  if (!d) d = launcher;
+  if (!d) PyErr_SetString(PyExc_RuntimeError, "tuned._fastcall: no CUDA driver (call init() first)");
+  return d;
+}
+
+/* plan_maps(plan) -> [(pointer_arg, data_type, dims, strides, box, swizzle, l2, stage)]:
+ * the plan's maps in the driver's enums (CUtensorMapDataType,
+ * CUtensorMapSwizzle, CUtensorMapL2promotion), as tuned._torchcall takes them. */
+static PyObject* plan_maps(PyObject* self, PyObject* arg) {
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(arg, kLaunchPlanName);
+  if (!p) return NULL;
+  PyObject* out = PyList_New(p->map_count);
+  for (uint32_t i = 0; out && i < p->map_count; ++i) {
+    const TunedMapPlan* m = &p->maps[i];
+    PyObject *dims = PyList_New(m->rank), *strides = PyList_New(m->rank - 1), *box = PyList_New(m->rank);
+    for (uint32_t j = 0; dims && strides && box && j < m->rank; ++j) {
+      PyList_SET_ITEM(dims, j, PyLong_FromUnsignedLongLong(m->dims[j]));
+      PyList_SET_ITEM(box, j, PyLong_FromUnsignedLong(m->box[j]));
+      if (j + 1 < m->rank) PyList_SET_ITEM(strides, j, PyLong_FromUnsignedLongLong(m->strides_bytes[j]));
+    }
+    PyObject* t = dims && strides && box
+                      ? Py_BuildValue("(IiNNNiiO)", m->pointer_arg, m->data_type, dims, strides, box,
+                                      m->swizzle, m->l2_promotion, m->stage ? Py_True : Py_False)
+                      : NULL;
+    if (!t) {
+      Py_XDECREF(dims), Py_XDECREF(strides), Py_XDECREF(box);
+      Py_DECREF(out);
+      return NULL;
+    }
+    PyList_SET_ITEM(out, i, t);
+  }
+  return out;
+}
+
+/* encode_map(plan, driver, i, base, out) -> None or (what, CUresult): map i
+ * of the plan over device address `base` into the 64-byte aligned 128 bytes
+ * at address `out` (tuned_encode_map: zeros where TMA cannot take it). */
+static PyObject* encode_map(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "encode_map takes 5 arguments");
+    return NULL;
+  }
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  if (!p) return NULL;
+  const TunedDriver* d = driver_of(args[1]);
+  if (!d) return NULL;
+  Py_ssize_t i = PyLong_AsSsize_t(args[2]);
+  uint64_t base = PyLong_AsUnsignedLongLong(args[3]);
+  void* out = PyLong_AsVoidPtr(args[4]);
+  if (PyErr_Occurred()) return NULL;
+  if (i < 0 || i >= (Py_ssize_t)p->map_count || !out || (uintptr_t)out % 64 != 0) {
+    PyErr_SetString(PyExc_ValueError, "encode_map: no such map, or a null or unaligned output");
+    return NULL;
+  }
+  const char* what = NULL;
+  int r = tuned_encode_map(d, &p->maps[i], base, NULL, out, &what);
+  if (r != 0) return failed(what, r);
+  Py_RETURN_NONE;
+}
+
+/* stages(plan, i, base) -> whether a launch over `base` stages map i's operand (tuned_stages). */
+static PyObject* stages(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "stages takes 3 arguments");
+    return NULL;
+  }
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  if (!p) return NULL;
+  Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+  uint64_t base = PyLong_AsUnsignedLongLong(args[2]);
+  if (PyErr_Occurred()) return NULL;
+  if (i < 0 || i >= (Py_ssize_t)p->map_count) {
+    PyErr_SetString(PyExc_ValueError, "stages: no such map");
+    return NULL;
+  }
+  return PyBool_FromLong(tuned_stages(&p->maps[i], base));
+}
+
+/* launch_planned(plan, driver, fn, ctx, params, maps, stream, zero_ptr, zero_count)
+ * -> None, or (what, status) where a step failed (a CUresult, or a negative
+ * TUNED_LAUNCH_* code): tuned_launch. driver: the address of a TunedDriver
+ * (a stand-in's), or 0 for libcuda's; params: the address of the plan's
+ * param_count parameter pointers; maps: 0, or the address of one pointer
+ * per map to its encoding (a cache; a staged map is encoded anew). */
+static PyObject* launch_planned(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 9) {
+    PyErr_SetString(PyExc_TypeError, "launch_planned takes 9 arguments");
+    return NULL;
+  }
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  if (!p) return NULL;
+  const TunedDriver* d = driver_of(args[1]);
+  if (!d) return NULL;
+  void* fn = PyLong_AsVoidPtr(args[2]);
+  void* ctx = PyLong_AsVoidPtr(args[3]);
+  void* const* params = (void* const*)PyLong_AsVoidPtr(args[4]);
+  const void* const* maps = (const void* const*)PyLong_AsVoidPtr(args[5]);
+  void* stream = PyLong_AsVoidPtr(args[6]);
+  unsigned long long zero_ptr = PyLong_AsUnsignedLongLong(args[7]);
+  long long zero_count = PyLong_AsLongLong(args[8]);
+  if (PyErr_Occurred()) return NULL;
+  if (!fn || !params) {
+    PyErr_SetString(PyExc_ValueError, "launch_planned: null function or parameters");
+    return NULL;
+  }
+  const char* what = NULL;
+  int r = tuned_launch(d, fn, ctx, p, params, maps, stream, zero_ptr, zero_count, &what);
+  if (r != 0) return failed(what, r);
+  Py_RETURN_NONE;
+}
+
 /* The C API for tuned._torchcall (tuned/_fastcall_api.h). */
 
 static int api_plan_shape(PyObject* plan, long long* m, long long* n) {
@@ -626,17 +815,26 @@ static int api_is_capturing(void* stream, int* capturing) {
   return cuStreamIsCapturing_(stream, capturing);
 }
 
-static int api_encode_tiled(void* map, int dtype, unsigned int rank, void* base,
-                            const unsigned long long* dims, const unsigned long long* strides,
-                            const unsigned int* box, int swizzle, int l2) {
-  static const unsigned int ones[5] = {1, 1, 1, 1, 1};
-  if (!cuTensorMapEncodeTiled_ || rank < 1 || rank > 5) return -1;
-  return cuTensorMapEncodeTiled_(map, dtype, rank, base, (const uint64_t*)dims,
-                                 (const uint64_t*)strides, box, ones, 0, swizzle, l2, 0);
+static int api_plan_of(PyObject* capsule, TunedLaunchPlan* out) {
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(capsule, kLaunchPlanName);
+  if (!p) return -1;
+  *out = *p;
+  return 0;
 }
 
-static const FastcallApi kApi = {api_plan_shape, api_run, api_launch, api_is_capturing,
-                                 api_encode_tiled};
+static int api_launch_plan(const TunedDriver* driver, void* fn, void* ctx,
+                           const TunedLaunchPlan* plan, void* const* params, void* stream,
+                           unsigned long long zero_ptr, long long zero_count, const char** what) {
+  return tuned_launch(driver ? driver : launcher, fn, ctx, plan, params, NULL, stream, zero_ptr,
+                      zero_count, what);
+}
+
+static int api_stages(const TunedLaunchPlan* plan, unsigned int map, unsigned long long base) {
+  return map < plan->map_count && tuned_stages(&plan->maps[map], base);
+}
+
+static const FastcallApi kApi = {api_plan_shape,   api_run,     api_launch,     api_is_capturing,
+                                 api_plan_of, api_launch_plan, api_stages};
 
 static PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "init() -> (driver, cublas): load libcuda and cuBLAS"},
@@ -649,6 +847,16 @@ static PyMethodDef methods[] = {
      "plan(handle, lt, ctx, math, opb, opa, n, m, k, ldb, lda, ldc, workspace_limit[, ab_type, "
      "c_type]) -> "
      "(plan, workspace bytes or -1) or (what, status)"},
+    {"launch_plan", (PyCFunction)(void (*)(void))launch_plan, METH_FASTCALL,
+     "launch_plan(grid, block, smem, prescale, param_count, maps) -> plan"},
+    {"plan_maps", plan_maps, METH_O, "plan_maps(plan) -> the maps in the driver's enums"},
+    {"encode_map", (PyCFunction)(void (*)(void))encode_map, METH_FASTCALL,
+     "encode_map(plan, driver, i, base, out) -> None or (what, CUresult)"},
+    {"stages", (PyCFunction)(void (*)(void))stages, METH_FASTCALL,
+     "stages(plan, i, base) -> whether the launch stages map i's operand"},
+    {"launch_planned", (PyCFunction)(void (*)(void))launch_planned, METH_FASTCALL,
+     "launch_planned(plan, driver, fn, ctx, params, maps, stream, zero_ptr, zero_count) -> None or "
+     "(what, status)"},
     {"gemm", (PyCFunction)(void (*)(void))gemm, METH_FASTCALL,
      "gemm(plan, b, a, c, stream, workspace) -> None or (what, status)"},
     {NULL, NULL, 0, NULL}};

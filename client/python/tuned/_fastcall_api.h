@@ -5,6 +5,8 @@
 #ifndef TUNED_FASTCALL_API_H_
 #define TUNED_FASTCALL_API_H_
 
+#include "tuned/launch_c.h"
+
 typedef struct {
   /* A plan's row-major C shape (m rows, n columns): 0 with *m, *n set; -1
    * with a Python error set where `plan` is not one. */
@@ -28,15 +30,19 @@ typedef struct {
    * where init() found no driver. Needs no Python state (callable without
    * the GIL). */
   int (*is_capturing)(void* stream, int* capturing);
-  /* cuTensorMapEncodeTiled into the 64-byte aligned 128 bytes at `map`: a
-   * tensor map of CUtensorMapDataType `dtype` and `rank` over `base` (dims,
-   * strides in bytes of dims 1.., box), element strides 1, no interleave,
-   * CUtensorMapSwizzle `swizzle`, CUtensorMapL2promotion `l2`, out-of-range
-   * reads zero: 0, or the CUresult; -1 where the driver lacks it. Needs no
-   * Python state. */
-  int (*encode_tiled)(void* map, int dtype, unsigned int rank, void* base,
-                      const unsigned long long* dims, const unsigned long long* strides,
-                      const unsigned int* box, int swizzle, int l2);
+  /* The launch plan in `capsule` (tuned._fastcall.launch_plan's) copied
+   * into *out: 0, or -1 with a Python error set where it is not one. */
+  int (*plan_of)(PyObject* capsule, TunedLaunchPlan* out);
+  /* The C launcher's launch of `plan` (tuned_launch: the tensor maps
+   * encoded over the parameters' pointers, staged where the plan asks),
+   * with `driver` (a TunedDriver, a stand-in's; NULL: libcuda's): 0, or
+   * the failed step's status with *what naming it. Needs no Python state. */
+  int (*launch_plan)(const TunedDriver* driver, void* fn, void* ctx, const TunedLaunchPlan* plan,
+                     void* const* params, void* stream, unsigned long long zero_ptr,
+                     long long zero_count, const char** what);
+  /* Whether a launch of `plan` over `base` stages map `map`'s operand
+   * (tuned_stages; 0 for no such map). Needs no Python state. */
+  int (*stages)(const TunedLaunchPlan* plan, unsigned int map, unsigned long long base);
 } FastcallApi;
 
 #endif /* TUNED_FASTCALL_API_H_ */

@@ -34,7 +34,6 @@ constexpr const char* kMathNames[] = {"ieee_fp32", "tf32", "fp32_accurate"};
 constexpr const char* kDtypeNames[] = {"f32", "bf16", "f16"};
 constexpr const char* kEpilogueNames[] = {"none", "bias"};
 constexpr size_t kMaxParams = 32;  // an SGEMM kernel has 8 (9 with an epilogue's bias)
-constexpr size_t kMaxMaps = 4;     // tensor maps a kernel takes (a TMA GEMM: A, B, C)
 
 struct KeyHash {
   size_t operator()(const Key& key) const {
@@ -54,32 +53,17 @@ struct KeyHash {
 
 }  // namespace
 
-// A tensor map a launch encodes over an operand, as driver.Launcher
-// describes it (its enums resolved there): the pointer parameter it covers,
-// its CUtensorMapDataType, rank, dims, strides in bytes (of dims 1..), box,
-// CUtensorMapSwizzle and CUtensorMapL2promotion; `stage`: where the operand
-// is not TMA-aligned the kernel needs a padded copy (not made here).
-struct MapSpec {
-  int pointer_arg = 0, dtype = 0, swizzle = 0, l2 = 0;
-  unsigned int rank = 0;
-  unsigned long long dims[5] = {}, strides[4] = {};
-  unsigned int box[5] = {};
-  bool stage = false;
-};
-
 // A served kernel's launch, prepared by tuned.Kernel (its driver.Launcher):
-// the function and its context, grid, block and dynamic shared bytes, each
-// parameter's bytes (8 a parameter), the parameters a call sets, and the
-// tensor maps passed after the parameters.
+// the function and its context, the C launcher's plan (geometry, tensor
+// maps), each parameter's bytes (8 a parameter), the parameters a call sets.
 struct Launch {
   void* fn = nullptr;
   void* ctx = nullptr;
-  unsigned int dims[7] = {};
+  TunedLaunchPlan plan{};
   std::vector<uint64_t> params;
   int slot[6] = {};  // A, B, C, alpha, beta, and the epilogue's bias
   int slots = 5;     // 6 with a bias
   bool prescale = false;  // the kernel adds into C: C set to zero first
-  std::vector<MapSpec> maps;
 };
 
 namespace {
@@ -108,18 +92,10 @@ Table& table() {
 }
 
 // The device type whose tensors are served (CUDA; the CPU with a stand-in
-// driver in the tests) and the stand-in driver (a Python object with
-// cuLaunchKernelEx and cuMemsetD32Async, as tests/cuda_fake.py's).
+// driver in the tests) and the stand-in driver (the C launcher's table of
+// its functions, tests/cuda_fake.py's launcher_table; null: libcuda's).
 std::atomic<c10::DeviceType> served_type{c10::DeviceType::CUDA};
-PyObject* stand_in_driver = nullptr;
-
-// CUlaunchConfig (cuda.h), as tuned/_fastcall.c and tuned.driver.LaunchConfig declare it.
-struct LaunchConfig {
-  unsigned int grid[3], block[3], smem;
-  void* stream;
-  void* attrs;
-  unsigned int num_attrs;
-};
+std::atomic<const TunedDriver*> stand_in_driver{nullptr};
 
 // Whether `stream` is being captured; true where the driver cannot tell (so
 // that nothing is queued during a capture).
@@ -127,35 +103,6 @@ bool Capturing(void* stream) {
   if (stand_in_driver != nullptr) return false;
   int capturing = 0;
   return api == nullptr || api->is_capturing(stream, &capturing) != 0 || capturing != 0;
-}
-
-// The stand-in driver's method `name` called with the arguments that
-// `format` and the values build (Py_BuildValue), the GIL taken; its int
-// result (a CUresult; -1 where the call raised, the error printed).
-template <typename... Values>
-int CallStandIn(const char* name, const char* format, Values... values) {
-  PyGILState_STATE gil = PyGILState_Ensure();
-  int r = -1;
-  PyObject* args = Py_BuildValue(format, values...);
-  PyObject* method = args ? PyObject_GetAttrString(stand_in_driver, name) : nullptr;
-  PyObject* result = method ? PyObject_CallObject(method, args) : nullptr;
-  if (result != nullptr) r = static_cast<int>(PyLong_AsLong(result));
-  if (PyErr_Occurred()) PyErr_Print();
-  Py_XDECREF(result);
-  Py_XDECREF(method);
-  Py_XDECREF(args);
-  PyGILState_Release(gil);
-  return r;
-}
-
-// Whether TMA takes a map over `base` (driver.tma_takes): the base 16-byte
-// aligned and every stride a multiple of 16.
-bool TmaTakes(unsigned long long base, const MapSpec& m) {
-  if (base % 16 != 0) return false;
-  for (unsigned int i = 0; i + 1 < m.rank; ++i) {
-    if (m.strides[i] % 16 != 0) return false;
-  }
-  return true;
 }
 
 void Enqueue(Table& t, const Key& key) {
@@ -251,42 +198,16 @@ PyObject* PyPutTorch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
-// One tensor map of put_kernel's: (pointer_arg, dtype, dims, strides,
-// box, swizzle, l2, stage); false with a Python error set.
-bool ParseMap(PyObject* item, size_t params, MapSpec* m) {
-  PyObject *dims, *strides, *box, *stage;
-  if (!PyArg_ParseTuple(item, "iiOOOiiO", &m->pointer_arg, &m->dtype, &dims, &strides, &box,
-                        &m->swizzle, &m->l2, &stage)) {
-    return false;
-  }
-  const Py_ssize_t rank = PySequence_Size(dims);
-  if (rank < 1 || rank > 5 || m->pointer_arg < 0 || static_cast<size_t>(m->pointer_arg) >= params) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "put_kernel: a malformed tensor map");
-    return false;
-  }
-  m->rank = static_cast<unsigned int>(rank);
-  int64_t v[5];
-  if (!ReadInts(dims, v, rank, "put_kernel: a map's dims")) return false;
-  for (Py_ssize_t i = 0; i < rank; ++i) m->dims[i] = static_cast<unsigned long long>(v[i]);
-  if (!ReadInts(strides, v, rank - 1, "put_kernel: a map's strides")) return false;
-  for (Py_ssize_t i = 0; i + 1 < rank; ++i) m->strides[i] = static_cast<unsigned long long>(v[i]);
-  if (!ReadInts(box, v, rank, "put_kernel: a map's box")) return false;
-  for (Py_ssize_t i = 0; i < rank; ++i) m->box[i] = static_cast<unsigned int>(v[i]);
-  m->stage = PyObject_IsTrue(stage) == 1;
-  return true;
-}
-
-// put_kernel(key, fn, ctx, dims, params, slots, prescale, maps): the kernel
+// put_kernel(key, fn, ctx, plan, params, slots, prescale): the kernel
 // serves `key`. fn, ctx: its CUfunction and the CUcontext it was loaded into
-// (kept loaded by the caller for the process's life); dims: grid x, y, z,
-// block x, y, z, dynamic shared bytes; params: 8 bytes a parameter, each
-// value from the start of its 8; slots: the indices of A, B, C, alpha, beta
-// (and the bias of a kernel with an epilogue: 6); prescale: C is set to zero
-// first; maps: its tensor maps in parameter order after `params` (ParseMap's
-// tuples), encoded each call over the call's pointers.
+// (kept loaded by the caller for the process's life); plan: its launch plan
+// (tuned._fastcall.launch_plan: geometry, tensor maps encoded each call over
+// the call's pointers); params: 8 bytes a parameter, each value from the
+// start of its 8; slots: the indices of A, B, C, alpha, beta (and the bias
+// of a kernel with an epilogue: 6); prescale: C is set to zero first.
 PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 8) {
-    PyErr_SetString(PyExc_TypeError, "put_kernel takes 8 arguments");
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "put_kernel takes 7 arguments");
     return nullptr;
   }
   Key key;
@@ -295,8 +216,16 @@ PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   launch->fn = PyLong_AsVoidPtr(args[1]);
   launch->ctx = PyLong_AsVoidPtr(args[2]);
   if (PyErr_Occurred()) return nullptr;
-  int64_t dims[7], slots[6];
-  if (!ReadInts(args[3], dims, 7, "put_kernel: dims")) return nullptr;
+  if (api == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "put_kernel: no launcher");
+    return nullptr;
+  }
+  if (api->plan_of(args[3], &launch->plan) != 0) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ValueError, "put_kernel: the plan is not tuned._fastcall.launch_plan's");
+    return nullptr;
+  }
+  int64_t slots[6];
   const Py_ssize_t count = PySequence_Size(args[5]);
   if (count != 5 + key.epilogue) {
     if (!PyErr_Occurred()) {
@@ -306,8 +235,11 @@ PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   if (!ReadInts(args[5], slots, count, "put_kernel: slots")) return nullptr;
-  for (int i = 0; i < 7; ++i) launch->dims[i] = static_cast<unsigned int>(dims[i]);
   if (!ReadParams(args[4], kMaxParams, &launch->params, "put_kernel: params")) return nullptr;
+  if (launch->plan.param_count != 0 && launch->plan.param_count != launch->params.size()) {
+    PyErr_SetString(PyExc_ValueError, "put_kernel: the plan's maps follow other parameters");
+    return nullptr;
+  }
   launch->slots = static_cast<int>(count);
   for (int i = 0; i < count; ++i) {
     if (slots[i] < 0 || slots[i] >= static_cast<int64_t>(launch->params.size())) {
@@ -317,23 +249,8 @@ PyObject* PyPutKernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     launch->slot[i] = static_cast<int>(slots[i]);
   }
   launch->prescale = PyObject_IsTrue(args[6]) == 1;
-  PyObject* maps = PySequence_Fast(args[7], "put_kernel: maps must be a sequence");
-  if (!maps) return nullptr;
-  const Py_ssize_t map_count = PySequence_Fast_GET_SIZE(maps);
-  bool ok = static_cast<size_t>(map_count) <= kMaxMaps;
-  if (!ok) PyErr_SetString(PyExc_ValueError, "put_kernel: at most 4 tensor maps");
-  launch->maps.resize(ok ? map_count : 0);
-  for (Py_ssize_t i = 0; ok && i < map_count; ++i) {
-    ok = ParseMap(PySequence_Fast_GET_ITEM(maps, i), launch->params.size(), &launch->maps[i]);
-  }
-  Py_DECREF(maps);
-  if (!ok) return nullptr;
   if (launch->prescale && key.dtype != 0) {
     PyErr_SetString(PyExc_ValueError, "put_kernel: only a float32 C is prescaled");
-    return nullptr;
-  }
-  if (api == nullptr || (stand_in_driver == nullptr && api->launch == nullptr)) {
-    PyErr_SetString(PyExc_RuntimeError, "put_kernel: no launcher");
     return nullptr;
   }
   Entry e;
@@ -372,12 +289,9 @@ PyObject* PyStats(PyObject*, PyObject*) {
 }
 
 // stand_in(device_type, driver): serve tensors of device type "cpu" with
-// `driver` (a Python object with cuLaunchKernelEx(config, fn, params,
-// extra) and cuMemsetD32Async(ptr, value, count, stream), as
-// tests/cuda_fake.py's, and encode_tiled(map, dtype, rank, base, dims,
-// strides, box, swizzle, l2), the last four arguments addresses of arrays
-// of 64-bit integers (box: 32-bit)) launching; stand_in("cuda", None) goes
-// back to the GPU and tuned._fastcall's launcher.
+// `driver` (an object whose launcher_table() gives the address of a
+// TunedDriver, as tests/cuda_fake.py's) launching; stand_in("cuda", None)
+// goes back to the GPU and libcuda.
 PyObject* PyStandIn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2 || !PyUnicode_Check(args[0])) {
     PyErr_SetString(PyExc_TypeError, "stand_in(device_type, driver)");
@@ -390,9 +304,15 @@ PyObject* PyStandIn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_ValueError, "stand_in: (\"cpu\", a driver) or (\"cuda\", None)");
     return nullptr;
   }
-  Py_XDECREF(stand_in_driver);
-  stand_in_driver = cpu ? args[1] : nullptr;
-  Py_XINCREF(stand_in_driver);
+  const TunedDriver* table = nullptr;
+  if (cpu) {
+    PyObject* address = PyObject_CallMethod(args[1], "launcher_table", nullptr);
+    if (!address) return nullptr;
+    table = static_cast<const TunedDriver*>(PyLong_AsVoidPtr(address));
+    Py_DECREF(address);
+    if (PyErr_Occurred()) return nullptr;
+  }
+  stand_in_driver.store(table);
   served_type.store(cpu ? c10::DeviceType::CPU : c10::DeviceType::CUDA);
   Py_RETURN_NONE;
 }
@@ -427,13 +347,12 @@ bool ReadParams(PyObject* bytes_object, size_t max, std::vector<uint64_t>* out, 
   return true;
 }
 
-// A map's bytes stay zero where TMA does not take its operand (the kernel
-// then reads it without TMA).
+// A staged operand (TensorMap.stage where TMA cannot take it) is not
+// copied here: the call runs torch's kernel (false).
 bool Run(const Launch& launch, const void* a, const void* b, void* c, const void* bias,
          int64_t c_words, void* stream) {
   uint64_t values[kMaxParams];
-  void* pointers[kMaxParams + kMaxMaps];
-  alignas(64) unsigned char maps[kMaxMaps][128];
+  void* pointers[kMaxParams];
   std::memcpy(values, launch.params.data(), launch.params.size() * 8);
   for (size_t i = 0; i < launch.params.size(); ++i) pointers[i] = &values[i];
   const void* addresses[4] = {a, b, c, bias};
@@ -442,45 +361,16 @@ bool Run(const Launch& launch, const void* a, const void* b, void* c, const void
   const float one = 1.0f, zero = 0.0f;
   std::memcpy(&values[launch.slot[3]], &one, sizeof(float));
   std::memcpy(&values[launch.slot[4]], &zero, sizeof(float));
-  for (size_t i = 0; i < launch.maps.size(); ++i) {
-    const MapSpec& m = launch.maps[i];
-    unsigned long long base = 0;
-    std::memcpy(&base, &values[m.pointer_arg], sizeof(base));
-    const bool takes = TmaTakes(base, m);
-    if (!takes && m.stage) return false;
-    std::memset(maps[i], 0, sizeof(maps[i]));
-    pointers[launch.params.size() + i] = maps[i];
-    if (!takes) continue;
-    const int r = stand_in_driver != nullptr
-        ? CallStandIn("encode_tiled", "(KiIKKKKii)", reinterpret_cast<unsigned long long>(maps[i]),
-                      m.dtype, m.rank, base, reinterpret_cast<unsigned long long>(m.dims),
-                      reinterpret_cast<unsigned long long>(m.strides),
-                      reinterpret_cast<unsigned long long>(m.box), m.swizzle, m.l2)
-        : api->encode_tiled(maps[i], m.dtype, m.rank, reinterpret_cast<void*>(base), m.dims,
-                            m.strides, m.box, m.swizzle, m.l2);
-    TORCH_CHECK(r == 0, "tuned: cuTensorMapEncodeTiled failed: CUresult ", r);
+  for (uint32_t i = 0; i < launch.plan.map_count; ++i) {
+    uint64_t base = 0;
+    std::memcpy(&base, &values[launch.plan.maps[i].pointer_arg], sizeof(base));
+    if (api->stages(&launch.plan, i, base)) return false;
   }
   const auto c_address = reinterpret_cast<unsigned long long>(c);
-  if (stand_in_driver != nullptr) {
-    if (launch.prescale) {
-      const int r = CallStandIn("cuMemsetD32Async", "(KiLK)", c_address, 0,
-                                static_cast<long long>(c_words),
-                                reinterpret_cast<unsigned long long>(stream));
-      TORCH_CHECK(r == 0, "tuned: cuMemsetD32Async (prescale C) failed: CUresult ", r);
-    }
-    LaunchConfig config{{launch.dims[0], launch.dims[1], launch.dims[2]},
-                        {launch.dims[3], launch.dims[4], launch.dims[5]},
-                        launch.dims[6], stream, nullptr, 0};
-    const int r = CallStandIn("cuLaunchKernelEx", "(KKKO)",
-                              reinterpret_cast<unsigned long long>(&config),
-                              reinterpret_cast<unsigned long long>(launch.fn),
-                              reinterpret_cast<unsigned long long>(pointers), Py_None);
-    TORCH_CHECK(r == 0, "tuned: cuLaunchKernelEx failed: CUresult ", r);
-    return true;
-  }
   const char* what = "";
-  const int r = api->launch(launch.fn, launch.ctx, launch.dims, pointers, stream,
-                            launch.prescale ? c_address : 0, launch.prescale ? c_words : 0, &what);
+  const int r = api->launch_plan(stand_in_driver.load(), launch.fn, launch.ctx, &launch.plan,
+                                 pointers, stream, launch.prescale ? c_address : 0,
+                                 launch.prescale ? c_words : 0, &what);
   TORCH_CHECK(r == 0, "tuned: ", what, " failed: CUresult ", r);
   return true;
 }
@@ -532,7 +422,7 @@ PyMethodDef kTableMethods[] = {
     {"next_miss", PyNextMiss, METH_O, "next_miss(timeout_s) -> a queued key or None"},
     {"put_torch", FASTCALL(PyPutTorch), METH_FASTCALL, "put_torch(key, retry_s)"},
     {"put_kernel", FASTCALL(PyPutKernel), METH_FASTCALL,
-     "put_kernel(key, fn, ctx, dims, params, slots, prescale, maps)"},
+     "put_kernel(key, fn, ctx, plan, params, slots, prescale)"},
     {"clear", PyClear, METH_NOARGS, "clear(): forget every entry and queued key"},
     {"stats", PyStats, METH_NOARGS, "stats() -> the table's counters"},
     {"stand_in", FASTCALL(PyStandIn), METH_FASTCALL, "stand_in(device_type, driver)"},

@@ -1,8 +1,9 @@
 """Running a tuned kernel on torch tensors: tuned.Kernel.
 
 The kernel is loaded with the CUDA driver API (tuned/driver.py: ctypes on
-libcuda): no dependency beyond torch (which the tensors need anyway) and the
-driver every CUDA program already has. torch has created the device's
+libcuda) and launched by the C launcher (core/launch_c.c, compiled into
+tuned._fastcall): no dependency beyond torch (which the tensors need anyway)
+and the driver every CUDA program already has. torch has created the device's
 primary context for its tensors; the kernel is loaded into that context and
 launched on torch's current stream, so it orders with torch's own work like
 any torch op. torch is imported lazily: the gRPC client works without it.

@@ -156,10 +156,7 @@ def fill(tc, key, client=None):
         tc.put_torch(key, -1.0)
         return "torch"
     params = b"".join(bytes(ctype(value)).ljust(8, b"\0") for ctype, value in launcher.template)
-    maps = [(m.pointer_arg, data_type, list(m.dims), list(m.strides_bytes), list(m.box),
-             driver.SWIZZLE[m.swizzle_bytes], driver.L2_PROMOTION[m.l2_promotion_bytes], m.stage)
-            for m, data_type in zip(launcher.maps, launcher.map_types)]
     _held[key] = kernel
-    tc.put_kernel(key, launcher.fn, launcher.ctx, (*launcher.grid, *launcher.block, launcher.smem),
-                  params, launcher.fast, kernel._prescale, maps)
+    tc.put_kernel(key, launcher.fn, launcher.ctx, launcher.plan, params, launcher.fast,
+                  kernel._prescale)
     return "kernel"

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tuned/launch_c.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
@@ -28,18 +29,28 @@ namespace tuned {
 /// OK for cudaSuccess, else INTERNAL "<what>: <cudaGetErrorName>: <string>".
 absl::Status CudaStatus(cudaError_t err, std::string_view what);
 
+/// OK for 0, else the launcher's status (tuned/launch_c.h) as absl::Status
+/// "<what>: <name>": RESOURCE_EXHAUSTED for CUDA_ERROR_OUT_OF_MEMORY,
+/// INVALID_ARGUMENT for TUNED_LAUNCH_BAD_PLAN, FAILED_PRECONDITION for
+/// TUNED_LAUNCH_NO_DRIVER, else INTERNAL.
+absl::Status LaunchStatus(int result, const char* what);
+
+/// The C launcher's template of tensor map `m` (tuned_map_make).
+/// INVALID_ARGUMENT for a malformed map (rank, box, swizzle, promotion, dtype).
+absl::StatusOr<TunedMapPlan> MapPlan(const v1::TensorMap& m);
+
+/// The C launcher's plan of `geometry` (3 grid and 3 block dimensions; its
+/// tensor maps after the other parameters, in order, each over an earlier
+/// one, a staged one of rank 2: tuned_plan_check). INVALID_ARGUMENT for a
+/// malformed geometry.
+absl::StatusOr<TunedLaunchPlan> LaunchPlan(const v1::LaunchGeometry& geometry);
+
 /// A launch geometry checked and converted once (LoadedKernel::Prepare):
 /// what a launch would otherwise work out from the proto each time.
 struct PreparedLaunch {
-  dim3 grid;
-  dim3 block;
-  uint32_t dynamic_shared_bytes = 0;
-  bool prescale_output = false;  // LaunchGeometry.prescale_output
-  /// The tensor maps (LaunchGeometry.tensor_maps), passed as the parameters
-  /// from `first_map_param` on, in order, each over the pointer parameter it
-  /// names (pointer_arg < first_map_param).
-  std::vector<v1::TensorMap> tensor_maps;
-  uint32_t first_map_param = 0;
+  /// The C launcher's plan: geometry, prescale_output, the tensor maps.
+  TunedLaunchPlan plan{};
+  bool prescale_output() const { return plan.prescale_output != 0; }
 };
 
 /// A compiled kernel loaded into the current context (cudaLibrary API).
@@ -67,15 +78,14 @@ class LoadedKernel {
   /// kernel into its dynamic shared memory, once, for launches with it.
   /// INVALID_ARGUMENT for a malformed geometry, INTERNAL for a CUDA error.
   absl::StatusOr<PreparedLaunch> Prepare(const v1::LaunchGeometry& geometry) const;
-  /// Launches a prepared geometry: `args` as above (the tensor maps, if
-  /// any, are encoded here over the pointers they name, or over the staged
-  /// copies of the operands TensorMap.stage asks to stage, StageOperand,
-  /// whose addresses the kernel gets in the operands' places).
-  absl::Status Launch(const PreparedLaunch& prepared, void** args, cudaStream_t stream) const;
-  /// Launches a prepared geometry with `args` holding every parameter,
-  /// the tensor maps included: cudaLaunchKernel and nothing else.
-  absl::Status LaunchWithMaps(const PreparedLaunch& prepared, void** args,
-                              cudaStream_t stream) const;
+  /// Launches a prepared geometry with the C launcher (tuned_launch): `args`
+  /// as above; the tensor maps, if any, are `maps` (the caller's encodings,
+  /// one per map: a cache) or encoded here over the pointers they name, or
+  /// over the staged copies of the operands TensorMap.stage asks to stage,
+  /// whose addresses the kernel gets in the operands' places. Where no
+  /// context is current on the thread, the one of Load is pushed.
+  absl::Status Launch(const PreparedLaunch& prepared, void** args, cudaStream_t stream,
+                      const void* const* maps = nullptr) const;
   /// Registers per thread and local (spill) bytes of the loaded function.
   int registers() const { return registers_; }
   int local_bytes() const { return local_bytes_; }
@@ -83,6 +93,7 @@ class LoadedKernel {
  private:
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
+  void* context_ = nullptr;  // the context current at Load (a CUcontext)
   int registers_ = 0;
   int local_bytes_ = 0;
 };
@@ -93,11 +104,11 @@ struct alignas(64) TensorMapBytes {
 };
 
 /// Whether TMA takes map `m` over `base`: `base` 16-byte aligned and every
-/// stride a multiple of 16 bytes (cuTensorMapEncodeTiled's rules).
+/// stride a multiple of 16 bytes (cuTensorMapEncodeTiled's rules, tuned_tma_takes).
 bool TmaTakes(const v1::TensorMap& m, const void* base);
 
 /// Whether a launch over `base` stages map `m`'s operand: m.stage() and TMA
-/// does not take `base` (TensorMap.stage).
+/// does not take `base` (TensorMap.stage, tuned_stages).
 bool Stages(const v1::TensorMap& m, const void* base);
 
 /// A staged operand (TensorMap.stage): the copy's base, 16-byte aligned,
@@ -109,9 +120,9 @@ struct StagedOperand {
 
 /// Copies the rank-2 operand of map `m` at `base` (dims[1] rows of dims[0]
 /// elements, pitch strides_bytes[0]) into a workspace with 16-byte rows, on
-/// `stream` (cudaMemcpy2DAsync; the rows' padding zeroed, cudaMemset2DAsync).
+/// `stream` (tuned_stage_operand: cuMemcpy2DAsync; the rows' padding zeroed).
 /// The workspace comes from a stream-ordered
-/// pool of the current device that keeps its memory (cudaMallocFromPoolAsync,
+/// pool of the current device that keeps its memory (tuned_staging_pool,
 /// release threshold unbounded); the caller frees it with cudaFreeAsync on
 /// `stream` after the kernel. INVALID_ARGUMENT for a map not of rank 2;
 /// RESOURCE_EXHAUSTED when the device memory runs out; INTERNAL for another
@@ -119,8 +130,8 @@ struct StagedOperand {
 absl::StatusOr<StagedOperand> StageOperand(const v1::TensorMap& m, const void* base,
                                            cudaStream_t stream);
 
-/// The tiled tensor map `m` describes over `base` (cuTensorMapEncodeTiled,
-/// through the runtime's driver entry point; interleave none, zero fill, L2
+/// The tiled tensor map `m` describes over `base` (tuned_encode_map:
+/// cuTensorMapEncodeTiled; interleave none, zero fill, L2
 /// promotion as m.l2_promotion_bytes), or 128 zero bytes where TMA cannot take it: `base`
 /// not 16-byte aligned or a stride not a multiple of 16 bytes (the kernel
 /// tests the same and copies without TMA). INVALID_ARGUMENT for a
