@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <iostream>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -23,19 +25,25 @@
 namespace tuned {
 namespace {
 
-/// Configs of one family form compiled in one program (compile_check.h).
-struct Group {
+/// A share of the configs of one family form and kernel template: shard
+/// `shard` of `shards` (compile_check.h's groups of the selected configs,
+/// dealt round-robin), so that no one test holds a whole kind's space.
+struct Part {
   const Family* family;
-  std::string name;  // the group's first config and the group's index
-  std::vector<Config> configs;
+  std::string name;  // the form, the template and the shard
+  std::vector<Config> configs;  // every valid config of the form and template
+  size_t shard;
+  size_t shards;
 };
 
 /// Every valid config of every family's forms (sgemm's dtypes: fp32 and
 /// the 16-bit forms) and math modes (sgemm's tensor-core kinds are in
-/// MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once, in groups that
-/// share their source and options.
-std::vector<Group> AllGroups() {
-  std::vector<Group> groups;
+/// MATH_FP32_ACCURATE's and MATH_TF32's spaces), each once, by form and
+/// kernel template, in about one shard for each 4 programs of the whole
+/// space. The parts do not depend on which configs a run compiles
+/// (compile_check::Select, in the test), so ctest's list of tests is one.
+std::vector<Part> AllParts() {
+  std::vector<Part> parts;
   for (const Family* base : AllFamilies()) {
     std::vector<const Family*> forms = {base};
     for (v1::DType dtype : base->DTypes()) {
@@ -46,37 +54,113 @@ std::vector<Group> AllGroups() {
     }
     for (const Family* f : forms) {
       std::set<std::string> names;
-      std::vector<Config> configs;
+      std::map<std::string, std::vector<Config>> by_template;
       for (v1::Math math : f->MathModes()) {
         for (auto& c : f->ValidSpace(Sm90ReferenceDevice(), nullptr, math)) {
-          if (names.insert(f->ConfigName(c)).second) configs.push_back(c);
+          if (!names.insert(f->ConfigName(c)).second) continue;
+          const std::string expr = f->Source(c).name_expression;
+          by_template[expr.substr(0, expr.find('<'))].push_back(c);
         }
       }
-      for (auto& g : compile_check::GroupBySource(*f, configs)) {
-        std::string name = absl::StrCat(f->ConfigName(g.front()), "_", groups.size());
-        for (char& ch : name) {
-          if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      for (auto& [kernel, configs] : by_template) {
+        const size_t shards = (compile_check::GroupBySource(*f, configs).size() + 3) / 4;
+        for (size_t shard = 0; shard < shards; ++shard) {
+          std::string name = absl::StrCat(std::string(f->name()), "_", v1::DType_Name(f->dtype()), "_", kernel,
+                                          "_", shard);
+          for (char& ch : name) {
+            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+          }
+          parts.push_back({f, std::move(name), configs, shard, shards});
         }
-        groups.push_back({f, std::move(name), std::move(g)});
       }
     }
   }
-  return groups;
+  return parts;
 }
 
-void PrintTo(const Group& g, std::ostream* os) { *os << g.name; }
+void PrintTo(const Part& p, std::ostream* os) { *os << p.name; }
 
-class CompileTest : public ::testing::TestWithParam<Group> {};
+class CompileTest : public ::testing::TestWithParam<Part> {};
 
-/// Each config of the group compiles for sm_90 into a cubin with its entry,
-/// within 255 registers and without spills, its wgmmas asynchronous
-/// (compile_check.h ExpectGroupCompiles).
+/// Each config of the part that compile_check::Select keeps compiles for
+/// sm_90 into a cubin with its entry, within 255 registers and without
+/// spills, its wgmmas asynchronous (compile_check.h ExpectGroupCompiles).
 TEST_P(CompileTest, CompilesForSm90WithoutSpills) {
-  compile_check::ExpectGroupCompiles(*GetParam().family, GetParam().configs);
+  const Part& part = GetParam();
+  const std::vector<Config> selected = compile_check::Select(*part.family, part.configs);
+  const auto groups = compile_check::GroupBySource(*part.family, selected);
+  size_t compiled = 0;
+  for (size_t g = part.shard; g < groups.size(); g += part.shards) {
+    compile_check::ExpectGroupCompiles(*part.family, groups[g]);
+    compiled += groups[g].size();
+  }
+  std::cout << "compile_check: " << compiled << " of " << part.configs.size() << " configs (seed "
+            << compile_check::Seed() << (compile_check::AllConfigs() ? ", all" : "") << ")\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, CompileTest, ::testing::ValuesIn(AllGroups()),
-                         [](const ::testing::TestParamInfo<Group>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(AllConfigs, CompileTest, ::testing::ValuesIn(AllParts()),
+                         [](const ::testing::TestParamInfo<Part>& info) { return info.param.name; });
+
+// Select keeps configs that take every code path and a seeded sample of the
+// rest: every path of every form is taken by each seed's selection, the
+// sample changes with the seed, and TUNED_ALL_CONFIGS=1 keeps every config.
+TEST(CompileCheck, SelectTakesEveryPathAndASeededSample) {
+  size_t total = 0, kept = 0, covering = 0;
+  std::set<std::string> all_paths, kept_paths;
+  std::vector<std::string> names_a, names_b;
+  for (const Part& p : AllParts()) {
+    if (p.shard != 0) continue;
+    total += p.configs.size();
+    covering += compile_check::CoverPaths(*p.family, p.configs).size();
+    for (const Config& c : p.configs) {
+      for (std::string& path : compile_check::PathsOf(*p.family, c)) all_paths.insert(path);
+    }
+    ::setenv("TUNED_COMPILE_SEED", "a", 1);
+    for (const Config& c : compile_check::Select(*p.family, p.configs)) {
+      for (std::string& path : compile_check::PathsOf(*p.family, c)) kept_paths.insert(path);
+      names_a.push_back(p.family->ConfigName(c));
+      ++kept;
+    }
+    ::setenv("TUNED_COMPILE_SEED", "b", 1);
+    for (const Config& c : compile_check::Select(*p.family, p.configs)) {
+      names_b.push_back(p.family->ConfigName(c));
+    }
+    ::setenv("TUNED_ALL_CONFIGS", "1", 1);
+    EXPECT_EQ(compile_check::Select(*p.family, p.configs).size(), p.configs.size()) << p.name;
+    ::unsetenv("TUNED_ALL_CONFIGS");
+  }
+  ::unsetenv("TUNED_COMPILE_SEED");
+  std::cout << total << " configs, " << all_paths.size() << " code paths taken by " << covering
+            << " of them; " << kept << " compiled with seed a\n";
+  EXPECT_EQ(kept_paths, all_paths);
+  EXPECT_NE(names_a, names_b);
+  EXPECT_GT(total, 1000u);
+  EXPECT_LT(kept, total / 4);
+  EXPECT_GT(kept, covering);  // the sample is not empty
+}
+
+// The groups of the whole space (compile_check::GroupBySource, by part):
+// each valid config is in one group of one part, and each group holds
+// configs of one source. Prints each group's first config (the GPU
+// machine's list of tensor-core configs is made from these lines:
+// docs/development.md).
+TEST(CompileCheck, GroupsHoldEveryConfigOnce) {
+  size_t configs = 0, grouped = 0;
+  std::set<std::string> names;
+  for (const Part& p : AllParts()) {
+    if (p.shard != 0) continue;
+    configs += p.configs.size();
+    for (const auto& g : compile_check::GroupBySource(*p.family, p.configs)) {
+      std::cout << "group " << p.family->ConfigName(g.front()) << " " << g.size() << "\n";
+      for (const Config& c : g) {
+        EXPECT_TRUE(names.insert(p.family->ConfigName(c)).second) << p.family->ConfigName(c);
+        EXPECT_EQ(SourceText(p.family->Source(c)), SourceText(p.family->Source(g.front())));
+        ++grouped;
+      }
+    }
+  }
+  EXPECT_EQ(grouped, configs);
+}
 
 // Compiled together, each instantiation gets its own entry and its own
 // registers from the ptxas log: a kernel with 64 live accumulators uses

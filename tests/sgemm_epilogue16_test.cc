@@ -154,9 +154,10 @@ TEST(Gemm16Epilogue, FusedEntriesTakeTheBiasAfterC) {
   EXPECT_EQ(bias.Geometry({}, shape, Sm90ReferenceDevice()).grid_size(), 0);
 }
 
-// Every config of the heaviest epilogue (GELU's erf form) compiles in bf16,
-// layout nt, without spills; each kind's configs of the other epilogues and
-// dtypes share its code (half16::Fuse), so a sample of them.
+// The configs of the heaviest epilogue (GELU's erf form) compile in bf16,
+// layout nt, without spills (each code path and a seeded sample of the rest:
+// compile_check.h Select); each kind's configs of the other epilogues and
+// dtypes share its code (half16::Fuse), so one config of each kind of them.
 TEST(Gemm16Epilogue, SpaceCompilesWithEachEpilogue) {
   const v1::Device d = Sm90ReferenceDevice();
   const Family& erf = Fused(v1::DTYPE_BF16, v1::EPILOGUE_BIAS_GELU_ERF);

@@ -458,8 +458,9 @@ TEST(Gemm16Family, CheckRefusesWhatTheKernelsCannotRun) {
   expect(Simt16(256, 256, 16, 4, 4), "threads", d);  // 4096 threads
 }
 
-// Every config of every 16-bit form compiles in layout nn (compile_test);
-// here bf16's in the other layouts, whose kernels read A or B transposed.
+// Every 16-bit form's configs compile in layout nn (compile_test); here
+// bf16's in the other layouts, whose kernels read A or B transposed (each
+// code path and a seeded sample of the rest: compile_check.h Select).
 TEST(Gemm16Family, SpaceCompilesWithoutSpillsInEveryLayout) {
   std::vector<Config> configs;
   for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {

@@ -14,7 +14,8 @@ repository):
   5. README.md, what a newcomer reads first, has at most 300 lines.
   6. Each layer of docs/architecture.md includes only itself and the layers
      above it (LAYERS), and a family's worker/ folder, a plug-in of
-     tuned-worker, also server/worker/.
+     tuned-worker, also the worker's plug-in kit (KIT) and nothing else of
+     server/worker/.
   7. The top level has the design card's folders (CARD): CMakeLists.txt,
      proto/, server/, client/, kernels_src/ (the built-in families' CUDA
      sources), db/, tests/, deploy/.
@@ -48,6 +49,9 @@ LAYERS = [
 # The top level that the design card names: a file (no slash) or a folder (a slash).
 CARD = ("CMakeLists.txt", "proto/", "server/", "client/", "kernels_src/", "db/", "tests/", "deploy/")
 PLUGIN = re.compile(r"^families/[^/]+/worker/")
+# What a plug-in may include of server/worker/: the problem interface, the
+# buffers and checked calls, and the fp64 check of a result.
+KIT = ("server/worker/problem.h", "server/worker/buffers.h", "server/worker/fp64_check.h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 INCLUDE_DIRS = ("", "core/include/", "client/include/")  # where a quoted include is found
 RUN_PATH = re.compile(r"20\d\d-\d\d-\d\d_(?:h100|h200|cpu2)")
@@ -99,7 +103,7 @@ def layer_errors(root):
         if layer is None:
             continue
         if PLUGIN.match(f):
-            layer += ("server/worker/",)
+            layer += KIT
         try:
             lines = open(os.path.join(root, f), encoding="utf-8").read().splitlines()
         except (UnicodeDecodeError, OSError):

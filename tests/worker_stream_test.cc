@@ -1,7 +1,8 @@
 // The streamed compile of the worker protocol (Compile.stream) against the
 // real `tuned-worker --compile-only` process, through WorkerClient: one
 // message per kernel as each is compiled, then the final one; what came
-// before a timeout stays delivered.
+// before a timeout stays delivered. And a Measure given its compiled kernel
+// does not send the code back.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -134,6 +135,39 @@ TEST_F(WorkerStreamTest, WhatCameBeforeATimeoutStaysDelivered) {
   for (const auto& r : plain->compiled().results()) {
     EXPECT_EQ(v1::MeasurementStatus_Name(r.status()), "MEASUREMENT_COMPILED");
   }
+}
+
+// A Measure that carries its compiled kernel (what the daemon sends) is
+// answered without the cubin and PTX that it sent; one without compiles the
+// kernel and answers with its code.
+TEST_F(WorkerStreamTest, AMeasureGivenItsCubinDoesNotSendItBack) {
+  v1::worker::Request compile;
+  *compile.mutable_compile()->add_kernels() = Unrolled(2);
+  auto compiled = compiler_->Call(compile, absl::Minutes(2));
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_EQ(compiled->compiled().results_size(), 1);
+  const v1::worker::MeasureResult& code = compiled->compiled().results(0);
+  ASSERT_EQ(v1::MeasurementStatus_Name(code.status()), "MEASUREMENT_COMPILED");
+  ASSERT_FALSE(code.cubin().empty());
+
+  v1::worker::Request given;
+  *given.mutable_measure()->mutable_kernel() = Unrolled(2);
+  *given.mutable_measure()->mutable_compiled() = code;
+  auto measured = compiler_->Call(given, absl::Minutes(2));
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  ASSERT_TRUE(measured->error().empty()) << measured->error();
+  EXPECT_EQ(v1::MeasurementStatus_Name(measured->measured().status()), "MEASUREMENT_COMPILED");
+  EXPECT_TRUE(measured->measured().cubin().empty());
+  EXPECT_TRUE(measured->measured().ptx().empty());
+  EXPECT_EQ(measured->measured().entry(), code.entry());
+  EXPECT_EQ(measured->measured().registers(), code.registers());
+
+  v1::worker::Request fresh;
+  *fresh.mutable_measure()->mutable_kernel() = Unrolled(2);
+  auto compiled_here = compiler_->Call(fresh, absl::Minutes(2));
+  ASSERT_TRUE(compiled_here.ok()) << compiled_here.status();
+  EXPECT_FALSE(compiled_here->measured().cubin().empty());
+  EXPECT_EQ(compiled_here->measured().entry(), code.entry());
 }
 
 // A worker that dies during a streamed compile: UNAVAILABLE, as for Call.

@@ -131,11 +131,12 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const JobContext& ctx, co
   if (r.status() == v1::MEASUREMENT_OK && r.median_ms() > 0) {
     m.set_metric(MetricOf(family, shape, r.median_ms()));
     *best_ms = *best_ms > 0 ? std::min(*best_ms, r.median_ms()) : r.median_ms();
-    // With the compile's NVRTC log, as the compile cache keeps the same
-    // binary: the store then holds one row for both (InsertBinary), not a
-    // second copy of the cubin and PTX.
-    binary = {kernel.source(), r.entry(), r.cubin(), r.ptx(),
-              compiled.status() == v1::MEASUREMENT_COMPILED ? compiled.message() : ""};
+    // The code that was sent (the worker does not send it back), with the
+    // compile's NVRTC log, as the compile cache keeps the same binary: the
+    // store then holds one row for both (InsertBinary), not a second copy of
+    // the cubin and PTX.
+    binary = {kernel.source(), compiled.entry(), compiled.cubin(), compiled.ptx(),
+              compiled.message()};
   }
   const bool restart = BrokeWorker(r.status()) || r.worker_exits() || !worker_->alive();
   spdlog::debug("job {}: {} {} {:.4f} ms", job.id(), kernel.name(),

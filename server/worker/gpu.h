@@ -1,6 +1,7 @@
-// CUDA runtime helpers for the worker: checked calls, device buffers, device
-// description, loading and launching compiled kernels, and timing. Only the
-// worker process (and GPU tests) link this.
+// CUDA runtime helpers for the worker: the device's description, and timing
+// (median and interleaved rounds, the L2 and instruction-cache flush). The
+// buffers a problem holds are the plug-in kit's (server/worker/buffers.h).
+// Only the worker process (and GPU tests) link this.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,44 +16,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/status.h"
+#include "server/worker/buffers.h"
 #include "tuned/launch.h"
 #include "tuned/v1/tuner.pb.h"
 
 namespace tuned {
-
-/// Owns one cudaMalloc allocation.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  /// RESOURCE_EXHAUSTED if the device is out of memory.
-  static absl::StatusOr<DeviceBuffer> Alloc(size_t bytes);
-  void* get() const { return ptr_; }
-  float* f32() const { return static_cast<float*>(ptr_); }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-/// Fills `count` floats of `buf` with uniform random values in [-1, 1)
-/// from fixed-seed generators (std::mt19937_64, one per 2^20 values, on
-/// several threads): the same seed gives the same values, and a shorter
-/// fill of the same seed is a prefix of a longer one.
-absl::Status FillRandom(const DeviceBuffer& buf, size_t count, uint64_t seed);
-
-/// Copies `count` floats to the host.
-absl::StatusOr<std::vector<float>> CopyToHost(const DeviceBuffer& buf, size_t count);
-
-/// Elements of `got` whose bits differ from `want`'s (NaN poison included),
-/// over want.size() elements: the check of families whose result is exact.
-int64_t BitMismatches(const std::vector<float>& got, const std::vector<float>& want);
 
 /// Makes `ordinal` current and describes it (name, compute capability,
 /// limits, driver and NVRTC versions). FAILED_PRECONDITION if there is no

@@ -239,8 +239,15 @@ worker::MeasureResult Worker::Measure(const worker::Measure& request) {
     if (exit_after) broken_ = true;
     return r;
   }
-  return MeasureCompiled(compiled, k.geometry(), request.best_ms(), /*time=*/true,
-                         request.max_repetitions() > 0 ? request.max_repetitions() : kMaxRepetitions);
+  worker::MeasureResult r =
+      MeasureCompiled(compiled, k.geometry(), request.best_ms(), /*time=*/true,
+                      request.max_repetitions() > 0 ? request.max_repetitions() : kMaxRepetitions);
+  if (request.compiled().status() == v1::MEASUREMENT_COMPILED) {
+    // The daemon has the code it sent: it does not cross the pipe again.
+    r.clear_cubin();
+    r.clear_ptx();
+  }
+  return r;
 }
 
 worker::MeasureResult Worker::MeasureCompiled(const CompiledKernel& compiled,

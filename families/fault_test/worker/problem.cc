@@ -14,7 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/worker/gpu.h"
+#include "server/worker/buffers.h"
 #include "server/worker/problem.h"
 
 namespace tuned {

@@ -39,7 +39,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "server/worker/fp64_check.h"
-#include "server/worker/gpu.h"
+#include "server/worker/buffers.h"
 #include "server/worker/problem.h"
 #include "tuned/half.h"
 
