@@ -17,7 +17,20 @@
 #                                                  end with each call, /var/tmp stays)
 #   bench/fleet.sh run OUT NAME GPUS [KILL_AFTER]  one run: database NAME from "cache"
 #   bench/fleet.sh summary OUT ONE TWO [KILLED]    the SUMMARY line of two runs
-# Locally (no GPU) FLEET_FLAGS=--compile-only checks the script itself.
+# Locally (no GPU) FLEET_FLAGS=--compile-only checks the script itself
+# (FLEET_WARM_FLAGS: the warming daemon's, such as --worker build/tests/fake_worker).
+#
+# Recorded workloads instead of shapes: WORKLOAD=FILE (set for setup, run and
+# summary_workload) submits `tunectl workload sweep FILE` from one client and
+# warms the cache with the same command on the compile-only daemon.
+#   bench/fleet.sh record OUT                      OUT/workload.json: bench/models.py --record-only
+#                                                  (MODELS, default gpt2,encoder; decode and
+#                                                  prefill; ieee_fp32, tf32, bf16), merged
+#   bench/fleet.sh run OUT NAME GPUS [KILL_AFTER]  also PG_RESTART_AFTER=S: a crash restart of
+#                                                  the server S seconds in; ends by collecting
+#                                                  each job's pick (OUT/run_NAME.json)
+#   bench/fleet.sh summary_workload OUT GPUS ONE FLEET [FAULTED...]
+#                                                  SUMMARY fleet_workload (bench/fleet_workload.py)
 set -u
 cmd=$1 out=$2
 shift 2
@@ -27,10 +40,27 @@ export PATH=$root/.bundle/bin:$PATH
 shapes=${SHAPES:-$root/.fleet/shapes.txt}  # ../shared/bench/shapes.txt, carried
 flags=${FLEET_FLAGS:-}
 family=${FAMILY:-sgemm}  # FAMILY=transpose SHAPES=... WARM="1024 1024": a quick local check
+workload=${WORKLOAD:-}
 source "$root/bench/pg.sh"
 log() { echo "# $(date -u +%FT%TZ) $*"; }
+# The Python package, for recording and collecting (outside the work tree, beside the
+# server), with $PYTHON (python3: the one with torch, for recording).
+site=$pg-site py=${PYTHON:-python3}
+pysite() {
+  [[ -f $site/tuned/__init__.py ]] || "$py" -m pip install -q --no-index --no-build-isolation --no-deps \
+    --target "$site" "$root/client/python" > /dev/null || return 1
+}
+# A workload's queue is one client's: the quota of jobs per client is lifted.
+[[ -n $workload ]] && flags="$flags --max-jobs-per-client 100000"
 
 case $cmd in
+record)
+  mkdir -p "$out/workloads"
+  pysite || exit 1
+  PYTHONPATH=$site "$py" bench/models.py --record-only --models "${MODELS:-gpt2,encoder}" \
+    --cases decode,prefill --modes ieee_fp32,tf32,bf16 --out "$out/workloads" || exit 1
+  PYTHONPATH=$site "$py" bench/fleet_workload.py merge "$out/workload.json" "$out"/workloads/*.workload.json
+  ;;
 setup)
   mkdir -p "$out"
   pg_setup "$out/initdb.log" || exit 1
@@ -38,12 +68,17 @@ setup)
   # The warm cache: a compile-only daemon compiles the static space once.
   export XDG_RUNTIME_DIR=$(mktemp -d)
   log "warming the compile cache" | tee "$out/warm.log"
-  tuned --compile-only --gpu 9 --db "$(pg_url cache)" >> "$out/warm_daemon.log" 2>&1 &
+  tuned --compile-only --gpu 9 --db "$(pg_url cache)" ${workload:+--max-jobs-per-client 100000} ${FLEET_WARM_FLAGS:-} \
+    >> "$out/warm_daemon.log" 2>&1 &
   d=$!
   for _ in $(seq 100); do tunectl --gpu 9 device > /dev/null 2>&1 && break; sleep 0.2; done
   start=$(date +%s)
-  tunectl --gpu 9 sweep --family $family ${WARM:-1024 1024 1024} --wait > /dev/null 2>> "$out/warm.log"
-  tunectl --gpu 9 job 1 >> "$out/warm.log"
+  if [[ -n $workload ]]; then
+    tunectl --gpu 9 workload sweep "$workload" --wait >> "$out/warm.log" 2>&1
+  else
+    tunectl --gpu 9 sweep --family $family ${WARM:-1024 1024 1024} --wait > /dev/null 2>> "$out/warm.log"
+    tunectl --gpu 9 job 1 >> "$out/warm.log"
+  fi
   log "warm cache in $(( $(date +%s) - start )) s" | tee -a "$out/warm.log"
   kill -TERM $d; wait $d
   ;;
@@ -54,13 +89,13 @@ run)
   # RUN_LIMIT=S: after S seconds the run pauses (SIGTERM: the daemons hand
   # their claims back) and the same command in a later call resumes it; the
   # wall time is the sum of the parts (a device call lasts 10 minutes at most).
-  name=$1 gpus=$2 kill_after=${3:-0} limit=${RUN_LIMIT:-100000}
+  name=$1 gpus=$2 kill_after=${3:-0} limit=${RUN_LIMIT:-100000} restart_after=${PG_RESTART_AFTER:-0}
   state=$pg/run_$name
   export XDG_RUNTIME_DIR=$(mktemp -d)
   rlog=$out/fleet_$name.log
   {
     log "$(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null | tr '\n' ';')"
-    log "command: RUN_LIMIT=$limit bench/fleet.sh run $out $name $gpus $kill_after  (shapes: $shapes, flags: $flags)"
+    log "command: RUN_LIMIT=$limit PG_RESTART_AFTER=$restart_after WORKLOAD=$workload bench/fleet.sh run $out $name $gpus $kill_after  (shapes: $shapes, flags: $flags)"
   } > "$rlog"
   if pgenv "$pgbin/createdb" -h "$pg/sock" -p 5432 -U postgres -T cache "$name"; then
     echo 0 > "$state.wall"; echo 0 > "$state.twice"; : > "$state.ids"
@@ -89,7 +124,13 @@ run)
   scraper=$!
   start=$(date +%s.%N)
   ids=($(cat "$state.ids"))
-  if [[ ${#ids[@]} -eq 0 ]]; then
+  if [[ ${#ids[@]} -eq 0 && -n $workload ]]; then
+    tunectl --gpu 0 workload sweep "$workload" --json > "$out/queued_$name.json" 2>> "$rlog"
+    ids=($(python3 -c 'import json,sys; print(" ".join(str(j["job"]) for j in json.load(open(sys.argv[1]))))' \
+           "$out/queued_$name.json"))
+    echo "${ids[*]}" > "$state.ids"
+    log "submitted the workload $workload: ${#ids[@]} jobs: ${ids[*]}" >> "$rlog"
+  elif [[ ${#ids[@]} -eq 0 ]]; then
     while read -r m n k; do
       [[ -z ${m:-} || $m == \#* ]] && continue
       ids+=($(tunectl --gpu 0 sweep --family $family $m $n $k --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'))
@@ -97,7 +138,7 @@ run)
     echo "${ids[*]}" > "$state.ids"
     log "submitted ${#ids[@]} jobs: ${ids[*]}" >> "$rlog"
   fi
-  killed=0
+  killed=0 restarted=0
   while true; do
     left=0
     for id in "${ids[@]}"; do
@@ -125,6 +166,13 @@ PY
       cat "$rlog"
       exit 3
     fi
+    if [[ $restart_after != 0 && $restarted == 0 ]] && python3 -c "import sys; sys.exit(0 if $now - $start > $restart_after else 1)"; then
+      as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -m immediate -w stop >> "$rlog" 2>&1
+      sleep 2
+      pg_start >> "$rlog" 2>&1
+      restarted=1
+      log "crash restart (pg_ctl -m immediate) of the PostgreSQL server at $(python3 -c "print(round($now - $start, 1))") s, $left jobs left" >> "$rlog"
+    fi
     if [[ $kill_after != 0 && $killed == 0 ]] && python3 -c "import sys; sys.exit(0 if $now - $start > $kill_after else 1)"; then
       kill -9 ${pids[$((gpus - 1))]}
       killed=1
@@ -136,11 +184,11 @@ PY
   sleep 2.5  # a last scrape
   kill $scraper 2>/dev/null
   log "wall $wall s for ${#ids[@]} jobs" >> "$rlog"
-  tunectl --gpu 0 jobs --limit 100 >> "$rlog"
-  tunectl --gpu 0 jobs --limit 100 --json > "$out/jobs_$name.json"
+  tunectl --gpu 0 jobs --limit 1000 >> "$rlog"
+  tunectl --gpu 0 jobs --limit 1000 --json > "$out/jobs_$name.json"
   for id in "${ids[@]}"; do tunectl --gpu 0 job $id >> "$rlog"; done
   # Every winner is a verified, timed kernel.
-  while read -r m n k; do
+  [[ -n $workload ]] || while read -r m n k; do
     [[ -z ${m:-} || $m == \#* ]] && continue
     tunectl --gpu 0 best --family $family $m $n $k --json > "$out/.best.json" 2>> "$rlog"
     python3 - "$out/.best.json" "$m $n $k" >> "$rlog" <<'PY'
@@ -170,6 +218,10 @@ for f in glob.glob(f"{sys.argv[2]}/metrics_{sys.argv[3]}_gpu*.txt"):
     twice += int(float(m.group(1))) if m else 0
 print(f"RESULT lost={lost} duplicates={twice} done={sum(1 for i in ids if jobs[i].get('state') == 'JOB_DONE')}/{len(ids)}")
 PY
+  if [[ -n $workload ]]; then
+    pysite && PYTHONPATH=$site "$py" bench/fleet_workload.py collect "unix:$XDG_RUNTIME_DIR/tuned/gpu0.sock" \
+      "$out/run_$name.json" "$wall" "$(grep -oP 'RESULT lost=[0-9]+ duplicates=\K[0-9]+' "$rlog")" "${ids[@]}" >> "$rlog" 2>&1
+  fi
   for p in "${pids[@]}"; do kill -TERM $p 2>/dev/null; done
   wait "${pids[@]}" 2>/dev/null
   cat "$rlog"
@@ -185,5 +237,11 @@ summary)
   done
   n=$(grep -cv '^#' "$shapes")
   python3 -c "s=$w1/$w2; print(f'# one GPU {$w1:.1f} s, two GPUs {$w2:.1f} s (lost and duplicates over runs: $one $two $killed)'); print(f'SUMMARY fleet gpus=2 speedup={s:.3f} efficiency={s/2:.3f} lost=$lost duplicates=$dup shapes=$n')"
+  ;;
+summary_workload)
+  gpus=$1 one=$2 fleet=$3; shift 3
+  faulted=(); for r in "$@"; do faulted+=("$out/run_$r.json"); done
+  PYTHONPATH=$site "$py" bench/fleet_workload.py summary "$gpus" "$out/run_$one.json" "$out/run_$fleet.json" \
+    "${faulted[@]}"
   ;;
 esac

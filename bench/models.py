@@ -40,6 +40,8 @@ case's timed rounds, in
 (predicted_saving: what `tunectl workload report` says the served kernels
 save, over eager's step time; measured_saving: 1 - tuned's step time over
 eager's; both with CUDA graphs where the case runs them)
+(--record-only: only the workload files, <model>_<case>_<mode>.workload.json
+in --out, neither swept nor timed: bench/fleet.sh's workloads.)
 Then one line per model, case, mode and execution (eager; graph: both
 replayed from CUDA graphs, inference cases only):
     SUMMARY model name=<m> case=<c> dtype=<mode> exec=<eager|graph> vs_eager=<x>
@@ -261,7 +263,7 @@ def run(args):
     cases = {"decode": (1, 16), "prefill": (1024, 1), "train": (256, 4)}
     compiled = hasattr(torch, "compile") and not args.no_compile
     graphs = device.startswith("cuda") and not args.no_graphs
-    for mode in args.modes.split(","):
+    for mode in args.modes.split(",") if not args.record_only else ():
         host_overhead(args, mode)
     for name in args.models.split(","):
         model, make_input = build(name, device)
@@ -272,7 +274,7 @@ def run(args):
             dtype = torch.bfloat16 if mode == "bf16" else torch.float32
             torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
             eager = copy.deepcopy(model).to(device=device, dtype=dtype)
-            served = tuned.optimize(copy.deepcopy(eager))
+            served = tuned.optimize(copy.deepcopy(eager)) if not args.record_only else None
             for case in args.cases.split(","):
                 train = case == "train"
                 for m in (eager, served):
@@ -282,6 +284,9 @@ def run(args):
                 inputs = make_input(tokens, seqs, dtype)
                 problems, share, tuned_workload = workload(args, name, case, mode, eager, inputs,
                                                            train, timer)
+                if args.record_only:
+                    print(f"# recorded {name}_{case}_{mode}: {problems} problems", flush=True)
+                    continue
                 variants = {"eager": lambda: step(eager, inputs, train)}
 
                 def tuned_step():
@@ -393,6 +398,8 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--device", default="cuda")
     p.add_argument("--tune", action="store_true", help="record, sweep and then time each workload")
+    p.add_argument("--record-only", action="store_true",
+                   help="only record each workload into --out (bench/fleet.sh's workloads)")
     p.add_argument("--tunectl", default="tunectl")
     p.add_argument("--gpus", type=int, default=1, help="GPUs of the fleet that sweeps (for the line)")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")

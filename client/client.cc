@@ -207,6 +207,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
                                  {&o.tls_cert, &ssl.pem_cert_chain, "--tls-cert"},
                                  {&o.tls_key, &ssl.pem_private_key, "--tls-key"}}) {
     if (path->empty()) continue;
+    if (out == &ssl.pem_private_key) {
+      if (auto s = CheckSecretFile(*path, "--tls-key file"); absl::IsPermissionDenied(s)) return s;
+    }
     auto pem = ReadFile(*path);
     if (!pem) return absl::NotFoundError(absl::StrCat("cannot read ", what, " file ", *path));
     *out = *pem;

@@ -395,6 +395,8 @@ check open-tls-key 1 "TLS key $dir/open.key is open to others \(mode 0604\)" -- 
 cp "$dir/ci.token" "$dir/open.token" && chmod 666 "$dir/open.token"
 check open-client-token 1 "token file $dir/open.token is open to others \(mode 0666\)" -- \
   "$T" "${R[@]}" --token-file "$dir/open.token" jobs
+check open-client-key 1 "--tls-key file $dir/open.key is open to others \(mode 0604\)" -- \
+  "$T" "${R[@]}" --token-file "$dir/ci.token" --tls-cert "$dir/server.pem" --tls-key "$dir/open.key" jobs
 kill -TERM $pid; wait $pid; rc=$?
 [[ $rc -eq 0 ]] || { log "FAIL: TLS daemon exit $rc after SIGTERM"; fails=$((fails + 1)); }
 log "$passes passed, $fails failed"

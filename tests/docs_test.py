@@ -12,7 +12,15 @@ checked as their info string says (docs/development.md, "Docs that run"):
             checked: `bash -n`, and each path of the tree they name exists
   python    compiled, and every use of the `tuned` package checked against
             the package as the README's install line installs it: names, and
-            each call's arguments bound to the function's signature
+            each call's arguments bound to the function's signature; then
+            run (the venv's interpreter) on the stand-in GPU
+            (client/python/tests/docs_stand_in.py: torch's "cuda" is the
+            CPU, the CUDA driver cuda_fake.Emulator) against a compile-only
+            daemon, and must exit 0. A block that uses torch runs where
+            torch is installed (Debian's python3-torch will do), and is only
+            checked elsewhere (the test says so)
+  python gpu  needs the GPU machine (a model's GPU time, torch.compile, a
+            spec kernel that passed its check): checked only, as above
   cpp       compiled and linked against the installed package
             (`cmake --install` into a temporary prefix, `find_package(tuned)`);
             a block of statements is main's body, a block of functions gets
@@ -183,17 +191,25 @@ def scratch_tree(root):
     return repo
 
 
-def run_sh(block, repo, env, n):
+def run_sh(block, repo, env, n, python=None):
+    """Runs a shell block; or, with `python` (an interpreter), a Python block
+    after `import docs_stand_in` (client/python/tests/docs_stand_in.py), both
+    against a compile-only daemon started for them."""
     lines = []
     starts = False
-    for line in block.text.split("\n"):
+    for line in ([] if python else block.text.split("\n")):
         lines.append(line)
         if STARTS_DAEMON.match(line):
             lines.append("__docs_wait $!")
             starts = True
     script = PRELUDE
-    if not starts and re.search(r"\btunectl\b", block.text):
+    if not starts and (python or re.search(r"\btunectl\b", block.text)):
         script += ('tuned --gpu 0 > "$XDG_RUNTIME_DIR/tuned.log" 2>&1 &\n__docs_wait $!\n')
+    if python:
+        code = Path(env["XDG_RUNTIME_DIR"]).parent / f"block{n}.py"
+        code.write_text(f"import docs_stand_in  # noqa: F401\n# line {block.line + 1} of {block.doc}\n"
+                        + block.text)
+        lines = [f'PYTHONPATH="{SRC}/client/python/tests${{PYTHONPATH:+:$PYTHONPATH}}" "{python}" "{code}"']
     script += "\n".join(lines)
     run = Path(env["XDG_RUNTIME_DIR"]).parent / f"run{n}"
     run.mkdir()
@@ -206,7 +222,8 @@ def run_sh(block, repo, env, n):
         fail(block.where, f"did not end in {BLOCK_TIMEOUT} s:\n{e.stdout}\n{e.stderr}")
         return
     out = p.stdout + p.stderr
-    print(f"  {block.where}: sh, exit {p.returncode}, {time.monotonic() - t0:.1f} s", flush=True)
+    print(f"  {block.where}: {'python' if python else 'sh'}, exit {p.returncode}, "
+          f"{time.monotonic() - t0:.1f} s", flush=True)
     if p.returncode != 0:
         fail(block.where, f"exit {p.returncode}:\n{out[-3000:]}")
         return
@@ -359,6 +376,21 @@ def check_python(blocks, python, env):
         print(f"  {len(blocks)} Python blocks checked with {python}", flush=True)
 
 
+def run_python(blocks, repo, env, python):
+    """Runs each Python block but the GPU ones on the stand-in GPU
+    (docs_stand_in.py) against a compile-only daemon; where torch is not
+    installed, those that use it are only checked, and the test says so."""
+    has_torch = subprocess.run([python, "-c", "import torch"], env=env, capture_output=True).returncode == 0
+    for n, b in enumerate(blocks):
+        if "gpu" in b.attrs:
+            continue
+        if not has_torch and re.search(r"\btorch\b", b.text):
+            print(f"  {b.where}: python, not run: torch is not installed (only checked)", flush=True)
+            continue
+        env["XDG_STATE_HOME"] = str(Path(env["XDG_RUNTIME_DIR"]).parent / "state" / f"python{n}")
+        run_sh(b, repo, env, f"python{n}", python=python)
+
+
 # ---- C++ blocks -------------------------------------------------------------
 
 def check_cpp(blocks, root, env):
@@ -499,6 +531,7 @@ def main():
             fail("python", "no venv with tuned under $HOME: the README's install line did not run")
         elif python_blocks:
             check_python(python_blocks, str(venvs[0]), env)
+            run_python(python_blocks, repo, env, str(venvs[0]))
         check_cpp(cpp_blocks, root, env)
         print(f"docs_test: blocks {json.dumps(counts, sort_keys=True)}; "
               f"{time.monotonic() - t0:.0f} s", flush=True)

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "db/store.h"
 #include "families/spec/spec.h"
 #include "gtest/gtest.h"
@@ -340,6 +342,112 @@ TEST_F(FleetTest, SigtermStopsWithinTwoSecondsDuringACompileAndHandsTheClaimsBac
   ASSERT_EQ(all->size(), 1u);
   EXPECT_FALSE((*all)[0].live());
   EXPECT_EQ((*all)[0].claimed(), 0);
+}
+
+/// A model's workload as `tuned.record` writes it (client/workload.h): 24
+/// GEMMs of decode (M 1, 16) and prefill (M 128, 512), bf16 and f16, layout
+/// nt, three (N, K) pairs; at most four distinct M per (N, K), so that each
+/// is a sweep of its own.
+std::string FleetWorkload() {
+  std::string problems;
+  for (const char* dtype : {"bf16", "f16"}) {
+    for (auto [n, k] : {std::pair{1024, 1024}, {3072, 1024}, {1024, 4096}}) {
+      for (int m : {1, 16, 128, 512}) {
+        problems += absl::StrCat(problems.empty() ? "" : ",\n", R"({"dtype": ")", dtype,
+                                 R"(", "layout": "nt", "shape": [)", m, ", ", n, ", ", k,
+                                 R"(], "calls": 10, "gpu_ms": )", m * n / 1e5, "}");
+      }
+    }
+  }
+  return absl::StrCat(R"({"format": "tuned-workload-1", "problems": [)", "\n", problems, "]}\n");
+}
+
+// A recorded workload from one client (`tunectl workload sweep FILE`) drained
+// by 8 daemons on one PostgreSQL server, with the stand-in GPU worker
+// (tests/fake_worker.cc: every kernel compiled at once): one job per
+// problem, each config of each job measured once, whoever measured it,
+// through a kill -9 of one daemon and a crash restart of the server
+// mid-drain. The killed daemon's claims go back to the pool when its lease
+// (2 s) runs out.
+TEST_F(FleetTest, EightDaemonsDrainAWorkloadEachProblemOnceThroughKillNineAndARestart) {
+  constexpr int kDaemons = 8, kProblems = 24;
+  for (int i = 0; i < kDaemons; ++i) {
+    Start(i, {"--worker", TUNED_FAKE_WORKER_PATH, "--max-jobs-per-client", "64"});
+  }
+  const fs::path workload = dir_ / "model.workload.json";
+  {
+    std::ofstream(workload) << FleetWorkload();
+  }
+  Client& client = daemons_[0]->client();
+  const std::string sweep = absl::StrCat(TUNED_TUNECTL_PATH, " --server ", daemons_[0]->address(),
+                                         " workload sweep ", workload.string(), " > ",
+                                         (dir_ / "sweep.out").string(), " 2>&1");
+  ASSERT_EQ(std::system(sweep.c_str()), 0) << ReadAll(dir_ / "sweep.out");
+  EXPECT_NE(ReadAll(dir_ / "sweep.out").find("24 sweeps queued for 24 recorded problems"),
+            std::string::npos) << ReadAll(dir_ / "sweep.out");
+  // Mid-drain: daemon 7 dies holding claims, then the server crashes and restarts.
+  auto measured = [&] {
+    int n = 0;
+    for (const v1::Job& j : client.ListJobs().value_or(std::vector<v1::Job>{})) n += j.done() + j.failed();
+    return n;
+  };
+  auto holds = [&]() -> int64_t {
+    for (const v1::Daemon& d : client.ListDaemons().value_or(std::vector<v1::Daemon>{})) {
+      if (d.gpu() == 7) return d.claimed();
+    }
+    return 0;
+  };
+  for (int i = 0; i < 400 && measured() < 150; ++i) std::this_thread::sleep_for(25ms);
+  int64_t held = 0;
+  for (int i = 0; i < 200 && (held = holds()) == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_GT(held, 0) << "daemon 7 held no claims when it was killed";
+  daemons_[7]->Kill();
+  const int before_restart = measured();
+  ASSERT_TRUE(server_->Stop().ok());
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(server_->Start().ok());
+
+  std::vector<v1::Job> jobs;
+  for (int i = 0; i < 1200; ++i) {
+    auto list = daemons_[1]->client().ListJobs();
+    if (list.ok() && static_cast<int>(list->size()) == kProblems &&
+        std::all_of(list->begin(), list->end(), [](const v1::Job& j) { return j.state() == v1::JOB_DONE; })) {
+      jobs = *list;
+      break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(static_cast<int>(jobs.size()), kProblems) << "the workload was not drained in 120 s";
+  std::set<std::string> problems;
+  std::set<std::pair<std::string, int>> by;  // (host, gpu) of each daemon that measured
+  int total = 0;
+  for (const v1::Job& j : jobs) {
+    SCOPED_TRACE(j.ShortDebugString());
+    EXPECT_TRUE(problems.insert(j.problem().SerializeAsString()).second) << "a problem queued twice";
+    EXPECT_GT(j.total(), 0);
+    EXPECT_EQ(j.done() + j.failed(), j.total());
+    // Each config once: one measurement per config name, as many as the job's total.
+    auto ms = daemons_[2]->client().ListMeasurements(j.problem());
+    ASSERT_TRUE(ms.ok()) << ms.status();
+    std::set<std::string> names;
+    for (const auto& m : *ms) EXPECT_TRUE(names.insert(m.config().name()).second) << m.config().name();
+    EXPECT_EQ(static_cast<int>(ms->size()), j.total());
+    int sum = 0;
+    for (const auto& d : j.daemons()) {
+      sum += d.measured();
+      by.insert({d.host(), d.gpu()});
+    }
+    EXPECT_EQ(sum, j.total());
+    total += j.total();
+  }
+  EXPECT_GT(total, 500);
+  EXPECT_LT(before_restart, total / 2) << "the faults came late in the drain";
+  // The fleet shared the drain: more than half of its daemons measured.
+  EXPECT_GT(static_cast<int>(by.size()), kDaemons / 2);
+  for (int i = 0; i < kDaemons - 1; ++i) {
+    int code = 0;
+    EXPECT_FALSE(daemons_[i]->Exited(&code)) << "daemon " << i << " exited " << code << daemons_[i]->RunLog();
+  }
 }
 
 TEST_F(FleetTest, AMissingDatabaseStopsTheDaemonAtStartSayingWhich) {

@@ -487,6 +487,7 @@ def tls_daemon(tmp_path_factory):
     (d / "tokens").write_text(f"py:{token}\n")
     (d / "tokens").chmod(0o600)  # the daemon refuses a token file others may read
     (d / "py.token").write_text(f"  {token}\nsecond line\n")
+    (d / "py.token").chmod(0o640)  # the group may read a secret, others may not
     daemon = Daemon(d, gpu=1, flags=["--listen", "127.0.0.1:0", "--tls-cert", str(d / "server.pem"),
                                      "--tls-key", str(d / "server.key"),
                                      "--token-file", str(d / "tokens")])
@@ -520,6 +521,40 @@ def test_tls_settings_from_the_environment(tls_daemon, monkeypatch):
     with tuned.Client() as c:
         job = c.sweep(64, 64, family="transpose", wait=False)
         assert c.cancel(job.id).client == "py"
+
+
+@pytest.mark.parametrize("mode, how", [(0o644, "open to"), (0o604, "open to"), (0o620, "writable by"),
+                                       (0o601, "open to")])
+def test_a_secret_file_others_may_read_is_refused(tls_daemon, tmp_path, monkeypatch, mode, how):
+    """A token file or TLS key others may read (or anyone but its owner
+    write) is refused before anything is sent, as ssh refuses such a key
+    and as tunectl does; the group may read one."""
+    for name in ("TUNED_TOKEN", "TUNED_TOKEN_FILE", "TUNED_TLS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    d = tls_daemon.tls_dir
+    token = tmp_path / "open.token"
+    token.write_text(tls_daemon.token + "\n")
+    token.chmod(mode)
+    want = f"token file {token} is {how} others \\(mode 0{mode:o}\\): chmod o-rwx,g-w {token}"
+    with pytest.raises(tuned.TunedError, match=want) as e:
+        tuned.read_token_file(str(token))
+    assert e.value.code == grpc.StatusCode.PERMISSION_DENIED
+    monkeypatch.setenv("TUNED_TOKEN_FILE", str(token))
+    with pytest.raises(tuned.TunedError, match=want):
+        tuned.Client(f"localhost:{tls_daemon.port()}", tls_ca=str(d / "ca.pem"))
+    key = tmp_path / "client.key"
+    key.write_bytes((d / "server.key").read_bytes())
+    key.chmod(mode)
+    with pytest.raises(tuned.TunedError, match=f"--tls-key file {key} is {how} others") as e:
+        tuned.Client(f"localhost:{tls_daemon.port()}", tls_ca=str(d / "ca.pem"), token=tls_daemon.token,
+                     tls_cert=str(d / "server.pem"), tls_key=str(key))
+    assert e.value.code == grpc.StatusCode.PERMISSION_DENIED
+    token.chmod(0o640)
+    key.chmod(0o640)
+    assert tuned.read_token_file(str(token)) == tls_daemon.token
+    with tuned.Client(f"localhost:{tls_daemon.port()}", tls_ca=str(d / "ca.pem"),
+                      tls_cert=str(d / "server.pem"), tls_key=str(key)) as c:
+        assert c.device().compile_only
 
 
 def test_tls_without_or_with_a_wrong_token_is_unauthenticated(tls_daemon, monkeypatch):

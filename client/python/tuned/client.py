@@ -10,6 +10,7 @@ carries the gRPC status code, for every failure.
 
 import json
 import os
+import stat
 import sys
 
 try:  # Python 3.11 and later; before, the tomli package (pyproject.toml's dependency)
@@ -66,8 +67,29 @@ def default_address(gpu=0):
     return os.environ.get("TUNED_SERVER") or "unix:" + default_socket_path(gpu)
 
 
+def check_secret_file(path, what):
+    """TunedError PERMISSION_DENIED, naming the mode and the chmod, where the
+    secret file `path` (a token file, a TLS private key; `what` names it) is
+    readable by others or writable by anyone but its owner, as ssh asks of a
+    private key (the group may read it: a service's group, a Kubernetes
+    Secret's fsGroup); the rule of the C++ side (core/paths.h
+    CheckSecretFile). Nothing where it cannot be stat'ed (its read says so)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if mode & (stat.S_IROTH | stat.S_IWOTH | stat.S_IWGRP | stat.S_IXOTH):
+        how = "open to" if mode & (stat.S_IROTH | stat.S_IXOTH) else "writable by"
+        raise TunedError(grpc.StatusCode.PERMISSION_DENIED,
+                         f"{what} {path} is {how} others (mode {stat.S_IMODE(mode):04o}): "
+                         f"chmod o-rwx,g-w {path} (as ssh asks of a private key)")
+
+
 def read_token_file(path):
-    """The first line of `path` without surrounding whitespace; TunedError NOT_FOUND if unreadable."""
+    """The first line of `path` without surrounding whitespace; TunedError
+    NOT_FOUND if unreadable, PERMISSION_DENIED if others may read it
+    (check_secret_file)."""
+    check_secret_file(path, "token file")
     try:
         with open(path, encoding="utf-8") as f:
             return f.readline().strip()
@@ -80,10 +102,13 @@ def read_token_file(path):
 MAX_FILE_BYTES = 2 << 20
 
 
-def _read(path, what):
+def _read(path, what, secret=False):
     """The bytes of a regular file of at most MAX_FILE_BYTES; TunedError
     NOT_FOUND where it cannot be read or is no regular file (a folder, a
-    device), INVALID_ARGUMENT where it is larger."""
+    device), INVALID_ARGUMENT where it is larger; a `secret` (a private key)
+    PERMISSION_DENIED where others may read it (check_secret_file)."""
+    if secret:
+        check_secret_file(path, f"{what} file")
     try:
         if not os.path.isfile(path):
             kind = "a folder" if os.path.isdir(path) else "not a regular file"
@@ -338,7 +363,8 @@ class Client:
     TUNED_TLS_CERT and TUNED_TLS_KEY (mutual TLS), TUNED_TLS_SERVER_NAME (the
     name to check the certificate against), TUNED_TOKEN, else the first line
     of the file TUNED_TOKEN_FILE. Raises TunedError NOT_FOUND for a file that
-    cannot be read; connects lazily.
+    cannot be read, PERMISSION_DENIED for a token file or TLS key that others
+    may read (check_secret_file); connects lazily.
     """
 
     def __init__(self, address=None, *, tls_ca=None, tls_cert=None, tls_key=None,
@@ -357,7 +383,7 @@ class Client:
                 token = read_token_file(env("TUNED_TOKEN_FILE"))
             creds = grpc.ssl_channel_credentials(
                 root_certificates=_read(tls_ca, "--tls-ca") if tls_ca else None,
-                private_key=_read(tls_key, "--tls-key") if tls_key else None,
+                private_key=_read(tls_key, "--tls-key", secret=True) if tls_key else None,
                 certificate_chain=_read(tls_cert, "--tls-cert") if tls_cert else None)
             if token:
                 creds = grpc.composite_channel_credentials(
