@@ -210,9 +210,14 @@ absl::StatusOr<v1::Problem> ToProblem(const ProblemKey& key) {
   problem.set_layout(key.layout);
   problem.set_math(key.math);
   problem.set_epilogue(key.epilogue);
-  const auto* dtypes = v1::DType_descriptor();
-  for (int i = 0; i < dtypes->value_count(); ++i) {
-    problem.set_dtype(static_cast<v1::DType>(dtypes->value(i)->number()));
+  // The dtype whose types these are: one this build names, or a number it
+  // does not know (KeyOf gives it as a, b and c), which its family refuses.
+  std::vector<int> dtypes = {key.a};
+  for (int i = 0; i < v1::DType_descriptor()->value_count(); ++i) {
+    dtypes.push_back(v1::DType_descriptor()->value(i)->number());
+  }
+  for (int dtype : dtypes) {
+    problem.set_dtype(static_cast<v1::DType>(dtype));
     const ProblemKey back = KeyOf(problem);
     if (back.a == key.a && back.b == key.b && back.c == key.c && back.compute == key.compute) return problem;
   }

@@ -1,6 +1,7 @@
 // The problem key's text form (core/problem_key.h): the shared vectors of
 // tests/data/problem_keys.txt (the Python package reads the same file), a
-// round trip over many random keys, and what a malformed text is told.
+// round trip over many random keys, what a malformed text is told, and a
+// worker's Prepare that names its problem by key and shape.
 #include "core/problem_key.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "google/protobuf/text_format.h"
+#include "server/common/ipc.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace tuned {
@@ -162,6 +164,30 @@ TEST(ProblemKeyTest, EveryBuiltinProblemFormRoundTripsThroughItsKey) {
     }
   }
   EXPECT_EQ(n, 3 * 6 * 4 * 3 * 5);
+}
+
+TEST(ProblemKeyTest, AWorkersPrepareNamesItsProblemByKeyAndShape) {
+  v1::worker::Prepare prepare;
+  prepare.set_key("sgemm:a=bf16,b=bf16,c=f32,compute=f32,layout=nt,epilogue=bias");
+  for (int64_t d : {64, 32, 16}) prepare.add_shape(d);
+  auto problem = PreparedProblem(prepare);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  v1::Problem want;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "family: FAMILY_SGEMM dtype: DTYPE_BF16_F32 layout: LAYOUT_NT epilogue: EPILOGUE_BIAS "
+      "shape: [64, 32, 16]", &want));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*problem, want)) << problem->DebugString();
+
+  // Without a key (a test's request): its problem as sent.
+  prepare.clear_key();
+  *prepare.mutable_problem() = want;
+  prepare.mutable_problem()->set_math(v1::MATH_TF32);
+  problem = PreparedProblem(prepare);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_EQ(problem->math(), v1::MATH_TF32);
+
+  prepare.set_key("sgemm:layout=nn");
+  EXPECT_TRUE(absl::IsInvalidArgument(PreparedProblem(prepare).status()));
 }
 
 }  // namespace
