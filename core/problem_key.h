@@ -68,8 +68,9 @@ absl::StatusOr<ProblemKey> ParseKey(absl::string_view text);
 ProblemKey KeyOf(const v1::Problem& problem);
 
 /// The problem of `key` without a shape: KeyOf's inverse. INVALID_ARGUMENT
-/// for element types that no tuner.proto DType names, or a built-in family
-/// this build does not know.
+/// for element types that no dtype has (as KeyOf gives them; a dtype number
+/// that tuner.proto does not name stands as a, b and c, and its family's
+/// check refuses it), or a built-in family this build does not know.
 absl::StatusOr<v1::Problem> ToProblem(const ProblemKey& key);
 
 }  // namespace tuned
