@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "core/config.h"
+#include "core/problem_key.h"
 #include "absl/status/statusor.h"
 #include "tuned/v1/tuner.pb.h"
 
@@ -323,6 +324,19 @@ std::vector<const Family*> AllFamilies();
 /// kernel spec family that AddSpecFamily holds by family_name and
 /// spec_hash; nullptr if none.
 const Family* FindFamily(const v1::Problem& problem);
+/// Where a process finds a kernel spec's version that it does not hold yet
+/// (the daemon: its store): the spec of version `hash` of `name`.
+using SpecLoader =
+    std::function<absl::StatusOr<v1::KernelSpec>(const std::string& name, const std::string& hash)>;
+/// The family of a problem key, resolved to its variant: FindFamily's form
+/// for the key's dtype and epilogue, checked to take the key's dtype, math
+/// mode, layout and epilogue; a kernel spec's version is loaded with
+/// `load_spec` (AddSpecFamily) the first time. INVALID_ARGUMENT for an
+/// unknown family, element types that no dtype names, or a variant the
+/// family does not tune (and a dtype for a kernel spec, whose arguments have
+/// their own types); `load_spec`'s errors (NOT_FOUND for an unregistered
+/// version).
+absl::StatusOr<const Family*> FamilyOf(const ProblemKey& key, const SpecLoader& load_spec);
 /// `family` (a built-in one; may be null) in its form for the problem's
 /// dtype (unset: F32) and epilogue, or in the nearest form it has: where it
 /// has no form of the dtype, itself; where that has none of the epilogue,

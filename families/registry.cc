@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status.h"
@@ -60,6 +61,38 @@ const Family* FindFamily(const v1::Problem& problem) {
   absl::MutexLock lock(&specs.mu);
   auto it = specs.by_version.find({problem.family_name(), problem.spec_hash()});
   return it == specs.by_version.end() ? nullptr : it->second.get();
+}
+
+absl::StatusOr<const Family*> FamilyOf(const ProblemKey& key, const SpecLoader& load_spec) {
+  auto problem = ToProblem(key);
+  const Family* family = problem.ok() ? FindFamily(*problem) : nullptr;
+  if (family == nullptr && problem.ok() && key.is_spec() && load_spec) {
+    auto spec = load_spec(key.family, key.spec_hash);
+    if (!spec.ok()) return spec.status();
+    auto added = AddSpecFamily(*spec);
+    if (!added.ok()) return added.status();
+    family = *added;
+  }
+  if (family == nullptr) {
+    std::vector<std::string> builtin;
+    for (const Family* f : AllFamilies()) builtin.emplace_back(f->name());
+    if (!problem.ok() && !key.is_spec() && BuiltinFamilyId(key.family) != v1::FAMILY_UNSPECIFIED) {
+      return problem.status();  // a known family: the element types are wrong
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown kernel family ", key.family, " (built-in: ", absl::StrJoin(builtin, ", "),
+        "; `tunectl families` lists the registered kernel specs)"));
+  }
+  if (family->spec() == nullptr || family->id() != v1::FAMILY_UNSPECIFIED) {
+    TUNED_RETURN_IF_ERROR(family->ValidateDType(problem->dtype()));
+  } else if (problem->dtype() != v1::DTYPE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel spec ", std::string(family->name()), " takes no dtype (its arguments have their types)"));
+  }
+  TUNED_RETURN_IF_ERROR(family->ValidateMath(key.math));
+  TUNED_RETURN_IF_ERROR(family->ValidateLayout(key.layout));
+  TUNED_RETURN_IF_ERROR(family->ValidateEpilogue(key.epilogue));
+  return family;
 }
 
 absl::Status CheckSpecFamilyName(std::string_view name) {

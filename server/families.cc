@@ -9,38 +9,12 @@
 
 namespace tuned {
 
-absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store) {
-  const Family* family = FindFamily(problem);
-  if (family == nullptr && !problem.family_name().empty() && store != nullptr) {
-    if (problem.spec_hash().empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("problem of kernel spec \"", problem.family_name(), "\" names no version (spec_hash)"));
-    }
-    auto stored = store->GetSpec(problem.family_name(), problem.spec_hash());
+SpecLoader StoredSpecs(Store* store) {
+  return [store](const std::string& name, const std::string& hash) -> absl::StatusOr<v1::KernelSpec> {
+    auto stored = store->GetSpec(name, hash);
     if (!stored.ok()) return stored.status();
-    auto added = AddSpecFamily(stored->spec);
-    if (!added.ok()) return added.status();
-    family = *added;
-  }
-  if (family == nullptr) {
-    const std::string name =
-        problem.family_name().empty() ? EnumName(problem.family()) : problem.family_name();
-    std::vector<std::string> builtin;
-    for (const Family* f : AllFamilies()) builtin.emplace_back(f->name());
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown kernel family ", name, " (built-in: ", absl::StrJoin(builtin, ", "),
-        "; `tunectl families` lists the registered kernel specs)"));
-  }
-  if (family->spec() == nullptr || family->id() != v1::FAMILY_UNSPECIFIED) {
-    TUNED_RETURN_IF_ERROR(family->ValidateDType(problem.dtype()));
-  } else if (problem.dtype() != v1::DTYPE_UNSPECIFIED) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kernel spec ", std::string(family->name()), " takes no dtype (its arguments have their types)"));
-  }
-  TUNED_RETURN_IF_ERROR(family->ValidateMath(problem.math()));
-  TUNED_RETURN_IF_ERROR(family->ValidateLayout(problem.layout()));
-  TUNED_RETURN_IF_ERROR(family->ValidateEpilogue(problem.epilogue()));
-  return family;
+    return std::move(stored->spec);
+  };
 }
 
 absl::Status ResolveProblem(v1::Problem* problem, Store* store) {

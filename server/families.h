@@ -11,12 +11,21 @@
 
 namespace tuned {
 
-/// The family of a problem in canonical form (ResolveProblem): a built-in
-/// one, or the kernel spec version named by family_name and spec_hash,
-/// loaded from `store` the first time. INVALID_ARGUMENT for an unknown
-/// family, a dtype the family does not take, or a math mode it does not
-/// tune; NOT_FOUND for an unregistered spec version.
-absl::StatusOr<const Family*> FamilyOf(const v1::Problem& problem, Store* store);
+/// What the store gives `FamilyOf` (families/family.h): the kernel spec of
+/// a version from `store` (every daemon sharing the database sees every
+/// registered spec).
+SpecLoader StoredSpecs(Store* store);
+
+/// A request's problem resolved at the API edge, once: its canonical form
+/// (ResolveProblem), its key and shape, and its family in the form for the
+/// key's variant (FamilyOf), the shape checked. What the job runner's
+/// Submit and GetBest go on with.
+struct ResolvedProblem {
+  v1::Problem problem;
+  ProblemKey key;
+  Shape shape;
+  const Family* family = nullptr;
+};
 
 /// Puts a request's problem in canonical form: a built-in family named by
 /// family_name gets its enum (family_name cleared); a kernel spec's problem

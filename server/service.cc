@@ -138,13 +138,16 @@ ServerInterceptors() {
   return out;
 }
 
-absl::StatusOr<const Family*> TunerService::Validate(v1::Problem* problem) const {
-  TUNED_RETURN_IF_ERROR(ResolveProblem(problem, store_));
-  auto family = FamilyOf(*problem, store_);
+absl::StatusOr<ResolvedProblem> TunerService::Validate(const v1::Problem& problem) const {
+  ResolvedProblem r{.problem = problem};
+  TUNED_RETURN_IF_ERROR(ResolveProblem(&r.problem, store_));
+  r.key = KeyOf(r.problem);
+  auto family = FamilyOf(r.key, StoredSpecs(store_));
   if (!family.ok()) return family.status();
-  const Shape shape(problem->shape().begin(), problem->shape().end());
-  TUNED_RETURN_IF_ERROR((*family)->ValidateShape(shape));
-  return family;
+  r.family = *family;
+  r.shape.assign(r.problem.shape().begin(), r.problem.shape().end());
+  TUNED_RETURN_IF_ERROR(r.family->ValidateShape(r.shape));
+  return r;
 }
 
 absl::StatusOr<ClientQuota> TunerService::Writer(const grpc::ServerContextBase& ctx) const {
@@ -160,9 +163,9 @@ grpc::Status TunerService::SubmitSweep(grpc::ServerContext* ctx, const v1::Submi
                                        v1::Job* job) {
   auto quota = Writer(*ctx);
   if (!quota.ok()) return ToGrpc(quota.status());
-  v1::Problem problem = req->problem();
-  if (auto family = Validate(&problem); !family.ok()) return ToGrpc(family.status());
-  auto submitted = runner_->Submit(problem, *quota, {req->strategy(), req->budget()});
+  auto problem = Validate(req->problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  auto submitted = runner_->Submit(*problem, *quota, {req->strategy(), req->budget()});
   if (!submitted.ok()) return ToGrpc(submitted.status());
   *job = *submitted;
   return grpc::Status::OK;
@@ -281,22 +284,24 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
     return ToGrpc(absl::InvalidArgumentError(absl::StrCat(
         "unknown view ", EnumName(req->view()), " (BEST_VIEW_FULL, the default, or BEST_VIEW_BASIC)")));
   }
-  auto family = Validate(resolved.mutable_problem());
-  if (!family.ok()) return ToGrpc(family.status());
-  const Shape shape(req->problem().shape().begin(), req->problem().shape().end());
+  auto problem = Validate(resolved.problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  *resolved.mutable_problem() = problem->problem;
+  const Family* family = problem->family;
+  const Shape& shape = problem->shape;
   v1::Problem tuned_problem = req->problem();
   best->set_match(v1::MATCH_EXACT);
   auto row = store_->Best(device_id_, tuned_problem);
-  if (row.ok() && (*row)->baseline_only && !(*family)->baseline_serves_alone()) {
+  if (row.ok() && (*row)->baseline_only && !family->baseline_serves_alone()) {
     // Not stored by this build (its runner fails such a job): nothing to serve.
-    row = absl::NotFoundError(absl::StrCat("no config of ", std::string((*family)->name()), " ",
+    row = absl::NotFoundError(absl::StrCat("no config of ", std::string(family->name()), " ",
                                            Family::ShapeString(shape), " passed verification"));
   }
   if (absl::IsNotFound(row.status())) {
     if (req->tune_if_missing()) {  // queuing a sweep changes state: the caller's quota
       auto quota = Writer(*ctx);
       if (!quota.ok()) return ToGrpc(quota.status());
-      auto job = runner_->Submit(req->problem(), *quota);
+      auto job = runner_->Submit(*problem, *quota);
       if (!job.ok()) return ToGrpc(job.status());
       best->set_queued_job_id(job->id());
     }
@@ -319,7 +324,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
       // A kernel spec's config may not run at this shape (a restriction
       // over dimensions): no kernel to serve from the nearest shape then.
       const auto& p = (*row)->measurement.config().params();
-      if (auto runs = (*family)->RunsAt(Config(p.begin(), p.end()), shape); !runs.ok()) {
+      if (auto runs = family->RunsAt(Config(p.begin(), p.end()), shape); !runs.ok()) {
         return ToGrpc(absl::NotFoundError(absl::StrCat(
             "no kernel tuned for ", Family::ShapeString(shape),
             "; the nearest tuned shape's (", Family::ShapeString(*nearest), ") does not run there: ",
@@ -334,7 +339,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   const BestRow& found = **row;
   *best->mutable_problem() = req->problem();
   best->mutable_tuned_shape()->Assign(tuned_problem.shape().begin(), tuned_problem.shape().end());
-  if (found.baseline_only) return BaselineOnly(found, tuned_problem, **family, best);
+  if (found.baseline_only) return BaselineOnly(found, tuned_problem, *family, best);
   const auto& params = found.measurement.config().params();
   const Config config(params.begin(), params.end());
   *best->mutable_measurement() = found.measurement;
@@ -345,20 +350,20 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   }
   best->set_entry(found.binary.entry);
   // Every config is correct for every shape: the geometry is the requested shape's.
-  *best->mutable_geometry() = (*family)->Geometry(config, shape, runner_->device());
-  for (const auto& a : (*family)->Arguments()) best->add_arguments(a);
+  *best->mutable_geometry() = family->Geometry(config, shape, runner_->device());
+  for (const auto& a : family->Arguments()) best->add_arguments(a);
   // Timings are those measured on the tuned shape.
   const Shape timed(tuned_problem.shape().begin(), tuned_problem.shape().end());
   best->set_baseline_ms(found.baseline_ms);
   if (found.baseline_ms > 0) {
-    best->set_baseline_metric((*family)->Work(timed) / (found.baseline_ms * 1e6));
+    best->set_baseline_metric(family->Work(timed) / (found.baseline_ms * 1e6));
   }
   best->set_baseline_name(found.baseline_name);
   best->set_baseline_error(found.baseline_error);
   // What is served: the kernel only where its judging shows it surely faster
   // (core/serving.h, DecideServing).
   const StoredSpeedup& sp = found.speedup;
-  ServingInput serving{.baseline_is_candidate = (*family)->baseline_is_candidate(),
+  ServingInput serving{.baseline_is_candidate = family->baseline_is_candidate(),
                        .kernel_ms = found.measurement.median_ms(),
                        .baseline_ms = found.baseline_ms,
                        .baseline_name = found.baseline_name,
@@ -375,9 +380,9 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
   best->set_use_baseline(decision.use_baseline);
   best->set_serving_reason(decision.reason);
   *best->mutable_device() = runner_->device();
-  if ((*family)->spec() != nullptr) {
-    if (decision.use_baseline) ServeDefaultConfig(**family, tuned_problem, req->view(), best);
-    auto args = (*family)->KernelArguments(shape);
+  if (family->spec() != nullptr) {
+    if (decision.use_baseline) ServeDefaultConfig(*family, tuned_problem, req->view(), best);
+    auto args = family->KernelArguments(shape);
     if (!args.ok()) return ToGrpc(args.status());
     for (auto& a : *args) *best->add_kernel_arguments() = std::move(a);
   }
@@ -448,8 +453,9 @@ grpc::Status TunerService::BaselineOnly(const BestRow& found, const v1::Problem&
 grpc::Status TunerService::ListMeasurements(grpc::ServerContext*,
                                             const v1::ListMeasurementsRequest* req,
                                             v1::ListMeasurementsResponse* resp) {
-  v1::Problem problem = req->problem();
-  if (auto family = Validate(&problem); !family.ok()) return ToGrpc(family.status());
+  auto resolved = Validate(req->problem());
+  if (!resolved.ok()) return ToGrpc(resolved.status());
+  const v1::Problem& problem = resolved->problem;
   if (req->top() < 0) return ToGrpc(absl::InvalidArgumentError("top must be >= 0"));
   auto rows = store_->ListMeasurements(device_id_, problem, req->top());
   if (!rows.ok()) return ToGrpc(rows.status());
@@ -708,8 +714,10 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   auto quota = Writer(*ctx);
   if (!quota.ok()) return ToGrpc(quota.status());
   v1::BestKernel k = req->kernel();
-  auto family = Validate(k.mutable_problem());
-  if (!family.ok()) return ToGrpc(family.status());
+  auto problem = Validate(k.problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  *k.mutable_problem() = problem->problem;
+  const Family* family = problem->family;
   const v1::Device& here = runner_->device();
   if (k.device().name() != here.name() || k.device().cc_major() != here.cc_major() ||
       k.device().cc_minor() != here.cc_minor()) {
@@ -720,10 +728,10 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   }
   const auto& params = k.measurement().config().params();
   const Config config(params.begin(), params.end());
-  if (auto s = (*family)->CheckParams(config); !s.ok()) {
+  if (auto s = family->CheckParams(config); !s.ok()) {
     return ToGrpc(absl::InvalidArgumentError(s.message()));
   }
-  if (!(*family)->is_builtin()) {
+  if (!family->is_builtin()) {
     // A spec's kernel is its author's code, and a client's cubin of it is
     // not the spec's source compiled: it is never stored nor served. The
     // import queues a sweep of the problem, whose kernels this daemon
@@ -732,7 +740,7 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
     if (auto s = MayBringSpecCode(options_, quota->client, "kernels of kernel specs"); !s.ok()) {
       return ToGrpc(s);
     }
-    auto queued = runner_->Submit(k.problem(), *quota);
+    auto queued = runner_->Submit(*problem, *quota);
     if (!queued.ok()) return ToGrpc(queued.status());
     *job = *queued;
     return grpc::Status::OK;
@@ -744,7 +752,7 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   }
   if (auto s = CheckImportedNumbers(k); !s.ok()) return ToGrpc(s);
   v1::Measurement m = k.measurement();
-  m.mutable_config()->set_name((*family)->ConfigName(config));
+  m.mutable_config()->set_name(family->ConfigName(config));
   m.set_message(absl::StrCat("imported; tuned on ", k.device().name(), " driver ",
                              k.device().driver_version()));
   // An import runs nothing on this GPU, so only the client is recorded, no cap.
@@ -753,7 +761,7 @@ grpc::Status TunerService::ImportKernel(grpc::ServerContext* ctx, const v1::Impo
   // The source is the family's own for the checked parameters, never the
   // client's text: what the daemon serves as a kernel's source is what it
   // would have compiled itself.
-  const KernelBinary binary{SourceText((*family)->Source(config)), k.entry(), k.cubin(), k.ptx(), ""};
+  const KernelBinary binary{SourceText(family->Source(config)), k.entry(), k.cubin(), k.ptx(), ""};
   absl::Status s = store_->SetJobBaseline(*id, k.baseline_ms(), k.baseline_metric(), k.baseline_name());
   if (s.ok()) s = store_->AddMeasurement(*id, m, &binary, /*daemon_id=*/0, k.baseline_ms()).status();
   if (s.ok() && k.speedup_pairs() > 0) {  // the judging travels with the kernel (dump, import)

@@ -101,9 +101,11 @@ class TunerService final : public v1::Tuner::WithRawMethod_GetBest<v1::Tuner::Se
                           grpc::ByteBuffer* response);
 
  private:
-  /// Puts the problem in canonical form (ResolveProblem) and returns its
-  /// family after checking family, dtype and shape.
-  absl::StatusOr<const Family*> Validate(v1::Problem* problem) const;
+  /// The API edge of a request's problem: its canonical form
+  /// (ResolveProblem), key, shape and family in the key's variant
+  /// (FamilyOf), family, variant and shape checked. Resolved here once; the
+  /// job runner goes on with it.
+  absl::StatusOr<ResolvedProblem> Validate(const v1::Problem& problem) const;
   /// Compiles a kernel spec family's first config (and its reference
   /// kernel) in a compiler process of its own: INVALID_ARGUMENT with
   /// NVRTC's log where it does not compile.

@@ -63,7 +63,7 @@ Response Handle(const Request& request) {
       }
       break;
     case Request::kPrepare: {
-      const tuned::v1::Problem& p = request.prepare().problem();
+      const tuned::v1::Problem p = tuned::PreparedProblem(request.prepare()).value_or(tuned::v1::Problem());
       const char* env = std::getenv("TUNED_WORKER_FAKE_BASELINE_MS");
       const double ms = env != nullptr ? std::atof(env) : 0.004;
       auto* r = response.mutable_prepared();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/problem_key.h"
 #include "core/status.h"
 
 namespace tuned {
@@ -60,6 +61,16 @@ absl::Status ReadMessage(int fd, google::protobuf::MessageLite* msg) {
   TUNED_RETURN_IF_ERROR(ReadAll(fd, body.data(), n));
   if (!msg->ParseFromString(body)) return absl::DataLossError("cannot parse message");
   return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Problem> PreparedProblem(const v1::worker::Prepare& prepare) {
+  if (prepare.key().empty()) return prepare.problem();
+  auto key = ParseKey(prepare.key());
+  if (!key.ok()) return key.status();
+  auto problem = ToProblem(*key);
+  if (!problem.ok()) return problem.status();
+  problem->mutable_shape()->Assign(prepare.shape().begin(), prepare.shape().end());
+  return problem;
 }
 
 }  // namespace tuned

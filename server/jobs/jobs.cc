@@ -148,7 +148,7 @@ bool JobRunner::Cancelled(int64_t id) {
   return cancelled_.count(id) > 0;
 }
 
-absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const ClientQuota& quota,
+absl::StatusOr<v1::Job> JobRunner::Submit(const ResolvedProblem& resolved, const ClientQuota& quota,
                                           const SweepRequest& sweep) {
   JobSearch search{sweep.strategy.empty() ? options_.strategy : sweep.strategy,
                    options_.budget.seconds, options_.budget.configs};
@@ -159,21 +159,21 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
     search.budget_seconds = budget->seconds;
     search.budget_configs = budget->configs;
   }
-  auto family = FamilyOf(problem, store_);
-  if (!family.ok()) return family.status();
-  if (!(*family)->is_builtin() && !options_.user_kernels) {
+  const Family* family = resolved.family;
+  const v1::Problem& problem = resolved.problem;
+  if (!family->is_builtin() && !options_.user_kernels) {
     return absl::FailedPreconditionError(absl::StrCat(
         "this daemon does not run kernel specs' code: start it with --allow-user-kernels, or "
-        "submit the sweep of ", std::string((*family)->name()), " to a daemon that allows them"));
+        "submit the sweep of ", std::string(family->name()), " to a daemon that allows them"));
   }
-  const Shape shape(problem.shape().begin(), problem.shape().end());
-  TUNED_RETURN_IF_ERROR((*family)->ValidateProblem(shape, device(), problem.math()));
+  const Shape& shape = resolved.shape;
+  TUNED_RETURN_IF_ERROR(family->ValidateProblem(shape, device(), problem.math()));
   std::vector<Pruned> pruned;
   const auto valid =
-      (*family)->ValidSpace(device(), shape, &pruned, problem.math(), problem.layout());
+      family->ValidSpace(device(), shape, &pruned, problem.math(), problem.layout());
   if (valid.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "every config of ", std::string((*family)->name()), " was pruned for ", device().name(),
+        "every config of ", std::string(family->name()), " was pruned for ", device().name(),
         pruned.empty() ? "" : absl::StrCat("; e.g. ", pruned.front().reason)));
   }
   // What it will measure at most, for the quota (its rounds set the total).
@@ -184,7 +184,7 @@ absl::StatusOr<v1::Job> JobRunner::Submit(const v1::Problem& problem, const Clie
   if (!id.ok()) return id.status();
   const search::Budget budget{search.budget_seconds, search.budget_configs};
   spdlog::info("job {} queued: {} {} ({} configs, {} pruned; strategy {}{}{})", *id,
-               (*family)->name(), Family::ShapeString(shape), valid.size(), pruned.size(),
+               family->name(), Family::ShapeString(shape), valid.size(), pruned.size(),
                search.strategy, budget.unlimited() ? "" : ", budget ", budget.ToString());
   auto job = store_->GetJob(*id);  // as submitted, before the runner is woken
   NotifyChange();
@@ -305,9 +305,12 @@ absl::Status JobRunner::RunClaim(const Claim& claim) {
 
 absl::StatusOr<JobContext*> JobRunner::ContextOf(const v1::Job& job) {
   if (auto it = contexts_.find(job.id()); it != contexts_.end()) return it->second.get();
-  auto family = FamilyOf(job.problem(), store_);
-  if (!family.ok()) return family.status();
+  // A job of another daemon of the fleet, or of this one before a restart,
+  // is read from the store: its key is resolved here, once per job.
   auto ctx = std::make_unique<JobContext>();
+  ctx->key = KeyOf(job.problem());
+  auto family = FamilyOf(ctx->key, StoredSpecs(store_));
+  if (!family.ok()) return family.status();
   ctx->family = *family;
   ctx->shape.assign(job.problem().shape().begin(), job.problem().shape().end());
   ctx->valid = ctx->family->ValidSpace(device(), ctx->shape, &ctx->pruned, job.problem().math(),

@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "db/store.h"
 #include "families/family.h"
+#include "server/families.h"
 #include "server/metrics.h"
 #include "server/search/prior.h"
 #include "server/search/strategy.h"
@@ -120,7 +121,8 @@ struct CompileAheadProgress {
 /// once where this daemon first works on the job (its advance or its first
 /// claim), not at each step, and dropped when the job ends here.
 struct JobContext {
-  const Family* family = nullptr;  // FamilyOf the job's problem
+  ProblemKey key;                  // the job's problem's (core/problem_key.h)
+  const Family* family = nullptr;  // FamilyOf the key: the family in its variant
   Shape shape;                     // the problem's
   /// The family's space in the job's math mode and layout, pruned for this
   /// device and shape (Family::ValidSpace), and what the pruning dropped.
@@ -160,12 +162,14 @@ class JobRunner {
   /// True until Stop() (the health service reports NOT_SERVING after).
   bool serving();
 
-  /// Validates the problem (INVALID_ARGUMENT, RESOURCE_EXHAUSTED), prunes the
+  /// Checks the problem, resolved at the API edge (TunerService::Validate),
+  /// against the device (RESOURCE_EXHAUSTED), and against this daemon for a
+  /// kernel spec (FAILED_PRECONDITION without --allow-user-kernels), prunes the
   /// space (FAILED_PRECONDITION if nothing is left) and queues a job of
   /// `quota.client` (RESOURCE_EXHAUSTED over the client's quota, Store::CreateJob).
   /// `sweep`: its strategy and budget (INVALID_ARGUMENT for an unknown
   /// strategy or a bad budget, nothing queued).
-  absl::StatusOr<v1::Job> Submit(const v1::Problem& problem, const ClientQuota& quota = {},
+  absl::StatusOr<v1::Job> Submit(const ResolvedProblem& problem, const ClientQuota& quota = {},
                                  const SweepRequest& sweep = {});
   /// Cancels a queued or running job (NOT_FOUND if unknown; a finished job
   /// is returned unchanged).

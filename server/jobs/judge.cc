@@ -67,10 +67,8 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const JobContext& ctx, JobTim
     if (!top.ok() || top->empty()) return;
     const absl::Time start = absl::Now();
     absl::Status fresh = worker_->Respawn();
-    v1::worker::Request prepare;
-    prepare.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()) ^ kJudgingSeed);
-    *prepare.mutable_prepare()->mutable_problem() = job.problem();
-    if (ctx.spec) *prepare.mutable_prepare()->mutable_spec() = *ctx.spec;
+    const v1::worker::Request prepare =
+        jobs_internal::PrepareRequest(ctx, static_cast<uint64_t>(job.id()) ^ kJudgingSeed);
     if (fresh.ok()) {
       auto response = worker_->Call(prepare, options_.prepare_timeout);
       if (!response.ok()) {

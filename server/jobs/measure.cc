@@ -37,10 +37,7 @@ absl::Duration JobRunner::RunTimeout(double best_ms) const {
 
 absl::Status JobRunner::Prepare(const v1::Job& job, const JobContext& ctx, JobTime* time) {
   prepared_job_ = 0;
-  v1::worker::Request request;
-  request.mutable_prepare()->set_seed(static_cast<uint64_t>(job.id()));
-  *request.mutable_prepare()->mutable_problem() = job.problem();
-  if (ctx.spec) *request.mutable_prepare()->mutable_spec() = *ctx.spec;
+  const v1::worker::Request request = jobs_internal::PrepareRequest(ctx, static_cast<uint64_t>(job.id()));
   // The process that will judge this job's finalists (JudgeFinalists),
   // started while the job searches.
   if (options_.retime_top >= 1 && !device().compile_only()) worker_->StartSpare();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/serving.h"
+#include "server/common/ipc.h"
 #include "spdlog/spdlog.h"
 #include "tuned/dtype.h"
 
@@ -131,7 +132,12 @@ absl::StatusOr<Worker::Timed> Worker::TimeClocked(
   return out;
 }
 
-absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& request) {
+absl::StatusOr<worker::PrepareResult> Worker::Prepare(const worker::Prepare& sent) {
+  // The problem as the families' factories read it: the key's, at the shape.
+  auto named = PreparedProblem(sent);
+  if (!named.ok()) return named.status();
+  worker::Prepare request = sent;
+  *request.mutable_problem() = *std::move(named);
   worker::PrepareResult result;
   problem_.reset();
   const Shape shape(request.problem().shape().begin(), request.problem().shape().end());

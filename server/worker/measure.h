@@ -47,8 +47,9 @@ class Worker {
 
   const v1::Device& device() const { return device_; }
 
-  /// Allocates and fills the problem's buffers, computes the reference and
-  /// times the baseline with the same method as the candidates.
+  /// Allocates and fills the buffers of the problem `request` names
+  /// (PreparedProblem), computes the reference and times the baseline with
+  /// the same method as the candidates.
   absl::StatusOr<worker::PrepareResult> Prepare(const worker::Prepare& request);
 
   /// Compiles the kernel for the device, loads it, runs it once on a poisoned
