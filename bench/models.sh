@@ -14,6 +14,9 @@ tuned --gpu 0 --db .devdb/gpu0.db >> "$out/tuned_models.log" 2>&1 &
 daemon=$!
 for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/tuned/gpu0.sock ]] && break; sleep 0.2; done
 site=$(mktemp -d)
+# The gRPC stubs from .bundle/python/stubs where bench/python_gpu.sh prepare wrote them (the GPU
+# machine has neither protoc nor grpcio-tools).
+[[ -f $PWD/$bundle/python/stubs/tuned/v1/tuner_pb2.py ]] && export TUNED_PYTHON_STUBS=$PWD/$bundle/python/stubs
 python3 -m pip install -q --no-index --no-build-isolation --no-deps --target "$site" ./client/python \
   >> "$out/models.log" 2>&1
 {

@@ -407,8 +407,9 @@ def test_the_operators_are_registered_where_torch_has_custom_op():
         assert tuned.ops.OPS_REGISTERED is False
         pytest.skip(NO_OPS)
     assert tuned.ops.OPS_REGISTERED
-    assert ("tuned::matmul(Tensor a, Tensor b, str math, ScalarType? out_dtype=None) -> Tensor"
-            in str(torch.ops.tuned.matmul.default._schema))
+    schema = str(torch.ops.tuned.matmul.default._schema)  # math's default shown by newer torch
+    assert schema.startswith("tuned::matmul(Tensor a, Tensor b, str math"), schema
+    assert schema.endswith("ScalarType? out_dtype=None) -> Tensor"), schema
     assert "Tensor? bias" in str(torch.ops.tuned.linear.default._schema)
 
 

@@ -98,9 +98,11 @@ int8_t ParseMath(c10::string_view math, at::ScalarType dtype) {
     TORCH_CHECK(math == "auto", "tuned: unknown math mode '", std::string(math),
                 "' (known: ieee_fp32, tf32, fp32_accurate, auto)");
   }
-  TORCH_CHECK(mode == kAuto || mode == kIeee || dtype == at::kFloat,
-              "tuned: ", dtype, " operands take math ieee_fp32 (or auto) only, not ",
-              std::string(math));
+  // The eager path's words (tuned/ops.py, _check_dtype), so that tracing
+  // refuses a call as running it does.
+  TORCH_CHECK(mode == kAuto || mode == kIeee || dtype == at::kFloat, "tuned: math '",
+              std::string(math), "' is for float32 operands; ", dtype,
+              " takes math 'ieee_fp32' (or auto) only (16-bit inputs, fp32 accumulation)");
   return mode;
 }
 
