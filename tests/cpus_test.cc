@@ -29,11 +29,19 @@ TEST(CpusTest, AutoTakesTheLastWholeCoresForTheLookUpThreads) {
   EXPECT_EQ(split->work, "0-11");
 }
 
-TEST(CpusTest, AutoPinsNothingOnASmallMachineAndAllNowhere) {
+TEST(CpusTest, AutoPinsNothingOnASmallMachineOrForManyThreadsAndAllNowhere) {
   auto split = SplitCpus("auto", 1, "core:4 pu:1");
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(split->serving, "");
   EXPECT_EQ(split->work, "");
+  // Look-up threads on more than half the CPUs: nothing pinned, not an error.
+  split = SplitCpus("auto", 9, "core:16 pu:1");
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(split->serving, "");
+  EXPECT_EQ(split->work, "");
+  split = SplitCpus("auto", 8, "core:16 pu:1");
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(split->serving, "8-15");
   split = SplitCpus("all", 4, "core:16 pu:1");
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(split->serving, "");

@@ -83,6 +83,9 @@ absl::StatusOr<CpuSplit> SplitCpus(std::string_view serving, int lookup_threads,
                        allowed.get());
       hwloc_bitmap_or(serve.get(), serve.get(), mine.get());
     }
+    // So many look-up threads that their cores would be more than half:
+    // nothing pinned, rather than starve the daemon's other work.
+    if (2 * hwloc_bitmap_weight(serve.get()) > hwloc_bitmap_weight(allowed.get())) return CpuSplit{};
   } else {
     serve = ParseList(serving);
     if (!serve) {

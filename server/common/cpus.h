@@ -32,7 +32,8 @@ inline constexpr int kMinCpusToSplit = 8;
 /// - "auto": whole cores, the last ones of the machine, until they hold at
 ///   least `lookup_threads` hardware threads (with their SMT siblings, so
 ///   that no compiler shares a core with a look-up thread); nothing where
-///   the process may run on fewer than kMinCpusToSplit CPUs;
+///   the process may run on fewer than kMinCpusToSplit CPUs, or where those
+///   cores would be more than half of its CPUs;
 /// - "all": nothing pinned;
 /// - a CPU list: those CPUs serve, the others work.
 /// `synthetic`, for tests: an hwloc synthetic topology such as
