@@ -7,7 +7,9 @@
 # librsvg2-bin: rsvg-convert, which tests/report_test renders the sweep report
 # SVG with. python3-*: the Python client (client/python: grpcio, protobuf;
 # setuptools and pip to install it; pytest and tqdm for its tests and progress
-# bar; python3-dev for its C module, tuned._fastcall). libxgboost-dev: the model strategy's cost model (server/search/).
+# bar; python3-dev for its C module, tuned._fastcall; python3-torch, torch 1.13
+# on the CPU, for the torch parts of the package's tests and the docs' Python
+# blocks, on the stand-in GPU: docs/development.md, "Docs that run"). libxgboost-dev: the model strategy's cost model (server/search/).
 # libtomlplusplus-dev, nlohmann-json3-dev, libmuparser-dev, libssl-dev: kernel spec files
 # (TOML, JSON), their expressions and content hash (families/spec/).
 # libhwloc-dev: the cores and their hardware threads, where the daemon keeps
@@ -20,7 +22,7 @@ pkgs=(cmake ninja-build g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-co
       libpq-dev postgresql librsvg2-bin libxgboost-dev libhwloc-dev
       libtomlplusplus-dev nlohmann-json3-dev libmuparser-dev libssl-dev
       python3-grpcio python3-protobuf python3-setuptools python3-pip python3-pytest python3-tqdm
-      python3-dev
+      python3-dev python3-torch
       "$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -25,6 +25,8 @@ TUNED_COMPILE_SEED=${TUNED_COMPILE_SEED:-$(git rev-parse HEAD 2> /dev/null || ec
 export TUNED_COMPILE_SEED
 echo "test.sh: compile checks seeded by $TUNED_COMPILE_SEED${TUNED_ALL_CONFIGS:+ (every config)}"
 bash scripts/deps.sh
+# deps.sh installed torch: the docs' Python blocks that use it must run (tests/docs_test.py).
+export TUNED_REQUIRE_TORCH=1
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600
 [[ ${TUNED_SKIP_FUZZ:-0} == 1 ]] || bash scripts/fuzz.sh --seconds 30 --at-once "$(nproc)" --worker build/bin/tuned-worker

@@ -17,8 +17,9 @@ checked as their info string says (docs/development.md, "Docs that run"):
             (client/python/tests/docs_stand_in.py: torch's "cuda" is the
             CPU, the CUDA driver cuda_fake.Emulator) against a compile-only
             daemon, and must exit 0. A block that uses torch runs where
-            torch is installed (Debian's python3-torch will do), and is only
-            checked elsewhere (the test says so)
+            torch is installed (scripts/deps.sh installs Debian's
+            python3-torch), and is only checked elsewhere (the test says so;
+            under scripts/test.sh, TUNED_REQUIRE_TORCH=1, it fails instead)
   python gpu  needs the GPU machine (a model's GPU time, torch.compile, a
             spec kernel that passed its check): checked only, as above
   cpp       compiled and linked against the installed package
@@ -379,8 +380,12 @@ def check_python(blocks, python, env):
 def run_python(blocks, repo, env, python):
     """Runs each Python block but the GPU ones on the stand-in GPU
     (docs_stand_in.py) against a compile-only daemon; where torch is not
-    installed, those that use it are only checked, and the test says so."""
+    installed, those that use it are only checked, and the test says so
+    (a failure where TUNED_REQUIRE_TORCH=1: the test command installed it)."""
     has_torch = subprocess.run([python, "-c", "import torch"], env=env, capture_output=True).returncode == 0
+    if not has_torch and os.environ.get("TUNED_REQUIRE_TORCH") == "1":
+        fail("python", f"{python} cannot import torch, which scripts/deps.sh installs (python3-torch): "
+             "the blocks that use torch would only be checked")
     for n, b in enumerate(blocks):
         if "gpu" in b.attrs:
             continue
