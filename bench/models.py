@@ -72,6 +72,7 @@ import time
 
 import torch
 
+import models_bars
 import tuned
 import tuned.serving
 
@@ -250,10 +251,19 @@ def host_overhead(args, mode, reps=2000, batch=100):
                     times.setdefault((way, bias), []).append((time.perf_counter() - t0) / batch * 1e6)
     torch.cuda.synchronize()
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} "
-          f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
-          f"nobias_tuned_us={med['tuned', False]:.2f} nobias_torch_us={med['torch', False]:.2f} "
-          f"served={'kernel' if hits else 'torch'}", flush=True)
+    line = (f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} math={mode} "
+            f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
+            f"nobias_tuned_us={med['tuned', False]:.2f} nobias_torch_us={med['torch', False]:.2f} "
+            f"served={'kernel' if hits else 'torch'}")
+    print(line, flush=True)
+    return line
+
+
+# torch.compile's variants: label -> (torch.compile's mode, compiles the tuned
+# model). max-autotune without its own CUDA graphs: the exec=graph lines
+# capture every variant alike (graphed), so one compile serves both lines.
+COMPILES = {"default": ("default", False), "max-autotune": ("max-autotune-no-cudagraphs", False),
+            "tuned": ("default", True)}
 
 
 def run(args):
@@ -261,10 +271,13 @@ def run(args):
     timer = Timer(device)
     gpu = (torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu").replace(" ", "_")
     cases = {"decode": (1, 16), "prefill": (1024, 1), "train": (256, 4)}
-    compiled = hasattr(torch, "compile") and not args.no_compile
+    kinds = [k for k in args.compile.split(",") if k] if hasattr(torch, "compile") else []
+    unknown = set(kinds) - set(COMPILES)
+    if unknown:
+        raise SystemExit(f"--compile: unknown {sorted(unknown)} (known: {', '.join(COMPILES)})")
     graphs = device.startswith("cuda") and not args.no_graphs
-    for mode in args.modes.split(",") if not args.record_only else ():
-        host_overhead(args, mode)
+    began = time.monotonic()
+    lines = []
     for name in args.models.split(","):
         model, make_input = build(name, device)
         if model is None:
@@ -276,9 +289,14 @@ def run(args):
             eager = copy.deepcopy(model).to(device=device, dtype=dtype)
             served = tuned.optimize(copy.deepcopy(eager)) if not args.record_only else None
             for case in args.cases.split(","):
+                if args.deadline and time.monotonic() - began > args.deadline:
+                    print(f"# {name} {case} {mode}: skipped, past --deadline {args.deadline} s",
+                          flush=True)
+                    continue
                 train = case == "train"
                 for m in (eager, served):
-                    m.train(train)
+                    if m is not None:
+                        m.train(train)
                 tokens, seqs = cases[case]
                 torch.manual_seed(0)
                 inputs = make_input(tokens, seqs, dtype)
@@ -297,44 +315,55 @@ def run(args):
                     tuned_step()
                 tuned.serving.wait_idle()
                 hits, calls = served_share(tuned_step)
-                if compiled:
-                    kinds = [("compile", {}, eager), ("compiled_tuned", {}, served)]
-                    if args.max_autotune:
-                        kinds.append(("max_autotune", {"mode": "max-autotune"}, eager))
-                    for label, kw, m in kinds:
-                        c = torch.compile(m, **kw)
-                        variants[label] = lambda c=c: step(c, inputs, train)
-                if graphs and not train:
-                    variants["eager_graph"] = graphed(variants["eager"])
-                    variants["tuned_graph"] = graphed(tuned_step)
+                for kind in kinds:
+                    if kind == "max-autotune" and case not in args.max_autotune_cases.split(","):
+                        continue
+                    compile_mode, of_tuned = COMPILES[kind]
+                    c = torch.compile(served if of_tuned else eager, mode=compile_mode,
+                                      dynamic=False)
+                    variants[f"compile_{kind}"] = lambda c=c: step(c, inputs, train)
                 error = 0.0
                 if not train:
                     want, got = variants["eager"]().float(), variants["tuned"]().float()
                     error = ((got - want).norm() / want.norm()).item()
+                t0 = time.monotonic()
                 for fn in variants.values():  # warm-up (and compiles)
                     for _ in range(args.warmup):
                         fn()
+                compile_s = time.monotonic() - t0
+                if graphs and not train:  # each variant's step captured in a CUDA graph
+                    for k in list(variants):
+                        variants[k + "_graph"] = graphed(variants[k])
                 times = {k: [] for k in variants}
                 for _ in range(args.reps):  # interleaved, round by round
                     for k, fn in variants.items():
                         times[k].append(timer(fn))
                 med = {k: statistics.median(v) for k, v in times.items()}
-                print(f"# {name} {case} {mode}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
-                execs = [("eager", "eager", "tuned")]
-                if "tuned_graph" in med:
-                    execs.append(("graph", "eager_graph", "tuned_graph"))
-                for exe, base, ours in execs:
-                    ratio = lambda k: med[k] / med[ours] if k in med else 0.0  # noqa: E731
-                    compiled_tuned = (med["compile"] / med["compiled_tuned"]
-                                      if "compiled_tuned" in med else 0.0)
-                    print(f"SUMMARY model name={name} case={case} dtype={mode} exec={exe} "
-                          f"vs_eager={ratio(base):.3f} vs_compile={ratio('compile'):.3f} "
-                          f"vs_max_autotune={ratio('max_autotune'):.3f} "
-                          f"compiled_tuned_vs_compile={compiled_tuned:.3f} tuned_ms={med[ours]:.3f} "
-                          f"gemm_share={share:.3f} problems={problems} served={hits}/{calls} "
-                          f"error={error:.1e} gpu={gpu}", flush=True)
+                print(f"# {name} {case} {mode}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items())
+                      + f"; warm-up and compiles {compile_s:.0f} s", flush=True)
+                for exe, tail in [("eager", "")] + ([("graph", "_graph")] if "tuned_graph" in med else []):
+                    ours = med["tuned" + tail]
+                    ratio = lambda k: med[k + tail] / ours if k + tail in med else 0.0  # noqa: E731
+                    compiled_tuned = (med["compile_default" + tail] / med["compile_tuned" + tail]
+                                      if "compile_tuned" + tail in med and "compile_default" in med
+                                      else 0.0)
+                    line = (f"SUMMARY model name={name} case={case} dtype={mode} exec={exe} "
+                            f"vs_eager={ratio('eager'):.3f} vs_compile={ratio('compile_default'):.3f} "
+                            f"vs_max_autotune={ratio('compile_max-autotune'):.3f} "
+                            f"compiled_tuned_vs_compile={compiled_tuned:.3f} tuned_ms={ours:.3f} "
+                            f"gemm_share={share:.3f} problems={problems} served={hits}/{calls} "
+                            f"error={error:.1e} gpu={gpu}")
+                    print(line, flush=True)
+                    lines.append(line)
                 if tuned_workload is not None:
-                    workload_line(tuned_workload, med)
+                    lines.append(workload_line(tuned_workload, med))
+                del variants
+                if kinds:  # the next case compiles afresh, never for two shapes
+                    torch._dynamo.reset()
+    if not args.record_only:
+        for mode in args.modes.split(","):  # after the sweeps: the table serves what they tuned
+            lines.append(host_overhead(args, mode))
+        print(models_bars.bars(lines), flush=True)
 
 
 def workload(args, name, case, mode, model, inputs, train, timer):
@@ -384,9 +413,11 @@ def workload_line(tuned_workload, med):
     base, ours = ("eager_graph", "tuned_graph") if "tuned_graph" in med else ("eager", "tuned")
     predicted = saves_ms / med[base] if med[base] > 0 else 0.0
     measured = 1.0 - med[ours] / med[base] if med[base] > 0 else 0.0
-    print("SUMMARY workload " + " ".join(f"{k}={v}" for k, v in fields.items()) +
-          f" predicted_saving={predicted:.3f} measured_saving={measured:.3f}"
-          f" exec={'graph' if base == 'eager_graph' else 'eager'}", flush=True)
+    line = ("SUMMARY workload " + " ".join(f"{k}={v}" for k, v in fields.items()) +
+            f" predicted_saving={predicted:.3f} measured_saving={measured:.3f}"
+            f" exec={'graph' if base == 'eager_graph' else 'eager'}")
+    print(line, flush=True)
+    return line
 
 
 def main():
@@ -402,9 +433,18 @@ def main():
                    help="only record each workload into --out (bench/fleet.sh's workloads)")
     p.add_argument("--tunectl", default="tunectl")
     p.add_argument("--gpus", type=int, default=1, help="GPUs of the fleet that sweeps (for the line)")
-    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
-    p.add_argument("--max-autotune", action="store_true",
-                   help="also torch.compile mode=max-autotune (Inductor's GEMM autotuning: slow)")
+    p.add_argument("--compile", default=",".join(COMPILES),
+                   help="the torch.compile variants: default (torch.compile of eager), max-autotune "
+                        "(Inductor's GEMM autotuning: about a minute a model and case), tuned "
+                        "(torch.compile of the tuned model); '' for none")
+    p.add_argument("--no-compile", dest="compile", action="store_const", const="",
+                   help="no torch.compile variant (--compile '')")
+    p.add_argument("--max-autotune-cases", default="decode,prefill",
+                   help="the cases that run the max-autotune variant (a training step's is the slowest "
+                        "compile)")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds after which the remaining models and cases are skipped (0: none), "
+                        "so that a run ends with its SUMMARY lines inside the device's limit")
     p.add_argument("--no-graphs", action="store_true", help="skip the CUDA graph executions")
     p.add_argument("--out", default=tempfile.mkdtemp(prefix="tuned_models_"))
     args = p.parse_args()
