@@ -4,7 +4,8 @@ On the GPU machine, with a daemon running (bench/models.sh starts one):
 
     python3 bench/models.py [--models gpt2,encoder,decoder,vit,resnet,llama]
         [--cases decode,prefill,train] [--modes ieee_fp32,tf32,bf16] [--tune] [--reps 30]
-        [--max-autotune] [--no-compile] [--no-graphs]
+        [--compile default,max-autotune,tuned] [--max-autotune-cases decode,prefill]
+        [--deadline SECONDS] [--no-graphs]
 
 Models: a GPT-2-medium-like decoder written from torch.nn primitives
 (GPT-2 medium's public config: d_model 1024, 16 heads, feed-forward 4096,
@@ -24,16 +25,21 @@ in modes ieee_fp32 (float32, TF32 off), tf32 (float32, TF32 on) and bf16.
 Variants, timed interleaved round by round in this process on the same
 inputs (CUDA events, median of --reps rounds after warm-up): torch eager;
 tuned (tuned.optimize(model) run inside tuned.enable(), entered and left
-each call); each of the two with the forward captured in a CUDA graph
-(torch.cuda.graph, inference cases; tuned's captured inside enable());
-torch.compile default, mode="max-autotune" (with --max-autotune: Inductor
-autotunes its GEMMs, minutes a model), and torch.compile of the tuned
-model. Before the timed rounds the warm-up's misses are filled
-(tuned.serving.wait_idle): each GEMM is served as the table says.
-Tuned's output is checked against eager's (relative Frobenius error).
-gemm_share is the share of eager's time in GEMMs (tuned.record), problems
-the distinct GEMM problems. --tune first records each model's workload,
-sweeps it (`tunectl workload sweep FILE --wait`) and says so, after the
+each call); torch.compile (dynamic=False, compiled afresh each case) of
+the eager model in mode "default" and in "max-autotune-no-cudagraphs"
+(Inductor autotunes its GEMMs: about a minute a model and case, so only
+the --max-autotune-cases), and of the tuned model (--compile picks them);
+and for inference cases each of them again with its step captured in a
+CUDA graph (torch.cuda.graph; tuned's captured inside enable()), the graph
+lines' variants: one compile gives both an eager and a graph line, and
+max-autotune's own CUDA graphs are left out so that every variant of a
+graph line replays the same way. Before the timed rounds the warm-up's
+misses are filled (tuned.serving.wait_idle): each GEMM is served as the
+table says. Tuned's output is checked against eager's (relative Frobenius
+error). gemm_share is the share of eager's time in GEMMs (tuned.record's
+back-to-back times), problems the distinct GEMM problems. --tune first
+records each model's workload, sweeps the problems no earlier case of the
+run swept (`tunectl workload sweep FILE --wait`) and says so, after the
 case's timed rounds, in
     SUMMARY workload model=<m> problems=<n> swept=<n> first_run_raised=0 tune_wall_s=<s> gpus=<n>
       predicted_saving=<x> measured_saving=<x> exec=<graph|eager>
@@ -49,15 +55,22 @@ replayed from CUDA graphs, inference cases only):
       gemm_share=<x> problems=<n> served=<hits>/<calls> error=<x> gpu=<name>
 (vs_eager: torch eager's time over tuned's, for exec=graph eager + graphs'
 over tuned + graphs'; vs_compile, vs_max_autotune: those variants' over
-tuned's of the line's execution, 0 where not run; compiled_tuned_vs_compile:
+tuned's of the line's execution (graphed for exec=graph), 0 where not run; compiled_tuned_vs_compile:
 torch.compile's time over torch.compile of the tuned model's; served: of
 the tuned variant's GEMM calls in one eager step, those its table served
 with a tuned kernel.) And per dtype, the CPU time of one served linear
 call from Python, tuned.model.Linear's forward (x of 16 x 1024, a
 1024 x 1024 weight, through tuned::linear) against nn.Linear's (F.linear),
 with what served it (kernel: a tuned kernel; torch: torch's own cuBLAS):
-    SUMMARY host_overhead dtype=<f32|bf16> tuned_us=<x> torch_us=<x> nobias_tuned_us=<x>
-      nobias_torch_us=<x> served=<kernel|torch>
+    SUMMARY host_overhead dtype=<f32|bf16> math=<mode> tuned_us=<x> torch_us=<x>
+      nobias_tuned_us=<x> nobias_torch_us=<x> served=<kernel|torch>
+(measured after the models, so that what their sweeps tuned is served:
+GPT-2's decode has this shape), and last the bars over this run's lines
+(bench/models_bars.py, which also takes the logs of a run split across
+device calls):
+    SUMMARY models_bars models=<n> cases=<n> modes=<n> lines=<n> eager_min=<x> ...
+--deadline stops starting models and cases after that many seconds, so that
+a run within the device's limit still ends with its SUMMARY lines.
 """
 
 import argparse
@@ -210,6 +223,12 @@ def graphed(fn):
     return lambda: (graph.replay(), out)[1]
 
 
+def sync():
+    """Waits for the GPU's work, where there is a GPU (a CPU run's smoke test has none)."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def served_share(fn):
     """(GEMM calls a tuned step's table served with a kernel, all it looked up)."""
     tc = tuned.serving.extension()
@@ -217,7 +236,7 @@ def served_share(fn):
         return 0, 0
     before = tc.stats()
     fn()
-    torch.cuda.synchronize()
+    sync()
     after = tc.stats()
     hits = after["hits"] - before["hits"]
     return hits, hits + after["torch"] - before["torch"]
@@ -244,12 +263,12 @@ def host_overhead(args, mode, reps=2000, batch=100):
         for _ in range(reps // batch):
             for bias, pair in layers.items():
                 for way, layer in zip(("tuned", "torch"), pair):
-                    torch.cuda.synchronize()
+                    sync()
                     t0 = time.perf_counter()
                     for _ in range(batch):
                         layer(x)
                     times.setdefault((way, bias), []).append((time.perf_counter() - t0) / batch * 1e6)
-    torch.cuda.synchronize()
+    sync()
     med = {k: statistics.median(v) for k, v in times.items()}
     line = (f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} math={mode} "
             f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
@@ -379,11 +398,24 @@ def workload(args, name, case, mode, model, inputs, train, timer):
     share = sum(p["gpu_ms"] for p in problems) / total if total > 0 else 0.0
     if not (args.tune and problems):
         return len(problems), share, None
+    # Only the problems no earlier case of this run swept (a training step's
+    # forward is prefill's): a file of those, swept as the user's would be.
+    fresh = tuned.Workload()
+    for p in problems:
+        key = (p["dtype"], p["layout"], p["math"], tuple(p["shape"]), p.get("epilogue", "none"))
+        if key not in args.swept:
+            args.swept.add(key)
+            fresh.add(*key[:4], calls=p["calls"], gpu_ms=p["gpu_ms"], epilogue=key[4])
+    swept = len(problems) - len(fresh.problems())
     start = time.monotonic()
-    done = subprocess.run([args.tunectl, "workload", "sweep", path, "--wait"], capture_output=True,
-                          text=True)
+    if fresh.problems():
+        fresh_path = path.replace(".workload.json", ".to_sweep.workload.json")
+        fresh.write(fresh_path)
+        done = subprocess.run([args.tunectl, "workload", "sweep", fresh_path, "--wait"],
+                              capture_output=True, text=True)
+        swept += sum(1 for line in done.stdout.splitlines()
+                     if line.strip() and line.split()[-1].isdigit())
     wall = time.monotonic() - start
-    swept = sum(1 for line in done.stdout.splitlines() if line.strip() and line.split()[-1].isdigit())
     report = subprocess.run([args.tunectl, "workload", "report", path, "--json"], capture_output=True,
                             text=True)
     try:
@@ -448,6 +480,7 @@ def main():
     p.add_argument("--no-graphs", action="store_true", help="skip the CUDA graph executions")
     p.add_argument("--out", default=tempfile.mkdtemp(prefix="tuned_models_"))
     args = p.parse_args()
+    args.swept = set()  # the problems this run has swept
     os.makedirs(args.out, exist_ok=True)
     run(args)
 
