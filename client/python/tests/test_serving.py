@@ -317,6 +317,27 @@ def test_a_linear_whose_weight_is_not_a_plain_parameter_is_served_with_it(served
     assert count()["hits"] == 1
 
 
+def test_a_capture_launches_the_kernels_looked_up_before_it_and_queues_no_miss(served):
+    daemon = FakeDaemon()
+    plain, optimized = model(), tuned.optimize(model(), client=daemon)
+    x, other = randn(6, 8), randn(3, 8, seed=1)
+    with torch.no_grad():
+        optimized(x)  # looked up before the capture
+        serving.drain()
+        count = Counters()
+        tc.stand_in_capture(True)
+        try:
+            assert close(optimized(x), plain(x))  # the served kernels, launched into the graph
+            assert close(optimized(other), plain(other))  # a miss: torch's kernel, not queued
+        finally:
+            tc.stand_in_capture(False)
+    assert count() == {"hits": 2, "misses": 0, "torch": 2, "uncaptured_misses": 2}
+    assert queued() == [] and len(served.launches) == 2
+    with torch.no_grad():  # after the capture the miss is queued as any
+        optimized(other)
+    assert count()["misses"] == 2
+
+
 def test_the_fake_kernels_give_shapes_and_dtypes_without_data():
     x = torch.empty(2, 3, 8, device="meta", dtype=torch.bfloat16)
     w = torch.empty(16, 8, device="meta", dtype=torch.bfloat16)
