@@ -261,7 +261,7 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const c10::optional<Tensor>
     if (y.defined()) return y;
   }
   Tf32Scope scope(math, x.scalar_type());
-  const Tensor x2 = x.reshape({-1, k});
+  const Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, k});
   Tensor y = b.defined() && b.dim() <= 1 ? TorchAddmm(b, x2, weight.t(), 1, 1)
                                          : TorchMm(x2, weight.t());
   if (b.defined() && b.dim() > 1) y = y.view(LinearShape(x, n)).add_(b);

@@ -86,10 +86,10 @@ def _served_class(torch, cls):
     if served is not None or getattr(cls, "_tuned_served", False):
         return served or cls
     # linear_module reads the weight and bias in C (nn.Module.__getattr__'s
-    # Python call, twice, was a third of a served call's CPU time) and calls
-    # the operator's kernel without the dispatcher where nothing but it
-    # would run (bench/RESULTS.md models-gpt2-decode: F.linear's host time is
-    # the bar).
+    # Python call, twice) and calls the operator's kernel without the
+    # dispatcher where nothing but it would run: a served call then costs
+    # less CPU time than F.linear's, not as much (bench/RESULTS.md
+    # models-gpt2-decode, served-linear-host-cpu).
     linear_module = serving.extension().linear_module
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
     op = torch.ops.tuned.linear
