@@ -509,10 +509,12 @@ void FreeOverride(PyObject* capsule) {
 // ---- the Python functions ----
 
 // Whether a call on `tensors` may run the served linear without the
-// dispatcher: autograd does not record it, and past the autograd keys the
-// dispatcher would go straight to the served device type's kernel (no
-// Python mode, tracer, functorch, autocast or other key before it), so
-// tuned::linear's own kernel is what it would run.
+// dispatcher: autograd does not record it, and past the autograd keys (and
+// BackendSelect, which every thread includes and tuned::linear falls
+// through) the dispatcher would go straight to the served device type's
+// kernel (no Python mode, tracer, functorch, autocast or other key before
+// it), so tuned::linear's own kernel is what it would run. (A profiler then
+// records the kernel's own ops, not tuned::linear.)
 bool Direct(std::initializer_list<const Tensor*> tensors) {
   if (Records(tensors)) return false;
   c10::DispatchKeySet keys;
@@ -521,7 +523,8 @@ bool Direct(std::initializer_list<const Tensor*> tensors) {
   }
   const c10::impl::LocalDispatchKeySet local = c10::impl::tls_local_dispatch_key_set();
   keys = ((keys | local.included_) - local.excluded_) -
-         c10::autograd_dispatch_keyset_with_ADInplaceOrView;
+         (c10::autograd_dispatch_keyset_with_ADInplaceOrView |
+          c10::DispatchKeySet(c10::DispatchKey::BackendSelect));
   const c10::DispatchKey device =
       ServedType() == c10::DeviceType::CPU ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
   return keys.highestPriorityTypeId() == device;
@@ -540,7 +543,10 @@ PyObject* CallLinear(PyObject* x, PyObject* weight, PyObject* bias) {
   c10::optional<Tensor> b;
   if (bias != Py_None) b = THPVariable_Unpack(bias);
   const Tensor none;
-  if (Direct({&xt, &wt, b ? &*b : &none})) return THPVariable_Wrap(Linear(xt, wt, b, kAuto));
+  if (Direct({&xt, &wt, b ? &*b : &none})) {
+    at::AutoDispatchBelowADInplaceOrView below;  // as LinearAutograd calls it
+    return THPVariable_Wrap(Linear(xt, wt, b, kAuto));
+  }
   return THPVariable_Wrap(LinearOp().call(xt, wt, b, "auto"));
 }
 
