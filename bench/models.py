@@ -4,7 +4,7 @@ On the GPU machine, with a daemon running (bench/models.sh starts one):
 
     python3 bench/models.py [--models gpt2,encoder,decoder,vit,resnet,llama]
         [--cases decode,prefill,train] [--modes ieee_fp32,tf32,bf16] [--tune] [--reps 30]
-        [--compile default,max-autotune,tuned] [--max-autotune-cases decode,prefill]
+        [--compile default,max-autotune[,tuned]] [--max-autotune-cases decode,prefill]
         [--deadline SECONDS] [--no-graphs]
 
 Models: a GPT-2-medium-like decoder written from torch.nn primitives
@@ -465,10 +465,10 @@ def main():
                    help="only record each workload into --out (bench/fleet.sh's workloads)")
     p.add_argument("--tunectl", default="tunectl")
     p.add_argument("--gpus", type=int, default=1, help="GPUs of the fleet that sweeps (for the line)")
-    p.add_argument("--compile", default=",".join(COMPILES),
+    p.add_argument("--compile", default="default,max-autotune",
                    help="the torch.compile variants: default (torch.compile of eager), max-autotune "
                         "(Inductor's GEMM autotuning: about a minute a model and case), tuned "
-                        "(torch.compile of the tuned model); '' for none")
+                        "(torch.compile of the tuned model: compiled_tuned_vs_compile); '' for none")
     p.add_argument("--no-compile", dest="compile", action="store_const", const="",
                    help="no torch.compile variant (--compile '')")
     p.add_argument("--max-autotune-cases", default="decode,prefill",
