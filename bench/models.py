@@ -302,16 +302,18 @@ def run(args):
         if model is None:
             print(f"# {name}: not installed here", flush=True)
             continue
-        for mode in args.modes.split(","):
-            dtype = torch.bfloat16 if mode == "bf16" else torch.float32
-            torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
-            eager = copy.deepcopy(model).to(device=device, dtype=dtype)
-            served = tuned.optimize(copy.deepcopy(eager)) if not args.record_only else None
-            for case in args.cases.split(","):
+        # Each case in every mode before the next case: a run that reaches
+        # its --deadline has skipped whole cases, never a mode.
+        for case in args.cases.split(","):
+            for mode in args.modes.split(","):
                 if args.deadline and time.monotonic() - began > args.deadline:
                     print(f"# {name} {case} {mode}: skipped, past --deadline {args.deadline} s",
                           flush=True)
                     continue
+                dtype = torch.bfloat16 if mode == "bf16" else torch.float32
+                torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
+                eager = copy.deepcopy(model).to(device=device, dtype=dtype)
+                served = tuned.optimize(copy.deepcopy(eager)) if not args.record_only else None
                 train = case == "train"
                 for m in (eager, served):
                     if m is not None:
