@@ -4,7 +4,8 @@ On the GPU machine, with a daemon running (bench/models.sh starts one):
 
     python3 bench/models.py [--models gpt2,encoder,decoder,vit,resnet,llama]
         [--cases decode,prefill,train] [--modes ieee_fp32,tf32,bf16] [--tune] [--reps 30]
-        [--max-autotune] [--no-compile] [--no-graphs]
+        [--compile default,max-autotune[,tuned]] [--max-autotune-cases decode,prefill]
+        [--deadline SECONDS] [--no-graphs]
 
 Models: a GPT-2-medium-like decoder written from torch.nn primitives
 (GPT-2 medium's public config: d_model 1024, 16 heads, feed-forward 4096,
@@ -24,16 +25,21 @@ in modes ieee_fp32 (float32, TF32 off), tf32 (float32, TF32 on) and bf16.
 Variants, timed interleaved round by round in this process on the same
 inputs (CUDA events, median of --reps rounds after warm-up): torch eager;
 tuned (tuned.optimize(model) run inside tuned.enable(), entered and left
-each call); each of the two with the forward captured in a CUDA graph
-(torch.cuda.graph, inference cases; tuned's captured inside enable());
-torch.compile default, mode="max-autotune" (with --max-autotune: Inductor
-autotunes its GEMMs, minutes a model), and torch.compile of the tuned
-model. Before the timed rounds the warm-up's misses are filled
-(tuned.serving.wait_idle): each GEMM is served as the table says.
-Tuned's output is checked against eager's (relative Frobenius error).
-gemm_share is the share of eager's time in GEMMs (tuned.record), problems
-the distinct GEMM problems. --tune first records each model's workload,
-sweeps it (`tunectl workload sweep FILE --wait`) and says so, after the
+each call); torch.compile (dynamic=False, compiled afresh each case) of
+the eager model in mode "default" and in "max-autotune-no-cudagraphs"
+(Inductor autotunes its GEMMs: about a minute a model and case, so only
+the --max-autotune-cases), and of the tuned model (--compile picks them);
+and for inference cases each of them again with its step captured in a
+CUDA graph (torch.cuda.graph; tuned's captured inside enable()), the graph
+lines' variants: one compile gives both an eager and a graph line, and
+max-autotune's own CUDA graphs are left out so that every variant of a
+graph line replays the same way. Before the timed rounds the warm-up's
+misses are filled (tuned.serving.wait_idle): each GEMM is served as the
+table says. Tuned's output is checked against eager's (relative Frobenius
+error). gemm_share is the share of eager's time in GEMMs (tuned.record's
+back-to-back times), problems the distinct GEMM problems. --tune first
+records each model's workload, sweeps the problems no earlier case of the
+run swept (`tunectl workload sweep FILE --wait`) and says so, after the
 case's timed rounds, in
     SUMMARY workload model=<m> problems=<n> swept=<n> first_run_raised=0 tune_wall_s=<s> gpus=<n>
       predicted_saving=<x> measured_saving=<x> exec=<graph|eager>
@@ -49,15 +55,22 @@ replayed from CUDA graphs, inference cases only):
       gemm_share=<x> problems=<n> served=<hits>/<calls> error=<x> gpu=<name>
 (vs_eager: torch eager's time over tuned's, for exec=graph eager + graphs'
 over tuned + graphs'; vs_compile, vs_max_autotune: those variants' over
-tuned's of the line's execution, 0 where not run; compiled_tuned_vs_compile:
+tuned's of the line's execution (graphed for exec=graph), 0 where not run; compiled_tuned_vs_compile:
 torch.compile's time over torch.compile of the tuned model's; served: of
 the tuned variant's GEMM calls in one eager step, those its table served
 with a tuned kernel.) And per dtype, the CPU time of one served linear
 call from Python, tuned.model.Linear's forward (x of 16 x 1024, a
 1024 x 1024 weight, through tuned::linear) against nn.Linear's (F.linear),
 with what served it (kernel: a tuned kernel; torch: torch's own cuBLAS):
-    SUMMARY host_overhead dtype=<f32|bf16> tuned_us=<x> torch_us=<x> nobias_tuned_us=<x>
-      nobias_torch_us=<x> served=<kernel|torch>
+    SUMMARY host_overhead dtype=<f32|bf16> math=<mode> tuned_us=<x> torch_us=<x>
+      nobias_tuned_us=<x> nobias_torch_us=<x> served=<kernel|torch>
+(measured after the models, so that what their sweeps tuned is served:
+GPT-2's decode has this shape), and last the bars over this run's lines
+(bench/models_bars.py, which also takes the logs of a run split across
+device calls):
+    SUMMARY models_bars models=<n> cases=<n> modes=<n> lines=<n> eager_min=<x> ...
+--deadline stops starting models and cases after that many seconds, so that
+a run within the device's limit still ends with its SUMMARY lines.
 """
 
 import argparse
@@ -72,6 +85,7 @@ import time
 
 import torch
 
+import models_bars
 import tuned
 import tuned.serving
 
@@ -209,6 +223,12 @@ def graphed(fn):
     return lambda: (graph.replay(), out)[1]
 
 
+def sync():
+    """Waits for the GPU's work, where there is a GPU (a CPU run's smoke test has none)."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def served_share(fn):
     """(GEMM calls a tuned step's table served with a kernel, all it looked up)."""
     tc = tuned.serving.extension()
@@ -216,7 +236,7 @@ def served_share(fn):
         return 0, 0
     before = tc.stats()
     fn()
-    torch.cuda.synchronize()
+    sync()
     after = tc.stats()
     hits = after["hits"] - before["hits"]
     return hits, hits + after["torch"] - before["torch"]
@@ -243,17 +263,26 @@ def host_overhead(args, mode, reps=2000, batch=100):
         for _ in range(reps // batch):
             for bias, pair in layers.items():
                 for way, layer in zip(("tuned", "torch"), pair):
-                    torch.cuda.synchronize()
+                    sync()
                     t0 = time.perf_counter()
                     for _ in range(batch):
                         layer(x)
                     times.setdefault((way, bias), []).append((time.perf_counter() - t0) / batch * 1e6)
-    torch.cuda.synchronize()
+    sync()
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} "
-          f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
-          f"nobias_tuned_us={med['tuned', False]:.2f} nobias_torch_us={med['torch', False]:.2f} "
-          f"served={'kernel' if hits else 'torch'}", flush=True)
+    line = (f"SUMMARY host_overhead dtype={'bf16' if mode == 'bf16' else 'f32'} math={mode} "
+            f"tuned_us={med['tuned', True]:.2f} torch_us={med['torch', True]:.2f} "
+            f"nobias_tuned_us={med['tuned', False]:.2f} nobias_torch_us={med['torch', False]:.2f} "
+            f"served={'kernel' if hits else 'torch'}")
+    print(line, flush=True)
+    return line
+
+
+# torch.compile's variants: label -> (torch.compile's mode, compiles the tuned
+# model). max-autotune without its own CUDA graphs: the exec=graph lines
+# capture every variant alike (graphed), so one compile serves both lines.
+COMPILES = {"default": ("default", False), "max-autotune": ("max-autotune-no-cudagraphs", False),
+            "tuned": ("default", True)}
 
 
 def run(args):
@@ -261,24 +290,34 @@ def run(args):
     timer = Timer(device)
     gpu = (torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu").replace(" ", "_")
     cases = {"decode": (1, 16), "prefill": (1024, 1), "train": (256, 4)}
-    compiled = hasattr(torch, "compile") and not args.no_compile
+    kinds = [k for k in args.compile.split(",") if k] if hasattr(torch, "compile") else []
+    unknown = set(kinds) - set(COMPILES)
+    if unknown:
+        raise SystemExit(f"--compile: unknown {sorted(unknown)} (known: {', '.join(COMPILES)})")
     graphs = device.startswith("cuda") and not args.no_graphs
-    for mode in args.modes.split(",") if not args.record_only else ():
-        host_overhead(args, mode)
+    began = time.monotonic()
+    lines = []
     for name in args.models.split(","):
         model, make_input = build(name, device)
         if model is None:
             print(f"# {name}: not installed here", flush=True)
             continue
-        for mode in args.modes.split(","):
-            dtype = torch.bfloat16 if mode == "bf16" else torch.float32
-            torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
-            eager = copy.deepcopy(model).to(device=device, dtype=dtype)
-            served = tuned.optimize(copy.deepcopy(eager)) if not args.record_only else None
-            for case in args.cases.split(","):
+        # Each case in every mode before the next case: a run that reaches
+        # its --deadline has skipped whole cases, never a mode.
+        for case in args.cases.split(","):
+            for mode in args.modes.split(","):
+                if args.deadline and time.monotonic() - began > args.deadline:
+                    print(f"# {name} {case} {mode}: skipped, past --deadline {args.deadline} s",
+                          flush=True)
+                    continue
+                dtype = torch.bfloat16 if mode == "bf16" else torch.float32
+                torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
+                eager = copy.deepcopy(model).to(device=device, dtype=dtype)
+                served = tuned.optimize(copy.deepcopy(eager)) if not args.record_only else None
                 train = case == "train"
                 for m in (eager, served):
-                    m.train(train)
+                    if m is not None:
+                        m.train(train)
                 tokens, seqs = cases[case]
                 torch.manual_seed(0)
                 inputs = make_input(tokens, seqs, dtype)
@@ -297,44 +336,55 @@ def run(args):
                     tuned_step()
                 tuned.serving.wait_idle()
                 hits, calls = served_share(tuned_step)
-                if compiled:
-                    kinds = [("compile", {}, eager), ("compiled_tuned", {}, served)]
-                    if args.max_autotune:
-                        kinds.append(("max_autotune", {"mode": "max-autotune"}, eager))
-                    for label, kw, m in kinds:
-                        c = torch.compile(m, **kw)
-                        variants[label] = lambda c=c: step(c, inputs, train)
-                if graphs and not train:
-                    variants["eager_graph"] = graphed(variants["eager"])
-                    variants["tuned_graph"] = graphed(tuned_step)
+                for kind in kinds:
+                    if kind == "max-autotune" and case not in args.max_autotune_cases.split(","):
+                        continue
+                    compile_mode, of_tuned = COMPILES[kind]
+                    c = torch.compile(served if of_tuned else eager, mode=compile_mode,
+                                      dynamic=False)
+                    variants[f"compile_{kind}"] = lambda c=c: step(c, inputs, train)
                 error = 0.0
                 if not train:
                     want, got = variants["eager"]().float(), variants["tuned"]().float()
                     error = ((got - want).norm() / want.norm()).item()
+                t0 = time.monotonic()
                 for fn in variants.values():  # warm-up (and compiles)
                     for _ in range(args.warmup):
                         fn()
+                compile_s = time.monotonic() - t0
+                if graphs and not train:  # each variant's step captured in a CUDA graph
+                    for k in list(variants):
+                        variants[k + "_graph"] = graphed(variants[k])
                 times = {k: [] for k in variants}
                 for _ in range(args.reps):  # interleaved, round by round
                     for k, fn in variants.items():
                         times[k].append(timer(fn))
                 med = {k: statistics.median(v) for k, v in times.items()}
-                print(f"# {name} {case} {mode}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
-                execs = [("eager", "eager", "tuned")]
-                if "tuned_graph" in med:
-                    execs.append(("graph", "eager_graph", "tuned_graph"))
-                for exe, base, ours in execs:
-                    ratio = lambda k: med[k] / med[ours] if k in med else 0.0  # noqa: E731
-                    compiled_tuned = (med["compile"] / med["compiled_tuned"]
-                                      if "compiled_tuned" in med else 0.0)
-                    print(f"SUMMARY model name={name} case={case} dtype={mode} exec={exe} "
-                          f"vs_eager={ratio(base):.3f} vs_compile={ratio('compile'):.3f} "
-                          f"vs_max_autotune={ratio('max_autotune'):.3f} "
-                          f"compiled_tuned_vs_compile={compiled_tuned:.3f} tuned_ms={med[ours]:.3f} "
-                          f"gemm_share={share:.3f} problems={problems} served={hits}/{calls} "
-                          f"error={error:.1e} gpu={gpu}", flush=True)
+                print(f"# {name} {case} {mode}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items())
+                      + f"; warm-up and compiles {compile_s:.0f} s", flush=True)
+                for exe, tail in [("eager", "")] + ([("graph", "_graph")] if "tuned_graph" in med else []):
+                    ours = med["tuned" + tail]
+                    ratio = lambda k: med[k + tail] / ours if k + tail in med else 0.0  # noqa: E731
+                    compiled_tuned = (med["compile_default" + tail] / med["compile_tuned" + tail]
+                                      if "compile_tuned" + tail in med and "compile_default" in med
+                                      else 0.0)
+                    line = (f"SUMMARY model name={name} case={case} dtype={mode} exec={exe} "
+                            f"vs_eager={ratio('eager'):.3f} vs_compile={ratio('compile_default'):.3f} "
+                            f"vs_max_autotune={ratio('compile_max-autotune'):.3f} "
+                            f"compiled_tuned_vs_compile={compiled_tuned:.3f} tuned_ms={ours:.3f} "
+                            f"gemm_share={share:.3f} problems={problems} served={hits}/{calls} "
+                            f"error={error:.1e} gpu={gpu}")
+                    print(line, flush=True)
+                    lines.append(line)
                 if tuned_workload is not None:
-                    workload_line(tuned_workload, med)
+                    lines.append(workload_line(tuned_workload, med))
+                del variants
+                if kinds:  # the next case compiles afresh, never for two shapes
+                    torch._dynamo.reset()
+    if not args.record_only:
+        for mode in args.modes.split(","):  # after the sweeps: the table serves what they tuned
+            lines.append(host_overhead(args, mode))
+        print(models_bars.bars(lines), flush=True)
 
 
 def workload(args, name, case, mode, model, inputs, train, timer):
@@ -350,11 +400,24 @@ def workload(args, name, case, mode, model, inputs, train, timer):
     share = sum(p["gpu_ms"] for p in problems) / total if total > 0 else 0.0
     if not (args.tune and problems):
         return len(problems), share, None
+    # Only the problems no earlier case of this run swept (a training step's
+    # forward is prefill's): a file of those, swept as the user's would be.
+    fresh = tuned.Workload()
+    for p in problems:
+        key = (p["dtype"], p["layout"], p["math"], tuple(p["shape"]), p.get("epilogue", "none"))
+        if key not in args.swept:
+            args.swept.add(key)
+            fresh.add(*key[:4], calls=p["calls"], gpu_ms=p["gpu_ms"], epilogue=key[4])
+    swept = len(problems) - len(fresh.problems())
     start = time.monotonic()
-    done = subprocess.run([args.tunectl, "workload", "sweep", path, "--wait"], capture_output=True,
-                          text=True)
+    if fresh.problems():
+        fresh_path = path.replace(".workload.json", ".to_sweep.workload.json")
+        fresh.write(fresh_path)
+        done = subprocess.run([args.tunectl, "workload", "sweep", fresh_path, "--wait"],
+                              capture_output=True, text=True)
+        swept += sum(1 for line in done.stdout.splitlines()
+                     if line.strip() and line.split()[-1].isdigit())
     wall = time.monotonic() - start
-    swept = sum(1 for line in done.stdout.splitlines() if line.strip() and line.split()[-1].isdigit())
     report = subprocess.run([args.tunectl, "workload", "report", path, "--json"], capture_output=True,
                             text=True)
     try:
@@ -384,9 +447,11 @@ def workload_line(tuned_workload, med):
     base, ours = ("eager_graph", "tuned_graph") if "tuned_graph" in med else ("eager", "tuned")
     predicted = saves_ms / med[base] if med[base] > 0 else 0.0
     measured = 1.0 - med[ours] / med[base] if med[base] > 0 else 0.0
-    print("SUMMARY workload " + " ".join(f"{k}={v}" for k, v in fields.items()) +
-          f" predicted_saving={predicted:.3f} measured_saving={measured:.3f}"
-          f" exec={'graph' if base == 'eager_graph' else 'eager'}", flush=True)
+    line = ("SUMMARY workload " + " ".join(f"{k}={v}" for k, v in fields.items()) +
+            f" predicted_saving={predicted:.3f} measured_saving={measured:.3f}"
+            f" exec={'graph' if base == 'eager_graph' else 'eager'}")
+    print(line, flush=True)
+    return line
 
 
 def main():
@@ -402,12 +467,22 @@ def main():
                    help="only record each workload into --out (bench/fleet.sh's workloads)")
     p.add_argument("--tunectl", default="tunectl")
     p.add_argument("--gpus", type=int, default=1, help="GPUs of the fleet that sweeps (for the line)")
-    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
-    p.add_argument("--max-autotune", action="store_true",
-                   help="also torch.compile mode=max-autotune (Inductor's GEMM autotuning: slow)")
+    p.add_argument("--compile", default="default,max-autotune",
+                   help="the torch.compile variants: default (torch.compile of eager), max-autotune "
+                        "(Inductor's GEMM autotuning: about a minute a model and case), tuned "
+                        "(torch.compile of the tuned model: compiled_tuned_vs_compile); '' for none")
+    p.add_argument("--no-compile", dest="compile", action="store_const", const="",
+                   help="no torch.compile variant (--compile '')")
+    p.add_argument("--max-autotune-cases", default="decode,prefill",
+                   help="the cases that run the max-autotune variant (a training step's is the slowest "
+                        "compile)")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds after which the remaining models and cases are skipped (0: none), "
+                        "so that a run ends with its SUMMARY lines inside the device's limit")
     p.add_argument("--no-graphs", action="store_true", help="skip the CUDA graph executions")
     p.add_argument("--out", default=tempfile.mkdtemp(prefix="tuned_models_"))
     args = p.parse_args()
+    args.swept = set()  # the problems this run has swept
     os.makedirs(args.out, exist_ok=True)
     run(args)
 

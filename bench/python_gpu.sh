@@ -19,7 +19,8 @@
 # test_gpu_serving.py (serving at torch's dispatcher: the operators' table,
 # tuned.enable() on and off, capture, gradients, torch.compile),
 # test_client.py, test_kernel.py, test_kernel_maps.py, test_kernel_spec.py, test_blas.py,
-# test_ops.py, test_ops_16bit.py and test_serving.py (the driver stood in for, CPU
+# test_ops.py, test_ops_16bit.py, test_serving.py and test_record.py (tuned.record's CUDA graph
+# replay on the GPU; the others with the driver stood in for, CPU
 # tensors; the torch operators in torch.compile; a compile-only daemon of
 # their own). Logs: OUTDIR/python_gpu.log (everything,
 # with the commands), OUTDIR/tuned.log (the daemon). Exit 0 if all passed.
@@ -101,6 +102,7 @@ run "$py" -m pytest -p no:cacheprovider -v -s -rs "$tests/test_gpu.py" "$tests/t
 TUNED_BIN_DIR=$PWD/.bundle/bin run "$py" -m pytest -p no:cacheprovider -v -rs \
   "$tests/test_client.py" "$tests/test_kernel.py" "$tests/test_kernel_maps.py" "$tests/test_kernel_spec.py" \
   "$tests/test_blas.py" \
-  "$tests/test_ops.py" "$tests/test_ops_16bit.py" "$tests/test_serving.py" || fails=$((fails + 1))
+  "$tests/test_ops.py" "$tests/test_ops_16bit.py" "$tests/test_serving.py" "$tests/test_record.py" \
+  || fails=$((fails + 1))
 echo "python_gpu: $fails step(s) failed"
 [[ $fails -eq 0 ]]

@@ -74,3 +74,30 @@ def test_record_captures_a_models_gemms(tmp_path, monkeypatch, device):
         assert problems[(name, "nt", shape)].get("epilogue", "none") == (
             "bias" if device == "cuda" else "none")
     assert json.loads(path.read_text())["problems"] == r.workload.problems()
+
+
+def test_a_problems_time_is_its_kept_calls_replayed_then_scaled_to_all_its_calls(tmp_path,
+                                                                               monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(tuned.record_module, "_DEVICE_TYPE", "cpu")
+    monkeypatch.setattr(tuned.record_module, "REPLAY_CALLS", 2)
+    real, replayed = tuned.record_module._Recorder.replay_ms, []
+
+    def replay_ms(self, kept, tf32):
+        replayed.append([args for _, args, _ in kept])
+        assert real(self, kept, tf32) > 0  # the kept calls run again
+        return 3.0
+
+    monkeypatch.setattr(tuned.record_module._Recorder, "replay_ms", replay_ms)
+    layer = torch.nn.Linear(8, 4)
+    xs = [torch.randn(3, 8) for _ in range(5)]
+    with tuned.record(tmp_path / "w.json") as r:
+        for x in xs:
+            layer(x)
+    [p] = r.workload.problems()
+    assert p["calls"] == 5 and p["shape"] == [3, 4, 8]
+    # The first two calls' own operands, replayed once the block ended.
+    assert len(replayed) == 1 and len(replayed[0]) == 2
+    assert all(a[0] is x for a, x in zip(replayed[0], xs))
+    assert all(a[1] is layer.weight for a in replayed[0])
+    assert p["gpu_ms"] == pytest.approx(3.0 / 2 * 5)

@@ -263,6 +263,89 @@ def test_gradients_go_through_the_same_table(served):
     assert count()["hits"] == 6 and sorted(set(served.layouts)) == ["nn", "nt", "tn"]
 
 
+def test_a_served_linear_skips_the_dispatcher_only_where_nothing_else_would_run(served):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func)
+            return func(*args, **(kwargs or {}))
+
+    daemon = FakeDaemon()
+    plain = torch.nn.Linear(8, 16)
+    optimized = tuned.optimize(torch.nn.Linear(8, 16), client=daemon)
+    optimized.load_state_dict(plain.state_dict())
+    x = randn(2, 3, 8)  # a contiguous 3-D input: its rows, no view made
+    with torch.no_grad():
+        optimized(x)
+    assert [key[:5] for key, _ in serving.drain()] == [(6, 16, 8, "f32", "nt")]
+    def dispatched(call):
+        """Whether `call` went through the dispatcher's tuned::linear (the
+        profiler records each operator the dispatcher calls)."""
+        with torch.autograd.profiler.profile() as prof:
+            call()
+        return any(e.name == "tuned::linear" for e in prof.function_events)
+
+    count = Counters()
+    with torch.no_grad():
+        assert not dispatched(lambda: close(optimized(x), plain(x)))  # straight to the kernel
+        with Seen() as seen:  # a Python mode: through the dispatcher, which it sees
+            assert close(optimized(x), plain(x))
+    assert torch.ops.tuned.linear.default in seen.ops
+    assert count()["hits"] == 2
+    # Autograd records: the dispatcher's autograd kernel, the same table.
+    xg = x.clone().requires_grad_()
+    assert dispatched(lambda: optimized(xg).sum().backward())
+    assert xg.grad is not None and count()["hits"] == 3  # the forward (dX, dW: new keys)
+
+
+def test_a_linear_whose_weight_is_not_a_plain_parameter_is_served_with_it(served):
+    from torch.nn.utils import parametrize
+
+    class Doubled(torch.nn.Module):
+        def forward(self, w):
+            return 2 * w
+
+    daemon = FakeDaemon()
+    plain = torch.nn.Linear(8, 16)
+    optimized = tuned.optimize(torch.nn.Linear(8, 16), client=daemon)
+    optimized.load_state_dict(plain.state_dict())
+    parametrize.register_parametrization(optimized, "weight", Doubled())
+    x = randn(6, 8)
+    with torch.no_grad():
+        want = F.linear(x, 2 * plain.weight, plain.bias)
+        assert close(optimized(x), want)
+        serving.drain()
+        count = Counters()
+        assert close(optimized(x), want)
+    assert count()["hits"] == 1
+
+
+def test_a_capture_launches_the_kernels_looked_up_before_it_and_queues_no_miss(served):
+    daemon = FakeDaemon()
+    plain, optimized = model(), tuned.optimize(model(), client=daemon)
+    x, other = randn(6, 8), randn(3, 8, seed=1)
+    with torch.no_grad():
+        optimized(x)  # looked up before the capture
+        serving.drain()
+        count = Counters()
+        tc.stand_in_capture(True)
+        try:
+            assert close(optimized(x), plain(x))  # the served kernels, launched into the graph
+            assert close(optimized(other), plain(other))  # a miss: torch's kernel, not queued
+        finally:
+            tc.stand_in_capture(False)
+    assert count() == {"hits": 2, "misses": 0, "torch": 2, "uncaptured_misses": 2}
+    assert queued() == [] and len(served.launches) == 2
+    with torch.no_grad():  # after the capture the miss is queued as any
+        optimized(other)
+    assert count()["misses"] == 2
+
+
 def test_the_fake_kernels_give_shapes_and_dtypes_without_data():
     x = torch.empty(2, 3, 8, device="meta", dtype=torch.bfloat16)
     w = torch.empty(16, 8, device="meta", dtype=torch.bfloat16)

@@ -704,24 +704,41 @@ static PyObject* plan_maps(PyObject* self, PyObject* arg) {
   return out;
 }
 
+/* The launch plan of an entry point `name` taking `want` arguments, the
+ * plan's capsule first; where `map` is not NULL, *map is the argument at
+ * `map_arg`, an index of one of the plan's tensor maps. NULL with a Python
+ * error set (TypeError for another count, ValueError for no such map). */
+static const TunedLaunchPlan* plan_args(const char* name, PyObject* const* args, Py_ssize_t nargs,
+                                        Py_ssize_t want, Py_ssize_t map_arg, Py_ssize_t* map) {
+  if (nargs != want) {
+    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", name, want);
+    return NULL;
+  }
+  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  if (!p || !map) return p;
+  *map = PyLong_AsSsize_t(args[map_arg]);
+  if (*map == -1 && PyErr_Occurred()) return NULL;
+  if (*map < 0 || *map >= (Py_ssize_t)p->map_count) {
+    PyErr_Format(PyExc_ValueError, "%s: no map %zd (the plan has %u)", name, *map, p->map_count);
+    return NULL;
+  }
+  return p;
+}
+
 /* encode_map(plan, driver, i, base, out) -> None or (what, CUresult): map i
  * of the plan over device address `base` into the 64-byte aligned 128 bytes
  * at address `out` (tuned_encode_map: zeros where TMA cannot take it). */
 static PyObject* encode_map(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 5) {
-    PyErr_SetString(PyExc_TypeError, "encode_map takes 5 arguments");
-    return NULL;
-  }
-  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  Py_ssize_t i;
+  const TunedLaunchPlan* p = plan_args("encode_map", args, nargs, 5, 2, &i);
   if (!p) return NULL;
   const TunedDriver* d = driver_of(args[1]);
   if (!d) return NULL;
-  Py_ssize_t i = PyLong_AsSsize_t(args[2]);
   uint64_t base = PyLong_AsUnsignedLongLong(args[3]);
   void* out = PyLong_AsVoidPtr(args[4]);
   if (PyErr_Occurred()) return NULL;
-  if (i < 0 || i >= (Py_ssize_t)p->map_count || !out || (uintptr_t)out % 64 != 0) {
-    PyErr_SetString(PyExc_ValueError, "encode_map: no such map, or a null or unaligned output");
+  if (!out || (uintptr_t)out % 64 != 0) {
+    PyErr_SetString(PyExc_ValueError, "encode_map: a null or unaligned output");
     return NULL;
   }
   const char* what = NULL;
@@ -732,19 +749,11 @@ static PyObject* encode_map(PyObject* self, PyObject* const* args, Py_ssize_t na
 
 /* stages(plan, i, base) -> whether a launch over `base` stages map i's operand (tuned_stages). */
 static PyObject* stages(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 3) {
-    PyErr_SetString(PyExc_TypeError, "stages takes 3 arguments");
-    return NULL;
-  }
-  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  Py_ssize_t i;
+  const TunedLaunchPlan* p = plan_args("stages", args, nargs, 3, 1, &i);
   if (!p) return NULL;
-  Py_ssize_t i = PyLong_AsSsize_t(args[1]);
   uint64_t base = PyLong_AsUnsignedLongLong(args[2]);
   if (PyErr_Occurred()) return NULL;
-  if (i < 0 || i >= (Py_ssize_t)p->map_count) {
-    PyErr_SetString(PyExc_ValueError, "stages: no such map");
-    return NULL;
-  }
   return PyBool_FromLong(tuned_stages(&p->maps[i], base));
 }
 
@@ -755,11 +764,7 @@ static PyObject* stages(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
  * param_count parameter pointers; maps: 0, or the address of one pointer
  * per map to its encoding (a cache; a staged map is encoded anew). */
 static PyObject* launch_planned(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 9) {
-    PyErr_SetString(PyExc_TypeError, "launch_planned takes 9 arguments");
-    return NULL;
-  }
-  const TunedLaunchPlan* p = (const TunedLaunchPlan*)PyCapsule_GetPointer(args[0], kLaunchPlanName);
+  const TunedLaunchPlan* p = plan_args("launch_planned", args, nargs, 9, 0, NULL);
   if (!p) return NULL;
   const TunedDriver* d = driver_of(args[1]);
   if (!d) return NULL;

@@ -21,10 +21,12 @@
 #include <Python.h>
 
 #include <ATen/ATen.h>
+#include <ATen/core/DimVector.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/addmm_cpu_dispatch.h>
 #include <ATen/ops/linear_native.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -67,15 +69,17 @@ int8_t DtypeIndex(at::ScalarType t) {
   }
 }
 
-// An operand's layout: 'n' (row-major; preferred where both hold), 't'
-// (strides (1, rows), a dimension of size 1 taking any stride), 0 for
-// neither (as tuned/layout.py's operand_layout).
-char LayoutOf(const Tensor& t) {
-  if (t.is_contiguous()) return 'n';
-  const int64_t rows = t.size(0), cols = t.size(1);
-  if ((t.stride(0) == 1 || rows == 1) && (t.stride(1) == rows || cols == 1)) return 't';
+// An operand's layout from its sizes and strides: 'n' (row-major, as
+// torch's is_contiguous; preferred where both hold), 't' (strides (1, rows),
+// a dimension of size 1 taking any stride), 0 for neither (as
+// tuned/layout.py's operand_layout).
+char LayoutOf(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 == cols)) return 'n';
+  if ((s0 == 1 || rows == 1) && (s1 == rows || cols == 1)) return 't';
   return 0;
 }
+
+char LayoutOf(const Tensor& t) { return LayoutOf(t.size(0), t.size(1), t.stride(0), t.stride(1)); }
 
 // The math mode of a call's `math` argument for operands of dtype index
 // `dtype`: 16-bit operands compute in fp32 whatever torch's TF32 setting
@@ -106,21 +110,32 @@ int8_t ParseMath(c10::string_view math, at::ScalarType dtype) {
   return mode;
 }
 
-// op(A) @ op(B) (+ bias) by the served kernel: a (m, k) and b (k, n) in their
-// layouts, bias undefined or (n) of their dtype; into `out` where it is
-// defined (row-major (m, n) of their dtype), else a new tensor. Returns an
-// undefined tensor where tuned does not serve the call (the caller runs
-// torch's own kernel): another device type or dtype, mixed devices, a layout
-// neither "n" nor "t", an empty or oversized GEMM, a bias of another shape,
-// or a key the table has no kernel for (queued as Find says).
-Tensor Serve(const Tensor& a, const Tensor& b, const Tensor& bias, int8_t math, Tensor out) {
-  if (a.device().type() != ServedType() || a.dim() != 2 ||
-      b.dim() != 2 || b.device() != a.device() || b.scalar_type() != a.scalar_type()) {
+// One GEMM as Serve takes it: op(A) (m x k) in layout la at a's data, op(B)
+// (k x n) in layout lb at b's data (layouts as LayoutOf; 0: neither).
+struct Gemm {
+  const Tensor& a;
+  const Tensor& b;
+  int64_t m, n, k;
+  char la, lb;
+};
+
+// op(A) @ op(B) (+ bias) by the served kernel: bias undefined or (n) of the
+// operands' dtype; into `out` where it is defined (row-major (m, n) of
+// their dtype), else a new tensor of `shape` (m * n elements, row-major).
+// Returns an undefined tensor where tuned does not serve the call (the
+// caller runs torch's own kernel): another device type or dtype, mixed
+// devices, a layout neither "n" nor "t", an empty or oversized GEMM, a bias
+// of another shape, or a key the table has no kernel for (queued as Find
+// says).
+Tensor Serve(const Gemm& g, const Tensor& bias, int8_t math, Tensor out, c10::IntArrayRef shape) {
+  const Tensor &a = g.a, &b = g.b;
+  if (a.device().type() != ServedType() || b.device() != a.device() ||
+      b.scalar_type() != a.scalar_type()) {
     return Tensor();
   }
   const int8_t dtype = DtypeIndex(a.scalar_type());
-  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  if (dtype < 0 || b.size(0) != k || m == 0 || n == 0 || k == 0 || m > INT32_MAX ||
+  const int64_t m = g.m, n = g.n, k = g.k;
+  if (dtype < 0 || g.la == 0 || g.lb == 0 || m == 0 || n == 0 || k == 0 || m > INT32_MAX ||
       n > INT32_MAX || k > INT32_MAX) {
     return Tensor();
   }
@@ -135,15 +150,14 @@ Tensor Serve(const Tensor& a, const Tensor& b, const Tensor& bias, int8_t math, 
   }
   Key key;
   key.m = m, key.n = n, key.k = k, key.dtype = dtype;
-  key.la = LayoutOf(a), key.lb = LayoutOf(b);
-  if (key.la == 0 || key.lb == 0) return Tensor();
+  key.la = g.la, key.lb = g.lb;
   key.math = ResolveMath(math, dtype);
   key.epilogue = bias.defined() && dtype != 0 ? 1 : 0;  // a 16-bit kernel adds the bias itself
   key.device = static_cast<int8_t>(a.device().index());
   void* stream = CurrentStream(a);
   std::shared_ptr<const Launch> launch = Find(key, stream);
   if (!launch) return Tensor();
-  if (!out.defined()) out = at::empty({m, n}, a.options());
+  if (!out.defined()) out = at::empty(shape, a.options());
   if (!Run(*launch, a.data_ptr(), b.data_ptr(), out.data_ptr(),
            key.epilogue ? bias.data_ptr() : nullptr, m * n, stream)) {
     CountTorchCall();
@@ -152,6 +166,14 @@ Tensor Serve(const Tensor& a, const Tensor& b, const Tensor& bias, int8_t math, 
   CountHit();
   if (bias.defined() && key.epilogue == 0) out.add_(bias);
   return out;
+}
+
+// Serve of two matrices: a (m, k) and b (k, n) in their layouts.
+Tensor Serve(const Tensor& a, const Tensor& b, const Tensor& bias, int8_t math, Tensor out) {
+  if (a.dim() != 2 || b.dim() != 2 || b.size(0) != a.size(1)) return Tensor();
+  const int64_t m = a.size(0), n = b.size(1);
+  return Serve(Gemm{a, b, m, n, a.size(1), LayoutOf(a), LayoutOf(b)}, bias, math, std::move(out),
+               {m, n});
 }
 
 // tf32 for float32 operands in mode `math` for a scope, as torch's cuBLAS
@@ -211,8 +233,8 @@ Tensor& TorchAddmmOut(const Tensor& self, const Tensor& a, const Tensor& b,
   return at::addmm_out(out, self, a, b, beta, alpha);
 }
 
-std::vector<int64_t> LinearShape(const Tensor& x, int64_t n) {
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+at::DimVector LinearShape(const Tensor& x, int64_t n) {
+  at::DimVector shape(x.sizes().begin(), x.sizes().end());
   shape.back() = n;
   return shape;
 }
@@ -225,13 +247,21 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const c10::optional<Tensor>
               weight.sizes());
   const int64_t n = weight.size(0), k = weight.size(1);
   const Tensor b = bias.has_value() ? *bias : Tensor();
-  const bool flat = x.dim() == 2 || x.is_contiguous();
-  if (flat) {
-    Tensor y = Serve(x.dim() == 2 ? x : x.view({-1, k}), weight.t(), b, math, Tensor());
-    if (y.defined()) return x.dim() == 2 ? y : y.view(LinearShape(x, n));
+  // op(A): x as its rows (a contiguous x of any rank is row-major); op(B):
+  // weight's transpose, its layout read from weight's strides swapped (no
+  // view made for either).
+  const char lb = LayoutOf(k, n, weight.stride(1), weight.stride(0));
+  if (x.dim() == 2) {
+    const int64_t m = x.size(0);
+    Tensor y = Serve(Gemm{x, weight, m, n, k, LayoutOf(x), lb}, b, math, Tensor(), {m, n});
+    if (y.defined()) return y;
+  } else if (x.is_contiguous()) {
+    Tensor y = Serve(Gemm{x, weight, k > 0 ? x.numel() / k : 0, n, k, 'n', lb}, b, math, Tensor(),
+                     LinearShape(x, n));
+    if (y.defined()) return y;
   }
   Tf32Scope scope(math, x.scalar_type());
-  const Tensor x2 = x.reshape({-1, k});
+  const Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, k});
   Tensor y = b.defined() && b.dim() <= 1 ? TorchAddmm(b, x2, weight.t(), 1, 1)
                                          : TorchMm(x2, weight.t());
   if (b.defined() && b.dim() > 1) y = y.view(LinearShape(x, n)).add_(b);
@@ -478,20 +508,93 @@ void FreeOverride(PyObject* capsule) {
 
 // ---- the Python functions ----
 
-// linear(x, weight, bias) -> tuned::linear(x, weight, bias, "auto") through
-// the dispatcher (autograd included), called from Python without torch's
-// argument parsing.
-PyObject* PyLinear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  if (nargs != 3 || !THPVariable_Check(args[0]) || !THPVariable_Check(args[1]) ||
-      (args[2] != Py_None && !THPVariable_Check(args[2]))) {
+// Whether a call on `tensors` may run the served linear without the
+// dispatcher: autograd does not record it, and past the autograd keys (and
+// BackendSelect, which every thread includes and tuned::linear falls
+// through) the dispatcher would go straight to the served device type's
+// kernel (no Python mode, tracer, functorch, autocast or other key before
+// it), so tuned::linear's own kernel is what it would run. (A profiler then
+// records the kernel's own ops, not tuned::linear.)
+bool Direct(std::initializer_list<const Tensor*> tensors) {
+  if (Records(tensors)) return false;
+  c10::DispatchKeySet keys;
+  for (const Tensor* t : tensors) {
+    if (t->defined()) keys = keys | t->key_set();
+  }
+  const c10::impl::LocalDispatchKeySet local = c10::impl::tls_local_dispatch_key_set();
+  keys = ((keys | local.included_) - local.excluded_) -
+         (c10::autograd_dispatch_keyset_with_ADInplaceOrView |
+          c10::DispatchKeySet(c10::DispatchKey::BackendSelect));
+  const c10::DispatchKey device =
+      ServedType() == c10::DeviceType::CPU ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
+  return keys.highestPriorityTypeId() == device;
+}
+
+// tuned::linear(x, weight, bias, "auto"): its kernel called directly where
+// Direct holds (a served call's CPU time: no dispatch), else through the
+// dispatcher (autograd, modes, tracing).
+PyObject* CallLinear(PyObject* x, PyObject* weight, PyObject* bias) {
+  if (!THPVariable_Check(x) || !THPVariable_Check(weight) ||
+      (bias != Py_None && !THPVariable_Check(bias))) {
     PyErr_SetString(PyExc_TypeError, "linear(x, weight, bias): tensors (bias may be None)");
     return nullptr;
   }
-  c10::optional<Tensor> bias;
-  if (args[2] != Py_None) bias = THPVariable_Unpack(args[2]);
-  return THPVariable_Wrap(
-      LinearOp().call(THPVariable_Unpack(args[0]), THPVariable_Unpack(args[1]), bias, "auto"));
+  const Tensor &xt = THPVariable_Unpack(x), &wt = THPVariable_Unpack(weight);
+  c10::optional<Tensor> b;
+  if (bias != Py_None) b = THPVariable_Unpack(bias);
+  const Tensor none;
+  if (Direct({&xt, &wt, b ? &*b : &none})) {
+    at::AutoDispatchBelowADInplaceOrView below;  // as LinearAutograd calls it
+    return THPVariable_Wrap(Linear(xt, wt, b, kAuto));
+  }
+  return THPVariable_Wrap(LinearOp().call(xt, wt, b, "auto"));
+}
+
+// linear(x, weight, bias) -> tuned::linear(x, weight, bias, "auto"), called
+// from Python without torch's argument parsing.
+PyObject* PyLinear(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "linear(x, weight, bias): tensors (bias may be None)");
+    return nullptr;
+  }
+  return CallLinear(args[0], args[1], args[2]);
+  END_HANDLE_TH_ERRORS
+}
+
+// The parameter `name` of an nn.Module: from its _parameters (what
+// nn.Module.__getattr__ reads first, without its Python call), else by
+// getattr (a parametrization, a property). A new reference; null with a
+// Python error set.
+PyObject* Parameter(PyObject* module, PyObject* name) {
+  static PyObject* const parameters = PyUnicode_InternFromString("_parameters");
+  PyObject* dict = PyObject_GenericGetDict(module, nullptr);
+  if (dict == nullptr) return nullptr;
+  PyObject* params = PyDict_GetItemWithError(dict, parameters);  // borrowed, as found below
+  PyObject* found = params && PyDict_Check(params) ? PyDict_GetItemWithError(params, name) : nullptr;
+  Py_XINCREF(found);
+  Py_DECREF(dict);
+  if (found != nullptr || PyErr_Occurred()) return found;
+  return PyObject_GetAttr(module, name);
+}
+
+// linear_module(module, x) -> linear(x, module.weight, module.bias): an
+// nn.Linear's forward.
+PyObject* PyLinearModule(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  static PyObject* const weight_name = PyUnicode_InternFromString("weight");
+  static PyObject* const bias_name = PyUnicode_InternFromString("bias");
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "linear_module(module, x)");
+    return nullptr;
+  }
+  PyObject* weight = Parameter(args[0], weight_name);
+  if (weight == nullptr) return nullptr;
+  PyObject* bias = Parameter(args[0], bias_name);
+  PyObject* y = bias ? CallLinear(args[1], weight, bias) : nullptr;
+  Py_DECREF(weight);
+  Py_XDECREF(bias);
+  return y;
   END_HANDLE_TH_ERRORS
 }
 
@@ -525,6 +628,8 @@ PyObject* PyOverrideEnd(PyObject*, PyObject* capsule) {
 PyMethodDef kOpMethods[] = {
     {"linear", FASTCALL(PyLinear), METH_FASTCALL,
      "linear(x, weight, bias) -> tuned::linear(x, weight, bias, 'auto')"},
+    {"linear_module", FASTCALL(PyLinearModule), METH_FASTCALL,
+     "linear_module(module, x) -> linear(x, module.weight, module.bias)"},
     {"override_begin", PyOverrideBegin, METH_NOARGS,
      "override_begin() -> tuned's aten::mm, addmm, linear kernels, registered"},
     {"override_end", PyOverrideEnd, METH_O, "override_end(capsule): removes them"},

@@ -96,11 +96,13 @@ Table& table() {
 // its functions, tests/cuda_fake.py's launcher_table; null: libcuda's).
 std::atomic<c10::DeviceType> served_type{c10::DeviceType::CUDA};
 std::atomic<const TunedDriver*> stand_in_driver{nullptr};
+// Whether the stand-in's stream counts as being captured (stand_in_capture).
+std::atomic<bool> stand_in_capturing{false};
 
 // Whether `stream` is being captured; true where the driver cannot tell (so
 // that nothing is queued during a capture).
 bool Capturing(void* stream) {
-  if (stand_in_driver != nullptr) return false;
+  if (stand_in_driver != nullptr) return stand_in_capturing;
   int capturing = 0;
   return api == nullptr || api->is_capturing(stream, &capturing) != 0 || capturing != 0;
 }
@@ -313,7 +315,17 @@ PyObject* PyStandIn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (PyErr_Occurred()) return nullptr;
   }
   stand_in_driver.store(table);
+  stand_in_capturing.store(false);
   served_type.store(cpu ? c10::DeviceType::CPU : c10::DeviceType::CUDA);
+  Py_RETURN_NONE;
+}
+
+// stand_in_capture(on): the stand-in's stream counts as being captured into
+// a CUDA graph (on) or not, as the driver would say of a GPU's stream.
+PyObject* PyStandInCapture(PyObject*, PyObject* on) {
+  const int value = PyObject_IsTrue(on);
+  if (value < 0) return nullptr;
+  stand_in_capturing.store(value == 1);
   Py_RETURN_NONE;
 }
 
@@ -426,6 +438,8 @@ PyMethodDef kTableMethods[] = {
     {"clear", PyClear, METH_NOARGS, "clear(): forget every entry and queued key"},
     {"stats", PyStats, METH_NOARGS, "stats() -> the table's counters"},
     {"stand_in", FASTCALL(PyStandIn), METH_FASTCALL, "stand_in(device_type, driver)"},
+    {"stand_in_capture", PyStandInCapture, METH_O,
+     "stand_in_capture(on): the stand-in's stream counts as captured or not"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace tuned_serving

@@ -85,14 +85,19 @@ def _served_class(torch, cls):
     served = _served.get(cls)
     if served is not None or getattr(cls, "_tuned_served", False):
         return served or cls
-    linear = serving.extension().linear
+    # linear_module reads the weight and bias in C (nn.Module.__getattr__'s
+    # Python call, twice) and calls the operator's kernel without the
+    # dispatcher where nothing but it would run: a served call then costs
+    # less CPU time than F.linear's, not as much (bench/RESULTS.md
+    # models-gpt2-decode, served-linear-host-cpu).
+    linear_module = serving.extension().linear_module
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
     op = torch.ops.tuned.linear
 
     def forward(self, x):
         if compiling():  # traced: the operator, in the graph
             return op(x, self.weight, self.bias, "auto")
-        return linear(x, self.weight, self.bias)
+        return linear_module(self, x)
 
     name = "Linear" if cls is torch.nn.Linear else "Tuned" + cls.__name__
     served = type(name, (cls,), {"forward": forward, "_tuned_served": True,
