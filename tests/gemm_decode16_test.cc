@@ -2,9 +2,9 @@
 // name, instantiation, launch, the shapes and layouts it is measured on,
 // and its rules. NVRTC compiles of its space: compile_test.cc.
 #include "families/gemm/op.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 namespace {
 
 Config Decode16(int64_t bm, int64_t bn, int64_t wn, int64_t kwarps, int64_t kblocks,
@@ -120,4 +120,4 @@ TEST(Gemm16Decode, RunsUpTo65535BlocksOfTokens) {
 }
 
 }  // namespace
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

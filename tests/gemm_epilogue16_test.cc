@@ -3,9 +3,9 @@
 // instantiations, arguments and launch, and NVRTC compiles of the fused
 // entries without spills.
 #include "families/gemm/op.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 namespace {
 
 const Family& Fused(v1::DType dtype, v1::Epilogue e) {
@@ -179,4 +179,4 @@ TEST(Gemm16Epilogue, SpaceCompilesWithEachEpilogue) {
 }
 
 }  // namespace
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

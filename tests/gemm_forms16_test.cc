@@ -1,13 +1,13 @@
-// The sgemm family's 16-bit forms (families/gemm/op16.cc): how a dtype
+// The GEMM family's 16-bit forms (families/gemm/op16.cc): how a dtype
 // finds its form, the space, the rules, names, sources and geometry of each
 // kind, and NVRTC compiles of the space without spills.
 #include <set>
 
 #include "families/gemm/op.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 #include "tuned/launch.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 namespace {
 
 Config Mma16(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
@@ -507,4 +507,4 @@ TEST(Gemm16Family, Fp32OutputForms) {
 }
 
 }  // namespace
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

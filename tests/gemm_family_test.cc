@@ -1,7 +1,8 @@
-// Unit tests of the sgemm family description (families/gemm/): what
+// Unit tests of the GEMM family's fp32 form (families/gemm/op.cc): what
 // every kind shares: its parameters, space, pruning, names, keys, neighbours,
-// metric and math modes. The kinds' own rules: sgemm_simt_test.cc,
-// sgemm_gemv_test.cc, sgemm_mma_test.cc, sgemm_wgmma_test.cc. CPU only.
+// metric and math modes. The kinds' own rules: gemm_simt_test.cc,
+// gemm_gemv_test.cc, gemm_mma_tf32_test.cc, gemm_wgmma_tf32_test.cc; the
+// kind registry: gemm_kinds_test.cc. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -14,12 +15,12 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
 namespace tuned {
 namespace {
 
-using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+using namespace gemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
 
 TEST(SgemmFamily, Describes) {
   EXPECT_EQ(F().id(), v1::FAMILY_SGEMM);

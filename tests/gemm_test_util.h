@@ -1,4 +1,4 @@
-// Helpers of the sgemm family's tests (sgemm_*_test.cc): configs of each
+// Helpers of the GEMM family's tests (gemm_*_test.cc): configs of each
 // kind with the fixed values of the parameters it does not use, and checks.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "server/worker/compiler.h"
 #include "tests/compile_check.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 
 inline const Family& F() { return GemmFamily(); }
 /// The family's 16-bit forms.
@@ -141,4 +141,4 @@ inline void ExpectCompiles(const std::vector<Config>& configs, const Family& fam
   compile_check::ExpectCompiles(family, configs);
 }
 
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test
