@@ -1,6 +1,6 @@
 // flush_probe: what the time of a small GEMM is made of on the GPU machine.
 // Times, with CUDA events (median of 200 runs), an empty kernel and, per
-// shape, one sgemm_warp config (kernels_src/sgemm/sgemm.cuh) and cuBLAS
+// shape, one sgemm_warp config (kernels_src/gemm/sgemm.cuh) and cuBLAS
 // (pure fp32, as the worker runs it), each three ways: back to back with no
 // flush; after a cudaMemsetAsync of 2 x L2 (the worker's flush, which leaves
 // the L2 full of dirty lines); after a kernel that only reads 2 x L2 (clean
@@ -19,10 +19,10 @@
 
 // -DSGEMM_HEADER='"file"' times a variant of the kernels instead.
 #ifndef SGEMM_HEADER
-#define SGEMM_HEADER "kernels_src/sgemm/sgemm.cuh"
+#define SGEMM_HEADER "kernels_src/gemm/sgemm.cuh"
 #endif
 #include SGEMM_HEADER
-#include "kernels_src/sgemm/warp.cuh"  // sgemm_warp (the kernel files are joined in this order)
+#include "kernels_src/gemm/warp.cuh"  // sgemm_warp (the kernel files are joined in this order)
 
 #include "probe_check.h"  // CK, CB
 

@@ -1,4 +1,4 @@
-// Standalone check and timing of gemm16_mma (kernels_src/sgemm/mma16.cuh), the
+// Standalone check and timing of gemm16_mma (kernels_src/gemm/mma16.cuh), the
 // BF16 / FP16 mma.sync GEMM, against cuBLAS (cublasGemmEx) and cuBLASLt (the best
 // of its heuristic's top 8 algorithms).
 //
@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
-#include "../kernels_src/sgemm/half16.cuh"  // the 16-bit conversions
-#include "../kernels_src/sgemm/mma16.cuh"
+#include "../kernels_src/gemm/sgemm.cuh"  // sgemm_detail::RasterTile
+#include "../kernels_src/gemm/half16.cuh"  // the 16-bit conversions
+#include "../kernels_src/gemm/mma16.cuh"
 
 typedef unsigned short u16;
 

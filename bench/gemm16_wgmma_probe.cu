@@ -1,4 +1,4 @@
-// Standalone check and timing of gemm16_wgmma (kernels_src/sgemm/wgmma16.cuh)
+// Standalone check and timing of gemm16_wgmma (kernels_src/gemm/wgmma16.cuh)
 // against cuBLAS (cublasGemmEx, 16-bit in and out, CUBLAS_COMPUTE_32F) and
 // cuBLASLt (best of its heuristic's top 8), on the H100.
 //
@@ -53,13 +53,13 @@
 #include <string>
 #include <vector>
 
-#include "../kernels_src/sgemm/sgemm.cuh"  // sgemm_detail::RasterTile
-#include "../kernels_src/sgemm/half16.cuh"  // the 16-bit conversions
-#include "../kernels_src/sgemm/hopper.cuh"  // mbarriers, TMA, wgmma fences
-#include "../kernels_src/sgemm/copy16.cuh"  // the copies without TMA
-#include "../kernels_src/sgemm/wgmma16_ops.cuh"  // wgmma, descriptors, cluster primitives
-#include "../kernels_src/sgemm/wgmma16_epilogue.cuh"  // StoreTile
-#include "../kernels_src/sgemm/wgmma16.cuh"
+#include "../kernels_src/gemm/sgemm.cuh"  // sgemm_detail::RasterTile
+#include "../kernels_src/gemm/half16.cuh"  // the 16-bit conversions
+#include "../kernels_src/gemm/hopper.cuh"  // mbarriers, TMA, wgmma fences
+#include "../kernels_src/gemm/copy16.cuh"  // the copies without TMA
+#include "../kernels_src/gemm/wgmma16_ops.cuh"  // wgmma, descriptors, cluster primitives
+#include "../kernels_src/gemm/wgmma16_epilogue.cuh"  // StoreTile
+#include "../kernels_src/gemm/wgmma16.cuh"
 
 #include "probe_check.h"  // CK, CB
 

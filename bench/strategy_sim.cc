@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const tuned::Family& family = tuned::SgemmFamily();
+  const tuned::Family& family = tuned::GemmFamily();
   tuned::v1::Device device = tuned::Sm90ReferenceDevice();
   device.set_name("NVIDIA H100 80GB HBM3");
   std::vector<tuned::Pruned> pruned;

@@ -10,7 +10,7 @@
 //    they are in memory: K-major, as .tf32 wgmma needs, so it is copied with
 //    16-byte cp.async straight into the 128-byte-swizzled layout and only
 //    rounded (or split) in place, with no transposing store (the copy of
-//    KIND 6, kernels_src/sgemm/wgmma_tf32.cuh, that Nsight Compute found to
+//    KIND 6, kernels_src/gemm/wgmma_tf32.cuh, that Nsight Compute found to
 //    be its bottleneck:
 //    bench/RESULTS.md judge-order-ncu).
 // rs_gemm and ws_gemm need M % 256 == 0, N % 128 == 0 and K % 32 == 0
@@ -26,7 +26,7 @@
 // two consumer warpgroups (setmaxnreg 232) that meet it through mbarriers
 // and never at a CTA barrier: 3-6% faster than the space's LA=0 on the
 // large shapes (bench/RESULTS.md wgmma-sass-clock).
-// tma_rs_* (sgemm_wgmma_tma, kernels_src/sgemm/wgmma_tf32_tma.cuh): both
+// tma_rs_* (sgemm_wgmma_tma, kernels_src/gemm/wgmma_tf32_tma.cuh): both
 // operands by TMA (B in 32-column boxes, 128-byte swizzle, fragments by
 // 8-byte loads free of bank conflicts), warp-specialized, persistent (_p)
 // or not, B multicast to a cluster of two along M (_m2) or not; any shape
@@ -60,16 +60,16 @@
 // The kernels' files, in the order NVRTC compiles them appended (the
 // helpers CpAsync16, SmemAddr, Split, Swizzle, Descriptor, the wgmma fences;
 // RsTile; the space's sgemm_wgmma_ws, timed beside the probes).
-#include "kernels_src/sgemm/sgemm.cuh"
-#include "kernels_src/sgemm/warp.cuh"
-#include "kernels_src/sgemm/mma_tf32.cuh"
-#include "kernels_src/sgemm/hopper.cuh"
-#include "kernels_src/sgemm/wgmma_tf32.cuh"
-#include "kernels_src/sgemm/wgmma_tile.cuh"
-#include "kernels_src/sgemm/wgmma_rs.cuh"
-#include "kernels_src/sgemm/wgmma_kernels.cuh"
-#include "kernels_src/sgemm/wgmma16_ops.cuh"
-#include "kernels_src/sgemm/wgmma_tf32_tma.cuh"
+#include "kernels_src/gemm/sgemm.cuh"
+#include "kernels_src/gemm/warp.cuh"
+#include "kernels_src/gemm/mma_tf32.cuh"
+#include "kernels_src/gemm/hopper.cuh"
+#include "kernels_src/gemm/wgmma_tf32.cuh"
+#include "kernels_src/gemm/wgmma_tile.cuh"
+#include "kernels_src/gemm/wgmma_rs.cuh"
+#include "kernels_src/gemm/wgmma_kernels.cuh"
+#include "kernels_src/gemm/wgmma16_ops.cuh"
+#include "kernels_src/gemm/wgmma_tf32_tma.cuh"
 
 namespace rs {
 
@@ -800,7 +800,7 @@ void LaunchWsTma(int m, int n, int k, const float* a, const float* b, float* c, 
   CK(cudaLaunchKernelEx(&cfg, kernel, m, n, k, b, c, map, mapb));
 }
 
-// The space's LA=0 kernel (kernels_src/sgemm/wgmma_tf32.cuh, sgemm_wgmma<...,
+// The space's LA=0 kernel (kernels_src/gemm/wgmma_tf32.cuh, sgemm_wgmma<...,
 // LA 0>, bounds, alpha and beta included), built here by nvcc: beside
 // rs_gemm it tells the cost of the bounds and the epilogue from that of
 // NVRTC or of the daemon's timing.
@@ -849,7 +849,7 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-// sgemm_wgmma_tma (kernels_src/sgemm/wgmma_tf32_tma.cuh): A's map as
+// sgemm_wgmma_tma (kernels_src/gemm/wgmma_tf32_tma.cuh): A's map as
 // EncodeA, B's dims {N, K}, box {32, 32}, 128-byte swizzle.
 template <int BM, int STAGES, int GROUP, int PERSIST, int MCAST = 1>
 void LaunchTmaRs(int m, int n, int k, const float* a, const float* b, float* c, cudaStream_t s) {

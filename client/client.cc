@@ -39,8 +39,8 @@ std::string DefaultServerAddress(int gpu) {
   return "unix:" + DefaultSocketPath(gpu);
 }
 
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math, v1::Layout layout,
-                         v1::DType dtype) {
+v1::Problem GemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math, v1::Layout layout,
+                        v1::DType dtype) {
   v1::Problem p;
   p.set_family(v1::FAMILY_SGEMM);
   p.set_dtype(dtype);

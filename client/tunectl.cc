@@ -52,33 +52,33 @@ CLI::Validator AtLeast(int64_t min) {
 
 // A problem's options, as every command that names one takes them.
 struct ProblemArgs {
-  std::string family = "sgemm", version, math = "ieee_fp32", layout = "nn", dtype = "f32",
+  std::string family = "gemm", version, math = "ieee_fp32", layout = "nn", dtype = "f32",
               epilogue = "none";
   std::vector<int64_t> dims;
 };
 
 void AddProblemOptions(CLI::App* cmd, ProblemArgs& p) {
   cmd->add_option("--family", p.family,
-                  "kernel family: sgemm (M N K), transpose (ROWS COLS), or a registered kernel "
+                  "kernel family: gemm (M N K; sgemm names it too), transpose (ROWS COLS), or a registered kernel "
                   "spec's name (its dims in order; 'tunectl families' lists them)");
   cmd->add_option("--version", p.version,
                   "a kernel spec's version (its hash, as 'tunectl family show NAME' prints it); "
                   "default: the newest");
   cmd->add_option("dims", p.dims, "shape, e.g. M N K")->required()->check(kInteger);
   cmd->add_option("--math", p.math,
-                  "sgemm math mode: ieee_fp32 (default; fp32 kernels, cuBLAS pedantic), "
+                  "gemm math mode: ieee_fp32 (default; fp32 kernels, cuBLAS pedantic), "
                   "fp32_accurate (also 3xTF32 tensor cores; error <= 2x cuBLAS fp32's vs fp64) "
                   "or tf32 (TF32 tensor cores; error <= 2x cuBLAS TF32's vs fp64)");
   cmd->add_option("--layout", p.layout,
-                  "sgemm operand layout, op(A) then op(B), as cuBLAS's: nn (default; A M x K, "
+                  "gemm operand layout, op(A) then op(B), as cuBLAS's: nn (default; A M x K, "
                   "B K x N, row-major), nt (B stored N x K, as torch's F.linear weight), tn "
                   "(A stored K x M) or tt");
   cmd->add_option("--dtype", p.dtype,
-                  "sgemm element type: f32 (default), bf16 or f16 (16-bit A, B and C, fp32 "
+                  "gemm element type: f32 (default), bf16 or f16 (16-bit A, B and C, fp32 "
                   "accumulation; error <= 2x cuBLAS's vs fp64; math mode ieee_fp32 only), "
                   "bf16_f32 or f16_f32 (16-bit A and B, fp32 C)");
   cmd->add_option("--epilogue", p.epilogue,
-                  "sgemm 16-bit dtypes: what is applied to C after the product, as F.linear's "
+                  "gemm 16-bit dtypes: what is applied to C after the product, as F.linear's "
                   "bias and an activation: none (default), bias (+ a bias of N elements), "
                   "bias_relu, bias_gelu_tanh (GELU's tanh form) or bias_gelu_erf (GELU)");
 }

@@ -38,7 +38,7 @@ struct Param {
 /// extra options. The text itself is SourceText(*this) (kernel_text.h,
 /// library tuned_kernel_text), which the client library does not link.
 struct KernelSource {
-  /// Embedded kernel files, "<family>/<file>" (e.g. "sgemm/sgemm.cuh"),
+  /// Embedded kernel files, "<family>/<file>" (e.g. "gemm/sgemm.cuh"),
   /// in the order their text is joined.
   std::vector<std::string> parts;
   std::string name_expression;  // e.g. "sgemm_tiled<128,128,8,8,8,4,4,0,1>"
@@ -88,7 +88,7 @@ class Family {
     return math == v1::MATH_IEEE_FP32;
   }
   /// The element type of the family's problems: DTYPE_F32, or a 16-bit
-  /// variant's own (sgemm's BF16 and F16 GEMM, families/sgemm/gemm16.cc).
+  /// variant's own (sgemm's BF16 and F16 GEMM, families/gemm/op16.cc).
   virtual v1::DType dtype() const { return v1::DTYPE_F32; }
   /// The element types the family takes (tuner.proto DType): DTYPE_F32
   /// only, unless it says otherwise (sgemm: F32, BF16 and F16).
@@ -175,7 +175,7 @@ class Family {
   /// cost model (server/search/strategy.h) adds to the generic ones (the
   /// dimensions, the parameters, the launch's blocks, threads and waves):
   /// what the family knows of its kernels' cost. None by default; sgemm's
-  /// tiles (families/sgemm/sgemm.cc).
+  /// tiles (families/gemm/op.cc: TileFeatures).
   virtual std::vector<float> ModelFeatures(const Config& /*config*/, const Shape& /*shape*/,
                                            const v1::Device& /*device*/) const {
     return {};
@@ -400,8 +400,8 @@ v1::Family BuiltinFamilyId(std::string_view name);
 /// not know.
 std::string BuiltinFamilyName(v1::Family id);
 /// The built-in families by name, for the code and tests that name one
-/// (families/sgemm/, families/transpose/, families/fault_test/).
-const Family& SgemmFamily();
+/// (families/gemm/, families/transpose/, families/fault_test/).
+const Family& GemmFamily();
 const Family& TransposeFamily();
 /// Test-only; served once EnableFaultTestFamily() is called.
 const Family& FaultTestFamily();

@@ -15,7 +15,7 @@
 namespace tuned {
 
 /// The text of the embedded kernel file `part`, "<family>/<file>" for
-/// kernels_src/<family>/<file> (e.g. "sgemm/sgemm.cuh"). NOT_FOUND where
+/// kernels_src/<family>/<file> (e.g. "gemm/sgemm.cuh"). NOT_FOUND where
 /// no kernel file has that name.
 absl::StatusOr<std::string_view> KernelFileText(std::string_view part);
 

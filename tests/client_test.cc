@@ -16,7 +16,7 @@ namespace {
 
 // A BestKernel as GetBest returns it, for an sgemm config tuned at 1024^3.
 v1::BestKernel Described(const Config& config) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const KernelSource src = f.Source(config);
   auto k = Compile(SourceText(src), src.name_expression, src.options, "sm_90");
   EXPECT_TRUE(k.ok()) << k.status();
@@ -37,7 +37,7 @@ v1::BestKernel Described(const Config& config) {
 }
 
 TEST(ClientOffline, ExportedCubinFreeDescriptionKeepsPtxAndGeometry) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Config config = f.ValidSpace(Sm90ReferenceDevice(), nullptr).back();
   const v1::BestKernel best = Described(config);
   const std::string dir = ::testing::TempDir() + "/tuned_export_" + std::to_string(getpid());
@@ -123,6 +123,9 @@ T SlotAs(const PackedArguments& p, size_t i) {
 TEST(ClientOffline, FamilyProblemMapsBuiltinNamesAndSendsOthersByName) {
   const v1::Problem s = FamilyProblem("sgemm", {64, 32, 16});
   EXPECT_EQ(s.SerializeAsString(), SgemmProblem(64, 32, 16).SerializeAsString());
+  EXPECT_EQ(FamilyProblem("gemm", {64, 32, 16}).SerializeAsString(), s.SerializeAsString());
+  EXPECT_EQ(GemmProblem(64, 32, 16, v1::MATH_IEEE_FP32, v1::LAYOUT_NT, v1::DTYPE_BF16).SerializeAsString(),
+            SgemmProblem(64, 32, 16, v1::MATH_IEEE_FP32, v1::LAYOUT_NT, v1::DTYPE_BF16).SerializeAsString());
   EXPECT_EQ(FamilyProblem("transpose", {4, 8}).SerializeAsString(),
             TransposeProblem(4, 8).SerializeAsString());
   const v1::Problem m = FamilyProblem("matmul_tiled", {1024, 512, 256}, "ab12");

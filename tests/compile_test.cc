@@ -278,8 +278,8 @@ TEST(Compiler, TheInstructionCacheFlushOutgrowsTheInstructionCaches) {
 }
 
 // The fp64 check of the math modes other than MATH_IEEE_FP32
-// (families/sgemm/worker/problem.cc) builds for sm_90 without spilling.
-// So does its form for each 16-bit dtype (families/sgemm/worker/problem.cc).
+// (families/gemm/worker/problem.cc) builds for sm_90 without spilling.
+// So does its form for each 16-bit dtype (families/gemm/worker/problem.cc).
 TEST(Compiler, CompilesTheFp64CheckKernel) {
   for (v1::DType dtype : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
     auto k = Compile(kFp64CheckSource, Fp64CheckName(dtype), {}, "sm_90");

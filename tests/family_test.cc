@@ -66,7 +66,7 @@ TEST(Registry, TheCodeFamiliesAgreeWithTheRegistry) {
   EXPECT_EQ(FindCodeFamily(p), FindFamily(p));
   EXPECT_EQ(FindCodeFamily(p)->dtype(), v1::DTYPE_BF16);
   p.set_dtype(v1::DTYPE_UNSPECIFIED);
-  EXPECT_EQ(FindCodeFamily(p), &SgemmFamily());
+  EXPECT_EQ(FindCodeFamily(p), &GemmFamily());
   p.set_family(v1::FAMILY_TRANSPOSE);
   EXPECT_EQ(FindCodeFamily(p), nullptr);
   p.set_family(v1::FAMILY_SGEMM);
@@ -94,7 +94,7 @@ TEST(EnumName, IsTheApiNameOrTheNumber) {
 }
 
 TEST(ValidateProblem, RejectsBadShapesWithTheRightCode) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   EXPECT_TRUE(f.ValidateShape({1, 1, 1}).ok());
   EXPECT_EQ(f.ValidateShape({0, 1, 1}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(f.ValidateShape({1, 1}).code(), absl::StatusCode::kInvalidArgument);
@@ -131,7 +131,7 @@ TEST(Neighbours, StepOneParameterToTheAdjacentListedValues) {
 TEST(ByName, LooksUpAFewNamesAsTheWholeIndexHasThem) {
   // sgemm's space and 2 rounds of its neighbours; a few names of each round
   // (and one no round reaches), looked up alone, get the index's configs.
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const auto space = f.ByName(0);
   const auto one = f.ByName(1);
   const auto two = f.ByName(2);

@@ -1,5 +1,5 @@
 // GPU tests of the sgemm family's 16-bit forms (BF16 and F16, and their
-// fp32-output forms BF16_F32 and F16_F32, families/sgemm/gemm16.cc): every
+// fp32-output forms BF16_F32 and F16_F32, families/gemm/op16.cc): every
 // kind's configs verified by the worker
 // against the fp64 reference (at most 2x cuBLAS's error) on odd shapes in
 // every layout, and launched as the client library launches them with
@@ -22,7 +22,7 @@ namespace {
 // SMs).
 TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
   for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
-    const Family& f = *SgemmFamily().ForDType(dtype);
+    const Family& f = *GemmFamily().ForDType(dtype);
     for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
       VerifyAll(f,
                 {{1, 1, 1}, {7, 5, 3}, {100, 200, 37}, {129, 64, 1}, {16, 515, 1000},
@@ -40,7 +40,7 @@ TEST_F(GpuTest, Gemm16ConfigsAreCorrectInEveryDtypeAndLayout) {
 // and one it gathers (NN).
 TEST_F(GpuTest, Gemm16DecodeConfigsAreCorrectOnFewTokens) {
   for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32}) {
-    const Family& f = *SgemmFamily().ForDType(dtype);
+    const Family& f = *GemmFamily().ForDType(dtype);
     for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TT, v1::LAYOUT_NN}) {
       VerifyAll(f,
                 {{1, 1003, 517}, {1, 4096, 4096}, {3, 4099, 2049}, {16, 515, 1000}, {33, 130, 70},
@@ -61,7 +61,7 @@ TEST_F(GpuTest, Gemm16EpiloguesAreCorrectInEveryKind) {
   for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32}) {
     for (v1::Epilogue e : {v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU, v1::EPILOGUE_BIAS_GELU_TANH,
                            v1::EPILOGUE_BIAS_GELU_ERF}) {
-      const Family& f = *SgemmFamily().ForDType(dtype)->ForEpilogue(e);
+      const Family& f = *GemmFamily().ForDType(dtype)->ForEpilogue(e);
       for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_NN}) {
         const bool every = dtype == v1::DTYPE_BF16 && e == v1::EPILOGUE_BIAS_GELU_TANH &&
                            layout == v1::LAYOUT_NT;
@@ -117,7 +117,7 @@ TEST_F(GpuTest, Gemm16ConfigsMatchCublasWithAlphaBetaAndOffsets) {
   auto handle = CreateCublas(v1::MATH_FP32_ACCURATE);
   ASSERT_TRUE(handle.ok()) << handle.status();
   for (v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
-    const Family& f = *SgemmFamily().ForDType(dtype);
+    const Family& f = *GemmFamily().ForDType(dtype);
     const bool c32 = OutputDType(dtype) == v1::DTYPE_F32;
     const double tolerance = c32 ? 1e-5 : dtype == v1::DTYPE_BF16 ? 1e-2 : 2e-3;
     const size_t cbytes = c32 ? 4 : 2;
@@ -192,7 +192,7 @@ TEST_F(GpuTest, Gemm16FusedEntriesMatchCublasLtWithBetaAndBias) {
     ASSERT_EQ(cudaMemcpy(b->get(), hb.data(), kn * 2, cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(bias->get(), hbias, n * cbytes, cudaMemcpyHostToDevice), cudaSuccess);
     for (v1::Epilogue e : {v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU, v1::EPILOGUE_BIAS_GELU_TANH}) {
-      const Family& f = *SgemmFamily().ForDType(dtype)->ForEpilogue(e);
+      const Family& f = *GemmFamily().ForDType(dtype)->ForEpilogue(e);
       for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_NN}) {
         std::set<int64_t> kinds;
         const auto kernels =

@@ -18,7 +18,7 @@ namespace {
 // alpha 1.5, beta 0.5 against cuBLAS, aligned and a float off (A, B and C
 // not 16-byte aligned: the 4-byte paths).
 TEST_F(GpuTest, SimtAndGemvConfigsAreCorrectInEveryLayout) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   std::set<std::string> sample;  // NN names
   int tiled = 0, warp = 0, gemv = 0;
   std::set<std::string> forms;
@@ -76,7 +76,7 @@ TEST_F(GpuTest, SimtAndGemvConfigsAreCorrectInEveryLayout) {
 // 1.5x of NN. (On an H100: the warp kind's best 2.85 ms NN, 3.25 NT, 2.77
 // TN; gemv rows 0.029 ms NN and NT at N = 1, 0.030 NT at N = 4.)
 TEST_F(GpuTest, LayoutsRunCloseToNn) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   std::vector<Config> warps, gemvs;
   for (const Config& c : f.ValidSpace(worker_->device(), nullptr)) {
     if (c.at("KIND") == 3 && c.at("BM") >= 128 && c.at("BN") >= 128 && c.at("BK") == 16 &&
@@ -133,7 +133,7 @@ TEST_F(GpuTest, LayoutsRunCloseToNn) {
 // within 1e-5, TF32 within 2e-3, and within the mode's bound (2x cuBLAS
 // TF32's error) where the existing NN test expects it (K >= 1000).
 TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceInEveryLayout) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const std::vector<Shape> shapes = {{1, 1, 1},       {7, 13, 5},     {129, 65, 300},
                                      {257, 96, 1001}, {1000, 1000, 1000}, {300, 264, 512},
                                      {130, 1, 17},    {1, 200, 33}};
@@ -215,7 +215,7 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceInEveryLayout) {
 // a float off (4-byte paths, WS without a tensor map), one with LA 0's
 // full and partial blocks.
 TEST_F(GpuTest, TensorCoreLayoutsWithBetaMatchCublas) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const bool hopper = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
   for (v1::Layout layout : {v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT}) {
     std::vector<Config> configs(3), tf32(2);  // KIND 5, 6 LA 1 and 0 (TT); LA 0 and WS
@@ -257,7 +257,7 @@ TEST_F(GpuTest, TensorCoreLayoutsWithBetaMatchCublas) {
 // (F.linear's layout, both operands K-major) keeps most of NN's speed: its
 // best KIND 6 TF32 config within 0.7x of NN's (printed; a loose bound).
 TEST_F(GpuTest, TensorCoreLayoutTimes) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
     GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
   }

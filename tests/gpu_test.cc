@@ -82,7 +82,7 @@ TEST_F(GpuTest, DescribesTheDevice) {
 }
 
 TEST_F(GpuTest, EverySgemmConfigIsCorrectOnShapesNoTileDivides) {
-  VerifyAll(SgemmFamily(), {{17, 33, 65}, {1, 1, 1}, {1000, 1000, 1000}, {16, 515, 300}, {129, 64, 1}});
+  VerifyAll(GemmFamily(), {{17, 33, 65}, {1, 1, 1}, {1000, 1000, 1000}, {16, 515, 300}, {129, 64, 1}});
 }
 
 TEST_F(GpuTest, EveryTransposeConfigIsCorrectOnOddSizes) {
@@ -188,7 +188,7 @@ TEST_F(GpuTest, AnAccumulatingOutputIsResetBeforeEveryTimedRunWhereTheSpecSaysSo
 }
 
 TEST_F(GpuTest, TimingIsPositiveAndStable) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   ASSERT_TRUE(Prepare(f, {1024, 1024, 1024}).ok());
   const auto configs = f.ValidSpace(worker_->device(), nullptr);
   // The largest tiled config: a fast kernel whose time we can bound.
@@ -224,7 +224,7 @@ TEST_F(GpuTest, TimingIsPositiveAndStable) {
 // tiles and a streamed B (3 x 2 or 3 tiles, up to 4 x 132 blocks sharing
 // their 33 or 65 K tiles).
 TEST_F(GpuTest, SplitKAndStreamKWithBetaMatchCublas) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const int m = 37, n = 131, k = 1029;
   std::vector<Config> configs(3);
   for (const auto& c : f.ValidSpace(worker_->device(), nullptr)) {
@@ -246,7 +246,7 @@ TEST_F(GpuTest, SplitKAndStreamKWithBetaMatchCublas) {
 // into a prescaled C; LA 0's full and partial blocks (300 x 264 x 512);
 // 3xTF32 configs, within 1e-5 of cuBLAS fp32.
 TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
     GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
   }
@@ -289,7 +289,7 @@ TEST_F(GpuTest, WgmmaWithBetaMatchesCublas) {
 // EncodeTensorMap itself: bytes for an aligned A, zeros for an unaligned
 // one, and a clear refusal of a malformed map.
 TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   if (worker_->device().cc_major() != 9 || worker_->device().cc_minor() != 0) {
     GTEST_SKIP() << "KIND 6 (wgmma) needs compute capability 9.0";
   }
@@ -342,7 +342,7 @@ TEST_F(GpuTest, WarpSpecializedTf32TakesATensorMapOrCopiesWithoutOne) {
 // evicted and encoded again), A one float off (staged: copied each call,
 // not cached) and the first pointer again.
 TEST_F(GpuTest, ClientLibraryLaunchesPreparedAndCachesTensorMapsPerPointer) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const bool sm90 = worker_->device().cc_major() == 9 && worker_->device().cc_minor() == 0;
   std::vector<std::pair<Config, v1::Math>> configs = {
       {f.ValidSpace(worker_->device(), nullptr).front(), v1::MATH_IEEE_FP32}};
@@ -420,7 +420,7 @@ TEST_F(GpuTest, ClientLibraryLaunchesPreparedAndCachesTensorMapsPerPointer) {
 // and a cols config, with and without split-K, aligned (the float4 path)
 // and one float off (the scalar path).
 TEST_F(GpuTest, GemvConfigsMatchCublasOnMatrixVectorShapes) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   auto gemv = [](const Config& c) { return c.at("KIND") == 4; };
   VerifyAll(f,
             {{1, 4096, 4096}, {4096, 1, 4096}, {4, 2048, 2048}, {2048, 4, 2048},
@@ -438,7 +438,7 @@ TEST_F(GpuTest, GemvConfigsMatchCublasOnMatrixVectorShapes) {
 }
 
 TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
-  ASSERT_TRUE(Prepare(SgemmFamily(), {100, 70, 30}).ok());
+  ASSERT_TRUE(Prepare(GemmFamily(), {100, 70, 30}).ok());
   auto r = worker_->Measure(CustomKernel(kWrongKernel, "wrong<0>", (100 * 70 + 255) / 256));
   EXPECT_EQ(r.status(), v1::MEASUREMENT_WRONG_ANSWER) << r.message();
   EXPECT_GT(r.error(), 0.1);
@@ -463,7 +463,7 @@ TEST_F(GpuTest, WrongAnswerIsRecordedAsSuchAndNotTimed) {
 // 300x264x512 has LA = 0 blocks within M, N and K (copies without
 // predicates) beside blocks over the edges.
 TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const std::vector<Shape> shapes = {{1, 1, 1},     {7, 13, 5},          {129, 65, 300},
                                      {1000, 1000, 1000}, {16, 1024, 1024}, {257, 96, 1001},
                                      {1, 200, 33},  {130, 1, 17},        {67, 131, 1},
@@ -523,7 +523,7 @@ TEST_F(GpuTest, TensorCoreConfigsMatchFp64ReferenceWithinTheirModeBound) {
 // cuBLAS fp32's error against fp64, is a WRONG_ANSWER with its error, and
 // stored as such it is never served: the mode has no best.
 TEST_F(GpuTest, AKernelOverItsModeBoundIsStoredAsWrongAnswer) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Shape shape = {512, 512, 1024};
   Config tf32;
   for (const auto& c : f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32)) {
@@ -616,17 +616,17 @@ TEST_F(GpuTest, CompileErrorIsRecordedWithTheLog) {
 // A Retime of the first `count` configs of the sgemm space for `shape`
 // (fewer where the space is smaller), compiled by the worker `w`.
 worker::Retime SgemmRetime(Worker& w, const Shape& shape, size_t count) {
-  const auto configs = SgemmFamily().ValidSpace(w.device(), nullptr);
+  const auto configs = GemmFamily().ValidSpace(w.device(), nullptr);
   worker::Compile compile;
   worker::Retime retime;
   for (size_t i = 0; i < std::min(count, configs.size()); ++i) {
-    const KernelSource src = SgemmFamily().Source(configs[i]);
+    const KernelSource src = GemmFamily().Source(configs[i]);
     worker::Kernel* k = retime.add_kernels();
-    k->set_name(SgemmFamily().ConfigName(configs[i]));
+    k->set_name(GemmFamily().ConfigName(configs[i]));
     k->set_source(SourceText(src));
     k->set_name_expression(src.name_expression);
     for (const auto& o : src.options) k->add_options(o);
-    *k->mutable_geometry() = SgemmFamily().Geometry(configs[i], shape, w.device());
+    *k->mutable_geometry() = GemmFamily().Geometry(configs[i], shape, w.device());
     *compile.add_kernels() = *k;
   }
   *retime.mutable_compiled() = w.CompileBatch(compile).results();
@@ -636,7 +636,7 @@ worker::Retime SgemmRetime(Worker& w, const Shape& shape, size_t count) {
 // The job's end: its top few and the baseline timed together, interleaved.
 TEST_F(GpuTest, RetimeTogetherTimesEveryKernelAndTheBaselineInTheSameRounds) {
   const Shape shape = {512, 512, 512};
-  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
+  ASSERT_TRUE(Prepare(GemmFamily(), shape).ok());
   worker::Retime retime = SgemmRetime(*worker_, shape, 2);
   ASSERT_EQ(retime.kernels_size(), 2);
   auto r = worker_->RetimeTogether(retime);
@@ -675,7 +675,7 @@ TEST_F(GpuTest, RetimeTogetherTimesASmallProblemWarmTooAndALargeOneFlushedOnly) 
   const int64_t l2 = worker_->device().l2_cache_bytes();
   const Shape small = {1024, 1024, 1024};
   if (!JudgesWarm(4 * 3 * 1024 * 1024, l2)) GTEST_SKIP() << "an L2 of " << l2 << " bytes";
-  ASSERT_TRUE(Prepare(SgemmFamily(), small).ok());
+  ASSERT_TRUE(Prepare(GemmFamily(), small).ok());
   const worker::Retime two = SgemmRetime(*worker_, small, 2);
   auto r = worker_->RetimeTogether(two);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -706,7 +706,7 @@ TEST_F(GpuTest, RetimeTogetherTimesASmallProblemWarmTooAndALargeOneFlushedOnly) 
 
   const Shape large = {4096, 4096, 512};
   ASSERT_FALSE(JudgesWarm(4 * (4096 * 512 * 2 + 4096 * 4096), l2));
-  ASSERT_TRUE(Prepare(SgemmFamily(), large).ok());
+  ASSERT_TRUE(Prepare(GemmFamily(), large).ok());
   worker::Retime one = SgemmRetime(*worker_, large, 1);
   one.set_segments(1);
   auto big = worker_->RetimeTogether(one);
@@ -745,7 +745,7 @@ TEST_F(GpuTest, JudgingInAFreshWorkerProcessReturnsAtLeast30PairsPerKernelAndARa
   EXPECT_GT(prepared->prepared().baseline_ms(), 0);
 
   // Two configs, one split-K (prescaled output) if the space has one.
-  const auto configs = SgemmFamily().ValidSpace((*fresh)->device(), nullptr);
+  const auto configs = GemmFamily().ValidSpace((*fresh)->device(), nullptr);
   ASSERT_GE(configs.size(), 2u);
   std::vector<Config> picked = {configs.back()};
   for (const auto& c : configs) {
@@ -757,13 +757,13 @@ TEST_F(GpuTest, JudgingInAFreshWorkerProcessReturnsAtLeast30PairsPerKernelAndARa
   if (picked.size() < 2) picked.push_back(configs.front());
   worker::Request compile, retime;
   for (const Config& c : picked) {
-    const KernelSource src = SgemmFamily().Source(c);
+    const KernelSource src = GemmFamily().Source(c);
     worker::Kernel* k = retime.mutable_retime()->add_kernels();
-    k->set_name(SgemmFamily().ConfigName(c));
+    k->set_name(GemmFamily().ConfigName(c));
     k->set_source(SourceText(src));
     k->set_name_expression(src.name_expression);
     for (const auto& o : src.options) k->add_options(o);
-    *k->mutable_geometry() = SgemmFamily().Geometry(c, shape, (*fresh)->device());
+    *k->mutable_geometry() = GemmFamily().Geometry(c, shape, (*fresh)->device());
     *compile.mutable_compile()->add_kernels() = *k;
   }
   auto compiled = (*fresh)->Call(compile, absl::Minutes(5));
@@ -785,7 +785,7 @@ TEST_F(GpuTest, JudgingInAFreshWorkerProcessReturnsAtLeast30PairsPerKernelAndARa
     EXPECT_GT(ratio->speedup, 0.01);
     EXPECT_LE(ratio->low, ratio->speedup);
     EXPECT_GE(ratio->high, ratio->speedup);
-    std::printf("judged %s: %s, clock %d MHz of %d%s\n", SgemmFamily().ConfigName(picked[i]).c_str(),
+    std::printf("judged %s: %s, clock %d MHz of %d%s\n", GemmFamily().ConfigName(picked[i]).c_str(),
                 FormatSpeedup(*ratio).c_str(), r.sm_clock_mhz(), r.max_sm_clock_mhz(),
                 r.clock_low() ? " LOW" : "");
   }
@@ -815,13 +815,13 @@ TEST_F(GpuTest, NvmlReadsAPlausibleSmClock) {
   ASSERT_NE(worker_->clock(), nullptr);
 
   const Shape shape = {1024, 1024, 1024};
-  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
-  const Config config = SgemmFamily().ValidSpace(worker_->device(), nullptr).back();
-  const KernelSource src = SgemmFamily().Source(config);
+  ASSERT_TRUE(Prepare(GemmFamily(), shape).ok());
+  const Config config = GemmFamily().ValidSpace(worker_->device(), nullptr).back();
+  const KernelSource src = GemmFamily().Source(config);
   const std::string arch = absl::StrCat("sm_", worker_->device().cc_major(), worker_->device().cc_minor());
   auto compiled = Compile(SourceText(src), src.name_expression, src.options, arch);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
-  const auto r = worker_->MeasureCompiled(*compiled, SgemmFamily().Geometry(config, shape, worker_->device()), 0);
+  const auto r = worker_->MeasureCompiled(*compiled, GemmFamily().Geometry(config, shape, worker_->device()), 0);
   ASSERT_EQ(r.status(), v1::MEASUREMENT_OK) << r.message();
   EXPECT_GT(r.sm_clock_mhz(), 0);
   EXPECT_LE(r.sm_clock_mhz(), static_cast<int>((*clock)->max_sm_mhz()));
@@ -834,10 +834,10 @@ TEST_F(GpuTest, NvmlReadsAPlausibleSmClock) {
 // number asked for otherwise (the model strategy's 20).
 TEST_F(GpuTest, MeasureTakesAtMostTheRepetitionsAsked) {
   const Shape shape = {512, 512, 512};
-  ASSERT_TRUE(Prepare(SgemmFamily(), shape).ok());
-  const Config config = SgemmFamily().ValidSpace(worker_->device(), nullptr).back();
+  ASSERT_TRUE(Prepare(GemmFamily(), shape).ok());
+  const Config config = GemmFamily().ValidSpace(worker_->device(), nullptr).back();
   worker::Measure m;
-  *m.mutable_kernel() = KernelOf(SgemmFamily(), config, shape, worker_->device());
+  *m.mutable_kernel() = KernelOf(GemmFamily(), config, shape, worker_->device());
   const auto full = worker_->Measure(m);
   ASSERT_EQ(full.status(), v1::MEASUREMENT_OK) << full.message();
   EXPECT_EQ(full.repetitions(), kMaxRepetitions);
@@ -853,7 +853,7 @@ TEST_F(GpuTest, IllegalAddressIsADeviceFaultAndBreaksTheWorker) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        if (!Prepare(SgemmFamily(), {64, 64, 64}).ok()) std::exit(2);
+        if (!Prepare(GemmFamily(), {64, 64, 64}).ok()) std::exit(2);
         auto r = worker_->Measure(CustomKernel(kFaultKernel, "fault<0>", 1));
         std::exit(r.status() == v1::MEASUREMENT_DEVICE_FAULT && worker_->broken() ? 42 : 1);
       },

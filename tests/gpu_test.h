@@ -179,7 +179,7 @@ class GpuTest : public ::testing::Test {
                                    float alpha, float beta, size_t offset = 0,
                                    double tolerance = 1e-5,
                                    v1::Layout layout = v1::LAYOUT_NN, bool stage = true) {
-    const Family& f = SgemmFamily();
+    const Family& f = GemmFamily();
     // The inputs and cuBLAS's C, once; each config starts from the same C.
     const size_t mk = size_t(m) * k, kn = size_t(k) * n, mn = size_t(m) * n;
     auto a = DeviceBuffer::Alloc((mk + offset) * 4), b = DeviceBuffer::Alloc((kn + offset) * 4),

@@ -31,19 +31,19 @@ TEST(KernelText, EveryConfigsFilesAreEmbedded) {
 }
 
 TEST(KernelText, JoinsThePartsInOrderWithANewline) {
-  const std::string a(*KernelFileText("sgemm/sgemm.cuh"));
-  const std::string b(*KernelFileText("sgemm/warp.cuh"));
-  EXPECT_EQ(SourceText({{"sgemm/sgemm.cuh", "sgemm/warp.cuh"}, "sgemm_naive<16,16>", {}}),
+  const std::string a(*KernelFileText("gemm/sgemm.cuh"));
+  const std::string b(*KernelFileText("gemm/warp.cuh"));
+  EXPECT_EQ(SourceText({{"gemm/sgemm.cuh", "gemm/warp.cuh"}, "sgemm_naive<16,16>", {}}),
             a + "\n" + b);
-  EXPECT_EQ(SourceText({{"sgemm/warp.cuh"}, "", {}}), b);
+  EXPECT_EQ(SourceText({{"gemm/warp.cuh"}, "", {}}), b);
   EXPECT_EQ(SourceText({{}, "", {}}), "");
 }
 
 TEST(KernelText, AnUnknownFileIsAnErrorLineNamingIt) {
-  EXPECT_EQ(KernelFileText("sgemm/none.cuh").status().code(), absl::StatusCode::kNotFound);
-  const std::string text = SourceText({{"sgemm/none.cuh"}, "k", {}});
+  EXPECT_EQ(KernelFileText("gemm/none.cuh").status().code(), absl::StatusCode::kNotFound);
+  const std::string text = SourceText({{"gemm/none.cuh"}, "k", {}});
   EXPECT_EQ(text.rfind("#error", 0), 0u) << text;
-  EXPECT_NE(text.find("kernels_src/sgemm/none.cuh"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernels_src/gemm/none.cuh"), std::string::npos) << text;
 }
 
 }  // namespace

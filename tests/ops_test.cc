@@ -314,7 +314,7 @@ TEST_F(OpsTest, TlsPortNeedsTheTokenAndEnforcesPerClientQuotas) {
   const int64_t transpose_configs =
       static_cast<int64_t>(TransposeFamily().ValidSpace(Sm90ReferenceDevice(), nullptr).size());
   const int64_t sgemm_configs = static_cast<int64_t>(
-      SgemmFamily().ValidSpace(Sm90ReferenceDevice(), {256, 256, 256}, nullptr).size());
+      GemmFamily().ValidSpace(Sm90ReferenceDevice(), {256, 256, 256}, nullptr).size());
   ASSERT_GT(sgemm_configs, transpose_configs);
   std::vector<std::string> flags = TlsFlags();
   flags.insert(flags.end(), {"--max-jobs-per-client", "1", "--max-configs-per-client",

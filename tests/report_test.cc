@@ -45,7 +45,7 @@ SweepReportData Sweep() {
   d.baseline_name = "cuBLAS";
   d.baseline_metric = 28000;
   d.device = "NVIDIA H100 80GB HBM3";
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const double work = f.Work({1024, 1024, 1024});
   int i = 0;
   for (const Config& c : f.ValidSpace(Sm90ReferenceDevice(), nullptr)) {
@@ -106,7 +106,7 @@ TEST(SweepReport, MarksTheWinnerTheBaselineAndTheServedKernel) {
 TEST(SweepReport, HasOnePanelPerParameter) {
   auto svg = SweepReportSvg(Sweep());
   ASSERT_TRUE(svg.ok()) << svg.status();
-  const auto& params = SgemmFamily().params();
+  const auto& params = GemmFamily().params();
   EXPECT_EQ(Count(*svg, "class=\"param\""), static_cast<int>(params.size()));
   for (const Param& p : params) {
     EXPECT_EQ(Count(*svg, "id=\"param-" + p.name + "\""), 1) << p.name;

@@ -24,7 +24,7 @@ namespace tuned {
 /// A measurement of SGEMM's last valid config on `device` at 0.05 ms (a
 /// 1024^3 GEMM's GFLOPS), as a GPU sweep would leave it.
 inline v1::Measurement SgemmMeasurement(const v1::Device& device) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Config config = f.ValidSpace(device, nullptr).back();
   v1::Measurement m;
   m.mutable_config()->set_name(f.ConfigName(config));

@@ -237,7 +237,7 @@ TEST_F(ServiceTest, GetBestFallsBackToTheNearestTunedShape) {
   ASSERT_TRUE(device_id.ok());
   auto job = store_->CreateJob(*device_id, SgemmProblem(1024, 1024, 1024), 1, 0);
   ASSERT_TRUE(job.ok());
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).back();
   const v1::Measurement m = SgemmMeasurement(worker_->device());
   ASSERT_TRUE(store_->AddMeasurement(*job, m, &kBinary).ok());
@@ -394,7 +394,7 @@ TEST_F(ServiceTest, EpiloguesHaveTheirOwnBestsServedWithTheBiasArgument) {
 }
 
 TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = worker_->device();
   auto device_id = store_->UpsertDevice(d);
   ASSERT_TRUE(device_id.ok());
@@ -444,7 +444,7 @@ TEST_F(ServiceTest, MathModesHaveTheirOwnSweepsAndBests) {
 TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
   auto device_id = store_->UpsertDevice(worker_->device());
   ASSERT_TRUE(device_id.ok());
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).back();
   // One tuned shape per case: kernel 1.0 ms, cuBLAS 1.07 ms.
   auto tuned = [&](int64_t m, const std::optional<StoredSpeedup>& judged) {
@@ -527,7 +527,7 @@ TEST_F(ServiceTest, GetBestServesTheKernelOnlyWhenItsIntervalIsAboveOne) {
 TEST_F(ServiceTest, GetBestServesTheBaselineWhereNoConfigPassedVerification) {
   auto device_id = store_->UpsertDevice(worker_->device());
   ASSERT_TRUE(device_id.ok());
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr, v1::MATH_TF32).front();
   v1::Measurement m;
   m.mutable_config()->set_name(f.ConfigName(config));
@@ -588,7 +588,7 @@ TEST_F(ServiceTest, ListTunedAndImportKernel) {
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
 
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const Config config = f.ValidSpace(worker_->device(), nullptr).front();
   v1::BestKernel k;
   *k.mutable_problem() = SgemmProblem(512, 512, 512);

@@ -68,7 +68,7 @@ class StrategyTest : public ::testing::Test {
     for (const auto& [name, ms] : s.ms) best = std::min(best, ms);
     return best;
   }
-  const Family& family_ = SgemmFamily();
+  const Family& family_ = GemmFamily();
   v1::Device device_ = Sm90ReferenceDevice();
   std::vector<Config> valid_;
   std::vector<ShapeRecord> shapes_;
@@ -439,7 +439,7 @@ TEST_F(StrategyTest, SecondsBudgetStopsTheRounds) {
 }
 
 TEST(WithinBudgetTest, CutsByPredictedCost) {
-  const Family& family = SgemmFamily();
+  const Family& family = GemmFamily();
   std::vector<Pruned> pruned;
   RoundInput in;
   in.family = &family;

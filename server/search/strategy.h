@@ -111,7 +111,7 @@ class CostModel {
 };
 
 /// Which dimensions of a shape are multiples of 4: the kernels' 16-byte
-/// (float4) load paths depend on it (kernels_src/sgemm/sgemm.cuh: K and N),
+/// (float4) load paths depend on it (kernels_src/gemm/sgemm.cuh: K and N),
 /// so a cost model fitted on shapes of one class extrapolates to another:
 /// on the H100 the model, fitted on the 11 aligned shapes of the public
 /// suite, ranked 4097^3's 4-byte-path configs as if it were 4096^3 and

@@ -1,7 +1,7 @@
 // The worker side of a family: device buffers with random inputs, the
 // reference output, the check of a candidate's output, and the baseline timed
 // in the same job. One implementation per family (<family>_problem.cc; the
-// sgemm family's in families/sgemm/worker/problem.cc).
+// sgemm family's in families/gemm/worker/problem.cc).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -63,7 +63,7 @@ class DeviceProblem {
 /// problem: family, shape, dtype, math mode, layout; the seed of its random
 /// inputs) on `device`: INVALID_ARGUMENT for what the family does not tune,
 /// RESOURCE_EXHAUSTED where it cannot fit. Each is defined in its family's
-/// worker/ folder: sgemm's MakeGemmProblem (families/sgemm/worker/: every
+/// worker/ folder: sgemm's MakeGemmProblem (families/gemm/worker/: every
 /// dtype, the reference of the math mode, cuBLAS as the baseline), and
 /// fault_test's MakeFaultTestProblem.
 using ProblemFactory = absl::StatusOr<std::unique_ptr<DeviceProblem>> (*)(

@@ -1,8 +1,8 @@
 // C++ client of the tuned daemon (proto/tuned/v1/tuner.proto).
 //
 //   tuned::Client client(tuned::DefaultServerAddress());
-//   auto job = client.SubmitSweep(tuned::SgemmProblem(1024, 1024, 1024));
-//   auto best = client.GetBest(tuned::SgemmProblem(1024, 1024, 1024));
+//   auto job = client.SubmitSweep(tuned::GemmProblem(1024, 1024, 1024));
+//   auto best = client.GetBest(tuned::GemmProblem(1024, 1024, 1024));
 //
 // Every call returns the daemon's gRPC status as an absl::Status with the same
 // code (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, UNAVAILABLE, ...).
@@ -47,7 +47,7 @@ ClientOptions DefaultClientOptions();
 /// others may read it (as ssh refuses such a private key).
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
-/// An fp32 SGEMM problem, row-major C(MxN) = op(A) * op(B), in math mode
+/// A GEMM problem (family gemm), row-major C(MxN) = op(A) * op(B), in math mode
 /// `math` (tuner.proto Math: MATH_IEEE_FP32, today's kernels, by default;
 /// MATH_FP32_ACCURATE admits 3xTF32 tensor-core kernels, MATH_TF32 one-pass
 /// TF32) and operand layout `layout` (tuner.proto Layout: LAYOUT_NN, A(MxK)
@@ -55,8 +55,15 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 /// torch's F.linear weight; LAYOUT_TN A stored K x M; LAYOUT_TT both), of
 /// element type `dtype` (DTYPE_F32; DTYPE_BF16 and DTYPE_F16 are 16-bit A,
 /// B and C with fp32 accumulation, math mode MATH_IEEE_FP32 only).
-v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32,
-                         v1::Layout layout = v1::LAYOUT_NN, v1::DType dtype = v1::DTYPE_F32);
+v1::Problem GemmProblem(int64_t m, int64_t n, int64_t k, v1::Math math = v1::MATH_IEEE_FP32,
+                        v1::Layout layout = v1::LAYOUT_NN, v1::DType dtype = v1::DTYPE_F32);
+/// GemmProblem by the family's other name (sgemm).
+inline v1::Problem SgemmProblem(int64_t m, int64_t n, int64_t k,
+                                v1::Math math = v1::MATH_IEEE_FP32,
+                                v1::Layout layout = v1::LAYOUT_NN,
+                                v1::DType dtype = v1::DTYPE_F32) {
+  return GemmProblem(m, n, k, math, layout, dtype);
+}
 /// The dtype of a name as the CLI and the Python client write it: "f32",
 /// "bf16", "f16", "bf16_f32", "f16_f32" (DTypeText). INVALID_ARGUMENT, naming them, for any other
 /// text.

@@ -28,6 +28,12 @@ def test_construction_needs_no_gpu(sgemm):
     assert tuned.Kernel(best_kernel(use_baseline=True), device=0).uses_torch
 
 
+def test_gemm_is_the_call_and_sgemm_its_alias(sgemm):
+    assert tuned.Kernel.sgemm is tuned.Kernel.gemm
+    with pytest.raises(TypeError, match="a must be a torch.Tensor, not list"):
+        sgemm.gemm([[1.0]], cuda_like(16, 32))
+
+
 def test_sgemm_rejects_wrong_types_and_dtypes(sgemm):
     with pytest.raises(TypeError, match="a must be a torch.Tensor, not list"):
         sgemm.sgemm([[1.0]], cuda_like(16, 32))

@@ -540,7 +540,7 @@ class Kernel:
             return _run_in_mode(torch, self.tf32, torch.matmul, a, b, out=out)
         return _run_in_mode(torch, self.tf32, out.addmm_, a, b, beta=beta, alpha=alpha)
 
-    def sgemm(self, a, b, out=None, alpha=1.0, beta=0.0, bias=None):
+    def gemm(self, a, b, out=None, alpha=1.0, beta=0.0, bias=None):
         """out(MxN) = alpha * a(MxK) @ b(KxN) + beta * out; returns out.
         For a problem with an epilogue (`epilogue` other than "none"), `bias`
         (N elements of out's dtype, contiguous) is added to each row and the
@@ -592,6 +592,8 @@ class Kernel:
                 self._sgemm_launch(a, b, out, alpha, beta)
                 return out
         return self._sgemm_checked(a, b, out, alpha, beta)
+
+    sgemm = gemm  # the name of the family's first, fp32-only, days
 
     def _fused_sgemm(self, a, b, out, alpha, beta, bias):
         """sgemm of a problem with an epilogue: the checks, then the kernel

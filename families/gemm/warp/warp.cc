@@ -1,16 +1,13 @@
-// KIND 0-3, the SIMT kinds (kernels_src/sgemm/sgemm.cuh and warp.cuh):
-//   KIND 0  sgemm_naive<BM,BN>       one thread per output, threadIdx.x along rows
-//   KIND 1  sgemm_coalesced<BM,BN>   one thread per output, threadIdx.x along columns
-//   KIND 2  sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>
-//           shared-memory block tiling with a TM x TN register micro-tile per thread
-//   KIND 3  sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>
-//           warp tiling, cp.async multi-stage pipeline, sliced-K, split-K,
-//           stream-K, rasterization, L2 evict-first for a streamed B
-// Each handles every operand layout (LAYOUT, its template's last argument
-// where not 0): the tiled and warp kinds stage op(A) and op(B) k-major in
-// shared memory, copying a K-contiguous operand transposed and an
-// MN-contiguous one as is, so their loads coalesce in every layout.
-// Their tables, register models, rules, names, sources and geometry.
+// The warp kind, KIND 3 of the fp32 form:
+//   sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>
+//   (kernels_src/gemm/sgemm.cuh and warp.cuh): warp tiling, cp.async
+//   multi-stage pipeline, sliced-K, split-K, stream-K, rasterization, L2
+//   evict-first for a streamed B.
+// It handles every operand layout (LAYOUT, its template's last argument
+// where not 0): op(A) and op(B) are staged k-major in shared memory, a
+// K-contiguous operand copied transposed and an MN-contiguous one as is,
+// so the loads coalesce in every layout.
+// Its tables, register model, rules, name, source and geometry.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -20,37 +17,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/kind.h"
+#include "families/gemm/op.h"
 #include "core/status.h"
 
-namespace tuned::sgemm {
+
+namespace tuned::gemm {
 namespace {
 
-/// Registers of the tiled kernel besides its arrays and staging: block
-/// coordinates and pointers, M/N/K/alpha/beta, loop counters, the float4 flags.
-constexpr int64_t kRegisterOverhead = 24;
-/// Registers per float of a K slice staged by a thread: the value and, on the
-/// scalar-load path, its 64-bit address and bounds predicate kept live across
-/// the K loop.
-constexpr int64_t kRegistersPerStagedFloat = 5;
+/// KIND of the warp kind's configs.
+constexpr int64_t kCode = 3;
+/// The tiled kind's parameters, which it fixes: A padded by 4 floats,
+/// float4 loads, the outer-product loop, strided lanes, no double buffer.
+const Config& Fixed() {
+  static const Config fixed = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
+  return fixed;
+}
+
 /// Registers of the warp kernel besides accumulators and operands.
 constexpr int64_t kWarpRegisterOverhead = 40;
-
-/// Block tiles {BM, BN, TM, TN} of the 2-D tiled group of Space(): 64 to 512
-/// threads of 4x4 to 16x8 outputs, from 16x64 (small M, e.g. M = 16) and
-/// 32x32 (small problems) to 256x128 (large ones).
-constexpr std::array<std::array<int64_t, 4>, 26> k2DTiles = {{
-    {128, 128, 8, 8},  {128, 64, 8, 8},   {64, 128, 8, 8},  {64, 64, 4, 4},   {64, 64, 8, 8},
-    {128, 128, 8, 4},  {128, 128, 4, 8},  {128, 64, 8, 4},  {64, 128, 4, 8},  {64, 64, 8, 4},
-    {64, 64, 4, 8},    {128, 128, 16, 8}, {128, 128, 8, 16}, {256, 128, 16, 8}, {128, 256, 8, 16},
-    {256, 128, 8, 16}, {128, 256, 16, 8}, {256, 64, 8, 8},  {64, 256, 8, 8},   {32, 128, 4, 4},
-    {32, 128, 4, 8},   {32, 64, 4, 4},    {128, 32, 4, 4},  {32, 32, 4, 4},    {16, 64, 4, 4},
-    {16, 128, 4, 4},
-}};
-
-/// The first kCore2DTiles of k2DTiles, the classic fast tiles, are the 2-D
-/// tiled kernels of Space().
-constexpr size_t kCore2DTiles = 5;
 
 /// Warp-kernel tiles {BM, BN, TM, TN, LN} for large problems: 128 or 256
 /// threads of 8x8 to 16x8 outputs, warp tiles 32x64, 64x32 and 32x128.
@@ -119,30 +104,6 @@ int64_t StreamKMinBlocks(int64_t bm, int64_t bn, int64_t tm, int64_t tn) {
   return threads == 256 && tm * tn <= 64 ? 2 : 1;
 }
 
-/// The tiled kernel's derived sizes (see sgemm_tiled in sgemm.cuh).
-struct Tiled {
-  int64_t bm, bn, bk, tm, tn, pad, vec, loop, map, db;
-
-  /// Threads per block: one per TM x TN micro-tile of the BM x BN block tile.
-  int64_t Threads() const { return (bm / tm) * (bn / tn); }
-  /// Static shared memory in bytes: (DB ? 2 : 1) buffers of As[BK][BM+PAD]
-  /// and Bs[BK][BN+PAD] floats.
-  int64_t SharedBytes() const {
-    return (db ? 2 : 1) * bk * ((bm + pad) + (bn + pad)) * kBytesPerElement;
-  }
-  /// Floats of one K slice of A and B that each thread stages in registers.
-  int64_t Staged() const { return (bm + bn) * bk / Threads(); }
-  /// Estimated registers per thread: TM*TN accumulators, TM + TN operands of
-  /// one k step, kRegistersPerStagedFloat per staged float and
-  /// kRegisterOverhead. Calibrated with ptxas -v (NVRTC 13.0, sm_90) on every
-  /// tiled config of Space() whose estimate is at most 255: it is an upper
-  /// bound of the registers ptxas allocates (which ranged 32..255), so no
-  /// config that passes Check() spills; loose for LOOP = 1 and small tiles.
-  int64_t RegisterEstimate() const {
-    return tm * tn + tm + tn + kRegistersPerStagedFloat * Staged() + kRegisterOverhead;
-  }
-};
-
 /// The warp kernel's derived sizes (see sgemm_warp in sgemm.cuh).
 struct Warp {
   int64_t bm, bn, bk, tm, tn, ln, stages, splitk, group, minb, slicek, streamk;
@@ -179,18 +140,6 @@ Warp GetWarp(const Config& c) {
           At(c, "TN"),     At(c, "LN"),     At(c, "STAGES"), At(c, "SPLITK"),
           At(c, "GROUP"),  At(c, "MINB"),   At(c, "SLICEK"), At(c, "STREAMK"),
           TransposedB(At(c, "LAYOUT"))};
-}
-
-Tiled GetTiled(const Config& c) {
-  return {c.at("BM"), c.at("BN"),  c.at("BK"),   c.at("TM"),  c.at("TN"),
-          c.at("PAD"), c.at("VEC"), c.at("LOOP"), c.at("MAP"), c.at("DB")};
-}
-
-/// Whether MAP=1 gives the same thread-to-element mapping as MAP=0: true when
-/// each of TM and TN is either 1 or 4 (a single chunk of rows / columns).
-bool MapIsIrrelevant(int64_t tm, int64_t tn) {
-  auto single_chunk = [](int64_t t) { return t == 1 || t == 4; };
-  return single_chunk(tm) && single_chunk(tn);
 }
 
 /// The warp kind's rules: compute capability 8.0+ (cp.async); TM and TN
@@ -278,17 +227,31 @@ absl::Status CheckWarp(const Config& config, const v1::Device& device) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-/// The warp kind's configs of Space() (its comment lists the groups): large
-/// tiles (kWarpTiles), small tiles and split-K (kSplitTiles), sliced-K
-/// (kSliceTiles) and the RUL 10 twins (kRul10Twins).
-void AddWarpSpace(std::vector<Config>& space) {
+/// The warp kind's configs, in groups (each config once):
+///  - large tiles (kWarpTiles): BK 8, 16, STAGES 2..4, GROUP 8, MINB 1 and
+///    (256 threads or more) 2 or (128 threads) 4; for the first four tiles
+///    also BK 32, for the first GROUP 1; and SPLITK 2..8 with BK 16,
+///    STAGES 4 (MINB 1, and 4 for 64x128; the first four tiles also with
+///    BK 32, STAGES 3, the 16x8-per-thread ones also with BK 32, STAGES 4;
+///    the 128-row tiles also with STREAMB 1); and STREAMK 1 with BK 16,
+///    STAGES 4 (the first four tiles also BK 32, STAGES 3), MINB
+///    StreamKMinBlocks(); for the first four tiles also RUL 10 with BK 16,
+///    STAGES 4 (plain, MINB 2, stream-K) and, for 16x8 per thread, BK 32
+///    with SPLITK 2;
+///  - small tiles and split-K (kSplitTiles): (BK, STAGES) (16, 4) and (32,
+///    3), SPLITK 1..16 (skinny shapes, small M*N with large K, small
+///    problems; tiles of up to 32 rows also with STREAMB 1 and SPLITK
+///    4..16), STREAMK 1 with MINB StreamKMinBlocks() (tiles of up to 32
+///    rows also with STREAMB 1), and (16, 8) with SPLITK 1..4;
+///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
+///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
+///  - the RUL 10 twins of kRul10Twins.
+void WarpSpace(std::vector<Config>& space) {
   auto warp = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t ln,
                   int64_t stages, int64_t splitk, int64_t group, int64_t minb,
                   int64_t slicek = 1, int64_t streamb = 0, int64_t streamk = 0,
                   int64_t rul = kDefaultRegisterUsageLevel) {
-    Config c = Base(kWarpTiled);
+    Config c = Base(kCode, Fixed());
     for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                         {"TM", tm}, {"TN", tn}, {"LN", ln}, {"STAGES", stages},
                         {"SPLITK", splitk}, {"GROUP", group}, {"MINB", minb},
@@ -372,178 +335,43 @@ void AddWarpSpace(std::vector<Config>& space) {
   }
 }
 
-/// The earlier designs' configs of Space(), one representative each plus
-/// ablations of the 128x128 2-D tiled kernel: naive, coalesced, classic
-/// shared-memory tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC,
-/// LOOP). LOOP = MAP = 0 where TM = TN = 1, MAP = 0 where MAP cannot change
-/// the mapping.
-void AddEarlierSpace(std::vector<Config>& space) {
-  auto tiled = [&](int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t pad,
-                   int64_t vec, int64_t loop, int64_t map, int64_t db) {
-    if (tm == 1 && tn == 1) loop = 0;
-    if (MapIsIrrelevant(tm, tn)) map = 0;
-    Config c = Base(kTiled);
-    for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
-                        {"TM", tm}, {"TN", tn}, {"PAD", pad}, {"VEC", vec}, {"LOOP", loop},
-                        {"MAP", map}, {"DB", db}}) {
-      c[k] = v;
-    }
-    AddOnce(space, c);
-  };
-  for (int64_t kind : {kNaive, kCoalesced}) {
-    Config c = Base(kind);
-    c["BM"] = 16;
-    c["BN"] = 16;
-    AddOnce(space, c);
-  }
-  tiled(32, 32, 32, 1, 1, 4, 1, 0, 0, 1);     // classic shared-memory tiling
-  tiled(64, 64, 8, 8, 1, 4, 1, 0, 1, 0);      // 1-D block tiling
-  tiled(128, 64, 16, 8, 1, 4, 1, 0, 1, 0);
-  for (size_t i = 0; i < kCore2DTiles; ++i) {  // 2-D block tiling
-    const auto& [bm, bn, tm, tn] = k2DTiles[i];
-    for (int64_t bk : {8, 16}) {
-      for (int64_t db : {0, 1}) tiled(bm, bn, bk, tm, tn, 4, 4, 0, 1, db);
-    }
-  }
-  // Ablations of the 128x128x8, 8x8 kernel: one design choice undone each.
-  tiled(128, 128, 8, 8, 8, 0, 4, 0, 1, 0);  // no padding
-  tiled(128, 128, 8, 8, 8, 4, 1, 0, 1, 0);  // scalar global loads
-  tiled(128, 128, 8, 8, 8, 4, 4, 1, 1, 0);  // k-innermost loop
-  tiled(128, 128, 8, 8, 8, 4, 4, 0, 0, 0);  // consecutive rows/columns per thread
-}
-
-/// KIND 3: CheckWarp's rules. KIND 0 and 1: BM*BN threads within the
-/// device's limits (CheckThreads). KIND 2: BM % TM == BN % TN == 0; the
-/// threads within the device's limits; BK % VEC == 0; A and B tile loads
-/// that divide evenly (BM*BK and BN*BK multiples of THREADS*VEC); static
-/// shared memory within shared_memory_per_block; RegisterEstimate() within
-/// 255 and, times the threads, registers_per_block.
-absl::Status CheckSimt(const Config& config, const v1::Device& device) {
-  const int64_t kind = config.at("KIND");
-  if (kind == kWarpTiled) return CheckWarp(config, device);
-  if (kind != kTiled) {
-    return CheckThreads(config.at("BM") * config.at("BN"),
-                        absl::StrCat(config.at("BM"), "x", config.at("BN")), device);
-  }
-
-  const Tiled t = GetTiled(config);
-  if (t.bm % t.tm != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("BM=", t.bm, " is not a multiple of TM=", t.tm));
-  }
-  if (t.bn % t.tn != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("BN=", t.bn, " is not a multiple of TN=", t.tn));
-  }
-  const int64_t threads = t.Threads();
-  TUNED_RETURN_IF_ERROR(CheckThreads(
-      threads, absl::StrCat("(BM/TM)*(BN/TN) = ", t.bm / t.tm, "*", t.bn / t.tn), device));
-  if (t.bk % t.vec != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("BK=", t.bk, " is not a multiple of VEC=", t.vec));
-  }
-  for (auto [tile, what] : {std::pair{t.bm * t.bk, "A"}, std::pair{t.bn * t.bk, "B"}}) {
-    if (tile % (threads * t.vec) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the ", what, " tile (", tile, " floats) does not divide evenly into loads of VEC=",
-          t.vec, " floats by ", threads, " threads"));
-    }
-  }
-  const int64_t smem = t.SharedBytes();
-  if (smem > device.shared_memory_per_block()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(smem, " bytes of shared memory (", t.db ? 2 : 1,
-                     " x BK*(BM+PAD + BN+PAD) floats) exceed the device's per-block limit of ",
-                     device.shared_memory_per_block()));
-  }
-  const int64_t regs = t.RegisterEstimate();
-  if (regs > kMaxRegistersPerThread) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("an estimated ", regs, " registers per thread (", t.tm * t.tn,
-                     " accumulators + ", t.tm + t.tn, " operands + ", kRegistersPerStagedFloat,
-                     " x ", t.Staged(), " staged floats + ", kRegisterOverhead,
-                     ") exceed the limit of ", kMaxRegistersPerThread));
-  }
-  if (regs * threads > device.registers_per_block()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "an estimated ", regs, " registers per thread x ", threads, " threads = ", regs * threads,
-        " registers exceed the device's per-block limit of ", device.registers_per_block()));
-  }
-  return absl::OkStatus();
-}
-
 /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
 /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1, "_sb"
-/// where STREAMB=1, "_st" where STREAMK=1 and "_r<RUL>" where RUL is not 5,
-/// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
-/// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
-/// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db".
-std::string SimtName(const Config& config) {
-  const int64_t kind = At(config, "KIND");
-  if (kind == kWarpTiled) {
-    std::string name = absl::StrCat(
-        "sgemm_warp_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_",
-        At(config, "TM"), "x", At(config, "TN"), "_ln", At(config, "LN"), "_s",
-        At(config, "STAGES"), "_g", At(config, "GROUP"), "_b", At(config, "MINB"));
-    if (At(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", At(config, "SLICEK"));
-    if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
-    if (At(config, "STREAMB") != 0) absl::StrAppend(&name, "_sb");
-    if (At(config, "STREAMK") != 0) absl::StrAppend(&name, "_st");
-    if (At(config, "RUL") != kDefaultRegisterUsageLevel) {
-      absl::StrAppend(&name, "_r", At(config, "RUL"));
-    }
-    return name;
-  }
-  if (kind != kTiled) {
-    return absl::StrCat("sgemm_", KindName(kind), "_", At(config, "BM"), "x", At(config, "BN"));
-  }
+/// where STREAMB=1, "_st" where STREAMK=1 and "_r<RUL>" where RUL is not 5.
+std::string WarpName(const Config& config, v1::DType /*dtype*/) {
   std::string name = absl::StrCat(
-      "sgemm_tiled_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_",
-      At(config, "TM"), "x", At(config, "TN"), "_p", At(config, "PAD"), "_v",
-      At(config, "VEC"), "_l", At(config, "LOOP"), "_m", At(config, "MAP"));
-  if (At(config, "DB") != 0) absl::StrAppend(&name, "_db");
+      "sgemm_warp_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_",
+      At(config, "TM"), "x", At(config, "TN"), "_ln", At(config, "LN"), "_s",
+      At(config, "STAGES"), "_g", At(config, "GROUP"), "_b", At(config, "MINB"));
+  if (At(config, "SLICEK") > 1) absl::StrAppend(&name, "_sl", At(config, "SLICEK"));
+  if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
+  if (At(config, "STREAMB") != 0) absl::StrAppend(&name, "_sb");
+  if (At(config, "STREAMK") != 0) absl::StrAppend(&name, "_st");
+  if (At(config, "RUL") != kDefaultRegisterUsageLevel) {
+    absl::StrAppend(&name, "_r", At(config, "RUL"));
+  }
   return name;
 }
 
-/// sgemm.cuh and warp.cuh, and "sgemm_naive<BM,BN>",
-/// "sgemm_coalesced<BM,BN>", "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>"
-/// or "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>";
+/// sgemm.cuh and warp.cuh,
+/// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>";
 /// options: "-Xptxas=--register-usage-level=<RUL>" where RUL is not 5.
-KernelSource SimtSource(const Config& config) {
-  const int64_t kind = At(config, "KIND");
-  std::string expr;
-  std::vector<std::string> options;
-  if (kind == kWarpTiled) {
-    std::vector<int64_t> args;
-    for (const char* p :
-         {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK",
-          "STREAMB", "STREAMK"}) {
-      args.push_back(At(config, p));
-    }
-    expr = absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">");
-    if (At(config, "RUL") != kDefaultRegisterUsageLevel) {
-      options.push_back(absl::StrCat("-Xptxas=--register-usage-level=", At(config, "RUL")));
-    }
-  } else if (kind != kTiled) {
-    expr = absl::StrCat("sgemm_", KindName(kind), "<", At(config, "BM"), ",", At(config, "BN"),
-                        ">");
-  } else {
-    std::vector<int64_t> args;
-    for (const char* p : {"BM", "BN", "BK", "TM", "TN", "PAD", "VEC", "LOOP", "MAP", "DB"}) {
-      args.push_back(At(config, p));
-    }
-    expr = absl::StrCat("sgemm_tiled<", absl::StrJoin(args, ","), ">");
+KernelSource WarpSource(const Config& config, v1::DType /*dtype*/) {
+  std::vector<int64_t> args;
+  for (const char* p : {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB",
+                        "SLICEK", "STREAMB", "STREAMK"}) {
+    args.push_back(At(config, p));
   }
-  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh"}, std::move(expr), std::move(options)};
+  std::vector<std::string> options;
+  if (At(config, "RUL") != kDefaultRegisterUsageLevel) {
+    options.push_back(absl::StrCat("-Xptxas=--register-usage-level=", At(config, "RUL")));
+  }
+  return {{"gemm/sgemm.cuh", "gemm/warp.cuh"},
+          absl::StrCat("sgemm_warp<", absl::StrJoin(args, ","), ">"),
+          std::move(options)};
 }
 
-/// grid = {ceil(N / BN), ceil(M / BM), 1}. Where ceil(M / BM) exceeds 65535
-/// (M > 65535 * BM), grid = {ceil(N / BN), 65535, ceil(ceil(M / BM) / 65535)}:
-/// the kernels take blockIdx.z * gridDim.y + blockIdx.y as the row block and
-/// return past the last one. block = {BM, BN, 1} for naive (x along rows),
-/// {BN, BM, 1} for coalesced (x along columns), {(BM/TM)*(BN/TN), 1, 1} for
-/// tiled; static shared memory only (0 dynamic).
-/// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
+/// grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
 /// {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
 /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
 /// into C with atomics). STREAMK=1: grid = {G, ceil(tiles / G), 1} for
@@ -551,53 +379,29 @@ KernelSource SimtSource(const Config& config) {
 /// __launch_bounds__ lets the SMs hold (rows of whole data-parallel
 /// waves, then G blocks sharing the last wave; G = tiles where the
 /// device's SM count is unknown), and prescale_output.
-v1::LaunchGeometry SimtGeometry(const Config& config, const Shape& shape,
-                                const v1::Device& device) {
-  const int64_t kind = At(config, "KIND");
+v1::LaunchGeometry WarpGeometry(const Config& config, const Shape& shape,
+                                const v1::Device& device, v1::DType /*dtype*/) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
-  if (kind == kWarpTiled) {
-    const Warp w = GetWarp(config);
-    const int64_t tiles = CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn);
-    int64_t blocks = tiles, rows = std::max<int64_t>(w.splitk, 1);
-    if (w.streamk != 0 && device.sm_count() > 0) {
-      blocks = std::min(w.minb * device.sm_count(), tiles * CeilDiv(shape[2], w.bk));
-      rows = CeilDiv(tiles, blocks);
-    }
-    v1::LaunchGeometry g;
-    g.add_grid(static_cast<uint32_t>(blocks));
-    g.add_grid(static_cast<uint32_t>(rows));
-    g.add_grid(1);
-    g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
-    g.add_block(1);
-    g.add_block(1);
-    g.set_dynamic_shared_bytes(static_cast<uint32_t>(w.SharedBytes()));
-    g.set_prescale_output(w.splitk > 1 || w.streamk != 0);
-    return g;
+  const Warp w = GetWarp(config);
+  const int64_t tiles = CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn);
+  int64_t blocks = tiles, rows = std::max<int64_t>(w.splitk, 1);
+  if (w.streamk != 0 && device.sm_count() > 0) {
+    blocks = std::min(w.minb * device.sm_count(), tiles * CeilDiv(shape[2], w.bk));
+    rows = CeilDiv(tiles, blocks);
   }
-  const int64_t row_blocks = CeilDiv(shape[0], bm);
-  const int64_t grid_y = std::min(row_blocks, kMaxGridY);
   v1::LaunchGeometry g;
-  g.add_grid(static_cast<uint32_t>(CeilDiv(shape[1], bn)));
-  g.add_grid(static_cast<uint32_t>(grid_y));
-  g.add_grid(static_cast<uint32_t>(CeilDiv(row_blocks, grid_y)));
-  switch (kind) {
-    case kNaive:
-      g.add_block(static_cast<uint32_t>(bm));
-      g.add_block(static_cast<uint32_t>(bn));
-      break;
-    case kCoalesced:
-      g.add_block(static_cast<uint32_t>(bn));
-      g.add_block(static_cast<uint32_t>(bm));
-      break;
-    default: {
-      const int64_t tm = At(config, "TM"), tn = At(config, "TN");
-      g.add_block(static_cast<uint32_t>(tm > 0 && tn > 0 ? (bm / tm) * (bn / tn) : 0));
-      g.add_block(1);
-    }
-  }
+  g.add_grid(static_cast<uint32_t>(blocks));
+  g.add_grid(static_cast<uint32_t>(rows));
+  g.add_grid(1);
+  g.add_block(static_cast<uint32_t>(w.tm > 0 && w.tn > 0 ? w.Threads() : 0));
   g.add_block(1);
-  g.set_dynamic_shared_bytes(0);
+  g.add_block(1);
+  g.set_dynamic_shared_bytes(static_cast<uint32_t>(w.SharedBytes()));
+  g.set_prescale_output(w.splitk > 1 || w.streamk != 0);
   return g;
 }
 
-}  // namespace tuned::sgemm
+}  // namespace
+}  // namespace tuned::gemm
+
+TUNED_KIND(warp, {.name = "warp", .label = "warp", .form = Form::kF32, .code = kCode, .order = 2, .params = {"BM", "BN", "BK", "TM", "TN", "LN", "STAGES", "SPLITK", "GROUP", "MINB", "SLICEK", "STREAMB", "STREAMK", "RUL"}, .fixed = Fixed(), .admits = AdmitsFp32, .space = WarpSpace, .check = CheckWarp, .config_name = WarpName, .source = WarpSource, .geometry = WarpGeometry, .model_features = TileFeatures});

@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's wgmma kind, KIND 6
-// (families/sgemm/wgmma.cc): names, source, geometry, rules, LA,
+// (families/gemm/wgmma_tf32/): names, source, geometry, rules, LA,
 // the register-A and warp-specialized forms, PROMOTE. CPU only.
 #include <algorithm>
 #include <cstdint>
@@ -15,15 +15,15 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
 namespace tuned {
 namespace {
 
-using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+using namespace gemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
 
 TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   EXPECT_EQ(f.ConfigName(Wgmma()), "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32");
   EXPECT_EQ(f.ConfigName(Wgmma(64, 128, 32, 64, 128, 4, 4, 1, 1)),
@@ -32,10 +32,10 @@ TEST(SgemmMath, WgmmaNamesSourceGeometryAndAdmits) {
   const KernelSource src = f.Source(Wgmma());
   EXPECT_EQ(src.name_expression, "sgemm_wgmma<128,128,32,64,128,3,1,3,8,1,1>");
   EXPECT_EQ(src.parts, (std::vector<std::string>{
-                           "sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh",
-                           "sgemm/hopper.cuh", "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh",
-                           "sgemm/wgmma_rs.cuh",
-                           "sgemm/wgmma_kernels.cuh"}));
+                           "gemm/sgemm.cuh", "gemm/warp.cuh", "gemm/mma_tf32.cuh",
+                           "gemm/hopper.cuh", "gemm/wgmma_tf32.cuh", "gemm/wgmma_tile.cuh",
+                           "gemm/wgmma_rs.cuh",
+                           "gemm/wgmma_kernels.cuh"}));
   EXPECT_EQ(src.options, (std::vector<std::string>{"--gpu-architecture=sm_90a"}));
   // As KIND 5: no candidate of ieee_fp32; 3xTF32 of fp32_accurate and tf32.
   EXPECT_FALSE(f.Admits(Wgmma(), v1::MATH_IEEE_FP32));
@@ -92,7 +92,7 @@ TEST(SgemmMath, CheckRejectsBadWgmmaConfigs) {
 // register estimate counts the second register set; LA=1 (named or not)
 // is the config without LA (its stored name).
 TEST(SgemmMath, WgmmaLoadAhead) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   Config la2 = Wgmma(256, 128, 16, 64, 128, 4, 1, 1);
   la2["LA"] = 2;
@@ -158,7 +158,7 @@ TEST(SgemmMath, WgmmaLoadAhead) {
 // configs in the space, each also with WS, two of them with WS 2 and 3, and
 // 7 of WS 2 for few tiles (64x128, split-K), 3 of WS 4.
 TEST(SgemmMath, WgmmaRegisterA) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   Config rs = Wgmma(128, 128, 32, 128, 64, 4, 1, 3, 1);
   rs["LA"] = 0;
@@ -217,7 +217,7 @@ TEST(SgemmMath, WgmmaRegisterA) {
 // map (LaunchGeometry.tensor_maps) after C; each TF32 LA=0 config
 // of the space has a WS twin; refused elsewhere with a clear message.
 TEST(SgemmMath, WgmmaWarpSpecialized) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   Config ws = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
   ws["LA"] = 0;
@@ -290,14 +290,14 @@ TEST(SgemmMath, WgmmaWarpSpecialized) {
 // "_tma" and "_tma_m2"; NN only; SPLITK 1..8 units a tile, added into a
 // prescaled C.
 TEST(SgemmMath, WgmmaTma) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   Config tma = Wgmma(256, 128, 32, 256, 64, 4, 1, 1, 1);
   tma["LA"] = 0;
   tma["WS"] = 2;
   EXPECT_EQ(f.ConfigName(tma), "sgemm_wgmma_256x128x32_w256x64_s4_g1_b1_tf32_la0_tma");
   EXPECT_EQ(f.Source(tma).name_expression, "sgemm_wgmma_tma<256,4,1,1,1,1,0>");
-  EXPECT_EQ(f.Source(tma).parts.back(), "sgemm/wgmma_tf32_tma.cuh");
+  EXPECT_EQ(f.Source(tma).parts.back(), "gemm/wgmma_tf32_tma.cuh");
   EXPECT_TRUE(f.Check(tma, d).ok()) << f.Check(tma, d);
   // 4096 x 11008: 16 x 86 tiles, on 132 SMs a grid of 132; 4 stages of
   // (256 + 128) rows of 32 floats, 1024 bytes of alignment, the mbarriers.
@@ -397,7 +397,7 @@ TEST(SgemmMath, WgmmaTma) {
 // sum; named "_p2" and instantiated as the template's last argument, 1
 // (the default) as a config without PROMOTE; refused elsewhere with a clear message.
 TEST(SgemmMath, WgmmaPromote) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   Config p2 = Wgmma(128, 128, 32, 128, 64, 4, 4, 3, 1);
   p2["LA"] = 0;
@@ -451,7 +451,7 @@ TEST(SgemmMath, WgmmaPromote) {
 // LA=0 3xTF32 is refused in NT (it spills). A sample of each form compiles
 // with NVRTC.
 TEST(SgemmMath, WgmmaLayouts) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   const Config la1 = Wgmma();  // 3xTF32 128x128x32, 3 stages
   Config la2 = Wgmma(128, 128, 16, 64, 128, 4, 1, 3);

@@ -1,10 +1,10 @@
-// The 16-bit forms' decode kind (KIND 3, families/sgemm/decode16.cc): its
+// The 16-bit forms' decode kind (KIND 3, families/gemm/decode16/): its
 // name, instantiation, launch, the shapes and layouts it is measured on,
 // and its rules. NVRTC compiles of its space: compile_test.cc.
-#include "families/sgemm/kinds.h"
-#include "tests/sgemm_test_util.h"
+#include "families/gemm/op.h"
+#include "tests/gemm_test_util.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 namespace {
 
 Config Decode16(int64_t bm, int64_t bn, int64_t wn, int64_t kwarps, int64_t kblocks,
@@ -23,8 +23,8 @@ TEST(Gemm16Decode, NameSourceAndGeometry) {
   EXPECT_EQ(F16F32().Source(Decode16(64, 128, 32, 1, 2)).name_expression,
             "gemm16_decode<5,64,128,32,1,2,1,0>");
   EXPECT_EQ(Bf16().Source(c).parts,
-            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/mma16.cuh",
-                                      "sgemm/decode16.cuh"}));
+            (std::vector<std::string>{"gemm/sgemm.cuh", "gemm/half16.cuh", "gemm/mma16.cuh",
+                                      "gemm/decode16.cuh"}));
   EXPECT_TRUE(Bf16().Source(c).options.empty());  // sm_90: mma.sync and clusters, no wgmma
 
   // Llama-2-7B's down projection for one token: 4096 rows of B in tiles of
@@ -120,4 +120,4 @@ TEST(Gemm16Decode, RunsUpTo65535BlocksOfTokens) {
 }
 
 }  // namespace
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

@@ -1,9 +1,10 @@
-// KIND 5, sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
-// (kernels_src/sgemm/mma_tf32.cuh): tensor cores, mma.sync m16n8k8 TF32
+// The mma_tf32 kind, KIND 5 of the fp32 form:
+// sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>
+// (kernels_src/gemm/mma_tf32.cuh): tensor cores, mma.sync m16n8k8 TF32
 // (PASSES 1) or 3xTF32 (PASSES 3), cp.async pipeline, warp tiles, split-K,
 // rasterization; a candidate of the math modes MATH_TF32 and (PASSES 3)
-// MATH_FP32_ACCURATE only (Admits()). Its tiles, register model, rules,
-// source and geometry; and the name format of both tensor-core kinds.
+// MATH_FP32_ACCURATE only (AdmitsTf32). Its tiles, register model, rules,
+// source and geometry.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -13,10 +14,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/kind.h"
+#include "families/gemm/op.h"
 
-namespace tuned::sgemm {
+namespace tuned::gemm {
 namespace {
+
+/// KIND of the mma_tf32 kind's configs.
+constexpr int64_t kCode = 5;
 
 /// Registers of the tensor-core kernel besides its accumulators: fragments
 /// (A and B, big and small parts), addresses, bounds and loop state.
@@ -68,15 +73,13 @@ constexpr std::array<std::array<int64_t, 4>, 6> kMmaSplitTiles = {{
     {32, 64, 32, 32},   // 64 threads
 }};
 
-}  // namespace
-
 /// The mma configs of Space(): kMmaTiles with (BK, STAGES) (16, 3), (16, 4)
 /// and (32, 3), and kMmaSplitTiles with (16, 4) and (32, 3) and SPLITK 2..8
 /// (16 for the small tiles); 3xTF32 first, then TF32.
-void AddMmaSpace(std::vector<Config>& space) {
+void MmaSpace(std::vector<Config>& space) {
   auto mma = [&](int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
                  int64_t splitk, int64_t passes, int64_t group, int64_t minb) {
-    Config c = Base(kMma);
+    Config c = Base(kCode, Tf32Fixed());
     for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                         {"WM", wm}, {"WN", wn}, {"STAGES", stages}, {"SPLITK", splitk},
                         {"PASSES", passes}, {"GROUP", group}, {"MINB", minb}}) {
@@ -149,43 +152,33 @@ absl::Status CheckMma(const Config& config, const v1::Device& device) {
                     device);
 }
 
-std::string TensorCoreName(const Config& config) {
-  const int64_t kind = At(config, "KIND");
-  std::string name = absl::StrCat(
-      "sgemm_", KindName(kind), "_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_w",
-      At(config, "WM"), "x", At(config, "WN"), "_s", At(config, "STAGES"), "_g",
-      At(config, "GROUP"), "_b", At(config, "MINB"));
-  if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
-  absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
-  if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
-  if (At(config, "PROMOTE") != 1) absl::StrAppend(&name, "_p", At(config, "PROMOTE"));
-  const int64_t ws = At(config, "WS");
-  if (ws != 0) {
-    absl::StrAppend(&name, ws == 1 ? "_ws" : ws == 2 ? "_tma" : ws == 3 ? "_tma_m2" : "_tma_kc");
-  }
-  return name;
-}
+/// Tf32Name with "mma", e.g. "sgemm_mma_128x128x16_w64x32_s3_g8_b1_tf32".
+std::string MmaName(const Config& config, v1::DType /*dtype*/) { return Tf32Name(config, "mma"); }
 
 /// sgemm.cuh, warp.cuh and mma_tf32.cuh, and
 /// "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>" (Source
 /// appends LAYOUT where it is not 0).
-KernelSource MmaSource(const Config& config) {
+KernelSource MmaSource(const Config& config, v1::DType /*dtype*/) {
   std::vector<int64_t> args;
   for (const char* p :
        {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}) {
     args.push_back(At(config, p));
   }
-  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh"},
+  return {{"gemm/sgemm.cuh", "gemm/warp.cuh", "gemm/mma_tf32.cuh"},
           absl::StrCat("sgemm_mma<", absl::StrJoin(args, ","), ">"), {}};
 }
 
 /// grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
 /// {(BM/WM)*(BN/WN)*32, 1, 1}, dynamic shared memory MmaTile::SharedBytes(),
 /// prescale_output when SPLITK > 1.
-v1::LaunchGeometry MmaGeometry(const Config& config, const Shape& shape) {
+v1::LaunchGeometry MmaGeometry(const Config& config, const Shape& shape,
+                               const v1::Device& /*device*/, v1::DType /*dtype*/) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const MmaTile t = GetMma(config);
   return TileGeometry(shape, bm, bn, t.splitk, t.Threads(), t.SharedBytes());
 }
 
-}  // namespace tuned::sgemm
+}  // namespace
+}  // namespace tuned::gemm
+
+TUNED_KIND(mma_tf32, {.name = "mma_tf32", .label = "mma", .form = Form::kF32, .code = kCode, .order = 1, .params = {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB"}, .fixed = Tf32Fixed(), .admits = AdmitsTf32, .space = MmaSpace, .check = CheckMma, .config_name = MmaName, .source = MmaSource, .geometry = MmaGeometry, .model_features = TileFeatures});

@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's gemv kind, KIND 4
-// (families/sgemm/gemv.cc): configs, shapes, geometry, rules. CPU only.
+// (families/gemm/gemv/): configs, shapes, geometry, rules. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -12,12 +12,12 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
 namespace tuned {
 namespace {
 
-using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+using namespace gemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
 
 // The gemv kind (KIND 4): both sides with every chunk size GC, names that
 // read back, and its source: sgemm.cuh with gemv.cuh appended.
@@ -55,10 +55,10 @@ TEST(SgemmFamily, GemvConfigs) {
   EXPECT_EQ(rows.name_expression, "sgemm_gemv_rows<4,2,2,4,1,6>");
   EXPECT_TRUE(rows.options.empty());
   EXPECT_EQ(rows.parts,
-            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/gemv.cuh"}));
+            (std::vector<std::string>{"gemm/sgemm.cuh", "gemm/warp.cuh", "gemm/gemv.cuh"}));
   // 65536 / (256 x (4 + 2 x (4 + 16) + 2 + 24)) = 3.
   EXPECT_EQ(F().Source(Gemv(1, 8, 1, 2, 1, 4)).name_expression, "sgemm_gemv_cols<8,1,2,1,4,3>");
-  const std::string gemv(*KernelFileText("sgemm/gemv.cuh"));
+  const std::string gemv(*KernelFileText("gemm/gemv.cuh"));
   for (const char* kernel : {"sgemm_gemv_rows(", "sgemm_gemv_cols("}) {
     EXPECT_NE(gemv.find(kernel), std::string::npos) << kernel;
   }

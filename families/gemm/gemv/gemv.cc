@@ -1,6 +1,6 @@
-// KIND 4, sgemm_gemv_rows<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 0, small N) and
+// The gemv kind, KIND 4 of the fp32 form: sgemm_gemv_rows<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 0, small N) and
 // sgemm_gemv_cols<GW,GR,GU,GC,SPLITK,MINB> (GSIDE 1, small M)
-// (kernels_src/sgemm/gemv.cuh, appended to sgemm.cuh and warp.cuh):
+// (kernels_src/gemm/gemv.cuh, appended to sgemm.cuh and warp.cuh):
 // matrix-vector shapes, searched only where M or N is at most 8
 // (SuitsShape). Its tables, register model, rules, name, source, geometry
 // and the shapes it suits. In every layout each side streams its big
@@ -17,11 +17,33 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/kind.h"
+#include "families/gemm/op.h"
 #include "core/status.h"
 
-namespace tuned::sgemm {
+namespace tuned::gemm {
 namespace {
+
+/// KIND of the gemv kind's configs.
+constexpr int64_t kCode = 4;
+
+/// GSIDE values.
+enum GemvSide : int64_t {
+  kGemvRows = 0,  // small N: warps along the rows of A (contiguous in K)
+  kGemvCols = 1,  // small M: threads along the columns of B (N)
+};
+
+/// The parameters it fixes: all of the fp32 form's first ones but SPLITK.
+const Config& Fixed() {
+  static const Config fixed = [] {
+    Config c = Fp32Unused();
+    c.erase("SPLITK");
+    c["BM"] = 8;
+    c["BN"] = 8;
+    return c;
+  }();
+  return fixed;
+}
 
 /// Registers of the gemv kernels besides accumulators and loaded operands.
 constexpr int64_t kGemvRegisterOverhead = 24;
@@ -126,16 +148,14 @@ const char* GemvKernel(const Config& config) {
   return At(config, "GSIDE") == kGemvCols ? "cols" : "rows";
 }
 
-}  // namespace
-
 /// The gemv configs of Space(): kGemvRowsSet and kGemvColsSet, each with
 /// GC 1, 2, 4 and 8 (a job on a shape measures those of its small
 /// dimension: SuitsShape).
-void AddGemvSpace(std::vector<Config>& space) {
+void GemvSpace(std::vector<Config>& space) {
   for (int64_t gc : {1, 2, 4, 8}) {
     for (int64_t side : {kGemvRows, kGemvCols}) {
       for (const auto& [gw, gr, gu, splitk] : side == kGemvRows ? kGemvRowsSet : kGemvColsSet) {
-        Config c = Base(kGemv);
+        Config c = Base(kCode, Fixed());
         for (auto [k, v] : {std::pair<const char*, int64_t>{"GSIDE", side}, {"GW", gw},
                             {"GR", gr}, {"GU", gu}, {"GC", gc}, {"SPLITK", splitk}}) {
           c[k] = v;
@@ -188,7 +208,7 @@ absl::Status CheckGemv(const Config& config, const v1::Device& device) {
 
 /// "sgemm_gemv_<rows|cols>_w<GW>_r<GR>_u<GU>_c<GC>" with "_sk<SPLITK>"
 /// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4".
-std::string GemvName(const Config& config) {
+std::string GemvName(const Config& config, v1::DType /*dtype*/) {
   std::string name = absl::StrCat("sgemm_gemv_", GemvKernel(config), "_w", At(config, "GW"),
                                   "_r", At(config, "GR"), "_u", At(config, "GU"), "_c",
                                   At(config, "GC"));
@@ -199,11 +219,11 @@ std::string GemvName(const Config& config) {
 /// sgemm.cuh, warp.cuh and gemv.cuh, and
 /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (MINB:
 /// Gemv::MinBlocks()).
-KernelSource GemvSource(const Config& config) {
+KernelSource GemvSource(const Config& config, v1::DType /*dtype*/) {
   std::vector<int64_t> args;
   for (const char* p : {"GW", "GR", "GU", "GC", "SPLITK"}) args.push_back(At(config, p));
   args.push_back(GetGemv(config).MinBlocks());
-  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/gemv.cuh"},
+  return {{"gemm/sgemm.cuh", "gemm/warp.cuh", "gemm/gemv.cuh"},
           absl::StrCat("sgemm_gemv_", GemvKernel(config), "<", absl::StrJoin(args, ","), ">"),
           {}};
 }
@@ -211,7 +231,8 @@ KernelSource GemvSource(const Config& config) {
 /// grid = {Gemv::GridX(), SPLITK, 1}: {ceil(M / GR), SPLITK, 1} (rows) or
 /// {ceil(N / (128*GR)), SPLITK, 1} (cols) in NN, block = {32*GW, 1, 1}, static shared memory only,
 /// prescale_output when SPLITK > 1.
-v1::LaunchGeometry GemvGeometry(const Config& config, const Shape& shape) {
+v1::LaunchGeometry GemvGeometry(const Config& config, const Shape& shape,
+                                const v1::Device& /*device*/, v1::DType /*dtype*/) {
   const Gemv gv = GetGemv(config);
   v1::LaunchGeometry g;
   g.add_grid(static_cast<uint32_t>(gv.GridX(shape)));
@@ -228,10 +249,8 @@ v1::LaunchGeometry GemvGeometry(const Config& config, const Shape& shape) {
 /// OK where the gemv config's small dimension n (rows: N, cols: M) is at
 /// most 8 and its chunk fits it: n <= GC < 2n (GC 4 for n = 3 or 4; a
 /// smaller GC takes several passes over the big operand, a larger one more
-/// registers for nothing). FAILED_PRECONDITION naming the rule otherwise;
-/// OK for every config of another kind.
+/// registers for nothing). FAILED_PRECONDITION naming the rule otherwise.
 absl::Status GemvSuitsShape(const Config& config, const Shape& shape) {
-  if (At(config, "KIND") != kGemv || shape.size() != 3) return absl::OkStatus();
   const Gemv gv = GetGemv(config);
   const bool rows = gv.side == kGemvRows;
   const int64_t n = rows ? shape[1] : shape[0];
@@ -247,4 +266,7 @@ absl::Status GemvSuitsShape(const Config& config, const Shape& shape) {
   return absl::OkStatus();
 }
 
-}  // namespace tuned::sgemm
+}  // namespace
+}  // namespace tuned::gemm
+
+TUNED_KIND(gemv, {.name = "gemv", .label = "gemv", .form = Form::kF32, .code = kCode, .order = 3, .params = {"GSIDE", "GW", "GR", "GU", "GC", "SPLITK"}, .fixed = Fixed(), .admits = AdmitsFp32, .space = GemvSpace, .check = CheckGemv, .config_name = GemvName, .source = GemvSource, .geometry = GemvGeometry, .suits_shape = GemvSuitsShape, .model_features = TileFeatures});

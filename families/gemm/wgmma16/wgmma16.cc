@@ -1,7 +1,11 @@
-// The tensor-core kinds of sgemm's 16-bit forms (gemm16.cc dispatches to
-// them): KIND 1, mma.sync m16n8k16 (mma16.cuh), and KIND 2, Hopper's wgmma
-// with both operands copied by TMA, warp-specialized (wgmma16.cuh). Their
-// spaces, rules, names, sources and launch geometry.
+// The wgmma16 kind, KIND 2 of the 16-bit forms: gemm16_wgmma<DTYPE,BM,BN,
+// BK,STAGES,GROUP,LAYOUT,SPLITK,PERSIST,CONSUMERS,...>
+// (kernels_src/gemm/wgmma16.cuh), sm_90a: Hopper's warpgroup tensor cores,
+// A and B copied by TMA in 128-byte swizzled stages by a producer
+// warpgroup, CONSUMERS warpgroups of wgmma.mma_async m64nNk16, each operand
+// read in its own layout; persistent, or split-K in a cluster; B or A
+// multicast in a cluster; C stored by TMA. Its configs, rules, name,
+// source and launch geometry.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -11,35 +15,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
-#include "families/family.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/kind.h"
+#include "families/gemm/op.h"
 #include "tuned/dtype.h"
 
-namespace tuned::sgemm::gemm16 {
+namespace tuned::gemm {
 namespace {
+
+/// KIND of the wgmma16 kind's configs.
+constexpr int64_t kCode = 2;
 
 /// Bytes of one element of A, B and C.
 constexpr int64_t kBytes16 = 2;
-
-/// The mma kind's configs (BM, BN, BK, WM, WN, STAGES, SPLITK), GROUP 8,
-/// MINB 1: the fastest per shape class of the probe on an H100
-/// (bench/RESULTS.md gemm16-mma-probe): 128x128 and 128x256
-/// tiles for large and odd shapes, 64-row tiles with split-K 1-4 for
-/// small and skinny ones, 16-row tiles for M of 16 and tiny problems, and
-/// split-K 2 and 4 of 128x128 for N of 128 with a large K.
-constexpr std::array<std::array<int64_t, 7>, 11> kMmaConfigs = {{
-    {128, 128, 32, 64, 64, 4, 1},
-    {128, 256, 32, 64, 64, 3, 1},
-    {128, 128, 64, 64, 32, 3, 1},
-    {64, 128, 32, 32, 64, 4, 1},
-    {64, 64, 64, 32, 32, 4, 1},
-    {64, 64, 64, 32, 32, 4, 2},
-    {64, 64, 64, 32, 32, 4, 4},
-    {16, 64, 64, 16, 16, 4, 4},
-    {16, 128, 64, 16, 32, 4, 1},
-    {128, 128, 32, 64, 32, 4, 2},
-    {128, 128, 32, 64, 32, 4, 4},
-}};
 
 /// The wgmma kind's configs (BM, BN, STAGES, SPLITK, PERSIST, CONSUMERS,
 /// MCAST, EPI, MCASTN, ACCS), BK 64, GROUP 8: the fastest per shape class of the probe on
@@ -118,27 +105,6 @@ constexpr std::array<std::array<int64_t, 6>, 4> kWgmmaStagedConfigs = {{
 /// row's 16-byte-aligned span.
 constexpr int64_t kRawSlot = 144;
 
-/// The mma kind's threads: (BM / WM) * (BN / WN) warps.
-int64_t MmaThreads(const Config& c) {
-  const int64_t wm = std::max<int64_t>(Get(c, "WM"), 1), wn = std::max<int64_t>(Get(c, "WN"), 1);
-  return (Get(c, "BM") / wm) * (Get(c, "BN") / wn) * kWarp;
-}
-
-/// The mma kind's dynamic shared memory (mma16.cuh's launch rules): the
-/// pipeline, STAGES * (A's stage + B's stage) * 2 bytes, each stage a tile
-/// as the operand is stored with 8 elements of padding per row (A: BM x
-/// (BK + 8), or BK x (BM + 8) where op(A) = A^T; B: BK x (BN + 8), or BN x
-/// (BK + 8) where op(B) = B^T); with split-K at least the BM x BN fp32
-/// partial sums the cluster reduces.
-int64_t MmaSharedBytes(const Config& c) {
-  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK");
-  const int64_t layout = Get(c, "LAYOUT");
-  const int64_t a_stage = TransposedA(layout) ? bk * (bm + 8) : bm * (bk + 8);
-  const int64_t b_stage = TransposedB(layout) ? bn * (bk + 8) : bk * (bn + 8);
-  const int64_t pipe = Get(c, "STAGES") * (a_stage + b_stage) * kBytes16;
-  return At1(c, "SPLITK") > 1 ? std::max(pipe, bm * bn * 4) : pipe;
-}
-
 /// The wgmma kind's threads: CONSUMERS warpgroups and the producer's.
 int64_t WgmmaThreads(const Config& c) { return 128 * (Get(c, "CONSUMERS") + 1); }
 
@@ -159,43 +125,6 @@ int64_t WgmmaSharedBytes(const Config& c) {
                                            : 0;
   return Get(c, "STAGES") * rows * Get(c, "BK") * kBytes16 + epi + 1024 + 16 * Get(c, "STAGES") +
          Get(c, "STAGED") * (rows * kRawSlot + 16) + recv;
-}
-
-/// mma16.cuh's static_asserts and the device's limits: WM and WN multiples
-/// of 16 dividing BM and BN, BK a multiple of 16, STAGES >= 2, the threads
-/// within the device's limit, the shared memory within its opt-in limit,
-/// at most 64 x 64 outputs per warp (beyond, ptxas spills); split-K needs
-/// clusters (compute capability 9.0).
-absl::Status CheckMma(const Config& c, const v1::Device& device) {
-  const int64_t bm = Get(c, "BM"), bn = Get(c, "BN"), bk = Get(c, "BK");
-  const int64_t wm = Get(c, "WM"), wn = Get(c, "WN"), stages = Get(c, "STAGES");
-  if (wm < 16 || wn < 16 || wm % 16 != 0 || wn % 16 != 0 || bm % wm != 0 || bn % wn != 0 ||
-      bk % 16 != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "KIND=1 needs WM and WN multiples of 16 dividing BM and BN, and BK a multiple of 16; got BM=",
-        bm, " BN=", bn, " BK=", bk, " WM=", wm, " WN=", wn));
-  }
-  if (stages < 2) return absl::FailedPreconditionError("KIND=1 needs STAGES >= 2");
-  if (wm * wn > 64 * 64) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("a ", wm, "x", wn, " warp tile holds more than 64x64 fp32 accumulators (spills)"));
-  }
-  const int64_t threads = MmaThreads(c);
-  TUNED_RETURN_IF_ERROR(CheckThreads(threads, "(BM/WM)*(BN/WN)*32", device));
-  const int64_t smem = MmaSharedBytes(c);
-  if (smem > device.shared_memory_per_block_optin()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        smem, " bytes of shared memory (STAGES * (A + B stages) * 2) exceed the device's opt-in limit of ",
-        device.shared_memory_per_block_optin()));
-  }
-  const int64_t regs_per_sm = device.registers_per_sm() > 0 ? device.registers_per_sm() : kRegistersPerSm;
-  if (At1(c, "MINB") > 1 && At1(c, "MINB") * threads * kMaxRegistersPerThread > regs_per_sm &&
-      wm * wn > 32 * 64) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "MINB=", At1(c, "MINB"), " blocks of ", threads, " threads leave too few registers for a ", wm,
-        "x", wn, " warp tile (spills)"));
-  }
-  return CheckClusterSplitK(At1(c, "SPLITK"), device);
 }
 
 /// wgmma16.cuh's static_asserts and the device: compute capability 9.0
@@ -227,7 +156,7 @@ absl::Status CheckWgmma(const Config& c, const v1::Device& device) {
   }
   if (bk != 64) return absl::FailedPreconditionError("KIND=2 takes BK=64 (one 128-byte swizzled row)");
   // erff's evaluation beside two m64 blocks of accumulators a consumer:
-  // ptxas spilled 4 to 12 bytes (tests/sgemm_epilogue16_test.cc compiles the rest).
+  // ptxas spilled 4 to 12 bytes (tests/gemm_epilogue16_test.cc compiles the rest).
   if (Get(c, "EPILOGUE") == v1::EPILOGUE_BIAS_GELU_ERF && mi == 2 && consumers == 2) {
     return absl::FailedPreconditionError(
         "KIND=2 with BM=256 (two m64 blocks a consumer) has no registers for the erf GELU epilogue");
@@ -307,22 +236,11 @@ void AddMap(v1::LaunchGeometry& g, uint32_t arg, uint32_t param, int64_t inner, 
   if (arg != kSgemmArgC && pitch % 16 == 0 && pitch % 128 != 0) m->set_l2_promotion_bytes(128);
 }
 
-}  // namespace
-
-int64_t Get(const Config& c, const std::string& key) {
-  auto it = c.find(key);
-  return it == c.end() ? 0 : it->second;
-}
-
-int64_t At1(const Config& c, const std::string& key) {
-  auto it = c.find(key);
-  return it == c.end() ? 1 : it->second;
-}
-
-void AddTensorCoreSpace(std::vector<Config>& space) {
+/// kWgmmaConfigs' configs, then kWgmmaStagedConfigs'.
+void Wgmma16Space(std::vector<Config>& space) {
   for (const auto& [bm, bn, stages, splitk, persist, consumers, mcast, epi, mcastn, accs] :
        kWgmmaConfigs) {
-    Config c = {{"KIND", kWgmma},   {"BM", bm},      {"BN", bn},
+    Config c = {{"KIND", kCode},   {"BM", bm},      {"BN", bn},
                 {"BK", 64},         {"STAGES", stages}, {"GROUP", 8},
                 {"CONSUMERS", consumers}};
     if (splitk > 1) c["SPLITK"] = splitk;
@@ -334,20 +252,18 @@ void AddTensorCoreSpace(std::vector<Config>& space) {
     AddOnce(space, c);
   }
   for (const auto& [bm, bn, stages, splitk, persist, staged] : kWgmmaStagedConfigs) {
-    Config c = {{"KIND", kWgmma},   {"BM", bm},         {"BN", bn},        {"BK", 64},
+    Config c = {{"KIND", kCode},   {"BM", bm},         {"BN", bn},        {"BK", 64},
                 {"STAGES", stages}, {"GROUP", 8},       {"CONSUMERS", 2}, {"STAGED", staged}};
     if (splitk > 1) c["SPLITK"] = splitk;
     if (persist != 0) c["PERSIST"] = persist;
     AddOnce(space, c);
   }
-  for (const auto& [bm, bn, bk, wm, wn, stages, splitk] : kMmaConfigs) {
-    Config c = {{"KIND", kMma}, {"BM", bm}, {"BN", bn}, {"BK", bk},
-                {"WM", wm},     {"WN", wn}, {"STAGES", stages}, {"GROUP", 8}};
-    if (splitk > 1) c["SPLITK"] = splitk;
-    AddOnce(space, c);
-  }
 }
 
+/// OK unless the config is STAGED (> 0) and both of the shape's pitches
+/// (in the config's LAYOUT: A's K or M, B's N or K) are multiples of 8
+/// elements, where TMA copies both operands and STAGED only costs stages
+/// (FAILED_PRECONDITION).
 absl::Status StagedSuitsShape(const Config& config, const Shape& shape) {
   if (Get(config, "STAGED") == 0) return absl::OkStatus();
   const int64_t layout = Get(config, "LAYOUT");
@@ -359,89 +275,68 @@ absl::Status StagedSuitsShape(const Config& config, const Shape& shape) {
       ldb, ") are multiples of 8 elements"));
 }
 
-absl::Status CheckClusterSplitK(int64_t splitk, const v1::Device& device) {
-  if (splitk > 1 && device.cc_major() < 9) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("SPLITK=", splitk, " reduces within a thread-block cluster (compute "
-                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckTensorCore(const Config& config, const v1::Device& device) {
-  return Get(config, "KIND") == kWgmma ? CheckWgmma(config, device) : CheckMma(config, device);
-}
-
-std::string TensorCoreName(const Config& config, v1::DType dtype) {
+/// "gemm_<dtype>_wgmma_<BM>x<BN>x<BK>_s<STAGES>_g<GROUP>_c<CONSUMERS>", then
+/// "_sk<SPLITK>" where above 1, "_p" where PERSIST=1, "_r<STAGED>" where
+/// STAGED > 0, "_m<MCAST>", "_e<EPI>", "_n<MCASTN>" and "_a2" where set,
+/// and LayoutSuffix().
+std::string Wgmma16Name(const Config& config, v1::DType dtype) {
   const std::string split =
       At1(config, "SPLITK") > 1 ? absl::StrCat("_sk", At1(config, "SPLITK")) : "";
-  if (Get(config, "KIND") == kWgmma) {
-    return absl::StrCat("gemm_", DTypeText(dtype), "_wgmma_", Get(config, "BM"), "x",
-                        Get(config, "BN"), "x", Get(config, "BK"), "_s", Get(config, "STAGES"), "_g",
-                        At1(config, "GROUP"), "_c", Get(config, "CONSUMERS"), split,
-                        Get(config, "PERSIST") != 0 ? "_p" : "",
-                        Get(config, "STAGED") != 0 ? absl::StrCat("_r", Get(config, "STAGED")) : "",
-                        At1(config, "MCAST") > 1 ? absl::StrCat("_m", At1(config, "MCAST")) : "",
-                        Get(config, "EPI") != 0 ? absl::StrCat("_e", Get(config, "EPI")) : "",
-                        At1(config, "MCASTN") > 1 ? absl::StrCat("_n", At1(config, "MCASTN")) : "",
-                        At1(config, "ACCS") > 1 ? "_a2" : "", LayoutSuffix(config));
-  }
-  return absl::StrCat("gemm_", DTypeText(dtype), "_mma_", Get(config, "BM"), "x", Get(config, "BN"),
-                      "x", Get(config, "BK"), "_w", Get(config, "WM"), "x", Get(config, "WN"), "_s",
-                      Get(config, "STAGES"), "_g", At1(config, "GROUP"), "_b", At1(config, "MINB"),
-                      split, LayoutSuffix(config));
+  return absl::StrCat("gemm_", DTypeText(dtype), "_wgmma_", Get(config, "BM"), "x",
+                      Get(config, "BN"), "x", Get(config, "BK"), "_s", Get(config, "STAGES"), "_g",
+                      At1(config, "GROUP"), "_c", Get(config, "CONSUMERS"), split,
+                      Get(config, "PERSIST") != 0 ? "_p" : "",
+                      Get(config, "STAGED") != 0 ? absl::StrCat("_r", Get(config, "STAGED")) : "",
+                      At1(config, "MCAST") > 1 ? absl::StrCat("_m", At1(config, "MCAST")) : "",
+                      Get(config, "EPI") != 0 ? absl::StrCat("_e", Get(config, "EPI")) : "",
+                      At1(config, "MCASTN") > 1 ? absl::StrCat("_n", At1(config, "MCASTN")) : "",
+                      At1(config, "ACCS") > 1 ? "_a2" : "", LayoutSuffix(config));
 }
 
-KernelSource TensorCoreSource(const Config& config, v1::DType dtype) {
+/// sgemm.cuh, half16.cuh, hopper.cuh, copy16.cuh, wgmma16_ops.cuh,
+/// wgmma16_epilogue.cuh and wgmma16.cuh, "gemm16_wgmma<DTYPE,BM,BN,BK,
+/// STAGES,GROUP,LAYOUT,SPLITK,PERSIST,CONSUMERS[,STAGED[,MCAST,EPI[,MCASTN
+/// [,ACCS]]]]>" (the trailing ones as far as one is not its default) and
+/// kWgmmaArchOption.
+KernelSource Wgmma16Source(const Config& config, v1::DType dtype) {
   KernelSource s;
   const int d = static_cast<int>(dtype);
-  if (Get(config, "KIND") == kWgmma) {
-    // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions;
-    // hopper.cuh: mbarriers, TMA, wgmma's fence, commit and wait; copy16.cuh:
-    // the copies without TMA; wgmma16_ops.cuh: the wgmma instruction,
-    // descriptors, cluster and shared-memory primitives; wgmma16_epilogue.cuh:
-    // the tile's stores into C.
-    s.parts = {"sgemm/sgemm.cuh",       "sgemm/half16.cuh",           "sgemm/hopper.cuh",
-               "sgemm/copy16.cuh",      "sgemm/wgmma16_ops.cuh",      "sgemm/wgmma16_epilogue.cuh",
-               "sgemm/wgmma16.cuh"};
-    // The trailing parameters STAGED, MCAST, EPI, MCASTN, ACCS only as far
-    // as one is not its default (the instantiations of the configs without
-    // them unchanged).
-    const bool accs = At1(config, "ACCS") > 1;
-    const bool mcastn = At1(config, "MCASTN") > 1 || accs;
-    const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0 || mcastn;
-    s.name_expression = absl::StrCat(
-        "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
-        ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
-        At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"),
-        Get(config, "STAGED") != 0 || tail ? absl::StrCat(",", Get(config, "STAGED")) : "",
-        tail ? absl::StrCat(",", At1(config, "MCAST"), ",", Get(config, "EPI")) : "",
-        mcastn ? absl::StrCat(",", At1(config, "MCASTN")) : "",
-        accs ? absl::StrCat(",", At1(config, "ACCS")) : "", ">");
-    s.options = {std::string(kWgmmaArchOption)};
-    return s;
-  }
-  // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions.
-  s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/mma16.cuh"};
+  // sgemm.cuh: sgemm_detail::RasterTile; half16.cuh: the 16-bit conversions;
+  // hopper.cuh: mbarriers, TMA, wgmma's fence, commit and wait; copy16.cuh:
+  // the copies without TMA; wgmma16_ops.cuh: the wgmma instruction,
+  // descriptors, cluster and shared-memory primitives; wgmma16_epilogue.cuh:
+  // the tile's stores into C.
+  s.parts = {"gemm/sgemm.cuh",       "gemm/half16.cuh",           "gemm/hopper.cuh",
+             "gemm/copy16.cuh",      "gemm/wgmma16_ops.cuh",      "gemm/wgmma16_epilogue.cuh",
+             "gemm/wgmma16.cuh"};
+  // The trailing parameters STAGED, MCAST, EPI, MCASTN, ACCS only as far
+  // as one is not its default (the instantiations of the configs without
+  // them unchanged).
+  const bool accs = At1(config, "ACCS") > 1;
+  const bool mcastn = At1(config, "MCASTN") > 1 || accs;
+  const bool tail = At1(config, "MCAST") > 1 || Get(config, "EPI") != 0 || mcastn;
   s.name_expression = absl::StrCat(
-      "gemm16_mma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"), ",",
-      Get(config, "WM"), ",", Get(config, "WN"), ",", Get(config, "STAGES"), ",",
-      At1(config, "SPLITK"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
-      At1(config, "MINB"), ">");
+      "gemm16_wgmma<", d, ",", Get(config, "BM"), ",", Get(config, "BN"), ",", Get(config, "BK"),
+      ",", Get(config, "STAGES"), ",", At1(config, "GROUP"), ",", Get(config, "LAYOUT"), ",",
+      At1(config, "SPLITK"), ",", Get(config, "PERSIST"), ",", Get(config, "CONSUMERS"),
+      Get(config, "STAGED") != 0 || tail ? absl::StrCat(",", Get(config, "STAGED")) : "",
+      tail ? absl::StrCat(",", At1(config, "MCAST"), ",", Get(config, "EPI")) : "",
+      mcastn ? absl::StrCat(",", At1(config, "MCASTN")) : "",
+      accs ? absl::StrCat(",", At1(config, "ACCS")) : "", ">");
+  s.options = {std::string(kWgmmaArchOption)};
   return s;
 }
 
-v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
-                                      const v1::Device& device, v1::DType dtype) {
+/// grid = {tiles, 1, SPLITK} of MCAST x MCASTN clusters, or with PERSIST=1
+/// as many clusters as the device runs at once; block = {128 *
+/// (CONSUMERS + 1), 1, 1}; WgmmaSharedBytes(); A's, B's and C's tensor maps
+/// of `dtype` (128-byte swizzle; a K-major operand one box of 64 k x BM or
+/// BN rows, an M- or N-major one boxes of 64 x 64), passed after C (and a
+/// fused entry's bias). No prescaling of C: nothing adds into it.
+v1::LaunchGeometry Wgmma16Geometry(const Config& config, const Shape& shape,
+                                   const v1::Device& device, v1::DType dtype) {
   const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
-  const int64_t tiles = CeilDiv(shape[0], bm) * CeilDiv(shape[1], bn);
   v1::LaunchGeometry g;
-  if (Get(config, "KIND") == kMma) {
-    for (int64_t d : {tiles, int64_t{1}, At1(config, "SPLITK")}) g.add_grid(static_cast<uint32_t>(d));
-    for (int64_t d : {MmaThreads(config), int64_t{1}, int64_t{1}}) g.add_block(static_cast<uint32_t>(d));
-    g.set_dynamic_shared_bytes(static_cast<uint32_t>(MmaSharedBytes(config)));
-    return g;
-  }
   // Cluster tiles: MCAST x MCASTN output tiles (MCAST along M, MCASTN
   // along N). A persistent grid holds as many clusters as the device runs
   // at once: SMs / 2 for clusters of 2 (cudaOccupancyMaxActiveClusters gave
@@ -493,4 +388,7 @@ v1::LaunchGeometry TensorCoreGeometry(const Config& config, const Shape& shape,
   return g;
 }
 
-}  // namespace tuned::sgemm::gemm16
+}  // namespace
+}  // namespace tuned::gemm
+
+TUNED_KIND(wgmma16, {.name = "wgmma16", .label = "wgmma", .form = Form::k16, .code = kCode, .order = 0, .params = {"BM", "BN", "BK", "STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS", "STAGED", "MCAST", "EPI", "MCASTN", "ACCS"}, .admits = Admits16, .space = Wgmma16Space, .check = CheckWgmma, .config_name = Wgmma16Name, .source = Wgmma16Source, .geometry = Wgmma16Geometry, .suits_shape = StagedSuitsShape});

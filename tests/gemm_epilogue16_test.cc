@@ -1,15 +1,15 @@
-// The 16-bit forms' epilogues (tuner.proto Epilogue, families/sgemm/gemm16.cc):
+// The 16-bit forms' epilogues (tuner.proto Epilogue, families/gemm/op16.cc):
 // a form per epilogue, how a problem finds it, its configs, names,
 // instantiations, arguments and launch, and NVRTC compiles of the fused
 // entries without spills.
-#include "families/sgemm/kinds.h"
-#include "tests/sgemm_test_util.h"
+#include "families/gemm/op.h"
+#include "tests/gemm_test_util.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 namespace {
 
 const Family& Fused(v1::DType dtype, v1::Epilogue e) {
-  return *SgemmFamily().ForDType(dtype)->ForEpilogue(e);
+  return *GemmFamily().ForDType(dtype)->ForEpilogue(e);
 }
 
 v1::Problem Gemm(v1::DType dtype, v1::Epilogue e) {
@@ -36,7 +36,7 @@ TEST(Gemm16Epilogue, EachEpilogueHasItsForm) {
       EXPECT_EQ(f.name(), "sgemm");
       EXPECT_EQ(f.dtype(), dtype);
       EXPECT_EQ(f.epilogue(), e);
-      EXPECT_EQ(f.ForEpilogue(v1::EPILOGUE_NONE), SgemmFamily().ForDType(dtype));
+      EXPECT_EQ(f.ForEpilogue(v1::EPILOGUE_NONE), GemmFamily().ForDType(dtype));
       EXPECT_EQ(FindFamily(Gemm(dtype, e)), &f);
       EXPECT_TRUE(f.ValidateEpilogue(e).ok());
       EXPECT_TRUE(f.ValidateDType(dtype).ok());
@@ -46,9 +46,9 @@ TEST(Gemm16Epilogue, EachEpilogueHasItsForm) {
 
   // fp32 and the other families take no epilogue: the problem finds the
   // dtype's form, whose ValidateEpilogue says what it takes.
-  EXPECT_EQ(SgemmFamily().Epilogues(), std::vector<v1::Epilogue>{v1::EPILOGUE_NONE});
-  EXPECT_EQ(FindFamily(Gemm(v1::DTYPE_F32, v1::EPILOGUE_BIAS)), &SgemmFamily());
-  const absl::Status f32 = SgemmFamily().ValidateEpilogue(v1::EPILOGUE_BIAS);
+  EXPECT_EQ(GemmFamily().Epilogues(), std::vector<v1::Epilogue>{v1::EPILOGUE_NONE});
+  EXPECT_EQ(FindFamily(Gemm(v1::DTYPE_F32, v1::EPILOGUE_BIAS)), &GemmFamily());
+  const absl::Status f32 = GemmFamily().ValidateEpilogue(v1::EPILOGUE_BIAS);
   EXPECT_EQ(f32.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(f32.message(),
             "epilogue EPILOGUE_BIAS is not supported by sgemm in dtype f32 (supported: none)");
@@ -179,4 +179,4 @@ TEST(Gemm16Epilogue, SpaceCompilesWithEachEpilogue) {
 }
 
 }  // namespace
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

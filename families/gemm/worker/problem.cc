@@ -336,11 +336,11 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeGemmProblem(const v1::worker:
   const v1::Math math = problem.math();
   const v1::Layout layout = problem.layout();
   const v1::DType dtype = problem.dtype();
-  if (SgemmFamily().ForDType(dtype) == nullptr || (dtype != v1::DTYPE_F32 && !Is16BitGemm(dtype))) {
+  if (GemmFamily().ForDType(dtype) == nullptr || (dtype != v1::DTYPE_F32 && !Is16BitGemm(dtype))) {
     return absl::InvalidArgumentError(absl::StrCat(
         "dtype ", EnumName(dtype), " is not a dtype of sgemm (f32, bf16, f16, bf16_f32, f16_f32)"));
   }
-  const Family* family = InForm(&SgemmFamily(), problem);
+  const Family* family = InForm(&GemmFamily(), problem);
   TUNED_RETURN_IF_ERROR(family->ValidateMath(math));
   TUNED_RETURN_IF_ERROR(family->ValidateLayout(layout));
   TUNED_RETURN_IF_ERROR(family->ValidateEpilogue(problem.epilogue()));

@@ -1,15 +1,9 @@
-// The sgemm family: row-major fp32 C(MxN) = alpha * A(MxK) * B(KxN) + beta * C
-// (lda = K, ldb = N, ldc = N), in seven kernel kinds (KIND), each in its own
-// file of families/sgemm/ with its tables, register model, rules,
-// name, source and geometry (kinds.h lists them):
-//   KIND 0-3  naive, coalesced, tiled, warp-tiled   simt.cc   (sgemm.cuh, warp.cuh)
-//   KIND 4    gemv, matrix-vector shapes            gemv.cc   (gemv.cuh)
-//   KIND 5    mma.sync TF32 / 3xTF32 tensor cores   mma.cc    (mma_tf32.cuh)
-//   KIND 6    wgmma TF32 / 3xTF32 (sm_90a)          wgmma.cc  (wgmma_*.cuh)
-// This file: the parameters, the rules every kind shares, the helpers of
-// kinds.h, and the Family, which dispatches to the kinds. One searchable
-// space: the parameters a kind does not use take one fixed value
-// (FixedFor() below), so each distinct kernel appears once.
+// The GEMM op's fp32 form, and what the kinds share (op.h): the limits'
+// helpers, the op's dispatch to the kinds (GemmOp) and the kinds' registry.
+// The fp32 form, row-major C(MxN) = alpha * op(A) op(B) + beta * C in
+// fp32, has one searchable space over seven kinds (KIND 0-6, op.h lists
+// them): the parameters a kind does not use take one fixed value
+// (Kind::fixed, Fp32Unused()), so each distinct kernel appears once.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,12 +16,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "families/family.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/op.h"
 #include "core/status.h"
 #include "tuned/dtype.h"
 
 namespace tuned {
-namespace sgemm {
+namespace gemm {
 
 int64_t IfAbsent(std::string_view key) {
   return key == "SLICEK" || key == "LA" || key == "PROMOTE" ? 1
@@ -41,34 +35,27 @@ int64_t At(const Config& c, const std::string& key) {
   return it == c.end() ? IfAbsent(key) : it->second;
 }
 
-const Config& FixedFor(int64_t kind) {
-  static const Config naive = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
-                               {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
-                               {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0},
-                               {"RUL", kDefaultRegisterUsageLevel}};
-  static const Config tiled = {{"LN", 0},    {"STAGES", 0}, {"SPLITK", 1},  {"GROUP", 1},
-                               {"MINB", 1},  {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
-                               {"RUL", kDefaultRegisterUsageLevel}};
-  static const Config warp = {{"PAD", 4}, {"VEC", 4}, {"LOOP", 0}, {"MAP", 1}, {"DB", 0}};
-  static const Config mma = {{"TM", 1},     {"TN", 1},      {"PAD", 0},     {"VEC", 1},
-                             {"LOOP", 0},   {"MAP", 0},     {"DB", 0},      {"LN", 0},
-                             {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
-                             {"RUL", kDefaultRegisterUsageLevel}};
-  static const Config gemv = {{"BM", 8},    {"BN", 8},     {"BK", 8},     {"TM", 1},
-                              {"TN", 1},    {"PAD", 0},    {"VEC", 1},    {"LOOP", 0},
-                              {"MAP", 0},   {"DB", 0},     {"LN", 0},     {"STAGES", 0},
-                              {"GROUP", 1}, {"MINB", 1},   {"SLICEK", 1}, {"STREAMB", 0},
-                              {"STREAMK", 0}, {"RUL", kDefaultRegisterUsageLevel}};
-  if (TensorCore(kind)) return mma;  // KIND 6 uses KIND 5's parameters
-  if (kind == kGemv) return gemv;
-  return kind == kTiled ? tiled : kind == kWarpTiled ? warp : naive;
+const Config& Fp32Unused() {
+  static const Config unused = {{"BK", 8},    {"TM", 1},    {"TN", 1},     {"PAD", 0},
+                                {"VEC", 1},   {"LOOP", 0},  {"MAP", 0},    {"DB", 0},
+                                {"LN", 0},    {"STAGES", 0}, {"SPLITK", 1}, {"GROUP", 1},
+                                {"MINB", 1},  {"SLICEK", 1},  {"STREAMB", 0}, {"STREAMK", 0},
+                                {"RUL", kDefaultRegisterUsageLevel}};
+  return unused;
 }
 
-Config Base(int64_t kind) {
-  Config c = FixedFor(kNaive);
-  for (const auto& [k, v] : FixedFor(kind)) c[k] = v;
-  c["KIND"] = kind;
+const Config& Tf32Fixed() {
+  static const Config fixed = {{"TM", 1},     {"TN", 1},      {"PAD", 0},     {"VEC", 1},
+                               {"LOOP", 0},   {"MAP", 0},     {"DB", 0},      {"LN", 0},
+                               {"SLICEK", 1}, {"STREAMB", 0}, {"STREAMK", 0},
+                               {"RUL", kDefaultRegisterUsageLevel}};
+  return fixed;
+}
+
+Config Base(int64_t code, const Config& fixed) {
+  Config c = Fp32Unused();
+  for (const auto& [k, v] : fixed) c[k] = v;
+  c["KIND"] = code;
   return c;
 }
 
@@ -161,11 +148,11 @@ absl::Status CheckBlock(const BlockUse& b, const v1::Device& device) {
 
 namespace {
 
-class SgemmFamilyImpl final : public GemmForm {
+class F32Op final : public GemmOp {
  public:
-  SgemmFamilyImpl()
-      : GemmForm({
-            {"KIND", {kNaive, kCoalesced, kTiled, kWarpTiled, kGemv, kMma, kWgmma},
+  F32Op()
+      : GemmOp(Form::kF32, {
+            {"KIND", KindCodes(Form::kF32),
              "0 = naive (one thread per output, threadIdx.x along rows: uncoalesced), "
              "1 = coalesced (one thread per output, threadIdx.x along columns), "
              "2 = tiled (shared-memory block tiling, TM x TN outputs per thread), "
@@ -253,7 +240,7 @@ class SgemmFamilyImpl final : public GemmForm {
              "kernel, small*big + big*small + big*big; fp32_accurate and tf32; wgmma: into a "
              "fresh accumulator per K tile, added into the result in fp32) (other kinds: 0)",
              IfAbsent("PASSES")},
-            {"GSIDE", {kGemvRows, kGemvCols},
+            {"GSIDE", {0, 1},
              "gemv: 0 = rows (small N: warps along the rows of A, contiguous in K), "
              "1 = cols (small M: lanes along the columns of B) (other kinds: 0)",
              IfAbsent("GSIDE")},
@@ -312,7 +299,7 @@ class SgemmFamilyImpl final : public GemmForm {
   std::vector<v1::DType> DTypes() const override {
     return {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32};
   }
-  /// This family for F32; the 16-bit forms (gemm16.cc) for BF16 and F16 and
+  /// This family for F32; the 16-bit forms (op16.cc) for BF16 and F16 and
   /// their fp32-output forms BF16_F32 and F16_F32.
   const Family* ForDType(v1::DType dtype) const override {
     if (dtype == v1::DTYPE_F32) return this;
@@ -331,22 +318,18 @@ class SgemmFamilyImpl final : public GemmForm {
     return static_cast<v1::Layout>(At(config, "LAYOUT"));
   }
 
-  /// MATH_IEEE_FP32: the fp32 kinds (0..4), today's space; MATH_FP32_ACCURATE:
-  /// those and 3xTF32 (KIND 5 and 6, PASSES 3); MATH_TF32: KIND 5 and 6, TF32
+  /// MATH_IEEE_FP32: the CUDA-core kinds (0..4); MATH_FP32_ACCURATE: those
+  /// and 3xTF32 (KIND 5 and 6, PASSES 3); MATH_TF32: KIND 5 and 6, TF32
   /// and 3xTF32 (the latter more accurate, for shapes where cuBLAS's TF32
-  /// baseline is more accurate than one TF32 pass).
+  /// baseline is more accurate than one TF32 pass): Kind::admits.
   bool Admits(const Config& config, v1::Math math) const override {
-    if (!TensorCore(At(config, "KIND"))) {
-      return math == v1::MATH_IEEE_FP32 || math == v1::MATH_FP32_ACCURATE;
-    }
-    if (At(config, "PASSES") == 3) return math == v1::MATH_FP32_ACCURATE || math == v1::MATH_TF32;
-    return math == v1::MATH_TF32;
+    const Kind* kind = KindFor(config);
+    return kind != nullptr && kind->admits(config, math);
   }
-
 
   /// Bytes of A (M*K), B (K*N), C (M*N) and the reference C (M*N), fp32.
   /// ieee_fp32: A, B, C and the baseline's C, 4 bytes each. The fp64 modes
-  /// (families/sgemm/worker/problem.cc): A, B, C, the fp64 reference C, and
+  /// (families/gemm/worker/problem.cc): A, B, C, the fp64 reference C, and
   /// while the reference is computed A and B in fp64: 12 * (MK + KN + MN).
   int64_t BufferBytes(const Shape& shape, v1::Math math) const override {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
@@ -354,223 +337,183 @@ class SgemmFamilyImpl final : public GemmForm {
     return kBytesPerElement * (m * k + k * n + 2 * m * n);
   }
 
-  /// max(M*K, K*N, M*N): the largest of A, B and C, in elements.
-  int64_t MaxBufferElements(const Shape& shape) const override {
-    const int64_t m = shape[0], n = shape[1], k = shape[2];
-    return std::max({m * k, k * n, m * n});
-  }
-
-  /// The space, built from groups (each config once; unused parameters take
-  /// the values of FixedFor(); LOOP = MAP = 0 where TM = TN = 1, MAP = 0
-  /// where MAP cannot change the mapping). The warp kind comes first, so
-  /// that a job finds a fast kernel early and clear losers after it are cut
-  /// short (server/worker/measure.cc):
-  ///  - warp tiling, large tiles (kWarpTiles): BK 8, 16, STAGES 2..4,
-  ///    GROUP 8, MINB 1 and (256 threads or more) 2 or (128 threads) 4;
-  ///    for the first four tiles also BK 32, for the first GROUP 1; and
-  ///    SPLITK 2..8 with BK 16, STAGES 4 (MINB 1, and 4 for 64x128; the
-  ///    first four tiles also with BK 32, STAGES 3, the 16x8-per-thread ones
-  ///    also with BK 32, STAGES 4; the 128-row tiles also with STREAMB 1);
-  ///    and STREAMK 1 with BK 16, STAGES 4 (the first four tiles also BK 32,
-  ///    STAGES 3), MINB StreamKMinBlocks(); for the first
-  ///    four tiles also RUL 10 with BK 16, STAGES 4 (plain, MINB 2, stream-K)
-  ///    and, for 16x8 per thread, BK 32 with SPLITK 2; RUL 10 twins of
-  ///    kRul10Twins;
-  ///  - warp tiling, small tiles and split-K (kSplitTiles): (BK, STAGES)
-  ///    (16, 4) and (32, 3), SPLITK 1..16 (skinny shapes, small M*N with
-  ///    large K, small problems; tiles of up to 32 rows also with STREAMB 1
-  ///    and SPLITK 4..16), STREAMK 1 with MINB StreamKMinBlocks() (tiles of
-  ///    up to 32 rows also with STREAMB 1), and (16, 8) with SPLITK 1..4;
-  ///  - sliced-K (kSliceTiles): SLICEK 2..8 with BK 32, STAGES 3 (SPLITK
-  ///    1..4) and 6, and SLICEK 4, 8 with BK 64, STAGES 2 (small problems);
-  ///  - gemv (kGemvRowsSet, kGemvColsSet), each with GC 1, 2, 4 and 8 (a job
-  ///    on a shape measures those of its small dimension: SuitsShape);
-  ///  - the earlier designs, one representative each plus ablations of the
-  ///    128x128 2-D tiled kernel: naive, coalesced, classic shared-memory
-  ///    tiling, 1-D and 2-D block tiling (BK, MAP, DB, PAD, VEC, LOOP).
-  std::vector<Config> Space() const override {
-    std::vector<Config> space;
-    // Hopper's warpgroup tensor cores (KIND 6) first, then KIND 5: the math
-    // modes that admit them (Admits) find a fast kernel early; Check keeps
-    // KIND 6 to compute capability 9.0, and MATH_IEEE_FP32 admits neither,
-    // so its order is the fp32 kinds' own.
-    AddWgmmaSpace(space);
-    AddMmaSpace(space);
-    AddWarpSpace(space);
-    AddGemvSpace(space);
-    AddEarlierSpace(space);
-    return space;
-  }
-
-  /// OK if the config runs on `device` for every shape. FAILED_PRECONDITION,
-  /// naming the cause, for: an unknown or missing parameter or a value outside
-  /// params(); a parameter the kind does not use with another value than
-  /// FixedFor(kind); warp kind: see CheckWarp(); gemv kind: see CheckGemv();
-  /// threads per block above the device limit, below or not a multiple of the
-  /// warp (32); BM % TM or BN % TN != 0; BK % VEC != 0; A or B tile loads that
-  /// do not divide evenly (BM*BK and BN*BK multiples of THREADS*VEC); static
-  /// shared memory above shared_memory_per_block; RegisterEstimate() above 255
-  /// or, times the threads, above registers_per_block.
-  absl::Status Check(const Config& config, const v1::Device& device) const override {
-    TUNED_RETURN_IF_ERROR(CheckParams(config));
-    const int64_t kind = config.at("KIND");
-    for (const auto& [key, value] : FixedFor(kind)) {
-      if (At(config, key) != value) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(key, "=", At(config, key), " is unused by KIND=", kind, " (",
-                         KindName(kind), "), which takes ", key, "=", value));
-      }
-    }
-    if (kind != kGemv) {
-      for (const char* key : kGemvOnly) {
-        if (At(config, key) != 0) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              key, "=", At(config, key), " is unused by KIND=", kind, " (", KindName(kind),
-              "), which takes ", key, "=0"));
-        }
-      }
-    }
-    for (const char* key : kWgmmaOnly) {
-      if (kind != kWgmma && At(config, key) != 1) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(key, "=", At(config, key), " is unused by KIND=", kind, " (",
-                         KindName(kind), "), which takes ", key, "=1"));
-      }
-    }
-    if (kind != kWgmma && At(config, "WS") != 0) {
-      return absl::FailedPreconditionError(absl::StrCat("WS=", At(config, "WS"), " is unused by KIND=",
-                                                        kind, " (", KindName(kind), "), which takes WS=0"));
-    }
-    if (kind == kMma) return CheckMma(config, device);
-    if (kind == kWgmma) return CheckWgmma(config, device);
-    for (const char* key : kMmaOnly) {
-      if (At(config, key) != 0) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            key, "=", At(config, key), " is unused by KIND=", kind, " (", KindName(kind),
-            "), which takes ", key, "=0"));
-      }
-    }
-    if (kind == kGemv) return CheckGemv(config, device);
-    return CheckSimt(config, device);
-  }
-
-  /// "sgemm_warp_<BM>x<BN>x<BK>_<TM>x<TN>_ln<LN>_s<STAGES>_g<GROUP>_b<MINB>"
-  /// with "_sl<SLICEK>" and "_sk<SPLITK>" appended where above 1, "_sb"
-  /// where STREAMB=1, "_st" where STREAMK=1 and "_r<RUL>" where RUL is not 5,
-  /// "sgemm_naive_<BM>x<BN>", "sgemm_coalesced_<BM>x<BN>", or
-  /// "sgemm_tiled_<BM>x<BN>x<BK>_<TM>x<TN>_p<PAD>_v<VEC>_l<LOOP>_m<MAP>" with
-  /// "_db" appended when DB=1, e.g. "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db",
-  /// or "sgemm_gemv_<rows|cols>_w<GW>_r<GR>_u<GU>_c<GC>" with "_sk<SPLITK>"
-  /// where above 1, e.g. "sgemm_gemv_cols_w8_r1_u2_c1_sk4", or, the
-  /// tensor-core kinds, "sgemm_<mma|wgmma>_<BM>x<BN>x<BK>_w<WM>x<WN>_s<STAGES>
-  /// _g<GROUP>_b<MINB>" with "_sk<SPLITK>" where above 1, then "_tf32" or
-  /// "_3xtf32", e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32", and
-  /// "_la<LA>" where LA is not 1, e.g.
-  /// "sgemm_wgmma_256x128x16_w64x128_s4_g8_b1_tf32_la2", and "_p<PROMOTE>"
-  /// where PROMOTE is not 1, e.g.
-  /// "sgemm_wgmma_128x128x32_w128x64_s4_g1_b1_3xtf32_la0_p2". A layout
-  /// other than NN follows as LayoutSuffix(), e.g. "..._3xtf32_nt".
+  /// The kind's name (Kind::config_name, e.g.
+  /// "sgemm_tiled_128x128x8_8x8_p4_v4_l0_m1_db"), then LayoutSuffix() for a
+  /// layout other than NN, e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32_nt".
   std::string ConfigName(const Config& config) const override {
-    const int64_t kind = At(config, "KIND");
-    const std::string name = kind == kGemv       ? GemvName(config)
-                             : TensorCore(kind) ? TensorCoreName(config)
-                                                : SimtName(config);
+    const Kind* kind = KindFor(config);
+    const std::string name = kind != nullptr ? kind->config_name(config, v1::DTYPE_F32)
+                                             : absl::StrCat("sgemm_kind", At(config, "KIND"));
     return name + LayoutSuffix(config);
   }
 
-  /// Every kind's parts start with sgemm/sgemm.cuh and sgemm/warp.cuh
-  /// (the SIMT kinds' kernels and the helpers the others use): SimtSource,
-  /// "sgemm_naive<BM,BN>", "sgemm_coalesced<BM,BN>",
-  /// "sgemm_tiled<BM,BN,BK,TM,TN,PAD,VEC,LOOP,MAP,DB>" or
-  /// "sgemm_warp<BM,BN,BK,TM,TN,LN,STAGES,SPLITK,GROUP,MINB,SLICEK,STREAMB,STREAMK>",
-  /// options: "-Xptxas=--register-usage-level=<RUL>" where RUL is not 5.
-  /// The gemv kind: gemv.cuh appended, and
-  /// "sgemm_gemv_<rows|cols><GW,GR,GU,GC,SPLITK,MINB>" (GemvSource). The
-  /// tensor-core kind: mma_tf32.cuh appended, and
-  /// "sgemm_mma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB>" (MmaSource).
-  /// The wgmma kind: mma_tf32.cuh (its Split) and the wgmma_*.cuh files,
-  /// "sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>", and the
-  /// option "--gpu-architecture=sm_90a" (WgmmaSource).
-  /// A LAYOUT other than 0 is the template's last argument
+  /// The kind's source (every kind's parts start with gemm/sgemm.cuh and
+  /// gemm/warp.cuh, the SIMT kernels and the helpers the others use); a
+  /// LAYOUT other than 0 is the template's last argument
   /// (WithLayoutArgument), e.g. "sgemm_tiled<128,128,8,8,8,4,4,0,1,0,1>".
   KernelSource Source(const Config& config) const override {
-    const int64_t kind = At(config, "KIND");
-    KernelSource source = kind == kGemv    ? GemvSource(config)
-                          : kind == kMma   ? MmaSource(config)
-                          : kind == kWgmma ? WgmmaSource(config)
-                                           : SimtSource(config);
+    const Kind* kind = KindFor(config);
+    if (kind == nullptr) return {};
+    KernelSource source = kind->source(config, v1::DTYPE_F32);
     source.name_expression = WithLayoutArgument(std::move(source.name_expression), config);
     return source;
   }
 
-  /// grid = {ceil(N / BN), ceil(M / BM), 1}. Where ceil(M / BM) exceeds 65535
-  /// (M > 65535 * BM), grid = {ceil(N / BN), 65535, ceil(ceil(M / BM) / 65535)}:
-  /// the kernels take blockIdx.z * gridDim.y + blockIdx.y as the row block and
-  /// return past the last one. block = {BM, BN, 1} for naive (x along rows),
-  /// {BN, BM, 1} for coalesced (x along columns), {(BM/TM)*(BN/TN), 1, 1} for
-  /// tiled; static shared memory only (0 dynamic).
-  /// Warp kind: grid = {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block =
-  /// {SLICEK*(BM/TM)*(BN/TN), 1, 1}, dynamic shared memory
-  /// Warp::SharedBytes(), and prescale_output when SPLITK > 1 (the blocks add
-  /// into C with atomics). STREAMK=1: grid = {G, ceil(tiles / G), 1} for
-  /// G = min(MINB * SMs, tiles * ceil(K / BK)), the block slots
-  /// __launch_bounds__ lets the SMs hold (rows of whole data-parallel
-  /// waves, then G blocks sharing the last wave; G = tiles where the
-  /// device's SM count is unknown), and prescale_output.
-  /// Gemv kind: grid = {ceil(M / GR), SPLITK, 1} (rows) or {ceil(N /
-  /// (128*GR)), SPLITK, 1} (cols), block = {32*GW, 1, 1}, static shared memory
-  /// only, prescale_output when SPLITK > 1. Tensor-core kinds: grid =
-  /// {ceil(M / BM) * ceil(N / BN), SPLITK, 1}, block = {(BM/WM)*(BN/WN)*32,
-  /// 1, 1} (mma: warps) or {(BM/WM)*(BN/WN)*128, 1, 1} (wgmma: warpgroups),
-  /// dynamic shared memory MmaTile/WgmmaTile::SharedBytes(), prescale_output
-  /// when SPLITK > 1.
+  /// The kind's geometry (Kind::geometry); none (no grid, which a launch
+  /// refuses) for a KIND no kind has.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
                               const v1::Device& device) const override {
-    const int64_t kind = At(config, "KIND");
-    if (kind == kGemv) return GemvGeometry(config, shape);
-    if (kind == kWgmma) return WgmmaGeometry(config, shape, device);
-    if (kind == kMma) return MmaGeometry(config, shape);
-    return SimtGeometry(config, shape, device);
+    const Kind* kind = KindFor(config);
+    return kind != nullptr ? kind->geometry(config, shape, device, v1::DTYPE_F32)
+                           : v1::LaunchGeometry{};
   }
 
   /// The kernels' common signature, in order (WS=1 kernels take A's tensor
   /// map after it: LaunchGeometry.tensor_maps).
-  std::vector<std::string> Arguments() const override { return sgemm::Arguments(); }
-
-  /// The gemv kind only where its small dimension n (rows: N, cols: M) is at
-  /// most 8 and its chunk fits it: n <= GC < 2n (GC 4 for n = 3 or 4; a
-  /// smaller GC takes several passes over the big operand, a larger one more
-  /// registers for nothing). FAILED_PRECONDITION naming the rule otherwise;
-  /// every other config suits every shape.
-  /// The tiles: how much of the padded tiles is the matrix, the tiles, K
-  /// iterations per block, the flops, and tiles times split-K per SM.
-  std::vector<float> ModelFeatures(const Config& config, const Shape& shape,
-                                   const v1::Device& device) const override {
-    auto get = [&](const char* key) {
-      auto it = config.find(key);
-      return it == config.end() ? 1.0 : static_cast<double>(it->second);
-    };
-    auto ceil_div = [](double a, double b) { return std::ceil(a / std::max(b, 1.0)); };
-    const double sms = device.sm_count() > 0 ? device.sm_count() : 132;
-    const double m = shape[0], n = shape[1], k = shape[2];
-    const double bm = get("BM"), bn = get("BN"), bk = get("BK");
-    const double split = get("SPLITK") * get("SLICEK");
-    const double tm = ceil_div(m, bm), tn = ceil_div(n, bn);
-    return {static_cast<float>(m * n / (tm * bm * tn * bn)), static_cast<float>(std::log2(tm * tn)),
-            static_cast<float>(std::log2(ceil_div(k, split * bk))), static_cast<float>(std::log2(m * n * k)),
-            static_cast<float>(std::log2(tm * tn * get("SPLITK") / sms))};
-  }
-
-  absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
-    return GemvSuitsShape(config, shape);
-  }
+  std::vector<std::string> Arguments() const override { return gemm::Arguments(); }
 };
 
 }  // namespace
-}  // namespace sgemm
 
-const Family& SgemmFamily() {
-  static const sgemm::SgemmFamilyImpl family;
+int64_t GemmOp::MaxBufferElements(const Shape& shape) const {
+  const int64_t m = shape[0], n = shape[1], k = shape[2];
+  return std::max({m * k, k * n, m * n});
+}
+
+const Kind* GemmOp::KindFor(const Config& config) const {
+  auto it = config.find("KIND");
+  return KindOf(form_, it == config.end() ? 0 : it->second);
+}
+
+std::vector<Config> GemmOp::Space() const {
+  std::vector<Config> space;
+  for (const Kind* kind : KindsOf(form_)) kind->space(space);
+  return space;
+}
+
+absl::Status GemmOp::Check(const Config& config, const v1::Device& device) const {
+  TUNED_RETURN_IF_ERROR(CheckParams(config));
+  const Kind* kind = KindFor(config);
+  if (kind == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("KIND=", config.at("KIND"), " is no kind of this form"));
+  }
+  const std::string label =
+      form_ == Form::kF32 ? absl::StrCat(" (", std::string(kind->label), ")") : std::string();
+  for (const Param& p : params()) {
+    if (p.name == "KIND" || p.from_problem ||
+        std::find(kind->params.begin(), kind->params.end(), p.name) != kind->params.end()) {
+      continue;
+    }
+    auto fixed = kind->fixed.find(p.name);
+    if (fixed == kind->fixed.end() && !p.if_absent.has_value()) continue;
+    const int64_t want = fixed != kind->fixed.end() ? fixed->second : *p.if_absent;
+    auto it = config.find(p.name);
+    const int64_t value = it != config.end() ? it->second : p.if_absent.value_or(want);
+    if (value != want) {
+      return absl::FailedPreconditionError(absl::StrCat(p.name, "=", value, " is unused by KIND=",
+                                                        kind->code, label, ", which takes ",
+                                                        p.name, "=", want));
+    }
+  }
+  return kind->check(config, device);
+}
+
+absl::Status GemmOp::SuitsShape(const Config& config, const Shape& shape) const {
+  const Kind* kind = KindFor(config);
+  if (kind == nullptr || kind->suits_shape == nullptr || shape.size() != 3) {
+    return absl::OkStatus();
+  }
+  return kind->suits_shape(config, shape);
+}
+
+absl::Status GemmOp::RunsAt(const Config& config, const Shape& shape) const {
+  const Kind* kind = KindFor(config);
+  if (kind == nullptr || kind->runs_at == nullptr || shape.size() != 3) return absl::OkStatus();
+  return kind->runs_at(config, shape);
+}
+
+std::vector<float> GemmOp::ModelFeatures(const Config& config, const Shape& shape,
+                                         const v1::Device& device) const {
+  const Kind* kind = KindFor(config);
+  if (kind == nullptr || kind->model_features == nullptr) return {};
+  return kind->model_features(config, shape, device);
+}
+
+std::vector<float> TileFeatures(const Config& config, const Shape& shape,
+                                const v1::Device& device) {
+  auto get = [&](const char* key) {
+    auto it = config.find(key);
+    return it == config.end() ? 1.0 : static_cast<double>(it->second);
+  };
+  auto ceil_div = [](double a, double b) { return std::ceil(a / std::max(b, 1.0)); };
+  const double sms = device.sm_count() > 0 ? device.sm_count() : 132;
+  const double m = shape[0], n = shape[1], k = shape[2];
+  const double bm = get("BM"), bn = get("BN"), bk = get("BK");
+  const double split = get("SPLITK") * get("SLICEK");
+  const double tm = ceil_div(m, bm), tn = ceil_div(n, bn);
+  return {static_cast<float>(m * n / (tm * bm * tn * bn)), static_cast<float>(std::log2(tm * tn)),
+          static_cast<float>(std::log2(ceil_div(k, split * bk))), static_cast<float>(std::log2(m * n * k)),
+          static_cast<float>(std::log2(tm * tn * get("SPLITK") / sms))};
+}
+
+bool AdmitsFp32(const Config& /*config*/, v1::Math math) {
+  return math == v1::MATH_IEEE_FP32 || math == v1::MATH_FP32_ACCURATE;
+}
+
+bool AdmitsTf32(const Config& config, v1::Math math) {
+  if (At(config, "PASSES") == 3) return math == v1::MATH_FP32_ACCURATE || math == v1::MATH_TF32;
+  return math == v1::MATH_TF32;
+}
+
+bool Admits16(const Config& /*config*/, v1::Math math) { return math == v1::MATH_IEEE_FP32; }
+
+std::string Tf32Name(const Config& config, const char* word) {
+  std::string name = absl::StrCat(
+      "sgemm_", word, "_", At(config, "BM"), "x", At(config, "BN"), "x", At(config, "BK"), "_w",
+      At(config, "WM"), "x", At(config, "WN"), "_s", At(config, "STAGES"), "_g",
+      At(config, "GROUP"), "_b", At(config, "MINB"));
+  if (At(config, "SPLITK") > 1) absl::StrAppend(&name, "_sk", At(config, "SPLITK"));
+  absl::StrAppend(&name, At(config, "PASSES") == 3 ? "_3xtf32" : "_tf32");
+  if (At(config, "LA") != 1) absl::StrAppend(&name, "_la", At(config, "LA"));
+  if (At(config, "PROMOTE") != 1) absl::StrAppend(&name, "_p", At(config, "PROMOTE"));
+  const int64_t ws = At(config, "WS");
+  if (ws != 0) {
+    absl::StrAppend(&name, ws == 1 ? "_ws" : ws == 2 ? "_tma" : ws == 3 ? "_tma_m2" : "_tma_kc");
+  }
+  return name;
+}
+
+const Kind* KindOf(Form form, int64_t code) {
+  for (const Kind* kind : Kinds()) {
+    if (kind->form == form && kind->code == code) return kind;
+  }
+  return nullptr;
+}
+
+std::vector<int64_t> KindCodes(Form form) {
+  std::vector<int64_t> codes;
+  for (const Kind* kind : Kinds()) {
+    if (kind->form == form) codes.push_back(kind->code);
+  }
+  std::sort(codes.begin(), codes.end());
+  return codes;
+}
+
+std::vector<const Kind*> KindsOf(Form form) {
+  std::vector<const Kind*> kinds;
+  for (const Kind* kind : Kinds()) {
+    if (kind->form == form) kinds.push_back(kind);
+  }
+  std::stable_sort(kinds.begin(), kinds.end(),
+                   [](const Kind* a, const Kind* b) { return a->order < b->order; });
+  return kinds;
+}
+
+}  // namespace gemm
+
+const Family& GemmFamily() {
+  static const gemm::F32Op family;
   return family;
 }
 

@@ -1,5 +1,5 @@
-// KIND 6, sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>
-// (kernels_src/sgemm/wgmma_*.cuh, appended to sgemm.cuh, warp.cuh and
+// The wgmma_tf32 kind, KIND 6 of the fp32 form: sgemm_wgmma<BM,BN,BK,WM,WN,STAGES,SPLITK,PASSES,GROUP,MINB,LA>
+// (kernels_src/gemm/wgmma_*.cuh, appended to sgemm.cuh, warp.cuh and
 // mma_tf32.cuh): Hopper warpgroup tensor cores, wgmma.mma_async m64nNk8
 // TF32 from swizzled shared memory, register-staged pipeline (LA K tiles
 // loaded ahead into registers), split-K, rasterization; compiled for
@@ -20,11 +20,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/kind.h"
+#include "families/gemm/op.h"
 #include "core/status.h"
 
-namespace tuned::sgemm {
+namespace tuned::gemm {
 namespace {
+
+/// KIND of the wgmma_tf32 kind's configs.
+constexpr int64_t kCode = 6;
 
 /// Registers of the wgmma kernel besides its accumulators and twice its
 /// staged floats (the loaded float4s, and their addresses and converted
@@ -221,17 +225,15 @@ constexpr bool WgmmaLa2(const std::array<int64_t, 9>& p) {
   return p[6] == 1 && p[7] == 8 && p != kWgmmaLa2Spills;  // SPLITK, GROUP
 }
 
-}  // namespace
-
 /// The wgmma configs of Space(), before every other kind's: 3xTF32 LA=0
 /// (PROMOTE 1 and 2), LA=1 and LA=2 (WgmmaLa2), then TF32 LA=0 (each with
 /// its WS twin, WgmmaTmaTwin's with WS 2 and 3, kWgmmaTmaSmall with WS 2,
 /// kWgmmaTmaCluster with WS 4), LA=1 and LA=2. LA, PROMOTE and WS are named only where
 /// they are not their if_absent values.
-void AddWgmmaSpace(std::vector<Config>& space) {
+void WgmmaSpace(std::vector<Config>& space) {
   auto wgmma = [&](const std::array<int64_t, 9>& p, int64_t passes, int64_t la,
                    int64_t promote = 1, int64_t ws = 0) {
-    Config c = Base(kWgmma);
+    Config c = Base(kCode, Tf32Fixed());
     const auto& [bm, bn, bk, wm, wn, stages, splitk, group, minb] = p;
     for (auto [k, v] : {std::pair<const char*, int64_t>{"BM", bm}, {"BN", bn}, {"BK", bk},
                         {"WM", wm}, {"WN", wn}, {"STAGES", stages}, {"SPLITK", splitk},
@@ -382,11 +384,11 @@ absl::Status CheckWgmma(const Config& config, const v1::Device& device) {
 /// wgmma_tf32_tma.cuh, "sgemm_wgmma_tma<BM,STAGES,GROUP,1,MCAST,SPLITK,0>"
 /// (WS 4: "sgemm_wgmma_tma<BM,STAGES,GROUP,0,1,SPLITK,1>"); and the
 /// option "--gpu-architecture=sm_90a" (kWgmmaArchOption).
-KernelSource WgmmaSource(const Config& config) {
+KernelSource WgmmaSource(const Config& config, v1::DType /*dtype*/) {
   const WgmmaTile t = GetWgmma(config);
   if (t.Tma()) {
-    return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/hopper.cuh",
-             "sgemm/wgmma_tf32.cuh", "sgemm/wgmma16_ops.cuh", "sgemm/wgmma_tf32_tma.cuh"},
+    return {{"gemm/sgemm.cuh", "gemm/warp.cuh", "gemm/mma_tf32.cuh", "gemm/hopper.cuh",
+             "gemm/wgmma_tf32.cuh", "gemm/wgmma16_ops.cuh", "gemm/wgmma_tf32_tma.cuh"},
             absl::StrCat("sgemm_wgmma_tma<", t.bm, ",", t.stages, ",", At(config, "GROUP"), ",",
                          t.Kred() ? 0 : 1, ",", t.Mcast(), ",", t.splitk, ",", t.Kred() ? 1 : 0,
                          ">"),
@@ -408,9 +410,9 @@ KernelSource WgmmaSource(const Config& config) {
       args.push_back(At(config, "PROMOTE"));
     }
   }
-  return {{"sgemm/sgemm.cuh", "sgemm/warp.cuh", "sgemm/mma_tf32.cuh", "sgemm/hopper.cuh",
-           "sgemm/wgmma_tf32.cuh", "sgemm/wgmma_tile.cuh", "sgemm/wgmma_rs.cuh",
-           "sgemm/wgmma_kernels.cuh"},
+  return {{"gemm/sgemm.cuh", "gemm/warp.cuh", "gemm/mma_tf32.cuh", "gemm/hopper.cuh",
+           "gemm/wgmma_tf32.cuh", "gemm/wgmma_tile.cuh", "gemm/wgmma_rs.cuh",
+           "gemm/wgmma_kernels.cuh"},
           absl::StrCat(entry, "<", absl::StrJoin(args, ","), ">"),
           {std::string(kWgmmaArchOption)}};
 }
@@ -431,7 +433,7 @@ KernelSource WgmmaSource(const Config& config) {
 /// {ceil(M / BM) * ceil(N / BN), 1, SPLITK}, one CTA a split, no
 /// prescale_output.
 v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape,
-                                 const v1::Device& device) {
+                                 const v1::Device& device, v1::DType /*dtype*/) {
   const int64_t bm = At(config, "BM"), bn = At(config, "BN");
   const WgmmaTile t = GetWgmma(config);
   const Shape problem = t.RsSwapped() ? Shape{shape[1], shape[0], shape[2]} : shape;
@@ -484,4 +486,12 @@ v1::LaunchGeometry WgmmaGeometry(const Config& config, const Shape& shape,
   return g;
 }
 
-}  // namespace tuned::sgemm
+/// Tf32Name with "wgmma", e.g. "sgemm_wgmma_128x128x32_w64x128_s3_g8_b1_3xtf32".
+std::string WgmmaName(const Config& config, v1::DType /*dtype*/) {
+  return Tf32Name(config, "wgmma");
+}
+
+}  // namespace
+}  // namespace tuned::gemm
+
+TUNED_KIND(wgmma_tf32, {.name = "wgmma_tf32", .label = "wgmma", .form = Form::kF32, .code = kCode, .order = 0, .params = {"BM", "BN", "BK", "WM", "WN", "STAGES", "SPLITK", "PASSES", "GROUP", "MINB", "LA", "PROMOTE", "WS"}, .fixed = Tf32Fixed(), .admits = AdmitsTf32, .space = WgmmaSpace, .check = CheckWgmma, .config_name = WgmmaName, .source = WgmmaSource, .geometry = WgmmaGeometry, .model_features = TileFeatures});

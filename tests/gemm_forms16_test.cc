@@ -1,13 +1,13 @@
-// The sgemm family's 16-bit forms (families/sgemm/gemm16.cc): how a dtype
+// The GEMM family's 16-bit forms (families/gemm/op16.cc): how a dtype
 // finds its form, the space, the rules, names, sources and geometry of each
 // kind, and NVRTC compiles of the space without spills.
 #include <set>
 
-#include "families/sgemm/kinds.h"
-#include "tests/sgemm_test_util.h"
+#include "families/gemm/op.h"
+#include "tests/gemm_test_util.h"
 #include "tuned/launch.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 namespace {
 
 Config Mma16(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
@@ -23,19 +23,19 @@ Config Simt16(int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn) {
 }
 
 TEST(Gemm16Family, EachDtypeHasItsForm) {
-  EXPECT_EQ(SgemmFamily().DTypes(),
+  EXPECT_EQ(GemmFamily().DTypes(),
             (std::vector<v1::DType>{v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16,
                                     v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}));
-  EXPECT_EQ(SgemmFamily().ForDType(v1::DTYPE_F32), &SgemmFamily());
+  EXPECT_EQ(GemmFamily().ForDType(v1::DTYPE_F32), &GemmFamily());
   EXPECT_NE(&Bf16(), &F16());
-  EXPECT_NE(&Bf16(), &SgemmFamily());
+  EXPECT_NE(&Bf16(), &GemmFamily());
   EXPECT_NE(&Bf16F32(), &Bf16());
   EXPECT_NE(&F16F32(), &Bf16F32());
   for (const Family* f : {&Bf16(), &F16(), &Bf16F32(), &F16F32()}) {
     EXPECT_EQ(f->name(), "sgemm");
     EXPECT_EQ(f->id(), v1::FAMILY_SGEMM);
-    EXPECT_EQ(f->DTypes(), SgemmFamily().DTypes());
-    EXPECT_EQ(f->ForDType(v1::DTYPE_F32), &SgemmFamily());  // every form finds the others
+    EXPECT_EQ(f->DTypes(), GemmFamily().DTypes());
+    EXPECT_EQ(f->ForDType(v1::DTYPE_F32), &GemmFamily());  // every form finds the others
     EXPECT_EQ(f->MathModes(), std::vector<v1::Math>{v1::MATH_IEEE_FP32});
     EXPECT_EQ(f->Layouts().size(), 4u);
   }
@@ -44,7 +44,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
   EXPECT_EQ(Bf16F32().dtype(), v1::DTYPE_BF16_F32);
   EXPECT_EQ(F16F32().dtype(), v1::DTYPE_F16_F32);
   EXPECT_EQ(Bf16().ForDType(v1::DTYPE_F16), &F16());
-  EXPECT_EQ(SgemmFamily().ForDType(static_cast<v1::DType>(9)), nullptr);
+  EXPECT_EQ(GemmFamily().ForDType(static_cast<v1::DType>(9)), nullptr);
   EXPECT_EQ(TransposeFamily().ForDType(v1::DTYPE_BF16), nullptr);
 
   // A problem finds its dtype's form; one the family does not take finds the
@@ -54,7 +54,7 @@ TEST(Gemm16Family, EachDtypeHasItsForm) {
   p.set_dtype(v1::DTYPE_BF16);
   EXPECT_EQ(FindFamily(p), &Bf16());
   p.set_dtype(v1::DTYPE_F32);
-  EXPECT_EQ(FindFamily(p), &SgemmFamily());
+  EXPECT_EQ(FindFamily(p), &GemmFamily());
   p.set_family(v1::FAMILY_TRANSPOSE);
   p.set_dtype(v1::DTYPE_F16);
   EXPECT_EQ(FindFamily(p), &TransposeFamily());
@@ -109,7 +109,7 @@ TEST(Gemm16Family, NamesSourcesAndArguments) {
   EXPECT_EQ(F16().Source(F16().InLayout(mma, v1::LAYOUT_TT)).name_expression,
             "gemm16_mma<3,128,128,32,64,32,4,2,8,3,1>");
   EXPECT_EQ(Bf16().Source(mma).parts,
-            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/mma16.cuh"}));
+            (std::vector<std::string>{"gemm/sgemm.cuh", "gemm/half16.cuh", "gemm/mma16.cuh"}));
   const Config simt = Simt16(64, 64, 16, 4, 4);
   EXPECT_EQ(F16().ConfigName(F16().InLayout(simt, v1::LAYOUT_TN)), "gemm_f16_simt_64x64x16_4x4_tn");
   EXPECT_EQ(Bf16().Source(simt).name_expression, "gemm16_simt<2,64,64,16,4,4>");
@@ -150,9 +150,9 @@ TEST(Gemm16Family, WgmmaKind) {
   EXPECT_EQ(src.name_expression, "gemm16_wgmma<3,128,256,64,4,8,1,1,1,2>");
   EXPECT_EQ(src.options, std::vector<std::string>{"--gpu-architecture=sm_90a"});
   EXPECT_EQ(src.parts,
-            (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/hopper.cuh",
-                                      "sgemm/copy16.cuh", "sgemm/wgmma16_ops.cuh",
-                                      "sgemm/wgmma16_epilogue.cuh", "sgemm/wgmma16.cuh"}));
+            (std::vector<std::string>{"gemm/sgemm.cuh", "gemm/half16.cuh", "gemm/hopper.cuh",
+                                      "gemm/copy16.cuh", "gemm/wgmma16_ops.cuh",
+                                      "gemm/wgmma16_epilogue.cuh", "gemm/wgmma16.cuh"}));
 
   v1::LaunchGeometry g = Bf16().Geometry(persistent, {4096, 4096, 4096}, d);
   EXPECT_EQ(Grid(g), (std::vector<uint32_t>{132, 1, 1}));  // 512 tiles, 132 SMs
@@ -507,4 +507,4 @@ TEST(Gemm16Family, Fp32OutputForms) {
 }
 
 }  // namespace
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

@@ -1,7 +1,8 @@
-// Unit tests of the sgemm family description (families/sgemm/): what
+// Unit tests of the GEMM family's fp32 form (families/gemm/op.cc): what
 // every kind shares: its parameters, space, pruning, names, keys, neighbours,
-// metric and math modes. The kinds' own rules: sgemm_simt_test.cc,
-// sgemm_gemv_test.cc, sgemm_mma_test.cc, sgemm_wgmma_test.cc. CPU only.
+// metric and math modes. The kinds' own rules: gemm_simt_test.cc,
+// gemm_gemv_test.cc, gemm_mma_tf32_test.cc, gemm_wgmma_tf32_test.cc; the
+// kind registry: gemm_kinds_test.cc. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -14,12 +15,12 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
 namespace tuned {
 namespace {
 
-using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+using namespace gemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
 
 TEST(SgemmFamily, Describes) {
   EXPECT_EQ(F().id(), v1::FAMILY_SGEMM);
@@ -47,9 +48,9 @@ TEST(SgemmFamily, Describes) {
 }
 
 TEST(SgemmFamily, IsRegistered) {
-  EXPECT_EQ(FindFamily("sgemm"), &SgemmFamily());
-  EXPECT_EQ(FindFamily("gemm"), &SgemmFamily());  // its other name: it tunes 16-bit GEMMs too
-  EXPECT_EQ(FindFamily(v1::FAMILY_SGEMM), &SgemmFamily());
+  EXPECT_EQ(FindFamily("sgemm"), &GemmFamily());
+  EXPECT_EQ(FindFamily("gemm"), &GemmFamily());  // its other name: it tunes 16-bit GEMMs too
+  EXPECT_EQ(FindFamily(v1::FAMILY_SGEMM), &GemmFamily());
 }
 
 TEST(SgemmFamily, WorkAndBuffers) {
@@ -436,7 +437,7 @@ TEST(SgemmFamily, EveryValidConfigHasConsistentGeometry) {
 // only tensor-core ones, TF32 and 3xTF32; 30 to 100 of them per mode and
 // kind (5: mma.sync; 6: wgmma, first).
 TEST(SgemmMath, EachModeAdmitsItsKinds) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   std::vector<Pruned> pruned;
   const auto ieee = f.ValidSpace(d, &pruned);
@@ -499,7 +500,7 @@ TEST(SgemmMath, EachModeAdmitsItsKinds) {
 }
 
 TEST(SgemmMath, AdmitsByKindAndPasses) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   EXPECT_FALSE(f.Admits(Mma(), v1::MATH_IEEE_FP32));
   EXPECT_TRUE(f.Admits(Mma(), v1::MATH_FP32_ACCURATE));
   EXPECT_TRUE(f.Admits(Mma(), v1::MATH_TF32));

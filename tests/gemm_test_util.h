@@ -1,4 +1,4 @@
-// Helpers of the sgemm family's tests (sgemm_*_test.cc): configs of each
+// Helpers of the GEMM family's tests (gemm_*_test.cc): configs of each
 // kind with the fixed values of the parameters it does not use, and checks.
 #pragma once
 
@@ -16,14 +16,14 @@
 #include "server/worker/compiler.h"
 #include "tests/compile_check.h"
 
-namespace tuned::sgemm_test {
+namespace tuned::gemm_test {
 
-inline const Family& F() { return SgemmFamily(); }
+inline const Family& F() { return GemmFamily(); }
 /// The family's 16-bit forms.
-inline const Family& Bf16() { return *SgemmFamily().ForDType(v1::DTYPE_BF16); }
-inline const Family& F16() { return *SgemmFamily().ForDType(v1::DTYPE_F16); }
-inline const Family& Bf16F32() { return *SgemmFamily().ForDType(v1::DTYPE_BF16_F32); }
-inline const Family& F16F32() { return *SgemmFamily().ForDType(v1::DTYPE_F16_F32); }
+inline const Family& Bf16() { return *GemmFamily().ForDType(v1::DTYPE_BF16); }
+inline const Family& F16() { return *GemmFamily().ForDType(v1::DTYPE_F16); }
+inline const Family& Bf16F32() { return *GemmFamily().ForDType(v1::DTYPE_BF16_F32); }
+inline const Family& F16F32() { return *GemmFamily().ForDType(v1::DTYPE_F16_F32); }
 
 /// A tiled config; the defaults are the classic 128x128x8, 8x8 per thread kernel.
 inline Config Tiled(int64_t bm = 128, int64_t bn = 128, int64_t bk = 8, int64_t tm = 8,
@@ -106,7 +106,7 @@ inline Config Mma(int64_t bm = 128, int64_t bn = 128, int64_t bk = 16, int64_t w
 
 inline std::vector<std::string> Names(const std::vector<Config>& configs) {
   std::vector<std::string> names;
-  for (const auto& c : configs) names.push_back(SgemmFamily().ConfigName(c));
+  for (const auto& c : configs) names.push_back(GemmFamily().ConfigName(c));
   return names;
 }
 
@@ -141,4 +141,4 @@ inline void ExpectCompiles(const std::vector<Config>& configs, const Family& fam
   compile_check::ExpectCompiles(family, configs);
 }
 
-}  // namespace tuned::sgemm_test
+}  // namespace tuned::gemm_test

@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's mma.sync tensor-core kind, KIND 5
-// (families/sgemm/mma.cc): names, keys, source, geometry, rules. CPU only.
+// (families/gemm/mma_tf32/): names, keys, source, geometry, rules. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -14,23 +14,23 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
 namespace tuned {
 namespace {
 
-using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+using namespace gemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
 
 TEST(SgemmMath, TensorCoreNamesKeysSourceAndGeometry) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   EXPECT_EQ(f.ConfigName(Mma()), "sgemm_mma_128x128x16_w64x64_s3_g8_b1_3xtf32");
   EXPECT_EQ(f.ConfigName(Mma(32, 64, 32, 32, 32, 3, 4, 1, 1)), "sgemm_mma_32x64x32_w32x32_s3_g1_b1_sk4_tf32");
   EXPECT_TRUE(f.Check(Mma(), d).ok()) << f.Check(Mma(), d);
   const KernelSource src = f.Source(Mma());
   EXPECT_EQ(src.name_expression, "sgemm_mma<128,128,16,64,64,3,1,3,8,1>");
-  EXPECT_EQ(src.parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh",
-                                                 "sgemm/mma_tf32.cuh"}));
+  EXPECT_EQ(src.parts, (std::vector<std::string>{"gemm/sgemm.cuh", "gemm/warp.cuh",
+                                                 "gemm/mma_tf32.cuh"}));
   EXPECT_TRUE(src.options.empty());
   // Every tensor-core config of every mode: its name and key read back.
   std::set<std::string> names;
@@ -59,7 +59,7 @@ TEST(SgemmMath, TensorCoreNamesKeysSourceAndGeometry) {
 }
 
 TEST(SgemmMath, CheckRejectsBadTensorCoreConfigs) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   v1::Device ampere_less = d;
   ampere_less.set_cc_major(7);
@@ -83,7 +83,7 @@ TEST(SgemmMath, CheckRejectsBadTensorCoreConfigs) {
 // B^T: Bs[BN][BK+4]); the layout's space holds every NN mma config; a
 // sample compiles with NVRTC.
 TEST(SgemmMath, MmaLayouts) {
-  const Family& f = SgemmFamily();
+  const Family& f = GemmFamily();
   const v1::Device d = Sm90ReferenceDevice();
   const Config nn = Mma();  // 128x128x16, 3 stages
   EXPECT_EQ(f.Geometry(nn, {1000, 1000, 1000}, d).dynamic_shared_bytes(),

@@ -1,5 +1,5 @@
 // Unit tests of the sgemm family's SIMT kinds, KIND 0-3 (naive, coalesced,
-// tiled, warp; families/sgemm/simt.cc): sources, geometry, rules. CPU only.
+// tiled, warp; families/gemm/simt/, warp/): sources, geometry, rules. CPU only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -12,17 +12,17 @@
 #include "gtest/gtest.h"
 #include "families/family.h"
 #include "families/kernel_text.h"
-#include "tests/sgemm_test_util.h"
+#include "tests/gemm_test_util.h"
 
 namespace tuned {
 namespace {
 
-using namespace sgemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
+using namespace gemm_test;  // NOLINT(build/namespaces): the kinds' config helpers
 
 TEST(SgemmFamily, Sources) {
   const KernelSource naive = F().Source(Naive(0, 16, 32));
   EXPECT_EQ(naive.name_expression, "sgemm_naive<16,32>");
-  EXPECT_EQ(naive.parts, (std::vector<std::string>{"sgemm/sgemm.cuh", "sgemm/warp.cuh"}));
+  EXPECT_EQ(naive.parts, (std::vector<std::string>{"gemm/sgemm.cuh", "gemm/warp.cuh"}));
   EXPECT_TRUE(naive.options.empty());
   EXPECT_EQ(F().Source(Naive(1, 32, 32)).name_expression, "sgemm_coalesced<32,32>");
   EXPECT_EQ(F().Source(Tiled()).name_expression, "sgemm_tiled<128,128,8,8,8,4,4,0,1,0>");

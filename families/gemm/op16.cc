@@ -1,19 +1,18 @@
-// The sgemm family's 16-bit forms (Family::ForDType): row-major C(MxN) =
+// The GEMM op's 16-bit forms (Family::ForDType): row-major C(MxN) =
 // alpha * op(A) op(B) + beta * C with A and B BF16 or FP16, fp32
 // accumulation, and C of the inputs' type (the problem's dtype DTYPE_BF16,
 // DTYPE_F16) or fp32 (DTYPE_BF16_F32, DTYPE_F16_F32). Same name,
-// dimensions, layouts and arguments' order as the fp32 family (sgemm.cc);
-// its own kinds, space and kernels:
-//   KIND 0  simt: CUDA-core tiling, any shape and pitch   (gemm16_simt.cuh)
-//   KIND 1  mma: mma.sync m16n8k16, cp.async stages, split-K in a cluster
-//           (mma16.cuh; gemm16_tc.cc)
-//   KIND 2  wgmma: Hopper's warpgroup MMA, A and B by TMA, warp-specialized,
-//           persistent or split-K in a cluster (wgmma16.cuh; gemm16_tc.cc)
-//   KIND 3  decode: M up to 64 tokens against B streamed once, mma.sync with
-//           B's rows as the m16 side, split-K in a cluster (decode16.cuh;
-//           decode16.cc)
+// dimensions, layouts and arguments' order as the fp32 form (op.cc);
+// its own kinds (op.h lists them), space and kernels:
+//   KIND 0  simt16: CUDA-core tiling, any shape and pitch   (gemm16_simt.cuh)
+//   KIND 1  mma16: mma.sync m16n8k16, cp.async stages, split-K in a cluster
+//           (mma16.cuh)
+//   KIND 2  wgmma16: Hopper's warpgroup MMA, A and B by TMA, warp-specialized,
+//           persistent or split-K in a cluster (wgmma16.cuh)
+//   KIND 3  decode16: M up to 64 tokens against B streamed once, mma.sync with
+//           B's rows as the m16 side, split-K in a cluster (decode16.cuh)
 // The baseline is cuBLAS's cublasGemmEx in the same types (C's included) with fp32
-// compute (families/sgemm/worker/problem.cc). One math mode: MATH_IEEE_FP32
+// compute (families/gemm/worker/problem.cc). One math mode: MATH_IEEE_FP32
 // (the products and sums in fp32).
 //
 // Each form has a variant per epilogue (tuner.proto Epilogue, Family::ForEpilogue):
@@ -33,44 +32,17 @@
 #include "core/status.h"
 #include "families/family.h"
 #include "tuned/dtype.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/op.h"
 
 namespace tuned {
-namespace sgemm {
-namespace gemm16 {
+namespace gemm {
 namespace {
 
-/// The parameters each kind uses besides KIND, BM, BN and BK; every other
-/// one is absent from its configs (Param::if_absent).
-const std::vector<std::string>& KindParams(int64_t kind) {
-  static const std::vector<std::string> simt = {"TM", "TN"};
-  static const std::vector<std::string> mma = {"WM", "WN", "STAGES", "SPLITK", "GROUP", "MINB"};
-  static const std::vector<std::string> wgmma = {"STAGES", "SPLITK", "GROUP", "PERSIST", "CONSUMERS",
-                                                 "STAGED", "MCAST", "EPI", "MCASTN", "ACCS"};
-  static const std::vector<std::string> decode = {"WN", "KWARPS", "KBLOCKS", "SPLITK"};
-  static const std::vector<std::string> none;
-  return kind == kSimt    ? simt
-         : kind == kMma   ? mma
-         : kind == kWgmma ? wgmma
-         : kind == kDecode ? decode
-                           : none;
-}
-
-/// The simt kind's tiles (BM, BN, BK, TM, TN): 256 threads each; from
-/// large tiles for large shapes to small ones for small or skinny shapes.
-constexpr std::array<std::array<int64_t, 5>, 5> kSimtTiles = {{
-    {128, 128, 16, 8, 8},
-    {64, 128, 16, 4, 8},
-    {64, 64, 16, 4, 4},
-    {32, 32, 32, 2, 2},
-    {16, 64, 32, 1, 4},
-}};
-
-class Gemm16FamilyImpl final : public GemmForm {
+class Op16 final : public GemmOp {
  public:
-  Gemm16FamilyImpl(v1::DType dtype, v1::Epilogue epilogue)
-      : GemmForm({
-            {"KIND", {kSimt, kMma, kWgmma, kDecode},
+  Op16(v1::DType dtype, v1::Epilogue epilogue)
+      : GemmOp(Form::k16, {
+            {"KIND", KindCodes(Form::k16),
              "0 = simt (CUDA cores: 2-D block tiling, the operands staged in shared memory as "
              "fp32, bounds-checked element loads: any shape, pitch and alignment), "
              "1 = mma (tensor cores, mma.sync m16n8k16 with fp32 accumulators, ldmatrix from "
@@ -162,8 +134,8 @@ class Gemm16FamilyImpl final : public GemmForm {
         epilogue_(epilogue) {}
 
   v1::DType dtype() const override { return dtype_; }
-  std::vector<v1::DType> DTypes() const override { return SgemmFamily().DTypes(); }
-  const Family* ForDType(v1::DType dtype) const override { return SgemmFamily().ForDType(dtype); }
+  std::vector<v1::DType> DTypes() const override { return GemmFamily().DTypes(); }
+  const Family* ForDType(v1::DType dtype) const override { return GemmFamily().ForDType(dtype); }
 
   std::vector<v1::Layout> Layouts() const override {
     return {v1::LAYOUT_NN, v1::LAYOUT_NT, v1::LAYOUT_TN, v1::LAYOUT_TT};
@@ -185,16 +157,17 @@ class Gemm16FamilyImpl final : public GemmForm {
     }
     return config;
   }
-  /// MATH_IEEE_FP32 (the one mode) for the configs of the form's epilogue.
+  /// MATH_IEEE_FP32 (the one mode, Kind::admits) for the configs of the
+  /// form's epilogue.
   bool Admits(const Config& config, v1::Math math) const override {
-    return math == v1::MATH_IEEE_FP32 && Get(config, "EPILOGUE") == epilogue_;
+    const Kind* kind = KindFor(config);
+    return kind != nullptr && kind->admits(config, math) && Get(config, "EPILOGUE") == epilogue_;
   }
   v1::Layout LayoutOf(const Config& config) const override {
     return static_cast<v1::Layout>(Get(config, "LAYOUT"));
   }
 
-
-  /// The worker's peak (families/sgemm/worker/problem.cc): A and B in 16
+  /// The worker's peak (families/gemm/worker/problem.cc): A and B in 16
   /// bits, C in its type (2 or 4 bytes), the fp64 reference C, and while it
   /// is computed A and B widened to fp64: 2 (MK + KN) + c MN + 8 MN + 8 (MK
   /// + KN) = 10 (MK + KN) + (8 + c) MN.
@@ -203,120 +176,37 @@ class Gemm16FamilyImpl final : public GemmForm {
     const int64_t c = ElementBytes(OutputDType(dtype_));
     return 10 * (m * k + k * n) + (8 + c) * m * n + (epilogue_ != v1::EPILOGUE_NONE ? c * n : 0);
   }
-  int64_t MaxBufferElements(const Shape& shape) const override {
-    const int64_t m = shape[0], n = shape[1], k = shape[2];
-    return std::max({m * k, k * n, m * n});
-  }
 
-  /// The tensor-core kinds' configs (gemm16::AddTensorCoreSpace: wgmma,
-  /// then mma), the simt kind's tiles (kSimtTiles), then the decode
-  /// kind's (gemm16::AddDecodeSpace).
-  std::vector<Config> Space() const override {
-    std::vector<Config> space;
-    gemm16::AddTensorCoreSpace(space);
-    for (const auto& [bm, bn, bk, tm, tn] : kSimtTiles) {
-      AddOnce(space, {{"KIND", kSimt}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"TM", tm}, {"TN", tn}});
-    }
-    gemm16::AddDecodeSpace(space);
-    return space;
-  }
-
-  /// FAILED_PRECONDITION, naming the cause, for: a parameter outside
-  /// params(), or one the kind does not use (KindParams) set; simt: BM % TM
-  /// or BN % TN != 0, threads (BM/TM * BN/TN) over the device's limit or not
-  /// whole warps, static shared memory BK * (BM + BN + 2) * 4 over the
-  /// device's static limit; mma and wgmma: gemm16::CheckTensorCore; decode:
-  /// gemm16::CheckDecode.
-  absl::Status Check(const Config& config, const v1::Device& device) const override {
-    TUNED_RETURN_IF_ERROR(CheckParams(config));
-    const int64_t kind = config.at("KIND");
-    const std::vector<std::string>& own = KindParams(kind);
-    for (const Param& p : params()) {
-      if (p.name == "KIND" || p.name == "BM" || p.name == "BN" || p.name == "BK" ||
-          p.from_problem || std::find(own.begin(), own.end(), p.name) != own.end()) {
-        continue;
-      }
-      if (auto it = config.find(p.name); it != config.end() && it->second != *p.if_absent) {
-        return absl::FailedPreconditionError(absl::StrCat(p.name, "=", it->second, " is unused by KIND=",
-                                                          kind, ", which takes ", p.name, "=",
-                                                          *p.if_absent));
-      }
-    }
-    if (kind == kDecode) return gemm16::CheckDecode(config, device);
-    if (kind != kSimt) return gemm16::CheckTensorCore(config, device);
-    const int64_t bm = config.at("BM"), bn = config.at("BN"), bk = config.at("BK");
-    const int64_t tm = Get(config, "TM"), tn = Get(config, "TN");
-    if (tm < 1 || tn < 1 || bm % tm != 0 || bn % tn != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("BM=", bm, " and BN=", bn, " must be multiples of TM=", tm, " and TN=", tn));
-    }
-    TUNED_RETURN_IF_ERROR(CheckThreads((bm / tm) * (bn / tn), "(BM/TM)*(BN/TN)", device));
-    const int64_t smem = bk * (bm + bn + 2) * 4;
-    if (smem > device.shared_memory_per_block()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(smem, " bytes of static shared memory (BK*(BM+BN+2)*4) exceed the device's ",
-                       device.shared_memory_per_block()));
-    }
-    return absl::OkStatus();
-  }
-
-  /// STAGED wgmma configs only where a pitch is not a multiple of 8
-  /// elements (gemm16::StagedSuitsShape); decode configs only on the few
-  /// tokens of their BM, in layouts NT and TT (gemm16::DecodeSuitsShape).
-  absl::Status SuitsShape(const Config& config, const Shape& shape) const override {
-    TUNED_RETURN_IF_ERROR(gemm16::StagedSuitsShape(config, shape));
-    return gemm16::DecodeSuitsShape(config, shape);
-  }
-
-  /// Every config runs at every shape but a decode config's past 65535
-  /// blocks of BM tokens (its grid's y, gemm16::DecodeGeometry): a best is
-  /// not served there.
-  absl::Status RunsAt(const Config& config, const Shape& shape) const override {
-    if (Get(config, "KIND") != kDecode || shape.size() != 3 || Get(config, "BM") < 1) {
-      return absl::OkStatus();
-    }
-    if (CeilDiv(shape[0], Get(config, "BM")) > kMaxGridY) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "a decode config runs up to ", kMaxGridY, " blocks of BM=", Get(config, "BM"),
-          " tokens, not M = ", shape[0]));
-    }
-    return absl::OkStatus();
-  }
-
-  /// "gemm_<bf16|f16>_simt_<BM>x<BN>x<BK>_<TM>x<TN>" then LayoutSuffix(),
-  /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt"; the tensor-core kinds'
-  /// gemm16::TensorCoreName, e.g. "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2".
-  /// A config with an epilogue ends in gemm16::EpilogueSuffix, e.g.
+  /// The kind's name (Kind::config_name, which ends in LayoutSuffix()),
+  /// e.g. "gemm_bf16_simt_64x64x16_4x4_nt" or
+  /// "gemm_f16_mma_64x64x64_w32x32_s4_g8_b1_sk2"; a config with an
+  /// epilogue ends in EpilogueSuffix, e.g.
   /// "gemm_bf16_decode_16x128_w32_kw2_kb2_nt_bias_gelu".
   std::string ConfigName(const Config& config) const override {
-    const std::string fused = gemm16::EpilogueSuffix(config);
-    if (Get(config, "KIND") == kDecode) return gemm16::DecodeName(config, dtype_) + fused;
-    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreName(config, dtype_) + fused;
-    return absl::StrCat("gemm_", DTypeText(dtype_), "_simt_", Get(config, "BM"), "x",
-                        Get(config, "BN"), "x", Get(config, "BK"), "_", Get(config, "TM"), "x",
-                        Get(config, "TN"), LayoutSuffix(config), fused);
+    const Kind* kind = KindFor(config);
+    const std::string name = kind != nullptr ? kind->config_name(config, dtype_)
+                                             : absl::StrCat("gemm_kind", Get(config, "KIND"));
+    return name + EpilogueSuffix(config);
   }
 
-  /// sgemm/gemm16_simt.cuh, "gemm16_simt<DTYPE,BM,BN,BK,TM,TN>" (DTYPE:
-  /// tuner.proto's value, 2 to 5), the LAYOUT appended where not 0; the
-  /// tensor-core kinds' gemm16::TensorCoreSource, the decode kind's
-  /// gemm16::DecodeSource; with an epilogue, the kind's fused entry
-  /// (gemm16::FusedEntry).
+  /// The kind's source (Kind::source), with an epilogue its fused entry
+  /// (FusedEntry).
   KernelSource Source(const Config& config) const override {
-    KernelSource s = KindSource(config);
-    s.name_expression = gemm16::FusedEntry(std::move(s.name_expression), config);
+    const Kind* kind = KindFor(config);
+    if (kind == nullptr) return {};
+    KernelSource s = kind->source(config, dtype_);
+    s.name_expression = FusedEntry(std::move(s.name_expression), config);
     return s;
   }
 
-  /// The geometry of the kind (gemm16_tc.cc, decode16.cc, simt below);
-  /// none (no grid, which a launch refuses) for a config without the
-  /// family's parameters, e.g. a stored row's that lost them.
+  /// The kind's geometry (Kind::geometry); none (no grid, which a launch
+  /// refuses) for a config without the form's parameters, e.g. a stored
+  /// row's that lost them.
   v1::LaunchGeometry Geometry(const Config& config, const Shape& shape,
                               const v1::Device& device) const override {
-    if (!CheckParams(config).ok()) return {};
-    if (Get(config, "KIND") == kDecode) return gemm16::DecodeGeometry(config, shape);
-    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreGeometry(config, shape, device, dtype_);
-    return SimtGeometry(config, shape);
+    const Kind* kind = KindFor(config);
+    if (kind == nullptr || !CheckParams(config).ok()) return {};
+    return kind->geometry(config, shape, device, dtype_);
   }
 
   /// sgemm's order with 16-bit pointers, e.g. "const __nv_bfloat16* A";
@@ -339,34 +229,6 @@ class Gemm16FamilyImpl final : public GemmForm {
   static inline const std::vector<v1::Epilogue> kEpilogues = {
       v1::EPILOGUE_NONE, v1::EPILOGUE_BIAS, v1::EPILOGUE_BIAS_RELU, v1::EPILOGUE_BIAS_GELU_TANH,
       v1::EPILOGUE_BIAS_GELU_ERF};
-
-  KernelSource KindSource(const Config& config) const {
-    if (Get(config, "KIND") == kDecode) return gemm16::DecodeSource(config, dtype_);
-    if (Get(config, "KIND") != kSimt) return gemm16::TensorCoreSource(config, dtype_);
-    KernelSource s;
-    s.parts = {"sgemm/half16.cuh", "sgemm/gemm16_simt.cuh"};
-    s.name_expression = WithLayoutArgument(
-        absl::StrCat("gemm16_simt<", static_cast<int>(dtype_), ",", Get(config, "BM"), ",",
-                     Get(config, "BN"), ",", Get(config, "BK"), ",", Get(config, "TM"), ",",
-                     Get(config, "TN"), ">"),
-        config);
-    return s;
-  }
-
-  /// simt: grid = {ceil(N / BN), min(ceil(M / BM), 65535), ceil(ceil(M /
-  /// BM) / 65535)}, block = {(BM/TM) * (BN/TN), 1, 1}, static shared memory.
-  static v1::LaunchGeometry SimtGeometry(const Config& config, const Shape& shape) {
-    const int64_t bm = Get(config, "BM"), bn = Get(config, "BN");
-    const int64_t rows = CeilDiv(shape[0], bm);
-    v1::LaunchGeometry g;
-    for (int64_t d : {CeilDiv(shape[1], bn), std::min(rows, kMaxGridY), CeilDiv(rows, kMaxGridY)}) {
-      g.add_grid(static_cast<uint32_t>(d));
-    }
-    for (int64_t d : {(bm / Get(config, "TM")) * (bn / Get(config, "TN")), int64_t{1}, int64_t{1}}) {
-      g.add_block(static_cast<uint32_t>(d));
-    }
-    return g;
-  }
 
   v1::DType dtype_;
   v1::Epilogue epilogue_;
@@ -393,15 +255,32 @@ std::string FusedEntry(std::string expression, const Config& config) {
   return expression;
 }
 
-}  // namespace gemm16
+int64_t Get(const Config& c, const std::string& key) {
+  auto it = c.find(key);
+  return it == c.end() ? 0 : it->second;
+}
+
+int64_t At1(const Config& c, const std::string& key) {
+  auto it = c.find(key);
+  return it == c.end() ? 1 : it->second;
+}
+
+absl::Status CheckClusterSplitK(int64_t splitk, const v1::Device& device) {
+  if (splitk > 1 && device.cc_major() < 9) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SPLITK=", splitk, " reduces within a thread-block cluster (compute "
+                     "capability 9.0), the device is ", device.cc_major(), ".", device.cc_minor()));
+  }
+  return absl::OkStatus();
+}
 
 const Family& Gemm16Family(v1::DType dtype, v1::Epilogue epilogue) {
   // One form per 16-bit dtype (2..5) and epilogue (0..4), made on first use.
   static const auto* forms = [] {
-    auto* f = new std::vector<std::unique_ptr<gemm16::Gemm16FamilyImpl>>();
+    auto* f = new std::vector<std::unique_ptr<Op16>>();
     for (v1::DType d : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_BF16_F32, v1::DTYPE_F16_F32}) {
       for (int e = v1::EPILOGUE_NONE; e <= v1::EPILOGUE_BIAS_GELU_ERF; ++e) {
-        f->push_back(std::make_unique<gemm16::Gemm16FamilyImpl>(d, static_cast<v1::Epilogue>(e)));
+        f->push_back(std::make_unique<Op16>(d, static_cast<v1::Epilogue>(e)));
       }
     }
     return f;
@@ -415,5 +294,5 @@ const Family& Gemm16Family(v1::DType dtype, v1::Epilogue epilogue) {
   return *(*forms)[d * 5 + e];
 }
 
-}  // namespace sgemm
+}  // namespace gemm
 }  // namespace tuned

@@ -1,5 +1,5 @@
-// KIND 3 of the 16-bit forms, gemm16_decode<DTYPE,BM,BN,WN,KWARPS,KBLOCKS,
-// SPLITK,LAYOUT> (kernels_src/sgemm/decode16.cuh): a few tokens (M up
+// The decode16 kind, KIND 3 of the 16-bit forms: gemm16_decode<DTYPE,BM,BN,WN,KWARPS,KBLOCKS,
+// SPLITK,LAYOUT> (kernels_src/gemm/decode16.cuh): a few tokens (M up
 // to 64: a language model's decode step) against B streamed once (the
 // weight, N x K in layout NT), on mma.sync with B's rows as the m16 side.
 // Its space, rules, name, source, geometry and the shapes it suits.
@@ -18,11 +18,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
-#include "families/sgemm/kinds.h"
+#include "families/gemm/kind.h"
+#include "families/gemm/op.h"
 #include "tuned/dtype.h"
 
-namespace tuned::sgemm::gemm16 {
+namespace tuned::gemm {
 namespace {
+
+/// KIND of the decode16 kind's configs.
+constexpr int64_t kCode = 3;
 
 /// Tokens a warp's mma covers at least (the n8 side).
 constexpr int64_t kDecodeMinTokens = 8;
@@ -80,12 +84,12 @@ Decode GetDecode(const Config& c) {
           At1(c, "SPLITK")};
 }
 
-}  // namespace
-
-void AddDecodeSpace(std::vector<Config>& space) {
+/// The decode configs: BM 8 and 16 with kFewTokens' blocks, BM 32 and 64
+/// with kManyTokens'.
+void DecodeSpace(std::vector<Config>& space) {
   auto add = [&space](int64_t bm, const std::array<int64_t, 5>& b) {
     const auto& [bn, wn, kwarps, kblocks, splitk] = b;
-    Config c = {{"KIND", kDecode}, {"BM", bm},         {"BN", bn},          {"BK", kDecodeBK},
+    Config c = {{"KIND", kCode},     {"BM", bm},         {"BN", bn},          {"BK", kDecodeBK},
                 {"WN", wn},        {"KWARPS", kwarps}, {"KBLOCKS", kblocks}};
     if (splitk > 1) c["SPLITK"] = splitk;
     AddOnce(space, c);
@@ -138,6 +142,9 @@ absl::Status CheckDecode(const Config& config, const v1::Device& device) {
                     device);
 }
 
+/// "gemm_<dtype>_decode_<BM>x<BN>_w<WN>_kw<KWARPS>_kb<KBLOCKS>", then
+/// "_sk<SPLITK>" where above 1 and LayoutSuffix(), e.g.
+/// "gemm_bf16_decode_8x64_w16_kw2_kb2_sk4_nt".
 std::string DecodeName(const Config& config, v1::DType dtype) {
   const Decode d = GetDecode(config);
   std::string name = absl::StrCat("gemm_", DTypeText(dtype), "_decode_", d.bm, "x", d.bn, "_w",
@@ -146,19 +153,25 @@ std::string DecodeName(const Config& config, v1::DType dtype) {
   return name + LayoutSuffix(config);
 }
 
+/// decode16.cuh after sgemm.cuh, half16.cuh and mma16.cuh,
+/// "gemm16_decode<DTYPE,BM,BN,WN,KWARPS,KBLOCKS,SPLITK,LAYOUT>".
 KernelSource DecodeSource(const Config& config, v1::DType dtype) {
   const Decode d = GetDecode(config);
   KernelSource s;
   // sgemm.cuh: CeilDiv and EnableIf; half16.cuh: the 16-bit conversions;
   // mma16.cuh: the mma, cluster and alignment helpers.
-  s.parts = {"sgemm/sgemm.cuh", "sgemm/half16.cuh", "sgemm/mma16.cuh", "sgemm/decode16.cuh"};
+  s.parts = {"gemm/sgemm.cuh", "gemm/half16.cuh", "gemm/mma16.cuh", "gemm/decode16.cuh"};
   s.name_expression = absl::StrCat("gemm16_decode<", static_cast<int>(dtype), ",", d.bm, ",", d.bn,
                                    ",", d.wn, ",", d.kwarps, ",", d.kblocks, ",", d.splitk, ",",
                                    Get(config, "LAYOUT"), ">");
   return s;
 }
 
-v1::LaunchGeometry DecodeGeometry(const Config& config, const Shape& shape) {
+/// grid = {ceil(N / BN), ceil(M / BM), SPLITK} (a split-K cluster along z),
+/// block = {32 * (BN / WN) * KWARPS, 1, 1}, static shared memory only, no
+/// prescaling of C.
+v1::LaunchGeometry DecodeGeometry(const Config& config, const Shape& shape,
+                                  const v1::Device& /*device*/, v1::DType /*dtype*/) {
   const Decode d = GetDecode(config);
   v1::LaunchGeometry g;
   for (int64_t x : {CeilDiv(shape[1], d.bn), CeilDiv(shape[0], d.bm), d.splitk}) {
@@ -169,8 +182,11 @@ v1::LaunchGeometry DecodeGeometry(const Config& config, const Shape& shape) {
   return g;
 }
 
+/// OK where M is at most 64 tokens and BM is its chunk (M <= BM, and BM =
+/// 8 or BM < 2M), and B's rows are K-contiguous (layouts NT and TT; the
+/// kernel gathers them element by element otherwise); FAILED_PRECONDITION
+/// naming the rule otherwise.
 absl::Status DecodeSuitsShape(const Config& config, const Shape& shape) {
-  if (Get(config, "KIND") != kDecode || shape.size() != 3) return absl::OkStatus();
   const int64_t m = shape[0], bm = Get(config, "BM");
   if (m > kDecodeMaxM) {
     return absl::FailedPreconditionError(
@@ -187,4 +203,19 @@ absl::Status DecodeSuitsShape(const Config& config, const Shape& shape) {
   return absl::OkStatus();
 }
 
-}  // namespace tuned::sgemm::gemm16
+/// OK but past 65535 blocks of BM tokens (its grid's y, DecodeGeometry),
+/// where a best is not served.
+absl::Status DecodeRunsAt(const Config& config, const Shape& shape) {
+  if (Get(config, "BM") < 1) return absl::OkStatus();
+  if (CeilDiv(shape[0], Get(config, "BM")) > kMaxGridY) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a decode config runs up to ", kMaxGridY, " blocks of BM=", Get(config, "BM"),
+        " tokens, not M = ", shape[0]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace tuned::gemm
+
+TUNED_KIND(decode16, {.name = "decode16", .label = "decode", .form = Form::k16, .code = kCode, .order = 3, .params = {"BM", "BN", "BK", "WN", "KWARPS", "KBLOCKS", "SPLITK"}, .admits = Admits16, .space = DecodeSpace, .check = CheckDecode, .config_name = DecodeName, .source = DecodeSource, .geometry = DecodeGeometry, .suits_shape = DecodeSuitsShape, .runs_at = DecodeRunsAt});
