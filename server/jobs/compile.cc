@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "families/kernel_text.h"
+#include "families/spec_family.h"
 #include "server/families.h"
 #include "server/jobs/internal.h"
 #include "core/status.h"
@@ -79,6 +80,40 @@ v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Sh
   for (const auto& o : src.options) kernel.add_options(o);
   *kernel.mutable_geometry() = family.Geometry(config, shape, device);
   return kernel;
+}
+
+absl::StatusOr<v1::worker::Request> JobRunner::PrepareRequest(const JobContext& ctx, uint64_t seed,
+                                                              JobTime* time) {
+  v1::worker::Request request = jobs_internal::PrepareRequest(ctx, seed);
+  // A compile-only worker prepares nothing to run.
+  if (!ctx.spec || device().compile_only()) return request;
+  const auto* family = dynamic_cast<const SpecFamily*>(ctx.family);
+  if (family == nullptr) return absl::InternalError("a kernel spec's job without a spec family");
+  auto needed = family->PrepareKernels(ctx.shape);
+  if (!needed.ok()) return needed.status();
+  std::vector<v1::worker::Kernel> kernels;
+  for (const SpecFamily::PrepareKernel& k : *needed) {
+    v1::worker::Kernel& kernel = kernels.emplace_back();
+    kernel.set_name(k.name);
+    kernel.set_source(SourceText(k.source));
+    kernel.set_name_expression(k.source.name_expression);
+    for (const auto& o : k.source.options) kernel.add_options(o);
+    *kernel.mutable_geometry() = k.geometry;
+  }
+  const std::vector<v1::worker::MeasureResult> compiled = CompileStage(kernels, time, compiler_);
+  v1::worker::Prepare* prepare = request.mutable_prepare();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (compiled[i].status() != v1::MEASUREMENT_COMPILED) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(kernels[i].name(), " does not compile: ", compiled[i].message()));
+    }
+    *prepare->add_spec_kernels() = kernels[i];
+    v1::worker::MeasureResult& binary = *prepare->add_spec_compiled();
+    binary.set_status(v1::MEASUREMENT_COMPILED);
+    binary.set_cubin(compiled[i].cubin());
+    binary.set_entry(compiled[i].entry());
+  }
+  return request;
 }
 
 void JobRunner::AheadLoop() {

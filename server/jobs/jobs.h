@@ -233,6 +233,14 @@ class JobRunner {
   /// Times the job's baseline on this GPU (and sets up its buffers and
   /// reference in the worker).
   absl::Status Prepare(const v1::Job& job, const JobContext& ctx, JobTime* time);
+  /// The GPU worker's Prepare of the job's problem with `seed`
+  /// (jobs_internal::PrepareRequest); a kernel spec's carries its reference
+  /// and default config (SpecFamily::PrepareKernels) compiled by the job's
+  /// compiler through the compile cache, confined as every config: the GPU
+  /// worker compiles no spec code. FAILED_PRECONDITION naming the kernel
+  /// where one does not compile; the family's errors where its kernels
+  /// cannot be had at the shape.
+  absl::StatusOr<v1::worker::Request> PrepareRequest(const JobContext& ctx, uint64_t seed, JobTime* time);
   /// Receives one kernel's result of CompileStage: its index in the
   /// kernels, and its result.
   using CompileDelivery = std::function<void(size_t index, const v1::worker::MeasureResult& result)>;
