@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "families/kernel_text.h"
 #include "families/spec_family.h"
+#include "server/common/idle.h"
 #include "server/families.h"
 #include "server/jobs/internal.h"
 #include "core/status.h"
@@ -117,6 +118,12 @@ absl::StatusOr<v1::worker::Request> JobRunner::PrepareRequest(const JobContext& 
 }
 
 void JobRunner::AheadLoop() {
+  // Background work as its compiler's: making the list (seconds of CPU for
+  // a few thousand kernels), the compile cache's look-ups and writes. At
+  // idle CPU priority a look-up thread that wakes takes its core back at
+  // once, where the CPUs are not split (server/common/cpus.h) or beside
+  // gRPC's and the runner's threads where they are.
+  if (auto s = EnterIdlePriority(); !s.ok()) spdlog::warn("compile-ahead: {}", s.ToString());
   while (!Stopping()) {
     {  // A job's compile has the cores (NVRTC threads at idle priority still share
        // their caches and memory bandwidth): wait for it to end.
@@ -160,8 +167,8 @@ void JobRunner::QueueAhead(const v1::Job& job, const JobContext& ctx) {
 void JobRunner::OrderByPrior(const std::vector<const Family*>& families) {
   const std::map<std::string, size_t> place =
       search::AheadPlaces(*options_.prior, families, kPriorNeighboursOf);
-  auto of = [&](const v1::worker::Kernel& k) {
-    auto it = place.find(k.name());
+  auto of = [&](const AheadKernel& k) {
+    auto it = place.find(k.name);
     return it == place.end() ? SIZE_MAX : it->second;
   };
   std::stable_sort(ahead_.begin(), ahead_.end(),
@@ -196,17 +203,18 @@ bool JobRunner::CompileAhead() {
     }
     for (const Family* family : families) {
       if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
-      const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
       for (v1::Math math : family->MathModes()) {
         for (const Config& c : family->ValidSpace(device(), nullptr, math)) {
+          if (Stopping()) {  // made again at the next start
+            ahead_.clear();
+            return false;
+          }
           std::vector<Config> reach = family->Neighbours(c);
           reach.push_back(c);
           for (const Config& r : reach) {
-            if (!family->Admits(r, math) || !family->Check(r, device()).ok() ||
-                !names.insert(family->ConfigName(r)).second) {
-              continue;
-            }
-            ahead_.push_back(KernelOf(*family, r, shape, device()));
+            if (!family->Admits(r, math) || !family->Check(r, device()).ok()) continue;
+            std::string name = family->ConfigName(r);
+            if (names.insert(name).second) ahead_.push_back({family, r, std::move(name)});
           }
         }
       }
@@ -225,9 +233,13 @@ bool JobRunner::CompileAhead() {
     done = ahead_progress_.done;
   }
   if (done >= static_cast<int64_t>(ahead_.size())) return false;
-  const auto first = ahead_.begin() + done;
-  const std::vector<v1::worker::Kernel> batch(
-      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
+  std::vector<v1::worker::Kernel> batch;
+  const int64_t end = std::min<int64_t>(done + options_.compile_batch, ahead_.size());
+  for (int64_t i = done; i < end; ++i) {
+    const AheadKernel& k = ahead_[i];
+    const Shape shape(k.family->dims().size(), 1024);  // kernels do not depend on it
+    batch.push_back(KernelOf(*k.family, k.config, shape, device()));
+  }
   JobTime time;
   CompileStage(batch, &time, ahead_compiler_);  // caches what compiles (or fails to); a timeout is retried later
   if (Stopping()) return false;  // the batch was interrupted: not counted

@@ -338,7 +338,16 @@ class JobRunner {
   std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);  // ended while measured here
   // The compile-ahead list (built at its first batch; the ahead thread
   // only), the kernels to compile before the rest of it, and its progress.
-  std::vector<v1::worker::Kernel> ahead_;
+  /// A kernel of the compile-ahead's list: its family, config and name;
+  /// its source is made when its batch compiles (KernelOf): the whole
+  /// list's sources, made at once, held 0.5 GB and took seconds of CPU for
+  /// 7,306 kernels.
+  struct AheadKernel {
+    const Family* family;
+    Config config;
+    std::string name;
+  };
+  std::vector<AheadKernel> ahead_;
   std::deque<v1::worker::Kernel> ahead_first_ ABSL_GUARDED_BY(mu_);
   // Compile calls of jobs in flight (CompileStage on compiler_): the
   // compile-ahead waits for them, between its batches.
