@@ -43,6 +43,9 @@ ctl() { tunectl --server $sock "$@"; }
 log() { echo "# $(date -u +%FT%TZ) $*"; }
 {
   log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); $(nproc) cores"
+  # The topology the guest sees: where it shows one thread per core, the
+  # look-up threads' cores may still share a host core with a compiler's.
+  log "lscpu: $(lscpu 2> /dev/null | awk -F: '/^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor)/ { gsub(/  +/, " "); printf "%s:%s; ", $1, $2 }')"
   log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=${LOAD_THREADS:-6} BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-})"
 } | tee "$out/load_busy.log"
 
