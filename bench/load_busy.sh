@@ -14,6 +14,11 @@
 #     cpu_busy_pct= steal_pct=
 # (cpu_busy_pct, steal_pct: the machine's CPU time over the load that was
 # busy, and that a virtual machine's hypervisor stole, in % of all CPUs' time)
+# and, where the daemon pins its look-up threads (--serving-cpus), what ran
+# on their CPUs over the load:
+#   serving_cpus= serving_busy_pct= serving_other_pct=
+# (in % of those CPUs' time: busy, and busy with anything but the look-up
+# threads: the clients, the database server, the kernel's interrupts, ...).
 # (jobs_running: sweeps running or queued after the load; compiled_ahead:
 # `tunectl device`'s count), and SQLite's quiet run with
 #   SUMMARY load_quiet backend=sqlite clients=64 p99_ms= qps= p50_ms= max_ms=
@@ -38,6 +43,9 @@ ctl() { tunectl --server $sock "$@"; }
 log() { echo "# $(date -u +%FT%TZ) $*"; }
 {
   log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); $(nproc) cores"
+  # The topology the guest sees: where it shows one thread per core, the
+  # look-up threads' cores may still share a host core with a compiler's.
+  log "lscpu: $(lscpu 2> /dev/null | awk -F: '/^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor)/ { gsub(/  +/, " "); printf "%s:%s; ", $1, $2 }')"
   log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=${LOAD_THREADS:-6} BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-})"
 } | tee "$out/load_busy.log"
 
@@ -47,6 +55,7 @@ start_daemon() {  # start_daemon DB NAME FLAG...
   # shellcheck disable=SC2086  # TUNED_ARGS: flags, split on purpose
   tuned --gpu 0 --socket "$w/s.sock" --db "$db" "$@" ${TUNED_ARGS:-} > "$out/tuned_$name.log" 2>&1 &
   daemon=$!
+  daemon_log=$out/tuned_$name.log
   for _ in $(seq 300); do ctl device > /dev/null 2>&1 && return 0; sleep 0.1; done
   log "the daemon did not start"; cat "$out/tuned_$name.log"; exit 1
 }
@@ -63,10 +72,33 @@ busy() {  # busy: the three sweeps queued, one running before the load starts
 
 cpu_times() { head -1 /proc/stat; }  # "cpu user nice system idle iowait irq softirq steal ..."
 
+# The look-up threads' CPUs, as the daemon logs them; empty where it pins nothing.
+serving_cpus() { grep -o 'GetBest threads on CPUs [0-9,-]*[0-9]' "$daemon_log" | head -1 | awk '{print $5}'; }
+
+# "BUSY TOTAL LOOKUP": the busy and all ticks of the CPUs of the list $1,
+# and the CPU ticks of the daemon's threads bound to exactly those CPUs.
+serving_ticks() {
+  local cpus lookup=0 t
+  cpus=$(tr ',' '\n' <<< "$1" | awk -F- '{ for (i = $1; i <= (NF == 2 ? $2 : $1); i++) printf " %d", i }')
+  for t in /proc/$daemon/task/*; do
+    if grep -q "^Cpus_allowed_list:[[:space:]]*$1\$" "$t/status" 2> /dev/null; then
+      lookup=$((lookup + $(awk '{print $14 + $15}' "$t/stat")))
+    fi
+  done
+  awk -v cpus="$cpus " -v lookup=$lookup '
+    $1 ~ /^cpu[0-9]+$/ && index(cpus, " " substr($1, 4) " ") {
+      for (i = 2; i <= 9 && i <= NF; i++) total += $i
+      idle += $5 + $6
+    }
+    END { print total - idle, total, lookup }' /proc/stat
+}
+
 load() {  # load KIND BACKEND: one loadtest run, "KIND backend=B <loadtest line>" in the log
   ctl best "${shape[@]}" > /dev/null || log "no best of ${shape[*]}"
-  local before
+  local before serving serving_before
   before=$(cpu_times)
+  serving=$(serving_cpus)
+  [ -n "$serving" ] && serving_before=$(serving_ticks "$serving")
   loadtest --server $sock --seconds "$seconds" --max-requests 100000000 --api async \
     --threads "${LOAD_THREADS:-6}" --clients 64 "${shape[@]}" 2>&1 |
     sed "s/^/$1 backend=$2 /" | tee -a "$out/load_busy.log"
@@ -80,6 +112,14 @@ load() {  # load KIND BACKEND: one loadtest run, "KIND backend=B <loadtest line>
       idle = v[2, 5] - v[1, 5] + v[2, 6] - v[1, 6]; steal = v[2, 9] - v[1, 9]
       printf "%s backend=%s cpu busy_pct=%.1f steal_pct=%.2f\n", kind, b, 100 * (total - idle) / total, 100 * steal / total
     }' | tee -a "$out/load_busy.log"
+  if [ -n "$serving" ]; then
+    printf '%s %s\n' "$serving_before" "$(serving_ticks "$serving")" | awk -v kind=$1 -v b=$2 -v cpus=$serving '
+      { busy = $4 - $1; total = $5 - $2; lookup = $6 - $3 }
+      END {
+        if (total <= 0) total = 1
+        printf "%s backend=%s serving cpus=%s busy_pct=%.1f other_pct=%.1f\n", kind, b, cpus, 100 * busy / total, 100 * (busy - lookup) / total
+      }' | tee -a "$out/load_busy.log"
+  fi
   {
     ctl jobs
     ctl device | grep -i "compiled ahead"
@@ -117,14 +157,17 @@ for run in "quiet sqlite" "busy sqlite" "busy postgresql"; do
       p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps"); max = get($0, "max_ms")
     }
     $1 == kind && $2 == "backend=" b && $3 == "cpu" { busy = get($0, "busy_pct"); steal = get($0, "steal_pct") }
+    $1 == kind && $2 == "backend=" b && $3 == "serving" {
+      serving = sprintf(" serving_cpus=%s serving_busy_pct=%s serving_other_pct=%s", get($0, "cpus"), get($0, "busy_pct"), get($0, "other_pct"))
+    }
     END {
       running = 0; ahead = ""
       while ((getline line < jobs) > 0) {
         if (line ~ / (running|queued) /) running++
         if (line ~ /compiled ahead/) { sub(/.*compiled ahead[ :]*/, "", line); gsub(/ /, "_", line); ahead = line }
       }
-      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s cpu_busy_pct=%s steal_pct=%s\n", b, p99, qps, p50, max, busy, steal
-      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s cpu_busy_pct=%s steal_pct=%s\n", b, p99, qps, p50, max, running, ahead, busy, steal
+      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s cpu_busy_pct=%s steal_pct=%s%s\n", b, p99, qps, p50, max, busy, steal, serving
+      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s cpu_busy_pct=%s steal_pct=%s%s\n", b, p99, qps, p50, max, running, ahead, busy, steal, serving
     }
   ' "$out/load_busy.log"
 done | tee -a "$out/load_busy.log"

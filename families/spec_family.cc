@@ -190,6 +190,34 @@ KernelSource SpecFamily::Source(const Config& config) const {
   return source;
 }
 
+absl::StatusOr<std::vector<SpecFamily::PrepareKernel>> SpecFamily::PrepareKernels(const Shape& shape) const {
+  auto representative = RepresentativeConfig(shape);
+  if (!representative.ok()) return representative.status();
+  std::vector<PrepareKernel> out;
+  const v1::SpecVerification& v = spec_.verification();
+  if (!v.reference_kernel().empty()) {
+    auto launch = Launch(*representative, shape);
+    if (!launch.ok()) return launch.status();
+    if (!launch->reference) return absl::InternalError("the spec's reference kernel has no launch");
+    KernelSource source = Source(*representative);
+    source.name_expression = v.reference_kernel();
+    out.push_back({absl::StrCat("reference kernel ", v.reference_kernel()), std::move(source),
+                   LaunchGeometryOf(*launch->reference)});
+  } else {
+    const Config config(v.reference_config().begin(), v.reference_config().end());
+    auto launch = Launch(config, shape);
+    if (!launch.ok()) return launch.status();
+    out.push_back({absl::StrCat("reference config ", ConfigName(config)), Source(config),
+                   LaunchGeometryOf(launch->kernel)});
+  }
+  if (const Config def = DefaultConfig(); !def.empty() && RunsAt(def, shape).ok()) {
+    auto launch = Launch(def, shape);
+    if (!launch.ok()) return launch.status();
+    out.push_back({std::string(baseline_name()), Source(def), LaunchGeometryOf(launch->kernel)});
+  }
+  return out;
+}
+
 v1::LaunchGeometry LaunchGeometryOf(const spec::Geometry& geometry) {
   v1::LaunchGeometry g;
   for (int64_t v : {geometry.grid.x, geometry.grid.y, geometry.grid.z}) g.add_grid(static_cast<uint32_t>(v));

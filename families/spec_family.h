@@ -111,6 +111,26 @@ class SpecFamily : public Family {
   /// The default config (empty if the spec has none).
   Config DefaultConfig() const override { return {spec_.default_config().begin(), spec_.default_config().end()}; }
 
+  /// A kernel that preparing a problem needs before any candidate runs: the
+  /// daemon's compiler process compiles it (confined, as every config) and
+  /// the GPU worker loads its binary (server/worker/spec_problem.cc); the
+  /// GPU worker compiles no spec code.
+  struct PrepareKernel {
+    /// What results call it: "reference kernel K", "reference config C" or
+    /// baseline_name() ("default config C").
+    std::string name;
+    KernelSource source;
+    v1::LaunchGeometry geometry;
+  };
+  /// The kernels of the problem at `shape`, in order: the reference
+  /// (verification.reference_kernel, with the defines of the config that
+  /// RepresentativeConfig picks, or verification.reference_config), then,
+  /// where the default config runs at the shape, the default config, timed
+  /// as the baseline (without it the reference is). Errors of
+  /// RepresentativeConfig and Launch (a reference config that does not run
+  /// at the shape: INVALID_ARGUMENT).
+  absl::StatusOr<std::vector<PrepareKernel>> PrepareKernels(const Shape& shape) const;
+
  private:
   SpecFamily() = default;
   spec::Dims DimsOf(const Shape& shape) const;

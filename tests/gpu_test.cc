@@ -131,6 +131,28 @@ TEST_F(GpuTest, EveryConfigOfTheExampleSpecsIsCorrect) {
   }
 }
 
+// The GPU worker compiles no spec code: a spec's Prepare (transpose's
+// here) without its reference and default config compiled is refused, and
+// with them (compiled here, as the daemon's compiler does) it is prepared.
+TEST_F(GpuTest, ASpecsPrepareWithoutItsCompiledKernelsIsRefused) {
+  worker::Prepare p;
+  p.mutable_problem()->set_family(v1::FAMILY_TRANSPOSE);
+  p.mutable_problem()->set_dtype(TransposeFamily().dtype());
+  for (int64_t d : {96, 40}) p.mutable_problem()->add_shape(d);
+  *p.mutable_spec() = *SpecWithSource(TransposeFamily());
+  p.set_seed(7);
+  auto refused = worker_->Prepare(p);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+  EXPECT_NE(refused.status().message().find("this worker compiles no spec code"), std::string::npos)
+      << refused.status();
+  ASSERT_TRUE(CompileSpecKernels({96, 40}, worker_->device(), &p).ok());
+  auto prepared = worker_->Prepare(p);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_EQ(prepared->baseline_name(), "default config transpose_tiled_32x8_p1");
+  EXPECT_GT(prepared->baseline_ms(), 0);
+}
+
 // The histogram of examples/kernels/ adds into its counts: with reset =
 // "every_run" (the spec's), three runs each preceded by the problem's
 // BeforeTimedRun count as one and match the reference; with the default

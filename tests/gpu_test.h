@@ -30,12 +30,14 @@
 #include "families/spec/spec.h"
 #include "families/spec_family.h"
 #include "core/serving.h"
+#include "core/status.h"
 #include "server/worker/clock.h"
 #include "server/worker/compiler.h"
 #include "db/store.h"
 #include "server/jobs/jobs.h"
 #include "server/search/strategy.h"
 #include "server/worker/measure.h"
+#include "server/worker/problem.h"
 #include "server/worker_client.h"
 #include "tuned/kernel.h"
 
@@ -106,6 +108,9 @@ class GpuTest : public ::testing::Test {
     p.mutable_problem()->set_epilogue(f.epilogue());
     for (int64_t d : shape) p.mutable_problem()->add_shape(d);
     p.set_seed(7);
+    // A spec's reference and default config come compiled, as the daemon's
+    // compiler sends them.
+    if (p.has_spec()) TUNED_RETURN_IF_ERROR(CompileSpecKernels(shape, worker_->device(), &p));
     auto r = worker_->Prepare(p);
     if (!r.ok()) return r.status();
     EXPECT_GT(r->baseline_ms(), 0);

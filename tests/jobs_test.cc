@@ -4,6 +4,7 @@
 // (families/fault_test/worker/problem.cc: it really exits, hangs or answers
 // wrongly), so timeouts, kills, restarts, quarantine, the compile cache and
 // resume after kill -9 all run for real.
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -301,6 +302,15 @@ TEST_F(JobsTest, ADaemonFinishesTheJobsInTheOrderTheyCame) {
   }
 }
 
+/// The number of threads of process `pid` under SCHED_IDLE.
+int IdleThreads(pid_t pid) {
+  int idle = 0;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    if (sched_getscheduler(std::stoi(t.path().filename().string())) == SCHED_IDLE) ++idle;
+  }
+  return idle;
+}
+
 // An idle daemon compiles the families' spaces ahead, a batch at a time, and
 // a job that comes meanwhile goes first.
 TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
@@ -314,6 +324,9 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   }
   EXPECT_GE(device.compiled_ahead(), 4);
   EXPECT_GT(device.compile_ahead_total(), 447 + 50);  // the spaces and their neighbours
+  // Its thread in the daemon (the list, the compile cache's look-ups and
+  // writes) runs under SCHED_IDLE as its compiler does; no other does.
+  EXPECT_EQ(IdleThreads(daemon.pid()), 1);
   v1::Problem p;
   p.set_family(v1::FAMILY_TRANSPOSE);
   p.set_dtype(v1::DTYPE_F32);
@@ -336,6 +349,7 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   DaemonProcess quiet(TUNED_DAEMON_PATH, dir_ / "quiet", {});
   ASSERT_TRUE(quiet.WaitServing());
   EXPECT_EQ(Client(quiet.address()).DescribeDevice()->compile_ahead_total(), 0);
+  EXPECT_EQ(IdleThreads(quiet.pid()), 0);
 }
 
 // The prior (prior/README.md). A compile-only daemon loads the shipped one

@@ -156,6 +156,11 @@ TEST_F(NoKernelTest, EveryConfigWrongIsDoneAndServesTheBaselineWithNoKernel) {
   EXPECT_EQ(v1::JobState_Name(failed->state()), "JOB_FAILED");
   EXPECT_EQ(failed->error(), "no config passed verification");
   EXPECT_DOUBLE_EQ(failed->baseline_ms(), 0.004);  // timed, but no answer
+  // Transpose is made of a kernel spec: its Prepare carried the reference
+  // and the default config compiled by the daemon's compiler (the fake
+  // worker, as the real one, refuses a spec's Prepare without them), and
+  // the default config is the baseline the worker timed.
+  EXPECT_EQ(failed->baseline_name(), "default config transpose_tiled_32x8_p1");
   EXPECT_TRUE(absl::IsNotFound(client.GetBest(TransposeProblem(96, 40)).status()));
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.RunLog();
 }

@@ -7,7 +7,9 @@
 
 #include <string>
 
+#include "families/family.h"
 #include "families/spec/spec.h"
+#include "families/spec_family.h"
 #include "server/worker/compiler.h"
 
 namespace tuned::spec {
@@ -122,6 +124,46 @@ TEST(SpecCompile, ALogKeepsOnlyTheKernelsOwnDiagnostics) {
   EXPECT_NE(kept.find("(2 diagnostics about another file than the kernel's source cut)"), std::string::npos)
       << kept;
   EXPECT_EQ(OwnDiagnostics("kernel.cu(1): error: x\n"), "kernel.cu(1): error: x\n");  // nothing cut
+}
+
+// What preparing a spec's problem runs before any candidate, which the
+// daemon's compiler compiles and the GPU worker only loads: the reference
+// (kernel or config), then the default config where it runs at the shape.
+TEST(SpecCompile, PrepareKernelsAreTheReferenceThenTheDefaultConfigWhereItRuns) {
+  auto spec = LoadSpecFile(std::string(TUNED_EXAMPLES_DIR) + "/softmax/spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto softmax = SpecFamily::Create(*spec);
+  ASSERT_TRUE(softmax.ok()) << softmax.status();
+  auto both = (*softmax)->PrepareKernels({256, 100});
+  ASSERT_TRUE(both.ok()) << both.status();
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_EQ((*both)[0].name, "reference kernel softmax_naive");
+  EXPECT_EQ((*both)[0].source.name_expression, "softmax_naive");
+  EXPECT_EQ((*both)[0].source.text, spec->source());
+  EXPECT_EQ(std::vector<uint32_t>((*both)[0].geometry.grid().begin(), (*both)[0].geometry.grid().end()),
+            (std::vector<uint32_t>{2, 1, 1}));  // ceil_div(256, 128)
+  EXPECT_EQ((*both)[1].name, "default config softmax_rows_THREADS128_VEC1");
+  EXPECT_EQ((*both)[1].source.name_expression, "softmax<128, 1>");
+  EXPECT_EQ((*both)[1].geometry.block(0), 128u);
+  EXPECT_EQ((*both)[1].geometry.grid(0), 256u);
+  // 16 columns: the default's 128 threads break THREADS * VEC <= 4 * cols;
+  // the reference alone, timed as the baseline.
+  auto reference = (*softmax)->PrepareKernels({256, 16});
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_EQ(reference->size(), 1u);
+  EXPECT_EQ((*reference)[0].name, "reference kernel softmax_naive");
+
+  // Transpose: a reference config, and its default config.
+  const auto* transpose = dynamic_cast<const SpecFamily*>(&TransposeFamily());
+  ASSERT_NE(transpose, nullptr);
+  auto t = transpose->PrepareKernels({96, 40});
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->size(), 2u);
+  EXPECT_EQ((*t)[0].name, "reference config transpose_naive_32x8");
+  EXPECT_EQ((*t)[0].source.name_expression, "transpose<0, 32, 8, 0>");
+  EXPECT_EQ((*t)[1].name, "default config transpose_tiled_32x8_p1");
+  EXPECT_EQ((*t)[1].source.name_expression, "transpose<1, 32, 8, 1>");
+  EXPECT_FALSE((*t)[1].source.parts.empty());  // the built-in's kernel files
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "families/kernel_text.h"
+#include "families/spec_family.h"
+#include "server/common/idle.h"
 #include "server/families.h"
 #include "server/jobs/internal.h"
 #include "core/status.h"
@@ -81,7 +83,47 @@ v1::worker::Kernel KernelOf(const Family& family, const Config& config, const Sh
   return kernel;
 }
 
+absl::StatusOr<v1::worker::Request> JobRunner::PrepareRequest(const JobContext& ctx, uint64_t seed,
+                                                              JobTime* time) {
+  v1::worker::Request request = jobs_internal::PrepareRequest(ctx, seed);
+  // A compile-only worker prepares nothing to run.
+  if (!ctx.spec || device().compile_only()) return request;
+  const auto* family = dynamic_cast<const SpecFamily*>(ctx.family);
+  if (family == nullptr) return absl::InternalError("a kernel spec's job without a spec family");
+  auto needed = family->PrepareKernels(ctx.shape);
+  if (!needed.ok()) return needed.status();
+  std::vector<v1::worker::Kernel> kernels;
+  for (const SpecFamily::PrepareKernel& k : *needed) {
+    v1::worker::Kernel& kernel = kernels.emplace_back();
+    kernel.set_name(k.name);
+    kernel.set_source(SourceText(k.source));
+    kernel.set_name_expression(k.source.name_expression);
+    for (const auto& o : k.source.options) kernel.add_options(o);
+    *kernel.mutable_geometry() = k.geometry;
+  }
+  const std::vector<v1::worker::MeasureResult> compiled = CompileStage(kernels, time, compiler_);
+  v1::worker::Prepare* prepare = request.mutable_prepare();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (compiled[i].status() != v1::MEASUREMENT_COMPILED) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(kernels[i].name(), " does not compile: ", compiled[i].message()));
+    }
+    *prepare->add_spec_kernels() = kernels[i];
+    v1::worker::MeasureResult& binary = *prepare->add_spec_compiled();
+    binary.set_status(v1::MEASUREMENT_COMPILED);
+    binary.set_cubin(compiled[i].cubin());
+    binary.set_entry(compiled[i].entry());
+  }
+  return request;
+}
+
 void JobRunner::AheadLoop() {
+  // Background work as its compiler's: making the list (seconds of CPU for
+  // a few thousand kernels), the compile cache's look-ups and writes. At
+  // idle CPU priority a look-up thread that wakes takes its core back at
+  // once, where the CPUs are not split (server/common/cpus.h) or beside
+  // gRPC's and the runner's threads where they are.
+  if (auto s = EnterIdlePriority(); !s.ok()) spdlog::warn("compile-ahead: {}", s.ToString());
   while (!Stopping()) {
     {  // A job's compile has the cores (NVRTC threads at idle priority still share
        // their caches and memory bandwidth): wait for it to end.
@@ -125,8 +167,8 @@ void JobRunner::QueueAhead(const v1::Job& job, const JobContext& ctx) {
 void JobRunner::OrderByPrior(const std::vector<const Family*>& families) {
   const std::map<std::string, size_t> place =
       search::AheadPlaces(*options_.prior, families, kPriorNeighboursOf);
-  auto of = [&](const v1::worker::Kernel& k) {
-    auto it = place.find(k.name());
+  auto of = [&](const AheadKernel& k) {
+    auto it = place.find(k.name);
     return it == place.end() ? SIZE_MAX : it->second;
   };
   std::stable_sort(ahead_.begin(), ahead_.end(),
@@ -161,17 +203,18 @@ bool JobRunner::CompileAhead() {
     }
     for (const Family* family : families) {
       if (family->id() == v1::FAMILY_FAULT_TEST) continue;  // compiles forever on purpose
-      const Shape shape(family->dims().size(), 1024);  // kernels do not depend on it
       for (v1::Math math : family->MathModes()) {
         for (const Config& c : family->ValidSpace(device(), nullptr, math)) {
+          if (Stopping()) {  // made again at the next start
+            ahead_.clear();
+            return false;
+          }
           std::vector<Config> reach = family->Neighbours(c);
           reach.push_back(c);
           for (const Config& r : reach) {
-            if (!family->Admits(r, math) || !family->Check(r, device()).ok() ||
-                !names.insert(family->ConfigName(r)).second) {
-              continue;
-            }
-            ahead_.push_back(KernelOf(*family, r, shape, device()));
+            if (!family->Admits(r, math) || !family->Check(r, device()).ok()) continue;
+            std::string name = family->ConfigName(r);
+            if (names.insert(name).second) ahead_.push_back({family, r, std::move(name)});
           }
         }
       }
@@ -190,9 +233,13 @@ bool JobRunner::CompileAhead() {
     done = ahead_progress_.done;
   }
   if (done >= static_cast<int64_t>(ahead_.size())) return false;
-  const auto first = ahead_.begin() + done;
-  const std::vector<v1::worker::Kernel> batch(
-      first, first + std::min<int64_t>(options_.compile_batch, ahead_.size() - done));
+  std::vector<v1::worker::Kernel> batch;
+  const int64_t end = std::min<int64_t>(done + options_.compile_batch, ahead_.size());
+  for (int64_t i = done; i < end; ++i) {
+    const AheadKernel& k = ahead_[i];
+    const Shape shape(k.family->dims().size(), 1024);  // kernels do not depend on it
+    batch.push_back(KernelOf(*k.family, k.config, shape, device()));
+  }
   JobTime time;
   CompileStage(batch, &time, ahead_compiler_);  // caches what compiles (or fails to); a timeout is retried later
   if (Stopping()) return false;  // the batch was interrupted: not counted

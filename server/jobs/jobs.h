@@ -233,6 +233,14 @@ class JobRunner {
   /// Times the job's baseline on this GPU (and sets up its buffers and
   /// reference in the worker).
   absl::Status Prepare(const v1::Job& job, const JobContext& ctx, JobTime* time);
+  /// The GPU worker's Prepare of the job's problem with `seed`
+  /// (jobs_internal::PrepareRequest); a kernel spec's carries its reference
+  /// and default config (SpecFamily::PrepareKernels) compiled by the job's
+  /// compiler through the compile cache, confined as every config: the GPU
+  /// worker compiles no spec code. FAILED_PRECONDITION naming the kernel
+  /// where one does not compile; the family's errors where its kernels
+  /// cannot be had at the shape.
+  absl::StatusOr<v1::worker::Request> PrepareRequest(const JobContext& ctx, uint64_t seed, JobTime* time);
   /// Receives one kernel's result of CompileStage: its index in the
   /// kernels, and its result.
   using CompileDelivery = std::function<void(size_t index, const v1::worker::MeasureResult& result)>;
@@ -330,7 +338,16 @@ class JobRunner {
   std::set<int64_t> cancelled_ ABSL_GUARDED_BY(mu_);  // ended while measured here
   // The compile-ahead list (built at its first batch; the ahead thread
   // only), the kernels to compile before the rest of it, and its progress.
-  std::vector<v1::worker::Kernel> ahead_;
+  /// A kernel of the compile-ahead's list: its family, config and name;
+  /// its source is made when its batch compiles (KernelOf): the whole
+  /// list's sources, made at once, held 0.5 GB and took seconds of CPU for
+  /// 7,306 kernels.
+  struct AheadKernel {
+    const Family* family;
+    Config config;
+    std::string name;
+  };
+  std::vector<AheadKernel> ahead_;
   std::deque<v1::worker::Kernel> ahead_first_ ABSL_GUARDED_BY(mu_);
   // Compile calls of jobs in flight (CompileStage on compiler_): the
   // compile-ahead waits for them, between its batches.

@@ -66,11 +66,10 @@ void JobRunner::JudgeFinalists(const v1::Job& job, const JobContext& ctx, JobTim
     auto top = JobBest(job, options_.retime_top);
     if (!top.ok() || top->empty()) return;
     const absl::Time start = absl::Now();
-    absl::Status fresh = worker_->Respawn();
-    const v1::worker::Request prepare =
-        jobs_internal::PrepareRequest(ctx, static_cast<uint64_t>(job.id()) ^ kJudgingSeed);
+    auto prepare = PrepareRequest(ctx, static_cast<uint64_t>(job.id()) ^ kJudgingSeed, time);
+    absl::Status fresh = prepare.ok() ? worker_->Respawn() : prepare.status();
     if (fresh.ok()) {
-      auto response = worker_->Call(prepare, options_.prepare_timeout);
+      auto response = worker_->Call(*prepare, options_.prepare_timeout);
       if (!response.ok()) {
         fresh = response.status();
       } else if (!response->error().empty()) {

@@ -37,7 +37,9 @@ absl::Duration JobRunner::RunTimeout(double best_ms) const {
 
 absl::Status JobRunner::Prepare(const v1::Job& job, const JobContext& ctx, JobTime* time) {
   prepared_job_ = 0;
-  const v1::worker::Request request = jobs_internal::PrepareRequest(ctx, static_cast<uint64_t>(job.id()));
+  auto made = PrepareRequest(ctx, static_cast<uint64_t>(job.id()), time);
+  if (!made.ok()) return made.status();
+  const v1::worker::Request& request = *made;
   // The process that will judge this job's finalists (JudgeFinalists),
   // started while the job searches.
   if (options_.retime_top >= 1 && !device().compile_only()) worker_->StartSpare();

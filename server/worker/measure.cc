@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeProblem(const v1::worker::Pre
     return absl::InvalidArgumentError(
         absl::StrCat("epilogue ", EnumName(problem.epilogue()), " is for sgemm only"));
   }
-  if (request.has_spec()) return MakeSpecProblem(request.spec(), shape, request.seed(), device);
+  if (request.has_spec()) return MakeSpecProblem(request, shape, device);
   // Every built-in family, test-only ones too: the daemon decides what it serves.
   for (const Family* builtin : BuiltinFamilies()) {
     if (builtin->id() != family) continue;

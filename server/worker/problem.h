@@ -73,13 +73,29 @@ using ProblemFactory = absl::StatusOr<std::unique_ptr<DeviceProblem>> (*)(
 /// cmake/family.cmake from the tuned_family lines.
 ProblemFactory BuiltinProblemFactory(std::string_view family);
 
-/// A kernel spec's problem (server/worker/spec_problem.cc): `spec` with its
-/// source text, `shape` in the order of its dims. INVALID_ARGUMENT for a bad
-/// spec or shape; the compile error where its reference or default config
-/// does not compile; RESOURCE_EXHAUSTED if it cannot fit.
+/// A kernel spec's problem (server/worker/spec_problem.cc): `request`'s
+/// spec with its source text, its seed, and its reference and default
+/// config compiled (Prepare.spec_kernels and spec_compiled); `shape` in the
+/// order of the spec's dims. Compiles nothing. INVALID_ARGUMENT for a bad
+/// spec or shape, or a request without its compiled kernels;
+/// FAILED_PRECONDITION naming a kernel that did not compile;
+/// RESOURCE_EXHAUSTED if it cannot fit.
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSpecProblem(const v1::worker::Prepare& request,
+                                                               const Shape& shape,
+                                                               const v1::Device& device);
+/// The same, for tools and tests on a trusted spec (server/worker/
+/// spec_prepare.cc): its reference and default config compiled by this
+/// process first (CompileSpecKernels). The GPU worker never calls it.
 absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSpecProblem(const v1::KernelSpec& spec,
                                                                const Shape& shape, uint64_t seed,
                                                                const v1::Device& device);
+/// Fills `request`'s spec_kernels and spec_compiled for its spec at `shape`
+/// (SpecFamily::PrepareKernels), compiled by this process with NVRTC for
+/// `device`: what the daemon's compiler does for a job (JobRunner::
+/// PrepareRequest), for tools and tests that prepare a trusted spec without
+/// a daemon. The spec's errors (INVALID_ARGUMENT); Compile's.
+absl::Status CompileSpecKernels(const Shape& shape, const v1::Device& device,
+                                v1::worker::Prepare* request);
 /// Compile-only mode (no GPU): what running a fault_test kernel does, done by
 /// this process: sleeps (ok), answers wrongly, hangs forever, refuses the
 /// launch, or reports a device fault and sets `exit_after` so the worker

@@ -3,8 +3,10 @@
 // the reference outputs, computed once by the reference kernel or the
 // reference config; each candidate's outputs compared element by element
 // with |out - ref| <= atol + rtol * |ref|; the default config (else the
-// reference) timed as the baseline. The spec's code is compiled here, in the
-// worker process, and runs only here.
+// reference) timed as the baseline. The reference and the default config
+// come compiled (Prepare.spec_compiled, by the daemon's confined compiler
+// process): this process compiles no spec code; it loads their binaries and
+// runs them, as every candidate's.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,10 +19,8 @@
 #include <cuda_fp16.h>
 
 #include "absl/strings/str_cat.h"
-#include "families/kernel_text.h"
 #include "families/spec/spec.h"
 #include "families/spec_family.h"
-#include "server/worker/compiler.h"
 #include "server/worker/gpu.h"
 #include "server/worker/problem.h"
 
@@ -73,13 +73,33 @@ absl::StatusOr<std::vector<unsigned char>> ToHost(const DeviceBuffer& buf) {
 
 class SpecProblem final : public DeviceProblem {
  public:
-  static absl::StatusOr<std::unique_ptr<DeviceProblem>> Create(const v1::KernelSpec& spec,
-                                                               const Shape& shape, uint64_t seed,
+  static absl::StatusOr<std::unique_ptr<DeviceProblem>> Create(const v1::worker::Prepare& request,
+                                                               const Shape& shape,
                                                                const v1::Device& device) {
+    const v1::KernelSpec& spec = request.spec();
     auto family = SpecFamily::Create(spec);
     if (!family.ok()) return family.status();
     const SpecFamily& f = **family;
     TUNED_RETURN_IF_ERROR(f.ValidateProblem(shape, device));
+    // The reference, then the baseline where it is another kernel
+    // (SpecFamily::PrepareKernels), compiled by the daemon's compiler.
+    const int kernels = request.spec_kernels_size();
+    if (kernels < 1 || kernels > 2 || request.spec_compiled_size() != kernels) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a kernel spec's Prepare carries its reference (and default config) compiled: got ", kernels,
+          " kernels and ", request.spec_compiled_size(), " results; this worker compiles no spec code"));
+    }
+    std::vector<LoadedKernel> loaded;
+    for (int i = 0; i < kernels; ++i) {
+      const v1::worker::MeasureResult& c = request.spec_compiled(i);
+      if (c.status() != v1::MEASUREMENT_COMPILED) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(request.spec_kernels(i).name(), " did not compile: ", c.message()));
+      }
+      auto k = LoadedKernel::Load(c.cubin(), c.entry());
+      if (!k.ok()) return k.status();
+      loaded.push_back(*std::move(k));
+    }
     auto p = std::unique_ptr<SpecProblem>(new SpecProblem());
     p->tolerance_rtol_ = spec.verification().rtol();
     p->tolerance_atol_ = spec.verification().atol();
@@ -89,7 +109,7 @@ class SpecProblem final : public DeviceProblem {
     if (!ref_config.ok()) return ref_config.status();
     auto launch = f.Launch(*ref_config, shape);
     if (!launch.ok()) return launch.status();
-    std::mt19937_64 rng(seed);
+    std::mt19937_64 rng(request.seed());
     p->args_.resize(launch->arguments.size());
     p->slots_.resize(launch->arguments.size());
     for (size_t i = 0; i < launch->arguments.size(); ++i) {
@@ -129,31 +149,9 @@ class SpecProblem final : public DeviceProblem {
     }
 
     // The reference outputs.
-    const std::string arch = absl::StrCat("sm_", device.cc_major(), device.cc_minor());
-    const std::string text = SourceText(f.Source(*ref_config));
-    const spec::KernelInstance instance = spec::Instantiate(spec, *ref_config);
-    const v1::SpecVerification& v = spec.verification();
-    LoadedKernel reference;
-    v1::LaunchGeometry reference_geometry;
-    std::string reference_name;
-    if (!v.reference_kernel().empty()) {
-      auto k = CompileAndLoad(text, v.reference_kernel(), instance.defines, arch);
-      if (!k.ok()) return k.status();
-      reference = *std::move(k);
-      reference_geometry = LaunchGeometryOf(*launch->reference);
-      reference_name = absl::StrCat("reference kernel ", v.reference_kernel());
-    } else {
-      const Config config(v.reference_config().begin(), v.reference_config().end());
-      auto ref_launch = f.Launch(config, shape);
-      if (!ref_launch.ok()) return ref_launch.status();
-      auto k = CompileAndLoad(text, ref_launch->name_expression, ref_launch->defines, arch);
-      if (!k.ok()) return k.status();
-      reference = *std::move(k);
-      reference_geometry = LaunchGeometryOf(ref_launch->kernel);
-      reference_name = absl::StrCat("reference config ", f.ConfigName(config));
-    }
+    const v1::LaunchGeometry& reference_geometry = request.spec_kernels(0).geometry();
     TUNED_RETURN_IF_ERROR(p->ResetOutputs(nullptr, /*every_run_only=*/false));
-    TUNED_RETURN_IF_ERROR(reference.Launch(reference_geometry, p->args_.data(), nullptr));
+    TUNED_RETURN_IF_ERROR(loaded[0].Launch(reference_geometry, p->args_.data(), nullptr));
     TUNED_CUDA(cudaDeviceSynchronize());
     for (Slot& slot : p->slots_) {
       if (!slot.is_buffer || slot.role == v1::SPEC_ROLE_IN) continue;
@@ -163,20 +161,10 @@ class SpecProblem final : public DeviceProblem {
     }
 
     // The baseline: the default config where it runs at the shape, else the reference.
-    const Config def = f.DefaultConfig();
-    if (!def.empty() && f.RunsAt(def, shape).ok()) {
-      auto def_launch = f.Launch(def, shape);
-      if (!def_launch.ok()) return def_launch.status();
-      auto k = CompileAndLoad(text, def_launch->name_expression, def_launch->defines, arch);
-      if (!k.ok()) return k.status();
-      p->baseline_ = *std::move(k);
-      p->baseline_geometry_ = LaunchGeometryOf(def_launch->kernel);
-      p->baseline_name_ = f.baseline_name();
-    } else {
-      p->baseline_ = std::move(reference);
-      p->baseline_geometry_ = reference_geometry;
-      p->baseline_name_ = reference_name;
-    }
+    const int baseline = kernels - 1;
+    p->baseline_ = std::move(loaded[baseline]);
+    p->baseline_geometry_ = request.spec_kernels(baseline).geometry();
+    p->baseline_name_ = request.spec_kernels(baseline).name();
     return std::unique_ptr<DeviceProblem>(std::move(p));
   }
 
@@ -244,14 +232,6 @@ class SpecProblem final : public DeviceProblem {
 
   SpecProblem() = default;
 
-  static absl::StatusOr<LoadedKernel> CompileAndLoad(const std::string& text, const std::string& expr,
-                                                     const std::vector<std::string>& options,
-                                                     const std::string& arch) {
-    auto compiled = Compile(text, expr, options, arch);
-    if (!compiled.ok()) return compiled.status();
-    return LoadedKernel::Load(compiled->cubin, compiled->entry);
-  }
-
   /// Copies each output's fill back (`every_run_only`: those with reset =
   /// "every_run"), on `stream`.
   absl::Status ResetOutputs(cudaStream_t stream, bool every_run_only) {
@@ -274,10 +254,10 @@ class SpecProblem final : public DeviceProblem {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSpecProblem(const v1::KernelSpec& spec,
-                                                               const Shape& shape, uint64_t seed,
+absl::StatusOr<std::unique_ptr<DeviceProblem>> MakeSpecProblem(const v1::worker::Prepare& request,
+                                                               const Shape& shape,
                                                                const v1::Device& device) {
-  return SpecProblem::Create(spec, shape, seed, device);
+  return SpecProblem::Create(request, shape, device);
 }
 
 }  // namespace tuned
