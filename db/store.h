@@ -221,7 +221,7 @@ class Store {
   /// under its lease: of `prefer_job` if it has any (the job the daemon is
   /// prepared for), else of the oldest such job, which becomes RUNNING.
   /// nullopt when no job of the kind has claimable items.
-  /// Without `user_kernels`, jobs of users' kernel specs (a family key
+  /// Without `user_kernels`, jobs of users' kernel specs (a problem key
   /// "<name>@<hash>") are left for a daemon that runs them.
   absl::StatusOr<std::optional<Claim>> ClaimWork(int64_t daemon_id, int64_t device_id,
                                                  int64_t prefer_job, int n, bool user_kernels = true);

@@ -6,7 +6,7 @@
 -- is brought here by db/sqlite/migrations/<version>.sql, one step at a time
 -- (they alter existing tables), then this file (so every CREATE here is IF
 -- NOT EXISTS). Enums are stored by their proto names
--- ("FAMILY_SGEMM", "JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
+-- ("JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
 -- as Unix seconds (NULL: not yet). A problem is a row of `problems` (its
 -- key and shape), which jobs and measurements reference. crashes' family
 -- column holds the key's family alone ("sgemm", or "<name>@<spec hash>" for
