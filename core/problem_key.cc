@@ -118,6 +118,10 @@ std::string FormatKey(const ProblemKey& key) {
   return out;
 }
 
+std::string FormatFamily(const ProblemKey& key) {
+  return FormatKey(ProblemKey{.family = key.family, .spec_hash = key.spec_hash});
+}
+
 absl::StatusOr<ProblemKey> ParseKey(absl::string_view text) {
   ProblemKey key;
   const size_t colon = text.find(':');

@@ -54,6 +54,10 @@ struct ProblemKey {
 /// accepts formats back to the text it was read from.
 std::string FormatKey(const ProblemKey& key);
 
+/// The text of `key`'s family alone, its other fields left out: "sgemm",
+/// "matmul@3f2a..." (what is kept per family, not per problem).
+std::string FormatFamily(const ProblemKey& key);
+
 /// Reads FormatKey's text. INVALID_ARGUMENT, naming what is wrong, for a
 /// family that is no identifier or no built-in family (without '@'), a
 /// hash that is no lower-case hex, an unknown field or value, a field given

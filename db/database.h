@@ -114,4 +114,15 @@ namespace tuned {
 /// libpq takes it.
 absl::StatusOr<std::unique_ptr<Database>> OpenSqlite(const std::string& path);
 absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url);
+
+/// The step of schema 10 -> 11 after migrations/11.sql, on both backends, in
+/// its transaction: each `problems` key that the migration wrote as the old
+/// columns joined by spaces ("FAMILY_SGEMM DTYPE_BF16_F32 MATH_TF32
+/// LAYOUT_NT EPILOGUE_NONE": family as the old FamilyKey, then the proto
+/// names of dtype, math, layout and epilogue) becomes the problem's key in
+/// canonical form (core/problem_key.h), and crashes' family column takes the
+/// key's family text ("FAMILY_SGEMM": "sgemm"; a kernel spec's
+/// "name@hash" is that already). DATA_LOSS, naming the row, for a value
+/// that this build does not know (the migration then changes nothing).
+absl::Status KeyMigratedProblems(Database& db);
 }  // namespace tuned

@@ -196,9 +196,9 @@ class PostgresDatabase final : public Database {
   }
 
   /// Brings the database to this build's schema: schema.sql on a fresh
-  /// one, migrations/N.sql on an older one (3 -> 4 -> ... -> 10), each in one
-  /// transaction, under a session advisory lock (daemons that start
-  /// together apply it once). FAILED_PRECONDITION for a schema that is
+  /// one, migrations/N.sql on an older one (3 -> 4 -> ... -> 11, 11 then
+  /// KeyMigratedProblems), each in one transaction, under a session
+  /// advisory lock (daemons that start together apply it once). FAILED_PRECONDITION for a schema that is
   /// newer than this build's, or older than 3.
   absl::Status ApplySchema() {
     TUNED_RETURN_IF_ERROR(Command(absl::StrCat("SELECT pg_advisory_lock(", kSchemaLock, ")")));
@@ -226,11 +226,13 @@ class PostgresDatabase final : public Database {
           {6, {embedded::kPostgresMigration7Sql, "db/postgres/migrations/7.sql"}},
           {7, {embedded::kPostgresMigration8Sql, "db/postgres/migrations/8.sql"}},
           {8, {embedded::kPostgresMigration9Sql, "db/postgres/migrations/9.sql"}},
-          {9, {embedded::kPostgresMigration10Sql, "db/postgres/migrations/10.sql"}}};
+          {9, {embedded::kPostgresMigration10Sql, "db/postgres/migrations/10.sql"}},
+          {10, {embedded::kPostgresMigration11Sql, "db/postgres/migrations/11.sql"}}};
       for (auto it = migrations.find(v); it != migrations.end() && v < Store::kSchemaVersion;
            it = migrations.find(v)) {
         TUNED_RETURN_IF_ERROR(Begin(false));
         absl::Status migrated = Command(it->second.first, it->second.second);
+        if (migrated.ok() && v == 10) migrated = KeyMigratedProblems(*this);
         if (!migrated.ok()) {
           Rollback();
           return migrated;

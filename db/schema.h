@@ -13,6 +13,7 @@ extern const char kSqliteMigration7Sql[];    // db/sqlite/migrations/7.sql (sche
 extern const char kSqliteMigration8Sql[];    // db/sqlite/migrations/8.sql (schema 7 -> 8)
 extern const char kSqliteMigration9Sql[];    // db/sqlite/migrations/9.sql (schema 8 -> 9)
 extern const char kSqliteMigration10Sql[];   // db/sqlite/migrations/10.sql (schema 9 -> 10)
+extern const char kSqliteMigration11Sql[];   // db/sqlite/migrations/11.sql (schema 10 -> 11)
 extern const char kPostgresSchemaSql[];      // db/postgres/schema.sql
 extern const char kPostgresMigration4Sql[];  // db/postgres/migrations/4.sql (schema 3 -> 4)
 extern const char kPostgresMigration5Sql[];  // db/postgres/migrations/5.sql (schema 4 -> 5)
@@ -21,4 +22,5 @@ extern const char kPostgresMigration7Sql[];  // db/postgres/migrations/7.sql (sc
 extern const char kPostgresMigration8Sql[];  // db/postgres/migrations/8.sql (schema 7 -> 8)
 extern const char kPostgresMigration9Sql[];  // db/postgres/migrations/9.sql (schema 8 -> 9)
 extern const char kPostgresMigration10Sql[]; // db/postgres/migrations/10.sql (schema 9 -> 10)
+extern const char kPostgresMigration11Sql[]; // db/postgres/migrations/11.sql (schema 10 -> 11)
 }  // namespace tuned::embedded

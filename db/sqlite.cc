@@ -145,7 +145,7 @@ class SqliteDatabase final : public Database {
             {3, embedded::kSqliteMigration4Sql}, {4, embedded::kSqliteMigration5Sql},
             {5, embedded::kSqliteMigration6Sql}, {6, embedded::kSqliteMigration7Sql},
             {7, embedded::kSqliteMigration8Sql}, {8, embedded::kSqliteMigration9Sql},
-            {9, embedded::kSqliteMigration10Sql}};
+            {9, embedded::kSqliteMigration10Sql}, {10, embedded::kSqliteMigration11Sql}};
         for (int64_t v = *version; v < Store::kSchemaVersion; ++v) {
           auto it = migrations.find(v);
           if (it == migrations.end()) {
@@ -153,6 +153,7 @@ class SqliteDatabase final : public Database {
                 absl::StrCat("no migration from database schema version ", v));
           }
           TUNED_RETURN_IF_ERROR(Exec(db_, it->second));
+          if (v == 10) TUNED_RETURN_IF_ERROR(KeyMigratedProblems(*this));
         }
       }
       // Tables and indexes; the CREATEs leave existing ones as they are.

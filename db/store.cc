@@ -11,97 +11,42 @@
 #include <map>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "db/store_internal.h"
 #include "core/status.h"
 
 namespace tuned {
 
-std::string FamilyKey(const v1::Problem& problem) {
-  if (problem.family_name().empty()) return FamilyKey(problem.family());
-  return absl::StrCat(problem.family_name(), "@", problem.spec_hash());
-}
-
-std::string FamilyKey(v1::Family family) { return v1::Family_Name(family); }
-
 namespace store_internal {
 
-std::string ProblemLabel(const v1::Problem& p) {
-  // A spec's version by its hash's first 12 digits (the cache of bests
-  // keys by FamilyKey too).
-  const std::string family =
-      p.family_name().empty()
-          ? absl::AsciiStrToLower(absl::StripPrefix(v1::Family_Name(p.family()), "FAMILY_"))
-          : absl::StrCat(p.family_name(), "@", p.spec_hash().substr(0, 12));
-  std::string label = family;
-  if (p.dtype() != v1::DTYPE_UNSPECIFIED) {  // a spec problem's may be unset
-    absl::StrAppend(&label, " ",
-                    absl::AsciiStrToLower(absl::StripPrefix(v1::DType_Name(p.dtype()), "DTYPE_")));
+absl::Status ReadProblem(const std::string& key, const std::string& shape, v1::Problem* p) {
+  auto parsed = ParseKey(key);
+  absl::StatusOr<v1::Problem> problem = parsed.ok() ? ToProblem(*parsed) : parsed.status();
+  if (!problem.ok()) {
+    return absl::DataLossError(absl::StrCat("stored problem: ", problem.status().message()));
   }
-  absl::StrAppend(&label, " ", ShapeText(p));
-  if (p.math() != v1::MATH_IEEE_FP32) {
-    absl::StrAppend(&label, " ", absl::AsciiStrToLower(absl::StripPrefix(MathText(p), "MATH_")));
-  }
-  if (p.layout() != v1::LAYOUT_NN) {
-    absl::StrAppend(&label, " ",
-                    absl::AsciiStrToLower(absl::StripPrefix(LayoutText(p), "LAYOUT_")));
-  }
-  if (p.epilogue() != v1::EPILOGUE_NONE) {
-    absl::StrAppend(&label, " +",
-                    absl::AsciiStrToLower(absl::StripPrefix(EpilogueText(p), "EPILOGUE_")));
-  }
-  return label;
-}
-
-absl::Status ParseProblem(const std::string& family, const std::string& dtype,
-                          const std::string& shape, const std::string& math,
-                          const std::string& layout, const std::string& epilogue,
-                          v1::Problem* p) {
-  v1::Family f = v1::FAMILY_UNSPECIFIED;
-  v1::DType d;
-  v1::Math m;
-  // A kernel spec's version: "<family_name>@<spec_hash>" (FamilyKey).
-  const size_t at = family.find('@');
-  const bool spec = at != std::string::npos;
-  if (spec ? (at == 0 || at + 1 == family.size()) : !v1::Family_Parse(family, &f)) {
-    return absl::DataLossError(absl::StrCat("stored problem has unknown family '", family, "'"));
-  }
-  if (!v1::DType_Parse(dtype, &d) || !v1::Math_Parse(math, &m)) {
-    return absl::DataLossError(absl::StrCat("stored problem of family '", family,
-                                            "' has unknown dtype '", dtype, "' or math '", math,
-                                            "'"));
-  }
-  p->set_family(f);
-  if (spec) {
-    p->set_family_name(family.substr(0, at));
-    p->set_spec_hash(family.substr(at + 1));
-  }
-  p->set_dtype(d);
-  p->set_math(m);
-  v1::Layout l;
-  if (!v1::Layout_Parse(layout, &l)) {
-    return absl::DataLossError(absl::StrCat("stored problem of family '", family,
-                                            "' has unknown layout '", layout, "'"));
-  }
-  p->set_layout(l);
-  v1::Epilogue e;
-  if (!v1::Epilogue_Parse(epilogue, &e)) {
-    return absl::DataLossError(absl::StrCat("stored problem of family '", family,
-                                            "' has unknown epilogue '", epilogue, "'"));
-  }
-  p->set_epilogue(e);
+  *p = *std::move(problem);
   for (absl::string_view dim : absl::StrSplit(shape, 'x', absl::SkipEmpty())) {
     int64_t n;
     if (!absl::SimpleAtoi(dim, &n)) return absl::DataLossError(absl::StrCat("bad shape ", shape));
     p->add_shape(n);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ProblemId(Database& db, const v1::Problem& p) {
+  const std::string key = KeyText(p), shape = ShapeText(p);
+  TUNED_RETURN_IF_ERROR(
+      QueryOn(db, "INSERT INTO problems (key, shape) VALUES (?1, ?2) ON CONFLICT DO NOTHING", key, shape)
+          .status());
+  auto q = QueryOn(db, "SELECT id FROM problems WHERE key = ?1 AND shape = ?2", key, shape);
+  if (!q.ok()) return q.status();
+  if (q->empty()) return absl::InternalError(absl::StrCat("problem ", key, " ", shape, " not stored"));
+  return q->Int(0, 0);
 }
 
 std::string ParamsText(const v1::KernelConfig& c) {

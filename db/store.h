@@ -2,8 +2,10 @@
 // default) or a PostgreSQL server shared by a fleet of daemons, one per GPU.
 // Schemas in db/sqlite/ and db/postgres/, versioned. Knows nothing of CUDA
 // or of families: configs are stored by canonical name plus their
-// parameters as "BM=128,BN=64,..." text, a problem's family by its key
-// (FamilyKey), and kernel specs as the messages that clients registered. Thread-safe (one connection behind
+// parameters as "BM=128,BN=64,..." text, a problem as a row of `problems`
+// (its key's canonical text, core/problem_key.h, and its shape) that jobs
+// and measurements reference, and kernel specs as the messages that clients
+// registered. Thread-safe (one connection behind
 // a mutex); every write is one transaction. The reads that GetBest may make
 // (a best not in memory, tuned shapes, measurements, specs) go through a
 // second connection where the database has one to give (a file or a
@@ -32,22 +34,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "core/problem_key.h"
 #include "db/database.h"
 #include "tuned/v1/tuner.pb.h"
 
 
 namespace tuned {
-
-/// The text that the family columns of jobs, measurements and crashes hold
-/// for the problem's family: the enum's name for a built-in family
-/// (family_name empty), e.g. "FAMILY_SGEMM", and "<family_name>@<spec_hash>"
-/// for a kernel spec's version, e.g. "matmul@3f2a...". Two versions of a
-/// spec never share a key; keys stored before kernel specs are unchanged.
-/// A spec problem's spec_hash must be set (its version resolved) first.
-std::string FamilyKey(const v1::Problem& problem);
-/// The key of a built-in family's problems: FamilyKey of a problem with
-/// `family` set and family_name empty.
-std::string FamilyKey(v1::Family family);
 
 /// A version of a kernel spec as stored (Store::AddSpec).
 struct StoredSpec {
@@ -184,7 +176,7 @@ struct Claim {
 class Store {
  public:
   /// Schema version this build writes (both backends' schema files).
-  static constexpr int kSchemaVersion = 10;
+  static constexpr int kSchemaVersion = 11;
 
   /// Opens the database named by `url` (Database::Open: a path,
   /// sqlite:///path or postgresql://...), applies or migrates its schema,
@@ -229,7 +221,7 @@ class Store {
   /// under its lease: of `prefer_job` if it has any (the job the daemon is
   /// prepared for), else of the oldest such job, which becomes RUNNING.
   /// nullopt when no job of the kind has claimable items.
-  /// Without `user_kernels`, jobs of users' kernel specs (a family key
+  /// Without `user_kernels`, jobs of users' kernel specs (a problem key
   /// "<name>@<hash>") are left for a daemon that runs them.
   absl::StatusOr<std::optional<Claim>> ClaimWork(int64_t daemon_id, int64_t device_id,
                                                  int64_t prefer_job, int n, bool user_kernels = true);
@@ -303,13 +295,11 @@ class Store {
   absl::StatusOr<std::vector<v1::Measurement>> ListMeasurements(int64_t device_id,
                                                                 const v1::Problem& problem,
                                                                 int top);
-  /// Shapes of the family (its FamilyKey: a kernel spec's version lists
-  /// only its own shapes), dtype, math mode, layout and epilogue with at least one OK
-  /// measurement on the device kind.
-  absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(
-      int64_t device_id, std::string_view family_key, v1::DType dtype,
-      v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN,
-      v1::Epilogue epilogue = v1::EPILOGUE_NONE);
+  /// Shapes of the problems of `key` (a kernel spec's version lists only
+  /// its own shapes) with at least one OK measurement on the device kind,
+  /// in the order of their text ("MxNxK").
+  absl::StatusOr<std::vector<std::vector<int64_t>>> TunedShapes(int64_t device_id,
+                                                                const ProblemKey& key);
   /// The fastest OK measurement of the problem on the device kind, whoever
   /// measured it, with its binary and the baseline of the GPU that measured
   /// it. Without one, the baseline of the problem's newest DONE job that
@@ -352,14 +342,13 @@ class Store {
   absl::Status AddCompiled(const CompileKey& key, const CompiledRow& row);
 
   /// Counts one more crash of the GPU worker on the config of the family
-  /// (its FamilyKey: a kernel spec's versions count apart) on the device
-  /// kind (`what`: status and message); returns the count. A config at 2 is
-  /// quarantined.
-  absl::StatusOr<int> AddCrash(int64_t device_id, std::string_view family_key,
-                               std::string_view config, std::string_view what);
+  /// of `key` (its family and spec_hash: a kernel spec's versions count
+  /// apart; the other fields do not) on the device kind (`what`: status
+  /// and message); returns the count. A config at 2 is quarantined.
+  absl::StatusOr<int> AddCrash(int64_t device_id, const ProblemKey& key, std::string_view config,
+                               std::string_view what);
   /// The crashes AddCrash counted for the config (0: none).
-  absl::StatusOr<int> CrashCount(int64_t device_id, std::string_view family_key,
-                                 std::string_view config);
+  absl::StatusOr<int> CrashCount(int64_t device_id, const ProblemKey& key, std::string_view config);
 
   // ---- kernel specs (tuner.proto KernelSpec, RegisterFamily) ----
 
@@ -434,7 +423,7 @@ class Store {
   /// moved), unless another text holds it. Each row in a statement of its
   /// own: daemons that open the database together may run it at once.
   absl::Status FillSourceDigests() ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<int> CrashCountLocked(int64_t device_id, std::string_view family_key,
+  absl::StatusOr<int> CrashCountLocked(int64_t device_id, const std::string& family,
                                        std::string_view config) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Runs `read(Database&)` (an absl::StatusOr) on the connection of the
   /// request path's reads: reads_ under reads_mu_, or db_ under mu_ where

@@ -72,29 +72,30 @@ absl::Status Store::AddCompiled(const CompileKey& k, const CompiledRow& r) {
   });
 }
 
-absl::StatusOr<int> Store::AddCrash(int64_t device_id, std::string_view family_key,
-                                    std::string_view config, std::string_view what) {
+absl::StatusOr<int> Store::AddCrash(int64_t device_id, const ProblemKey& key, std::string_view config,
+                                    std::string_view what) {
+  const std::string family = FormatFamily(key);
   absl::MutexLock lock(&mu_);
   TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
     return Query("INSERT INTO crashes (device_id, family, config, count, last) "
                  "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (device_id, family, config) "
                  "DO UPDATE SET count = crashes.count + 1, last = excluded.last",
-                 device_id, family_key, config, what)
+                 device_id, family, config, what)
         .status();
   }));
-  return CrashCountLocked(device_id, family_key, config);
+  return CrashCountLocked(device_id, family, config);
 }
 
-absl::StatusOr<int> Store::CrashCount(int64_t device_id, std::string_view family_key,
-                                      std::string_view config) {
+absl::StatusOr<int> Store::CrashCount(int64_t device_id, const ProblemKey& key, std::string_view config) {
+  const std::string family = FormatFamily(key);
   absl::MutexLock lock(&mu_);
-  return CrashCountLocked(device_id, family_key, config);
+  return CrashCountLocked(device_id, family, config);
 }
 
-absl::StatusOr<int> Store::CrashCountLocked(int64_t device_id, std::string_view family_key,
+absl::StatusOr<int> Store::CrashCountLocked(int64_t device_id, const std::string& family,
                                             std::string_view config) {
   auto q = Query("SELECT count FROM crashes WHERE device_id = ?1 AND family = ?2 AND config = ?3",
-                 device_id, family_key, config);
+                 device_id, family, config);
   if (!q.ok()) return q.status();
   return q->empty() ? 0 : static_cast<int>(q->Int(0, 0));
 }

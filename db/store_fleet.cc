@@ -128,9 +128,10 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
   for (int attempt = 0; attempt < 3 && !claim && !none; ++attempt) {
     TUNED_RETURN_IF_ERROR(InTxn(false, [&]() -> absl::Status {
       auto job = Query("SELECT w.job_id FROM work_items w JOIN jobs j ON j.id = w.job_id "
+                       "JOIN problems p ON p.id = j.problem_id "
                        "WHERE j.device_id = ?1 AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') "
                        "AND w.done = 0 AND (w.daemon_id IS NULL OR w.daemon_id = ?3 OR "
-                       "w.lease_until < {now}) AND (?4 = 1 OR j.family NOT LIKE '%@%') "
+                       "w.lease_until < {now}) AND (?4 = 1 OR p.key NOT LIKE '%@%') "
                        "ORDER BY CASE WHEN w.job_id = ?2 THEN 0 ELSE 1 END, w.job_id LIMIT 1",
                        device_id, prefer_job, daemon_id, int64_t{user_kernels ? 1 : 0});
       if (!job.ok()) return job.status();
@@ -181,10 +182,10 @@ absl::StatusOr<std::optional<Claim>> Store::ClaimWork(int64_t daemon_id, int64_t
 
 absl::StatusOr<std::vector<v1::Job>> Store::IdleJobs(int64_t device_id, bool user_kernels) {
   absl::MutexLock lock(&mu_);
-  auto q = Query("SELECT j.id FROM jobs j WHERE j.device_id = ?1 "
+  auto q = Query("SELECT j.id FROM jobs j JOIN problems p ON p.id = j.problem_id WHERE j.device_id = ?1 "
                  "AND j.state IN ('JOB_QUEUED', 'JOB_RUNNING') AND NOT EXISTS "
                  "(SELECT 1 FROM work_items w WHERE w.job_id = j.id AND w.done = 0) "
-                 "AND (?2 = 1 OR j.family NOT LIKE '%@%') ORDER BY j.id",
+                 "AND (?2 = 1 OR p.key NOT LIKE '%@%') ORDER BY j.id",
                  device_id, int64_t{user_kernels ? 1 : 0});
   if (!q.ok()) return q.status();
   std::vector<v1::Job> jobs;

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "core/problem_key.h"
 #include "db/database.h"
 #include "db/store.h"
 
@@ -58,43 +59,22 @@ inline Value V(const Value& v) { return v; }
 
 inline std::string ShapeText(const v1::Problem& p) { return absl::StrJoin(p.shape(), "x"); }
 
-/// The math column's text: the proto name, e.g. "MATH_TF32" (a number this
-/// build does not know as its digits, which match no stored row).
-inline std::string MathText(const v1::Problem& p) {
-  const std::string name = v1::Math_Name(p.math());
-  return name.empty() ? std::to_string(static_cast<int>(p.math())) : name;
-}
+/// The key column of the problem's row in `problems`: its key's canonical
+/// text (FormatKey of KeyOf).
+inline std::string KeyText(const v1::Problem& p) { return FormatKey(KeyOf(p)); }
 
-/// The layout column's text: the proto name, e.g. "LAYOUT_NT" (a number this
-/// build does not know as its digits, which match no stored row).
-inline std::string LayoutText(const v1::Problem& p) {
-  const std::string name = v1::Layout_Name(p.layout());
-  return name.empty() ? std::to_string(static_cast<int>(p.layout())) : name;
-}
+/// "sgemm:a=f32,b=f32,c=f32,compute=f32 1024x1024x1024", for messages: the
+/// key's text and the shape.
+inline std::string ProblemText(const v1::Problem& p) { return KeyText(p) + " " + ShapeText(p); }
 
-/// The epilogue column's text: the proto name, e.g. "EPILOGUE_BIAS" (a
-/// number this build does not know as its digits, which match no stored row).
-inline std::string EpilogueText(const v1::Problem& p) {
-  const std::string name = v1::Epilogue_Name(p.epilogue());
-  return name.empty() ? std::to_string(static_cast<int>(p.epilogue())) : name;
-}
+/// The problem of a stored `problems` row: its key (ParseKey, ToProblem)
+/// and its shape ("64x64x64"). DATA_LOSS for a key this build does not
+/// read, or a bad shape.
+absl::Status ReadProblem(const std::string& key, const std::string& shape, v1::Problem* p);
 
-/// "sgemm f32 1024x1024x1024", for messages; a math mode other than the
-/// default follows, e.g. "sgemm f32 1024x1024x1024 tf32", then a layout
-/// other than NN, e.g. "sgemm f32 1024x1024x1024 nt", and an epilogue, e.g.
-/// "sgemm bf16 16x4096x4096 nt +bias_gelu_tanh", and a kernel spec
-/// is named with its hash's first 12 digits, "matmul@3f2a9c01d2e4 64x64"
-/// (an unset dtype is left out).
-std::string ProblemLabel(const v1::Problem& p);
-
-/// The problem of stored family (FamilyKey: a built-in family's enum name,
-/// or "<family_name>@<spec_hash>", read back as family FAMILY_UNSPECIFIED
-/// with family_name and spec_hash), dtype, shape ("64x64x64"), math and
-/// layout and epilogue columns. DATA_LOSS for a name this build does not
-/// know, a key with an empty name or hash, or a bad shape.
-absl::Status ParseProblem(const std::string& family, const std::string& dtype,
-                          const std::string& shape, const std::string& math,
-                          const std::string& layout, const std::string& epilogue, v1::Problem* p);
+/// The id of the `problems` row of `p` (its key and shape) on `db`, added
+/// if it has none; called in a write transaction.
+absl::StatusOr<int64_t> ProblemId(Database& db, const v1::Problem& p);
 
 /// "BK=8,BM=128,BN=64": params in key order.
 std::string ParamsText(const v1::KernelConfig& c);

@@ -11,55 +11,50 @@
 namespace tuned {
 
 using store_internal::NowUnix;
-using store_internal::ShapeText;
-using store_internal::EpilogueText;
-using store_internal::LayoutText;
-using store_internal::MathText;
-using store_internal::ParseProblem;
+using store_internal::ProblemId;
+using store_internal::ReadProblem;
 using store_internal::kOk;
 using store_internal::ReadMeasurement;
 
 absl::StatusOr<v1::Job> Store::LoadJob(int64_t id) {
   auto q = Query(
-      "SELECT family, dtype, shape, state, total, pruned, error, baseline_ms, "
-      "baseline_metric, baseline_name, created_unix, started_unix, finished_unix, "
-      "compile_seconds, measure_seconds, wait_seconds, worker_restarts, cached, client, "
-      "round, strategy, budget_seconds, budget_configs, math, baseline_error, error_bound, layout, "
-      "epilogue FROM jobs WHERE id = ?1",
+      "SELECT p.key, p.shape, j.state, j.total, j.pruned, j.error, j.baseline_ms, "
+      "j.baseline_metric, j.baseline_name, j.created_unix, j.started_unix, j.finished_unix, "
+      "j.compile_seconds, j.measure_seconds, j.wait_seconds, j.worker_restarts, j.cached, j.client, "
+      "j.round, j.strategy, j.budget_seconds, j.budget_configs, j.baseline_error, j.error_bound "
+      "FROM jobs j JOIN problems p ON p.id = j.problem_id WHERE j.id = ?1",
       id);
   if (!q.ok()) return q.status();
   if (q->empty()) return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
   v1::Job job;
   job.set_id(id);
-  TUNED_RETURN_IF_ERROR(
-      ParseProblem(q->Text(0, 0), q->Text(0, 1), q->Text(0, 2), q->Text(0, 23), q->Text(0, 26),
-                   q->Text(0, 27), job.mutable_problem()));
+  TUNED_RETURN_IF_ERROR(ReadProblem(q->Text(0, 0), q->Text(0, 1), job.mutable_problem()));
   v1::JobState state;
-  if (!v1::JobState_Parse(q->Text(0, 3), &state)) {
-    return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q->Text(0, 3), "'"));
+  if (!v1::JobState_Parse(q->Text(0, 2), &state)) {
+    return absl::DataLossError(absl::StrCat("job ", id, " has unknown state '", q->Text(0, 2), "'"));
   }
   job.set_state(state);
-  job.set_total(static_cast<int32_t>(q->Int(0, 4)));
-  job.set_pruned(static_cast<int32_t>(q->Int(0, 5)));
-  job.set_error(q->Text(0, 6));
-  job.set_baseline_ms(q->Double(0, 7));
-  job.set_baseline_metric(q->Double(0, 8));
-  job.set_baseline_name(q->Text(0, 9));
-  job.set_created_unix(q->Int(0, 10));
-  job.set_started_unix(q->Int(0, 11));
-  job.set_finished_unix(q->Int(0, 12));
-  job.set_compile_seconds(q->Double(0, 13));
-  job.set_measure_seconds(q->Double(0, 14));
-  job.set_wait_seconds(q->Double(0, 15));
-  job.set_worker_restarts(static_cast<int32_t>(q->Int(0, 16)));
-  job.set_cached(static_cast<int32_t>(q->Int(0, 17)));
-  job.set_client(q->Text(0, 18));
-  job.set_round(static_cast<int32_t>(q->Int(0, 19)));
-  job.set_strategy(q->Text(0, 20));
-  job.set_budget_seconds(q->Double(0, 21));
-  job.set_budget_configs(q->Int(0, 22));
-  job.set_baseline_error(q->Double(0, 24));
-  job.set_error_bound(q->Double(0, 25));
+  job.set_total(static_cast<int32_t>(q->Int(0, 3)));
+  job.set_pruned(static_cast<int32_t>(q->Int(0, 4)));
+  job.set_error(q->Text(0, 5));
+  job.set_baseline_ms(q->Double(0, 6));
+  job.set_baseline_metric(q->Double(0, 7));
+  job.set_baseline_name(q->Text(0, 8));
+  job.set_created_unix(q->Int(0, 9));
+  job.set_started_unix(q->Int(0, 10));
+  job.set_finished_unix(q->Int(0, 11));
+  job.set_compile_seconds(q->Double(0, 12));
+  job.set_measure_seconds(q->Double(0, 13));
+  job.set_wait_seconds(q->Double(0, 14));
+  job.set_worker_restarts(static_cast<int32_t>(q->Int(0, 15)));
+  job.set_cached(static_cast<int32_t>(q->Int(0, 16)));
+  job.set_client(q->Text(0, 17));
+  job.set_round(static_cast<int32_t>(q->Int(0, 18)));
+  job.set_strategy(q->Text(0, 19));
+  job.set_budget_seconds(q->Double(0, 20));
+  job.set_budget_configs(q->Int(0, 21));
+  job.set_baseline_error(q->Double(0, 22));
+  job.set_error_bound(q->Double(0, 23));
 
   auto counts = Query("SELECT COALESCE(SUM(CASE WHEN status IN ('MEASUREMENT_OK', "
                       "'MEASUREMENT_COMPILED') THEN 1 ELSE 0 END), 0), COUNT(*) "
@@ -121,15 +116,14 @@ absl::StatusOr<int64_t> Store::CreateJob(int64_t device_id, const v1::Problem& p
             " and the limit is ", quota.max_configs));
       }
     }
+    auto problem_id = ProblemId(*db_, problem);
+    if (!problem_id.ok()) return problem_id.status();
     auto insert = Query(
-        "INSERT INTO jobs (device_id, family, dtype, shape, state, total, pruned, "
-        "created_unix, client, strategy, budget_seconds, budget_configs, math, layout, epilogue) "
-        "VALUES (?1, ?2, ?3, ?4, 'JOB_QUEUED', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
-        "RETURNING id",
-        device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
-        ShapeText(problem), total, pruned, NowUnix(), quota.client, search.strategy,
-        search.budget_seconds, search.budget_configs, MathText(problem), LayoutText(problem),
-        EpilogueText(problem));
+        "INSERT INTO jobs (device_id, problem_id, state, total, pruned, created_unix, client, "
+        "strategy, budget_seconds, budget_configs) "
+        "VALUES (?1, ?2, 'JOB_QUEUED', ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+        device_id, *problem_id, total, pruned, NowUnix(), quota.client, search.strategy,
+        search.budget_seconds, search.budget_configs);
     if (!insert.ok()) return insert.status();
     if (insert->empty()) return absl::InternalError("job insert returned no id");
     id = insert->Int(0, 0);

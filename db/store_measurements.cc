@@ -21,16 +21,14 @@ namespace tuned {
 using store_internal::NowUnix;
 using store_internal::kNoLimit;
 using store_internal::ShapeText;
-using store_internal::EpilogueText;
-using store_internal::LayoutText;
-using store_internal::MathText;
-using store_internal::ProblemLabel;
+using store_internal::KeyText;
+using store_internal::ProblemText;
 using store_internal::ParamsText;
 using store_internal::Digest;
 using store_internal::kOk;
 using store_internal::kMeasurementCols;
 using store_internal::ReadMeasurement;
-using store_internal::ParseProblem;
+using store_internal::ReadProblem;
 using store_internal::QueryOn;
 
 absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement& m,
@@ -59,12 +57,11 @@ absl::StatusOr<bool> Store::AddMeasurement(int64_t job_id, const v1::Measurement
           binary_id = *id;
         }
         auto insert = Query(
-            "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, "
+            "INSERT INTO measurements (job_id, device_id, problem_id, config, params, "
             "status, median_ms, metric, metric_unit, error, message, repetitions, registers, "
-            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low, math, layout, "
-            "epilogue) "
-            "SELECT id, device_id, family, dtype, shape, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-            "?12, ?13, ?14, ?15, ?16, ?17, math, layout, epilogue FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
+            "binary_id, created_unix, daemon_id, baseline_ms, sm_clock_mhz, clock_low) "
+            "SELECT id, device_id, problem_id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+            "?12, ?13, ?14, ?15, ?16, ?17 FROM jobs WHERE id = ?1 ON CONFLICT DO NOTHING",
             job_id, m.config().name(), ParamsText(m.config()), v1::MeasurementStatus_Name(m.status()),
             m.median_ms(), m.metric(), m.metric_unit(), m.error(), m.message(), m.repetitions(),
             m.registers(), binary_id,
@@ -121,15 +118,13 @@ absl::StatusOr<std::vector<v1::Measurement>> Store::ListMeasurements(int64_t dev
   // OK by time, then compile-only results, then failures; ties by insertion.
   auto q = Read([&](Database& db) {
     return QueryOn(db, "SELECT " TUNED_MEASUREMENT_COLS
-                 " FROM measurements m LEFT JOIN daemons d ON d.id = m.daemon_id "
-                 "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-                 "AND m.math = ?6 AND m.layout = ?7 AND m.epilogue = ?8 "
+                 " FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                 "LEFT JOIN daemons d ON d.id = m.daemon_id "
+                 "WHERE m.device_id = ?1 AND p.key = ?2 AND p.shape = ?3 "
                  "ORDER BY CASE m.status WHEN 'MEASUREMENT_OK' THEN 0 "
                  "  WHEN 'MEASUREMENT_COMPILED' THEN 1 ELSE 2 END, m.median_ms, m.id "
-                 "LIMIT ?5",
-                 device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
-                 ShapeText(problem), top <= 0 ? kNoLimit : top, MathText(problem),
-                 LayoutText(problem), EpilogueText(problem));
+                 "LIMIT ?4",
+                 device_id, KeyText(problem), ShapeText(problem), top <= 0 ? kNoLimit : top);
   });
   if (!q.ok()) return q.status();
   std::vector<v1::Measurement> out;
@@ -149,30 +144,26 @@ absl::StatusOr<BestRow> ReadBest(Database& db, int64_t device_id, const v1::Prob
             "COALESCE(m.baseline_ms, j.baseline_ms), j.baseline_name, m.speedup, m.speedup_ci_low, "
             "m.speedup_ci_high, m.speedup_pairs, m.speedup_note, j.baseline_error "
             "FROM measurements m "
+            "JOIN problems p ON p.id = m.problem_id "
             "JOIN jobs j ON j.id = m.job_id LEFT JOIN binaries b ON b.id = m.binary_id "
             "LEFT JOIN sources s ON s.id = b.source_id LEFT JOIN daemons d ON d.id = m.daemon_id "
-            "WHERE m.device_id = ?1 AND m.family = ?2 AND m.dtype = ?3 AND m.shape = ?4 "
-            "AND m.status = ?5 AND m.math = ?6 AND m.layout = ?7 AND m.epilogue = ?8 "
+            "WHERE m.device_id = ?1 AND p.key = ?2 AND p.shape = ?3 AND m.status = ?4 "
             TUNED_BEST_ORDER " LIMIT 1",
-            device_id, FamilyKey(problem), v1::DType_Name(problem.dtype()),
-            ShapeText(problem), kOk, MathText(problem), LayoutText(problem), EpilogueText(problem));
+            device_id, KeyText(problem), ShapeText(problem), kOk);
   if (!q.ok()) return q.status();
   if (q->empty()) {
     // No kernel passed verification: a sweep that ended DONE with its
     // baseline timed serves the baseline (server/jobs/jobs.cc, Finish). A
     // compile-only job times none; a running or failed one is no answer.
-    auto base = QueryOn(db, "SELECT id, baseline_ms, baseline_name, baseline_error FROM jobs "
-                      "WHERE device_id = ?1 AND state = ?2 AND family = ?3 AND dtype = ?4 "
-                      "AND shape = ?5 AND math = ?6 AND layout = ?7 AND epilogue = ?8 "
-                      "AND baseline_ms > 0 "
-                      "ORDER BY id DESC LIMIT 1",
-                      device_id, v1::JobState_Name(v1::JOB_DONE), FamilyKey(problem),
-                      v1::DType_Name(problem.dtype()), ShapeText(problem), MathText(problem),
-                      LayoutText(problem), EpilogueText(problem));
+    auto base = QueryOn(db, "SELECT j.id, j.baseline_ms, j.baseline_name, j.baseline_error "
+                      "FROM jobs j JOIN problems p ON p.id = j.problem_id "
+                      "WHERE j.device_id = ?1 AND j.state = ?2 AND p.key = ?3 AND p.shape = ?4 "
+                      "AND j.baseline_ms > 0 ORDER BY j.id DESC LIMIT 1",
+                      device_id, v1::JobState_Name(v1::JOB_DONE), KeyText(problem), ShapeText(problem));
     if (!base.ok()) return base.status();
     if (base->empty()) {
       return absl::NotFoundError(
-          absl::StrCat("no tuned kernel for ", ProblemLabel(problem), " on this device"));
+          absl::StrCat("no tuned kernel for ", ProblemText(problem), " on this device"));
     }
     BestRow only;
     only.baseline_only = true;
@@ -207,11 +198,10 @@ absl::StatusOr<BestRow> ReadBest(Database& db, int64_t device_id, const v1::Prob
   return best;
 }
 
-/// The key of a problem's held best: its device kind and the columns that
-/// ReadBest matches.
+/// The key of a problem's held best: its device kind and the problem
+/// (key and shape) that ReadBest matches.
 std::string BestKey(int64_t device_id, const v1::Problem& p) {
-  return absl::StrCat(device_id, " ", FamilyKey(p), " ", v1::DType_Name(p.dtype()), " ",
-                      ShapeText(p), " ", MathText(p), " ", LayoutText(p), " ", EpilogueText(p));
+  return absl::StrCat(device_id, " ", ProblemText(p));
 }
 
 /// `row` as shared, with `*token` (new) the token its `held` watches.
@@ -251,14 +241,11 @@ absl::StatusOr<std::shared_ptr<const BestRow>> Store::Best(int64_t device_id,
 
 void Store::BestChanged(int64_t job_id, bool bumped) {
   if (bumped) ++own_bumps_;
-  auto q = Query("SELECT device_id, family, dtype, shape, math, layout, epilogue FROM jobs "
-                 "WHERE id = ?1",
+  auto q = Query("SELECT j.device_id, p.key, p.shape FROM jobs j "
+                 "JOIN problems p ON p.id = j.problem_id WHERE j.id = ?1",
                  job_id);
   v1::Problem problem;
-  if (!q.ok() || q->empty() ||
-      !ParseProblem(q->Text(0, 1), q->Text(0, 2), q->Text(0, 3), q->Text(0, 4), q->Text(0, 5),
-                    q->Text(0, 6), &problem)
-           .ok()) {
+  if (!q.ok() || q->empty() || !ReadProblem(q->Text(0, 1), q->Text(0, 2), &problem).ok()) {
     InvalidateBest();
     return;
   }
@@ -332,22 +319,13 @@ absl::StatusOr<bool> Store::ChangedElsewhere() {
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Store::TunedShapes(int64_t device_id,
-                                                                     std::string_view family_key,
-                                                                     v1::DType dtype,
-                                                                     v1::Math math,
-                                                                     v1::Layout layout,
-                                                                     v1::Epilogue epilogue) {
-  v1::Problem like;
-  like.set_math(math);
-  like.set_layout(layout);
-  like.set_epilogue(epilogue);
+                                                                     const ProblemKey& key) {
+  const std::string key_text = FormatKey(key);
   auto q = Read([&](Database& db) {
     return QueryOn(db,
-                   "SELECT DISTINCT shape FROM measurements WHERE device_id = ?1 AND family = ?2 "
-                   "AND dtype = ?3 AND status = ?4 AND math = ?5 AND layout = ?6 AND epilogue = ?7 "
-                   "ORDER BY shape",
-                   device_id, family_key, v1::DType_Name(dtype), kOk, MathText(like),
-                   LayoutText(like), EpilogueText(like));
+                   "SELECT DISTINCT p.shape FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                   "WHERE m.device_id = ?1 AND p.key = ?2 AND m.status = ?3 ORDER BY p.shape",
+                   device_id, key_text, kOk);
   });
   if (!q.ok()) return q.status();
   std::vector<std::vector<int64_t>> out;

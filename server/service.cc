@@ -305,9 +305,7 @@ grpc::Status TunerService::Best(const grpc::ServerContextBase& ctx_ref,
       if (!job.ok()) return ToGrpc(job.status());
       best->set_queued_job_id(job->id());
     }
-    auto shapes = store_->TunedShapes(device_id_, FamilyKey(req->problem()), req->problem().dtype(),
-                                      req->problem().math(), req->problem().layout(),
-                                      req->problem().epilogue());
+    auto shapes = store_->TunedShapes(device_id_, problem->key);
     if (!shapes.ok()) return ToGrpc(shapes.status());
     const auto nearest = NearestShape(shape, *shapes);
     if (options_.metrics != nullptr) options_.metrics->Lookup(nearest ? "nearest" : "miss");
@@ -493,10 +491,15 @@ grpc::Status TunerService::DescribePrior(grpc::ServerContext*, const v1::Describ
     p->set_math(math);
     p->set_shapes(static_cast<int32_t>(problems.by_shape.size()));
     p->set_measurements(problems.rows());
-    const Family* f = FindFamily(family);
-    auto own = store_->TunedShapes(device_id_, f != nullptr ? FamilyKey(f->id()) : family, dtype, math);
-    if (!own.ok()) return ToGrpc(own.status());
-    p->set_own_shapes(static_cast<int32_t>(own->size()));
+    if (const Family* f = FindFamily(family); f != nullptr) {  // else none of its own
+      v1::Problem like;
+      like.set_family(f->id());
+      like.set_dtype(dtype);
+      like.set_math(math);
+      auto own = store_->TunedShapes(device_id_, KeyOf(like));
+      if (!own.ok()) return ToGrpc(own.status());
+      p->set_own_shapes(static_cast<int32_t>(own->size()));
+    }
     p->set_in_use(info->used() && p->own_shapes() < search::kOwnShapesEnough);
   }
   return grpc::Status::OK;
@@ -673,16 +676,17 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
       for (v1::Math math : f->MathModes()) {
         for (v1::Layout layout : f->Layouts()) {
           for (v1::Epilogue epilogue : f->Epilogues()) {
-            auto shapes =
-                store_->TunedShapes(device_id_, FamilyKey(f->id()), dtype, math, layout, epilogue);
+            v1::Problem like;
+            like.set_family(f->id());
+            like.set_dtype(dtype);
+            like.set_math(math);
+            like.set_layout(layout);
+            like.set_epilogue(epilogue);
+            auto shapes = store_->TunedShapes(device_id_, KeyOf(like));
             if (!shapes.ok()) return ToGrpc(shapes.status());
             for (const auto& shape : *shapes) {
               v1::Problem* p = resp->add_problems();
-              p->set_family(f->id());
-              p->set_dtype(dtype);
-              p->set_math(math);
-              p->set_layout(layout);
-              p->set_epilogue(epilogue);
+              *p = like;
               p->mutable_shape()->Assign(shape.begin(), shape.end());
             }
           }
@@ -698,7 +702,7 @@ grpc::Status TunerService::ListTuned(grpc::ServerContext*, const v1::ListTunedRe
     v1::Problem like;
     like.set_family_name(s.spec.name());
     like.set_spec_hash(s.hash);
-    auto shapes = store_->TunedShapes(device_id_, FamilyKey(like), v1::DTYPE_UNSPECIFIED, v1::MATH_IEEE_FP32);
+    auto shapes = store_->TunedShapes(device_id_, KeyOf(like));
     if (!shapes.ok()) return ToGrpc(shapes.status());
     for (const auto& shape : *shapes) {
       v1::Problem* p = resp->add_problems();

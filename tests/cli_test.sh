@@ -160,7 +160,7 @@ check best-imported-reason 0 '^served +the best config \(the default config tran
   "$T" best --family transpose 64 64
 check best-nearest 1 '^NOT TUNED for 60x64: nearest tuned shape 64x64' -- "$T" best --family transpose 60 64
 check best-nearest-json 1 '"match": "MATCH_NEAREST"' -- "$T" best --family transpose 60 64 --json
-check best-far 1 'no tuned kernel for transpose f32 4096x4096' -- "$T" best --family transpose 4096 4096
+check best-far 1 'no tuned kernel for transpose:a=f32,b=f32,c=f32,compute=f32 4096x4096' -- "$T" best --family transpose 4096 4096
 
 # What best serves (core/serving.h): an SGEMM kernel imported with its
 # judging (speedup 1.07x, 95% CI 1.05-1.09 over 30 pairs) is served; one whose
@@ -213,7 +213,7 @@ fi
 # Math modes (issue 18): the mode is part of the problem, shown after the
 # shape where it is not ieee_fp32; bad ones refused, nothing queued.
 check math-queue 0 'queued: sgemm f32 64x64x64 tf32, 1 configs' -- "$T" sweep 64 64 64 --math tf32 --budget 1
-check math-best-none 1 'no tuned kernel for sgemm f32 64x64x64 fp32_accurate' -- "$T" best 64 64 64 --math fp32_accurate
+check math-best-none 1 'no tuned kernel for sgemm:a=f32,b=f32,c=f32,compute=f32,math=fp32_accurate 64x64x64' -- "$T" best 64 64 64 --math fp32_accurate
 usage math-unknown "unknown math mode 'fp16' \(known: ieee_fp32, fp32_accurate, tf32\)" -- "$T" sweep 64 64 64 --math fp16
 check math-transpose 1 'math mode MATH_TF32 is not supported by transpose \(supported: ieee_fp32\)' -- \
   "$T" sweep --family transpose 64 64 --math tf32
@@ -222,7 +222,7 @@ check jobs-client 0 '^2 +transpose f32 33x17 +done .* local +.+ gpu 0: [0-9]+$' 
 # is, shown after it where not nn; bad ones refused, nothing queued.
 check layout-queue 0 'queued: sgemm f32 64x64x64 tf32 nt, 1 configs' -- \
   "$T" sweep 64 64 64 --math tf32 --layout nt --budget 1
-check layout-best-none 1 'no tuned kernel for sgemm f32 64x64x64 tn' -- "$T" best 64 64 64 --layout tn
+check layout-best-none 1 'no tuned kernel for sgemm:a=f32,b=f32,c=f32,compute=f32,layout=tn 64x64x64' -- "$T" best 64 64 64 --layout tn
 usage layout-unknown "unknown layout 'nx' \(known: nn, nt, tn, tt\)" -- "$T" sweep 64 64 64 --layout nx
 check layout-transpose 1 'layout LAYOUT_TT is not supported by transpose \(supported: nn\)' -- \
   "$T" sweep --family transpose 64 64 --layout tt
@@ -230,7 +230,7 @@ check layout-transpose 1 'layout LAYOUT_TT is not supported by transpose \(suppo
 # shown after the layout; fp32 and unknown ones refused, nothing queued.
 check epilogue-queue 0 'queued: sgemm bf16 16x64x64 nt \+bias_gelu_tanh, 1 configs' -- \
   "$T" sweep 16 64 64 --dtype bf16 --layout nt --epilogue bias_gelu_tanh --budget 1
-check epilogue-best-none 1 'no tuned kernel for sgemm bf16 16x64x64 nt \+bias_relu' -- \
+check epilogue-best-none 1 'no tuned kernel for sgemm:a=bf16,b=bf16,c=bf16,compute=f32,layout=nt,epilogue=bias_relu 16x64x64' -- \
   "$T" best 16 64 64 --dtype bf16 --layout nt --epilogue bias_relu
 usage epilogue-unknown "unknown epilogue 'swish' \(known: none, bias, bias_relu, bias_gelu_tanh, bias_gelu_erf\)" -- \
   "$T" sweep 64 64 64 --dtype bf16 --epilogue swish

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/pg_server.h"
+#include "tests/schema_v10.h"
 #include "tests/schema_v7.h"
 
 namespace tuned {
@@ -493,7 +494,7 @@ TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
   // and 5 gone, the sources inline (version 8's table gone); migrations/4.sql,
   // then 5.sql, and on.
   ASSERT_TRUE(server().CreateDatabase("v3").ok());
-  ASSERT_TRUE(Database::Open(server().url("v3")).ok());
+  ASSERT_EQ(MakeSchemaTen("postgresql", server().url("v3"), ""), absl::OkStatus());
   ASSERT_TRUE(server().Exec(PostgresSchemaSevenBinaryTables(), "v3").ok());
   ASSERT_TRUE(server()
                   .Exec("ALTER TABLE jobs DROP COLUMN strategy, DROP COLUMN budget_seconds, "
@@ -511,7 +512,7 @@ TEST_F(PostgresTest, VersionThreeIsMigratedToTheCurrentVersion) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->Int(0, 0), Store::kSchemaVersion);
   auto cols = (*db)->Query(
-      "SELECT strategy, speedup_pairs, j.math, baseline_error, error_bound, m.math "
+      "SELECT strategy, speedup_pairs, baseline_error, error_bound, j.problem_id, m.problem_id "
       "FROM jobs j, measurements m LIMIT 1",
       {});
   EXPECT_TRUE(cols.ok()) << cols.status();
@@ -522,7 +523,7 @@ TEST_F(PostgresTest, VersionFourIsMigratedToFiveWithItsRowsIeeeFp32) {
   // math columns, and the job stays MATH_IEEE_FP32 (then 6.sql and on, to
   // the current version).
   ASSERT_TRUE(server().CreateDatabase("v4").ok());
-  ASSERT_TRUE(Database::Open(server().url("v4")).ok());
+  ASSERT_EQ(MakeSchemaTen("postgresql", server().url("v4"), ""), absl::OkStatus());
   ASSERT_TRUE(server().Exec(PostgresSchemaSevenBinaryTables(), "v4").ok());
   ASSERT_TRUE(server()
                   .Exec("ALTER TABLE jobs DROP COLUMN math, DROP COLUMN baseline_error, "
@@ -539,10 +540,11 @@ TEST_F(PostgresTest, VersionFourIsMigratedToFiveWithItsRowsIeeeFp32) {
   auto v = (*db)->Query("SELECT max(version) FROM schema_version", {});
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->Int(0, 0), Store::kSchemaVersion);
-  auto math = (*db)->Query("SELECT math, baseline_error FROM jobs", {});
+  // Its problem's key leaves the math mode at its default out (schema 11).
+  auto math = (*db)->Query("SELECT p.key, j.baseline_error FROM jobs j JOIN problems p ON p.id = j.problem_id", {});
   ASSERT_TRUE(math.ok()) << math.status();
   ASSERT_EQ(math->size(), 1u);
-  EXPECT_EQ(math->Text(0, 0), "MATH_IEEE_FP32");
+  EXPECT_EQ(math->Text(0, 0), "sgemm:a=f32,b=f32,c=f32,compute=f32");
   EXPECT_EQ(math->Double(0, 1), 0.0);
 }
 

@@ -67,16 +67,16 @@ TEST_P(StoreTest, CompileCacheHitsOnlyTheExactKey) {
 }
 
 TEST_P(StoreTest, CrashCountsPerDeviceFamilyAndConfig) {
-  EXPECT_EQ(*store_->CrashCount(dev_, FamilyKey(v1::FAMILY_SGEMM), "bad"), 0);
-  const std::string sgemm = FamilyKey(v1::FAMILY_SGEMM);
+  EXPECT_EQ(*store_->CrashCount(dev_, BuiltinKey(v1::FAMILY_SGEMM), "bad"), 0);
+  const ProblemKey sgemm = BuiltinKey(v1::FAMILY_SGEMM);
   EXPECT_EQ(*store_->AddCrash(dev_, sgemm, "bad", "MEASUREMENT_DEVICE_FAULT: x"), 1);
   EXPECT_EQ(*store_->AddCrash(dev_, sgemm, "bad", "MEASUREMENT_RUN_TIMEOUT: y"), 2);
-  EXPECT_EQ(*store_->CrashCount(dev_, FamilyKey(v1::FAMILY_SGEMM), "bad"), 2);
-  EXPECT_EQ(*store_->CrashCount(dev_, FamilyKey(v1::FAMILY_TRANSPOSE), "bad"), 0);
-  EXPECT_EQ(*store_->CrashCount(dev_, FamilyKey(v1::FAMILY_SGEMM), "good"), 0);
+  EXPECT_EQ(*store_->CrashCount(dev_, BuiltinKey(v1::FAMILY_SGEMM), "bad"), 2);
+  EXPECT_EQ(*store_->CrashCount(dev_, BuiltinKey(v1::FAMILY_TRANSPOSE), "bad"), 0);
+  EXPECT_EQ(*store_->CrashCount(dev_, BuiltinKey(v1::FAMILY_SGEMM), "good"), 0);
   auto other = store_->UpsertDevice(Gpu("13.1"));
   ASSERT_TRUE(other.ok());
-  EXPECT_EQ(*store_->CrashCount(*other, FamilyKey(v1::FAMILY_SGEMM), "bad"), 0);
+  EXPECT_EQ(*store_->CrashCount(*other, BuiltinKey(v1::FAMILY_SGEMM), "bad"), 0);
 }
 
 }  // namespace

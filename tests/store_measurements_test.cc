@@ -100,10 +100,10 @@ TEST_P(StoreTest, TunedShapesListsOnlyShapesWithAnOkMeasurement) {
   ASSERT_TRUE(store_->AddMeasurement(a, Meas("y", v1::MEASUREMENT_OK, 2.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(b, Meas("x", v1::MEASUREMENT_OK, 1.0), nullptr).ok());
   ASSERT_TRUE(store_->AddMeasurement(c, Meas("x", v1::MEASUREMENT_WRONG_ANSWER, 1.0), nullptr).ok());
-  auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32);
+  auto shapes = store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32));
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{1000, 17, 4097}, {1024, 1024, 1024}}));
-  auto none = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_TRANSPOSE), v1::DTYPE_F32);
+  auto none = store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_TRANSPOSE, v1::DTYPE_F32));
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -151,7 +151,7 @@ TEST_P(StoreTest, MathModesKeepTheirOwnMeasurementsBestAndShapes) {
   }
   EXPECT_DOUBLE_EQ((*store_->Best(dev_, tf32))->baseline_error, 3e-4);
   EXPECT_EQ(store_->Best(dev_, WithMath(Sgemm(8, 8, 8), v1::MATH_TF32)).status().message(),
-            "no tuned kernel for sgemm f32 8x8x8 tf32 on this device");
+            "no tuned kernel for sgemm:a=f32,b=f32,c=f32,compute=f32,math=tf32 8x8x8 on this device");
 
   // A mode with no OK measurement of a shape has no tuned shape there.
   const int64_t j_only_wrong = NewJob(WithMath(Sgemm(32, 32, 32), v1::MATH_FP32_ACCURATE));
@@ -159,7 +159,7 @@ TEST_P(StoreTest, MathModesKeepTheirOwnMeasurementsBestAndShapes) {
                                      nullptr)
                   .ok());
   for (v1::Math math : {v1::MATH_IEEE_FP32, v1::MATH_FP32_ACCURATE, v1::MATH_TF32}) {
-    auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32, math);
+    auto shapes = store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32, math));
     ASSERT_TRUE(shapes.ok()) << shapes.status();
     EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{64, 64, 64}})) << v1::Math_Name(math);
   }
@@ -197,18 +197,18 @@ TEST_P(StoreTest, LayoutsKeepTheirOwnMeasurementsBestAndShapes) {
   v1::Problem tn = nn;
   tn.set_layout(v1::LAYOUT_TN);
   EXPECT_EQ(store_->Best(dev_, tn).status().message(),
-            "no tuned kernel for sgemm f32 64x64x64 tn on this device");
+            "no tuned kernel for sgemm:a=f32,b=f32,c=f32,compute=f32,layout=tn 64x64x64 on this device");
   for (v1::Layout layout : {v1::LAYOUT_NN, v1::LAYOUT_NT}) {
-    auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32,
-                                      v1::MATH_IEEE_FP32, layout);
+    auto shapes = store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32,
+                                      v1::MATH_IEEE_FP32, layout));
     ASSERT_TRUE(shapes.ok()) << shapes.status();
     EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{64, 64, 64}}));
   }
-  EXPECT_TRUE(store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32,
-                                  v1::MATH_IEEE_FP32, v1::LAYOUT_TN)
+  EXPECT_TRUE(store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32,
+                                  v1::MATH_IEEE_FP32, v1::LAYOUT_TN))
                   ->empty());
-  EXPECT_TRUE(store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32,
-                                  v1::MATH_IEEE_FP32, v1::LAYOUT_TT)
+  EXPECT_TRUE(store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32,
+                                  v1::MATH_IEEE_FP32, v1::LAYOUT_TT))
                   ->empty());
 }
 
@@ -237,15 +237,16 @@ TEST_P(StoreTest, EpiloguesKeepTheirOwnMeasurementsBestAndShapes) {
     auto best = store_->Best(dev_, problem);
     ASSERT_TRUE(best.ok()) << best.status();
     EXPECT_EQ((*best)->measurement.config().name(), name);
-    auto shapes = store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_BF16,
-                                      v1::MATH_IEEE_FP32, v1::LAYOUT_NT, problem.epilogue());
+    auto shapes = store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_BF16,
+                                      v1::MATH_IEEE_FP32, v1::LAYOUT_NT, problem.epilogue()));
     ASSERT_TRUE(shapes.ok()) << shapes.status();
     EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{16, 4096, 4096}}));
   }
   EXPECT_EQ(store_->Best(dev_, relu).status().message(),
-            "no tuned kernel for sgemm bf16 16x4096x4096 nt +bias_relu on this device");
-  EXPECT_TRUE(store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_BF16,
-                                  v1::MATH_IEEE_FP32, v1::LAYOUT_NT, v1::EPILOGUE_BIAS_RELU)
+            "no tuned kernel for sgemm:a=bf16,b=bf16,c=bf16,compute=f32,layout=nt,epilogue=bias_relu "
+            "16x4096x4096 on this device");
+  EXPECT_TRUE(store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_BF16,
+                                  v1::MATH_IEEE_FP32, v1::LAYOUT_NT, v1::EPILOGUE_BIAS_RELU))
                   ->empty());
 }
 
@@ -298,7 +299,7 @@ TEST_P(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
   const v1::Problem p = Sgemm(1024, 1024, 1024);
   auto none = store_->Best(dev_, p);
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(none.status().message(), "no tuned kernel for sgemm f32 1024x1024x1024 on this device");
+  EXPECT_EQ(none.status().message(), "no tuned kernel for sgemm:a=f32,b=f32,c=f32,compute=f32 1024x1024x1024 on this device");
 
   int64_t id = NewJob(p);
   ASSERT_TRUE(
@@ -319,7 +320,7 @@ TEST_P(StoreTest, BestNotFoundForUntunedProblemOrOtherDevice) {
   t.add_shape(4096);
   t.add_shape(8192);
   EXPECT_EQ(store_->Best(dev_, t).status().message(),
-            "no tuned kernel for transpose f32 4096x8192 on this device");
+            "no tuned kernel for transpose:a=f32,b=f32,c=f32,compute=f32 4096x8192 on this device");
 }
 
 // A problem none of whose configs passed verification: its newest DONE job
@@ -356,7 +357,7 @@ TEST_P(StoreTest, BestIsTheBaselineOfADoneJobWhoseConfigsAllFailed) {
   EXPECT_TRUE(absl::IsNotFound(store_->Best(dev_, Sgemm(67, 131, 1)).status()));
   EXPECT_TRUE(absl::IsNotFound(store_->Best(*store_->UpsertDevice(Gpu("12.8")), p).status()));
   EXPECT_TRUE(
-      store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32, v1::MATH_TF32)->empty());
+      store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32, v1::MATH_TF32))->empty());
 
   // A later sweep that finds a kernel: the kernel's row.
   const int64_t later = NewJob(p);
@@ -514,7 +515,7 @@ TEST_P(StoreTest, LookUpsDoNotWaitBehindAWriteTransaction) {
 
   const auto start = std::chrono::steady_clock::now();
   auto best = store->Best(dev, p);
-  auto shapes = store->TunedShapes(dev, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32);
+  auto shapes = store->TunedShapes(dev, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32));
   auto all = store->ListMeasurements(dev, p, 0);
   const auto took = std::chrono::steady_clock::now() - start;
   const bool write_waited = !written;

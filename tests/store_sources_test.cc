@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "db/database.h"
 #include "db/store_internal.h"
@@ -196,64 +197,66 @@ TEST_P(SourcesTest, ATextWhoseDigestAnotherHoldsIsStoredWithoutIt) {
 // migrations/8.sql moves each text to `sources` once, Store::Open gives
 // them their digests, and every row reads back as before.
 TEST_P(SourcesTest, SchemaSevenIsMigratedKeepingEveryRowReadable) {
-  const std::string url = Url();
+  auto old = UnopenedDatabase(GetParam(), dir_);
+  ASSERT_TRUE(old.ok()) << old.status();
+  const std::string url = *old;
   const std::string big = RandomSource(4, 64 << 10), small = RandomSource(5, 2 << 10);
   const std::vector<KernelBinary> bins = {Binary(big, 0), Binary(big, 1), Binary(big, 2, "log"),
                                           Binary(small, 3)};
   const std::vector<CompileKey> keys = {Key(big, 0), Key(big, 1), Key(big, 2), Key(small, 3),
                                         Key(big, 4)};  // the last: a compile error
   const v1::Problem p = Sgemm(128, 128, 128);
-  int64_t job = 0;
+  const int64_t job = 1;
   {
-    auto s = Store::Open(url);
-    ASSERT_TRUE(s.ok()) << s.status();
-    const int64_t dev = *(*s)->UpsertDevice(Gpu());
-    job = *(*s)->CreateJob(dev, p, 4, 0);
-    for (size_t i = 0; i < bins.size(); ++i) {
-      ASSERT_TRUE((*s)->AddMeasurement(job, Meas(absl::StrCat("c", i), v1::MEASUREMENT_OK, 1.0 + i),
-                                       nullptr)
-                      .ok());
-    }
-  }
-  {
-    auto db = Database::Open(url);
-    ASSERT_TRUE(db.ok()) << db.status();
-    auto run = [&](const std::string& sql, const std::vector<Value>& args) {
-      auto rows = (*db)->Query(sql, args);
-      EXPECT_TRUE(rows.ok()) << sql << ": " << rows.status();
-      return rows.ok() ? *std::move(rows) : Rows();
+    // Raw SQL (a Database would migrate it): the job and its measurements
+    // as schema 10 stored them, then schema 7's tables.
+    auto text = [](absl::string_view t) {
+      EXPECT_EQ(t.find('\''), absl::string_view::npos);
+      return absl::StrCat("'", t, "'");
     };
-    for (const std::string& sql : SchemaSevenBinaryTables(GetParam())) run(sql, {});
+    auto bytes = [&](absl::string_view b) {
+      const std::string hex = absl::BytesToHexString(b);
+      return GetParam() == "sqlite" ? absl::StrCat("X'", hex, "'") : absl::StrCat("'\\x", hex, "'::bytea");
+    };
+    std::string sql =
+        "INSERT INTO devices (name, cc_major, cc_minor, driver_version, nvrtc_version, sm_count) "
+        "VALUES ('NVIDIA H100 80GB HBM3', 9, 0, 13000, '13.0', 132);"
+        "INSERT INTO jobs (device_id, family, dtype, shape, state, total, created_unix) "
+        "VALUES (1, 'FAMILY_SGEMM', 'DTYPE_F32', '128x128x128', 'JOB_QUEUED', 4, 1);";
+    for (size_t i = 0; i < bins.size(); ++i) {
+      absl::StrAppend(&sql, "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, "
+                            "params, status, median_ms, created_unix) VALUES (1, 1, 'FAMILY_SGEMM', "
+                            "'DTYPE_F32', '128x128x128', 'c", i, "', 'BK=8,BM=128,BN=64', 'MEASUREMENT_OK', ",
+                      1.0 + i, ", 1);");
+    }
+    for (const std::string& step : SchemaSevenBinaryTables(GetParam())) absl::StrAppend(&sql, step, ";");
     // Schema 9's daemon columns and schema 10's epilogue columns, which
     // migrations/9.sql and 10.sql add back.
-    run("ALTER TABLE daemons DROP COLUMN user_kernels", {});
-    run("ALTER TABLE daemons DROP COLUMN sandbox", {});
-    run("ALTER TABLE jobs DROP COLUMN epilogue", {});
-    run("ALTER TABLE measurements DROP COLUMN epilogue", {});
+    absl::StrAppend(&sql, "ALTER TABLE daemons DROP COLUMN user_kernels;",
+                    "ALTER TABLE daemons DROP COLUMN sandbox;", "ALTER TABLE jobs DROP COLUMN epilogue;",
+                    "ALTER TABLE measurements DROP COLUMN epilogue;");
     for (size_t i = 0; i < bins.size(); ++i) {
       const KernelBinary& b = bins[i];
-      Rows id = run("INSERT INTO binaries (digest, source, entry, cubin, ptx, log) "
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-                    {Digest(b), std::string_view(b.source), std::string_view(b.entry),
-                     Blob{b.cubin}, std::string_view(b.ptx), std::string_view(b.log)});
-      ASSERT_EQ(id.size(), 1u);
-      run("UPDATE measurements SET binary_id = ?1 WHERE config = ?2",
-          {id.Int(0, 0), std::string_view(absl::StrCat("c", i))});
+      absl::StrAppend(&sql, "INSERT INTO binaries (digest, source, entry, cubin, ptx, log) VALUES (",
+                      Digest(b), ", ", text(b.source), ", ", text(b.entry), ", ", bytes(b.cubin), ", ",
+                      text(b.ptx), ", ", text(b.log), ");");
+      const std::string id = absl::StrCat("(SELECT id FROM binaries WHERE entry = ", text(b.entry), ")");
+      absl::StrAppend(&sql, "UPDATE measurements SET binary_id = ", id, " WHERE config = 'c", i, "';");
       const CompileKey& k = keys[i];
-      run("INSERT INTO compiled (digest, source, name_expression, options, arch, nvrtc_version, "
-          "ok, message, binary_id, created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, 1)",
-          {Digest(k), std::string_view(k.source), std::string_view(k.name_expression),
-           std::string_view(k.options), std::string_view(k.arch),
-           std::string_view(k.nvrtc_version), std::string_view(b.log), id.Int(0, 0)});
+      absl::StrAppend(&sql, "INSERT INTO compiled (digest, source, name_expression, options, arch, "
+                            "nvrtc_version, ok, message, binary_id, created_unix) VALUES (",
+                      Digest(k), ", ", text(k.source), ", ", text(k.name_expression), ", ", text(k.options), ", ",
+                      text(k.arch), ", ", text(k.nvrtc_version), ", 1, ", text(b.log), ", ", id, ", 1);");
     }
     const CompileKey& bad = keys.back();
-    run("INSERT INTO compiled (digest, source, name_expression, options, arch, nvrtc_version, "
-        "ok, message, created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 'error: nope', 1)",
-        {Digest(bad), std::string_view(bad.source), std::string_view(bad.name_expression),
-         std::string_view(bad.options), std::string_view(bad.arch),
-         std::string_view(bad.nvrtc_version)});
-    run(GetParam() == "sqlite" ? "PRAGMA user_version = 7" : "UPDATE schema_version SET version = 7",
-        {});
+    absl::StrAppend(&sql, "INSERT INTO compiled (digest, source, name_expression, options, arch, "
+                          "nvrtc_version, ok, message, created_unix) VALUES (",
+                    Digest(bad), ", ", text(bad.source), ", ", text(bad.name_expression), ", ",
+                    text(bad.options), ", ", text(bad.arch), ", ", text(bad.nvrtc_version),
+                    ", 0, 'error: nope', 1);");
+    absl::StrAppend(&sql, GetParam() == "sqlite" ? "PRAGMA user_version = 7;"
+                                                 : "UPDATE schema_version SET version = 7;");
+    ASSERT_EQ(MakeSchemaTen(GetParam(), url, sql), absl::OkStatus());
   }
   ASSERT_FALSE(HasFailure());
 

@@ -1,6 +1,6 @@
 // The store's kernel specs on both backends (db/store_specs.cc), and a
 // spec problem's jobs, measurements, bests, tuned shapes and crashes, kept
-// per version by their family key (FamilyKey).
+// per version by their key (core/problem_key.h: "name@hash").
 #include <atomic>
 #include <string>
 #include <thread>
@@ -38,12 +38,13 @@ v1::Problem SpecProblem(const std::string& hash, int64_t m, int64_t n, int64_t k
   return p;
 }
 
-TEST(FamilyKeyTest, BuiltInFamiliesKeepTheirNameAndSpecsTakeNameAtHash) {
-  EXPECT_EQ(FamilyKey(Sgemm(8, 8, 8)), "FAMILY_SGEMM");
-  EXPECT_EQ(FamilyKey(v1::FAMILY_TRANSPOSE), "FAMILY_TRANSPOSE");
+TEST(FamilyTextTest, BuiltInFamiliesByNameAndSpecsByNameAtHash) {
+  EXPECT_EQ(FormatFamily(KeyOf(Sgemm(8, 8, 8))), "sgemm");
+  EXPECT_EQ(FormatFamily(BuiltinKey(v1::FAMILY_TRANSPOSE, v1::DTYPE_F32)), "transpose");
   const std::string hash = spec::SpecHash(Spec("matmul", "a[0] = 1;"));
   ASSERT_EQ(hash.size(), 64u);
-  EXPECT_EQ(FamilyKey(SpecProblem(hash, 8, 8, 8)), "matmul@" + hash);
+  EXPECT_EQ(FormatFamily(KeyOf(SpecProblem(hash, 8, 8, 8))), "matmul@" + hash);
+  EXPECT_EQ(FormatKey(KeyOf(SpecProblem(hash, 8, 8, 8))), "matmul@" + hash);
 }
 
 TEST_P(StoreTest, AddSpecStoresEachVersionOnce) {
@@ -243,52 +244,35 @@ TEST_P(StoreTest, StoredSpecBytesThatDoNotParseAreDataLoss) {
 
 // A database of schema 5 (no kernel_specs, no layout columns, sources
 // inline) with a job and its measurement: migrations/6.sql adds the table,
-// 7.sql the columns, 8.sql the sources; the rows keep their family key and
-// are LAYOUT_NN.
+// 7.sql the columns, 8.sql the sources, 11.sql the problems; the rows keep
+// their problem and are LAYOUT_NN.
 TEST_P(StoreTest, SchemaFiveIsMigratedToTheNewestKeepingItsRows) {
   TempDir dir;
-  std::string url = url_;
-  if (GetParam() == "sqlite") {
-    fs::create_directories(dir.path());
-    url = (dir.path() / "v5.db").string();
+  auto old = UnopenedDatabase(GetParam(), dir);
+  ASSERT_TRUE(old.ok()) << old.status();
+  const std::string url = *old;
+  std::string sql =
+      "INSERT INTO devices (name, cc_major, cc_minor, driver_version, nvrtc_version, sm_count) "
+      "VALUES ('NVIDIA H100 80GB HBM3', 9, 0, 13000, '13.0', 132);"
+      "INSERT INTO jobs (device_id, family, dtype, shape, state, total, created_unix) "
+      "VALUES (1, 'FAMILY_SGEMM', 'DTYPE_F32', '64x64x64', 'JOB_QUEUED', 1, 1);"
+      "INSERT INTO measurements (job_id, device_id, family, dtype, shape, config, params, status, "
+      "median_ms, created_unix) VALUES (1, 1, 'FAMILY_SGEMM', 'DTYPE_F32', '64x64x64', 'a', "
+      "'BK=8,BM=128,BN=64', 'MEASUREMENT_OK', 0.5, 1);"
+      "DROP TABLE kernel_specs;";
+  for (const std::string& step : SchemaSevenBinaryTables(GetParam())) absl::StrAppend(&sql, step, ";");
+  // Schema 7's layout columns, schema 9's daemon columns and schema 10's
+  // epilogue columns, which migrations/7.sql, 9.sql and 10.sql add back.
+  for (const char* drop : {"ALTER TABLE jobs DROP COLUMN layout", "ALTER TABLE measurements DROP COLUMN layout",
+                           "ALTER TABLE jobs DROP COLUMN epilogue",
+                           "ALTER TABLE measurements DROP COLUMN epilogue",
+                           "ALTER TABLE daemons DROP COLUMN user_kernels",
+                           "ALTER TABLE daemons DROP COLUMN sandbox"}) {
+    absl::StrAppend(&sql, drop, ";");
   }
-  {
-    auto s = Store::Open(url);
-    ASSERT_TRUE(s.ok()) << s.status();
-    Store& st = **s;
-    auto dev = st.UpsertDevice(Gpu());
-    ASSERT_TRUE(dev.ok()) << dev.status();
-    auto job = st.CreateJob(*dev, Sgemm(64, 64, 64), 1, 0);
-    ASSERT_TRUE(job.ok()) << job.status();
-    ASSERT_TRUE(st.AddMeasurement(*job, Meas("a", v1::MEASUREMENT_OK, 0.5), nullptr).ok());
-  }
-  {
-    auto db = Database::Open(url);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Query("DROP TABLE kernel_specs", {}).ok());
-    for (const std::string& sql : SchemaSevenBinaryTables(GetParam())) {
-      auto done = (*db)->Query(sql, {});
-      ASSERT_TRUE(done.ok()) << sql << ": " << done.status();
-    }
-    // Schema 7's layout columns, schema 9's daemon columns and schema 10's
-    // epilogue columns, which migrations/7.sql, 9.sql and 10.sql add back.
-    for (const char* drop : {"ALTER TABLE jobs DROP COLUMN layout",
-                             "ALTER TABLE measurements DROP COLUMN layout",
-                             "ALTER TABLE jobs DROP COLUMN epilogue",
-                             "ALTER TABLE measurements DROP COLUMN epilogue",
-                             "ALTER TABLE daemons DROP COLUMN user_kernels",
-                             "ALTER TABLE daemons DROP COLUMN sandbox"}) {
-      auto dropped = (*db)->Query(drop, {});
-      ASSERT_TRUE(dropped.ok()) << drop << ": " << dropped.status();
-    }
-    const char* downgrade = GetParam() == "sqlite" ? "PRAGMA user_version = 5"
-                                                   : "UPDATE schema_version SET version = 5";
-    ASSERT_TRUE((*db)->Query(downgrade, {}).ok());
-    auto family = (*db)->Query("SELECT family FROM measurements", {});
-    ASSERT_TRUE(family.ok()) << family.status();
-    ASSERT_EQ(family->size(), 1u);
-    EXPECT_EQ(family->Text(0, 0), "FAMILY_SGEMM");
-  }
+  absl::StrAppend(&sql, GetParam() == "sqlite" ? "PRAGMA user_version = 5;"
+                                               : "UPDATE schema_version SET version = 5;");
+  ASSERT_EQ(MakeSchemaTen(GetParam(), url, sql), absl::OkStatus());
   auto s = Store::Open(url);
   ASSERT_TRUE(s.ok()) << s.status();
   auto version = Database::Open(url);
@@ -303,7 +287,7 @@ TEST_P(StoreTest, SchemaFiveIsMigratedToTheNewestKeepingItsRows) {
   auto best = (*s)->Best(*dev, Sgemm(64, 64, 64));
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ((*best)->measurement.config().name(), "a");
-  EXPECT_EQ(*(*s)->TunedShapes(*dev, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32),
+  EXPECT_EQ(*(*s)->TunedShapes(*dev, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32)),
             (std::vector<std::vector<int64_t>>{{64, 64, 64}}));
   const v1::KernelSpec a = Spec("matmul", "a[0] = 1;");
   auto added = (*s)->AddSpec(a, spec::SpecHash(a), "alice", 100);
@@ -380,19 +364,18 @@ TEST_P(StoreTest, SpecVersionsKeepTheirOwnJobsMeasurementsBestAndShapes) {
   auto none = store_->Best(dev_, SpecProblem(hb, 128, 64, 32));
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(none.status().message(),
-            absl::StrCat("no tuned kernel for matmul@", hb.substr(0, 12),
-                         " 128x64x32 on this device"));
+            absl::StrCat("no tuned kernel for matmul@", hb, " 128x64x32 on this device"));
 
   using Shapes = std::vector<std::vector<int64_t>>;
-  auto shapes_a = store_->TunedShapes(dev_, FamilyKey(a64), v1::DTYPE_UNSPECIFIED);
+  auto shapes_a = store_->TunedShapes(dev_, KeyOf(a64));
   ASSERT_TRUE(shapes_a.ok()) << shapes_a.status();
   EXPECT_EQ(*shapes_a, (Shapes{{128, 64, 32}, {64, 64, 64}}));  // by text
-  auto shapes_b = store_->TunedShapes(dev_, FamilyKey(b64), v1::DTYPE_UNSPECIFIED);
+  auto shapes_b = store_->TunedShapes(dev_, KeyOf(b64));
   ASSERT_TRUE(shapes_b.ok()) << shapes_b.status();
   EXPECT_EQ(*shapes_b, (Shapes{{32, 32, 32}, {64, 64, 64}}));
-  EXPECT_EQ(*store_->TunedShapes(dev_, FamilyKey(v1::FAMILY_SGEMM), v1::DTYPE_F32),
+  EXPECT_EQ(*store_->TunedShapes(dev_, BuiltinKey(v1::FAMILY_SGEMM, v1::DTYPE_F32)),
             (Shapes{{64, 64, 64}}));
-  EXPECT_TRUE(store_->TunedShapes(dev_, "matmul@" + std::string(64, '0'), v1::DTYPE_UNSPECIFIED)
+  EXPECT_TRUE(store_->TunedShapes(dev_, ProblemKey{.family = "matmul", .spec_hash = std::string(64, '0')})
                   ->empty());
 
   // A spec problem names its version: without one, no job (its key would name none).
@@ -406,8 +389,8 @@ TEST_P(StoreTest, SpecVersionsKeepTheirOwnJobsMeasurementsBestAndShapes) {
 TEST_P(StoreTest, CrashCountsAreKeptPerSpecVersion) {
   const std::string ha = spec::SpecHash(Spec("matmul", "a[0] = 1;"));
   const std::string hb = spec::SpecHash(Spec("matmul", "a[0] = 2;"));
-  const std::string ka = FamilyKey(SpecProblem(ha, 8, 8, 8));
-  const std::string kb = FamilyKey(SpecProblem(hb, 8, 8, 8));
+  const ProblemKey ka = KeyOf(SpecProblem(ha, 8, 8, 8));
+  const ProblemKey kb = KeyOf(SpecProblem(hb, 8, 8, 8));
   EXPECT_EQ(*store_->AddCrash(dev_, ka, "TILE_64", "MEASUREMENT_DEVICE_FAULT: x"), 1);
   EXPECT_EQ(*store_->AddCrash(dev_, ka, "TILE_64", "MEASUREMENT_RUN_TIMEOUT: y"), 2);
   EXPECT_EQ(*store_->CrashCount(dev_, ka, "TILE_64"), 2);
@@ -415,7 +398,7 @@ TEST_P(StoreTest, CrashCountsAreKeptPerSpecVersion) {
   EXPECT_EQ(*store_->AddCrash(dev_, kb, "TILE_64", "MEASUREMENT_DEVICE_FAULT: z"), 1);
   EXPECT_EQ(*store_->CrashCount(dev_, ka, "TILE_64"), 2);
   EXPECT_EQ(*store_->CrashCount(dev_, kb, "TILE_64"), 1);
-  EXPECT_EQ(*store_->CrashCount(dev_, FamilyKey(v1::FAMILY_SGEMM), "TILE_64"), 0);
+  EXPECT_EQ(*store_->CrashCount(dev_, BuiltinKey(v1::FAMILY_SGEMM), "TILE_64"), 0);
 }
 
 }  // namespace

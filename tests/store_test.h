@@ -16,6 +16,7 @@
 #include "db/store.h"
 #include "gtest/gtest.h"
 #include "tests/pg_server.h"
+#include "tests/schema_v10.h"
 
 namespace tuned {
 
@@ -78,6 +79,19 @@ inline v1::Problem Sgemm(int64_t m, int64_t n, int64_t k) {
   return p;
 }
 
+/// The key of a built-in family's problems (core/problem_key.h KeyOf).
+inline ProblemKey BuiltinKey(v1::Family family, v1::DType dtype = v1::DTYPE_UNSPECIFIED,
+                             v1::Math math = v1::MATH_IEEE_FP32, v1::Layout layout = v1::LAYOUT_NN,
+                             v1::Epilogue epilogue = v1::EPILOGUE_NONE) {
+  v1::Problem p;
+  p.set_family(family);
+  p.set_dtype(dtype);
+  p.set_math(math);
+  p.set_layout(layout);
+  p.set_epilogue(epilogue);
+  return KeyOf(p);
+}
+
 inline v1::Measurement Meas(const std::string& name, v1::MeasurementStatus status, double ms) {
   v1::Measurement m;
   m.mutable_config()->set_name(name);
@@ -92,6 +106,14 @@ inline v1::Measurement Meas(const std::string& name, v1::MeasurementStatus statu
   m.set_repetitions(20);
   m.set_registers(96);
   return m;
+}
+
+/// A database of `backend` that no store has opened: a file in `dir` for
+/// SQLite, a new database on the process's server for PostgreSQL.
+inline absl::StatusOr<std::string> UnopenedDatabase(const std::string& backend, const TempDir& dir) {
+  if (backend == "postgresql") return (*SharedPgServer())->NewDatabase();
+  fs::create_directories(dir.path());
+  return (dir.path() / "old.db").string();
 }
 
 /// A fresh database of the test's backend (GetParam()): SQLite in memory,

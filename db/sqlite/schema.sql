@@ -1,4 +1,4 @@
--- The tuned store on SQLite, schema version 10 (PRAGMA user_version at the
+-- The tuned store on SQLite, schema version 11 (PRAGMA user_version at the
 -- end; it must match Store::kSchemaVersion). db/postgres/schema.sql is the
 -- same schema for PostgreSQL; a change to one is made to both. Embedded into
 -- the binary as tuned::embedded::kSqliteSchemaSql and applied by db/sqlite.cc
@@ -6,10 +6,11 @@
 -- is brought here by db/sqlite/migrations/<version>.sql, one step at a time
 -- (they alter existing tables), then this file (so every CREATE here is IF
 -- NOT EXISTS). Enums are stored by their proto names
--- ("FAMILY_SGEMM", "JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
--- as Unix seconds (NULL: not yet). A family column holds the problem's
--- family key (Store's FamilyKey): a built-in family's enum name, or
--- "<name>@<spec hash>" for a version of a kernel spec (kernel_specs).
+-- ("JOB_RUNNING", "MEASUREMENT_OK"), shapes as "MxNxK", times
+-- as Unix seconds (NULL: not yet). A problem is a row of `problems` (its
+-- key and shape), which jobs and measurements reference. crashes' family
+-- column holds the key's family alone ("sgemm", or "<name>@<spec hash>" for
+-- a version of a kernel spec, kernel_specs).
 
 -- A GPU kind as identified for measurements: results on another name,
 -- compute capability, SM count, driver or NVRTC are kept apart; every daemon
@@ -50,13 +51,25 @@ CREATE TABLE IF NOT EXISTS daemons (
   UNIQUE (host, gpu, gpu_uuid)
 );
 
+-- A problem (schema 11): key is its canonical text (core/problem_key.h,
+-- FormatKey: "sgemm:a=bf16,b=bf16,c=bf16,compute=f32,layout=nt", the family,
+-- element types, layout, math and epilogue; "matmul@3f2a..." for a kernel
+-- spec's version), shape its dimensions ("MxNxK"). Adding a key field
+-- changes no table: a field at its default is left out of the text.
+CREATE TABLE IF NOT EXISTS problems (
+  id    INTEGER PRIMARY KEY,
+  key   TEXT    NOT NULL,
+  shape TEXT    NOT NULL,
+  UNIQUE (key, shape)
+);
+
 -- One sweep of a family's search space for a problem on a device.
+-- problem_id: a database migrated from 10 has it without NOT NULL, and
+-- every row has one.
 CREATE TABLE IF NOT EXISTS jobs (
   id              INTEGER PRIMARY KEY,
   device_id       INTEGER NOT NULL REFERENCES devices (id),
-  family          TEXT    NOT NULL,
-  dtype           TEXT    NOT NULL,
-  shape           TEXT    NOT NULL,
+  problem_id      INTEGER NOT NULL REFERENCES problems (id),
   state           TEXT    NOT NULL,
   total           INTEGER NOT NULL DEFAULT 0,
   pruned          INTEGER NOT NULL DEFAULT 0,
@@ -81,16 +94,11 @@ CREATE TABLE IF NOT EXISTS jobs (
   strategy        TEXT    NOT NULL DEFAULT 'exhaustive',
   budget_seconds  REAL    NOT NULL DEFAULT 0,
   budget_configs  INTEGER NOT NULL DEFAULT 0,
-  -- the problem's math mode (tuner.proto Math; schema 5), and below its
-  -- layout (Layout; schema 7) and epilogue (Epilogue; schema 10): each its
-  -- own measurements and best. baseline_error: the baseline's relative error
-  -- against the fp64 reference, error_bound: what a kernel's may reach (0:
-  -- not measured, as for MATH_IEEE_FP32)
-  math            TEXT    NOT NULL DEFAULT 'MATH_IEEE_FP32',
+  -- baseline_error: the baseline's relative error against the fp64
+  -- reference, error_bound: what a kernel's may reach (0: not measured, as
+  -- for MATH_IEEE_FP32)
   baseline_error  REAL    NOT NULL DEFAULT 0,
-  error_bound     REAL    NOT NULL DEFAULT 0,
-  layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN',
-  epilogue        TEXT    NOT NULL DEFAULT 'EPILOGUE_NONE'
+  error_bound     REAL    NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_device_state ON jobs (device_id, state, id);
 
@@ -124,15 +132,14 @@ CREATE TABLE IF NOT EXISTS binaries (
 );
 CREATE INDEX IF NOT EXISTS binaries_by_digest ON binaries (digest);
 
--- One config measured in one job. device/family/dtype/shape are copied from
--- the job so that a problem's measurements over all jobs are one index range.
+-- One config measured in one job. device_id and problem_id are copied from
+-- the job so that a problem's measurements over all jobs are one index range
+-- (problem_id: without NOT NULL in a database migrated from 10, as in jobs).
 CREATE TABLE IF NOT EXISTS measurements (
   id           INTEGER PRIMARY KEY,
   job_id       INTEGER NOT NULL REFERENCES jobs (id),
   device_id    INTEGER NOT NULL REFERENCES devices (id),
-  family       TEXT    NOT NULL,
-  dtype        TEXT    NOT NULL,
-  shape        TEXT    NOT NULL,
+  problem_id   INTEGER NOT NULL REFERENCES problems (id),
   config       TEXT    NOT NULL,  -- canonical name
   params       TEXT    NOT NULL,  -- "BK=8,BM=128,BN=64", keys in order
   status       TEXT    NOT NULL,
@@ -160,13 +167,10 @@ CREATE TABLE IF NOT EXISTS measurements (
   speedup_ci_high REAL,
   speedup_pairs   INTEGER NOT NULL DEFAULT 0,
   speedup_note    TEXT    NOT NULL DEFAULT '',
-  math            TEXT    NOT NULL DEFAULT 'MATH_IEEE_FP32',  -- the job's (schema 5)
-  layout          TEXT    NOT NULL DEFAULT 'LAYOUT_NN',       -- the job's (schema 7)
-  epilogue        TEXT    NOT NULL DEFAULT 'EPILOGUE_NONE',   -- the job's (schema 10)
   UNIQUE (job_id, config)
 );
 CREATE INDEX IF NOT EXISTS measurements_by_problem
-  ON measurements (device_id, family, dtype, shape, status, median_ms);
+  ON measurements (device_id, problem_id, status, median_ms);
 
 -- The compile cache: NVRTC's outcome for an exact (source, instantiation,
 -- options, architecture, NVRTC version), so that no kernel is compiled twice,
@@ -246,4 +250,4 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT INTO generation (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 11;

@@ -479,9 +479,7 @@ constexpr size_t kPriorFastest = 100;
 absl::StatusOr<std::vector<search::Record>> JobRunner::Knowledge(const Family& family,
                                                                  const v1::Problem& job_problem) {
   const Shape except(job_problem.shape().begin(), job_problem.shape().end());
-  auto shapes = store_->TunedShapes(device_id_, FamilyKey(job_problem), job_problem.dtype(),
-                                    job_problem.math(), job_problem.layout(),
-                                    job_problem.epilogue());
+  auto shapes = store_->TunedShapes(device_id_, KeyOf(job_problem));
   if (!shapes.ok()) return shapes.status();
   std::vector<search::Record> records;
   for (const auto& shape : *shapes) {

@@ -91,7 +91,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const JobContext& ctx, co
   m.set_job_id(job.id());
 
   v1::worker::MeasureResult r;
-  auto crashes = store_->CrashCount(device_id_, FamilyKey(job.problem()), kernel.name());
+  auto crashes = store_->CrashCount(device_id_, ctx.key, kernel.name());
   if (!crashes.ok()) return crashes.status();
   if (*crashes >= options_.quarantine_after) {
     r.set_status(v1::MEASUREMENT_QUARANTINED);
@@ -164,7 +164,7 @@ absl::Status JobRunner::MeasureOne(const v1::Job& job, const JobContext& ctx, co
   if (restart) {
     const std::string what =
         absl::StrCat(v1::MeasurementStatus_Name(m.status()), ": ", m.message());
-    auto count = store_->AddCrash(device_id_, FamilyKey(job.problem()), kernel.name(), what);
+    auto count = store_->AddCrash(device_id_, ctx.key, kernel.name(), what);
     if (!count.ok()) return count.status();
     spdlog::warn("job {}: {} broke the GPU worker ({} time(s)): {}", job.id(), kernel.name(),
                  *count, what);

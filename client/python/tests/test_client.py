@@ -248,7 +248,7 @@ def test_a_math_mode_is_part_of_the_problem(client):
     with pytest.raises(tuned.TunedError) as e:
         client.best(64, 64, 64, math="fp32_accurate")
     assert e.value.code == grpc.StatusCode.NOT_FOUND
-    assert "sgemm f32 64x64x64 fp32_accurate" in e.value.message
+    assert "sgemm:a=f32,b=f32,c=f32,compute=f32,math=fp32_accurate 64x64x64" in e.value.message
 
 
 def test_a_layout_is_part_of_the_problem():
@@ -400,7 +400,7 @@ def test_a_16bit_problem_is_its_own_problem_on_the_daemon(client):
     with pytest.raises(tuned.TunedError) as e:
         client.best(64, 64, 64, dtype="f16", layout="nt")
     assert e.value.code == grpc.StatusCode.NOT_FOUND
-    assert "sgemm f16 64x64x64 nt" in e.value.message
+    assert "sgemm:a=f16,b=f16,c=f16,compute=f32,layout=nt 64x64x64" in e.value.message
 
 
 def test_an_fp32_output_problem_serves_a_kernel_with_a_float_c(client):

@@ -43,11 +43,12 @@ import torch
 import torch.nn.functional as F
 
 from . import blas as _blas
-from .client import Client, DTypeError, TunedError, default_address, layout_value
+from .client import Client, DTypeError, TunedError, default_address, layout_value, problem
 from .kernel import (ACTIVATION_EPILOGUES, Kernel, _gemm_f32_out, _run_in_mode,
                      activation_function, served_layout)
 from .layout import operand_layout as _layout
 from .layout import weight_layout as _weight_layout
+from .problem_key import key_text
 from .v1 import tuner_pb2 as pb
 
 # math mode name -> (tuner.proto Math, whether its cuBLAS baseline is TF32)
@@ -72,7 +73,7 @@ _clients = {}  # GPU index -> Client of its local daemon (or $TUNED_SERVER)
 # strides, which fix their layouts: a look-up reads them as they are, with
 # no layout test per call.
 _routes = {}
-_kernels = {}  # (m, n, k, GPU index, Math, layout, dtype, epilogue, client) -> loaded Kernel
+_kernels = {}  # (problem key's text, (m, n, k), GPU index, client) -> loaded Kernel
 # linear's activation -> (torch's function, the epilogue a 16-bit problem
 # fuses with a bias of shape (N,): tuner.proto Epilogue's name).
 _ACTIVATIONS = {a: (activation_function(torch, a), e) for a, e in ACTIVATION_EPILOGUES.items()}
@@ -240,7 +241,8 @@ def _new_route(m, n, k, device, math, layout, copy_a, copy_b, tune_if_missing, c
                          f"{m}x{n}x{k} ({name}, {math}, {layout}) is asked for the first time "
                          "during a CUDA graph capture: call it once before capturing, so that the "
                          "daemon is asked and the kernel loaded outside the capture")
-    kernel_key = (m, n, k, index, mode, layout, name, epilogue, client)
+    kernel_key = (key_text(problem(m, n, k, math=mode, layout=layout, dtype=name, epilogue=epilogue)),
+                  (m, n, k), index, client)
     kernel = _kernels.get(kernel_key)
     if kernel is None:
         # dtype= is passed for a 16-bit problem only: f32 is Client.best's
