@@ -78,14 +78,11 @@ if [[ -n $prebuilt ]]; then
 else
   # Build dependencies, and clang-14 with libFuzzer and the sanitizer runtimes.
   bash scripts/deps.sh clang-14 libfuzzer-14-dev libclang-rt-14-dev
-  launcher=()
-  if command -v ccache > /dev/null; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
+  source scripts/ccache_env.sh
   # -O1: what libFuzzer and ASan are meant for, and a quicker build.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=-O1 \
     -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    "${launcher[@]}" -DTUNED_BUILD_FUZZ=ON -DBUILD_TESTING=OFF -DTUNED_FUZZ_WORKER="$worker" > /dev/null
+    "${ccache_launcher[@]}" -DTUNED_BUILD_FUZZ=ON -DBUILD_TESTING=OFF -DTUNED_FUZZ_WORKER="$worker" > /dev/null
   cmake --build build-fuzz -j "$(nproc)" --target fuzz
   ((build_only)) && exit 0
   bin=$root/build-fuzz/fuzz
