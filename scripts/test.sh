@@ -45,7 +45,7 @@ if ((fuzz)); then
   setsid chrt --idle 0 bash scripts/fuzz.sh --build-only --worker build/bin/tuned-worker \
     > build-fuzz/build.log 2>&1 &
   fuzz_build=$!
-  trap stop_fuzz_build INT TERM
+  trap 'stop_fuzz_build; exit 130' INT TERM
 fi
 rc=0
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600 || rc=$?
