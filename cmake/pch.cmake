@@ -61,6 +61,12 @@ function(tuned_precompile_headers)
     target_link_libraries(tuned_test_pch PRIVATE tuned_proto absl::status absl::statusor
                           absl::strings GTest::gtest)
     target_precompile_headers(tuned_test_pch PRIVATE ${TUNED_PCH_HEADERS} <gtest/gtest.h>)
+    # The options that the tests' directory adds (tests/CMakeLists.txt: -O0),
+    # without which GCC would not use the header for their files.
+    get_directory_property(top_options DIRECTORY ${CMAKE_SOURCE_DIR} COMPILE_OPTIONS)
+    get_directory_property(test_options DIRECTORY ${CMAKE_SOURCE_DIR}/tests COMPILE_OPTIONS)
+    list(REMOVE_ITEM test_options ${top_options})
+    target_compile_options(tuned_test_pch PRIVATE ${test_options})
   endif()
   foreach(dir ${ARGN})
     get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)

@@ -14,12 +14,13 @@
 # (TOML, JSON), their expressions and content hash (families/spec/).
 # libhwloc-dev: the cores and their hardware threads, where the daemon keeps
 # its GetBest threads apart from its other work (server/common/cpus.h).
+# ccache: scripts/build.sh and scripts/fuzz.sh compile through it (scripts/ccache_env.sh).
 # Arguments: more packages to install the same way (scripts/fuzz.sh: clang).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler
       protobuf-compiler-grpc libabsl-dev libsqlite3-dev sqlite3 libgtest-dev libcli11-dev
       libspdlog-dev python3 prometheus-cpp-dev libsystemd-dev openssl python3-yaml systemd
-      libpq-dev postgresql librsvg2-bin libxgboost-dev libhwloc-dev
+      libpq-dev postgresql librsvg2-bin libxgboost-dev libhwloc-dev ccache
       libtomlplusplus-dev nlohmann-json3-dev libmuparser-dev libssl-dev
       python3-grpcio python3-protobuf python3-setuptools python3-pip python3-pytest python3-tqdm
       python3-dev python3-torch

@@ -4,7 +4,7 @@
 # (fuzz/corpus/<name>/; the committed corpus is never changed).
 #
 #   bash scripts/fuzz.sh [--seconds S] [--jobs J] [--parallel | --at-once N] [--out DIR] [--prebuilt DIR]
-#                        [--worker PATH] [TARGET...]
+#                        [--worker PATH] [--build-only] [TARGET...]
 #
 #   --seconds S     how long each target runs (default 30)
 #   --jobs J        fuzzing processes per target (libFuzzer's fork mode; default 1)
@@ -20,6 +20,8 @@
 #   --worker PATH   the tuned-worker that the rpc and import_kernel targets start, built
 #                   from this tree (the test command's: build/bin/tuned-worker), instead
 #                   of building one with clang (a compile-only process; not fuzzed)
+#   --build-only    build build-fuzz/fuzz/ and stop (scripts/test.sh builds it beside ctest,
+#                   then runs it with --prebuilt build-fuzz/fuzz)
 #   TARGET...       some of: rpc import_kernel config tunectl spec (default: all)
 #
 # Fails (exit 1) on any crash, sanitizer report, leak, timeout (-timeout=10)
@@ -30,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-seconds=30 jobs=1 at_once=1 out="" prebuilt="" worker="" targets=()
+seconds=30 jobs=1 at_once=1 out="" prebuilt="" worker="" build_only=0 targets=()
 all_targets=(rpc import_kernel config tunectl spec)
 while (($#)); do
   case $1 in
@@ -41,7 +43,8 @@ while (($#)); do
     --worker) worker=$(realpath "$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --prebuilt) prebuilt=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build-only) build_only=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -53,6 +56,7 @@ done
 [[ $seconds =~ ^[0-9]+$ && $seconds -ge 1 ]] || { echo "fuzz.sh: --seconds takes a whole number >= 1" >&2; exit 2; }
 [[ $jobs =~ ^[0-9]+$ && $jobs -ge 1 ]] || { echo "fuzz.sh: --jobs takes a whole number >= 1" >&2; exit 2; }
 [[ $at_once =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --at-once takes a whole number >= 1" >&2; exit 2; }
+[[ -z $prebuilt || $build_only == 0 ]] || { echo "fuzz.sh: --build-only builds; --prebuilt does not" >&2; exit 2; }
 ((at_once >= 1 && at_once <= ${#targets[@]})) || at_once=${#targets[@]}
 
 # Longest input per target: a request or a kernel's files (a cubin) are the largest.
@@ -74,15 +78,13 @@ if [[ -n $prebuilt ]]; then
 else
   # Build dependencies, and clang-14 with libFuzzer and the sanitizer runtimes.
   bash scripts/deps.sh clang-14 libfuzzer-14-dev libclang-rt-14-dev
-  launcher=()
-  if command -v ccache > /dev/null; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
+  source scripts/ccache_env.sh
   # -O1: what libFuzzer and ASan are meant for, and a quicker build.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=-O1 \
     -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    "${launcher[@]}" -DTUNED_BUILD_FUZZ=ON -DBUILD_TESTING=OFF -DTUNED_FUZZ_WORKER="$worker" > /dev/null
+    "${ccache_launcher[@]}" -DTUNED_BUILD_FUZZ=ON -DBUILD_TESTING=OFF -DTUNED_FUZZ_WORKER="$worker" > /dev/null
   cmake --build build-fuzz -j "$(nproc)" --target fuzz
+  ((build_only)) && exit 0
   bin=$root/build-fuzz/fuzz
   [[ -n $out ]] || out=$root/build-fuzz/out
 fi
