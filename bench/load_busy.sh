@@ -22,6 +22,15 @@
 # (jobs_running: sweeps running or queued after the load; compiled_ahead:
 # `tunectl device`'s count), and SQLite's quiet run with
 #   SUMMARY load_quiet backend=sqlite clients=64 p99_ms= qps= p50_ms= max_ms=
+# The clients do not share CPUs with the daemon under test, as clients on
+# other hosts would not: with $(nproc) = N of at least 8 + LOAD_THREADS,
+# loadtest runs on the LOAD_THREADS CPUs below the last 4 (CLIENT_CPUS
+# overrides the list; CLIENT_CPUS=none pins nothing), and the daemon and the
+# PostgreSQL server on the others: the daemon's look-up threads take the
+# last 4 (its --serving-cpus auto), its compilers, workers and store the
+# rest. Without it, loadtest's threads wait behind the sweeps' compilers and
+# run on the look-up threads' CPUs, and their own delay is counted as the
+# daemon's latency.
 # TUNED_ARGS adds flags to every daemon (e.g. --compile-only to try the
 # script without a GPU, where no best is served and loadtest counts errors);
 # BUDGET is the 1024^3 sweep's (default 24 configs).
@@ -36,6 +45,23 @@ export LD_LIBRARY_PATH=$root/.bundle/lib:/usr/local/cuda/lib64
 export PATH=$root/.bundle/bin:$PATH
 source "$root/bench/pg.sh"
 seconds=${RUN_SECONDS:-6}
+threads=${LOAD_THREADS:-6}
+ncpu=$(nproc)
+client_cpus=${CLIENT_CPUS:-}
+if [[ -z $client_cpus ]]; then
+  if ((ncpu >= 8 + threads)); then
+    client_cpus=$((ncpu - 4 - threads))-$((ncpu - 5))
+  else
+    client_cpus=none
+  fi
+fi
+daemon_cpus=""  # the CPUs that loadtest leaves, for the daemon and PostgreSQL
+if [[ $client_cpus != none ]]; then
+  daemon_cpus=$(seq 0 $((ncpu - 1)) | grep -vxF -f <(tr ',' '\n' <<< "$client_cpus" |
+    awk -F- '{ for (i = $1; i <= (NF == 2 ? $2 : $1); i++) print i }') | paste -sd,)
+  export PG_CPUS=$daemon_cpus
+fi
+pinned() { if [[ $1 == none || -z $1 ]]; then "${@:2}"; else taskset -c "$1" "${@:2}"; fi; }
 shape=(1024 1024 1024)
 w=$(mktemp -d)
 sock=unix:$w/s.sock
@@ -46,14 +72,15 @@ log() { echo "# $(date -u +%FT%TZ) $*"; }
   # The topology the guest sees: where it shows one thread per core, the
   # look-up threads' cores may still share a host core with a compiler's.
   log "lscpu: $(lscpu 2> /dev/null | awk -F: '/^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor)/ { gsub(/  +/, " "); printf "%s:%s; ", $1, $2 }')"
-  log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=${LOAD_THREADS:-6} BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-})"
+  log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=$threads BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-} CLIENT_CPUS=$client_cpus)"
+  log "loadtest on CPUs $client_cpus; the daemon and PostgreSQL on ${daemon_cpus:-any}"
 } | tee "$out/load_busy.log"
 
 start_daemon() {  # start_daemon DB NAME FLAG...
   local db=$1 name=$2
   shift 2
   # shellcheck disable=SC2086  # TUNED_ARGS: flags, split on purpose
-  tuned --gpu 0 --socket "$w/s.sock" --db "$db" "$@" ${TUNED_ARGS:-} > "$out/tuned_$name.log" 2>&1 &
+  pinned "$daemon_cpus" tuned --gpu 0 --socket "$w/s.sock" --db "$db" "$@" ${TUNED_ARGS:-} > "$out/tuned_$name.log" 2>&1 &
   daemon=$!
   daemon_log=$out/tuned_$name.log
   for _ in $(seq 300); do ctl device > /dev/null 2>&1 && return 0; sleep 0.1; done
@@ -99,8 +126,8 @@ load() {  # load KIND BACKEND: one loadtest run, "KIND backend=B <loadtest line>
   before=$(cpu_times)
   serving=$(serving_cpus)
   [ -n "$serving" ] && serving_before=$(serving_ticks "$serving")
-  loadtest --server $sock --seconds "$seconds" --max-requests 100000000 --api async \
-    --threads "${LOAD_THREADS:-6}" --clients 64 "${shape[@]}" 2>&1 |
+  pinned "$client_cpus" loadtest --server $sock --seconds "$seconds" --max-requests 100000000 --api async \
+    --threads "$threads" --clients 64 "${shape[@]}" 2>&1 |
     sed "s/^/$1 backend=$2 /" | tee -a "$out/load_busy.log"
   # The machine's CPU time over the load: busy (not idle) and stolen by the
   # hypervisor (a virtual machine's vCPUs waiting for a host core), in % of
@@ -151,7 +178,7 @@ as_pg env LD_LIBRARY_PATH=$pg/.pgroot/lib "$pgbin/pg_ctl" -D "$pg/data" -m fast 
 # The SUMMARY lines, from the runs above.
 for run in "quiet sqlite" "busy sqlite" "busy postgresql"; do
   read -r kind b <<< "$run"
-  awk -v kind=$kind -v b=$b -v jobs="$out/jobs_${kind}_$b.txt" '
+  awk -v kind=$kind -v b=$b -v jobs="$out/jobs_${kind}_$b.txt" -v client_cpus="$client_cpus" '
     function get(line, key,   m) { return match(line, " " key "=[^ ]*") ? substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2) : "" }
     $1 == kind && $2 == "backend=" b && get($0, "method") == "best" {
       p50 = get($0, "p50_ms"); p99 = get($0, "p99_ms"); qps = get($0, "qps"); max = get($0, "max_ms")
@@ -166,8 +193,8 @@ for run in "quiet sqlite" "busy sqlite" "busy postgresql"; do
         if (line ~ / (running|queued) /) running++
         if (line ~ /compiled ahead/) { sub(/.*compiled ahead[ :]*/, "", line); gsub(/ /, "_", line); ahead = line }
       }
-      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s cpu_busy_pct=%s steal_pct=%s%s\n", b, p99, qps, p50, max, busy, steal, serving
-      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s cpu_busy_pct=%s steal_pct=%s%s\n", b, p99, qps, p50, max, running, ahead, busy, steal, serving
+      if (kind == "quiet") printf "SUMMARY load_quiet backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s cpu_busy_pct=%s steal_pct=%s%s client_cpus=%s\n", b, p99, qps, p50, max, busy, steal, serving, client_cpus
+      else printf "SUMMARY load_busy backend=%s clients=64 p99_ms=%s qps=%s p50_ms=%s max_ms=%s jobs_running=%d compiled_ahead=%s cpu_busy_pct=%s steal_pct=%s%s client_cpus=%s\n", b, p99, qps, p50, max, running, ahead, busy, steal, serving, client_cpus
     }
   ' "$out/load_busy.log"
 done | tee -a "$out/load_busy.log"
