@@ -22,15 +22,12 @@
 # (jobs_running: sweeps running or queued after the load; compiled_ahead:
 # `tunectl device`'s count), and SQLite's quiet run with
 #   SUMMARY load_quiet backend=sqlite clients=64 p99_ms= qps= p50_ms= max_ms=
-# The clients do not share CPUs with the daemon under test, as clients on
-# other hosts would not: with $(nproc) = N of at least 8 + LOAD_THREADS,
-# loadtest runs on the LOAD_THREADS CPUs below the last 4 (CLIENT_CPUS
-# overrides the list; CLIENT_CPUS=none pins nothing), and the daemon and the
-# PostgreSQL server on the others: the daemon's look-up threads take the
-# last 4 (its --serving-cpus auto), its compilers, workers and store the
-# rest. Without it, loadtest's threads wait behind the sweeps' compilers and
-# run on the look-up threads' CPUs, and their own delay is counted as the
-# daemon's latency.
+# Nothing but the daemon's look-up threads runs on their CPUs (its
+# --serving-cpus auto: the last 4 of a host of 8 CPUs or more): loadtest and
+# the PostgreSQL server run on the others (CLIENT_CPUS overrides the list;
+# CLIENT_CPUS=none pins nothing), as clients and a database on other hosts
+# would take none of them. The daemon's other work shares those CPUs with
+# them.
 # TUNED_ARGS adds flags to every daemon (e.g. --compile-only to try the
 # script without a GPU, where no best is served and loadtest counts errors);
 # BUDGET is the 1024^3 sweep's (default 24 configs).
@@ -49,18 +46,9 @@ threads=${LOAD_THREADS:-6}
 ncpu=$(nproc)
 client_cpus=${CLIENT_CPUS:-}
 if [[ -z $client_cpus ]]; then
-  if ((ncpu >= 8 + threads)); then
-    client_cpus=$((ncpu - 4 - threads))-$((ncpu - 5))
-  else
-    client_cpus=none
-  fi
+  if ((ncpu >= 8)); then client_cpus=0-$((ncpu - 5)); else client_cpus=none; fi
 fi
-daemon_cpus=""  # the CPUs that loadtest leaves, for the daemon and PostgreSQL
-if [[ $client_cpus != none ]]; then
-  daemon_cpus=$(seq 0 $((ncpu - 1)) | grep -vxF -f <(tr ',' '\n' <<< "$client_cpus" |
-    awk -F- '{ for (i = $1; i <= (NF == 2 ? $2 : $1); i++) print i }') | paste -sd,)
-  export PG_CPUS=$daemon_cpus
-fi
+[[ $client_cpus == none ]] || export PG_CPUS=$client_cpus
 pinned() { if [[ $1 == none || -z $1 ]]; then "${@:2}"; else taskset -c "$1" "${@:2}"; fi; }
 shape=(1024 1024 1024)
 w=$(mktemp -d)
@@ -73,14 +61,14 @@ log() { echo "# $(date -u +%FT%TZ) $*"; }
   # look-up threads' cores may still share a host core with a compiler's.
   log "lscpu: $(lscpu 2> /dev/null | awk -F: '/^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor)/ { gsub(/  +/, " "); printf "%s:%s; ", $1, $2 }')"
   log "command: bash bench/load_busy.sh $out (RUN_SECONDS=$seconds LOAD_THREADS=$threads BUDGET=${BUDGET:-24} TUNED_ARGS=${TUNED_ARGS:-} CLIENT_CPUS=$client_cpus)"
-  log "loadtest on CPUs $client_cpus; the daemon and PostgreSQL on ${daemon_cpus:-any}"
+  log "loadtest and PostgreSQL on CPUs $client_cpus"
 } | tee "$out/load_busy.log"
 
 start_daemon() {  # start_daemon DB NAME FLAG...
   local db=$1 name=$2
   shift 2
   # shellcheck disable=SC2086  # TUNED_ARGS: flags, split on purpose
-  pinned "$daemon_cpus" tuned --gpu 0 --socket "$w/s.sock" --db "$db" "$@" ${TUNED_ARGS:-} > "$out/tuned_$name.log" 2>&1 &
+  tuned --gpu 0 --socket "$w/s.sock" --db "$db" "$@" ${TUNED_ARGS:-} > "$out/tuned_$name.log" 2>&1 &
   daemon=$!
   daemon_log=$out/tuned_$name.log
   for _ in $(seq 300); do ctl device > /dev/null 2>&1 && return 0; sleep 0.1; done
