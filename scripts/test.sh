@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds, runs every test. Tests
-# labelled `gpu` skip with "SKIPPED: no GPU" where no GPU is present. Then
-# each fuzz target runs 30 s, as many at a time as there are cores
-# (scripts/fuzz.sh: clang, build-fuzz/; TUNED_SKIP_FUZZ=1 skips it). The
-# fuzz targets are built beside ctest at idle CPU priority (SCHED_IDLE): the
-# build takes the CPU that the tests leave while their daemons wait
-# (docs/development.md, "Where the test command's time goes").
+# labelled `gpu` skip with "SKIPPED: no GPU" where no GPU is present. The
+# daemons that tests start compile at normal CPU priority
+# (TUNED_WORK_PRIORITY=normal; a daemon's default, idle, lets the test
+# beside it starve their compiles).
 #
-#   bash scripts/test.sh [--all-configs]
+#   bash scripts/test.sh [--all-configs] [--fuzz]
 #
 # The kernel compile checks (tests/compile_check.h) compile one config of
 # every code path and a sample of the others seeded by the commit
@@ -15,20 +13,25 @@
 # commits cover the whole space; --all-configs compiles every config
 # (TUNED_ALL_CONFIGS=1), what the GPU machine runs before a result is
 # recorded in bench/RESULTS.md (docs/development.md, "Tests and CI").
+# --fuzz (CI, .ci/run) also runs each fuzz target 30 s after the tests
+# (scripts/fuzz.sh: clang, build-fuzz/), its targets built beside ctest at
+# idle CPU priority (SCHED_IDLE), so that the build takes the CPU that the
+# tests leave while their daemons wait (docs/development.md, "Where the test
+# command's time goes").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+fuzz=0
 for arg in "$@"; do
   case $arg in
     --all-configs) export TUNED_ALL_CONFIGS=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "test.sh: unknown argument $arg (--all-configs)" >&2; exit 2 ;;
+    --fuzz) fuzz=1 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown argument $arg (--all-configs, --fuzz)" >&2; exit 2 ;;
   esac
 done
 TUNED_COMPILE_SEED=${TUNED_COMPILE_SEED:-$(git rev-parse HEAD 2> /dev/null || echo 0)}
 export TUNED_COMPILE_SEED
 echo "test.sh: compile checks seeded by $TUNED_COMPILE_SEED${TUNED_ALL_CONFIGS:+ (every config)}"
-fuzz=1
-[[ ${TUNED_SKIP_FUZZ:-0} == 1 ]] && fuzz=0
 if ((fuzz)); then
   bash scripts/deps.sh clang-14 libfuzzer-14-dev libclang-rt-14-dev  # fuzz.sh's, before ctest starts
 else
@@ -36,6 +39,7 @@ else
 fi
 # deps.sh installed torch: the docs' Python blocks that use it must run (tests/docs_test.py).
 export TUNED_REQUIRE_TORCH=1
+export TUNED_WORK_PRIORITY=${TUNED_WORK_PRIORITY:-normal}
 bash scripts/build.sh
 
 fuzz_build=""

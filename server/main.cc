@@ -26,6 +26,7 @@
 #include "server/best_pollers.h"
 #include "server/health.h"
 #include "server/common/cpus.h"
+#include "server/common/idle.h"
 #include "server/jobs/jobs.h"
 #include "server/common/log.h"
 #include "server/metrics.h"
@@ -146,8 +147,11 @@ int main(int argc, char** argv) {
   // slice unless the woken thread is far enough behind it (CFS's wakeup
   // granularity, a few ms on many cores), which a look-up thread that slept
   // briefly is not.
+  // --work-priority normal leaves every compile and fit at normal priority.
+  const bool idle = o.work_priority == "idle";
+  tuned::SetIdlePriority(idle);
   std::vector<std::string> job_compiler_args = compiler_args;
-  job_compiler_args.push_back("--idle");
+  if (idle) job_compiler_args.push_back("--idle");
   auto compiler = tuned::WorkerClient::Start(o.worker_path, job_compiler_args, "compiler");
   if (!compiler.ok()) {
     spdlog::critical("compiler: {}", compiler.status().ToString());
@@ -159,7 +163,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<tuned::WorkerClient> ahead_compiler;
   if (o.jobs.compile_ahead) {
     std::vector<std::string> ahead_args = compiler_args;
-    ahead_args.push_back("--idle");
+    if (idle) ahead_args.push_back("--idle");
     auto started = tuned::WorkerClient::Start(o.worker_path, ahead_args, "ahead compiler");
     if (!started.ok()) {
       spdlog::critical("ahead compiler: {}", started.status().ToString());

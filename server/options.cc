@@ -161,6 +161,12 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* o) {
                      "for --lookup-threads; nothing pinned below 8 CPUs), all (nothing pinned) "
                      "or a list such as 12-15"))
       ->check(kServingCpus);
+  env(app.add_option("--work-priority", o->work_priority,
+                     "CPU priority of the work beside serving (a job's compiles, the compile-ahead "
+                     "and its compiles, a cost model's fit): idle (SCHED_IDLE, the default: it runs "
+                     "only on cores that serving leaves) or normal (a host where other programs "
+                     "would starve it, as tests running side by side do)"))
+      ->check(CLI::IsMember({"idle", "normal"}));
   env(app.add_option("--worker", o->worker_path, "path of the tuned-worker executable"));
   bool compile_ahead = true;
   CLI::Option* ahead = env(app.add_flag(

@@ -35,6 +35,9 @@ struct DaemonOptions {
   int lookup_spin_us = 100;
   /// The look-up threads' CPUs: auto, all or a CPU list (server/common/cpus.h).
   std::string serving_cpus = "auto";
+  // CPU priority of the work beside serving (a job's compiles, the
+  // compile-ahead, a cost model's fit): "idle" (SCHED_IDLE) or "normal".
+  std::string work_priority = "idle";
   std::string worker_path;
   bool compile_only = false;
   int64_t device_memory_mib = 0;

@@ -2,7 +2,9 @@
 // as a user or an operator does (ops_test, jobs_test): compile-only (no GPU),
 // its socket and database in a test directory, its log (stdout and stderr,
 // JSON lines) appended to dir/tuned.log. TUNED_* variables of the test's own
-// environment are not passed on, so only the test's flags count.
+// environment are not passed on, so only the test's flags count, but
+// TUNED_WORK_PRIORITY (scripts/test.sh: the daemons' compiles at normal
+// priority, so that the tests beside do not starve them).
 #pragma once
 
 #include <fcntl.h>
@@ -68,7 +70,8 @@ class DaemonProcess {
     args.insert(args.end(), flags_.begin(), flags_.end());
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string(*e).rfind("TUNED_", 0) != 0) env.emplace_back(*e);
+      const std::string var(*e);
+      if (var.rfind("TUNED_", 0) != 0 || var.rfind("TUNED_WORK_PRIORITY=", 0) == 0) env.push_back(var);
     }
     env.insert(env.end(), env_extra_.begin(), env_extra_.end());
     std::vector<char*> argv, envp;

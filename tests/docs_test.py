@@ -480,7 +480,10 @@ def main():
         repo = scratch_tree(root)
         home = root / "home"
         home.mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TUNED_")}
+        # A user's environment, but the priority of the daemons' compiles
+        # (scripts/test.sh: normal, so that the tests beside do not starve them).
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("TUNED_") or k == "TUNED_WORK_PRIORITY"}
         env.update(HOME=str(home), XDG_RUNTIME_DIR=str(root / "run"), XDG_STATE_HOME=str(root / "state"),
                    # A Debian user's PATH (no pyenv or other python3 before Debian's).
                    PATH=f"{repo}/build/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

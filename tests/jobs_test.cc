@@ -311,10 +311,25 @@ int IdleThreads(pid_t pid) {
   return idle;
 }
 
+/// The number of child processes of process `pid` (its workers) under
+/// SCHED_IDLE, from /proc/PID/task/TID/children.
+int IdleChildren(pid_t pid) {
+  int idle = 0;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream children(t.path() / "children");
+    for (pid_t child; children >> child;) {
+      if (sched_getscheduler(child) == SCHED_IDLE) ++idle;
+    }
+  }
+  return idle;
+}
+
 // An idle daemon compiles the families' spaces ahead, a batch at a time, and
 // a job that comes meanwhile goes first.
 TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
-  DaemonProcess daemon(TUNED_DAEMON_PATH, dir_, {"--compile-ahead", "--compile-batch", "2"});
+  // At idle priority whatever TUNED_WORK_PRIORITY the tests run under.
+  DaemonProcess daemon(TUNED_DAEMON_PATH, dir_,
+                       {"--compile-ahead", "--compile-batch", "2", "--work-priority", "idle"});
   ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
   Client client(daemon.address());
   v1::Device device;
@@ -327,6 +342,7 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   // Its thread in the daemon (the list, the compile cache's look-ups and
   // writes) runs under SCHED_IDLE as its compiler does; no other does.
   EXPECT_EQ(IdleThreads(daemon.pid()), 1);
+  EXPECT_EQ(IdleChildren(daemon.pid()), 2);  // a job's compiler and the compile-ahead's
   v1::Problem p;
   p.set_family(v1::FAMILY_TRANSPOSE);
   p.set_dtype(v1::DTYPE_F32);
@@ -350,6 +366,24 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   ASSERT_TRUE(quiet.WaitServing());
   EXPECT_EQ(Client(quiet.address()).DescribeDevice()->compile_ahead_total(), 0);
   EXPECT_EQ(IdleThreads(quiet.pid()), 0);
+}
+
+// --work-priority normal: the compile-ahead's thread and both compilers keep
+// normal priority (the test command runs its daemons so, where other tests
+// would starve their compiles).
+TEST_F(JobsTest, WorkAtNormalPriorityLeavesNothingIdle) {
+  DaemonProcess daemon(TUNED_DAEMON_PATH, dir_,
+                       {"--compile-ahead", "--compile-batch", "2", "--work-priority", "normal"});
+  ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
+  Client client(daemon.address());
+  v1::Device device;
+  for (int i = 0; i < 200 && device.compiled_ahead() < 2; ++i) {
+    std::this_thread::sleep_for(100ms);
+    device = client.DescribeDevice().value_or(v1::Device());
+  }
+  EXPECT_GE(device.compiled_ahead(), 2);
+  EXPECT_EQ(IdleThreads(daemon.pid()), 0);
+  EXPECT_EQ(IdleChildren(daemon.pid()), 0);
 }
 
 // The prior (prior/README.md). A compile-only daemon loads the shipped one

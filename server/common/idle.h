@@ -13,7 +13,13 @@ namespace tuned {
 
 /// Puts the calling thread under SCHED_IDLE; threads it starts later inherit
 /// it. Cannot be undone without CAP_SYS_NICE. INTERNAL when the call fails.
+/// Does nothing after SetIdlePriority(false).
 absl::Status EnterIdlePriority();
+
+/// Whether EnterIdlePriority lowers a thread's priority in this process: on
+/// unless the daemon's --work-priority is normal. Set once, before the
+/// threads that call it start.
+void SetIdlePriority(bool on);
 
 /// Runs `f` on a thread of its own at idle priority (at normal priority
 /// where the system refuses it) and returns its result; the caller waits.

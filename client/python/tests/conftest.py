@@ -1,7 +1,8 @@
 """The real `tuned` daemon for the tests, in compile-only mode (no GPU): its
 binary from $TUNED_BIN_DIR (tuned and tuned-worker; client/python/tests/run.sh
 sets it), its socket, database and log in a temporary directory, started
-without the TUNED_* variables of the test's own environment."""
+without the TUNED_* variables of the test's own environment but
+TUNED_WORK_PRIORITY (scripts/test.sh: its compiles at normal priority)."""
 
 import os
 import re
@@ -30,7 +31,8 @@ class Daemon:
         self.socket = self.runtime_dir / "tuned" / f"gpu{gpu}.sock"
         self.address = f"unix:{self.socket}"
         self.log = self.dir / "tuned.log"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TUNED_")}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("TUNED_") or k == "TUNED_WORK_PRIORITY"}
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [str(bin_dir() / "tuned"), "--gpu", str(gpu), "--compile-only",
