@@ -325,24 +325,23 @@ int IdleChildren(pid_t pid) {
 }
 
 // An idle daemon compiles the families' spaces ahead, a batch at a time, and
-// a job that comes meanwhile goes first.
+// a job that comes meanwhile goes first. (At normal priority, so that the
+// tests beside it on a loaded machine do not starve the compiles it waits
+// for; the priorities are WorkIsAtIdlePriorityByDefault's.)
 TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
-  // At idle priority whatever TUNED_WORK_PRIORITY the tests run under.
   DaemonProcess daemon(TUNED_DAEMON_PATH, dir_,
-                       {"--compile-ahead", "--compile-batch", "2", "--work-priority", "idle"});
+                       {"--compile-ahead", "--compile-batch", "2", "--work-priority", "normal"});
   ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
   Client client(daemon.address());
   v1::Device device;
-  for (int i = 0; i < 200 && device.compiled_ahead() < 4; ++i) {
+  for (int i = 0; i < 300 && device.compiled_ahead() < 4; ++i) {
     std::this_thread::sleep_for(100ms);
     device = client.DescribeDevice().value_or(v1::Device());
   }
   EXPECT_GE(device.compiled_ahead(), 4);
   EXPECT_GT(device.compile_ahead_total(), 447 + 50);  // the spaces and their neighbours
-  // Its thread in the daemon (the list, the compile cache's look-ups and
-  // writes) runs under SCHED_IDLE as its compiler does; no other does.
-  EXPECT_EQ(IdleThreads(daemon.pid()), 1);
-  EXPECT_EQ(IdleChildren(daemon.pid()), 2);  // a job's compiler and the compile-ahead's
+  EXPECT_EQ(IdleThreads(daemon.pid()), 0);
+  EXPECT_EQ(IdleChildren(daemon.pid()), 0);
   v1::Problem p;
   p.set_family(v1::FAMILY_TRANSPOSE);
   p.set_dtype(v1::DTYPE_F32);
@@ -353,8 +352,7 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   auto done = WaitForEnd(client, job->id());
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->state(), v1::JOB_DONE) << done->error();
-  // Compiling ahead went on after the job (SCHED_IDLE: on a loaded machine,
-  // such as CI's two cores running other tests, a batch waits for an idle core).
+  // Compiling ahead went on after the job.
   const int64_t before = device.compiled_ahead();
   for (int i = 0; i < 400 && device.compiled_ahead() <= before + 2; ++i) {
     std::this_thread::sleep_for(100ms);
@@ -365,7 +363,25 @@ TEST_F(JobsTest, AnIdleDaemonCompilesAheadAndAJobGoesFirst) {
   DaemonProcess quiet(TUNED_DAEMON_PATH, dir_ / "quiet", {});
   ASSERT_TRUE(quiet.WaitServing());
   EXPECT_EQ(Client(quiet.address()).DescribeDevice()->compile_ahead_total(), 0);
+}
+
+// --work-priority idle, the default: the compile-ahead's thread in the daemon
+// (the list, the compile cache's look-ups and writes) runs under SCHED_IDLE,
+// as both compilers (a job's and the compile-ahead's) do; no other thread
+// does. The thread lowers its priority before anything else, so this holds
+// however loaded the machine is.
+TEST_F(JobsTest, WorkIsAtIdlePriorityByDefault) {
+  DaemonProcess daemon(TUNED_DAEMON_PATH, dir_,
+                       {"--compile-ahead", "--compile-batch", "2", "--work-priority", "idle"});
+  ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
+  for (int i = 0; i < 300 && IdleThreads(daemon.pid()) < 1; ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(IdleThreads(daemon.pid()), 1);
+  EXPECT_EQ(IdleChildren(daemon.pid()), 2);
+  // Without the compile-ahead, only a job's compiler.
+  DaemonProcess quiet(TUNED_DAEMON_PATH, dir_ / "quiet", {"--work-priority", "idle"});
+  ASSERT_TRUE(quiet.WaitServing());
   EXPECT_EQ(IdleThreads(quiet.pid()), 0);
+  EXPECT_EQ(IdleChildren(quiet.pid()), 1);
 }
 
 // --work-priority normal: the compile-ahead's thread and both compilers keep
@@ -376,12 +392,12 @@ TEST_F(JobsTest, WorkAtNormalPriorityLeavesNothingIdle) {
                        {"--compile-ahead", "--compile-batch", "2", "--work-priority", "normal"});
   ASSERT_TRUE(daemon.WaitServing()) << daemon.RunLog();
   Client client(daemon.address());
-  v1::Device device;
-  for (int i = 0; i < 200 && device.compiled_ahead() < 2; ++i) {
+  v1::Device device;  // the compile-ahead started: its list is made
+  for (int i = 0; i < 300 && device.compile_ahead_total() == 0; ++i) {
     std::this_thread::sleep_for(100ms);
     device = client.DescribeDevice().value_or(v1::Device());
   }
-  EXPECT_GE(device.compiled_ahead(), 2);
+  EXPECT_GT(device.compile_ahead_total(), 0);
   EXPECT_EQ(IdleThreads(daemon.pid()), 0);
   EXPECT_EQ(IdleChildren(daemon.pid()), 0);
 }
