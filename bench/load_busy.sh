@@ -49,7 +49,7 @@ if [[ -z $client_cpus ]]; then
   if ((ncpu >= 8)); then client_cpus=0-$((ncpu - 5)); else client_cpus=none; fi
 fi
 [[ $client_cpus == none ]] || export PG_CPUS=$client_cpus
-pinned() { if [[ $1 == none || -z $1 ]]; then "${@:2}"; else taskset -c "$1" "${@:2}"; fi; }
+pinned() { if [[ $1 == none ]]; then "${@:2}"; else taskset -c "$1" "${@:2}"; fi; }
 shape=(1024 1024 1024)
 w=$(mktemp -d)
 sock=unix:$w/s.sock
